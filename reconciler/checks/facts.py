@@ -1,0 +1,127 @@
+"""The compact input document every policy sees (contract: policies/FACTS.md, version 1).
+
+Rego never receives raw objects: a 50,000-pod cluster becomes a few hundred summarised entries here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.checks.nvca import Verdict
+from reconciler.model.desired import DesiredCluster
+from reconciler.model.gates import SignedGates
+from reconciler.model.live import LiveState, PodSummary
+from reconciler.model.queues import RESOURCES, QueueSpec
+
+FACTS_VERSION = 1
+LABEL_CAP = 500
+POD_CAP = 200
+CRDS = ("queues.scheduling.run.ai", "schedulingshards.kai.scheduler", "podgroups.scheduling.run.ai",
+        "topologies.kai.scheduler", "nvcfbackends.nvcf.nvidia.io")
+
+
+def build_facts(cluster: str, desired: DesiredCluster | None, live: LiveState | None,
+                prediction: Verdict | None) -> dict[str, Any]:
+    facts: dict[str, Any] = {"facts_version": FACTS_VERSION, "cluster": cluster,
+                             "scope": "live" if live is not None else "static"}
+    if desired is not None:
+        facts["desired"] = desired_facts(desired)
+    if live is not None:
+        facts["live"] = live_facts(live, prediction)
+    return facts
+
+
+def desired_facts(d: DesiredCluster) -> dict[str, Any]:
+    gates = d.gates
+    signed = SignedGates.of(gates.effective) if gates else None
+    shared = d.shared
+    return {
+        "mode": d.config.mode,
+        "docs": {doc_id: doc.file for doc_id, doc in d.docs.items()},
+        "kai_chart_pin": d.config.kai_chart_version,
+        "stack_kai_version": d.config.stack_kai_version if d.config.mode == "addon" or "env" in d.docs else None,
+        "defaults_version": d.defaults_version,
+        "addons": d.addons,
+        "addons_doc": "env" if "env" in d.docs else None,
+        "standalone_kai": d.config.kai_values_file is not None,
+        "kai_values_doc": d.kai_values_doc,
+        "kai_values_user": d.kai_values_user if d.kai_values_doc else {},
+        "kai_values_effective": {k: d.kai_values_effective.get(k) for k in ("scheduler", "defaultQueue")},
+        "gates": {
+            "doc": gates.doc if gates else None, "path": list(gates.path) if gates else [],
+            "user": gates.user if gates else [], "effective": gates.effective if gates else [],
+            "enabled": sorted(signed.enabled) if signed else [],
+            "disabled": sorted(signed.disabled) if signed else [],
+        },
+        "shared_cluster": {"intent": shared.intent, "nodes": list(shared.nodes), "selector": shared.node_selector},
+        "extra_queues": [_queue_facts(q.spec) | {"doc": q.doc} for q in d.queues if q.origin == "queue-file"],
+    }
+
+
+def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
+    backend = live.backends[0] if live.backends else None
+    labelled = sorted(live.schedule_labels.items())
+    return {
+        "queue_kind_served": live.queue_kind_served,
+        "crds": {name: name in live.crds for name in CRDS},
+        "queues": [_queue_facts(q) for q in sorted(live.queues.values(), key=lambda q: q.name)],
+        "nvca_prediction": prediction.to_dict() if prediction else None,
+        "healthz": _healthz_facts(live),
+        "releases": [{"name": r.name, "namespace": r.namespace, "revision": r.revision, "status": r.status,
+                      "chart_name": r.chart_name, "chart_version": r.chart_version} for r in live.releases],
+        "gate_hops": {
+            "configmap": live.dto_capabilities,
+            "spec": backend.spec_gates if backend else None,
+            "overrides": backend.override_gates if backend else None,
+            "status": backend.status_gates if backend else None,
+        },
+        "backend": {"count": len(live.backends), "name": backend.name if backend else None,
+                    "namespace": backend.namespace if backend else None,
+                    "agent_status": backend.agent_status if backend else None},
+        "nodes": {"total": live.nodes_total,
+                  "schedule_label": [{"name": n, "value": v} for n, v in labelled[:LABEL_CAP]],
+                  "schedule_label_count": len(labelled),
+                  "schedule_true": [n for n, v in labelled if v == "true"][:LABEL_CAP]},
+        "nvcf_pods": _pod_facts(live),
+        "kai_pods": [{"name": p.name, "ready": p.ready, "phase": p.phase} for p in live.kai_pods],
+    }
+
+
+def _queue_facts(q: QueueSpec) -> dict[str, Any]:
+    return {"name": q.name, "parent": q.parent, "has_resources": q.resources is not None,
+            "resources": {res: q.triple(res).to_dict() for res in RESOURCES}}
+
+
+def _healthz_facts(live: LiveState) -> dict[str, Any] | None:
+    h = live.healthz
+    if h is None:
+        return None
+    status, errors = h.queue_component()
+    return {"reachable": h.reachable, "http_status": h.http_status,
+            "status": status.lower() if isinstance(status, str) else None, "errors": errors}
+
+
+def _pod_facts(live: LiveState) -> dict[str, Any]:
+    pods = live.nvcf_pods
+    not_on_kai = [p for p in pods if p.scheduler != "kai-scheduler"]
+    missing = [p for p in pods if p.scheduler == "kai-scheduler" and not p.queue_label]
+    pending = [p for p in pods if p.phase == "Pending"]
+    return {
+        "total": len(pods),
+        "queues_used": sorted({p.queue_label for p in pods if p.queue_label}),
+        "not_on_kai": [_pod(p) | {"scheduler": p.scheduler, "age_s": p.age_s} for p in not_on_kai[:POD_CAP]],
+        "not_on_kai_count": len(not_on_kai),
+        "missing_queue_label": [_pod(p) for p in missing[:POD_CAP]],
+        "missing_queue_label_count": len(missing),
+        "pending": [_pod(p) | {"scheduler": p.scheduler, "reason": "Unschedulable" if _why(live, p) else "",
+                               "message": _why(live, p)} for p in pending[:POD_CAP]],
+        "pending_count": len(pending),
+    }
+
+
+def _pod(p: PodSummary) -> dict[str, Any]:
+    return {"namespace": p.namespace, "name": p.name}
+
+
+def _why(live: LiveState, p: PodSummary) -> str:
+    return live.unschedulable.get((p.namespace, p.name), "")

@@ -1,0 +1,90 @@
+"""One model for drift and policy violations, from every check, for every output."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from reconciler.model.refs import Location, ObjectRef
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+
+class Kind(StrEnum):
+    DRIFT = "drift"          # live differs from what Git says it should be
+    VIOLATION = "violation"  # a rule is broken (in Git, in the cluster, or in NVCA's verdict)
+
+
+class Action(StrEnum):
+    """What a proposed fix would do, in Terraform plan terms."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    NONE = "none"  # reported with a command for the operator; the tool will not touch it
+
+
+@dataclass(frozen=True)
+class Fix:
+    action: Action
+    description: str
+    command: str | None = None          # what an operator would run (kubectl/helm), shown verbatim
+    patch: dict[str, Any] | None = None  # merge patch the tool itself may apply (SPEC §8 limits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action.value, "description": self.description,
+                "command": self.command, "patch": self.patch}
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    kind: Kind
+    severity: Severity
+    message: str
+    cluster: str
+    subject: ObjectRef | None = None
+    location: Location | None = None   # desired value's place in Git
+    desired: Any = None
+    live: Any = None
+    fix: Fix | None = None
+    title: str = ""
+    waived_by: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable across runs and line moves: rule, cluster, subject and YAML path, never line numbers."""
+        parts = [self.rule_id, self.cluster, str(self.subject or ""),
+                 self.location.dotted_path() if self.location else "", self.location.file if self.location else ""]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule_id,
+            "title": self.title,
+            "kind": self.kind.value,
+            "severity": self.severity.value,
+            "message": self.message,
+            "cluster": self.cluster,
+            "subject": self.subject.to_dict() if self.subject else None,
+            "location": self.location.to_dict() if self.location else None,
+            "desired": self.desired,
+            "live": self.live,
+            "fix": self.fix.to_dict() if self.fix else None,
+            "fingerprint": self.fingerprint,
+            "waived_by": self.waived_by,
+        }
+
+
+def at_or_above(findings: list[Finding], threshold: Severity) -> list[Finding]:
+    return [f for f in findings if f.waived_by is None and f.severity.rank >= threshold.rank]

@@ -1,0 +1,1 @@
+"""Desired and live state as typed objects."""

@@ -1,0 +1,290 @@
+"""The desired state of one cluster, and the live objects it implies (SPEC §3, §4)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from reconciler.errors import UserError
+from reconciler.model.gates import stack_effective_gates
+from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
+from reconciler.model.refs import Location, YamlPath
+from reconciler.model.values import chart_defaults, deep_merge, defaults_version_for, parse_version
+from reconciler.sources.repoconfig import ClusterConfig, SharedClusterIntent
+from reconciler.sources.yamldoc import YamlDoc, load_document
+
+RELEASE_NAME = "kai-scheduler"
+RELEASE_NAMESPACE = "kai-scheduler"
+DEFAULT_PARENT = "default-parent-queue"
+DEFAULT_CHILD = "default-queue"
+ENV_GATES_PATH: YamlPath = ("global", "nvcaOperator", "selfManaged", "featureGateValues")
+NVCA_GATES_PATH: YamlPath = ("selfManaged", "featureGateValues")
+NVCA_CHART_DEFAULT_GATES = ["DynamicGPUDiscovery"]
+ADDONS = ("kaiScheduler", "groveOperator", "dynamoOperator", "topologyAwareScheduling")
+
+
+@dataclass(frozen=True)
+class ExpectedQueue:
+    spec: QueueSpec
+    doc: str                                   # doc id holding the values that define it
+    paths: dict[str, YamlPath]                 # "parent", "<resource>.<field>" -> YAML path in `doc`
+    origin: str                                # "default-queue" (chart template) or "queue-file"
+
+
+@dataclass(frozen=True)
+class ExpectedShard:
+    spec: dict[str, Any]                       # placementStrategy, plugins, actions as Helm renders them
+    doc: str
+    path: YamlPath
+
+
+@dataclass(frozen=True)
+class DesiredGates:
+    doc: str
+    path: YamlPath
+    user: list[str]
+    effective: list[str]
+
+
+@dataclass
+class DesiredCluster:
+    config: ClusterConfig
+    commit: str | None
+    docs: dict[str, YamlDoc]
+    defaults_version: str
+    kai_values_doc: str | None
+    kai_values_user: dict[str, Any]
+    kai_values_effective: dict[str, Any]
+    addons: dict[str, bool]
+    queues: list[ExpectedQueue] = field(default_factory=list)
+    shard: ExpectedShard | None = None
+    gates: DesiredGates | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def shared(self) -> SharedClusterIntent:
+        return self.config.shared_cluster
+
+    def locate(self, doc: str | None, path: YamlPath | None) -> Location | None:
+        if doc is None or doc not in self.docs:
+            return None
+        return self.docs[doc].locate(tuple(path or ()))
+
+    def release_values_anchor(self) -> tuple[str, YamlPath]:
+        """Where to point a finding about the release's values."""
+        if self.kai_values_doc:
+            return self.kai_values_doc, ()
+        return "env", ("addons", "kaiScheduler", "enabled")
+
+
+@functools.cache
+def canonical_kai_values() -> dict[str, Any]:
+    text = resources.files("reconciler").joinpath("data/canonical-kai-values.yaml").read_text()
+    return load_document(text, "canonical-kai-values.yaml").data
+
+
+def build_desired(read: Any, config_doc: YamlDoc, cluster: ClusterConfig, commit: str | None) -> DesiredCluster:
+    """`read(path) -> bytes` reads a repo file at the chosen ref."""
+    docs: dict[str, YamlDoc] = {"config": config_doc}
+    if cluster.environment_file:
+        docs["env"] = _load_env(read, cluster)
+    if cluster.kai_values_file:
+        docs["kai_values"] = _load_mapping(read, cluster.kai_values_file)
+    if cluster.nvca_values_file:
+        docs["nvca_values"] = _load_mapping(read, cluster.nvca_values_file)
+    for i, path in enumerate(cluster.queue_files):
+        for j, doc in enumerate(_load_queue_docs(read, path)):
+            docs[f"queues:{i}:{j}"] = doc
+
+    addons = _addons(docs.get("env"))
+    version = defaults_version_for(cluster.kai_chart_version)
+    user_values, values_doc = _user_kai_values(cluster, docs)
+    effective = deep_merge(chart_defaults(version), user_values)
+    desired = DesiredCluster(cluster, commit, docs, version, values_doc, user_values, effective, addons)
+    desired.queues = _expected_default_queues(desired) + _queue_files(docs)
+    desired.shard = _expected_shard(desired)
+    desired.gates = _desired_gates(docs, addons)
+    return desired
+
+
+def _load_mapping(read: Any, path: str) -> YamlDoc:
+    doc = load_document(read(path), path)
+    if not isinstance(doc.data, dict):
+        raise UserError(f"expected a YAML mapping, found {type(doc.data).__name__}", where=f"{path}:1")
+    return doc
+
+
+def _load_env(read: Any, cluster: ClusterConfig) -> YamlDoc:
+    """Operator env file with the stack's base.yaml merged under it (env wins, lists replace)."""
+    env = _load_mapping(read, cluster.environment_file or "")
+    if cluster.stack_base_file:
+        base = _load_mapping(read, cluster.stack_base_file).data
+    else:
+        text = resources.files("reconciler").joinpath("data/stack/base.yaml").read_text()
+        base = load_document(text, "stack/base.yaml").data
+    return YamlDoc(env.file, deep_merge(base, env.data), env.positions)
+
+
+def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
+    from reconciler.sources.yamldoc import load_documents
+
+    docs = load_documents(read(path), path)
+    for doc in docs:
+        if not isinstance(doc.data, dict) or doc.data.get("kind") != "Queue":
+            raise UserError("queue files may hold only KAI Queue objects (kind: Queue)",
+                            where=str(doc.locate(("kind",))))
+        name = (doc.data.get("metadata") or {}).get("name")
+        if not isinstance(name, str) or not name:
+            raise UserError("Queue has no metadata.name", where=str(doc.locate(("metadata",))))
+    return docs
+
+
+def _addons(env: YamlDoc | None) -> dict[str, bool]:
+    result = {}
+    for addon in ADDONS:
+        value = env.get(("addons", addon, "enabled"), False) if env else False
+        if not isinstance(value, bool):
+            raise UserError(f"addons.{addon}.enabled must be true or false, found {value!r}",
+                            where=str(env.locate(("addons", addon, "enabled"))) if env else None)
+        result[addon] = value
+    return result
+
+
+def _user_kai_values(cluster: ClusterConfig, docs: dict[str, YamlDoc]) -> tuple[dict[str, Any], str | None]:
+    if cluster.mode == "addon":
+        return canonical_kai_values(), None
+    doc = docs["kai_values"]
+    _check_value_types(doc)
+    return doc.data, "kai_values"
+
+
+def _check_value_types(doc: YamlDoc) -> None:
+    checks: list[tuple[YamlPath, tuple[type, ...], str]] = [
+        (("defaultQueue",), (dict,), "a mapping"),
+        (("defaultQueue", "createDefaultQueue"), (bool,), "true or false"),
+        (("defaultQueue", "parentName"), (str,), "a string"),
+        (("defaultQueue", "childName"), (str,), "a string"),
+        (("scheduler",), (dict,), "a mapping"),
+        (("scheduler", "placementStrategy"), (str,), "a string"),
+    ]
+    for side in ("parentResources", "childResources"):
+        checks.append((("defaultQueue", side), (dict,), "a mapping"))
+        for res in RESOURCES:
+            for key in ("quota", "limit", "overQuotaWeight"):
+                checks.append((("defaultQueue", side, res, key), (int, float), "a number"))
+    for path, types, what in checks:
+        value = doc.get(path)
+        if value is None:
+            continue
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            dotted = ".".join(map(str, path))
+            raise UserError(f"{dotted} must be {what}, found {value!r}", where=str(doc.locate(path)),
+                            hint="fix the value type")
+
+
+def _expected_default_queues(desired: DesiredCluster) -> list[ExpectedQueue]:
+    queue_values = desired.kai_values_effective.get("defaultQueue") or {}
+    if queue_values.get("createDefaultQueue") is False:
+        return []
+    doc = desired.kai_values_doc or "env"
+    base: YamlPath = ("defaultQueue",) if desired.kai_values_doc else ("addons", "kaiScheduler", "enabled")
+    parent_name = str(queue_values.get("parentName") or DEFAULT_PARENT)
+    child_name = str(queue_values.get("childName") or DEFAULT_CHILD)
+    parent = _template_queue(parent_name, None, queue_values.get("parentResources"), doc, base, "parentResources")
+    child = _template_queue(child_name, parent_name, queue_values.get("childResources"), doc, base,
+                            "childResources")
+    return [parent, child]
+
+
+def _template_queue(name: str, parent: str | None, values: Any, doc: str, base: YamlPath,
+                    side: str) -> ExpectedQueue:
+    resources_ = {res: triple_from_values((values or {}).get(res)) for res in RESOURCES}
+    in_values = doc != "env"
+    paths: dict[str, YamlPath] = {"parent": (*base, "parentName") if in_values else base}
+    for res in RESOURCES:
+        for key in ("quota", "limit", "overQuotaWeight"):
+            paths[f"{res}.{key}"] = (*base, side, res, key) if in_values else base
+    return ExpectedQueue(QueueSpec(name, parent, resources_), doc, paths, "default-queue")
+
+
+def _queue_files(docs: dict[str, YamlDoc]) -> list[ExpectedQueue]:
+    expected = []
+    for doc_id, doc in docs.items():
+        if not doc_id.startswith("queues:"):
+            continue
+        spec = queue_spec_from_values(doc.data)
+        paths: dict[str, YamlPath] = {"parent": ("spec", "parentQueue")}
+        for res in RESOURCES:
+            for key in ("quota", "limit", "overQuotaWeight"):
+                paths[f"{res}.{key}"] = ("spec", "resources", res, key)
+        expected.append(ExpectedQueue(spec, doc_id, paths, "queue-file"))
+    return expected
+
+
+def _expected_shard(desired: DesiredCluster) -> ExpectedShard | None:
+    version = parse_version(desired.config.kai_chart_version) or (0, 0, 0)
+    values = desired.kai_values_effective
+    if version < (0, 10, 0) or (values.get("defaultShard") or {}).get("enabled") is False:
+        return None
+    scheduler = values.get("scheduler") or {}
+    strategy = scheduler.get("placementStrategy", "binpack")
+    spec: dict[str, Any] = {"placementStrategy": {"gpu": strategy, "cpu": strategy}}
+    if scheduler.get("plugins"):
+        spec["plugins"] = _stringify_arguments(scheduler["plugins"])
+    if scheduler.get("actions"):
+        spec["actions"] = scheduler["actions"]
+    doc = desired.kai_values_doc or "env"
+    path: YamlPath = ("scheduler",) if desired.kai_values_doc else ("addons", "kaiScheduler", "enabled")
+    return ExpectedShard(spec, doc, path)
+
+
+def _stringify_arguments(plugins: dict[str, Any]) -> dict[str, Any]:
+    """The shard CRD types plugin arguments as strings; Helm renders numbers and booleans as text."""
+    out: dict[str, Any] = {}
+    for name, plugin in plugins.items():
+        if isinstance(plugin, dict) and isinstance(plugin.get("arguments"), dict):
+            plugin = {**plugin, "arguments": {k: _go_text(v) for k, v in plugin["arguments"].items()}}
+        out[name] = plugin
+    return out
+
+
+def _go_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _desired_gates(docs: dict[str, YamlDoc], addons: dict[str, bool]) -> DesiredGates | None:
+    env = docs.get("env")
+    if env is not None:
+        user = _gate_list(env, ENV_GATES_PATH)
+        profile = env.get(("observability", "profile"), "compute")
+        effective = stack_effective_gates(user, kai_addon=addons["kaiScheduler"],
+                                          dynamo_addon=addons["dynamoOperator"],
+                                          observability_profile=str(profile))
+        return DesiredGates("env", ENV_GATES_PATH, user, effective)
+    nvca = docs.get("nvca_values")
+    if nvca is not None:
+        present = nvca.get(NVCA_GATES_PATH) is not None
+        user = _gate_list(nvca, NVCA_GATES_PATH) if present else list(NVCA_CHART_DEFAULT_GATES)
+        return DesiredGates("nvca_values", NVCA_GATES_PATH, user, list(user))
+    return None
+
+
+def _gate_list(doc: YamlDoc, path: YamlPath) -> list[str]:
+    value = doc.get(path, [])
+    if value is None:
+        return []
+    if isinstance(value, str):  # a comma-joined string is what NVCA itself parses
+        from reconciler.model.gates import split_gate_string
+
+        return split_gate_string(value)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise UserError(f"{'.'.join(path)} must be a list of gate names, found {value!r}",
+                        where=str(doc.locate(path)), hint='e.g. ["SelfHosted", "KAIScheduler"]')
+    return [item.strip() for item in value]

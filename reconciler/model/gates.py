@@ -1,0 +1,53 @@
+"""NVCA feature-gate lists: signed items, disabled wins, and the compute-plane stack's defaulting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Appended by the stack unless the user already lists the gate or its negation (SPEC §4.5), in this order.
+STACK_DEFAULT_GATES = (
+    "DynamicGPUDiscovery", "InfraResourceOverhead", "EnforceHelmFunctionResourceLimits",
+    "EnforceContainerFunctionResourceLimits", "EnforceHelmTaskResourceLimits",
+    "EnforceContainerTaskResourceLimits",
+)
+
+
+def gate_name(item: str) -> str:
+    return item.strip().lstrip("+-").strip()
+
+
+def split_gate_string(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+@dataclass(frozen=True)
+class SignedGates:
+    enabled: frozenset[str]
+    disabled: frozenset[str]
+
+    @classmethod
+    def of(cls, items: Iterable[str]) -> SignedGates:
+        on: set[str] = set()
+        off: set[str] = set()
+        for raw in items:
+            item = raw.strip()
+            (off if item.startswith("-") else on).add(gate_name(item))
+        return cls(frozenset(on - off), frozenset(off))
+
+    def is_enabled(self, name: str) -> bool:
+        return name in self.enabled
+
+
+def stack_effective_gates(user: list[str], *, kai_addon: bool, dynamo_addon: bool,
+                          observability_profile: str | None) -> list[str]:
+    """The list the nvcf-compute-plane stack renders into the cluster DTO's `capabilities`."""
+    defaults = list(STACK_DEFAULT_GATES)
+    if (observability_profile or "compute") in ("compute", "all"):
+        defaults.append("BYOObservability")
+    if kai_addon:
+        defaults.append("KAIScheduler")
+    if dynamo_addon:
+        defaults.append("DynamoOperatorSupport")
+    mentioned = {gate_name(item) for item in user}
+    return list(user) + [gate for gate in defaults if gate not in mentioned]

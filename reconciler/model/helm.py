@@ -1,0 +1,105 @@
+"""Helm release Secrets (type helm.sh/release.v1) decoded into release summaries (SPEC §5.2)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from reconciler.model.redact import redact
+
+RELEASE_SECRET_TYPE = "helm.sh/release.v1"
+KAI_CHART = "kai-scheduler"
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    name: str
+    namespace: str
+    revision: int
+    status: str
+    chart_name: str
+    chart_version: str
+    app_version: str
+    values: dict[str, Any]       # `config`: user-supplied values, already redacted
+
+    def to_summary(self) -> dict[str, Any]:
+        return {"apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "revision": self.revision, "status": self.status,
+                "chart": {"name": self.chart_name, "version": self.chart_version, "appVersion": self.app_version},
+                "config": self.values}
+
+
+class ReleaseDecodeError(ValueError):
+    pass
+
+
+def decode_release_secret(secret: dict[str, Any]) -> HelmRelease:
+    """`data.release` = base64(Secret) of base64(gzip(JSON)); Helm also accepts un-gzipped JSON."""
+    encoded = (secret.get("data") or {}).get("release")
+    if not isinstance(encoded, str):
+        raise ReleaseDecodeError("no data.release")
+    try:
+        payload = base64.b64decode(base64.b64decode(encoded, validate=False), validate=False)
+        if payload[:2] == b"\x1f\x8b":
+            payload = gzip.decompress(payload)
+        release = orjson.loads(payload)
+    except (binascii.Error, OSError, EOFError, zlib.error, orjson.JSONDecodeError) as exc:
+        raise ReleaseDecodeError(f"data.release is not a Helm release ({exc.__class__.__name__})") from None
+    if not isinstance(release, dict):
+        raise ReleaseDecodeError("data.release is not a JSON object")
+    return release_from_json(release, secret)
+
+
+def release_from_json(release: dict[str, Any], secret: dict[str, Any] | None = None) -> HelmRelease:
+    meta = ((release.get("chart") or {}).get("metadata")) or {}
+    labels = ((secret or {}).get("metadata") or {}).get("labels") or {}
+    return HelmRelease(
+        name=str(release.get("name") or labels.get("name", "")),
+        namespace=str(release.get("namespace") or ((secret or {}).get("metadata") or {}).get("namespace", "")),
+        revision=int(release.get("version") or labels.get("version") or 0),
+        status=str((release.get("info") or {}).get("status") or labels.get("status", "")),
+        chart_name=str(meta.get("name", "")), chart_version=str(meta.get("version", "")),
+        app_version=str(meta.get("appVersion", "")),
+        values=redact(release.get("config") or {}))
+
+
+def release_from_summary(obj: dict[str, Any]) -> HelmRelease:
+    meta = obj.get("metadata") or {}
+    chart = obj.get("chart") or {}
+    return HelmRelease(str(meta.get("name", "")), str(meta.get("namespace", "")), int(obj.get("revision") or 0),
+                       str(obj.get("status", "")), str(chart.get("name", "")), str(chart.get("version", "")),
+                       str(chart.get("appVersion", "")), redact(obj.get("config") or {}))
+
+
+def latest_per_release(releases: list[HelmRelease]) -> list[HelmRelease]:
+    """Highest revision of each release, preferring a deployed one."""
+    best: dict[tuple[str, str], HelmRelease] = {}
+    for rel in releases:
+        key = (rel.namespace, rel.name)
+        current = best.get(key)
+        if current is None or _rank(rel) > _rank(current):
+            best[key] = rel
+    return sorted(best.values(), key=lambda r: (r.namespace, r.name))
+
+
+def _rank(rel: HelmRelease) -> tuple[bool, int]:
+    return rel.status == "deployed", rel.revision
+
+
+def encode_release_secret(release: dict[str, Any], *, secret_name: str | None = None) -> dict[str, Any]:
+    """The Secret Helm would write for `release` (used by the demo, tests and benchmarks)."""
+    helm_b64 = base64.b64encode(gzip.compress(orjson.dumps(release)))
+    name, revision = release["name"], int(release.get("version", 1))
+    return {"apiVersion": "v1", "kind": "Secret", "type": RELEASE_SECRET_TYPE,
+            "metadata": {"name": secret_name or f"sh.helm.release.v1.{name}.v{revision}",
+                         "namespace": release["namespace"],
+                         "labels": {"owner": "helm", "name": name, "version": str(revision),
+                                    "status": (release.get("info") or {}).get("status", "deployed")}},
+            "data": {"release": base64.b64encode(helm_b64).decode()}}

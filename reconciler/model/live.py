@@ -1,0 +1,258 @@
+"""Live cluster state, reduced to what the checks read, built one object at a time.
+
+Snapshot and cluster sources both feed `LiveStateBuilder.add`, so a 50,000-pod cluster never becomes
+50,000 dicts in memory: every object is reduced to a small summary as it arrives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from reconciler.model.helm import (
+    KAI_CHART,
+    RELEASE_SECRET_TYPE,
+    HelmRelease,
+    ReleaseDecodeError,
+    decode_release_secret,
+    latest_per_release,
+    release_from_summary,
+)
+from reconciler.model.queues import QueueSpec, queue_spec_from_values
+
+SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
+QUEUE_LABEL = "kai.scheduler/queue"
+NVCF_POD_LABEL = "icms-request-id"
+NVCF_NAMESPACE_LABEL = "nvca.nvcf.nvidia.io/workload-instance-type"
+KAI_NAMESPACE = "kai-scheduler"
+DTO_CONFIGMAP = ("nvca-operator", "nvcfbackend-self-managed")
+SHARD_CONFIGMAP = ("kai-scheduler", "kai-scheduler-default")
+QUEUE_CRD = "queues.scheduling.run.ai"
+
+
+@dataclass(frozen=True)
+class PodSummary:
+    namespace: str
+    name: str
+    scheduler: str
+    queue_label: str | None
+    phase: str
+    ready: bool
+    age_s: float | None
+    labels_nvcf: bool
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    namespace: str
+    spec_gates: list[str] | None
+    override_gates: list[str] | None
+    status_gates: list[str] | None
+    agent_status: str | None
+
+
+@dataclass(frozen=True)
+class Healthz:
+    reachable: bool
+    http_status: int | None
+    status: str | None
+    errors: list[str]
+    components: dict[str, Any]
+    detail: str = ""
+
+    def queue_component(self) -> tuple[str | None, list[str]]:
+        comp = self.components.get("kai-scheduler-queues") or {}
+        return comp.get("Status"), list(comp.get("Errors") or [])
+
+
+@dataclass
+class LiveState:
+    source: str
+    queue_kind_served: bool = False
+    crds: set[str] = field(default_factory=set)
+    queues: dict[str, QueueSpec] = field(default_factory=dict)
+    queue_versions: dict[str, str] = field(default_factory=dict)   # resourceVersion, for conflict-safe patches
+    shard: dict[str, Any] | None = None
+    kai_config: dict[str, Any] | None = None
+    releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
+    release_errors: list[str] = field(default_factory=list)
+    backends: list[Backend] = field(default_factory=list)
+    dto_capabilities: list[str] | None = None
+    dto_present: bool = False
+    nodes_total: int = 0
+    schedule_labels: dict[str, str] = field(default_factory=dict)  # node -> raw label value
+    nvcf_pods: list[PodSummary] = field(default_factory=list)
+    kai_pods: list[PodSummary] = field(default_factory=list)
+    unschedulable: dict[tuple[str, str], str] = field(default_factory=dict)
+    healthz: Healthz | None = None
+
+
+class LiveStateBuilder:
+    def __init__(self, source: str, *, now: datetime | None = None) -> None:
+        self.state = LiveState(source)
+        self.now = now or datetime.now(UTC)
+        self._releases: list[HelmRelease] = []
+        self._pods: list[PodSummary] = []
+        self._nvcf_namespaces: set[str] = set()
+
+    def add(self, obj: dict[str, Any]) -> None:
+        handler = _HANDLERS.get((obj.get("apiVersion", ""), obj.get("kind", "")))
+        if handler is not None:
+            handler(self, obj)
+
+    def mark_queue_kind_served(self, served: bool) -> None:
+        self.state.queue_kind_served = served
+
+    def add_nvcf_namespace(self, name: str) -> None:
+        self._nvcf_namespaces.add(name)
+
+    def finish(self) -> LiveState:
+        state = self.state
+        state.releases = latest_per_release([r for r in self._releases if r.chart_name == KAI_CHART])
+        for pod in self._pods:
+            if pod.namespace == KAI_NAMESPACE and not pod.labels_nvcf:
+                state.kai_pods.append(pod)
+            elif pod.labels_nvcf or pod.namespace in self._nvcf_namespaces:
+                state.nvcf_pods.append(pod)
+        state.queue_kind_served = state.queue_kind_served or QUEUE_CRD in state.crds or bool(state.queues)
+        return state
+
+    # -- reducers, one per kind ---------------------------------------------------------------
+
+    def _queue(self, obj: dict[str, Any]) -> None:
+        spec = queue_spec_from_values(obj)
+        self.state.queues[spec.name] = spec
+        self.state.queue_versions[spec.name] = str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+    def _crd(self, obj: dict[str, Any]) -> None:
+        self.state.crds.add(_meta(obj, "name"))
+
+    def _shard(self, obj: dict[str, Any]) -> None:
+        if _meta(obj, "name") == "default":
+            self.state.shard = obj.get("spec") or {}
+
+    def _config(self, obj: dict[str, Any]) -> None:
+        if _meta(obj, "name") == "kai-config":
+            self.state.kai_config = obj.get("spec") or {}
+
+    def _secret(self, obj: dict[str, Any]) -> None:
+        if obj.get("type") != RELEASE_SECRET_TYPE:
+            return  # never keep other Secrets, not even in memory
+        try:
+            self._releases.append(decode_release_secret(obj))
+        except ReleaseDecodeError as exc:
+            self.state.release_errors.append(f"Secret/{_meta(obj, 'namespace')}/{_meta(obj, 'name')}: {exc}")
+
+    def _release_summary(self, obj: dict[str, Any]) -> None:
+        self._releases.append(release_from_summary(obj))
+
+    def _backend(self, obj: dict[str, Any]) -> None:
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        self.state.backends.append(Backend(
+            _meta(obj, "name"), _meta(obj, "namespace"),
+            _gates_at(spec, "featureGate"), _gates_at(spec.get("overrides") or {}, "featureGate"),
+            _gates_at(status, "featureGate"), status.get("agentStatus")))
+
+    def _configmap(self, obj: dict[str, Any]) -> None:
+        if (_meta(obj, "namespace"), _meta(obj, "name")) == DTO_CONFIGMAP:
+            self.state.dto_present = True
+            self.state.dto_capabilities = _dto_capabilities((obj.get("data") or {}).get("cluster-dto.yaml"))
+
+    def _node(self, obj: dict[str, Any]) -> None:
+        self.state.nodes_total += 1
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        if SCHEDULE_LABEL in labels:
+            self.state.schedule_labels[_meta(obj, "name")] = str(labels[SCHEDULE_LABEL])
+
+    def _namespace(self, obj: dict[str, Any]) -> None:
+        if NVCF_NAMESPACE_LABEL in ((obj.get("metadata") or {}).get("labels") or {}):
+            self._nvcf_namespaces.add(_meta(obj, "name"))
+
+    def _pod(self, obj: dict[str, Any]) -> None:
+        self._pods.append(pod_summary(obj, self.now))
+
+    def _event(self, obj: dict[str, Any]) -> None:
+        involved = obj.get("involvedObject") or {}
+        if obj.get("reason") == "Unschedulable" or obj.get("reason") == "FailedScheduling":
+            key = (str(involved.get("namespace", "")), str(involved.get("name", "")))
+            self.state.unschedulable[key] = str(obj.get("message", ""))
+
+    def _healthz(self, obj: dict[str, Any]) -> None:
+        self.state.healthz = healthz_from_response(obj.get("httpStatus"), obj.get("body"))
+
+
+def pod_summary(obj: dict[str, Any], now: datetime) -> PodSummary:
+    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
+    labels = meta.get("labels") or {}
+    conditions = status.get("conditions") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return PodSummary(str(meta.get("namespace", "")), str(meta.get("name", "")),
+                      str(spec.get("schedulerName") or "default-scheduler"), labels.get(QUEUE_LABEL),
+                      str(status.get("phase", "")), ready, _age(meta.get("creationTimestamp"), now),
+                      NVCF_POD_LABEL in labels)
+
+
+def healthz_from_response(http_status: Any, body: Any) -> Healthz:
+    """NVCA answers 503 with the same JSON body when unhealthy (SPEC §5.3)."""
+    if not isinstance(body, dict):
+        return Healthz(True, http_status, None, [], {}, detail="healthz answered without a JSON body")
+    components = body.get("Components") or {}
+    status = body.get("Status")
+    return Healthz(True, http_status, str(status) if status is not None else None, [], components)
+
+
+def _age(stamp: Any, now: datetime) -> float | None:
+    if not isinstance(stamp, str):
+        return None
+    try:
+        created = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (now - created).total_seconds())
+
+
+def _meta(obj: dict[str, Any], key: str) -> str:
+    return str((obj.get("metadata") or {}).get(key, "") or "")
+
+
+def _gates_at(parent: dict[str, Any], key: str) -> list[str] | None:
+    gate = parent.get(key)
+    if not isinstance(gate, dict) or "values" not in gate:
+        return None
+    values = gate.get("values")
+    if isinstance(values, str):
+        return [v.strip() for v in values.split(",") if v.strip()]
+    return [str(v) for v in values or []]
+
+
+def _dto_capabilities(text: Any) -> list[str] | None:
+    if not isinstance(text, str):
+        return None
+    from reconciler.sources.yamldoc import load_document
+
+    try:
+        data = load_document(text, "cluster-dto.yaml").data
+    except Exception:  # a broken DTO is reported as missing capabilities, not as a crash of the run
+        return None
+    caps = data.get("capabilities") if isinstance(data, dict) else None
+    return [str(c) for c in caps] if isinstance(caps, list) else None
+
+
+_HANDLERS = {
+    ("scheduling.run.ai/v2", "Queue"): LiveStateBuilder._queue,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): LiveStateBuilder._crd,
+    ("kai.scheduler/v1", "SchedulingShard"): LiveStateBuilder._shard,
+    ("kai.scheduler/v1", "Config"): LiveStateBuilder._config,
+    ("v1", "Secret"): LiveStateBuilder._secret,
+    ("kai-gitops/v1", "HelmReleaseSummary"): LiveStateBuilder._release_summary,
+    ("nvcf.nvidia.io/v1", "NVCFBackend"): LiveStateBuilder._backend,
+    ("v1", "ConfigMap"): LiveStateBuilder._configmap,
+    ("v1", "Node"): LiveStateBuilder._node,
+    ("v1", "Namespace"): LiveStateBuilder._namespace,
+    ("v1", "Pod"): LiveStateBuilder._pod,
+    ("v1", "Event"): LiveStateBuilder._event,
+    ("events.k8s.io/v1", "Event"): LiveStateBuilder._event,
+    ("kai-gitops/v1", "NVCAHealthz"): LiveStateBuilder._healthz,
+}

@@ -1,0 +1,62 @@
+"""KAI Queue specs with the numeric semantics NVCA applies (float64, absent = 0, -1 = unlimited)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.model.values import as_number
+
+RESOURCES = ("cpu", "gpu", "memory")
+FIELDS = (("quota", "quota"), ("limit", "limit"), ("overQuotaWeight", "over_quota_weight"))
+
+
+@dataclass(frozen=True)
+class Triple:
+    quota: float
+    limit: float
+    over_quota_weight: float
+
+    def is_unlimited(self) -> bool:
+        return (self.limit, self.quota, self.over_quota_weight) == (-1.0, -1.0, 1.0)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"quota": self.quota, "limit": self.limit, "overQuotaWeight": self.over_quota_weight}
+
+    def same_as(self, other: Triple) -> bool:
+        # NaN never equals itself, so compare on the textual form NVCA would print.
+        return all(same_number(a, b) for a, b in zip(self.to_dict().values(), other.to_dict().values(), strict=True))
+
+
+UNLIMITED = Triple(-1.0, -1.0, 1.0)
+
+
+def same_number(a: float, b: float) -> bool:
+    return a == b or (a != a and b != b)
+
+
+def triple_from_values(values: Any) -> Triple:
+    values = values if isinstance(values, dict) else {}
+    return Triple(as_number(values.get("quota")), as_number(values.get("limit")),
+                  as_number(values.get("overQuotaWeight")))
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    name: str
+    parent: str | None
+    resources: dict[str, Triple] | None   # None: the object has no spec.resources (NVCA crashes on it)
+
+    def triple(self, resource: str) -> Triple:
+        if self.resources is None:
+            return Triple(0.0, 0.0, 0.0)
+        return self.resources[resource]
+
+
+def queue_spec_from_values(obj: dict[str, Any]) -> QueueSpec:
+    """A Queue object (live or from a manifest) reduced to what NVCA and our policies read."""
+    spec = obj.get("spec") or {}
+    raw = spec.get("resources")
+    resources = {res: triple_from_values(raw.get(res)) for res in RESOURCES} if isinstance(raw, dict) else None
+    parent = spec.get("parentQueue") or None
+    return QueueSpec(str((obj.get("metadata") or {}).get("name", "")), parent, resources)

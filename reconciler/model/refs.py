@@ -1,0 +1,66 @@
+"""Typed references to Kubernetes objects and to places in Git, passed between layers instead of dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+YamlPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, order=True)
+class ObjectRef:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None = None
+
+    def __str__(self) -> str:
+        scope = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{scope}{self.name}"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace, "name": self.name}
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a desired value lives: file at a Git ref, 1-based line and column, and its YAML path."""
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+    path: YamlPath = ()
+
+    def __str__(self) -> str:
+        text = self.file
+        if self.line is not None:
+            text += f":{self.line}"
+            if self.column is not None:
+                text += f":{self.column}"
+        return text
+
+    def dotted_path(self) -> str:
+        return format_path(self.path)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "column": self.column, "path": self.dotted_path()}
+
+
+def format_path(path: YamlPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+QUEUE_API = "scheduling.run.ai/v2"
+SHARD_API = "kai.scheduler/v1"
+NVCF_API = "nvcf.nvidia.io/v1"
+
+
+def queue_ref(name: str) -> ObjectRef:
+    return ObjectRef(QUEUE_API, "Queue", name)
+
+
+def node_ref(name: str) -> ObjectRef:
+    return ObjectRef("v1", "Node", name)

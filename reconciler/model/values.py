@@ -1,0 +1,81 @@
+"""Helm values semantics: chart defaults of a pinned version, deep merge, numbers as Go sees them."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from importlib import resources
+from typing import Any
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    match = _VERSION.match(str(text).strip())
+    return tuple(int(g) for g in match.groups()) if match else None  # type: ignore[return-value]
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """Helm's coalesce: maps merge recursively, anything else (lists too) is replaced, null deletes."""
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return copy.deepcopy(override)
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+@functools.cache
+def shipped_chart_versions() -> tuple[str, ...]:
+    folder = resources.files("reconciler").joinpath("data/chart-values")
+    names = [p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml")]
+    return tuple(sorted(names, key=lambda v: parse_version(v) or (0, 0, 0)))
+
+
+def defaults_version_for(pin: str) -> str:
+    """The shipped chart-values file closest to `pin`: exact, else newest of the same minor, else newest older."""
+    wanted = parse_version(pin)
+    versions = shipped_chart_versions()
+    if wanted is None:
+        return versions[-1]
+    parsed = {v: parse_version(v) for v in versions}
+    for version, number in parsed.items():
+        if number == wanted:
+            return version
+    same_minor = [v for v, n in parsed.items() if n and n[:2] == wanted[:2]]
+    if same_minor:
+        return same_minor[-1]
+    older = [v for v, n in parsed.items() if n and n < wanted]
+    return older[-1] if older else versions[0]
+
+
+@functools.cache
+def _chart_defaults_text(version: str) -> str:
+    return resources.files("reconciler").joinpath(f"data/chart-values/{version}.yaml").read_text()
+
+
+def chart_defaults(version: str) -> dict[str, Any]:
+    from reconciler.sources.yamldoc import load_document
+
+    doc = load_document(_chart_defaults_text(version), f"chart-values/{version}.yaml")
+    return doc.data
+
+
+def as_number(value: Any) -> float:
+    """Queue numbers decode as Go float64: absent or null is 0; anything non-numeric is NaN (flagged)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool):
+        return float("nan")
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(str(value))
+    except ValueError:
+        return float("nan")

@@ -1,0 +1,1 @@
+"""Where state comes from: Git (desired), a snapshot file or a live cluster (live)."""

@@ -1,0 +1,123 @@
+"""Desired files read from Git with pygit2: at a ref without a checkout, or from the working tree."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reconciler.errors import UserError
+
+_URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("KAI_GITOPS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kai-gitops")
+    return Path(base) / "repos"
+
+
+@dataclass
+class GitTree:
+    """Files of one repository at one ref (or its working tree). Paths are repo-relative, '/'-separated."""
+
+    repo: Any          # pygit2.Repository
+    label: str         # what the user gave: path or URL
+    ref: str
+    worktree: bool = False
+    _commit: Any = None
+
+    @property
+    def commit_id(self) -> str | None:
+        if self.worktree:
+            return None
+        return str(self._resolve().id)
+
+    def read(self, path: str) -> bytes:
+        path = _normalise(path)
+        if self.worktree:
+            return self._read_worktree(path)
+        tree = self._resolve().tree
+        try:
+            entry = tree[path]
+        except KeyError:
+            raise UserError(f"file not found at ref {self.ref}", where=path,
+                            hint="check the path in kai-gitops.yaml, or pass --worktree for uncommitted files"
+                            ) from None
+        if entry.type_str != "blob":
+            raise UserError(f"is a {entry.type_str}, not a file", where=path)
+        return entry.data
+
+    def exists(self, path: str) -> bool:
+        try:
+            self.read(path)
+        except UserError:
+            return False
+        return True
+
+    def _read_worktree(self, path: str) -> bytes:
+        root = self.repo.workdir
+        if root is None:
+            raise UserError("--worktree needs a working copy, but the repository is bare", where=self.label)
+        file = Path(root) / path
+        if not file.is_file():
+            raise UserError("file not found in the working tree", where=path,
+                            hint="check the path in kai-gitops.yaml")
+        return file.read_bytes()
+
+    def _resolve(self) -> Any:
+        if self._commit is None:
+            try:
+                self._commit = self.repo.revparse_single(self.ref).peel(_commit_type())
+            except (KeyError, ValueError, TypeError):
+                raise UserError(f"ref '{self.ref}' does not exist", where=self.label,
+                                hint="pass an existing branch, tag or commit with --ref") from None
+        return self._commit
+
+
+def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) -> GitTree:
+    """Open a working copy, a bare repository or (cached) clone URL."""
+    import pygit2
+
+    label = spec or "."
+    if _URL.match(label):
+        if worktree:
+            raise UserError("--worktree cannot be used with a clone URL", where=label)
+        return GitTree(_cached_clone(label), label, ref)
+    found = pygit2.discover_repository(os.path.abspath(label))
+    if found is None:
+        raise UserError("not a Git repository", where=label,
+                        hint="pass --repo PATH|URL pointing at the GitOps repository")
+    return GitTree(pygit2.Repository(found), label, ref, worktree)
+
+
+def _cached_clone(url: str) -> Any:
+    import pygit2
+
+    target = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16]
+    try:
+        if (target / "HEAD").exists():
+            repo = pygit2.Repository(str(target))
+            repo.remotes["origin"].fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"])
+            return repo
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return pygit2.clone_repository(url, str(target), bare=True)
+    except pygit2.GitError as exc:
+        raise UserError(f"cannot clone or fetch: {exc}", where=url,
+                        hint="check the URL and your credentials") from None
+
+
+def _commit_type() -> Any:
+    import pygit2
+
+    return pygit2.Commit
+
+
+def _normalise(path: str) -> str:
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise UserError("paths must stay inside the repository ('..' is not allowed)", where=path)
+    return "/".join(parts)

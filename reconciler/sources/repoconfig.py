@@ -1,0 +1,132 @@
+"""`kai-gitops.yaml`: which clusters exist and where their desired configuration lives in Git."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from reconciler.errors import UserError
+from reconciler.sources.yamldoc import YamlDoc, load_document
+
+CONFIG_FILE = "kai-gitops.yaml"
+DEFAULT_STACK_KAI_VERSION = "v0.16.7"
+
+
+@dataclass(frozen=True)
+class SharedClusterIntent:
+    intent: str = "dedicated"              # "dedicated" | "shared"
+    nodes: tuple[str, ...] = ()
+    node_selector: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    name: str
+    mode: str                              # "addon" | "standalone"
+    kai_chart_version: str
+    kube_context: str | None = None
+    environment_file: str | None = None
+    stack_base_file: str | None = None
+    stack_kai_version: str = DEFAULT_STACK_KAI_VERSION
+    kai_values_file: str | None = None
+    nvca_values_file: str | None = None
+    shared_cluster: SharedClusterIntent = field(default_factory=SharedClusterIntent)
+    queue_files: tuple[str, ...] = ()
+    index: int = 0                         # position in `clusters`, to locate findings about this entry
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    doc: YamlDoc
+    clusters: tuple[ClusterConfig, ...]
+    policy_dirs: tuple[str, ...] = ()
+    policy_data: tuple[str, ...] = ()
+    waivers_file: str | None = None
+
+    def select(self, name: str | None) -> tuple[ClusterConfig, ...]:
+        if name is None:
+            return self.clusters
+        chosen = tuple(c for c in self.clusters if c.name == name)
+        if not chosen:
+            known = ", ".join(c.name for c in self.clusters)
+            raise UserError(f"no cluster named '{name}'", where=self.doc.file,
+                            hint=f"known clusters: {known}")
+        return chosen
+
+
+def schema() -> dict[str, Any]:
+    text = resources.files("reconciler").joinpath("data/kai-gitops.schema.json").read_text()
+    return json.loads(text)
+
+
+def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
+    doc = load_document(raw, file, empty_ok=False)
+    _validate(doc)
+    data = doc.data
+    clusters = tuple(_cluster(c, i) for i, c in enumerate(data["clusters"]))
+    _unique_names(doc, clusters)
+    policies = data.get("policies") or {}
+    return RepoConfig(doc, clusters, tuple(policies.get("dirs", ())), tuple(policies.get("data", ())),
+                      data.get("waiversFile"))
+
+
+def _validate(doc: YamlDoc) -> None:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return
+    first = _most_specific(errors[0])
+    path = tuple(first.absolute_path)
+    raise UserError(_describe(first), where=str(doc.locate(path)),
+                    hint="see the JSON Schema: kai-gitops schema")
+
+
+def _most_specific(error: Any) -> Any:
+    # allOf/if-then wrap the useful message one level down.
+    while error.context:
+        error = sorted(error.context, key=lambda e: -len(e.absolute_path))[0]
+    return error
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(p) for p in error.absolute_path) or "top level"
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        return f"unknown key(s) {', '.join(map(repr, extra))} in {where}; allowed: {allowed}"
+    if error.validator == "required":
+        return f"{where}: {error.message}"
+    if error.validator in ("enum", "const"):
+        return f"{where}: {error.instance!r} is not one of {error.validator_value!r}"
+    return f"{where}: {error.message}"
+
+
+def _cluster(raw: dict[str, Any], index: int) -> ClusterConfig:
+    shared = raw.get("sharedCluster") or {}
+    return ClusterConfig(
+        name=raw["name"], mode=raw["mode"], kai_chart_version=_v(raw["kaiChartVersion"]),
+        kube_context=raw.get("kubeContext"), environment_file=raw.get("environmentFile"),
+        stack_base_file=raw.get("stackBaseFile"),
+        stack_kai_version=_v(raw.get("stackKaiVersion", DEFAULT_STACK_KAI_VERSION)),
+        kai_values_file=raw.get("kaiValuesFile"), nvca_values_file=raw.get("nvcaValuesFile"),
+        shared_cluster=SharedClusterIntent(shared.get("intent", "dedicated"), tuple(shared.get("nodes", ())),
+                                           shared.get("nodeSelector")),
+        queue_files=tuple(raw.get("queueFiles", ())), index=index)
+
+
+def _v(version: str) -> str:
+    return version if version.startswith("v") else f"v{version}"
+
+
+def _unique_names(doc: YamlDoc, clusters: tuple[ClusterConfig, ...]) -> None:
+    seen: dict[str, int] = {}
+    for cluster in clusters:
+        if cluster.name in seen:
+            raise UserError(f"cluster name '{cluster.name}' is used twice",
+                            where=str(doc.locate(("clusters", cluster.index, "name"))),
+                            hint="cluster names must be unique")
+        seen[cluster.name] = cluster.index

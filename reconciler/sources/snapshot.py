@@ -1,0 +1,58 @@
+"""A saved snapshot: a Kubernetes `List` (YAML or JSON) as `kubectl get … -o yaml` or `kai-gitops snapshot` writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from reconciler.errors import UserError
+from reconciler.model.live import LiveState, LiveStateBuilder
+from reconciler.sources.yamldoc import decode_text, load_documents
+
+
+def read_snapshot(path: str) -> LiveState:
+    file = Path(path)
+    if not file.is_file():
+        raise UserError("snapshot file not found", where=path, hint="pass a file written by `kai-gitops snapshot`"
+                        " or `kubectl get … -o yaml`")
+    raw = file.read_bytes()
+    items = _json_items(raw, path) if raw.lstrip()[:1] in (b"{", b"[") else _yaml_items(raw, path)
+    builder = LiveStateBuilder(f"snapshot {path}")
+    for item in items:
+        builder.add(item)
+    return builder.finish()
+
+
+def _json_items(raw: bytes, path: str) -> list[dict[str, Any]]:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise UserError(f"invalid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
+    items = _list_items(data, lambda i: f"{path}:1 (item {i})", path)
+    return items
+
+
+def _yaml_items(raw: bytes, path: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for doc in load_documents(decode_text(raw, path), path):
+        items.extend(_list_items(doc.data, lambda i, d=doc: str(d.locate(("items", i))), path))
+    return items
+
+
+def _list_items(data: Any, where: Any, path: str) -> list[dict[str, Any]]:
+    if not isinstance(data, dict):
+        raise UserError("a snapshot must be a Kubernetes List object", where=f"{path}:1",
+                        hint="write one with `kai-gitops snapshot -o FILE`")
+    if not str(data.get("kind", "")).endswith("List"):
+        items = [data]  # a single object is a list of one
+    else:
+        items = data.get("items") or []
+        if not isinstance(items, list):
+            raise UserError("`items` must be a list", where=where(0))
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not item.get("kind") or not item.get("apiVersion"):
+            raise UserError(f"item {i} has no kind/apiVersion", where=where(i),
+                            hint="each item must be a full Kubernetes object")
+    return items

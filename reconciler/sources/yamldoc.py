@@ -1,0 +1,190 @@
+"""YAML read the way Helm reads it, with the line and column of every value kept.
+
+Helm parses values with YAML 1.1 rules (go-yaml v2): plain `yes/no/on/off/y/n` are booleans and a
+duplicate key silently keeps the last value. ruamel follows YAML 1.2 and keeps those as strings. So we
+convert plain scalars to what Helm would see, and refuse duplicate keys with both lines named, because
+a finding must never depend silently on which of two lines wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.errors import UserError
+from reconciler.model.refs import Location, YamlPath
+
+# go-yaml v2 resolve table: plain scalars that Helm reads as booleans.
+_HELM_TRUE = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
+_HELM_FALSE = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}
+# An alias bomb expands to billions of nodes; no real values file comes near this.
+MAX_NODES = 1_000_000
+MAX_BYTES = 20 * 1024 * 1024
+
+
+@dataclass
+class YamlDoc:
+    """One YAML document: plain Python data plus where each value sits in the file."""
+
+    file: str
+    data: Any
+    positions: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: YamlPath) -> Location:
+        """Location of `path`, or of its nearest existing parent when the key is absent (where to add it)."""
+        probe = tuple(path)
+        while probe and probe not in self.positions:
+            probe = probe[:-1]
+        line, column = self.positions.get(probe, (1, 1))
+        return Location(self.file, line, column, tuple(path))
+
+    def get(self, path: YamlPath, default: Any = None) -> Any:
+        node = self.data
+        for part in path:
+            if isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+                node = node[part]
+                continue
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+
+def decode_text(raw: bytes, file: str) -> str:
+    if len(raw) > MAX_BYTES:
+        raise UserError(f"file is {len(raw)} bytes, over the {MAX_BYTES} byte limit", where=file)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise UserError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", where=f"{file}:{line}",
+            hint="save the file as UTF-8") from None
+
+
+def load_documents(raw: bytes | str, file: str) -> list[YamlDoc]:
+    """Every document of a YAML stream; empty documents are skipped."""
+    text = raw if isinstance(raw, str) else decode_text(raw, file)
+    yaml = _parser()
+    try:
+        loaded = list(yaml.load_all(text))
+    except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
+        raise _yaml_error(exc, file) from None
+    docs = []
+    for node in loaded:
+        if node is None:
+            continue
+        converter = _Converter(file)
+        data = converter.convert(node, ())
+        docs.append(YamlDoc(file, data, converter.positions))
+    return docs
+
+
+def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True) -> YamlDoc:
+    docs = load_documents(raw, file)
+    if len(docs) > 1:
+        raise UserError("expected one YAML document, found several", where=f"{file}:1")
+    if not docs:
+        if not empty_ok:
+            raise UserError("file is empty", where=f"{file}:1")
+        return YamlDoc(file, {}, {(): (1, 1)})
+    return docs[0]
+
+
+def _parser() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def _yaml_error(exc: Exception, file: str) -> UserError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if type(exc).__name__ == "DuplicateKeyError":
+        first, second = exc.context_mark, exc.problem_mark  # type: ignore[attr-defined]
+        key = re.search(r'duplicate key "([^"]*)"', str(exc))
+        name = key.group(1) if key else "?"
+        return UserError(
+            f'duplicate key "{name}" at lines {first.line + 1} and {second.line + 1}',
+            where=f"{file}:{second.line + 1}",
+            hint="Helm would silently keep the last one; delete the line you do not mean")
+    context = getattr(exc, "context", None)
+    message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+    return UserError(message, where=where, hint="fix the YAML syntax")
+
+
+class _Converter:
+    """Turns a ruamel round-trip tree into plain data the way Helm sees it, recording positions."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
+        self.nodes = 0
+
+    def convert(self, node: Any, path: YamlPath) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            line, _ = self.positions.get(path[:-1], (1, 1))
+            raise UserError(f"YAML expands to more than {MAX_NODES} values (alias bomb?)",
+                            where=f"{self.file}:{line}", hint="remove the recursive anchors/aliases")
+        if isinstance(node, dict):
+            return dict(self._mapping_items(node, path))
+        if isinstance(node, list):
+            return [self.convert(item, (*path, i)) for i, item in enumerate(self._seq_items(node, path))]
+        return _scalar(node)
+
+    def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
+        for key, value in node.items():
+            key = _scalar(key)
+            child = (*path, key if isinstance(key, str | int) else str(key))
+            position = _lc(node, "key", key)
+            if position is not None:
+                self.positions[child] = position
+            yield key, self.convert(value, child)
+
+    def _seq_items(self, node: Any, path: YamlPath) -> Iterator[Any]:
+        for i, item in enumerate(node):
+            position = _lc(node, "item", i)
+            if position is not None:
+                self.positions[(*path, i)] = position
+            yield item
+
+
+def _lc(node: Any, kind: str, key: Any) -> tuple[int, int] | None:
+    lc = getattr(node, "lc", None)
+    if lc is None:
+        return None
+    try:
+        line, column = getattr(lc, kind)(key)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return line + 1, column + 1
+
+
+def _scalar(node: Any) -> Any:
+    from ruamel.yaml.scalarstring import ScalarString
+
+    if isinstance(node, ScalarString):
+        if type(node).__name__ in ("SingleQuotedScalarString", "DoubleQuotedScalarString"):
+            return str(node)
+        node = str(node)  # literal/folded blocks: plain strings, never booleans
+        return node
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, str):
+        if node in _HELM_TRUE:
+            return True
+        if node in _HELM_FALSE:
+            return False
+        return str(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return str(node) if not isinstance(node, int | float) else node
