@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXAMPLE := repo-templates/example
+EXAMPLE := repo-templates/demo
 
 .PHONY: demo test lint policy-test bench clean install
 
@@ -20,7 +20,7 @@ install: $(STAMP)
 # The demo's findings are the point: exit 2 (findings) is expected and not an error for make.
 demo: $(STAMP)
 	@rm -rf .cache/demo-repo
-	@$(BIN)/python repo-templates/make_demo_repo.py .cache/demo-repo
+	@$(BIN)/python repo-templates/demo/build.py repo .cache/demo-repo
 	@echo "== kai-gitops diff (add-on cluster, demo snapshot)"
 	@$(BIN)/kai-gitops diff --repo .cache/demo-repo --cluster prod-addon --snapshot $(EXAMPLE)/snapshots/prod-addon.yaml; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc

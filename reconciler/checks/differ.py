@@ -54,7 +54,7 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
         QUEUE_DRIFT, Kind.DRIFT, Severity.ERROR, f"Queue {expected.spec.name} differs from Git: {summary}.{note}",
         desired.name, ref, desired.locate(expected.doc, path),
         desired={k: w for k, _, w in changes}, live={k: v for k, v, _ in changes},
-        title="Queue differs from Git", extra={"changes": [list(c) for c in changes]},
+        title="Queue differs from Git", extra={"changes": [list(c) for c in changes], "note": note.strip()},
         fix=Fix(Action.UPDATE, f"patch Queue {expected.spec.name} spec", patch=queue_patch(expected.spec)))]
 
 

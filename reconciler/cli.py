@@ -1,0 +1,181 @@
+"""Command line: parses options, calls the pipeline, renders the report, exits 0 / 2 / 1.
+
+Only click is imported at start-up so `kai-gitops --help` answers at once; everything heavy is
+imported inside the command that needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS = 0, 1, 2
+SEVERITIES = ("info", "warning", "error")
+
+
+def _guard(func: Callable[..., int]) -> Callable[..., None]:
+    """Every failure becomes one line on stderr and exit 1; tracebacks only with KAI_GITOPS_DEBUG=1."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from reconciler.errors import UserError
+
+        try:
+            code = func(*args, **kwargs)
+        except UserError as exc:
+            click.echo(f"kai-gitops: error: {exc.line()}", err=True)
+            sys.exit(EXIT_ERROR)
+        except KeyboardInterrupt:
+            click.echo("kai-gitops: interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:  # the last line of defence: no traceback reaches an operator
+            if os.environ.get("KAI_GITOPS_DEBUG"):
+                raise
+            text = " ".join(str(exc).split())[:300]
+            click.echo(f"kai-gitops: internal error: {type(exc).__name__}: {text} "
+                       "(re-run with KAI_GITOPS_DEBUG=1 and report it)", err=True)
+            sys.exit(EXIT_ERROR)
+        sys.exit(code)
+
+    return wrapper
+
+
+def git_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--worktree", is_flag=True, help="Read uncommitted files from the working tree.")(func)
+    func = click.option("--ref", default="HEAD", show_default=True, help="Git ref to read desired files at.")(func)
+    func = click.option("--repo", metavar="PATH|URL", default=None,
+                        help="GitOps repository: working copy, bare repo or clone URL (default: .).")(func)
+    return func
+
+
+def live_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
+                        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")(func)
+    func = click.option("--context", "kube_context", default=None,
+                        help="kubeconfig context (default: the cluster's kubeContext in kai-gitops.yaml).")(func)
+    func = click.option("--snapshot", type=click.Path(dir_okay=False), default=None,
+                        help="Read live state from a saved snapshot instead of a cluster.")(func)
+    return func
+
+
+def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--fail-on", type=click.Choice(SEVERITIES), default="warning", show_default=True,
+                        help="Exit 2 when a finding at or above this severity remains (drift counts at its "
+                             "own severity).")(func)
+    func = click.option("--output", "-o", "output", type=click.Choice(["text", "json"]), default="text",
+                        show_default=True, help="Report format.")(func)
+    return func
+
+
+def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--opa-preloaded", is_flag=True,
+                        help="Assume the OPA server already has the policies; do not upload them.")(func)
+    func = click.option("--opa-timeout", type=float, default=10.0, show_default=True,
+                        help="Seconds to wait for the OPA server.")(func)
+    func = click.option("--opa-ca", type=click.Path(dir_okay=False, exists=False), default=None,
+                        help="CA bundle to verify the OPA server's TLS certificate.")(func)
+    func = click.option("--opa-token", envvar="KAI_GITOPS_OPA_TOKEN", default=None,
+                        help="Bearer token for the OPA server (or $KAI_GITOPS_OPA_TOKEN).")(func)
+    func = click.option("--opa-url", default=None,
+                        help="Evaluate policies on this OPA server instead of the embedded engine.")(func)
+    return func
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="kai-gitops", prog_name="kai-gitops")
+def main() -> None:
+    """Reconcile and policy-check KAI Scheduler and NVCA configuration: Git is desired, the cluster is live.
+
+    Exit codes: 0 clean, 2 findings at or above --fail-on, 1 error.
+    """
+
+
+@main.command("diff")
+@git_options
+@click.option("--cluster", default=None, help="Cluster name from kai-gitops.yaml (required if it declares several).")
+@live_options
+@report_options
+@policy_options
+@_guard
+def diff_command(**opts: Any) -> int:
+    """Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what violates."""
+    from reconciler import pipeline
+
+    settings = _settings(opts)
+    report = pipeline.run_diff(settings, _live_reader(opts))
+    return _emit(report, opts["output"])
+
+
+@main.command("doctor")
+@live_options
+@click.option("--repo", metavar="PATH|URL", default=None, help="Optional GitOps repository, for intent-aware checks.")
+@click.option("--ref", default="HEAD", show_default=True, help="Git ref (with --repo).")
+@click.option("--worktree", is_flag=True, help="Read the working tree (with --repo).")
+@click.option("--cluster", default=None, help="Cluster name from kai-gitops.yaml (with --repo).")
+@report_options
+@policy_options
+@_guard
+def doctor_command(**opts: Any) -> int:
+    """The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. Needs no Git."""
+    from reconciler import pipeline
+
+    settings = _settings(opts)
+    report = pipeline.run_doctor(settings, _live_reader(opts), opts["kube_context"])
+    return _emit(report, opts["output"])
+
+
+@main.command("schema")
+@_guard
+def schema_command() -> int:
+    """Print the JSON Schema of kai-gitops.yaml (for editor completion)."""
+    import json
+
+    from reconciler.sources.repoconfig import schema
+
+    click.echo(json.dumps(schema(), indent=2))
+    return EXIT_CLEAN
+
+
+def _settings(opts: dict[str, Any]) -> Any:
+    from pathlib import Path
+
+    from reconciler.findings import Severity
+    from reconciler.pipeline import GitSettings, PolicySettings, RunSettings
+
+    policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
+                            Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
+                            opts.get("opa_timeout", 10.0), bool(opts.get("opa_preloaded")))
+    git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
+    return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
+                       opts.get("base"))
+
+
+def _live_reader(opts: dict[str, Any]) -> Callable[[str | None], Any]:
+    snapshot = opts.get("snapshot")
+    if snapshot:
+        if opts.get("kube_context") or opts.get("kubeconfig"):
+            from reconciler.errors import UserError
+
+            raise UserError("--snapshot cannot be combined with --context/--kubeconfig")
+        from reconciler.sources.snapshot import read_snapshot
+
+        return lambda _context: read_snapshot(snapshot)
+    from reconciler.sources.cluster import cluster_reader
+
+    return cluster_reader(opts.get("kubeconfig"), opts.get("kube_context"))
+
+
+def _emit(report: Any, fmt: str) -> int:
+    from reconciler.outputs import render
+
+    click.echo(render(report, fmt, color=sys.stdout.isatty()), nl=False)
+    return int(report.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""Versioned JSON (schemaVersion 1, documented in the README): stable keys for scripts and dashboards."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+from reconciler.report import Report
+
+
+def render(report: Report, *, color: bool | None = None) -> str:
+    return orjson.dumps(_finite(report.to_dict()), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN/Inf; Go prints them as NaN/+Inf, so do we (as strings)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

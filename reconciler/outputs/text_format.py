@@ -1,0 +1,117 @@
+"""Human report: a Terraform-style plan of drift, then violations, then NVCA's predicted verdict.
+
+Colour only on a terminal; the words carry the meaning, so a log file reads the same without it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from reconciler.checks.gofloat import format_go_float
+from reconciler.findings import Action, Finding, Kind
+from reconciler.report import ClusterReport, Report, finding_order
+
+_SIGN = {Action.CREATE: ("+", "green"), Action.UPDATE: ("~", "yellow"), Action.NONE: ("!", "magenta")}
+_SEVERITY = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def render(report: Report, *, color: bool | None = None) -> str:
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=bool(color), no_color=not color, width=120,
+                      highlight=False, soft_wrap=True)
+    for cluster in report.clusters:
+        _cluster(console, report.command, cluster)
+    if len(report.clusters) > 1:
+        console.print(_totals(report))
+    return buffer.getvalue()
+
+
+def _cluster(console: Any, command: str, c: ClusterReport) -> None:
+    console.print(f"[bold]kai-gitops {command}[/] — cluster [bold]{c.cluster}[/]")
+    if c.git:
+        commit = (c.git.commit or "")[:12] or "working tree"
+        console.print(f"  desired: {c.git.repo} @ {c.git.ref} ({commit})")
+    if c.live_source:
+        console.print(f"  live:    {c.live_source}")
+    findings = sorted(c.findings, key=finding_order)
+    drift = [f for f in findings if f.kind is Kind.DRIFT and f.waived_by is None]
+    violations = [f for f in findings if f.kind is Kind.VIOLATION and f.waived_by is None]
+    waived = [f for f in findings if f.waived_by is not None]
+    if drift:
+        console.print("\n[bold]Drift[/] (live differs from Git):")
+        for f in drift:
+            _drift(console, f)
+    if violations:
+        console.print("\n[bold]Violations[/]:")
+        _violations(console, violations)
+    if waived:
+        console.print(f"\n[dim]Waived: {len(waived)} finding(s)[/]")
+        for f in waived:
+            console.print(f"  [dim]{f.rule_id} {f.subject or ''} — waiver {f.waived_by}[/]")
+    if c.nvca is not None:
+        colour = "green" if c.nvca.healthy else "red"
+        console.print(f"\n[bold]NVCA prediction[/] kai-scheduler-queues: [{colour}]{c.nvca.status}[/]")
+        for error in c.nvca.errors:
+            console.print(f"  {_escape(error)}")
+    console.print("\n" + _summary_line(c) + "\n")
+
+
+def _drift(console: Any, f: Finding) -> None:
+    action = f.fix.action if f.fix else Action.NONE
+    sign, colour = _SIGN[action]
+    where = f"  [dim]{f.location}[/]" if f.location else ""
+    console.print(f"  [{colour}]{sign}[/] {f.subject or ''} [dim]{f.rule_id}[/]{where}")
+    changes = f.extra.get("changes")
+    if changes:
+        for key, live, want in changes:
+            console.print(f"      {key:<22} {_value(live)} → {_value(want)}")
+        if f.extra.get("note"):
+            console.print(f"      [dim]{_escape(f.extra['note'])}[/]")
+    elif action is Action.CREATE and f.fix and f.fix.patch:
+        for line in json.dumps(f.fix.patch.get("spec", {}), sort_keys=True).split("\n"):
+            console.print(f"      spec: {_escape(line)}")
+    else:
+        console.print(f"      {_escape(f.message)}")
+    if f.fix and f.fix.command:
+        console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
+
+
+def _violations(console: Any, violations: list[Finding]) -> None:
+    for f in violations:
+        colour = _SEVERITY[f.severity.value]
+        where = f" [dim]{f.location}[/]" if f.location else (f" [dim]{f.subject}[/]" if f.subject else "")
+        console.print(f"  [{colour}]{f.severity.value.upper():<7}[/] {f.rule_id}{where}")
+        console.print(f"          {_escape(f.message)}")
+        if f.fix and (f.fix.command or f.fix.description):
+            console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")
+
+
+def _summary_line(c: ClusterReport) -> str:
+    s = c.summary()
+    plan = f"Plan: {s['to_create']} to create, {s['to_update']} to change, {s['operator_actions']} for the operator."
+    checks = f"Violations: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info"
+    waived = f", {s['waived']} waived" if s["waived"] else ""
+    return f"{plan} {checks}{waived}."
+
+
+def _totals(report: Report) -> str:
+    counts = [c.summary() for c in report.clusters]
+    errors = sum(s["errors"] for s in counts)
+    warnings = sum(s["warnings"] for s in counts)
+    return f"All clusters: {len(counts)} checked, {errors} error(s), {warnings} warning(s)."
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return format_go_float(value)
+    return "<none>" if value is None else _escape(str(value))
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

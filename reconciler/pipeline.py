@@ -1,0 +1,119 @@
+"""One run, end to end: read sources, build models, run checks, collect findings into a report.
+
+Nothing here formats output or exits: the CLI does that with the report this returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconciler.checks.differ import diff
+from reconciler.checks.facts import build_facts
+from reconciler.checks.nvca import Verdict, predict
+from reconciler.errors import UserError
+from reconciler.findings import Finding, Severity
+from reconciler.model.desired import DesiredCluster, build_desired
+from reconciler.model.live import LiveState
+from reconciler.report import ClusterReport, GitInfo, Report
+from reconciler.sources.git import GitTree, open_tree
+from reconciler.sources.repoconfig import CONFIG_FILE, RepoConfig, parse_repo_config
+
+
+@dataclass
+class PolicySettings:
+    opa_url: str | None = None
+    opa_token: str | None = None
+    opa_ca: Path | None = None
+    opa_timeout: float = 10.0
+    opa_preloaded: bool = False
+
+
+@dataclass
+class GitSettings:
+    repo: str | None = None
+    ref: str = "HEAD"
+    worktree: bool = False
+
+
+@dataclass
+class RunSettings:
+    git: GitSettings = field(default_factory=GitSettings)
+    cluster: str | None = None
+    fail_on: Severity = Severity.WARNING
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    base_ref: str | None = None
+
+
+LiveReader = Callable[[str | None], LiveState]   # kube context (or None) -> live state
+
+
+@dataclass
+class DesiredRepo:
+    tree: GitTree
+    config: RepoConfig
+    git: GitInfo
+
+
+def open_desired(settings: GitSettings) -> DesiredRepo:
+    tree = open_tree(settings.repo, settings.ref, worktree=settings.worktree)
+    config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+    git = GitInfo(settings.repo or ".", settings.ref, tree.commit_id, settings.worktree)
+    return DesiredRepo(tree, config, git)
+
+
+def desired_clusters(repo: DesiredRepo, name: str | None) -> list[DesiredCluster]:
+    return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in repo.config.select(name)]
+
+
+def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
+    repo = open_desired(settings.git)
+    clusters = repo.config.select(settings.cluster)
+    if len(clusters) != 1:
+        raise UserError(f"{CONFIG_FILE} declares {len(clusters)} clusters; choose one with --cluster",
+                        hint="known: " + ", ".join(c.name for c in clusters))
+    desired = desired_clusters(repo, clusters[0].name)[0]
+    live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
+    prediction = predict(live.queues, kind_served=live.queue_kind_served)
+    findings = diff(desired, live)
+    findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
+    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings)
+    return Report("diff", [report], settings.fail_on)
+
+
+def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None) -> Report:
+    """Live-only checks; Git is optional (with --repo the cluster's intent is known too)."""
+    desired: DesiredCluster | None = None
+    repo: DesiredRepo | None = None
+    if settings.git.repo is not None:
+        repo = open_desired(settings.git)
+        chosen = repo.config.select(settings.cluster)
+        desired = build_desired(repo.tree.read, repo.config.doc, chosen[0], repo.git.commit)
+        context = context or desired.config.kube_context
+    live = read_live(context)
+    prediction = predict(live.queues, kind_served=live.queue_kind_served)
+    name = desired.name if desired else (settings.cluster or context or "live")
+    findings = diff(desired, live) if desired else []
+    findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
+    report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live), findings)
+    return Report("doctor", [report], settings.fail_on)
+
+
+def _healthz(live: LiveState) -> dict[str, object] | None:
+    if live.healthz is None:
+        return None
+    status, errors = live.healthz.queue_component()
+    return {"httpStatus": live.healthz.http_status, "status": live.healthz.status,
+            "kai-scheduler-queues": {"status": status, "errors": errors}}
+
+
+def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, repo: DesiredRepo | None,
+                      settings: RunSettings) -> list[Finding]:
+    from reconciler.checks.policy.runner import evaluate
+
+    return evaluate(facts, desired, repo, settings)
+
+
+def verdict_of(report: Report) -> Verdict | None:
+    return report.clusters[0].nvca if report.clusters else None

@@ -1,0 +1,82 @@
+"""What one run found, per cluster: the single object every output format renders."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.checks.nvca import Verdict
+from reconciler.findings import Action, Finding, Kind, Severity, at_or_above
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class GitInfo:
+    repo: str
+    ref: str
+    commit: str | None
+    worktree: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"repo": self.repo, "ref": self.ref, "commit": self.commit, "worktree": self.worktree}
+
+
+@dataclass
+class ClusterReport:
+    cluster: str
+    git: GitInfo | None = None
+    live_source: str | None = None
+    nvca: Verdict | None = None
+    healthz: dict[str, Any] | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if f.waived_by is None]
+
+    def summary(self) -> dict[str, int]:
+        active = self.active()
+        plan = Counter(f.fix.action.value for f in active if f.kind is Kind.DRIFT and f.fix)
+        severities = Counter(f.severity.value for f in active if f.kind is Kind.VIOLATION)
+        return {"drift": sum(1 for f in active if f.kind is Kind.DRIFT),
+                "to_create": plan.get(Action.CREATE.value, 0), "to_update": plan.get(Action.UPDATE.value, 0),
+                "operator_actions": plan.get(Action.NONE.value, 0),
+                "errors": severities.get("error", 0), "warnings": severities.get("warning", 0),
+                "info": severities.get("info", 0), "waived": len(self.findings) - len(active)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cluster": self.cluster,
+                "git": self.git.to_dict() if self.git else None,
+                "live": {"source": self.live_source} if self.live_source else None,
+                "nvca": {"kai-scheduler-queues": self.nvca.to_dict()} if self.nvca else None,
+                "healthz": self.healthz,
+                "findings": [f.to_dict() for f in sorted(self.findings, key=finding_order)],
+                "summary": self.summary()}
+
+
+@dataclass
+class Report:
+    command: str
+    clusters: list[ClusterReport]
+    fail_on: Severity = Severity.WARNING
+
+    @property
+    def exit_code(self) -> int:
+        failing = [f for c in self.clusters for f in at_or_above(c.findings, self.fail_on)]
+        return 2 if failing else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
+                "failOn": self.fail_on.value, "exitCode": self.exit_code}
+        if self.command in ("diff", "doctor") and len(self.clusters) == 1:
+            return head | self.clusters[0].to_dict()
+        totals: Counter[str] = Counter()
+        for cluster in self.clusters:
+            totals.update(cluster.summary())
+        return head | {"clusters": [c.to_dict() for c in self.clusters], "summary": dict(totals)}
+
+
+def finding_order(f: Finding) -> tuple[Any, ...]:
+    return (f.kind is not Kind.DRIFT, -f.severity.rank, f.rule_id, str(f.subject or ""),
+            str(f.location or ""))

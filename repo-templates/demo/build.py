@@ -1,0 +1,220 @@
+"""Builds the bundled demo: a GitOps repo (template + one operator "pull request") and live snapshots.
+
+    python repo-templates/demo/build.py repo DIR        # Git repo at DIR: commit 1 template, commit 2 PR edits
+    python repo-templates/demo/build.py snapshots DIR   # regenerate the committed demo snapshots
+
+The snapshots show what the user guide's readers actually hit: default queues left at quota 0 after a
+`helm upgrade`, a node labelled schedule=True (wrong case), a feature-gate list without KAIScheduler,
+and a second KAI release under another name.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from ruamel.yaml import YAML
+
+HERE = Path(__file__).resolve().parent
+TEMPLATE = HERE.parent / "gitops-repo"
+sys.path.insert(0, str(HERE.parent.parent))
+
+from reconciler.model.helm import encode_release_secret  # noqa: E402
+
+# The operator's pull request: (file, old text, new text). Each is a mistake the PR check must catch.
+PR_EDITS = [
+    ("clusters/lab/kai-values.yaml", "  placementStrategy: binpack", "  placementStrategy: spread"),
+    ("clusters/lab/kai-values.yaml", "    preempt:\n      enabled: false", "    preempt:\n      enabled: yes"),
+    ("clusters/lab/kai-values.yaml",
+     "  childResources:\n    cpu:\n      quota: -1", "  childResources:\n    cpu:\n      quota: 0"),
+    ("clusters/lab/nvca-operator-values.yaml", '"KAIScheduler"]', '"kaischeduler", "HelmAllowCPUNodes"]'),
+    ("environments/prod.yaml", "  dynamoOperator:\n    enabled: false", "  dynamoOperator:\n    enabled: true"),
+]
+SIGNATURE = ("kai-gitops demo", "demo@example.invalid")
+
+
+def build_repo(target: Path) -> None:
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(TEMPLATE, target)
+    repo = pygit2.init_repository(str(target), initial_head="main")
+    _commit(repo, "Add kai-gitops config for prod and lab")
+    for file, old, new in PR_EDITS:
+        path = target / file
+        text = path.read_text()
+        if old not in text:
+            raise SystemExit(f"demo edit does not apply to {file}: {old!r}")
+        path.write_text(text.replace(old, new, 1))
+    _commit(repo, "lab: spread placement, tune queues; prod: enable Dynamo")
+
+
+def _commit(repo: pygit2.Repository, message: str) -> None:
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    author = pygit2.Signature(*SIGNATURE, time=1764400000 + len(list(repo.references)), offset=0)
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    repo.create_commit("HEAD", author, author, message, tree, parents)
+
+
+# -- snapshots ---------------------------------------------------------------------------------
+
+CANONICAL_TRIPLE = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+CHART_DEFAULT_TRIPLE = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
+STACK_GATES = ["SelfHosted", "LogPosting", "DynamicGPUDiscovery", "InfraResourceOverhead",
+               "EnforceHelmFunctionResourceLimits", "EnforceContainerFunctionResourceLimits",
+               "EnforceHelmTaskResourceLimits", "EnforceContainerTaskResourceLimits", "BYOObservability"]
+CREATED = "2026-10-01T08:00:00Z"
+
+
+def _obj(api: str, kind: str, name: str, namespace: str | None = None, **rest: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "creationTimestamp": CREATED}
+    if namespace:
+        meta["namespace"] = namespace
+    meta.update(rest.pop("metadata", {}))
+    return {"apiVersion": api, "kind": kind, "metadata": meta, **rest}
+
+
+def _crds() -> list[dict[str, Any]]:
+    names = ["queues.scheduling.run.ai", "podgroups.scheduling.run.ai", "schedulingshards.kai.scheduler",
+             "configs.kai.scheduler", "topologies.kai.scheduler", "nvcfbackends.nvcf.nvidia.io"]
+    return [_obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", n) for n in names]
+
+
+def _queue(name: str, triple: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"resources": {r: dict(triple) for r in ("cpu", "gpu", "memory")}}
+    if parent:
+        spec["parentQueue"] = parent
+    return _obj("scheduling.run.ai/v2", "Queue", name, spec=spec,
+                metadata={"annotations": {"helm.sh/resource-policy": "keep"}})
+
+
+def _release(name: str, namespace: str, revision: int, status: str, version: str,
+             config: dict[str, Any]) -> dict[str, Any]:
+    release = {"name": name, "namespace": namespace, "version": revision, "info": {"status": status},
+               "chart": {"metadata": {"name": "kai-scheduler", "version": version, "appVersion": version}},
+               "config": config, "manifest": "---\n# (rendered manifest omitted in the demo)\n"}
+    return encode_release_secret(release)
+
+
+def _canonical_values() -> dict[str, Any]:
+    return YAML(typ="safe").load((TEMPLATE / "clusters/lab/kai-values.yaml").read_text())
+
+
+def _pod(name: str, ns: str, scheduler: str, phase: str, *, queue: str | None, nvcf: bool = True,
+         ready: bool = True, created: str = CREATED) -> dict[str, Any]:
+    labels = {"icms-request-id": f"req-{name}"} if nvcf else {"app": name}
+    if queue:
+        labels["kai.scheduler/queue"] = queue
+    status = {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+    return _obj("v1", "Pod", name, ns, metadata={"labels": labels, "creationTimestamp": created},
+                spec={"schedulerName": scheduler, "containers": [{"name": "main", "image": "nvcr.io/x/y:1"}]},
+                status=status)
+
+
+def _node(name: str, schedule: str | None) -> dict[str, Any]:
+    labels = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true"}
+    if schedule is not None:
+        labels["nvca.nvcf.nvidia.io/schedule"] = schedule
+    return _obj("v1", "Node", name, metadata={"labels": labels},
+                status={"conditions": [{"type": "Ready", "status": "True"}]})
+
+
+def _dto(capabilities: list[str]) -> dict[str, Any]:
+    caps = ",".join(f'"{c}"' for c in capabilities)
+    text = f'clusterName: "prod"\nnvcaVersion: "3.2.7"\ncapabilities: [{caps}]\n'
+    return _obj("v1", "ConfigMap", "nvcfbackend-self-managed", "nvca-operator", data={"cluster-dto.yaml": text})
+
+
+def _backend(spec_gates: list[str], status_gates: list[str], health: str) -> dict[str, Any]:
+    return _obj("nvcf.nvidia.io/v1", "NVCFBackend", "nvcf-backend", "nvca-operator",
+                spec={"featureGate": {"values": spec_gates}},
+                status={"featureGate": {"values": status_gates}, "agentStatus": health})
+
+
+def prod_addon_snapshot() -> list[dict[str, Any]]:
+    violation = ("CPU resource violation for queue default-parent-queue: expected limit=-1, quota=-1, "
+                 "overQuotaWeight=1, got limit=-1, quota=0, overQuotaWeight=1")
+    first_install = {"global": {"registry": "ghcr.io/kai-scheduler/kai-scheduler"}}
+    upgraded = _canonical_values()
+    old = {"global": {"registry": "registry.example.com/kai", "imagePullSecrets": [{"name": "regcred"}],
+                      "registryPassword": "hunter2-do-not-print"}}
+    items = [
+        *_crds(),
+        # First installed with chart defaults, then upgraded with the guide's values: queues kept quota 0.
+        _queue("default-parent-queue", CHART_DEFAULT_TRIPLE),
+        _queue("default-queue", CHART_DEFAULT_TRIPLE, "default-parent-queue"),
+        _obj("kai.scheduler/v1", "SchedulingShard", "default",
+             spec={"partitionLabelValue": "", "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
+                   "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
+                   "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
+        _release("kai-scheduler", "kai-scheduler", 1, "superseded", "v0.16.7", first_install),
+        _release("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.16.7", upgraded),
+        _release("kai", "runai", 4, "deployed", "v0.14.0", old),          # a second KAI release
+        _obj("v1", "Secret", "nvcr-pull-secret", "nvca-operator", type="kubernetes.io/dockerconfigjson",
+             data={".dockerconfigjson": "eyJhdXRocyI6e319"}),            # never read, never printed
+        _dto(STACK_GATES),                                                  # rendered before KAI was enabled
+        _backend([g for g in STACK_GATES if g != "DynamicGPUDiscovery"],
+                 [g for g in STACK_GATES if g != "DynamicGPUDiscovery"], "Unknown"),
+        _obj("v1", "Namespace", "nvcf-backend", metadata={"labels": {
+            "nvca.nvcf.nvidia.io/workload-instance-type": "gpu"}}),
+        *[_node(f"gpu-node-{i}", "True" if i == 2 else None) for i in range(1, 5)],
+        _pod("kai-scheduler-default-7d9f", "kai-scheduler", "default-scheduler", "Running", queue=None, nvcf=False),
+        _pod("binder-5c6b8", "kai-scheduler", "default-scheduler", "Running", queue=None, nvcf=False),
+        _pod("fn-llama-0", "nvcf-backend", "default-scheduler", "Running", queue=None, created="2026-09-20T10:00:00Z"),
+        _pod("fn-llama-1", "nvcf-backend", "kai-scheduler", "Pending", queue="default-queue", ready=False),
+        _obj("v1", "Event", "fn-llama-1.17a", "nvcf-backend", reason="Unschedulable", type="Warning",
+             involvedObject={"kind": "Pod", "namespace": "nvcf-backend", "name": "fn-llama-1"},
+             message="0/4 nodes are available: 4 node(s) didn't have free GPUs."),
+        {"apiVersion": "kai-gitops/v1", "kind": "NVCAHealthz", "metadata": {"name": "nvca"}, "httpStatus": 503,
+         "body": {"Status": "unhealthy", "Components": {"kai-scheduler-queues": {
+             "Status": "unhealthy", "Errors": [violation]}}}},
+    ]
+    return items
+
+
+def lab_standalone_snapshot() -> list[dict[str, Any]]:
+    values = _canonical_values()
+    research = _queue("research", {"quota": 8, "limit": 16, "overQuotaWeight": 1}, "default-parent-queue")
+    research["spec"]["resources"]["cpu"] = {"quota": 64000, "limit": 128000, "overQuotaWeight": 1}
+    research["spec"]["resources"]["memory"] = {"quota": 512000, "limit": 1024000, "overQuotaWeight": 1}
+    gates = ["DynamicGPUDiscovery", "SelfHosted", "KAIScheduler"]
+    return [
+        *_crds(),
+        _queue("default-parent-queue", CANONICAL_TRIPLE),
+        _queue("default-queue", CANONICAL_TRIPLE, "default-parent-queue"),
+        research,
+        _obj("kai.scheduler/v1", "SchedulingShard", "default",
+             spec={"placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
+                   "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
+                   "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
+        _release("kai-scheduler", "kai-scheduler", 1, "deployed", "v0.14.7", values),
+        _dto(gates),
+        _backend([g for g in gates if g != "DynamicGPUDiscovery"], [g for g in gates if g != "DynamicGPUDiscovery"],
+                 "healthy"),
+        _node("lab-gpu-1", "true"), _node("lab-gpu-2", "true"), _node("lab-cpu-1", None),
+        _pod("kai-scheduler-default-1", "kai-scheduler", "default-scheduler", "Running", queue=None, nvcf=False),
+        _pod("fn-a-0", "nvcf-backend", "kai-scheduler", "Running", queue="default-queue"),
+        {"apiVersion": "kai-gitops/v1", "kind": "NVCAHealthz", "metadata": {"name": "nvca"}, "httpStatus": 200,
+         "body": {"Status": "healthy", "Components": {"kai-scheduler-queues": {"Status": "healthy", "Errors": []}}}},
+    ]
+
+
+def write_snapshots(folder: Path) -> None:
+    yaml = YAML()
+    yaml.default_flow_style = False
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, items in (("prod-addon", prod_addon_snapshot()), ("lab-standalone", lab_standalone_snapshot())):
+        with (folder / f"{name}.yaml").open("w") as out:
+            out.write(f"# Demo live snapshot of cluster {name}; regenerate: python repo-templates/demo/build.py "
+                      "snapshots repo-templates/demo/snapshots\n")
+            yaml.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}, out)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("repo", "snapshots"):
+        raise SystemExit(__doc__)
+    (build_repo if sys.argv[1] == "repo" else write_snapshots)(Path(sys.argv[2]))
