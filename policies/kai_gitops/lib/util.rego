@@ -1,0 +1,130 @@
+# Helpers shared by the shipped rules. Not a rule package: it has no meta/violations.
+package kai_gitops.lib.util
+
+desired := object.get(input, "desired", {})
+
+# Live facts exist only in a live evaluation; rules must never read `live` in a static one, because
+# `not live.x` would be true for every absent fact.
+live := input.live if input.scope == "live"
+
+addons := object.get(desired, "addons", {})
+
+addon(name) if addons[name] == true
+
+# KAI is installed by something this repo declares: the stack add-on or a standalone values file.
+kai_from_git if addon("kaiScheduler")
+
+kai_from_git if desired.standalone_kai == true
+
+gates := object.get(desired, "gates", {})
+
+gate_enabled_in_git(name) if name in object.get(gates, "enabled", [])
+
+gate_disabled_in_git(name) if name in object.get(gates, "disabled", [])
+
+gates_doc := object.get(gates, "doc", null)
+
+gates_path := object.get(gates, "path", null)
+
+# Path of the user's gate list item at index i, or the list itself when there is no item.
+gate_item_path(i) := array.concat(gates_path, [i]) if gates_path != null
+
+gate_item_path(_) := null if gates_path == null
+
+# Which chart version the cluster should run: the repo pin, else the version the stack pins.
+expected_kai_version := desired.kai_chart_pin if is_string(desired.kai_chart_pin)
+
+expected_kai_version := desired.stack_kai_version if {
+	not is_string(desired.kai_chart_pin)
+	is_string(desired.stack_kai_version)
+}
+
+kai_version_or_placeholder := v if {
+	v := expected_kai_version
+} else := "<kai-version>"
+
+# Queue numbers: absent = 0 (SPEC §5.1); compared as numbers so -1 == -1.0.
+num(obj, key) := object.get(obj, key, 0) if is_object(obj)
+
+num(obj, _) := 0 if not is_object(obj)
+
+triple(resources, kind) := {
+	"quota": num(r, "quota"),
+	"limit": num(r, "limit"),
+	"overQuotaWeight": num(r, "overQuotaWeight"),
+} if r := object.get(resources, kind, {})
+
+unlimited(t) if {
+	t.quota == -1
+	t.limit == -1
+	t.overQuotaWeight == 1
+}
+
+resource_kinds := ["cpu", "gpu", "memory"]
+
+limited_kinds(resources) := [k | some k in resource_kinds; not unlimited(triple(resources, k))]
+
+fmt_triple(t) := sprintf("quota=%v, limit=%v, overQuotaWeight=%v", [t.quota, t.limit, t.overQuotaWeight])
+
+unlimited_resources := {k: {"quota": -1, "limit": -1, "overQuotaWeight": 1} | some k in resource_kinds}
+
+queue_subject(name) := {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "namespace": null, "name": name}
+
+node_subject(name) := {"apiVersion": "v1", "kind": "Node", "namespace": null, "name": name}
+
+pod_subject(ns, name) := {"apiVersion": "v1", "kind": "Pod", "namespace": ns, "name": name}
+
+backend_subject(ns, name) := {"apiVersion": "nvcf.nvidia.io/v1", "kind": "NVCFBackend", "namespace": ns, "name": name}
+
+# The NVCFBackend, when there is exactly one to name.
+live_backend := subject if {
+	b := live.backend
+	is_string(b.name)
+	is_string(b.namespace)
+	subject := backend_subject(b.namespace, b.name)
+} else := null
+
+release_subject(ns, name) := {"apiVersion": "helm.sh/v3", "kind": "Release", "namespace": ns, "name": name}
+
+crd_subject(name) := {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "namespace": null, "name": name}
+
+configmap_subject(ns, name) := {"apiVersion": "v1", "kind": "ConfigMap", "namespace": ns, "name": name}
+
+patch_queue_resources_cmd(name) := sprintf(
+	"kubectl patch queues.scheduling.run.ai %s --type merge -p '%s'",
+	[name, json.marshal({"spec": {"resources": unlimited_resources}})],
+)
+
+# Human-readable age for pods; NVCA-created pods live for days, so days+hours is precise enough.
+fmt_age(seconds) := sprintf("%dd%dh", [d, h]) if {
+	d := floor(seconds / 86400)
+	d > 0
+	h := floor((seconds - (d * 86400)) / 3600)
+} else := sprintf("%dh%dm", [h, m]) if {
+	h := floor(seconds / 3600)
+	h > 0
+	m := floor((seconds - (h * 3600)) / 60)
+} else := sprintf("%dm", [floor(seconds / 60)])
+
+shared := object.get(desired, "shared_cluster", {})
+
+shared_intent := object.get(shared, "intent", "dedicated")
+
+intended_nodes := {n | some n in object.get(shared, "nodes", [])}
+
+has_selector if {
+	s := object.get(shared, "selector", null)
+	is_object(s)
+	count(s) > 0
+}
+
+# The nodes the operator means for NVCF: listed names, plus selector matches when Python resolved them.
+intended_known if count(intended_nodes) > 0
+
+intended_known if is_array(live.nodes.selector_matches)
+
+intended_set := intended_nodes | matches if {
+	matches := {n | some n in live.nodes.selector_matches}
+} else := intended_nodes
+
+schedule_label := "nvca.nvcf.nvidia.io/schedule"

@@ -1,0 +1,154 @@
+package kai_gitops.tests.gates
+
+import data.kai_gitops.rules.gates
+import data.kai_gitops.testdata
+
+sa := testdata.standalone_static
+
+sa_gates(user, enabled, disabled) := data.kai_gitops.testdata.with_gates(sa, user, enabled, disabled)
+
+# NVCA-G-001
+test_g001_gate_on_passes if {
+	count(gates.nvca_g_001.violations) == 0 with input as sa
+}
+
+test_g001_forgotten_gate_fails if {
+	facts := sa_gates(["SelfHosted"], ["SelfHosted"], [])
+	some v in gates.nvca_g_001.violations with input as facts
+	v.doc == "nvca_values"
+	v.path == ["selfManaged", "featureGateValues"]
+}
+
+# NVCA-G-002
+test_g002_no_explicit_disable_passes if {
+	count(gates.nvca_g_002.violations) == 0 with input as sa
+}
+
+test_g002_explicit_disable_warns if {
+	facts := sa_gates(["SelfHosted", "-KAIScheduler"], ["SelfHosted"], ["KAIScheduler"])
+	some v in gates.nvca_g_002.violations with input as facts
+	v.path == ["selfManaged", "featureGateValues", 1]
+	count(gates.nvca_g_001.violations) == 0 with input as facts
+}
+
+# NVCA-G-003
+test_g003_gate_with_kai_passes if {
+	count(gates.nvca_g_003.violations) == 0 with input as sa
+}
+
+test_g003_gate_without_kai_warns if {
+	facts := object.union(sa, {"desired": {"standalone_kai": false}})
+	some v in gates.nvca_g_003.violations with input as facts
+	contains(v.message, "KAI Scheduler is not installed but the KAIScheduler feature flag is enabled")
+}
+
+# NVCA-G-004
+test_g004_known_gates_pass if {
+	count(gates.nvca_g_004.violations) == 0 with input as sa
+}
+
+test_g004_unknown_gate_warns if {
+	facts := sa_gates(["KAIScheduler", "+GPUSharing"], ["GPUSharing", "KAIScheduler"], [])
+	some v in gates.nvca_g_004.violations with input as facts
+	startswith(v.message, "feature gate \"+GPUSharing\" is not a gate NVCA knows")
+	v.path == ["selfManaged", "featureGateValues", 1]
+}
+
+test_g004_typo_is_not_unknown if {
+	facts := sa_gates(["kaischeduler"], ["kaischeduler"], [])
+	count(gates.nvca_g_004.violations) == 0 with input as facts
+}
+
+# NVCA-G-005
+test_g005_correct_case_passes if {
+	count(gates.nvca_g_005.violations) == 0 with input as sa
+}
+
+test_g005_wrong_case_fails_with_spelling if {
+	facts := sa_gates(["SelfHosted", "kaischeduler", "-dynamicgpudiscovery"], ["SelfHosted", "kaischeduler"], ["dynamicgpudiscovery"])
+	msgs := {v.message | some v in gates.nvca_g_005.violations with input as facts}
+	msgs == {
+		"feature gate \"kaischeduler\" is a typo of \"KAIScheduler\" (names are case-sensitive; NVCA ignores it); write \"KAIScheduler\"",
+		"feature gate \"-dynamicgpudiscovery\" is a typo of \"DynamicGPUDiscovery\" (names are case-sensitive; NVCA ignores it); write \"-DynamicGPUDiscovery\"",
+	}
+}
+
+# NVCA-G-006
+test_g006_cpu_nodes_without_constraints_passes if {
+	facts := sa_gates(["HelmAllowCPUNodes", "-HelmResourceConstraints"], ["HelmAllowCPUNodes"], ["HelmResourceConstraints"])
+	count(gates.nvca_g_006.violations) == 0 with input as facts
+}
+
+test_g006_cpu_nodes_with_default_constraints_fails if {
+	facts := sa_gates(["HelmAllowCPUNodes"], ["HelmAllowCPUNodes"], [])
+	count(gates.nvca_g_006.violations) == 1 with input as facts
+}
+
+# NVCA-G-007
+test_g007_consistent_list_passes if {
+	count(gates.nvca_g_007.violations) == 0 with input as sa
+}
+
+test_g007_enabled_and_disabled_warns if {
+	facts := sa_gates(["LogPosting", "SelfHosted", "-LogPosting"], ["SelfHosted"], ["LogPosting"])
+	some v in gates.nvca_g_007.violations with input as facts
+	v.path == ["selfManaged", "featureGateValues", 0]
+}
+
+hops(changes) := data.kai_gitops.testdata.with_live({"gate_hops": object.union(testdata.live_part.gate_hops, changes)})
+
+spec := testdata.live_part.gate_hops.spec
+
+# NVCA-G-010
+test_g010_configmap_equal_to_git_passes if {
+	count(gates.nvca_g_010.violations) == 0 with input as testdata.live_ok
+}
+
+test_g010_signed_sets_ignore_plus_and_order if {
+	facts := hops({"configmap": array.concat(["+KAIScheduler"], [g | some g in testdata.addon_gates; g != "KAIScheduler"])})
+	count(gates.nvca_g_010.violations) == 0 with input as facts
+}
+
+test_g010_stale_configmap_fails if {
+	facts := hops({"configmap": [g | some g in testdata.addon_gates; g != "KAIScheduler"]})
+	some v in gates.nvca_g_010.violations with input as facts
+	contains(v.message, "only in Git: [KAIScheduler]; only in ConfigMap: []")
+}
+
+# NVCA-G-011
+test_g011_spec_without_dgd_passes if {
+	count(gates.nvca_g_011.violations) == 0 with input as testdata.live_ok
+}
+
+test_g011_spec_differs_fails if {
+	facts := hops({"spec": array.concat(spec, ["-KAIScheduler"])})
+	some v in gates.nvca_g_011.violations with input as facts
+	contains(v.message, "only in spec: [-KAIScheduler]")
+}
+
+# NVCA-G-012
+test_g012_rolled_out_passes if {
+	count(gates.nvca_g_012.violations) == 0 with input as testdata.live_ok
+}
+
+test_g012_status_behind_spec_warns if {
+	facts := hops({"status": [g | some g in spec; g != "KAIScheduler"]})
+	some v in gates.nvca_g_012.violations with input as facts
+	startswith(v.message, "feature-gate rollout pending: NVCFBackend status.featureGate.values differ from spec.featureGate.values")
+}
+
+test_g012_overrides_replace_spec if {
+	facts := hops({"overrides": ["SelfHosted"], "status": ["SelfHosted"]})
+	count(gates.nvca_g_012.violations) == 0 with input as facts
+}
+
+# NVCA-G-013
+test_g013_no_overrides_passes if {
+	count(gates.nvca_g_013.violations) == 0 with input as testdata.live_ok
+}
+
+test_g013_overrides_warn if {
+	facts := hops({"overrides": ["SelfHosted"], "status": ["SelfHosted"]})
+	some v in gates.nvca_g_013.violations with input as facts
+	contains(v.message, "spec.overrides.featureGate.values [\"SelfHosted\"]")
+}

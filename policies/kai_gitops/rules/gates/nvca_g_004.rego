@@ -1,0 +1,31 @@
+package kai_gitops.rules.gates.nvca_g_004
+
+import data.kai_gitops.lib.gates
+import data.kai_gitops.lib.util
+
+meta := {
+	"id": "NVCA-G-004",
+	"title": "Feature gate names are known to NVCA",
+	"severity": "warning",
+	"scope": "static",
+	"rationale": "NVCA ignores unknown gate names with only a log warning, so a misspelt gate silently does nothing.",
+	"remediation": "Fix or remove the unknown gate name; known names are listed in policies/kai_gitops/data/known_gates.json (extend it with a data file if your NVCA has newer gates).",
+	"source": "SPEC §4.5 (unknown names are ignored by NVCA with a warning)",
+}
+
+violations contains v if {
+	some i, item in object.get(util.gates, "user", [])
+	name := data.kai_gitops.lib.gates.name(item)
+	not name in gates.known
+	not gates.known_by_lower[lower(trim_space(name))]
+	v := {
+		"message": sprintf(
+			"feature gate %s is not a gate NVCA knows; NVCA ignores it. Known gates: %s",
+			[json.marshal(item), concat(", ", sort([g | some g in gates.known]))],
+		),
+		"subject": null,
+		"doc": util.gates_doc,
+		"path": data.kai_gitops.lib.util.gate_item_path(i),
+		"fix": null,
+	}
+}

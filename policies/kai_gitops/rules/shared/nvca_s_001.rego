@@ -1,0 +1,30 @@
+package kai_gitops.rules.shared.nvca_s_001
+
+import data.kai_gitops.lib.util
+
+meta := {
+	"id": "NVCA-S-001",
+	"title": "Limited queues in Git come with Shared Cluster intent",
+	"severity": "warning",
+	"scope": "static",
+	"rationale": "Limited KAI queues mean non-NVCF workloads share the cluster; NVCA must then run in Shared Cluster mode so it counts only NVCF nodes, or its capacity view is wrong.",
+	"remediation": "Declare shared-cluster intent with the NVCF nodes (names or selector) in the repo config, or make the queue unlimited if only NVCF uses the cluster.",
+	"source": "SPEC §4.6 / seed: Use an existing or separately managed installation (Shared Cluster mode)",
+}
+
+violations contains v if {
+	util.shared_intent == "dedicated"
+	some q in object.get(util.desired, "extra_queues", [])
+	limited := data.kai_gitops.lib.util.limited_kinds(object.get(q, "resources", {}))
+	count(limited) > 0
+	v := {
+		"message": sprintf(
+			"queue %s in Git limits %s, so non-NVCF workloads share this cluster, but the shared-cluster intent is \"dedicated\"; declare intent \"shared\" with the NVCF nodes",
+			[q.name, concat(", ", limited)],
+		),
+		"subject": data.kai_gitops.lib.util.queue_subject(q.name),
+		"doc": object.get(q, "doc", null),
+		"path": ["spec", "resources"],
+		"fix": null,
+	}
+}

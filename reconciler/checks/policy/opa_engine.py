@@ -1,0 +1,134 @@
+"""An OPA server as the policy engine, through opa_client: upload the pack, then one data query per evaluation."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+from opa_client import OpaClient
+from opa_client.errors import RegoParseError
+
+from reconciler.checks.policy.engine import RULES_PACKAGE, PolicyResult, PolicySet, collect_results, facts_scope
+from reconciler.errors import UserError
+
+POLICY_ID_PREFIX = "kai-gitops/"
+
+
+class OpaEngine:
+    def __init__(self, policy_set: PolicySet, url: str, *, token: str | None = None, ca: Path | None = None,
+                 timeout: float = 10.0, preloaded: bool = False) -> None:
+        self._set = policy_set
+        self._url = url.rstrip("/")
+        self._timeout = timeout
+        self._client = make_client(self._url, token=token, ca=ca, timeout=timeout)
+        self._ids = {POLICY_ID_PREFIX + f.name: f.name for f in policy_set.files}
+        if not preloaded:
+            self.upload()
+
+    def upload(self) -> None:
+        """Replace our policies on the server; drop ones of ours that no longer exist locally."""
+        for f in self._set.files:
+            policy_id = POLICY_ID_PREFIX + f.name
+            with self._calling(f"uploading {f.name}"):
+                self._client.update_policy_from_string(f.text, quote(policy_id, safe="/"), rego_compat=False)
+        for key, value in self._set.data.items():
+            with self._calling(f"uploading data.{key}"):
+                self._client.update_or_create_data(value, quote(key, safe=""))
+        with self._calling("listing policies"):
+            stale = [p for p in self._client.get_policies_list()
+                     if p.startswith(POLICY_ID_PREFIX) and p not in self._ids]
+        for policy_id in stale:
+            with self._calling(f"deleting stale policy {policy_id}"):
+                self._client.delete_policy(quote(policy_id, safe="/"))
+
+    def evaluate(self, facts: Mapping[str, Any]) -> list[PolicyResult]:
+        scope = facts_scope(facts)
+        with self._calling("evaluating policies"):
+            answer = self._client.query_rule(dict(facts), RULES_PACKAGE)
+        if not isinstance(answer, dict):
+            raise UserError(f"OPA at {self._url} answered the data query with {type(answer).__name__}, "
+                            "not a JSON object", hint="is --opa-url an OPA server?")
+        tree = answer.get("result", {})  # no "result" = the package is undefined: nothing loaded
+        return collect_results(tree, self._set, scope)
+
+    @contextlib.contextmanager
+    def _calling(self, what: str) -> Iterator[None]:
+        """Every client failure becomes one line naming the server and what to do about it."""
+        try:
+            yield
+        except RegoParseError as exc:
+            raise self._compile_error(exc) from None
+        except requests.exceptions.SSLError:
+            raise UserError(f"TLS verification of OPA at {self._url} failed while {what}",
+                            hint="pass the server's CA file with --opa-ca") from None
+        except requests.exceptions.Timeout:
+            raise UserError(f"OPA at {self._url} did not answer within {self._timeout:g}s while {what}",
+                            hint="check the server's load or raise --opa-timeout") from None
+        except requests.exceptions.ConnectionError:
+            raise UserError(f"cannot connect to OPA at {self._url} while {what}",
+                            hint="check --opa-url and that the server is running") from None
+        except requests.exceptions.HTTPError as exc:
+            raise self._http_error(exc.response, what) from None
+        except ValueError:  # requests' JSONDecodeError, or a client type check
+            raise UserError(f"OPA at {self._url} sent an answer that is not OPA JSON while {what}",
+                            hint="is --opa-url an OPA server (and not a proxy or login page)?") from None
+        except Exception as exc:  # opa_client raises its own exception types for each endpoint
+            message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            raise UserError(f"OPA at {self._url} failed while {what}: {message}",
+                            hint="check the server's logs") from None
+
+    def _http_error(self, response: requests.Response | None, what: str) -> UserError:
+        status = response.status_code if response is not None else "?"
+        detail = opa_message(response)
+        if status in (401, 403):
+            return UserError(f"OPA at {self._url} refused the request ({status}) while {what}: {detail}",
+                             hint="check --opa-token")
+        return UserError(f"OPA at {self._url} answered HTTP {status} while {what}: {detail}",
+                         hint="check the server's logs")
+
+    def _compile_error(self, exc: RegoParseError) -> UserError:
+        for err in exc.errors or []:
+            if isinstance(err, dict):
+                loc = err.get("location") or {}
+                name = self._ids.get(str(loc.get("file", "")), loc.get("file", "?"))
+                return UserError(f"{err.get('message', exc.message)} (compiled by OPA at {self._url})",
+                                 where=f"{name}:{loc.get('row', '?')}:{loc.get('col', '?')}")
+        if exc.expression in ("unauthorized", "forbidden"):
+            return UserError(f"OPA at {self._url} refused the request ({exc.expression}): {exc.message}",
+                             hint="check --opa-token")
+        return UserError(f"OPA at {self._url} rejected the policy upload ({exc.expression}): {exc.message}",
+                         hint="check the server's logs")
+
+
+def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float) -> OpaClient:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"--opa-url {url!r} is not an http(s) URL", hint="e.g. https://opa.example:8181")
+    https = parts.scheme == "https"
+    port = parts.port or (443 if https else 80)
+    # retries=0: a failing server should fail fast with one clear line, not after a backoff.
+    client = OpaClient(host=parts.hostname, port=port, ssl=https, token=token, timeout=timeout, retries=0)
+    # opa_client has no path prefix or CA option; both live on attributes it exposes.
+    client.root_url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/v1"
+    if https:
+        client._session.verify = str(ca) if ca else True
+    elif ca:
+        raise UserError("--opa-ca is given but --opa-url is not https")
+    return client
+
+
+def opa_message(response: requests.Response | None) -> str:
+    if response is None:
+        return "no response"
+    try:
+        body = response.json()
+    except ValueError:
+        return (response.text or response.reason or "").strip().splitlines()[0][:200] if response.text else \
+            str(response.reason)
+    if isinstance(body, dict) and body.get("message"):
+        return str(body["message"])
+    return str(body)[:200]

@@ -1,0 +1,95 @@
+"""`kai-gitops policy test`: run Rego unit tests the way `opa test` does, on the embedded engine.
+
+A test is a rule named `test_*` in a `*_test.rego` file; it passes when it evaluates to true. Policy
+files next to the tests are loaded with them, and so is the shipped pack, so user tests can use its
+helpers and rules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.checks.policy.engine import (
+    PolicyFile,
+    collect_policy_files,
+    merge_data_files,
+    shipped_data_files,
+    shipped_policy_dir,
+)
+from reconciler.checks.policy.regorus_engine import compile_policies, eval_value
+from reconciler.errors import UserError
+
+_TEST_RULE_RE = re.compile(r"^(test_\w+)\b", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class PolicyTestResult:
+    file: str
+    package: str
+    name: str
+    passed: bool
+    detail: str | None = None  # why it failed: "false", "undefined" or an evaluation error
+
+    @property
+    def qualified(self) -> str:
+        return f"data.{self.package}.{self.name}"
+
+
+@dataclass(frozen=True)
+class TestReport:
+    results: tuple[PolicyTestResult, ...]
+    __test__ = False  # not a pytest test class, despite the name
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return len(self.results) - self.passed
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+    def summary(self) -> str:
+        return f"{self.passed} passed, {self.failed} failed"
+
+
+def run_policy_tests(dirs: list[Path] | None = None, data_files: list[Path] | None = None) -> TestReport:
+    """Run every test in `dirs` (default: the shipped pack) and report each one."""
+    shipped = (shipped_policy_dir(), "policies")
+    roots = [(Path(d), str(d)) for d in dirs] if dirs else [shipped]
+    tests = collect_policy_files(roots, tests=True)
+    policies = collect_policy_files([*roots, shipped], tests=False)
+    engine = compile_policies(policies + tests, merge_data_files(shipped_data_files() + list(data_files or [])))
+    results = [run_one(engine.clone(), f, name) for f in tests for name in find_test_rules(f)]
+    return TestReport(tuple(results))
+
+
+def find_test_rules(f: PolicyFile) -> list[str]:
+    return list(dict.fromkeys(_TEST_RULE_RE.findall(f.text)))  # a test may have several bodies
+
+
+def run_one(engine: object, f: PolicyFile, name: str) -> PolicyTestResult:
+    try:
+        defined, value = eval_value(engine, f"data.{f.package}.{name}")  # type: ignore[arg-type]
+    except UserError as exc:
+        return PolicyTestResult(f.name, f.package, name, False, exc.line())
+    if value is True:
+        return PolicyTestResult(f.name, f.package, name, True)
+    return PolicyTestResult(f.name, f.package, name, False, "undefined" if not defined else f"got {value!r}")
+
+
+def format_report(report: TestReport, verbose: bool = False) -> str:
+    """Failures (every test with verbose), then the summary line `N passed, M failed` last."""
+    lines = []
+    for r in report.results:
+        if r.passed and verbose:
+            lines.append(f"PASS {r.file}: {r.qualified}")
+        elif not r.passed:
+            lines.append(f"FAIL {r.file}: {r.qualified} ({r.detail})")
+    lines.append(report.summary())
+    return "\n".join(lines)

@@ -1,0 +1,205 @@
+"""Waivers: reviewed exceptions kept in the GitOps repo (`kai-gitops-waivers.yaml`), each with an expiry.
+
+    waivers:                       # or the list itself at the top level
+      - rule: NVCA-P-001           # rule id; shell-style wildcards allowed (NVCA-P-*)
+        subject: Pod/nvcf-fn/fn-0  # Kind/name, Kind/namespace/name, wildcards, or "*" (also matches no subject)
+        cluster: prod-addon        # optional; default every cluster
+        reason: legacy function, redeploy planned with the Q3 migration
+        owner: team-nvcf@example.com
+        expires: 2026-12-31        # YYYY-MM-DD; after this day the waiver stops applying
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from reconciler.errors import UserError
+from reconciler.findings import Action, Finding, Fix, Kind, Severity
+from reconciler.model.refs import Location, ObjectRef
+
+WAIVERS_FILE = "kai-gitops-waivers.yaml"
+EXPIRED_RULE = "KAI-W-001"
+UNUSED_RULE = "KAI-W-002"
+REQUIRED = ("rule", "subject", "reason", "owner", "expires")
+ALLOWED = (*REQUIRED, "cluster")
+
+
+class _DatesAsText(RoundTripConstructor):
+    """Keeps YYYY-MM-DD as text so a bad date is reported with its line, not as a loader crash."""
+
+
+_DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", _DatesAsText.construct_yaml_str)
+
+
+@dataclass(frozen=True)
+class Waiver:
+    rule: str
+    subject: str
+    reason: str
+    owner: str
+    expires: date
+    cluster: str | None
+    file: str
+    line: int
+    index: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.where} ({self.owner}, until {self.expires.isoformat()}): {self.reason}"
+
+    def applies_to_cluster(self, cluster: str | None) -> bool:
+        return self.cluster is None or cluster is None or self.cluster == cluster
+
+    def matches(self, finding: Finding) -> bool:
+        return (self.applies_to_cluster(finding.cluster)
+                and fnmatch.fnmatchcase(finding.rule_id, self.rule)
+                and subject_matches(self.subject, finding.subject))
+
+
+def subject_matches(pattern: str, subject: ObjectRef | None) -> bool:
+    if pattern == "*":
+        return True
+    return subject is not None and fnmatch.fnmatchcase(str(subject), pattern)
+
+
+def load_waivers(text: str, file_name: str = WAIVERS_FILE) -> list[Waiver]:
+    """Parse and validate; every problem is one UserError naming file:line."""
+    try:
+        yaml = YAML(typ="rt")
+        yaml.Constructor = _DatesAsText
+        doc = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise UserError(f"invalid YAML: {exc.problem or exc.context}", where=f"{file_name}{line}") from None
+    except YAMLError as exc:
+        raise UserError(f"invalid YAML: {exc}", where=file_name) from None
+    items = waiver_list(doc, file_name)
+    return [parse_waiver(item, i, file_name, line_of(items, i)) for i, item in enumerate(items)]
+
+
+def waiver_list(doc: Any, file_name: str) -> CommentedSeq:
+    if doc is None:
+        return CommentedSeq()
+    if isinstance(doc, CommentedMap):
+        extra = [k for k in doc if k != "waivers"]
+        if extra:
+            raise UserError(f"unknown top-level key {extra[0]!r} (expected `waivers:`)",
+                            where=f"{file_name}:{doc.lc.key(extra[0])[0] + 1}")
+        doc = doc.get("waivers") or CommentedSeq()
+    if not isinstance(doc, CommentedSeq):
+        raise UserError("waivers must be a list of {rule, subject, reason, owner, expires}", where=f"{file_name}:1")
+    return doc
+
+
+def line_of(seq: CommentedSeq, index: int) -> int:
+    return seq.lc.item(index)[0] + 1
+
+
+def parse_waiver(item: Any, index: int, file_name: str, line: int) -> Waiver:
+    where = f"{file_name}:{line}"
+    if not isinstance(item, CommentedMap):
+        raise UserError(f"waiver {index + 1} must be a mapping with {', '.join(REQUIRED)}", where=where)
+    unknown = [k for k in item if k not in ALLOWED]
+    if unknown:
+        raise UserError(f"waiver {index + 1}: unknown key {unknown[0]!r} (allowed: {', '.join(ALLOWED)})",
+                        where=f"{file_name}:{item.lc.key(unknown[0])[0] + 1}")
+    missing = [k for k in REQUIRED if item.get(k) in (None, "")]
+    if missing:
+        raise UserError(f"waiver {index + 1}: missing {', '.join(missing)}", where=where)
+    return Waiver(rule=text_field(item, "rule", index, file_name), subject=subject_field(item, index, file_name),
+                  reason=text_field(item, "reason", index, file_name),
+                  owner=text_field(item, "owner", index, file_name), expires=date_field(item, index, file_name),
+                  cluster=str(item["cluster"]) if item.get("cluster") not in (None, "") else None,
+                  file=file_name, line=line, index=index)
+
+
+def key_where(item: CommentedMap, key: str, file_name: str) -> str:
+    return f"{file_name}:{item.lc.value(key)[0] + 1}"
+
+
+def text_field(item: CommentedMap, key: str, index: int, file_name: str) -> str:
+    value = item[key]
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"waiver {index + 1}: {key} must be a non-empty string", where=key_where(item, key, file_name))
+    return value.strip()
+
+
+def subject_field(item: CommentedMap, index: int, file_name: str) -> str:
+    value = item["subject"]
+    if isinstance(value, CommentedMap):
+        kind, name, ns = value.get("kind"), value.get("name"), value.get("namespace")
+        if not isinstance(kind, str) or not isinstance(name, str):
+            raise UserError(f"waiver {index + 1}: subject needs kind and name",
+                            where=key_where(item, "subject", file_name))
+        return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+    text = text_field(item, "subject", index, file_name)
+    if text != "*" and "/" not in text:
+        raise UserError(f"waiver {index + 1}: subject {text!r} must be Kind/name, Kind/namespace/name or \"*\"",
+                        where=key_where(item, "subject", file_name))
+    return text
+
+
+def date_field(item: CommentedMap, index: int, file_name: str) -> date:
+    value = item["expires"]
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise UserError(f"waiver {index + 1}: expires {value!r} is not a date YYYY-MM-DD",
+                        where=key_where(item, "expires", file_name)) from None
+
+
+def apply_waivers(findings: Iterable[Finding], waivers: list[Waiver], today: date, *,
+                  cluster: str | None = None) -> list[Finding]:
+    """Mark waived findings, then add a finding per expired waiver and per waiver that matched nothing.
+
+    `cluster` is this run's cluster; waivers for other clusters are neither reported nor applied.
+    """
+    findings = list(findings)
+    run_cluster = cluster or next((f.cluster for f in findings), None)
+    active = [w for w in waivers if w.applies_to_cluster(run_cluster) and w.expires >= today]
+    used: set[int] = set()
+    out = []
+    for f in findings:
+        waiver = next((w for w in active if f.waived_by is None and w.matches(f)), None)
+        if waiver:
+            used.add(waiver.index)
+        out.append(replace(f, waived_by=waiver.label) if waiver else f)
+    for w in waivers:
+        if not w.applies_to_cluster(run_cluster):
+            continue
+        if w.expires < today:
+            out.append(waiver_finding(w, EXPIRED_RULE, Severity.WARNING, run_cluster, expired_message(w)))
+        elif w.index not in used:
+            out.append(waiver_finding(w, UNUSED_RULE, Severity.INFO, run_cluster, unused_message(w)))
+    return out
+
+
+def expired_message(w: Waiver) -> str:
+    return (f"waiver for {w.rule} on {w.subject} (owner {w.owner}) expired on {w.expires.isoformat()}; "
+            "its findings are reported again. Fix them, or renew the waiver with a new reason and date")
+
+
+def unused_message(w: Waiver) -> str:
+    return (f"waiver for {w.rule} on {w.subject} (owner {w.owner}) matches no finding; "
+            "remove it if the problem is fixed")
+
+
+def waiver_finding(w: Waiver, rule_id: str, severity: Severity, cluster: str | None, message: str) -> Finding:
+    title = "Waiver has expired" if rule_id == EXPIRED_RULE else "Waiver matches nothing"
+    return Finding(rule_id=rule_id, kind=Kind.VIOLATION, severity=severity, message=message,
+                   cluster=cluster or w.cluster or "*", location=Location(w.file, w.line, None, (w.index,)),
+                   fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."), title=title)
