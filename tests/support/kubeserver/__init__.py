@@ -1,0 +1,68 @@
+"""A local Kubernetes API server for tests and benchmarks.
+
+It speaks real HTTP/1.1 (keep-alive, Content-Length on every answer) on 127.0.0.1, so the official
+``kubernetes`` client and raw urllib3 work against it unmodified::
+
+    with KubeTestServer() as server:
+        server.register_kai_and_nvca_kinds()
+        server.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+        api = kubernetes.client.CoreV1Api(
+            kubernetes.client.ApiClient(kubernetes.client.Configuration(host=server.url)))
+        api.list_node(label_selector="nvidia.com/gpu.present=true", limit=500)
+
+What it models, faithfully to the real server where the cluster reader can observe it:
+
+* discovery (``/api``, ``/api/v1``, ``/apis``, ``/apis/<g>``, ``/apis/<g>/<v>``, ``/version``);
+  custom kinds exist only after ``register_kind`` so "KAI not installed" is testable;
+* get / list / create / update / patch / delete, cluster-scoped and namespaced, plus cluster-wide
+  lists of namespaced kinds; list items carry no ``apiVersion``/``kind``, as on the real server;
+* label selectors (every operator) and per-kind field selectors, with the real 400s;
+* ``limit``/``continue`` paging in etcd key order (namespace, then name), ``remainingItemCount``
+  when unfiltered, and 410 ``Expired`` for stale tokens;
+* merge, JSON and (simplified) server-side-apply patches, ``dryRun=All``, ``resourceVersion``
+  preconditions (409 Conflict), 409 AlreadyExists, ``Status`` bodies for every error;
+* the ``services/<name>[:<port>]/proxy/<path>`` subresource with canned backend answers;
+* fault injection (status + Retry-After, delays, connection resets, expired continue tokens).
+
+What this server does not model
+-------------------------------
+* **watch** (``?watch=true`` answers 405) and ``deletecollection``; discovery advertises only the
+  verbs implemented here (create, delete, get, list, patch, update);
+* **authentication / authorization / RBAC** (every request is allowed), impersonation, API priority
+  and fairness (429s only come from injected faults), audit;
+* **admission**: no webhooks, no NamespaceLifecycle (objects may be created in namespaces that do
+  not exist), no quota or LimitRange, no defaulting (e.g. ``spec.schedulerName`` stays unset unless
+  given; field selectors then see ``""``);
+* **validation**: no OpenAPI/CRD schema validation, pruning of unknown fields, CEL rules, immutable
+  fields, or name syntax checks; any JSON object of a registered kind is accepted;
+* **status subresources** (``/status``, ``/scale``, ``/log``, ``/exec``...): 404; writes to the main
+  resource change ``.status`` too;
+* **consistent-snapshot pagination**: each page reads the *current* objects after the token's key,
+  so writes between pages show up (the real server serves all pages from the first page's snapshot).
+  The list ``metadata.resourceVersion`` of continued pages is the first page's, as on the real server;
+* ``resourceVersion`` / ``resourceVersionMatch`` list parameters (lists are always "most recent"),
+  and etcd compaction (only the token TTL and the ``expire_continue`` fault produce 410s);
+* **strategic merge patch** semantics: treated as a plain RFC 7386 merge patch (lists are replaced
+  wholesale; ``patchMergeKey``, ``$patch``, ``$retainKeys``, ``$setElementOrder`` are ignored).
+  Custom resources reject it with 415, exactly like the real server;
+* **server-side apply**: the applied configuration is merge-patched onto the live object (or creates
+  it); field ownership, conflicts between managers, ``force`` and removal of fields a manager stops
+  applying are not modelled. ``metadata.managedFields`` records one entry per (manager, operation)
+  whose ``fieldsV1`` only lists map keys (lists are atomic). Non-apply writes record an ``Update``
+  entry named after ``fieldManager`` or the User-Agent, like the real server;
+* **deletion semantics**: no finalizers, graceful deletion, ``deletionTimestamp``, owner references
+  or garbage collection; DELETE removes immediately and answers a ``Status`` Success (the real server
+  answers the object itself for several built-in kinds, e.g. Pods);
+* **multiple versions of one kind**: all registered versions share one store and are served without
+  conversion (only ``apiVersion`` is rewritten);
+* aggregated discovery (``apidiscovery.k8s.io``), OpenAPI (``/openapi/v2``, ``/openapi/v3``),
+  protobuf/CBOR encodings, ``Table`` output, health endpoints of the API server itself;
+* service proxy: the Service/Endpoints objects are not consulted; only answers registered with
+  ``set_healthz``/``set_proxy_response`` exist (503 "no endpoints available" otherwise, backend 404
+  for other paths of a configured service). Query strings and request bodies are not forwarded;
+* TLS and HTTP/2.
+"""
+
+from ._server import KAI_AND_NVCA_KINDS, Fault, KubeTestServer, RequestRecord, register_kai_and_nvca_kinds
+
+__all__ = ["KAI_AND_NVCA_KINDS", "Fault", "KubeTestServer", "RequestRecord", "register_kai_and_nvca_kinds"]
