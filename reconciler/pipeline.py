@@ -18,7 +18,7 @@ from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.sources.git import GitTree, open_tree
-from reconciler.sources.repoconfig import CONFIG_FILE, RepoConfig, parse_repo_config
+from reconciler.sources.repoconfig import CONFIG_FILE, ClusterConfig, RepoConfig, parse_repo_config
 
 
 @dataclass
@@ -88,8 +88,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     repo: DesiredRepo | None = None
     if settings.git.repo is not None:
         repo = open_desired(settings.git)
-        chosen = repo.config.select(settings.cluster)
-        desired = build_desired(repo.tree.read, repo.config.doc, chosen[0], repo.git.commit)
+        chosen = _doctor_cluster(repo.config, settings.cluster, context)
+        desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
         context = context or desired.config.kube_context
     live = read_live(context)
     prediction = predict(live.queues, kind_served=live.queue_kind_served)
@@ -98,6 +98,17 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live), findings)
     return Report("doctor", [report], settings.fail_on)
+
+
+def _doctor_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:
+    """--cluster, else the one cluster whose kubeContext is --context, else the only cluster."""
+    clusters = config.select(name)
+    if len(clusters) > 1 and context:
+        clusters = tuple(c for c in clusters if c.kube_context == context) or clusters
+    if len(clusters) != 1:
+        raise UserError(f"{CONFIG_FILE} declares {len(clusters)} clusters; choose one with --cluster",
+                        hint="known: " + ", ".join(c.name for c in clusters))
+    return clusters[0]
 
 
 def _healthz(live: LiveState) -> dict[str, object] | None:

@@ -149,10 +149,6 @@ def test_doctor_with_repo_and_cluster_uses_that_cluster(demo: Path) -> None:
                                                                                 "KAI-D-004"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: pipeline.run_doctor takes repo.config.select(settings.cluster)[0], so "
-                   "`doctor --repo` without --cluster on a multi-cluster repo silently checks the FIRST cluster "
-                   "(prod-addon) against whatever cluster/snapshot was given and reports it clean; it should "
-                   "refuse like diff does (or pick the cluster whose kubeContext equals --context)")
 def test_doctor_with_repo_but_no_cluster_is_refused_on_a_multi_cluster_repo(demo: Path) -> None:
     code, stdout, stderr = run_cli(["doctor", "--repo", demo, "--snapshot", LAB_SNAPSHOT])
     assert_one_line_error(code, stdout, stderr, "--cluster")

@@ -216,11 +216,6 @@ def test_partial_triple_is_completed_from_chart_defaults(tmp_path: Path, version
     assert queues["default-parent-queue"].spec.resources["gpu"] == CHART_DEFAULT_T
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the v0.9.20 chart values have no defaultQueue block (that chart renders "
-                   "no default queues), yet model/desired._expected_default_queues still expects "
-                   "default-parent-queue/default-queue with all-zero triples (limit=0, overQuotaWeight=0) that "
-                   "nobody wrote; the differ would then propose creating/patching queues to limit 0. Expect no "
-                   "template queues when the effective values have no defaultQueue mapping")
 def test_v0_9_chart_without_default_queue_block_expects_no_invented_queues(tmp_path: Path) -> None:
     values = "scheduler:\n  placementStrategy: binpack\n"
     desired = standalone(tmp_path, values, version="v0.9.20")

@@ -379,9 +379,6 @@ def test_demo_prod_addon_headline_drift(prod: Any) -> None:
                                       ["memory.quota", 0.0, -1.0]]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (consequence of the v0.9.20 expected-queue bug in model/desired.py): for "
-                   "a v0.9.x pin whose values have no defaultQueue, the differ proposes patching healthy live "
-                   "default queues to limit=0, quota=0, overQuotaWeight=0, which would make NVCA unhealthy")
 def test_v0_9_pin_never_proposes_zeroing_live_queues(tmp_path: Path) -> None:
     desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.9.20"),
                                      "kai-values.yaml": "scheduler:\n  placementStrategy: binpack\n"})

@@ -122,9 +122,6 @@ def test_unknown_key_names_file_line_and_key() -> None:
     assert "kaiValuesFile" in line          # the allowed keys are listed, so the typo is obvious
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: repoconfig._validate locates additionalProperties errors at the "
-                   "enclosing mapping (clusters.0 → line 3) instead of the unknown key itself (line 7); "
-                   "locate (*path, first_extra_key) for validator == 'additionalProperties'")
 def test_unknown_key_points_at_the_key_line() -> None:
     err = error_of(BASE + "    kaiValuesFlie: typo.yaml\n")
     assert err.where == "kai-gitops.yaml:7:5"
@@ -193,7 +190,7 @@ def test_duplicate_yaml_key_in_config() -> None:
     err = error_of(BASE + "    mode: standalone\n")
     assert err.where == "kai-gitops.yaml:7"
     assert 'duplicate key "mode"' in err.message
-    assert err.message.endswith(" and 7")     # first line: see test_yamldoc duplicate-key xfail
+    assert err.message.endswith("at lines 4 and 7")
 
 
 @pytest.mark.parametrize("text, fragment", [

@@ -229,10 +229,6 @@ def test_payload_that_is_not_base64_is_recorded() -> None:
         "Secret/kai-scheduler/sh.helm.release.v1.kai-scheduler.v9: no data.release"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: model/helm.decode_release_secret only guards decoding; release_from_json "
-                   "raises ValueError/AttributeError on a JSON object of the wrong shape (version 'abc', chart a "
-                   "string), which escapes LiveStateBuilder._secret and aborts the run. Catch (ValueError, "
-                   "TypeError, AttributeError) around release_from_json and raise ReleaseDecodeError")
 @pytest.mark.parametrize("payload", [{"name": "kai-scheduler", "version": "abc"},
                                      {"name": "kai-scheduler", "version": 1, "chart": "kai-scheduler"}])
 def test_wrongly_shaped_release_json_is_recorded_not_raised(payload: dict[str, Any]) -> None:
@@ -359,9 +355,6 @@ def test_unschedulable_events() -> None:
     assert state.unschedulable == {("nvcf-backend", "p1"): "no GPUs", ("nvcf-backend", "p2"): "taint"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: model/live.LiveStateBuilder._event reads involvedObject/message, but "
-                   "events.k8s.io/v1 Events (registered in _HANDLERS) carry `regarding` and `note`, so the key "
-                   "becomes ('', '') and the message ''. Read regarding/note when involvedObject/message are absent")
 def test_events_k8s_io_v1_unschedulable_event() -> None:
     event = obj("events.k8s.io/v1", "Event", "e1", "nvcf-backend", reason="FailedScheduling", note="0/4 nodes",
                 regarding={"kind": "Pod", "namespace": "nvcf-backend", "name": "fn-0"})

@@ -9,7 +9,7 @@ import pytest
 
 from reconciler.errors import UserError
 from reconciler.model.refs import Location
-from reconciler.sources.yamldoc import MAX_NODES, YamlDoc, decode_text, load_document, load_documents
+from reconciler.sources.yamldoc import YamlDoc, decode_text, load_document, load_documents
 
 HELM_TRUE = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"]
 HELM_FALSE = ["n", "N", "no", "No", "NO", "off", "Off", "OFF"]
@@ -171,9 +171,6 @@ def test_duplicate_top_level_key() -> None:
     assert info.value.line().startswith('x.yaml:3: duplicate key "a" at lines 1 and 3')
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: yamldoc._yaml_error reports exc.context_mark as the first line, but "
-                   "ruamel's context_mark is the start of the enclosing mapping ('while constructing a mapping'), "
-                   "not the first occurrence of the key; re-compose the text and take the key nodes' start_mark")
 def test_duplicate_key_first_line_is_the_first_occurrence_not_the_mapping_start() -> None:
     with pytest.raises(UserError) as info:
         load_document("top:\n  x: 0\n  a: 1\n  y: 2\n  a: 2\n", "x.yaml")
@@ -208,9 +205,6 @@ def bomb_outcome() -> tuple[float, UserError | None]:
     return time.perf_counter() - start, None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the alias-bomb guard converts MAX_NODES (1,000,000) nodes one by one "
-                   "before giving up, which takes ~3.5 s; sources/yamldoc.py:_Converter.convert should bound "
-                   "alias expansion (memoise subtree sizes per node id, or a far lower cap) to answer in < 2 s")
 def test_alias_bomb_is_refused_quickly(bomb_outcome: tuple[float, UserError | None]) -> None:
     elapsed, error = bomb_outcome
     assert error is not None
@@ -222,7 +216,7 @@ def test_alias_bomb_is_a_one_line_error_naming_the_file_and_a_line(
     _, err = bomb_outcome
     assert err is not None
     assert re.fullmatch(r"bomb\.yaml:\d+", err.where or ""), err.where
-    assert f"more than {MAX_NODES} values" in err.message
+    assert "alias bomb" in err.message
     assert "\n" not in err.line()
 
 

@@ -188,8 +188,9 @@ def _check_value_types(doc: YamlDoc) -> None:
 
 
 def _expected_default_queues(desired: DesiredCluster) -> list[ExpectedQueue]:
-    queue_values = desired.kai_values_effective.get("defaultQueue") or {}
-    if queue_values.get("createDefaultQueue") is False:
+    queue_values = desired.kai_values_effective.get("defaultQueue")
+    # Charts before defaultQueue existed (v0.9.x) render no queues: nothing to expect from values.
+    if not isinstance(queue_values, dict) or queue_values.get("createDefaultQueue") is False:
         return []
     doc = desired.kai_values_doc or "env"
     base: YamlPath = ("defaultQueue",) if desired.kai_values_doc else ("addons", "kaiScheduler", "enabled")

@@ -54,7 +54,10 @@ def decode_release_secret(secret: dict[str, Any]) -> HelmRelease:
         raise ReleaseDecodeError(f"data.release is not a Helm release ({exc.__class__.__name__})") from None
     if not isinstance(release, dict):
         raise ReleaseDecodeError("data.release is not a JSON object")
-    return release_from_json(release, secret)
+    try:
+        return release_from_json(release, secret)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ReleaseDecodeError(f"data.release has an unexpected shape ({exc.__class__.__name__})") from None
 
 
 def release_from_json(release: dict[str, Any], secret: dict[str, Any] | None = None) -> HelmRelease:

@@ -174,10 +174,11 @@ class LiveStateBuilder:
         self._pods.append(pod_summary(obj, self.now))
 
     def _event(self, obj: dict[str, Any]) -> None:
-        involved = obj.get("involvedObject") or {}
-        if obj.get("reason") == "Unschedulable" or obj.get("reason") == "FailedScheduling":
+        # core/v1 Events say involvedObject/message; events.k8s.io/v1 says regarding/note.
+        involved = obj.get("involvedObject") or obj.get("regarding") or {}
+        if obj.get("reason") in ("Unschedulable", "FailedScheduling"):
             key = (str(involved.get("namespace", "")), str(involved.get("name", "")))
-            self.state.unschedulable[key] = str(obj.get("message", ""))
+            self.state.unschedulable[key] = str(obj.get("message") or obj.get("note") or "")
 
     def _healthz(self, obj: dict[str, Any]) -> None:
         self.state.healthz = healthz_from_response(obj.get("httpStatus"), obj.get("body"))

@@ -81,6 +81,8 @@ def _validate(doc: YamlDoc) -> None:
         return
     first = _most_specific(errors[0])
     path = tuple(first.absolute_path)
+    if first.validator == "additionalProperties":  # point at the unknown key itself, not its parent
+        path = (*path, sorted(_unknown_keys(first))[0])
     raise UserError(_describe(first), where=str(doc.locate(path)),
                     hint="see the JSON Schema: kai-gitops schema")
 
@@ -95,7 +97,7 @@ def _most_specific(error: Any) -> Any:
 def _describe(error: Any) -> str:
     where = ".".join(str(p) for p in error.absolute_path) or "top level"
     if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        extra = sorted(_unknown_keys(error))
         allowed = ", ".join(sorted(error.schema.get("properties", {})))
         return f"unknown key(s) {', '.join(map(repr, extra))} in {where}; allowed: {allowed}"
     if error.validator == "required":
@@ -103,6 +105,10 @@ def _describe(error: Any) -> str:
     if error.validator in ("enum", "const"):
         return f"{where}: {error.instance!r} is not one of {error.validator_value!r}"
     return f"{where}: {error.message}"
+
+
+def _unknown_keys(error: Any) -> set[str]:
+    return set(error.instance) - set(error.schema.get("properties", {}))
 
 
 def _cluster(raw: dict[str, Any], index: int) -> ClusterConfig:

@@ -19,8 +19,8 @@ from reconciler.model.refs import Location, YamlPath
 # go-yaml v2 resolve table: plain scalars that Helm reads as booleans.
 _HELM_TRUE = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
 _HELM_FALSE = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}
-# An alias bomb expands to billions of nodes; no real values file comes near this.
-MAX_NODES = 1_000_000
+# An alias bomb expands a few lines into billions of values; real files reuse anchors a little, not this much.
+MAX_ALIAS_EXPANSION = 1_000_000
 MAX_BYTES = 20 * 1024 * 1024
 
 
@@ -52,9 +52,9 @@ class YamlDoc:
         return node
 
 
-def decode_text(raw: bytes, file: str) -> str:
-    if len(raw) > MAX_BYTES:
-        raise UserError(f"file is {len(raw)} bytes, over the {MAX_BYTES} byte limit", where=file)
+def decode_text(raw: bytes, file: str, *, max_bytes: int = MAX_BYTES) -> str:
+    if len(raw) > max_bytes:
+        raise UserError(f"file is {len(raw)} bytes, over the {max_bytes} byte limit", where=file)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -64,18 +64,19 @@ def decode_text(raw: bytes, file: str) -> str:
             hint="save the file as UTF-8") from None
 
 
-def load_documents(raw: bytes | str, file: str) -> list[YamlDoc]:
+def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES) -> list[YamlDoc]:
     """Every document of a YAML stream; empty documents are skipped."""
-    text = raw if isinstance(raw, str) else decode_text(raw, file)
+    text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)
     yaml = _parser()
     try:
         loaded = list(yaml.load_all(text))
     except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
-        raise _yaml_error(exc, file) from None
+        raise _yaml_error(exc, file, text) from None
     docs = []
     for node in loaded:
         if node is None:
             continue
+        _refuse_alias_bomb(node, file)
         converter = _Converter(file)
         data = converter.convert(node, ())
         docs.append(YamlDoc(file, data, converter.positions))
@@ -102,21 +103,70 @@ def _parser() -> Any:
     return yaml
 
 
-def _yaml_error(exc: Exception, file: str) -> UserError:
+def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     if type(exc).__name__ == "DuplicateKeyError":
-        first, second = exc.context_mark, exc.problem_mark  # type: ignore[attr-defined]
         key = re.search(r'duplicate key "([^"]*)"', str(exc))
         name = key.group(1) if key else "?"
+        first, second = _duplicate_key_lines(text, exc, name)
         return UserError(
-            f'duplicate key "{name}" at lines {first.line + 1} and {second.line + 1}',
-            where=f"{file}:{second.line + 1}",
+            f'duplicate key "{name}" at lines {first} and {second}', where=f"{file}:{second}",
             hint="Helm would silently keep the last one; delete the line you do not mean")
     context = getattr(exc, "context", None)
     message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
     return UserError(message, where=where, hint="fix the YAML syntax")
+
+
+def _duplicate_key_lines(text: str, exc: Any, name: str) -> tuple[int, int]:
+    """ruamel marks the mapping's start, not the first key: re-compose (no duplicate check) to find both keys."""
+    mapping_mark, second = exc.context_mark, exc.problem_mark.line + 1
+    from ruamel.yaml import YAML
+
+    try:
+        roots = list(YAML(typ="rt").compose_all(text))
+    except Exception:  # composing failed too: the mapping's start is the best line we have
+        return mapping_mark.line + 1, second
+    seen: set[int] = set()
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or not isinstance(node.value, list):
+            continue
+        seen.add(id(node))
+        pairs = [p for p in node.value if isinstance(p, tuple)]
+        if pairs and (node.start_mark.line, node.start_mark.column) == (mapping_mark.line, mapping_mark.column):
+            lines = [k.start_mark.line + 1 for k, _ in pairs if getattr(k, "value", None) == name]
+            if len(lines) >= 2:
+                return lines[0], lines[-1] if lines[-1] == second else second
+        stack.extend(child for p in node.value for child in (p if isinstance(p, tuple) else (p,)))
+    return mapping_mark.line + 1, second
+
+
+def _refuse_alias_bomb(root: Any, file: str) -> None:
+    """Expanded size counted once per distinct container, so a bomb is caught before it is expanded."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        if not isinstance(node, dict | list):
+            return 1
+        key = id(node)
+        if key not in sizes:
+            sizes[key] = 0  # a self-referencing alias counts once instead of recursing forever
+            children = node.values() if isinstance(node, dict) else node
+            sizes[key] = 1 + sum(size(child) for child in children)
+        return sizes[key]
+
+    total = size(root)
+    if total - len(sizes) <= MAX_ALIAS_EXPANSION:
+        return
+    line = 1
+    if isinstance(root, dict):
+        worst = max(root, key=lambda k: size(root[k]))
+        line = (_lc(root, "key", worst) or (1, 1))[0]
+    raise UserError(f"YAML aliases expand to {total:,} values (an alias bomb)", where=f"{file}:{line}",
+                    hint="remove the nested anchors/aliases")
 
 
 class _Converter:
@@ -125,14 +175,8 @@ class _Converter:
     def __init__(self, file: str) -> None:
         self.file = file
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
-        self.nodes = 0
 
     def convert(self, node: Any, path: YamlPath) -> Any:
-        self.nodes += 1
-        if self.nodes > MAX_NODES:
-            line, _ = self.positions.get(path[:-1], (1, 1))
-            raise UserError(f"YAML expands to more than {MAX_NODES} values (alias bomb?)",
-                            where=f"{self.file}:{line}", hint="remove the recursive anchors/aliases")
         if isinstance(node, dict):
             return dict(self._mapping_items(node, path))
         if isinstance(node, list):
