@@ -558,3 +558,20 @@ def test_as_number() -> None:
     assert as_number("2.5") == 2.5
     assert as_number(True) != as_number(True)        # NaN: a boolean is not a number
     assert as_number("abc") != as_number("abc")
+
+
+def test_queue_file_with_a_wrong_api_version(tmp_path: Path) -> None:
+    bad = "apiVersion: scheduling.run.ai/v1\nkind: Queue\nmetadata:\n  name: q\nspec: {}\n"
+    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": bad},
+                       queue_files=("q.yaml",))
+    assert err.where == "q.yaml:1:1"
+    assert "scheduling.run.ai/v2" in err.message
+
+
+def test_queue_defined_twice_is_refused(tmp_path: Path) -> None:
+    dup = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: default-queue\nspec: {}\n"
+    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": dup},
+                       queue_files=("q.yaml",))
+    assert err.where == "q.yaml:4:3"
+    assert "default-queue is defined twice" in err.message
+    assert "kai-values.yaml" in err.message

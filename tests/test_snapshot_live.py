@@ -461,3 +461,12 @@ def test_demo_snapshot_password_is_never_printed(tmp_path: Path) -> None:
         code, stdout, stderr = run_cli(["doctor", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml", "-o", fmt])
         assert code in (0, 2), stderr
         assert demo_secret not in stdout + stderr
+
+
+def test_redaction_keeps_references_to_secrets_readable() -> None:
+    from reconciler.model.redact import REDACTED, redact
+
+    values = {"existingSecretName": "kai-creds", "tokenSecretRef": "ref", "certFile": "/etc/tls.crt",
+              "registryPassword": "hunter2", "auth": {"token": "abc", "user": "me"}}
+    assert redact(values) == {"existingSecretName": "kai-creds", "tokenSecretRef": "ref", "certFile": "/etc/tls.crt",
+                              "registryPassword": REDACTED, "auth": {"token": REDACTED, "user": REDACTED}}

@@ -10,7 +10,7 @@ from typing import Any
 from reconciler.errors import UserError
 from reconciler.model.gates import stack_effective_gates
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
-from reconciler.model.refs import Location, YamlPath
+from reconciler.model.refs import QUEUE_API, Location, YamlPath
 from reconciler.model.values import chart_defaults, deep_merge, defaults_version_for, parse_version
 from reconciler.sources.repoconfig import ClusterConfig, SharedClusterIntent
 from reconciler.sources.yamldoc import YamlDoc, load_document
@@ -106,7 +106,7 @@ def build_desired(read: Any, config_doc: YamlDoc, cluster: ClusterConfig, commit
     user_values, values_doc = _user_kai_values(cluster, docs)
     effective = deep_merge(chart_defaults(version), user_values)
     desired = DesiredCluster(cluster, commit, docs, version, values_doc, user_values, effective, addons)
-    desired.queues = _expected_default_queues(desired) + _queue_files(docs)
+    desired.queues = _unique_queues(desired, _expected_default_queues(desired) + _queue_files(docs))
     desired.shard = _expected_shard(desired)
     desired.gates = _desired_gates(docs, addons)
     return desired
@@ -138,6 +138,9 @@ def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
         if not isinstance(doc.data, dict) or doc.data.get("kind") != "Queue":
             raise UserError("queue files may hold only KAI Queue objects (kind: Queue)",
                             where=str(doc.locate(("kind",))))
+        if doc.data.get("apiVersion") != QUEUE_API:
+            raise UserError(f"Queue apiVersion must be {QUEUE_API}, found {doc.data.get('apiVersion')!r}",
+                            where=str(doc.locate(("apiVersion",))), hint="KAI serves Queues only as v2")
         name = (doc.data.get("metadata") or {}).get("name")
         if not isinstance(name, str) or not name:
             raise UserError("Queue has no metadata.name", where=str(doc.locate(("metadata",))))
@@ -225,6 +228,19 @@ def _queue_files(docs: dict[str, YamlDoc]) -> list[ExpectedQueue]:
                 paths[f"{res}.{key}"] = ("spec", "resources", res, key)
         expected.append(ExpectedQueue(spec, doc_id, paths, "queue-file"))
     return expected
+
+
+def _unique_queues(desired: DesiredCluster, queues: list[ExpectedQueue]) -> list[ExpectedQueue]:
+    """Two definitions of one Queue in Git would make the plan flip-flop: refuse them."""
+    seen: dict[str, ExpectedQueue] = {}
+    for queue in queues:
+        first = seen.setdefault(queue.spec.name, queue)
+        if first is not queue:
+            here = desired.locate(queue.doc, ("metadata", "name"))
+            there = desired.locate(first.doc, first.paths["parent"])
+            raise UserError(f"Queue {queue.spec.name} is defined twice (also at {there})", where=str(here),
+                            hint="keep one definition; default queues come from the KAI values")
+    return queues
 
 
 def _expected_shard(desired: DesiredCluster) -> ExpectedShard | None:

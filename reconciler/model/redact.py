@@ -12,8 +12,12 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE)
 
 
+# Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
+_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath)$", re.IGNORECASE)
+
+
 def is_secret_key(name: str) -> bool:
-    return bool(_SECRET_KEY.search(name))
+    return bool(_SECRET_KEY.search(name)) and not _REFERENCE.search(name)
 
 
 def redact(value: Any) -> Any:

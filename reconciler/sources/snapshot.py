@@ -34,9 +34,13 @@ def _json_items(raw: bytes, path: str) -> list[dict[str, Any]]:
     return items
 
 
+# Snapshots of large clusters are big; the values-file limit would refuse a real `kubectl get pods -A -o yaml`.
+SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024 * 1024
+
+
 def _yaml_items(raw: bytes, path: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    for doc in load_documents(decode_text(raw, path), path):
+    for doc in load_documents(decode_text(raw, path, max_bytes=SNAPSHOT_MAX_BYTES), path):
         items.extend(_list_items(doc.data, lambda i, d=doc: str(d.locate(("items", i))), path))
     return items
 
