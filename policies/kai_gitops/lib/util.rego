@@ -3,6 +3,9 @@ package kai_gitops.lib.util
 
 desired := object.get(input, "desired", {})
 
+# doctor on a snapshot has no Git side: rules comparing with Git's intent stay silent then.
+has_desired if is_object(input.desired)
+
 # Live facts exist only in a live evaluation; rules must never read `live` in a static one, because
 # `not live.x` would be true for every absent fact.
 live := input.live if input.scope == "live"
@@ -63,6 +66,10 @@ unlimited(t) if {
 resource_kinds := ["cpu", "gpu", "memory"]
 
 limited_kinds(resources) := [k | some k in resource_kinds; not unlimited(triple(resources, k))]
+
+# A queue that caps usage (limit other than -1): the mark of a cluster shared with other tenants.
+# A finite quota alone only guarantees a share, it does not cap anyone.
+capped_kinds(resources) := [k | some k in resource_kinds; triple(resources, k).limit != -1]
 
 fmt_triple(t) := sprintf("quota=%v, limit=%v, overQuotaWeight=%v", [t.quota, t.limit, t.overQuotaWeight])
 

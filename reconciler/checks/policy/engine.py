@@ -102,13 +102,16 @@ def shipped_data_files() -> list[Path]:
     return sorted((shipped_policy_dir() / "kai_gitops" / "data").glob("*.json"))
 
 
-def load_policy_set(dirs: list[Path] | None = None, data_files: list[Path] | None = None, *,
+PolicyDir = Path | tuple[Path, str]   # a directory, or (directory, the name to show for it in messages)
+
+
+def load_policy_set(dirs: list[PolicyDir] | None = None, data_files: list[Path] | None = None, *,
                     include_shipped: bool = True) -> PolicySet:
     """The shipped pack plus the user's policy dirs and data files, compiled once and checked."""
     from reconciler.checks.policy.regorus_engine import compile_policies, read_metas
 
     roots = ([(shipped_policy_dir(), "policies")] if include_shipped else []) + \
-        [(Path(d), str(d)) for d in dirs or []]
+        [d if isinstance(d, tuple) else (Path(d), str(d)) for d in dirs or []]
     files = collect_policy_files(roots, tests=False)
     data = merge_data_files((shipped_data_files() if include_shipped else []) + list(data_files or []))
     check_duplicate_meta(files)
@@ -231,7 +234,7 @@ _SHAPE: tuple[tuple[str, type, bool], ...] = (
     ("desired.shared_cluster", dict, False), ("desired.shared_cluster.nodes", list, False),
     ("desired.shared_cluster.selector", dict, True), ("desired.extra_queues", list, False),
     ("live", dict, False), ("live.crds", dict, False), ("live.queues", list, False),
-    ("live.nvca_prediction", dict, False), ("live.nvca_prediction.errors", list, False),
+    ("live.nvca_prediction", dict, True), ("live.nvca_prediction.errors", list, False),
     ("live.healthz", dict, True), ("live.healthz.errors", list, False), ("live.releases", list, False),
     ("live.gate_hops", dict, False), ("live.gate_hops.configmap", list, True), ("live.gate_hops.spec", list, True),
     ("live.gate_hops.overrides", list, True), ("live.gate_hops.status", list, True),

@@ -152,3 +152,8 @@ test_g013_overrides_warn if {
 	some v in gates.nvca_g_013.violations with input as facts
 	contains(v.message, "spec.overrides.featureGate.values [\"SelfHosted\"]")
 }
+
+test_g010_needs_a_gate_list_in_git if {
+	facts := object.remove(hops({"configmap": ["SelfHosted"]}), ["desired"])
+	count(gates.nvca_g_010.violations) == 0 with input as facts
+}

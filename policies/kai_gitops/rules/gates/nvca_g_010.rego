@@ -14,6 +14,7 @@ meta := {
 }
 
 violations contains v if {
+	util.gates_doc != null # Git declares a gate list (env file or NVCA values)
 	cm := util.live.gate_hops.configmap
 	is_array(cm)
 	git := data.kai_gitops.lib.gates.signed(object.get(util.gates, "effective", []))

@@ -13,7 +13,11 @@ meta := {
 	"source": "SPEC §6 / seed: Troubleshoot the integration (error table)",
 }
 
-prediction := object.get(util.live, "nvca_prediction", {})
+# Python may have no prediction to offer (null); treat it as no verdict rather than failing the evaluation.
+prediction := p if {
+	p := util.live.nvca_prediction
+	is_object(p)
+} else := {}
 
 violations contains v if {
 	some err in object.get(prediction, "errors", [])

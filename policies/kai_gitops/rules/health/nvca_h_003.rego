@@ -14,10 +14,15 @@ meta := {
 
 healthz := util.live.healthz
 
-prediction := object.get(util.live, "nvca_prediction", {})
+# Python may have no prediction to offer (null); treat it as no verdict rather than failing the evaluation.
+prediction := p if {
+	p := util.live.nvca_prediction
+	is_object(p)
+} else := {}
 
 violations contains v if {
 	is_object(healthz)
+	is_string(prediction.status)
 	healthz.reachable == true
 	is_string(healthz.status)
 	disagrees
@@ -26,7 +31,7 @@ violations contains v if {
 			"NVCA's health endpoint reports kai-scheduler-queues %s %s (HTTP %v) but the live Queues predict %s %s",
 			[
 				healthz.status, json.marshal(object.get(healthz, "errors", [])), object.get(healthz, "http_status", null),
-				prediction.status, json.marshal(object.get(prediction, "errors", [])),
+				object.get(prediction, "status", null), json.marshal(object.get(prediction, "errors", [])),
 			],
 		),
 		"subject": {"apiVersion": "v1", "kind": "Service", "namespace": "nvca-system", "name": "nvca"},

@@ -15,11 +15,11 @@ meta := {
 violations contains v if {
 	util.shared_intent == "dedicated"
 	some q in object.get(util.desired, "extra_queues", [])
-	limited := data.kai_gitops.lib.util.limited_kinds(object.get(q, "resources", {}))
+	limited := data.kai_gitops.lib.util.capped_kinds(object.get(q, "resources", {}))
 	count(limited) > 0
 	v := {
 		"message": sprintf(
-			"queue %s in Git limits %s, so non-NVCF workloads share this cluster, but the shared-cluster intent is \"dedicated\"; declare intent \"shared\" with the NVCF nodes",
+			"queue %s in Git caps %s (limit is not -1), so non-NVCF workloads share this cluster, but the shared-cluster intent is \"dedicated\"; declare intent \"shared\" with the NVCF nodes",
 			[q.name, concat(", ", limited)],
 		),
 		"subject": data.kai_gitops.lib.util.queue_subject(q.name),

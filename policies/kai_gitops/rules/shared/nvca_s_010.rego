@@ -14,6 +14,7 @@ meta := {
 }
 
 violations contains v if {
+	util.has_desired
 	util.shared_intent == "dedicated"
 	nodes.shared_mode_on
 	v := {

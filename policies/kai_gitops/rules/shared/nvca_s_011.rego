@@ -16,6 +16,7 @@ meta := {
 missing := util.intended_set - nodes.labelled_true
 
 violations contains v if {
+	util.has_desired
 	util.shared_intent == "shared"
 	count(missing) > 0
 	v := {
@@ -31,6 +32,7 @@ violations contains v if {
 }
 
 violations contains v if {
+	util.has_desired
 	util.shared_intent == "shared"
 	count(missing) == 0
 	not nodes.shared_mode_on

@@ -35,8 +35,19 @@ meant_for_nvcf(name) if {
 
 label_advice(name) := "set it to true" if meant_for_nvcf(name)
 
-label_advice(name) := "remove the label" if not meant_for_nvcf(name)
+label_advice(name) := "remove the label" if {
+	util.has_desired
+	not meant_for_nvcf(name)
+}
+
+label_advice(_) := "set it to true if the node is meant for NVCF, otherwise remove the label" if not util.has_desired
 
 label_fix(name) := sprintf("kubectl label node %s nvca.nvcf.nvidia.io/schedule=true --overwrite", [name]) if meant_for_nvcf(name)
 
-label_fix(name) := sprintf("kubectl label node %s nvca.nvcf.nvidia.io/schedule-", [name]) if not meant_for_nvcf(name)
+label_fix(name) := sprintf("kubectl label node %s nvca.nvcf.nvidia.io/schedule-", [name]) if {
+	util.has_desired
+	not meant_for_nvcf(name)
+}
+
+# Without Git there is no intent to say which of the two fixes is right.
+label_fix(_) := null if not util.has_desired

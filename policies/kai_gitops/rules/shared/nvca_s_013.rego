@@ -16,6 +16,7 @@ meta := {
 extra := nodes.labelled_true - util.intended_set
 
 violations contains v if {
+	util.has_desired
 	util.shared_intent == "shared"
 	util.intended_known
 	count(extra) > 0

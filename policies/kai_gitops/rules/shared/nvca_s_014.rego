@@ -15,7 +15,7 @@ meta := {
 
 limited := sort([q.name |
 	some q in object.get(util.live, "queues", [])
-	count(data.kai_gitops.lib.util.limited_kinds(object.get(q, "resources", {}))) > 0
+	count(data.kai_gitops.lib.util.capped_kinds(object.get(q, "resources", {}))) > 0
 ])
 
 violations contains v if {
@@ -23,7 +23,7 @@ violations contains v if {
 	not nodes.shared_mode_on
 	v := {
 		"message": sprintf(
-			"%d live queue(s) are limited (%s%s), so non-NVCF workloads share this cluster, but no node is labelled nvca.nvcf.nvidia.io/schedule=true: Shared Cluster mode is off and NVCA counts every node",
+			"%d live queue(s) cap usage with a limit (%s%s), so non-NVCF workloads share this cluster, but no node is labelled nvca.nvcf.nvidia.io/schedule=true: Shared Cluster mode is off and NVCA counts every node",
 			[count(limited), data.kai_gitops.lib.nodes.sample(limited), data.kai_gitops.lib.nodes.more(limited)],
 		),
 		"subject": null,

@@ -17,7 +17,7 @@ test_s001_dedicated_with_limited_queue_warns if {
 	some v in shared.nvca_s_001.violations with input as facts
 	v.doc == "queues:0"
 	v.path == ["spec", "resources"]
-	contains(v.message, "queue research in Git limits gpu")
+	contains(v.message, "queue research in Git caps gpu (limit is not -1)")
 }
 
 test_s001_shared_intent_passes if {
@@ -127,10 +127,30 @@ test_s014_unlimited_queues_pass if {
 test_s014_limited_queue_without_shared_mode_warns if {
 	facts := data.kai_gitops.testdata.with_live({"queues": queues_with_limited})
 	some v in shared.nvca_s_014.violations with input as facts
-	contains(v.message, "1 live queue(s) are limited (research)")
+	contains(v.message, "1 live queue(s) cap usage with a limit (research)")
 }
 
 test_s014_limited_queue_with_shared_mode_passes if {
 	facts := shared_live(["n1"], object.union({"queues": queues_with_limited}, nodes([{"name": "n1", "value": "true"}], ["n1"])))
 	count(shared.nvca_s_014.violations) == 0 with input as facts
+}
+
+test_s014_finite_quota_alone_is_not_a_cap if {
+	quota_only := {"cpu": {"quota": 0, "limit": -1, "overQuotaWeight": 1}, "gpu": testdata.unlimited, "memory": testdata.unlimited}
+	queues := [{"name": "q", "parent": null, "has_resources": true, "resources": quota_only}]
+	count(shared.nvca_s_014.violations) == 0 with input as data.kai_gitops.testdata.with_live({"queues": queues})
+}
+
+test_s010_s011_s013_need_git if {
+	facts := object.remove(data.kai_gitops.testdata.with_live({"nodes": {"schedule_label": [], "schedule_true": ["n1"]}}), ["desired"])
+	count(shared.nvca_s_010.violations) == 0 with input as facts
+	count(shared.nvca_s_011.violations) == 0 with input as facts
+	count(shared.nvca_s_013.violations) == 0 with input as facts
+}
+
+test_s012_without_git_gives_no_fix if {
+	facts := object.remove(data.kai_gitops.testdata.with_live({"nodes": {"schedule_label": [{"name": "n1", "value": "yes"}], "schedule_true": []}}), ["desired"])
+	some v in shared.nvca_s_012.violations with input as facts
+	v.fix == null
+	contains(v.message, "set it to true if the node is meant for NVCF, otherwise remove the label")
 }

@@ -1,0 +1,122 @@
+"""Glue for the pipeline: the repo's policy settings, the engine the run asks for, results as Findings.
+
+User policy dirs and data files are repo-relative (kai-gitops.yaml `policies:`) and read from the same
+Git ref as the rest of the desired state. Waivers are not applied here: they cover drift findings too,
+so the caller applies `apply_repo_waivers` to the whole list.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from reconciler.checks.policy.engine import PolicyEngine, load_policy_set, make_engine
+from reconciler.checks.policy.to_findings import results_to_findings
+from reconciler.checks.policy.waivers import WAIVERS_FILE, apply_waivers, load_waivers
+from reconciler.errors import UserError
+from reconciler.findings import Finding
+
+_ENGINES: dict[str, PolicyEngine] = {}  # one compiled pack per distinct policy input within a process
+
+
+def evaluate(facts: dict[str, Any], desired: Any, repo: Any, settings: Any) -> list[Finding]:
+    """Policy findings for one cluster. `desired`/`repo` may be None (doctor on a snapshot)."""
+    engine = engine_for(repo, settings.policy)
+    locate = desired.locate if desired is not None else (lambda doc, path: None)
+    return results_to_findings(engine.evaluate(facts), str(facts.get("cluster", "")), locate)
+
+
+def engine_for(repo: Any, policy: Any) -> PolicyEngine:
+    files = repo_policy_files(repo) if repo is not None else {}
+    data = repo_policy_data(repo) if repo is not None else {}
+    key = json.dumps([sorted(files.items()), data, policy.opa_url, policy.opa_token, str(policy.opa_ca),
+                      policy.opa_timeout, policy.opa_preloaded], default=str)
+    if key not in _ENGINES:
+        with tempfile.TemporaryDirectory(prefix="kai-gitops-policies-") as tmp:
+            dirs, data_files = materialise(Path(tmp), files, data)
+            policy_set = load_policy_set(dirs, data_files)  # reads every file now; tmp may then go
+        _ENGINES[key] = make_engine(policy_set, opa_url=policy.opa_url, opa_token=policy.opa_token,
+                                    opa_ca=policy.opa_ca, opa_timeout=policy.opa_timeout,
+                                    opa_preloaded=policy.opa_preloaded)
+    return _ENGINES[key]
+
+
+def materialise(tmp: Path, files: dict[str, str], data: dict[str, Any]) -> tuple[list[Any], list[Path]]:
+    """Write repo files to disk so errors still name them repo-relative (e.g. policies/acme/x.rego)."""
+    for rel, text in files.items():
+        (tmp / "repo" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "repo" / rel).write_text(text)
+    dirs = [(tmp / "repo" / top, top) for top in sorted({rel.split("/")[0] for rel in files})]
+    data_files = []
+    if data:
+        (tmp / "data.json").write_text(json.dumps({"user": data}))
+        data_files.append(tmp / "data.json")
+    return dirs, data_files
+
+
+def repo_policy_files(repo: Any) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for top in repo.config.policy_dirs:
+        found = dict(walk_rego(repo.tree, top.strip("/")))
+        if not found:
+            raise UserError("policy directory has no .rego files at this ref", where=top,
+                            hint="check policies.dirs in kai-gitops.yaml")
+        files.update(found)
+    return files
+
+
+def walk_rego(tree: Any, top: str) -> Iterator[tuple[str, str]]:
+    """Every .rego file under `top`, from the working tree or from the commit's tree."""
+    if tree.worktree:
+        root = Path(tree.repo.workdir) / top
+        for path in sorted(root.rglob("*.rego")) if root.is_dir() else []:
+            yield f"{top}/{path.relative_to(root).as_posix()}", path.read_text(encoding="utf-8")
+        return
+    try:
+        node = tree._resolve().tree[top]
+    except KeyError:
+        return
+    yield from walk_git_tree(node, top)
+
+
+def walk_git_tree(node: Any, prefix: str) -> Iterator[tuple[str, str]]:
+    if node.type_str != "tree":
+        return
+    for child in node:
+        path = f"{prefix}/{child.name}"
+        if child.type_str == "tree":
+            yield from walk_git_tree(child, path)
+        elif child.name.endswith(".rego"):
+            yield path, child.data.decode("utf-8")
+
+
+def repo_policy_data(repo: Any) -> dict[str, Any]:
+    """policies.data files (JSON or YAML mappings), merged under data.user as the repo schema promises."""
+    merged: dict[str, Any] = {}
+    for rel in repo.config.policy_data:
+        try:
+            value = YAML(typ="safe").load(repo.tree.read(rel))
+        except YAMLError as exc:
+            raise UserError(f"policy data is not valid JSON or YAML: {exc}".splitlines()[0], where=rel) from None
+        if not isinstance(value, dict):
+            raise UserError("policy data file must hold a mapping", where=rel)
+        merged.update(value)
+    return merged
+
+
+def apply_repo_waivers(findings: list[Finding], repo: Any, cluster: str, today: date | None = None) -> list[Finding]:
+    """Apply the repo's waivers file (kai-gitops.yaml `waiversFile`, default kai-gitops-waivers.yaml)."""
+    if repo is None:
+        return findings
+    name = repo.config.waivers_file or WAIVERS_FILE
+    if not repo.tree.exists(name):
+        return findings
+    text = repo.tree.read(name).decode("utf-8")
+    return apply_waivers(findings, load_waivers(text, name), today or date.today(), cluster=cluster)

@@ -1,0 +1,195 @@
+"""Every shipped rule fires through the Python engine from an example facts document (bent as needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from reconciler.checks.policy import make_engine
+from tests.policy.conftest import example
+
+NOT_INSTALLED = ("KAI Scheduler is not installed but the KAIScheduler feature flag is enabled. Either install KAI "
+                 "Scheduler (see https://github.com/NVIDIA/KAI-Scheduler) or disable the KAIScheduler feature flag")
+
+Facts = dict[str, Any]
+
+
+def standalone(change: Callable[[Facts], None] | None = None) -> Facts:
+    facts = example("facts-static-standalone.json")
+    if change:
+        change(facts)
+    return facts
+
+
+def addon(change: Callable[[Facts], None]) -> Facts:
+    facts = example("facts-static-addon.json")
+    change(facts)
+    return facts
+
+
+def live(change: Callable[[Facts], None] | None = None) -> Facts:
+    facts = example("facts-live.json")
+    if change:
+        change(facts)
+    return facts
+
+
+def healthy(change: Callable[[Facts], None]) -> Facts:
+    facts = example("facts-live-healthy.json")
+    change(facts)
+    return facts
+
+
+def both_modes(f: Facts) -> None:
+    f["desired"]["addons"]["kaiScheduler"] = True
+    f["desired"]["addons_doc"] = "env"
+
+
+def no_kai_addon(extra: str) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        f["desired"]["addons"].update({"kaiScheduler": False, extra: True, "groveOperator": extra != "dynamoOperator"
+                                       and f["desired"]["addons"]["groveOperator"]})
+    return change
+
+
+def gates(user: list[str], enabled: list[str], disabled: list[str]) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        f["desired"]["gates"].update({"user": user, "effective": user, "enabled": enabled, "disabled": disabled})
+    return change
+
+
+def set_live(**values: Any) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        f["live"].update(values)
+    return change
+
+
+def no_crd(f: Facts) -> None:
+    f["live"].update({"queue_kind_served": False, "queues": [],
+                      "nvca_prediction": {"status": "unhealthy", "errors": [NOT_INSTALLED]}})
+    f["live"]["crds"]["queues.scheduling.run.ai"] = False
+
+
+def shared(nodes: list[str]) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        f["desired"]["shared_cluster"] = {"intent": "shared", "nodes": nodes, "selector": None}
+    return change
+
+
+def labelled(*names: str) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        f["live"]["nodes"]["schedule_true"] = list(names)
+        f["live"]["nodes"]["schedule_label"] = [{"name": n, "value": "true"} for n in names]
+    return change
+
+
+def chain(*changes: Callable[[Facts], None]) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        for c in changes:
+            c(f)
+    return change
+
+
+def release(**values: Any) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        f["live"]["releases"][0].update(values)
+    return change
+
+
+def default_queue_parent(f: Facts) -> None:
+    f["live"]["queues"][1]["parent"] = "team-root"
+
+
+def hop(name: str, items: list[str] | None) -> Callable[[Facts], None]:
+    def change(f: Facts) -> None:
+        f["live"]["gate_hops"][name] = items
+    return change
+
+
+TRIGGERS: dict[str, Facts] = {
+    "KAI-V-001": standalone(), "KAI-V-002": standalone(), "KAI-V-003": standalone(), "KAI-V-004": standalone(),
+    "KAI-Q-001": standalone(), "KAI-Q-002": standalone(), "KAI-R-001": standalone(),
+    "NVCA-G-001": standalone(), "NVCA-G-004": standalone(), "NVCA-G-005": standalone(),
+    "NVCA-G-006": standalone(), "NVCA-S-001": standalone(),
+    "KAI-M-001": standalone(both_modes),
+    "KAI-M-002": addon(no_kai_addon("topologyAwareScheduling")),
+    "KAI-M-003": addon(no_kai_addon("groveOperator")),
+    "KAI-M-004": addon(lambda f: f["desired"]["addons"].update({"groveOperator": False})),
+    "KAI-R-002": addon(lambda f: f["desired"].update({"kai_chart_pin": "v0.14.0"})),
+    "NVCA-G-002": standalone(gates(["-KAIScheduler"], [], ["KAIScheduler"])),
+    "NVCA-G-003": standalone(chain(lambda f: f["desired"].update({"standalone_kai": False}),
+                                   gates(["KAIScheduler"], ["KAIScheduler"], []))),
+    "NVCA-G-007": standalone(gates(["LogPosting", "-LogPosting"], [], ["LogPosting"])),
+    "NVCA-S-002": addon(shared([])),
+    "KAI-Q-011": live(), "KAI-R-012": live(), "NVCA-G-012": live(), "NVCA-H-002": live(), "NVCA-H-006": live(),
+    "NVCA-P-001": live(), "NVCA-P-002": live(), "NVCA-P-003": live(), "NVCA-S-012": live(), "NVCA-S-014": live(),
+    "NVCA-H-001": healthy(no_crd),
+    "NVCA-H-003": live(lambda f: f["live"]["healthz"].update({"status": "healthy", "errors": []})),
+    "NVCA-H-004": live(set_live(healthz={"reachable": False, "http_status": None, "status": None, "errors": []})),
+    "NVCA-H-005": healthy(set_live(backend={"count": 2, "name": None, "namespace": None, "agent_status": None})),
+    "KAI-R-010": healthy(lambda f: f["live"]["releases"].append({**f["live"]["releases"][0], "namespace": "kai"})),
+    "KAI-R-011": healthy(release(name="kai")),
+    "KAI-R-013": healthy(release(status="pending-upgrade")),
+    "KAI-R-014": healthy(lambda f: f["live"]["crds"].update({"podgroups.scheduling.run.ai": False})),
+    "KAI-C-001": healthy(lambda f: f["live"]["kai_pods"][0].update({"ready": False})),
+    "KAI-Q-010": healthy(default_queue_parent),
+    "KAI-Q-012": healthy(lambda f: f["live"]["queues"][1].update({"has_resources": False})),
+    "KAI-Q-013": healthy(lambda f: f["live"]["nvcf_pods"]["queues_used"].append("ghost")),
+    "NVCA-G-010": healthy(hop("configmap", ["SelfHosted"])),
+    "NVCA-G-011": healthy(hop("spec", ["SelfHosted"])),
+    "NVCA-G-013": healthy(chain(hop("overrides", ["SelfHosted"]), hop("status", ["SelfHosted"]))),
+    "NVCA-S-010": healthy(labelled("n1")),
+    "NVCA-S-011": healthy(shared(["n1", "n2"])),
+    "NVCA-S-013": healthy(chain(shared(["n1"]), labelled("n1", "n5"))),
+}
+
+
+@pytest.mark.parametrize("rule_id", sorted(TRIGGERS))
+def test_rule_fires(shipped, rule_id: str) -> None:
+    results = make_engine(shipped).evaluate(TRIGGERS[rule_id])
+    fired = [r for r in results if r.rule.id == rule_id]
+    assert fired, f"{rule_id} did not fire; got {sorted({r.rule.id for r in results})}"
+    assert all(r.message and r.rule.severity in ("error", "warning", "info") for r in fired)
+
+
+def test_every_shipped_rule_has_a_trigger(shipped) -> None:
+    assert set(shipped.rules) == set(TRIGGERS)
+
+
+@pytest.mark.parametrize("name", ["facts-static-addon.json", "facts-live-healthy.json"])
+def test_clean_examples_have_no_findings(shipped, name: str) -> None:
+    assert make_engine(shipped).evaluate(example(name)) == []
+
+
+def test_prediction_finding_carries_nvca_exact_string(shipped) -> None:
+    facts = live()
+    [result] = [r for r in make_engine(shipped).evaluate(facts) if r.rule.id == "NVCA-H-002"]
+    assert result.message == facts["live"]["nvca_prediction"]["errors"][0]
+    assert str(result.subject) == "Queue/default-parent-queue"
+
+
+def test_crd_rule_uses_nvca_words_once(shipped) -> None:
+    results = make_engine(shipped).evaluate(TRIGGERS["NVCA-H-001"])
+    assert [r.message for r in results if r.message == NOT_INSTALLED] == [NOT_INSTALLED]
+
+
+def test_static_findings_point_into_git(shipped) -> None:
+    results = make_engine(shipped).evaluate(standalone())
+    typo = next(r for r in results if r.rule.id == "NVCA-G-005")
+    assert (typo.doc, typo.path) == ("nvca_values", ("selfManaged", "featureGateValues", 1))
+    assert "\"KAIScheduler\"" in typo.message
+
+
+def test_stricter_than_nvca_rules_say_so(shipped) -> None:
+    for rule_id in ("KAI-Q-010", "KAI-Q-011"):
+        assert "stricter than NVCA" in shipped.rules[rule_id].rationale
+        assert any("stricter than NVCA" in r.message for r in make_engine(shipped).evaluate(TRIGGERS[rule_id])
+                   if r.rule.id == rule_id)
+
+
+def test_pods_are_never_patched(shipped) -> None:
+    for r in make_engine(shipped).evaluate(live()):
+        if r.subject and r.subject.kind == "Pod" and r.fix:
+            assert "patch" not in r.fix and "delete" not in r.fix

@@ -1,0 +1,115 @@
+"""The pipeline glue: repo policy dirs/data read at the Git ref, engine choice, waivers over all findings."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from reconciler.checks.policy import runner
+from reconciler.errors import UserError
+from reconciler.sources.git import open_tree
+from tests.policy.conftest import USER_RULE, example
+
+DATA_RULE = '''package kai_gitops.rules.user.acme.budget
+
+meta := {
+	"id": "ACME-B-001", "title": "Queue count within budget", "severity": "info", "scope": "live",
+	"rationale": "r", "remediation": "m", "source": "s",
+}
+
+violations contains v if {
+	count(input.live.queues) > data.user.budget.max_queues
+	msg := sprintf("%d queues", [count(input.live.queues)])
+	v := {"message": msg, "subject": null, "doc": null, "path": null, "fix": null}
+}
+'''
+
+
+@dataclass
+class Config:
+    policy_dirs: tuple[str, ...] = ("policies",)
+    policy_data: tuple[str, ...] = ("budget.yaml",)
+    waivers_file: str | None = None
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+@pytest.fixture()
+def repo_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "gitops"
+    (root / "policies" / "acme").mkdir(parents=True)
+    (root / "policies" / "acme" / "names.rego").write_text(USER_RULE)
+    (root / "policies" / "acme" / "budget.rego").write_text(DATA_RULE)
+    (root / "budget.yaml").write_text("budget:\n  max_queues: 2\n")
+    (root / "kai-gitops-waivers.yaml").write_text(
+        "- rule: ACME-*\n  subject: '*'\n  reason: migration\n  owner: acme\n  expires: 2030-01-01\n")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "policies")
+    return root
+
+
+def settings() -> SimpleNamespace:
+    return SimpleNamespace(policy=SimpleNamespace(opa_url=None, opa_token=None, opa_ca=None, opa_timeout=10.0,
+                                                  opa_preloaded=False))
+
+
+def facts() -> dict:
+    f = example("facts-live.json")
+    f["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": {}})
+    return f
+
+
+@pytest.mark.parametrize("worktree", [False, True])
+def test_repo_policies_and_data_are_read_at_the_ref(repo_dir: Path, worktree: bool) -> None:
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=worktree), config=Config())
+    found = runner.evaluate(facts(), None, repo, settings())
+    ids = {f.rule_id for f in found}
+    assert {"ACME-Q-001", "ACME-B-001", "NVCA-H-002"} <= ids
+    assert next(f for f in found if f.rule_id == "ACME-B-001").message == "4 queues"
+
+
+def test_repo_policy_errors_name_repo_relative_files(repo_dir: Path) -> None:
+    (repo_dir / "policies" / "acme" / "names.rego").write_text("package kai_gitops.rules.user.x\n\nmeta := {\n")
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True), config=Config())
+    with pytest.raises(UserError) as err:
+        runner.evaluate(facts(), None, repo, settings())
+    assert err.value.line().startswith("policies/acme/names.rego:")
+
+
+def test_missing_policy_dir_is_reported(repo_dir: Path) -> None:
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir)), config=Config(policy_dirs=("nope",)))
+    with pytest.raises(UserError) as err:
+        runner.evaluate(facts(), None, repo, settings())
+    assert err.value.line().startswith("nope: policy directory has no .rego files")
+
+
+def test_without_repo_only_the_shipped_pack_runs() -> None:
+    found = runner.evaluate(facts(), None, None, settings())
+    assert found and not any(f.rule_id.startswith("ACME") for f in found)
+
+
+def test_doctor_without_git_skips_rules_that_need_intent() -> None:
+    f = example("facts-live.json")
+    del f["desired"]
+    f["live"]["nodes"]["schedule_true"] = ["gpu-node-01"]
+    ids = {x.rule_id for x in runner.evaluate(f, None, None, settings())}
+    assert "NVCA-H-002" in ids
+    assert ids.isdisjoint({"NVCA-G-010", "NVCA-S-010", "NVCA-S-011", "NVCA-S-013", "KAI-R-012"})
+
+
+def test_repo_waivers_apply_to_the_given_findings(repo_dir: Path) -> None:
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir)), config=Config())
+    found = runner.apply_repo_waivers(runner.evaluate(facts(), None, repo, settings()), repo, "prod-addon",
+                                      today=date(2026, 11, 1))
+    assert all(f.waived_by for f in found if f.rule_id.startswith("ACME-"))
+    assert not any(f.waived_by for f in found if f.rule_id.startswith("NVCA-"))
+    assert runner.apply_repo_waivers([], None, "x") == []

@@ -1,0 +1,160 @@
+"""A local stand-in for an OPA server, for tests. It is NOT OPA.
+
+It implements only the REST subset kai-gitops' OPA adapter uses — PUT/GET/DELETE /v1/policies/{id},
+GET /v1/policies, PUT /v1/data/{path}, POST /v1/data/{path} with {"input": ...}, GET /health — and
+evaluates with regorus. It adds fault switches (down, slow, garbage, error 500) and bearer-token checks,
+binds 127.0.0.1 on a free port, and stops when the test ends.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import regorus
+
+from reconciler.checks.policy.regorus_engine import rego_error
+
+
+class OpaStandin:
+    def __init__(self, token: str | None = None) -> None:
+        self.token = token
+        self.fault: str | None = None  # None | "slow" | "garbage" | "500"
+        self.slow_seconds = 3.0
+        self.policies: dict[str, str] = {}
+        self.data: dict[str, Any] = {}
+        self.requests: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> OpaStandin:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Also the "down" fault: afterwards the port refuses connections."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    def engine(self) -> regorus.Engine:
+        engine = regorus.Engine()
+        for policy_id, text in self.policies.items():
+            engine.add_policy(policy_id, text)
+        engine.add_data_json(json.dumps(self.data))
+        return engine
+
+    def compile_error(self, policy_id: str, text: str) -> dict[str, Any] | None:
+        engine = regorus.Engine()
+        try:
+            engine.add_policy(policy_id, text)
+        except RuntimeError as exc:
+            err = rego_error(exc)
+            file, row, col = (err.where or f"{policy_id}:0:0").rsplit(":", 2)
+            return {"code": "invalid_parameter", "message": "error(s) occurred while compiling module(s)",
+                    "errors": [{"code": "rego_parse_error", "message": err.message,
+                                "location": {"file": file, "row": int(row), "col": int(col)}}]}
+        return None
+
+    def evaluate(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        engine = self.engine()
+        engine.set_input_json(json.dumps(payload.get("input", {})))
+        query = "data" + "".join(f".{p}" for p in path.split("/") if p)
+        rows = json.loads(engine.eval_query_as_json(query)).get("result") or []
+        return {"result": rows[0]["expressions"][0]["value"]} if rows else {}
+
+
+def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def do_GET(self) -> None:
+            self._route("GET")
+
+        def do_PUT(self) -> None:
+            self._route("PUT")
+
+        def do_POST(self) -> None:
+            self._route("POST")
+
+        def do_DELETE(self) -> None:
+            self._route("DELETE")
+
+        def _route(self, method: str) -> None:
+            path = unquote(urlsplit(self.path).path)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            standin.requests.append((method, path))
+            if path == "/health":
+                return self._send(200, {})
+            if standin.token and self.headers.get("Authorization") != f"Bearer {standin.token}":
+                return self._send(401, {"code": "unauthorized", "message": "missing or invalid bearer token"})
+            if standin.fault == "slow":
+                time.sleep(standin.slow_seconds)
+            if standin.fault == "garbage":
+                return self._send_raw(200, b"<html>proxy login</html>", "text/html")
+            if standin.fault == "500":
+                return self._send(500, {"code": "internal_error", "message": "storage failure"})
+            with standin._lock:
+                self._dispatch(method, path, body)
+
+        def _dispatch(self, method: str, path: str, body: bytes) -> None:
+            if path.startswith("/v1/policies"):
+                return self._policies(method, path.removeprefix("/v1/policies").strip("/"), body)
+            if path.startswith("/v1/data"):
+                return self._data(method, path.removeprefix("/v1/data").strip("/"), body)
+            self._send(404, {"code": "resource_not_found", "message": f"{path} not found"})
+
+        def _policies(self, method: str, policy_id: str, body: bytes) -> None:
+            if method == "GET" and not policy_id:
+                return self._send(200, {"result": [{"id": k, "raw": v} for k, v in standin.policies.items()]})
+            if method == "PUT":
+                text = body.decode()
+                error = standin.compile_error(policy_id, text)
+                if error:
+                    return self._send(400, error)
+                standin.policies[policy_id] = text
+                return self._send(200, {})
+            if policy_id not in standin.policies:
+                return self._send(404, {"code": "resource_not_found", "message": f"policy {policy_id} not found"})
+            if method == "DELETE":
+                del standin.policies[policy_id]
+                return self._send(200, {})
+            self._send(200, {"result": {"id": policy_id, "raw": standin.policies[policy_id]}})
+
+        def _data(self, method: str, path: str, body: bytes) -> None:
+            if method == "PUT":
+                node = standin.data
+                keys = [p for p in path.split("/") if p]
+                for key in keys[:-1]:
+                    node = node.setdefault(key, {})
+                node[keys[-1]] = json.loads(body or b"{}")
+                return self._send_raw(204, b"", "application/json")
+            if method == "POST":
+                try:
+                    return self._send(200, standin.evaluate(path, json.loads(body or b"{}")))
+                except RuntimeError as exc:
+                    return self._send(500, {"code": "internal_error", "message": rego_error(exc).line()})
+            self._send(405, {"code": "method_not_allowed", "message": method})
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            self._send_raw(status, json.dumps(payload).encode(), "application/json")
+
+        def _send_raw(self, status: int, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
