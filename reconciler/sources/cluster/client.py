@@ -1,0 +1,277 @@
+"""Authenticated GETs against the Kubernetes API with our own bounded, jittered retries.
+
+The official client is used for what it is good at -- reading kubeconfig / in-cluster config, client
+certificates, exec and token-refresh plugins, proxies -- and its urllib3 pool manager is the transport.
+We never build client model objects: bodies stay bytes until `orjson.loads`, page by page.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+import urllib3
+
+from reconciler.errors import UserError
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+USER_AGENT = "kai-gitops/0.1 (cluster reader)"
+_ENV_PREFIX = "KAI_GITOPS_KUBE_"
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """Limits of one cluster read; every field can be set from $KAI_GITOPS_KUBE_<FIELD> (upper case)."""
+
+    attempts: int = 5                # per request, the first try included
+    retry_budget_s: float = 60.0     # per request: no retry is started past this much time
+    backoff_base_s: float = 0.5      # full jitter: sleep uniform(0, min(cap, base * 2**n))
+    backoff_cap_s: float = 8.0
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 60.0     # per socket read, so a large page never trips it
+    healthz_timeout_s: float = 10.0  # NVCA itself answers in milliseconds; a hung agent is a finding
+    page_limit: int = 500
+    secret_page_limit: int = 20      # release Secrets can be ~1 MB each
+    workers: int = 4                 # concurrent requests: API round trips dominate on real clusters
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> ReadSettings:
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = os.environ.get(_ENV_PREFIX + f.name.upper())
+            if raw is None:
+                continue
+            kind = int if f.type in ("int", int) else float
+            try:
+                values[f.name] = kind(raw)
+            except ValueError:
+                raise UserError(f"${_ENV_PREFIX}{f.name.upper()} must be a number, got {raw!r}") from None
+        return replace(cls(**values), **overrides)
+
+
+class ReadError(UserError):
+    """A read that failed for good; `status` is the last HTTP status (None for transport failures)."""
+
+    def __init__(self, message: str, *, status: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+
+
+class ReadCancelled(Exception):
+    """Another read of the same run failed: stop quietly, its error is the one reported."""
+
+
+class ListExpired(Exception):
+    """410 Gone on a `continue` token: the caller restarts that list from the beginning."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: bytes
+    attempts: int
+
+
+def _retry_after(headers: Any) -> float | None:
+    raw = headers.get("Retry-After") if headers is not None else None
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        try:
+            stamp = email.utils.parsedate_to_datetime(raw)  # the HTTP-date form
+        except (TypeError, ValueError):
+            return None  # unreadable: fall back to our own backoff
+        return max(0.0, stamp.timestamp() - time.time())
+
+
+def status_message(body: bytes) -> str:
+    """The `message` of a Kubernetes Status body, or a short printable prefix of whatever came back."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return " ".join(body[:200].decode("utf-8", "replace").split())
+    if isinstance(data, dict) and data.get("kind") == "Status":
+        return " ".join(str(data.get("message", "")).split())
+    return ""
+
+
+def _transport_failure(exc: Exception) -> tuple[str, bool]:
+    """(what happened, retry?) for an exception from urllib3 with retries disabled."""
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return f"TLS error: {exc}", False
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        return "read timed out", True
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):  # before its base class ConnectTimeoutError
+        return "connection refused" if "refused" in str(exc).lower() else "cannot connect", True
+    if isinstance(exc, urllib3.exceptions.ConnectTimeoutError):
+        return "connect timed out", True
+    if isinstance(exc, urllib3.exceptions.ProtocolError):
+        reason = exc.args[1] if len(exc.args) > 1 else exc
+        return ("connection reset" if isinstance(reason, ConnectionResetError)
+                else f"connection broken ({type(reason).__name__})"), True
+    if isinstance(exc, urllib3.exceptions.LocationParseError):
+        return f"bad server URL: {exc}", False
+    return f"{type(exc).__name__}: {exc}", True
+
+
+def display(path: str, query: dict[str, str] | None) -> str:
+    """`GET path?k=v` for messages: readable selectors, and never a 200-character continue token."""
+    if not query:
+        return f"GET {path}"
+    parts = [f"{k}={'…' if k == 'continue' else v}" for k, v in query.items()]
+    return f"GET {path}?{'&'.join(parts)}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+class ClusterClient:
+    """GETs with retries over the kubernetes client's authenticated pool manager; safe across threads."""
+
+    def __init__(self, configuration: Any, settings: ReadSettings | None = None, *, label: str = "cluster") -> None:
+        from kubernetes.client import ApiClient
+
+        # Ours are the only retries: urllib3's own (and the client's client_go_retries) would multiply our
+        # attempt count and hide 429/5xx answers from the backoff below. `False` also makes urllib3 raise the
+        # underlying error (timeout, reset, refused) instead of a MaxRetryError wrapper.
+        configuration.retries = False
+        configuration.client_go_retries = False
+        self.settings = settings or ReadSettings.from_env()
+        configuration.connection_pool_maxsize = max(self.settings.workers, 1)
+        self.label = label
+        self._configuration = configuration
+        self._api = ApiClient(configuration)
+        self._pool = self._api.rest_client.pool_manager
+        self._base = str(configuration.host).rstrip("/")
+        self._auth_lock = threading.Lock()
+        self.cancelled = threading.Event()
+        self._count_lock = threading.Lock()
+        self.requests = 0  # every HTTP attempt, for tests and the benchmark
+
+    @classmethod
+    def connect(cls, kubeconfig: str | None, context: str | None, settings: ReadSettings | None = None,
+                *, repo_context: str | None = None) -> ClusterClient:
+        from reconciler.sources.cluster.kubeconfig import load_configuration
+
+        configuration, label = load_configuration(kubeconfig, context, repo_context)
+        return cls(configuration, settings, label=label)
+
+    def close(self) -> None:
+        self._api.close()
+
+    # -- one GET ------------------------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "Accept-Encoding": "gzip", "User-Agent": USER_AGENT}
+        # auth_settings() runs the refresh hook of exec/OIDC/GCP plugins, so expiring tokens are renewed.
+        with self._auth_lock:
+            auth = self._configuration.auth_settings()
+        for setting in auth.values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
+
+    def _once(self, path: str, query: dict[str, str] | None, read_timeout: float) -> tuple[int, bytes, Any]:
+        url = self._base + path + (f"?{urlencode(query)}" if query else "")
+        timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=read_timeout)
+        with self._count_lock:
+            self.requests += 1
+        response = self._pool.request("GET", url, headers=self._headers(), preload_content=False,
+                                      timeout=timeout, retries=False, redirect=False)
+        try:
+            body = response.read()
+        except BaseException:
+            response.close()  # a half-read connection must not go back to the pool
+            raise
+        response.release_conn()
+        return response.status, body, response.headers
+
+    # -- retries ------------------------------------------------------------------------------------
+
+    def get(self, what: str, path: str, query: dict[str, str] | None = None, *,
+            accept: frozenset[int] = frozenset(), read_timeout: float | None = None,
+            attempts: int | None = None) -> Answer:
+        """GET with retries on 429/5xx/timeouts/resets; 2xx and `accept` statuses are returned, others raise."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            if self.cancelled.is_set():
+                raise ReadCancelled
+            retry_after: float | None = None
+            try:
+                status, body, headers = self._once(path, query, read_timeout or self.settings.read_timeout_s)
+            except urllib3.exceptions.HTTPError as exc:
+                status = None
+                failure, retryable = _transport_failure(exc)
+                if not retryable:
+                    raise self.error(what, path, query, failure) from None
+            else:
+                if 200 <= status < 300 or status in accept:
+                    return Answer(status, body, attempt)
+                failure = _http_failure(status, body)
+                if status == 410 and query and query.get("continue"):
+                    raise ListExpired(failure)
+                if status not in RETRY_STATUSES:
+                    raise self.error(what, path, query, failure, status=status, hint=_hint(status, what, path))
+                retry_after = _retry_after(headers) if status in (429, 503) else None
+            self._pause(what, path, query, failure, status, (attempt, attempts or self.settings.attempts), started,
+                        retry_after)
+
+    def _pause(self, what: str, path: str, query: dict[str, str] | None, failure: str, status: int | None,
+               attempt_of: tuple[int, int], started: float, retry_after: float | None) -> None:
+        """Sleep before the next attempt, or raise when the attempts or the time budget are spent."""
+        s = self.settings
+        attempt, most = attempt_of
+        elapsed = time.monotonic() - started
+        delay = retry_after if retry_after is not None else random.uniform(0, min(s.backoff_cap_s,
+                                                                                s.backoff_base_s * 2 ** (attempt - 1)))
+        if attempt >= most or elapsed + delay > s.retry_budget_s:
+            tail = f"after {_plural(attempt, 'attempt')} in {elapsed:.1f} s"
+            if retry_after is not None and elapsed + delay > s.retry_budget_s and attempt < most:
+                tail += f" (the server asked to wait {delay:.0f} s more, past the {s.retry_budget_s:g} s budget)"
+            raise self.error(what, path, query, f"{failure} {tail}", status=status)
+        if self.cancelled.wait(delay):
+            raise ReadCancelled
+
+    def error(self, what: str, path: str, query: dict[str, str] | None, failure: str, *,
+              status: int | None = None, hint: str | None = None) -> ReadError:
+        return ReadError(f"reading {what} from {self.label} ({display(path, query)}): {failure}",
+                         status=status, hint=hint)
+
+
+def _http_failure(status: int, body: bytes) -> str:
+    message = status_message(body)
+    return f"HTTP {status}" + (f" ({message})" if message else "")
+
+
+def _hint(status: int, what: str, path: str) -> str | None:
+    if status == 401:
+        return "the credentials of this kube context were rejected; log in again or refresh the kubeconfig"
+    if status == 403 and "/proxy/" in path:
+        return "grant this identity `get` on services/proxy in namespace nvca-system"
+    if status == 403:
+        return f"grant this identity get/list on {what}"
+    if status == 404:
+        return "the API server does not serve this resource"
+    return None
+
+
+def default_kubeconfig() -> str | None:
+    """$KUBECONFIG, else ~/.kube/config if it exists, else None (in-cluster or nothing)."""
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return env
+    default = Path("~/.kube/config").expanduser()
+    return str(default) if default.exists() else None

@@ -1,0 +1,97 @@
+"""Which cluster, with which credentials: kubeconfig (+ context) or the pod's in-cluster service account.
+
+Every mistake here is the user's to fix, so each becomes one line naming the file or context.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from reconciler.errors import UserError
+from reconciler.sources.cluster.client import default_kubeconfig
+
+
+def load_configuration(kubeconfig: str | None, context: str | None,
+                       repo_context: str | None = None) -> tuple[Any, str]:
+    """(kubernetes Configuration, label for messages). `context` (from --context) wins over `repo_context`
+    (the cluster's kubeContext in kai-gitops.yaml), which in-cluster runs ignore: a CronJob reads its own
+    cluster whatever name the operator's laptop gives it."""
+    path = kubeconfig or default_kubeconfig()
+    if path is None:
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            if context:
+                raise UserError("--context needs a kubeconfig, but none was given and this run is in-cluster",
+                                hint="drop --context, or pass --kubeconfig")
+            return _in_cluster(), "in-cluster"
+        raise UserError("no kubeconfig found ($KUBECONFIG unset, ~/.kube/config missing) and not running in a "
+                        "cluster", hint="pass --kubeconfig FILE, or --snapshot FILE to work offline")
+    _check_files(path, explicit=kubeconfig is not None)
+    chosen = _choose_context(path, context or repo_context, from_cli=context is not None)
+    return _from_kubeconfig(path, chosen), f"context {chosen}"
+
+
+def _check_files(path: str, *, explicit: bool) -> None:
+    files = [p for p in path.split(os.pathsep) if p]
+    if not any(Path(p).expanduser().is_file() for p in files):
+        source = "--kubeconfig" if explicit else "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "default"
+        raise UserError(f"kubeconfig file not found: {path} ({source})",
+                        hint="pass --kubeconfig FILE, or --snapshot FILE to work offline")
+
+
+def _choose_context(path: str, wanted: str | None, *, from_cli: bool) -> str:
+    names, current = _contexts(path)
+    if wanted is None:
+        if not current:
+            raise UserError("kubeconfig has no current-context", where=path,
+                            hint="pass --context NAME (known: " + (", ".join(names) or "none") + ")")
+        return current
+    if wanted not in names:
+        origin = "--context" if from_cli else "kubeContext in kai-gitops.yaml"
+        raise UserError(f"kube context {wanted!r} ({origin}) not found in the kubeconfig", where=path,
+                        hint="known contexts: " + (", ".join(names) or "none"))
+    return wanted
+
+
+def _contexts(path: str) -> tuple[list[str], str | None]:
+    """Context names and current-context, merged over $KUBECONFIG-style path lists the way the client does."""
+    from kubernetes.config.kube_config import KubeConfigMerger
+
+    try:
+        merged = KubeConfigMerger(path).config
+        data = merged.value if merged is not None else None
+        if not isinstance(data, dict):
+            raise ValueError("not a kubeconfig (no YAML mapping)")
+        names = [str(getattr(c, "value", c).get("name")) for c in data.get("contexts") or []]
+    except Exception as exc:  # YAML errors, permission errors, wrong shapes: all the user's file
+        raise UserError(f"cannot read kubeconfig: {_one_line(exc)}", where=path) from None
+    current = data.get("current-context")
+    return names, str(current) if current else None
+
+
+def _from_kubeconfig(path: str, context: str) -> Any:
+    from kubernetes import client, config
+
+    configuration = client.Configuration()
+    try:
+        config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
+                                persist_config=False)
+    except Exception as exc:  # exec plugin failures, missing cert files, bad server URLs
+        raise UserError(f"cannot use kube context {context!r}: {_one_line(exc)}", where=path) from None
+    return configuration
+
+
+def _in_cluster() -> Any:
+    from kubernetes import client, config
+
+    configuration = client.Configuration()
+    try:
+        config.load_incluster_config(client_configuration=configuration)
+    except Exception as exc:
+        raise UserError(f"cannot use the in-cluster service account: {_one_line(exc)}") from None
+    return configuration
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__

@@ -1,0 +1,107 @@
+"""What the cluster reader keeps of each object, and who it hands them to.
+
+One reduction serves both consumers (the LiveStateBuilder and the snapshot writer), so a snapshot read
+back gives exactly the LiveState the live read gave. Pods and nodes shrink to the fields the checks
+read; Secrets never leave this module: they become redacted Helm release summaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
+
+Obj = dict[str, Any]
+HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
+RELEASE_ERROR_KIND = ("kai-gitops/v1", "HelmReleaseError")
+
+
+class ObjectSink(Protocol):
+    """Anything that takes live objects one at a time: LiveStateBuilder, SnapshotWriter, Tee."""
+
+    def add(self, obj: Obj) -> None: ...
+
+
+class Tee:
+    """Feed several sinks in the same order (e.g. build the state and write a snapshot in one read)."""
+
+    def __init__(self, sinks: Iterable[ObjectSink]) -> None:
+        self.sinks = list(sinks)
+
+    def add(self, obj: Obj) -> None:
+        for sink in self.sinks:
+            sink.add(obj)
+
+
+def typed(item: Obj, api_version: str, kind: str) -> Obj:
+    """List items carry no apiVersion/kind on the wire; the builder dispatches on them (first, as kubectl shows)."""
+    return {"apiVersion": api_version, "kind": kind, **item}
+
+
+def _meta(obj: Obj, *keys: str) -> Obj:
+    meta = obj.get("metadata") or {}
+    return {k: meta[k] for k in keys if meta.get(k) is not None}
+
+
+def slim_pod(obj: Obj) -> Obj:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    conditions = [{k: c[k] for k in ("type", "status", "reason") if k in c} for c in status.get("conditions") or []]
+    out: Obj = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
+                "spec": {k: spec[k] for k in ("schedulerName", "nodeName") if spec.get(k)},
+                "status": {"phase": status.get("phase", "")}}
+    if conditions:
+        out["status"]["conditions"] = conditions
+    return out
+
+
+def slim_node(obj: Obj) -> Obj:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": _meta(obj, "name", "labels", "creationTimestamp")}
+
+
+def slim_namespace(obj: Obj) -> Obj:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(obj, "name", "labels", "creationTimestamp")}
+
+
+def slim_crd(obj: Obj) -> Obj:
+    """Presence is what counts; the OpenAPI schema (tens of KB per CRD) is dropped."""
+    spec = obj.get("spec") or {}
+    kept: Obj = {k: spec[k] for k in ("group", "scope") if k in spec}
+    if (spec.get("names") or {}).get("kind"):
+        kept["names"] = {"kind": spec["names"]["kind"]}
+    if spec.get("versions"):
+        kept["versions"] = [{k: v[k] for k in ("name", "served", "storage") if k in v} for v in spec["versions"]]
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": _meta(obj, "name", "creationTimestamp"), "spec": kept}
+
+
+def as_is(obj: Obj) -> Obj:
+    """Kept whole, minus metadata.managedFields (bookkeeping; `kubectl get -o yaml` hides it too)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
+def release_summary(obj: Obj) -> Obj | None:
+    """A release Secret as a redacted summary (no manifest, no raw values); other charts' releases dropped."""
+    if obj.get("type") != RELEASE_SECRET_TYPE:
+        return None  # never keep other Secrets, not even in memory
+    try:
+        release = decode_release_secret(obj)
+    except ReleaseDecodeError as exc:
+        return {"apiVersion": RELEASE_ERROR_KIND[0], "kind": RELEASE_ERROR_KIND[1],
+                "metadata": _meta(obj, "name", "namespace"), "message": str(exc)}
+    if release.chart_name != KAI_CHART:
+        return None
+    return release.to_summary()
+
+
+def healthz_item(http_status: int | None, body: Any, *, reachable: bool, detail: str = "") -> Obj:
+    item: Obj = {"apiVersion": HEALTHZ_KIND[0], "kind": HEALTHZ_KIND[1], "metadata": {"name": "nvca"},
+                 "httpStatus": http_status, "body": body}
+    if not reachable:
+        item["reachable"] = False
+        item["detail"] = detail
+    return item
