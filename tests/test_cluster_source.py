@@ -216,7 +216,6 @@ def test_unreachable_nvca_is_reported_not_fatal(server: KubeTestServer) -> None:
     assert "no endpoints available" in healthz["detail"]
 
 
-@pytest.mark.xfail(reason="needs the `reachable: false` branch in LiveStateBuilder._healthz (issue 4 report)")
 def test_unreachable_nvca_reaches_live_state(server: KubeTestServer) -> None:
     serve(server, [i for i in lab_items() if i["kind"] != "NVCAHealthz"])
     live = read_state(server)

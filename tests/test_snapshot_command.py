@@ -151,7 +151,6 @@ def test_cli_snapshot_command(prod: Any, tmp_path: Path) -> None:
     assert failed.exit_code == 1 and failed.stderr.count("\n") == 1 and not (tmp_path / "f.json").exists()
 
 
-@pytest.mark.xfail(reason="needs the HelmReleaseError handler in LiveStateBuilder (issue 4 report)")
 def test_undecodable_release_reaches_live_state(prod: Any) -> None:
     server, _ = prod
     broken = encode_release_secret({"name": "kai-scheduler", "namespace": "kai-scheduler", "version": 9})

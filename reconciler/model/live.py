@@ -181,7 +181,16 @@ class LiveStateBuilder:
             self.state.unschedulable[key] = str(obj.get("message") or obj.get("note") or "")
 
     def _healthz(self, obj: dict[str, Any]) -> None:
+        if obj.get("reachable") is False:  # the API server answered instead of NVCA: no endpoints, 404, timeout
+            self.state.healthz = Healthz(False, obj.get("httpStatus"), None, [], {},
+                                         detail=str(obj.get("detail") or ""))
+            return
         self.state.healthz = healthz_from_response(obj.get("httpStatus"), obj.get("body"))
+
+    def _release_error(self, obj: dict[str, Any]) -> None:
+        """A release Secret the cluster reader could not decode: the reason is kept, never the data."""
+        where = f"Secret/{_meta(obj, 'namespace')}/{_meta(obj, 'name')}"
+        self.state.release_errors.append(f"{where}: {obj.get('message', '')}")
 
 
 def pod_summary(obj: dict[str, Any], now: datetime) -> PodSummary:
@@ -256,4 +265,5 @@ _HANDLERS = {
     ("v1", "Event"): LiveStateBuilder._event,
     ("events.k8s.io/v1", "Event"): LiveStateBuilder._event,
     ("kai-gitops/v1", "NVCAHealthz"): LiveStateBuilder._healthz,
+    ("kai-gitops/v1", "HelmReleaseError"): LiveStateBuilder._release_error,
 }
