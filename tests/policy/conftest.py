@@ -14,6 +14,7 @@ from reconciler.checks.policy import PolicySet, load_policy_set, shipped_policy_
 from tests.support.opa_standin import OpaStandin
 
 EXAMPLES = shipped_policy_dir() / "examples"
+ZERO = {k: {"quota": 0, "limit": 0, "overQuotaWeight": 0} for k in ("cpu", "gpu", "memory")}
 
 USER_RULE = '''package kai_gitops.rules.user.acme.queue_names
 

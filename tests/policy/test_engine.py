@@ -12,7 +12,7 @@ import pytest
 from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.engine import RULES_PACKAGE
 from reconciler.errors import UserError
-from tests.policy.conftest import USER_RULE, example
+from tests.policy.conftest import USER_RULE, ZERO, example
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,7 +119,7 @@ def test_bad_violation_shape_is_a_user_error(tmp_path: Path) -> None:
     write(tmp_path, "s.rego", USER_RULE.replace('"message": sprintf', '"msg": sprintf'))
     engine = make_engine(load_policy_set([tmp_path]))
     facts = example("facts-live.json")
-    facts["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": {}})
+    facts["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": ZERO})
     with pytest.raises(UserError, match="ACME-Q-001: a violation must be an object with a string `message`"):
         engine.evaluate(facts)
 
@@ -150,7 +150,7 @@ def test_missing_policy_dir_is_a_user_error(tmp_path: Path) -> None:
 def test_static_scope_runs_only_static_rules(shipped, user_dir: Path) -> None:
     engine = make_engine(load_policy_set([user_dir]))
     live = example("facts-live.json")
-    live["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": {}})
+    live["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": ZERO})
     static = example("facts-live.json")
     static["scope"] = "static"  # same facts, live section still present: live rules must stay silent
     live_ids = {r.rule.id for r in engine.evaluate(live)}
@@ -180,3 +180,10 @@ def test_engine_is_reused_and_results_are_deterministic(shipped) -> None:
     engine.evaluate(example("facts-static-standalone.json"))
     assert engine.evaluate(example("facts-live.json")) == first
     assert first == sorted(first, key=lambda r: r.sort_key())
+
+
+def test_incomplete_live_queue_numbers_are_a_contract_breach(shipped) -> None:
+    facts = example("facts-live.json")
+    del facts["live"]["queues"][2]["resources"]["gpu"]["quota"]
+    with pytest.raises(UserError, match=r"live.queues\[2\] needs a name and resources"):
+        make_engine(shipped).evaluate(facts)

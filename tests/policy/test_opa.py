@@ -9,7 +9,7 @@ import pytest
 from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.opa_engine import POLICY_ID_PREFIX
 from reconciler.errors import UserError
-from tests.policy.conftest import EXAMPLES, example
+from tests.policy.conftest import EXAMPLES, ZERO, example
 from tests.policy.test_rules import TRIGGERS
 
 TOKEN = "s3cret"
@@ -31,7 +31,7 @@ def test_same_results_for_every_rule_trigger_and_user_policies(standin, user_dir
     for facts in TRIGGERS.values():
         assert remote.evaluate(facts) == local.evaluate(facts)
     facts = example("facts-live.json")
-    facts["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": {}})
+    facts["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": ZERO})
     assert any(r.rule.id == "ACME-Q-001" for r in remote.evaluate(facts))
 
 

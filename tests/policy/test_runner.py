@@ -13,7 +13,7 @@ import pytest
 from reconciler.checks.policy import runner
 from reconciler.errors import UserError
 from reconciler.sources.git import open_tree
-from tests.policy.conftest import USER_RULE, example
+from tests.policy.conftest import USER_RULE, ZERO, example
 
 DATA_RULE = '''package kai_gitops.rules.user.acme.budget
 
@@ -64,7 +64,7 @@ def settings() -> SimpleNamespace:
 
 def facts() -> dict:
     f = example("facts-live.json")
-    f["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": {}})
+    f["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": ZERO})
     return f
 
 

@@ -256,7 +256,25 @@ def facts_scope(facts: Mapping[str, Any]) -> str:
         if found and not isinstance(value, kind) and not (nullable and value is None):
             raise UserError(f"facts document: {dotted} must be a {'list' if kind is list else 'mapping'}"
                             f"{' or null' if nullable else ''}, got {type(value).__name__} (see policies/FACTS.md)")
+    check_live_queues(facts)
     return str(scope)
+
+
+QUEUE_FIELDS = ("quota", "limit", "overQuotaWeight")
+
+
+def check_live_queues(facts: Mapping[str, Any]) -> None:
+    """The rules read queue numbers directly (it keeps 1,000 queues fast), so all nine must be there."""
+    found, queues = lookup(facts, "live.queues")
+    for i, q in enumerate(queues if found else []):
+        resources = q.get("resources") if isinstance(q, dict) else None
+        complete = isinstance(resources, dict) and all(
+            isinstance(resources.get(k), dict) and all(isinstance(resources[k].get(f), int | float)
+                                                       for f in QUEUE_FIELDS)
+            for k in ("cpu", "gpu", "memory"))
+        if not complete or not isinstance(q.get("name"), str):
+            raise UserError(f"facts document: live.queues[{i}] needs a name and resources.{{cpu,gpu,memory}}."
+                            "{quota,limit,overQuotaWeight} numbers (absent = 0) (see policies/FACTS.md)")
 
 
 def lookup(doc: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:

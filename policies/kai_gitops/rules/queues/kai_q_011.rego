@@ -13,7 +13,7 @@ meta := {
 }
 
 violations contains v if {
-	some name in queues.used_with_ancestors
+	some name in queues.used_with_ancestors & queues.limited_names
 	q := queues.by_name[name]
 	resources := object.get(q, "resources", {})
 	bad := [sprintf("%s %s", [k, data.kai_gitops.lib.util.fmt_triple(data.kai_gitops.lib.util.triple(resources, k))]) | some k in data.kai_gitops.lib.util.limited_kinds(resources)]

@@ -61,7 +61,12 @@ test_q010_static_scope_is_silent if {
 }
 
 # KAI-Q-011
-limited_team := {"name": "team-a", "parent": "dept", "has_resources": true, "resources": {"gpu": {"quota": 4, "limit": 4, "overQuotaWeight": 1}}}
+zero := {"quota": 0, "limit": 0, "overQuotaWeight": 0}
+
+# As Python reports a queue whose spec sets only gpu: the absent numbers are 0.
+limited_team := {"name": "team-a", "parent": "dept", "has_resources": true, "resources": {
+	"cpu": zero, "gpu": {"quota": 4, "limit": 4, "overQuotaWeight": 1}, "memory": zero,
+}}
 
 dept := {"name": "dept", "parent": null, "has_resources": true, "resources": quota_zero}
 
@@ -91,7 +96,7 @@ test_q012_queue_with_resources_passes if {
 }
 
 test_q012_queue_without_resources_fails if {
-	facts := live_queues([parent, {"name": "default-queue", "parent": "default-parent-queue", "has_resources": false, "resources": {}}])
+	facts := live_queues([parent, {"name": "default-queue", "parent": "default-parent-queue", "has_resources": false, "resources": {"cpu": zero, "gpu": zero, "memory": zero}}])
 	some v in queues.kai_q_012.violations with input as facts
 	startswith(v.message, "Queue default-queue has no spec.resources block")
 }

@@ -15,8 +15,9 @@ meta := {
 violations contains v if {
 	util.shared_intent == "dedicated"
 	some q in object.get(util.desired, "extra_queues", [])
+	some k in ["cpu", "gpu", "memory"] # cheap inline filter first; the helper runs only for hits
+	object.get(q, ["resources", k, "limit"], 0) != -1
 	limited := data.kai_gitops.lib.util.capped_kinds(object.get(q, "resources", {}))
-	count(limited) > 0
 	v := {
 		"message": sprintf(
 			"queue %s in Git caps %s (limit is not -1), so non-NVCF workloads share this cluster, but the shared-cluster intent is \"dedicated\"; declare intent \"shared\" with the NVCF nodes",

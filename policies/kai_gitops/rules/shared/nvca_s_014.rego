@@ -1,6 +1,7 @@
 package kai_gitops.rules.shared.nvca_s_014
 
 import data.kai_gitops.lib.nodes
+import data.kai_gitops.lib.queues
 import data.kai_gitops.lib.util
 
 meta := {
@@ -13,10 +14,7 @@ meta := {
 	"source": "SPEC §4.6 / seed: If NVCF and non-NVCF workloads share a cluster with limited KAI queues, enable Shared Cluster mode",
 }
 
-limited := sort([q.name |
-	some q in object.get(util.live, "queues", [])
-	count(data.kai_gitops.lib.util.capped_kinds(object.get(q, "resources", {}))) > 0
-])
+limited := sort([name | some name in queues.capped_names])
 
 violations contains v if {
 	count(limited) > 0
