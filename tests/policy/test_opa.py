@@ -149,3 +149,20 @@ def test_ca_file_configures_tls_verification(shipped, tmp_path: Path) -> None:
     assert client._session.headers["Authorization"] == f"Bearer {TOKEN}"
     with pytest.raises(UserError, match="not https"):
         make_client("http://opa:8181", token=None, ca=ca, timeout=2)
+
+
+def test_upload_retries_modules_refused_for_order(shipped, standin) -> None:
+    standin.needs_others = {"lib/nvca.rego"}
+    standin.expected = len(shipped.files) - 1  # refused until every other file is there
+    engine = opa(shipped, standin)
+    puts = [p for m, p in standin.requests if m == "PUT" and p.endswith("lib/nvca.rego")]
+    assert len(puts) == 2
+    assert engine.evaluate(example("facts-live.json")) == make_engine(shipped).evaluate(example("facts-live.json"))
+
+
+def test_upload_gives_up_when_nothing_moves(shipped, standin) -> None:
+    standin.needs_others = {"lib/"}
+    standin.expected = 10_000
+    with pytest.raises(UserError) as err:
+        opa(shipped, standin)
+    assert one_line(err).startswith("policies/kai_gitops/lib/gates.rego:1:1: undefined function (stand-in)")

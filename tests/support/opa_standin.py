@@ -24,6 +24,9 @@ class OpaStandin:
     def __init__(self, token: str | None = None) -> None:
         self.token = token
         self.fault: str | None = None  # None | "slow" | "garbage" | "500"
+        # Policy ids containing one of these are refused (like OPA's "undefined function") until every
+        # other uploaded policy is present: exercises the adapter's upload-order retry.
+        self.needs_others: set[str] = set()
         self.slow_seconds = 3.0
         self.policies: dict[str, str] = {}
         self.data: dict[str, Any] = {}
@@ -65,6 +68,15 @@ class OpaStandin:
                     "errors": [{"code": "rego_parse_error", "message": err.message,
                                 "location": {"file": file, "row": int(row), "col": int(col)}}]}
         return None
+
+    def order_error(self, policy_id: str) -> dict[str, Any] | None:
+        if not any(part in policy_id for part in self.needs_others) or len(self.policies) >= self.expected:
+            return None
+        return {"code": "invalid_parameter", "message": "error(s) occurred while compiling module(s)",
+                "errors": [{"code": "rego_type_error", "message": "undefined function (stand-in)",
+                            "location": {"file": policy_id, "row": 1, "col": 1}}]}
+
+    expected = 0  # with needs_others: how many other policies must be there first
 
     def evaluate(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         engine = self.engine()
@@ -120,7 +132,7 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
                 return self._send(200, {"result": [{"id": k, "raw": v} for k, v in standin.policies.items()]})
             if method == "PUT":
                 text = body.decode()
-                error = standin.compile_error(policy_id, text)
+                error = standin.compile_error(policy_id, text) or standin.order_error(policy_id)
                 if error:
                     return self._send(400, error)
                 standin.policies[policy_id] = text

@@ -12,7 +12,14 @@ import requests
 from opa_client import OpaClient
 from opa_client.errors import RegoParseError
 
-from reconciler.checks.policy.engine import RULES_PACKAGE, PolicyResult, PolicySet, collect_results, facts_scope
+from reconciler.checks.policy.engine import (
+    RULES_PACKAGE,
+    PolicyFile,
+    PolicyResult,
+    PolicySet,
+    collect_results,
+    facts_scope,
+)
 from reconciler.errors import UserError
 
 POLICY_ID_PREFIX = "kai-gitops/"
@@ -31,10 +38,7 @@ class OpaEngine:
 
     def upload(self) -> None:
         """Replace our policies on the server; drop ones of ours that no longer exist locally."""
-        for f in self._set.files:
-            policy_id = POLICY_ID_PREFIX + f.name
-            with self._calling(f"uploading {f.name}"):
-                self._client.update_policy_from_string(f.text, quote(policy_id, safe="/"), rego_compat=False)
+        self._upload_policies(list(self._set.files))
         for key, value in self._set.data.items():
             with self._calling(f"uploading data.{key}"):
                 self._client.update_or_create_data(value, quote(key, safe=""))
@@ -44,6 +48,22 @@ class OpaEngine:
         for policy_id in stale:
             with self._calling(f"deleting stale policy {policy_id}"):
                 self._client.delete_policy(quote(policy_id, safe="/"))
+
+    def _upload_policies(self, pending: list[PolicyFile]) -> None:
+        """OPA compiles each module on upload against what it already has, so a module calling a function
+        of a file not yet uploaded is refused; upload again what was refused until nothing moves."""
+        while pending:
+            refused: list[tuple[PolicyFile, RegoParseError]] = []
+            for f in pending:
+                try:
+                    with self._calling(f"uploading {f.name}", passthrough=RegoParseError):
+                        self._client.update_policy_from_string(f.text, quote(POLICY_ID_PREFIX + f.name, safe="/"),
+                                                               rego_compat=False)
+                except RegoParseError as exc:
+                    refused.append((f, exc))
+            if len(refused) == len(pending):
+                raise self._compile_error(refused[0][1])
+            pending = [f for f, _ in refused]
 
     def evaluate(self, facts: Mapping[str, Any]) -> list[PolicyResult]:
         scope = facts_scope(facts)
@@ -56,11 +76,13 @@ class OpaEngine:
         return collect_results(tree, self._set, scope)
 
     @contextlib.contextmanager
-    def _calling(self, what: str) -> Iterator[None]:
+    def _calling(self, what: str, passthrough: type[Exception] | None = None) -> Iterator[None]:
         """Every client failure becomes one line naming the server and what to do about it."""
         try:
             yield
         except RegoParseError as exc:
+            if passthrough is not None and isinstance(exc, passthrough) and exc.errors:
+                raise
             raise self._compile_error(exc) from None
         except requests.exceptions.SSLError:
             raise UserError(f"TLS verification of OPA at {self._url} failed while {what}",
