@@ -148,9 +148,9 @@ def opa_message(response: requests.Response | None) -> str:
         return "no response"
     try:
         body = response.json()
-    except ValueError:
-        return (response.text or response.reason or "").strip().splitlines()[0][:200] if response.text else \
-            str(response.reason)
+    except ValueError:  # a proxy's HTML page, say: its first line is the most useful part
+        lines = (response.text or "").strip().splitlines()
+        return lines[0][:200] if lines else str(response.reason)
     if isinstance(body, dict) and body.get("message"):
         return str(body["message"])
     return str(body)[:200]
