@@ -28,13 +28,18 @@ demo: $(STAMP)
 	@echo "== kai-gitops doctor (same snapshot, no Git needed)"
 	@$(BIN)/kai-gitops doctor --snapshot $(EXAMPLE)/snapshots/prod-addon.yaml; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@echo
+	@echo "== kai-gitops check (the PR check on the demo's last commit, rules from its parent)"
+	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1; \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
 
 test: $(STAMP)
-	$(BIN)/ruff check reconciler tests bench
+	$(BIN)/ruff check reconciler tests bench repo-templates
+	$(BIN)/kai-gitops policy test
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check reconciler tests bench
+	$(BIN)/ruff check reconciler tests bench repo-templates
 
 clean:
 	rm -rf $(VENV) .cache build *.egg-info

@@ -129,6 +129,44 @@ def doctor_command(**opts: Any) -> int:
     return _emit(report, opts["output"])
 
 
+@main.command("check")
+@git_options
+@click.option("--cluster", default=None, help="Check only this cluster (default: every cluster in kai-gitops.yaml).")
+@click.option("--base", metavar="REF", default=None,
+              help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.")
+@report_options
+@policy_options
+@_guard
+def check_command(**opts: Any) -> int:
+    """The PR check: static policies over the desired configuration in Git. No cluster access."""
+    from reconciler import pipeline
+
+    report = pipeline.run_check(_settings(opts))
+    return _emit(report, opts["output"])
+
+
+@main.group("policy")
+def policy_group() -> None:
+    """Work with the Rego policy pack."""
+
+
+@policy_group.command("test")
+@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--data", "data_files", multiple=True, type=click.Path(dir_okay=False),
+              help="JSON data file to load with the policies (repeatable).")
+@click.option("--verbose", "-v", is_flag=True, help="List every test, not only the failures.")
+@_guard
+def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verbose: bool) -> int:
+    """Run the test_* rules of the shipped pack (default) or of DIRS, like `opa test`."""
+    from pathlib import Path
+
+    from reconciler.checks.policy.testing import format_report, run_policy_tests
+
+    report = run_policy_tests([Path(d) for d in dirs] or None, [Path(f) for f in data_files] or None)
+    click.echo(format_report(report, verbose))
+    return EXIT_CLEAN if report.ok else EXIT_FINDINGS
+
+
 @main.command("snapshot")
 @click.option("--output-file", "-o", "output_file", required=True, type=click.Path(dir_okay=False),
               help="File to write: YAML, or JSON when the name ends in .json. Replaced atomically.")

@@ -78,6 +78,7 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
     prediction = predict(live.queues, kind_served=live.queue_kind_served)
     findings = diff(desired, live)
     findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
+    findings = waive(findings, repo, desired.name)
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings)
     return Report("diff", [report], settings.fail_on)
 
@@ -96,8 +97,48 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     name = desired.name if desired else (settings.cluster or context or "live")
     findings = diff(desired, live) if desired else []
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
+    findings = waive(findings, repo, name)
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live), findings)
     return Report("doctor", [report], settings.fail_on)
+
+
+def run_check(settings: RunSettings) -> Report:
+    """The PR check: static rules over every cluster's desired state, no cluster access.
+
+    With a base ref, policies and waivers come from the base: a pull request cannot waive or rewrite the
+    rules that judge it. It may still change them; that is reported so reviewers look twice.
+    """
+    head = open_desired(settings.git)
+    rules_repo: DesiredRepo | None = head
+    repository: list[Finding] = []
+    if settings.base_ref:
+        rules_repo, repository = _base_rules(settings, head)
+    reports = []
+    for desired in desired_clusters(head, settings.cluster):
+        facts = build_facts(desired.name, desired, None, None)
+        findings = waive(evaluate_policies(facts, desired, rules_repo, settings), rules_repo, desired.name)
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings))
+    return Report("check", reports, settings.fail_on, repository)
+
+
+def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:
+    from reconciler.checks.policy_inputs import changed_policy_inputs, policy_change_finding
+
+    base_tree = open_tree(settings.git.repo, settings.base_ref or "HEAD")
+    base_tree.commit_id  # noqa: B018 -- resolves the ref now: a wrong --base is one clear error
+    if not base_tree.exists(CONFIG_FILE):
+        note = policy_change_finding([CONFIG_FILE], settings.base_ref or "", added_config=True)
+        return None, [note]
+    base_config = parse_repo_config(base_tree.read(CONFIG_FILE), f"{CONFIG_FILE}@{settings.base_ref}")
+    base = DesiredRepo(base_tree, base_config, GitInfo(head.git.repo, settings.base_ref or "", base_tree.commit_id))
+    changed = changed_policy_inputs(base.tree, base.config, head.tree, head.config)
+    return base, [policy_change_finding(changed, settings.base_ref or "")] if changed else []
+
+
+def waive(findings: list[Finding], repo: DesiredRepo | None, cluster: str) -> list[Finding]:
+    from reconciler.checks.policy.runner import apply_repo_waivers
+
+    return apply_repo_waivers(findings, repo, cluster)
 
 
 def _doctor_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:

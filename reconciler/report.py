@@ -60,11 +60,12 @@ class Report:
     command: str
     clusters: list[ClusterReport]
     fail_on: Severity = Severity.WARNING
+    repository: list[Finding] = field(default_factory=list)   # about the change itself, not one cluster
 
     @property
     def exit_code(self) -> int:
-        failing = [f for c in self.clusters for f in at_or_above(c.findings, self.fail_on)]
-        return 2 if failing else 0
+        every = [*self.repository, *(f for c in self.clusters for f in c.findings)]
+        return 2 if at_or_above(every, self.fail_on) else 0
 
     def to_dict(self) -> dict[str, Any]:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
@@ -74,7 +75,8 @@ class Report:
         totals: Counter[str] = Counter()
         for cluster in self.clusters:
             totals.update(cluster.summary())
-        return head | {"clusters": [c.to_dict() for c in self.clusters], "summary": dict(totals)}
+        return head | {"repository": {"findings": [f.to_dict() for f in self.repository]},
+                       "clusters": [c.to_dict() for c in self.clusters], "summary": dict(totals)}
 
 
 def finding_order(f: Finding) -> tuple[Any, ...]:

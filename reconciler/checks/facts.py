@@ -81,7 +81,8 @@ def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
         "nodes": {"total": live.nodes_total,
                   "schedule_label": [{"name": n, "value": v} for n, v in labelled[:LABEL_CAP]],
                   "schedule_label_count": len(labelled),
-                  "schedule_true": [n for n, v in labelled if v == "true"][:LABEL_CAP]},
+                  # complete, never capped: shared-cluster rules test node membership against it
+                  "schedule_true": [n for n, v in labelled if v == "true"]},
         "nvcf_pods": _pod_facts(live),
         "kai_pods": [{"name": p.name, "ready": p.ready, "phase": p.phase} for p in live.kai_pods],
     }

@@ -23,6 +23,10 @@ def render(report: Report, *, color: bool | None = None) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=bool(color), no_color=not color, width=120,
                       highlight=False, soft_wrap=True)
+    if report.repository:
+        console.print(f"[bold]kai-gitops {report.command}[/] — this change")
+        _violations(console, report.repository)
+        console.print()
     for cluster in report.clusters:
         _cluster(console, report.command, cluster)
     if len(report.clusters) > 1:
@@ -57,7 +61,7 @@ def _cluster(console: Any, command: str, c: ClusterReport) -> None:
         console.print(f"\n[bold]NVCA prediction[/] kai-scheduler-queues: [{colour}]{c.nvca.status}[/]")
         for error in c.nvca.errors:
             console.print(f"  {_escape(error)}")
-    console.print("\n" + _summary_line(c) + "\n")
+    console.print("\n" + _summary_line(c, with_plan=command != "check") + "\n")
 
 
 def _drift(console: Any, f: Finding) -> None:
@@ -90,12 +94,13 @@ def _violations(console: Any, violations: list[Finding]) -> None:
             console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")
 
 
-def _summary_line(c: ClusterReport) -> str:
+def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
     s = c.summary()
-    plan = f"Plan: {s['to_create']} to create, {s['to_update']} to change, {s['operator_actions']} for the operator."
+    plan = (f"Plan: {s['to_create']} to create, {s['to_update']} to change, {s['operator_actions']} for the "
+            "operator." if with_plan else "")
     checks = f"Violations: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info"
     waived = f", {s['waived']} waived" if s["waived"] else ""
-    return f"{plan} {checks}{waived}."
+    return f"{plan} {checks}{waived}.".strip()
 
 
 def _totals(report: Report) -> str:

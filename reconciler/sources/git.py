@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,21 @@ class GitTree:
         except UserError:
             return False
         return True
+
+    def iter_files(self, top: str, *, suffix: str = "") -> Iterator[tuple[str, bytes]]:
+        """(repo path, content) of every file under `top` ending in `suffix`, in path order."""
+        top = _normalise(top)
+        if self.worktree:
+            root = Path(self.repo.workdir or ".") / top
+            for path in sorted(root.rglob(f"*{suffix}")) if root.is_dir() else []:
+                if path.is_file():
+                    yield f"{top}/{path.relative_to(root).as_posix()}", path.read_bytes()
+            return
+        try:
+            node = self._resolve().tree[top]
+        except KeyError:
+            return
+        yield from _walk_tree(node, top, suffix)
 
     def _read_worktree(self, path: str) -> bytes:
         root = self.repo.workdir
@@ -114,6 +130,17 @@ def _commit_type() -> Any:
     import pygit2
 
     return pygit2.Commit
+
+
+def _walk_tree(node: Any, prefix: str, suffix: str) -> Iterator[tuple[str, bytes]]:
+    if node.type_str != "tree":
+        return
+    for child in sorted(node, key=lambda c: c.name):
+        path = f"{prefix}/{child.name}"
+        if child.type_str == "tree":
+            yield from _walk_tree(child, path, suffix)
+        elif child.name.endswith(suffix):
+            yield path, child.data
 
 
 def _normalise(path: str) -> str:

@@ -14,14 +14,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from reconciler.checks.policy.engine import PolicyEngine, load_policy_set, make_engine
 from reconciler.checks.policy.to_findings import results_to_findings
 from reconciler.checks.policy.waivers import WAIVERS_FILE, apply_waivers, load_waivers
 from reconciler.errors import UserError
 from reconciler.findings import Finding
+from reconciler.sources.yamldoc import load_document
 
 _ENGINES: dict[str, PolicyEngine] = {}  # one compiled pack per distinct policy input within a process
 
@@ -74,39 +72,20 @@ def repo_policy_files(repo: Any) -> dict[str, str]:
 
 def walk_rego(tree: Any, top: str) -> Iterator[tuple[str, str]]:
     """Every .rego file under `top`, from the working tree or from the commit's tree."""
-    if tree.worktree:
-        root = Path(tree.repo.workdir) / top
-        for path in sorted(root.rglob("*.rego")) if root.is_dir() else []:
-            yield f"{top}/{path.relative_to(root).as_posix()}", path.read_text(encoding="utf-8")
-        return
-    try:
-        node = tree._resolve().tree[top]
-    except KeyError:
-        return
-    yield from walk_git_tree(node, top)
-
-
-def walk_git_tree(node: Any, prefix: str) -> Iterator[tuple[str, str]]:
-    if node.type_str != "tree":
-        return
-    for child in node:
-        path = f"{prefix}/{child.name}"
-        if child.type_str == "tree":
-            yield from walk_git_tree(child, path)
-        elif child.name.endswith(".rego"):
-            yield path, child.data.decode("utf-8")
+    for path, data in tree.iter_files(top, suffix=".rego"):
+        try:
+            yield path, data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UserError("policy file is not valid UTF-8", where=path, hint="save it as UTF-8") from None
 
 
 def repo_policy_data(repo: Any) -> dict[str, Any]:
     """policies.data files (JSON or YAML mappings), merged under data.user as the repo schema promises."""
     merged: dict[str, Any] = {}
     for rel in repo.config.policy_data:
-        try:
-            value = YAML(typ="safe").load(repo.tree.read(rel))
-        except YAMLError as exc:
-            raise UserError(f"policy data is not valid JSON or YAML: {exc}".splitlines()[0], where=rel) from None
+        value = load_document(repo.tree.read(rel), rel).data  # JSON is YAML: one reader, file:line errors
         if not isinstance(value, dict):
-            raise UserError("policy data file must hold a mapping", where=rel)
+            raise UserError("policy data file must hold a mapping", where=f"{rel}:1")
         merged.update(value)
     return merged
 
