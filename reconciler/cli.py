@@ -86,7 +86,29 @@ def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Cli(click.Group):
+    """Usage mistakes exit 1 like every other error: click's own 2 would read as "findings" in a CronJob."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(EXIT_CLEAN)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "kai-gitops"
+            click.echo(f"kai-gitops: error: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.ClickException as exc:
+            click.echo(f"kai-gitops: error: {exc.format_message()}", err=True)
+            sys.exit(EXIT_ERROR)
+        except click.Abort:
+            click.echo("kai-gitops: aborted", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="kai-gitops", prog_name="kai-gitops")
 def main() -> None:
     """Reconcile and policy-check KAI Scheduler and NVCA configuration: Git is desired, the cluster is live.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import build_facts
-from reconciler.checks.nvca import Verdict, predict
+from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.errors import UserError
 from reconciler.findings import Finding, Severity
 from reconciler.model.desired import DesiredCluster, build_desired
@@ -75,7 +75,7 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
                         hint="known: " + ", ".join(c.name for c in clusters))
     desired = desired_clusters(repo, clusters[0].name)[0]
     live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
-    prediction = predict(live.queues, kind_served=live.queue_kind_served)
+    prediction = _predict(live, desired)
     findings = diff(desired, live)
     findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
     findings = waive(findings, repo, desired.name)
@@ -93,7 +93,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
         desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
         context = context or desired.config.kube_context
     live = read_live(context)
-    prediction = predict(live.queues, kind_served=live.queue_kind_served)
+    prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or "live")
     findings = diff(desired, live) if desired else []
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
@@ -152,6 +152,11 @@ def _doctor_cluster(config: RepoConfig, name: str | None, context: str | None) -
     return clusters[0]
 
 
+def _predict(live: LiveState, desired: DesiredCluster | None) -> Verdict:
+    wanted = desired.gates.effective if desired and desired.gates else None
+    return predict(live.queues, kind_served=live.queue_kind_served, gate_enabled=gate_enabled(live, wanted))
+
+
 def _healthz(live: LiveState) -> dict[str, object] | None:
     if live.healthz is None:
         return None
@@ -167,5 +172,3 @@ def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, 
     return evaluate(facts, desired, repo, settings)
 
 
-def verdict_of(report: Report) -> Verdict | None:
-    return report.clusters[0].nvca if report.clusters else None

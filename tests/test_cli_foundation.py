@@ -241,8 +241,9 @@ def test_clean_run_exits_0(tmp_path: Path) -> None:
 
 def test_invalid_fail_on_is_a_usage_error(demo: Path) -> None:
     code, _, stderr = run_cli(["diff", "--repo", demo, "--snapshot", PROD_SNAPSHOT, "--fail-on", "fatal"])
-    assert code == 2                       # click's usage error
+    assert code == 1                       # a usage mistake is an error, never "findings" (2)
     assert "Traceback" not in stderr
+    assert stderr.count("\n") == 1 and stderr.startswith("kai-gitops: error: ")
     assert "--fail-on" in stderr
 
 

@@ -35,7 +35,6 @@ def comparable(live: LiveState) -> Obj:
     data.pop("source")
     for pod in data["nvcf_pods"] + data["kai_pods"]:
         pod.pop("age_s")  # measured from "now", which moves between two reads
-    data.pop("queue_versions")
     return data
 
 

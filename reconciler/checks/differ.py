@@ -14,7 +14,7 @@ from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredClu
 from reconciler.model.live import LiveState
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, same_number
 from reconciler.model.redact import redact
-from reconciler.model.refs import SHARD_API, ObjectRef, queue_ref
+from reconciler.model.refs import SHARD_API, ObjectRef, queue_ref, release_ref
 
 QUEUE_MISSING = "KAI-D-001"
 QUEUE_DRIFT = "KAI-D-002"
@@ -46,6 +46,11 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
     changes = queue_changes(expected.spec, actual)
     if not changes:
         return []
+    fix = Fix(Action.UPDATE, f"patch Queue {expected.spec.name} spec", patch=queue_patch(expected.spec))
+    if expected.origin == "default-queue" and not _unlimited(expected.spec):
+        # Git itself breaks NVCA here: applying it would make a healthy queue unhealthy. Fix Git first.
+        fix = Fix(Action.NONE, "Git asks for a limited default queue, which NVCA rejects: fix the values first "
+                               "(KAI-Q-001), then re-run")
     first_key = changes[0][0]
     path = expected.paths.get(first_key, expected.paths["parent"])
     summary = ", ".join(f"{key} {_show(live)} → {_show(want)}" for key, live, want in changes)
@@ -55,7 +60,11 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
         desired.name, ref, desired.locate(expected.doc, path),
         desired={k: w for k, _, w in changes}, live={k: v for k, v, _ in changes},
         title="Queue differs from Git", extra={"changes": [list(c) for c in changes], "note": note.strip()},
-        fix=Fix(Action.UPDATE, f"patch Queue {expected.spec.name} spec", patch=queue_patch(expected.spec)))]
+        fix=fix)]
+
+
+def _unlimited(spec: QueueSpec) -> bool:
+    return spec.resources is not None and all(spec.triple(res).is_unlimited() for res in RESOURCES)
 
 
 def queue_changes(want: QueueSpec, live: QueueSpec) -> list[tuple[str, Any, Any]]:
@@ -122,7 +131,7 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
 def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     release = next((r for r in live.releases
                     if (r.name, r.namespace) == (RELEASE_NAME, RELEASE_NAMESPACE)), None)
-    if release is None:
+    if release is None or not desired.installs_kai:
         return []
     want = redact(desired.kai_values_user)
     have = release.values
@@ -137,7 +146,7 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
         RELEASE_VALUES_DRIFT, Kind.DRIFT, Severity.WARNING,
         f"Helm release {RELEASE_NAMESPACE}/{RELEASE_NAME} (revision {release.revision}) was installed with "
         f"values that differ from Git at {shown}",
-        desired.name, ObjectRef("helm.sh/v3", "HelmRelease", RELEASE_NAME, RELEASE_NAMESPACE),
+        desired.name, release_ref(RELEASE_NAME, RELEASE_NAMESPACE),
         desired.locate(doc, _first_path(desired, doc, paths) or anchor),
         desired=None, live=None, title="Release values differ from Git", extra={"paths": paths},
         fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=_helm_upgrade(desired)))]
@@ -158,7 +167,8 @@ def _first_path(desired: DesiredCluster, doc: str, paths: list[str]) -> tuple[st
 def _changed_paths(want: Any, have: Any) -> list[str]:
     from deepdiff import DeepDiff
 
-    delta = DeepDiff(_normalise(have), _normalise(want), view="tree")
+    # threshold 0: always descend, so paths name the leaves even when the two trees share few keys
+    delta = DeepDiff(_normalise(have), _normalise(want), view="tree", threshold_to_diff_deeper=0)
     paths: list[str] = []
     for levels in delta.values():
         for level in levels:

@@ -12,6 +12,7 @@ from reconciler.model.desired import DesiredCluster
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState, PodSummary
 from reconciler.model.queues import RESOURCES, QueueSpec
+from reconciler.model.redact import redact
 
 FACTS_VERSION = 1
 LABEL_CAP = 500
@@ -45,8 +46,9 @@ def desired_facts(d: DesiredCluster) -> dict[str, Any]:
         "addons_doc": "env" if "env" in d.docs else None,
         "standalone_kai": d.config.kai_values_file is not None,
         "kai_values_doc": d.kai_values_doc,
-        "kai_values_user": d.kai_values_user if d.kai_values_doc else {},
-        "kai_values_effective": {k: d.kai_values_effective.get(k) for k in ("scheduler", "defaultQueue")},
+        # Redacted: the facts may travel to an OPA server whose decision log keeps its input.
+        "kai_values_user": redact(d.kai_values_user) if d.kai_values_doc else {},
+        "kai_values_effective": redact({k: d.kai_values_effective.get(k) for k in ("scheduler", "defaultQueue")}),
         "gates": {
             "doc": gates.doc if gates else None, "path": list(gates.path) if gates else [],
             "user": gates.user if gates else [], "effective": gates.effective if gates else [],
@@ -68,7 +70,9 @@ def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
         "nvca_prediction": prediction.to_dict() if prediction else None,
         "healthz": _healthz_facts(live),
         "releases": [{"name": r.name, "namespace": r.namespace, "revision": r.revision, "status": r.status,
+                      "latest_revision": r.latest_revision, "latest_status": r.latest_status,
                       "chart_name": r.chart_name, "chart_version": r.chart_version} for r in live.releases],
+        "release_errors": list(live.release_errors),
         "gate_hops": {
             "configmap": live.dto_capabilities,
             "spec": backend.spec_gates if backend else None,

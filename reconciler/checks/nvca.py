@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reconciler.checks.gofloat import format_go_float as g
+from reconciler.model.gates import SignedGates
+from reconciler.model.live import LiveState
 from reconciler.model.queues import RESOURCES, QueueSpec
 
 PARENT = "default-parent-queue"
@@ -24,20 +26,30 @@ HIERARCHY = (
 _LABEL = {"cpu": "CPU", "gpu": "GPU", "memory": "Memory"}
 
 
+GATE = "KAIScheduler"
+
+
 @dataclass(frozen=True)
 class Verdict:
     healthy: bool
     errors: tuple[str, ...] = ()
+    evaluated: bool = True   # False: the KAIScheduler gate is off, so NVCA does not run this check at all
 
     @property
     def status(self) -> str:
+        if not self.evaluated:
+            return "not-evaluated"
         return "healthy" if self.healthy else "unhealthy"
 
     def to_dict(self) -> dict[str, object]:
         return {"status": self.status, "errors": list(self.errors)}
 
 
-def predict(queues: Mapping[str, QueueSpec], *, kind_served: bool = True, list_error: str | None = None) -> Verdict:
+def predict(queues: Mapping[str, QueueSpec], *, kind_served: bool = True, list_error: str | None = None,
+            gate_enabled: bool | None = None) -> Verdict:
+    """`gate_enabled` None means unknown: predict as if on, which is when the verdict matters."""
+    if gate_enabled is False:
+        return Verdict(True, evaluated=False)
     if not kind_served:
         return Verdict(False, (NOT_INSTALLED,))
     if list_error is not None:
@@ -67,4 +79,16 @@ def _first_violation(queue: QueueSpec) -> str | None:
             return (f"{_LABEL[resource]} resource violation for queue {queue.name}: expected limit=-1, quota=-1, "
                     f"overQuotaWeight=1, got limit={g(t.limit)}, quota={g(t.quota)}, "
                     f"overQuotaWeight={g(t.over_quota_weight)}")
+    return None
+
+
+def gate_enabled(live: LiveState, desired_effective: list[str] | None) -> bool | None:
+    """Whether the NVCA that is running has KAIScheduler on: the rolled-out status first, then what is
+    asked of it (overrides replace spec), then the rendered ConfigMap, then Git."""
+    backend = live.backends[0] if len(live.backends) == 1 else None
+    candidates = [backend.status_gates, backend.override_gates, backend.spec_gates] if backend else []
+    candidates += [live.dto_capabilities, desired_effective]
+    for items in candidates:
+        if items is not None:
+            return SignedGates.of(items).is_enabled(GATE)
     return None

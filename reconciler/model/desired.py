@@ -61,6 +61,7 @@ class DesiredCluster:
     queues: list[ExpectedQueue] = field(default_factory=list)
     shard: ExpectedShard | None = None
     gates: DesiredGates | None = None
+    installs_kai: bool = True
 
     @property
     def name(self) -> str:
@@ -106,8 +107,12 @@ def build_desired(read: Any, config_doc: YamlDoc, cluster: ClusterConfig, commit
     user_values, values_doc = _user_kai_values(cluster, docs)
     effective = deep_merge(chart_defaults(version), user_values)
     desired = DesiredCluster(cluster, commit, docs, version, values_doc, user_values, effective, addons)
-    desired.queues = _unique_queues(desired, _expected_default_queues(desired) + _queue_files(docs))
-    desired.shard = _expected_shard(desired)
+    # Add-on mode with the add-on off: Git installs no KAI, so it expects no chart objects either.
+    installs_kai = cluster.mode == "standalone" or addons["kaiScheduler"]
+    template_queues = _expected_default_queues(desired) if installs_kai else []
+    desired.queues = _unique_queues(desired, template_queues + _queue_files(docs))
+    desired.shard = _expected_shard(desired) if installs_kai else None
+    desired.installs_kai = installs_kai
     desired.gates = _desired_gates(docs, addons)
     return desired
 
@@ -144,7 +149,19 @@ def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
         name = (doc.data.get("metadata") or {}).get("name")
         if not isinstance(name, str) or not name:
             raise UserError("Queue has no metadata.name", where=str(doc.locate(("metadata",))))
+        _check_types(doc, _queue_manifest_types())
     return docs
+
+
+def _queue_manifest_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
+    checks: list[tuple[YamlPath, tuple[type, ...], str]] = [
+        (("metadata",), (dict,), "a mapping"), (("spec",), (dict,), "a mapping"),
+        (("spec", "parentQueue"), (str,), "a string"), (("spec", "resources"), (dict,), "a mapping")]
+    for res in RESOURCES:
+        checks.append((("spec", "resources", res), (dict,), "a mapping"))
+        checks += [(("spec", "resources", res, key), (int, float), "a number")
+                   for key in ("quota", "limit", "overQuotaWeight")]
+    return checks
 
 
 def _addons(env: YamlDoc | None) -> dict[str, bool]:
@@ -167,6 +184,10 @@ def _user_kai_values(cluster: ClusterConfig, docs: dict[str, YamlDoc]) -> tuple[
 
 
 def _check_value_types(doc: YamlDoc) -> None:
+    _check_types(doc, _values_types())
+
+
+def _values_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
     checks: list[tuple[YamlPath, tuple[type, ...], str]] = [
         (("defaultQueue",), (dict,), "a mapping"),
         (("defaultQueue", "createDefaultQueue"), (bool,), "true or false"),
@@ -178,8 +199,13 @@ def _check_value_types(doc: YamlDoc) -> None:
     for side in ("parentResources", "childResources"):
         checks.append((("defaultQueue", side), (dict,), "a mapping"))
         for res in RESOURCES:
+            checks.append((("defaultQueue", side, res), (dict,), "a mapping of quota, limit, overQuotaWeight"))
             for key in ("quota", "limit", "overQuotaWeight"):
                 checks.append((("defaultQueue", side, res, key), (int, float), "a number"))
+    return checks
+
+
+def _check_types(doc: YamlDoc, checks: list[tuple[YamlPath, tuple[type, ...], str]]) -> None:
     for path, types, what in checks:
         value = doc.get(path)
         if value is None:
@@ -251,9 +277,11 @@ def _expected_shard(desired: DesiredCluster) -> ExpectedShard | None:
     scheduler = values.get("scheduler") or {}
     strategy = scheduler.get("placementStrategy", "binpack")
     spec: dict[str, Any] = {"placementStrategy": {"gpu": strategy, "cpu": strategy}}
-    if scheduler.get("plugins"):
+    # Charts before v0.12.14/v0.13.0 have no scheduler.plugins/actions values and render neither.
+    chart_scheduler = chart_defaults(desired.defaults_version).get("scheduler") or {}
+    if scheduler.get("plugins") and "plugins" in chart_scheduler:
         spec["plugins"] = _stringify_arguments(scheduler["plugins"])
-    if scheduler.get("actions"):
+    if scheduler.get("actions") and "actions" in chart_scheduler:
         spec["actions"] = scheduler["actions"]
     doc = desired.kai_values_doc or "env"
     path: YamlPath = ("scheduler",) if desired.kai_values_doc else ("addons", "kaiScheduler", "enabled")

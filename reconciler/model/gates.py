@@ -14,7 +14,9 @@ STACK_DEFAULT_GATES = (
 
 
 def gate_name(item: str) -> str:
-    return item.strip().lstrip("+-").strip()
+    """NVCA strips one sign: `--X` is the disabled gate named `-X` (unknown), not a disabled X."""
+    item = item.strip()
+    return item[1:] if item[:1] in ("+", "-") else item
 
 
 def split_gate_string(value: str) -> list[str]:

@@ -6,7 +6,7 @@ import base64
 import binascii
 import gzip
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -27,6 +27,8 @@ class HelmRelease:
     chart_version: str
     app_version: str
     values: dict[str, Any]       # `config`: user-supplied values, already redacted
+    latest_revision: int = 0     # newest revision of this release whatever its status (0: this one)
+    latest_status: str = ""
 
     def to_summary(self) -> dict[str, Any]:
         return {"apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary",
@@ -82,14 +84,21 @@ def release_from_summary(obj: dict[str, Any]) -> HelmRelease:
 
 
 def latest_per_release(releases: list[HelmRelease]) -> list[HelmRelease]:
-    """Highest revision of each release, preferring a deployed one."""
-    best: dict[tuple[str, str], HelmRelease] = {}
+    """Per release: the highest revision, preferring a deployed one (SPEC §5.2), remembering the newest.
+
+    A release whose newest revision is `uninstalled` (kept with --keep-history) no longer exists.
+    """
+    by_release: dict[tuple[str, str], list[HelmRelease]] = {}
     for rel in releases:
-        key = (rel.namespace, rel.name)
-        current = best.get(key)
-        if current is None or _rank(rel) > _rank(current):
-            best[key] = rel
-    return sorted(best.values(), key=lambda r: (r.namespace, r.name))
+        by_release.setdefault((rel.namespace, rel.name), []).append(rel)
+    chosen = []
+    for revisions in by_release.values():
+        newest = max(revisions, key=lambda r: r.revision)
+        if newest.status == "uninstalled":
+            continue
+        best = max(revisions, key=_rank)
+        chosen.append(replace(best, latest_revision=newest.revision, latest_status=newest.status))
+    return sorted(chosen, key=lambda r: (r.namespace, r.name))
 
 
 def _rank(rel: HelmRelease) -> tuple[bool, int]:

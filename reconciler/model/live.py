@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from reconciler.errors import UserError
+from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
     RELEASE_SECRET_TYPE,
@@ -27,7 +29,6 @@ NVCF_POD_LABEL = "icms-request-id"
 NVCF_NAMESPACE_LABEL = "nvca.nvcf.nvidia.io/workload-instance-type"
 KAI_NAMESPACE = "kai-scheduler"
 DTO_CONFIGMAP = ("nvca-operator", "nvcfbackend-self-managed")
-SHARD_CONFIGMAP = ("kai-scheduler", "kai-scheduler-default")
 QUEUE_CRD = "queues.scheduling.run.ai"
 
 
@@ -58,7 +59,6 @@ class Healthz:
     reachable: bool
     http_status: int | None
     status: str | None
-    errors: list[str]
     components: dict[str, Any]
     detail: str = ""
 
@@ -73,14 +73,11 @@ class LiveState:
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)
-    queue_versions: dict[str, str] = field(default_factory=dict)   # resourceVersion, for conflict-safe patches
     shard: dict[str, Any] | None = None
-    kai_config: dict[str, Any] | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
     release_errors: list[str] = field(default_factory=list)
     backends: list[Backend] = field(default_factory=list)
     dto_capabilities: list[str] | None = None
-    dto_present: bool = False
     nodes_total: int = 0
     schedule_labels: dict[str, str] = field(default_factory=dict)  # node -> raw label value
     nvcf_pods: list[PodSummary] = field(default_factory=list)
@@ -99,8 +96,15 @@ class LiveStateBuilder:
 
     def add(self, obj: dict[str, Any]) -> None:
         handler = _HANDLERS.get((obj.get("apiVersion", ""), obj.get("kind", "")))
-        if handler is not None:
+        if handler is None:
+            return
+        try:
             handler(self, obj)
+        except (TypeError, AttributeError, ValueError, KeyError) as exc:
+            # A hand-edited snapshot can hold anything; say which object, not where in our code.
+            raise UserError(f"{_describe(obj)} does not have the shape of a Kubernetes object of its kind "
+                            f"({type(exc).__name__}: {exc})", hint="regenerate it with `kai-gitops snapshot`"
+                            ) from None
 
     def mark_queue_kind_served(self, served: bool) -> None:
         self.state.queue_kind_served = served
@@ -124,7 +128,6 @@ class LiveStateBuilder:
     def _queue(self, obj: dict[str, Any]) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
-        self.state.queue_versions[spec.name] = str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
     def _crd(self, obj: dict[str, Any]) -> None:
         self.state.crds.add(_meta(obj, "name"))
@@ -132,10 +135,6 @@ class LiveStateBuilder:
     def _shard(self, obj: dict[str, Any]) -> None:
         if _meta(obj, "name") == "default":
             self.state.shard = obj.get("spec") or {}
-
-    def _config(self, obj: dict[str, Any]) -> None:
-        if _meta(obj, "name") == "kai-config":
-            self.state.kai_config = obj.get("spec") or {}
 
     def _secret(self, obj: dict[str, Any]) -> None:
         if obj.get("type") != RELEASE_SECRET_TYPE:
@@ -157,7 +156,6 @@ class LiveStateBuilder:
 
     def _configmap(self, obj: dict[str, Any]) -> None:
         if (_meta(obj, "namespace"), _meta(obj, "name")) == DTO_CONFIGMAP:
-            self.state.dto_present = True
             self.state.dto_capabilities = _dto_capabilities((obj.get("data") or {}).get("cluster-dto.yaml"))
 
     def _node(self, obj: dict[str, Any]) -> None:
@@ -182,7 +180,7 @@ class LiveStateBuilder:
 
     def _healthz(self, obj: dict[str, Any]) -> None:
         if obj.get("reachable") is False:  # the API server answered instead of NVCA: no endpoints, 404, timeout
-            self.state.healthz = Healthz(False, obj.get("httpStatus"), None, [], {},
+            self.state.healthz = Healthz(False, obj.get("httpStatus"), None, {},
                                          detail=str(obj.get("detail") or ""))
             return
         self.state.healthz = healthz_from_response(obj.get("httpStatus"), obj.get("body"))
@@ -207,10 +205,10 @@ def pod_summary(obj: dict[str, Any], now: datetime) -> PodSummary:
 def healthz_from_response(http_status: Any, body: Any) -> Healthz:
     """NVCA answers 503 with the same JSON body when unhealthy (SPEC §5.3)."""
     if not isinstance(body, dict):
-        return Healthz(True, http_status, None, [], {}, detail="healthz answered without a JSON body")
+        return Healthz(True, http_status, None, {}, detail="healthz answered without a JSON body")
     components = body.get("Components") or {}
     status = body.get("Status")
-    return Healthz(True, http_status, str(status) if status is not None else None, [], components)
+    return Healthz(True, http_status, str(status) if status is not None else None, components)
 
 
 def _age(stamp: Any, now: datetime) -> float | None:
@@ -223,6 +221,13 @@ def _age(stamp: Any, now: datetime) -> float | None:
     return max(0.0, (now - created).total_seconds())
 
 
+def _describe(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    scope = f"{meta.get('namespace')}/" if meta.get("namespace") else ""
+    return f"{obj.get('kind')}/{scope}{meta.get('name', '?')}"
+
+
 def _meta(obj: dict[str, Any], key: str) -> str:
     return str((obj.get("metadata") or {}).get(key, "") or "")
 
@@ -233,7 +238,9 @@ def _gates_at(parent: dict[str, Any], key: str) -> list[str] | None:
         return None
     values = gate.get("values")
     if isinstance(values, str):
-        return [v.strip() for v in values.split(",") if v.strip()]
+        return split_gate_string(values)
+    if values is not None and not isinstance(values, list):
+        raise ValueError(f"featureGate.values must be a list or a comma-joined string, not {values!r}")
     return [str(v) for v in values or []]
 
 
@@ -254,7 +261,6 @@ _HANDLERS = {
     ("scheduling.run.ai/v2", "Queue"): LiveStateBuilder._queue,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): LiveStateBuilder._crd,
     ("kai.scheduler/v1", "SchedulingShard"): LiveStateBuilder._shard,
-    ("kai.scheduler/v1", "Config"): LiveStateBuilder._config,
     ("v1", "Secret"): LiveStateBuilder._secret,
     ("kai-gitops/v1", "HelmReleaseSummary"): LiveStateBuilder._release_summary,
     ("nvcf.nvidia.io/v1", "NVCFBackend"): LiveStateBuilder._backend,

@@ -23,9 +23,6 @@ class Triple:
     def to_dict(self) -> dict[str, float]:
         return {"quota": self.quota, "limit": self.limit, "overQuotaWeight": self.over_quota_weight}
 
-    def same_as(self, other: Triple) -> bool:
-        # NaN never equals itself, so compare on the textual form NVCA would print.
-        return all(same_number(a, b) for a, b in zip(self.to_dict().values(), other.to_dict().values(), strict=True))
 
 
 UNLIMITED = Triple(-1.0, -1.0, 1.0)

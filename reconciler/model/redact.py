@@ -1,4 +1,9 @@
-"""Redaction of credentials by key name: applied where values enter the program, so nothing downstream sees them."""
+"""Redaction of credentials, applied where values enter the program, so nothing downstream sees them.
+
+Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (URLs with a password,
+`--token=…` arguments, PEM blocks, long base64 blobs), because Helm values hide secrets under any name.
+The nets err on the side of masking: a masked value can still be compared, a leaked one cannot be unleaked.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,17 @@ from typing import Any
 REDACTED = "<redacted>"
 _SECRET_KEY = re.compile(
     r"(password|passwd|passphrase|secret|token|credential|apikey|api_key|accesskey|access_key|privatekey|"
-    r"private_key|servicekey|service_key|clientkey|client_key|cert|\.pem$|dockerconfigjson|^key$|^auth$)",
+    r"private_key|servicekey|service_key|clientkey|client_key|sshkey|ssh_key|signingkey|cert|cabundle|"
+    r"auth(?!or(s)?$|ority)|dockerconfig|connectionstring|dsn|\.pem$|\.key$|\.crt$|\.p12$|\.jks$|^key$|^pass$|^pwd$)",
     re.IGNORECASE)
-
-
 # Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
-_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath)$", re.IGNORECASE)
+_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode)$", re.IGNORECASE)
+_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.IGNORECASE)
+_SECRET_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)\S+",
+                         re.IGNORECASE)
+_SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
+_PEM = re.compile(r"-----BEGIN [A-Z ]+-----")
+_BLOB = re.compile(r"^[A-Za-z0-9+/_-]{40,}={0,2}$")   # base64 or hex tokens; image digests say sha256:
 
 
 def is_secret_key(name: str) -> bool:
@@ -21,23 +31,48 @@ def is_secret_key(name: str) -> bool:
 
 
 def redact(value: Any) -> Any:
-    """A copy of `value` with every scalar under a secret-looking key replaced by a marker."""
+    """A copy of `value` with every secret-looking entry masked."""
     if isinstance(value, dict):
+        if _is_env_entry(value):
+            return {k: (REDACTED if k == "value" and value.get("value") not in (None, "") else redact(v))
+                    for k, v in value.items()}
         return {k: (_mask(v) if isinstance(k, str) and is_secret_key(k) else redact(v)) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact(item) for item in value]
+        return _redact_list(value)
+    if isinstance(value, str):
+        return redact_text(value)
     return value
 
 
+def _redact_list(items: list[Any]) -> list[Any]:
+    """Also `args: ["--password", "pw"]`: a bare secret flag masks the item after it."""
+    out: list[Any] = []
+    for i, item in enumerate(items):
+        previous = items[i - 1] if i else None
+        flagged = isinstance(previous, str) and bool(_SECRET_FLAG.match(previous))
+        out.append(REDACTED if flagged and isinstance(item, str) else redact(item))
+    return out
+
+
+def redact_text(text: str) -> str:
+    if _PEM.search(text) or _BLOB.match(text):
+        return REDACTED
+    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    return _SECRET_ARG.sub(lambda m: f"{m.group('flag')}{REDACTED}", text)
+
+
+def _is_env_entry(value: dict[str, Any]) -> bool:
+    """`env: [{name: DB_PASSWORD, value: …}]`: the secret's name is in a sibling field."""
+    name = value.get("name")
+    return isinstance(name, str) and "value" in value and is_secret_key(name.replace("_", ""))
+
+
 def _mask(value: Any) -> Any:
-    if isinstance(value, dict | list):
-        return redact_all(value)
-    return value if value in (None, "", False) else REDACTED
-
-
-def redact_all(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: redact_all(v) for k, v in value.items()}
+        return {k: _mask(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact_all(v) for v in value]
-    return value if value in (None, "") else REDACTED
+        return [_mask(v) for v in value]
+    return value if value in (None, "", False, True) else REDACTED
+
+
+redact_all = _mask

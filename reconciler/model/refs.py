@@ -55,12 +55,12 @@ def format_path(path: YamlPath) -> str:
 
 QUEUE_API = "scheduling.run.ai/v2"
 SHARD_API = "kai.scheduler/v1"
-NVCF_API = "nvcf.nvidia.io/v1"
 
 
 def queue_ref(name: str) -> ObjectRef:
     return ObjectRef(QUEUE_API, "Queue", name)
 
 
-def node_ref(name: str) -> ObjectRef:
-    return ObjectRef("v1", "Node", name)
+def release_ref(name: str, namespace: str) -> ObjectRef:
+    """Helm releases are not Kubernetes objects; Rego rules and the differ name them the same way."""
+    return ObjectRef("helm.sh/v3", "HelmRelease", name, namespace)

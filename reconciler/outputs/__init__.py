@@ -6,8 +6,6 @@ import importlib
 
 from reconciler.report import Report
 
-FORMATS = ("text", "json")
-
 
 def render(report: Report, fmt: str, *, color: bool | None = None) -> str:
     module = importlib.import_module(f"reconciler.outputs.{fmt}_format")

@@ -35,12 +35,12 @@ def render(report: Report, *, color: bool | None = None) -> str:
 
 
 def _cluster(console: Any, command: str, c: ClusterReport) -> None:
-    console.print(f"[bold]kai-gitops {command}[/] — cluster [bold]{c.cluster}[/]")
+    console.print(f"[bold]kai-gitops {command}[/] — cluster [bold]{_escape(c.cluster)}[/]")
     if c.git:
         commit = (c.git.commit or "")[:12] or "working tree"
-        console.print(f"  desired: {c.git.repo} @ {c.git.ref} ({commit})")
+        console.print(f"  desired: {_escape(c.git.repo)} @ {_escape(c.git.ref)} ({commit})")
     if c.live_source:
-        console.print(f"  live:    {c.live_source}")
+        console.print(f"  live:    {_escape(c.live_source)}")
     findings = sorted(c.findings, key=finding_order)
     drift = [f for f in findings if f.kind is Kind.DRIFT and f.waived_by is None]
     violations = [f for f in findings if f.kind is Kind.VIOLATION and f.waived_by is None]
@@ -55,24 +55,26 @@ def _cluster(console: Any, command: str, c: ClusterReport) -> None:
     if waived:
         console.print(f"\n[dim]Waived: {len(waived)} finding(s)[/]")
         for f in waived:
-            console.print(f"  [dim]{f.rule_id} {f.subject or ''} — waiver {f.waived_by}[/]")
+            text = f"{f.rule_id} {f.subject or ''} — waiver {f.waived_by}"
+            console.print(f"  [dim]{_escape(text)}[/]")
     if c.nvca is not None:
         colour = "green" if c.nvca.healthy else "red"
         console.print(f"\n[bold]NVCA prediction[/] kai-scheduler-queues: [{colour}]{c.nvca.status}[/]")
         for error in c.nvca.errors:
             console.print(f"  {_escape(error)}")
-    console.print("\n" + _summary_line(c, with_plan=command != "check") + "\n")
+    # A plan needs both sides: Git and a live cluster.
+    console.print("\n" + _summary_line(c, with_plan=c.git is not None and c.live_source is not None) + "\n")
 
 
 def _drift(console: Any, f: Finding) -> None:
     action = f.fix.action if f.fix else Action.NONE
     sign, colour = _SIGN[action]
-    where = f"  [dim]{f.location}[/]" if f.location else ""
-    console.print(f"  [{colour}]{sign}[/] {f.subject or ''} [dim]{f.rule_id}[/]{where}")
+    where = f"  [dim]{_escape(str(f.location))}[/]" if f.location else ""
+    console.print(f"  [{colour}]{sign}[/] {_escape(str(f.subject or ''))} [dim]{_escape(f.rule_id)}[/]{where}")
     changes = f.extra.get("changes")
     if changes:
         for key, live, want in changes:
-            console.print(f"      {key:<22} {_value(live)} → {_value(want)}")
+            console.print(f"      {_escape(str(key)):<22} {_value(live)} → {_value(want)}")
         if f.extra.get("note"):
             console.print(f"      [dim]{_escape(f.extra['note'])}[/]")
     elif action is Action.CREATE and f.fix and f.fix.patch:
@@ -87,8 +89,9 @@ def _drift(console: Any, f: Finding) -> None:
 def _violations(console: Any, violations: list[Finding]) -> None:
     for f in violations:
         colour = _SEVERITY[f.severity.value]
-        where = f" [dim]{f.location}[/]" if f.location else (f" [dim]{f.subject}[/]" if f.subject else "")
-        console.print(f"  [{colour}]{f.severity.value.upper():<7}[/] {f.rule_id}{where}")
+        place = f.location or f.subject
+        where = f" [dim]{_escape(str(place))}[/]" if place else ""
+        console.print(f"  [{colour}]{f.severity.value.upper():<7}[/] {_escape(f.rule_id)}{where}")
         console.print(f"          {_escape(f.message)}")
         if f.fix and (f.fix.command or f.fix.description):
             console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")

@@ -50,6 +50,9 @@ class GitTree:
                             ) from None
         if entry.type_str != "blob":
             raise UserError(f"is a {entry.type_str}, not a file", where=path)
+        if entry.filemode == _SYMLINK_MODE:  # its content is the link target's path, not the file
+            raise UserError("is a symbolic link; links are not followed at a ref", where=path,
+                            hint="commit the file itself")
         return entry.data
 
     def exists(self, path: str) -> bool:
@@ -65,7 +68,7 @@ class GitTree:
         if self.worktree:
             root = Path(self.repo.workdir or ".") / top
             for path in sorted(root.rglob(f"*{suffix}")) if root.is_dir() else []:
-                if path.is_file():
+                if path.is_file() and _inside(Path(self.repo.workdir), path):
                     yield f"{top}/{path.relative_to(root).as_posix()}", path.read_bytes()
             return
         try:
@@ -79,6 +82,9 @@ class GitTree:
         if root is None:
             raise UserError("--worktree needs a working copy, but the repository is bare", where=self.label)
         file = Path(root) / path
+        if not _inside(Path(root), file):
+            raise UserError("resolves outside the repository (symbolic link?)", where=path,
+                            hint="kai-gitops reads only files inside the GitOps repository")
         if not file.is_file():
             raise UserError("file not found in the working tree", where=path,
                             hint="check the path in kai-gitops.yaml")
@@ -132,6 +138,13 @@ def _commit_type() -> Any:
     return pygit2.Commit
 
 
+_SYMLINK_MODE = 0o120000
+
+
+def _inside(root: Path, path: Path) -> bool:
+    return path.resolve().is_relative_to(root.resolve())
+
+
 def _walk_tree(node: Any, prefix: str, suffix: str) -> Iterator[tuple[str, bytes]]:
     if node.type_str != "tree":
         return
@@ -139,7 +152,7 @@ def _walk_tree(node: Any, prefix: str, suffix: str) -> Iterator[tuple[str, bytes
         path = f"{prefix}/{child.name}"
         if child.type_str == "tree":
             yield from _walk_tree(child, path, suffix)
-        elif child.name.endswith(suffix):
+        elif child.name.endswith(suffix) and child.filemode != _SYMLINK_MODE:
             yield path, child.data
 
 

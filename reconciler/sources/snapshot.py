@@ -18,6 +18,9 @@ def read_snapshot(path: str) -> LiveState:
         raise UserError("snapshot file not found", where=path, hint="pass a file written by `kai-gitops snapshot`"
                         " or `kubectl get … -o yaml`")
     raw = file.read_bytes()
+    if not raw.strip():
+        raise UserError("snapshot file is empty", where=f"{path}:1",
+                        hint="an empty file is not an empty cluster; write one with `kai-gitops snapshot`")
     items = _json_items(raw, path) if raw.lstrip()[:1] in (b"{", b"[") else _yaml_items(raw, path)
     builder = LiveStateBuilder(f"snapshot {path}")
     for item in items:

@@ -184,9 +184,9 @@ class _Converter:
         return _scalar(node)
 
     def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
-        for key, value in node.items():
-            key = _scalar(key)
-            child = (*path, key if isinstance(key, str | int) else str(key))
+        for raw_key, value in node.items():
+            key = _helm_key(_scalar(raw_key))
+            child = (*path, key)
             position = _lc(node, "key", key)
             if position is not None:
                 self.positions[child] = position
@@ -211,6 +211,13 @@ def _lc(node: Any, kind: str, key: Any) -> tuple[int, int] | None:
     return line + 1, column + 1
 
 
+def _helm_key(key: Any) -> str:
+    """Helm's values are JSON objects: every key becomes a string (`1:` → "1", `on:` → "true", `~:` → "null")."""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "null" if key is None else str(key)
+
+
 def _scalar(node: Any) -> Any:
     from ruamel.yaml.scalarstring import ScalarString
 
@@ -228,7 +235,8 @@ def _scalar(node: Any) -> Any:
             return False
         return str(node)
     if isinstance(node, int):
-        return int(node)
+        # Go decodes values numbers as int64 or float64: anything wider only survives as a float.
+        return int(node) if -(2**63) <= node < 2**63 else float(node)
     if isinstance(node, float):
         return float(node)
     return str(node) if not isinstance(node, int | float) else node

@@ -129,9 +129,12 @@ def _dto(capabilities: list[str]) -> dict[str, Any]:
     return _obj("v1", "ConfigMap", "nvcfbackend-self-managed", "nvca-operator", data={"cluster-dto.yaml": text})
 
 
-def _backend(spec_gates: list[str], status_gates: list[str], health: str) -> dict[str, Any]:
-    return _obj("nvcf.nvidia.io/v1", "NVCFBackend", "nvcf-backend", "nvca-operator",
-                spec={"featureGate": {"values": spec_gates}},
+def _backend(spec_gates: list[str], status_gates: list[str], health: str,
+             overrides: list[str] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"featureGate": {"values": spec_gates}}
+    if overrides is not None:
+        spec["overrides"] = {"featureGate": {"values": overrides}}
+    return _obj("nvcf.nvidia.io/v1", "NVCFBackend", "nvcf-backend", "nvca-operator", spec=spec,
                 status={"featureGate": {"values": status_gates}, "agentStatus": health})
 
 
@@ -142,6 +145,7 @@ def prod_addon_snapshot() -> list[dict[str, Any]]:
     upgraded = _canonical_values()
     old = {"global": {"registry": "registry.example.com/kai", "imagePullSecrets": [{"name": "regcred"}],
                       "registryPassword": "hunter2-do-not-print"}}
+    spec_gates = [g for g in STACK_GATES if g != "DynamicGPUDiscovery"]
     items = [
         *_crds(),
         # First installed with chart defaults, then upgraded with the guide's values: queues kept quota 0.
@@ -156,9 +160,10 @@ def prod_addon_snapshot() -> list[dict[str, Any]]:
         _release("kai", "runai", 4, "deployed", "v0.14.0", old),          # a second KAI release
         _obj("v1", "Secret", "nvcr-pull-secret", "nvca-operator", type="kubernetes.io/dockerconfigjson",
              data={".dockerconfigjson": "eyJhdXRocyI6e319"}),            # never read, never printed
-        _dto(STACK_GATES),                                                  # rendered before KAI was enabled
-        _backend([g for g in STACK_GATES if g != "DynamicGPUDiscovery"],
-                 [g for g in STACK_GATES if g != "DynamicGPUDiscovery"], "Unknown"),
+        # The rendered list (ConfigMap, spec) predates the add-on and misses KAIScheduler; someone turned
+        # the gate on by hand with an override, which the next Helm upgrade will wipe.
+        _dto(STACK_GATES),
+        _backend(spec_gates, [*spec_gates, "KAIScheduler"], "Unknown", overrides=[*spec_gates, "KAIScheduler"]),
         _obj("v1", "Namespace", "nvcf-backend", metadata={"labels": {
             "nvca.nvcf.nvidia.io/workload-instance-type": "gpu"}}),
         *[_node(f"gpu-node-{i}", "True" if i == 2 else None) for i in range(1, 5)],
