@@ -175,7 +175,7 @@ def policy_group() -> None:
 @policy_group.command("test")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
 @click.option("--data", "data_files", multiple=True, type=click.Path(dir_okay=False),
-              help="JSON data file to load with the policies (repeatable).")
+              help="YAML or JSON data file, mounted at data.user like kai-gitops.yaml `policies.data` (repeatable).")
 @click.option("--verbose", "-v", is_flag=True, help="List every test, not only the failures.")
 @_guard
 def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verbose: bool) -> int:
@@ -183,8 +183,16 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
     from pathlib import Path
 
     from reconciler.checks.policy.testing import format_report, run_policy_tests
+    from reconciler.errors import UserError
+    from reconciler.sources.yamldoc import load_document
 
-    report = run_policy_tests([Path(d) for d in dirs] or None, [Path(f) for f in data_files] or None)
+    user_data: dict[str, Any] = {}
+    for name in data_files:
+        value = load_document(Path(name).read_bytes(), name).data
+        if not isinstance(value, dict):
+            raise UserError("policy data must be a mapping", where=f"{name}:1")
+        user_data.update(value)
+    report = run_policy_tests([Path(d) for d in dirs] or None, user_data=user_data or None)
     click.echo(format_report(report, verbose))
     return EXIT_CLEAN if report.ok else EXIT_FINDINGS
 

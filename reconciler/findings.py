@@ -83,6 +83,7 @@ class Finding:
             "fix": self.fix.to_dict() if self.fix else None,
             "fingerprint": self.fingerprint,
             "waived_by": self.waived_by,
+            "details": self.extra,
         }
 
 

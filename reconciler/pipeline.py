@@ -125,7 +125,12 @@ def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo |
     from reconciler.checks.policy_inputs import changed_policy_inputs, policy_change_finding
 
     base_tree = open_tree(settings.git.repo, settings.base_ref or "HEAD")
-    base_tree.commit_id  # noqa: B018 -- resolves the ref now: a wrong --base is one clear error
+    try:
+        base_tree.commit_id  # noqa: B018 -- resolve now: a wrong --base is one clear error, not a later one
+    except UserError:
+        raise UserError(f"base ref '{settings.base_ref}' does not exist", where=head.git.repo,
+                        hint="pass the pull request's target branch or commit with --base; in CI, fetch it first"
+                        ) from None
     if not base_tree.exists(CONFIG_FILE):
         note = policy_change_finding([CONFIG_FILE], settings.base_ref or "", added_config=True)
         return None, [note]

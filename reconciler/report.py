@@ -72,9 +72,10 @@ class Report:
                 "failOn": self.fail_on.value, "exitCode": self.exit_code}
         if self.command in ("diff", "doctor") and len(self.clusters) == 1:
             return head | self.clusters[0].to_dict()
-        totals: Counter[str] = Counter()
+        totals: Counter[str] = Counter({key: 0 for key in ClusterReport("").summary()})
         for cluster in self.clusters:
             totals.update(cluster.summary())
+        totals.update(ClusterReport("", findings=self.repository).summary())
         return head | {"repository": {"findings": [f.to_dict() for f in self.repository]},
                        "clusters": [c.to_dict() for c in self.clusters], "summary": dict(totals)}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
+from reconciler.model.refs import Location
 from reconciler.sources.git import GitTree
 from reconciler.sources.repoconfig import CONFIG_FILE, RepoConfig
 
@@ -24,12 +25,14 @@ def changed_policy_inputs(base: GitTree, base_config: RepoConfig, head: GitTree,
 
 def policy_change_finding(changed: list[str], base_ref: str, *, added_config: bool = False) -> Finding:
     what = ", ".join(changed)
+    base = base_ref[:12] if len(base_ref) == 40 else base_ref   # a commit id reads better short
     message = (f"{CONFIG_FILE} is new in this change: it was checked with the shipped policies only"
                if added_config else
-               f"this change edits what judges it ({what}); it was checked with the versions at {base_ref}, "
+               f"this change edits what judges it ({what}); it was checked with the versions at {base}, "
                "and the edits take effect after merge")
+    location = Location(changed[0].split(" ")[0]) if changed else None
     return Finding(POLICY_CHANGE_RULE, Kind.VIOLATION, Severity.INFO, message, "(repository)",
-                   title="Change edits policies or waivers", extra={"paths": changed},
+                   location=location, title="Change edits policies or waivers", extra={"paths": changed},
                    fix=Fix(Action.NONE, "have the policy owners review these files"))
 
 

@@ -107,10 +107,10 @@ def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
 
 
 def _totals(report: Report) -> str:
-    counts = [c.summary() for c in report.clusters]
-    errors = sum(s["errors"] for s in counts)
-    warnings = sum(s["warnings"] for s in counts)
-    return f"All clusters: {len(counts)} checked, {errors} error(s), {warnings} warning(s)."
+    total = report.to_dict()["summary"]
+    waived = f", {total['waived']} waived" if total["waived"] else ""
+    return (f"All clusters: {len(report.clusters)} checked, {total['errors']} error(s), {total['warnings']} "
+            f"warning(s), {total['info']} info{waived}.")
 
 
 def _value(value: Any) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reconciler.checks.policy.engine import (
     PolicyFile,
@@ -58,13 +59,23 @@ class TestReport:
         return f"{self.passed} passed, {self.failed} failed"
 
 
-def run_policy_tests(dirs: list[Path] | None = None, data_files: list[Path] | None = None) -> TestReport:
-    """Run every test in `dirs` (default: the shipped pack) and report each one."""
+def run_policy_tests(dirs: list[Path] | None = None, data_files: list[Path] | None = None, *,
+                     user_data: dict[str, Any] | None = None) -> TestReport:
+    """Run every test in `dirs` (default: the shipped pack) and report each one.
+
+    `user_data` is mounted at `data.user`, where `check`/`diff` put the repo's `policies.data`.
+    """
     shipped = (shipped_policy_dir(), "policies")
     roots = [(Path(d), str(d)) for d in dirs] if dirs else [shipped]
     tests = collect_policy_files(roots, tests=True)
+    if not tests:
+        where = ", ".join(str(d) for d in dirs or [])
+        raise UserError(f"no *_test.rego files in {where}", hint="a mistyped directory must not pass silently")
     policies = collect_policy_files([*roots, shipped], tests=False)
-    engine = compile_policies(policies + tests, merge_data_files(shipped_data_files() + list(data_files or [])))
+    data = merge_data_files(shipped_data_files() + list(data_files or []))
+    if user_data:
+        data = {**data, "user": user_data}
+    engine = compile_policies(policies + tests, data)
     results = [run_one(engine.clone(), f, name) for f in tests for name in find_test_rules(f)]
     return TestReport(tuple(results))
 
