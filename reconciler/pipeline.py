@@ -59,7 +59,7 @@ class DesiredRepo:
 def open_desired(settings: GitSettings) -> DesiredRepo:
     tree = open_tree(settings.repo, settings.ref, worktree=settings.worktree)
     config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
-    git = GitInfo(settings.repo or ".", settings.ref, tree.commit_id, settings.worktree)
+    git = GitInfo(tree.label, settings.ref, tree.commit_id, settings.worktree)
     return DesiredRepo(tree, config, git)
 
 

@@ -142,10 +142,10 @@ def test_redaction_catches_secret_shapes_under_any_key() -> None:
               "connectionString": "Server=x;Password=y", "caBundle": "LS0t", "tls.key": "k", "tls.crt": "c",
               "env": [{"name": "DB_PASSWORD", "value": "s3"}, {"name": "LOG_LEVEL", "value": "info"}],
               "args": ["--token=abc", "--password", "pw", "--verbose"], "url": "https://user:pw@git.example/x",
-              "blob": "QUJD" * 20, "pem": "-----BEGIN PRIVATE KEY-----\nMII", "author": "me",
+              "blob": "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ=", "pem": "-----BEGIN PRIVATE KEY-----\nMII", "author": "me",
               "scheduler": {"placementStrategy": "binpack"}}
     out = json.dumps(redact(values))
-    for secret in ("Bearer abc", '"k"', "Password=y", "LS0t", "s3", "abc", '"pw"', "user:pw", "QUJD", "MII"):
+    for secret in ("Bearer abc", '"k"', "Password=y", "LS0t", "s3", "abc", '"pw"', "user:pw", "dGhpcyBp", "MII"):
         assert secret not in out, secret
     red = redact(values)
     assert red["env"][1]["value"] == "info" and red["args"][3] == "--verbose" and red["author"] == "me"
@@ -248,3 +248,10 @@ def test_bare_repo_has_no_worktree(tmp_path: Path) -> None:
     pygit2.clone_repository(str(repo), str(bare), bare=True)
     code, stdout, stderr = run_cli(["check", "--repo", bare, "--worktree"])
     assert_one_line_error(code, stdout, stderr, "bare")
+
+
+def test_password_in_a_clone_url_never_reaches_errors_or_reports(tmp_path: Path) -> None:
+    code, stdout, stderr = run_cli(["check", "--repo", "https://operator:s3cr3t-pw@127.0.0.1:9/gitops.git"],
+                                   env={"KAI_GITOPS_CACHE": str(tmp_path / "cache")})
+    line = assert_one_line_error(code, stdout, stderr, "cannot clone or fetch")
+    assert "s3cr3t-pw" not in line and REDACTED in line

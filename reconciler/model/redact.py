@@ -23,7 +23,8 @@ _SECRET_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|
                          re.IGNORECASE)
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
 _PEM = re.compile(r"-----BEGIN [A-Z ]+-----")
-_BLOB = re.compile(r"^[A-Za-z0-9+/_-]{40,}={0,2}$")   # base64 or hex tokens; image digests say sha256:
+# base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)
+_BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}$")
 
 
 def is_secret_key(name: str) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import UserError
+from reconciler.model.redact import redact_text
 
 _URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
 
@@ -106,9 +107,10 @@ def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) ->
 
     label = spec or "."
     if _URL.match(label):
+        label = redact_text(label)   # a URL may carry a password; it must not reach errors or reports
         if worktree:
             raise UserError("--worktree cannot be used with a clone URL", where=label)
-        return GitTree(_cached_clone(label), label, ref)
+        return GitTree(_cached_clone(spec or "", label), label, ref)
     found = pygit2.discover_repository(os.path.abspath(label))
     if found is None:
         raise UserError("not a Git repository", where=label,
@@ -116,20 +118,34 @@ def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) ->
     return GitTree(pygit2.Repository(found), label, ref, worktree)
 
 
-def _cached_clone(url: str) -> Any:
+def _cached_clone(url: str, label: str) -> Any:
     import pygit2
 
     target = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16]
+    callbacks = _credentials()
     try:
         if (target / "HEAD").exists():
             repo = pygit2.Repository(str(target))
-            repo.remotes["origin"].fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"])
+            repo.remotes["origin"].fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
+                                         callbacks=callbacks)
             return repo
         target.parent.mkdir(parents=True, exist_ok=True)
-        return pygit2.clone_repository(url, str(target), bare=True)
+        return pygit2.clone_repository(url, str(target), bare=True, callbacks=callbacks)
     except pygit2.GitError as exc:
-        raise UserError(f"cannot clone or fetch: {exc}", where=url,
-                        hint="check the URL and your credentials") from None
+        raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
+                        hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
+
+
+def _credentials() -> Any:
+    """HTTPS token from $KAI_GITOPS_GIT_TOKEN (user $KAI_GITOPS_GIT_USER, default x-access-token, which GitHub
+    and GitLab deploy tokens both accept); without it, pygit2's defaults (SSH agent) apply."""
+    import pygit2
+
+    token = os.environ.get("KAI_GITOPS_GIT_TOKEN")
+    if not token:
+        return None
+    user = os.environ.get("KAI_GITOPS_GIT_USER", "x-access-token")
+    return pygit2.RemoteCallbacks(credentials=pygit2.UserPass(user, token))
 
 
 def _commit_type() -> Any:
