@@ -110,7 +110,8 @@ def hop(name: str, items: list[str] | None) -> Callable[[Facts], None]:
 
 TRIGGERS: dict[str, Facts] = {
     "KAI-V-001": standalone(), "KAI-V-002": standalone(), "KAI-V-003": standalone(), "KAI-V-004": standalone(),
-    "KAI-Q-001": standalone(), "KAI-Q-002": standalone(), "KAI-R-001": standalone(),
+    "KAI-Q-001": standalone(), "KAI-Q-002": standalone(),
+    "KAI-R-001": standalone(lambda f: f["desired"].update({"kai_chart_pin": "v0.18.1", "defaults_version": "v0.17.0"})),
     "NVCA-G-001": standalone(), "NVCA-G-004": standalone(), "NVCA-G-005": standalone(),
     "NVCA-G-006": standalone(), "NVCA-S-001": standalone(),
     "KAI-M-001": standalone(both_modes),
@@ -131,7 +132,8 @@ TRIGGERS: dict[str, Facts] = {
     "NVCA-H-005": healthy(set_live(backend={"count": 2, "name": None, "namespace": None, "agent_status": None})),
     "KAI-R-010": healthy(lambda f: f["live"]["releases"].append({**f["live"]["releases"][0], "namespace": "kai"})),
     "KAI-R-011": healthy(release(name="kai")),
-    "KAI-R-013": healthy(release(status="pending-upgrade")),
+    "KAI-R-013": healthy(release(latest_revision=4, latest_status="pending-upgrade")),
+    "KAI-R-015": live(),
     "KAI-R-014": healthy(lambda f: f["live"]["crds"].update({"podgroups.scheduling.run.ai": False})),
     "KAI-C-001": healthy(lambda f: f["live"]["kai_pods"][0].update({"ready": False})),
     "KAI-Q-010": healthy(default_queue_parent),

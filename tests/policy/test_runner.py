@@ -108,8 +108,54 @@ def test_doctor_without_git_skips_rules_that_need_intent() -> None:
 
 def test_repo_waivers_apply_to_the_given_findings(repo_dir: Path) -> None:
     repo = SimpleNamespace(tree=open_tree(str(repo_dir)), config=Config())
+    used: set[int] = set()
     found = runner.apply_repo_waivers(runner.evaluate(facts(), None, repo, settings()), repo, "prod-addon",
-                                      today=date(2026, 11, 1))
+                                      today=date(2026, 11, 1), used=used)
     assert all(f.waived_by for f in found if f.rule_id.startswith("ACME-"))
     assert not any(f.waived_by for f in found if f.rule_id.startswith("NVCA-"))
+    assert not any(f.rule_id.startswith("KAI-W-") for f in found)
+    assert used == {0}
+    assert runner.repo_waiver_findings(repo, used, date(2026, 11, 1)) == []
     assert runner.apply_repo_waivers([], None, "x") == []
+    assert runner.repo_waiver_findings(None, set()) == []
+
+
+def test_repo_waivers_are_judged_once_per_run(repo_dir: Path) -> None:
+    """Two clusters, one global waiver used only in the first: no KAI-W-002; expired: one KAI-W-001."""
+    (repo_dir / "kai-gitops-waivers.yaml").write_text(
+        "- rule: ACME-*\n  subject: '*'\n  reason: migration\n  owner: acme\n  expires: 2030-01-01\n"
+        "- rule: NVCA-H-*\n  subject: '*'\n  reason: old\n  owner: acme\n  expires: 2020-01-01\n")
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True), config=Config())
+    today = date(2026, 11, 1)
+    used: set[int] = set()
+    first = runner.apply_repo_waivers(runner.evaluate(facts(), None, repo, settings()), repo, "a", today, used=used)
+    second = runner.apply_repo_waivers([], repo, "b", today, used=used)
+    assert second == [] and any(f.waived_by for f in first)
+    verdict = runner.repo_waiver_findings(repo, used, today)
+    assert [(f.rule_id, str(f.location), f.cluster) for f in verdict] == \
+        [("KAI-W-001", "kai-gitops-waivers.yaml:6", "(repository)")]
+
+
+def test_non_utf8_waivers_file_is_one_line(repo_dir: Path) -> None:
+    (repo_dir / "kai-gitops-waivers.yaml").write_bytes(b"- rule: X\n  subject: '*'\n  reason: \xff\n")
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True), config=Config())
+    with pytest.raises(UserError) as err:
+        runner.apply_repo_waivers([], repo, "a")
+    assert err.value.line().startswith("kai-gitops-waivers.yaml:3: not valid UTF-8 (byte 0xff)")
+
+
+def test_conflicting_repo_data_files_are_refused_naming_both(repo_dir: Path) -> None:
+    (repo_dir / "more.yaml").write_text("budget:\n  max_queues: 9\n")
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True),
+                           config=Config(policy_data=("budget.yaml", "more.yaml")))
+    with pytest.raises(UserError) as err:
+        runner.repo_policy_data(repo)
+    assert err.value.line() == ("more.yaml: data.user.budget.max_queues is also set by budget.yaml "
+                                "with a different value")
+
+
+def test_repo_data_files_merge_nested_mappings(repo_dir: Path) -> None:
+    (repo_dir / "more.yaml").write_text("budget:\n  max_queues: 2\n  teams: [a]\nlabels: {x: 1}\n")
+    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True),
+                           config=Config(policy_data=("budget.yaml", "more.yaml")))
+    assert runner.repo_policy_data(repo) == {"budget": {"max_queues": 2, "teams": ["a"]}, "labels": {"x": 1}}

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from reconciler.checks.policy.testing import format_report, run_policy_tests
+from reconciler.errors import UserError
 
 
 def test_shipped_rego_suite_passes() -> None:
@@ -29,7 +32,7 @@ FAILING = '''package acme.tests
 import data.kai_gitops.lib.util
 
 test_passes if {
-	data.kai_gitops.lib.util.unlimited({"quota": -1, "limit": -1, "overQuotaWeight": 1})
+	data.kai_gitops.lib.util.queue_subject("q").kind == "Queue"
 }
 
 test_fails if {
@@ -68,5 +71,7 @@ test_flags_unprefixed_queue if {
     assert report.summary() == "1 passed, 0 failed"
 
 
-def test_no_tests_found(tmp_path: Path) -> None:
-    assert format_report(run_policy_tests([tmp_path])) == "0 passed, 0 failed"
+def test_no_tests_found_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as err:
+        run_policy_tests([tmp_path])
+    assert err.value.line().startswith(f"no *_test.rego files in {tmp_path}")

@@ -34,5 +34,5 @@ def test_live_findings_carry_the_command(shipped) -> None:
     upgrade = next(f for f in found if f.rule_id == "KAI-R-012")
     assert upgrade.location is None
     assert upgrade.fix.command.startswith("helm upgrade kai-scheduler oci://ghcr.io/kai-scheduler/")
-    assert str(upgrade.subject) == "Release/kai-scheduler/kai-scheduler"
+    assert str(upgrade.subject) == "HelmRelease/kai-scheduler/kai-scheduler"
     assert upgrade.to_dict()["fix"]["command"] == upgrade.fix.command

@@ -7,20 +7,29 @@ known_by_lower := {lower(g): g | some g in known}
 
 dropped_by_operator := {g | some g in data.nvca.feature_gates.dropped_by_operator}
 
-name(item) := trim_prefix(item, "-") if startswith(item, "-")
+# Exactly as Python (reconciler/model/gates.py) and NVCA read an item: surrounding spaces are stripped,
+# a leading "-" disables, and exactly ONE leading sign is removed from the name. So "--X" disables the
+# gate named "-X" and "+-X" enables the gate named "-X": both are unknown names, not X.
+name(item) := trim_prefix(t, "-") if {
+	t := trim_space(item)
+	startswith(t, "-")
+}
 
-name(item) := trim_prefix(item, "+") if not startswith(item, "-")
+name(item) := trim_prefix(t, "+") if {
+	t := trim_space(item)
+	not startswith(t, "-")
+}
 
-sign(item) := "-" if startswith(item, "-")
+sign(item) := "-" if startswith(trim_space(item), "-")
 
-sign(item) := "+" if not startswith(item, "-")
+sign(item) := "+" if not startswith(trim_space(item), "-")
 
 # Normalised signed set: "+X" and "X" are the same item.
 signed(items) := {concat("", [s, name(i)]) | some i in items; s := sign_text(i)}
 
-sign_text(item) := "-" if startswith(item, "-")
+sign_text(item) := "-" if startswith(trim_space(item), "-")
 
-sign_text(item) := "" if not startswith(item, "-")
+sign_text(item) := "" if not startswith(trim_space(item), "-")
 
 disabled(items) := {name(i) | some i in items; sign(i) == "-"}
 

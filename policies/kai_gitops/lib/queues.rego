@@ -1,4 +1,5 @@
-# Live queue indexes, built once per evaluation so rules look queues up by name (no O(n²) joins).
+# Queue indexes and the two queue verdicts, built once per evaluation so rules look queues up by name
+# (no O(n²) joins) and every rule means the same thing by "unlimited" and "capped".
 package kai_gitops.lib.queues
 
 import data.kai_gitops.lib.util
@@ -7,20 +8,68 @@ live_queues := object.get(util.live, "queues", [])
 
 by_name := {q.name: q | some q in live_queues}
 
-# Inline comprehensions, not helper functions: regorus calls cost ~10x a comprehension step, and these
-# run once per queue (1,000 queues must evaluate in milliseconds).
+# Inline comprehensions, not helper functions called per queue: regorus calls cost ~10x a comprehension
+# step, and these run once per queue (1,000 queues must evaluate in milliseconds).
 parents := {q.name: p | some q in live_queues; p := {x | x := object.get(q, "parent", null); is_string(x); x != ""}}
-
-# Live queue resources are complete (cpu, gpu, memory, each with quota, limit, overQuotaWeight; Python
-# fills absent numbers with 0 and checks this before evaluating), so direct field access is exact here.
-
-# Queues with any resource triple other than quota -1, limit -1, overQuotaWeight 1.
-limited_names := {q.name | some q in live_queues; some t in q.resources; [t.quota, t.limit, t.overQuotaWeight] != [-1, -1, 1]}
-
-# Queues whose limit caps some resource: the mark of a cluster shared with other tenants.
-capped_names := {q.name | some q in live_queues; some t in q.resources; t.limit != -1}
 
 used_by_pods := {n | some n in object.get(util.live.nvcf_pods, "queues_used", [])}
 
 # A limited ancestor caps its children in KAI's hierarchical quota, so ancestors count as used.
 used_with_ancestors := graph.reachable(parents, used_by_pods)
+
+# --- Unlimited and capped: the one definition --------------------------------------------------------
+#
+# unlimited = quota -1, limit -1 and overQuotaWeight 1 (what NVCA requires of the queues NVCF uses);
+# capped    = a limit other than -1: the mark of a cluster shared with other tenants (a finite quota
+#             alone only guarantees a share, it caps no one).
+#
+# Rules never compare queue numbers themselves: they read the objects below, each computed at most once
+# per evaluation and only when a rule asks for it (one function call per source, not per queue). Each maps
+# queue name -> the resource kinds, in util.resource_kinds order, that are not unlimited (resp. capped);
+# a queue with none is left out. The queues given must have complete resources.{cpu,gpu,memory}.
+# {quota,limit,overQuotaWeight} numbers: live.queues and desired.extra_queues do (Python writes 0 for an
+# absent number, and the engine refuses an incomplete live queue), default_queue_values is normalised here.
+
+live_limited := queue_limited_kinds(live_queues)
+
+live_capped := queue_capped_kinds(live_queues)
+
+git_queues := object.get(util.desired, "extra_queues", [])
+
+git_capped := queue_capped_kinds(git_queues)
+
+values_limited := queue_limited_kinds(default_queue_values)
+
+# ["cpu", "gpu", "memory"] is util.resource_kinds written inline: a rule reference per queue costs ~5%.
+queue_limited_kinds(qs) := {q.name: kinds |
+	some q in qs
+	kinds := [k | some k in ["cpu", "gpu", "memory"]; t := q.resources[k]; [t.quota, t.limit, t.overQuotaWeight] != [-1, -1, 1]]
+	count(kinds) > 0
+}
+
+queue_capped_kinds(qs) := {q.name: kinds |
+	some q in qs
+	kinds := [k | some k in ["cpu", "gpu", "memory"]; q.resources[k].limit != -1]
+	count(kinds) > 0
+}
+
+# The two default queues as the KAI values declare them (defaultQueue.parentResources/childResources),
+# named by that values key. Values may leave numbers out (absent = 0, SPEC §5.1) or hold anything where a
+# mapping belongs, so they are normalised first: builtins abort the evaluation on a type error.
+default_queue_values := [q |
+	some which in ["parentResources", "childResources"]
+	given := queue_object_or_empty(object.get(default_queue_section, which, {}))
+	resources := {k: t |
+		some k in util.resource_kinds
+		r := queue_object_or_empty(object.get(given, k, {}))
+		t := {"quota": object.get(r, "quota", 0), "limit": object.get(r, "limit", 0), "overQuotaWeight": object.get(r, "overQuotaWeight", 0)}
+	}
+	q := {"name": which, "resources": resources}
+]
+
+# defaultQueue of the effective KAI values ({} when absent or not a mapping).
+default_queue_section := queue_object_or_empty(object.get(object.get(util.desired, "kai_values_effective", {}), "defaultQueue", {}))
+
+queue_object_or_empty(x) := x if is_object(x)
+
+queue_object_or_empty(x) := {} if not is_object(x)

@@ -34,6 +34,11 @@ gate_item_path(i) := array.concat(gates_path, [i]) if gates_path != null
 
 gate_item_path(_) := null if gates_path == null
 
+# The repo config document, for findings about it (null when the facts come without one).
+config_doc := "config" if desired.docs.config
+
+config_doc := null if not desired.docs.config
+
 # Which chart version the cluster should run: the repo pin, else the version the stack pins.
 expected_kai_version := desired.kai_chart_pin if is_string(desired.kai_chart_pin)
 
@@ -46,30 +51,10 @@ kai_version_or_placeholder := v if {
 	v := expected_kai_version
 } else := "<kai-version>"
 
-# Queue numbers: absent = 0 (SPEC §5.1); compared as numbers so -1 == -1.0.
-num(obj, key) := object.get(obj, key, 0) if is_object(obj)
-
-num(obj, _) := 0 if not is_object(obj)
-
-triple(resources, kind) := {
-	"quota": num(r, "quota"),
-	"limit": num(r, "limit"),
-	"overQuotaWeight": num(r, "overQuotaWeight"),
-} if r := object.get(resources, kind, {})
-
-unlimited(t) if {
-	t.quota == -1
-	t.limit == -1
-	t.overQuotaWeight == 1
-}
-
 resource_kinds := ["cpu", "gpu", "memory"]
 
-limited_kinds(resources) := [k | some k in resource_kinds; not unlimited(triple(resources, k))]
-
-# A queue that caps usage (limit other than -1): the mark of a cluster shared with other tenants.
-# A finite quota alone only guarantees a share, it does not cap anyone.
-capped_kinds(resources) := [k | some k in resource_kinds; triple(resources, k).limit != -1]
+# Whether a queue is unlimited or capped is decided once, in data.kai_gitops.lib.queues (limited_kinds,
+# capped_kinds); do not compare queue numbers anywhere else.
 
 fmt_triple(t) := sprintf("quota=%v, limit=%v, overQuotaWeight=%v", [t.quota, t.limit, t.overQuotaWeight])
 
@@ -91,7 +76,10 @@ live_backend := subject if {
 	subject := backend_subject(b.namespace, b.name)
 } else := null
 
-release_subject(ns, name) := {"apiVersion": "helm.sh/v3", "kind": "Release", "namespace": ns, "name": name}
+# Exactly the subject the Python differ gives the KAI release, so one waiver matches both kinds of finding.
+release_subject(ns, name) := {"apiVersion": "helm.sh/v3", "kind": "HelmRelease", "namespace": ns, "name": name}
+
+secret_subject(ns, name) := {"apiVersion": "v1", "kind": "Secret", "namespace": ns, "name": name}
 
 crd_subject(name) := {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "namespace": null, "name": name}
 

@@ -95,8 +95,10 @@ live_part := {
 	"healthz": {"reachable": true, "http_status": 200, "status": "healthy", "errors": []},
 	"releases": [{
 		"name": "kai-scheduler", "namespace": "kai-scheduler", "revision": 1, "status": "deployed",
+		"latest_revision": 1, "latest_status": "deployed",
 		"chart_name": "kai-scheduler", "chart_version": "v0.16.7",
 	}],
+	"release_errors": [],
 	"gate_hops": {
 		"configmap": addon_gates,
 		"spec": [g | some g in addon_gates; g != "DynamicGPUDiscovery"],

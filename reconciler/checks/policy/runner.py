@@ -2,21 +2,27 @@
 
 User policy dirs and data files are repo-relative (kai-gitops.yaml `policies:`) and read from the same
 Git ref as the rest of the desired state. Waivers are not applied here: they cover drift findings too,
-so the caller applies `apply_repo_waivers` to the whole list.
+so the caller applies `apply_repo_waivers` to each cluster's whole list, collecting the waivers used, and
+after the last cluster adds `repo_waiver_findings` once (expired and unused waivers are repo facts):
+
+    used: set[int] = set()
+    for cluster ...:
+        findings = apply_repo_waivers(findings, repo, cluster, today, used=used)
+    repository += repo_waiver_findings(repo, used, today)
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from reconciler.checks.policy.engine import PolicyEngine, load_policy_set, make_engine
+from reconciler.checks.policy.engine import PolicyEngine, load_policy_set, make_engine, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
-from reconciler.checks.policy.waivers import WAIVERS_FILE, apply_waivers, load_waivers
+from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, apply_waivers, load_waivers, waiver_findings
 from reconciler.errors import UserError
 from reconciler.findings import Finding
 from reconciler.sources.yamldoc import load_document
@@ -80,22 +86,49 @@ def walk_rego(tree: Any, top: str) -> Iterator[tuple[str, str]]:
 
 
 def repo_policy_data(repo: Any) -> dict[str, Any]:
-    """policies.data files (JSON or YAML mappings), merged under data.user as the repo schema promises."""
+    """policies.data files (JSON or YAML mappings), merged under data.user as the repo schema promises.
+
+    Merged like the engine merges data files: nested mappings combine, and a key two files set to
+    different values is refused, naming both files (never a silent last-one-wins).
+    """
     merged: dict[str, Any] = {}
+    origin: dict[tuple[str, ...], str] = {}
     for rel in repo.config.policy_data:
         value = load_document(repo.tree.read(rel), rel).data  # JSON is YAML: one reader, file:line errors
         if not isinstance(value, dict):
             raise UserError("policy data file must hold a mapping", where=f"{rel}:1")
-        merged.update(value)
+        merge_into(merged, value, ("user",), origin, rel)
     return merged
 
 
-def apply_repo_waivers(findings: list[Finding], repo: Any, cluster: str, today: date | None = None) -> list[Finding]:
-    """Apply the repo's waivers file (kai-gitops.yaml `waiversFile`, default kai-gitops-waivers.yaml)."""
+def repo_waivers(repo: Any) -> list[Waiver]:
+    """The repo's waivers file (kai-gitops.yaml `waiversFile`, default kai-gitops-waivers.yaml), or none."""
     if repo is None:
-        return findings
+        return []
     name = repo.config.waivers_file or WAIVERS_FILE
     if not repo.tree.exists(name):
+        return []
+    return load_waivers(repo.tree.read(name), name)  # bytes: non-UTF-8 is a one-line file:line error
+
+
+def apply_repo_waivers(findings: list[Finding], repo: Any, cluster: str, today: date | None = None, *,
+                       used: set[int] | None = None) -> list[Finding]:
+    """One cluster's findings with the repo's waivers applied. The indexes of the waivers that matched
+    are added to `used`; pass the same set for every cluster of the run, then to `repo_waiver_findings`."""
+    waivers = repo_waivers(repo)
+    if not waivers:
         return findings
-    text = repo.tree.read(name).decode("utf-8")
-    return apply_waivers(findings, load_waivers(text, name), today or date.today(), cluster=cluster)
+    out, matched = apply_waivers(findings, waivers, today or date.today(), cluster=cluster)
+    if used is not None:
+        used |= matched
+    return out
+
+
+def repo_waiver_findings(repo: Any, used: Collection[int], today: date | None = None, *,
+                         clusters: Collection[str] | None = None) -> list[Finding]:
+    """Once per run, after every cluster: KAI-W-001 per expired waiver, KAI-W-002 per waiver no cluster used.
+
+    `clusters`: the clusters the run checked when it did not check all of them (`--cluster`), so a waiver
+    scoped to an unchecked cluster is not called unused. Findings have cluster "(repository)".
+    """
+    return waiver_findings(repo_waivers(repo), used, today or date.today(), clusters=clusters)

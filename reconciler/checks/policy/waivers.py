@@ -7,12 +7,17 @@
         reason: legacy function, redeploy planned with the Q3 migration
         owner: team-nvcf@example.com
         expires: 2026-12-31        # YYYY-MM-DD; after this day the waiver stops applying
+
+One run may check several clusters, so applying and judging are separate: `apply_waivers` marks one
+cluster's findings and returns the indexes of the waivers it used; after the last cluster the caller
+passes the union of those indexes to `waiver_findings` once, which reports each expired waiver (KAI-W-001)
+and each waiver that matched nothing in any cluster (KAI-W-002) a single time, as repository findings.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -25,10 +30,12 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from reconciler.errors import UserError
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
 from reconciler.model.refs import Location, ObjectRef
+from reconciler.sources.yamldoc import decode_text
 
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
 EXPIRED_RULE = "KAI-W-001"
 UNUSED_RULE = "KAI-W-002"
+REPOSITORY = "(repository)"   # the `cluster` of findings about the repo itself, not about one cluster
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 ALLOWED = (*REQUIRED, "cluster")
 
@@ -75,8 +82,10 @@ def subject_matches(pattern: str, subject: ObjectRef | None) -> bool:
     return subject is not None and fnmatch.fnmatchcase(str(subject), pattern)
 
 
-def load_waivers(text: str, file_name: str = WAIVERS_FILE) -> list[Waiver]:
-    """Parse and validate; every problem is one UserError naming file:line."""
+def load_waivers(text: str | bytes, file_name: str = WAIVERS_FILE) -> list[Waiver]:
+    """Parse and validate; every problem is one UserError naming file:line (bytes must be UTF-8)."""
+    if isinstance(text, bytes):
+        text = decode_text(text, file_name)
     try:
         yaml = YAML(typ="rt")
         yaml.Constructor = _DatesAsText
@@ -123,8 +132,30 @@ def parse_waiver(item: Any, index: int, file_name: str, line: int) -> Waiver:
     return Waiver(rule=text_field(item, "rule", index, file_name), subject=subject_field(item, index, file_name),
                   reason=text_field(item, "reason", index, file_name),
                   owner=text_field(item, "owner", index, file_name), expires=date_field(item, index, file_name),
-                  cluster=str(item["cluster"]) if item.get("cluster") not in (None, "") else None,
+                  cluster=cluster_field(item, index, file_name),
                   file=file_name, line=line, index=index)
+
+
+def cluster_field(item: CommentedMap, index: int, file_name: str) -> str | None:
+    value = item.get("cluster")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise UserError(f"waiver {index + 1}: cluster must be a cluster name (a string), got {yaml_type(value)}",
+                        where=key_where(item, "cluster", file_name), hint="quote it if the name looks like a number")
+    return value.strip()
+
+
+def yaml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, CommentedMap):
+        return "a mapping"
+    if isinstance(value, CommentedSeq):
+        return "a list"
+    return type(value).__name__
 
 
 def key_where(item: CommentedMap, key: str, file_name: str) -> str:
@@ -163,10 +194,12 @@ def date_field(item: CommentedMap, index: int, file_name: str) -> date:
 
 
 def apply_waivers(findings: Iterable[Finding], waivers: list[Waiver], today: date, *,
-                  cluster: str | None = None) -> list[Finding]:
-    """Mark waived findings, then add a finding per expired waiver and per waiver that matched nothing.
+                  cluster: str | None = None) -> tuple[list[Finding], set[int]]:
+    """Mark the findings of one cluster waived; return them with the indexes of the waivers that matched.
 
-    `cluster` is this run's cluster; waivers for other clusters are neither reported nor applied.
+    `cluster` is the cluster these findings belong to (default: the first finding's); a waiver scoped to
+    another cluster, or expired on `today`, does not apply. A finding already waived keeps its waiver.
+    Nothing is reported about the waivers themselves: that is `waiver_findings`, once per run.
     """
     findings = list(findings)
     run_cluster = cluster or next((f.cluster for f in findings), None)
@@ -178,13 +211,26 @@ def apply_waivers(findings: Iterable[Finding], waivers: list[Waiver], today: dat
         if waiver:
             used.add(waiver.index)
         out.append(replace(f, waived_by=waiver.label) if waiver else f)
+    return out, used
+
+
+def waiver_findings(waivers: list[Waiver], used: Collection[int], today: date, *,
+                    clusters: Collection[str] | None = None) -> list[Finding]:
+    """The run's verdict on the waivers file: one KAI-W-001 (warning) per expired waiver and one KAI-W-002
+    (info) per unexpired waiver whose index is not in `used` (the union over every cluster checked).
+
+    `clusters`: the clusters this run checked, when it did not check them all (`--cluster`); a waiver
+    scoped to another cluster is then neither reported expired nor unused. Findings carry the cluster
+    "(repository)" and point at the waiver's file:line.
+    """
+    out = []
     for w in waivers:
-        if not w.applies_to_cluster(run_cluster):
+        if clusters is not None and w.cluster is not None and w.cluster not in clusters:
             continue
         if w.expires < today:
-            out.append(waiver_finding(w, EXPIRED_RULE, Severity.WARNING, run_cluster, expired_message(w)))
+            out.append(waiver_finding(w, EXPIRED_RULE, Severity.WARNING, expired_message(w)))
         elif w.index not in used:
-            out.append(waiver_finding(w, UNUSED_RULE, Severity.INFO, run_cluster, unused_message(w)))
+            out.append(waiver_finding(w, UNUSED_RULE, Severity.INFO, unused_message(w)))
     return out
 
 
@@ -194,12 +240,13 @@ def expired_message(w: Waiver) -> str:
 
 
 def unused_message(w: Waiver) -> str:
-    return (f"waiver for {w.rule} on {w.subject} (owner {w.owner}) matches no finding; "
+    where = f"in cluster {w.cluster}" if w.cluster else "in any cluster checked"
+    return (f"waiver for {w.rule} on {w.subject} (owner {w.owner}) matches no finding {where}; "
             "remove it if the problem is fixed")
 
 
-def waiver_finding(w: Waiver, rule_id: str, severity: Severity, cluster: str | None, message: str) -> Finding:
+def waiver_finding(w: Waiver, rule_id: str, severity: Severity, message: str) -> Finding:
     title = "Waiver has expired" if rule_id == EXPIRED_RULE else "Waiver matches nothing"
     return Finding(rule_id=rule_id, kind=Kind.VIOLATION, severity=severity, message=message,
-                   cluster=cluster or w.cluster or "*", location=Location(w.file, w.line, None, (w.index,)),
+                   cluster=REPOSITORY, location=Location(w.file, w.line, None, (w.index,)),
                    fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."), title=title)

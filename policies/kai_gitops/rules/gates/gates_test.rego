@@ -59,6 +59,45 @@ test_g004_typo_is_not_unknown if {
 	count(gates.nvca_g_004.violations) == 0 with input as facts
 }
 
+# Python strips surrounding spaces, then exactly ONE sign: "--X" disables the gate named "-X".
+test_g004_double_minus_is_an_unknown_gate if {
+	facts := sa_gates(["SelfHosted", "KAIScheduler", "--KAIScheduler"], ["KAIScheduler", "SelfHosted"], ["-KAIScheduler"])
+	vs := [v | some v in gates.nvca_g_004.violations with input as facts]
+	count(vs) == 1
+	startswith(vs[0].message, "feature gate \"--KAIScheduler\" is not a gate NVCA knows; NVCA ignores it (only one leading sign is stripped, so this names the gate \"-KAIScheduler\")")
+	vs[0].path == ["selfManaged", "featureGateValues", 2]
+	count(gates.nvca_g_002.violations) == 0 with input as facts
+	count(gates.nvca_g_005.violations) == 0 with input as facts
+	count(gates.nvca_g_007.violations) == 0 with input as facts
+}
+
+test_g004_plus_minus_is_an_unknown_gate if {
+	facts := sa_gates(["SelfHosted", "KAIScheduler", "+-LogPosting"], ["-LogPosting", "KAIScheduler", "SelfHosted"], [])
+	some v in gates.nvca_g_004.violations with input as facts
+	contains(v.message, "this names the gate \"-LogPosting\"")
+}
+
+test_g004_surrounding_spaces_are_stripped if {
+	facts := sa_gates([" SelfHosted ", "KAIScheduler", " -LogPosting "], ["KAIScheduler", "SelfHosted"], ["LogPosting"])
+	count(gates.nvca_g_004.violations) == 0 with input as facts
+	count(gates.nvca_g_005.violations) == 0 with input as facts
+}
+
+test_gate_items_parse_like_python if {
+	data.kai_gitops.lib.gates.name("--X") == "-X"
+	data.kai_gitops.lib.gates.sign("--X") == "-"
+	data.kai_gitops.lib.gates.name("+-X") == "-X"
+	data.kai_gitops.lib.gates.sign("+-X") == "+"
+	data.kai_gitops.lib.gates.name("++X") == "+X"
+	data.kai_gitops.lib.gates.name(" X ") == "X"
+	data.kai_gitops.lib.gates.sign(" X ") == "+"
+	data.kai_gitops.lib.gates.name(" -X ") == "X"
+	data.kai_gitops.lib.gates.sign(" -X ") == "-"
+	data.kai_gitops.lib.gates.enabled([" X ", "+Y", "--Z"]) == {"X", "Y"}
+	data.kai_gitops.lib.gates.disabled([" X ", "+Y", "--Z"]) == {"-Z"}
+	data.kai_gitops.lib.gates.signed([" +X", " -Y "]) == {"X", "-Y"}
+}
+
 # NVCA-G-005
 test_g005_correct_case_passes if {
 	count(gates.nvca_g_005.violations) == 0 with input as sa

@@ -20,8 +20,8 @@ violations contains v if {
 	not gates.known_by_lower[lower(trim_space(name))]
 	v := {
 		"message": sprintf(
-			"feature gate %s is not a gate NVCA knows; NVCA ignores it. Known gates: %s",
-			[json.marshal(item), concat(", ", sort([g | some g in gates.known]))],
+			"feature gate %s is not a gate NVCA knows; NVCA ignores it%s. Known gates: %s",
+			[json.marshal(item), sign_note(name), concat(", ", sort([g | some g in gates.known]))],
 		),
 		"subject": null,
 		"doc": util.gates_doc,
@@ -29,3 +29,9 @@ violations contains v if {
 		"fix": null,
 	}
 }
+
+# NVCA strips exactly one sign, so "--X" and "+-X" name the gate "-X": say so, it is easy to misread.
+sign_note(name) := sprintf(" (only one leading sign is stripped, so this names the gate %s)", [json.marshal(name)]) if {
+	some sign in ["+", "-"]
+	startswith(name, sign)
+} else := ""

@@ -90,6 +90,38 @@ test_h003_status_case_is_ignored if {
 	count(health.nvca_h_003.violations) == 0 with input as facts
 }
 
+# The KAIScheduler gate is off for the running NVCA: Python does not predict the queue check.
+gate_off := data.kai_gitops.testdata.with_live({
+	"queues": [],
+	"nvca_prediction": {"status": "not-evaluated", "errors": []},
+	"healthz": {"reachable": true, "http_status": 200, "status": null, "errors": []},
+})
+
+test_h002_not_evaluated_is_silent if {
+	count(health.nvca_h_002.violations) == 0 with input as gate_off
+}
+
+test_h002_not_evaluated_ignores_stray_errors if {
+	facts := object.union(gate_off, {"live": {"nvca_prediction": {"status": "not-evaluated", "errors": [violation]}}})
+	count(health.nvca_h_002.violations) == 0 with input as facts
+}
+
+test_h003_not_evaluated_without_component_passes if {
+	count(health.nvca_h_003.violations) == 0 with input as gate_off
+}
+
+test_h003_component_reported_while_gate_off_warns if {
+	facts := object.union(gate_off, {"live": {"healthz": {"reachable": true, "http_status": 200, "status": "healthy", "errors": []}}})
+	vs := [v | some v in health.nvca_h_003.violations with input as facts]
+	count(vs) == 1
+	startswith(vs[0].message, "NVCA's health endpoint reports a kai-scheduler-queues component (healthy [], HTTP 200) although the KAIScheduler gate is off")
+}
+
+test_h003_unreachable_health_with_gate_off_passes if {
+	facts := object.union(gate_off, {"live": {"healthz": {"reachable": false, "http_status": null, "status": null, "errors": []}}})
+	count(health.nvca_h_003.violations) == 0 with input as facts
+}
+
 # NVCA-H-004
 test_h004_reachable_passes if {
 	count(health.nvca_h_004.violations) == 0 with input as testdata.live_ok

@@ -1,7 +1,7 @@
 package kai_gitops.rules.health.nvca_h_001
 
+import data.kai_gitops.lib.helm
 import data.kai_gitops.lib.nvca
-import data.kai_gitops.lib.util
 
 meta := {
 	"id": "NVCA-H-001",
@@ -20,9 +20,6 @@ violations contains v if {
 		"subject": data.kai_gitops.lib.util.crd_subject("queues.scheduling.run.ai"),
 		"doc": null,
 		"path": null,
-		"fix": sprintf(
-			"helm install kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler --namespace kai-scheduler --create-namespace --version %s -f values.yaml",
-			[util.kai_version_or_placeholder],
-		),
+		"fix": helm.install_kai_cmd,
 	}
 }

@@ -1,5 +1,6 @@
 package kai_gitops.rules.queues.kai_q_001
 
+import data.kai_gitops.lib.queues
 import data.kai_gitops.lib.util
 
 meta := {
@@ -12,30 +13,37 @@ meta := {
 	"source": "SPEC §4.1, §4.2, §6 / seed: Install KAI Scheduler; Troubleshoot (resource violation for queue)",
 }
 
+# The values key of each default queue's resources, its name key, and the chart's default name.
 queue_of := {"parentResources": "parentName", "childResources": "childName"}
+
+default_name := {"parentName": "default-parent-queue", "childName": "default-queue"}
 
 nvca_kind := {"cpu": "CPU", "gpu": "GPU", "memory": "Memory"}
 
 violations contains v if {
 	doc := util.desired.kai_values_doc
 	is_string(doc)
-	dq := object.get(util.desired.kai_values_effective, "defaultQueue", {})
-	some which, name_key in queue_of
-	some kind in util.resource_kinds
-	t := data.kai_gitops.lib.util.triple(object.get(dq, which, {}), kind)
-	not data.kai_gitops.lib.util.unlimited(t)
-	queue := object.get(dq, name_key, "?")
+	some q in queues.default_queue_values
+	some kind in queues.values_limited[q.name]
+	t := q.resources[kind]
 	v := {
 		"message": sprintf(
 			"defaultQueue.%s.%s is %s%s; NVCA requires quota=-1, limit=-1, overQuotaWeight=1 and would report \"%s resource violation for queue %s\". Set all three to -1, -1, 1",
-			[which, kind, data.kai_gitops.lib.util.fmt_triple(t), inherited_note(which, kind), nvca_kind[kind], queue],
+			[q.name, kind, data.kai_gitops.lib.util.fmt_triple(t), inherited_note(q.name, kind), nvca_kind[kind], queue_name(queue_of[q.name])],
 		),
 		"subject": null,
 		"doc": doc,
-		"path": ["defaultQueue", which, kind],
+		"path": ["defaultQueue", q.name, kind],
 		"fix": null,
 	}
 }
+
+# The queue's name as the values set it, else the chart's default name (what the chart creates).
+queue_name(key) := name if {
+	name := object.get(queues.default_queue_section, key, null)
+	is_string(name)
+	name != ""
+} else := default_name[key]
 
 inherited_note(which, kind) := sprintf(" (not set: chart %s default)", [util.desired.defaults_version]) if {
 	object.get(util.desired.kai_values_user, ["defaultQueue", which, kind], null) == null

@@ -13,11 +13,10 @@ meta := {
 }
 
 violations contains v if {
-	some name in queues.used_with_ancestors & queues.limited_names
+	some name in queues.used_with_ancestors
+	kinds := queues.live_limited[name]
 	q := queues.by_name[name]
-	resources := object.get(q, "resources", {})
-	bad := [sprintf("%s %s", [k, data.kai_gitops.lib.util.fmt_triple(data.kai_gitops.lib.util.triple(resources, k))]) | some k in data.kai_gitops.lib.util.limited_kinds(resources)]
-	count(bad) > 0
+	bad := [sprintf("%s %s", [k, data.kai_gitops.lib.util.fmt_triple(q.resources[k])]) | some k in kinds]
 	v := {
 		"message": sprintf(
 			"Queue %s %s but is limited: %s; this policy (stricter than NVCA) requires quota=-1, limit=-1, overQuotaWeight=1 on every resource",

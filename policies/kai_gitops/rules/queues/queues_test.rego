@@ -23,6 +23,47 @@ test_q001_chart_default_quota_fails if {
 	contains(v.message, "\"CPU resource violation for queue default-queue\"")
 }
 
+test_q001_missing_names_fall_back_to_chart_defaults if {
+	dq := object.remove(testdata.canonical_values.defaultQueue, ["parentName", "childName"])
+	effective := object.union(
+		object.remove(testdata.canonical_values, ["defaultQueue"]),
+		{"defaultQueue": object.union(dq, {"parentResources": quota_zero, "childResources": quota_zero})},
+	)
+	facts := data.kai_gitops.testdata.with_kai_values(sa, {}, effective)
+	msgs := [v.message | some v in queues.kai_q_001.violations with input as facts]
+	count(msgs) == 2
+	some m1 in msgs
+	contains(m1, "\"CPU resource violation for queue default-parent-queue\"")
+	some m2 in msgs
+	contains(m2, "\"CPU resource violation for queue default-queue\"")
+	not contains(concat(" ", msgs), "queue ?")
+}
+
+test_q001_values_queue_names_are_used if {
+	effective := object.union(testdata.canonical_values, {"defaultQueue": {"parentName": "root", "childResources": quota_zero}})
+	facts := data.kai_gitops.testdata.with_kai_values(sa, {}, effective)
+	some v in queues.kai_q_001.violations with input as facts
+	contains(v.message, "\"CPU resource violation for queue default-queue\"")
+}
+
+test_q001_partial_and_malformed_values_count_as_zero if {
+	# object.union merges objects recursively, so the defaultQueue section is replaced, not merged.
+	dq := object.union(
+		object.remove(testdata.canonical_values.defaultQueue, ["parentResources", "childResources"]),
+		{
+			"parentResources": {"cpu": "unlimited", "gpu": {"quota": -1, "limit": -1}, "memory": testdata.unlimited},
+			"childResources": null,
+		},
+	)
+	effective := {"scheduler": testdata.canonical_values.scheduler, "defaultQueue": dq}
+	facts := data.kai_gitops.testdata.with_kai_values(sa, {}, effective)
+	paths := {concat(".", v.path) | some v in queues.kai_q_001.violations with input as facts}
+	paths == {
+		"defaultQueue.parentResources.cpu", "defaultQueue.parentResources.gpu",
+		"defaultQueue.childResources.cpu", "defaultQueue.childResources.gpu", "defaultQueue.childResources.memory",
+	}
+}
+
 # KAI-Q-002
 test_q002_canonical_names_pass if {
 	count(queues.kai_q_002.violations) == 0 with input as sa
@@ -110,4 +151,16 @@ test_q013_missing_queue_fails if {
 	facts := data.kai_gitops.testdata.with_live({"nvcf_pods": object.union(testdata.live_part.nvcf_pods, {"queues_used": ["ghost"]})})
 	some v in queues.kai_q_013.violations with input as facts
 	v.message == "NVCF pods are labelled kai.scheduler/queue=ghost but no Queue ghost exists; KAI will not schedule them"
+}
+
+# The one definition of unlimited and capped (data.kai_gitops.lib.queues), as every rule reads it.
+test_queue_verdicts if {
+	floats := {"quota": -1.0, "limit": -1.0, "overQuotaWeight": 1.0}
+	qs := [
+		{"name": "free", "resources": {"cpu": floats, "gpu": testdata.unlimited, "memory": testdata.unlimited}},
+		{"name": "share", "resources": {"cpu": testdata.unlimited, "gpu": {"quota": 8, "limit": -1, "overQuotaWeight": 1}, "memory": testdata.unlimited}},
+		{"name": "cap", "resources": {"cpu": zero, "gpu": {"quota": 8, "limit": 16, "overQuotaWeight": 1}, "memory": testdata.unlimited}},
+	]
+	data.kai_gitops.lib.queues.queue_limited_kinds(qs) == {"share": ["gpu"], "cap": ["cpu", "gpu"]}
+	data.kai_gitops.lib.queues.queue_capped_kinds(qs) == {"cap": ["cpu", "gpu"]}
 }

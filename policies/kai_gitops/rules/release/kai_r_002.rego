@@ -25,12 +25,8 @@ violations contains v if {
 			[pin, stack, stack],
 		),
 		"subject": null,
-		"doc": config_doc,
+		"doc": util.config_doc,
 		"path": null,
 		"fix": null,
 	}
 }
-
-config_doc := "config" if util.desired.docs.config
-
-config_doc := null if not util.desired.docs.config

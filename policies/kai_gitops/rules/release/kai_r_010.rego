@@ -1,5 +1,6 @@
 package kai_gitops.rules.release.kai_r_010
 
+import data.kai_gitops.lib.helm
 import data.kai_gitops.lib.util
 
 meta := {
@@ -24,7 +25,7 @@ violations contains v if {
 		"subject": null,
 		"doc": null,
 		"path": null,
-		"fix": "helm list -A --filter kai-scheduler",
+		"fix": helm.list_kai_releases_cmd,
 	}
 }
 
@@ -33,12 +34,9 @@ violations contains v if {
 	util.kai_from_git
 	v := {
 		"message": "Git installs KAI but no KAI Helm release exists in the cluster; apply the environment (add-on mode) or helm install kai-scheduler (standalone)",
-		"subject": null,
+		"subject": data.kai_gitops.lib.util.release_subject("kai-scheduler", "kai-scheduler"),
 		"doc": null,
 		"path": null,
-		"fix": sprintf(
-			"helm install kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler --namespace kai-scheduler --create-namespace --version %s -f values.yaml",
-			[util.kai_version_or_placeholder],
-		),
+		"fix": helm.install_kai_cmd,
 	}
 }

@@ -23,7 +23,7 @@ violations contains v if {
 		"subject": data.kai_gitops.lib.util.release_subject(r.namespace, r.name),
 		"doc": null,
 		"path": null,
-		"fix": sprintf("helm uninstall %s --namespace %s", [r.name, r.namespace]),
+		"fix": data.kai_gitops.lib.helm.helm_uninstall_cmd(r.name, r.namespace),
 	}
 }
 

@@ -1,5 +1,6 @@
 package kai_gitops.rules.release.kai_r_012
 
+import data.kai_gitops.lib.helm
 import data.kai_gitops.lib.util
 
 meta := {
@@ -26,9 +27,6 @@ violations contains v if {
 		"subject": data.kai_gitops.lib.util.release_subject(r.namespace, r.name),
 		"doc": null,
 		"path": null,
-		"fix": sprintf(
-			"helm upgrade kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler --namespace kai-scheduler --version %s -f values.yaml",
-			[want],
-		),
+		"fix": helm.upgrade_kai_cmd,
 	}
 }

@@ -1,5 +1,6 @@
 package kai_gitops.rules.shared.nvca_s_001
 
+import data.kai_gitops.lib.queues
 import data.kai_gitops.lib.util
 
 meta := {
@@ -14,10 +15,8 @@ meta := {
 
 violations contains v if {
 	util.shared_intent == "dedicated"
-	some q in object.get(util.desired, "extra_queues", [])
-	some k in ["cpu", "gpu", "memory"] # cheap inline filter first; the helper runs only for hits
-	object.get(q, ["resources", k, "limit"], 0) != -1
-	limited := data.kai_gitops.lib.util.capped_kinds(object.get(q, "resources", {}))
+	some q in queues.git_queues
+	limited := queues.git_capped[q.name]
 	v := {
 		"message": sprintf(
 			"queue %s in Git caps %s (limit is not -1), so non-NVCF workloads share this cluster, but the shared-cluster intent is \"dedicated\"; declare intent \"shared\" with the NVCF nodes",

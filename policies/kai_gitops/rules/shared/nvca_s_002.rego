@@ -19,12 +19,8 @@ violations contains v if {
 	v := {
 		"message": "shared-cluster intent is \"shared\" but neither node names nor a node selector are given; NVCA turns Shared Cluster mode on only for nodes labelled nvca.nvcf.nvidia.io/schedule=true",
 		"subject": null,
-		"doc": config_doc,
+		"doc": util.config_doc,
 		"path": null,
 		"fix": null,
 	}
 }
-
-config_doc := "config" if util.desired.docs.config
-
-config_doc := null if not util.desired.docs.config

@@ -2,7 +2,6 @@ package kai_gitops.rules.shared.nvca_s_014
 
 import data.kai_gitops.lib.nodes
 import data.kai_gitops.lib.queues
-import data.kai_gitops.lib.util
 
 meta := {
 	"id": "NVCA-S-014",
@@ -14,7 +13,7 @@ meta := {
 	"source": "SPEC §4.6 / seed: If NVCF and non-NVCF workloads share a cluster with limited KAI queues, enable Shared Cluster mode",
 }
 
-limited := sort([name | some name in queues.capped_names])
+limited := sort(object.keys(queues.live_capped))
 
 violations contains v if {
 	count(limited) > 0

@@ -1,0 +1,24 @@
+# Helm commands the rules print as fixes, each written once.
+package kai_gitops.lib.helm
+
+import data.kai_gitops.lib.util
+
+kai_chart_ref := "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
+
+# The canonical release at the version Git expects (a placeholder when Git pins none).
+install_kai_cmd := sprintf(
+	"helm install kai-scheduler %s --namespace kai-scheduler --create-namespace --version %s -f values.yaml",
+	[kai_chart_ref, util.kai_version_or_placeholder],
+)
+
+upgrade_kai_cmd := sprintf(
+	"helm upgrade kai-scheduler %s --namespace kai-scheduler --version %s -f values.yaml",
+	[kai_chart_ref, util.kai_version_or_placeholder],
+)
+
+# Every release of the KAI chart whatever its name (helm list's chart column is <chart>-<version>).
+list_kai_releases_cmd := "helm list -A --all -o json | jq -r '.[] | select(.chart | startswith(\"kai-scheduler-\")) | \"\\(.namespace)/\\(.name) \\(.chart) \\(.status)\"'"
+
+helm_history_cmd(name, ns) := sprintf("helm history %s --namespace %s", [name, ns])
+
+helm_uninstall_cmd(name, ns) := sprintf("helm uninstall %s --namespace %s", [name, ns])
