@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from reconciler.checks.differ import diff
@@ -78,9 +79,10 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
     prediction = _predict(live, desired)
     findings = diff(desired, live)
     findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
-    findings = waive(findings, repo, desired.name)
-    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings)
-    return Report("diff", [report], settings.fail_on)
+    waivers = Waiving(repo, [desired.name])
+    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
+                           waivers.apply(findings, desired.name))
+    return Report("diff", [report], settings.fail_on, waivers.leftovers())
 
 
 def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None) -> Report:
@@ -97,9 +99,10 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     name = desired.name if desired else (settings.cluster or context or "live")
     findings = diff(desired, live) if desired else []
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
-    findings = waive(findings, repo, name)
-    report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live), findings)
-    return Report("doctor", [report], settings.fail_on)
+    waivers = Waiving(repo, [name])
+    report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
+                           waivers.apply(findings, name))
+    return Report("doctor", [report], settings.fail_on, waivers.leftovers())
 
 
 def run_check(settings: RunSettings) -> Report:
@@ -114,11 +117,13 @@ def run_check(settings: RunSettings) -> Report:
     if settings.base_ref:
         rules_repo, repository = _base_rules(settings, head)
     reports = []
-    for desired in desired_clusters(head, settings.cluster):
+    chosen = desired_clusters(head, settings.cluster)
+    waivers = Waiving(rules_repo, [d.name for d in chosen])
+    for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
-        findings = waive(evaluate_policies(facts, desired, rules_repo, settings), rules_repo, desired.name)
+        findings = waivers.apply(evaluate_policies(facts, desired, rules_repo, settings), desired.name)
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings))
-    return Report("check", reports, settings.fail_on, repository)
+    return Report("check", reports, settings.fail_on, repository + waivers.leftovers())
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:
@@ -140,10 +145,24 @@ def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo |
     return base, [policy_change_finding(changed, settings.base_ref or "")] if changed else []
 
 
-def waive(findings: list[Finding], repo: DesiredRepo | None, cluster: str) -> list[Finding]:
-    from reconciler.checks.policy.runner import apply_repo_waivers
+class Waiving:
+    """The repo's waivers over one run: applied per cluster, judged (expired, unused) once for the run."""
 
-    return apply_repo_waivers(findings, repo, cluster)
+    def __init__(self, repo: DesiredRepo | None, clusters: list[str]) -> None:
+        self.repo, self.clusters, self.used = repo, clusters, set[int]()
+        self.today = date.today()
+
+    def apply(self, findings: list[Finding], cluster: str) -> list[Finding]:
+        from reconciler.checks.policy.runner import apply_repo_waivers
+
+        return apply_repo_waivers(findings, self.repo, cluster, self.today, used=self.used)
+
+    def leftovers(self) -> list[Finding]:
+        from reconciler.checks.policy.runner import repo_waiver_findings
+
+        if self.repo is None:
+            return []
+        return repo_waiver_findings(self.repo, self.used, self.today, clusters=self.clusters)
 
 
 def _doctor_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:

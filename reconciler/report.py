@@ -70,14 +70,18 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
                 "failOn": self.fail_on.value, "exitCode": self.exit_code}
+        repository = {"repository": {"findings": [f.to_dict() for f in sorted(self.repository, key=finding_order)]}}
         if self.command in ("diff", "doctor") and len(self.clusters) == 1:
-            return head | self.clusters[0].to_dict()
+            return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()}
+        return head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()}
+
+    def totals(self) -> dict[str, int]:
+        """Every cluster's summary plus the findings about the run itself (waivers, policy edits)."""
         totals: Counter[str] = Counter({key: 0 for key in ClusterReport("").summary()})
         for cluster in self.clusters:
             totals.update(cluster.summary())
         totals.update(ClusterReport("", findings=self.repository).summary())
-        return head | {"repository": {"findings": [f.to_dict() for f in self.repository]},
-                       "clusters": [c.to_dict() for c in self.clusters], "summary": dict(totals)}
+        return dict(totals)
 
 
 def finding_order(f: Finding) -> tuple[Any, ...]:

@@ -137,7 +137,7 @@ def test_expired_waiver_is_a_warning_and_the_finding_is_active_again(tmp_path: P
     code, report = diff_json(prod_repo(tmp_path, S012_WAIVER.format(subject="Node/gpu-node-2", expires="2020-01-31")))
     assert code == 2
     assert only(report["findings"], "NVCA-S-012")["waived_by"] is None
-    expired = only(report["findings"], "KAI-W-001")
+    expired = only(report["repository"]["findings"], "KAI-W-001")
     assert expired["severity"] == "warning" and expired["kind"] == "violation"
     assert (expired["location"]["file"], expired["location"]["line"]) == (WAIVERS, 3)
     assert "expired on 2020-01-31" in expired["message"] and "nodes@example.com" in expired["message"]
@@ -150,7 +150,8 @@ def test_expired_waiver_alone_fails_the_run(tmp_path: Path) -> None:
     repo, _ = make_repo(tmp_path, template_files(**{WAIVERS: text.replace("NVCA-S-012", "KAI-V-001")}))
     code, report = check_json(repo, "--cluster", "lab-standalone")
     assert code == 2
-    assert [f["rule"] for f in report["clusters"][0]["findings"]] == ["KAI-W-001"]
+    assert report["clusters"][0]["findings"] == []
+    assert [f["rule"] for f in report["repository"]["findings"]] == ["KAI-W-001"]
     assert check_json(repo, "--cluster", "lab-standalone", "--fail-on", "error")[0] == 0
 
 
@@ -158,7 +159,7 @@ def test_waiver_matching_nothing_is_info(tmp_path: Path) -> None:
     code, report = diff_json(prod_repo(tmp_path, S012_WAIVER.format(subject="Node/gpu-node-9", expires="2099-12-31")))
     assert code == 2
     assert only(report["findings"], "NVCA-S-012")["waived_by"] is None
-    unused = only(report["findings"], "KAI-W-002")
+    unused = only(report["repository"]["findings"], "KAI-W-002")
     assert unused["severity"] == "info"
     assert (unused["location"]["file"], unused["location"]["line"]) == (WAIVERS, 3)
     assert "Node/gpu-node-9" in unused["message"] and "matches no finding" in unused["message"]
@@ -286,9 +287,6 @@ def test_policy_data_is_available_under_data_user(tmp_path: Path, data_file: str
     assert code == (2 if fires else 0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: runner.repo_policy_data merges policies.data files with dict.update, so a "
-                   "second file with the same top-level key silently replaces the first and the rule reading it "
-                   "goes quiet (merge_data_files, used for JSON data, deep-merges and reports conflicts)")
 def test_policy_data_files_sharing_a_top_level_key_are_merged(tmp_path: Path) -> None:
     files = user_policy_files()
     files["kai-gitops.yaml"] = (files["kai-gitops.yaml"] or "").replace(

@@ -142,7 +142,8 @@ def test_redaction_catches_secret_shapes_under_any_key() -> None:
               "connectionString": "Server=x;Password=y", "caBundle": "LS0t", "tls.key": "k", "tls.crt": "c",
               "env": [{"name": "DB_PASSWORD", "value": "s3"}, {"name": "LOG_LEVEL", "value": "info"}],
               "args": ["--token=abc", "--password", "pw", "--verbose"], "url": "https://user:pw@git.example/x",
-              "blob": "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ=", "pem": "-----BEGIN PRIVATE KEY-----\nMII", "author": "me",
+              "blob": "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ=",
+              "pem": "-----BEGIN PRIVATE KEY-----\nMII", "author": "me",
               "scheduler": {"placementStrategy": "binpack"}}
     out = json.dumps(redact(values))
     for secret in ("Bearer abc", '"k"', "Password=y", "LS0t", "s3", "abc", '"pw"', "user:pw", "dGhpcyBp", "MII"):

@@ -24,8 +24,8 @@ def render(report: Report, *, color: bool | None = None) -> str:
     console = Console(file=buffer, force_terminal=bool(color), no_color=not color, width=120,
                       highlight=False, soft_wrap=True)
     if report.repository:
-        console.print(f"[bold]kai-gitops {report.command}[/] — this change")
-        _violations(console, report.repository)
+        console.print(f"[bold]kai-gitops {report.command}[/] — this run (waivers, policy changes)")
+        _violations(console, sorted(report.repository, key=finding_order))
         console.print()
     for cluster in report.clusters:
         _cluster(console, report.command, cluster)
@@ -107,7 +107,7 @@ def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
 
 
 def _totals(report: Report) -> str:
-    total = report.to_dict()["summary"]
+    total = report.totals()
     waived = f", {total['waived']} waived" if total["waived"] else ""
     return (f"All clusters: {len(report.clusters)} checked, {total['errors']} error(s), {total['warnings']} "
             f"warning(s), {total['info']} info{waived}.")
