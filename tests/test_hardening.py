@@ -256,3 +256,10 @@ def test_password_in_a_clone_url_never_reaches_errors_or_reports(tmp_path: Path)
                                    env={"KAI_GITOPS_CACHE": str(tmp_path / "cache")})
     line = assert_one_line_error(code, stdout, stderr, "cannot clone or fetch")
     assert "s3cr3t-pw" not in line and REDACTED in line
+
+
+def test_no_gate_list_in_git_is_not_a_missing_gate(tmp_path: Path) -> None:
+    """Standalone KAI whose NVCA is managed elsewhere: Git says nothing about gates, so nothing is judged."""
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": CANONICAL_KAI_VALUES})
+    code, report = check_json(repo)
+    assert code == 0 and report["clusters"][0]["findings"] == []

@@ -19,6 +19,11 @@ test_g001_forgotten_gate_fails if {
 	v.path == ["selfManaged", "featureGateValues"]
 }
 
+test_g001_silent_when_git_has_no_gate_list if {
+	facts := object.union(sa, {"desired": {"gates": {"doc": null, "path": [], "user": [], "effective": [], "enabled": [], "disabled": []}}})
+	count(gates.nvca_g_001.violations) == 0 with input as facts
+}
+
 # NVCA-G-002
 test_g002_no_explicit_disable_passes if {
 	count(gates.nvca_g_002.violations) == 0 with input as sa

@@ -14,6 +14,7 @@ meta := {
 
 violations contains v if {
 	util.kai_from_git
+	util.gates_doc != null # Git declares a gate list; when it does not, NVCA's gates are not Git's to judge
 	not data.kai_gitops.lib.util.gate_enabled_in_git("KAIScheduler")
 	not data.kai_gitops.lib.util.gate_disabled_in_git("KAIScheduler")
 	v := {
