@@ -294,21 +294,7 @@ def load_demo_builder() -> ModuleType:
     return module
 
 
-# -- policy engine (landing concurrently) ---------------------------------------------------------------------
-
-
-def policy_runner_available() -> bool:
-    try:
-        return importlib.util.find_spec("reconciler.checks.policy.runner") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-@pytest.fixture
-def policy_stub(monkeypatch: pytest.MonkeyPatch) -> None:
-    """While reconciler.checks.policy.runner does not exist yet, policies contribute no findings."""
-    if not policy_runner_available():
-        monkeypatch.setattr("reconciler.pipeline.evaluate_policies", lambda *args, **kwargs: [])
+# -- policy engine ----------------------------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -26,15 +26,11 @@ from tests.helpers import (
     load_demo_builder,
     make_repo,
     no_policies,  # noqa: F401  (fixture)
-    policy_runner_available,
-    policy_stub,  # noqa: F401  (fixture)
     release_secret,
     run_cli,
     snapshot_file,
     standalone_config,
 )
-
-pytestmark = pytest.mark.usefixtures("policy_stub")
 
 PROD_SNAPSHOT = DEMO_SNAPSHOTS / "prod-addon.yaml"
 LAB_SNAPSHOT = DEMO_SNAPSHOTS / "lab-standalone.yaml"
@@ -131,8 +127,6 @@ def test_doctor_json_predicts_nvca_exactly() -> None:
     assert code == report["exitCode"]
 
 
-@pytest.mark.skipif(not policy_runner_available(), reason="doctor's findings come from the policy pack, which is "
-                    "not installed yet (reconciler.checks.policy.runner missing)")
 def test_doctor_exits_2_on_the_demo() -> None:
     code, _, stderr = run_cli(["doctor", "--snapshot", PROD_SNAPSHOT, "-o", "json"])
     assert code == 2, stderr

@@ -455,13 +455,6 @@ def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def no_policy_engine_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The policy runner is another module's job; when it is not installed these tests compare diff findings."""
-    if importlib.util.find_spec("reconciler.checks.policy.runner") is None:
-        monkeypatch.setattr("reconciler.pipeline.evaluate_policies", lambda *args, **kwargs: [])
-
-
-@pytest.fixture
 def gitops_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     DEMO.build_repo(repo)
@@ -485,8 +478,7 @@ def findings(output: str) -> list[Obj]:
 @pytest.mark.parametrize(("cluster", "items", "context"), [("prod-addon", prod_items, "prod"),
                                                            ("lab-standalone", lab_items, "lab")])
 def test_cli_live_read_equals_snapshot(command: str, cluster: str, items: Callable[[], list[Obj]], context: str,
-                                       server: KubeTestServer, gitops_repo: Path, tmp_path: Path,
-                                       no_policy_engine_needed: None) -> None:
+                                       server: KubeTestServer, gitops_repo: Path, tmp_path: Path) -> None:
     from reconciler.sources.snapshot_writer import snapshot_command
 
     serve(server, items())

@@ -35,7 +35,6 @@ from tests.helpers import (
     node,
     obj,
     pod,
-    policy_stub,  # noqa: F401  (fixture)
     queue,
     release_payload,
     release_secret,
@@ -437,7 +436,6 @@ def leaky_cluster(tmp_path: Path) -> tuple[Path, Path]:
     return repo, snapshot_file(tmp_path, items)
 
 
-@pytest.mark.usefixtures("policy_stub")
 @pytest.mark.parametrize("fmt", ["json", "text"])
 @pytest.mark.parametrize("command", ["diff", "doctor"])
 def test_secret_value_never_reaches_any_output(leaky_cluster: tuple[Path, Path], fmt: str, command: str) -> None:
@@ -452,7 +450,6 @@ def test_secret_value_never_reaches_any_output(leaky_cluster: tuple[Path, Path],
         assert "global" in stdout
 
 
-@pytest.mark.usefixtures("policy_stub")
 def test_demo_snapshot_password_is_never_printed(tmp_path: Path) -> None:
     demo_secret = "hunter2-do-not-print"
     assert demo_secret not in (DEMO_SNAPSHOTS / "prod-addon.yaml").read_text()   # it is inside the gzip payload
