@@ -184,7 +184,7 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
 
     from reconciler.checks.policy.testing import format_report, run_policy_tests
     from reconciler.errors import UserError
-    from reconciler.sources.yamldoc import load_document
+    from reconciler.yamldoc import load_document
 
     user_data: dict[str, Any] = {}
     for name in data_files:

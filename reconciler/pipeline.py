@@ -15,11 +15,12 @@ from reconciler.checks.facts import build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.errors import UserError
 from reconciler.findings import Finding, Severity
+from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.sources.git import GitTree, open_tree
-from reconciler.sources.repoconfig import CONFIG_FILE, ClusterConfig, RepoConfig, parse_repo_config
+from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
 
 @dataclass
@@ -127,7 +128,7 @@ def run_check(settings: RunSettings) -> Report:
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:
-    from reconciler.checks.policy_inputs import changed_policy_inputs, policy_change_finding
+    from reconciler.policy_changes import changed_policy_inputs, policy_change_finding
 
     base_tree = open_tree(settings.git.repo, settings.base_ref or "HEAD")
     try:
@@ -153,12 +154,12 @@ class Waiving:
         self.today = date.today()
 
     def apply(self, findings: list[Finding], cluster: str) -> list[Finding]:
-        from reconciler.checks.policy.runner import apply_repo_waivers
+        from reconciler.policy_run import apply_repo_waivers
 
         return apply_repo_waivers(findings, self.repo, cluster, self.today, used=self.used)
 
     def leftovers(self) -> list[Finding]:
-        from reconciler.checks.policy.runner import repo_waiver_findings
+        from reconciler.policy_run import repo_waiver_findings
 
         if self.repo is None:
             return []
@@ -191,7 +192,7 @@ def _healthz(live: LiveState) -> dict[str, object] | None:
 
 def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, repo: DesiredRepo | None,
                       settings: RunSettings) -> list[Finding]:
-    from reconciler.checks.policy.runner import evaluate
+    from reconciler.policy_run import evaluate
 
     return evaluate(facts, desired, repo, settings)
 

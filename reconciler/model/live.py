@@ -247,7 +247,7 @@ def _gates_at(parent: dict[str, Any], key: str) -> list[str] | None:
 def _dto_capabilities(text: Any) -> list[str] | None:
     if not isinstance(text, str):
         return None
-    from reconciler.sources.yamldoc import load_document
+    from reconciler.yamldoc import load_document
 
     try:
         data = load_document(text, "cluster-dto.yaml").data

@@ -61,7 +61,7 @@ def _chart_defaults_text(version: str) -> str:
 
 
 def chart_defaults(version: str) -> dict[str, Any]:
-    from reconciler.sources.yamldoc import load_document
+    from reconciler.yamldoc import load_document
 
     doc = load_document(_chart_defaults_text(version), f"chart-values/{version}.yaml")
     return doc.data

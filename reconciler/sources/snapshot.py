@@ -9,7 +9,7 @@ import orjson
 
 from reconciler.errors import UserError
 from reconciler.model.live import LiveState, LiveStateBuilder
-from reconciler.sources.yamldoc import decode_text, load_documents
+from reconciler.yamldoc import decode_text, load_documents
 
 
 def read_snapshot(path: str) -> LiveState:

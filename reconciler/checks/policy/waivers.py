@@ -30,7 +30,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from reconciler.errors import UserError
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
 from reconciler.model.refs import Location, ObjectRef
-from reconciler.sources.yamldoc import decode_text
+from reconciler.yamldoc import decode_text
 
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
 EXPIRED_RULE = "KAI-W-001"

@@ -18,26 +18,32 @@ import tempfile
 from collections.abc import Collection, Iterator
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.checks.policy.engine import PolicyEngine, load_policy_set, make_engine, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
 from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, apply_waivers, load_waivers, waiver_findings
 from reconciler.errors import UserError
 from reconciler.findings import Finding
-from reconciler.sources.yamldoc import load_document
+from reconciler.yamldoc import load_document
+
+if TYPE_CHECKING:  # the pipeline imports this module lazily; these are only its types
+    from reconciler.model.desired import DesiredCluster
+    from reconciler.pipeline import DesiredRepo, PolicySettings, RunSettings
+    from reconciler.sources.git import GitTree
 
 _ENGINES: dict[str, PolicyEngine] = {}  # one compiled pack per distinct policy input within a process
 
 
-def evaluate(facts: dict[str, Any], desired: Any, repo: Any, settings: Any) -> list[Finding]:
+def evaluate(facts: dict[str, Any], desired: DesiredCluster | None, repo: DesiredRepo | None,
+             settings: RunSettings) -> list[Finding]:
     """Policy findings for one cluster. `desired`/`repo` may be None (doctor on a snapshot)."""
     engine = engine_for(repo, settings.policy)
     locate = desired.locate if desired is not None else (lambda doc, path: None)
     return results_to_findings(engine.evaluate(facts), str(facts.get("cluster", "")), locate)
 
 
-def engine_for(repo: Any, policy: Any) -> PolicyEngine:
+def engine_for(repo: DesiredRepo | None, policy: PolicySettings) -> PolicyEngine:
     files = repo_policy_files(repo) if repo is not None else {}
     data = repo_policy_data(repo) if repo is not None else {}
     key = json.dumps([sorted(files.items()), data, policy.opa_url, policy.opa_token, str(policy.opa_ca),
@@ -65,7 +71,7 @@ def materialise(tmp: Path, files: dict[str, str], data: dict[str, Any]) -> tuple
     return dirs, data_files
 
 
-def repo_policy_files(repo: Any) -> dict[str, str]:
+def repo_policy_files(repo: DesiredRepo) -> dict[str, str]:
     files: dict[str, str] = {}
     for top in repo.config.policy_dirs:
         found = dict(walk_rego(repo.tree, top.strip("/")))
@@ -76,7 +82,7 @@ def repo_policy_files(repo: Any) -> dict[str, str]:
     return files
 
 
-def walk_rego(tree: Any, top: str) -> Iterator[tuple[str, str]]:
+def walk_rego(tree: GitTree, top: str) -> Iterator[tuple[str, str]]:
     """Every .rego file under `top`, from the working tree or from the commit's tree."""
     for path, data in tree.iter_files(top, suffix=".rego"):
         try:
@@ -85,7 +91,7 @@ def walk_rego(tree: Any, top: str) -> Iterator[tuple[str, str]]:
             raise UserError("policy file is not valid UTF-8", where=path, hint="save it as UTF-8") from None
 
 
-def repo_policy_data(repo: Any) -> dict[str, Any]:
+def repo_policy_data(repo: DesiredRepo) -> dict[str, Any]:
     """policies.data files (JSON or YAML mappings), merged under data.user as the repo schema promises.
 
     Merged like the engine merges data files: nested mappings combine, and a key two files set to
@@ -101,7 +107,7 @@ def repo_policy_data(repo: Any) -> dict[str, Any]:
     return merged
 
 
-def repo_waivers(repo: Any) -> list[Waiver]:
+def repo_waivers(repo: DesiredRepo) -> list[Waiver]:
     """The repo's waivers file (kai-gitops.yaml `waiversFile`, default kai-gitops-waivers.yaml), or none."""
     if repo is None:
         return []
@@ -111,7 +117,7 @@ def repo_waivers(repo: Any) -> list[Waiver]:
     return load_waivers(repo.tree.read(name), name)  # bytes: non-UTF-8 is a one-line file:line error
 
 
-def apply_repo_waivers(findings: list[Finding], repo: Any, cluster: str, today: date | None = None, *,
+def apply_repo_waivers(findings: list[Finding], repo: DesiredRepo | None, cluster: str, today: date | None = None, *,
                        used: set[int] | None = None) -> list[Finding]:
     """One cluster's findings with the repo's waivers applied. The indexes of the waivers that matched
     are added to `used`; pass the same set for every cluster of the run, then to `repo_waiver_findings`."""
@@ -124,7 +130,7 @@ def apply_repo_waivers(findings: list[Finding], repo: Any, cluster: str, today: 
     return out
 
 
-def repo_waiver_findings(repo: Any, used: Collection[int], today: date | None = None, *,
+def repo_waiver_findings(repo: DesiredRepo, used: Collection[int], today: date | None = None, *,
                          clusters: Collection[str] | None = None) -> list[Finding]:
     """Once per run, after every cluster: KAI-W-001 per expired waiver, KAI-W-002 per waiver no cluster used.
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from reconciler.checks.policy import runner
+from reconciler import policy_run as runner
 from reconciler.errors import UserError
 from reconciler.sources.git import open_tree
 from tests.policy.conftest import USER_RULE, ZERO, example

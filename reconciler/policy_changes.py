@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
+from reconciler.model.config import RepoConfig
 from reconciler.model.refs import Location
 from reconciler.sources.git import GitTree
-from reconciler.sources.repoconfig import CONFIG_FILE, RepoConfig
+from reconciler.sources.repoconfig import CONFIG_FILE
 
 POLICY_CHANGE_RULE = "KAI-W-003"
 DEFAULT_WAIVERS = "kai-gitops-waivers.yaml"

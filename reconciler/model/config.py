@@ -1,0 +1,52 @@
+"""The repository's declared clusters, as typed objects (parsed and validated by sources/repoconfig.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reconciler.errors import UserError
+from reconciler.yamldoc import YamlDoc
+
+DEFAULT_STACK_KAI_VERSION = "v0.16.7"
+
+
+@dataclass(frozen=True)
+class SharedClusterIntent:
+    intent: str = "dedicated"              # "dedicated" | "shared"
+    nodes: tuple[str, ...] = ()
+    node_selector: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    name: str
+    mode: str                              # "addon" | "standalone"
+    kai_chart_version: str
+    kube_context: str | None = None
+    environment_file: str | None = None
+    stack_base_file: str | None = None
+    stack_kai_version: str = DEFAULT_STACK_KAI_VERSION
+    kai_values_file: str | None = None
+    nvca_values_file: str | None = None
+    shared_cluster: SharedClusterIntent = field(default_factory=SharedClusterIntent)
+    queue_files: tuple[str, ...] = ()
+    index: int = 0                         # position in `clusters`, to locate findings about this entry
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    doc: YamlDoc
+    clusters: tuple[ClusterConfig, ...]
+    policy_dirs: tuple[str, ...] = ()
+    policy_data: tuple[str, ...] = ()
+    waivers_file: str | None = None
+
+    def select(self, name: str | None) -> tuple[ClusterConfig, ...]:
+        if name is None:
+            return self.clusters
+        chosen = tuple(c for c in self.clusters if c.name == name)
+        if not chosen:
+            known = ", ".join(c.name for c in self.clusters)
+            raise UserError(f"no cluster named '{name}'", where=self.doc.file,
+                            hint=f"known clusters: {known}")
+        return chosen
