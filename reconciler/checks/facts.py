@@ -71,7 +71,7 @@ def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
         "healthz": _healthz_facts(live),
         "releases": [{"name": r.name, "namespace": r.namespace, "revision": r.revision, "status": r.status,
                       "latest_revision": r.latest_revision, "latest_status": r.latest_status,
-                      "chart_name": r.chart_name, "chart_version": r.chart_version} for r in live.releases],
+                      "chart_name": r.chart_name, "chart_version": _v(r.chart_version)} for r in live.releases],
         "release_errors": list(live.release_errors),
         "gate_hops": {
             "configmap": live.dto_capabilities,
@@ -90,6 +90,11 @@ def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
         "nvcf_pods": _pod_facts(live),
         "kai_pods": [{"name": p.name, "ready": p.ready, "phase": p.phase} for p in live.kai_pods],
     }
+
+
+def _v(version: str) -> str:
+    """Release CI tags charts `v0.16.7`; a hand-packaged chart may say `0.16.7`. The pin always has the v."""
+    return version if not version or version.startswith("v") else f"v{version}"
 
 
 def _queue_facts(q: QueueSpec) -> dict[str, Any]:
