@@ -294,6 +294,34 @@ def load_demo_builder() -> ModuleType:
     return module
 
 
+# A user rule as an operator would write it: its own package, its own id, data under data.user.
+USER_RULE = '''package kai_gitops.rules.user.acme.queue_budget
+
+meta := {
+	"id": "ACME-Q-100",
+	"title": "Extra queues stay within the GPU budget",
+	"severity": "warning",
+	"scope": "static",
+	"rationale": "Each team queue has a fixed GPU budget.",
+	"remediation": "Lower spec.resources.gpu.limit of the queue.",
+	"source": "Acme platform handbook",
+}
+
+violations contains v if {
+	some q in input.desired.extra_queues
+	q.resources.gpu.limit > data.user.queue_budget.max_gpu_limit
+	v := {
+		"message": sprintf("queue %s has gpu limit %v, above the budget of %v",
+			[q.name, q.resources.gpu.limit, data.user.queue_budget.max_gpu_limit]),
+		"subject": {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "namespace": null, "name": q.name},
+		"doc": q.doc,
+		"path": ["spec", "resources", "gpu", "limit"],
+		"fix": null,
+	}
+}
+'''
+
+
 # -- policy engine ----------------------------------------------------------------------------------------
 
 

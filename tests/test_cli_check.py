@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers import (
     TEMPLATE,
+    USER_RULE,
     assert_one_line_error,
     commit_files,
     load_demo_builder,
@@ -295,31 +296,6 @@ def test_pr_cannot_replace_base_waivers(tmp_path: Path) -> None:
     assert finding(lab, "KAI-V-003")["waived_by"] is not None
 
 
-USER_RULE = '''package kai_gitops.rules.user.acme.queue_budget
-
-meta := {
-	"id": "ACME-Q-100",
-	"title": "Extra queues stay within the GPU budget",
-	"severity": "warning",
-	"scope": "static",
-	"rationale": "Each team queue has a fixed GPU budget.",
-	"remediation": "Lower spec.resources.gpu.limit of the queue.",
-	"source": "Acme platform handbook",
-}
-
-violations contains v if {
-	some q in input.desired.extra_queues
-	q.resources.gpu.limit > data.user.queue_budget.max_gpu_limit
-	v := {
-		"message": sprintf("queue %s has gpu limit %v, above the budget of %v",
-			[q.name, q.resources.gpu.limit, data.user.queue_budget.max_gpu_limit]),
-		"subject": {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "namespace": null, "name": q.name},
-		"doc": q.doc,
-		"path": ["spec", "resources", "gpu", "limit"],
-		"fix": null,
-	}
-}
-'''
 KEEP_RULE = USER_RULE.replace("ACME-Q-100", "ACME-Q-101").replace("queue_budget\n", "keep\n", 1) \
     .replace("> data.user.queue_budget.max_gpu_limit\n", "> 100000\n", 1)
 POLICY_CONFIG = ("kai-gitops.yaml", "waiversFile:",

@@ -24,6 +24,7 @@ from tests.helpers import (
     DATA,
     DEMO_SNAPSHOTS,
     TEMPLATE,
+    USER_RULE,
     assert_one_line_error,
     load_demo_builder,
     make_repo,
@@ -197,31 +198,6 @@ def test_malformed_waivers_file_is_one_line_error(tmp_path: Path, text: str, whe
 
 # -- user policies from the repository -----------------------------------------------------------------------------
 
-USER_RULE = '''package kai_gitops.rules.user.acme.queue_budget
-
-meta := {
-	"id": "ACME-Q-100",
-	"title": "Extra queues stay within the GPU budget",
-	"severity": "warning",
-	"scope": "static",
-	"rationale": "Each team queue has a fixed GPU budget.",
-	"remediation": "Lower spec.resources.gpu.limit of the queue.",
-	"source": "Acme platform handbook",
-}
-
-violations contains v if {
-	some q in input.desired.extra_queues
-	q.resources.gpu.limit > data.user.queue_budget.max_gpu_limit
-	v := {
-		"message": sprintf("queue %s has gpu limit %v, above the budget of %v",
-			[q.name, q.resources.gpu.limit, data.user.queue_budget.max_gpu_limit]),
-		"subject": {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "namespace": null, "name": q.name},
-		"doc": q.doc,
-		"path": ["spec", "resources", "gpu", "limit"],
-		"fix": null,
-	}
-}
-'''
 USER_RULE_TEST = '''package kai_gitops.tests.user.acme.queue_budget
 
 queue(limit) := {"name": "research", "parent": "default-parent-queue", "doc": "queues:0",
