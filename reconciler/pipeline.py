@@ -71,11 +71,8 @@ def desired_clusters(repo: DesiredRepo, name: str | None) -> list[DesiredCluster
 
 def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
     repo = open_desired(settings.git)
-    clusters = repo.config.select(settings.cluster)
-    if len(clusters) != 1:
-        raise UserError(f"{CONFIG_FILE} declares {len(clusters)} clusters; choose one with --cluster",
-                        hint="known: " + ", ".join(c.name for c in clusters))
-    desired = desired_clusters(repo, clusters[0].name)[0]
+    chosen = _one_cluster(repo.config, settings.cluster, None)
+    desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
     live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
     prediction = _predict(live, desired)
     findings = diff(desired, live)
@@ -92,7 +89,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     repo: DesiredRepo | None = None
     if settings.git.repo is not None:
         repo = open_desired(settings.git)
-        chosen = _doctor_cluster(repo.config, settings.cluster, context)
+        chosen = _one_cluster(repo.config, settings.cluster, context)
         desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
         context = context or desired.config.kube_context
     live = read_live(context)
@@ -166,7 +163,7 @@ class Waiving:
         return repo_waiver_findings(self.repo, self.used, self.today, clusters=self.clusters)
 
 
-def _doctor_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:
+def _one_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:
     """--cluster, else the one cluster whose kubeContext is --context, else the only cluster."""
     clusters = config.select(name)
     if len(clusters) > 1 and context:
@@ -186,8 +183,9 @@ def _healthz(live: LiveState) -> dict[str, object] | None:
     if live.healthz is None:
         return None
     status, errors = live.healthz.queue_component()
-    return {"httpStatus": live.healthz.http_status, "status": live.healthz.status,
-            "kai-scheduler-queues": {"status": status, "errors": errors}}
+    return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
+            "status": live.healthz.status, "kai-scheduler-queues": {"status": status, "errors": errors},
+            "detail": live.healthz.detail or None}
 
 
 def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, repo: DesiredRepo | None,
