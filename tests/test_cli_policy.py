@@ -278,7 +278,7 @@ def test_user_rule_reusing_a_shipped_id_is_one_line_error(tmp_path: Path) -> Non
     reuse = USER_RULE.replace("ACME-Q-100", "KAI-Q-001")
     repo, _ = make_repo(tmp_path, user_policy_files(**{"policy__acme__queue_budget.rego": reuse}))
     assert_one_line_error(*run_cli(["check", "--repo", repo]), "rule id KAI-Q-001 is defined twice",
-                          "policies/kai_gitops/rules/queues/kai_q_001.rego", "policy/acme/queue_budget.rego")
+                          "kai-gitops:policies/kai_gitops/rules/queues/kai_q_001.rego", "policy/acme/queue_budget.rego")
 
 
 def test_two_user_rules_with_one_id_is_one_line_error(tmp_path: Path) -> None:
@@ -288,8 +288,6 @@ def test_two_user_rules_with_one_id_is_one_line_error(tmp_path: Path) -> None:
                           "policy/acme/queue_budget.rego", "policy/acme/v2.rego")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the shipped pack is shown as `policies/...`, so a user policy dir named "
-                   "`policies` (a vendored copy of a shipped rule) gets an error naming the same path twice")
 def test_collision_with_a_vendored_shipped_file_names_two_different_files(tmp_path: Path) -> None:
     shipped = Path(__file__).resolve().parent.parent / "policies/kai_gitops/rules/queues/kai_q_001.rego"
     config = ("kai-gitops.yaml", "waiversFile:", "policies:\n  dirs: [policies]\nwaiversFile:")
@@ -349,8 +347,8 @@ def test_policy_test_verbose_lists_every_test() -> None:
     assert code == 0
     lines = stdout.rstrip("\n").splitlines()
     passed = int(lines[-1].split()[0])
-    assert len(lines) == passed + 1 and all(line.startswith("PASS policies/kai_gitops/") for line in lines[:-1])
-    assert ("PASS policies/kai_gitops/rules/components/components_test.rego: "
+    assert len(lines) == passed + 1 and all(line.startswith("PASS kai-gitops:policies/kai_gitops/") for line in lines[:-1])
+    assert ("PASS kai-gitops:policies/kai_gitops/rules/components/components_test.rego: "
             "data.kai_gitops.tests.components.test_c001_ready_pods_pass") in lines
 
 

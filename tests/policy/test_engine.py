@@ -31,7 +31,7 @@ def test_shipped_pack_loads_with_metadata(shipped) -> None:
         assert meta.severity in ("error", "warning", "info")
         assert meta.scope in ("static", "live")
         assert meta.title and meta.rationale and meta.remediation and meta.source
-        assert shipped.file_of(rule_id).startswith("policies/kai_gitops/rules/")
+        assert shipped.file_of(rule_id).startswith("kai-gitops:policies/kai_gitops/rules/")
     assert not any(f.name.endswith("_test.rego") for f in shipped.files)
 
 
@@ -93,7 +93,7 @@ def test_rule_id_collision_names_both_files(tmp_path: Path, user_dir: Path) -> N
 
 def test_user_rule_may_not_reuse_a_shipped_id(tmp_path: Path) -> None:
     write(tmp_path, "copy.rego", USER_RULE.replace("ACME-Q-001", "KAI-Q-001"))
-    with pytest.raises(UserError, match=r"KAI-Q-001 is defined twice: policies/kai_gitops/rules/queues/kai_q_001"):
+    with pytest.raises(UserError, match=r"KAI-Q-001 is defined twice: kai-gitops:policies/kai_gitops/rules/queues/kai_q_001"):
         load_policy_set([tmp_path])
 
 

@@ -165,4 +165,4 @@ def test_upload_gives_up_when_nothing_moves(shipped, standin) -> None:
     standin.expected = 10_000
     with pytest.raises(UserError) as err:
         opa(shipped, standin)
-    assert one_line(err).startswith("policies/kai_gitops/lib/gates.rego:1:1: undefined function (stand-in)")
+    assert one_line(err).startswith("kai-gitops:policies/kai_gitops/lib/gates.rego:1:1: undefined function (stand-in)")

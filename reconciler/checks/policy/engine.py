@@ -18,6 +18,8 @@ from reconciler.errors import UserError
 from reconciler.model.refs import ObjectRef
 
 RULES_PACKAGE = "kai_gitops.rules"
+# How shipped files are named in messages: never the same as a repo path, even a repo dir called policies/.
+SHIPPED_LABEL = "kai-gitops:policies"
 RULES_QUERY = f"data.{RULES_PACKAGE}"
 SEVERITIES = ("error", "warning", "info")
 SCOPES = ("static", "live")
@@ -110,7 +112,7 @@ def load_policy_set(dirs: list[PolicyDir] | None = None, data_files: list[Path] 
     """The shipped pack plus the user's policy dirs and data files, compiled once and checked."""
     from reconciler.checks.policy.regorus_engine import compile_policies, read_metas
 
-    roots = ([(shipped_policy_dir(), "policies")] if include_shipped else []) + \
+    roots = ([(shipped_policy_dir(), SHIPPED_LABEL)] if include_shipped else []) + \
         [d if isinstance(d, tuple) else (Path(d), str(d)) for d in dirs or []]
     files = collect_policy_files(roots, tests=False)
     data = merge_data_files((shipped_data_files() if include_shipped else []) + list(data_files or []))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.checks.policy.engine import (
+    SHIPPED_LABEL,
     PolicyFile,
     collect_policy_files,
     merge_data_files,
@@ -65,7 +66,7 @@ def run_policy_tests(dirs: list[Path] | None = None, data_files: list[Path] | No
 
     `user_data` is mounted at `data.user`, where `check`/`diff` put the repo's `policies.data`.
     """
-    shipped = (shipped_policy_dir(), "policies")
+    shipped = (shipped_policy_dir(), SHIPPED_LABEL)
     roots = [(Path(d), str(d)) for d in dirs] if dirs else [shipped]
     tests = collect_policy_files(roots, tests=True)
     if not tests:
