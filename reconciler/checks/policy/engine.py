@@ -238,6 +238,7 @@ _SHAPE: tuple[tuple[str, type, bool], ...] = (
     ("live", dict, False), ("live.crds", dict, False), ("live.queues", list, False),
     ("live.nvca_prediction", dict, True), ("live.nvca_prediction.errors", list, False),
     ("live.healthz", dict, True), ("live.healthz.errors", list, False), ("live.releases", list, False),
+    ("live.release_errors", list, False),
     ("live.gate_hops", dict, False), ("live.gate_hops.configmap", list, True), ("live.gate_hops.spec", list, True),
     ("live.gate_hops.overrides", list, True), ("live.gate_hops.status", list, True),
     ("live.backend", dict, False), ("live.nodes", dict, False), ("live.nodes.schedule_label", list, False),
