@@ -7,7 +7,7 @@
 
 Read-only RBAC the reader needs (a CronJob's ClusterRole):
   apiextensions.k8s.io customresourcedefinitions: get      scheduling.run.ai queues: list
-  kai.scheduler schedulingshards, configs: get             nvcf.nvidia.io nvcfbackends: list
+  kai.scheduler schedulingshards: get                      nvcf.nvidia.io nvcfbackends: list
   "" nodes, namespaces, pods, events, secrets: list        "" configmaps: get (nvca-operator)
   "" services/proxy: get (nvca-system, for NVCA's /healthz)
 Secrets are listed with `owner=helm` + `type=helm.sh/release.v1` selectors and only summaries are kept.

@@ -42,7 +42,6 @@ Slim = Callable[[Obj], Obj | None]
 # (group, version, plural) of the custom resources the checks read.
 QUEUES = ("scheduling.run.ai", "v2", "queues")
 SHARDS = ("kai.scheduler", "v1", "schedulingshards")
-CONFIGS = ("kai.scheduler", "v1", "configs")
 BACKENDS = ("nvcf.nvidia.io", "v1", "nvcfbackends")
 CRD_NAMES = ("queues.scheduling.run.ai", "podgroups.scheduling.run.ai", "schedulingshards.kai.scheduler",
              "configs.kai.scheduler", "topologies.kai.scheduler", "nvcfbackends.nvcf.nvidia.io")
@@ -184,7 +183,7 @@ class Reader:
         groups = _loads(self.client.get("API groups", "/apis").body, "API groups", "/apis", None, self.client.label)
         offered = {(g.get("name"), v.get("version")) for g in groups.get("groups") or []
                    for v in g.get("versions") or []}
-        wanted = sorted({(g, v) for g, v, _ in (QUEUES, SHARDS, CONFIGS, BACKENDS) if (g, v) in offered})
+        wanted = sorted({(g, v) for g, v, _ in (QUEUES, SHARDS, BACKENDS) if (g, v) in offered})
         served: set[tuple[str, str, str]] = set()
         for (group, version), resources in zip(wanted, pool.map(self._resources, wanted), strict=True):
             served.update((group, version, plural) for plural in resources)
@@ -246,8 +245,6 @@ def base_reads(reader: Reader, served: set[tuple[str, str, str]]) -> list[tuple[
                                            limit=limit)))
     if SHARDS in served:
         plan.append(("shard", lambda: reader.object("shard", "SchedulingShard", f"{_gv_path(SHARDS)}/default")))
-    if CONFIGS in served:
-        plan.append(("config", lambda: reader.object("config", "KAI Config", f"{_gv_path(CONFIGS)}/kai-config")))
     plan.append(_list(reader, ListRead("releases", "Helm release Secrets", "/api/v1/secrets", "v1", "Secret",
                                        {"labelSelector": "owner=helm", "fieldSelector": "type=helm.sh/release.v1"},
                                        secrets, slim.release_summary)))
