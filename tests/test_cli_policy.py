@@ -347,7 +347,8 @@ def test_policy_test_verbose_lists_every_test() -> None:
     assert code == 0
     lines = stdout.rstrip("\n").splitlines()
     passed = int(lines[-1].split()[0])
-    assert len(lines) == passed + 1 and all(line.startswith("PASS kai-gitops:policies/kai_gitops/") for line in lines[:-1])
+    assert len(lines) == passed + 1
+    assert all(line.startswith("PASS kai-gitops:policies/kai_gitops/") for line in lines[:-1])
     assert ("PASS kai-gitops:policies/kai_gitops/rules/components/components_test.rego: "
             "data.kai_gitops.tests.components.test_c001_ready_pods_pass") in lines
 

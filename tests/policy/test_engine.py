@@ -93,7 +93,8 @@ def test_rule_id_collision_names_both_files(tmp_path: Path, user_dir: Path) -> N
 
 def test_user_rule_may_not_reuse_a_shipped_id(tmp_path: Path) -> None:
     write(tmp_path, "copy.rego", USER_RULE.replace("ACME-Q-001", "KAI-Q-001"))
-    with pytest.raises(UserError, match=r"KAI-Q-001 is defined twice: kai-gitops:policies/kai_gitops/rules/queues/kai_q_001"):
+    shipped_file = r"kai-gitops:policies/kai_gitops/rules/queues/kai_q_001"
+    with pytest.raises(UserError, match=rf"KAI-Q-001 is defined twice: {shipped_file}"):
         load_policy_set([tmp_path])
 
 
