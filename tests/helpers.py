@@ -135,6 +135,21 @@ def desired_for(tmp_path: Path, files: Files, cluster: str | None = None, *, ref
     return chosen[0]
 
 
+def template_files(*edits: tuple[str, str, str], **extra: str | None) -> dict[str, str | None]:
+    """repo-templates/gitops-repo as {path: text}, with (file, old, new) edits applied (each must apply).
+
+    `extra` adds or replaces files; `__` in a keyword stands for `/` (policy__x.rego is policy/x.rego).
+    """
+    files: dict[str, str | None] = {p.relative_to(TEMPLATE).as_posix(): p.read_text()
+                                    for p in sorted(TEMPLATE.rglob("*")) if p.is_file()}
+    for file, old, new in edits:
+        text = files[file]
+        assert text is not None and old in text, (file, old)
+        files[file] = text.replace(old, new, 1)
+    files.update({k.replace("__", "/"): v for k, v in extra.items()})
+    return files
+
+
 # -- Kubernetes objects --------------------------------------------------------------------------------
 
 

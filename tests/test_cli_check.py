@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from tests.helpers import (
-    TEMPLATE,
     USER_RULE,
     assert_one_line_error,
     commit_files,
     load_demo_builder,
     make_repo,
     run_cli,
+    template_files,
 )
 
 LAB_VALUES = "clusters/lab/kai-values.yaml"
@@ -67,19 +67,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-def template_files(*edits: tuple[str, str, str], **extra: str | None) -> dict[str, str | None]:
-    """repo-templates/gitops-repo as {path: text}, with (file, old, new) edits applied (each must apply).
-
-    `extra` adds or replaces files; `__` in a keyword stands for `/` (policy__x.rego is policy/x.rego).
-    """
-    files: dict[str, str | None] = {p.relative_to(TEMPLATE).as_posix(): p.read_text()
-                                    for p in sorted(TEMPLATE.rglob("*")) if p.is_file()}
-    for file, old, new in edits:
-        text = files[file]
-        assert text is not None and old in text, (file, old)
-        files[file] = text.replace(old, new, 1)
-    files.update({k.replace("__", "/"): v for k, v in extra.items()})
-    return files
 
 
 def waiver(rule: str, *, subject: str = "'*'", cluster: str | None = None, expires: str = "2099-12-31",
