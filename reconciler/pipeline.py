@@ -144,23 +144,27 @@ def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo |
 
 
 class Waiving:
-    """The repo's waivers over one run: applied per cluster, judged (expired, unused) once for the run."""
+    """The repo's waivers over one run: read once, applied per cluster, judged (expired, unused) once."""
 
     def __init__(self, repo: DesiredRepo | None, clusters: list[str]) -> None:
-        self.repo, self.clusters, self.used = repo, clusters, set[int]()
-        self.today = date.today()
+        from reconciler.policy_run import repo_waivers
+
+        self.waivers = repo_waivers(repo)
+        self.clusters, self.used, self.today = clusters, set[int](), date.today()
 
     def apply(self, findings: list[Finding], cluster: str) -> list[Finding]:
-        from reconciler.policy_run import apply_repo_waivers
+        from reconciler.checks.policy.waivers import apply_waivers
 
-        return apply_repo_waivers(findings, self.repo, cluster, self.today, used=self.used)
+        if not self.waivers:
+            return findings
+        waived, matched = apply_waivers(findings, self.waivers, self.today, cluster=cluster)
+        self.used |= matched
+        return waived
 
     def leftovers(self) -> list[Finding]:
-        from reconciler.policy_run import repo_waiver_findings
+        from reconciler.checks.policy.waivers import waiver_findings
 
-        if self.repo is None:
-            return []
-        return repo_waiver_findings(self.repo, self.used, self.today, clusters=self.clusters)
+        return waiver_findings(self.waivers, self.used, self.today, clusters=self.clusters)
 
 
 def _one_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:

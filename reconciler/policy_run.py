@@ -1,28 +1,21 @@
-"""Glue for the pipeline: the repo's policy settings, the engine the run asks for, results as Findings.
+"""Glue for the pipeline: the repo's policies, policy data and waivers at a ref, and the engine a run asks for.
 
 User policy dirs and data files are repo-relative (kai-gitops.yaml `policies:`) and read from the same
-Git ref as the rest of the desired state. Waivers are not applied here: they cover drift findings too,
-so the caller applies `apply_repo_waivers` to each cluster's whole list, collecting the waivers used, and
-after the last cluster adds `repo_waiver_findings` once (expired and unused waivers are repo facts):
-
-    used: set[int] = set()
-    for cluster ...:
-        findings = apply_repo_waivers(findings, repo, cluster, today, used=used)
-    repository += repo_waiver_findings(repo, used, today)
+Git ref as the rest of the desired state. Waivers are loaded here and applied by the pipeline, because they
+cover drift findings too and are judged (expired, unused) once per run, not per cluster.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Collection, Iterator
-from datetime import date
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler.checks.policy.engine import PolicyEngine, load_policy_set, make_engine, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
-from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, apply_waivers, load_waivers, waiver_findings
+from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, load_waivers
 from reconciler.errors import UserError
 from reconciler.findings import Finding
 from reconciler.yamldoc import load_document
@@ -107,7 +100,7 @@ def repo_policy_data(repo: DesiredRepo) -> dict[str, Any]:
     return merged
 
 
-def repo_waivers(repo: DesiredRepo) -> list[Waiver]:
+def repo_waivers(repo: DesiredRepo | None) -> list[Waiver]:
     """The repo's waivers file (kai-gitops.yaml `waiversFile`, default kai-gitops-waivers.yaml), or none."""
     if repo is None:
         return []
@@ -115,26 +108,3 @@ def repo_waivers(repo: DesiredRepo) -> list[Waiver]:
     if not repo.tree.exists(name):
         return []
     return load_waivers(repo.tree.read(name), name)  # bytes: non-UTF-8 is a one-line file:line error
-
-
-def apply_repo_waivers(findings: list[Finding], repo: DesiredRepo | None, cluster: str, today: date | None = None, *,
-                       used: set[int] | None = None) -> list[Finding]:
-    """One cluster's findings with the repo's waivers applied. The indexes of the waivers that matched
-    are added to `used`; pass the same set for every cluster of the run, then to `repo_waiver_findings`."""
-    waivers = repo_waivers(repo)
-    if not waivers:
-        return findings
-    out, matched = apply_waivers(findings, waivers, today or date.today(), cluster=cluster)
-    if used is not None:
-        used |= matched
-    return out
-
-
-def repo_waiver_findings(repo: DesiredRepo, used: Collection[int], today: date | None = None, *,
-                         clusters: Collection[str] | None = None) -> list[Finding]:
-    """Once per run, after every cluster: KAI-W-001 per expired waiver, KAI-W-002 per waiver no cluster used.
-
-    `clusters`: the clusters the run checked when it did not check all of them (`--cluster`), so a waiver
-    scoped to an unchecked cluster is not called unused. Findings have cluster "(repository)".
-    """
-    return waiver_findings(repo_waivers(repo), used, today or date.today(), clusters=clusters)

@@ -12,6 +12,7 @@ import pytest
 
 from reconciler import policy_run as runner
 from reconciler.errors import UserError
+from reconciler.pipeline import Waiving
 from reconciler.sources.git import open_tree
 from tests.policy.conftest import USER_RULE, ZERO, example
 
@@ -106,18 +107,23 @@ def test_doctor_without_git_skips_rules_that_need_intent() -> None:
     assert ids.isdisjoint({"NVCA-G-010", "NVCA-S-010", "NVCA-S-011", "NVCA-S-013", "KAI-R-012"})
 
 
+def waiving(repo: object, clusters: list[str], today: date) -> Waiving:
+    run = Waiving(repo, clusters)  # type: ignore[arg-type]
+    run.today = today
+    return run
+
+
 def test_repo_waivers_apply_to_the_given_findings(repo_dir: Path) -> None:
     repo = SimpleNamespace(tree=open_tree(str(repo_dir)), config=Config())
-    used: set[int] = set()
-    found = runner.apply_repo_waivers(runner.evaluate(facts(), None, repo, settings()), repo, "prod-addon",
-                                      today=date(2026, 11, 1), used=used)
+    run = waiving(repo, ["prod-addon"], date(2026, 11, 1))
+    found = run.apply(runner.evaluate(facts(), None, repo, settings()), "prod-addon")
     assert all(f.waived_by for f in found if f.rule_id.startswith("ACME-"))
     assert not any(f.waived_by for f in found if f.rule_id.startswith("NVCA-"))
     assert not any(f.rule_id.startswith("KAI-W-") for f in found)
-    assert used == {0}
-    assert runner.repo_waiver_findings(repo, used, date(2026, 11, 1)) == []
-    assert runner.apply_repo_waivers([], None, "x") == []
-    assert runner.repo_waiver_findings(None, set()) == []
+    assert run.used == {0}
+    assert run.leftovers() == []
+    assert waiving(None, ["x"], date(2026, 11, 1)).apply([], "x") == []
+    assert waiving(None, [], date(2026, 11, 1)).leftovers() == []
 
 
 def test_repo_waivers_are_judged_once_per_run(repo_dir: Path) -> None:
@@ -126,13 +132,11 @@ def test_repo_waivers_are_judged_once_per_run(repo_dir: Path) -> None:
         "- rule: ACME-*\n  subject: '*'\n  reason: migration\n  owner: acme\n  expires: 2030-01-01\n"
         "- rule: NVCA-H-*\n  subject: '*'\n  reason: old\n  owner: acme\n  expires: 2020-01-01\n")
     repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True), config=Config())
-    today = date(2026, 11, 1)
-    used: set[int] = set()
-    first = runner.apply_repo_waivers(runner.evaluate(facts(), None, repo, settings()), repo, "a", today, used=used)
-    second = runner.apply_repo_waivers([], repo, "b", today, used=used)
+    run = waiving(repo, ["a", "b"], date(2026, 11, 1))
+    first = run.apply(runner.evaluate(facts(), None, repo, settings()), "a")
+    second = run.apply([], "b")
     assert second == [] and any(f.waived_by for f in first)
-    verdict = runner.repo_waiver_findings(repo, used, today)
-    assert [(f.rule_id, str(f.location), f.cluster) for f in verdict] == \
+    assert [(f.rule_id, str(f.location), f.cluster) for f in run.leftovers()] == \
         [("KAI-W-001", "kai-gitops-waivers.yaml:6", "(repository)")]
 
 
@@ -140,7 +144,7 @@ def test_non_utf8_waivers_file_is_one_line(repo_dir: Path) -> None:
     (repo_dir / "kai-gitops-waivers.yaml").write_bytes(b"- rule: X\n  subject: '*'\n  reason: \xff\n")
     repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True), config=Config())
     with pytest.raises(UserError) as err:
-        runner.apply_repo_waivers([], repo, "a")
+        runner.repo_waivers(repo)  # type: ignore[arg-type]
     assert err.value.line().startswith("kai-gitops-waivers.yaml:3: not valid UTF-8 (byte 0xff)")
 
 
