@@ -263,3 +263,25 @@ def test_no_gate_list_in_git_is_not_a_missing_gate(tmp_path: Path) -> None:
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": CANONICAL_KAI_VALUES})
     code, report = check_json(repo)
     assert code == 0 and report["clusters"][0]["findings"] == []
+
+
+def test_shared_intent_by_node_selector_is_resolved_against_node_labels(tmp_path: Path) -> None:
+    config = standalone_config().replace(
+        "    kaiValuesFile: kai-values.yaml\n",
+        "    kaiValuesFile: kai-values.yaml\n    sharedCluster:\n      intent: shared\n"
+        "      nodeSelector: {pool: nvcf}\n")
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config, "kai-values.yaml": CANONICAL_KAI_VALUES})
+
+    def labelled(name: str, **labels: str) -> dict[str, Any]:
+        return obj("v1", "Node", name, metadata={"labels": labels})
+
+    nodes = [labelled("gpu-a", pool="nvcf", **{"nvca.nvcf.nvidia.io/schedule": "true"}),
+             labelled("gpu-b", pool="nvcf"),                                        # intended, not labelled
+             labelled("cpu-x", pool="batch", **{"nvca.nvcf.nvidia.io/schedule": "true"})]  # labelled, not intended
+    snap = snapshot_file(tmp_path, [*kai_crds(), *default_queues(), *nodes])
+    code, stdout, stderr = run_cli(["diff", "--repo", repo, "--snapshot", snap, "-o", "json"])
+    assert code == 2, stderr
+    messages = {f["rule"]: f["message"] for f in json.loads(stdout)["findings"] if f["rule"].startswith("NVCA-S")}
+    assert set(messages) == {"NVCA-S-011", "NVCA-S-013"}
+    assert "gpu-b" in messages["NVCA-S-011"] and "gpu-a" not in messages["NVCA-S-011"]
+    assert "cpu-x" in messages["NVCA-S-013"] and "gpu-a" not in messages["NVCA-S-013"]

@@ -29,7 +29,16 @@ def build_facts(cluster: str, desired: DesiredCluster | None, live: LiveState | 
         facts["desired"] = desired_facts(desired)
     if live is not None:
         facts["live"] = live_facts(live, prediction)
+        selector = desired.shared.node_selector if desired is not None else None
+        if selector:  # absent, not null, when there is nothing to resolve (the rules iterate it)
+            facts["live"]["nodes"]["selector_matches"] = selector_matches(live, selector)
     return facts
+
+
+def selector_matches(live: LiveState, selector: dict[str, str]) -> list[str]:
+    """Nodes a shared-cluster intent's `nodeSelector` (matchLabels semantics) selects."""
+    wanted = {f"{k}={v}" for k, v in selector.items()}
+    return sorted(name for name, labels in live.node_labels.items() if wanted <= labels)
 
 
 def desired_facts(d: DesiredCluster) -> dict[str, Any]:

@@ -6,6 +6,7 @@ Snapshot and cluster sources both feed `LiveStateBuilder.add`, so a 50,000-pod c
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -80,6 +81,9 @@ class LiveState:
     dto_capabilities: list[str] | None = None
     nodes_total: int = 0
     schedule_labels: dict[str, str] = field(default_factory=dict)  # node -> raw label value
+    # node -> its labels as interned "key=value" strings: GPU nodes share most labels, so 5,000 nodes cost
+    # little, and a shared-cluster intent given as a node selector can be resolved without another read
+    node_labels: dict[str, frozenset[str]] = field(default_factory=dict)
     nvcf_pods: list[PodSummary] = field(default_factory=list)
     kai_pods: list[PodSummary] = field(default_factory=list)
     unschedulable: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -161,8 +165,10 @@ class LiveStateBuilder:
     def _node(self, obj: dict[str, Any]) -> None:
         self.state.nodes_total += 1
         labels = (obj.get("metadata") or {}).get("labels") or {}
+        name = _meta(obj, "name")
         if SCHEDULE_LABEL in labels:
-            self.state.schedule_labels[_meta(obj, "name")] = str(labels[SCHEDULE_LABEL])
+            self.state.schedule_labels[name] = str(labels[SCHEDULE_LABEL])
+        self.state.node_labels[name] = frozenset(sys.intern(f"{k}={v}") for k, v in labels.items())
 
     def _namespace(self, obj: dict[str, Any]) -> None:
         if NVCF_NAMESPACE_LABEL in ((obj.get("metadata") or {}).get("labels") or {}):
