@@ -285,3 +285,10 @@ def test_shared_intent_by_node_selector_is_resolved_against_node_labels(tmp_path
     assert set(messages) == {"NVCA-S-011", "NVCA-S-013"}
     assert "gpu-b" in messages["NVCA-S-011"] and "gpu-a" not in messages["NVCA-S-011"]
     assert "cpu-x" in messages["NVCA-S-013"] and "gpu-a" not in messages["NVCA-S-013"]
+
+
+def test_password_in_an_opa_url_never_reaches_errors(tmp_path: Path) -> None:
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": CANONICAL_KAI_VALUES})
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--opa-url", "http://admin:opa-pw-123@127.0.0.1:9"])
+    line = assert_one_line_error(code, stdout, stderr, "OPA at http://")
+    assert "opa-pw-123" not in line and REDACTED in line

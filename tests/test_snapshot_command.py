@@ -158,3 +158,16 @@ def test_undecodable_release_reaches_live_state(prod: Any) -> None:
     live = read_state(server)
     assert live.release_errors == ["Secret/kai-scheduler/sh.helm.release.v1.kai-scheduler.v9: data.release is not "
                                    "a Helm release (Error)"]
+
+
+def test_snapshot_keeps_only_the_gates_of_the_cluster_dto(prod: Any, tmp_path: Path) -> None:
+    server, kubeconfig = prod
+    dto = ('clusterName: "prod"\noAuthClientId: "client-7f3a"\nicmsConfig:\n  tokenURL: "https://sso/x"\n'
+           f'agent:\n  natsPassword: "{SECRET_VALUE}"\ncapabilities: ["SelfHosted", "KAIScheduler"]\n')
+    server.add(DEMO._obj("v1", "ConfigMap", "nvcfbackend-self-managed", "nvca-operator",
+                         data={"cluster-dto.yaml": dto}))
+    target = tmp_path / "s.yaml"
+    snapshot_command(str(target), kubeconfig, None, settings=FAST)
+    text = target.read_text()
+    assert SECRET_VALUE not in text and "client-7f3a" not in text and "https://sso/x" not in text
+    assert read_snapshot(str(target)).dto_capabilities == ["SelfHosted", "KAIScheduler"]

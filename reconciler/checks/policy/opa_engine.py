@@ -21,6 +21,7 @@ from reconciler.checks.policy.engine import (
     facts_scope,
 )
 from reconciler.errors import UserError
+from reconciler.model.redact import redact_text
 
 POLICY_ID_PREFIX = "kai-gitops/"
 
@@ -30,6 +31,7 @@ class OpaEngine:
                  timeout: float = 10.0, preloaded: bool = False) -> None:
         self._set = policy_set
         self._url = url.rstrip("/")
+        self._shown = redact_text(self._url)  # for messages: a URL may carry user:password
         self._timeout = timeout
         self._client = make_client(self._url, token=token, ca=ca, timeout=timeout)
         self._ids = {POLICY_ID_PREFIX + f.name: f.name for f in policy_set.files}
@@ -70,7 +72,7 @@ class OpaEngine:
         with self._calling("evaluating policies"):
             answer = self._client.query_rule(dict(facts), RULES_PACKAGE)
         if not isinstance(answer, dict):
-            raise UserError(f"OPA at {self._url} answered the data query with {type(answer).__name__}, "
+            raise UserError(f"OPA at {self._shown} answered the data query with {type(answer).__name__}, "
                             "not a JSON object", hint="is --opa-url an OPA server?")
         tree = answer.get("result", {})  # no "result" = the package is undefined: nothing loaded
         return collect_results(tree, self._set, scope)
@@ -85,31 +87,31 @@ class OpaEngine:
                 raise
             raise self._compile_error(exc) from None
         except requests.exceptions.SSLError:
-            raise UserError(f"TLS verification of OPA at {self._url} failed while {what}",
+            raise UserError(f"TLS verification of OPA at {self._shown} failed while {what}",
                             hint="pass the server's CA file with --opa-ca") from None
         except requests.exceptions.Timeout:
-            raise UserError(f"OPA at {self._url} did not answer within {self._timeout:g}s while {what}",
+            raise UserError(f"OPA at {self._shown} did not answer within {self._timeout:g}s while {what}",
                             hint="check the server's load or raise --opa-timeout") from None
         except requests.exceptions.ConnectionError:
-            raise UserError(f"cannot connect to OPA at {self._url} while {what}",
+            raise UserError(f"cannot connect to OPA at {self._shown} while {what}",
                             hint="check --opa-url and that the server is running") from None
         except requests.exceptions.HTTPError as exc:
             raise self._http_error(exc.response, what) from None
         except ValueError:  # requests' JSONDecodeError, or a client type check
-            raise UserError(f"OPA at {self._url} sent an answer that is not OPA JSON while {what}",
+            raise UserError(f"OPA at {self._shown} sent an answer that is not OPA JSON while {what}",
                             hint="is --opa-url an OPA server (and not a proxy or login page)?") from None
         except Exception as exc:  # opa_client raises its own exception types for each endpoint
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-            raise UserError(f"OPA at {self._url} failed while {what}: {message}",
+            raise UserError(f"OPA at {self._shown} failed while {what}: {message}",
                             hint="check the server's logs") from None
 
     def _http_error(self, response: requests.Response | None, what: str) -> UserError:
         status = response.status_code if response is not None else "?"
         detail = opa_message(response)
         if status in (401, 403):
-            return UserError(f"OPA at {self._url} refused the request ({status}) while {what}: {detail}",
+            return UserError(f"OPA at {self._shown} refused the request ({status}) while {what}: {detail}",
                              hint="check --opa-token")
-        return UserError(f"OPA at {self._url} answered HTTP {status} while {what}: {detail}",
+        return UserError(f"OPA at {self._shown} answered HTTP {status} while {what}: {detail}",
                          hint="check the server's logs")
 
     def _compile_error(self, exc: RegoParseError) -> UserError:
@@ -117,19 +119,19 @@ class OpaEngine:
             if isinstance(err, dict):
                 loc = err.get("location") or {}
                 name = self._ids.get(str(loc.get("file", "")), loc.get("file", "?"))
-                return UserError(f"{err.get('message', exc.message)} (compiled by OPA at {self._url})",
+                return UserError(f"{err.get('message', exc.message)} (compiled by OPA at {self._shown})",
                                  where=f"{name}:{loc.get('row', '?')}:{loc.get('col', '?')}")
         if exc.expression in ("unauthorized", "forbidden"):
-            return UserError(f"OPA at {self._url} refused the request ({exc.expression}): {exc.message}",
+            return UserError(f"OPA at {self._shown} refused the request ({exc.expression}): {exc.message}",
                              hint="check --opa-token")
-        return UserError(f"OPA at {self._url} rejected the policy upload ({exc.expression}): {exc.message}",
+        return UserError(f"OPA at {self._shown} rejected the policy upload ({exc.expression}): {exc.message}",
                          hint="check the server's logs")
 
 
 def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float) -> OpaClient:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"--opa-url {url!r} is not an http(s) URL", hint="e.g. https://opa.example:8181")
+        raise UserError(f"--opa-url {redact_text(url)!r} is not an http(s) URL", hint="e.g. https://opa.example:8181")
     https = parts.scheme == "https"
     port = parts.port or (443 if https else 80)
     # retries=0: a failing server should fail fast with one clear line, not after a backoff.

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import UserError
+from reconciler.model.redact import redact_text
 from reconciler.sources.cluster.client import default_kubeconfig
 
 
@@ -94,4 +95,5 @@ def _in_cluster() -> Any:
 
 
 def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:300] or type(exc).__name__
+    # exec plugins and auth providers put their own output in these errors: mask anything token-shaped
+    return redact_text(" ".join(str(exc).split())[:300]) or type(exc).__name__

@@ -251,7 +251,8 @@ def base_reads(reader: Reader, served: set[tuple[str, str, str]]) -> list[tuple[
     if BACKENDS in served:
         plan.append(_list(reader, ListRead("backends", "NVCFBackends", _gv_path(BACKENDS), "nvcf.nvidia.io/v1",
                                            "NVCFBackend", limit=limit)))
-    plan.append(("dto", lambda: reader.object("dto", "ConfigMap nvcfbackend-self-managed", DTO_PATH)))
+    plan.append(("dto", lambda: reader.object("dto", "ConfigMap nvcfbackend-self-managed", DTO_PATH,
+                                              slim.slim_dto)))
     plan.append(_list(reader, ListRead("namespaces", "NVCF namespaces", "/api/v1/namespaces", "v1", "Namespace",
                                        {"labelSelector": NVCF_NAMESPACE_LABEL}, limit, slim.slim_namespace)))
     plan.append(_list(reader, ListRead("nodes", "nodes", "/api/v1/nodes", "v1", "Node", limit=limit,

@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+import orjson
+import yaml
+
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
 
 Obj = dict[str, Any]
 HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
 RELEASE_ERROR_KIND = ("kai-gitops/v1", "HelmReleaseError")
+_YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ObjectSink(Protocol):
@@ -96,6 +100,19 @@ def release_summary(obj: Obj) -> Obj | None:
     if release.chart_name != KAI_CHART:
         return None
     return release.to_summary()
+
+
+def slim_dto(obj: Obj) -> Obj | None:
+    """The cluster DTO ConfigMap with only the feature gates: the rest of the rendered DTO (URLs, IDs, client
+    settings) is not ours to keep or to write into a snapshot someone will attach to a bug report."""
+    text = (obj.get("data") or {}).get("cluster-dto.yaml")
+    try:
+        dto = yaml.load(text, Loader=_YAML_LOADER) if isinstance(text, str) else None
+    except yaml.YAMLError:
+        dto = None
+    kept = {"capabilities": dto.get("capabilities")} if isinstance(dto, dict) else {}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(obj, "name", "namespace"),
+            "data": {"cluster-dto.yaml": orjson.dumps(kept).decode()}}  # JSON is YAML: the reader parses it
 
 
 def healthz_item(http_status: int | None, body: Any, *, reachable: bool, detail: str = "") -> Obj:
