@@ -96,8 +96,15 @@ def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True) -> Yaml
 
 def _parser() -> Any:
     from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import RoundTripConstructor
 
+    class _TimestampsAsText(RoundTripConstructor):
+        """Helm turns values into JSON, where a timestamp is its text; and a bad date (2027-13-01) must be a
+        string to report with its line, not a constructor crash with none."""
+
+    _TimestampsAsText.add_constructor("tag:yaml.org,2002:timestamp", _TimestampsAsText.construct_yaml_str)
     yaml = YAML(typ="rt")
+    yaml.Constructor = _TimestampsAsText
     yaml.preserve_quotes = True
     yaml.allow_duplicate_keys = False
     return yaml

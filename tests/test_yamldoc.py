@@ -272,3 +272,8 @@ def test_load_documents_skips_empty_documents_and_keeps_per_document_positions()
     assert docs[0].positions[("a",)] == (3, 1)
     assert docs[1].positions[("b", "c")] == (8, 3)
     assert all(d.file == "multi.yaml" for d in docs)
+
+
+def test_timestamps_stay_text_and_a_bad_date_is_not_a_crash() -> None:
+    doc = load_document("a: 2026-12-31\nb: 2026-12-31T10:00:00Z\nc: 2027-13-01\n", "v.yaml")
+    assert doc.data == {"a": "2026-12-31", "b": "2026-12-31T10:00:00Z", "c": "2027-13-01"}

@@ -165,7 +165,7 @@ def test_already_waived_findings_keep_their_waiver() -> None:
      "w.yaml:11: waiver 2: unknown key 'ticket'"),
     ("- rule: X\n  subject: default-queue\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",
      "w.yaml:2: waiver 1: subject 'default-queue' must be Kind/name"),
-    ("waivers: [\n  {rule: X,\n", "w.yaml:3: invalid YAML"),
+    ("waivers: [\n  {rule: X,\n", "w.yaml:3:1: invalid YAML"),
     ("rules: []\n", "w.yaml:1: unknown top-level key 'rules'"),
     ("- just a string\n", "w.yaml:1: waiver 1 must be a mapping"),
     ("- rule: X\n  subject: '*'\n  cluster: 2024\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",

@@ -22,15 +22,10 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import RoundTripConstructor
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
 from reconciler.errors import UserError
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
-from reconciler.model.refs import Location, ObjectRef
-from reconciler.yamldoc import decode_text
+from reconciler.model.refs import Location, ObjectRef, YamlPath
+from reconciler.yamldoc import YamlDoc, load_document
 
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
 EXPIRED_RULE = "KAI-W-001"
@@ -38,13 +33,6 @@ UNUSED_RULE = "KAI-W-002"
 REPOSITORY = "(repository)"   # the `cluster` of findings about the repo itself, not about one cluster
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 ALLOWED = (*REQUIRED, "cluster")
-
-
-class _DatesAsText(RoundTripConstructor):
-    """Keeps YYYY-MM-DD as text so a bad date is reported with its line, not as a loader crash."""
-
-
-_DatesAsText.add_constructor("tag:yaml.org,2002:timestamp", _DatesAsText.construct_yaml_str)
 
 
 @dataclass(frozen=True)
@@ -83,66 +71,75 @@ def subject_matches(pattern: str, subject: ObjectRef | None) -> bool:
 
 
 def load_waivers(text: str | bytes, file_name: str = WAIVERS_FILE) -> list[Waiver]:
-    """Parse and validate; every problem is one UserError naming file:line (bytes must be UTF-8)."""
-    if isinstance(text, bytes):
-        text = decode_text(text, file_name)
-    try:
-        yaml = YAML(typ="rt")
-        yaml.Constructor = _DatesAsText
-        doc = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark else ""
-        raise UserError(f"invalid YAML: {exc.problem or exc.context}", where=f"{file_name}{line}") from None
-    except YAMLError as exc:
-        raise UserError(f"invalid YAML: {exc}", where=file_name) from None
-    items = waiver_list(doc, file_name)
-    return [parse_waiver(item, i, file_name, line_of(items, i)) for i, item in enumerate(items)]
+    """Parse and validate; every problem is one UserError naming file:line (bytes must be UTF-8).
+
+    Read with the project's YAML reader, so duplicate keys, alias bombs and bad encodings get the same
+    one-line errors as every other file in the repo.
+    """
+    doc = load_document(text, file_name)
+    base = waiver_list_path(doc)
+    items = doc.get(base) or []
+    return [parse_waiver(_Item(doc, (*base, i)), i) for i in range(len(items))]
 
 
-def waiver_list(doc: Any, file_name: str) -> CommentedSeq:
-    if doc is None:
-        return CommentedSeq()
-    if isinstance(doc, CommentedMap):
-        extra = [k for k in doc if k != "waivers"]
+def waiver_list_path(doc: YamlDoc) -> YamlPath:
+    """Where the list is: the document itself, or its `waivers:` key."""
+    data = doc.data
+    if isinstance(data, dict) and data:
+        extra = [k for k in data if k != "waivers"]
         if extra:
             raise UserError(f"unknown top-level key {extra[0]!r} (expected `waivers:`)",
-                            where=f"{file_name}:{doc.lc.key(extra[0])[0] + 1}")
-        doc = doc.get("waivers") or CommentedSeq()
-    if not isinstance(doc, CommentedSeq):
-        raise UserError("waivers must be a list of {rule, subject, reason, owner, expires}", where=f"{file_name}:1")
-    return doc
+                            where=_line(doc, (extra[0],)))
+        path: YamlPath = ("waivers",)
+    else:
+        path = ()
+    value = doc.get(path)
+    if value not in (None, {}) and not isinstance(value, list):
+        raise UserError("waivers must be a list of {rule, subject, reason, owner, expires}", where=_line(doc, path))
+    return path
 
 
-def line_of(seq: CommentedSeq, index: int) -> int:
-    return seq.lc.item(index)[0] + 1
+@dataclass(frozen=True)
+class _Item:
+    doc: YamlDoc
+    path: YamlPath
+
+    @property
+    def value(self) -> Any:
+        return self.doc.get(self.path)
+
+    def where(self, key: str | None = None) -> str:
+        return _line(self.doc, self.path if key is None else (*self.path, key))
 
 
-def parse_waiver(item: Any, index: int, file_name: str, line: int) -> Waiver:
-    where = f"{file_name}:{line}"
-    if not isinstance(item, CommentedMap):
-        raise UserError(f"waiver {index + 1} must be a mapping with {', '.join(REQUIRED)}", where=where)
-    unknown = [k for k in item if k not in ALLOWED]
+def _line(doc: YamlDoc, path: YamlPath) -> str:
+    return f"{doc.file}:{doc.locate(path).line}"
+
+
+def parse_waiver(item: _Item, index: int) -> Waiver:
+    value = item.value
+    if not isinstance(value, dict):
+        raise UserError(f"waiver {index + 1} must be a mapping with {', '.join(REQUIRED)}", where=item.where())
+    unknown = [k for k in value if k not in ALLOWED]
     if unknown:
         raise UserError(f"waiver {index + 1}: unknown key {unknown[0]!r} (allowed: {', '.join(ALLOWED)})",
-                        where=f"{file_name}:{item.lc.key(unknown[0])[0] + 1}")
-    missing = [k for k in REQUIRED if item.get(k) in (None, "")]
+                        where=item.where(unknown[0]))
+    missing = [k for k in REQUIRED if value.get(k) in (None, "")]
     if missing:
-        raise UserError(f"waiver {index + 1}: missing {', '.join(missing)}", where=where)
-    return Waiver(rule=text_field(item, "rule", index, file_name), subject=subject_field(item, index, file_name),
-                  reason=text_field(item, "reason", index, file_name),
-                  owner=text_field(item, "owner", index, file_name), expires=date_field(item, index, file_name),
-                  cluster=cluster_field(item, index, file_name),
-                  file=file_name, line=line, index=index)
+        raise UserError(f"waiver {index + 1}: missing {', '.join(missing)}", where=item.where())
+    return Waiver(rule=text_field(item, "rule", index), subject=subject_field(item, index),
+                  reason=text_field(item, "reason", index), owner=text_field(item, "owner", index),
+                  expires=date_field(item, index), cluster=cluster_field(item, index),
+                  file=item.doc.file, line=item.doc.locate(item.path).line or 1, index=index)
 
 
-def cluster_field(item: CommentedMap, index: int, file_name: str) -> str | None:
-    value = item.get("cluster")
+def cluster_field(item: _Item, index: int) -> str | None:
+    value = item.value.get("cluster")
     if value is None or value == "":
         return None
     if not isinstance(value, str):
         raise UserError(f"waiver {index + 1}: cluster must be a cluster name (a string), got {yaml_type(value)}",
-                        where=key_where(item, "cluster", file_name), hint="quote it if the name looks like a number")
+                        where=item.where("cluster"), hint="quote it if the name looks like a number")
     return value.strip()
 
 
@@ -151,46 +148,41 @@ def yaml_type(value: Any) -> str:
         return "a boolean"
     if isinstance(value, int | float):
         return f"the number {value}"
-    if isinstance(value, CommentedMap):
+    if isinstance(value, dict):
         return "a mapping"
-    if isinstance(value, CommentedSeq):
+    if isinstance(value, list):
         return "a list"
     return type(value).__name__
 
 
-def key_where(item: CommentedMap, key: str, file_name: str) -> str:
-    return f"{file_name}:{item.lc.value(key)[0] + 1}"
-
-
-def text_field(item: CommentedMap, key: str, index: int, file_name: str) -> str:
-    value = item[key]
+def text_field(item: _Item, key: str, index: int) -> str:
+    value = item.value[key]
     if not isinstance(value, str) or not value.strip():
-        raise UserError(f"waiver {index + 1}: {key} must be a non-empty string", where=key_where(item, key, file_name))
+        raise UserError(f"waiver {index + 1}: {key} must be a non-empty string", where=item.where(key))
     return value.strip()
 
 
-def subject_field(item: CommentedMap, index: int, file_name: str) -> str:
-    value = item["subject"]
-    if isinstance(value, CommentedMap):
+def subject_field(item: _Item, index: int) -> str:
+    value = item.value["subject"]
+    if isinstance(value, dict):
         kind, name, ns = value.get("kind"), value.get("name"), value.get("namespace")
         if not isinstance(kind, str) or not isinstance(name, str):
-            raise UserError(f"waiver {index + 1}: subject needs kind and name",
-                            where=key_where(item, "subject", file_name))
+            raise UserError(f"waiver {index + 1}: subject needs kind and name", where=item.where("subject"))
         return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
-    text = text_field(item, "subject", index, file_name)
+    text = text_field(item, "subject", index)
     if text != "*" and "/" not in text:
         raise UserError(f"waiver {index + 1}: subject {text!r} must be Kind/name, Kind/namespace/name or \"*\"",
-                        where=key_where(item, "subject", file_name))
+                        where=item.where("subject"))
     return text
 
 
-def date_field(item: CommentedMap, index: int, file_name: str) -> date:
-    value = item["expires"]
+def date_field(item: _Item, index: int) -> date:
+    value = item.value["expires"]
     try:
-        return date.fromisoformat(str(value))
+        return date.fromisoformat(str(value))  # the YAML reader keeps timestamps as their text
     except ValueError:
         raise UserError(f"waiver {index + 1}: expires {value!r} is not a date YYYY-MM-DD",
-                        where=key_where(item, "expires", file_name)) from None
+                        where=item.where("expires")) from None
 
 
 def apply_waivers(findings: Iterable[Finding], waivers: list[Waiver], today: date, *,
