@@ -56,15 +56,13 @@ def defaults_version_for(pin: str) -> str:
 
 
 @functools.cache
-def _chart_defaults_text(version: str) -> str:
-    return resources.files("reconciler").joinpath(f"data/chart-values/{version}.yaml").read_text()
-
-
 def chart_defaults(version: str) -> dict[str, Any]:
+    """Parsed once per process (every cluster of a run, and the shard's era check, read it). Read-only:
+    callers merge over it with `deep_merge`, which copies."""
     from reconciler.yamldoc import load_document
 
-    doc = load_document(_chart_defaults_text(version), f"chart-values/{version}.yaml")
-    return doc.data
+    text = resources.files("reconciler").joinpath(f"data/chart-values/{version}.yaml").read_text()
+    return load_document(text, f"chart-values/{version}.yaml").data
 
 
 def as_number(value: Any) -> float:
