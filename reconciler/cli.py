@@ -36,7 +36,9 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
         except Exception as exc:  # the last line of defence: no traceback reaches an operator
             if os.environ.get("KAI_GITOPS_DEBUG"):
                 raise
-            text = " ".join(str(exc).split())[:300]
+            from reconciler.model.redact import redact_text
+
+            text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
             click.echo(f"kai-gitops: internal error: {type(exc).__name__}: {text} "
                        "(re-run with KAI_GITOPS_DEBUG=1 and report it)", err=True)
             sys.exit(EXIT_ERROR)
