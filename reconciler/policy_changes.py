@@ -49,4 +49,4 @@ def _files(tree: GitTree, config: RepoConfig) -> list[str]:
 
 
 def _blob(tree: GitTree, path: str) -> bytes | None:
-    return tree.read(path) if tree.exists(path) else None
+    return tree.read_optional(path)

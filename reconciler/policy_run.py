@@ -105,6 +105,6 @@ def repo_waivers(repo: DesiredRepo | None) -> list[Waiver]:
     if repo is None:
         return []
     name = repo.config.waivers_file or WAIVERS_FILE
-    if not repo.tree.exists(name):
-        return []
-    return load_waivers(repo.tree.read(name), name)  # bytes: non-UTF-8 is a one-line file:line error
+    # Named in kai-gitops.yaml: it must be there. The default name is optional.
+    text = repo.tree.read(name) if repo.config.waivers_file else repo.tree.read_optional(name)
+    return [] if text is None else load_waivers(text, name)  # bytes: non-UTF-8 is a one-line file:line error

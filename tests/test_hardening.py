@@ -292,3 +292,19 @@ def test_password_in_an_opa_url_never_reaches_errors(tmp_path: Path) -> None:
     code, stdout, stderr = run_cli(["check", "--repo", repo, "--opa-url", "http://admin:opa-pw-123@127.0.0.1:9"])
     line = assert_one_line_error(code, stdout, stderr, "OPA at http://")
     assert "opa-pw-123" not in line and REDACTED in line
+
+
+def test_a_waivers_file_named_in_the_config_must_exist(tmp_path: Path) -> None:
+    config = standalone_config() + "waiversFile: exceptions.yaml\n"
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config, "kai-values.yaml": CANONICAL_KAI_VALUES})
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "exceptions.yaml", "file not found at ref HEAD")
+
+
+def test_a_symlinked_waivers_file_is_an_error_not_silently_no_waivers(tmp_path: Path) -> None:
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": CANONICAL_KAI_VALUES,
+                                   "real-waivers.yaml": "waivers: []\n"})
+    os.symlink("real-waivers.yaml", repo / "kai-gitops-waivers.yaml")
+    commit_files(repo, {}, "link the waivers")
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "kai-gitops-waivers.yaml", "symbolic link")

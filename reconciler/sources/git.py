@@ -39,16 +39,23 @@ class GitTree:
         return str(self._resolve().id)
 
     def read(self, path: str) -> bytes:
+        data = self.read_optional(path)
+        if data is None:
+            where = "in the working tree" if self.worktree else f"at ref {self.ref}"
+            hint = "check the path in kai-gitops.yaml" + ("" if self.worktree else
+                                                          ", or pass --worktree for uncommitted files")
+            raise UserError(f"file not found {where}", where=_normalise(path), hint=hint)
+        return data
+
+    def read_optional(self, path: str) -> bytes | None:
+        """The file's bytes, or None when it does not exist; anything else wrong with it is still an error."""
         path = _normalise(path)
         if self.worktree:
             return self._read_worktree(path)
-        tree = self._resolve().tree
         try:
-            entry = tree[path]
+            entry = self._resolve().tree[path]
         except KeyError:
-            raise UserError(f"file not found at ref {self.ref}", where=path,
-                            hint="check the path in kai-gitops.yaml, or pass --worktree for uncommitted files"
-                            ) from None
+            return None
         if entry.type_str != "blob":
             raise UserError(f"is a {entry.type_str}, not a file", where=path)
         if entry.filemode == _SYMLINK_MODE:  # its content is the link target's path, not the file
@@ -57,11 +64,7 @@ class GitTree:
         return entry.data
 
     def exists(self, path: str) -> bool:
-        try:
-            self.read(path)
-        except UserError:
-            return False
-        return True
+        return self.read_optional(path) is not None
 
     def iter_files(self, top: str, *, suffix: str = "") -> Iterator[tuple[str, bytes]]:
         """(repo path, content) of every file under `top` ending in `suffix`, in path order."""
@@ -78,7 +81,7 @@ class GitTree:
             return
         yield from _walk_tree(node, top, suffix)
 
-    def _read_worktree(self, path: str) -> bytes:
+    def _read_worktree(self, path: str) -> bytes | None:
         root = self.repo.workdir
         if root is None:
             raise UserError("--worktree needs a working copy, but the repository is bare", where=self.label)
@@ -86,9 +89,10 @@ class GitTree:
         if not _inside(Path(root), file):
             raise UserError("resolves outside the repository (symbolic link?)", where=path,
                             hint="kai-gitops reads only files inside the GitOps repository")
+        if not file.exists():
+            return None
         if not file.is_file():
-            raise UserError("file not found in the working tree", where=path,
-                            hint="check the path in kai-gitops.yaml")
+            raise UserError("is a directory, not a file", where=path)
         return file.read_bytes()
 
     def _resolve(self) -> Any:
