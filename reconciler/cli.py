@@ -231,7 +231,7 @@ def _settings(opts: dict[str, Any]) -> Any:
     from pathlib import Path
 
     from reconciler.findings import Severity
-    from reconciler.pipeline import GitSettings, PolicySettings, RunSettings
+    from reconciler.settings import GitSettings, PolicySettings, RunSettings
 
     policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
                             Path(opts["opa_ca"]) if opts.get("opa_ca") else None,

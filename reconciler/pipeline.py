@@ -6,56 +6,22 @@ Nothing here formats output or exits: the CLI does that with the report this ret
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.errors import UserError
-from reconciler.findings import Finding, Severity
+from reconciler.findings import Finding
 from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.report import ClusterReport, GitInfo, Report
-from reconciler.sources.git import GitTree, open_tree
+from reconciler.settings import DesiredRepo, GitSettings, RunSettings
+from reconciler.sources.git import open_tree
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
-
-@dataclass
-class PolicySettings:
-    opa_url: str | None = None
-    opa_token: str | None = None
-    opa_ca: Path | None = None
-    opa_timeout: float = 10.0
-    opa_preloaded: bool = False
-
-
-@dataclass
-class GitSettings:
-    repo: str | None = None
-    ref: str = "HEAD"
-    worktree: bool = False
-
-
-@dataclass
-class RunSettings:
-    git: GitSettings = field(default_factory=GitSettings)
-    cluster: str | None = None
-    fail_on: Severity = Severity.WARNING
-    policy: PolicySettings = field(default_factory=PolicySettings)
-    base_ref: str | None = None
-
-
 LiveReader = Callable[[str | None], LiveState]   # kube context (or None) -> live state
-
-
-@dataclass
-class DesiredRepo:
-    tree: GitTree
-    config: RepoConfig
-    git: GitInfo
 
 
 def open_desired(settings: GitSettings) -> DesiredRepo:
