@@ -11,7 +11,7 @@ import struct
 import sys
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -196,6 +196,13 @@ class KubeTestServer:
             stored = self._api.registry.store(info).objects.get(key)
         return None if stored is None else with_type(info, decode_stored(stored))
 
+    def list_objects(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+        """Every stored object of a kind (all namespaces), bypassing HTTP."""
+        info = self._api.registry.for_api_version(api_version, kind)
+        with self._api.lock:
+            stored = list(self._api.registry.store(info).objects.values())
+        return [with_type(info, decode_stored(s)) for s in stored]
+
     def _info_for(self, obj: dict[str, Any]) -> KindInfo:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not api_version or not kind:
@@ -247,6 +254,17 @@ class KubeTestServer:
         else:
             response = Response(status_code, body, _sniff_content_type(body))
         self._api.set_proxy(namespace, service, str(port), path, response)
+
+    def set_proxy_handler(
+        self, namespace: str, service: str, port: int | str, path: str, handler: Callable[[], tuple[int, Any]]
+    ) -> None:
+        """Like set_proxy_response, but ``handler`` computes (status, JSON body) on every request."""
+
+        def answer() -> Response:
+            status, body = handler()
+            return Response(status, orjson.dumps(body))
+
+        self._api.set_proxy(namespace, service, str(port), path, answer)
 
     # --- faults ------------------------------------------------------------------------------------
 
