@@ -164,6 +164,7 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @report_options
 @policy_options
 @plan_options
+@apply_options
 @_guard
 def reconcile_command(**opts: Any) -> int:
     """Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, apply it safely."""

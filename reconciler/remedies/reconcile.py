@@ -9,8 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from reconciler.errors import UserError
+from reconciler.remedies.apply import ApiFailure, ApplyResult, ChangeResult, ClusterWriter, apply_changes
+from reconciler.remedies.audit import AuditLog
+from reconciler.remedies.cluster import Connection
+from reconciler.remedies.dryrun import dry_run
+from reconciler.remedies.events import EVENT_NAMESPACE, event_for
+from reconciler.remedies.lease import Lease
 from reconciler.remedies.outcome import ReconcileOutcome
 from reconciler.remedies.plan import Plan, read_plan, write_plan
+from reconciler.remedies.preflight import check_cap, check_identity, fresh_state
 from reconciler.remedies.settings import ReconcileSettings
 from reconciler.report import Report
 
@@ -41,6 +48,51 @@ def plan_only(report: Report, plan: Plan) -> ReconcileOutcome:
 ReReader = Callable[[], Report]
 
 
-def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connection: object,
+def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connection: Connection,
                reread: ReReader) -> ReconcileOutcome:
-    raise UserError("--apply is not available in this build yet")
+    """Identity, cap, Lease, fresh read per field, dry-run, writes (+ Events, audit), then a re-read."""
+    check_identity(plan, connection.identity())
+    check_cap(plan, settings.max_changes)
+    if not plan.changes:
+        return ReconcileOutcome(report, plan, ApplyResult(plan.id), None)
+    writer = connection.writer()
+    try:
+        result = _apply_under_lease(plan, settings, connection, writer)
+    finally:
+        writer.close()
+    return ReconcileOutcome(report, plan, result, reread() if result.ok else None)
+
+
+def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Connection,
+                       writer: ClusterWriter) -> ApplyResult:
+    with Lease(writer, settings.lease_ns(), wait_s=settings.lease_wait_s) as lease:
+        pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
+        dry_run(writer, pending)
+        audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=connection.server,
+                         holder=lease.holder)
+        events = EventSender(writer, plan.id, lease.holder)
+        try:
+            def decided(result: ChangeResult) -> None:
+                audit.record(result)
+                if result.result == "applied":
+                    events.send(result)
+
+            results = apply_changes(writer, pending, decided, lost=lambda: lease.lost)
+        finally:
+            audit.close()
+    skipped = [ChangeResult(change, "already-applied") for change in done]
+    return ApplyResult(plan.id, results + skipped, warnings=events.failures)
+
+
+class EventSender:
+    """Events are a record, not the change: one that cannot be created is reported, never fatal."""
+
+    def __init__(self, writer: ClusterWriter, plan_id: str, holder: str) -> None:
+        self.writer, self.plan_id, self.holder = writer, plan_id, holder
+        self.failures: list[str] = []
+
+    def send(self, result: ChangeResult) -> None:
+        try:
+            self.writer.create_event(EVENT_NAMESPACE, event_for(result, plan_id=self.plan_id, holder=self.holder))
+        except ApiFailure as exc:
+            self.failures.append(f"Event for {result.change.ref} not recorded: {exc.line()}")
