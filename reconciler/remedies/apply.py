@@ -210,7 +210,8 @@ class ClusterWriter:
         started, attempt = time.monotonic(), 0
         while True:
             attempt += 1
-            status, raw, headers = self._once(method, url, data, content_type, retry_transport=method == "GET")
+            status, raw, headers = self._once(method, url, data, content_type, retry_transport=method == "GET",
+                                              shown=f"{method} {path}")
             if 200 <= status < 300:
                 return orjson.loads(raw) if raw else {}
             failure = _failure(status, raw)
@@ -226,7 +227,7 @@ class ClusterWriter:
             time.sleep(delay)
 
     def _once(self, method: str, url: str, data: bytes | None, content_type: str | None, *,
-              retry_transport: bool) -> tuple[int, bytes, Any]:
+              retry_transport: bool, shown: str) -> tuple[int, bytes, Any]:
         timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=self.settings.read_timeout_s)
         for attempt in range(1, 4):
             try:
@@ -243,7 +244,7 @@ class ClusterWriter:
             except urllib3.exceptions.HTTPError as exc:
                 # A write whose connection broke may or may not have landed: never resend it blindly.
                 if not retry_transport or attempt == 3:
-                    raise ApiFailure(0, f"{method} {url.removeprefix(self._base)}: {_transport(exc)}") from None
+                    raise ApiFailure(0, f"{shown}: {_transport(exc)}") from None
                 time.sleep(0.05 * attempt)
         raise AssertionError("unreachable")
 

@@ -60,7 +60,7 @@ class ReconcileOutcome:
             lines += self.applied.render()
         final = (self.after or self.report).clusters[0]
         if final.nvca is not None:
-            when = "after apply" if self.after is not None else "now"
+            when = "after apply" if self.after is not None else ("before apply" if self.applied else "now")
             lines.append(f"NVCA prediction ({when}) kai-scheduler-queues: {final.nvca.status}")
             lines += [f"  {e}" for e in final.nvca.errors]
         s = final.summary()

@@ -60,7 +60,17 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
         result = _apply_under_lease(plan, settings, connection, writer)
     finally:
         writer.close()
-    return ReconcileOutcome(report, plan, result, reread() if result.ok else None)
+    return ReconcileOutcome(report, plan, result, _reread(reread, result))
+
+
+def _reread(reread: ReReader, result: ApplyResult) -> Report | None:
+    """The cluster as it is after the writes; after a failed apply a failed re-read must not hide the result."""
+    if result.ok:
+        return reread()
+    try:
+        return reread()
+    except UserError:
+        return None
 
 
 def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Connection,

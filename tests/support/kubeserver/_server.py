@@ -64,6 +64,7 @@ class Fault:
     reset: bool = False
     times: int = 1
     expire_continue: bool = False
+    after: int = 0   # let this many matching requests through first (e.g. a dry-run before the write)
 
 
 class RequestRecord(NamedTuple):
@@ -80,6 +81,7 @@ class _ArmedFault:
     fault: Fault
     pattern: re.Pattern[str]
     remaining: int  # -1 = forever
+    skip: int = 0
 
     def matches(self, method: str, path: str, query: dict[str, str]) -> bool:
         if self.fault.method is not None and self.fault.method.upper() != method:
@@ -271,7 +273,7 @@ class KubeTestServer:
     def inject_fault(self, fault: Fault) -> None:
         if fault.times == 0 or fault.times < -1:
             raise ValueError("Fault.times must be positive or -1 (forever)")
-        armed = _ArmedFault(fault, re.compile(fault.path_regex), fault.times)
+        armed = _ArmedFault(fault, re.compile(fault.path_regex), fault.times, fault.after)
         with self._api.lock:
             self._faults.append(armed)
 
@@ -284,6 +286,9 @@ class KubeTestServer:
         with self._api.lock:
             for armed in self._faults:
                 if armed.matches(method, path, query):
+                    if armed.skip > 0:
+                        armed.skip -= 1
+                        continue
                     if armed.remaining > 0:
                         armed.remaining -= 1
                         if armed.remaining == 0:
