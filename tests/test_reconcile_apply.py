@@ -102,6 +102,18 @@ def test_a_saved_plan_is_applied_exactly(demo: Demo, tmp_path: Path) -> None:
     assert report["apply"]["applied"] == 3, err
 
 
+def test_a_saved_plan_applied_again_finds_everything_done_and_writes_nothing(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    demo.reconcile("--plan", plan, "--apply")
+    before = len(demo.server.requests)
+    code, report, err = demo.reconcile_json("--plan", plan, "--apply")
+    assert code == 2, err   # applied, but the operator's findings remain
+    assert {c["result"] for c in report["apply"]["changes"]} == {"already-applied"}
+    assert report["apply"]["ok"] and report["apply"]["skipped"] == 3
+    assert [r for r in demo.server.requests[before:] if TARGETS.match(r.path) and r.method != "GET"] == []
+
+
 def test_a_stale_field_refuses_the_whole_plan_and_nothing_is_written(demo: Demo, tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     demo.reconcile("--plan-out", plan)
