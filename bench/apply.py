@@ -90,7 +90,7 @@ def child_ours(kubeconfig: str, plan_file: str, workers: int) -> None:
     configuration, _ = load_configuration(kubeconfig, None)
     writer = ClusterWriter(configuration, settings=WriteSettings(workers=workers))
     plan = read_plan(plan_file)
-    versions = _resource_versions(writer)
+    versions = _resource_versions(str(configuration.host))
     pending = [Pending(c, versions[c.ref.name]) for c in plan.changes]
     started = time.monotonic()
     results = apply_changes(writer, pending, lambda _result: None)
@@ -98,7 +98,7 @@ def child_ours(kubeconfig: str, plan_file: str, workers: int) -> None:
     print(json.dumps({"applied": sum(1 for r in results if r.result == "applied"), "s": elapsed}))
 
 
-def _resource_versions(writer: Any) -> dict[str, str]:
+def _resource_versions(server: str) -> dict[str, str]:
     """One paged list (not timed): the resourceVersions the planner's live read would have seen."""
     import orjson
     import urllib3
@@ -106,7 +106,7 @@ def _resource_versions(writer: Any) -> dict[str, str]:
     pool, versions, token = urllib3.PoolManager(), {}, None
     while True:
         query = "limit=500" + (f"&continue={token}" if token else "")
-        page = orjson.loads(pool.request("GET", f"{writer._base}/api/v1/nodes?{query}").data)
+        page = orjson.loads(pool.request("GET", f"{server}/api/v1/nodes?{query}").data)
         versions.update({n["metadata"]["name"]: n["metadata"]["resourceVersion"] for n in page["items"]})
         token = page["metadata"].get("continue")
         if not token:

@@ -62,10 +62,10 @@ def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: De
     assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == -1
     assert demo.node_label("gpu-node-2") is None
 
-    writes = target_writes(demo, dry_run=None)
-    assert [(r.method, r.path, r.query.get("dryRun")) for r in writes] == [
-        ("PATCH", PARENT, "All"), ("PATCH", CHILD, "All"), ("PATCH", NODE, "All"),
-        ("PATCH", PARENT, None), ("PATCH", CHILD, None), ("PATCH", NODE, None)]
+    writes = [(r.method, r.path, r.query.get("dryRun")) for r in target_writes(demo, dry_run=None)]
+    # every change dry-run first (concurrently: any order), then written (queues in plan order)
+    assert sorted(writes[:3]) == [("PATCH", NODE, "All"), ("PATCH", PARENT, "All"), ("PATCH", CHILD, "All")]
+    assert writes[3:] == [("PATCH", PARENT, None), ("PATCH", CHILD, None), ("PATCH", NODE, None)]
     assert all(r.query.get("fieldManager") == "kai-gitops" for r in demo.writes())
     assert all(r.method != "DELETE" for r in demo.server.requests)
     assert not [r for r in demo.writes() if "/secrets" in r.path or "/pods" in r.path]
