@@ -291,3 +291,24 @@ def test_429_with_retry_after_on_a_write_is_retried(demo: Demo) -> None:
     assert report["apply"]["applied"] == 3, err
     statuses = [r.status for r in demo.server.requests if r.path == PARENT and r.method == "PATCH"]
     assert statuses == [200, 429, 200]   # dry-run, throttled write, the write once more
+
+
+def test_many_node_changes_are_read_again_with_one_paged_list(tmp_path: Path) -> None:
+    from tests.helpers import node
+
+    extra = [node(f"gpu-extra-{i:02d}", "true") for i in range(60)]   # dedicated intent: all 60 lose it
+    for demo in demo_cluster(tmp_path, [*DEMO.prod_addon_snapshot(), *extra]):
+        plan = tmp_path / "plan.json"
+        demo.reconcile("--plan-out", plan)
+        stale = demo.server.get_object("v1", "Node", "gpu-extra-07")
+        stale["metadata"]["labels"]["nvca.nvcf.nvidia.io/schedule"] = "false"
+        del stale["metadata"]["resourceVersion"]
+        demo.server.add(stale)
+        since = len(demo.server.requests)
+        code, out, err = demo.reconcile("--plan", plan, "--apply", "--max-changes", "100")
+        assert_one_line_error(code, out, err, 'Node/gpu-extra-07 metadata.labels["nvca.nvcf.nvidia.io/schedule"] '
+                                              'is "false", the plan expected "true"')
+        node_gets = [r for r in demo.server.requests[since:]
+                     if r.method == "GET" and r.path.startswith("/api/v1/nodes")]
+        assert {r.path for r in node_gets} == {"/api/v1/nodes"}   # the run's live read lists too; no GET per node
+        assert target_writes(demo, dry_run=None) == []

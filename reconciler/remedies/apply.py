@@ -142,6 +142,18 @@ class ClusterWriter:
                 return None
             raise
 
+    def list_nodes(self, page_limit: int = 500) -> dict[str, dict[str, Any]]:
+        """Every Node by name, paged: one list instead of a GET per node when a plan labels many."""
+        nodes: dict[str, dict[str, Any]] = {}
+        token: str | None = None
+        while True:
+            query = {"limit": str(page_limit), **({"continue": token} if token else {})}
+            page = self._request("GET", NODES_PATH, query=query)
+            nodes.update({str(n["metadata"]["name"]): n for n in page.get("items") or []})
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return nodes
+
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
             return self._request("GET", f"{LEASES_PATH.format(namespace=namespace)}/{quote(name)}")

@@ -42,7 +42,7 @@ def check_cap(plan: Plan, max_changes: int) -> None:
 
 def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[Change]]:
     """(changes to write with their preconditions, changes already applied); UserError if any is stale."""
-    current = concurrently(plan.changes, lambda c: writer.get(c.ref), writer.settings.workers)
+    current = _read_again(writer, plan.changes)
     pending: list[Pending] = []
     done: list[Change] = []
     stale: list[str] = []
@@ -58,6 +58,22 @@ def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[
         raise UserError(f"the plan is stale, nothing was written: {shown}",
                         hint="make a new plan (`kai-gitops reconcile`) and review it")
     return pending, done
+
+
+# Above this many node changes one paged list of all nodes is cheaper than a GET per node.
+NODE_LIST_THRESHOLD = 50
+
+
+def _read_again(writer: ClusterWriter, changes: tuple[Change, ...]) -> list[dict[str, Any] | None]:
+    """Each planned object as stored now (None: absent), in plan order."""
+    node_changes = sum(1 for c in changes if c.ref.kind == "Node")
+    if node_changes <= NODE_LIST_THRESHOLD:
+        return concurrently(changes, lambda c: writer.get(c.ref), writer.settings.workers)
+    nodes = writer.list_nodes()
+    others = [c for c in changes if c.ref.kind != "Node"]
+    fetched = dict(zip(others, concurrently(others, lambda c: writer.get(c.ref), writer.settings.workers),
+                       strict=True))
+    return [nodes.get(c.ref.name) if c.ref.kind == "Node" else fetched[c] for c in changes]
 
 
 def _state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -> str:
