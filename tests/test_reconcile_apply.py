@@ -312,3 +312,11 @@ def test_many_node_changes_are_read_again_with_one_paged_list(tmp_path: Path) ->
                      if r.method == "GET" and r.path.startswith("/api/v1/nodes")]
         assert {r.path for r in node_gets} == {"/api/v1/nodes"}   # the run's live read lists too; no GET per node
         assert target_writes(demo, dry_run=None) == []
+
+
+def test_a_failing_re_read_is_one_line_and_nothing_is_written(demo: Demo) -> None:
+    demo.server.inject_fault(Fault(PARENT + "$", method="GET", status=403, after=0, times=-1))
+    code, out, err = demo.reconcile("--apply")
+    assert_one_line_error(code, out, err, "reading the planned objects again failed, nothing was written",
+                          "HTTP 403", "grant the read role")
+    assert target_writes(demo, dry_run=None) == []

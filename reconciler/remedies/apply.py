@@ -328,12 +328,11 @@ class ApplyResult:
 
     plan_id: str
     results: list[ChangeResult] = field(default_factory=list)
-    refused: str | None = None   # a refusal before any write (stale, identity, cap, dry-run, lease)
     warnings: list[str] = field(default_factory=list)   # e.g. an Event that could not be created
 
     @property
     def ok(self) -> bool:
-        return self.refused is None and all(r.result in ("applied", "already-applied") for r in self.results)
+        return all(r.result in ("applied", "already-applied") for r in self.results)
 
     def count(self, result: str) -> int:
         return sum(1 for r in self.results if r.result == result)
@@ -343,12 +342,10 @@ class ApplyResult:
                 "skipped": self.count("not-attempted") + self.count("already-applied")}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"planId": self.plan_id, "ok": self.ok, "refused": self.refused, **self.counts(),
+        return {"planId": self.plan_id, "ok": self.ok, **self.counts(),
                 "changes": [r.to_dict() for r in self.results], "warnings": self.warnings}
 
     def render(self) -> list[str]:
-        if self.refused:
-            return [f"Apply refused, nothing written: {self.refused}"]
         if not self.results:
             return ["Nothing to apply."]
         marks = {"applied": "✓ applied", "failed": "✗ failed", "not-attempted": "- not applied",

@@ -76,7 +76,12 @@ def _reread(reread: ReReader, result: ApplyResult) -> Report | None:
 def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Connection,
                        writer: ClusterWriter) -> ApplyResult:
     with Lease(writer, settings.lease_ns(), wait_s=settings.lease_wait_s) as lease:
-        pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
+        try:
+            pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
+        except ApiFailure as exc:
+            hint = "grant the read role (deploy/rbac.yaml) and the fixer role" if exc.status == 403 else None
+            raise UserError(f"reading the planned objects again failed, nothing was written: {exc.line()}",
+                            hint=hint) from None
         dry_run(writer, pending)
         audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=connection.server,
                          holder=lease.holder)
