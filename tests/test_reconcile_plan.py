@@ -148,3 +148,12 @@ def test_render_of_an_empty_plan_says_so() -> None:
     assert lines[-1] == "Plan: 0 to create, 0 to change, 0 for the operator."
     assert "No changes" in lines[0]
     assert queue_ref("q").kind == "Queue"
+
+
+def test_a_clean_cluster_has_nothing_to_do_and_exits_0(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    DEMO.build_repo(repo)
+    code, out, err = run_cli(["reconcile", "--repo", repo, "--ref", "HEAD~1", "--cluster", "lab-standalone",
+                              "--snapshot", DEMO_SNAPSHOTS / "lab-standalone.yaml"])
+    assert code == 0, out + err
+    assert "No changes" in out and "Plan: 0 to create, 0 to change, 0 for the operator." in out
