@@ -18,7 +18,7 @@ import pytest
 
 from reconciler.errors import UserError
 from reconciler.remedies.lease import Lease, micro_time
-from tests.helpers import assert_one_line_error
+from tests.helpers import assert_one_line_error, run_cli
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 from tests.support.kubeserver import Fault
 
@@ -152,6 +152,21 @@ def test_same_url_with_another_kube_system_uid_is_refused() -> None:
     check_identity(plan, ClusterIdentity("https://k8s.example:6443", "uid-a"))
     with pytest.raises(UserError, match=r"kube-system uid-a.*kube-system uid-b"):
         check_identity(plan, ClusterIdentity("https://k8s.example:6443", "uid-b"))
+    with pytest.raises(UserError, match=r"made through https://k8s.example:6443, but .* https://10.0.0.1:443"):
+        check_identity(plan, ClusterIdentity("https://10.0.0.1:443", "uid-a"))
+    with pytest.raises(UserError, match="made from a snapshot"):
+        check_identity(Plan("prod", None, None, ()), ClusterIdentity("https://k8s.example:6443", "uid-a"))
+
+
+def test_a_plan_for_another_kai_gitops_cluster_is_refused(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    saved = json.loads(plan.read_text())
+    args = ["reconcile", "--repo", demo.repo, "--cluster", "lab-standalone", "--kubeconfig", demo.kubeconfig,
+            "--context", "prod", "--plan", plan, "--apply"]
+    assert saved["cluster"] == "prod-addon"
+    assert_one_line_error(*run_cli(args), "the plan is for cluster 'prod-addon'", "this run is for 'lab-standalone'")
+    assert target_writes(demo, dry_run=None) == []
 
 
 def test_a_dry_run_refusal_aborts_with_nothing_applied(demo: Demo) -> None:
@@ -320,3 +335,37 @@ def test_a_failing_re_read_is_one_line_and_nothing_is_written(demo: Demo) -> Non
     assert_one_line_error(code, out, err, "reading the planned objects again failed, nothing was written",
                           "HTTP 403", "grant the read role")
     assert target_writes(demo, dry_run=None) == []
+
+
+def _lease_spec(demo: Demo) -> dict[str, Any]:
+    lease = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")
+    assert lease is not None
+    return dict(lease["spec"])
+
+
+def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import ClusterWriter, Pending, apply_changes
+    from reconciler.remedies.plan import read_plan
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    with Lease(writer, "kai-gitops", wait_s=0, holder="run-a", duration_s=1) as lease:
+        first = _lease_spec(demo)["renewTime"]
+        deadline = time.monotonic() + 3
+        while _lease_spec(demo)["renewTime"] == first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _lease_spec(demo)["renewTime"] != first and lease.lost is None
+        taken = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")
+        taken["spec"]["holderIdentity"] = "intruder"
+        del taken["metadata"]["resourceVersion"]
+        demo.server.add(taken)   # someone took it over: the next renewal conflicts
+        while lease.lost is None and time.monotonic() < deadline + 3:
+            time.sleep(0.05)
+        assert lease.lost and "could not be renewed" in lease.lost
+        plan_file = demo.tmp / "plan.json"
+        demo.reconcile("--plan-out", plan_file)
+        pending = [Pending(c, None) for c in read_plan(str(plan_file)).changes]
+        results = apply_changes(writer, pending, lambda _r: None, lost=lambda: lease.lost)
+    assert {r.result for r in results} == {"not-attempted"}
+    assert _lease_spec(demo)["holderIdentity"] == "intruder"   # release leaves a lease it lost alone

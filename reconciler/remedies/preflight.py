@@ -29,9 +29,19 @@ def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
     if plan.identity is None:
         raise UserError("the plan names no cluster (it was made from a snapshot) and cannot be applied",
                         hint="run `kai-gitops reconcile` against the cluster itself")
+    if plan.identity.kube_system_uid == identity.kube_system_uid and plan.identity.server != identity.server:
+        raise UserError(f"the plan was made through {plan.identity.server}, but this run reaches the cluster "
+                        f"through {identity.server}: refusing it (a plan is bound to URL and cluster)",
+                        hint="make the plan through the endpoint that applies it")
     if plan.identity != identity:
         raise UserError(f"the plan is for cluster {plan.identity}, but this is {identity}: refusing it",
                         hint="make a new plan against this cluster")
+
+
+def check_cluster_name(plan: Plan, cluster: str) -> None:
+    if plan.cluster != cluster:
+        raise UserError(f"the plan is for cluster {plan.cluster!r} of kai-gitops.yaml, this run is for {cluster!r}",
+                        hint="pass the plan's --cluster, or make a new plan")
 
 
 def check_cap(plan: Plan, max_changes: int) -> None:

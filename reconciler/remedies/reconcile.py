@@ -17,7 +17,7 @@ from reconciler.remedies.events import EVENT_NAMESPACE, event_for
 from reconciler.remedies.lease import Lease
 from reconciler.remedies.outcome import ReconcileOutcome
 from reconciler.remedies.plan import Plan, read_plan, write_plan
-from reconciler.remedies.preflight import check_cap, check_identity, fresh_state
+from reconciler.remedies.preflight import check_cap, check_cluster_name, check_identity, fresh_state
 from reconciler.remedies.settings import ReconcileSettings
 from reconciler.report import Report
 
@@ -51,6 +51,7 @@ ReReader = Callable[[], Report]
 def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connection: Connection,
                reread: ReReader) -> ReconcileOutcome:
     """Identity, cap, Lease, fresh read per field, dry-run, writes (+ Events, audit), then a re-read."""
+    check_cluster_name(plan, report.clusters[0].cluster)
     check_identity(plan, connection.identity())
     check_cap(plan, settings.max_changes)
     if not plan.changes:
