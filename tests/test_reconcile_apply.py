@@ -369,3 +369,27 @@ def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> 
         results = apply_changes(writer, pending, lambda _r: None, lost=lambda: lease.lost)
     assert {r.result for r in results} == {"not-attempted"}
     assert _lease_spec(demo)["holderIdentity"] == "intruder"   # release leaves a lease it lost alone
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("DELETE", "/apis/scheduling.run.ai/v2/queues/default-queue", None),
+    ("PATCH", "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1", {"data": {}}),
+    ("PATCH", "/api/v1/namespaces/nvcf-backend/pods/fn-llama-1", {"spec": {"schedulerName": "x"}}),
+    ("POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}}),
+    ("PUT", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {"priority": 1}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"metadata": {"labels": {"a": "b"}}}),
+    ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"other": "x"}}}),
+    ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"nvca.nvcf.nvidia.io/schedule": "True"}}}),
+    ("PATCH", "/api/v1/nodes/gpu-node-2", {"spec": {"unschedulable": True}}),
+    ("POST", "/apis/coordination.k8s.io/v1/namespaces/kai-gitops/leases/x/y", {}),
+])
+def test_the_writer_cannot_send_any_other_write(demo: Demo, method: str, path: str, body: Any) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    with pytest.raises(WriteForbidden):
+        writer._request(method, path, body, MERGE_PATCH if method == "PATCH" else None)
+    assert demo.server.requests == []
