@@ -30,15 +30,17 @@ class GitHubHost:
     kind = "github"
 
     def __init__(self, settings: HostSettings, *, policy: RetryPolicy | None = None,
-                 write_interval: float = WRITE_INTERVAL) -> None:
+                 write_interval: float | None = None) -> None:
         from github import Auth, Github
 
         self.settings = settings
         self.policy = policy or RetryPolicy(settings, "GitHub")
+        interval = WRITE_INTERVAL if write_interval is None else write_interval
         # retry=None: PyGithub's GithubRetry would sleep until a limit resets, unbounded; ours is bounded.
         self._client = Github(auth=Auth.Token(settings.token), base_url=settings.api_url,
                               timeout=int(settings.timeout), retry=None, per_page=100,
-                              seconds_between_requests=None, seconds_between_writes=write_interval or None)
+                              seconds_between_requests=None,
+                              seconds_between_writes=interval or None)
         self._repo_obj: Any = None
 
     # -- plumbing -------------------------------------------------------------------------------------------
