@@ -23,14 +23,15 @@ def _issue_round_trip(host: Any) -> None:
     assert host.find_issue(MARKER, "kai-gitops") is None
     decoy = host.create_issue("kai-gitops: drift in cluster prod", "a human's issue with the same title",
                               ("kai-gitops",))
-    unlabelled = host.create_issue("other", f"{MARKER} but no label", ())
+    unlabelled = host.create_issue("other", f"{MARKER}\nbut no label", ())
+    quoted = host.create_issue("quoted", f"a comment quoting it: {MARKER}\n```\n{MARKER}\n```", ("kai-gitops",))
     issue = host.create_issue("kai-gitops: drift in cluster prod", f"{MARKER}\nbody", ("kai-gitops", "ops"),
                               ("alice",))
     assert issue.state == "open" and issue.labels == ("kai-gitops", "ops")
     host.update_issue(issue.number, title="Prod drift (renamed by a human)")
     found = host.find_issue(MARKER, "kai-gitops")
     assert found is not None and found.number == issue.number and found.title == "Prod drift (renamed by a human)"
-    assert found.number not in (decoy.number, unlabelled.number)
+    assert found.number not in (decoy.number, unlabelled.number, quoted.number)
     host.comment_issue(issue.number, "first")
     host.comment_issue(issue.number, "second")
     assert [c.body for c in host.issue_comments(issue.number)] == ["first", "second"]
@@ -93,6 +94,18 @@ def test_listing_follows_pagination(any_host: tuple[Any, Any]) -> None:
     assert found is not None and found.number == target.number
     pages = [r.query.get("page", "1") for r in server.requests if r.method == "GET" and r.path.endswith("/issues")]
     assert pages == ["1", "2"]
+
+
+def test_marker_counts_only_on_its_own_line_outside_code() -> None:
+    from reconciler.remedies.githost.base import has_marker
+
+    assert has_marker(f"{MARKER}\n## title", MARKER)
+    assert has_marker(f"intro\n\n  {MARKER}  \n", MARKER)
+    assert not has_marker(f"see {MARKER} here", MARKER)
+    assert not has_marker(f"```sh\n{MARKER}\n```", MARKER)
+    assert not has_marker(f"````\n```\n{MARKER}\n````", MARKER)     # a shorter fence does not close it
+    assert has_marker(f"```\ncode\n```\n{MARKER}", MARKER)
+    assert not has_marker(f"~~~\n{MARKER}\n~~~", MARKER)
 
 
 # -- rate limits and server errors -------------------------------------------------------------------------
