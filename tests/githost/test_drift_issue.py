@@ -302,3 +302,24 @@ def test_git_host_block_is_read_from_kai_gitops_yaml(tmp_path: Path) -> None:
         assert listing and listing[0].query["labels"] == "cluster-drift"
     finally:
         server.stop()
+
+
+def test_cli_reconcile_puts_its_plan_in_the_issue(demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.githost.github import GitHubStandIn
+
+    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    server = GitHubStandIn(token=TOKEN).start()
+    try:
+        args = ["reconcile", "--repo", str(demo_repo), "--cluster", "prod-addon", "--snapshot",
+                str(DEMO_SNAPSHOTS / "prod-addon.yaml"), "--report-to", "github", "--git-host-url", server.url,
+                "--git-host-repo", "acme/gitops"]
+        code, out, err = run_cli(args, {"GITHUB_TOKEN": TOKEN})
+        assert code == 2 and "drift issue #1 for prod-addon: opened" in err, err
+        body = server.issues[1]["body"]
+        assert "Found by `kai-gitops reconcile`" in body
+        assert "~ update Queue/default-queue  (KAI-D-002)" in body            # the Plan's own rendering
+        assert re.search(r"Plan: \d+ to create, \d+ to change, \d+ for the operator\.", body)
+        assert TOKEN not in out + err
+        server.assert_clean()
+    finally:
+        server.stop()
