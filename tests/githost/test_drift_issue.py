@@ -323,3 +323,28 @@ def test_cli_reconcile_puts_its_plan_in_the_issue(demo_repo: Path, monkeypatch: 
         server.assert_clean()
     finally:
         server.stop()
+
+
+def test_one_failing_target_does_not_stop_the_others(demo_cluster: ClusterReport,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler.errors import UserError
+    from reconciler.remedies import publish as dispatch
+    from reconciler.report import Report
+
+    seen: list[str] = []
+
+    def broken(_request: dispatch.PublishRequest) -> None:
+        seen.append("broken")
+        raise UserError("GitHub is down")
+
+    monkeypatch.setitem(dispatch.TARGETS, "broken-a", broken)
+    monkeypatch.setitem(dispatch.TARGETS, "works", lambda _request: seen.append("works"))
+    monkeypatch.setitem(dispatch.TARGETS, "broken-b", broken)
+    request = dispatch.PublishRequest(Report("diff", [demo_cluster]))
+    with pytest.raises(UserError) as caught:
+        dispatch.publish(["broken-a", "works", "broken-b"], request)
+    assert seen == ["broken", "works", "broken"]
+    assert caught.value.line() == "--report-to broken-a: GitHub is down; --report-to broken-b: GitHub is down"
+    with pytest.raises(UserError, match="unknown --report-to target 'nope'"):
+        dispatch.publish(["works", "nope"], request)
+    assert seen == ["broken", "works", "broken"]          # nothing sent when a name is unknown
