@@ -318,7 +318,10 @@ def test_cli_reconcile_puts_its_plan_in_the_issue(demo_repo: Path, monkeypatch: 
         body = server.issues[1]["body"]
         assert "Found by `kai-gitops reconcile`" in body
         assert "~ update Queue/default-queue  (KAI-D-002)" in body            # the Plan's own rendering
-        assert re.search(r"Plan: \d+ to create, \d+ to change, \d+ for the operator\.", body)
+        counts = re.search(r"Plan: (\d+) to create, (\d+) to change, (\d+) for the operator\.", body)
+        assert counts is not None
+        create, update, operator = counts.groups()     # the summary table counts what the plan does
+        assert f"| to create | {create} |\n| to update | {update} |\n| operator actions | {operator} |" in body
         assert TOKEN not in out + err
         server.assert_clean()
     finally:
