@@ -19,8 +19,10 @@ from reconciler.findings import Finding, Severity
 from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
+from reconciler.model.refs import Location
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.sources.git import GitTree, open_tree
+from reconciler.sources.git_changes import changed_lines
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
 
@@ -80,7 +82,8 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
     findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [desired.name])
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, desired.name), ran_rules(repo, settings, "live", drift=True))
+                           waivers.apply(findings, desired.name), ran_rules(repo, settings, "live", drift=True),
+                           cluster_anchor(desired))
     return Report("diff", [report], settings.fail_on, waivers.leftovers())
 
 
@@ -100,7 +103,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, name), ran_rules(repo, settings, "live", drift=desired is not None))
+                           waivers.apply(findings, name), ran_rules(repo, settings, "live", drift=desired is not None),
+                           cluster_anchor(desired))
     return Report("doctor", [report], settings.fail_on, waivers.leftovers())
 
 
@@ -122,8 +126,10 @@ def run_check(settings: RunSettings) -> Report:
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
         findings = waivers.apply(evaluate_policies(facts, desired, rules_repo, settings), desired.name)
-        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules))
-    return Report("check", reports, settings.fail_on, repository + waivers.leftovers())
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
+                                     cluster_anchor(desired)))
+    changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
+    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed)
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:
@@ -192,6 +198,10 @@ def _healthz(live: LiveState) -> dict[str, object] | None:
     return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
             "status": live.healthz.status, "kai-scheduler-queues": {"status": status, "errors": errors},
             "detail": live.healthz.detail or None}
+
+
+def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
+    return desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
 
 
 def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, drift: bool) -> list[RuleMeta]:

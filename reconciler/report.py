@@ -10,6 +10,7 @@ from reconciler.checks.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.checks.nvca import Verdict
 from reconciler.checks.policy.engine import RuleMeta
 from reconciler.findings import Action, Finding, Kind, Severity, at_or_above
+from reconciler.model.refs import Location
 from reconciler.problems import group_problems, problem_id
 
 SCHEMA_VERSION = 1
@@ -35,6 +36,7 @@ class ClusterReport:
     healthz: dict[str, Any] | None = None
     findings: list[Finding] = field(default_factory=list)
     rules: list[RuleMeta] = field(default_factory=list)   # every rule evaluated here, found something or not
+    anchor: Location | None = None   # the cluster's entry in kai-gitops.yaml: where live-only findings point
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.waived_by is None]
@@ -66,6 +68,7 @@ class Report:
     clusters: list[ClusterReport]
     fail_on: Severity = Severity.WARNING
     repository: list[Finding] = field(default_factory=list)   # about the change itself, not one cluster
+    changed_lines: dict[str, frozenset[int]] | None = None   # with --base: lines the change added or edited
 
     @property
     def exit_code(self) -> int:
