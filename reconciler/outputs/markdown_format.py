@@ -176,16 +176,21 @@ def _join_within(blocks: list[str], limit: int | None) -> str:
         return text
     note = "\n\n> **Truncated**: the report is longer than this place allows; the JSON or SARIF output has all " \
            "of it.\n"
+    # Cut between paragraphs, never inside a table row; close what the cut leaves open (fences, <details>).
+    pieces = [piece for block in blocks for piece in block.split("\n\n")]
     kept: list[str] = []
     size = len(note.encode())
-    for block in blocks:
-        for piece in block.split("\n\n"):   # cut between paragraphs, never inside a table row or a fence
-            cost = len(piece.encode()) + 2
-            if size + cost > limit:
-                return _close_open_details("\n\n".join(kept)) + note
-            kept.append(piece)
-            size += cost
-    return "\n\n".join(kept) + note
+    for piece in pieces:
+        if size + len(piece.encode()) + 2 > limit:
+            break
+        kept.append(piece)
+        size += len(piece.encode()) + 2
+    while kept:
+        cut = _close_open_details("\n\n".join(kept)) + note
+        if len(cut.encode()) <= limit:
+            return cut
+        kept.pop()
+    return note.lstrip()
 
 
 def _close_open_details(text: str) -> str:
