@@ -8,7 +8,7 @@ from typing import Any
 
 from reconciler.checks.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.checks.nvca import Verdict
-from reconciler.checks.policy.engine import RuleMeta
+from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Action, Finding, Kind, Severity, at_or_above
 from reconciler.model.refs import Location
 from reconciler.problems import group_problems, problem_id
@@ -83,7 +83,7 @@ class Report:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
                 "failOn": self.fail_on.value, "exitCode": self.exit_code}
         repository = {"repository": {"findings": finding_dicts(self.repository)}}
-        if self.command in ("diff", "doctor") and len(self.clusters) == 1:
+        if self.command in ("diff", "doctor", "reconcile") and len(self.clusters) == 1:
             return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()}
         return head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()}
 

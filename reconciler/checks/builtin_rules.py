@@ -6,7 +6,7 @@ cases); these are the rules no Rego `meta` describes.
 
 from __future__ import annotations
 
-from reconciler.checks.policy.engine import RuleMeta
+from reconciler.checks.policy.pack import RuleMeta
 
 _DRIFT_SOURCE = "kai-gitops differ (README: Rule IDs)"
 _WAIVER_SOURCE = "kai-gitops waivers (README: Policies and waivers)"

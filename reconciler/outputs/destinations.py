@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,12 +60,20 @@ def _check_stdout(specs: list[OutputSpec]) -> None:
                         hint=f"write it to a file: -o {machine[0]}=PATH")
 
 
-def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *, color: bool = False) -> None:
-    """Render every spec, then write files atomically, then print the stdout ones in order."""
+def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *, color: bool = False,
+         overrides: Mapping[str, Callable[[], str]] | None = None) -> None:
+    """Render every spec, then write files atomically, then print the stdout ones in order.
+
+    `overrides` maps a format to another renderer (a command whose text/json carries more than the report).
+    """
     from reconciler.outputs import render
 
-    rendered = [(spec, render(report, spec.format, color=color and spec.to_stdout and spec.format == "text"))
-                for spec in specs]
+    def one(spec: OutputSpec) -> str:
+        if overrides and spec.format in overrides:
+            return overrides[spec.format]()
+        return render(report, spec.format, color=color and spec.to_stdout and spec.format == "text")
+
+    rendered = [(spec, one(spec)) for spec in specs]
     for spec, text in rendered:
         if not spec.to_stdout:
             write_atomically(Path(spec.path), text)

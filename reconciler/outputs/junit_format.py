@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from reconciler.checks.policy.engine import RuleMeta
+from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Finding
 from reconciler.report import Report, finding_order
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from reconciler.checks.policy.engine import RuleMeta
+from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Finding
 from reconciler.model.refs import Location
 from reconciler.problems import problem_id
