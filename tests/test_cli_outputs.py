@@ -107,3 +107,15 @@ def test_demo_check_region_covers_the_whole_value(demo: Path, tmp_path: Path) ->
     quota = next(r for r in lab["results"] if r["ruleId"] == "KAI-Q-001")
     assert quota["locations"][0]["physicalLocation"]["region"] == {
         "startLine": 35, "startColumn": 5, "endLine": 38, "endColumn": 25}   # cpu: {quota, limit, overQuotaWeight}
+
+
+def test_reconcile_keeps_its_plan_in_text_and_json_and_renders_other_formats(demo: Path, tmp_path: Path) -> None:
+    from tests.helpers import DEMO_SNAPSHOTS
+
+    code, stdout, stderr = run_cli(["reconcile", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                                    DEMO_SNAPSHOTS / "prod-addon.yaml", "-o", "json",
+                                    "-o", f"sarif={tmp_path}/r.sarif"])
+    assert code == 2 and stderr == ""
+    assert json.loads(stdout)["plan"]["changes"]
+    runs = json.loads((tmp_path / "r.sarif").read_text())["runs"]
+    assert runs[-1]["automationDetails"]["id"] == "kai-gitops/reconcile/prod-addon/"
