@@ -13,6 +13,7 @@ from functools import wraps
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS = 0, 1, 2
 SEVERITIES = ("info", "warning", "error")
@@ -158,6 +159,9 @@ def doctor_command(**opts: Any) -> int:
 @click.option("--cluster", default=None, help="Check only this cluster (default: every cluster in kai-gitops.yaml).")
 @click.option("--base", metavar="REF", default=None,
               help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.")
+@click.option("--shard", metavar="I/N", default=None,
+              help="Check only shard I of N (a stable subset by cluster name); fold the shards' JSON reports "
+                   "with `report merge`.")
 @report_options
 @policy_options
 @_guard
@@ -165,7 +169,41 @@ def check_command(**opts: Any) -> int:
     """The PR check: static policies over the desired configuration in Git. No cluster access."""
     from reconciler import pipeline
 
-    report = pipeline.run_check(_settings(opts))
+    settings = _settings(opts)
+    if opts.get("shard") is not None:
+        settings.shard = _shard(opts)
+    report = pipeline.run_check(settings)
+    return _emit(report, opts["output"])
+
+
+def _shard(opts: dict[str, Any]) -> Any:
+    from reconciler.errors import UserError
+    from reconciler.sharding import parse_shard
+
+    if opts.get("cluster"):
+        raise UserError("--shard and --cluster cannot be combined", hint="use one: a shard, or one cluster")
+    return parse_shard(opts["shard"])
+
+
+@main.group("report")
+def report_group() -> None:
+    """Work with saved JSON reports."""
+
+
+@report_group.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@report_options
+@_guard
+def report_merge_command(files: tuple[str, ...], **opts: Any) -> int:
+    """Fold the JSON reports of `check --shard I/N` jobs (or of `check --cluster` runs) into one report.
+
+    Exit 2 when the merged findings are at or above --fail-on (default: the reports' own), 0 when clean.
+    """
+    from reconciler.findings import Severity
+    from reconciler.report_merge import merge_files
+
+    explicit = click.get_current_context().get_parameter_source("fail_on") is not ParameterSource.DEFAULT
+    report = merge_files(files, Severity(opts["fail_on"]) if explicit else None)
     return _emit(report, opts["output"])
 
 

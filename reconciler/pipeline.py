@@ -19,6 +19,8 @@ from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.report import ClusterReport, GitInfo, Report
+from reconciler.sharding import Shard
+from reconciler.sharding import select as select_shard
 from reconciler.sources.git import GitTree, open_tree
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
@@ -46,6 +48,7 @@ class RunSettings:
     fail_on: Severity = Severity.WARNING
     policy: PolicySettings = field(default_factory=PolicySettings)
     base_ref: str | None = None
+    shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
 
 
 LiveReader = Callable[[str | None], LiveState]   # kube context (or None) -> live state
@@ -65,8 +68,9 @@ def open_desired(settings: GitSettings) -> DesiredRepo:
     return DesiredRepo(tree, config, git)
 
 
-def desired_clusters(repo: DesiredRepo, name: str | None) -> list[DesiredCluster]:
-    return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in repo.config.select(name)]
+def desired_clusters(repo: DesiredRepo, name: str | None, shard: Shard | None = None) -> list[DesiredCluster]:
+    chosen = select_shard(repo.config.select(name), shard)   # before reading: a shard reads only its files
+    return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in chosen]
 
 
 def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
@@ -115,13 +119,13 @@ def run_check(settings: RunSettings) -> Report:
     if settings.base_ref:
         rules_repo, repository = _base_rules(settings, head)
     reports = []
-    chosen = desired_clusters(head, settings.cluster)
+    chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
         findings = waivers.apply(evaluate_policies(facts, desired, rules_repo, settings), desired.name)
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings))
-    return Report("check", reports, settings.fail_on, repository + waivers.leftovers())
+    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), shard=settings.shard)
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from reconciler.checks.nvca import Verdict
 from reconciler.findings import Action, Finding, Kind, Severity, at_or_above
+from reconciler.sharding import Shard
 
 SCHEMA_VERSION = 1
 
@@ -61,6 +62,7 @@ class Report:
     clusters: list[ClusterReport]
     fail_on: Severity = Severity.WARNING
     repository: list[Finding] = field(default_factory=list)   # about the change itself, not one cluster
+    shard: Shard | None = None                                  # check --shard: this report covers one shard
 
     @property
     def exit_code(self) -> int:
@@ -70,6 +72,8 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
                 "failOn": self.fail_on.value, "exitCode": self.exit_code}
+        if self.shard is not None:
+            head["shard"] = self.shard.to_dict()
         repository = {"repository": {"findings": [f.to_dict() for f in sorted(self.repository, key=finding_order)]}}
         if self.command in ("diff", "doctor") and len(self.clusters) == 1:
             return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()}
