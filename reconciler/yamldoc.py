@@ -8,7 +8,9 @@ a finding must never depend silently on which of two lines wins.
 
 from __future__ import annotations
 
+import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,8 +67,51 @@ def decode_text(raw: bytes, file: str, *, max_bytes: int = MAX_BYTES) -> str:
 
 
 def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES) -> list[YamlDoc]:
-    """Every document of a YAML stream; empty documents are skipped."""
+    """Every document of a YAML stream; empty documents are skipped.
+
+    Read with libyaml when it is installed and the document is one it reads exactly like ruamel
+    (`yaml_libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel.
+    """
     text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)
+    key = (file, text)
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return list(_PARSED[key])
+    docs = _parse(text, file)
+    if os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") != "0":
+        _PARSED[key] = tuple(docs)
+        while len(_PARSED) > PARSE_CACHE_FILES:
+            _PARSED.popitem(last=False)
+    return docs
+
+
+# Each distinct file is parsed once per process: 150 add-on clusters share one stack base.yaml, and many
+# clusters one queue file. Keyed by name and content (errors and positions name the file), so a changed
+# file is parsed again. The documents are shared: callers treat them as read-only (deep_merge copies).
+PARSE_CACHE_FILES = 512
+_PARSED: OrderedDict[tuple[str, str], tuple[YamlDoc, ...]] = OrderedDict()
+
+
+def _parse(text: str, file: str) -> list[YamlDoc]:
+    if reader_engine() == "libyaml":
+        from reconciler import yaml_libyaml
+
+        fast = yaml_libyaml.documents(text, MAX_ALIAS_EXPANSION)
+        if fast is not None:
+            return [YamlDoc(file, data, positions) for data, positions in fast]
+    return ruamel_documents(text, file)
+
+
+def reader_engine() -> str:
+    """"libyaml" (the default when PyYAML has its C extension) or "ruamel"."""
+    from reconciler import yaml_libyaml
+
+    wanted = os.environ.get("KAI_GITOPS_YAML_READER", "libyaml")
+    return "libyaml" if wanted != "ruamel" and yaml_libyaml.available() else "ruamel"
+
+
+def ruamel_documents(text: str, file: str) -> list[YamlDoc]:
+    """The reference reader: ruamel's round-trip loader, converted to what Helm sees."""
     yaml = _parser()
     try:
         loaded = list(yaml.load_all(text))
@@ -117,13 +162,15 @@ def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
     if type(exc).__name__ == "DuplicateKeyError":
         key = re.search(r'duplicate key "([^"]*)"', str(exc))
         name = key.group(1) if key else "?"
-        first, second = _duplicate_key_lines(text, exc, name)
-        return UserError(
-            f'duplicate key "{name}" at lines {first} and {second}', where=f"{file}:{second}",
-            hint="Helm would silently keep the last one; delete the line you do not mean")
+        return duplicate_key_error(file, name, *_duplicate_key_lines(text, exc, name))
     context = getattr(exc, "context", None)
     message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
     return UserError(message, where=where, hint="fix the YAML syntax")
+
+
+def duplicate_key_error(file: str, name: str, first: int, second: int) -> UserError:
+    return UserError(f'duplicate key "{name}" at lines {first} and {second}', where=f"{file}:{second}",
+                     hint="Helm would silently keep the last one; delete the line you do not mean")
 
 
 def _duplicate_key_lines(text: str, exc: Any, name: str) -> tuple[int, int]:
@@ -191,13 +238,18 @@ class _Converter:
         return _scalar(node)
 
     def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
+        lines: dict[str, int] = {}
         for raw_key, value in node.items():
             key = _helm_key(_scalar(raw_key))
             child = (*path, key)
-            position = _lc(node, "key", key)
+            position = _lc(node, "key", raw_key)   # ruamel keeps positions under the key as written
             if position is not None:
                 self.positions[child] = position
-            yield key, self.convert(value, child)
+            converted = self.convert(value, child)
+            if key in lines:   # `1:` and "1":, or `yes:` and `true:` — distinct in YAML, one key to Helm
+                raise duplicate_key_error(self.file, key, lines[key], position[0] if position else 1)
+            lines[key] = position[0] if position else 1
+            yield key, converted
 
     def _seq_items(self, node: Any, path: YamlPath) -> Iterator[Any]:
         for i, item in enumerate(node):
@@ -229,12 +281,13 @@ def _scalar(node: Any) -> Any:
     from ruamel.yaml.scalarstring import ScalarString
 
     if isinstance(node, ScalarString):
-        if type(node).__name__ in ("SingleQuotedScalarString", "DoubleQuotedScalarString"):
-            return str(node)
-        node = str(node)  # literal/folded blocks: plain strings, never booleans
-        return node
+        if type(node).__name__ != "PlainScalarString":
+            return str(node)  # quoted, literal and folded: strings, never booleans
+        node = str(node)      # an anchored plain scalar: what Helm reads it as, like any plain one
     if isinstance(node, bool) or node is None:
         return node
+    if type(node).__name__ == "ScalarBoolean":   # an anchored boolean: an int subclass in ruamel
+        return bool(node)
     if isinstance(node, str):
         if node in _HELM_TRUE:
             return True
