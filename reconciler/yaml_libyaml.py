@@ -6,10 +6,11 @@ ruamel's own YAML 1.2 rules (libyaml's loader would apply YAML 1.1: `010` octal,
 and then given Helm's meaning exactly as `yamldoc` does.
 
 This reader *declines* (returns None) whatever it does not handle identically — libyaml errors, explicit
-tags, `%` directives, merge keys (`<<`), complex keys, duplicate keys, possible alias bombs, a scalar
-ruamel's constructor would choke on — and `yamldoc` then reads the file with ruamel, so every error
-message and every unusual document comes out exactly as before. tests/test_fast_paths.py checks that
-both readers give the same data and positions on every YAML file of the project and on generated ones.
+tags, aliases (so alias bombs too), `%` directives, tabs, merge keys (`<<`), complex and
+explicit keys, duplicate keys, a scalar ruamel's constructor would choke on — and `yamldoc` then reads
+the file with ruamel, so every error message and every unusual document comes out exactly as before.
+tests/test_fast_paths.py checks that both readers give the same data and positions on every YAML file
+of the project and on generated and fuzzed ones.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from reconciler.model.refs import YamlPath
 
 try:
     from yaml import CSafeLoader
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from yaml.nodes import ScalarNode, SequenceNode
 except ImportError:  # PyYAML without libyaml: yamldoc falls back to ruamel
     CSafeLoader = None
 
@@ -71,20 +72,24 @@ if CSafeLoader is not None:
             return _COLLECTION
 
 
-def documents(text: str, max_expansion: int) -> list[tuple[Any, dict[YamlPath, tuple[int, int]]]] | None:
+def documents(text: str) -> list[tuple[Any, dict[YamlPath, tuple[int, int]]]] | None:
     """(data, positions) per non-empty document, or None to have ruamel read the file."""
-    if CSafeLoader is None or "%" in text[:1] or "\n%" in text:   # directives (%YAML 1.1) change resolution
+    if CSafeLoader is None or _ruamel_territory(text):
         return None
-    loader = _Composer(text)
+    try:
+        loader = _Composer(text)
+    except Exception:  # e.g. text libyaml cannot take in at all: ruamel decides
+        return None
     try:
         roots = []
         while loader.check_node():
             roots.append(loader.get_node())
         out = []
         for root in roots:
+            if isinstance(root, ScalarNode) and root.style in ("|", ">"):
+                return None   # its content may start at column 0, where the parsers disagree on comments
             if isinstance(root, ScalarNode) and root.tag == _PLAIN and _plain(root.value) is None:
                 continue   # an empty document, as ruamel's load_all gives None for
-            _refuse_expansion(root, max_expansion)
             converter = _Converter()
             out.append((converter.convert(root, ()), converter.positions))
         return out
@@ -94,29 +99,39 @@ def documents(text: str, max_expansion: int) -> list[tuple[Any, dict[YamlPath, t
         loader.dispose()
 
 
-def _refuse_expansion(root: Any, limit: int) -> None:
-    """yamldoc's alias-bomb measure on nodes (expanded size, each distinct collection counted once)."""
-    sizes: dict[int, int] = {}
+# Where the two parsers part ways (found by fuzzing both, tests/test_fast_paths.py): anchor and alias
+# names with characters libyaml does not allow (it ends the name there, YAML 1.2 at the next space), tags,
+# explicit keys (`? k`), a carriage return alone, and block scalar headers other than `|`/`>` with
+# chomping/indentation indicators and a comment. A block scalar as the whole document, and any alias,
+# are declined after composing.
+_ODD_TOKENS = re.compile(
+    r"(?:^|[\s\[{,])[&*][\w-]*[^\w\s,\[\]{}-]"                          # odd anchor or alias name
+    r"|(?:^|[\s\[{,])!\S"                                                # tag
+    r"|(?:^|[\s\[{,])\?"                                                 # explicit key
+    r"|\r(?!\n)"                                                         # lone carriage return
+    r"|(?:^|[:-][ ]+)[ ]*[|>](?![-+1-9]{0,2}(?:[ ]+#[^\n]*)?(?:\r?\n|$))",   # unusual block scalar header
+    re.MULTILINE | re.ASCII)
 
-    def size(node: Any) -> int:
-        if isinstance(node, ScalarNode):
-            return 1
-        key = id(node)
-        if key not in sizes:
-            sizes[key] = 0   # a self-reference counts once instead of recursing forever
-            children = [v for _, v in node.value] if isinstance(node, MappingNode) else node.value
-            sizes[key] = 1 + sum(size(child) for child in children)
-        return sizes[key]
+# NEL and the Unicode line/paragraph separators (line breaks to one parser, not the other), a BOM past the start.
+_ODD_BREAKS = re.compile("[\x85\u2028\u2029]|.\ufeff", re.DOTALL)
 
-    if size(root) - len(sizes) > limit:
-        raise Decline("alias bomb: ruamel reports it, with its line")
+
+def _ruamel_territory(text: str) -> bool:
+    """Text for ruamel: a directive (`%YAML 1.1` changes resolution), tabs (ruamel refuses some that libyaml
+    allows), odd line breaks, or one of the constructs above."""
+    return (text.startswith("%") or "\n%" in text or "\t" in text or _ODD_BREAKS.search(text) is not None
+            or _ODD_TOKENS.search(text) is not None)
 
 
 class _Converter:
     def __init__(self) -> None:
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
+        self.seen: set[int] = set()
 
     def convert(self, node: Any, path: YamlPath) -> Any:
+        if id(node) in self.seen:   # composed once, reached twice: an alias
+            raise Decline("alias: ruamel measures the expansion first")
+        self.seen.add(id(node))
         if isinstance(node, ScalarNode):
             return _scalar(node)
         if node.tag != _COLLECTION:

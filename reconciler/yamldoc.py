@@ -96,7 +96,7 @@ def _parse(text: str, file: str) -> list[YamlDoc]:
     if reader_engine() == "libyaml":
         from reconciler import yaml_libyaml
 
-        fast = yaml_libyaml.documents(text, MAX_ALIAS_EXPANSION)
+        fast = yaml_libyaml.documents(text)
         if fast is not None:
             return [YamlDoc(file, data, positions) for data, positions in fast]
     return ruamel_documents(text, file)
