@@ -70,9 +70,31 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--fail-on", type=click.Choice(SEVERITIES), default="warning", show_default=True,
                         help="Exit 2 when a finding at or above this severity remains (drift counts at its "
                              "own severity).")(func)
-    func = click.option("--output", "-o", "output", type=click.Choice(["text", "json"]), default="text",
-                        show_default=True, help="Report format.")(func)
-    return func
+    return output_option(func)
+
+
+def _output_specs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
+    """Checked before the run starts: a typo in -o must not cost a whole fleet check."""
+    from reconciler.errors import UserError
+    from reconciler.outputs.destinations import parse_output_specs
+
+    try:
+        return parse_output_specs(values)
+    except UserError as exc:
+        raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
+
+
+OUTPUT_FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "markdown")  # outputs/destinations.py
+
+
+def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`-o FMT[=PATH]`, repeatable; any command that renders a Report can take it (see `_emit`)."""
+    return click.option(
+        "--output", "-o", "output", multiple=True, default=("text",), show_default=True, metavar="FMT[=PATH]",
+        callback=_output_specs,
+        help=f"Report format, to stdout or to PATH (written atomically); repeatable. FMT: "
+             f"{', '.join(OUTPUT_FORMATS)}. Several may share stdout unless one is json/sarif/gitlab/junit. "
+             "github also appends the job summary to $GITHUB_STEP_SUMMARY.")(func)
 
 
 def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -294,10 +316,13 @@ def _live_reader(opts: dict[str, Any]) -> Callable[[str | None], Any]:
     return cluster_reader(opts.get("kubeconfig"), opts.get("kube_context"))
 
 
-def _emit(report: Any, fmt: str) -> int:
-    from reconciler.outputs import render
+def _emit(report: Any, outputs: list[Any] | tuple[str, ...] | str) -> int:
+    """Render `report` to every `-o FMT[=PATH]` (specs from the option, or raw strings) and return its exit code."""
+    from reconciler.outputs.destinations import OutputSpec, emit, parse_output_specs
 
-    click.echo(render(report, fmt, color=sys.stdout.isatty()), nl=False)
+    raw = [outputs] if isinstance(outputs, str) else list(outputs)
+    specs = [s for s in raw if isinstance(s, OutputSpec)] or parse_output_specs([str(s) for s in raw])
+    emit(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty())
     return int(report.exit_code)
 
 

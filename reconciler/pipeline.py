@@ -13,15 +13,18 @@ from pathlib import Path
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.policy.engine import RuleMeta
 from reconciler.errors import UserError
 from reconciler.findings import Finding, Severity
 from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
+from reconciler.model.refs import Location
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.sharding import Shard
 from reconciler.sharding import select as select_shard
 from reconciler.sources.git import GitTree, open_tree
+from reconciler.sources.git_changes import changed_lines
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
 
@@ -83,7 +86,8 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
     findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [desired.name])
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, desired.name))
+                           waivers.apply(findings, desired.name), ran_rules(repo, settings, "live", drift=True),
+                           cluster_anchor(desired))
     return Report("diff", [report], settings.fail_on, waivers.leftovers())
 
 
@@ -103,7 +107,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, name))
+                           waivers.apply(findings, name), ran_rules(repo, settings, "live", drift=desired is not None),
+                           cluster_anchor(desired))
     return Report("doctor", [report], settings.fail_on, waivers.leftovers())
 
 
@@ -121,11 +126,15 @@ def run_check(settings: RunSettings) -> Report:
     reports = []
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
+    rules = ran_rules(rules_repo, settings, "static", drift=False)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
         findings = waivers.apply(evaluate_policies(facts, desired, rules_repo, settings), desired.name)
-        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings))
-    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), shard=settings.shard)
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
+                                     cluster_anchor(desired)))
+    changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
+    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
+                  shard=settings.shard)
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:
@@ -194,6 +203,18 @@ def _healthz(live: LiveState) -> dict[str, object] | None:
     return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
             "status": live.healthz.status, "kai-scheduler-queues": {"status": status, "errors": errors},
             "detail": live.healthz.detail or None}
+
+
+def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
+    return desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
+
+
+def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, drift: bool) -> list[RuleMeta]:
+    """What one cluster's run evaluates: the policy rules of its scope, and the differ's when it diffs."""
+    from reconciler.checks.builtin_rules import DRIFT_RULES
+    from reconciler.policy_run import evaluated_rules
+
+    return [*(DRIFT_RULES if drift else ()), *evaluated_rules(repo, settings.policy, scope)]
 
 
 def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, repo: DesiredRepo | None,

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from reconciler.checks.nvca import Verdict
+from reconciler.checks.policy.engine import META_KEYS, RuleMeta
 from reconciler.errors import UserError
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
 from reconciler.model.refs import Location, ObjectRef, YamlPath, format_path
@@ -58,24 +59,36 @@ def report_from_dict(data: Any, where: str = "report") -> Report:
 
 def _report(data: dict[str, Any], where: str) -> Report:
     command = str(data["command"])
+    catalog = {m["id"]: _meta(m) for m in data.get("rules") or []}
     # diff/doctor put their one cluster's fields at the top level
-    clusters = [_cluster(c) for c in data["clusters"]] if "clusters" in data else [_cluster(data)]
+    clusters = [_cluster(c, catalog) for c in data["clusters"]] if "clusters" in data else [_cluster(data, catalog)]
     shard = Shard.from_dict(data["shard"], where) if data.get("shard") is not None else None
     repository = [finding_from_dict(f) for f in (data.get("repository") or {}).get("findings", [])]
-    return Report(command, clusters, Severity(data["failOn"]), repository, shard=shard)
+    changed = data.get("changedLines")
+    return Report(command, clusters, Severity(data["failOn"]), repository,
+                  {f: frozenset(lines) for f, lines in changed.items()} if changed is not None else None,
+                  shard=shard)
 
 
-def _cluster(data: dict[str, Any]) -> ClusterReport:
+def _cluster(data: dict[str, Any], catalog: dict[str, RuleMeta]) -> ClusterReport:
     git = data.get("git")
     live = data.get("live")
     nvca = data.get("nvca")
+    anchor = data.get("anchor")
     return ClusterReport(
         cluster=str(data["cluster"]),
         git=GitInfo(git["repo"], git["ref"], git["commit"], bool(git["worktree"])) if git else None,
         live_source=live["source"] if live else None,
         nvca=_verdict(nvca["kai-scheduler-queues"]) if nvca else None,
         healthz=data.get("healthz"),
-        findings=[finding_from_dict(f) for f in data["findings"]])
+        findings=[finding_from_dict(f) for f in data["findings"]],
+        rules=[catalog[rule_id] for rule_id in data.get("rulesEvaluated") or []],
+        anchor=_location(anchor) if anchor else None)
+
+
+def _meta(data: dict[str, Any]) -> RuleMeta:
+    """As written (a rule known only by its findings may have empty fields, which a policy's meta may not)."""
+    return RuleMeta(**{key: str(data[key]) for key in META_KEYS})
 
 
 def _verdict(data: dict[str, Any]) -> Verdict:
@@ -95,8 +108,7 @@ def finding_from_dict(data: dict[str, Any]) -> Finding:
         cluster=str(data["cluster"]),
         subject=ObjectRef(subject["apiVersion"], subject["kind"], subject["name"], subject["namespace"])
         if subject else None,
-        location=Location(location["file"], location["line"], location["column"], parse_path(location["path"]))
-        if location else None,
+        location=_location(location) if location else None,
         desired=data["desired"],
         live=data["live"],
         fix=Fix(Action(fix["action"]), fix["description"], fix["command"], fix["patch"]) if fix else None,
@@ -104,6 +116,11 @@ def finding_from_dict(data: dict[str, Any]) -> Finding:
         waived_by=data["waived_by"],
         extra=dict(data.get("details") or {}),
     )
+
+
+def _location(data: dict[str, Any]) -> Location:
+    return Location(data["file"], data["line"], data["column"], parse_path(data["path"]),
+                    data.get("endLine"), data.get("endColumn"))
 
 
 def parse_path(text: str) -> YamlPath:

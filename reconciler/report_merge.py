@@ -43,7 +43,7 @@ def merge(inputs: Sequence[Input], fail_on: Severity | None = None) -> Report:
     _same_commit(inputs)
     _complete_shards(inputs)
     clusters = _clusters(inputs)
-    return Report("check", clusters, fail_on or _fail_on(inputs), _repository(inputs))
+    return Report("check", clusters, fail_on or _fail_on(inputs), _repository(inputs), _changed_lines(inputs))
 
 
 def _same_commit(inputs: Sequence[Input]) -> None:
@@ -93,7 +93,20 @@ def _clusters(inputs: Sequence[Input]) -> list[ClusterReport]:
                                 hint="reports to merge must cover disjoint clusters (one per shard)")
             owner[cluster.cluster] = item.file
             clusters.append(cluster)
-    return sorted(clusters, key=lambda c: c.cluster)   # shards interleave: name order is the stable one
+    # Shards interleave: back to kai-gitops.yaml's order (each cluster's entry line), as one run lists them.
+    return sorted(clusters, key=lambda c: (c.anchor.line or 0 if c.anchor else 1 << 62, c.cluster))
+
+
+def _changed_lines(inputs: Sequence[Input]) -> dict[str, frozenset[int]] | None:
+    """Every shard of one `--base` run computed the same changed lines; a union is right for --cluster runs too."""
+    found = [i.report.changed_lines for i in inputs if i.report.changed_lines is not None]
+    if not found:
+        return None
+    merged: dict[str, frozenset[int]] = {}
+    for changed in found:
+        for file, lines in changed.items():
+            merged[file] = merged.get(file, frozenset()) | lines
+    return merged
 
 
 def _fail_on(inputs: Sequence[Input]) -> Severity:

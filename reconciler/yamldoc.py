@@ -17,6 +17,7 @@ from typing import Any
 
 from reconciler.errors import UserError
 from reconciler.model.refs import Location, YamlPath
+from reconciler.yamlspan import SpanIndex
 
 # go-yaml v2 resolve table: plain scalars that Helm reads as booleans.
 _HELM_TRUE = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
@@ -33,14 +34,19 @@ class YamlDoc:
     file: str
     data: Any
     positions: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
+    spans: SpanIndex | None = field(default=None, compare=False, repr=False)   # where values end, on demand
 
     def locate(self, path: YamlPath) -> Location:
-        """Location of `path`, or of its nearest existing parent when the key is absent (where to add it)."""
+        """Location of `path`, or of its nearest existing parent when the key is absent (where to add it).
+
+        It starts at the key (or item) and ends where its value ends, when the text is known.
+        """
         probe = tuple(path)
         while probe and probe not in self.positions:
             probe = probe[:-1]
         line, column = self.positions.get(probe, (1, 1))
-        return Location(self.file, line, column, tuple(path))
+        end = self.spans.end_of((line, column), len(probe)) if self.spans is not None and probe else None
+        return Location(self.file, line, column, tuple(path), *(end or (None, None)))
 
     def get(self, path: YamlPath, default: Any = None) -> Any:
         node = self.data
@@ -66,28 +72,32 @@ def decode_text(raw: bytes, file: str, *, max_bytes: int = MAX_BYTES) -> str:
             hint="save the file as UTF-8") from None
 
 
-def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES) -> list[YamlDoc]:
+def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES,
+                   shared: bool = False) -> list[YamlDoc]:
     """Every document of a YAML stream; empty documents are skipped.
 
     Read with libyaml when it is installed and the document is one it reads exactly like ruamel
-    (`yaml_libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel.
+    (`yaml_libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel. `shared=True`: the
+    caller never modifies the documents, so one parse of each distinct file serves every caller.
     """
     text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)
+    if not shared or os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") == "0":
+        return _parse(text, file)
     key = (file, text)
     if key in _PARSED:
         _PARSED.move_to_end(key)
         return list(_PARSED[key])
     docs = _parse(text, file)
-    if os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") != "0":
-        _PARSED[key] = tuple(docs)
-        while len(_PARSED) > PARSE_CACHE_FILES:
-            _PARSED.popitem(last=False)
+    _PARSED[key] = tuple(docs)
+    while len(_PARSED) > PARSE_CACHE_FILES:
+        _PARSED.popitem(last=False)
     return docs
 
 
-# Each distinct file is parsed once per process: 150 add-on clusters share one stack base.yaml, and many
-# clusters one queue file. Keyed by name and content (errors and positions name the file), so a changed
-# file is parsed again. The documents are shared: callers treat them as read-only (deep_merge copies).
+# The desired-state reads of a fleet parse each distinct file once per process: 150 add-on clusters share
+# one stack base.yaml, and many clusters a queue or values file. Keyed by name and content (errors and
+# positions name the file), so a changed file is parsed again. Opt-in (`shared=True`) because the
+# documents are handed out as they are, not copied: only read-only callers may take them.
 PARSE_CACHE_FILES = 512
 _PARSED: OrderedDict[tuple[str, str], tuple[YamlDoc, ...]] = OrderedDict()
 
@@ -98,7 +108,8 @@ def _parse(text: str, file: str) -> list[YamlDoc]:
 
         fast = yaml_libyaml.documents(text)
         if fast is not None:
-            return [YamlDoc(file, data, positions) for data, positions in fast]
+            spans = SpanIndex(text)
+            return [YamlDoc(file, data, positions, spans) for data, positions in fast]
     return ruamel_documents(text, file)
 
 
@@ -118,18 +129,19 @@ def ruamel_documents(text: str, file: str) -> list[YamlDoc]:
     except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
         raise _yaml_error(exc, file, text) from None
     docs = []
+    spans = SpanIndex(text)
     for node in loaded:
         if node is None:
             continue
         _refuse_alias_bomb(node, file)
         converter = _Converter(file)
         data = converter.convert(node, ())
-        docs.append(YamlDoc(file, data, converter.positions))
+        docs.append(YamlDoc(file, data, converter.positions, spans))
     return docs
 
 
-def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True) -> YamlDoc:
-    docs = load_documents(raw, file)
+def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared: bool = False) -> YamlDoc:
+    docs = load_documents(raw, file, shared=shared)
     if len(docs) > 1:
         raise UserError("expected one YAML document, found several", where=f"{file}:1")
     if not docs:

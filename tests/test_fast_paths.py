@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 from reconciler import yaml_libyaml, yamldoc
 from reconciler.errors import UserError
 from reconciler.yamldoc import load_documents, ruamel_documents
-from tests.helpers import ROOT, run_cli
+from tests.helpers import DEMO_SNAPSHOTS, ROOT, load_demo_builder, run_cli
 from tests.test_fleet_shards import load_fleet_builder
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*duplicate anchor")   # ruamel's, on generated documents
+# ruamel warns about reused anchors in generated documents; that is ruamel's business, not this test's.
+pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")
 CORPUS_DIRS = ("tests/fixtures", "repo-templates", "reconciler/data", "policies", "deploy")
 
 
@@ -234,25 +235,44 @@ def test_each_distinct_file_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> N
     real = yamldoc._parse
     monkeypatch.setattr(yamldoc, "_parse", lambda text, file: calls.append(file) or real(text, file))
     text = "cache: test-each-distinct-file\n"
-    first = load_documents(text, "one.yaml")
-    assert load_documents(text.encode(), "one.yaml")[0] is first[0]
-    load_documents(text, "two.yaml")                     # another name: its errors would name it
-    load_documents(text + "more: 1\n", "one.yaml")       # another content
+    first = load_documents(text, "one.yaml", shared=True)
+    assert load_documents(text.encode(), "one.yaml", shared=True)[0] is first[0]
+    load_documents(text, "two.yaml", shared=True)                     # another name: its errors name it
+    load_documents(text + "more: 1\n", "one.yaml", shared=True)       # another content
     assert calls == ["one.yaml", "two.yaml", "one.yaml"]
+    assert load_documents(text, "one.yaml")[0] is not first[0]      # not shared: the caller's own copy
     monkeypatch.setenv("KAI_GITOPS_PARSE_CACHE", "0")
-    load_documents("uncached: 1\n", "three.yaml")
-    load_documents("uncached: 1\n", "three.yaml")
+    load_documents("uncached: 1\n", "three.yaml", shared=True)
+    load_documents("uncached: 1\n", "three.yaml", shared=True)
     assert calls[-2:] == ["three.yaml", "three.yaml"]
+
+
+def assert_cache_as_parsed() -> None:
+    assert yamldoc._PARSED
+    for (file, text), docs in list(yamldoc._PARSED.items()):
+        again = ruamel_documents(text, file)
+        assert [(typed(d.data), d.positions) for d in docs] == [(typed(d.data), d.positions) for d in again], file
 
 
 def test_a_check_run_leaves_the_shared_documents_as_parsed(tmp_path: Path) -> None:
     repo = tmp_path / "fleet"
     load_fleet_builder().write_fleet_repo(repo, 8)
     first = run_cli(["check", "--repo", repo, "-o", "json"])
-    for (file, text), docs in list(yamldoc._PARSED.items()):
-        again = ruamel_documents(text, file)
-        assert [(typed(d.data), d.positions) for d in docs] == [(typed(d.data), d.positions) for d in again], file
+    assert_cache_as_parsed()
     assert run_cli(["check", "--repo", repo, "-o", "json"]) == first
+
+
+@pytest.mark.parametrize("cluster", ["prod-addon", "lab-standalone"])
+def test_diff_and_doctor_leave_the_shared_documents_as_parsed(tmp_path: Path, cluster: str) -> None:
+    repo = tmp_path / "demo"
+    load_demo_builder().build_repo(repo)
+    snapshot = DEMO_SNAPSHOTS / f"{cluster}.yaml"
+    for command in ("diff", "doctor"):
+        args = [command, "--repo", repo, "--cluster", cluster, "--snapshot", snapshot, "-o", "json"]
+        first = run_cli(args)
+        assert first[0] == 2, first[2]
+        assert_cache_as_parsed()
+        assert run_cli(args) == first
 
 
 # -- regorus: a kept engine ------------------------------------------------------------------------------------

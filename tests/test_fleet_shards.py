@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -308,3 +309,35 @@ def test_merge_refuses_broken_files_in_one_line(tmp_path: Path, content: bytes, 
 
 def test_merge_missing_file_is_one_line_error(tmp_path: Path) -> None:
     assert_one_line_error(*merge(tmp_path / "nope.json"), "nope.json")
+
+
+# -- a merged report renders like one run --------------------------------------------------------------------
+
+
+FORMATS = ["text", "json", "sarif", "gitlab", "junit", "markdown", "github"]
+
+
+def normalised(fmt: str, text: str) -> str:
+    """The github format wraps the log in ::stop-commands:: with a fresh random token per run."""
+    return re.sub(r"stop-commands::\w+|::\w{16,}::", "<token>", text) if fmt == "github" else text
+
+
+@pytest.mark.parametrize("base", [False, True])
+def test_merged_shards_render_every_format_as_one_run(fleet: Path, tmp_path: Path, base: bool,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    repo, extra = fleet, []
+    if base:   # a pull request that breaks one cluster's placement: changed lines order the annotations
+        repo = tmp_path / "pr"
+        load_fleet_builder().write_fleet_repo(repo, 12)
+        values = "clusters/fleet-0005/kai-values.yaml"
+        commit_files(repo, {values: (repo / values).read_text().replace("binpack\n", "spread\n", 1)}, "spread")
+        extra = ["--base", "HEAD~1"]
+    files = shard_files(repo, tmp_path, SHARDS, *extra)
+    if base:
+        assert any(json.loads(f.read_text()).get("changedLines") for f in files)
+    for fmt in FORMATS:
+        single = run_cli(["check", "--repo", repo, *extra, "-o", fmt])
+        merged = merge(*files, "-o", fmt)
+        assert merged[0] == single[0] and merged[2] == single[2] == "", (fmt, merged[2])
+        assert normalised(fmt, merged[1]) == normalised(fmt, single[1]), fmt

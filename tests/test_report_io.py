@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.checks.nvca import Verdict
+from reconciler.checks.policy.engine import RuleMeta
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
 from reconciler.model.refs import Location, ObjectRef, format_path
 from reconciler.outputs import render
@@ -31,7 +32,8 @@ json_values = st.recursive(json_scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)), max_leaves=8)
 
 subjects = st.builds(ObjectRef, text, text, text, st.none() | text)
-locations = st.builds(Location, text, st.none() | st.integers(1, 500), st.none() | st.integers(1, 80), paths)
+positions = st.none() | st.integers(1, 500)
+locations = st.builds(Location, text, positions, positions, paths, positions, positions)
 fixes = st.builds(Fix, st.sampled_from(list(Action)), text, st.none() | text,
                   st.none() | st.dictionaries(text, json_values, max_size=2))
 findings = st.builds(
@@ -41,17 +43,29 @@ findings = st.builds(
     waived_by=st.none() | text, extra=st.dictionaries(text, json_values, max_size=3))
 verdicts = st.builds(Verdict, st.booleans(), st.lists(text, max_size=2).map(tuple), evaluated=st.booleans())
 gits = st.builds(GitInfo, text, text, st.none() | st.from_regex(r"[0-9a-f]{40}", fullmatch=True), st.booleans())
-clusters = st.builds(ClusterReport, names, st.none() | gits, st.none() | text, st.none() | verdicts,
-                     st.none() | st.dictionaries(text, json_values, max_size=2), st.lists(findings, max_size=4))
+metas = st.builds(RuleMeta, st.from_regex(r"KAI-[A-Z]-0[0-9][0-9]", fullmatch=True), text.filter(bool),
+                  st.sampled_from(["error", "warning", "info"]), st.sampled_from(["static", "live"]),
+                  *[text.filter(bool)] * 3)
+
+
+def clusters(rules: list[RuleMeta]) -> Any:
+    return st.builds(ClusterReport, names, st.none() | gits, st.none() | text, st.none() | verdicts,
+                     st.none() | st.dictionaries(text, json_values, max_size=2), st.lists(findings, max_size=4),
+                     st.lists(st.sampled_from(rules), unique_by=lambda m: m.id) if rules else st.just([]),
+                     st.none() | locations)
+
+
 shards = st.none() | st.integers(1, 8).flatmap(lambda n: st.builds(Shard, st.integers(1, n), st.just(n)))
+changed = st.none() | st.dictionaries(text, st.frozensets(st.integers(1, 99), max_size=4), max_size=3)
 
 
 @st.composite
 def reports(draw: Any) -> Report:
     command = draw(st.sampled_from(["check", "diff", "doctor"]))
     count = 1 if command != "check" else draw(st.integers(0, 3))
-    return Report(command, draw(st.lists(clusters, min_size=count, max_size=count)),
-                  draw(st.sampled_from(list(Severity))), draw(st.lists(findings, max_size=3)),
+    rules = draw(st.lists(metas, max_size=4, unique_by=lambda m: m.id))   # one meta per id, as in a run
+    return Report(command, draw(st.lists(clusters(rules), min_size=count, max_size=count)),
+                  draw(st.sampled_from(list(Severity))), draw(st.lists(findings, max_size=3)), draw(changed),
                   shard=draw(shards) if command == "check" else None)
 
 
