@@ -24,6 +24,10 @@ class GitInfo:
     commit: str | None
     worktree: bool = False
 
+    @property
+    def short_commit(self) -> str:
+        return (self.commit or "")[:12] or "working tree"
+
     def to_dict(self) -> dict[str, Any]:
         return {"repo": self.repo, "ref": self.ref, "commit": self.commit, "worktree": self.worktree}
 

@@ -82,3 +82,28 @@ def test_github_appends_the_job_summary_with_links(demo: Path, tmp_path: Path) -
 
 def test_the_cli_lists_the_formats_the_writer_knows() -> None:
     assert OUTPUT_FORMATS == FORMATS
+
+
+def test_demo_sarif_is_valid_and_live_findings_sit_on_the_cluster_entry(demo: Path, tmp_path: Path) -> None:
+    from tests.helpers import DEMO_SNAPSHOTS
+    from tests.outputs.test_sarif_format import validator
+
+    code, _, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                               DEMO_SNAPSHOTS / "prod-addon.yaml", "-o", f"sarif={tmp_path}/d.sarif"])
+    assert code == 2 and stderr == ""
+    doc = json.loads((tmp_path / "d.sarif").read_text())
+    assert not list(validator().iter_errors(doc))
+    results = {r["ruleId"]: r for r in doc["runs"][-1]["results"]}
+    entry = results["KAI-R-011"]["locations"][0]["physicalLocation"]
+    assert entry["artifactLocation"]["uri"] == "kai-gitops.yaml"
+    config = (demo / "kai-gitops.yaml").read_text().splitlines()
+    assert "name: prod-addon" in config[entry["region"]["startLine"] - 1]
+
+
+def test_demo_check_region_covers_the_whole_value(demo: Path, tmp_path: Path) -> None:
+    run_cli(["check", "--repo", demo, "-o", f"sarif={tmp_path}/c.sarif"])
+    doc = json.loads((tmp_path / "c.sarif").read_text())
+    lab = next(r for r in doc["runs"] if r["automationDetails"]["id"] == "kai-gitops/check/lab-standalone/")
+    quota = next(r for r in lab["results"] if r["ruleId"] == "KAI-Q-001")
+    assert quota["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 35, "startColumn": 5, "endLine": 38, "endColumn": 25}   # cpu: {quota, limit, overQuotaWeight}

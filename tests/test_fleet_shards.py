@@ -134,7 +134,6 @@ def test_shards_partition_the_clusters_and_merge_to_the_unsharded_report(fleet: 
     assert sorted(seen) == sorted(c["cluster"] for c in full["clusters"]) and len(seen) == FLEET
     code, merged = merged_json(*files)
     assert code == full_code == 2
-    full["clusters"].sort(key=lambda c: c["cluster"])
     assert merged == full
 
 
@@ -228,7 +227,7 @@ def test_unsharded_cluster_runs_merge_too(tmp_path: Path) -> None:
     check_to(a, "--repo", repo, "--cluster", "prod-addon")
     check_to(b, "--repo", repo, "--cluster", "lab-standalone")
     _, merged = merged_json(a, b)
-    assert [c["cluster"] for c in merged["clusters"]] == ["lab-standalone", "prod-addon"]
+    assert [c["cluster"] for c in merged["clusters"]] == ["prod-addon", "lab-standalone"]   # kai-gitops.yaml order
     assert "shard" not in merged
 
 

@@ -169,8 +169,7 @@ def _overview(report: Report) -> str:
 def _cluster_section(command: str, c: ClusterReport, link: Link | None) -> str:
     head = []
     if c.git:
-        commit = (c.git.commit or "")[:12] or "working tree"
-        head.append(f"desired {inline_code(c.git.ref)} ({inline_code(commit)})")
+        head.append(f"desired {inline_code(c.git.ref)} ({inline_code(c.git.short_commit)})")
     if c.live_source:
         head.append(f"live {escape_markdown(c.live_source)}")
     findings = sorted(c.findings, key=finding_order)

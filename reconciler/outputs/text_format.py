@@ -38,8 +38,7 @@ def render(report: Report, *, color: bool | None = None) -> str:
 def _cluster(console: Any, command: str, c: ClusterReport) -> None:
     console.print(f"[bold]kai-gitops {command}[/] — cluster [bold]{_escape(c.cluster)}[/]")
     if c.git:
-        commit = (c.git.commit or "")[:12] or "working tree"
-        console.print(f"  desired: {_escape(c.git.repo)} @ {_escape(c.git.ref)} ({commit})")
+        console.print(f"  desired: {_escape(c.git.repo)} @ {_escape(c.git.ref)} ({c.git.short_commit})")
     if c.live_source:
         console.print(f"  live:    {_escape(c.live_source)}")
     findings = sorted(c.findings, key=finding_order)
