@@ -294,3 +294,53 @@ def test_warmed_engine_gives_what_a_fresh_clone_gives(tmp_path: Path) -> None:
     kept = RegorusEngine(policy_set)
     order = [*range(len(facts)), *reversed(range(len(facts)))]
     assert [kept.evaluate_tree(facts[i]) for i in order] == [fresh[i] for i in order]
+
+
+# -- deep_merge: one copy per value, same result as the deepcopy-based original ------------------------------
+
+
+def reference_merge(base: Any, override: Any) -> Any:
+    """The original implementation (copy.deepcopy of base, then of each override), kept as the oracle."""
+    import copy
+
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return copy.deepcopy(override)
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = reference_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abcd"), inner,
+                                                                                   max_size=4), max_leaves=12)
+
+
+@given(values, values)
+@settings(max_examples=300, deadline=None)
+def test_deep_merge_matches_the_deepcopy_original_and_shares_nothing(base: Any, override: Any) -> None:
+    from reconciler.model.values import deep_merge
+
+    before = json.dumps([base, override])
+    merged = deep_merge(base, override)
+    want = reference_merge(base, override)
+    assert json.dumps(merged) == json.dumps(want)          # same values, same key order
+    if isinstance(merged, dict | list):
+        _scribble(merged)
+        assert json.dumps([base, override]) == before       # the result shares nothing with its inputs
+
+
+def _scribble(value: Any) -> None:
+    if isinstance(value, dict):
+        for key in list(value):
+            _scribble(value[key])
+        value["scribbled"] = True
+    elif isinstance(value, list):
+        for item in value:
+            _scribble(item)
+        value.append("scribbled")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -77,28 +76,29 @@ def read_metas(engine: regorus.Engine, files: list[PolicyFile]) -> dict[str, Any
 
 
 class RegorusEngine:
-    """Reuses the compiled pack: one clone per thread, so concurrent callers never share input.
+    """Reuses the compiled pack through one kept clone, with each evaluation's input set afresh.
 
-    The clone is kept between evaluations, not made afresh for each: a new clone prepares the rules again
-    on its first query (~3 of the ~5 ms a cluster's check costs), and `set_input_json` replaces the input
-    entirely, so a kept engine gives the same results (tests/test_fast_paths.py compares them).
+    Kept, not cloned per evaluation: a new clone prepares the rules again on its first query (~3 of the
+    ~5 ms a cluster's check costs), and `set_input_json` replaces the input entirely, so a kept engine
+    gives the same results (tests/test_fast_paths.py compares them in any order). regorus engines are
+    bound to the thread that made them (pyo3 "unsendable"), so there is no sharing between threads to
+    guard against.
     """
 
     def __init__(self, policy_set: PolicySet) -> None:
         self._set = policy_set
         self._prepared: regorus.Engine = policy_set.compiled
-        self._local = threading.local()
+        self._warm: regorus.Engine | None = None
 
     def evaluate(self, facts: Mapping[str, Any]) -> list[PolicyResult]:
         scope = facts_scope(facts)
         return collect_results(self.evaluate_tree(facts), self._set, scope)
 
     def evaluate_tree(self, facts: Mapping[str, Any]) -> Any:
-        engine = getattr(self._local, "engine", None) or self._prepared.clone()
-        self._local.engine = None   # an evaluation that fails leaves no half-used engine behind
+        engine, self._warm = self._warm or self._prepared.clone(), None   # a failed evaluation keeps none
         # JSON, not Python objects: regorus turns Python True into the number 1. orjson: a 5,000-node
         # cluster's facts serialise in ~2 ms instead of ~12 ms.
         engine.set_input_json(orjson.dumps(facts).decode())
         _, tree = eval_value(engine, RULES_QUERY)
-        self._local.engine = engine
+        self._warm = engine
         return tree or {}
