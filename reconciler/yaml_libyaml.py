@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from reconciler.helm_scalars import go_integer, helm_key, helm_plain_string
 from reconciler.model.refs import YamlPath
 
 try:
@@ -47,8 +48,6 @@ for _first, _kinds in (("tTfF", ("bool",)), ("-+0123456789.", ("float", "int")),
         _RESOLVERS[_char] = _RESOLVERS.get(_char, ()) + tuple(
             (k, {"bool": _BOOL, "float": _FLOAT, "int": _INT, "null": _NULL}[k]) for k in _kinds)
 
-HELM_TRUE = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
-HELM_FALSE = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}
 _NEEDS_RUAMEL = ("<<", "=")   # merge key, and the `value` tag: ruamel gives them meanings of its own
 
 
@@ -154,7 +153,7 @@ class _Converter:
             if key_node.tag == _PLAIN and key_node.value in _NEEDS_RUAMEL:
                 raise Decline("merge key")
             raw = _scalar_raw(key_node)
-            key = _helm_key(_helm_scalar(raw, key_node))
+            key = helm_key(_helm_scalar(raw, key_node))
             if raw in raw_keys or key in out:
                 raise Decline("duplicate key: ruamel names both lines")
             raw_keys.add(raw)
@@ -180,14 +179,10 @@ def _scalar_raw(node: Any) -> Any:
 
 
 def _helm_scalar(raw: Any, node: Any) -> Any:
-    if isinstance(raw, str) and node.tag == _PLAIN and node.style not in ("|", ">"):
-        if raw in HELM_TRUE:
-            return True
-        if raw in HELM_FALSE:
-            return False
-        return raw
-    if isinstance(raw, int) and not isinstance(raw, bool) and not -(2**63) <= raw < 2**63:
-        return float(raw)   # Go decodes values numbers as int64 or float64
+    if isinstance(raw, str) and node.tag == _PLAIN:
+        return helm_plain_string(raw)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return go_integer(raw)
     return raw
 
 
@@ -228,9 +223,3 @@ def _float(text: str) -> float:
 
 
 _CONSTRUCT: dict[str, Any] = {"bool": _bool, "int": _int, "float": _float, "null": lambda _v: None}
-
-
-def _helm_key(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return "null" if key is None else str(key)

@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import UserError
+from reconciler.helm_scalars import go_integer, helm_key, helm_plain_string
 from reconciler.model.refs import Location, YamlPath
 from reconciler.yamlspan import SpanIndex
 
-# go-yaml v2 resolve table: plain scalars that Helm reads as booleans.
-_HELM_TRUE = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
-_HELM_FALSE = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}
 # An alias bomb expands a few lines into billions of values; real files reuse anchors a little, not this much.
 MAX_ALIAS_EXPANSION = 1_000_000
 MAX_BYTES = 20 * 1024 * 1024
@@ -252,7 +250,7 @@ class _Converter:
     def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
         lines: dict[str, int] = {}
         for raw_key, value in node.items():
-            key = _helm_key(_scalar(raw_key))
+            key = helm_key(_scalar(raw_key))
             child = (*path, key)
             position = _lc(node, "key", raw_key)   # ruamel keeps positions under the key as written
             if position is not None:
@@ -282,13 +280,6 @@ def _lc(node: Any, kind: str, key: Any) -> tuple[int, int] | None:
     return line + 1, column + 1
 
 
-def _helm_key(key: Any) -> str:
-    """Helm's values are JSON objects: every key becomes a string (`1:` → "1", `on:` → "true", `~:` → "null")."""
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return "null" if key is None else str(key)
-
-
 def _scalar(node: Any) -> Any:
     from ruamel.yaml.scalarstring import ScalarString
 
@@ -301,14 +292,9 @@ def _scalar(node: Any) -> Any:
     if type(node).__name__ == "ScalarBoolean":   # an anchored boolean: an int subclass in ruamel
         return bool(node)
     if isinstance(node, str):
-        if node in _HELM_TRUE:
-            return True
-        if node in _HELM_FALSE:
-            return False
-        return str(node)
+        return helm_plain_string(str(node))
     if isinstance(node, int):
-        # Go decodes values numbers as int64 or float64: anything wider only survives as a float.
-        return int(node) if -(2**63) <= node < 2**63 else float(node)
+        return go_integer(int(node))
     if isinstance(node, float):
         return float(node)
     return str(node) if not isinstance(node, int | float) else node
