@@ -340,3 +340,18 @@ def test_merged_shards_render_every_format_as_one_run(fleet: Path, tmp_path: Pat
         merged = merge(*files, "-o", fmt)
         assert merged[0] == single[0] and merged[2] == single[2] == "", (fmt, merged[2])
         assert normalised(fmt, merged[1]) == normalised(fmt, single[1]), fmt
+
+
+def test_fleet_bench_quick_runs_and_checks_its_own_answers() -> None:
+    """A smoke run of bench/check_fleet.py: it must finish and find merge == one run; timings are not judged."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "check_fleet.py"), "--quick", "--clusters", "8",
+                           "--shards", "2"], capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["clusters"] == 8 and len(result["shards"]) == 2
+    assert sum(s["clusters"] for s in result["shards"]) == 8
+    assert result["merge_equals_check"] and result["naive_equals_check"]
+    assert {"seconds", "cpu_s", "per_cluster_ms"} <= set(result["check"]) and "sharded_wall_s" in result
