@@ -9,6 +9,7 @@ naming the file.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ _PATH_PART = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
 def load_report(file: str) -> Report:
     """A report written by `kai-gitops … -o json`, from a file (or '-' for stdin)."""
     try:
-        raw = Path("/dev/stdin").read_bytes() if file == "-" else Path(file).read_bytes()
+        raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read the report: {exc.strerror}", where=file) from None
     if len(raw) > MAX_REPORT_BYTES:

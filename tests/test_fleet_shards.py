@@ -355,3 +355,25 @@ def test_fleet_bench_quick_runs_and_checks_its_own_answers() -> None:
     assert sum(s["clusters"] for s in result["shards"]) == 8
     assert result["merge_equals_check"] and result["naive_equals_check"]
     assert {"seconds", "cpu_s", "per_cluster_ms"} <= set(result["check"]) and "sharded_wall_s" in result
+
+
+def test_empty_shards_still_merge_to_the_single_run(tmp_path: Path) -> None:
+    """Two clusters over five shards: three shards check nothing, and say every unscoped waiver is unused."""
+    repo = two_cluster_repo(tmp_path, waivers(waiver("KAI-V-001"), waiver("KAI-Q-011")))
+    files = shard_files(repo, tmp_path, 5)
+    assert sum(not json.loads(f.read_text())["clusters"] for f in files) == 3
+    code, merged = merged_json(*files)
+    full_code, full = check_to(tmp_path / "full.json", "--repo", repo)
+    assert (code, merged) == (full_code, full)
+    assert repository_rules(merged) == [("KAI-W-002", "[1]")]   # KAI-V-001's waiver was used by lab's shard
+
+
+def test_merge_reads_a_report_from_stdin(two_shards: list[Path]) -> None:
+    from click.testing import CliRunner
+
+    from reconciler.cli import main
+
+    result = CliRunner().invoke(main, ["report", "merge", "-", str(two_shards[1]), "-o", "json"],
+                                input=two_shards[0].read_bytes())
+    assert result.exit_code == 2, result.stderr
+    assert json.loads(result.stdout)["summary"]["findings"] > 0
