@@ -13,7 +13,6 @@ from functools import wraps
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS = 0, 1, 2
 SEVERITIES = ("info", "warning", "error")
@@ -214,18 +213,20 @@ def report_group() -> None:
 
 @report_group.command("merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
-@report_options
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default=None,
+              help="Exit 2 when a merged finding at or above this severity remains (default: the reports' "
+                   "own --fail-on).")
+@output_option
 @_guard
 def report_merge_command(files: tuple[str, ...], **opts: Any) -> int:
     """Fold the JSON reports of `check --shard I/N` jobs (or of `check --cluster` runs) into one report.
 
-    Exit 2 when the merged findings are at or above --fail-on (default: the reports' own), 0 when clean.
+    Exit 2 when the merged findings are at or above --fail-on, 0 when clean, 1 on an error.
     """
     from reconciler.findings import Severity
     from reconciler.report_merge import merge_files
 
-    explicit = click.get_current_context().get_parameter_source("fail_on") is not ParameterSource.DEFAULT
-    report = merge_files(files, Severity(opts["fail_on"]) if explicit else None)
+    report = merge_files(files, Severity(opts["fail_on"]) if opts["fail_on"] else None)
     return _emit(report, opts["output"])
 
 
