@@ -6,6 +6,9 @@ point at the YAML value: key to end of value, repo-relative. A finding without a
 live cluster) is placed on the cluster's entry in kai-gitops.yaml, never on line 1 of nothing.
 `partialFingerprints` carry our fingerprint, which survives line moves; waived findings are results with
 an external suppression, so code scanning shows them as dismissed rather than forgetting them.
+
+GitHub rejects a file with more than 20 runs. A report with more clusters than that is one run for the
+whole fleet (`kai-gitops/<command>/`), each result naming its cluster in `properties.cluster`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _AREA = {"C": "components", "D": "drift", "G": "gates", "H": "health", "M": "modes", "P": "pods", "Q": "queues",
          "R": "release", "S": "shared-cluster", "V": "values", "W": "waivers"}
 REPOSITORY_RUN = "repository"
+MAX_RUNS = 20   # GitHub code scanning's hard limit of runs per SARIF file
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
@@ -34,10 +38,18 @@ def render(report: Report, *, color: bool | None = None) -> str:
     index = {meta.id: i for i, meta in enumerate(rules)}
     driver = _driver(rules)
     runs = []
-    if report.repository:
-        runs.append(_run(report, REPOSITORY_RUN, report.repository, None, driver, index))
-    for cluster in report.clusters:
-        runs.append(_run(report, cluster.cluster, cluster.findings, cluster, driver, index))
+    if len(report.clusters) + bool(report.repository) > MAX_RUNS:
+        results = [_result(f, None, index) for f in sorted(report.repository, key=finding_order)]
+        for cluster in report.clusters:
+            results += [_result(f, cluster, index) for f in sorted(cluster.findings, key=finding_order)]
+        runs.append(_run(report, None, results, None, driver))
+    else:
+        if report.repository:
+            runs.append(_run(report, REPOSITORY_RUN, [_result(f, None, index) for f in
+                                                      sorted(report.repository, key=finding_order)], None, driver))
+        for cluster in report.clusters:
+            results = [_result(f, cluster, index) for f in sorted(cluster.findings, key=finding_order)]
+            runs.append(_run(report, cluster.cluster, results, cluster, driver))
     sarif = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": runs}
     return orjson.dumps(sarif, option=orjson.OPT_INDENT_2).decode() + "\n"
 
@@ -63,13 +75,14 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
     }
 
 
-def _run(report: Report, name: str, findings: list[Finding], cluster: ClusterReport | None,
-         driver: dict[str, Any], index: dict[str, int]) -> dict[str, Any]:
+def _run(report: Report, name: str | None, results: list[dict[str, Any]], cluster: ClusterReport | None,
+         driver: dict[str, Any]) -> dict[str, Any]:
+    category = f"kai-gitops/{report.command}/" + (f"{name}/" if name else "")
     run: dict[str, Any] = {
         "tool": {"driver": driver},
-        "automationDetails": {"id": f"kai-gitops/{report.command}/{name}/"},
+        "automationDetails": {"id": category},
         "columnKind": "unicodeCodePoints",   # the YAML reader counts characters, not UTF-16 units
-        "results": [_result(f, cluster, index) for f in sorted(findings, key=finding_order)],
+        "results": results,
         "invocations": [{"executionSuccessful": True}],
     }
     if cluster is not None and cluster.git and cluster.git.commit:

@@ -100,3 +100,22 @@ def test_file_level_finding_has_no_invented_region() -> None:
     change = results(sarif(), "repository")["KAI-W-003"]
     assert change["locations"][0]["physicalLocation"] == {
         "artifactLocation": {"uri": "policy/x.rego", "uriBaseId": "%SRCROOT%"}}
+
+
+def test_a_fleet_beyond_githubs_run_limit_is_one_run_naming_each_cluster() -> None:
+    from dataclasses import replace
+
+    from reconciler.outputs.sarif_format import MAX_RUNS
+    from reconciler.report import ClusterReport
+
+    base = sample_report()
+    finding = base.clusters[1].findings[0]
+    clusters = [ClusterReport(f"c{i:02}", findings=[replace(finding, cluster=f"c{i:02}")]) for i in range(MAX_RUNS)]
+    doc = sarif(Report("check", clusters, repository=base.repository))
+    assert not list(validator().iter_errors(doc))
+    (run,) = doc["runs"]
+    assert run["automationDetails"]["id"] == "kai-gitops/check/"
+    assert len(run["results"]) == MAX_RUNS + 1
+    assert {r["properties"]["cluster"] for r in run["results"]} == {f"c{i:02}" for i in range(MAX_RUNS)} | {
+        "(repository)"}
+    assert len(sarif(Report("check", clusters[:MAX_RUNS - 1], repository=base.repository))["runs"]) == MAX_RUNS
