@@ -210,6 +210,30 @@ def test_arbitrary_text_reads_the_same_or_is_left_to_ruamel(text: str) -> None:
     assert_same(text)
 
 
+SMALL_CORPUS = [p.read_text() for p in corpus() if p.stat().st_size < 3000 and b"\r" not in p.read_bytes()]
+EDIT_CHARS = list(" \n:-'\"#[]{},|>&*!?yesno01.~_=")
+
+
+@st.composite
+def edited_corpus_files(draw: Any) -> str:
+    """A real file of the project with a few characters inserted, deleted or replaced: realistic near-misses."""
+    chars = list(draw(st.sampled_from(SMALL_CORPUS)))
+    for _ in range(draw(st.integers(1, 4))):
+        pos = draw(st.integers(0, len(chars)))
+        op = draw(st.sampled_from(["insert", "delete", "replace"]))
+        if op == "insert":
+            chars.insert(pos, draw(st.sampled_from(EDIT_CHARS)))
+        elif pos < len(chars):
+            chars[pos:pos + 1] = [] if op == "delete" else [draw(st.sampled_from(EDIT_CHARS))]
+    return "".join(chars)
+
+
+@given(edited_corpus_files())
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_edited_project_files_read_the_same(text: str) -> None:
+    assert_same(text)
+
+
 # -- the switch and the fallback ---------------------------------------------------------------------------------
 
 
