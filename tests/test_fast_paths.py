@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 from reconciler import yaml_libyaml, yamldoc
 from reconciler.errors import UserError
 from reconciler.yamldoc import load_documents, ruamel_documents
-from tests.helpers import DEMO_SNAPSHOTS, ROOT, load_demo_builder, run_cli
-from tests.test_fleet_shards import load_fleet_builder
+from tests.helpers import DEMO_SNAPSHOTS, ROOT, load_demo_builder, load_fleet_builder, run_cli
 
 # ruamel warns about reused anchors in generated documents; that is ruamel's business, not this test's.
 pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")

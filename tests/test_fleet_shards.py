@@ -7,11 +7,9 @@ merge reads the JSON files the shard runs wrote, as a CI merge job would.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,18 +17,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.sharding import Shard, assignment, parse_shard, shard_of
-from tests.helpers import ROOT, assert_one_line_error, commit_files, make_repo, run_cli, template_files
+from tests.helpers import (
+    ROOT,
+    assert_one_line_error,
+    commit_files,
+    load_fleet_builder,
+    make_repo,
+    run_cli,
+    template_files,
+)
 
 FLEET = 24
 SHARDS = 3
-
-
-def load_fleet_builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kai_gitops_fleet_repo", ROOT / "bench" / "fleet_repo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
