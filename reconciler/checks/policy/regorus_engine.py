@@ -67,9 +67,12 @@ def eval_value(engine: regorus.Engine, query: str) -> tuple[bool, Any]:
 
 
 def read_metas(engine: regorus.Engine, files: list[PolicyFile]) -> dict[str, Any]:
+    """Every rule package's `meta`. One clone answers them all: `meta` reads no input, and a fresh clone per
+    package prepared the pack 50 times (~0.1 s of every run's start-up)."""
     metas: dict[str, Any] = {}
+    reader = engine.clone()
     for package in sorted({f.package for f in files if is_rule_package(f.package)}):
-        defined, value = eval_value(engine.clone(), f"data.{package}.meta")
+        defined, value = eval_value(reader, f"data.{package}.meta")
         if defined:
             metas[package] = value
     return metas
