@@ -108,7 +108,7 @@ _ODD_TOKENS = re.compile(
     r"|(?:^|[\s\[{,])!\S"                                                # tag
     r"|(?:^|[\s\[{,])\?"                                                 # explicit key
     r"|\r(?!\n)"                                                         # lone carriage return
-    r"|(?:^|[:-][ ]+)[ ]*[|>](?![-+1-9]{0,2}(?:[ ]+#[^\n]*)?(?:\r?\n|$))",   # unusual block scalar header
+    r"|(?:^|[:-][ ]+)(?:&\S*[ ]+)?[ ]*[|>](?![-+1-9]{0,2}(?:[ ]+#[^\n]*)?(?:\r?\n|$))",  # odd block header
     re.MULTILINE | re.ASCII)
 
 # NEL and the Unicode line/paragraph separators (line breaks to one parser, not the other), a BOM past the start.

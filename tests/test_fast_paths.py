@@ -139,6 +139,7 @@ TRAPS = [
     "a: [yes, no, ~, 1, 1.0, '1']\nb: {on: off}\n",
     "a: -\nb: - x\n",
     "? a\n: 1\n",
+    "a: &x |#\n", "a: &x >1#\n  b\n", "- &x |#\n", "--- |#\n", "a: |#\n", "a: &x |\n  ok\n",
 ]
 
 
@@ -148,7 +149,7 @@ def test_trap_reads_the_same_or_is_left_to_ruamel(text: str) -> None:
 
 
 ORDINARY = [t for t in TRAPS if t.startswith(("a: yes", "a: 010", "a: 1e3", "1: one", "a: &v yes\nb: &m", "list:",
-                                               "\ufeff", "a: 1\r\n", "unicode", "---", "a: 12345"))]
+                                               "\ufeff", "a: 1\r\n", "unicode", "---\na: 1", "a: 12345"))]
 
 
 @pytest.mark.parametrize("text", ORDINARY)
@@ -206,6 +207,16 @@ def test_generated_documents_read_the_same(text: str) -> None:
 @given(st.text(alphabet=st.sampled_from(list("ab:- \n'\"#&*!?[]{},|>%@`~01yo.\t")), max_size=40))
 @settings(max_examples=400, deadline=None)
 def test_arbitrary_text_reads_the_same_or_is_left_to_ruamel(text: str) -> None:
+    assert_same(text)
+
+
+TOKENS = ["a", "b", ": ", "- ", "&x ", "&y", "*x", "|", ">", "#", " ", "\n", "  ", "-", "+", "1", "2", "'", '"', "[",
+          "]", "{", "}", ",", "?", "!", "%", "yes", "~", "0x1", "---", "...", "\t", "\r\n"]
+
+
+@given(st.lists(st.sampled_from(TOKENS), max_size=25).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_token_soup_reads_the_same_or_is_left_to_ruamel(text: str) -> None:
     assert_same(text)
 
 
