@@ -6,10 +6,15 @@ parsed by the real click command tree (options, choices and the -o callback), wi
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 import pytest
@@ -124,8 +129,7 @@ def test_gitlab_job_publishes_code_quality_junit_and_the_mr_note() -> None:
     assert job["artifacts"]["reports"]["codequality"] == outputs["gitlab"]
     assert job["artifacts"]["reports"]["junit"] == outputs["junit"]
     assert job["artifacts"]["when"] == "always"
-    note = "".join(job["after_script"])
-    assert f"body@{outputs['markdown']}" in note and "merge_requests/$CI_MERGE_REQUEST_IID/notes" in note
+    assert outputs["markdown"] == "kai-gitops-note.md" and outputs["markdown"] in job["after_script"][0]
     assert parse_call(call)[1]["base"] == "origin/SAMPLE_CI_MERGE_REQUEST_TARGET_BRANCH_NAME"
     assert job["variables"]["GIT_DEPTH"] == "0"
 
@@ -138,3 +142,70 @@ def test_pre_commit_hook_is_a_whole_repository_check_of_the_working_tree() -> No
     assert params["worktree"] is True
     assert re.search(hook["files"], "kai-gitops.yaml") and re.search(hook["files"], "policy/x.rego")
     assert not re.search(hook["files"], "README.md")
+
+
+class _NotesApi(BaseHTTPRequestHandler):
+    """The GitLab REST calls the MR-note step makes: GET /user, GET/POST/PUT merge request notes.
+
+    Models only what the step uses: the token header, one project and MR, note authors; not paging
+    beyond the first 100 notes, permissions or rate limits.
+    """
+
+    notes: ClassVar[list[dict[str, Any]]] = []
+    calls: ClassVar[list[str]] = []
+
+    def _reply(self, value: Any, status: int = 200) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> str:
+        return json.loads(self.rfile.read(int(self.headers["Content-Length"])))["body"]
+
+    def do_GET(self) -> None:
+        self.calls.append(f"GET {self.path}")
+        assert self.headers["PRIVATE-TOKEN"] == "glpat-test"
+        if self.path == "/api/v4/user":
+            return self._reply({"id": 7, "username": "project_1_bot"})
+        assert self.path == "/api/v4/projects/42/merge_requests/5/notes?per_page=100&sort=desc"
+        return self._reply(self.notes)
+
+    def do_POST(self) -> None:
+        self.calls.append(f"POST {self.path}")
+        note = {"id": 100 + len(self.notes), "author": {"id": 7}, "body": self._body()}
+        self.notes.insert(0, note)
+        self._reply(note, 201)
+
+    def do_PUT(self) -> None:
+        self.calls.append(f"PUT {self.path}")
+        note = next(n for n in self.notes if self.path.endswith(f"/notes/{n['id']}"))
+        note["body"] = self._body()
+        self._reply(note)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_gitlab_note_step_posts_once_then_updates_its_own_note(tmp_path: Path) -> None:
+    script = load(GITLAB)["kai-gitops"]["after_script"][0]
+    server = HTTPServer(("127.0.0.1", 0), _NotesApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _NotesApi.notes = [{"id": 1, "author": {"id": 8}, "body": "<!-- kai-gitops-report -->\nsomeone else's"}]
+    _NotesApi.calls = []
+    env = {"PATH": os.environ["PATH"], "CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
+           "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "5", "KAI_GITOPS_GITLAB_TOKEN": "glpat-test"}
+    try:
+        for text in ("<!-- kai-gitops-report -->\nfirst run\n", "<!-- kai-gitops-report -->\nsecond run\n"):
+            (tmp_path / "kai-gitops-note.md").write_text(text)
+            subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, check=True, timeout=60)
+        subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env | {"KAI_GITOPS_GITLAB_TOKEN": ""},
+                       check=True, timeout=60)
+    finally:
+        server.shutdown()
+    ours = [n for n in _NotesApi.notes if n["author"]["id"] == 7]
+    assert [n["body"] for n in ours] == ["<!-- kai-gitops-report -->\nsecond run\n"]
+    assert [c.split(" ")[0] for c in _NotesApi.calls] == ["GET", "GET", "POST", "GET", "GET", "PUT"]
+    assert _NotesApi.notes[-1]["body"].endswith("someone else's")   # never edits another user's note
