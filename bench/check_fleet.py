@@ -16,7 +16,10 @@ Wall time and CPU time (user+sys of the child) are both printed: on a shared mac
 steadier figure. The outputs are compared too (the merge must equal the single run, and the naive
 run must find the same), so a fast wrong answer cannot pass as a speed-up.
 
-    python bench/check_fleet.py [--clusters 300] [--shards 4] [--quick] [--keep DIR]
+`--baseline TREE` also times the whole check with another source tree (e.g. the main branch exported
+with `git archive main | tar -x -C TREE`) and compares what it finds.
+
+    python bench/check_fleet.py [--clusters 300] [--shards 4] [--quick] [--keep DIR] [--baseline TREE]
 
 Prints progress on stderr and one JSON object as the last line of stdout.
 """
@@ -43,9 +46,10 @@ from fleet_repo import write_fleet_repo  # noqa: E402
 NAIVE_ENV = {"KAI_GITOPS_YAML_READER": "ruamel", "KAI_GITOPS_PARSE_CACHE": "0"}
 
 
-def run(repo: Path, args: list[str], out: Path | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """One kai-gitops process: wall and CPU seconds, exit code; stdout to `out`."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+def run(repo: Path, args: list[str], out: Path | None = None, env: dict[str, str] | None = None,
+        source: Path = ROOT) -> dict[str, Any]:
+    """One kai-gitops process (of the source tree `source`): wall and CPU seconds, exit code; stdout to `out`."""
+    full_env = {**os.environ, "PYTHONPATH": str(source), **(env or {})}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "reconciler", *args], cwd=repo, env=full_env,
@@ -71,7 +75,24 @@ def per_cluster(result: dict[str, Any], clusters: int, startup: dict[str, Any]) 
             "per_cluster_cpu_ms_after_startup": round(1000 * (result["cpu_s"] - startup["cpu_s"]) / clusters, 2)}
 
 
-def bench(clusters: int, shards: int, repeat: int, work: Path) -> dict[str, Any]:
+def findings_of(report: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """What a check found, in terms every report version shares (for comparing with an older tree)."""
+    return sorted((c["cluster"], f["rule"], f["message"], f["waived_by"] is None,
+                   *((f["location"] or {}).get(k) for k in ("file", "line", "column", "path")))
+                  for c in report["clusters"] for f in c["findings"])
+
+
+def baseline(repo: Path, source: Path, clusters: int, startup: dict[str, Any], work: Path,
+             full_report: dict[str, Any]) -> dict[str, Any]:
+    """The whole check run by another source tree (e.g. `git archive main | tar -x -C DIR`), same fleet."""
+    result = per_cluster(best_of(1, repo, ["check", "-o", "json"], work / "baseline.json", source=source),
+                         clusters, startup)
+    result["same_findings"] = findings_of(json.loads((work / "baseline.json").read_text())) == findings_of(full_report)
+    log(f"baseline {source}: {result['seconds']} s")
+    return {"source": str(source), **result}
+
+
+def bench(clusters: int, shards: int, repeat: int, work: Path, baseline_tree: Path | None = None) -> dict[str, Any]:
     repo = work / "fleet"
     start = time.perf_counter()
     write_fleet_repo(repo, clusters)
@@ -105,7 +126,8 @@ def bench(clusters: int, shards: int, repeat: int, work: Path) -> dict[str, Any]
     merged = json.loads((work / "merged.json").read_text())
     naive_report = json.loads((work / "naive.json").read_text())
     slowest = max(r["seconds"] for r in shard_runs)
-    return {
+    extra = {"baseline": baseline(repo, baseline_tree, clusters, startup, work, full_report)} if baseline_tree else {}
+    return extra | {
         "benchmark": "check_fleet", "clusters": clusters, "yaml_files": files, "generate_s": generated,
         "repeat": repeat, "startup": startup, "check": full, "naive": naive, "ruamel_cached": ruamel_cached,
         "speedup_vs_naive": round(naive["seconds"] / full["seconds"], 2),
@@ -130,13 +152,15 @@ def main() -> None:
                                                                    "--quick: 1)")
     parser.add_argument("--quick", action="store_true", help="a small fleet, one run each (a smoke test)")
     parser.add_argument("--keep", type=Path, default=None, help="write the repository and reports here")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="TREE",
+                        help="also time the whole check with this source tree (e.g. an export of main)")
     args = parser.parse_args()
     clusters = args.clusters or (24 if args.quick else 300)
     repeat = args.repeat or (1 if args.quick else 3)
     work = args.keep or Path(tempfile.mkdtemp(prefix="kai-gitops-fleet-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        result = bench(clusters, args.shards, repeat, work)
+        result = bench(clusters, args.shards, repeat, work, args.baseline.resolve() if args.baseline else None)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
