@@ -28,6 +28,7 @@ TARGETS: dict[str, Target] = {}
 # Target name -> module whose import registers it: keeps heavy clients (PyGithub, kubernetes) lazy.
 _TARGET_MODULES: dict[str, str] = {
     "github": "reconciler.remedies.drift_issue",
+    "policyreport": "reconciler.remedies.policyreport",
     "gitlab": "reconciler.remedies.drift_issue",
 }
 
