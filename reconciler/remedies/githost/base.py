@@ -12,9 +12,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from reconciler.errors import UserError
+from reconciler.model.config import GitHostConfig
 
 HOST_KINDS = ("github", "gitlab")
 TOKEN_ENV = {"github": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITHUB_TOKEN"),
@@ -66,7 +67,8 @@ class GitHost(Protocol):
 
     # -- issues ---------------------------------------------------------------------------------------------
     def find_issue(self, marker: str, label: str) -> HostIssue | None:
-        """The most recently updated issue (open or closed) carrying `label` whose body contains `marker`."""
+        """The most recently updated issue (open or closed) carrying `label` whose body has `marker` on a line
+        of its own outside code fences (`has_marker`)."""
         ...
 
     def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
@@ -84,7 +86,7 @@ class GitHost(Protocol):
 
     # -- pull requests / merge requests -----------------------------------------------------------------
     def find_pull(self, marker: str, head: str) -> HostPull | None:
-        """The open PR/MR from branch `head` whose body contains `marker`."""
+        """The open PR/MR from branch `head` whose body has `marker` (as `has_marker` judges it)."""
         ...
 
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
@@ -95,18 +97,6 @@ class GitHost(Protocol):
     def comment_pull(self, number: int, body: str) -> HostComment: ...
 
     def close_pull(self, number: int) -> HostPull: ...
-
-
-@dataclass(frozen=True)
-class GitHostConfig:
-    """The `gitHost:` block of kai-gitops.yaml, as written (every field optional)."""
-
-    host: str | None = None
-    url: str | None = None
-    repo: str | None = None
-    labels: tuple[str, ...] = ()
-    assignees: tuple[str, ...] = ()
-    base_branch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,9 +123,44 @@ class HostSettings:
     retries: int = DEFAULT_RETRIES
     timeout: float = 30.0
 
+    def web_url(self) -> str:
+        """The repository's page: where people read issues and where blob links point."""
+        if self.kind == "github":
+            api = urlsplit(self.api_url)
+            root = "https://github.com" if api.hostname == "api.github.com" else self.api_url.removesuffix("/api/v3")
+        else:
+            root = self.api_url
+        return f"{root}/{self.repo}"
+
+    def blob_url(self, commit: str, path: str, line: int | None = None) -> str:
+        """A file (and line) at one commit, so the link still shows what the run read after later pushes."""
+        separator = "/blob/" if self.kind == "github" else "/-/blob/"
+        return f"{self.web_url()}{separator}{commit}/{quote(path)}" + (f"#L{line}" if line else "")
+
     def scrub(self, text: str) -> str:
         """`text` with the token removed: for every error message that might quote a request."""
         return text.replace(self.token, "<redacted>") if self.token else text
+
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def has_marker(body: str, marker: str) -> bool:
+    """`marker` on a line of its own, outside fenced code: a value quoted in a code block (a command, a plan
+    line) can hold any text, so a marker planted there must not make the issue look like another's."""
+    fence: str | None = None
+    for line in body.splitlines():
+        opening = _FENCE.match(line)
+        if opening:
+            mark = opening.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark):].strip():
+                fence = None
+            continue
+        if fence is None and line.strip() == marker:
+            return True
+    return False
 
 
 def resolve_host_settings(remote_url: str | None, config_block: GitHostConfig | None, cli_flags: HostFlags,
