@@ -16,6 +16,7 @@ from reconciler.errors import UserError
 from reconciler.remedies.policyreport.build import DEFAULT_MAX_RESULTS, REPORT_KINDS, ReportSettings
 from reconciler.remedies.policyreport.cluster import SyncResult, sync_reports
 from reconciler.report import Report
+from reconciler.telemetry.logs import phase
 
 __all__ = ["DEFAULT_MAX_RESULTS", "REPORT_KINDS", "SyncResult", "publish_policy_reports", "write_policy_reports"]
 
@@ -53,7 +54,7 @@ def publish_policy_reports(request: Any) -> None:
     repo_context = None if options.get("kube_context") else _repo_kube_context(request)
     configuration, _label = load_configuration(options.get("kubeconfig"), options.get("kube_context"),
                                                repo_context)
-    with ApiClient(configuration) as api_client:
+    with phase("publish-policyreport"), ApiClient(configuration) as api_client:
         write_policy_reports(api_client, request.report,
                              max_results=int(options.get("report_max_results") or DEFAULT_MAX_RESULTS))
 
