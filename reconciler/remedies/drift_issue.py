@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from reconciler.findings import Finding
+from reconciler.model.redact import redact
 from reconciler.outputs.markdown_format import (
     code_block,
     escape_markdown,
@@ -32,6 +35,7 @@ from reconciler.outputs.markdown_format import (
     plan_excerpt,
 )
 from reconciler.remedies.githost.base import GitHost, HostIssue
+from reconciler.remedies.githost.redaction import scrub_body
 from reconciler.report import ClusterReport, finding_order
 
 BODY_LIMIT = 60_000          # GitHub refuses issue bodies over 65,536 characters; GitLab allows more
@@ -73,7 +77,7 @@ class DriftContext:
 
 
 def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -> DriftOutcome:
-    findings = sorted(cluster.active(), key=finding_order)
+    findings = [_redacted(f) for f in sorted(cluster.active(), key=finding_order)]
     marker = drift_marker(cluster.cluster)
     existing = host.find_issue(marker, context.labels[0])
     shown = _summaries(findings)
@@ -101,6 +105,26 @@ def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -
     issue = host.update_issue(existing.number, body=body)
     host.comment_issue(existing.number, _change_comment("Findings changed", cluster, appeared, resolved))
     return DriftOutcome(cluster.cluster, "updated", issue, appeared, resolved)
+
+
+def _redacted(f: Finding) -> Finding:
+    """Every text a finding carries, redacted word by word before it is escaped or shortened: a table cell
+    cut at 160 characters could otherwise show the first half of a token no pattern recognises any more."""
+    subject = replace(f.subject, name=scrub_body(f.subject.name)) if f.subject else None
+    fix = replace(f.fix, description=scrub_body(f.fix.description),
+                  command=scrub_body(f.fix.command) if f.fix.command else None) if f.fix else None
+    return replace(f, message=scrub_body(f.message), title=scrub_body(f.title), subject=subject,
+                   desired=_scrubbed(f.desired), live=_scrubbed(f.live), fix=fix, extra=_scrubbed(f.extra))
+
+
+def _scrubbed(value: Any) -> Any:
+    """Key-name redaction (`redact`), then every string word by word; tuples become lists (`redact` walks
+    dicts and lists only, and `extra["changes"]` holds tuples)."""
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in redact(value).items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrubbed(v) for v in redact(list(value))]
+    return scrub_body(value) if isinstance(value, str) else value
 
 
 def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: DriftContext) -> str:
@@ -139,7 +163,7 @@ def _provenance(cluster: ClusterReport, context: DriftContext) -> str:
         commit = (cluster.git.commit or "")[:12] or "working tree"
         parts.append(f"desired state from {inline_code(cluster.git.ref)} at {inline_code(commit)}")
     if cluster.live_source:
-        parts.append(f"live state from {escape_markdown(cluster.live_source)}")
+        parts.append(f"live state from {escape_markdown(scrub_body(cluster.live_source))}")
     return ", ".join(parts) + "."
 
 
@@ -154,8 +178,8 @@ def _summary_table(cluster: ClusterReport) -> str:
 
 
 def _plan_block(findings: list[Finding], context: DriftContext) -> str:
-    if context.plan_lines:
-        return code_block("\n".join(context.plan_lines), "diff")
+    if context.plan_lines:   # dedented so `+`/`~` open the line, where diff highlighting looks for them
+        return code_block(textwrap.dedent("\n".join(context.plan_lines)), "diff")
     return plan_excerpt(findings)
 
 
