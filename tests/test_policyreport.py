@@ -225,6 +225,13 @@ def test_max_results_option_bounds_each_object(server: KubeTestServer, api: clie
     obj = stored(server, CLUSTER_POLICY_REPORT)
     assert obj is not None and len(obj["results"]) == 10
     assert obj["results"][-1]["properties"] == {"omitted": "21", "total": "30", "maxResults": "10"}
+    assert obj["metadata"]["annotations"]["kai-gitops/results-omitted"] == "21"
+    obj["metadata"]["annotations"]["team.example.com/owner"] = "platform"     # someone else's annotation
+    server.add(obj)
+    write_policy_reports(api, report(*many[:5]), max_results=10, now=NOW)
+    smaller = stored(server, CLUSTER_POLICY_REPORT)
+    assert smaller is not None and len(smaller["results"]) == 5
+    assert smaller["metadata"]["annotations"] == {"kai-gitops/results-total": "5", "team.example.com/owner": "platform"}
     with pytest.raises(UserError, match="at least 1"):
         write_policy_reports(api, report(*many), max_results=0)
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from reconciler.telemetry.logs import JsonFormatter, phase, run_context
-from tests.helpers import run_cli
+from tests.helpers import DEMO_SNAPSHOTS, run_cli
 from tests.reconcile_support import Demo, demo_cluster
 from tests.support.kubeserver import Fault
 from tests.support.pushgateway import PushgatewayStandin
@@ -230,3 +230,17 @@ def test_json_log_lines_parse_and_never_carry_a_planted_secret(planted: tuple[st
     assert (parsed["runId"], parsed["cluster"], parsed["phase"], parsed["level"]) == (
         "abc123def456", "prod", "publish", "warning")
     assert secret not in line
+
+
+def test_diff_reports_too_and_a_snapshot_cannot(demo: Demo) -> None:
+    register_reports(demo.server, WG)
+    code, _out, err = run_cli(["diff", "--repo", demo.repo, "--cluster", "prod-addon", "--kubeconfig",
+                               demo.kubeconfig, "--report-to", "policyreport", "--report-max-results", "3"])
+    assert code == 2, err
+    cpolr = demo.server.get_object(CLUSTER_POLICY_REPORT.api_version, "ClusterPolicyReport", "kai-gitops-prod-addon")
+    assert cpolr is not None and len(cpolr["results"]) == 3
+    assert cpolr["results"][-1]["policy"] == "kai-gitops-report-truncated"
+
+    code, _out, err = run_cli(["diff", "--repo", demo.repo, "--cluster", "prod-addon", "--snapshot",
+                               DEMO_SNAPSHOTS / "prod-addon.yaml", "--report-to", "policyreport"])
+    assert code == 1 and "cannot be used with --snapshot" in err.splitlines()[-1]

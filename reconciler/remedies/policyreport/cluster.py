@@ -35,6 +35,7 @@ from reconciler.remedies.policyreport.build import (
 
 log = logging.getLogger("kai_gitops.policyreport")
 _COMPARED = ("results", "summary", "configuration", "source")
+OWN_PREFIX = "kai-gitops/"
 
 
 @dataclass
@@ -152,9 +153,19 @@ def _first_seen(old: dict[str, Any] | None) -> dict[str, dict[str, int]]:
 
 def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
     old_meta, new_meta = old.get("metadata") or {}, new["metadata"]
-    if any((old_meta.get(k) or {}) != {**(old_meta.get(k) or {}), **new_meta[k]} for k in ("labels", "annotations")):
+    if any(_ours(old_meta.get(k)) != _ours(new_meta[k]) for k in ("labels", "annotations")):
         return False
     return all(old.get(k) == new.get(k) for k in _COMPARED)
+
+
+def _ours(entries: dict[str, str] | None) -> dict[str, str]:
+    """Our labels and annotations; others' (added by a user or a tool) are kept as they are."""
+    return {k: v for k, v in (entries or {}).items() if k.startswith(OWN_PREFIX) or k == MANAGED_BY_LABEL}
+
+
+def _merged(old: dict[str, str] | None, new: dict[str, str]) -> dict[str, str]:
+    others = {k: v for k, v in (old or {}).items() if k not in _ours(old)}
+    return {**others, **new}
 
 
 class _Store:
@@ -203,8 +214,8 @@ class _Store:
             meta = body["metadata"]
             old_meta = old.get("metadata") or {}
             meta["resourceVersion"] = old_meta.get("resourceVersion")
-            meta["labels"] = {**(old_meta.get("labels") or {}), **meta["labels"]}
-            meta["annotations"] = {**(old_meta.get("annotations") or {}), **meta["annotations"]}
+            meta["labels"] = _merged(old_meta.get("labels"), meta["labels"])
+            meta["annotations"] = _merged(old_meta.get("annotations"), meta["annotations"])
             try:
                 self._replace_once(kind, body)
                 return
