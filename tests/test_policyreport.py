@@ -10,13 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import orjson
 import pytest
-import yaml
 from kubernetes import client
 
 from reconciler.errors import UserError
@@ -34,31 +32,10 @@ from reconciler.remedies.policyreport.build import (
 )
 from reconciler.report import ClusterReport, GitInfo, Report
 from tests.support.kubeserver import Fault, KubeTestServer
+from tests.support.report_crds import OPEN, WG, crd_schema, register_reports
 
-CRDS = Path(__file__).parent / "fixtures" / "reports"
-CRD_FILES = {CLUSTER_POLICY_REPORT: "wgpolicyk8s.io_clusterpolicyreports.v1alpha2.yaml",
-             POLICY_REPORT: "wgpolicyk8s.io_policyreports.v1alpha2.yaml",
-             OPEN_CLUSTER_REPORT: "openreports.io_clusterreports.yaml",
-             OPEN_REPORT: "openreports.io_reports.yaml"}
-WG = (CLUSTER_POLICY_REPORT, POLICY_REPORT)
-OPEN = (OPEN_CLUSTER_REPORT, OPEN_REPORT)
 NOW = datetime(2026, 12, 1, 9, 0, 0, 250_000, tzinfo=UTC)
 COMMIT = "05a796e0c1d2e3f4a5b6c7d8e9f00112233445566"
-
-
-def crd_schema(kind: ReportKind) -> dict[str, Any]:
-    crd = yaml.safe_load((CRDS / CRD_FILES[kind]).read_text())
-    version = next(v for v in crd["spec"]["versions"] if v["name"] == kind.version)
-    return version["schema"]["openAPIV3Schema"]
-
-
-def register_reports(server: KubeTestServer, kinds: tuple[ReportKind, ...]) -> None:
-    """Serve the kinds exactly as the CRD files name them (group, plural, scope)."""
-    for kind in kinds:
-        spec = yaml.safe_load((CRDS / CRD_FILES[kind]).read_text())["spec"]
-        assert kind.version in [v["name"] for v in spec["versions"] if v["served"]]
-        server.register_kind(spec["group"], kind.version, spec["names"]["kind"], spec["names"]["plural"],
-                             namespaced=spec["scope"] == "Namespaced")
 
 
 @pytest.fixture
@@ -285,3 +262,15 @@ def test_concurrent_update_is_reread_once(server: KubeTestServer, api: client.Ap
     assert result.updated == ["ClusterPolicyReport/kai-gitops-prod"]
     cluster = stored(server, CLUSTER_POLICY_REPORT)
     assert cluster is not None and [r["policy"] for r in cluster["results"]] == ["KAI-D-002"]
+
+
+def test_a_lone_kind_of_a_pair_still_gets_what_it_can_hold(server: KubeTestServer, api: client.ApiClient,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    register_reports(server, (CLUSTER_POLICY_REPORT, OPEN_REPORT))
+    with caplog.at_level(logging.WARNING, logger="kai_gitops"):
+        write_policy_reports(api, report(*SAMPLE), now=NOW)
+    cluster = stored(server, CLUSTER_POLICY_REPORT)
+    assert cluster is not None and len(cluster["results"]) == len(SAMPLE)     # every scope in the one report
+    assert stored(server, OPEN_REPORT, "nvcf-backend") is not None
+    [warning] = caplog.records
+    assert "Report is served without its cluster-scoped kind; 2 cluster-scoped findings" in warning.getMessage()

@@ -18,12 +18,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
+from reconciler.remedies.policyreport.build import CLUSTER_POLICY_REPORT
 from reconciler.telemetry.logs import JsonFormatter, phase, run_context
 from tests.helpers import DEMO_SNAPSHOTS, run_cli
 from tests.reconcile_support import Demo, demo_cluster
 from tests.support.kubeserver import Fault
 from tests.support.pushgateway import PushgatewayStandin
-from tests.test_policyreport import CLUSTER_POLICY_REPORT, WG, crd_schema, register_reports
+from tests.support.report_crds import WG, crd_schema, register_reports
 
 
 @pytest.fixture

@@ -100,7 +100,10 @@ def sync_reports(api_client: Any, findings: list[Finding], settings: ReportSetti
 
 def _all_in_one(planned: list[Scope], kind: ReportKind) -> list[Scope]:
     if kind.namespaced:
-        return [s for s in planned if s.namespace is not None]  # cluster findings have no namespace to go to
+        if planned[0].findings:
+            log.warning("policy reports: %s is served without its cluster-scoped kind; %d cluster-scoped "
+                        "findings are not written as %s", kind.kind, len(planned[0].findings), kind.kind)
+        return [s for s in planned if s.namespace is not None]
     return [Scope(None, [f for s in planned for f in s.findings])]
 
 
