@@ -203,6 +203,9 @@ def test_max_results_option_bounds_each_object(server: KubeTestServer, api: clie
     assert obj is not None and len(obj["results"]) == 10
     assert obj["results"][-1]["properties"] == {"omitted": "21", "total": "30", "maxResults": "10"}
     assert obj["metadata"]["annotations"]["kai-gitops/results-omitted"] == "21"
+    mark = len(server.requests)
+    [again] = write_policy_reports(api, report(*many), max_results=10, now=NOW + timedelta(hours=1))
+    assert again.unchanged and writes(server, mark) == []      # truncated, but unchanged: not rewritten
     obj["metadata"]["annotations"]["team.example.com/owner"] = "platform"     # someone else's annotation
     server.add(obj)
     write_policy_reports(api, report(*many[:5]), max_results=10, now=NOW)

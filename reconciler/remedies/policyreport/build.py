@@ -107,7 +107,8 @@ def build_report(kind: ReportKind, scope: Scope, settings: ReportSettings, now: 
     kept = _within_bounds(body, results, settings)
     omitted = len(results) - len(kept)
     if omitted:
-        kept.append(_truncation_result(omitted, len(results), settings, stamp))
+        # stamped like the first result it stands for, so an unchanged truncated report is not rewritten
+        kept.append(_truncation_result(omitted, len(results), settings, results[len(kept)]["timestamp"]))
         body["metadata"]["annotations"][OMITTED_ANNOTATION] = str(omitted)
     body["results"] = kept
     body["summary"] = _summary(ordered)
