@@ -99,7 +99,8 @@ def scopes(findings: Iterable[Finding], *, cluster_namespaces: frozenset[str] = 
 
 def build_report(kind: ReportKind, scope: Scope, settings: ReportSettings, now: datetime,
                  first_seen: Mapping[str, dict[str, int]] | None = None) -> dict[str, Any]:
-    """One report object; `first_seen` maps fingerprints to the timestamps an earlier run gave them."""
+    """One report object; `first_seen` maps fingerprints (and TRUNCATED_POLICY) to the timestamps an earlier
+    run gave them."""
     stamp = {"seconds": int(now.timestamp()), "nanos": now.microsecond * 1000}
     ordered = sorted(scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f)))
     results = [_result(f, settings, (first_seen or {}).get(f.fingerprint, stamp)) for f in ordered]
@@ -107,8 +108,9 @@ def build_report(kind: ReportKind, scope: Scope, settings: ReportSettings, now: 
     kept = _within_bounds(body, results, settings)
     omitted = len(results) - len(kept)
     if omitted:
-        # stamped like the first result it stands for, so an unchanged truncated report is not rewritten
-        kept.append(_truncation_result(omitted, len(results), settings, results[len(kept)]["timestamp"]))
+        # keeps the time the report was first truncated, so an unchanged truncated report is not rewritten
+        since = (first_seen or {}).get(TRUNCATED_POLICY, stamp)
+        kept.append(_truncation_result(omitted, len(results), settings, since))
         body["metadata"]["annotations"][OMITTED_ANNOTATION] = str(omitted)
     body["results"] = kept
     body["summary"] = _summary(ordered)

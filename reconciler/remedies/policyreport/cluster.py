@@ -25,6 +25,7 @@ from reconciler.remedies.policyreport.build import (
     OMITTED_ANNOTATION,
     REPORT_KINDS,
     SOURCE,
+    TRUNCATED_POLICY,
     ReportKind,
     ReportSettings,
     Scope,
@@ -148,6 +149,8 @@ def _first_seen(old: dict[str, Any] | None) -> dict[str, dict[str, int]]:
     seen: dict[str, dict[str, int]] = {}
     for item in (old or {}).get("results") or []:
         fingerprint = (item.get("properties") or {}).get("fingerprint")
+        if item.get("policy") == TRUNCATED_POLICY:
+            fingerprint = TRUNCATED_POLICY
         stamp = item.get("timestamp")
         if fingerprint and isinstance(stamp, dict) and {"seconds", "nanos"} <= stamp.keys():
             seen[fingerprint] = {"seconds": int(stamp["seconds"]), "nanos": int(stamp["nanos"])}
