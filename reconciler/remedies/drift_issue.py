@@ -21,7 +21,7 @@ import json
 import re
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reconciler.findings import Finding
@@ -73,7 +73,7 @@ class DriftContext:
     plan_lines: list[str] | None = None       # the reconcile plan for this cluster, Terraform-style
     fix_command: str | None = None
     command: str = "reconcile"
-    extra_notes: list[str] = field(default_factory=list)
+    plan_counts: dict[str, int] | None = None  # the plan's create/update/operator counts, when there is one
 
 
 def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -> DriftOutcome:
@@ -130,7 +130,7 @@ def _scrubbed(value: Any) -> Any:
 def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: DriftContext) -> str:
     head = [drift_marker(cluster.cluster),
             f"## kai-gitops: drift in cluster {inline_code(cluster.cluster)}", "", _provenance(cluster, context),
-            "", _summary_table(cluster), "", "### Findings", "", findings_table(findings, context.link)]
+            "", _summary_table(cluster, context), "", "### Findings", "", findings_table(findings, context.link)]
     plan = _plan_block(findings, context)
     tail = [*(["### Plan", "", plan, ""] if plan else []), *_fix_section(cluster, context),
             "", "_This issue is kept current by kai-gitops: it is rewritten when the findings change and closed "
@@ -167,10 +167,13 @@ def _provenance(cluster: ClusterReport, context: DriftContext) -> str:
     return ", ".join(parts) + "."
 
 
-def _summary_table(cluster: ClusterReport) -> str:
+def _summary_table(cluster: ClusterReport, context: DriftContext) -> str:
     s = cluster.summary()
-    rows = [("drift", s["drift"]), ("to create", s["to_create"]), ("to update", s["to_update"]),
-            ("operator actions", s["operator_actions"]), ("errors", s["errors"]), ("warnings", s["warnings"]),
+    # The plan also settles some violations (a node label), so its counts are the ones to act on.
+    plan = context.plan_counts or {"create": s["to_create"], "update": s["to_update"],
+                                   "operator": s["operator_actions"]}
+    rows = [("drift", s["drift"]), ("to create", plan["create"]), ("to update", plan["update"]),
+            ("operator actions", plan["operator"]), ("errors", s["errors"]), ("warnings", s["warnings"]),
             ("info", s["info"]), ("waived", s["waived"])]
     nvca = f"\n\nNVCA `kai-scheduler-queues` predicted: **{escape_markdown(cluster.nvca.status)}**" \
         if cluster.nvca else ""
