@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -277,3 +278,42 @@ def test_a_lone_kind_of_a_pair_still_gets_what_it_can_hold(server: KubeTestServe
     assert stored(server, OPEN_REPORT, "nvcf-backend") is not None
     [warning] = caplog.records
     assert "Report is served without its cluster-scoped kind; 2 cluster-scoped findings" in warning.getMessage()
+
+
+def test_report_objects_are_the_only_cluster_deletes_in_the_code() -> None:
+    """Structural: every delete call in the package is listed here, with what it deletes."""
+    import ast
+
+    allowed = {("remedies/policyreport/cluster.py", "delete_namespaced_custom_object"),
+               ("remedies/policyreport/cluster.py", "delete_cluster_custom_object"),
+               ("remedies/policyreport/cluster.py", "delete"),                  # _Store.delete: reports only
+               ("checks/policy/opa_engine.py", "delete_policy")}                # OPA server policies, not a cluster
+    root = Path(__file__).resolve().parents[1] / "reconciler"
+    found = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                name = node.func.attr
+            elif isinstance(node, ast.Constant) and node.value == "DELETE":
+                name = "DELETE"
+            if name and name.lower().startswith("delete"):
+                found.add((path.relative_to(root).as_posix(), name))
+    assert found <= allowed, found - allowed
+    assert ("remedies/policyreport/cluster.py", "delete") in found
+
+
+def test_the_delete_refuses_anything_not_ours(server: KubeTestServer, api: client.ApiClient) -> None:
+    from reconciler.remedies.policyreport.cluster import _Store
+
+    register_reports(server, WG)
+    theirs = server.add({"apiVersion": POLICY_REPORT.api_version, "kind": "PolicyReport",
+                         "metadata": {"name": "kai-gitops-prod", "namespace": "nvcf-backend",
+                                      "labels": {"app.kubernetes.io/managed-by": "kyverno"}}})
+    queue = ReportKind("scheduling.run.ai", "v2", "Queue", "queues", False)
+    with pytest.raises(AssertionError, match="refusing to delete"):
+        _Store(api).delete(POLICY_REPORT, theirs, "prod")
+    with pytest.raises(AssertionError, match="refusing to delete"):
+        _Store(api).delete(queue, {"metadata": {"name": "default", "labels": {
+            "app.kubernetes.io/managed-by": "kai-gitops", "kai-gitops/cluster": "prod"}}}, "prod")
+    assert writes(server) == []
