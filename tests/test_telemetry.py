@@ -245,3 +245,12 @@ def test_diff_reports_too_and_a_snapshot_cannot(demo: Demo) -> None:
     code, _out, err = run_cli(["diff", "--repo", demo.repo, "--cluster", "prod-addon", "--snapshot",
                                DEMO_SNAPSHOTS / "prod-addon.yaml", "--report-to", "policyreport"])
     assert code == 1 and "cannot be used with --snapshot" in err.splitlines()[-1]
+
+
+def test_text_logs_show_the_summary_not_each_object(demo: Demo) -> None:
+    register_reports(demo.server, WG)
+    code, _out, err = demo.reconcile("--report-to", "policyreport", "--log-format", "text")
+    assert code == 2, err
+    assert [line for line in err.splitlines() if "policy reports" in line] == [
+        "kai-gitops: policy reports (ClusterPolicyReport, PolicyReport): 2 created, 0 updated, 0 unchanged, "
+        "0 deleted"]

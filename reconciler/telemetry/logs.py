@@ -102,6 +102,11 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+def _no_audit_detail(record: logging.LogRecord) -> bool:
+    """Per-object audit records are for log stacks; a person reads the summary line that follows them."""
+    return record.levelno > logging.INFO or not hasattr(record, "audit")
+
+
 def resolve_format(fmt: str, stream: TextIO | None = None) -> str:
     if fmt not in FORMATS:
         from reconciler.errors import UserError
@@ -122,6 +127,8 @@ def logging_to_stderr(fmt: str = "auto", *, stream: TextIO | None = None, level:
     logger = logging.getLogger(LOGGER)
     handler = _StderrHandler(stream)
     handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
+    if chosen == "text":
+        handler.addFilter(_no_audit_detail)
     previous = logger.level
     logger.addHandler(handler)
     logger.setLevel(level)
