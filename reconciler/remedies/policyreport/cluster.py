@@ -46,7 +46,12 @@ class SyncResult:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
-    omitted_results: int = 0
+    omitted_by_group: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def omitted_results(self) -> int:
+        """Findings not listed for lack of room; each API group holds the same findings, so counted once."""
+        return max(self.omitted_by_group.values(), default=0)
 
     def describe(self) -> str:
         if not self.kinds:
@@ -128,7 +133,7 @@ def _sync_kind(store: _Store, kind: ReportKind, wanted: list[Scope], settings: R
             store.replace(kind, body, old)
             result.updated.append(label)
             log.info("policy reports: updated %s", label, extra={"audit": "update", "object": label})
-    result.omitted_results = max(result.omitted_results, omitted)   # each family holds the same findings
+    result.omitted_by_group[kind.group] = result.omitted_by_group.get(kind.group, 0) + omitted
     for key, stale in existing.items():
         label = _describe(kind, key)
         store.delete(kind, stale, settings.cluster)
