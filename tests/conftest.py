@@ -1,0 +1,23 @@
+"""Suite-wide settings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _text_logs() -> Iterator[None]:
+    """The CLI picks JSON log lines when stderr is not a terminal, as under the test runner; the suite's
+    error-line assertions read the text form. Tests of the JSON form pass --log-format json.
+
+    Session-scoped, so module-scoped fixtures that run the CLI see it too."""
+    previous = os.environ.get("KAI_GITOPS_LOG_FORMAT")
+    os.environ["KAI_GITOPS_LOG_FORMAT"] = "text"
+    yield
+    if previous is None:
+        os.environ.pop("KAI_GITOPS_LOG_FORMAT", None)
+    else:
+        os.environ["KAI_GITOPS_LOG_FORMAT"] = previous
