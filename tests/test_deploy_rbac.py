@@ -1,7 +1,9 @@
-"""deploy/rbac.yaml grants every request the cluster reader makes, and no write.
+"""deploy/'s RBAC grants every request each mode makes, and nothing more than that mode may do.
 
-A read the ServiceAccount may not make is a 403, and a 403 ends the run: so this test reads the demo
-cluster through the test server and checks each request against the shipped RBAC.
+The test API server does not enforce RBAC, so each request it served is checked against the rules the
+rendered overlay binds to the kai-gitops ServiceAccount. What the default (least-privilege) layout does
+not grant, the server answers 403 here, as the real one would: the cluster-wide Helm release Secret
+list. The reader must then fall back to namespace kai-scheduler and report KAI-R-016, not fail.
 """
 
 from __future__ import annotations
@@ -10,39 +12,45 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
+import orjson
+import pytest
 
 from reconciler.sources.cluster import cluster_reader
 from reconciler.sources.cluster.client import ReadSettings
-from tests.helpers import ROOT, load_demo_builder
-from tests.support.kubeserver import KubeTestServer
-from tests.test_cluster_source import serve, write_kubeconfig
+from reconciler.sources.snapshot import read_snapshot
+from tests.helpers import load_demo_builder
+from tests.support.kubeserver import Fault, KubeTestServer, RequestRecord
+from tests.test_cluster_source import FAST, run_cli, serve, write_kubeconfig
+from tests.test_deploy_manifests import rendered
+
+Obj = dict[str, Any]
+Rule = tuple[str | None, str, Obj]   # (namespace or None for cluster-wide, role name, rule)
+Attributes = tuple[str, str, str | None, str | None, str]
 
 _CORE = re.compile(r"^/api/v1/(?:namespaces/(?P<ns>[^/]+)/)?(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?P<sub>/.*)?$")
 _GROUP = re.compile(r"^/apis/(?P<group>[^/]+)/[^/]+/(?:namespaces/(?P<ns>[^/]+)/)?(?P<res>[^/]+)"
                     r"(?:/(?P<name>[^/]+))?$")
+_DISCOVERY = re.compile(r"^/api(/v1)?$|^/apis(/[^/]+){0,2}$")
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+CLUSTER_WIDE_SECRETS = r"^/api/v1/secrets$"
+READS = {"get", "list", "watch"}
 
 
-def rbac_rules() -> list[tuple[str | None, dict[str, Any]]]:
-    """(namespace or None for cluster-wide, rule) for every rule bound to the kai-gitops ServiceAccount."""
-    docs = [d for d in yaml.safe_load_all((ROOT / "deploy/rbac.yaml").read_text()) if d]
-    roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in docs
+def bound_rules(objects: list[Obj]) -> list[Rule]:
+    """Every rule bound to the kai-gitops ServiceAccount by the rendered objects."""
+    roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in objects
              if d["kind"] in ("ClusterRole", "Role")}
-    rules = []
-    for binding in (d for d in docs if d["kind"] in ("ClusterRoleBinding", "RoleBinding")):
-        assert any(s["name"] == "kai-gitops" for s in binding["subjects"])
+    rules: list[Rule] = []
+    for binding in (d for d in objects if d["kind"] in ("ClusterRoleBinding", "RoleBinding")):
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kai-gitops", "namespace": "kai-gitops"}]
         ns = binding["metadata"].get("namespace")
-        role = roles[(binding["roleRef"]["kind"], ns if binding["roleRef"]["kind"] == "Role" else None,
-                      binding["roleRef"]["name"])]
-        rules += [(ns, rule) for rule in role["rules"]]
+        ref = binding["roleRef"]
+        role = roles[(ref["kind"], ns if ref["kind"] == "Role" else None, ref["name"])]
+        rules += [(ns, ref["name"], rule) for rule in role["rules"]]
     return rules
 
 
-Attributes = tuple[str, str, str | None, str | None, str]
-_DISCOVERY = re.compile(r"^/api(/v1)?$|^/apis(/[^/]+){0,2}$")
-
-
-def attributes(path: str) -> Attributes | None:
+def attributes(method: str, path: str) -> Attributes | None:
     """(apiGroup, resource, namespace, name, verb) of a request; None for discovery, which any user may read."""
     if _DISCOVERY.match(path):
         return None
@@ -51,15 +59,18 @@ def attributes(path: str) -> Attributes | None:
         res, name, sub = core["res"], core["name"], core["sub"]
         if sub and sub.startswith("/proxy"):
             return "", f"{res}/proxy", core["ns"], name, "get"
-        return "", res, core["ns"], name, "get" if name else "list"
-    group = _GROUP.match(path)
-    assert group, path
-    return group["group"], group["res"], group["ns"], group["name"], "get" if group["name"] else "list"
+        group, namespace = "", core["ns"]
+    else:
+        match = _GROUP.match(path)
+        assert match, path
+        group, res, namespace, name = match["group"], match["res"], match["ns"], match["name"]
+    verb = _VERBS.get(method) or ("get" if name else "list")
+    return group, res, namespace, name, verb
 
 
-def allowed(rules: list[tuple[str | None, dict[str, Any]]], attrs: Attributes) -> bool:
+def allowed(rules: list[Rule], attrs: Attributes) -> bool:
     group, resource, namespace, name, verb = attrs
-    for scope, rule in rules:
+    for scope, _, rule in rules:
         if scope is not None and scope != namespace:
             continue
         if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] and (
@@ -68,20 +79,126 @@ def allowed(rules: list[tuple[str | None, dict[str, Any]]], attrs: Attributes) -
     return False
 
 
-def test_every_read_of_a_diff_is_granted_and_nothing_writes(tmp_path: Path) -> None:
-    demo = load_demo_builder()
-    rules = rbac_rules()
-    writes = {v for _, r in rules for v in r["verbs"]} - {"get", "list", "watch"}
-    assert writes == set()
-    with KubeTestServer() as server:
-        serve(server, demo.prod_addon_snapshot())
-        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"prod": server.url})
-        cluster_reader(str(kubeconfig), None, settings=ReadSettings(attempts=1))("prod")
-        requests = list(server.requests)
-    assert len(requests) > 10
-    denied = []
+def judge(requests: list[RequestRecord], rules: list[Rule]) -> tuple[list[RequestRecord], list[RequestRecord]]:
+    """(served but not granted, answered 403 although granted): both must be empty for a faithful run."""
+    served_denied, refused_granted = [], []
     for request in requests:
-        attrs = attributes(request.path)
-        if attrs is not None and not allowed(rules, attrs):
-            denied.append((request.method, request.path, attrs))
-    assert denied == []
+        attrs = attributes(request.method, request.path)
+        if attrs is None:
+            continue
+        ok = allowed(rules, attrs)
+        if request.status == 403 and ok:
+            refused_granted.append(request)
+        elif request.status != 403 and not ok:
+            served_denied.append(request)
+    return served_denied, refused_granted
+
+
+@pytest.fixture
+def demo_cluster(tmp_path: Path) -> Any:
+    with KubeTestServer() as server:
+        serve(server, load_demo_builder().prod_addon_snapshot())
+        server.kubeconfig = str(write_kubeconfig(tmp_path / "kubeconfig", {"prod": server.url}, current="prod"))
+        yield server
+
+
+def read(server: KubeTestServer) -> Any:
+    return cluster_reader(server.kubeconfig, None, settings=ReadSettings(attempts=1))("prod")
+
+
+def test_read_roles_write_nothing(tmp_path: Path) -> None:
+    for overlay in ("report-only", "self-heal"):
+        rules = bound_rules(rendered(tmp_path, overlay, ("cluster-wide-releases",)))
+        reads = [r for r in rules if r[1].startswith("kai-gitops-read")]
+        assert reads and {v for _, _, r in reads for v in r["verbs"]} <= READS
+
+
+def test_report_only_writes_nothing(tmp_path: Path) -> None:
+    rules = bound_rules(rendered(tmp_path, "report-only", ("opa-sidecar", "cluster-wide-releases")))
+    assert {v for _, _, r in rules for v in r["verbs"]} <= READS
+
+
+def test_fixer_role_grants_only_what_spec_8_lets_a_fix_touch(tmp_path: Path) -> None:
+    """SPEC §8: create/patch Queues, the node label, and the apply Lease; never delete, Secrets or Pods."""
+    rules = bound_rules(rendered(tmp_path, "self-heal"))
+    writes = {(scope, g, res, v) for scope, _, r in rules for g in r["apiGroups"] for res in r["resources"]
+              for v in r["verbs"] if v not in READS}
+    assert writes == {(None, "scheduling.run.ai", "queues", "create"), (None, "scheduling.run.ai", "queues", "patch"),
+                      (None, "", "nodes", "patch"),
+                      ("kai-gitops", "coordination.k8s.io", "leases", "create"),
+                      ("kai-gitops", "coordination.k8s.io", "leases", "update")}
+    secrets = [r for _, _, r in rules if "secrets" in r["resources"]]
+    assert all(set(r["verbs"]) == {"list"} for r in secrets)
+
+
+def test_default_layout_reads_releases_in_kai_scheduler_only_and_says_so(demo_cluster: KubeTestServer,
+                                                                          tmp_path: Path) -> None:
+    rules = bound_rules(rendered(tmp_path, "report-only"))
+    assert not allowed(rules, ("", "secrets", None, None, "list"))
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    live = read(demo_cluster)
+    assert judge(demo_cluster.requests, rules) == ([], [])
+    assert [r.path for r in demo_cluster.requests if r.status == 403] == ["/api/v1/secrets"]
+    assert live.release_namespaces == ["kai-scheduler"]
+    assert "HTTP 403" in live.release_search_reason
+    assert [(r.namespace, r.name) for r in live.releases] == [("kai-scheduler", "kai-scheduler")]
+
+
+def test_cluster_wide_component_finds_the_release_in_another_namespace(demo_cluster: KubeTestServer,
+                                                                        tmp_path: Path) -> None:
+    rules = bound_rules(rendered(tmp_path, "self-heal", ("cluster-wide-releases",)))
+    live = read(demo_cluster)
+    assert judge(demo_cluster.requests, rules) == ([], [])
+    assert live.release_namespaces is None
+    assert sorted((r.namespace, r.name) for r in live.releases) == [("kai-scheduler", "kai-scheduler"),
+                                                                     ("runai", "kai")]
+
+
+def test_diff_reports_not_checked_instead_of_failing(demo_cluster: KubeTestServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    args = ["diff", "--repo", str(repo), "--cluster", "prod-addon", "--kubeconfig", demo_cluster.kubeconfig,
+            "-o", "json"]
+    wide = run_cli(args)
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    narrow = run_cli(args)
+    assert (wide.exit_code, narrow.exit_code) == (2, 2), narrow.stderr
+
+    def rules_fired(result: Any) -> dict[str, list[str]]:
+        fired: dict[str, list[str]] = {}
+        for f in orjson.loads(result.stdout)["findings"]:
+            fired.setdefault(f["rule"], []).append(f["message"])
+        return fired
+
+    assert "KAI-R-016" not in rules_fired(wide) and "KAI-R-011" in rules_fired(wide)
+    fired = rules_fired(narrow)
+    assert "KAI-R-011" not in fired and "KAI-R-010" not in fired   # runai/kai is not visible any more
+    (message,) = fired["KAI-R-016"]
+    assert message.startswith("KAI Helm releases were searched only in namespace(s) kai-scheduler (reading Helm "
+                              "release Secrets from context prod (GET /api/v1/secrets?")
+    finding = next(f for f in orjson.loads(narrow.stdout)["findings"] if f["rule"] == "KAI-R-016")
+    assert finding["severity"] == "info"  # least privilege alone never fails the CronJob
+
+
+def test_snapshot_keeps_the_narrower_search(demo_cluster: KubeTestServer, tmp_path: Path) -> None:
+    from reconciler.sources.snapshot_writer import snapshot_command
+
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    snapshot_command(str(tmp_path / "snap.yaml"), demo_cluster.kubeconfig, None, settings=FAST)
+    saved = read_snapshot(str(tmp_path / "snap.yaml"))
+    assert saved.release_namespaces == ["kai-scheduler"] and "HTTP 403" in saved.release_search_reason
+
+
+def test_namespaced_release_list_denied_too_is_one_clear_error(demo_cluster: KubeTestServer,
+                                                               tmp_path: Path) -> None:
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    demo_cluster.inject_fault(Fault(r"^/api/v1/namespaces/kai-scheduler/secrets$", status=403, times=-1))
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    result = run_cli(["diff", "--repo", str(repo), "--cluster", "prod-addon", "--kubeconfig",
+                      demo_cluster.kubeconfig])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("kai-gitops: error: reading Helm release Secrets in namespace kai-scheduler "
+                                    "from context prod (GET /api/v1/namespaces/kai-scheduler/secrets?")
+    assert "HTTP 403" in result.stderr and "grant this identity get/list" in result.stderr
