@@ -22,11 +22,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reconciler.checks.policy.engine import SHIPPED_LABEL, PolicySet, load_policy_set
+from reconciler.checks.policy.engine import load_policy_set
+from reconciler.checks.policy.pack import SHIPPED_LABEL, PolicySet
 from reconciler.errors import UserError
 
 if TYPE_CHECKING:
-    from reconciler.pipeline import DesiredRepo
+    from reconciler.settings import DesiredRepo
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from reconciler.checks.policy.engine import shipped_data_files
+from reconciler.checks.policy.pack import shipped_data_files
 from tests.helpers import assert_one_line_error, commit_files, load_demo_builder, run_cli
 from tests.policy.conftest import USER_RULE
 from tests.support.opa_standin import OpaStandin
