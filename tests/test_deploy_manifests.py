@@ -116,9 +116,11 @@ def test_the_objects_of_each_overlay(tmp_path: Path) -> None:
               for kind in ("Role", "RoleBinding")},
             *{("rbac.authorization.k8s.io/v1", kind, "nvca-operator", "kai-gitops-read-dto")
               for kind in ("Role", "RoleBinding")}}
-    fixer = {*{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-fix")
+    fixer = {*{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-fixer")
                for kind in ("ClusterRole", "ClusterRoleBinding")},
              *{("rbac.authorization.k8s.io/v1", kind, "kai-gitops", "kai-gitops-lease")
+               for kind in ("Role", "RoleBinding")},
+             *{("rbac.authorization.k8s.io/v1", kind, "default", "kai-gitops-events")
                for kind in ("Role", "RoleBinding")}}
     assert {identity(o) for o in rendered(tmp_path, "report-only")} == base
     assert {identity(o) for o in rendered(tmp_path, "self-heal")} == base | fixer

@@ -119,16 +119,61 @@ def test_report_only_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_fixer_role_grants_only_what_spec_8_lets_a_fix_touch(tmp_path: Path) -> None:
-    """SPEC §8: create/patch Queues, the node label, and the apply Lease; never delete, Secrets or Pods."""
+    """SPEC §8: create/patch Queues, the node label, plus the guard rails (Lease, Events); never delete,
+    Secrets or Pods."""
     rules = bound_rules(rendered(tmp_path, "self-heal"))
     writes = {(scope, g, res, v) for scope, _, r in rules for g in r["apiGroups"] for res in r["resources"]
               for v in r["verbs"] if v not in READS}
     assert writes == {(None, "scheduling.run.ai", "queues", "create"), (None, "scheduling.run.ai", "queues", "patch"),
-                      (None, "", "nodes", "patch"),
+                      (None, "", "nodes", "patch"), ("default", "events.k8s.io", "events", "create"),
                       ("kai-gitops", "coordination.k8s.io", "leases", "create"),
                       ("kai-gitops", "coordination.k8s.io", "leases", "update")}
     secrets = [r for _, _, r in rules if "secrets" in r["resources"]]
     assert all(set(r["verbs"]) == {"list"} for r in secrets)
+
+
+def reconcile_requests(tmp_path: Path, *args: str, items: list[Obj] | None = None) -> list[RequestRecord]:
+    """Requests of one `reconcile` of the demo under the default RBAC (cluster-wide Secret list refused)."""
+    from tests.reconcile_support import demo_cluster
+
+    for demo in demo_cluster(tmp_path, items):
+        demo.server.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+        code, out, err = demo.reconcile(*args)
+        assert code == 2, out + err   # the operator's items (Helm releases, gates…) remain findings
+        assert "KAI-R-016" in out
+        if "--apply" in args:
+            assert "Apply complete: 3 applied" in out, out + err
+        return list(demo.server.requests)
+    raise AssertionError("no demo cluster")
+
+
+def test_report_only_grants_every_request_of_a_reconcile(tmp_path: Path) -> None:
+    rules = bound_rules(rendered(tmp_path, "report-only"))
+    requests = reconcile_requests(tmp_path)
+    assert len(requests) > 10
+    assert judge(requests, rules) == ([], [])
+    assert all(r.method == "GET" for r in requests)
+
+
+def test_self_heal_grants_every_request_of_an_apply_and_nothing_it_does_not_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
+    objects = rendered(tmp_path, "self-heal")
+    rules = bound_rules(objects)
+    fixer = [r for r in rules if not r[1].startswith("kai-gitops-read")]
+    items = [i for i in load_demo_builder().prod_addon_snapshot()   # a missing queue: the apply creates it
+             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    args = next(c for c in objects if c["kind"] == "CronJob")["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    lease_ns = next(a for a in args["containers"][0]["args"] if a.startswith("--lease-namespace="))
+    requests = reconcile_requests(tmp_path, "--apply", lease_ns, items=items)
+    assert judge(requests, rules) == ([], [])
+    used = [a for r in requests if r.status != 403 and (a := attributes(r.method, r.path)) is not None]
+    unused = [(scope, name, rule, verb) for scope, name, rule in fixer for verb in rule["verbs"]
+              if not any(a[4] == verb and allowed([(scope, name, rule)], a) for a in used)]
+    assert unused == []
+    reader = [r for r in rules if r[1].startswith("kai-gitops-read")]
+    writes = [a for a in used if a[4] not in READS]
+    assert writes and not any(allowed(reader, a) for a in writes)  # the read roles alone refuse every write
 
 
 def test_default_layout_reads_releases_in_kai_scheduler_only_and_says_so(demo_cluster: KubeTestServer,
