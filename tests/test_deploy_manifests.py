@@ -207,3 +207,19 @@ def test_every_flag_in_the_manifests_exists(tmp_path: Path, overlay: str, compon
     known = help_flags(command)
     used = {m.group(1) for a in args if (m := _FLAG.match(a))}
     assert used and used <= known, used - known
+
+
+@pytest.mark.parametrize(("kustomization", "error"), [
+    ({"namespace": "x", "resources": ["r.yaml"]}, "does not implement: ['namespace']"),
+    ({"resources": ["r.yaml"], "patches": [{"patch": "metadata: {labels: {a: b}}", "target": {"kind": "ConfigMap"}}]},
+     "strategic-merge patches are not implemented"),
+    ({"resources": ["r.yaml"], "patches": [{"patch": "[]", "target": {"kind": "Secret"}}]}, "matches no resource"),
+    ({"resources": ["r.yaml", "r.yaml"]}, "already registered id"),
+])
+def test_renderer_refuses_what_it_does_not_implement(tmp_path: Path, kustomization: Obj, error: str) -> None:
+    from tests.support.kustomize import KustomizeError
+
+    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n")
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    with pytest.raises(KustomizeError, match=re.escape(error)):
+        render(tmp_path)
