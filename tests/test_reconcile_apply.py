@@ -62,10 +62,10 @@ def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: De
     assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == -1
     assert demo.node_label("gpu-node-2") is None
 
-    writes = target_writes(demo, dry_run=None)
-    assert [(r.method, r.path, r.query.get("dryRun")) for r in writes] == [
-        ("PATCH", PARENT, "All"), ("PATCH", CHILD, "All"), ("PATCH", NODE, "All"),
-        ("PATCH", PARENT, None), ("PATCH", CHILD, None), ("PATCH", NODE, None)]
+    writes = [(r.method, r.path, r.query.get("dryRun")) for r in target_writes(demo, dry_run=None)]
+    # every change dry-run first (concurrently: any order), then written (queues in plan order)
+    assert sorted(writes[:3]) == [("PATCH", NODE, "All"), ("PATCH", PARENT, "All"), ("PATCH", CHILD, "All")]
+    assert writes[3:] == [("PATCH", PARENT, None), ("PATCH", CHILD, None), ("PATCH", NODE, None)]
     assert all(r.query.get("fieldManager") == "kai-gitops" for r in demo.writes())
     assert all(r.method != "DELETE" for r in demo.server.requests)
     assert not [r for r in demo.writes() if "/secrets" in r.path or "/pods" in r.path]
@@ -100,6 +100,18 @@ def test_a_saved_plan_is_applied_exactly(demo: Demo, tmp_path: Path) -> None:
     _code, report, err = demo.reconcile_json("--plan", plan, "--apply")
     assert report["apply"]["planId"] == saved["id"] and report["plan"]["id"] == saved["id"]
     assert report["apply"]["applied"] == 3, err
+
+
+def test_a_saved_plan_applied_again_finds_everything_done_and_writes_nothing(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    demo.reconcile("--plan", plan, "--apply")
+    before = len(demo.server.requests)
+    code, report, err = demo.reconcile_json("--plan", plan, "--apply")
+    assert code == 2, err   # applied, but the operator's findings remain
+    assert {c["result"] for c in report["apply"]["changes"]} == {"already-applied"}
+    assert report["apply"]["ok"] and report["apply"]["skipped"] == 3
+    assert [r for r in demo.server.requests[before:] if TARGETS.match(r.path) and r.method != "GET"] == []
 
 
 def test_a_stale_field_refuses_the_whole_plan_and_nothing_is_written(demo: Demo, tmp_path: Path) -> None:

@@ -87,10 +87,12 @@ def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Conn
                 if result.result == "applied":
                     events.send(result)
 
+            skipped = [ChangeResult(change, "already-applied") for change in done]
+            for result in skipped:
+                audit.record(result)
             results = apply_changes(writer, pending, decided, lost=lambda: lease.lost)
         finally:
             audit.close()
-    skipped = [ChangeResult(change, "already-applied") for change in done]
     return ApplyResult(plan.id, results + skipped, warnings=events.failures)
 
 
