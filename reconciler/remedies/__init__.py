@@ -1,4 +1,4 @@
-"""The fix half of the loop: plan (typed change set), dry-run, apply, lease, audit.
+"""The fix half of the loop: plan (typed change set), dry-run, apply, lease, audit; and where reports go.
 
     plan.py      Plan / Change / FieldChange: typed, hashed, versioned JSON, Terraform-style text
     planner.py   findings + live state -> Plan (pure)
@@ -7,4 +7,7 @@
     apply.py     the only module that writes to a cluster, and only the writes SPEC §8 allows
     lease.py     a coordination.k8s.io/v1 Lease so two reconcilers never apply at once
     audit.py     one JSON line per change
+    publish.py   --report-to TARGET dispatch (PublishRequest, TARGETS)
+    githost/     the Git host interface over GitHub (PyGithub) and GitLab (python-gitlab)
+    drift_issue.py, report_to_host.py   one drift issue per cluster in the Git host, kept current
 """

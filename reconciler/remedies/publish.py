@@ -1,0 +1,59 @@
+"""Where a run's report goes besides stdout: `--report-to TARGET` (repeatable) dispatches through `TARGETS`.
+
+A target is a function taking one `PublishRequest`; it raises `UserError` for anything an operator must fix.
+A new target adds its name and module to `_TARGET_MODULES`; importing that module calls `register`. So
+the CLI imports no host client or cluster writer until a target is actually asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any
+
+from reconciler.errors import UserError
+from reconciler.model.config import RepoConfig
+from reconciler.report import Report
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    report: Report
+    plan: Any | None = None                   # reconciler.remedies.plan.Plan when `reconcile` made one
+    options: Mapping[str, Any] = field(default_factory=dict)   # the CLI's options, by click parameter name
+    config: RepoConfig | None = None          # kai-gitops.yaml as the run read it (else re-read at its commit)
+
+
+Target = Callable[[PublishRequest], None]
+TARGETS: dict[str, Target] = {}
+# Target name -> module whose import registers it: keeps heavy clients (PyGithub, kubernetes) lazy.
+_TARGET_MODULES: dict[str, str] = {
+    "github": "reconciler.remedies.report_to_host",
+    "gitlab": "reconciler.remedies.report_to_host",
+}
+
+
+def register(name: str, target: Target, module: str | None = None) -> None:
+    TARGETS[name] = target
+    if module:
+        _TARGET_MODULES[name] = module
+
+
+def known_targets() -> tuple[str, ...]:
+    return tuple(sorted(set(_TARGET_MODULES) | set(TARGETS)))
+
+
+def publish(names: tuple[str, ...] | list[str], request: PublishRequest) -> None:
+    """Every named target, in order; an unknown name fails before anything is sent."""
+    targets = [_target(name) for name in dict.fromkeys(names)]
+    for target in targets:
+        target(request)
+
+
+def _target(name: str) -> Target:
+    if name not in TARGETS and name in _TARGET_MODULES:
+        import_module(_TARGET_MODULES[name])
+    if name not in TARGETS:
+        raise UserError(f"unknown --report-to target '{name}'", hint="known: " + ", ".join(known_targets()))
+    return TARGETS[name]
