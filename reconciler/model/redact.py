@@ -18,9 +18,13 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE)
 # Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
 _REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode)$", re.IGNORECASE)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.IGNORECASE)
-_SECRET_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)\S+",
-                         re.IGNORECASE)
+# Both shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
+# run's `lead`: the leftmost match is the same as without them, but a long run of scheme or flag characters
+# (a base64 blob, a hostname) is scanned once instead of once per position -- quadratic before.
+_URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@",
+                           re.IGNORECASE)
+_SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)"
+                         r"[\w.-]*[=\s]+)\S+", re.IGNORECASE)
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
 _PEM = re.compile(r"-----BEGIN [A-Z ]+-----")
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)
@@ -58,8 +62,8 @@ def _redact_list(items: list[Any]) -> list[Any]:
 def redact_text(text: str) -> str:
     if _PEM.search(text) or _BLOB.match(text):
         return REDACTED
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
-    return _SECRET_ARG.sub(lambda m: f"{m.group('flag')}{REDACTED}", text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group('lead')}{m.group('scheme')}{REDACTED}@", text)
+    return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
 
 def _is_env_entry(value: dict[str, Any]) -> bool:

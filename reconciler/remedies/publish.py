@@ -31,6 +31,7 @@ TARGETS: dict[str, Target] = {}
 _TARGET_MODULES: dict[str, str] = {
     "github": "reconciler.remedies.report_to_host",
     "gitlab": "reconciler.remedies.report_to_host",
+    "policyreport": "reconciler.remedies.policyreport",
 }
 
 

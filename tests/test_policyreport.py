@@ -1,0 +1,280 @@
+"""Policy reports in the cluster: written, updated in place, stale ones deleted, bounded, schema-valid.
+
+Driven through the official kubernetes client against the API test server, with the report CRDs
+registered as kinds (and without them). The objects are validated against the CRDs' published
+openAPIV3Schema, which the test server itself does not enforce.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+import pytest
+import yaml
+from kubernetes import client
+
+from reconciler.errors import UserError
+from reconciler.findings import Action, Finding, Fix, Kind, Severity
+from reconciler.model.refs import Location, ObjectRef, queue_ref, release_ref
+from reconciler.remedies.policyreport import write_policy_reports
+from reconciler.remedies.policyreport.build import (
+    CLUSTER_POLICY_REPORT,
+    OPEN_CLUSTER_REPORT,
+    OPEN_REPORT,
+    POLICY_REPORT,
+    REPORT_KINDS,
+    SIZE_BUDGET,
+    ReportKind,
+)
+from reconciler.report import ClusterReport, GitInfo, Report
+from tests.support.kubeserver import Fault, KubeTestServer
+
+CRDS = Path(__file__).parent / "fixtures" / "reports"
+CRD_FILES = {CLUSTER_POLICY_REPORT: "wgpolicyk8s.io_clusterpolicyreports.v1alpha2.yaml",
+             POLICY_REPORT: "wgpolicyk8s.io_policyreports.v1alpha2.yaml",
+             OPEN_CLUSTER_REPORT: "openreports.io_clusterreports.yaml",
+             OPEN_REPORT: "openreports.io_reports.yaml"}
+WG = (CLUSTER_POLICY_REPORT, POLICY_REPORT)
+OPEN = (OPEN_CLUSTER_REPORT, OPEN_REPORT)
+NOW = datetime(2026, 12, 1, 9, 0, 0, 250_000, tzinfo=UTC)
+COMMIT = "05a796e0c1d2e3f4a5b6c7d8e9f00112233445566"
+
+
+def crd_schema(kind: ReportKind) -> dict[str, Any]:
+    crd = yaml.safe_load((CRDS / CRD_FILES[kind]).read_text())
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == kind.version)
+    return version["schema"]["openAPIV3Schema"]
+
+
+def register_reports(server: KubeTestServer, kinds: tuple[ReportKind, ...]) -> None:
+    """Serve the kinds exactly as the CRD files name them (group, plural, scope)."""
+    for kind in kinds:
+        spec = yaml.safe_load((CRDS / CRD_FILES[kind]).read_text())["spec"]
+        assert kind.version in [v["name"] for v in spec["versions"] if v["served"]]
+        server.register_kind(spec["group"], kind.version, spec["names"]["kind"], spec["names"]["plural"],
+                             namespaced=spec["scope"] == "Namespaced")
+
+
+@pytest.fixture
+def server() -> Iterator[KubeTestServer]:
+    with KubeTestServer() as srv:
+        for name in ("kai-scheduler", "nvcf-backend"):
+            srv.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        yield srv
+
+
+@pytest.fixture
+def api(server: KubeTestServer) -> Iterator[client.ApiClient]:
+    with client.ApiClient(client.Configuration(host=server.url)) as api_client:
+        yield api_client
+
+
+def finding(rule: str, subject: ObjectRef | None, severity: Severity = Severity.ERROR, *, n: int = 0,
+            message: str = "queue quota is 0", waived: str | None = None) -> Finding:
+    return Finding(rule, Kind.DRIFT if "-D-" in rule else Kind.VIOLATION, severity, message, "prod",
+                   subject, Location("environments/prod.yaml", 26 + n, 5, ("kai", "queues", n)),
+                   title=f"title of {rule}", waived_by=waived,
+                   fix=Fix(Action.UPDATE, "patch it", command="kubectl patch queue default"))
+
+
+def report(*findings: Finding) -> Report:
+    return Report("reconcile", [ClusterReport("prod", GitInfo("repo", "HEAD", COMMIT), None, None, None,
+                                              list(findings))])
+
+
+def backend_ref(name: str = "nvcf-backend", namespace: str = "nvcf-backend") -> ObjectRef:
+    return ObjectRef("nvcf.nvidia.io/v1", "NVCFBackend", name, namespace)
+
+
+def stored(server: KubeTestServer, kind: ReportKind, namespace: str | None = None) -> dict[str, Any] | None:
+    return server.get_object(kind.api_version, kind.kind, "kai-gitops-prod", namespace)
+
+
+def writes(server: KubeTestServer, since: int = 0) -> list[tuple[str, str]]:
+    return [(r.method, r.path) for r in server.requests[since:] if r.method != "GET"]
+
+
+SAMPLE = (finding("KAI-D-002", queue_ref("default-parent-queue")),
+          finding("NVCA-G-004", backend_ref(), Severity.WARNING, message="gate Foo unknown"),
+          finding("KAI-R-001", release_ref("kai-scheduler", "kai-scheduler"), Severity.INFO),
+          finding("KAI-G-001", None, Severity.WARNING, waived="accepted until the upgrade"))
+
+
+def test_reports_per_scope_validate_against_the_crd_schemas(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG + OPEN)
+    [result] = write_policy_reports(api, report(*SAMPLE), now=NOW)
+    assert sorted(result.created) == sorted([
+        "ClusterPolicyReport/kai-gitops-prod", "PolicyReport/kai-scheduler/kai-gitops-prod",
+        "PolicyReport/nvcf-backend/kai-gitops-prod", "ClusterReport/kai-gitops-prod",
+        "Report/kai-scheduler/kai-gitops-prod", "Report/nvcf-backend/kai-gitops-prod"])
+    for kind in REPORT_KINDS:
+        for namespace in ((None,) if not kind.namespaced else ("kai-scheduler", "nvcf-backend")):
+            obj = stored(server, kind, namespace)
+            assert obj is not None, (kind, namespace)
+            jsonschema.validate(obj, crd_schema(kind))
+            assert obj["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kai-gitops",
+                                                 "kai-gitops/cluster": "prod"}
+
+    cluster = stored(server, CLUSTER_POLICY_REPORT)
+    assert cluster is not None
+    queue_result, waived = cluster["results"]
+    assert queue_result == {
+        "policy": "KAI-D-002", "rule": "title of KAI-D-002", "category": "drift", "result": "fail",
+        "severity": "high", "message": "queue quota is 0", "source": "kai-gitops", "scored": True,
+        "timestamp": {"seconds": int(NOW.timestamp()), "nanos": 250_000_000},
+        "resources": [{"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "name": "default-parent-queue"}],
+        "properties": {"fingerprint": SAMPLE[0].fingerprint, "cluster": "prod", "commit": COMMIT,
+                       "file": "environments/prod.yaml", "line": "26", "path": "kai.queues[0]",
+                       "fix": "kubectl patch queue default"}}
+    assert (waived["policy"], waived["result"], waived["properties"]["waivedBy"]) == (
+        "KAI-G-001", "skip", "accepted until the upgrade")
+    assert cluster["summary"] == {"pass": 0, "fail": 1, "warn": 0, "error": 0, "skip": 1}
+    backend = stored(server, POLICY_REPORT, "nvcf-backend")
+    assert backend is not None
+    assert [(r["policy"], r["result"], r["severity"]) for r in backend["results"]] == [("NVCA-G-004", "warn", "medium")]
+    open_report = stored(server, OPEN_CLUSTER_REPORT)
+    assert open_report is not None
+    assert open_report["source"] == "kai-gitops"
+    assert open_report["configuration"] == {"limits": {"maxResults": 100}}
+
+
+def test_next_run_updates_in_place_and_skips_unchanged(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG)
+    write_policy_reports(api, report(*SAMPLE), now=NOW)
+    first = stored(server, CLUSTER_POLICY_REPORT)
+    assert first is not None
+    mark = len(server.requests)
+
+    [same] = write_policy_reports(api, report(*SAMPLE), now=NOW + timedelta(hours=1))
+    assert (same.created, same.updated, same.deleted) == ([], [], [])
+    assert writes(server, mark) == []          # nothing changed: nothing written
+
+    extra = finding("KAI-D-001", queue_ref("team-a"), n=3)
+    [changed] = write_policy_reports(api, report(*SAMPLE, extra), now=NOW + timedelta(hours=2))
+    assert changed.updated == ["ClusterPolicyReport/kai-gitops-prod"]
+    assert [m for m, _ in writes(server, mark)] == ["PUT"]   # in place: no DELETE, no POST
+    second = stored(server, CLUSTER_POLICY_REPORT)
+    assert second is not None
+    assert second["metadata"]["uid"] == first["metadata"]["uid"]
+    assert int(second["metadata"]["resourceVersion"]) > int(first["metadata"]["resourceVersion"])
+    stamps = {r["policy"]: r["timestamp"]["seconds"] for r in second["results"]}
+    assert stamps["KAI-D-002"] == int(NOW.timestamp())               # first seen, kept
+    assert stamps["KAI-D-001"] == int((NOW + timedelta(hours=2)).timestamp())
+
+
+def test_stale_reports_deleted_and_nobody_elses(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG)
+    kyverno = {"apiVersion": POLICY_REPORT.api_version, "kind": "PolicyReport",
+               "metadata": {"name": "kai-gitops-prod", "namespace": "team-x",
+                            "labels": {"app.kubernetes.io/managed-by": "kyverno"}}}
+    other_cluster = {"apiVersion": POLICY_REPORT.api_version, "kind": "PolicyReport",
+                     "metadata": {"name": "kai-gitops-lab", "namespace": "nvcf-backend",
+                                  "labels": {"app.kubernetes.io/managed-by": "kai-gitops",
+                                             "kai-gitops/cluster": "lab"}}}
+    server.add(kyverno)
+    server.add(other_cluster)
+    write_policy_reports(api, report(*SAMPLE), now=NOW)
+    assert stored(server, POLICY_REPORT, "nvcf-backend") is not None
+    mark = len(server.requests)
+
+    [result] = write_policy_reports(api, report(SAMPLE[0]), now=NOW)   # the namespaced findings are fixed
+    assert sorted(result.deleted) == ["PolicyReport/kai-scheduler/kai-gitops-prod",
+                                      "PolicyReport/nvcf-backend/kai-gitops-prod"]
+    assert stored(server, POLICY_REPORT, "nvcf-backend") is None
+    assert server.get_object(POLICY_REPORT.api_version, "PolicyReport", "kai-gitops-prod", "team-x") is not None
+    assert server.get_object(POLICY_REPORT.api_version, "PolicyReport", "kai-gitops-lab", "nvcf-backend")
+    deletes = [p for m, p in writes(server, mark) if m == "DELETE"]
+    assert deletes and all("/apis/wgpolicyk8s.io/v1alpha2/" in p for p in deletes)
+
+    [clean] = write_policy_reports(api, report(), now=NOW)   # a clean run empties the cluster report
+    cluster = stored(server, CLUSTER_POLICY_REPORT)
+    assert cluster is not None and cluster["results"] == [] and clean.updated
+
+
+def test_bounded_under_5000_findings(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG + OPEN)
+    many = [finding("KAI-D-002", queue_ref(f"q{i}"), n=i, message="x" * 3000) for i in range(4000)]
+    many += [finding("NVCA-P-001", ObjectRef("v1", "Pod", f"p{i}", "nvcf-backend"), Severity.WARNING, n=i)
+             for i in range(1000)]
+    [result] = write_policy_reports(api, report(*many), now=NOW)
+    assert result.omitted_results > 0
+    for kind in REPORT_KINDS:
+        obj = stored(server, kind, "nvcf-backend" if kind.namespaced else None)
+        assert obj is not None
+        jsonschema.validate(obj, crd_schema(kind))
+        size = len(orjson.dumps(obj))
+        assert len(obj["results"]) <= 100 and size <= SIZE_BUDGET, (kind, len(obj["results"]), size)
+        marker = obj["results"][-1]
+        total = 4000 if not kind.namespaced else 1000
+        assert marker["policy"] == "kai-gitops-report-truncated"
+        assert int(marker["properties"]["omitted"]) == total - (len(obj["results"]) - 1)
+        assert obj["metadata"]["annotations"]["kai-gitops/results-total"] == str(total)
+        assert sum(obj["summary"].values()) == total       # the summary counts every finding
+
+
+def test_max_results_option_bounds_each_object(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG)
+    many = [finding("KAI-D-002", queue_ref(f"q{i}"), n=i) for i in range(30)]
+    write_policy_reports(api, report(*many), max_results=10, now=NOW)
+    obj = stored(server, CLUSTER_POLICY_REPORT)
+    assert obj is not None and len(obj["results"]) == 10
+    assert obj["results"][-1]["properties"] == {"omitted": "21", "total": "30", "maxResults": "10"}
+    with pytest.raises(UserError, match="at least 1"):
+        write_policy_reports(api, report(*many), max_results=0)
+
+
+def test_absent_crds_one_warning_and_no_writes(server: KubeTestServer, api: client.ApiClient,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="kai_gitops"):
+        [result] = write_policy_reports(api, report(*SAMPLE), now=NOW)
+    assert result.kinds == [] and writes(server) == []
+    assert len(caplog.records) == 1 and "no reports written" in caplog.records[0].getMessage()
+
+
+def test_only_openreports_served(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, OPEN)
+    [result] = write_policy_reports(api, report(*SAMPLE), now=NOW)
+    assert result.kinds == ["ClusterReport", "Report"]
+    assert stored(server, OPEN_CLUSTER_REPORT) is not None
+    assert writes(server) and all(p.startswith("/apis/openreports.io/v1alpha1/") for _, p in writes(server))
+
+
+def test_finding_in_a_missing_namespace_joins_the_cluster_report(server: KubeTestServer,
+                                                                 api: client.ApiClient) -> None:
+    register_reports(server, WG)
+    gone = finding("KAI-R-002", release_ref("kai-scheduler", "kai-system"), message="KAI not installed")
+    write_policy_reports(api, report(gone), now=NOW)
+    cluster = stored(server, CLUSTER_POLICY_REPORT)
+    assert cluster is not None and [r["policy"] for r in cluster["results"]] == ["KAI-R-002"]
+    assert stored(server, POLICY_REPORT, "kai-system") is None
+
+
+def test_secret_in_a_message_is_redacted(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG)
+    leak = finding("KAI-D-004", None, message="value https://admin:hunter2secret@git.example.com differs")
+    write_policy_reports(api, report(leak), now=NOW)
+    assert b"hunter2secret" not in orjson.dumps(stored(server, CLUSTER_POLICY_REPORT))
+
+
+def test_forbidden_is_one_clear_error(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG)
+    server.inject_fault(Fault(r"/clusterpolicyreports", method="POST", status=403))
+    with pytest.raises(UserError) as caught:
+        write_policy_reports(api, report(*SAMPLE), now=NOW)
+    assert "HTTP 403" in caught.value.line() and "clusterpolicyreports" in caught.value.line()
+
+
+def test_concurrent_update_is_reread_once(server: KubeTestServer, api: client.ApiClient) -> None:
+    register_reports(server, WG)
+    write_policy_reports(api, report(*SAMPLE), now=NOW)
+    server.inject_fault(Fault(r"/clusterpolicyreports/kai-gitops-prod", method="PUT", status=409))
+    [result] = write_policy_reports(api, report(SAMPLE[0]), now=NOW)
+    assert result.updated == ["ClusterPolicyReport/kai-gitops-prod"]
+    cluster = stored(server, CLUSTER_POLICY_REPORT)
+    assert cluster is not None and [r["policy"] for r in cluster["results"]] == ["KAI-D-002"]
