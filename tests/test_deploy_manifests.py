@@ -123,7 +123,9 @@ def test_the_objects_of_each_overlay(tmp_path: Path) -> None:
             *{("rbac.authorization.k8s.io/v1", kind, "kai-scheduler", "kai-gitops-read-releases")
               for kind in ("Role", "RoleBinding")},
             *{("rbac.authorization.k8s.io/v1", kind, "nvca-operator", "kai-gitops-read-dto")
-              for kind in ("Role", "RoleBinding")}}
+              for kind in ("Role", "RoleBinding")},
+            *{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-report")
+              for kind in ("ClusterRole", "ClusterRoleBinding")}}
     fixer = {*{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-fixer")
                for kind in ("ClusterRole", "ClusterRoleBinding")},
              *{("rbac.authorization.k8s.io/v1", kind, "kai-gitops", "kai-gitops-lease")

@@ -113,17 +113,24 @@ def test_read_roles_write_nothing(tmp_path: Path) -> None:
         assert reads and {v for _, _, r in reads for v in r["verbs"]} <= READS
 
 
-def test_report_only_writes_nothing(tmp_path: Path) -> None:
+REPORT_RESOURCES = {("wgpolicyk8s.io", "policyreports"), ("wgpolicyk8s.io", "clusterpolicyreports"),
+                    ("openreports.io", "reports"), ("openreports.io", "clusterreports")}
+
+
+def test_report_only_writes_nothing_but_report_objects(tmp_path: Path) -> None:
     rules = bound_rules(rendered(tmp_path, "report-only", ("opa-sidecar", "cluster-wide-releases")))
-    assert {v for _, _, r in rules for v in r["verbs"]} <= READS
+    writes = {(g, res) for _, _, r in rules if set(r["verbs"]) - READS for g in r["apiGroups"]
+              for res in r["resources"]}
+    assert writes == REPORT_RESOURCES
+    assert {name for _, name, r in rules if set(r["verbs"]) - READS} == {"kai-gitops-report"}
 
 
 def test_fixer_role_grants_only_what_spec_8_lets_a_fix_touch(tmp_path: Path) -> None:
     """SPEC §8: create/patch Queues, the node label, plus the guard rails (Lease, Events); never delete,
     Secrets or Pods."""
     rules = bound_rules(rendered(tmp_path, "self-heal"))
-    writes = {(scope, g, res, v) for scope, _, r in rules for g in r["apiGroups"] for res in r["resources"]
-              for v in r["verbs"] if v not in READS}
+    writes = {(scope, g, res, v) for scope, name, r in rules for g in r["apiGroups"] for res in r["resources"]
+              for v in r["verbs"] if v not in READS and name != "kai-gitops-report"}
     assert writes == {(None, "scheduling.run.ai", "queues", "create"), (None, "scheduling.run.ai", "queues", "patch"),
                       (None, "", "nodes", "patch"), ("default", "events.k8s.io", "events", "create"),
                       ("kai-gitops", "coordination.k8s.io", "leases", "create"),
@@ -132,12 +139,27 @@ def test_fixer_role_grants_only_what_spec_8_lets_a_fix_touch(tmp_path: Path) -> 
     assert all(set(r["verbs"]) == {"list"} for r in secrets)
 
 
+def plant_reports(server: KubeTestServer) -> None:
+    """The report CRDs served, with two reports of an earlier run: one to update, one stale to delete."""
+    from reconciler.remedies.policyreport.build import CLUSTER_LABEL, MANAGED_BY_LABEL, SOURCE
+    from tests.test_policyreport import OPEN, WG, register_reports
+
+    register_reports(server, WG + OPEN)
+    labels = {MANAGED_BY_LABEL: SOURCE, CLUSTER_LABEL: "prod-addon"}
+    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "ClusterPolicyReport",
+                "metadata": {"name": "kai-gitops-prod-addon", "labels": labels}, "results": [], "summary": {}})
+    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
+                "metadata": {"name": "kai-gitops-prod-addon", "namespace": "retired", "labels": labels},
+                "results": [], "summary": {}})
+
+
 def reconcile_requests(tmp_path: Path, *args: str, items: list[Obj] | None = None) -> list[RequestRecord]:
     """Requests of one `reconcile` of the demo under the default RBAC (cluster-wide Secret list refused)."""
     from tests.reconcile_support import demo_cluster
 
     for demo in demo_cluster(tmp_path, items):
         demo.server.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+        plant_reports(demo.server)
         code, out, err = demo.reconcile(*args)
         assert code == 2, out + err   # the operator's items (Helm releases, gates…) remain findings
         assert "KAI-R-016" in out
@@ -147,12 +169,23 @@ def reconcile_requests(tmp_path: Path, *args: str, items: list[Obj] | None = Non
     raise AssertionError("no demo cluster")
 
 
+def cronjob_args(objects: list[Obj]) -> list[str]:
+    job = next(o for o in objects if o["kind"] == "CronJob")
+    return job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
 def test_report_only_grants_every_request_of_a_reconcile(tmp_path: Path) -> None:
-    rules = bound_rules(rendered(tmp_path, "report-only"))
-    requests = reconcile_requests(tmp_path)
+    objects = rendered(tmp_path, "report-only")
+    rules = bound_rules(objects)
+    reporting = [a for a in cronjob_args(objects) if a.startswith("--report-to")]
+    requests = reconcile_requests(tmp_path, *reporting)
     assert len(requests) > 10
     assert judge(requests, rules) == ([], [])
-    assert all(r.method == "GET" for r in requests)
+    writes = {(a[0], a[1], a[4]) for r in requests if r.method != "GET" and (a := attributes(r.method, r.path))}
+    # both report APIs are served: each is listed, created, updated in place and its stale report deleted
+    assert {(g, res, v) for g, res, v in writes if res in ("clusterpolicyreports", "policyreports")} >= {
+        ("wgpolicyk8s.io", "clusterpolicyreports", "update"), ("wgpolicyk8s.io", "policyreports", "delete")}
+    assert {g for g, _, _ in writes} == {"wgpolicyk8s.io", "openreports.io"}
 
 
 def test_self_heal_grants_every_request_of_an_apply_and_nothing_it_does_not_use(
@@ -160,19 +193,18 @@ def test_self_heal_grants_every_request_of_an_apply_and_nothing_it_does_not_use(
     monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
     objects = rendered(tmp_path, "self-heal")
     rules = bound_rules(objects)
-    fixer = [r for r in rules if not r[1].startswith("kai-gitops-read")]
+    fixer = [r for r in rules if r[1] in ("kai-gitops-fixer", "kai-gitops-events", "kai-gitops-lease")]
     items = [i for i in load_demo_builder().prod_addon_snapshot()   # a missing queue: the apply creates it
              if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
-    args = next(c for c in objects if c["kind"] == "CronJob")["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-    lease_ns = next(a for a in args["containers"][0]["args"] if a.startswith("--lease-namespace="))
-    requests = reconcile_requests(tmp_path, "--apply", lease_ns, items=items)
+    extra = [a for a in cronjob_args(objects) if a.startswith(("--apply", "--lease-namespace=", "--report-to="))]
+    requests = reconcile_requests(tmp_path, *extra, items=items)
     assert judge(requests, rules) == ([], [])
     used = [a for r in requests if r.status != 403 and (a := attributes(r.method, r.path)) is not None]
     unused = [(scope, name, rule, verb) for scope, name, rule in fixer for verb in rule["verbs"]
               if not any(a[4] == verb and allowed([(scope, name, rule)], a) for a in used)]
     assert unused == []
     reader = [r for r in rules if r[1].startswith("kai-gitops-read")]
-    writes = [a for a in used if a[4] not in READS]
+    writes = [a for a in used if a[4] not in READS and (a[0], a[1]) not in REPORT_RESOURCES]
     assert writes and not any(allowed(reader, a) for a in writes)  # the read roles alone refuse every write
 
 
