@@ -19,32 +19,42 @@ SEVERITIES = ("info", "warning", "error")
 
 
 def _guard(func: Callable[..., int]) -> Callable[..., None]:
-    """Every failure becomes one line on stderr and exit 1; tracebacks only with KAI_GITOPS_DEBUG=1."""
+    """Every failure becomes one line on stderr and exit 1; tracebacks only with KAI_GITOPS_DEBUG=1.
+
+    The run is observed (run id and format for log lines, metrics at the end, failed runs included)."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        from reconciler.errors import UserError
+        from reconciler.telemetry.run import observed_run
 
-        try:
-            code = func(*args, **kwargs)
-        except UserError as exc:
-            click.echo(f"kai-gitops: error: {exc.line()}", err=True)
-            sys.exit(EXIT_ERROR)
-        except KeyboardInterrupt:
-            click.echo("kai-gitops: interrupted", err=True)
-            sys.exit(130)
-        except Exception as exc:  # the last line of defence: no traceback reaches an operator
-            if os.environ.get("KAI_GITOPS_DEBUG"):
-                raise
-            from reconciler.model.redact import redact_text
-
-            text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
-            click.echo(f"kai-gitops: internal error: {type(exc).__name__}: {text} "
-                       "(re-run with KAI_GITOPS_DEBUG=1 and report it)", err=True)
-            sys.exit(EXIT_ERROR)
+        command = func.__name__.removesuffix("_command").replace("_", " ")
+        with observed_run(command, kwargs) as run:
+            run.exit_code = code = _guarded(func, args, kwargs)
         sys.exit(code)
 
     return wrapper
+
+
+def _guarded(func: Callable[..., int], args: Any, kwargs: Any) -> int:
+    from reconciler.errors import UserError
+    from reconciler.telemetry.logs import error_line
+
+    try:
+        return func(*args, **kwargs)
+    except UserError as exc:
+        error_line(exc.line())
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        click.echo("kai-gitops: interrupted", err=True)
+        return 130
+    except Exception as exc:  # the last line of defence: no traceback reaches an operator
+        if os.environ.get("KAI_GITOPS_DEBUG"):
+            raise
+        from reconciler.model.redact import redact_text
+
+        text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
+        error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
+        return EXIT_ERROR
 
 
 def git_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -104,6 +114,29 @@ def git_host_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def log_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--log-format", type=click.Choice(["auto", "json", "text"]), default="auto",
+                        envvar="KAI_GITOPS_LOG_FORMAT", show_default=True,
+                        help="stderr log lines: text for people, json (one object per line) for log stacks; "
+                             "auto is text on a terminal, json otherwise (or $KAI_GITOPS_LOG_FORMAT).")(func)
+
+
+def metrics_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--metrics-file", type=click.Path(dir_okay=False), default=None,
+                        help="Write the run's Prometheus metrics to this file (node-exporter textfile "
+                             "collector; replaced atomically).")(func)
+    func = click.option("--metrics-push", metavar="URL", default=None,
+                        help="Push the run's Prometheus metrics to this Pushgateway (job kai-gitops, grouped by "
+                             "cluster; basic auth from $KAI_GITOPS_PUSHGATEWAY_USERNAME/_PASSWORD).")(func)
+    return log_option(func)
+
+
+def report_max_results_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--report-max-results", type=click.IntRange(min=1), default=100, show_default=True,
+                        help="With --report-to policyreport: most results per report object (the rest are "
+                             "counted in the report, not listed).")(func)
+
+
 def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--report-to", "report_to", multiple=True, metavar="TARGET",
                         help="Also publish the report: github or gitlab (one drift issue per cluster, kept "
@@ -148,7 +181,9 @@ def main() -> None:
 @report_options
 @policy_options
 @report_to_option
+@report_max_results_option
 @git_host_options
+@metrics_options
 @_guard
 def diff_command(**opts: Any) -> int:
     """Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what violates."""
@@ -192,7 +227,9 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @plan_options
 @apply_options
 @report_to_option
+@report_max_results_option
 @git_host_options
+@metrics_options
 @_guard
 def reconcile_command(**opts: Any) -> int:
     """Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, apply it safely."""
@@ -204,6 +241,7 @@ def reconcile_command(**opts: Any) -> int:
     finally:
         if target is not None:
             target.close()
+    record(outcome=outcome)
     if opts["output"] == "json":
         from reconciler.outputs.json_format import dumps
 
@@ -223,6 +261,7 @@ def reconcile_command(**opts: Any) -> int:
 @click.option("--cluster", default=None, help="Cluster name from kai-gitops.yaml (with --repo).")
 @report_options
 @policy_options
+@log_option
 @_guard
 def doctor_command(**opts: Any) -> int:
     """The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. Needs no Git."""
@@ -240,6 +279,7 @@ def doctor_command(**opts: Any) -> int:
               help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.")
 @report_options
 @policy_options
+@metrics_options
 @_guard
 def check_command(**opts: Any) -> int:
     """The PR check: static policies over the desired configuration in Git. No cluster access."""
@@ -388,7 +428,15 @@ def _reconcile_settings(opts: dict[str, Any]) -> Any:
                              audit_log=opts.get("audit_log"), snapshot=opts.get("snapshot"))
 
 
+def record(**produced: Any) -> None:
+    """Hand the run's report (or reconcile outcome) to the metrics of the observed run."""
+    from reconciler.telemetry.run import record as record_run
+
+    record_run(**produced)
+
+
 def _emit(report: Any, fmt: str) -> int:
+    record(report=report)
     from reconciler.outputs import render
 
     click.echo(render(report, fmt, color=sys.stdout.isatty()), nl=False)

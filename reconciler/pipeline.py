@@ -21,6 +21,7 @@ from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.sources.git import open_tree
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
+from reconciler.telemetry.logs import phase, set_cluster
 
 if TYPE_CHECKING:
     from reconciler.remedies.cluster import ClusterTarget
@@ -73,11 +74,14 @@ class _OneCluster(NamedTuple):
 def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
     repo = open_desired(settings.git)
     chosen = _one_cluster(repo.config, settings.cluster, None)
+    set_cluster(chosen.name)
     desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
-    live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
-    prediction = _predict(live, desired)
-    findings = diff(desired, live)
-    findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
+    with phase("read-live"):
+        live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
+    with phase("evaluate"):
+        prediction = _predict(live, desired)
+        findings = diff(desired, live)
+        findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [desired.name])
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
                            waivers.apply(findings, desired.name))

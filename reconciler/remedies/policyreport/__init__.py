@@ -50,11 +50,28 @@ def publish_policy_reports(request: Any) -> None:
 
     from reconciler.sources.cluster.kubeconfig import load_configuration
 
+    repo_context = None if options.get("kube_context") else _repo_kube_context(request)
     configuration, _label = load_configuration(options.get("kubeconfig"), options.get("kube_context"),
-                                               options.get("repo_kube_context"))
+                                               repo_context)
     with ApiClient(configuration) as api_client:
         write_policy_reports(api_client, request.report,
                              max_results=int(options.get("report_max_results") or DEFAULT_MAX_RESULTS))
+
+
+def _repo_kube_context(request: Any) -> str | None:
+    """The reported cluster's kubeContext from kai-gitops.yaml, so reports go to the cluster that was read."""
+    config = request.config
+    if config is None:
+        git = next((c.git for c in request.report.clusters if c.git), None)
+        if git is None:
+            return None
+        from reconciler.sources.git import open_tree
+        from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
+
+        tree = open_tree(request.options.get("repo"), git.commit or git.ref, worktree=git.worktree)
+        config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+    names = {c.cluster for c in request.report.clusters}
+    return next((c.kube_context for c in config.clusters if c.name in names), None)
 
 
 def _register() -> None:

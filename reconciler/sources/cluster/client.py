@@ -26,6 +26,26 @@ USER_AGENT = "kai-gitops/0.1 (cluster reader)"
 _ENV_PREFIX = "KAI_GITOPS_KUBE_"
 
 
+class RetryTally:
+    """Retries of every cluster read in this process, for the live-read-retries metric (read as a delta)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return self._count
+
+
+RETRIES = RetryTally()
+
+
 @dataclass(frozen=True)
 class ReadSettings:
     """Limits of one cluster read; every field can be set from $KAI_GITOPS_KUBE_<FIELD> (upper case)."""
@@ -241,6 +261,7 @@ class ClusterClient:
             if retry_after is not None and elapsed + delay > s.retry_budget_s and attempt < most:
                 tail += f" (the server asked to wait {delay:.0f} s more, past the {s.retry_budget_s:g} s budget)"
             raise self.error(what, path, query, f"{failure} {tail}", status=status)
+        RETRIES.add()
         if self.cancelled.wait(delay):
             raise ReadCancelled
 

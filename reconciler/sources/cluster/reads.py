@@ -27,6 +27,7 @@ from reconciler.errors import UserError
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
 from reconciler.sources.cluster import slim
 from reconciler.sources.cluster.client import (
+    RETRIES,
     ClusterClient,
     ListExpired,
     ReadCancelled,
@@ -124,6 +125,7 @@ class Reader:
                 return self._list_once(spec)
             except ListExpired as exc:
                 restarts += 1
+                RETRIES.add()
                 self.progress.count(_tally(spec.key), spec.key, 0)
                 if restarts >= self.client.settings.attempts:
                     failure = (f"{exc} on a continue token after {restarts} restarts of the list in "

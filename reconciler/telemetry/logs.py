@@ -1,0 +1,143 @@
+"""Logs on stderr (stdout is the report): human text on a terminal, one JSON object per line otherwise.
+
+Every module logs through stdlib `logging` under the `kai_gitops` logger; `configure` installs the one
+handler. Each JSON line carries the run id, the cluster and the phase of the run (context variables set by
+`run_context` and `phase`), and every message and extra field passes through redaction first, so a
+secret that reached a message never reaches the log stack.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+import orjson
+
+from reconciler.model.redact import redact, redact_text
+
+LOGGER = "kai_gitops"
+FORMATS = ("auto", "json", "text")
+_RUN_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitops_run_id", default=None)
+_CLUSTER: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitops_cluster", default=None)
+_PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitops_phase", default=None)
+# LogRecord's own attributes: whatever else a caller passed in `extra=` is written as a field.
+_STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+@contextmanager
+def run_context(run_id: str, cluster: str | None = None) -> Iterator[None]:
+    tokens = (_RUN_ID.set(run_id), _CLUSTER.set(cluster))
+    try:
+        yield
+    finally:
+        _CLUSTER.reset(tokens[1])
+        _RUN_ID.reset(tokens[0])
+
+
+def set_cluster(cluster: str | None) -> None:
+    """The cluster becomes known only after kai-gitops.yaml is read; later lines carry it."""
+    _CLUSTER.set(cluster)
+
+
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    token = _PHASE.set(name)
+    try:
+        yield
+    finally:
+        _PHASE.reset(token)
+
+
+def current() -> dict[str, str | None]:
+    return {"runId": _RUN_ID.get(), "cluster": _CLUSTER.get(), "phase": _PHASE.get()}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, run id, cluster, phase, extra fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(), "logger": record.name,
+            "message": redact_text(" ".join(record.getMessage().split())), **current()}
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and not key.startswith("_") and key not in line:
+                line[key] = redact(value)
+        if record.exc_info and record.exc_info[1] is not None:
+            line["error"] = redact_text(f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}")
+        return orjson.dumps(line, default=str).decode()
+
+
+class TextFormatter(logging.Formatter):
+    """`kai-gitops: warning: …` — the shape the tool's one-line errors already have."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+        return f"kai-gitops: {level}{redact_text(' '.join(record.getMessage().split()))}"
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is at the time (test runners and click swap it)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        super().__init__(stream)
+        self._fixed = stream
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return self._fixed or sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO | None) -> None:
+        pass
+
+
+def resolve_format(fmt: str, stream: TextIO | None = None) -> str:
+    if fmt not in FORMATS:
+        from reconciler.errors import UserError
+
+        raise UserError(f"unknown log format '{fmt}'", hint="use json, text or auto")
+    if fmt != "auto":
+        return fmt
+    target = stream or sys.stderr
+    return "text" if getattr(target, "isatty", lambda: False)() else "json"
+
+
+@contextmanager
+def logging_to_stderr(fmt: str = "auto", *, stream: TextIO | None = None, level: int = logging.INFO
+                      ) -> Iterator[str]:
+    """The one kai-gitops handler for the length of a command (removed after, so runs in one process, like
+    tests, never share it); yields the format chosen."""
+    chosen = resolve_format(fmt, stream)
+    logger = logging.getLogger(LOGGER)
+    handler = _StderrHandler(stream)
+    handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
+    previous = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    try:
+        yield chosen
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+
+
+def error_line(text: str, *, internal: bool = False) -> None:
+    """The run's final one-line error, through the handler when one is installed (JSON in a log stack)."""
+    logger = logging.getLogger(LOGGER)
+    label = "internal error" if internal else "error"
+    if any(isinstance(h, _StderrHandler) and isinstance(h.formatter, JsonFormatter) for h in logger.handlers):
+        logger.error(text, extra={"event": "run-error", "internal": internal})
+    else:
+        sys.stderr.write(f"kai-gitops: {label}: {redact_text(' '.join(text.split()))}\n")
+        sys.stderr.flush()
