@@ -27,7 +27,7 @@ from tests.support.kustomize import identity, render
 
 DEPLOY = ROOT / "deploy"
 OVERLAYS = ("report-only", "self-heal")
-COMPONENTS = ("opa-sidecar", "cluster-wide-releases")
+COMPONENTS = ("opa-sidecar", "cluster-wide-releases", "metrics-push")
 VARIANTS = [(o, ()) for o in OVERLAYS] + [(o, (c,)) for o in OVERLAYS for c in COMPONENTS] + \
            [(o, COMPONENTS) for o in OVERLAYS]
 K8S_VERSIONS = ("1.29", kubernetes_validate.utils.latest_version())
@@ -173,7 +173,8 @@ def test_cronjob_is_bounded_and_hardened(tmp_path: Path, overlay: str) -> None:
 def test_no_credential_or_repository_url_in_any_manifest() -> None:
     for path in DEPLOY.rglob("*.yaml"):
         text = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
-        assert not re.search(r"https?://(?!127\.0\.0\.1)", text), path
+        # only the pod's own sidecar and in-cluster service defaults: no repository or external URL
+        assert not re.search(r"https?://(?!127\.0\.0\.1[:/]|[a-z0-9-]+\.[a-z0-9-]+\.svc:)", text), path
         assert not by_kind([d for d in yaml.safe_load_all(text) if isinstance(d, dict) and "kind" in d], "Secret")
 
 
@@ -225,3 +226,28 @@ def test_renderer_refuses_what_it_does_not_implement(tmp_path: Path, kustomizati
     (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
     with pytest.raises(KustomizeError, match=re.escape(error)):
         render(tmp_path)
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_every_variable_and_config_key_the_job_uses_is_defined(tmp_path: Path, overlay: str,
+                                                                components: tuple[str, ...]) -> None:
+    """The kubelet leaves an undefined $(VAR) in args as is, and a missing ConfigMap key stops the pod."""
+    objects = rendered(tmp_path, overlay, components)
+    container = main_container(objects)
+    env = {e["name"]: e for e in container["env"]}
+    for arg in container["args"]:
+        for name in re.findall(r"\$\(([A-Z0-9_]+)\)", arg):
+            assert name in env, (arg, name)
+    (settings,) = [o for o in by_kind(objects, "ConfigMap") if o["metadata"]["name"] == "kai-gitops-settings"]
+    for item in env.values():
+        source = item.get("valueFrom", {})
+        if "configMapKeyRef" in source:
+            ref = source["configMapKeyRef"]
+            assert ref["name"] == "kai-gitops-settings" and ref["key"] in settings["data"], item
+        if "secretKeyRef" in source:
+            ref = source["secretKeyRef"]
+            # the one Secret an operator must create; any other is optional
+            assert (ref["name"], ref["key"]) in {("kai-gitops-git", "url"), ("kai-gitops-git", "token")} \
+                or ref.get("optional") is True, item
+    pushes = [a for a in container["args"] if a.startswith("--metrics-push=")]
+    assert bool(pushes) == ("metrics-push" in components)
