@@ -379,6 +379,27 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
     return EXIT_CLEAN if report.ok else EXIT_FINDINGS
 
 
+@policy_group.command("bundle")
+@click.option("--output-file", "-o", "output_file", required=True, type=click.Path(dir_okay=False),
+              help="Bundle to write (.tar.gz), e.g. for `opa run --server --bundle FILE`. Replaced atomically.")
+@click.option("--repo", metavar="PATH|URL", default=None,
+              help="Add this GitOps repository's policies.dirs and policies.data (default: the shipped pack only).")
+@click.option("--ref", default="HEAD", show_default=True, help="Git ref to read them at (with --repo).")
+@click.option("--worktree", is_flag=True, help="Read uncommitted files (with --repo).")
+@_guard
+def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree: bool) -> int:
+    """Write the policy pack (and a repo's own policies and data) as an OPA bundle, for --opa-preloaded."""
+    from reconciler.pipeline import open_desired
+    from reconciler.policy_bundle import build_bundle, write_bundle
+    from reconciler.settings import GitSettings
+
+    desired = open_desired(GitSettings(repo, ref, worktree)) if repo is not None else None
+    bundle = build_bundle(desired)
+    write_bundle(bundle, output_file)
+    click.echo(f"kai-gitops: wrote {output_file}: {bundle.describe()}", err=True)
+    return EXIT_CLEAN
+
+
 @main.command("snapshot")
 @click.option("--output-file", "-o", "output_file", required=True, type=click.Path(dir_okay=False),
               help="File to write: YAML, or JSON when the name ends in .json. Replaced atomically.")

@@ -1,7 +1,9 @@
-"""deploy/rbac.yaml grants every request the cluster reader makes, and no write.
+"""deploy/'s RBAC grants every request each mode makes, and nothing more than that mode may do.
 
-A read the ServiceAccount may not make is a 403, and a 403 ends the run: so this test reads the demo
-cluster through the test server and checks each request against the shipped RBAC.
+The test API server does not enforce RBAC, so each request it served is checked against the rules the
+rendered overlay binds to the kai-gitops ServiceAccount. What the default (least-privilege) layout does
+not grant, the server answers 403 here, as the real one would: the cluster-wide Helm release Secret
+list. The reader must then fall back to namespace kai-scheduler and report KAI-R-016, not fail.
 """
 
 from __future__ import annotations
@@ -10,42 +12,45 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
+import orjson
+import pytest
 
 from reconciler.sources.cluster import cluster_reader
 from reconciler.sources.cluster.client import ReadSettings
-from tests.helpers import ROOT, load_demo_builder
-from tests.support.kubeserver import KubeTestServer
-from tests.test_cluster_source import serve, write_kubeconfig
+from reconciler.sources.snapshot import read_snapshot
+from tests.helpers import load_demo_builder
+from tests.support.kubeserver import Fault, KubeTestServer, RequestRecord
+from tests.test_cluster_source import FAST, run_cli, serve, write_kubeconfig
+from tests.test_deploy_manifests import rendered
+
+Obj = dict[str, Any]
+Rule = tuple[str | None, str, Obj]   # (namespace or None for cluster-wide, role name, rule)
+Attributes = tuple[str, str, str | None, str | None, str]
 
 _CORE = re.compile(r"^/api/v1/(?:namespaces/(?P<ns>[^/]+)/)?(?P<res>[^/]+)(?:/(?P<name>[^/]+))?(?P<sub>/.*)?$")
 _GROUP = re.compile(r"^/apis/(?P<group>[^/]+)/[^/]+/(?:namespaces/(?P<ns>[^/]+)/)?(?P<res>[^/]+)"
                     r"(?:/(?P<name>[^/]+))?$")
+_DISCOVERY = re.compile(r"^/api(/v1)?$|^/apis(/[^/]+){0,2}$")
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+CLUSTER_WIDE_SECRETS = r"^/api/v1/secrets$"
+READS = {"get", "list", "watch"}
 
 
-def rbac_rules(file: str = "deploy/rbac.yaml") -> list[tuple[str | None, dict[str, Any]]]:
-    """(namespace or None for cluster-wide, rule) for every rule bound to the kai-gitops ServiceAccount."""
-    docs = [d for d in yaml.safe_load_all((ROOT / file).read_text()) if d]
-    roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in docs
+def bound_rules(objects: list[Obj]) -> list[Rule]:
+    """Every rule bound to the kai-gitops ServiceAccount by the rendered objects."""
+    roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in objects
              if d["kind"] in ("ClusterRole", "Role")}
-    rules = []
-    for binding in (d for d in docs if d["kind"] in ("ClusterRoleBinding", "RoleBinding")):
-        assert any(s["name"] == "kai-gitops" for s in binding["subjects"])
+    rules: list[Rule] = []
+    for binding in (d for d in objects if d["kind"] in ("ClusterRoleBinding", "RoleBinding")):
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kai-gitops", "namespace": "kai-gitops"}]
         ns = binding["metadata"].get("namespace")
-        role = roles[(binding["roleRef"]["kind"], ns if binding["roleRef"]["kind"] == "Role" else None,
-                      binding["roleRef"]["name"])]
-        rules += [(ns, rule) for rule in role["rules"]]
+        ref = binding["roleRef"]
+        role = roles[(ref["kind"], ns if ref["kind"] == "Role" else None, ref["name"])]
+        rules += [(ns, ref["name"], rule) for rule in role["rules"]]
     return rules
 
 
-Attributes = tuple[str, str, str | None, str | None, str]
-_DISCOVERY = re.compile(r"^/api(/v1)?$|^/apis(/[^/]+){0,2}$")
-
-
-_VERBS = {"POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}
-
-
-def attributes(path: str, method: str = "GET") -> Attributes | None:
+def attributes(method: str, path: str) -> Attributes | None:
     """(apiGroup, resource, namespace, name, verb) of a request; None for discovery, which any user may read."""
     if _DISCOVERY.match(path):
         return None
@@ -54,70 +59,223 @@ def attributes(path: str, method: str = "GET") -> Attributes | None:
         res, name, sub = core["res"], core["name"], core["sub"]
         if sub and sub.startswith("/proxy"):
             return "", f"{res}/proxy", core["ns"], name, "get"
-        return "", res, core["ns"], name, _verb(method, name)
-    group = _GROUP.match(path)
-    assert group, path
-    return group["group"], group["res"], group["ns"], group["name"], _verb(method, group["name"])
+        group, namespace = "", core["ns"]
+    else:
+        match = _GROUP.match(path)
+        assert match, path
+        group, res, namespace, name = match["group"], match["res"], match["ns"], match["name"]
+    verb = _VERBS.get(method) or ("get" if name else "list")
+    return group, res, namespace, name, verb
 
 
-def _verb(method: str, name: str | None) -> str:
-    if method == "GET":
-        return "get" if name else "list"
-    return _VERBS[method]
-
-
-def allowed(rules: list[tuple[str | None, dict[str, Any]]], attrs: Attributes) -> bool:
-    return any(grants(scope, rule, attrs) for scope, rule in rules)
-
-
-def grants(scope: str | None, rule: dict[str, Any], attrs: Attributes) -> bool:
+def allowed(rules: list[Rule], attrs: Attributes) -> bool:
     group, resource, namespace, name, verb = attrs
-    if scope is not None and scope != namespace:
-        return False
-    return group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] and (
-        "resourceNames" not in rule or name in rule["resourceNames"])
+    for scope, _, rule in rules:
+        if scope is not None and scope != namespace:
+            continue
+        if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] and (
+                "resourceNames" not in rule or name in rule["resourceNames"]):
+            return True
+    return False
 
 
-def test_every_read_of_a_diff_is_granted_and_nothing_writes(tmp_path: Path) -> None:
-    demo = load_demo_builder()
-    rules = rbac_rules()
-    writes = {v for _, r in rules for v in r["verbs"]} - {"get", "list", "watch"}
-    assert writes == set()
-    with KubeTestServer() as server:
-        serve(server, demo.prod_addon_snapshot())
-        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"prod": server.url})
-        cluster_reader(str(kubeconfig), None, settings=ReadSettings(attempts=1))("prod")
-        requests = list(server.requests)
-    assert len(requests) > 10
-    denied = []
+def judge(requests: list[RequestRecord], rules: list[Rule]) -> tuple[list[RequestRecord], list[RequestRecord]]:
+    """(served but not granted, answered 403 although granted): both must be empty for a faithful run."""
+    served_denied, refused_granted = [], []
     for request in requests:
-        attrs = attributes(request.path)
-        if attrs is not None and not allowed(rules, attrs):
-            denied.append((request.method, request.path, attrs))
-    assert denied == []
+        attrs = attributes(request.method, request.path)
+        if attrs is None:
+            continue
+        ok = allowed(rules, attrs)
+        if request.status == 403 and ok:
+            refused_granted.append(request)
+        elif request.status != 403 and not ok:
+            served_denied.append(request)
+    return served_denied, refused_granted
 
 
-def test_the_fixer_role_grants_every_request_of_an_apply_and_nothing_it_does_not_use(
-        tmp_path: Path, monkeypatch: Any) -> None:
+@pytest.fixture
+def demo_cluster(tmp_path: Path) -> Any:
+    with KubeTestServer() as server:
+        serve(server, load_demo_builder().prod_addon_snapshot())
+        server.kubeconfig = str(write_kubeconfig(tmp_path / "kubeconfig", {"prod": server.url}, current="prod"))
+        yield server
+
+
+def read(server: KubeTestServer) -> Any:
+    return cluster_reader(server.kubeconfig, None, settings=ReadSettings(attempts=1))("prod")
+
+
+def test_read_roles_write_nothing(tmp_path: Path) -> None:
+    for overlay in ("report-only", "self-heal"):
+        rules = bound_rules(rendered(tmp_path, overlay, ("cluster-wide-releases",)))
+        reads = [r for r in rules if r[1].startswith("kai-gitops-read")]
+        assert reads and {v for _, _, r in reads for v in r["verbs"]} <= READS
+
+
+REPORT_RESOURCES = {("wgpolicyk8s.io", "policyreports"), ("wgpolicyk8s.io", "clusterpolicyreports"),
+                    ("openreports.io", "reports"), ("openreports.io", "clusterreports")}
+
+
+def test_report_only_writes_nothing_but_report_objects(tmp_path: Path) -> None:
+    rules = bound_rules(rendered(tmp_path, "report-only", ("opa-sidecar", "cluster-wide-releases")))
+    writes = {(g, res) for _, _, r in rules if set(r["verbs"]) - READS for g in r["apiGroups"]
+              for res in r["resources"]}
+    assert writes == REPORT_RESOURCES
+    assert {name for _, name, r in rules if set(r["verbs"]) - READS} == {"kai-gitops-report"}
+
+
+def test_fixer_role_grants_only_what_spec_8_lets_a_fix_touch(tmp_path: Path) -> None:
+    """SPEC §8: create/patch Queues, the node label, plus the guard rails (Lease, Events); never delete,
+    Secrets or Pods."""
+    rules = bound_rules(rendered(tmp_path, "self-heal"))
+    writes = {(scope, g, res, v) for scope, name, r in rules for g in r["apiGroups"] for res in r["resources"]
+              for v in r["verbs"] if v not in READS and name != "kai-gitops-report"}
+    assert writes == {(None, "scheduling.run.ai", "queues", "create"), (None, "scheduling.run.ai", "queues", "patch"),
+                      (None, "", "nodes", "patch"), ("default", "events.k8s.io", "events", "create"),
+                      ("kai-gitops", "coordination.k8s.io", "leases", "create"),
+                      ("kai-gitops", "coordination.k8s.io", "leases", "update")}
+    secrets = [r for _, _, r in rules if "secrets" in r["resources"]]
+    assert all(set(r["verbs"]) == {"list"} for r in secrets)
+
+
+def plant_reports(server: KubeTestServer) -> None:
+    """The report CRDs served, with two reports of an earlier run: one to update, one stale to delete."""
+    from reconciler.remedies.policyreport.build import CLUSTER_LABEL, MANAGED_BY_LABEL, SOURCE
+    from tests.test_policyreport import OPEN, WG, register_reports
+
+    register_reports(server, WG + OPEN)
+    labels = {MANAGED_BY_LABEL: SOURCE, CLUSTER_LABEL: "prod-addon"}
+    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "ClusterPolicyReport",
+                "metadata": {"name": "kai-gitops-prod-addon", "labels": labels}, "results": [], "summary": {}})
+    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
+                "metadata": {"name": "kai-gitops-prod-addon", "namespace": "retired", "labels": labels},
+                "results": [], "summary": {}})
+
+
+def reconcile_requests(tmp_path: Path, *args: str, items: list[Obj] | None = None) -> list[RequestRecord]:
+    """Requests of one `reconcile` of the demo under the default RBAC (cluster-wide Secret list refused)."""
     from tests.reconcile_support import demo_cluster
 
+    for demo in demo_cluster(tmp_path, items):
+        demo.server.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+        plant_reports(demo.server)
+        code, out, err = demo.reconcile(*args)
+        assert code == 2, out + err   # the operator's items (Helm releases, gates…) remain findings
+        assert "KAI-R-016" in out
+        if "--apply" in args:
+            assert "Apply complete: 3 applied" in out, out + err
+        return list(demo.server.requests)
+    raise AssertionError("no demo cluster")
+
+
+def cronjob_args(objects: list[Obj]) -> list[str]:
+    job = next(o for o in objects if o["kind"] == "CronJob")
+    return job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_report_only_grants_every_request_of_a_reconcile(tmp_path: Path) -> None:
+    objects = rendered(tmp_path, "report-only")
+    rules = bound_rules(objects)
+    reporting = [a for a in cronjob_args(objects) if a.startswith("--report-to")]
+    requests = reconcile_requests(tmp_path, *reporting)
+    assert len(requests) > 10
+    assert judge(requests, rules) == ([], [])
+    writes = {(a[0], a[1], a[4]) for r in requests if r.method != "GET" and (a := attributes(r.method, r.path))}
+    # both report APIs are served: each is listed, created, updated in place and its stale report deleted
+    assert {(g, res, v) for g, res, v in writes if res in ("clusterpolicyreports", "policyreports")} >= {
+        ("wgpolicyk8s.io", "clusterpolicyreports", "update"), ("wgpolicyk8s.io", "policyreports", "delete")}
+    assert {g for g, _, _ in writes} == {"wgpolicyk8s.io", "openreports.io"}
+
+
+def test_self_heal_grants_every_request_of_an_apply_and_nothing_it_does_not_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
-    reader, fixer = rbac_rules(), rbac_rules("deploy/rbac-fixer.yaml")
-    verbs = {v for _, r in fixer for v in r["verbs"]}
-    assert verbs == {"get", "create", "patch", "update"}   # no delete, no list/watch beyond the reader's
-    assert not {res for _, r in fixer for res in r["resources"]} & {"secrets", "pods", "configmaps"}
+    objects = rendered(tmp_path, "self-heal")
+    rules = bound_rules(objects)
+    fixer = [r for r in rules if r[1] in ("kai-gitops-fixer", "kai-gitops-events", "kai-gitops-lease")]
     items = [i for i in load_demo_builder().prod_addon_snapshot()   # a missing queue: the apply creates it
              if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
-    for demo in demo_cluster(tmp_path, items):
-        _, out, err = demo.reconcile("--apply")
-        assert "Apply complete: 3 applied" in out, out + err
-        requests = [(r.method, r.path) for r in demo.server.requests]
-    denied = [(m, p) for m, p in requests if (a := attributes(p, m)) is not None and not allowed(reader + fixer, a)]
-    assert denied == []
-    used = [attributes(p, m) for m, p in requests]
-    unused = [(scope, rule, verb) for scope, rule in fixer for verb in rule["verbs"]
-              if not any(a is not None and a[4] == verb and grants(scope, rule, a) for a in used)]
+    extra = [a for a in cronjob_args(objects) if a.startswith(("--apply", "--lease-namespace=", "--report-to="))]
+    requests = reconcile_requests(tmp_path, *extra, items=items)
+    assert judge(requests, rules) == ([], [])
+    used = [a for r in requests if r.status != 403 and (a := attributes(r.method, r.path)) is not None]
+    unused = [(scope, name, rule, verb) for scope, name, rule in fixer for verb in rule["verbs"]
+              if not any(a[4] == verb and allowed([(scope, name, rule)], a) for a in used)]
     assert unused == []
-    # the reader alone would refuse every write of the apply
-    writes = [attributes(p, m) for m, p in requests if m != "GET"]
-    assert writes and all(a is not None and not allowed(reader, a) for a in writes)
+    reader = [r for r in rules if r[1].startswith("kai-gitops-read")]
+    writes = [a for a in used if a[4] not in READS and (a[0], a[1]) not in REPORT_RESOURCES]
+    assert writes and not any(allowed(reader, a) for a in writes)  # the read roles alone refuse every write
+
+
+def test_default_layout_reads_releases_in_kai_scheduler_only_and_says_so(demo_cluster: KubeTestServer,
+                                                                          tmp_path: Path) -> None:
+    rules = bound_rules(rendered(tmp_path, "report-only"))
+    assert not allowed(rules, ("", "secrets", None, None, "list"))
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    live = read(demo_cluster)
+    assert judge(demo_cluster.requests, rules) == ([], [])
+    assert [r.path for r in demo_cluster.requests if r.status == 403] == ["/api/v1/secrets"]
+    assert live.release_namespaces == ["kai-scheduler"]
+    assert "HTTP 403" in live.release_search_reason
+    assert [(r.namespace, r.name) for r in live.releases] == [("kai-scheduler", "kai-scheduler")]
+
+
+def test_cluster_wide_component_finds_the_release_in_another_namespace(demo_cluster: KubeTestServer,
+                                                                        tmp_path: Path) -> None:
+    rules = bound_rules(rendered(tmp_path, "self-heal", ("cluster-wide-releases",)))
+    live = read(demo_cluster)
+    assert judge(demo_cluster.requests, rules) == ([], [])
+    assert live.release_namespaces is None
+    assert sorted((r.namespace, r.name) for r in live.releases) == [("kai-scheduler", "kai-scheduler"),
+                                                                     ("runai", "kai")]
+
+
+def test_diff_reports_not_checked_instead_of_failing(demo_cluster: KubeTestServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    args = ["diff", "--repo", str(repo), "--cluster", "prod-addon", "--kubeconfig", demo_cluster.kubeconfig,
+            "-o", "json"]
+    wide = run_cli(args)
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    narrow = run_cli(args)
+    assert (wide.exit_code, narrow.exit_code) == (2, 2), narrow.stderr
+
+    def rules_fired(result: Any) -> dict[str, list[str]]:
+        fired: dict[str, list[str]] = {}
+        for f in orjson.loads(result.stdout)["findings"]:
+            fired.setdefault(f["rule"], []).append(f["message"])
+        return fired
+
+    assert "KAI-R-016" not in rules_fired(wide) and "KAI-R-011" in rules_fired(wide)
+    fired = rules_fired(narrow)
+    assert "KAI-R-011" not in fired and "KAI-R-010" not in fired   # runai/kai is not visible any more
+    (message,) = fired["KAI-R-016"]
+    assert message.startswith("KAI Helm releases were searched only in namespace(s) kai-scheduler (reading Helm "
+                              "release Secrets from context prod (GET /api/v1/secrets?")
+    finding = next(f for f in orjson.loads(narrow.stdout)["findings"] if f["rule"] == "KAI-R-016")
+    assert finding["severity"] == "info"  # least privilege alone never fails the CronJob
+
+
+def test_snapshot_keeps_the_narrower_search(demo_cluster: KubeTestServer, tmp_path: Path) -> None:
+    from reconciler.sources.snapshot_writer import snapshot_command
+
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    snapshot_command(str(tmp_path / "snap.yaml"), demo_cluster.kubeconfig, None, settings=FAST)
+    saved = read_snapshot(str(tmp_path / "snap.yaml"))
+    assert saved.release_namespaces == ["kai-scheduler"] and "HTTP 403" in saved.release_search_reason
+
+
+def test_namespaced_release_list_denied_too_is_one_clear_error(demo_cluster: KubeTestServer,
+                                                               tmp_path: Path) -> None:
+    demo_cluster.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+    demo_cluster.inject_fault(Fault(r"^/api/v1/namespaces/kai-scheduler/secrets$", status=403, times=-1))
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    result = run_cli(["diff", "--repo", str(repo), "--cluster", "prod-addon", "--kubeconfig",
+                      demo_cluster.kubeconfig])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("kai-gitops: error: reading Helm release Secrets in namespace kai-scheduler "
+                                    "from context prod (GET /api/v1/namespaces/kai-scheduler/secrets?")
+    assert "HTTP 403" in result.stderr and "grant this identity get/list" in result.stderr

@@ -82,6 +82,10 @@ def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
                       "latest_revision": r.latest_revision, "latest_status": r.latest_status,
                       "chart_name": r.chart_name, "chart_version": _v(r.chart_version)} for r in live.releases],
         "release_errors": list(live.release_errors),
+        "release_search": ({"all_namespaces": True, "namespaces": [], "reason": ""}
+                           if live.release_namespaces is None else
+                           {"all_namespaces": False, "namespaces": list(live.release_namespaces),
+                            "reason": live.release_search_reason}),
         "gate_hops": {
             "configmap": live.dto_capabilities,
             "spec": backend.spec_gates if backend else None,

@@ -78,6 +78,10 @@ class LiveState:
     shard: dict[str, Any] | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
     release_errors: list[str] = field(default_factory=list)
+    # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
+    # and `release_search_reason` says why.
+    release_namespaces: list[str] | None = None
+    release_search_reason: str = ""
     backends: list[Backend] = field(default_factory=list)
     dto_capabilities: list[str] | None = None
     nodes_total: int = 0
@@ -192,6 +196,10 @@ class LiveStateBuilder:
             return
         self.state.healthz = healthz_from_response(obj.get("httpStatus"), obj.get("body"))
 
+    def _release_search(self, obj: dict[str, Any]) -> None:
+        self.state.release_namespaces = [str(n) for n in obj.get("namespaces") or []]
+        self.state.release_search_reason = str(obj.get("reason") or "")
+
     def _release_error(self, obj: dict[str, Any]) -> None:
         """A release Secret the cluster reader could not decode: the reason is kept, never the data."""
         where = f"Secret/{_meta(obj, 'namespace')}/{_meta(obj, 'name')}"
@@ -281,4 +289,5 @@ _HANDLERS = {
     ("events.k8s.io/v1", "Event"): LiveStateBuilder._event,
     ("kai-gitops/v1", "NVCAHealthz"): LiveStateBuilder._healthz,
     ("kai-gitops/v1", "HelmReleaseError"): LiveStateBuilder._release_error,
+    ("kai-gitops/v1", "HelmReleaseSearch"): LiveStateBuilder._release_search,
 }

@@ -182,7 +182,8 @@ def _expired(spec: dict[str, Any], now: datetime) -> bool:
 
 def _lease_hint(exc: ApiFailure) -> str | None:
     if exc.status == 403:
-        return "grant the fixer role (deploy/rbac-fixer.yaml): get/create/update leases in this namespace"
+        return ("grant the fixer role (deploy/overlays/self-heal/rbac-fixer.yaml): get/create/update leases in "
+                "this namespace")
     if exc.status == 404:
         return "the namespace does not exist: create it or pass --lease-namespace"
     return None

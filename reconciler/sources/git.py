@@ -138,6 +138,9 @@ def _cached_clone(url: str, label: str) -> Any:
     except pygit2.GitError as exc:
         raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
                         hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
+    except OSError as exc:  # e.g. a read-only root filesystem and no cache volume
+        raise UserError(f"cannot write the clone cache {target.parent}: {exc.strerror}", where=label,
+                        hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)") from None
 
 
 def _credentials() -> Any:

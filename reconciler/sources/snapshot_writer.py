@@ -71,7 +71,7 @@ class SnapshotWriter:
         self._temp: str | None = None
 
     def __enter__(self) -> SnapshotWriter:
-        _check_target(self.path)
+        check_output_target(self.path)
         fd, self._temp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         self._file = os.fdopen(fd, "w", encoding="utf-8")  # mkstemp: mode 0600, the snapshot names the cluster
         self._file.write(self._head())
@@ -119,7 +119,7 @@ class SnapshotWriter:
         return "" if self.counts else "items: []\n"
 
 
-def _check_target(path: Path) -> None:
+def check_output_target(path: Path) -> None:
     if path.is_dir():
         raise UserError("is a directory; give a file name", where=str(path))
     if not path.parent.is_dir():

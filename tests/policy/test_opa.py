@@ -60,8 +60,44 @@ def test_preloaded_skips_upload(shipped, standin) -> None:
     assert engine.evaluate(example("facts-live.json")) == make_engine(shipped).evaluate(example("facts-live.json"))
 
 
-def test_preloaded_but_empty_server_gives_no_results(shipped, standin) -> None:
-    assert opa(shipped, standin, opa_preloaded=True).evaluate(example("facts-live.json")) == []
+def test_preloaded_but_empty_server_is_one_error_not_silence(shipped, standin) -> None:
+    engine = opa(shipped, standin, opa_preloaded=True)
+    with pytest.raises(UserError) as err:
+        engine.evaluate(example("facts-live.json"))
+    line = one_line(err)
+    assert line.startswith(f"OPA at {standin.url} holds no data.nvca, which the policies read") \
+        and "kai-gitops policy bundle" in line
+
+
+def test_preloaded_without_the_pack_data_is_one_error_not_a_flood(shipped, standin) -> None:
+    """`opa run -b policies/` loads the Rego but not known_gates.json: NVCA-G-004 would flag every gate."""
+    opa(shipped, standin)
+    del standin.data["nvca"]
+    engine = opa(shipped, standin, opa_preloaded=True)
+    with pytest.raises(UserError) as err:
+        engine.evaluate(example("facts-live.json"))
+    assert "holds no data.nvca" in one_line(err)
+    standin.data["nvca"] = {"feature_gates": {"known": []}}
+    with pytest.raises(UserError) as err:
+        opa(shipped, standin, opa_preloaded=True).evaluate(example("facts-live.json"))
+    assert "holds a data.nvca that differs from this run's policy data" in one_line(err)
+
+
+def test_preloaded_server_missing_rules_is_one_error(standin, user_dir: Path) -> None:
+    opa(load_policy_set(), standin)  # the shipped pack only, without the user's rule
+    engine = opa(load_policy_set([user_dir]), standin, opa_preloaded=True)
+    with pytest.raises(UserError) as err:
+        engine.evaluate(example("facts-live.json"))
+    assert "does not serve 1 of this run's" in one_line(err) and "(ACME-Q-001)" in one_line(err)
+
+
+def test_preloaded_checks_once_then_one_query_per_evaluation(shipped, standin) -> None:
+    opa(shipped, standin)
+    engine = opa(shipped, standin, opa_preloaded=True)
+    engine.evaluate(example("facts-live.json"))
+    before = len(standin.requests)
+    engine.evaluate(example("facts-live.json"))
+    assert standin.requests[before:] == [("POST", "/v1/data/kai_gitops/rules")]
 
 
 def one_line(err: pytest.ExceptionInfo[UserError]) -> str:

@@ -134,6 +134,8 @@ TRIGGERS: dict[str, Facts] = {
     "KAI-R-011": healthy(release(name="kai")),
     "KAI-R-013": healthy(release(latest_revision=4, latest_status="pending-upgrade")),
     "KAI-R-015": live(),
+    "KAI-R-016": healthy(set_live(release_search={"all_namespaces": False, "namespaces": ["kai-scheduler"],
+                                                  "reason": "HTTP 403"})),
     "KAI-R-014": healthy(lambda f: f["live"]["crds"].update({"podgroups.scheduling.run.ai": False})),
     "KAI-C-001": healthy(lambda f: f["live"]["kai_pods"][0].update({"ready": False})),
     "KAI-Q-010": healthy(default_queue_parent),

@@ -8,7 +8,10 @@ binds 127.0.0.1 on a free port, and stops when the test ends.
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import tarfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,6 +52,40 @@ class OpaStandin:
         """Also the "down" fault: afterwards the port refuses connections."""
         self._server.shutdown()
         self._server.server_close()
+
+    def load_bundle(self, archive: bytes) -> None:
+        """What `opa run --server --bundle FILE` does with a bundle, for the parts ours use: `.manifest`
+        roots enforced (every package and data path under one), each `*.rego` a policy (id
+        `bundle/<path>`), each `data.json` mounted at its directory's path. Not modelled: signatures,
+        delta bundles, `data.yaml`, wasm, several bundles, and OPA's `data.system.bundles` status."""
+        with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+            members = {m.name.lstrip("/"): tar.extractfile(m).read() for m in tar if m.isfile()}  # type: ignore[union-attr]
+        roots = [r.split("/") for r in json.loads(members.pop(".manifest", b"{}")).get("roots", [""])]
+
+        def check_root(path: list[str], what: str) -> None:
+            if not any(path[:len(r)] == r or r == [""] for r in roots):
+                raise ValueError(f"manifest roots {roots} do not permit {what}")
+
+        for name, body in sorted(members.items()):
+            if name.endswith(".rego"):
+                package = re.search(r"^package\s+([\w.]+)", body.decode(), re.MULTILINE)
+                assert package, name
+                check_root(package.group(1).split("."), f"package {package.group(1)} of {name}")
+                self.policies[f"bundle/{name}"] = body.decode()
+            elif name.rsplit("/", 1)[-1] == "data.json":
+                path = name.split("/")[:-1]
+                if path:
+                    check_root(path, f"data {name}")
+                node = self.data
+                for key in path[:-1]:
+                    node = node.setdefault(key, {})
+                value = json.loads(body)
+                if path:
+                    node[path[-1]] = value
+                else:
+                    for key in value:
+                        check_root([key], f"data.{key} of {name}")
+                    self.data.update(value)
 
     def engine(self) -> regorus.Engine:
         engine = regorus.Engine()

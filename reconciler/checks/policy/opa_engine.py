@@ -19,11 +19,14 @@ from reconciler.checks.policy.pack import (
     PolicySet,
     collect_results,
     facts_scope,
+    iter_rule_nodes,
 )
 from reconciler.errors import UserError
 from reconciler.model.redact import redact_text
 
 POLICY_ID_PREFIX = "kai-gitops/"
+_REBUILD = ("serve a bundle built for this repository and version: kai-gitops policy bundle --repo REPO "
+            "-o bundle.tar.gz; opa run --server --bundle bundle.tar.gz (or drop --opa-preloaded to upload)")
 
 
 class OpaEngine:
@@ -35,6 +38,8 @@ class OpaEngine:
         self._timeout = timeout
         self._client = make_client(self._url, token=token, ca=ca, timeout=timeout)
         self._ids = {POLICY_ID_PREFIX + f.name: f.name for f in policy_set.files}
+        self._preloaded = preloaded
+        self._verified = not preloaded  # what we upload ourselves needs no check
         if not preloaded:
             self.upload()
 
@@ -69,13 +74,43 @@ class OpaEngine:
 
     def evaluate(self, facts: Mapping[str, Any]) -> list[PolicyResult]:
         scope = facts_scope(facts)
-        with self._calling("evaluating policies"):
-            answer = self._client.query_rule(dict(facts), RULES_PACKAGE)
+        if not self._verified:
+            self._verify_preloaded_data()
+        answer = self._query(dict(facts), RULES_PACKAGE, "evaluating policies")
+        tree = answer.get("result", {})  # no "result" = the package is undefined: nothing loaded
+        if not self._verified:
+            self._verify_preloaded_rules(tree)
+            self._verified = True
+        return collect_results(tree, self._set, scope)
+
+    def _query(self, facts: dict[str, Any], path: str, what: str) -> dict[str, Any]:
+        with self._calling(what):
+            answer = self._client.query_rule(facts, path)
         if not isinstance(answer, dict):
             raise UserError(f"OPA at {self._shown} answered the data query with {type(answer).__name__}, "
                             "not a JSON object", hint="is --opa-url an OPA server?")
-        tree = answer.get("result", {})  # no "result" = the package is undefined: nothing loaded
-        return collect_results(tree, self._set, scope)
+        return answer
+
+    def _verify_preloaded_data(self) -> None:
+        """A preloaded server without the pack's data would not fail: every rule reading it would quietly
+        misjudge (NVCA-G-004 calls every gate unknown). One clear error instead of a flood of findings."""
+        for key, expected in sorted(self._set.data.items()):
+            answer = self._query({}, key, f"reading data.{key}")
+            if "result" not in answer:
+                raise UserError(f"OPA at {self._shown} holds no data.{key}, which the policies read "
+                                f"(--opa-preloaded: nothing is uploaded)", hint=_REBUILD)
+            if answer["result"] != expected:
+                raise UserError(f"OPA at {self._shown} holds a data.{key} that differs from this run's "
+                                f"policy data (--opa-preloaded: nothing is uploaded)", hint=_REBUILD)
+
+    def _verify_preloaded_rules(self, tree: object) -> None:
+        served = {str(meta.get("id")) for meta, _ in iter_rule_nodes(tree) if isinstance(meta, dict)}
+        missing = sorted(set(self._set.rules) - served)
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise UserError(f"OPA at {self._shown} does not serve {len(missing)} of this run's "
+                            f"{len(self._set.rules)} rules ({shown}) (--opa-preloaded: nothing is uploaded)",
+                            hint=_REBUILD)
 
     @contextlib.contextmanager
     def _calling(self, what: str, passthrough: type[Exception] | None = None) -> Iterator[None]:

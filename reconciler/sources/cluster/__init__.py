@@ -8,9 +8,10 @@
 Read-only RBAC the reader needs (a CronJob's ClusterRole):
   apiextensions.k8s.io customresourcedefinitions: get      scheduling.run.ai queues: list
   kai.scheduler schedulingshards: get                      nvcf.nvidia.io nvcfbackends: list
-  "" nodes, namespaces, pods, events, secrets: list        "" configmaps: get (nvca-operator)
-  "" services/proxy: get (nvca-system, for NVCA's /healthz)
-Secrets are listed with `owner=helm` + `type=helm.sh/release.v1` selectors and only summaries are kept.
+  "" nodes, namespaces, pods, events: list                 "" configmaps: get (nvca-operator)
+  "" secrets: list (kai-scheduler; cluster-wide optional)  "" services/proxy: get (nvca-system, for /healthz)
+Secrets are listed with `owner=helm` + `type=helm.sh/release.v1` selectors and only summaries are kept; a
+403 on the cluster-wide list falls back to kai-scheduler and is reported as KAI-R-016 (deploy/ roles).
 """
 
 from __future__ import annotations

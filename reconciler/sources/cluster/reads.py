@@ -155,6 +155,25 @@ class Reader:
             del page  # the full page goes before the next one arrives
         return str(token) if token else None
 
+    def releases(self) -> list[Obj]:
+        """Helm release Secrets of every namespace, to find a KAI release under another name anywhere.
+
+        Least-privilege RBAC (deploy/ by default) grants them only in kai-scheduler: on a 403 for the
+        cluster-wide list, read that namespace and add a marker saying the rest was not searched, so the
+        report says "not checked" (KAI-R-016) instead of the run failing or silently finding nothing.
+        """
+        try:
+            return self.list(_release_read("/api/v1/secrets", "Helm release Secrets",
+                                           self.client.settings.secret_page_limit))
+        except ReadError as exc:
+            if exc.status != 403:
+                raise
+            denied = exc.message
+        local = _release_read(f"/api/v1/namespaces/{KAI_NAMESPACE}/secrets",
+                              f"Helm release Secrets in namespace {KAI_NAMESPACE}",
+                              self.client.settings.secret_page_limit)
+        return [*self.list(local), slim.release_search_item([KAI_NAMESPACE], denied)]
+
     def object(self, key: str, kind: str, path: str, reduce: Slim = slim.as_is) -> list[Obj]:
         """One named object; absent (404) is an answer, not an error."""
         answer = self.client.get(kind, path, accept=frozenset({404}))
@@ -230,6 +249,13 @@ def _json_or_none(body: bytes) -> Any:
 # -- the plan ----------------------------------------------------------------------------------------
 
 
+_RELEASE_QUERY = {"labelSelector": "owner=helm", "fieldSelector": "type=helm.sh/release.v1"}
+
+
+def _release_read(path: str, kind: str, limit: int) -> ListRead:
+    return ListRead("releases", kind, path, "v1", "Secret", _RELEASE_QUERY, limit, slim.release_summary)
+
+
 def _gv_path(gvr: tuple[str, str, str]) -> str:
     return f"/apis/{gvr[0]}/{gvr[1]}/{gvr[2]}"
 
@@ -237,7 +263,6 @@ def _gv_path(gvr: tuple[str, str, str]) -> str:
 def base_reads(reader: Reader, served: set[tuple[str, str, str]]) -> list[tuple[str, Callable[[], list[Obj]]]]:
     """Every read that needs nothing but discovery, in feed order."""
     limit = reader.client.settings.page_limit
-    secrets = reader.client.settings.secret_page_limit
     plan: list[tuple[str, Callable[[], list[Obj]]]] = []
     for name in CRD_NAMES:
         plan.append((f"crds/{name}", lambda n=name: reader.object(f"crds/{n}", "CRDs", f"{CRD_PATH}/{n}",
@@ -247,9 +272,7 @@ def base_reads(reader: Reader, served: set[tuple[str, str, str]]) -> list[tuple[
                                            limit=limit)))
     if SHARDS in served:
         plan.append(("shard", lambda: reader.object("shard", "SchedulingShard", f"{_gv_path(SHARDS)}/default")))
-    plan.append(_list(reader, ListRead("releases", "Helm release Secrets", "/api/v1/secrets", "v1", "Secret",
-                                       {"labelSelector": "owner=helm", "fieldSelector": "type=helm.sh/release.v1"},
-                                       secrets, slim.release_summary)))
+    plan.append(("releases", reader.releases))
     if BACKENDS in served:
         plan.append(_list(reader, ListRead("backends", "NVCFBackends", _gv_path(BACKENDS), "nvcf.nvidia.io/v1",
                                            "NVCFBackend", limit=limit)))

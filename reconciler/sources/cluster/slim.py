@@ -18,6 +18,7 @@ from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeE
 Obj = dict[str, Any]
 HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
 RELEASE_ERROR_KIND = ("kai-gitops/v1", "HelmReleaseError")
+RELEASE_SEARCH_KIND = ("kai-gitops/v1", "HelmReleaseSearch")
 _YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -122,3 +123,10 @@ def healthz_item(http_status: int | None, body: Any, *, reachable: bool, detail:
         item["reachable"] = False
         item["detail"] = detail
     return item
+
+
+def release_search_item(namespaces: list[str], reason: str) -> Obj:
+    """Where release Secrets were searched when not every namespace could be: kept in snapshots too, so a
+    snapshot taken with least-privilege RBAC reports the same "not checked" as the live run."""
+    return {"apiVersion": RELEASE_SEARCH_KIND[0], "kind": RELEASE_SEARCH_KIND[1],
+            "metadata": {"name": "helm-releases"}, "namespaces": list(namespaces), "reason": reason}

@@ -80,6 +80,25 @@ test_r011_other_namespace_fails if {
 	v.fix == "helm uninstall kai-scheduler --namespace kai"
 }
 
+# KAI-R-016
+test_r016_all_namespaces_searched_passes if {
+	count(release.kai_r_016.violations) == 0 with input as testdata.live_ok
+	facts := data.kai_gitops.testdata.with_live({"release_search": {"all_namespaces": true, "namespaces": [], "reason": ""}})
+	count(release.kai_r_016.violations) == 0 with input as facts
+}
+
+test_r016_namespace_only_search_is_reported if {
+	search := {"all_namespaces": false, "namespaces": ["kai-scheduler"], "reason": "HTTP 403 (forbidden)"}
+	facts := data.kai_gitops.testdata.with_live({"release_search": search})
+	some v in release.kai_r_016.violations with input as facts
+	contains(v.message, "only in namespace(s) kai-scheduler (HTTP 403 (forbidden))")
+}
+
+test_r016_static_scope_is_silent if {
+	facts := object.union(testdata.addon_static, {"live": {"release_search": {"all_namespaces": false, "namespaces": ["kai-scheduler"], "reason": ""}}})
+	count(release.kai_r_016.violations) == 0 with input as facts
+}
+
 # KAI-R-012
 test_r012_pinned_version_passes if {
 	count(release.kai_r_012.violations) == 0 with input as testdata.live_ok

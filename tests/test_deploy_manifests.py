@@ -1,0 +1,253 @@
+"""deploy/: every overlay, with and without each component, renders and validates against Kubernetes' schemas.
+
+Rendering is tests/support/kustomize.py (Kustomize's rules for what deploy/ uses; see its docstring);
+where `kubectl kustomize` exists, the same variants are rendered with it too and must give the same
+objects. Validation is kubernetes-validate, strict (unknown fields are errors), against Kubernetes 1.29
+(the oldest with native sidecars, which the OPA component uses) and the newest schema it ships.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from reconciler.cli import main
+from tests.helpers import ROOT
+from tests.support.kustomize import identity, render
+
+DEPLOY = ROOT / "deploy"
+OVERLAYS = ("report-only", "self-heal")
+COMPONENTS = ("opa-sidecar", "cluster-wide-releases", "metrics-push")
+VARIANTS = [(o, ()) for o in OVERLAYS] + [(o, (c,)) for o in OVERLAYS for c in COMPONENTS] + \
+           [(o, COMPONENTS) for o in OVERLAYS]
+K8S_VERSIONS = ("1.29", kubernetes_validate.utils.latest_version())
+Obj = dict[str, Any]
+
+
+def variant_dir(tmp: Path, overlay: str, components: tuple[str, ...]) -> Path:
+    """An overlay as is, or a user's kustomization that adds components to it (what the README tells users)."""
+    if not components:
+        return DEPLOY / "overlays" / overlay
+    here = tmp / f"{overlay}+{'+'.join(components)}"
+    here.mkdir(parents=True, exist_ok=True)
+    rel = Path(os.path.relpath(DEPLOY, here))
+    (here / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [str(rel / "overlays" / overlay)],
+        "components": [str(rel / "components" / c) for c in components]}))
+    return here
+
+
+def rendered(tmp: Path, overlay: str, components: tuple[str, ...] = ()) -> list[Obj]:
+    return render(variant_dir(tmp, overlay, components))
+
+
+def by_kind(objects: list[Obj], kind: str) -> list[Obj]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def cronjob(objects: list[Obj]) -> Obj:
+    (job,) = by_kind(objects, "CronJob")
+    return job
+
+
+def pod_spec(objects: list[Obj]) -> Obj:
+    return cronjob(objects)["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+
+
+def main_container(objects: list[Obj]) -> Obj:
+    (container,) = [c for c in pod_spec(objects)["containers"] if c["name"] == "kai-gitops"]
+    return container
+
+
+def _kubectl_kustomize() -> str | None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return None
+    probe = subprocess.run([kubectl, "kustomize", "--help"], capture_output=True, timeout=30)
+    return kubectl if probe.returncode == 0 else None
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_renderer_agrees_with_kubectl_kustomize(tmp_path: Path, overlay: str, components: tuple[str, ...]) -> None:
+    kubectl = _kubectl_kustomize()
+    if kubectl is None:
+        pytest.skip("no `kubectl kustomize` on this machine; the renderer's docstring says what it implements")
+    directory = variant_dir(tmp_path, overlay, components)
+    out = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    theirs = {identity(o): o for o in yaml.safe_load_all(out.stdout) if o}
+    ours = {identity(o): o for o in render(directory)}
+    assert sorted(ours) == sorted(theirs)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_every_manifest_validates_against_the_kubernetes_schemas(tmp_path: Path, overlay: str,
+                                                                  components: tuple[str, ...]) -> None:
+    objects = rendered(tmp_path, overlay, components)
+    assert objects
+    for obj in objects:
+        for version in K8S_VERSIONS:
+            key = (version, json.dumps(obj, sort_keys=True))
+            if key in _VALID:
+                continue  # the same object in another variant: each schema load costs ~0.1 s
+            try:
+                kubernetes_validate.validate(obj, version, strict=True)
+            except kubernetes_validate.ValidationError as exc:
+                path = ".".join(str(p) for p in exc.path)
+                pytest.fail(f"{identity(obj)} against {version}: {path}: {exc.message}")
+            _VALID.add(key)
+
+
+_VALID: set[tuple[str, str]] = set()
+
+
+def test_the_objects_of_each_overlay(tmp_path: Path) -> None:
+    """The list the README and the closing note show; a new object must be a deliberate change here."""
+    base = {("v1", "Namespace", "", "kai-gitops"), ("v1", "ServiceAccount", "kai-gitops", "kai-gitops"),
+            ("v1", "ConfigMap", "kai-gitops", "kai-gitops-settings"),
+            ("batch/v1", "CronJob", "kai-gitops", "kai-gitops"),
+            *{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-read")
+              for kind in ("ClusterRole", "ClusterRoleBinding")},
+            *{("rbac.authorization.k8s.io/v1", kind, "kai-scheduler", "kai-gitops-read-releases")
+              for kind in ("Role", "RoleBinding")},
+            *{("rbac.authorization.k8s.io/v1", kind, "nvca-operator", "kai-gitops-read-dto")
+              for kind in ("Role", "RoleBinding")},
+            *{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-report")
+              for kind in ("ClusterRole", "ClusterRoleBinding")}}
+    fixer = {*{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-fixer")
+               for kind in ("ClusterRole", "ClusterRoleBinding")},
+             *{("rbac.authorization.k8s.io/v1", kind, "kai-gitops", "kai-gitops-lease")
+               for kind in ("Role", "RoleBinding")},
+             *{("rbac.authorization.k8s.io/v1", kind, "default", "kai-gitops-events")
+               for kind in ("Role", "RoleBinding")}}
+    assert {identity(o) for o in rendered(tmp_path, "report-only")} == base
+    assert {identity(o) for o in rendered(tmp_path, "self-heal")} == base | fixer
+    wide = {identity(o) for o in rendered(tmp_path, "report-only", ("cluster-wide-releases",))}
+    assert wide - base == {("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-read-all-releases")
+                           for kind in ("ClusterRole", "ClusterRoleBinding")}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_cronjob_is_bounded_and_hardened(tmp_path: Path, overlay: str) -> None:
+    objects = rendered(tmp_path, overlay, ("opa-sidecar",))
+    spec = cronjob(objects)["spec"]
+    assert spec["concurrencyPolicy"] == "Forbid"
+    assert spec["startingDeadlineSeconds"] > 0
+    assert spec["successfulJobsHistoryLimit"] >= 1 and spec["failedJobsHistoryLimit"] >= 1
+    assert spec["jobTemplate"]["spec"]["activeDeadlineSeconds"] > 0
+    assert spec["jobTemplate"]["spec"]["backoffLimit"] == 0
+    pod = pod_spec(objects)
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] != 0
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    for container in pod["containers"] + pod.get("initContainers", []):
+        sc = container["securityContext"]
+        assert sc["allowPrivilegeEscalation"] is False, container["name"]
+        assert sc["readOnlyRootFilesystem"] is True, container["name"]
+        assert sc["capabilities"] == {"drop": ["ALL"]}, container["name"]
+        assert container["resources"]["requests"] and container["resources"]["limits"]["memory"], container["name"]
+    emptydirs = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    mounts = {m["mountPath"]: m["name"] for m in main_container(objects)["volumeMounts"]}
+    env = {e["name"]: e for e in main_container(objects)["env"]}
+    # Every path the tool writes is on an emptyDir: the clone cache, HOME and the temp dir.
+    for variable in ("KAI_GITOPS_CACHE", "HOME", "TMPDIR"):
+        assert mounts.get(env[variable]["value"]) in emptydirs, variable
+    assert env["KAI_GITOPS_REPO_URL"]["valueFrom"]["secretKeyRef"]["name"] == "kai-gitops-git"
+    assert env["KAI_GITOPS_GIT_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "kai-gitops-git"
+    assert "--repo=$(KAI_GITOPS_REPO_URL)" in main_container(objects)["args"]
+    assert main_container(objects)["image"] == "ghcr.io/example-org/kai-gitops:0.1.0"
+
+
+def test_no_credential_or_repository_url_in_any_manifest() -> None:
+    for path in DEPLOY.rglob("*.yaml"):
+        text = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
+        # only the pod's own sidecar and in-cluster service defaults: no repository or external URL
+        assert not re.search(r"https?://(?!127\.0\.0\.1[:/]|[a-z0-9-]+\.[a-z0-9-]+\.svc:)", text), path
+        assert not by_kind([d for d in yaml.safe_load_all(text) if isinstance(d, dict) and "kind" in d], "Secret")
+
+
+def test_opa_sidecar_serves_the_bundle_the_job_queries(tmp_path: Path) -> None:
+    objects = rendered(tmp_path, "report-only", ("opa-sidecar",))
+    pod = pod_spec(objects)
+    (opa,) = pod["initContainers"]
+    assert opa["restartPolicy"] == "Always"      # a native sidecar: the Job completes when the job exits
+    bundle = opa["args"][opa["args"].index("--bundle") + 1]
+    (mount,) = [m for m in opa["volumeMounts"] if bundle.startswith(m["mountPath"] + "/")]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    assert volume["configMap"]["name"] == "kai-gitops-opa-bundle"
+    assert bundle.removeprefix(mount["mountPath"] + "/") == "bundle.tar.gz"  # the key --from-file gives
+    args = main_container(objects)["args"]
+    assert "--opa-url=http://127.0.0.1:8181" in args and "--opa-preloaded" in args
+    assert "--opa-url" not in " ".join(main_container(rendered(tmp_path, "report-only"))["args"])
+
+
+_FLAG = re.compile(r"^(--[a-z][a-z0-9-]*)")
+
+
+def help_flags(command: list[str]) -> set[str]:
+    result = CliRunner().invoke(main, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    return set(re.findall(r"(--[a-z][a-z0-9-]*)", result.output))
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_every_flag_in_the_manifests_exists(tmp_path: Path, overlay: str, components: tuple[str, ...]) -> None:
+    args = main_container(rendered(tmp_path, overlay, components))["args"]
+    command = [a for a in args if not a.startswith("-")]
+    assert command and all(args.index(c) < len(command) for c in command), args  # subcommand(s) first
+    known = help_flags(command)
+    used = {m.group(1) for a in args if (m := _FLAG.match(a))}
+    assert used and used <= known, used - known
+
+
+@pytest.mark.parametrize(("kustomization", "error"), [
+    ({"namespace": "x", "resources": ["r.yaml"]}, "does not implement: ['namespace']"),
+    ({"resources": ["r.yaml"], "patches": [{"patch": "metadata: {labels: {a: b}}", "target": {"kind": "ConfigMap"}}]},
+     "strategic-merge patches are not implemented"),
+    ({"resources": ["r.yaml"], "patches": [{"patch": "[]", "target": {"kind": "Secret"}}]}, "matches no resource"),
+    ({"resources": ["r.yaml", "r.yaml"]}, "already registered id"),
+])
+def test_renderer_refuses_what_it_does_not_implement(tmp_path: Path, kustomization: Obj, error: str) -> None:
+    from tests.support.kustomize import KustomizeError
+
+    (tmp_path / "r.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n")
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    with pytest.raises(KustomizeError, match=re.escape(error)):
+        render(tmp_path)
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_every_variable_and_config_key_the_job_uses_is_defined(tmp_path: Path, overlay: str,
+                                                                components: tuple[str, ...]) -> None:
+    """The kubelet leaves an undefined $(VAR) in args as is, and a missing ConfigMap key stops the pod."""
+    objects = rendered(tmp_path, overlay, components)
+    container = main_container(objects)
+    env = {e["name"]: e for e in container["env"]}
+    for arg in container["args"]:
+        for name in re.findall(r"\$\(([A-Z0-9_]+)\)", arg):
+            assert name in env, (arg, name)
+    (settings,) = [o for o in by_kind(objects, "ConfigMap") if o["metadata"]["name"] == "kai-gitops-settings"]
+    for item in env.values():
+        source = item.get("valueFrom", {})
+        if "configMapKeyRef" in source:
+            ref = source["configMapKeyRef"]
+            assert ref["name"] == "kai-gitops-settings" and ref["key"] in settings["data"], item
+        if "secretKeyRef" in source:
+            ref = source["secretKeyRef"]
+            # the one Secret an operator must create; any other is optional
+            assert (ref["name"], ref["key"]) in {("kai-gitops-git", "url"), ("kai-gitops-git", "token")} \
+                or ref.get("optional") is True, item
+    pushes = [a for a in container["args"] if a.startswith("--metrics-push=")]
+    assert bool(pushes) == ("metrics-push" in components)
