@@ -36,7 +36,7 @@ import urllib3
 
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.refs import QUEUE_API, ObjectRef
-from reconciler.remedies.plan import LABEL_PATH, Change, Operation
+from reconciler.remedies.plan import LABEL_PATH, OBJECT_NAME, Change, Operation, valid_name
 from reconciler.sources.cluster.client import status_message
 
 FIELD_MANAGER = "kai-gitops"
@@ -47,7 +47,7 @@ NODES_PATH = "/api/v1/nodes"
 LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
 
-_NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
+_NAME = OBJECT_NAME.pattern
 _ALLOWED_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("POST", re.compile(rf"^{QUEUES_PATH}$")),
     ("PATCH", re.compile(rf"^{QUEUES_PATH}/{_NAME}$")),
@@ -262,6 +262,8 @@ class ClusterWriter:
 
 
 def object_path(ref: ObjectRef) -> str:
+    if not valid_name(ref.name):   # not even a GET: a `..` in a name is normalised into another object's URL
+        raise WriteForbidden(f"{ref.name!r} is not a Kubernetes object name")
     if (ref.api_version, ref.kind) == (QUEUE_API, "Queue"):
         return f"{QUEUES_PATH}/{quote(ref.name)}"
     if (ref.api_version, ref.kind) == ("v1", "Node"):

@@ -10,6 +10,7 @@ resourceVersion check would refuse almost every saved plan).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -208,8 +209,21 @@ def allowed_field(ref: ObjectRef, operation: Operation, path: FieldPath) -> bool
     return False
 
 
+# metadata.name of Nodes and Queues: a DNS-1123 subdomain. Anything else in a plan (a `/`, a `..`) would
+# address another object once the URL is built and normalised, e.g. a Secret.
+OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+MAX_NAME = 253
+
+
+def valid_name(name: str) -> bool:
+    return len(name) <= MAX_NAME and OBJECT_NAME.fullmatch(name) is not None
+
+
 def check_change(change: Change, where: str) -> None:
     """Refuse anything SPEC §8 does not allow, before any request: kind, operation, field, value."""
+    if not valid_name(change.ref.name):
+        raise UserError(f"plan change names {change.ref.kind} {change.ref.name!r}, which is not a Kubernetes "
+                        "object name (lower-case DNS subdomain)", where=where)
     if not change.fields:
         raise UserError(f"plan change {change.ref} changes no field", where=where)
     for f in change.fields:

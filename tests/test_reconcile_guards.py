@@ -1,0 +1,60 @@
+"""A saved plan is input an operator (or an attacker with write access to the file) can edit and re-hash:
+every way a hand-made plan could steer the applier past SPEC §8 is refused before any request is sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.remedies.plan import Change, Plan, read_plan
+from tests.helpers import assert_one_line_error
+from tests.reconcile_support import Demo, demo_cluster
+
+HELM_SECRET = "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1"
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    yield from demo_cluster(tmp_path)
+
+
+def saved_plan(demo: Demo) -> Plan:
+    path = demo.tmp / "fresh.json"
+    demo.reconcile("--plan-out", path)
+    return read_plan(str(path))
+
+
+def crafted(demo: Demo, plan: Plan, *changes: Change) -> Path:
+    """The plan with its changes replaced and its id recomputed, as a careful hand-editor would."""
+    path = demo.tmp / "crafted.json"
+    path.write_text(json.dumps(dataclasses.replace(plan, changes=changes).to_dict()))
+    return path
+
+
+def node_change(plan: Plan) -> Change:
+    return next(c for c in plan.changes if c.ref.kind == "Node")
+
+
+def apply_refused(demo: Demo, path: Path, *needles: str) -> list[Any]:
+    """Applying `path` fails with one line naming the file; returns the requests made after the live read."""
+    since = len(demo.server.requests)
+    code, out, err = demo.reconcile("--plan", path, "--apply", "--lease-wait", "0")
+    assert_one_line_error(code, out, err, str(path), *needles)
+    return demo.server.requests[since:]
+
+
+def test_a_name_that_walks_to_another_object_is_refused_before_any_request(demo: Demo) -> None:
+    plan = saved_plan(demo)
+    label = node_change(plan)
+    walk = dataclasses.replace(label, ref=dataclasses.replace(
+        label.ref, name="../namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1"))
+    path = crafted(demo, plan, walk)
+    apply_refused(demo, path, "is not a Kubernetes object name")
+    assert [r for r in demo.server.requests if r.path == HELM_SECRET] == []   # urllib3 would normalise `..`
+    assert demo.writes() == []                                                # not even the Lease
