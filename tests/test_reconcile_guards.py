@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.remedies.plan import Change, Plan, read_plan
+from reconciler.remedies.plan import Change, FieldChange, Operation, Plan, read_plan
 from tests.helpers import assert_one_line_error
-from tests.reconcile_support import Demo, demo_cluster
+from tests.reconcile_support import DEMO, Demo, demo_cluster
 
 HELM_SECRET = "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1"
 
@@ -58,3 +58,45 @@ def test_a_name_that_walks_to_another_object_is_refused_before_any_request(demo:
     apply_refused(demo, path, "is not a Kubernetes object name")
     assert [r for r in demo.server.requests if r.path == HELM_SECRET] == []   # urllib3 would normalise `..`
     assert demo.writes() == []                                                # not even the Lease
+
+
+def _queue_update(plan: Plan) -> Change:
+    return next(c for c in plan.changes if c.ref.kind == "Queue")
+
+
+def _with_fields(change: Change, *fields: FieldChange) -> Change:
+    return dataclasses.replace(change, fields=fields)
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (lambda p: [node_change(p), node_change(p)], "more than once"),
+    (lambda p: [_with_fields(node_change(p), *node_change(p).fields, *node_change(p).fields)], "more than once"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "resources", "cpu", "quota"), 0,
+                                                           {"nested": 1}))], "must be a number"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "resources", "cpu", "quota"), 0, True))],
+     "must be a number"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "resources", "cpu", "quota"), 0, None))],
+     "must be a number"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "parentQueue"), None, ["a"]))],
+     "must be a string"),
+    (lambda p: [_with_fields(node_change(p), FieldChange(node_change(p).fields[0].path, {"a": 1}, None))],
+     "must be a string"),
+])
+def test_a_malformed_change_is_refused_on_load(demo: Demo, edit: Any, needle: str) -> None:
+    plan = saved_plan(demo)
+    requests = apply_refused(demo, crafted(demo, plan, *edit(plan)), needle)
+    assert [r for r in requests if r.method != "GET"] == []
+
+
+def test_a_create_whose_manifest_differs_from_its_shown_fields_is_refused(tmp_path: Path) -> None:
+    items = [i for i in DEMO.prod_addon_snapshot()
+             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    for demo in demo_cluster(tmp_path, items):
+        plan = saved_plan(demo)
+        create = next(c for c in plan.changes if c.operation is Operation.CREATE)
+        manifest = json.loads(json.dumps(create.manifest))
+        manifest["spec"]["resources"]["gpu"]["quota"] = 64    # written, but the text would show the plan's value
+        path = crafted(demo, plan, *[dataclasses.replace(create, manifest=manifest) if c is create else c
+                                     for c in plan.changes])
+        apply_refused(demo, path, "manifest", "spec.resources.gpu.quota")
+        assert demo.writes() == []

@@ -26,7 +26,7 @@ from reconciler.remedies.plan import (
     Operation,
     OperatorAction,
     Plan,
-    check_change,
+    check_changes,
     leaves,
     queue_update_fields,
 )
@@ -40,8 +40,7 @@ def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
     changes = _queue_changes(active, live) + _label_changes(desired, live)
-    for change in changes:
-        check_change(change, "the plan")  # the planner cannot propose a write the applier would refuse
+    check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
     settled = {c.ref for c in changes}
     settled_rules = _settled_label_rules(desired, live, changes)
     operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules))
