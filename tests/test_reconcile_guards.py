@@ -100,3 +100,16 @@ def test_a_create_whose_manifest_differs_from_its_shown_fields_is_refused(tmp_pa
                                      for c in plan.changes])
         apply_refused(demo, path, "manifest", "spec.resources.gpu.quota")
         assert demo.writes() == []
+
+
+def test_a_create_among_many_node_changes_is_applied(tmp_path: Path) -> None:
+    from tests.helpers import node
+
+    items = [i for i in DEMO.prod_addon_snapshot()
+             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    extra = [node(f"gpu-extra-{i:02d}", "true") for i in range(51)]   # past the paged re-read's threshold
+    for demo in demo_cluster(tmp_path, [*items, *extra]):
+        _code, report, err = demo.reconcile_json("--apply", "--max-changes", "100")
+        assert report["apply"] is not None and report["apply"]["ok"], err
+        assert report["apply"]["applied"] == len(report["plan"]["changes"]) == 54
+        assert demo.queue("default-queue")["spec"]["parentQueue"] == "default-parent-queue"
