@@ -23,6 +23,8 @@ LEASE_NAME = "kai-gitops-reconcile"
 LEASE_API = "coordination.k8s.io/v1"
 DURATION_ENV = "KAI_GITOPS_LEASE_DURATION_S"
 DEFAULT_DURATION_S = 30
+# As client-go's renewDeadline (10 s of a 15 s lease): stop writing well before others may see the lease expired.
+RENEW_DEADLINE = 2 / 3
 
 
 def holder_identity() -> str:
@@ -70,11 +72,21 @@ class Lease:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
-        self.lost: str | None = None   # why the lease was lost while held; the applier stops on it
+        self._renewed_at: float | None = None   # monotonic time the last successful renewal was sent
+        self._lost: str | None = None
 
     @property
     def where(self) -> str:
         return f"Lease {self.namespace}/{self.name}"
+
+    @property
+    def lost(self) -> str | None:
+        """Why the lease is no longer safely held (renewal refused, or overdue); the applier stops on it."""
+        deadline = self.duration_s * RENEW_DEADLINE
+        if self._lost is None and self._renewed_at is not None and time.monotonic() - self._renewed_at > deadline:
+            # A renewal hanging in a slow API server: others may take over once the duration has passed.
+            self._lost = f"{self.where} was not renewed within {deadline:.3g} s"
+        return self._lost
 
     # -- acquire -------------------------------------------------------------------------------------
 
@@ -97,12 +109,13 @@ class Lease:
 
     def _try_acquire(self) -> bool:
         existing = self.writer.get_lease(self.namespace, self.name)
-        now = datetime.now(UTC)
+        now, sent = datetime.now(UTC), time.monotonic()
         if existing is None:
             body = {"apiVersion": LEASE_API, "kind": "Lease",
                     "metadata": {"name": self.name, "namespace": self.namespace},
                     "spec": self._spec(now, acquired=now, transitions=0)}
             self._current = self.writer.create_lease(self.namespace, body)
+            self._renewed_at = sent
             return True
         spec = existing.get("spec") or {}
         holder = spec.get("holderIdentity") or ""
@@ -113,6 +126,7 @@ class Lease:
         body = dict(existing)   # carries metadata.resourceVersion: the update is conditional
         body["spec"] = self._spec(now, acquired=now, transitions=transitions)
         self._current = self.writer.update_lease(self.namespace, self.name, body)
+        self._renewed_at = sent
         return True
 
     def _spec(self, now: datetime, *, acquired: datetime, transitions: int) -> dict[str, Any]:
@@ -133,16 +147,18 @@ class Lease:
             try:
                 self.renew()
             except ApiFailure as exc:
-                self.lost = f"{self.where} could not be renewed: {exc.line()}"
+                self._lost = self._lost or f"{self.where} could not be renewed: {exc.line()}"
                 return
 
     def renew(self) -> None:
         with self._lock:
             body = dict(self._current or {})
             spec = dict(body.get("spec") or {})
+            sent = time.monotonic()
             spec["renewTime"] = micro_time()
             body["spec"] = spec
             self._current = self.writer.update_lease(self.namespace, self.name, body)
+            self._renewed_at = sent
 
     def release(self) -> None:
         """Hand the lease back at once (holder cleared, 1 s duration) instead of letting it expire."""
