@@ -25,6 +25,9 @@ DURATION_ENV = "KAI_GITOPS_LEASE_DURATION_S"
 DEFAULT_DURATION_S = 30
 # As client-go's renewDeadline (10 s of a 15 s lease): stop writing well before others may see the lease expired.
 RENEW_DEADLINE = 2 / 3
+# The holder's renewTime is its clock, not ours: trusted only this far past expiry (a crashed run's lease
+# from long ago is taken at once); otherwise the record must stay unchanged for a whole duration as we watch.
+CLOCK_SKEW_S = 60.0
 
 
 def holder_identity() -> str:
@@ -74,6 +77,7 @@ class Lease:
         self._renewer: threading.Thread | None = None
         self._renewed_at: float | None = None   # monotonic time the last successful renewal was sent
         self._lost: str | None = None
+        self._observed: tuple[Any, float] | None = None   # another holder's record, and since when we see it
 
     @property
     def where(self) -> str:
@@ -119,7 +123,7 @@ class Lease:
             return True
         spec = existing.get("spec") or {}
         holder = spec.get("holderIdentity") or ""
-        if holder and holder != self.holder and not _expired(spec, now):
+        if holder and holder != self.holder and not self._expired(existing, now):
             self._current = existing
             return False
         transitions = int(spec.get("leaseTransitions") or 0) + (1 if holder != self.holder else 0)
@@ -128,6 +132,19 @@ class Lease:
         self._current = self.writer.update_lease(self.namespace, self.name, body)
         self._renewed_at = sent
         return True
+
+    def _expired(self, existing: dict[str, Any], now: datetime) -> bool:
+        """Expired by our clock beyond any plausible skew, or unchanged for its duration while we watch
+        (client-go's rule, immune to skew: a holder whose clock runs behind or ahead still renews)."""
+        spec = existing.get("spec") or {}
+        if _expired_by_clock(spec, now):
+            return True
+        record = ((existing.get("metadata") or {}).get("resourceVersion"), spec.get("holderIdentity"),
+                  spec.get("renewTime"))
+        if self._observed is None or self._observed[0] != record:
+            self._observed = (record, time.monotonic())
+        duration = spec.get("leaseDurationSeconds")
+        return isinstance(duration, int) and time.monotonic() - self._observed[1] > duration
 
     def _spec(self, now: datetime, *, acquired: datetime, transitions: int) -> dict[str, Any]:
         return {"holderIdentity": self.holder, "leaseDurationSeconds": self.duration_s,
@@ -188,12 +205,12 @@ class Lease:
         self.release()
 
 
-def _expired(spec: dict[str, Any], now: datetime) -> bool:
+def _expired_by_clock(spec: dict[str, Any], now: datetime) -> bool:
     renewed = _parse_time(spec.get("renewTime")) or _parse_time(spec.get("acquireTime"))
     duration = spec.get("leaseDurationSeconds")
     if renewed is None or not isinstance(duration, int):
         return True
-    return (now - renewed).total_seconds() > duration
+    return (now - renewed).total_seconds() > duration + CLOCK_SKEW_S
 
 
 def _lease_hint(exc: ApiFailure) -> str | None:
