@@ -113,3 +113,16 @@ def test_a_create_among_many_node_changes_is_applied(tmp_path: Path) -> None:
         assert report["apply"] is not None and report["apply"]["ok"], err
         assert report["apply"]["applied"] == len(report["plan"]["changes"]) == 54
         assert demo.queue("default-queue")["spec"]["parentQueue"] == "default-parent-queue"
+
+
+def test_a_lease_namespace_that_is_no_namespace_is_refused_before_any_request(demo: Demo) -> None:
+    code, out, err = demo.reconcile("--apply", "--lease-namespace", "Kai_GitOps")
+    assert_one_line_error(code, out, err, "--lease-namespace 'Kai_GitOps' is not a namespace name")
+    assert demo.server.requests == []
+
+
+def test_an_audit_log_that_cannot_be_opened_refuses_the_run_before_any_write(demo: Demo) -> None:
+    audit = demo.tmp / "missing-dir" / "audit.jsonl"
+    code, out, err = demo.reconcile("--apply", "--audit-log", audit)
+    assert_one_line_error(code, out, err, str(audit), "cannot open the audit log")
+    assert demo.writes() == []   # no Lease, no dry-run
