@@ -126,3 +126,44 @@ def test_an_audit_log_that_cannot_be_opened_refuses_the_run_before_any_write(dem
     code, out, err = demo.reconcile("--apply", "--audit-log", audit)
     assert_one_line_error(code, out, err, str(audit), "cannot open the audit log")
     assert demo.writes() == []   # no Lease, no dry-run
+
+
+QUEUE = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "q"},
+         "spec": {"parentQueue": "p", "resources": {"gpu": {"quota": 1, "limit": -1, "overQuotaWeight": 1}}}}
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "metadata": {"name": "q", "namespace": "x"}}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "metadata": {"name": "q", "labels": {"a": "b"}}}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "kind": "Node"}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "spec": {"priority": 9}}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "status": {}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": {"cpu": {"preemptible": True}}}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": {"pods": {"quota": 1}}}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": {"cpu": {"quota": {"x": 1}}}}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": None}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"parentQueue": {"x": 1}}}),
+])
+def test_the_writer_refuses_queue_bodies_beyond_resources_and_parent(demo: Demo, method: str, path: str,
+                                                                     body: Any) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    with pytest.raises(WriteForbidden):
+        writer._request(method, path, body, MERGE_PATCH if method == "PATCH" else None)
+    assert demo.server.requests == []
+
+
+def test_the_writer_sends_the_queue_bodies_a_plan_makes(demo: Demo) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import ClusterWriter
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    writer.create_queue(QUEUE, dry_run=True)
+    version = demo.queue("default-queue")["metadata"]["resourceVersion"]
+    writer.patch_queue("default-queue", {"metadata": {"resourceVersion": version}, "spec": {"parentQueue": None}},
+                       dry_run=True)
+    assert [r.method for r in demo.server.requests] == ["POST", "PATCH"]

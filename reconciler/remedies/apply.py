@@ -35,6 +35,7 @@ import orjson
 import urllib3
 
 from reconciler.model.live import SCHEDULE_LABEL
+from reconciler.model.queues import FIELDS, RESOURCES
 from reconciler.model.refs import QUEUE_API, ObjectRef
 from reconciler.remedies.plan import LABEL_PATH, OBJECT_NAME, Change, Operation, valid_name
 from reconciler.sources.cluster.client import status_message
@@ -87,6 +88,8 @@ class WriteSettings:
 def _check_write(method: str, path: str, body: Any, content_type: str | None) -> None:
     if not any(method == m and pattern.match(path) for m, pattern in _ALLOWED_WRITES):
         raise WriteForbidden(f"{method} {path} is not a write kai-gitops makes")
+    if method == "POST" and path == QUEUES_PATH:
+        _check_queue_create(body)
     if method == "PATCH":
         if content_type != MERGE_PATCH or not isinstance(body, dict):
             raise WriteForbidden(f"PATCH {path}: only merge patches are sent")
@@ -96,11 +99,33 @@ def _check_write(method: str, path: str, body: Any, content_type: str | None) ->
             _check_label_patch(path, body)
 
 
+def _check_queue_create(body: Any) -> None:
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    if not isinstance(meta, dict) or set(body) - {"apiVersion", "kind", "metadata", "spec"} \
+            or (body.get("apiVersion"), body.get("kind")) != (QUEUE_API, "Queue") or set(meta) != {"name"} \
+            or not _queue_spec_ok(body.get("spec")):
+        raise WriteForbidden(f"POST {QUEUES_PATH}: a Queue is created with its name, spec.resources and "
+                             "spec.parentQueue only")
+
+
 def _check_queue_patch(path: str, body: dict[str, Any]) -> None:
-    spec = body.get("spec")
     if set(body) - {"metadata", "spec"} or set(body.get("metadata") or {}) - {"resourceVersion"} \
-            or not isinstance(spec, dict) or set(spec) - {"resources", "parentQueue"}:
+            or not _queue_spec_ok(body.get("spec")):
         raise WriteForbidden(f"PATCH {path}: a Queue patch may set only spec.resources and spec.parentQueue")
+
+
+def _queue_spec_ok(spec: Any) -> bool:
+    """Only spec.parentQueue (a name, or null) and spec.resources.{cpu,gpu,memory}.{quota,limit,overQuotaWeight}."""
+    if not isinstance(spec, dict) or set(spec) - {"resources", "parentQueue"}:
+        return False
+    if spec.get("parentQueue") is not None and not isinstance(spec["parentQueue"], str):
+        return False
+    resources = spec.get("resources", {})
+    if not isinstance(resources, dict) or set(resources) - set(RESOURCES):
+        return False
+    return all(isinstance(r, dict) and not set(r) - set(dict(FIELDS))
+               and all(isinstance(v, int | float) and not isinstance(v, bool) for v in r.values())
+               for r in resources.values())
 
 
 def _check_label_patch(path: str, body: dict[str, Any]) -> None:
