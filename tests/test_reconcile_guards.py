@@ -167,3 +167,19 @@ def test_the_writer_sends_the_queue_bodies_a_plan_makes(demo: Demo) -> None:
     writer.patch_queue("default-queue", {"metadata": {"resourceVersion": version}, "spec": {"parentQueue": None}},
                        dry_run=True)
     assert [r.method for r in demo.server.requests] == ["POST", "PATCH"]
+
+
+@pytest.mark.parametrize("edit", [
+    {"notes": "a note"},
+    {"changes": [{"object": {"apiVersion": "v1", "kind": "Node", "name": "n"}, "operation": "update", "rules": 5,
+                  "fields": []}]},
+])
+def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_path: Path, edit: Any) -> None:
+    from reconciler.errors import UserError
+    from reconciler.remedies.plan import ClusterIdentity
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({**Plan("prod", None, ClusterIdentity("https://x", "u"), ()).to_dict(), **edit}))
+    with pytest.raises(UserError, match="must be a list") as refused:
+        read_plan(str(path))
+    assert refused.value.where == str(path)

@@ -305,15 +305,17 @@ class _PlanReader:
         plan = Plan(self.text(raw, "cluster"), self.git(raw.get("git")), self.identity(raw.get("clusterIdentity")),
                     tuple(self.change(c, i) for i, c in enumerate(self.items(raw, "changes"))),
                     tuple(self.operator(o) for o in self.items(raw, "operator")),
-                    tuple(str(n) for n in raw.get("notes") or ()))
+                    tuple(str(n) for n in self.items(raw, "notes", optional=True)))
         if raw.get("id") != plan.id:
             raise UserError(f"plan id {raw.get('id')!r} does not match its content ({plan.id}): the file was "
                             "edited after it was written", where=self.where, hint="re-create the plan")
         check_changes(plan.changes, self.where)
         return plan
 
-    def items(self, raw: dict[str, Any], key: str) -> list[Any]:
+    def items(self, raw: dict[str, Any], key: str, *, optional: bool = False) -> list[Any]:
         value = raw.get(key)
+        if value is None and optional:
+            return []
         if not isinstance(value, list):
             raise self.fail(f"`{key}` must be a list")
         return value
@@ -360,7 +362,7 @@ class _PlanReader:
         manifest = raw.get("manifest")
         if manifest is not None and not isinstance(manifest, dict):
             raise self.fail(f"changes[{index}].manifest must be an object or null")
-        rules = raw.get("rules") or []
+        rules = self.items(raw, "rules", optional=True)
         return Change(self.ref(raw.get("object")), operation, tuple(fields), tuple(str(r) for r in rules),
                       str(raw.get("reason") or ""), manifest)
 
