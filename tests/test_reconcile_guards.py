@@ -8,7 +8,7 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -183,3 +183,22 @@ def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_pa
     with pytest.raises(UserError, match="must be a list") as refused:
         read_plan(str(path))
     assert refused.value.where == str(path)
+
+
+def test_missing_queues_are_created_parents_before_children_at_any_depth() -> None:
+    from reconciler.findings import Action, Finding, Fix, Kind, Severity
+    from reconciler.model.live import LiveState
+    from reconciler.model.refs import queue_ref
+    from reconciler.remedies.planner import _queue_changes
+
+    def missing(name: str, parent: str | None) -> Finding:
+        manifest = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name},
+                    "spec": {"parentQueue": parent, "resources": {"gpu": {"quota": 1, "limit": -1,
+                                                                          "overQuotaWeight": 1}}}}
+        return Finding("KAI-Q-001", Kind.DRIFT, Severity.ERROR, f"{name} missing", "prod", queue_ref(name),
+                       fix=Fix(Action.CREATE, f"create {name}", patch=manifest))
+
+    # a-team under b-dept under c-org: by name alone the grandchild would come before its parent
+    findings = [missing("a-team", "b-dept"), missing("b-dept", "c-org"), missing("c-org", None)]
+    order = [c.ref.name for c in _queue_changes(findings, cast(LiveState, None))]   # creates read no live state
+    assert order == ["c-org", "b-dept", "a-team"]

@@ -66,9 +66,21 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
             fields = queue_update_fields(f.fix.patch, live_spec)
             if fields:
                 updates.append(Change(f.subject, Operation.UPDATE, fields, (f.rule_id,), f.fix.description))
-    # Parents before children: a Queue's parentQueue should exist when the child is created.
-    creates.sort(key=lambda c: (queue_spec_from_values(c.manifest or {}).parent is not None, c.ref.name))
-    return creates + sorted(updates, key=lambda c: c.ref.name)
+    return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
+
+
+def _parents_first(creates: list[Change]) -> list[Change]:
+    """A Queue's parentQueue should exist when the child is created: order by depth among the creates."""
+    parents = {c.ref.name: queue_spec_from_values(c.manifest or {}).parent for c in creates}
+
+    def depth(name: str) -> int:
+        seen: set[str] = set()
+        while (parent := parents.get(name)) in parents and parent not in seen:
+            seen.add(name)
+            name = parent
+        return len(seen)
+
+    return sorted(creates, key=lambda c: (depth(c.ref.name), c.ref.name))
 
 
 def _label_changes(desired: DesiredCluster, live: LiveState) -> list[Change]:
