@@ -71,3 +71,60 @@ def test_a_lease_renewed_by_a_clock_running_ahead_expires_as_observed(demo: Demo
     assert 1.0 <= time.monotonic() - started < 3.0
     spec = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")["spec"]
     assert spec["holderIdentity"] == "run-b"
+
+
+def test_an_interrupt_mid_apply_stops_the_node_writes_not_yet_started(demo: Demo) -> None:
+    from reconciler.model.refs import ObjectRef
+    from reconciler.remedies.apply import ChangeResult, Pending, apply_changes
+    from reconciler.remedies.plan import LABEL_PATH, Change, FieldChange, Operation
+    from tests.helpers import node
+
+    for i in range(30):
+        demo.server.add(node(f"n-{i:02d}", None))
+    pending = [Pending(Change(ObjectRef("v1", "Node", f"n-{i:02d}"), Operation.UPDATE,
+                              (FieldChange(LABEL_PATH, None, "true"),), (), ""), None) for i in range(30)]
+    chosen = writer(demo)
+    real = chosen.write_change
+    calls: list[str] = []
+
+    def write_change(change: Change, rv: str | None, *, dry_run: bool) -> dict[str, Any]:
+        calls.append(change.ref.name)
+        if len(calls) == 1:
+            raise KeyboardInterrupt   # Ctrl-C (or SIGTERM, below) while the writes run
+        return real(change, rv, dry_run=dry_run)
+
+    chosen.write_change = write_change  # type: ignore[method-assign]
+    decided: list[ChangeResult] = []
+    with pytest.raises(KeyboardInterrupt):
+        apply_changes(chosen, pending, decided.append, workers=2)
+    assert len(calls) <= 3, f"{len(calls)} writes attempted after the interrupt"
+    assert sorted(r.change.ref.name for r in decided) == [f"n-{i:02d}" for i in range(30)]   # all audited
+    interrupted = [r for r in decided if r.result == "failed"]
+    assert len(interrupted) == 1 and "may or may not have been applied" in (interrupted[0].error or "")
+    assert sum(r.result == "not-attempted" for r in decided) >= 27
+
+
+def test_sigterm_mid_apply_releases_the_lease_and_audits_every_change(demo: Demo) -> None:
+    # A CronJob's pod is stopped with SIGTERM (deadline, eviction, a new rollout): Python's default dies
+    # at once, leaving the Lease held and the change being written without its audit line.
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    node_write = "/api/v1/nodes/gpu-node-2"
+    demo.server.inject_fault(Fault(node_write + "$", method="PATCH", delay_s=1.0, after=1))   # after the dry-run
+    audit = demo.tmp / "audit.jsonl"
+    env = {**os.environ, "KAI_GITOPS_LEASE_DURATION_S": "30"}
+    proc = subprocess.Popen([sys.executable, "-m", "reconciler", *demo.args("--apply", "--audit-log", audit)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: audit.exists() and len(audit.read_text().splitlines()) == 2, 20), "queues not written"
+        proc.send_signal(signal.SIGTERM)   # the node write is in flight
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err)
+    spec = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")["spec"]
+    assert "holderIdentity" not in spec   # released, not left to expire
+    assert [line.count('"gpu-node-2"') for line in audit.read_text().splitlines()][-1] == 1

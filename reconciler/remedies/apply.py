@@ -405,38 +405,61 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
 
     The first failure stops the run: nothing new is started, writes in flight finish, and everything
     not attempted is reported as such. `on_result` runs once per change as soon as it is known (audit).
+    An interrupt (Ctrl-C; SIGTERM during apply, see reconcile.py) stops it the same way before it propagates.
     """
-    stop = threading.Event()
-    results: dict[int, ChangeResult] = {}
-    lock = threading.Lock()
-
-    def run(index: int, item: Pending) -> None:
-        why_lost = lost()
-        if why_lost:
-            stop.set()
-        if stop.is_set():
-            result = ChangeResult(item.change, "not-attempted", error=why_lost)
-        else:
-            try:
-                answer = writer.write_change(item.change, item.resource_version, dry_run=False)
-                rv = (answer.get("metadata") or {}).get("resourceVersion")
-                result = ChangeResult(item.change, "applied", resource_version=rv,
-                                      previous_managers=item.previous_managers)
-            except ApiFailure as exc:
-                stop.set()
-                result = ChangeResult(item.change, "failed", error=exc.line(), previous_managers=item.previous_managers)
-        with lock:
-            results[index] = result
-        on_result(result)
-
+    run = _Run(writer, on_result, lost)
     ordered = list(enumerate(pending))
-    queues = [(i, p) for i, p in ordered if p.change.ref.kind == "Queue"]
-    nodes = [(i, p) for i, p in ordered if p.change.ref.kind != "Queue"]
-    for index, item in queues:
-        run(index, item)
-    with ThreadPoolExecutor(max_workers=max(1, workers or writer.settings.workers)) as pool:
-        list(pool.map(lambda pair: run(*pair), nodes))
-    return [results[i] for i in range(len(pending))]
+    try:
+        for index, item in ordered:
+            if item.change.ref.kind == "Queue":
+                run.one(index, item)
+        with ThreadPoolExecutor(max_workers=max(1, workers or writer.settings.workers)) as pool:
+            list(pool.map(lambda pair: run.one(*pair), [(i, p) for i, p in ordered if p.change.ref.kind != "Queue"]))
+    except BaseException:
+        run.stop.set()
+        for index, item in ordered:   # cancelled before they started: still one audit line each
+            if index not in run.results:
+                run.record(index, ChangeResult(item.change, "not-attempted", error="the run was interrupted"))
+        raise
+    return [run.results[i] for i in range(len(pending))]
+
+
+class _Run:
+    def __init__(self, writer: ClusterWriter, on_result: OnResult, lost: Callable[[], str | None]) -> None:
+        self.writer, self.on_result, self.lost = writer, on_result, lost
+        self.stop = threading.Event()
+        self.results: dict[int, ChangeResult] = {}
+        self._lock = threading.Lock()
+
+    def one(self, index: int, item: Pending) -> None:
+        why_lost = self.lost()
+        if why_lost:
+            self.stop.set()
+        if self.stop.is_set():
+            self.record(index, ChangeResult(item.change, "not-attempted", error=why_lost))
+            return
+        try:
+            answer = self.writer.write_change(item.change, item.resource_version, dry_run=False)
+        except ApiFailure as exc:
+            self.stop.set()
+            self.record(index, ChangeResult(item.change, "failed", error=exc.line(),
+                                            previous_managers=item.previous_managers))
+            return
+        except BaseException as exc:   # interrupted mid-request: it may or may not have landed
+            self.stop.set()
+            self.record(index, ChangeResult(item.change, "failed", previous_managers=item.previous_managers,
+                                            error=f"{type(exc).__name__}: the write may or may not have been applied"))
+            raise
+        rv = (answer.get("metadata") or {}).get("resourceVersion")
+        self.record(index, ChangeResult(item.change, "applied", resource_version=rv,
+                                        previous_managers=item.previous_managers))
+
+    def record(self, index: int, result: ChangeResult) -> None:
+        with self._lock:
+            if index in self.results:
+                return
+            self.results[index] = result
+        self.on_result(result)
 
 
 def concurrently(items: Iterable[Any], func: Callable[[Any], Any], workers: int) -> list[Any]:

@@ -6,8 +6,12 @@ around the last two and an audit line per change.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from reconciler.errors import UserError
 from reconciler.remedies.apply import ApiFailure, ApplyResult, ChangeResult, ClusterWriter, apply_changes
@@ -68,11 +72,31 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
                      holder=holder)
     writer = connection.writer()
     try:
-        result = _apply_under_lease(plan, settings, writer, audit)
+        with _sigterm_interrupts():
+            result = _apply_under_lease(plan, settings, writer, audit)
     finally:
         writer.close()
         audit.close()
     return ReconcileOutcome(report, plan, result, _reread(reread, result))
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (how Kubernetes stops a CronJob's pod) stops the writes like Ctrl-C: whatever is in flight
+    finishes and is audited, the rest is audited as not attempted, the Lease is released. Python's default
+    would end the process at once, the Lease held and the change being written without its audit line."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _reread(reread: ReReader, result: ApplyResult) -> Report | None:
