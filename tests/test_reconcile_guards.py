@@ -202,3 +202,24 @@ def test_missing_queues_are_created_parents_before_children_at_any_depth() -> No
     findings = [missing("a-team", "b-dept"), missing("b-dept", "c-org"), missing("c-org", None)]
     order = [c.ref.name for c in _queue_changes(findings, cast(LiveState, None))]   # creates read no live state
     assert order == ["c-org", "b-dept", "a-team"]
+
+
+def test_a_queue_created_meanwhile_refuses_the_plan_or_counts_as_applied(tmp_path: Path) -> None:
+    snapshot = DEMO.prod_addon_snapshot()
+    child = next(i for i in snapshot if i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")
+    items = [i for i in snapshot if i is not child]
+    for demo in demo_cluster(tmp_path, items):
+        plan = saved_plan(demo)
+        create = next(c for c in plan.changes if c.operation is Operation.CREATE)
+        assert create.manifest is not None
+        demo.server.add(json.loads(json.dumps(child)))   # someone else created it, with other values
+        path = demo.tmp / "fresh.json"
+        assert_one_line_error(*demo.reconcile("--plan", path, "--apply"),
+                              "Queue/default-queue exists now (the plan creates it)")
+        assert [r for r in demo.writes() if "queues" in r.path] == []
+        same = {**json.loads(json.dumps(create.manifest)), "metadata": {"name": "default-queue"}}
+        demo.server.add(same)   # ...or exactly as planned: nothing to do for it
+        _code, report, err = demo.reconcile_json("--plan", path, "--apply")
+        results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
+        assert results["default-queue"] == "already-applied", err
+        assert [r for r in demo.writes() if r.path.endswith("/queues")] == []   # never a second create
