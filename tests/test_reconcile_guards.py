@@ -223,3 +223,14 @@ def test_a_queue_created_meanwhile_refuses_the_plan_or_counts_as_applied(tmp_pat
         results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
         assert results["default-queue"] == "already-applied", err
         assert [r for r in demo.writes() if r.path.endswith("/queues")] == []   # never a second create
+
+
+def test_a_write_answered_with_html_stops_the_run_with_one_line_not_an_internal_error(demo: Demo) -> None:
+    from tests.support.kubeserver import Fault
+
+    child = "/apis/scheduling.run.ai/v2/queues/default-queue"
+    demo.server.inject_fault(Fault(child + "$", method="PATCH", html=True, after=1))   # after its dry-run
+    code, out, err = demo.reconcile("--apply", "--audit-log", demo.tmp / "audit.jsonl")
+    assert code == 1 and "internal error" not in err, err
+    assert "✗ failed update Queue/default-queue: HTTP 200 (the answer is not JSON" in out
+    assert "- not applied update Node/gpu-node-2" in out

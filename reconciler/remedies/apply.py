@@ -250,7 +250,7 @@ class ClusterWriter:
             status, raw, headers = self._once(method, url, data, content_type, retry_transport=method == "GET",
                                               shown=f"{method} {path}")
             if 200 <= status < 300:
-                return orjson.loads(raw) if raw else {}
+                return _answer(status, raw)
             failure = _failure(status, raw)
             # 429 and 503 are answered before the request is processed; other errors may follow a write.
             retryable = status in (429, 503) or (method == "GET" and status >= 500)
@@ -312,6 +312,15 @@ def _failure(status: int, raw: bytes) -> ApiFailure:
     except orjson.JSONDecodeError:
         pass
     return ApiFailure(status, status_message(raw) or "no message", reason)
+
+
+def _answer(status: int, raw: bytes) -> dict[str, Any]:
+    """A 2xx body; HTML from a proxy or SSO gateway in front is a failure to report, not a crash."""
+    try:
+        data = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError:
+        raise ApiFailure(status, "the answer is not JSON: a proxy in front of the API server?") from None
+    return data if isinstance(data, dict) else {}
 
 
 def _retry_after(headers: Any) -> float | None:
