@@ -128,3 +128,11 @@ def test_sigterm_mid_apply_releases_the_lease_and_audits_every_change(demo: Demo
     spec = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")["spec"]
     assert "holderIdentity" not in spec   # released, not left to expire
     assert [line.count('"gpu-node-2"') for line in audit.read_text().splitlines()][-1] == 1
+
+
+def test_one_failed_renewal_is_retried_before_the_renew_deadline(demo: Demo) -> None:
+    # A 500 from a busy API server on one renewal is no reason to abort an apply that still holds its lease.
+    demo.server.inject_fault(Fault(LEASE + "$", method="PUT", status=500))
+    with Lease(writer(demo), "kai-gitops", wait_s=0, holder="run-a", duration_s=1) as lease:
+        assert wait_for(lambda: [r.status for r in demo.server.requests if r.method == "PUT"][:2] == [500, 200], 1.5)
+        assert lease.lost is None

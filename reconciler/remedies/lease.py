@@ -77,6 +77,7 @@ class Lease:
         self._renewer: threading.Thread | None = None
         self._renewed_at: float | None = None   # monotonic time the last successful renewal was sent
         self._lost: str | None = None
+        self._last_failure: str | None = None   # of a renewal, retried until the deadline
         self._observed: tuple[Any, float] | None = None   # another holder's record, and since when we see it
 
     @property
@@ -89,7 +90,8 @@ class Lease:
         deadline = self.duration_s * RENEW_DEADLINE
         if self._lost is None and self._renewed_at is not None and time.monotonic() - self._renewed_at > deadline:
             # A renewal hanging in a slow API server: others may take over once the duration has passed.
-            self._lost = f"{self.where} was not renewed within {deadline:.3g} s"
+            failure = f" (last renewal: {self._last_failure})" if self._last_failure else ""
+            self._lost = f"{self.where} was not renewed within {deadline:.3g} s{failure}"
         return self._lost
 
     # -- acquire -------------------------------------------------------------------------------------
@@ -159,13 +161,20 @@ class Lease:
     # -- renew and release ---------------------------------------------------------------------------
 
     def _renew_loop(self) -> None:
+        """Renew every third of the duration; after a failed renewal retry sooner, until the renew deadline
+        (see `lost`) — unless the lease is gone or someone else holds it (404, 409): then it is lost at once."""
         interval = max(0.05, self.duration_s / 3)
-        while not self._stop.wait(interval):
+        wait = interval
+        while not self._stop.wait(wait):
             try:
                 self.renew()
+                wait = interval
             except ApiFailure as exc:
-                self._lost = self._lost or f"{self.where} could not be renewed: {exc.line()}"
-                return
+                if exc.status in (404, 409):
+                    self._lost = self._lost or f"{self.where} could not be renewed: {exc.line()}"
+                    return
+                self._last_failure = exc.line()
+                wait = interval / 3
 
     def renew(self) -> None:
         with self._lock:
