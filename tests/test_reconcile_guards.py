@@ -234,3 +234,11 @@ def test_a_write_answered_with_html_stops_the_run_with_one_line_not_an_internal_
     assert code == 1 and "internal error" not in err, err
     assert "✗ failed update Queue/default-queue: HTTP 200 (the answer is not JSON" in out
     assert "- not applied update Node/gpu-node-2" in out
+
+
+def test_a_broken_saved_plan_is_refused_before_git_or_the_cluster_is_read(demo: Demo) -> None:
+    path = demo.tmp / "plan.json"
+    path.write_text('{"kind": "kai-gitops/plan", "version": 1, "changes": [')   # truncated
+    code, out, err = demo.reconcile("--plan", path, "--apply")
+    assert_one_line_error(code, out, err, f"{path}:1:", "plan is not JSON")
+    assert demo.server.requests == []   # not a whole cluster read first, only to fail on the file

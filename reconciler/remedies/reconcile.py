@@ -39,6 +39,8 @@ def check_settings(settings: ReconcileSettings, live_cluster: bool) -> None:
     if settings.apply and not live_cluster:
         raise UserError("--apply needs a live cluster, not --snapshot",
                         hint="pass --context/--kubeconfig; a snapshot only shows the plan")
+    if settings.plan_file:
+        read_plan(settings.plan_file)   # a broken file is refused now, not after a whole cluster read
     namespace = settings.lease_namespace
     if namespace is not None and (len(namespace) > 63 or not NAMESPACE.fullmatch(namespace)):
         raise UserError(f"--lease-namespace {namespace!r} is not a namespace name (lower-case DNS label)")
