@@ -242,3 +242,15 @@ def test_a_broken_saved_plan_is_refused_before_git_or_the_cluster_is_read(demo: 
     code, out, err = demo.reconcile("--plan", path, "--apply")
     assert_one_line_error(code, out, err, f"{path}:1:", "plan is not JSON")
     assert demo.server.requests == []   # not a whole cluster read first, only to fail on the file
+
+
+def test_events_name_the_uid_of_the_changed_object_so_kubectl_describe_lists_them(demo: Demo) -> None:
+    # kubectl describe selects events by involvedObject.uid (regarding.uid) as well as by name and kind
+    _code, report, err = demo.reconcile_json("--apply")
+    assert report["apply"]["applied"] == 3, err
+    events = demo.server.list_objects("events.k8s.io/v1", "Event")
+    kinds = {"Queue": "scheduling.run.ai/v2", "Node": "v1"}
+    for event in events:
+        regarding = event["regarding"]
+        changed = demo.server.get_object(kinds[regarding["kind"]], regarding["kind"], regarding["name"])
+        assert regarding.get("uid") == changed["metadata"]["uid"], regarding

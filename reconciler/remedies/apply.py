@@ -351,6 +351,7 @@ class ChangeResult:
     error: str | None = None
     resource_version: str | None = None
     previous_managers: tuple[str, ...] = ()
+    uid: str | None = None       # of the written object: its Event's regarding.uid
 
     def to_dict(self) -> dict[str, Any]:
         return {"object": self.change.ref.to_dict(), "operation": self.change.operation.value,
@@ -459,9 +460,9 @@ class _Run:
             self.record(index, ChangeResult(item.change, "failed", previous_managers=item.previous_managers,
                                             error=f"{type(exc).__name__}: the write may or may not have been applied"))
             raise
-        rv = (answer.get("metadata") or {}).get("resourceVersion")
-        self.record(index, ChangeResult(item.change, "applied", resource_version=rv,
-                                        previous_managers=item.previous_managers))
+        meta = answer.get("metadata") or {}
+        self.record(index, ChangeResult(item.change, "applied", resource_version=meta.get("resourceVersion"),
+                                        previous_managers=item.previous_managers, uid=meta.get("uid")))
 
     def record(self, index: int, result: ChangeResult) -> None:
         with self._lock:
