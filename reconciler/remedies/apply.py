@@ -1,13 +1,8 @@
-"""The only code in kai-gitops that writes to a cluster, and the writes it can make are exactly these:
+"""The only code in kai-gitops that writes to a cluster, and only the writes listed in allowed_writes.py.
 
-    POST  /apis/scheduling.run.ai/v2/queues                       create a Queue
-    PATCH /apis/scheduling.run.ai/v2/queues/NAME                  spec.resources / spec.parentQueue only
-    PATCH /api/v1/nodes/NAME                                      the nvca.nvcf.nvidia.io/schedule label only
-    POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]   the run's Lease
-    POST  /apis/events.k8s.io/v1/namespaces/NS/events             an Event on a changed object
-
-Every non-GET request passes `_check_write` first, which refuses any other method, path or patch body, so
-no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm release.
+Every non-GET request passes `allowed_writes.check_write` first, which refuses any other method, path or
+body, so no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm
+release.
 
 Why merge patches and not server-side apply: each change sets a few named fields to planned values,
 with the freshly read resourceVersion as precondition, so a patch lands only on the object whose fields
@@ -22,7 +17,6 @@ renders the default queues only on `helm install` and keeps them, so Helm never 
 from __future__ import annotations
 
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -35,33 +29,15 @@ import orjson
 import urllib3
 
 from reconciler.model.live import SCHEDULE_LABEL
-from reconciler.model.queues import FIELDS, RESOURCES
 from reconciler.model.refs import QUEUE_API, ObjectRef
-from reconciler.remedies.plan import LABEL_PATH, OBJECT_NAME, Change, Operation, valid_name
+from reconciler.remedies.allowed_writes import MERGE_PATCH, NODES_PATH, QUEUES_PATH, WriteForbidden, check_write
+from reconciler.remedies.plan import LABEL_PATH, Change, Operation, valid_name
 from reconciler.sources.cluster.client import status_message
 
 FIELD_MANAGER = "kai-gitops"
 USER_AGENT = "kai-gitops/0.1 (reconciler)"
-MERGE_PATCH = "application/merge-patch+json"
-QUEUES_PATH = "/apis/scheduling.run.ai/v2/queues"
-NODES_PATH = "/api/v1/nodes"
 LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
-
-_NAME = OBJECT_NAME.pattern
-_ALLOWED_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("POST", re.compile(rf"^{QUEUES_PATH}$")),
-    ("PATCH", re.compile(rf"^{QUEUES_PATH}/{_NAME}$")),
-    ("PATCH", re.compile(rf"^{NODES_PATH}/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases$")),
-    ("PUT", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/events\.k8s\.io/v1/namespaces/{_NAME}/events$")),
-)
-
-
-class WriteForbidden(Exception):
-    """A write this module never makes was asked for: a bug or a tampered plan, never sent."""
-
 
 class ApiFailure(Exception):
     """The API server refused (status >= 300) or the connection failed (status 0)."""
@@ -83,58 +59,6 @@ class WriteSettings:
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 30.0
     workers: int = 16               # concurrent node-label writes; queues are written one by one, in order
-
-
-def _check_write(method: str, path: str, body: Any, content_type: str | None) -> None:
-    if not any(method == m and pattern.match(path) for m, pattern in _ALLOWED_WRITES):
-        raise WriteForbidden(f"{method} {path} is not a write kai-gitops makes")
-    if method == "POST" and path == QUEUES_PATH:
-        _check_queue_create(body)
-    if method == "PATCH":
-        if content_type != MERGE_PATCH or not isinstance(body, dict):
-            raise WriteForbidden(f"PATCH {path}: only merge patches are sent")
-        if path.startswith(QUEUES_PATH):
-            _check_queue_patch(path, body)
-        else:
-            _check_label_patch(path, body)
-
-
-def _check_queue_create(body: Any) -> None:
-    meta = body.get("metadata") if isinstance(body, dict) else None
-    if not isinstance(meta, dict) or set(body) - {"apiVersion", "kind", "metadata", "spec"} \
-            or (body.get("apiVersion"), body.get("kind")) != (QUEUE_API, "Queue") or set(meta) != {"name"} \
-            or not _queue_spec_ok(body.get("spec")):
-        raise WriteForbidden(f"POST {QUEUES_PATH}: a Queue is created with its name, spec.resources and "
-                             "spec.parentQueue only")
-
-
-def _check_queue_patch(path: str, body: dict[str, Any]) -> None:
-    if set(body) - {"metadata", "spec"} or set(body.get("metadata") or {}) - {"resourceVersion"} \
-            or not _queue_spec_ok(body.get("spec")):
-        raise WriteForbidden(f"PATCH {path}: a Queue patch may set only spec.resources and spec.parentQueue")
-
-
-def _queue_spec_ok(spec: Any) -> bool:
-    """Only spec.parentQueue (a name, or null) and spec.resources.{cpu,gpu,memory}.{quota,limit,overQuotaWeight}."""
-    if not isinstance(spec, dict) or set(spec) - {"resources", "parentQueue"}:
-        return False
-    if spec.get("parentQueue") is not None and not isinstance(spec["parentQueue"], str):
-        return False
-    resources = spec.get("resources", {})
-    if not isinstance(resources, dict) or set(resources) - set(RESOURCES):
-        return False
-    return all(isinstance(r, dict) and not set(r) - set(dict(FIELDS))
-               and all(isinstance(v, int | float) and not isinstance(v, bool) for v in r.values())
-               for r in resources.values())
-
-
-def _check_label_patch(path: str, body: dict[str, Any]) -> None:
-    meta = body.get("metadata")
-    labels = meta.get("labels") if isinstance(meta, dict) else None
-    if set(body) != {"metadata"} or not isinstance(meta, dict) or set(meta) - {"labels", "resourceVersion"} \
-            or not isinstance(labels, dict) or set(labels) != {SCHEDULE_LABEL} \
-            or labels[SCHEDULE_LABEL] not in ("true", None):
-        raise WriteForbidden(f"PATCH {path}: a Node patch may only set or remove {SCHEDULE_LABEL}=true")
 
 
 class ClusterWriter:
@@ -241,7 +165,7 @@ class ClusterWriter:
                  query: dict[str, str] | None = None) -> dict[str, Any]:
         if method != "GET":
             content_type = content_type or "application/json"
-            _check_write(method, path, body, content_type)
+            check_write(method, path, body, content_type)
         url = self._base + path + (f"?{urlencode(query)}" if query else "")
         data = orjson.dumps(body) if body is not None else None
         started, attempt = time.monotonic(), 0
