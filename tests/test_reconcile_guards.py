@@ -12,7 +12,8 @@ from typing import Any, cast
 
 import pytest
 
-from reconciler.remedies.plan import Change, FieldChange, Operation, Plan, read_plan
+from reconciler.model.refs import ObjectRef
+from reconciler.remedies.plan import LABEL_PATH, Change, FieldChange, Operation, Plan, read_plan
 from tests.helpers import assert_one_line_error
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 
@@ -254,3 +255,37 @@ def test_events_name_the_uid_of_the_changed_object_so_kubectl_describe_lists_the
         regarding = event["regarding"]
         changed = demo.server.get_object(kinds[regarding["kind"]], regarding["kind"], regarding["name"])
         assert regarding.get("uid") == changed["metadata"]["uid"], regarding
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (Change(ObjectRef("scheduling.run.ai/v2", "Queue", "q", "default"), Operation.UPDATE,
+            (FieldChange(("spec", "parentQueue"), None, "p"),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Node", "n1"), Operation.UPDATE,
+            (FieldChange(("metadata", "labels", "node-role.kubernetes.io/control-plane"), None, "true"),), (), ""),
+     "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Node", "n1"), Operation.UPDATE,
+            (FieldChange(("spec", "unschedulable"), None, "true"),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Pod", "p", "default"), Operation.UPDATE,
+            (FieldChange(("spec", "schedulerName"), None, "x"),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("scheduling.run.ai/v2", "Queue", "q"), Operation.UPDATE,
+            (FieldChange(("spec", "priority"), None, 1),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Node", "n1"), Operation.CREATE,
+            (FieldChange(LABEL_PATH, None, "true"),), (), "", {"apiVersion": "v1", "kind": "Node"}),
+     "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Namespace", "kube-system"), Operation.UPDATE,
+            (FieldChange(LABEL_PATH, None, "true"),), (), ""), "is not one kai-gitops may write"),
+])
+def test_a_saved_plan_cannot_reach_other_kinds_fields_or_namespaces(tmp_path: Path, change: Change,
+                                                                     needle: str) -> None:
+    from reconciler.errors import UserError
+    from reconciler.remedies.plan import ClusterIdentity
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(Plan("prod", None, ClusterIdentity("https://x", "u"), (change,)).to_dict()))
+    with pytest.raises(UserError, match=needle):
+        read_plan(str(path))
+    data = json.loads(path.read_text())
+    data["changes"][0]["operation"] = "delete"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="operation must be create or update"):
+        read_plan(str(path))
