@@ -4,7 +4,8 @@
     planner.py   findings + live state -> Plan (pure)
     cluster.py   one cluster connection for reconcile: live read, identity, the writer
     dryrun.py    every change server-side with dryRun=All before anything is written
-    apply.py     the only module that writes to a cluster, and only the writes SPEC §8 allows
+    apply.py     the only module that writes to a cluster ...
+    allowed_writes.py  ... and only the writes SPEC §8 allows, checked before each request
     lease.py     a coordination.k8s.io/v1 Lease so two reconcilers never apply at once
     audit.py     one JSON line per change
     publish.py   --report-to TARGET dispatch (PublishRequest, TARGETS)

@@ -1,13 +1,8 @@
-"""The only code in kai-gitops that writes to a cluster, and the writes it can make are exactly these:
+"""The only code in kai-gitops that writes to a cluster, and only the writes listed in allowed_writes.py.
 
-    POST  /apis/scheduling.run.ai/v2/queues                       create a Queue
-    PATCH /apis/scheduling.run.ai/v2/queues/NAME                  spec.resources / spec.parentQueue only
-    PATCH /api/v1/nodes/NAME                                      the nvca.nvcf.nvidia.io/schedule label only
-    POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]   the run's Lease
-    POST  /apis/events.k8s.io/v1/namespaces/NS/events             an Event on a changed object
-
-Every non-GET request passes `_check_write` first, which refuses any other method, path or patch body, so
-no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm release.
+Every non-GET request passes `allowed_writes.check_write` first, which refuses any other method, path or
+body, so no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm
+release.
 
 Why merge patches and not server-side apply: each change sets a few named fields to planned values,
 with the freshly read resourceVersion as precondition, so a patch lands only on the object whose fields
@@ -22,7 +17,6 @@ renders the default queues only on `helm install` and keeps them, so Helm never 
 from __future__ import annotations
 
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -36,31 +30,14 @@ import urllib3
 
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.refs import QUEUE_API, ObjectRef
-from reconciler.remedies.plan import LABEL_PATH, Change, Operation
+from reconciler.remedies.allowed_writes import MERGE_PATCH, NODES_PATH, QUEUES_PATH, WriteForbidden, check_write
+from reconciler.remedies.plan import LABEL_PATH, Change, Operation, valid_name
 from reconciler.sources.cluster.client import status_message
 
 FIELD_MANAGER = "kai-gitops"
 USER_AGENT = "kai-gitops/0.1 (reconciler)"
-MERGE_PATCH = "application/merge-patch+json"
-QUEUES_PATH = "/apis/scheduling.run.ai/v2/queues"
-NODES_PATH = "/api/v1/nodes"
 LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
-
-_NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
-_ALLOWED_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("POST", re.compile(rf"^{QUEUES_PATH}$")),
-    ("PATCH", re.compile(rf"^{QUEUES_PATH}/{_NAME}$")),
-    ("PATCH", re.compile(rf"^{NODES_PATH}/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases$")),
-    ("PUT", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/events\.k8s\.io/v1/namespaces/{_NAME}/events$")),
-)
-
-
-class WriteForbidden(Exception):
-    """A write this module never makes was asked for: a bug or a tampered plan, never sent."""
-
 
 class ApiFailure(Exception):
     """The API server refused (status >= 300) or the connection failed (status 0)."""
@@ -82,34 +59,6 @@ class WriteSettings:
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 30.0
     workers: int = 16               # concurrent node-label writes; queues are written one by one, in order
-
-
-def _check_write(method: str, path: str, body: Any, content_type: str | None) -> None:
-    if not any(method == m and pattern.match(path) for m, pattern in _ALLOWED_WRITES):
-        raise WriteForbidden(f"{method} {path} is not a write kai-gitops makes")
-    if method == "PATCH":
-        if content_type != MERGE_PATCH or not isinstance(body, dict):
-            raise WriteForbidden(f"PATCH {path}: only merge patches are sent")
-        if path.startswith(QUEUES_PATH):
-            _check_queue_patch(path, body)
-        else:
-            _check_label_patch(path, body)
-
-
-def _check_queue_patch(path: str, body: dict[str, Any]) -> None:
-    spec = body.get("spec")
-    if set(body) - {"metadata", "spec"} or set(body.get("metadata") or {}) - {"resourceVersion"} \
-            or not isinstance(spec, dict) or set(spec) - {"resources", "parentQueue"}:
-        raise WriteForbidden(f"PATCH {path}: a Queue patch may set only spec.resources and spec.parentQueue")
-
-
-def _check_label_patch(path: str, body: dict[str, Any]) -> None:
-    meta = body.get("metadata")
-    labels = meta.get("labels") if isinstance(meta, dict) else None
-    if set(body) != {"metadata"} or not isinstance(meta, dict) or set(meta) - {"labels", "resourceVersion"} \
-            or not isinstance(labels, dict) or set(labels) != {SCHEDULE_LABEL} \
-            or labels[SCHEDULE_LABEL] not in ("true", None):
-        raise WriteForbidden(f"PATCH {path}: a Node patch may only set or remove {SCHEDULE_LABEL}=true")
 
 
 class ClusterWriter:
@@ -216,7 +165,7 @@ class ClusterWriter:
                  query: dict[str, str] | None = None) -> dict[str, Any]:
         if method != "GET":
             content_type = content_type or "application/json"
-            _check_write(method, path, body, content_type)
+            check_write(method, path, body, content_type)
         url = self._base + path + (f"?{urlencode(query)}" if query else "")
         data = orjson.dumps(body) if body is not None else None
         started, attempt = time.monotonic(), 0
@@ -225,7 +174,7 @@ class ClusterWriter:
             status, raw, headers = self._once(method, url, data, content_type, retry_transport=method == "GET",
                                               shown=f"{method} {path}")
             if 200 <= status < 300:
-                return orjson.loads(raw) if raw else {}
+                return _answer(status, raw)
             failure = _failure(status, raw)
             # 429 and 503 are answered before the request is processed; other errors may follow a write.
             retryable = status in (429, 503) or (method == "GET" and status >= 500)
@@ -262,6 +211,8 @@ class ClusterWriter:
 
 
 def object_path(ref: ObjectRef) -> str:
+    if not valid_name(ref.name):   # not even a GET: a `..` in a name is normalised into another object's URL
+        raise WriteForbidden(f"{ref.name!r} is not a Kubernetes object name")
     if (ref.api_version, ref.kind) == (QUEUE_API, "Queue"):
         return f"{QUEUES_PATH}/{quote(ref.name)}"
     if (ref.api_version, ref.kind) == ("v1", "Node"):
@@ -285,6 +236,15 @@ def _failure(status: int, raw: bytes) -> ApiFailure:
     except orjson.JSONDecodeError:
         pass
     return ApiFailure(status, status_message(raw) or "no message", reason)
+
+
+def _answer(status: int, raw: bytes) -> dict[str, Any]:
+    """A 2xx body; HTML from a proxy or SSO gateway in front is a failure to report, not a crash."""
+    try:
+        data = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError:
+        raise ApiFailure(status, "the answer is not JSON: a proxy in front of the API server?") from None
+    return data if isinstance(data, dict) else {}
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -315,6 +275,7 @@ class ChangeResult:
     error: str | None = None
     resource_version: str | None = None
     previous_managers: tuple[str, ...] = ()
+    uid: str | None = None       # of the written object: its Event's regarding.uid
 
     def to_dict(self) -> dict[str, Any]:
         return {"object": self.change.ref.to_dict(), "operation": self.change.operation.value,
@@ -378,38 +339,61 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
 
     The first failure stops the run: nothing new is started, writes in flight finish, and everything
     not attempted is reported as such. `on_result` runs once per change as soon as it is known (audit).
+    An interrupt (Ctrl-C; SIGTERM during apply, see reconcile.py) stops it the same way before it propagates.
     """
-    stop = threading.Event()
-    results: dict[int, ChangeResult] = {}
-    lock = threading.Lock()
-
-    def run(index: int, item: Pending) -> None:
-        why_lost = lost()
-        if why_lost:
-            stop.set()
-        if stop.is_set():
-            result = ChangeResult(item.change, "not-attempted", error=why_lost)
-        else:
-            try:
-                answer = writer.write_change(item.change, item.resource_version, dry_run=False)
-                rv = (answer.get("metadata") or {}).get("resourceVersion")
-                result = ChangeResult(item.change, "applied", resource_version=rv,
-                                      previous_managers=item.previous_managers)
-            except ApiFailure as exc:
-                stop.set()
-                result = ChangeResult(item.change, "failed", error=exc.line(), previous_managers=item.previous_managers)
-        with lock:
-            results[index] = result
-        on_result(result)
-
+    run = _Run(writer, on_result, lost)
     ordered = list(enumerate(pending))
-    queues = [(i, p) for i, p in ordered if p.change.ref.kind == "Queue"]
-    nodes = [(i, p) for i, p in ordered if p.change.ref.kind != "Queue"]
-    for index, item in queues:
-        run(index, item)
-    with ThreadPoolExecutor(max_workers=max(1, workers or writer.settings.workers)) as pool:
-        list(pool.map(lambda pair: run(*pair), nodes))
-    return [results[i] for i in range(len(pending))]
+    try:
+        for index, item in ordered:
+            if item.change.ref.kind == "Queue":
+                run.one(index, item)
+        with ThreadPoolExecutor(max_workers=max(1, workers or writer.settings.workers)) as pool:
+            list(pool.map(lambda pair: run.one(*pair), [(i, p) for i, p in ordered if p.change.ref.kind != "Queue"]))
+    except BaseException:
+        run.stop.set()
+        for index, item in ordered:   # cancelled before they started: still one audit line each
+            if index not in run.results:
+                run.record(index, ChangeResult(item.change, "not-attempted", error="the run was interrupted"))
+        raise
+    return [run.results[i] for i in range(len(pending))]
+
+
+class _Run:
+    def __init__(self, writer: ClusterWriter, on_result: OnResult, lost: Callable[[], str | None]) -> None:
+        self.writer, self.on_result, self.lost = writer, on_result, lost
+        self.stop = threading.Event()
+        self.results: dict[int, ChangeResult] = {}
+        self._lock = threading.Lock()
+
+    def one(self, index: int, item: Pending) -> None:
+        why_lost = self.lost()
+        if why_lost:
+            self.stop.set()
+        if self.stop.is_set():
+            self.record(index, ChangeResult(item.change, "not-attempted", error=why_lost))
+            return
+        try:
+            answer = self.writer.write_change(item.change, item.resource_version, dry_run=False)
+        except ApiFailure as exc:
+            self.stop.set()
+            self.record(index, ChangeResult(item.change, "failed", error=exc.line(),
+                                            previous_managers=item.previous_managers))
+            return
+        except BaseException as exc:   # interrupted mid-request: it may or may not have landed
+            self.stop.set()
+            self.record(index, ChangeResult(item.change, "failed", previous_managers=item.previous_managers,
+                                            error=f"{type(exc).__name__}: the write may or may not have been applied"))
+            raise
+        meta = answer.get("metadata") or {}
+        self.record(index, ChangeResult(item.change, "applied", resource_version=meta.get("resourceVersion"),
+                                        previous_managers=item.previous_managers, uid=meta.get("uid")))
+
+    def record(self, index: int, result: ChangeResult) -> None:
+        with self._lock:
+            if index in self.results:
+                return
+            self.results[index] = result
+        self.on_result(result)
 
 
 def concurrently(items: Iterable[Any], func: Callable[[Any], Any], workers: int) -> list[Any]:

@@ -24,6 +24,8 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
     if len(note) > NOTE_LIMIT:
         note = note[:NOTE_LIMIT - 1] + "…"
     regarding = {"apiVersion": change.ref.api_version, "kind": change.ref.kind, "name": change.ref.name}
+    if result.uid:   # kubectl describe selects an object's events by involvedObject.uid too
+        regarding["uid"] = result.uid
     if result.resource_version:
         regarding["resourceVersion"] = result.resource_version
     return {

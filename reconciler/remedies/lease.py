@@ -23,6 +23,11 @@ LEASE_NAME = "kai-gitops-reconcile"
 LEASE_API = "coordination.k8s.io/v1"
 DURATION_ENV = "KAI_GITOPS_LEASE_DURATION_S"
 DEFAULT_DURATION_S = 30
+# As client-go's renewDeadline (10 s of a 15 s lease): stop writing well before others may see the lease expired.
+RENEW_DEADLINE = 2 / 3
+# The holder's renewTime is its clock, not ours: trusted only this far past expiry (a crashed run's lease
+# from long ago is taken at once); otherwise the record must stay unchanged for a whole duration as we watch.
+CLOCK_SKEW_S = 60.0
 
 
 def holder_identity() -> str:
@@ -70,11 +75,24 @@ class Lease:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
-        self.lost: str | None = None   # why the lease was lost while held; the applier stops on it
+        self._renewed_at: float | None = None   # monotonic time the last successful renewal was sent
+        self._lost: str | None = None
+        self._last_failure: str | None = None   # of a renewal, retried until the deadline
+        self._observed: tuple[Any, float] | None = None   # another holder's record, and since when we see it
 
     @property
     def where(self) -> str:
         return f"Lease {self.namespace}/{self.name}"
+
+    @property
+    def lost(self) -> str | None:
+        """Why the lease is no longer safely held (renewal refused, or overdue); the applier stops on it."""
+        deadline = self.duration_s * RENEW_DEADLINE
+        if self._lost is None and self._renewed_at is not None and time.monotonic() - self._renewed_at > deadline:
+            # A renewal hanging in a slow API server: others may take over once the duration has passed.
+            failure = f" (last renewal: {self._last_failure})" if self._last_failure else ""
+            self._lost = f"{self.where} was not renewed within {deadline:.3g} s{failure}"
+        return self._lost
 
     # -- acquire -------------------------------------------------------------------------------------
 
@@ -97,23 +115,38 @@ class Lease:
 
     def _try_acquire(self) -> bool:
         existing = self.writer.get_lease(self.namespace, self.name)
-        now = datetime.now(UTC)
+        now, sent = datetime.now(UTC), time.monotonic()
         if existing is None:
             body = {"apiVersion": LEASE_API, "kind": "Lease",
                     "metadata": {"name": self.name, "namespace": self.namespace},
                     "spec": self._spec(now, acquired=now, transitions=0)}
             self._current = self.writer.create_lease(self.namespace, body)
+            self._renewed_at = sent
             return True
         spec = existing.get("spec") or {}
         holder = spec.get("holderIdentity") or ""
-        if holder and holder != self.holder and not _expired(spec, now):
+        if holder and holder != self.holder and not self._expired(existing, now):
             self._current = existing
             return False
         transitions = int(spec.get("leaseTransitions") or 0) + (1 if holder != self.holder else 0)
         body = dict(existing)   # carries metadata.resourceVersion: the update is conditional
         body["spec"] = self._spec(now, acquired=now, transitions=transitions)
         self._current = self.writer.update_lease(self.namespace, self.name, body)
+        self._renewed_at = sent
         return True
+
+    def _expired(self, existing: dict[str, Any], now: datetime) -> bool:
+        """Expired by our clock beyond any plausible skew, or unchanged for its duration while we watch
+        (client-go's rule, immune to skew: a holder whose clock runs behind or ahead still renews)."""
+        spec = existing.get("spec") or {}
+        if _expired_by_clock(spec, now):
+            return True
+        record = ((existing.get("metadata") or {}).get("resourceVersion"), spec.get("holderIdentity"),
+                  spec.get("renewTime"))
+        if self._observed is None or self._observed[0] != record:
+            self._observed = (record, time.monotonic())
+        duration = spec.get("leaseDurationSeconds")
+        return isinstance(duration, int) and time.monotonic() - self._observed[1] > duration
 
     def _spec(self, now: datetime, *, acquired: datetime, transitions: int) -> dict[str, Any]:
         return {"holderIdentity": self.holder, "leaseDurationSeconds": self.duration_s,
@@ -128,21 +161,30 @@ class Lease:
     # -- renew and release ---------------------------------------------------------------------------
 
     def _renew_loop(self) -> None:
+        """Renew every third of the duration; after a failed renewal retry sooner, until the renew deadline
+        (see `lost`) — unless the lease is gone or someone else holds it (404, 409): then it is lost at once."""
         interval = max(0.05, self.duration_s / 3)
-        while not self._stop.wait(interval):
+        wait = interval
+        while not self._stop.wait(wait):
             try:
                 self.renew()
+                wait = interval
             except ApiFailure as exc:
-                self.lost = f"{self.where} could not be renewed: {exc.line()}"
-                return
+                if exc.status in (404, 409):
+                    self._lost = self._lost or f"{self.where} could not be renewed: {exc.line()}"
+                    return
+                self._last_failure = exc.line()
+                wait = interval / 3
 
     def renew(self) -> None:
         with self._lock:
             body = dict(self._current or {})
             spec = dict(body.get("spec") or {})
+            sent = time.monotonic()
             spec["renewTime"] = micro_time()
             body["spec"] = spec
             self._current = self.writer.update_lease(self.namespace, self.name, body)
+            self._renewed_at = sent
 
     def release(self) -> None:
         """Hand the lease back at once (holder cleared, 1 s duration) instead of letting it expire."""
@@ -172,12 +214,12 @@ class Lease:
         self.release()
 
 
-def _expired(spec: dict[str, Any], now: datetime) -> bool:
+def _expired_by_clock(spec: dict[str, Any], now: datetime) -> bool:
     renewed = _parse_time(spec.get("renewTime")) or _parse_time(spec.get("acquireTime"))
     duration = spec.get("leaseDurationSeconds")
     if renewed is None or not isinstance(duration, int):
         return True
-    return (now - renewed).total_seconds() > duration
+    return (now - renewed).total_seconds() > duration + CLOCK_SKEW_S
 
 
 def _lease_hint(exc: ApiFailure) -> str | None:

@@ -10,6 +10,7 @@ resourceVersion check would refuse almost every saved plan).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -208,28 +209,81 @@ def allowed_field(ref: ObjectRef, operation: Operation, path: FieldPath) -> bool
     return False
 
 
+# metadata.name of Nodes and Queues: a DNS-1123 subdomain. Anything else in a plan (a `/`, a `..`) would
+# address another object once the URL is built and normalised, e.g. a Secret.
+OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+MAX_NAME = 253
+
+
+def valid_name(name: str) -> bool:
+    return len(name) <= MAX_NAME and OBJECT_NAME.fullmatch(name) is not None
+
+
+def check_changes(changes: Iterable[Change], where: str) -> None:
+    """Each change allowed (check_change), and one change per object: two would race on one resourceVersion."""
+    seen: set[ObjectRef] = set()
+    for change in changes:
+        check_change(change, where)
+        if change.ref in seen:
+            raise UserError(f"plan changes {change.ref} more than once", where=where)
+        seen.add(change.ref)
+
+
 def check_change(change: Change, where: str) -> None:
-    """Refuse anything SPEC §8 does not allow, before any request: kind, operation, field, value."""
+    """Refuse anything SPEC §8 does not allow, before any request: name, kind, operation, field, value."""
+    if not valid_name(change.ref.name):
+        raise UserError(f"plan change names {change.ref.kind} {change.ref.name!r}, which is not a Kubernetes "
+                        "object name (lower-case DNS subdomain)", where=where)
     if not change.fields:
         raise UserError(f"plan change {change.ref} changes no field", where=where)
+    if len({f.path for f in change.fields}) != len(change.fields):
+        raise UserError(f"plan change {change.ref} sets a field more than once", where=where)
     for f in change.fields:
-        if not allowed_field(change.ref, change.operation, f.path):
-            raise UserError(f"plan change {change.operation.value} {change.ref} field {f.dotted()} is not one "
-                            "kai-gitops may write (Queue spec.resources/spec.parentQueue, the node schedule label)",
-                            where=where)
-        if f.path == LABEL_PATH and f.after not in (None, "true"):
-            raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after!r}; only \"true\" or removal "
-                            "is allowed", where=where)
+        _check_field(change, f, where)
     if change.operation is Operation.CREATE:
-        manifest = change.manifest or {}
-        if (manifest.get("apiVersion"), manifest.get("kind"), (manifest.get("metadata") or {}).get("name")) != \
-                (change.ref.api_version, change.ref.kind, change.ref.name) or set(manifest) - {
-                    "apiVersion", "kind", "metadata", "spec"} or set(manifest.get("metadata") or {}) - {"name"}:
-            raise UserError(f"plan create {change.ref} has a manifest that is not that Queue's name and spec",
+        _check_manifest(change, where)
+
+
+def _check_field(change: Change, f: FieldChange, where: str) -> None:
+    if not allowed_field(change.ref, change.operation, f.path):
+        raise UserError(f"plan change {change.operation.value} {change.ref} field {f.dotted()} is not one "
+                        "kai-gitops may write (Queue spec.resources/spec.parentQueue, the node schedule label)",
+                        where=where)
+    if f.path == LABEL_PATH and f.after not in (None, "true"):
+        raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after!r}; only \"true\" or removal "
+                        "is allowed", where=where)
+    numeric = f.path[:2] == ("spec", "resources")
+    for side, value in (("before", f.before), ("after", f.after)):
+        if numeric and not (_is_number(value) or (side == "before" and value is None)):
+            raise UserError(f"plan change {change.ref} {f.dotted()} {side} must be a number, not {value!r}",
                             where=where)
-        if any(not allowed_field(change.ref, change.operation, p) for p, _ in leaves(manifest.get("spec"), ("spec",))):
-            raise UserError(f"plan create {change.ref} sets fields other than spec.resources/spec.parentQueue",
-                            where=where)
+        if not numeric and value is not None and not isinstance(value, str):
+            raise UserError(f"plan change {change.ref} {f.dotted()} {side} must be a string or null, "
+                            f"not {value!r}", where=where)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_manifest(change: Change, where: str) -> None:
+    """The created object is exactly the Queue the plan shows: its name, and a spec of the shown fields."""
+    manifest = change.manifest or {}
+    if (manifest.get("apiVersion"), manifest.get("kind"), (manifest.get("metadata") or {}).get("name")) != \
+            (change.ref.api_version, change.ref.kind, change.ref.name) or set(manifest) - {
+                "apiVersion", "kind", "metadata", "spec"} or set(manifest.get("metadata") or {}) - {"name"}:
+        raise UserError(f"plan create {change.ref} has a manifest that is not that Queue's name and spec",
+                        where=where)
+    spec = dict(leaves(manifest.get("spec"), ("spec",)))
+    if any(not allowed_field(change.ref, change.operation, p) for p in spec):
+        raise UserError(f"plan create {change.ref} sets fields other than spec.resources/spec.parentQueue",
+                        where=where)
+    shown = {f.path: f.after for f in change.fields}
+    differs = sorted(p for p in spec.keys() | shown.keys() if p not in spec or p not in shown
+                     or not same_value(spec[p], shown[p]))
+    if differs or any(f.before is not None for f in change.fields):
+        path = FieldChange(differs[0], None, None).dotted() if differs else "before"
+        raise UserError(f"plan create {change.ref}: its manifest and its fields disagree ({path})", where=where)
 
 
 class _PlanReader:
@@ -251,16 +305,17 @@ class _PlanReader:
         plan = Plan(self.text(raw, "cluster"), self.git(raw.get("git")), self.identity(raw.get("clusterIdentity")),
                     tuple(self.change(c, i) for i, c in enumerate(self.items(raw, "changes"))),
                     tuple(self.operator(o) for o in self.items(raw, "operator")),
-                    tuple(str(n) for n in raw.get("notes") or ()))
+                    tuple(str(n) for n in self.items(raw, "notes", optional=True)))
         if raw.get("id") != plan.id:
             raise UserError(f"plan id {raw.get('id')!r} does not match its content ({plan.id}): the file was "
                             "edited after it was written", where=self.where, hint="re-create the plan")
-        for change in plan.changes:
-            check_change(change, self.where)
+        check_changes(plan.changes, self.where)
         return plan
 
-    def items(self, raw: dict[str, Any], key: str) -> list[Any]:
+    def items(self, raw: dict[str, Any], key: str, *, optional: bool = False) -> list[Any]:
         value = raw.get(key)
+        if value is None and optional:
+            return []
         if not isinstance(value, list):
             raise self.fail(f"`{key}` must be a list")
         return value
@@ -307,7 +362,7 @@ class _PlanReader:
         manifest = raw.get("manifest")
         if manifest is not None and not isinstance(manifest, dict):
             raise self.fail(f"changes[{index}].manifest must be an object or null")
-        rules = raw.get("rules") or []
+        rules = self.items(raw, "rules", optional=True)
         return Change(self.ref(raw.get("object")), operation, tuple(fields), tuple(str(r) for r in rules),
                       str(raw.get("reason") or ""), manifest)
 

@@ -26,7 +26,7 @@ from reconciler.remedies.plan import (
     Operation,
     OperatorAction,
     Plan,
-    check_change,
+    check_changes,
     leaves,
     queue_update_fields,
 )
@@ -40,8 +40,7 @@ def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
     changes = _queue_changes(active, live) + _label_changes(desired, live)
-    for change in changes:
-        check_change(change, "the plan")  # the planner cannot propose a write the applier would refuse
+    check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
     settled = {c.ref for c in changes}
     settled_rules = _settled_label_rules(desired, live, changes)
     operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules))
@@ -67,9 +66,21 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
             fields = queue_update_fields(f.fix.patch, live_spec)
             if fields:
                 updates.append(Change(f.subject, Operation.UPDATE, fields, (f.rule_id,), f.fix.description))
-    # Parents before children: a Queue's parentQueue should exist when the child is created.
-    creates.sort(key=lambda c: (queue_spec_from_values(c.manifest or {}).parent is not None, c.ref.name))
-    return creates + sorted(updates, key=lambda c: c.ref.name)
+    return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
+
+
+def _parents_first(creates: list[Change]) -> list[Change]:
+    """A Queue's parentQueue should exist when the child is created: order by depth among the creates."""
+    parents = {c.ref.name: queue_spec_from_values(c.manifest or {}).parent for c in creates}
+
+    def depth(name: str) -> int:
+        seen: set[str] = set()
+        while (parent := parents.get(name)) in parents and parent not in seen:
+            seen.add(name)
+            name = parent
+        return len(seen)
+
+    return sorted(creates, key=lambda c: (depth(c.ref.name), c.ref.name))
 
 
 def _label_changes(desired: DesiredCluster, live: LiveState) -> list[Change]:

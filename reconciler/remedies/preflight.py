@@ -80,10 +80,10 @@ def _read_again(writer: ClusterWriter, changes: tuple[Change, ...]) -> list[dict
     if node_changes <= NODE_LIST_THRESHOLD:
         return concurrently(changes, lambda c: writer.get(c.ref), writer.settings.workers)
     nodes = writer.list_nodes()
-    others = [c for c in changes if c.ref.kind != "Node"]
-    fetched = dict(zip(others, concurrently(others, lambda c: writer.get(c.ref), writer.settings.workers),
-                       strict=True))
-    return [nodes.get(c.ref.name) if c.ref.kind == "Node" else fetched[c] for c in changes]
+    # Keyed by ref, not by Change: a create carries its manifest (a dict), so a Change is not hashable.
+    others = [c.ref for c in changes if c.ref.kind != "Node"]
+    fetched = dict(zip(others, concurrently(others, writer.get, writer.settings.workers), strict=True))
+    return [nodes.get(c.ref.name) if c.ref.kind == "Node" else fetched[c.ref] for c in changes]
 
 
 def _state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -> str:

@@ -6,7 +6,12 @@ around the last two and an audit line per change.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import re
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from reconciler.errors import UserError
 from reconciler.remedies.apply import ApiFailure, ApplyResult, ChangeResult, ClusterWriter, apply_changes
@@ -14,12 +19,14 @@ from reconciler.remedies.audit import AuditLog
 from reconciler.remedies.cluster import Connection
 from reconciler.remedies.dryrun import dry_run
 from reconciler.remedies.events import EVENT_NAMESPACE, event_for
-from reconciler.remedies.lease import Lease
+from reconciler.remedies.lease import Lease, holder_identity
 from reconciler.remedies.outcome import ReconcileOutcome
 from reconciler.remedies.plan import Plan, read_plan, write_plan
 from reconciler.remedies.preflight import check_cap, check_cluster_name, check_identity, fresh_state
 from reconciler.remedies.settings import ReconcileSettings
 from reconciler.report import Report
+
+NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 def check_settings(settings: ReconcileSettings, live_cluster: bool) -> None:
@@ -32,6 +39,11 @@ def check_settings(settings: ReconcileSettings, live_cluster: bool) -> None:
     if settings.apply and not live_cluster:
         raise UserError("--apply needs a live cluster, not --snapshot",
                         hint="pass --context/--kubeconfig; a snapshot only shows the plan")
+    if settings.plan_file:
+        read_plan(settings.plan_file)   # a broken file is refused now, not after a whole cluster read
+    namespace = settings.lease_namespace
+    if namespace is not None and (len(namespace) > 63 or not NAMESPACE.fullmatch(namespace)):
+        raise UserError(f"--lease-namespace {namespace!r} is not a namespace name (lower-case DNS label)")
 
 
 def saved_or_fresh(settings: ReconcileSettings, fresh: Plan) -> Plan:
@@ -56,12 +68,37 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
     check_cap(plan, settings.max_changes)
     if not plan.changes:
         return ReconcileOutcome(report, plan, ApplyResult(plan.id), None)
+    holder = holder_identity()
+    # Opened before the first write: an audit log that cannot be written refuses the run, not half of it.
+    audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=connection.server,
+                     holder=holder)
     writer = connection.writer()
     try:
-        result = _apply_under_lease(plan, settings, connection, writer)
+        with _sigterm_interrupts():
+            result = _apply_under_lease(plan, settings, writer, audit)
     finally:
         writer.close()
+        audit.close()
     return ReconcileOutcome(report, plan, result, _reread(reread, result))
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (how Kubernetes stops a CronJob's pod) stops the writes like Ctrl-C: whatever is in flight
+    finishes and is audited, the rest is audited as not attempted, the Lease is released. Python's default
+    would end the process at once, the Lease held and the change being written without its audit line."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _reread(reread: ReReader, result: ApplyResult) -> Report | None:
@@ -74,9 +111,9 @@ def _reread(reread: ReReader, result: ApplyResult) -> Report | None:
         return None
 
 
-def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Connection,
-                       writer: ClusterWriter) -> ApplyResult:
-    with Lease(writer, settings.lease_ns(), wait_s=settings.lease_wait_s) as lease:
+def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterWriter,
+                       audit: AuditLog) -> ApplyResult:
+    with Lease(writer, settings.lease_ns(), wait_s=settings.lease_wait_s, holder=audit.holder) as lease:
         try:
             pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
         except ApiFailure as exc:
@@ -84,21 +121,17 @@ def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Conn
             raise UserError(f"reading the planned objects again failed, nothing was written: {exc.line()}",
                             hint=hint) from None
         dry_run(writer, pending)
-        audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=connection.server,
-                         holder=lease.holder)
         events = EventSender(writer, plan.id, lease.holder)
-        try:
-            def decided(result: ChangeResult) -> None:
-                audit.record(result)
-                if result.result == "applied":
-                    events.send(result)
 
-            skipped = [ChangeResult(change, "already-applied") for change in done]
-            for result in skipped:
-                audit.record(result)
-            results = apply_changes(writer, pending, decided, lost=lambda: lease.lost)
-        finally:
-            audit.close()
+        def decided(result: ChangeResult) -> None:
+            audit.record(result)
+            if result.result == "applied":
+                events.send(result)
+
+        skipped = [ChangeResult(change, "already-applied") for change in done]
+        for result in skipped:
+            audit.record(result)
+        results = apply_changes(writer, pending, decided, lost=lambda: lease.lost)
     return ApplyResult(plan.id, results + skipped, warnings=events.failures)
 
 

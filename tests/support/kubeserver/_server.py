@@ -65,6 +65,7 @@ class Fault:
     times: int = 1
     expire_continue: bool = False
     after: int = 0   # let this many matching requests through first (e.g. a dry-run before the write)
+    html: bool = False   # answer `status` (default 200) with an HTML page, as a proxy or SSO gateway in front may
 
 
 class RequestRecord(NamedTuple):
@@ -310,7 +311,9 @@ class KubeTestServer:
         if fault.reset:
             self._record(request, 0)
             raise _ResetConnection
-        if fault.expire_continue:
+        if fault.html:
+            response = Response(fault.status or 200, b"<html><body>Sign in</body></html>", "text/html")
+        elif fault.expire_continue:
             response = error_response(expired())
         elif fault.status is not None:
             response = error_response(_fault_error(fault))

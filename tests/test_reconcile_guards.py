@@ -1,0 +1,291 @@
+"""A saved plan is input an operator (or an attacker with write access to the file) can edit and re-hash:
+every way a hand-made plan could steer the applier past SPEC §8 is refused before any request is sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from reconciler.model.refs import ObjectRef
+from reconciler.remedies.plan import LABEL_PATH, Change, FieldChange, Operation, Plan, read_plan
+from tests.helpers import assert_one_line_error
+from tests.reconcile_support import DEMO, Demo, demo_cluster
+
+HELM_SECRET = "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1"
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    yield from demo_cluster(tmp_path)
+
+
+def saved_plan(demo: Demo) -> Plan:
+    path = demo.tmp / "fresh.json"
+    demo.reconcile("--plan-out", path)
+    return read_plan(str(path))
+
+
+def crafted(demo: Demo, plan: Plan, *changes: Change) -> Path:
+    """The plan with its changes replaced and its id recomputed, as a careful hand-editor would."""
+    path = demo.tmp / "crafted.json"
+    path.write_text(json.dumps(dataclasses.replace(plan, changes=changes).to_dict()))
+    return path
+
+
+def node_change(plan: Plan) -> Change:
+    return next(c for c in plan.changes if c.ref.kind == "Node")
+
+
+def apply_refused(demo: Demo, path: Path, *needles: str) -> list[Any]:
+    """Applying `path` fails with one line naming the file; returns the requests made after the live read."""
+    since = len(demo.server.requests)
+    code, out, err = demo.reconcile("--plan", path, "--apply", "--lease-wait", "0")
+    assert_one_line_error(code, out, err, str(path), *needles)
+    return demo.server.requests[since:]
+
+
+def test_a_name_that_walks_to_another_object_is_refused_before_any_request(demo: Demo) -> None:
+    plan = saved_plan(demo)
+    label = node_change(plan)
+    walk = dataclasses.replace(label, ref=dataclasses.replace(
+        label.ref, name="../namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1"))
+    path = crafted(demo, plan, walk)
+    apply_refused(demo, path, "is not a Kubernetes object name")
+    assert [r for r in demo.server.requests if r.path == HELM_SECRET] == []   # urllib3 would normalise `..`
+    assert demo.writes() == []                                                # not even the Lease
+
+
+def _queue_update(plan: Plan) -> Change:
+    return next(c for c in plan.changes if c.ref.kind == "Queue")
+
+
+def _with_fields(change: Change, *fields: FieldChange) -> Change:
+    return dataclasses.replace(change, fields=fields)
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (lambda p: [node_change(p), node_change(p)], "more than once"),
+    (lambda p: [_with_fields(node_change(p), *node_change(p).fields, *node_change(p).fields)], "more than once"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "resources", "cpu", "quota"), 0,
+                                                           {"nested": 1}))], "must be a number"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "resources", "cpu", "quota"), 0, True))],
+     "must be a number"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "resources", "cpu", "quota"), 0, None))],
+     "must be a number"),
+    (lambda p: [_with_fields(_queue_update(p), FieldChange(("spec", "parentQueue"), None, ["a"]))],
+     "must be a string"),
+    (lambda p: [_with_fields(node_change(p), FieldChange(node_change(p).fields[0].path, {"a": 1}, None))],
+     "must be a string"),
+])
+def test_a_malformed_change_is_refused_on_load(demo: Demo, edit: Any, needle: str) -> None:
+    plan = saved_plan(demo)
+    requests = apply_refused(demo, crafted(demo, plan, *edit(plan)), needle)
+    assert [r for r in requests if r.method != "GET"] == []
+
+
+def test_a_create_whose_manifest_differs_from_its_shown_fields_is_refused(tmp_path: Path) -> None:
+    items = [i for i in DEMO.prod_addon_snapshot()
+             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    for demo in demo_cluster(tmp_path, items):
+        plan = saved_plan(demo)
+        create = next(c for c in plan.changes if c.operation is Operation.CREATE)
+        manifest = json.loads(json.dumps(create.manifest))
+        manifest["spec"]["resources"]["gpu"]["quota"] = 64    # written, but the text would show the plan's value
+        path = crafted(demo, plan, *[dataclasses.replace(create, manifest=manifest) if c is create else c
+                                     for c in plan.changes])
+        apply_refused(demo, path, "manifest", "spec.resources.gpu.quota")
+        assert demo.writes() == []
+
+
+def test_a_create_among_many_node_changes_is_applied(tmp_path: Path) -> None:
+    from tests.helpers import node
+
+    items = [i for i in DEMO.prod_addon_snapshot()
+             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    extra = [node(f"gpu-extra-{i:02d}", "true") for i in range(51)]   # past the paged re-read's threshold
+    for demo in demo_cluster(tmp_path, [*items, *extra]):
+        _code, report, err = demo.reconcile_json("--apply", "--max-changes", "100")
+        assert report["apply"] is not None and report["apply"]["ok"], err
+        assert report["apply"]["applied"] == len(report["plan"]["changes"]) == 54
+        assert demo.queue("default-queue")["spec"]["parentQueue"] == "default-parent-queue"
+
+
+def test_a_lease_namespace_that_is_no_namespace_is_refused_before_any_request(demo: Demo) -> None:
+    code, out, err = demo.reconcile("--apply", "--lease-namespace", "Kai_GitOps")
+    assert_one_line_error(code, out, err, "--lease-namespace 'Kai_GitOps' is not a namespace name")
+    assert demo.server.requests == []
+
+
+def test_an_audit_log_that_cannot_be_opened_refuses_the_run_before_any_write(demo: Demo) -> None:
+    audit = demo.tmp / "missing-dir" / "audit.jsonl"
+    code, out, err = demo.reconcile("--apply", "--audit-log", audit)
+    assert_one_line_error(code, out, err, str(audit), "cannot open the audit log")
+    assert demo.writes() == []   # no Lease, no dry-run
+
+
+QUEUE = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "q"},
+         "spec": {"parentQueue": "p", "resources": {"gpu": {"quota": 1, "limit": -1, "overQuotaWeight": 1}}}}
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "metadata": {"name": "q", "namespace": "x"}}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "metadata": {"name": "q", "labels": {"a": "b"}}}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "kind": "Node"}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "spec": {"priority": 9}}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "status": {}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": {"cpu": {"preemptible": True}}}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": {"pods": {"quota": 1}}}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": {"cpu": {"quota": {"x": 1}}}}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": None}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"parentQueue": {"x": 1}}}),
+])
+def test_the_writer_refuses_queue_bodies_beyond_resources_and_parent(demo: Demo, method: str, path: str,
+                                                                     body: Any) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    with pytest.raises(WriteForbidden):
+        writer._request(method, path, body, MERGE_PATCH if method == "PATCH" else None)
+    assert demo.server.requests == []
+
+
+def test_the_writer_sends_the_queue_bodies_a_plan_makes(demo: Demo) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import ClusterWriter
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    writer.create_queue(QUEUE, dry_run=True)
+    version = demo.queue("default-queue")["metadata"]["resourceVersion"]
+    writer.patch_queue("default-queue", {"metadata": {"resourceVersion": version}, "spec": {"parentQueue": None}},
+                       dry_run=True)
+    assert [r.method for r in demo.server.requests] == ["POST", "PATCH"]
+
+
+@pytest.mark.parametrize("edit", [
+    {"notes": "a note"},
+    {"changes": [{"object": {"apiVersion": "v1", "kind": "Node", "name": "n"}, "operation": "update", "rules": 5,
+                  "fields": []}]},
+])
+def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_path: Path, edit: Any) -> None:
+    from reconciler.errors import UserError
+    from reconciler.remedies.plan import ClusterIdentity
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({**Plan("prod", None, ClusterIdentity("https://x", "u"), ()).to_dict(), **edit}))
+    with pytest.raises(UserError, match="must be a list") as refused:
+        read_plan(str(path))
+    assert refused.value.where == str(path)
+
+
+def test_missing_queues_are_created_parents_before_children_at_any_depth() -> None:
+    from reconciler.findings import Action, Finding, Fix, Kind, Severity
+    from reconciler.model.live import LiveState
+    from reconciler.model.refs import queue_ref
+    from reconciler.remedies.planner import _queue_changes
+
+    def missing(name: str, parent: str | None) -> Finding:
+        manifest = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name},
+                    "spec": {"parentQueue": parent, "resources": {"gpu": {"quota": 1, "limit": -1,
+                                                                          "overQuotaWeight": 1}}}}
+        return Finding("KAI-Q-001", Kind.DRIFT, Severity.ERROR, f"{name} missing", "prod", queue_ref(name),
+                       fix=Fix(Action.CREATE, f"create {name}", patch=manifest))
+
+    # a-team under b-dept under c-org: by name alone the grandchild would come before its parent
+    findings = [missing("a-team", "b-dept"), missing("b-dept", "c-org"), missing("c-org", None)]
+    order = [c.ref.name for c in _queue_changes(findings, cast(LiveState, None))]   # creates read no live state
+    assert order == ["c-org", "b-dept", "a-team"]
+
+
+def test_a_queue_created_meanwhile_refuses_the_plan_or_counts_as_applied(tmp_path: Path) -> None:
+    snapshot = DEMO.prod_addon_snapshot()
+    child = next(i for i in snapshot if i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")
+    items = [i for i in snapshot if i is not child]
+    for demo in demo_cluster(tmp_path, items):
+        plan = saved_plan(demo)
+        create = next(c for c in plan.changes if c.operation is Operation.CREATE)
+        assert create.manifest is not None
+        demo.server.add(json.loads(json.dumps(child)))   # someone else created it, with other values
+        path = demo.tmp / "fresh.json"
+        assert_one_line_error(*demo.reconcile("--plan", path, "--apply"),
+                              "Queue/default-queue exists now (the plan creates it)")
+        assert [r for r in demo.writes() if "queues" in r.path] == []
+        same = {**json.loads(json.dumps(create.manifest)), "metadata": {"name": "default-queue"}}
+        demo.server.add(same)   # ...or exactly as planned: nothing to do for it
+        _code, report, err = demo.reconcile_json("--plan", path, "--apply")
+        results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
+        assert results["default-queue"] == "already-applied", err
+        assert [r for r in demo.writes() if r.path.endswith("/queues")] == []   # never a second create
+
+
+def test_a_write_answered_with_html_stops_the_run_with_one_line_not_an_internal_error(demo: Demo) -> None:
+    from tests.support.kubeserver import Fault
+
+    child = "/apis/scheduling.run.ai/v2/queues/default-queue"
+    demo.server.inject_fault(Fault(child + "$", method="PATCH", html=True, after=1))   # after its dry-run
+    code, out, err = demo.reconcile("--apply", "--audit-log", demo.tmp / "audit.jsonl")
+    assert code == 1 and "internal error" not in err, err
+    assert "✗ failed update Queue/default-queue: HTTP 200 (the answer is not JSON" in out
+    assert "- not applied update Node/gpu-node-2" in out
+
+
+def test_a_broken_saved_plan_is_refused_before_git_or_the_cluster_is_read(demo: Demo) -> None:
+    path = demo.tmp / "plan.json"
+    path.write_text('{"kind": "kai-gitops/plan", "version": 1, "changes": [')   # truncated
+    code, out, err = demo.reconcile("--plan", path, "--apply")
+    assert_one_line_error(code, out, err, f"{path}:1:", "plan is not JSON")
+    assert demo.server.requests == []   # not a whole cluster read first, only to fail on the file
+
+
+def test_events_name_the_uid_of_the_changed_object_so_kubectl_describe_lists_them(demo: Demo) -> None:
+    # kubectl describe selects events by involvedObject.uid (regarding.uid) as well as by name and kind
+    _code, report, err = demo.reconcile_json("--apply")
+    assert report["apply"]["applied"] == 3, err
+    events = demo.server.list_objects("events.k8s.io/v1", "Event")
+    kinds = {"Queue": "scheduling.run.ai/v2", "Node": "v1"}
+    for event in events:
+        regarding = event["regarding"]
+        changed = demo.server.get_object(kinds[regarding["kind"]], regarding["kind"], regarding["name"])
+        assert regarding.get("uid") == changed["metadata"]["uid"], regarding
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (Change(ObjectRef("scheduling.run.ai/v2", "Queue", "q", "default"), Operation.UPDATE,
+            (FieldChange(("spec", "parentQueue"), None, "p"),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Node", "n1"), Operation.UPDATE,
+            (FieldChange(("metadata", "labels", "node-role.kubernetes.io/control-plane"), None, "true"),), (), ""),
+     "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Node", "n1"), Operation.UPDATE,
+            (FieldChange(("spec", "unschedulable"), None, "true"),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Pod", "p", "default"), Operation.UPDATE,
+            (FieldChange(("spec", "schedulerName"), None, "x"),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("scheduling.run.ai/v2", "Queue", "q"), Operation.UPDATE,
+            (FieldChange(("spec", "priority"), None, 1),), (), ""), "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Node", "n1"), Operation.CREATE,
+            (FieldChange(LABEL_PATH, None, "true"),), (), "", {"apiVersion": "v1", "kind": "Node"}),
+     "is not one kai-gitops may write"),
+    (Change(ObjectRef("v1", "Namespace", "kube-system"), Operation.UPDATE,
+            (FieldChange(LABEL_PATH, None, "true"),), (), ""), "is not one kai-gitops may write"),
+])
+def test_a_saved_plan_cannot_reach_other_kinds_fields_or_namespaces(tmp_path: Path, change: Change,
+                                                                     needle: str) -> None:
+    from reconciler.errors import UserError
+    from reconciler.remedies.plan import ClusterIdentity
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(Plan("prod", None, ClusterIdentity("https://x", "u"), (change,)).to_dict()))
+    with pytest.raises(UserError, match=needle):
+        read_plan(str(path))
+    data = json.loads(path.read_text())
+    data["changes"][0]["operation"] = "delete"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="operation must be create or update"):
+        read_plan(str(path))
