@@ -12,6 +12,7 @@ a value that comes from a merged base file) is refused with a file:line error in
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +65,7 @@ def _apply_one(text: str, file: str, edit: GitEdit) -> str:
     if type(node).__name__ != "MappingNode" or isinstance(edit.path[depth], int):
         raise UserError(f"cannot set {format_path(edit.path)}: {format_path(edit.path[:depth]) or 'the document'}"
                         " is not a mapping in this file", where=where, hint="make this edit by hand")
-    return _insert_key(text, node, edit.path[depth:], edit.value, newline, where).apply(text)
+    return _insert_key(text, node, edit.path[depth:], edit.value, newline, where, _indent_step(root)).apply(text)
 
 
 def _document_root(text: str, file: str, index: int) -> Any:
@@ -103,11 +104,17 @@ def _key_text(key: Any) -> str | None:
         return None
     if key.style is not None:
         return str(key.value)
-    return next(iter(load_document(f"{key.value}: 0\n", "key").data), "null") if key.value else "null"
+    return _plain_key_text(str(key.value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_key_text(text: str) -> str:
+    return next(iter(load_document(f"{text}: 0\n", "key").data), "null") if text else "null"
 
 
 def _replace_scalar(node: Any, value: Any, where: str) -> _Splice:
-    if type(node).__name__ != "ScalarNode" or node.style in ("|", ">"):
+    if (type(node).__name__ != "ScalarNode" or node.style in ("|", ">")
+            or node.start_mark.line != node.end_mark.line):
         raise UserError("the value to fix is not a single-line scalar", where=where, hint="make this edit by hand")
     if isinstance(value, dict | list):
         return _Splice(node.start_mark.index, node.end_mark.index, _flow(value))
@@ -125,11 +132,11 @@ def _append_item(text: str, seq: Any, value: Any, newline: str) -> _Splice:
         end = items[-1].end_mark.index
         return _Splice(end, end, f", {rendered}")
     at = _line_after(text, _block_end(items[-1]))
-    lead = "" if at <= len(text) and (at == 0 or text[at - 1] == "\n") else newline
-    return _Splice(at, at, f"{lead}{' ' * seq.start_mark.column}- {rendered}{newline}")
+    return _insert_lines(text, at, [f"{' ' * seq.start_mark.column}- {rendered}"], newline)
 
 
-def _insert_key(text: str, mapping: Any, rest: YamlPath, value: Any, newline: str, where: str) -> _Splice:
+def _insert_key(text: str, mapping: Any, rest: YamlPath, value: Any, newline: str, where: str,
+                step: int) -> _Splice:
     if any(isinstance(part, int) for part in rest):
         raise UserError(f"cannot add list item {format_path(rest)}", where=where, hint="make this edit by hand")
     if mapping.flow_style:
@@ -142,22 +149,33 @@ def _insert_key(text: str, mapping: Any, rest: YamlPath, value: Any, newline: st
     if not mapping.value:
         raise UserError("cannot add a key to an empty block mapping", where=where, hint="make this edit by hand")
     indent = mapping.value[0][0].start_mark.column
-    step = _indent_step(mapping, indent)
     lines = [f"{' ' * (indent + i * step)}{_plain_key(part)}:" for i, part in enumerate(rest)]
     leaf = _flow(value) if isinstance(value, dict | list) else render_scalar(value)
     lines[-1] += f" {leaf}"
     at = _line_after(text, _block_end(mapping.value[-1][1]))
-    lead = "" if at == 0 or text[at - 1] == "\n" else newline
-    return _Splice(at, at, lead + newline.join(lines) + newline)
+    return _insert_lines(text, at, lines, newline)
 
 
-def _indent_step(mapping: Any, indent: int) -> int:
-    """The file's own nesting step, read from the first nested block mapping under `mapping`."""
-    for _key, value in mapping.value:
-        if type(value).__name__ == "MappingNode" and not value.flow_style and value.value:
-            step = value.value[0][0].start_mark.column - indent
-            if step > 0:
-                return int(step)
+def _insert_lines(text: str, at: int, lines: list[str], newline: str) -> _Splice:
+    """New whole lines at `at`; at the end of a file without a final newline, it still has none after."""
+    if at == 0 or text[at - 1] == "\n":
+        return _Splice(at, at, newline.join(lines) + newline)
+    return _Splice(at, at, newline + newline.join(lines))
+
+
+def _indent_step(root: Any) -> int:
+    """The file's own nesting step, read from its first block mapping nested in another (else 2)."""
+    stack = [root]
+    while stack:
+        node = stack.pop(0)
+        if type(node).__name__ != "MappingNode" or node.flow_style:
+            continue
+        for key, value in node.value:
+            if type(value).__name__ == "MappingNode" and not value.flow_style and value.value:
+                step = value.value[0][0].start_mark.column - key.start_mark.column
+                if step > 0:
+                    return int(step)
+            stack.append(value)
     return _DEFAULT_STEP
 
 
@@ -218,10 +236,7 @@ def _flow(value: Any) -> str:
 def _apply_to_data(docs: list[Any], edit: GitEdit) -> None:
     node = docs[edit.doc]
     for part in edit.path[:-1]:
-        if isinstance(node, dict):
-            node = node.setdefault(part, {})
-        else:
-            node = node[part]  # type: ignore[index]
+        node = node.setdefault(part, {}) if isinstance(node, dict) else node[part]
     last = edit.path[-1] if edit.path else None
     if edit.op is EditOp.APPEND:
         target = node[last] if last is not None else node
