@@ -88,6 +88,28 @@ def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def git_host_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Where drift issues and fix pull requests go; each overrides the `gitHost:` block of kai-gitops.yaml."""
+    func = click.option("--git-host-rate-limit-wait", type=click.FloatRange(min=0), default=None,
+                        help="Seconds a run may spend waiting out the host's rate limits in total, then exit 1 "
+                             "[default: 300].")(func)
+    func = click.option("--git-host-repo", metavar="OWNER/NAME", default=None,
+                        help="Repository (GitLab: group/project path). Default: from the remote URL.")(func)
+    func = click.option("--git-host-url", metavar="URL", default=None,
+                        help="API base: GitHub Enterprise https://HOST/api/v3, self-managed GitLab "
+                             "https://HOST[/PREFIX].")(func)
+    func = click.option("--git-host", type=click.Choice(["github", "gitlab"]), default=None,
+                        help="Git host kind (default: inferred from the remote URL). Token from $GITHUB_TOKEN, "
+                             "$GITLAB_TOKEN or $KAI_GITOPS_GIT_HOST_TOKEN.")(func)
+    return func
+
+
+def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--report-to", "report_to", multiple=True, metavar="TARGET",
+                        help="Also publish the report: github or gitlab (one drift issue per cluster, kept "
+                             "current). Repeatable.")(func)
+
+
 class _Cli(click.Group):
     """Usage mistakes exit 1 like every other error: click's own 2 would read as "findings" in a CronJob."""
 
@@ -125,6 +147,8 @@ def main() -> None:
 @live_options
 @report_options
 @policy_options
+@report_to_option
+@git_host_options
 @_guard
 def diff_command(**opts: Any) -> int:
     """Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what violates."""
@@ -132,7 +156,9 @@ def diff_command(**opts: Any) -> int:
 
     settings = _settings(opts)
     report = pipeline.run_diff(settings, _live_reader(opts))
-    return _emit(report, opts["output"])
+    code = _emit(report, opts["output"])
+    _publish(report, None, opts)
+    return code
 
 
 @main.command("doctor")
@@ -254,6 +280,14 @@ def _live_reader(opts: dict[str, Any]) -> Callable[[str | None], Any]:
     from reconciler.sources.cluster import cluster_reader
 
     return cluster_reader(opts.get("kubeconfig"), opts.get("kube_context"))
+
+
+def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
+    if not opts.get("report_to"):
+        return
+    from reconciler.remedies.publish import PublishRequest, publish
+
+    publish(opts["report_to"], PublishRequest(report, plan, opts))
 
 
 def _emit(report: Any, fmt: str) -> int:

@@ -34,12 +34,25 @@ class ClusterConfig:
 
 
 @dataclass(frozen=True)
+class GitHostConfig:
+    """The `gitHost:` block, as written (every field optional; flags override, the remote URL fills in)."""
+
+    host: str | None = None
+    url: str | None = None
+    repo: str | None = None
+    labels: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()
+    base_branch: str | None = None
+
+
+@dataclass(frozen=True)
 class RepoConfig:
     doc: YamlDoc
     clusters: tuple[ClusterConfig, ...]
     policy_dirs: tuple[str, ...] = ()
     policy_data: tuple[str, ...] = ()
     waivers_file: str | None = None
+    git_host: GitHostConfig | None = None
 
     def select(self, name: str | None) -> tuple[ClusterConfig, ...]:
         if name is None:

@@ -1,8 +1,8 @@
 """Where a run's report goes besides stdout: `--report-to TARGET` (repeatable) dispatches through `TARGETS`.
 
 A target is a function taking one `PublishRequest`; it raises `UserError` for anything an operator must fix.
-Targets register themselves by module (`register`), so the CLI needs no import of any host client until a
-target is actually asked for.
+A new target adds its name and module to `_TARGET_MODULES`; importing that module calls `register`. So
+the CLI imports no host client or cluster writer until a target is actually asked for.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import Any
 
 from reconciler.errors import UserError
+from reconciler.model.config import RepoConfig
 from reconciler.report import Report
 
 
@@ -21,14 +22,15 @@ class PublishRequest:
     report: Report
     plan: Any | None = None                   # reconciler.remedies.plan.Plan when `reconcile` made one
     options: Mapping[str, Any] = field(default_factory=dict)   # the CLI's options, by click parameter name
+    config: RepoConfig | None = None          # kai-gitops.yaml as the run read it (else re-read at its commit)
 
 
 Target = Callable[[PublishRequest], None]
 TARGETS: dict[str, Target] = {}
 # Target name -> module whose import registers it: keeps heavy clients (PyGithub, kubernetes) lazy.
 _TARGET_MODULES: dict[str, str] = {
-    "github": "reconciler.remedies.drift_issue",
-    "gitlab": "reconciler.remedies.drift_issue",
+    "github": "reconciler.remedies.report_to_host",
+    "gitlab": "reconciler.remedies.report_to_host",
 }
 
 

@@ -7,7 +7,13 @@ from importlib import resources
 from typing import Any
 
 from reconciler.errors import UserError
-from reconciler.model.config import DEFAULT_STACK_KAI_VERSION, ClusterConfig, RepoConfig, SharedClusterIntent
+from reconciler.model.config import (
+    DEFAULT_STACK_KAI_VERSION,
+    ClusterConfig,
+    GitHostConfig,
+    RepoConfig,
+    SharedClusterIntent,
+)
 from reconciler.yamldoc import YamlDoc, load_document
 
 CONFIG_FILE = "kai-gitops.yaml"
@@ -26,7 +32,14 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     _unique_names(doc, clusters)
     policies = data.get("policies") or {}
     return RepoConfig(doc, clusters, tuple(policies.get("dirs", ())), tuple(policies.get("data", ())),
-                      data.get("waiversFile"))
+                      data.get("waiversFile"), _git_host(data.get("gitHost")))
+
+
+def _git_host(raw: dict[str, Any] | None) -> GitHostConfig | None:
+    if raw is None:
+        return None
+    return GitHostConfig(raw.get("host"), raw.get("url"), raw.get("repo"), tuple(raw.get("labels", ())),
+                         tuple(raw.get("assignees", ())), raw.get("baseBranch"))
 
 
 def _validate(doc: YamlDoc) -> None:

@@ -1,7 +1,10 @@
 """The Git host layer: one interface (`base.GitHost`) over GitHub (PyGithub) and GitLab (python-gitlab)."""
 
+from __future__ import annotations
+
 from reconciler.remedies.githost.base import (
     GitHost,
+    GitHostConfig,
     HostComment,
     HostFlags,
     HostIssue,
@@ -10,4 +13,16 @@ from reconciler.remedies.githost.base import (
     resolve_host_settings,
 )
 
-__all__ = ["GitHost", "HostComment", "HostFlags", "HostIssue", "HostPull", "HostSettings", "resolve_host_settings"]
+__all__ = ["GitHost", "GitHostConfig", "HostComment", "HostFlags", "HostIssue", "HostPull", "HostSettings",
+           "open_host", "resolve_host_settings"]
+
+
+def open_host(settings: HostSettings) -> GitHost:
+    """The client for `settings.kind`; imported here so a run that reports nowhere never loads either library."""
+    if settings.kind == "github":
+        from reconciler.remedies.githost.github import GitHubHost
+
+        return GitHubHost(settings)
+    from reconciler.remedies.githost.gitlab import GitLabHost
+
+    return GitLabHost(settings)

@@ -12,9 +12,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from reconciler.errors import UserError
+from reconciler.model.config import GitHostConfig
 
 HOST_KINDS = ("github", "gitlab")
 TOKEN_ENV = {"github": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITHUB_TOKEN"),
@@ -98,18 +99,6 @@ class GitHost(Protocol):
 
 
 @dataclass(frozen=True)
-class GitHostConfig:
-    """The `gitHost:` block of kai-gitops.yaml, as written (every field optional)."""
-
-    host: str | None = None
-    url: str | None = None
-    repo: str | None = None
-    labels: tuple[str, ...] = ()
-    assignees: tuple[str, ...] = ()
-    base_branch: str | None = None
-
-
-@dataclass(frozen=True)
 class HostFlags:
     """Command-line overrides: --git-host, --git-host-url, --git-host-repo (None = not given)."""
 
@@ -132,6 +121,20 @@ class HostSettings:
     rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT
     retries: int = DEFAULT_RETRIES
     timeout: float = 30.0
+
+    def web_url(self) -> str:
+        """The repository's page: where people read issues and where blob links point."""
+        if self.kind == "github":
+            api = urlsplit(self.api_url)
+            root = "https://github.com" if api.hostname == "api.github.com" else self.api_url.removesuffix("/api/v3")
+        else:
+            root = self.api_url
+        return f"{root}/{self.repo}"
+
+    def blob_url(self, commit: str, path: str, line: int | None = None) -> str:
+        """A file (and line) at one commit, so the link still shows what the run read after later pushes."""
+        separator = "/blob/" if self.kind == "github" else "/-/blob/"
+        return f"{self.web_url()}{separator}{commit}/{quote(path)}" + (f"#L{line}" if line else "")
 
     def scrub(self, text: str) -> str:
         """`text` with the token removed: for every error message that might quote a request."""

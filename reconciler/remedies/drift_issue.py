@@ -1,0 +1,217 @@
+"""Drift reports in the Git host: one issue per cluster that stays current, for `--report-to github|gitlab`.
+
+The issue is found again by a hidden marker in its body (`<!-- kai-gitops:drift cluster=NAME -->`) plus
+the first configured label, never by title (people retitle issues). A second hidden line records the
+fingerprints the body shows, so a later run knows what appeared and what was resolved:
+
+- no issue and findings: open one;
+- open, same fingerprint set: leave it alone (no request beyond the lookup);
+- open, set changed: rewrite the body, comment with what appeared and what was resolved;
+- open, cluster clean: comment with what was resolved, close;
+- closed and drift again: reopen the same issue (not a new one) and comment. One issue per cluster keeps
+  each cluster's whole drift history, its subscribers and every link to it in one place; a pile of closed
+  duplicates is what naive CronJob alerting produces.
+
+The title is set when the issue is opened and never rewritten, so a renamed title stays renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from reconciler.findings import Finding
+from reconciler.outputs.markdown_format import (
+    code_block,
+    escape_markdown,
+    finding_details,
+    findings_table,
+    inline_code,
+    plan_excerpt,
+)
+from reconciler.remedies.githost.base import GitHost, HostIssue
+from reconciler.report import ClusterReport, finding_order
+
+BODY_LIMIT = 60_000          # GitHub refuses issue bodies over 65,536 characters; GitLab allows more
+_STATE = re.compile(r"<!-- kai-gitops:state (?P<json>\{.*?\}) -->")
+Link = Callable[[str, int | None], str]
+
+
+def drift_marker(cluster: str) -> str:
+    return f"<!-- kai-gitops:drift cluster={cluster} -->"
+
+
+@dataclass(frozen=True)
+class DriftOutcome:
+    cluster: str
+    action: str                      # opened | updated | unchanged | closed | reopened | clean
+    issue: HostIssue | None
+    appeared: tuple[str, ...] = ()
+    resolved: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        if self.issue is None:
+            return f"drift issue for {self.cluster}: none needed (clean)"
+        counts = f" ({len(self.appeared)} appeared, {len(self.resolved)} resolved)" if self.action != "unchanged" \
+            else ""
+        return f"drift issue #{self.issue.number} for {self.cluster}: {self.action}{counts}: {self.issue.url}"
+
+
+@dataclass(frozen=True)
+class DriftContext:
+    """Everything the body shows beyond the cluster's findings."""
+
+    labels: tuple[str, ...]
+    assignees: tuple[str, ...] = ()
+    link: Link | None = None                  # file:line at the commit that was read
+    plan_lines: list[str] | None = None       # the reconcile plan for this cluster, Terraform-style
+    fix_command: str | None = None
+    command: str = "reconcile"
+    extra_notes: list[str] = field(default_factory=list)
+
+
+def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -> DriftOutcome:
+    findings = sorted(cluster.active(), key=finding_order)
+    marker = drift_marker(cluster.cluster)
+    existing = host.find_issue(marker, context.labels[0])
+    shown = _summaries(findings)
+    before = _recorded(existing.body) if existing else {}
+    appeared = tuple(shown[fp] for fp in shown if fp not in before)
+    resolved = tuple(before[fp] for fp in before if fp not in shown)
+    if not findings:
+        if existing is None or existing.state != "open":
+            return DriftOutcome(cluster.cluster, "clean", None)
+        host.comment_issue(existing.number, _clean_comment(cluster, resolved))
+        # The body says "clean" and records no findings, so drift that comes back later all counts as new.
+        host.update_issue(existing.number, body=render_clean_body(cluster, resolved, context))
+        return DriftOutcome(cluster.cluster, "closed", host.close_issue(existing.number), (), resolved)
+    body = render_drift_body(cluster, findings, context)
+    if existing is None:
+        issue = host.create_issue(_title(cluster, findings), body, context.labels, context.assignees)
+        return DriftOutcome(cluster.cluster, "opened", issue, appeared)
+    if existing.state != "open":
+        host.update_issue(existing.number, body=body)
+        issue = host.reopen_issue(existing.number)
+        host.comment_issue(existing.number, _change_comment("Drift is back", cluster, appeared, resolved))
+        return DriftOutcome(cluster.cluster, "reopened", issue, appeared, resolved)
+    if set(before) == set(shown):
+        return DriftOutcome(cluster.cluster, "unchanged", existing)
+    issue = host.update_issue(existing.number, body=body)
+    host.comment_issue(existing.number, _change_comment("Findings changed", cluster, appeared, resolved))
+    return DriftOutcome(cluster.cluster, "updated", issue, appeared, resolved)
+
+
+def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: DriftContext) -> str:
+    head = [drift_marker(cluster.cluster),
+            f"## kai-gitops: drift in cluster {inline_code(cluster.cluster)}", "", _provenance(cluster, context),
+            "", _summary_table(cluster), "", "### Findings", "", findings_table(findings, context.link)]
+    plan = _plan_block(findings, context)
+    tail = [*(["### Plan", "", plan, ""] if plan else []), *_fix_section(cluster, context),
+            "", "_This issue is kept current by kai-gitops: it is rewritten when the findings change and closed "
+            "when the cluster is clean. Do not remove the label or the hidden marker._", "", _state_line(findings)]
+    budget = BODY_LIMIT - len("\n".join(head + tail)) - 200
+    details: list[str] = []
+    for index, finding in enumerate(findings):
+        piece = finding_details(finding, context.link)
+        if len(piece) + 2 > budget:
+            details.append(f"_{len(findings) - index} more finding(s) not shown in full; the table above lists "
+                           "them all, and `--output json` has every detail._")
+            break
+        details += [piece, ""]
+        budget -= len(piece) + 2
+    return "\n".join([*head, "", *details, *tail]) + "\n"
+
+
+def render_clean_body(cluster: ClusterReport, resolved: tuple[str, ...], context: DriftContext) -> str:
+    lines = [drift_marker(cluster.cluster), f"## kai-gitops: cluster {inline_code(cluster.cluster)} is clean", "",
+             _provenance(cluster, context), ""]
+    if resolved:
+        lines += ["Resolved since the last report:", "", *(f"- {escape_markdown(r)}" for r in resolved), ""]
+    lines += ["_kai-gitops reopens this issue when drift comes back._", "", _state_line([])]
+    return "\n".join(lines) + "\n"
+
+
+def _provenance(cluster: ClusterReport, context: DriftContext) -> str:
+    parts = [f"Found by `kai-gitops {context.command}`"]
+    if cluster.git:
+        commit = (cluster.git.commit or "")[:12] or "working tree"
+        parts.append(f"desired state from {inline_code(cluster.git.ref)} at {inline_code(commit)}")
+    if cluster.live_source:
+        parts.append(f"live state from {escape_markdown(cluster.live_source)}")
+    return ", ".join(parts) + "."
+
+
+def _summary_table(cluster: ClusterReport) -> str:
+    s = cluster.summary()
+    rows = [("drift", s["drift"]), ("to create", s["to_create"]), ("to update", s["to_update"]),
+            ("operator actions", s["operator_actions"]), ("errors", s["errors"]), ("warnings", s["warnings"]),
+            ("info", s["info"]), ("waived", s["waived"])]
+    nvca = f"\n\nNVCA `kai-scheduler-queues` predicted: **{escape_markdown(cluster.nvca.status)}**" \
+        if cluster.nvca else ""
+    return "\n".join(["| | count |", "|---|---|", *(f"| {name} | {count} |" for name, count in rows)]) + nvca
+
+
+def _plan_block(findings: list[Finding], context: DriftContext) -> str:
+    if context.plan_lines:
+        return code_block("\n".join(context.plan_lines), "diff")
+    return plan_excerpt(findings)
+
+
+def _fix_section(cluster: ClusterReport, context: DriftContext) -> list[str]:
+    command = context.fix_command or f"kai-gitops reconcile --cluster {cluster.cluster} --apply"
+    return ["### Fix", "", "Review the plan, then apply what kai-gitops may fix (each finding above names the "
+            "operator's command for the rest):", "", code_block(command, "sh")]
+
+
+def _title(cluster: ClusterReport, findings: list[Finding]) -> str:
+    return f"kai-gitops: drift in cluster {cluster.cluster} ({len(findings)} finding{'s' * (len(findings) != 1)})"
+
+
+def _summaries(findings: list[Finding]) -> dict[str, str]:
+    return {f.fingerprint: " ".join(f"{f.rule_id} {f.subject or f.location or ''}".split()) for f in findings}
+
+
+def _state_line(findings: list[Finding]) -> str:
+    state = json.dumps({"v": 1, "findings": _summaries(findings)}, sort_keys=True, ensure_ascii=True)
+    # No '<', '>' or '&' inside the comment: a subject name cannot end it or forge a marker.
+    state = state.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f"<!-- kai-gitops:state {state} -->"
+
+
+def _recorded(body: str) -> dict[str, str]:
+    match = _STATE.search(body)
+    if not match:
+        return {}
+    try:
+        found = json.loads(match["json"]).get("findings", {})
+    except (ValueError, AttributeError):
+        return {}     # a hand-edited state line: treat as unknown; the body is rewritten with a fresh one
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _change_comment(title: str, cluster: ClusterReport, appeared: tuple[str, ...], resolved: tuple[str, ...]) -> str:
+    lines = [f"**{title}** in cluster {inline_code(cluster.cluster)}{_at(cluster)}.", ""]
+    if appeared:
+        lines += [f"Appeared ({len(appeared)}):", *(f"- {escape_markdown(a)}" for a in appeared), ""]
+    if resolved:
+        lines += [f"Resolved ({len(resolved)}):", *(f"- {escape_markdown(r)}" for r in resolved), ""]
+    lines.append("The issue body shows the current findings.")
+    return "\n".join(lines)
+
+
+def _clean_comment(cluster: ClusterReport, resolved: tuple[str, ...]) -> str:
+    lines = [f"**Cluster {inline_code(cluster.cluster)} is clean**{_at(cluster)}: no drift and no live violations.",
+             ""]
+    if resolved:
+        lines += [f"Resolved ({len(resolved)}):", *(f"- {escape_markdown(r)}" for r in resolved), ""]
+    lines.append("Closing; kai-gitops reopens this issue if drift comes back.")
+    return "\n".join(lines)
+
+
+def _at(cluster: ClusterReport) -> str:
+    if cluster.git and cluster.git.commit:
+        return f" (desired state at {inline_code(cluster.git.commit[:12])})"
+    return ""
+
