@@ -104,6 +104,22 @@ def git_host_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def fix_git_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix pull requests: the Git edits of the findings, committed on kai-gitops/fix/<cluster>-<hash8>."""
+    func = click.option("--git-host-base-branch", metavar="BRANCH", default=None,
+                        help="Target branch of fix pull requests (default: gitHost.baseBranch, else the branch "
+                             "of --ref).")(func)
+    func = click.option("--git-ssh-key", metavar="FILE", type=click.Path(dir_okay=False, exists=True), default=None,
+                        help="SSH private key for pushing (passphrase: $KAI_GITOPS_GIT_SSH_PASSPHRASE; default: "
+                             "ssh-agent). HTTPS pushes use $KAI_GITOPS_GIT_TOKEN.")(func)
+    func = click.option("--git-author", metavar="'NAME <EMAIL>'", default=None,
+                        help="Author of fix commits [default: kai-gitops <kai-gitops@users.noreply>].")(func)
+    func = click.option("--fix-git", is_flag=True,
+                        help="Open or update one pull/merge request per cluster with the Git edits that fix its "
+                             "findings; close it when the base branch no longer needs them.")(func)
+    return func
+
+
 def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--report-to", "report_to", multiple=True, metavar="TARGET",
                         help="Also publish the report: github or gitlab (one drift issue per cluster, kept "
@@ -186,13 +202,17 @@ def doctor_command(**opts: Any) -> int:
               help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.")
 @report_options
 @policy_options
+@fix_git_options
+@git_host_options
 @_guard
 def check_command(**opts: Any) -> int:
     """The PR check: static policies over the desired configuration in Git. No cluster access."""
     from reconciler import pipeline
 
     report = pipeline.run_check(_settings(opts))
-    return _emit(report, opts["output"])
+    code = _emit(report, opts["output"])
+    _fix_git(report, opts)
+    return code
 
 
 @main.group("policy")
@@ -288,6 +308,14 @@ def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
     from reconciler.remedies.publish import PublishRequest, publish
 
     publish(opts["report_to"], PublishRequest(report, plan, opts))
+
+
+def _fix_git(report: Any, opts: dict[str, Any]) -> None:
+    if not opts.get("fix_git"):
+        return
+    from reconciler.remedies.gitfix.run import fix_git
+
+    fix_git(report, opts)
 
 
 def _emit(report: Any, fmt: str) -> int:

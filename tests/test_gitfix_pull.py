@@ -1,0 +1,221 @@
+"""`check --fix-git` end to end: real repositories (file:// bare remote, smart HTTP via git http-backend) and
+the GitHub/GitLab stand-ins: open → re-run no-op → base already fixed → closed and branch deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+
+from reconciler.errors import UserError
+from reconciler.remedies.gitfix.branch import DEFAULT_AUTHOR, Author
+from reconciler.remedies.gitfix.pull_request import own_branches
+from tests.helpers import assert_one_line_error, file_url, load_demo_builder, run_cli
+from tests.support.git_http import git_http_server, http_backend
+from tests.support.githost.github import GitHubStandIn
+from tests.support.githost.gitlab import GitLabStandIn
+
+HOST_TOKEN = "glpat-HostTokenThatMustNeverBeShown-0123456789"
+PUSH_TOKEN = "ghs_PushTokenThatMustNeverBeShown0123456789"
+CLUSTER = "lab-standalone"
+BRANCH_PREFIX = f"refs/heads/kai-gitops/fix/{CLUSTER}-"
+CPU = '"HelmAllowCPUNodes"'
+
+
+@pytest.fixture(params=["github", "gitlab"])
+def host(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
+    if request.param == "github":
+        server: Any = GitHubStandIn(token=HOST_TOKEN).start()
+    else:
+        server = GitLabStandIn("acme/gitops", token=HOST_TOKEN).start()
+    yield request.param, server
+    server.stop()
+    server.assert_clean()
+
+
+def _host_args(kind: str, server: Any) -> list[str]:
+    url = server.url if kind == "github" else server.instance_url
+    return ["--git-host", kind, "--git-host-url", url, "--git-host-repo", "acme/gitops"]
+
+
+def _demo(tmp_path: Path, remote_url: str | None = None) -> tuple[Path, Path]:
+    """The demo repository (template commit, then the operator's PR commit) with a bare remote holding main."""
+    work = tmp_path / "work"
+    load_demo_builder().build_repo(work)
+    bare = tmp_path / "remote.git"
+    pygit2.init_repository(str(bare), bare=True, initial_head="main")
+    repo = pygit2.Repository(str(work))
+    repo.remotes.create("origin", remote_url or file_url(bare))
+    return work, bare
+
+
+def _push_main(work: Path) -> None:
+    pygit2.Repository(str(work)).remotes["origin"].push(["+refs/heads/main:refs/heads/main"])
+
+
+def _fix_branches(bare: Path) -> dict[str, str]:
+    repo = pygit2.Repository(str(bare))
+    return {name: str(repo.references[name].target) for name in repo.references if name.startswith(BRANCH_PREFIX)}
+
+
+def _check(work: Path, kind: str, server: Any, *extra: str, env: dict[str, str] | None = None,
+           ) -> tuple[int, str, str]:
+    token_env = {"GITHUB_TOKEN" if kind == "github" else "GITLAB_TOKEN": HOST_TOKEN}
+    return run_cli(["check", "--repo", work, "--cluster", CLUSTER, "--fix-git", *_host_args(kind, server), *extra],
+                   env={**token_env, **(env or {})})
+
+
+def _pulls(kind: str, server: Any) -> list[dict[str, Any]]:
+    return list(server.pulls.values() if kind == "github" else server.merge_requests.values())
+
+
+def _writes(server: Any) -> list[str]:
+    return [f"{r.method} {r.path}" for r in server.requests if r.method in ("POST", "PATCH", "PUT", "DELETE")]
+
+
+def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[str, Any]) -> None:
+    kind, server = host
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    code, _out, err = _check(work, kind, server)
+    assert code == 2, err                       # the findings still count: the PR is a proposal
+    assert "opened (pushed kai-gitops/fix/lab-standalone-" in err
+    branches = _fix_branches(bare)
+    assert len(branches) == 1
+    [(ref, tip)] = branches.items()
+    repo = pygit2.Repository(str(bare))
+    commit = repo.get(tip)
+    assert [str(p) for p in commit.parent_ids] == [str(repo.references["refs/heads/main"].target)]
+    assert f"{commit.author.name} <{commit.author.email}>" == DEFAULT_AUTHOR
+    diff = repo.diff(commit.parents[0], commit, context_lines=0).patch
+    changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed == ["-  placementStrategy: spread", "+  placementStrategy: binpack",
+                       "-      enabled: yes", "+      enabled: false",
+                       "-      quota: 0", "+      quota: -1",
+                       f'-  featureGateValues: ["DynamicGPUDiscovery", "SelfHosted", "kaischeduler", {CPU}]',
+                       f'+  featureGateValues: ["DynamicGPUDiscovery", "SelfHosted", "KAIScheduler", {CPU}]']
+    [pull] = _pulls(kind, server)
+    body = pull.get("body") or pull.get("description")
+    assert body.startswith(f"<!-- kai-gitops:fix cluster={CLUSTER} -->")
+    assert "KAI-V-001" in body and "NVCA-G-005" in body and "+  placementStrategy: binpack" in body
+    head = pull["head"]["ref"] if kind == "github" else pull["source_branch"]
+    assert f"refs/heads/{head}" == ref
+
+    writes_before = len(_writes(server))
+    code, _out, err = _check(work, kind, server)
+    assert "unchanged (branch unchanged" in err, err
+    assert _fix_branches(bare) == branches       # no new commit, no push
+    assert len(_writes(server)) == writes_before  # no host write either
+
+    # The operator merges the fix: the base now holds it, so the PR is closed and the branch deleted.
+    wc = pygit2.Repository(str(work))
+    wc.remotes["origin"].fetch([f"+{ref}:{ref}"])
+    wc.references["refs/heads/main"].set_target(tip)
+    _push_main(work)
+    code, _out, err = _check(work, kind, server)
+    assert "base already fixed; closed #" in err, err
+    assert _fix_branches(bare) == {}
+    [pull] = _pulls(kind, server)
+    assert pull["state"] == "closed"
+
+
+def test_changed_findings_supersede_the_old_pull_request(tmp_path: Path) -> None:
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    try:
+        work, bare = _demo(tmp_path)
+        _push_main(work)
+        _check(work, "github", server)
+        [old] = _fix_branches(bare)
+        from tests.helpers import commit_files
+
+        text = (work / "clusters/lab/kai-values.yaml").read_text().replace("      quota: -1\n", "      quota: 5\n", 1)
+        commit_files(work, {"clusters/lab/kai-values.yaml": text}, "lab: parent cpu quota 5")
+        _push_main(work)
+        _code, _out, err = _check(work, "github", server)
+        assert "opened" in err and "closed #" in err, err
+        [new] = _fix_branches(bare)
+        assert new != old
+        states = sorted(p["state"] for p in server.pulls.values())
+        assert states == ["closed", "open"]
+    finally:
+        server.stop()
+        server.assert_clean()
+
+
+@pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
+def test_https_token_push_through_git_http_backend(tmp_path: Path) -> None:
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    root = tmp_path / "srv"
+    root.mkdir()
+    try:
+        with git_http_server(root, "x-access-token", PUSH_TOKEN) as http:
+            work, _ = _demo(tmp_path, f"{http.url}/demo.git")
+            bare = root / "demo.git"
+            pygit2.init_repository(str(bare), bare=True, initial_head="main")
+            pygit2.Repository(str(work)).remotes.create("seed", str(bare)).push(["refs/heads/main:refs/heads/main"])
+
+            code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": "wrong-token"})
+            line = assert_one_line_error(code, out, err, "refused the credentials", "KAI_GITOPS_GIT_TOKEN")
+            assert "wrong-token" not in line and not server.pulls   # nothing proposed after a failed push
+
+            code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN})
+            assert code == 2 and "opened (pushed" in err, err
+            assert len(_fix_branches(bare)) == 1
+            assert any(method == "POST" and "git-receive-pack" in path and ok for method, path, ok in http.requests)
+            assert all(PUSH_TOKEN not in path for _m, path, _ok in http.requests)   # never in a URL
+            assert PUSH_TOKEN not in out + err
+    finally:
+        server.stop()
+        server.assert_clean()
+
+
+SECRETS = ["hunter2-Pa55word-planted", "https://admin:s3cr3tpw@registry.example.com/v2",
+           "AKIAZZZZabcdefghijklmnopqrstuvwxyz0123456789ABCD"]
+
+
+def test_no_release_value_reaches_the_commit_message_or_the_pull_request(tmp_path: Path) -> None:
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    try:
+        work, bare = _demo(tmp_path)
+        from tests.helpers import commit_files
+
+        values = (work / "clusters/lab/kai-values.yaml").read_text()
+        planted = values.replace("scheduler:\n", f"global:\n  password: {SECRETS[0]}\n  registry: {SECRETS[1]}\n"
+                                 f"  blob: {SECRETS[2]}\nscheduler:\n  token: {SECRETS[0]}\n", 1)
+        commit_files(work, {"clusters/lab/kai-values.yaml": planted}, "plant credentials")
+        _push_main(work)
+        code, out, err = _check(work, "github", server)
+        assert code == 2 and "opened" in err, err
+        [tip] = _fix_branches(bare).values()
+        message = pygit2.Repository(str(bare)).get(tip).message
+        sent = b"\n".join(r.body for r in server.requests if r.body).decode()
+        for secret in SECRETS:
+            assert secret not in message and secret not in sent and secret not in out + err
+    finally:
+        server.stop()
+        server.assert_clean()
+
+
+def test_fix_git_refuses_the_working_tree(tmp_path: Path) -> None:
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    try:
+        work, _ = _demo(tmp_path)
+        code, out, err = _check(work, "github", server, "--worktree")
+        assert_one_line_error(code, out, err, "--fix-git needs committed files")
+    finally:
+        server.stop()
+
+
+def test_own_branches_never_claim_another_clusters() -> None:
+    heads = {"kai-gitops/fix/prod-0123abcd": "1", "kai-gitops/fix/prod-addon-0123abcd": "2",
+             "kai-gitops/fix/prod-notahash": "3"}
+    assert own_branches(heads, "prod") == {"kai-gitops/fix/prod-0123abcd": "1"}
+
+
+def test_author_parsing() -> None:
+    assert Author.parse("Ops Bot <ops@example.com>") == Author("Ops Bot", "ops@example.com")
+    with pytest.raises(UserError, match="is not 'Name <email>'"):
+        Author.parse("just-a-name")
