@@ -20,7 +20,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reconciler.checks.policy.engine import RULES_QUERY, load_policy_set
+from reconciler.checks.policy.engine import load_policy_set
+from reconciler.checks.policy.pack import RULES_QUERY
 from reconciler.checks.policy.regorus_engine import RegorusEngine
 
 UNLIMITED = {"quota": -1.0, "limit": -1.0, "overQuotaWeight": 1.0}

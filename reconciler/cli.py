@@ -177,6 +177,59 @@ def diff_command(**opts: Any) -> int:
     return code
 
 
+def apply_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--audit-log", type=click.Path(dir_okay=False), default=None,
+                        help="Append the JSON audit lines (one per change) to this file instead of stderr.")(func)
+    func = click.option("--lease-wait", type=float, default=30.0, show_default=True,
+                        help="Seconds to wait for another reconciler's Lease before giving up.")(func)
+    func = click.option("--lease-namespace", default=None,
+                        help="Namespace of the kai-gitops Lease (default: the pod's own, else kai-gitops).")(func)
+    func = click.option("--max-changes", type=click.IntRange(min=0), default=10, show_default=True,
+                        help="Refuse (whole) a plan with more changes than this.")(func)
+    func = click.option("--plan", "plan_file", type=click.Path(dir_okay=False), default=None,
+                        help="With --apply: apply exactly this saved plan (from --plan-out).")(func)
+    func = click.option("--apply", "do_apply", is_flag=True,
+                        help="Apply the plan: server-side dry-run first, then the writes, under a Lease.")(func)
+    return func
+
+
+def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--plan-out", type=click.Path(dir_okay=False), default=None,
+                        help="Write the plan as versioned JSON, for review and `--plan FILE --apply`.")(func)
+    return func
+
+
+@main.command("reconcile")
+@git_options
+@click.option("--cluster", default=None, help="Cluster name from kai-gitops.yaml (required if it declares several).")
+@live_options
+@report_options
+@policy_options
+@plan_options
+@apply_options
+@fix_git_options
+@git_host_options
+@_guard
+def reconcile_command(**opts: Any) -> int:
+    """Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, apply it safely."""
+    from reconciler import pipeline
+
+    target = _cluster_target(opts)
+    try:
+        outcome = pipeline.run_reconcile_command(_settings(opts), _reconcile_settings(opts), target)
+    finally:
+        if target is not None:
+            target.close()
+    if opts["output"] == "json":
+        from reconciler.outputs.json_format import dumps
+
+        click.echo(dumps(outcome.to_dict()), nl=False)
+    else:
+        click.echo(outcome.render_text(), nl=False)
+    _fix_git(outcome.report, opts)
+    return int(outcome.exit_code)
+
+
 @main.command("doctor")
 @live_options
 @click.option("--repo", metavar="PATH|URL", default=None, help="Optional GitOps repository, for intent-aware checks.")
@@ -277,7 +330,7 @@ def _settings(opts: dict[str, Any]) -> Any:
     from pathlib import Path
 
     from reconciler.findings import Severity
-    from reconciler.pipeline import GitSettings, PolicySettings, RunSettings
+    from reconciler.settings import GitSettings, PolicySettings, RunSettings
 
     policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
                             Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
@@ -316,6 +369,29 @@ def _fix_git(report: Any, opts: dict[str, Any]) -> None:
     from reconciler.remedies.gitfix.run import fix_git
 
     fix_git(report, opts)
+
+
+def _cluster_target(opts: dict[str, Any]) -> Any:
+    """The live cluster to plan against and apply to; None with --snapshot (a plan, never an apply)."""
+    if opts.get("snapshot"):
+        if opts.get("kube_context") or opts.get("kubeconfig"):
+            from reconciler.errors import UserError
+
+            raise UserError("--snapshot cannot be combined with --context/--kubeconfig")
+        return None
+    from reconciler.remedies.cluster import ClusterTarget
+
+    return ClusterTarget(opts.get("kubeconfig"), opts.get("kube_context"))
+
+
+def _reconcile_settings(opts: dict[str, Any]) -> Any:
+    from reconciler.remedies.settings import ReconcileSettings
+
+    return ReconcileSettings(apply=bool(opts.get("do_apply")), plan_file=opts.get("plan_file"),
+                             plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),
+                             lease_namespace=opts.get("lease_namespace"),
+                             lease_wait_s=float(opts.get("lease_wait", 30.0)),
+                             audit_log=opts.get("audit_log"), snapshot=opts.get("snapshot"))
 
 
 def _emit(report: Any, fmt: str) -> int:

@@ -6,56 +6,29 @@ Nothing here formats output or exits: the CLI does that with the report this ret
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.errors import UserError
-from reconciler.findings import Finding, Severity
+from reconciler.findings import Finding
 from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.report import ClusterReport, GitInfo, Report
-from reconciler.sources.git import GitTree, open_tree
+from reconciler.settings import DesiredRepo, GitSettings, RunSettings
+from reconciler.sources.git import open_tree
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
-
-@dataclass
-class PolicySettings:
-    opa_url: str | None = None
-    opa_token: str | None = None
-    opa_ca: Path | None = None
-    opa_timeout: float = 10.0
-    opa_preloaded: bool = False
-
-
-@dataclass
-class GitSettings:
-    repo: str | None = None
-    ref: str = "HEAD"
-    worktree: bool = False
-
-
-@dataclass
-class RunSettings:
-    git: GitSettings = field(default_factory=GitSettings)
-    cluster: str | None = None
-    fail_on: Severity = Severity.WARNING
-    policy: PolicySettings = field(default_factory=PolicySettings)
-    base_ref: str | None = None
-
+if TYPE_CHECKING:
+    from reconciler.remedies.cluster import ClusterTarget
+    from reconciler.remedies.outcome import ReconcileOutcome
+    from reconciler.remedies.plan import ClusterIdentity, Plan
+    from reconciler.remedies.settings import ReconcileSettings
 
 LiveReader = Callable[[str | None], LiveState]   # kube context (or None) -> live state
-
-
-@dataclass
-class DesiredRepo:
-    tree: GitTree
-    config: RepoConfig
-    git: GitInfo
 
 
 def open_desired(settings: GitSettings) -> DesiredRepo:
@@ -70,6 +43,34 @@ def desired_clusters(repo: DesiredRepo, name: str | None) -> list[DesiredCluster
 
 
 def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
+    return _diff_one("diff", settings, read_live).report
+
+
+class Reconciliation(NamedTuple):
+    report: Report
+    plan: Plan
+
+
+def run_reconcile(settings: RunSettings, read_live: LiveReader,
+                  identify: Callable[[str | None], ClusterIdentity] | None = None) -> Reconciliation:
+    """The diff report plus the plan that settles what kai-gitops may fix; `identify` (live clusters only)
+    names the cluster the plan is for."""
+    from reconciler.remedies.planner import build_plan
+
+    run = _diff_one("reconcile", settings, read_live)
+    identity = identify(run.desired.config.kube_context) if identify is not None else None
+    plan = build_plan(run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git,
+                      identity=identity)
+    return Reconciliation(run.report, plan)
+
+
+class _OneCluster(NamedTuple):
+    report: Report
+    desired: DesiredCluster
+    live: LiveState
+
+
+def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
     repo = open_desired(settings.git)
     chosen = _one_cluster(repo.config, settings.cluster, None)
     desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
@@ -80,7 +81,7 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
     waivers = Waiving(repo, [desired.name])
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
                            waivers.apply(findings, desired.name))
-    return Report("diff", [report], settings.fail_on, waivers.leftovers())
+    return _OneCluster(Report(command, [report], settings.fail_on, waivers.leftovers()), desired, live)
 
 
 def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None) -> Report:
@@ -199,3 +200,24 @@ def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, 
     return evaluate(facts, desired, repo, settings)
 
 
+
+
+def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
+                          target: ClusterTarget | None) -> ReconcileOutcome:
+    """`reconcile`: the plan for a live cluster (or a snapshot), saved or applied as asked."""
+    from reconciler.remedies import reconcile as steps
+
+    steps.check_settings(reconcile, target is not None)
+    if target is None:
+        from reconciler.sources.snapshot import read_snapshot
+
+        snapshot = reconcile.snapshot or ""
+        report, fresh = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
+    else:
+        report, fresh = run_reconcile(settings, target.read_live, lambda ctx: target.connect(ctx).identity())
+    plan = steps.saved_or_fresh(reconcile, fresh)
+    if not reconcile.apply or target is None:
+        return steps.plan_only(report, plan)
+    connection = target.connect(None)   # the connection the plan was read through (connect() keeps it)
+    return steps.apply_plan(plan, report, reconcile, connection,
+                            reread=lambda: _diff_one("reconcile", settings, target.read_live).report)

@@ -14,16 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler.checks.git_edits import attach_git_edits
-from reconciler.checks.policy.engine import PolicyEngine, load_policy_set, make_engine, merge_into
+from reconciler.checks.policy.engine import load_policy_set, make_engine
+from reconciler.checks.policy.pack import PolicyEngine, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
 from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, load_waivers
 from reconciler.errors import UserError
 from reconciler.findings import Finding
 from reconciler.yamldoc import load_document
 
-if TYPE_CHECKING:  # the pipeline imports this module lazily; these are only its types
+if TYPE_CHECKING:  # only types
     from reconciler.model.desired import DesiredCluster
-    from reconciler.pipeline import DesiredRepo, PolicySettings, RunSettings
+    from reconciler.settings import DesiredRepo, PolicySettings, RunSettings
     from reconciler.sources.git import GitTree
 
 _ENGINES: dict[str, PolicyEngine] = {}  # one compiled pack per distinct policy input within a process

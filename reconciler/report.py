@@ -71,7 +71,7 @@ class Report:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
                 "failOn": self.fail_on.value, "exitCode": self.exit_code}
         repository = {"repository": {"findings": [f.to_dict() for f in sorted(self.repository, key=finding_order)]}}
-        if self.command in ("diff", "doctor") and len(self.clusters) == 1:
+        if self.command in ("diff", "doctor", "reconcile") and len(self.clusters) == 1:
             return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()}
         return head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()}
 

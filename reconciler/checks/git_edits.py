@@ -98,7 +98,7 @@ def _same(got: Any, want: Any) -> bool:
 @functools.cache
 def known_gates() -> dict[str, str]:
     """Lower-cased name -> NVCA's spelling, from the shipped policy data (the same list NVCA-G-004/5 use)."""
-    from reconciler.checks.policy.engine import shipped_data_files
+    from reconciler.checks.policy.pack import shipped_data_files
 
     for path in shipped_data_files():
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -11,7 +11,12 @@ from reconciler.report import Report
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
-    return orjson.dumps(_finite(report.to_dict()), option=orjson.OPT_INDENT_2).decode() + "\n"
+    return dumps(report.to_dict())
+
+
+def dumps(data: dict[str, Any]) -> str:
+    """The house JSON: indented, NaN/Inf as Go prints them."""
+    return orjson.dumps(_finite(data), option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _finite(value: Any) -> Any:

@@ -13,6 +13,14 @@ from reconciler.yamldoc import decode_text, load_documents
 
 
 def read_snapshot(path: str) -> LiveState:
+    builder = LiveStateBuilder(f"snapshot {path}")
+    for item in snapshot_items(path):
+        builder.add(item)
+    return builder.finish()
+
+
+def snapshot_items(path: str) -> list[dict[str, Any]]:
+    """The objects of a snapshot file, checked to be Kubernetes objects (kind, apiVersion)."""
     file = Path(path)
     if not file.is_file():
         raise UserError("snapshot file not found", where=path, hint="pass a file written by `kai-gitops snapshot`"
@@ -21,11 +29,7 @@ def read_snapshot(path: str) -> LiveState:
     if not raw.strip():
         raise UserError("snapshot file is empty", where=f"{path}:1",
                         hint="an empty file is not an empty cluster; write one with `kai-gitops snapshot`")
-    items = _json_items(raw, path) if raw.lstrip()[:1] in (b"{", b"[") else _yaml_items(raw, path)
-    builder = LiveStateBuilder(f"snapshot {path}")
-    for item in items:
-        builder.add(item)
-    return builder.finish()
+    return _json_items(raw, path) if raw.lstrip()[:1] in (b"{", b"[") else _yaml_items(raw, path)
 
 
 def _json_items(raw: bytes, path: str) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.checks.policy import load_policy_set, make_engine
-from reconciler.checks.policy.engine import RULES_PACKAGE
+from reconciler.checks.policy.pack import RULES_PACKAGE
 from reconciler.errors import UserError
 from tests.policy.conftest import USER_RULE, ZERO, example
 

@@ -1,117 +1,30 @@
-"""The policy interface: rule metadata, results, loading the Rego pack, and choosing an engine.
+"""Choosing and preparing an engine: load the Rego pack (compiled once) and pick regorus or an OPA server.
 
-Every rule is a Rego package under `kai_gitops.rules` that defines `meta` (plain data, because regorus
-has no `rego.metadata`) and a partial set `violations`. One query of `data.kai_gitops.rules` evaluates
-them all; `collect_results` turns that document into typed results for either engine.
+The types both engines share live in pack.py, below this module, so the engines never import it back.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
-from reconciler.errors import UserError
-from reconciler.model.refs import ObjectRef
-
-RULES_PACKAGE = "kai_gitops.rules"
-# How shipped files are named in messages: never the same as a repo path, even a repo dir called policies/.
-SHIPPED_LABEL = "kai-gitops:policies"
-RULES_QUERY = f"data.{RULES_PACKAGE}"
-SEVERITIES = ("error", "warning", "info")
-SCOPES = ("static", "live")
-META_KEYS = ("id", "title", "severity", "scope", "rationale", "remediation", "source")
-
-_PACKAGE_RE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.MULTILINE)
-_META_RE = re.compile(r"^meta\s*(:=|=)", re.MULTILINE)
-_VIOLATIONS_RE = re.compile(r"^violations\b", re.MULTILINE)
-
-YamlPath = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class RuleMeta:
-    id: str
-    title: str
-    severity: str
-    scope: str
-    rationale: str
-    remediation: str
-    source: str
-
-    @classmethod
-    def from_dict(cls, raw: object, where: str) -> RuleMeta:
-        if not isinstance(raw, dict):
-            raise UserError("rule `meta` must be an object", where=where)
-        missing = [k for k in META_KEYS if not isinstance(raw.get(k), str) or not raw.get(k)]
-        if missing:
-            raise UserError(f"rule `meta` lacks non-empty string field(s): {', '.join(missing)}", where=where)
-        if raw["severity"] not in SEVERITIES:
-            raise UserError(f"rule {raw['id']}: severity {raw['severity']!r} is not one of {SEVERITIES}",
-                            where=where)
-        if raw["scope"] not in SCOPES:
-            raise UserError(f"rule {raw['id']}: scope {raw['scope']!r} is not one of {SCOPES}", where=where)
-        return cls(**{k: raw[k] for k in META_KEYS})
-
-
-@dataclass(frozen=True)
-class PolicyResult:
-    rule: RuleMeta
-    message: str
-    subject: ObjectRef | None
-    doc: str | None
-    path: YamlPath | None
-    fix: str | None
-
-    def sort_key(self) -> tuple[str, str, str, str]:
-        return (self.rule.id, str(self.subject or ""), str(self.path or ""), self.message)
-
-
-@dataclass(frozen=True)
-class PolicyFile:
-    name: str      # shown in errors: "policies/kai_gitops/rules/x.rego" or the user's own path
-    path: Path
-    text: str
-    package: str
-
-
-@dataclass(frozen=True)
-class PolicySet:
-    files: tuple[PolicyFile, ...]
-    data: dict[str, Any]
-    rules: dict[str, RuleMeta]           # rule id -> meta
-    rule_files: dict[str, str]           # rule id -> file name
-    compiled: Any = field(default=None, compare=False, repr=False)  # prepared regorus.Engine
-
-    def file_of(self, rule_id: str) -> str:
-        return self.rule_files.get(rule_id, "<unknown file>")
-
-
-class PolicyEngine(Protocol):
-    def evaluate(self, facts: Mapping[str, Any]) -> list[PolicyResult]: ...
-
-
-def shipped_policy_dir() -> Path:
-    import policies
-
-    return Path(policies.__file__).resolve().parent
-
-
-def shipped_data_files() -> list[Path]:
-    return sorted((shipped_policy_dir() / "kai_gitops" / "data").glob("*.json"))
-
-
-PolicyDir = Path | tuple[Path, str]   # a directory, or (directory, the name to show for it in messages)
+from reconciler.checks.policy.pack import (
+    SHIPPED_LABEL,
+    PolicyDir,
+    PolicyEngine,
+    PolicySet,
+    check_duplicate_meta,
+    collect_policy_files,
+    index_rules,
+    merge_data_files,
+    shipped_data_files,
+    shipped_policy_dir,
+)
+from reconciler.checks.policy.regorus_engine import compile_policies, read_metas
 
 
 def load_policy_set(dirs: list[PolicyDir] | None = None, data_files: list[Path] | None = None, *,
                     include_shipped: bool = True) -> PolicySet:
     """The shipped pack plus the user's policy dirs and data files, compiled once and checked."""
-    from reconciler.checks.policy.regorus_engine import compile_policies, read_metas
-
     roots = ([(shipped_policy_dir(), SHIPPED_LABEL)] if include_shipped else []) + \
         [d if isinstance(d, tuple) else (Path(d), str(d)) for d in dirs or []]
     files = collect_policy_files(roots, tests=False)
@@ -120,229 +33,6 @@ def load_policy_set(dirs: list[PolicyDir] | None = None, data_files: list[Path] 
     compiled = compile_policies(files, data)
     rules, rule_files = index_rules(files, read_metas(compiled, files))
     return PolicySet(tuple(files), data, rules, rule_files, compiled)
-
-
-def collect_policy_files(roots: list[tuple[Path, str]], *, tests: bool) -> list[PolicyFile]:
-    """Rego files under each root (tests only or non-tests only), each file once even if roots overlap."""
-    seen: set[Path] = set()
-    files: list[PolicyFile] = []
-    for root, shown in roots:
-        if not root.is_dir():
-            raise UserError(f"policy directory {shown} does not exist")
-        for path in sorted(root.rglob("*.rego")):
-            if path.name.endswith("_test.rego") != tests or path.resolve() in seen:
-                continue
-            seen.add(path.resolve())
-            name = f"{shown.rstrip('/')}/{path.relative_to(root).as_posix()}"
-            files.append(read_policy_file(path, name))
-    return files
-
-
-def read_policy_file(path: Path, name: str) -> PolicyFile:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read policy file: {exc}", where=name) from None
-    match = _PACKAGE_RE.search(text)
-    if not match:
-        raise UserError("no `package` declaration", where=f"{name}:1:1")
-    return PolicyFile(name, path, text, match.group(1))
-
-
-def merge_data_files(paths: list[Path]) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
-    origin: dict[tuple[str, ...], str] = {}
-    for path in paths:
-        merge_into(merged, load_json_object(path), (), origin, display_name(path))
-    return merged
-
-
-def display_name(path: Path) -> str:
-    """Shipped files are shown as policies/...; the user's as they named them."""
-    try:
-        return f"policies/{path.resolve().relative_to(shipped_policy_dir()).as_posix()}"
-    except ValueError:
-        return str(path)
-
-
-def load_json_object(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"cannot read data file: {exc.strerror}", where=display_name(path)) from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"invalid JSON: {exc.msg}", where=f"{display_name(path)}:{exc.lineno}:{exc.colno}") from None
-    if not isinstance(value, dict):
-        raise UserError("a policy data file must hold a JSON object (merged at `data`)", where=display_name(path))
-    return value
-
-
-def merge_into(target: dict[str, Any], new: dict[str, Any], prefix: tuple[str, ...],
-               origin: dict[tuple[str, ...], str], name: str) -> None:
-    for key, value in new.items():
-        here = (*prefix, key)
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
-            merge_into(target[key], value, here, origin, name)
-        elif key in target and target[key] != value:
-            owner = next(origin[here[:n]] for n in range(len(here), 0, -1) if here[:n] in origin)
-            raise UserError(f"data.{'.'.join(here)} is also set by {owner} with a different value", where=name)
-        else:
-            target[key] = value
-            origin[here] = name
-
-
-def is_rule_package(package: str) -> bool:
-    return package == RULES_PACKAGE or package.startswith(RULES_PACKAGE + ".")
-
-
-def check_duplicate_meta(files: list[PolicyFile]) -> None:
-    """Two files of one package both defining `meta` would collide inside Rego with a vaguer message."""
-    first: dict[str, str] = {}
-    for f in files:
-        if not is_rule_package(f.package) or not _META_RE.search(f.text):
-            continue
-        if f.package in first:
-            raise UserError(f"package {f.package} defines `meta` in two files: {first[f.package]} and {f.name}")
-        first[f.package] = f.name
-
-
-def index_rules(files: list[PolicyFile], metas: dict[str, Any]) -> tuple[dict[str, RuleMeta], dict[str, str]]:
-    rules: dict[str, RuleMeta] = {}
-    rule_files: dict[str, str] = {}
-    for f in files:
-        if not is_rule_package(f.package):
-            continue
-        raw = metas.get(f.package)
-        if raw is None:
-            if _VIOLATIONS_RE.search(f.text):
-                raise UserError(f"package {f.package} defines `violations` but no `meta`", where=f.name)
-            continue
-        if not _META_RE.search(f.text):
-            continue  # meta lives in another file of the same package
-        meta = RuleMeta.from_dict(raw, f.name)
-        if meta.id in rules:
-            raise UserError(f"rule id {meta.id} is defined twice: {rule_files[meta.id]} and {f.name}")
-        rules[meta.id], rule_files[meta.id] = meta, f.name
-    return rules, rule_files
-
-
-# Containers the rules iterate over. regorus stops the whole evaluation on `some x in null`, so a
-# contract breach is caught here with a clear line instead. (path, type, may be null)
-_SHAPE: tuple[tuple[str, type, bool], ...] = (
-    ("desired", dict, False), ("desired.docs", dict, False), ("desired.addons", dict, False),
-    ("desired.kai_values_user", dict, False), ("desired.kai_values_effective", dict, False),
-    ("desired.gates", dict, False), ("desired.gates.user", list, False), ("desired.gates.effective", list, False),
-    ("desired.gates.enabled", list, False), ("desired.gates.disabled", list, False),
-    ("desired.shared_cluster", dict, False), ("desired.shared_cluster.nodes", list, False),
-    ("desired.shared_cluster.selector", dict, True), ("desired.extra_queues", list, False),
-    ("live", dict, False), ("live.crds", dict, False), ("live.queues", list, False),
-    ("live.nvca_prediction", dict, True), ("live.nvca_prediction.errors", list, False),
-    ("live.healthz", dict, True), ("live.healthz.errors", list, False), ("live.releases", list, False),
-    ("live.release_errors", list, False),
-    ("live.gate_hops", dict, False), ("live.gate_hops.configmap", list, True), ("live.gate_hops.spec", list, True),
-    ("live.gate_hops.overrides", list, True), ("live.gate_hops.status", list, True),
-    ("live.backend", dict, False), ("live.nodes", dict, False), ("live.nodes.schedule_label", list, False),
-    ("live.nodes.schedule_true", list, False), ("live.nodes.selector_matches", list, True),
-    ("live.nvcf_pods", dict, False), ("live.nvcf_pods.queues_used", list, False),
-    ("live.nvcf_pods.not_on_kai", list, False), ("live.nvcf_pods.missing_queue_label", list, False),
-    ("live.nvcf_pods.pending", list, False), ("live.kai_pods", list, False),
-)
-
-
-def facts_scope(facts: Mapping[str, Any]) -> str:
-    """The evaluation scope, after checking the facts document's containers (policies/FACTS.md)."""
-    scope = facts.get("scope")
-    if scope not in SCOPES:
-        raise UserError(f"facts document has scope {scope!r}; expected 'static' or 'live'")
-    for dotted, kind, nullable in _SHAPE:
-        found, value = lookup(facts, dotted)
-        if found and not isinstance(value, kind) and not (nullable and value is None):
-            raise UserError(f"facts document: {dotted} must be a {'list' if kind is list else 'mapping'}"
-                            f"{' or null' if nullable else ''}, got {type(value).__name__} (see policies/FACTS.md)")
-    check_live_queues(facts)
-    return str(scope)
-
-
-QUEUE_FIELDS = ("quota", "limit", "overQuotaWeight")
-
-
-def check_live_queues(facts: Mapping[str, Any]) -> None:
-    """The rules read queue numbers directly (it keeps 1,000 queues fast), so all nine must be there."""
-    found, queues = lookup(facts, "live.queues")
-    for i, q in enumerate(queues if found else []):
-        resources = q.get("resources") if isinstance(q, dict) else None
-        complete = isinstance(resources, dict) and all(
-            isinstance(resources.get(k), dict) and all(isinstance(resources[k].get(f), int | float)
-                                                       for f in QUEUE_FIELDS)
-            for k in ("cpu", "gpu", "memory"))
-        if not complete or not isinstance(q.get("name"), str):
-            raise UserError(f"facts document: live.queues[{i}] needs a name and resources.{{cpu,gpu,memory}}."
-                            "{quota,limit,overQuotaWeight} numbers (absent = 0) (see policies/FACTS.md)")
-
-
-def lookup(doc: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    node: Any = doc
-    for key in dotted.split("."):
-        if not isinstance(node, Mapping) or key not in node:
-            return False, None
-        node = node[key]
-    return True, node
-
-
-def collect_results(tree: object, policy_set: PolicySet, scope: str) -> list[PolicyResult]:
-    """Results of every rule found in the evaluated `data.kai_gitops.rules` document, for one scope."""
-    results: list[PolicyResult] = []
-    for meta_raw, violations in iter_rule_nodes(tree):
-        where = policy_set.file_of(str(meta_raw.get("id"))) if isinstance(meta_raw, dict) else "<rule>"
-        meta = RuleMeta.from_dict(meta_raw, where)
-        if scope == "static" and meta.scope != "static":
-            continue
-        results.extend(to_result(meta, v, where) for v in violations)
-    return sorted(results, key=PolicyResult.sort_key)
-
-
-def iter_rule_nodes(tree: object) -> list[tuple[Any, list[Any]]]:
-    if not isinstance(tree, dict):
-        return []
-    if "meta" in tree and "violations" in tree:
-        violations = tree["violations"]
-        return [(tree["meta"], violations if isinstance(violations, list) else [violations])]
-    nodes: list[tuple[Any, list[Any]]] = []
-    for key in sorted(tree):
-        nodes.extend(iter_rule_nodes(tree[key]))
-    return nodes
-
-
-def to_result(meta: RuleMeta, raw: object, where: str) -> PolicyResult:
-    if not isinstance(raw, dict) or not isinstance(raw.get("message"), str):
-        raise UserError(f"rule {meta.id}: a violation must be an object with a string `message`", where=where)
-    return PolicyResult(meta, raw["message"], to_subject(raw.get("subject"), meta, where),
-                        optional_str(raw, "doc", meta, where), to_path(raw.get("path"), meta, where),
-                        optional_str(raw, "fix", meta, where) or None)
-
-
-def optional_str(raw: dict[str, Any], key: str, meta: RuleMeta, where: str) -> str | None:
-    value = raw.get(key)
-    if value is not None and not isinstance(value, str):
-        raise UserError(f"rule {meta.id}: violation `{key}` must be a string or null", where=where)
-    return value
-
-
-def to_subject(raw: object, meta: RuleMeta, where: str) -> ObjectRef | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in ("apiVersion", "kind", "name")):
-        raise UserError(f"rule {meta.id}: violation `subject` needs string apiVersion, kind and name", where=where)
-    namespace = raw.get("namespace")
-    return ObjectRef(raw["apiVersion"], raw["kind"], raw["name"], namespace if isinstance(namespace, str) else None)
-
-
-def to_path(raw: object, meta: RuleMeta, where: str) -> YamlPath | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, list) or not all(isinstance(p, str | int) and not isinstance(p, bool) for p in raw):
-        raise UserError(f"rule {meta.id}: violation `path` must be a list of keys and indexes", where=where)
-    return tuple(raw)
 
 
 def make_engine(policy_set: PolicySet, *, opa_url: str | None = None, opa_token: str | None = None,

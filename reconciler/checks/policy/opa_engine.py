@@ -12,7 +12,7 @@ import requests
 from opa_client import OpaClient
 from opa_client.errors import RegoParseError
 
-from reconciler.checks.policy.engine import (
+from reconciler.checks.policy.pack import (
     RULES_PACKAGE,
     PolicyFile,
     PolicyResult,

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import regorus
 
-from reconciler.checks.policy.engine import (
+from reconciler.checks.policy.pack import (
     RULES_QUERY,
     PolicyFile,
     PolicyResult,

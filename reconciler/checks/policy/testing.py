@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.checks.policy.engine import (
+from reconciler.checks.policy.pack import (
     SHIPPED_LABEL,
     PolicyFile,
     collect_policy_files,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reconciler.checks.policy.engine import PolicyResult, YamlPath
+from reconciler.checks.policy.pack import PolicyResult, YamlPath
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
 from reconciler.model.refs import Location
 

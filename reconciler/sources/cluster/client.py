@@ -13,7 +13,6 @@ import random
 import threading
 import time
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -266,12 +265,3 @@ def _hint(status: int, what: str, path: str) -> str | None:
     if status == 404:
         return "the API server does not serve this resource"
     return None
-
-
-def default_kubeconfig() -> str | None:
-    """$KUBECONFIG, else ~/.kube/config if it exists, else None (in-cluster or nothing)."""
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return env
-    default = Path("~/.kube/config").expanduser()
-    return str(default) if default.exists() else None

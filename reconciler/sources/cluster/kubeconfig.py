@@ -11,7 +11,6 @@ from typing import Any
 
 from reconciler.errors import UserError
 from reconciler.model.redact import redact_text
-from reconciler.sources.cluster.client import default_kubeconfig
 
 
 def load_configuration(kubeconfig: str | None, context: str | None,
@@ -97,3 +96,12 @@ def _in_cluster() -> Any:
 def _one_line(exc: Exception) -> str:
     # exec plugins and auth providers put their own output in these errors: mask anything token-shaped
     return redact_text(" ".join(str(exc).split())[:300]) or type(exc).__name__
+
+
+def default_kubeconfig() -> str | None:
+    """$KUBECONFIG, else ~/.kube/config if it exists, else None (in-cluster or nothing)."""
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return env
+    default = Path("~/.kube/config").expanduser()
+    return str(default) if default.exists() else None

@@ -126,7 +126,7 @@ class Api:
         self.resource_version = 0
         self.page_token_ttl_s = page_token_ttl_s
         self.server_address = "127.0.0.1:0"
-        self.proxies: dict[tuple[str, str], dict[tuple[str, str], Response]] = {}
+        self.proxies: dict[tuple[str, str], dict[tuple[str, str], Response | Callable[[], Response]]] = {}
 
     def next_rv(self) -> str:
         self.resource_version += 1
@@ -440,7 +440,8 @@ class Api:
 
     # --- service proxy -----------------------------------------------------------------------------
 
-    def set_proxy(self, namespace: str, service: str, port: str, path: str, response: Response) -> None:
+    def set_proxy(self, namespace: str, service: str, port: str, path: str,
+                  response: Response | Callable[[], Response]) -> None:
         with self.lock:
             self.proxies.setdefault((namespace, service), {})[(port, path.strip("/"))] = response
 
@@ -455,6 +456,8 @@ class Api:
             raise ApiError(503, f'no endpoints available for service "{service}"')
         for (route_port, route_path), response in routes.items():
             if route_path == path.strip("/") and port in (None, route_port):
+                if callable(response):  # a backend whose answer depends on the current objects
+                    response = response()
                 return Response(response.status, response.body, response.content_type)
         # The backend, not the API server, answers unknown paths.
         return Response(404, b"404 page not found\n", "text/plain; charset=utf-8")
@@ -606,6 +609,11 @@ def register_defaults(registry: Registry) -> None:
     ]
     for kind, plural, namespaced in core:
         registry.register(KindInfo("", "v1", kind, plural, namespaced))
+    # Plain object kinds on the real server too: a Lease is only its spec (holder, renew time), with
+    # resourceVersion preconditions doing the locking; events.k8s.io/v1 Events share storage with core
+    # Events there (served here as a separate store: not modelled).
+    registry.register(KindInfo("coordination.k8s.io", "v1", "Lease", "leases", True))
+    registry.register(KindInfo("events.k8s.io", "v1", "Event", "events", True))
     registry.register(
         KindInfo("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False)
     )

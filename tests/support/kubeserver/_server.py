@@ -11,7 +11,7 @@ import struct
 import sys
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -64,6 +64,7 @@ class Fault:
     reset: bool = False
     times: int = 1
     expire_continue: bool = False
+    after: int = 0   # let this many matching requests through first (e.g. a dry-run before the write)
 
 
 class RequestRecord(NamedTuple):
@@ -80,6 +81,7 @@ class _ArmedFault:
     fault: Fault
     pattern: re.Pattern[str]
     remaining: int  # -1 = forever
+    skip: int = 0
 
     def matches(self, method: str, path: str, query: dict[str, str]) -> bool:
         if self.fault.method is not None and self.fault.method.upper() != method:
@@ -196,6 +198,13 @@ class KubeTestServer:
             stored = self._api.registry.store(info).objects.get(key)
         return None if stored is None else with_type(info, decode_stored(stored))
 
+    def list_objects(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+        """Every stored object of a kind (all namespaces), bypassing HTTP."""
+        info = self._api.registry.for_api_version(api_version, kind)
+        with self._api.lock:
+            stored = list(self._api.registry.store(info).objects.values())
+        return [with_type(info, decode_stored(s)) for s in stored]
+
     def _info_for(self, obj: dict[str, Any]) -> KindInfo:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not api_version or not kind:
@@ -248,12 +257,23 @@ class KubeTestServer:
             response = Response(status_code, body, _sniff_content_type(body))
         self._api.set_proxy(namespace, service, str(port), path, response)
 
+    def set_proxy_handler(
+        self, namespace: str, service: str, port: int | str, path: str, handler: Callable[[], tuple[int, Any]]
+    ) -> None:
+        """Like set_proxy_response, but ``handler`` computes (status, JSON body) on every request."""
+
+        def answer() -> Response:
+            status, body = handler()
+            return Response(status, orjson.dumps(body))
+
+        self._api.set_proxy(namespace, service, str(port), path, answer)
+
     # --- faults ------------------------------------------------------------------------------------
 
     def inject_fault(self, fault: Fault) -> None:
         if fault.times == 0 or fault.times < -1:
             raise ValueError("Fault.times must be positive or -1 (forever)")
-        armed = _ArmedFault(fault, re.compile(fault.path_regex), fault.times)
+        armed = _ArmedFault(fault, re.compile(fault.path_regex), fault.times, fault.after)
         with self._api.lock:
             self._faults.append(armed)
 
@@ -266,6 +286,9 @@ class KubeTestServer:
         with self._api.lock:
             for armed in self._faults:
                 if armed.matches(method, path, query):
+                    if armed.skip > 0:
+                        armed.skip -= 1
+                        continue
                     if armed.remaining > 0:
                         armed.remaining -= 1
                         if armed.remaining == 0:

@@ -1,0 +1,76 @@
+"""The shared-cluster label each node should carry, from Git's intent and the live labels (SPEC §4.6, §8).
+
+The NVCA-S rules judge the labels and name the nodes; this computes the per-node change that settles
+them, so `reconcile` can apply it: set `nvca.nvcf.nvidia.io/schedule=true` on every intended node that
+lacks the exact value, remove the label from every other node that has it. With a "shared" intent whose
+nodes are unknown (no list, no selector) nothing is removed: there is no intent to remove against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reconciler.checks.facts import selector_matches
+from reconciler.model.config import SharedClusterIntent
+from reconciler.model.live import SCHEDULE_LABEL, LiveState
+
+# Rules whose findings a label change settles (see policies/kai_gitops/rules/shared/).
+DEDICATED_LABELLED = "NVCA-S-010"
+SHARED_UNLABELLED = "NVCA-S-011"
+NOT_EXACTLY_TRUE = "NVCA-S-012"
+SHARED_EXTRA = "NVCA-S-013"
+LABEL_RULES = frozenset({DEDICATED_LABELLED, SHARED_UNLABELLED, NOT_EXACTLY_TRUE, SHARED_EXTRA})
+
+
+@dataclass(frozen=True, order=True)
+class NodeLabelChange:
+    node: str
+    before: str | None   # the raw label value, None when absent
+    after: str | None    # "true", or None to remove the label
+    rule: str            # the rule whose finding this settles
+
+
+def label_changes(intent: SharedClusterIntent, live: LiveState) -> list[NodeLabelChange]:
+    """One change per node whose label differs from the intent; nodes the cluster lacks are left out."""
+    intended = _intended(intent, live)
+    changes: list[NodeLabelChange] = []
+    for node in sorted(live.node_labels):
+        before = live.schedule_labels.get(node)
+        want = _wanted(node, before, intent, intended)
+        if want != before:
+            changes.append(NodeLabelChange(node, before, want, _rule(before, want, intent)))
+    return changes
+
+
+def unresolvable_nodes(intent: SharedClusterIntent, live: LiveState) -> list[str]:
+    """Intended nodes the cluster does not have: no label change can settle them (the operator must)."""
+    intended = _intended(intent, live) or set()
+    return sorted(intended - set(live.node_labels))
+
+
+def _intended(intent: SharedClusterIntent, live: LiveState) -> set[str] | None:
+    if intent.intent != "shared":
+        return set()
+    if not intent.nodes and not intent.node_selector:
+        return None  # shared, but which nodes is not said: add nothing, remove nothing
+    names = set(intent.nodes)
+    if intent.node_selector:
+        names |= set(selector_matches(live, intent.node_selector))
+    return names
+
+
+def _wanted(node: str, before: str | None, intent: SharedClusterIntent, intended: set[str] | None) -> str | None:
+    if intended is None:
+        return before
+    return "true" if node in intended else None
+
+
+def _rule(before: str | None, after: str | None, intent: SharedClusterIntent) -> str:
+    if before is not None and before != "true":
+        return NOT_EXACTLY_TRUE
+    if after == "true":
+        return SHARED_UNLABELLED
+    return DEDICATED_LABELLED if intent.intent != "shared" else SHARED_EXTRA
+
+
+__all__ = ["LABEL_RULES", "SCHEDULE_LABEL", "NodeLabelChange", "label_changes", "unresolvable_nodes"]

@@ -1,0 +1,21 @@
+"""Every change sent once with dryRun=All before anything is written: admission, validation and the
+resourceVersion precondition all get their say, and one refusal aborts the whole plan."""
+
+from __future__ import annotations
+
+from reconciler.errors import UserError
+from reconciler.remedies.apply import ApiFailure, ClusterWriter, Pending, concurrently
+
+
+def dry_run(writer: ClusterWriter, pending: list[Pending]) -> None:
+    def attempt(item: Pending) -> str | None:
+        try:
+            writer.write_change(item.change, item.resource_version, dry_run=True)
+        except ApiFailure as exc:
+            return f"{item.change.operation.value} {item.change.ref}: {exc.line()}"
+        return None
+
+    refusals = [r for r in concurrently(pending, attempt, writer.settings.workers) if r]
+    if refusals:
+        shown = "; ".join(refusals[:3]) + (f"; and {len(refusals) - 3} more" if len(refusals) > 3 else "")
+        raise UserError(f"the server-side dry-run refused the plan, nothing was written: {shown}")

@@ -1,0 +1,36 @@
+"""An events.k8s.io/v1 Event on every object an apply changed, so `kubectl describe` shows who and why."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from reconciler.remedies.apply import FIELD_MANAGER, ChangeResult
+from reconciler.remedies.plan import Operation, show
+
+# Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
+EVENT_NAMESPACE = "default"
+NOTE_LIMIT = 1024   # the API server refuses longer notes
+
+
+def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
+    change = result.change
+    created = change.operation is Operation.CREATE
+    reason = {("Queue", True): "QueueCreated", ("Queue", False): "QueueUpdated"}.get(
+        (change.ref.kind, created), "NodeLabelChanged")
+    fields = ", ".join(f"{f.dotted()} {show(f.before)} → {show(f.after)}" for f in change.fields)
+    takeover = f"; fields taken over from {', '.join(result.previous_managers)}" if result.previous_managers else ""
+    note = f"kai-gitops plan {plan_id}: {fields}{takeover}"
+    if len(note) > NOTE_LIMIT:
+        note = note[:NOTE_LIMIT - 1] + "…"
+    regarding = {"apiVersion": change.ref.api_version, "kind": change.ref.kind, "name": change.ref.name}
+    if result.resource_version:
+        regarding["resourceVersion"] = result.resource_version
+    return {
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"generateName": f"{change.ref.name}.kai-gitops.", "namespace": EVENT_NAMESPACE},
+        "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],
+        "action": "Create" if created else "Update", "reason": reason, "type": "Normal",
+        "regarding": regarding, "note": note,
+    }

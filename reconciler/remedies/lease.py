@@ -1,0 +1,188 @@
+"""A coordination.k8s.io/v1 Lease held (and renewed) for the writes of one run: two reconcilers never
+apply at once. Locking is the API server's resourceVersion precondition on create/update, as in
+client-go's leader election: a waiting run polls until --lease-wait, then fails naming the holder; a
+lease not renewed within its duration is expired and taken over; the holder releases it at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+from reconciler.errors import UserError
+from reconciler.remedies.apply import ApiFailure, ClusterWriter
+
+LEASE_NAME = "kai-gitops-reconcile"
+LEASE_API = "coordination.k8s.io/v1"
+DURATION_ENV = "KAI_GITOPS_LEASE_DURATION_S"
+DEFAULT_DURATION_S = 30
+
+
+def holder_identity() -> str:
+    """hostname_random, like client-go: unique per run even for two runs on one machine."""
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+
+
+def lease_duration_s() -> int:
+    raw = os.environ.get(DURATION_ENV)
+    if raw is None:
+        return DEFAULT_DURATION_S
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UserError(f"${DURATION_ENV} must be a whole number of seconds, got {raw!r}") from None
+    if value < 1:
+        raise UserError(f"${DURATION_ENV} must be at least 1")
+    return value
+
+
+def micro_time(when: datetime | None = None) -> str:
+    return (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _parse_time(raw: Any) -> datetime | None:
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+class LeaseHeld(Exception):
+    pass
+
+
+class Lease:
+    def __init__(self, writer: ClusterWriter, namespace: str, *, wait_s: float, holder: str | None = None,
+                 duration_s: int | None = None, name: str = LEASE_NAME) -> None:
+        self.writer, self.namespace, self.name, self.wait_s = writer, namespace, name, wait_s
+        self.holder = holder or holder_identity()
+        self.duration_s = duration_s or lease_duration_s()
+        self._current: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+        self.lost: str | None = None   # why the lease was lost while held; the applier stops on it
+
+    @property
+    def where(self) -> str:
+        return f"Lease {self.namespace}/{self.name}"
+
+    # -- acquire -------------------------------------------------------------------------------------
+
+    def acquire(self) -> None:
+        deadline = time.monotonic() + self.wait_s
+        poll = min(1.0, max(0.05, self.duration_s / 10))
+        while True:
+            try:
+                if self._try_acquire():
+                    return
+            except ApiFailure as exc:
+                if exc.status != 409:   # 409: another run won this round; look again
+                    raise UserError(f"cannot take {self.where}: {exc.line()}", hint=_lease_hint(exc)) from None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise UserError(f"another reconciler holds {self.where}: {self._describe_holder()}; "
+                                f"waited {self.wait_s:g} s, nothing was written",
+                                hint="let it finish and re-run, or raise --lease-wait")
+            time.sleep(min(poll, left))
+
+    def _try_acquire(self) -> bool:
+        existing = self.writer.get_lease(self.namespace, self.name)
+        now = datetime.now(UTC)
+        if existing is None:
+            body = {"apiVersion": LEASE_API, "kind": "Lease",
+                    "metadata": {"name": self.name, "namespace": self.namespace},
+                    "spec": self._spec(now, acquired=now, transitions=0)}
+            self._current = self.writer.create_lease(self.namespace, body)
+            return True
+        spec = existing.get("spec") or {}
+        holder = spec.get("holderIdentity") or ""
+        if holder and holder != self.holder and not _expired(spec, now):
+            self._current = existing
+            return False
+        transitions = int(spec.get("leaseTransitions") or 0) + (1 if holder != self.holder else 0)
+        body = dict(existing)   # carries metadata.resourceVersion: the update is conditional
+        body["spec"] = self._spec(now, acquired=now, transitions=transitions)
+        self._current = self.writer.update_lease(self.namespace, self.name, body)
+        return True
+
+    def _spec(self, now: datetime, *, acquired: datetime, transitions: int) -> dict[str, Any]:
+        return {"holderIdentity": self.holder, "leaseDurationSeconds": self.duration_s,
+                "acquireTime": micro_time(acquired), "renewTime": micro_time(now), "leaseTransitions": transitions}
+
+    def _describe_holder(self) -> str:
+        spec = (self._current or {}).get("spec") or {}
+        renewed = spec.get("renewTime") or "never"
+        holder = spec.get("holderIdentity") or "unknown"
+        return f"{holder} (renewed {renewed}, for {spec.get('leaseDurationSeconds')} s)"
+
+    # -- renew and release ---------------------------------------------------------------------------
+
+    def _renew_loop(self) -> None:
+        interval = max(0.05, self.duration_s / 3)
+        while not self._stop.wait(interval):
+            try:
+                self.renew()
+            except ApiFailure as exc:
+                self.lost = f"{self.where} could not be renewed: {exc.line()}"
+                return
+
+    def renew(self) -> None:
+        with self._lock:
+            body = dict(self._current or {})
+            spec = dict(body.get("spec") or {})
+            spec["renewTime"] = micro_time()
+            body["spec"] = spec
+            self._current = self.writer.update_lease(self.namespace, self.name, body)
+
+    def release(self) -> None:
+        """Hand the lease back at once (holder cleared, 1 s duration) instead of letting it expire."""
+        with self._lock:
+            body = dict(self._current or {})
+            spec = dict(body.get("spec") or {})
+            if spec.get("holderIdentity") != self.holder:
+                return
+            spec.pop("holderIdentity", None)
+            spec["leaseDurationSeconds"] = 1
+            spec["renewTime"] = micro_time()
+            body["spec"] = spec
+            with contextlib.suppress(ApiFailure):   # if this fails it expires on its own within its duration
+                self._current = self.writer.update_lease(self.namespace, self.name, body)
+
+    def __enter__(self) -> Lease:
+        self.acquire()
+        self._renewer = threading.Thread(target=self._renew_loop, name="kai-gitops-lease", daemon=True)
+        self._renewer.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join(timeout=5)
+        self.release()
+
+
+def _expired(spec: dict[str, Any], now: datetime) -> bool:
+    renewed = _parse_time(spec.get("renewTime")) or _parse_time(spec.get("acquireTime"))
+    duration = spec.get("leaseDurationSeconds")
+    if renewed is None or not isinstance(duration, int):
+        return True
+    return (now - renewed).total_seconds() > duration
+
+
+def _lease_hint(exc: ApiFailure) -> str | None:
+    if exc.status == 403:
+        return "grant the fixer role (deploy/rbac-fixer.yaml): get/create/update leases in this namespace"
+    if exc.status == 404:
+        return "the namespace does not exist: create it or pass --lease-namespace"
+    return None

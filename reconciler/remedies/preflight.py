@@ -1,0 +1,119 @@
+"""Checks before any write: the plan is for this cluster, within the cap, and not stale, field by field.
+
+Staleness is judged per planned field, not by resourceVersion (KAI and the kubelet rewrite status all
+the time): each object is read again and every field it plans to change must still hold the plan's
+*before* — or already hold its *after*, when an earlier run applied it (then it is skipped, so a re-run
+after a crash never applies anything twice). Anything else refuses the whole plan, naming object and
+field. The fresh resourceVersion becomes the write's precondition, so nothing slips in between.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.errors import UserError
+from reconciler.remedies.apply import ClusterWriter, Pending, concurrently
+from reconciler.remedies.plan import (
+    Change,
+    ClusterIdentity,
+    FieldChange,
+    Operation,
+    Plan,
+    current_value,
+    same_value,
+    show,
+)
+
+
+def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
+    if plan.identity is None:
+        raise UserError("the plan names no cluster (it was made from a snapshot) and cannot be applied",
+                        hint="run `kai-gitops reconcile` against the cluster itself")
+    if plan.identity != identity:
+        raise UserError(f"the plan is for cluster {plan.identity}, but this is {identity}: refusing it",
+                        hint="make a new plan against this cluster")
+
+
+def check_cap(plan: Plan, max_changes: int) -> None:
+    if len(plan.changes) > max_changes:
+        raise UserError(f"the plan has {len(plan.changes)} changes, more than --max-changes {max_changes}: "
+                        "refusing all of them", hint="review the plan and raise --max-changes if it is right")
+
+
+def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[Change]]:
+    """(changes to write with their preconditions, changes already applied); UserError if any is stale."""
+    current = concurrently(plan.changes, lambda c: writer.get(c.ref), writer.settings.workers)
+    pending: list[Pending] = []
+    done: list[Change] = []
+    stale: list[str] = []
+    for change, obj in zip(plan.changes, current, strict=True):
+        state = _state(change, obj, stale)
+        if state == "pending":
+            meta = (obj or {}).get("metadata") or {}
+            pending.append(Pending(change, meta.get("resourceVersion"), _managers(change, obj)))
+        elif state == "done":
+            done.append(change)
+    if stale:
+        shown = "; ".join(stale[:5]) + (f"; and {len(stale) - 5} more" if len(stale) > 5 else "")
+        raise UserError(f"the plan is stale, nothing was written: {shown}",
+                        hint="make a new plan (`kai-gitops reconcile`) and review it")
+    return pending, done
+
+
+def _state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -> str:
+    if change.operation is Operation.CREATE:
+        if obj is None:
+            return "pending"
+        fields = [_field_state(change, obj, f) for f in change.fields]
+        if all(s == "after" for s in fields):
+            return "done"
+        stale.append(f"{change.ref} exists now (the plan creates it)")
+        return "stale"
+    if obj is None:
+        stale.append(f"{change.ref} no longer exists")
+        return "stale"
+    states = [_field_state(change, obj, f) for f in change.fields]
+    if all(s == "before" for s in states):
+        return "pending"
+    if all(s == "after" for s in states):
+        return "done"
+    for f, s in zip(change.fields, states, strict=True):
+        if s != "before":
+            now = current_value(change.ref, obj, f.path)
+            stale.append(f"{change.ref} {f.dotted()} is {show(now)}, the plan expected {show(f.before)}")
+    return "stale"
+
+
+def _field_state(change: Change, obj: dict[str, Any], f: FieldChange) -> str:
+    now = current_value(change.ref, obj, f.path)
+    if _same(now, f.before):
+        return "before"
+    if _same(now, f.after):
+        return "after"
+    return "other"
+
+
+def _same(a: Any, b: Any) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and same_value(a, b))
+
+
+def _managers(change: Change, obj: dict[str, Any] | None) -> tuple[str, ...]:
+    """Field managers other than kai-gitops that own a field this change sets (e.g. Helm on default queues)."""
+    from reconciler.remedies.apply import FIELD_MANAGER
+
+    owners = []
+    for entry in ((obj or {}).get("metadata") or {}).get("managedFields") or []:
+        fields = entry.get("fieldsV1") or {}
+        manager = str(entry.get("manager") or "")
+        if manager and manager != FIELD_MANAGER and any(_owns(fields, f.path) for f in change.fields):
+            owners.append(manager)
+    return tuple(sorted(set(owners)))
+
+
+def _owns(fields: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = fields
+    for key in path:
+        if not isinstance(node, dict) or f"f:{key}" not in node:
+            return False
+        node = node[f"f:{key}"]
+    return True

@@ -1,0 +1,32 @@
+"""What `reconcile` is asked to do beyond a diff: save or load a plan, apply it, and the guard rails' limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_LEASE_NAMESPACE = "kai-gitops"
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+
+@dataclass(frozen=True)
+class ReconcileSettings:
+    apply: bool = False
+    plan_file: str | None = None      # --plan: apply exactly this saved plan
+    plan_out: str | None = None       # --plan-out: save the plan
+    max_changes: int = 10
+    lease_namespace: str | None = None
+    lease_wait_s: float = 30.0
+    audit_log: str | None = None
+    snapshot: str | None = None       # live state from a snapshot: a plan can be shown, never applied
+
+    def lease_ns(self) -> str:
+        """--lease-namespace, else the pod's own namespace, else kai-gitops."""
+        if self.lease_namespace:
+            return self.lease_namespace
+        from pathlib import Path
+
+        try:
+            own = Path(SERVICE_ACCOUNT_NAMESPACE).read_text().strip()
+        except OSError:
+            own = ""
+        return own or DEFAULT_LEASE_NAMESPACE

@@ -1,0 +1,281 @@
+"""`kai-gitops reconcile --apply` against the Kubernetes API test server, with the real kubernetes client.
+
+Every guard rail is exercised: dry-run first, field manager, preconditions, staleness per field, cluster
+identity, the cap, the Lease, Events, the audit trail, stop-on-failure, and converging re-runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.errors import UserError
+from reconciler.remedies.lease import Lease, micro_time
+from tests.helpers import assert_one_line_error
+from tests.reconcile_support import DEMO, Demo, demo_cluster
+from tests.support.kubeserver import Fault
+
+pytestmark = pytest.mark.usefixtures("short_lease")
+
+PARENT = "/apis/scheduling.run.ai/v2/queues/default-parent-queue"
+CHILD = "/apis/scheduling.run.ai/v2/queues/default-queue"
+NODE = "/api/v1/nodes/gpu-node-2"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/kai-gitops/leases"
+TARGETS = re.compile(r"^/apis/scheduling\.run\.ai/|^/api/v1/nodes")
+
+
+@pytest.fixture
+def short_lease(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    yield from demo_cluster(tmp_path)
+
+
+def target_writes(demo: Demo, *, dry_run: bool | None = False) -> list[Any]:
+    """Writes to Queues and Nodes; dry_run=None: dry-runs included."""
+    return [r for r in demo.writes() if TARGETS.match(r.path)
+            and (dry_run is None or (r.query.get("dryRun") == "All") == dry_run)]
+
+
+def audit_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: Demo, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    code, report, err = demo.reconcile_json("--apply", "--audit-log", audit)
+    assert code == 2, err   # the operator's items (Helm releases, gates…) remain findings
+    assert report["apply"]["ok"] and report["apply"]["applied"] == 3 and report["apply"]["failed"] == 0
+    assert report["nvca"]["kai-scheduler-queues"]["status"] == "healthy"           # after apply, re-read
+    assert report["healthz"]["kai-scheduler-queues"]["status"] == "healthy"        # NVCA itself agrees
+    assert report["before"]["nvca"]["kai-scheduler-queues"]["status"] == "unhealthy"
+    assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == -1
+    assert demo.node_label("gpu-node-2") is None
+
+    writes = target_writes(demo, dry_run=None)
+    assert [(r.method, r.path, r.query.get("dryRun")) for r in writes] == [
+        ("PATCH", PARENT, "All"), ("PATCH", CHILD, "All"), ("PATCH", NODE, "All"),
+        ("PATCH", PARENT, None), ("PATCH", CHILD, None), ("PATCH", NODE, None)]
+    assert all(r.query.get("fieldManager") == "kai-gitops" for r in demo.writes())
+    assert all(r.method != "DELETE" for r in demo.server.requests)
+    assert not [r for r in demo.writes() if "/secrets" in r.path or "/pods" in r.path]
+    managers = {e["manager"] for e in demo.queue("default-queue")["metadata"]["managedFields"]}
+    assert "kai-gitops" in managers
+
+    lines = audit_lines(audit)
+    assert [(a["object"]["name"], a["result"]) for a in lines] == [
+        ("default-parent-queue", "applied"), ("default-queue", "applied"), ("gpu-node-2", "applied")]
+    assert lines[0]["planId"] == report["plan"]["id"] and lines[0]["time"].endswith("Z")
+    assert {"path": ["spec", "resources", "cpu", "quota"], "before": 0, "after": -1} in lines[0]["fields"]
+
+    events = demo.server.list_objects("events.k8s.io/v1", "Event")
+    assert sorted(e["regarding"]["name"] for e in events) == ["default-parent-queue", "default-queue", "gpu-node-2"]
+    assert all(e["reportingController"] == "kai-gitops" and e["metadata"]["namespace"] == "default" for e in events)
+    parent_event = next(e for e in events if e["regarding"]["name"] == "default-parent-queue")
+    assert parent_event["reason"] == "QueueUpdated" and "spec.resources.cpu.quota 0 → -1" in parent_event["note"]
+    assert parent_event["reportingController"] == "kai-gitops" and parent_event["type"] == "Normal"
+
+    before = len(demo.server.requests)
+    code, again, _ = demo.reconcile_json("--apply", "--audit-log", audit)
+    assert again["plan"]["summary"]["create"] == again["plan"]["summary"]["update"] == 0
+    assert again["apply"]["planned"] == 0
+    assert [r for r in demo.server.requests[before:] if r.method != "GET"] == []   # not even a Lease
+    assert len(audit_lines(audit)) == 3
+
+
+def test_a_saved_plan_is_applied_exactly(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    saved = json.loads(plan.read_text())
+    _code, report, err = demo.reconcile_json("--plan", plan, "--apply")
+    assert report["apply"]["planId"] == saved["id"] and report["plan"]["id"] == saved["id"]
+    assert report["apply"]["applied"] == 3, err
+
+
+def test_a_stale_field_refuses_the_whole_plan_and_nothing_is_written(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    child = demo.queue("default-queue")
+    child["spec"]["resources"]["gpu"]["quota"] = 4
+    del child["metadata"]["resourceVersion"]
+    demo.server.add(child)   # someone else edits one planned field
+    status = demo.queue("default-parent-queue")
+    status["status"] = {"allocated": {"gpu": 3}}   # a status change alone is not staleness
+    del status["metadata"]["resourceVersion"]
+    demo.server.add(status)
+    before = len(demo.server.requests)
+    code, out, err = demo.reconcile("--plan", plan, "--apply")
+    assert_one_line_error(code, out, err, "the plan is stale, nothing was written",
+                          "Queue/default-queue spec.resources.gpu.quota is 4, the plan expected 0")
+    assert "default-parent-queue" not in err
+    assert [r for r in demo.server.requests[before:] if TARGETS.match(r.path) and r.method != "GET"] == []
+    assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == 0
+
+
+def test_a_plan_for_another_cluster_is_refused(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    for other in demo_cluster(tmp_path / "other"):
+        code, out, err = other.reconcile("--plan", plan, "--apply")
+        assert_one_line_error(code, out, err, f"the plan is for cluster {demo.server.url}",
+                              f"but this is {other.server.url}")
+        assert other.writes() == []
+
+
+def test_same_url_with_another_kube_system_uid_is_refused() -> None:
+    from reconciler.remedies.plan import ClusterIdentity, Plan
+    from reconciler.remedies.preflight import check_identity
+
+    plan = Plan("prod", None, ClusterIdentity("https://k8s.example:6443", "uid-a"), ())
+    check_identity(plan, ClusterIdentity("https://k8s.example:6443", "uid-a"))
+    with pytest.raises(UserError, match=r"kube-system uid-a.*kube-system uid-b"):
+        check_identity(plan, ClusterIdentity("https://k8s.example:6443", "uid-b"))
+
+
+def test_a_dry_run_refusal_aborts_with_nothing_applied(demo: Demo) -> None:
+    demo.server.inject_fault(Fault(NODE + "$", method="PATCH", status=422))
+    code, out, err = demo.reconcile("--apply")
+    assert_one_line_error(code, out, err, "the server-side dry-run refused the plan, nothing was written",
+                          "update Node/gpu-node-2: HTTP 422")
+    assert target_writes(demo) == []
+    assert len(target_writes(demo, dry_run=True)) == 3
+    assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == 0
+
+
+def test_a_409_mid_apply_stops_and_reports_what_was_and_was_not_applied(demo: Demo, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", status=409, after=1))  # after its dry-run
+    code, report, _err = demo.reconcile_json("--apply", "--audit-log", audit)
+    assert code == 1
+    results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
+    assert results == {"default-parent-queue": "applied", "default-queue": "failed", "gpu-node-2": "not-attempted"}
+    failed = next(c for c in report["apply"]["changes"] if c["result"] == "failed")
+    assert "HTTP 409" in failed["error"]
+    assert report["apply"]["ok"] is False and report["exitCode"] == 1
+    assert [(a["object"]["name"], a["result"]) for a in audit_lines(audit)] == [
+        ("default-parent-queue", "applied"), ("default-queue", "failed"), ("gpu-node-2", "not-attempted")]
+    code, out, _ = demo.reconcile("--apply")
+    assert "✓ applied update Queue/default-queue" in out and "default-parent-queue" not in out.split("Plan:")[0]
+
+
+def test_a_connection_reset_mid_apply_then_a_re_run_converges(demo: Demo, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    demo.server.inject_fault(Fault(NODE + "$", method="PATCH", reset=True, after=1))
+    code, out, err = demo.reconcile("--apply", "--audit-log", audit)
+    assert code == 1, out
+    assert "✗ failed update Node/gpu-node-2: PATCH /api/v1/nodes/gpu-node-2: connection reset" in out
+    assert "Apply stopped: 2 applied, 1 failed" in out
+    code, out, err = demo.reconcile("--apply", "--audit-log", audit)
+    assert "Apply complete: 1 applied, 0 failed" in out, out + err
+    lines = audit_lines(audit)
+    applied = [a["object"]["name"] for a in lines if a["result"] == "applied"]
+    assert sorted(applied) == ["default-parent-queue", "default-queue", "gpu-node-2"]   # each exactly once
+    assert [r.path for r in target_writes(demo)].count(PARENT) == 1
+    code, out, _ = demo.reconcile("--apply", "--audit-log", audit)
+    assert "Nothing to apply." in out and len(audit_lines(audit)) == len(lines)
+
+
+def test_max_changes_refuses_a_larger_plan_whole(demo: Demo) -> None:
+    code, out, err = demo.reconcile("--apply", "--max-changes", "2")
+    assert_one_line_error(code, out, err, "the plan has 3 changes, more than --max-changes 2")
+    assert demo.writes() == []
+
+
+def _held_lease(holder: str, *, renewed: str, duration: int) -> dict[str, Any]:
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "kai-gitops-reconcile", "namespace": "kai-gitops"},
+            "spec": {"holderIdentity": holder, "leaseDurationSeconds": duration, "renewTime": renewed,
+                     "acquireTime": renewed, "leaseTransitions": 3}}
+
+
+def test_a_second_run_waits_for_the_lease_then_fails_naming_the_holder(demo: Demo) -> None:
+    demo.server.add(_held_lease("other-reconciler_1234", renewed=micro_time(), duration=300))
+    started = time.monotonic()
+    code, out, err = demo.reconcile("--apply", "--lease-wait", "0.4")
+    assert time.monotonic() - started >= 0.4
+    assert_one_line_error(code, out, err, "another reconciler holds Lease kai-gitops/kai-gitops-reconcile",
+                          "other-reconciler_1234", "nothing was written")
+    assert target_writes(demo, dry_run=None) == []
+
+
+def test_two_concurrent_runs_one_holds_the_other_waits_and_fails(demo: Demo) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import ClusterWriter
+
+    def writer() -> ClusterWriter:
+        return ClusterWriter(client.Configuration(host=demo.server.url))
+
+    first = Lease(writer(), "kai-gitops", wait_s=0, holder="run-a", duration_s=5)
+    errors: list[str] = []
+    with first:
+        def second() -> None:
+            try:
+                with Lease(writer(), "kai-gitops", wait_s=0.3, holder="run-b", duration_s=5):
+                    errors.append("acquired while held")
+            except UserError as exc:
+                errors.append(exc.message)
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        thread.join(5)
+    assert len(errors) == 1 and "run-a" in errors[0]
+    with Lease(writer(), "kai-gitops", wait_s=0.3, holder="run-b", duration_s=5):   # released: free now
+        spec = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")["spec"]
+        assert spec["holderIdentity"] == "run-b"
+
+
+def test_an_expired_lease_is_taken_over(demo: Demo) -> None:
+    demo.server.add(_held_lease("crashed-run_1", renewed="2026-01-01T00:00:00.000000Z", duration=15))
+    _code, report, err = demo.reconcile_json("--apply", "--lease-wait", "0")
+    assert report["apply"]["applied"] == 3, err
+    lease = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")
+    assert lease["spec"]["leaseTransitions"] == 4
+    assert "holderIdentity" not in lease["spec"]   # released at the end
+    puts = [r for r in demo.server.requests if r.method == "PUT" and r.path.startswith(LEASES)]
+    assert puts and all(r.status == 200 for r in puts)
+
+
+def test_helm_owned_fields_are_taken_over_on_purpose_and_said_so(tmp_path: Path) -> None:
+    items = DEMO.prod_addon_snapshot()
+    for item in items:
+        if item["kind"] == "Queue":
+            item["metadata"]["managedFields"] = [{
+                "manager": "helm", "operation": "Update", "apiVersion": "scheduling.run.ai/v2",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:resources": {"f:cpu": {"f:quota": {}}, "f:gpu": {"f:quota": {}},
+                                                       "f:memory": {"f:quota": {}}}}}}]
+    for demo in demo_cluster(tmp_path, items):
+        audit = tmp_path / "audit.jsonl"
+        _code, report, _ = demo.reconcile_json("--apply", "--audit-log", audit)
+        assert report["apply"]["ok"]
+        queues = [a for a in audit_lines(audit) if a["object"]["kind"] == "Queue"]
+        assert all(a["previousManagers"] == ["helm"] for a in queues)
+        events = demo.server.list_objects("events.k8s.io/v1", "Event")
+        assert any("taken over from helm" in e["note"] for e in events)
+        assert "Default queues are created by Helm" in " ".join(report["plan"]["notes"])
+
+
+def test_an_event_that_cannot_be_created_is_a_warning_not_a_failure(demo: Demo) -> None:
+    demo.server.inject_fault(Fault(r"/apis/events\.k8s\.io/", method="POST", status=403, times=-1))
+    _code, report, err = demo.reconcile_json("--apply")
+    assert report["apply"]["ok"] and report["apply"]["applied"] == 3, err
+    assert len(report["apply"]["warnings"]) == 3 and "HTTP 403" in report["apply"]["warnings"][0]
+
+
+def test_429_with_retry_after_on_a_write_is_retried(demo: Demo) -> None:
+    demo.server.inject_fault(Fault(PARENT + "$", method="PATCH", status=429, retry_after=0.1, after=1))
+    _code, report, err = demo.reconcile_json("--apply")
+    assert report["apply"]["applied"] == 3, err
+    statuses = [r.status for r in demo.server.requests if r.path == PARENT and r.method == "PATCH"]
+    assert statuses == [200, 429, 200]   # dry-run, throttled write, the write once more

@@ -1,0 +1,129 @@
+"""`kai-gitops reconcile` without --apply: the plan, its JSON and saved form, and that it writes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reconciler.errors import UserError
+from reconciler.model.refs import ObjectRef, queue_ref
+from reconciler.remedies.plan import (
+    LABEL_PATH,
+    Change,
+    ClusterIdentity,
+    FieldChange,
+    Operation,
+    Plan,
+    read_plan,
+    render_plan,
+)
+from tests.helpers import DEMO_SNAPSHOTS, assert_one_line_error, run_cli
+from tests.reconcile_support import DEMO, Demo, demo_cluster
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[Demo]:
+    yield from demo_cluster(tmp_path)
+
+
+def test_plan_text_shows_field_level_changes_and_writes_nothing(demo: Demo) -> None:
+    code, out, err = demo.reconcile()
+    assert code == 2, err
+    assert "~ update Queue/default-parent-queue  (KAI-D-002)" in out
+    assert "spec.resources.cpu.quota     0 → -1" in out
+    assert '~ update Node/gpu-node-2  (NVCA-S-012)' in out
+    assert 'metadata.labels["nvca.nvcf.nvidia.io/schedule"]  "True" → <none>' in out
+    assert "! operator KAI-R-011 HelmRelease/runai/kai" in out
+    assert "run: helm uninstall kai --namespace runai" in out
+    assert "Plan: 0 to create, 3 to change, 5 for the operator." in out
+    assert f"for {demo.server.url} (kube-system " in out
+    assert demo.writes() == []
+    assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == 0
+
+
+def test_json_is_the_diff_report_plus_the_plan(demo: Demo) -> None:
+    code, report, _ = demo.reconcile_json()
+    diff_code, diff_out, _ = run_cli(["diff", "--repo", demo.repo, "--cluster", "prod-addon", "--kubeconfig",
+                                      demo.kubeconfig, "-o", "json"])
+    diff = json.loads(diff_out)
+    assert code == 2 and diff_code == 2
+    assert report["command"] == "reconcile"
+    assert report["summary"] == diff["summary"]
+    assert {k for k in diff if k != "command"} <= set(report)
+    plan = report["plan"]
+    assert plan["kind"] == "kai-gitops/plan" and plan["version"] == 1
+    assert plan["summary"] == {"create": 0, "update": 3, "operator": 5}
+    uid = demo.server.get_object("v1", "Namespace", "kube-system")["metadata"]["uid"]
+    assert plan["clusterIdentity"] == {"server": demo.server.url, "kubeSystemUID": uid}
+    assert plan["git"]["commit"] == report["git"]["commit"]
+    first = plan["changes"][0]
+    assert first["object"]["name"] == "default-parent-queue" and first["operation"] == "update"
+    assert {"path": ["spec", "resources", "cpu", "quota"], "before": 0, "after": -1} in first["fields"]
+    assert report["apply"] is None
+
+
+def test_saved_plan_round_trips_and_its_id_is_a_content_hash(demo: Demo, tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    code, report, _ = demo.reconcile_json("--plan-out", out)
+    assert code == 2
+    saved = json.loads(out.read_text())
+    assert saved["id"] == report["plan"]["id"]
+    plan = read_plan(str(out))
+    assert plan.to_dict() == saved
+    again = tmp_path / "again.json"
+    demo.reconcile("--plan-out", again)
+    assert json.loads(again.read_text())["id"] == saved["id"]   # same content, same id
+    saved["changes"][0]["fields"][0]["after"] = -2
+    out.write_text(json.dumps(saved))
+    with pytest.raises(UserError, match="does not match its content"):
+        read_plan(str(out))
+
+
+def test_a_plan_that_asks_for_a_forbidden_write_is_refused_on_load(tmp_path: Path) -> None:
+    secret = Change(ObjectRef("v1", "Secret", "s", "default"), Operation.UPDATE,
+                    (FieldChange(("data", "token"), None, "x"),), (), "steal")
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(Plan("prod", None, ClusterIdentity("https://x", "u"), (secret,)).to_dict()))
+    with pytest.raises(UserError, match="is not one kai-gitops may write"):
+        read_plan(str(path))
+    label = Change(ObjectRef("v1", "Node", "n1"), Operation.UPDATE, (FieldChange(LABEL_PATH, None, "yes"),), (), "")
+    path.write_text(json.dumps(Plan("prod", None, None, (label,)).to_dict()))
+    with pytest.raises(UserError, match='only "true" or removal'):
+        read_plan(str(path))
+
+
+def test_snapshot_shows_the_plan_without_identity_and_cannot_apply(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    DEMO.build_repo(repo)
+    args = ["reconcile", "--repo", repo, "--cluster", "prod-addon", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml"]
+    code, out, err = run_cli(args)
+    assert code == 2, err
+    assert "no cluster identity: a snapshot" in out and "Plan: 0 to create, 3 to change" in out
+
+
+def test_missing_queue_is_planned_as_a_create_with_its_spec(tmp_path: Path) -> None:
+    items = [i for i in DEMO.prod_addon_snapshot()
+             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    for cluster in demo_cluster(tmp_path, items):
+        code, report, _ = cluster.reconcile_json()
+        assert code == 2
+        creates = [c for c in report["plan"]["changes"] if c["operation"] == "create"]
+        assert [c["object"]["name"] for c in creates] == ["default-queue"]
+        assert creates[0]["manifest"]["spec"]["parentQueue"] == "default-parent-queue"
+        assert all(f["before"] is None for f in creates[0]["fields"])
+        text = "\n".join(render_plan(Plan.from_dict(report["plan"], "test")))
+        assert "+ create Queue/default-queue" in text and "spec.parentQueue" in text
+
+
+def _later_test_plan_and_plan_out_together_are_refused(demo: Demo, tmp_path: Path) -> None:
+    assert_one_line_error(*demo.reconcile("--plan", tmp_path / "a.json"), "--plan FILE is applied with --apply")
+
+
+def test_render_of_an_empty_plan_says_so() -> None:
+    lines = render_plan(Plan("prod", None, None, ()))
+    assert lines[-1] == "Plan: 0 to create, 0 to change, 0 for the operator."
+    assert "No changes" in lines[0]
+    assert queue_ref("q").kind == "Queue"
