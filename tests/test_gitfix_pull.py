@@ -219,3 +219,46 @@ def test_author_parsing() -> None:
     assert Author.parse("Ops Bot <ops@example.com>") == Author("Ops Bot", "ops@example.com")
     with pytest.raises(UserError, match="is not 'Name <email>'"):
         Author.parse("just-a-name")
+
+
+def test_reconcile_fix_git_proposes_the_same_fix(tmp_path: Path) -> None:
+    from tests.helpers import DEMO_SNAPSHOTS
+
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    try:
+        work, bare = _demo(tmp_path)
+        _push_main(work)
+        code, _out, err = run_cli(["reconcile", "--repo", work, "--cluster", CLUSTER, "--snapshot",
+                                   DEMO_SNAPSHOTS / "lab-standalone.yaml", "--fix-git",
+                                   "--git-author", "Ops Bot <ops@example.com>", *_host_args("github", server)],
+                                  env={"GITHUB_TOKEN": HOST_TOKEN})
+        assert code == 2 and "opened (pushed" in err, err
+        [tip] = _fix_branches(bare).values()
+        author = pygit2.Repository(str(bare)).get(tip).author
+        assert (author.name, author.email) == ("Ops Bot", "ops@example.com")
+        [pull] = server.pulls.values()
+        assert "`kai-gitops reconcile`" in pull["body"]
+    finally:
+        server.stop()
+        server.assert_clean()
+
+
+def test_ssh_key_credentials_are_offered_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No SSH server can run here; what libgit2 is handed is checked instead (the agent path too)."""
+    from pygit2.enums import CredentialType
+
+    from reconciler.sources.git import git_callbacks
+
+    key = tmp_path / "deploy_key"
+    key.write_text("not a real key")
+    (tmp_path / "deploy_key.pub").write_text("ssh-ed25519 AAAA test")
+    monkeypatch.setenv("KAI_GITOPS_GIT_SSH_PASSPHRASE", "pp")
+    callbacks = git_callbacks(str(key))
+    offered = callbacks.credentials("ssh://git@git.example.com/acme/gitops.git", "git", CredentialType.SSH_KEY)
+    assert type(offered).__name__ == "Keypair"
+    assert offered.credential_tuple == ("git", str(key) + ".pub", str(key), "pp")
+    with pytest.raises(UserError, match="refused the credentials") as refused:
+        callbacks.credentials("ssh://git@git.example.com/acme/gitops.git", "git", CredentialType.SSH_KEY)
+    assert "--git-ssh-key" in refused.value.line()
+    agent = git_callbacks().credentials("git@git.example.com:acme/gitops.git", None, CredentialType.SSH_KEY)
+    assert type(agent).__name__ == "KeypairFromAgent"
