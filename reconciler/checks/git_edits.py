@@ -55,6 +55,21 @@ def git_edits_for(finding: Finding, desired: DesiredCluster) -> tuple[GitEdit, .
     return ()
 
 
+def canonical_rank(edit: GitEdit) -> tuple[str, int, int]:
+    """Where an edit's key sits in the canonical values (SPEC §4.1 order), so added keys read in that order."""
+    order = _canonical_order()
+    path = tuple(edit.path)
+    for index, leaf in enumerate(order):
+        if leaf[: len(path)] == path or path[: len(leaf)] == leaf:
+            return edit.file, edit.doc, index
+    return edit.file, edit.doc, len(order)
+
+
+@functools.cache
+def _canonical_order() -> tuple[YamlPath, ...]:
+    return tuple(path for path, _ in _leaves(canonical_kai_values(), ()))
+
+
 # -- KAI values (standalone) ------------------------------------------------------------------------------
 
 def _canonical_edits(desired: DesiredCluster, path: YamlPath, *, only_missing: bool = False) -> tuple[GitEdit, ...]:

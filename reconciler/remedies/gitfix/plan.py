@@ -83,8 +83,13 @@ def plan_fix(cluster: str, findings: list[Finding], read: Callable[[str], bytes]
 
 
 def _fixable(findings: list[Finding], cluster: str) -> list[Finding]:
-    return [f for f in findings
-            if f.cluster == cluster and f.waived_by is None and f.fix is not None and f.fix.git_edits]
+    """The cluster's active findings with edits, in canonical key order: keys a fix adds appear in the order
+    of SPEC §4.1 (an added key goes after its siblings, so the order it is added in is the order it reads)."""
+    from reconciler.checks.git_edits import canonical_rank
+
+    chosen = [f for f in findings
+              if f.cluster == cluster and f.waived_by is None and f.fix is not None and f.fix.git_edits]
+    return sorted(chosen, key=lambda f: min(canonical_rank(e) for e in f.fix.git_edits))  # type: ignore[union-attr]
 
 
 def _apply(edits: list[GitEdit], contents: dict[str, bytes], originals: dict[str, bytes],

@@ -24,6 +24,7 @@ from reconciler.remedies.gitfix.branch import Author, FixBranches
 from reconciler.remedies.gitfix.plan import BRANCH_PREFIX, FixPlan
 from reconciler.remedies.githost.base import GitHost, HostPull
 from reconciler.remedies.githost.redaction import scrub_body
+from reconciler.report import finding_order
 
 BODY_LIMIT = 60_000
 Link = Callable[[str, int | None], str]
@@ -128,7 +129,7 @@ def _title(plan: FixPlan) -> str:
 def commit_message(plan: FixPlan) -> str:
     """Rule, title and place of each fixed finding: never a message or a value, which may quote release values."""
     lines = [_title(plan), ""]
-    for finding in plan.fixed:
+    for finding in sorted(plan.fixed, key=finding_order):
         where = f" ({finding.location.file}:{finding.location.line})" if finding.location else ""
         lines.append(f"- {finding.rule_id} {finding.title}{where}")
     lines += ["", "Fingerprints: " + " ".join(sorted(f.fingerprint for f in plan.fixed))]
@@ -140,7 +141,7 @@ def render_fix_body(plan: FixPlan, ctx: FixContext) -> str:
             f"Found by `kai-gitops {ctx.command}` on {inline_code(ctx.base_branch)} at "
             f"{inline_code(ctx.base_commit[:12])}. This pull request changes only the lines below; comments, key "
             "order and quoting in the files stay as they are.", "",
-            "### Findings fixed", "", findings_table(list(plan.fixed), ctx.link), "",
+            "### Findings fixed", "", findings_table(sorted(plan.fixed, key=finding_order), ctx.link), "",
             "### Change", "", code_block(_safe_diff(plan), "diff")]
     skipped = ["", "### Not fixed automatically", "",
                *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped)] \

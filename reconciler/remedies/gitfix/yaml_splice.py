@@ -144,8 +144,11 @@ def _insert_key(text: str, mapping: Any, rest: YamlPath, value: Any, newline: st
         for part in reversed(rest[1:]):
             nested = {part: nested}
         entry = f"{_plain_key(rest[0])}: {_flow(nested) if isinstance(nested, dict | list) else render_scalar(nested)}"
-        open_at = text.index("{", mapping.start_mark.index) + 1
-        return _Splice(open_at, open_at, entry + (", " if mapping.value else ""))
+        if not mapping.value:
+            open_at = text.index("{", mapping.start_mark.index) + 1
+            return _Splice(open_at, open_at, entry)
+        end = int(mapping.value[-1][1].end_mark.index)   # after the last value: the new key reads last
+        return _Splice(end, end, f", {entry}")
     if not mapping.value:
         raise UserError("cannot add a key to an empty block mapping", where=where, hint="make this edit by hand")
     indent = mapping.value[0][0].start_mark.column
