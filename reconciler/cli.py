@@ -114,6 +114,9 @@ def fix_git_options(func: Callable[..., Any]) -> Callable[..., Any]:
                              "ssh-agent). HTTPS pushes use $KAI_GITOPS_GIT_TOKEN.")(func)
     func = click.option("--git-author", metavar="'NAME <EMAIL>'", default=None,
                         help="Author of fix commits [default: kai-gitops <kai-gitops@users.noreply>].")(func)
+    func = click.option("--fix-git-dry-run", is_flag=True,
+                        help="What --fix-git would do: the fix branch and its changed lines on stderr; push "
+                             "nothing, call no Git host.")(func)
     func = click.option("--fix-git", is_flag=True,
                         help="Open or update one pull/merge request per cluster with the Git edits that fix its "
                              "findings; close it when the base branch no longer needs them.")(func)
@@ -364,7 +367,7 @@ def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
 
 
 def _fix_git(report: Any, opts: dict[str, Any]) -> None:
-    if not opts.get("fix_git"):
+    if not (opts.get("fix_git") or opts.get("fix_git_dry_run")):
         return
     from reconciler.remedies.gitfix.run import fix_git
 

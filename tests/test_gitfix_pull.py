@@ -262,3 +262,13 @@ def test_ssh_key_credentials_are_offered_once(tmp_path: Path, monkeypatch: pytes
     assert "--git-ssh-key" in refused.value.line()
     agent = git_callbacks().credentials("git@git.example.com:acme/gitops.git", None, CredentialType.SSH_KEY)
     assert type(agent).__name__ == "KeypairFromAgent"
+
+
+def test_dry_run_needs_no_remote_and_no_host(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    load_demo_builder().build_repo(work)          # no remote at all, no token
+    code, _out, err = run_cli(["check", "--repo", work, "--cluster", CLUSTER, "--fix-git-dry-run"])
+    assert code == 2, err
+    assert f"would push kai-gitops/fix/{CLUSTER}-" in err and "+  placementStrategy: binpack" in err
+    assert "  plugins:" not in err                # changed lines only, as in the PR body
+    assert not [r for r in pygit2.Repository(str(work)).references if "kai-gitops/fix" in r]

@@ -142,7 +142,7 @@ def render_fix_body(plan: FixPlan, ctx: FixContext) -> str:
             f"{inline_code(ctx.base_commit[:12])}. This pull request changes only the lines below; comments, key "
             "order and quoting in the files stay as they are.", "",
             "### Findings fixed", "", findings_table(sorted(plan.fixed, key=finding_order), ctx.link), "",
-            "### Change", "", code_block(_safe_diff(plan), "diff")]
+            "### Change", "", code_block(safe_diff(plan), "diff")]
     skipped = ["", "### Not fixed automatically", "",
                *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped)] \
         if plan.skipped else []
@@ -155,7 +155,7 @@ def render_fix_body(plan: FixPlan, ctx: FixContext) -> str:
     return body
 
 
-def _safe_diff(plan: FixPlan) -> str:
+def safe_diff(plan: FixPlan) -> str:
     """The changed lines only (no context: a neighbouring line may hold a credential), values under secret-looking
     keys masked."""
     import difflib

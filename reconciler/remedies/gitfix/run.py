@@ -14,7 +14,7 @@ from typing import Any
 from reconciler.errors import UserError
 from reconciler.remedies.gitfix.branch import Author, FixBranches
 from reconciler.remedies.gitfix.plan import plan_fix
-from reconciler.remedies.gitfix.pull_request import FixContext, FixOutcome, propose_fix
+from reconciler.remedies.gitfix.pull_request import FixContext, FixOutcome, propose_fix, safe_diff
 from reconciler.report import Report
 
 
@@ -27,6 +27,9 @@ def fix_git(report: Report, options: Mapping[str, Any], *, host: Any = None,
     commit = _read_commit(report)
     tree = open_tree(options.get("repo"), commit)
     author = Author.parse(options.get("git_author"))   # a bad --git-author fails before anything is pushed
+    if options.get("fix_git_dry_run"):
+        return [_dry_run(cluster.cluster, plan_fix(cluster.cluster, cluster.findings, tree.read), say)
+                for cluster in report.clusters]
     branches = FixBranches(tree.repo, options.get("git_ssh_key"))
     settings = None
     if host is None:
@@ -47,6 +50,20 @@ def fix_git(report: Report, options: Mapping[str, Any], *, host: Any = None,
             say(f"  not fixed automatically: {reason}")
         outcomes.append(outcome)
     return outcomes
+
+
+def _dry_run(cluster: str, plan: Any, say: Callable[[str], None]) -> FixOutcome:
+    """What `--fix-git` would commit, on stderr: no push, no host call (no token needed)."""
+    if plan.empty:
+        say(f"fix pull request for {cluster}: none needed (Git needs no edit) [dry run]")
+    else:
+        files = ", ".join(change.path for change in plan.changes)
+        say(f"fix pull request for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
+            "[dry run]")
+        print(safe_diff(plan), file=sys.stderr)   # like the PR body: changed lines only, secrets masked
+    for skipped in plan.skipped:
+        say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
+    return FixOutcome(cluster, "dry-run" if not plan.empty else "none", None if plan.empty else plan.branch)
 
 
 def _read_commit(report: Report) -> str:
