@@ -116,3 +116,53 @@ def test_append_edit_describes_itself() -> None:
     edit = GitEdit("nvca.yaml", ("selfManaged", "featureGateValues"), "KAIScheduler", EditOp.APPEND)
     assert edit.describe() == "nvca.yaml: append to selfManaged.featureGateValues = 'KAIScheduler'"
     assert edit.to_dict()["op"] == "append"
+
+
+# -- secrets: nothing planted in the values reaches the commit message, the PR body or the dry-run diff ------
+
+_ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _secret_values() -> object:
+    from hypothesis import strategies as st
+
+    word = st.text(_ALNUM, min_size=10, max_size=24).map(lambda s: "Zq" + s)
+    return st.one_of(word, st.builds(lambda s: f"https://admin:{s}@registry.example.com/v2", word),
+                     st.builds(lambda s: f"--token={s}", word),
+                     st.builds(lambda s: "K" + (s * 4)[:38] + "9x", word))
+
+
+def test_property_planted_credentials_never_reach_commit_message_or_body() -> None:
+    from hypothesis import assume, given, settings
+    from hypothesis import strategies as st
+
+    from reconciler.findings import Action, Fix
+    from reconciler.model.redact import is_secret_key, redact
+    from reconciler.remedies.gitfix.branch import Author
+    from reconciler.remedies.gitfix.pull_request import FixContext, commit_message, render_fix_body, safe_diff
+
+    keys = st.sampled_from(["password", "token", "apiKey", "clientSecret", "registryAuth", "url", "args"])
+
+    @settings(max_examples=40, deadline=None)
+    @given(secret=_secret_values(), key=keys, in_flow=st.booleans())
+    def check(secret: str, key: str, in_flow: bool) -> None:
+        # A bare word under a key like `url` is no credential anyone can recognise; shapes are caught anywhere.
+        assume(is_secret_key(key) or not secret.startswith("Zq"))
+        quoted = f'"{secret}"'
+        cpu = f"{{quota: 0, {key}: {quoted}, limit: -1}}" if in_flow else "{quota: 0, limit: -1}"
+        raw = (f"scheduler:\n  {key}: {quoted}\n  placementStrategy: spread\n  registry: {quoted}\n"
+               f"defaultQueue:\n  childResources:\n    cpu: {cpu}\n").encode()
+        edits = (GitEdit("v.yaml", ("scheduler", "placementStrategy"), "binpack"),
+                 GitEdit("v.yaml", ("defaultQueue", "childResources", "cpu", "quota"), -1))
+        # Rules see the values through the facts' redaction, so that is what a message can quote.
+        message = f"{key} is {redact({key: secret})[key]}"
+        finding = Finding("KAI-V-001", Kind.VIOLATION, Severity.WARNING, message, "lab",
+                          fix=Fix(Action.NONE, "x", git_edits=edits), title="KAI placement strategy is binpack")
+        plan = plan_fix("lab", [finding], lambda _rel: raw)
+        assert plan.changes
+        ctx = FixContext("main", "0" * 40, Author.parse(None))
+        texts = [commit_message(plan), render_fix_body(plan, ctx), safe_diff(plan)]
+        for text in texts:
+            assert secret not in text and secret.removeprefix("--token=") not in text
+
+    check()

@@ -28,7 +28,7 @@ from reconciler.report import finding_order
 
 BODY_LIMIT = 60_000
 Link = Callable[[str, int | None], str]
-_KEY_LINE = re.compile(r"^(?P<lead>[-+ ]\s*(?:-\s+)?)(?P<key>[^\s:#]+)(?P<sep>\s*:\s*)(?P<value>\S.*)$")
+_PAIR = re.compile(r"(?P<key>[\w.\-\"']+)(?P<sep>\s*:\s+)(?P<value>[^,{}\[\]#]*[^,{}\[\]#\s])")
 
 
 def fix_marker(cluster: str) -> str:
@@ -170,7 +170,12 @@ def safe_diff(plan: FixPlan) -> str:
 
 
 def _mask_line(line: str) -> str:
-    match = _KEY_LINE.match(line)
-    if match and not line.startswith(("+++", "---")) and is_secret_key(match["key"].strip("'\"")):
-        return f"{match['lead']}{match['key']}{match['sep']}<redacted>"
-    return redact_text(line)
+    """Every `key: value` pair on the line (block or flow style) whose key looks secret loses its value."""
+    if line.startswith(("+++", "---", "@@")):
+        return line
+
+    def mask(match: re.Match[str]) -> str:
+        key = match["key"].strip("'\"")
+        return f"{match['key']}{match['sep']}<redacted>" if is_secret_key(key) else match.group(0)
+
+    return redact_text(_PAIR.sub(mask, line))
