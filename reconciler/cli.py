@@ -210,6 +210,7 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @policy_options
 @plan_options
 @apply_options
+@report_to_option
 @fix_git_options
 @git_host_options
 @_guard
@@ -229,6 +230,8 @@ def reconcile_command(**opts: Any) -> int:
         click.echo(dumps(outcome.to_dict()), nl=False)
     else:
         click.echo(outcome.render_text(), nl=False)
+    # After an apply the issue shows what is left; the plan that was applied is history, not a proposal.
+    _publish(outcome.after or outcome.report, outcome.plan if outcome.applied is None else None, opts)
     _fix_git(outcome.report, opts)
     return int(outcome.exit_code)
 

@@ -23,9 +23,9 @@ _GROUP = re.compile(r"^/apis/(?P<group>[^/]+)/[^/]+/(?:namespaces/(?P<ns>[^/]+)/
                     r"(?:/(?P<name>[^/]+))?$")
 
 
-def rbac_rules() -> list[tuple[str | None, dict[str, Any]]]:
+def rbac_rules(file: str = "deploy/rbac.yaml") -> list[tuple[str | None, dict[str, Any]]]:
     """(namespace or None for cluster-wide, rule) for every rule bound to the kai-gitops ServiceAccount."""
-    docs = [d for d in yaml.safe_load_all((ROOT / "deploy/rbac.yaml").read_text()) if d]
+    docs = [d for d in yaml.safe_load_all((ROOT / file).read_text()) if d]
     roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in docs
              if d["kind"] in ("ClusterRole", "Role")}
     rules = []
@@ -42,7 +42,10 @@ Attributes = tuple[str, str, str | None, str | None, str]
 _DISCOVERY = re.compile(r"^/api(/v1)?$|^/apis(/[^/]+){0,2}$")
 
 
-def attributes(path: str) -> Attributes | None:
+_VERBS = {"POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}
+
+
+def attributes(path: str, method: str = "GET") -> Attributes | None:
     """(apiGroup, resource, namespace, name, verb) of a request; None for discovery, which any user may read."""
     if _DISCOVERY.match(path):
         return None
@@ -51,21 +54,28 @@ def attributes(path: str) -> Attributes | None:
         res, name, sub = core["res"], core["name"], core["sub"]
         if sub and sub.startswith("/proxy"):
             return "", f"{res}/proxy", core["ns"], name, "get"
-        return "", res, core["ns"], name, "get" if name else "list"
+        return "", res, core["ns"], name, _verb(method, name)
     group = _GROUP.match(path)
     assert group, path
-    return group["group"], group["res"], group["ns"], group["name"], "get" if group["name"] else "list"
+    return group["group"], group["res"], group["ns"], group["name"], _verb(method, group["name"])
+
+
+def _verb(method: str, name: str | None) -> str:
+    if method == "GET":
+        return "get" if name else "list"
+    return _VERBS[method]
 
 
 def allowed(rules: list[tuple[str | None, dict[str, Any]]], attrs: Attributes) -> bool:
+    return any(grants(scope, rule, attrs) for scope, rule in rules)
+
+
+def grants(scope: str | None, rule: dict[str, Any], attrs: Attributes) -> bool:
     group, resource, namespace, name, verb = attrs
-    for scope, rule in rules:
-        if scope is not None and scope != namespace:
-            continue
-        if group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] and (
-                "resourceNames" not in rule or name in rule["resourceNames"]):
-            return True
-    return False
+    if scope is not None and scope != namespace:
+        return False
+    return group in rule["apiGroups"] and resource in rule["resources"] and verb in rule["verbs"] and (
+        "resourceNames" not in rule or name in rule["resourceNames"])
 
 
 def test_every_read_of_a_diff_is_granted_and_nothing_writes(tmp_path: Path) -> None:
@@ -85,3 +95,29 @@ def test_every_read_of_a_diff_is_granted_and_nothing_writes(tmp_path: Path) -> N
         if attrs is not None and not allowed(rules, attrs):
             denied.append((request.method, request.path, attrs))
     assert denied == []
+
+
+def test_the_fixer_role_grants_every_request_of_an_apply_and_nothing_it_does_not_use(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    from tests.reconcile_support import demo_cluster
+
+    monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
+    reader, fixer = rbac_rules(), rbac_rules("deploy/rbac-fixer.yaml")
+    verbs = {v for _, r in fixer for v in r["verbs"]}
+    assert verbs == {"get", "create", "patch", "update"}   # no delete, no list/watch beyond the reader's
+    assert not {res for _, r in fixer for res in r["resources"]} & {"secrets", "pods", "configmaps"}
+    items = [i for i in load_demo_builder().prod_addon_snapshot()   # a missing queue: the apply creates it
+             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    for demo in demo_cluster(tmp_path, items):
+        _, out, err = demo.reconcile("--apply")
+        assert "Apply complete: 3 applied" in out, out + err
+        requests = [(r.method, r.path) for r in demo.server.requests]
+    denied = [(m, p) for m, p in requests if (a := attributes(p, m)) is not None and not allowed(reader + fixer, a)]
+    assert denied == []
+    used = [attributes(p, m) for m, p in requests]
+    unused = [(scope, rule, verb) for scope, rule in fixer for verb in rule["verbs"]
+              if not any(a is not None and a[4] == verb and grants(scope, rule, a) for a in used)]
+    assert unused == []
+    # the reader alone would refuse every write of the apply
+    writes = [attributes(p, m) for m, p in requests if m != "GET"]
+    assert writes and all(a is not None and not allowed(reader, a) for a in writes)

@@ -1,6 +1,4 @@
-"""Remedies: what the tool does about findings (plans, fixes, and reports to a Git host or the cluster).
-
-The cluster side: plan (typed change set), dry-run, apply, lease, audit.
+"""The fix half of the loop: plan (typed change set), dry-run, apply, lease, audit; and where reports go.
 
     plan.py      Plan / Change / FieldChange: typed, hashed, versioned JSON, Terraform-style text
     planner.py   findings + live state -> Plan (pure)
@@ -9,7 +7,8 @@ The cluster side: plan (typed change set), dry-run, apply, lease, audit.
     apply.py     the only module that writes to a cluster, and only the writes SPEC §8 allows
     lease.py     a coordination.k8s.io/v1 Lease so two reconcilers never apply at once
     audit.py     one JSON line per change
-
-The Git-host side: githost/ (GitHub, GitLab), drift_issue.py, report_to_host.py, publish.py; and gitfix/
-(fix pull requests: Git edits spliced into the files, committed, pushed, proposed).
+    publish.py   --report-to TARGET dispatch (PublishRequest, TARGETS)
+    githost/     the Git host interface over GitHub (PyGithub) and GitLab (python-gitlab)
+    drift_issue.py, report_to_host.py   one drift issue per cluster in the Git host, kept current
+    gitfix/      fix pull requests: Git edits spliced into the files byte for byte, committed, pushed, proposed
 """

@@ -67,7 +67,8 @@ class GitHost(Protocol):
 
     # -- issues ---------------------------------------------------------------------------------------------
     def find_issue(self, marker: str, label: str) -> HostIssue | None:
-        """The most recently updated issue (open or closed) carrying `label` whose body contains `marker`."""
+        """The most recently updated issue (open or closed) carrying `label` whose body has `marker` on a line
+        of its own outside code fences (`has_marker`)."""
         ...
 
     def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
@@ -85,7 +86,7 @@ class GitHost(Protocol):
 
     # -- pull requests / merge requests -----------------------------------------------------------------
     def find_pull(self, marker: str, head: str) -> HostPull | None:
-        """The open PR/MR from branch `head` whose body contains `marker`."""
+        """The open PR/MR from branch `head` whose body has `marker` (as `has_marker` judges it)."""
         ...
 
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
@@ -139,6 +140,27 @@ class HostSettings:
     def scrub(self, text: str) -> str:
         """`text` with the token removed: for every error message that might quote a request."""
         return text.replace(self.token, "<redacted>") if self.token else text
+
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def has_marker(body: str, marker: str) -> bool:
+    """`marker` on a line of its own, outside fenced code: a value quoted in a code block (a command, a plan
+    line) can hold any text, so a marker planted there must not make the issue look like another's."""
+    fence: str | None = None
+    for line in body.splitlines():
+        opening = _FENCE.match(line)
+        if opening:
+            mark = opening.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark):].strip():
+                fence = None
+            continue
+        if fence is None and line.strip() == marker:
+            return True
+    return False
 
 
 def resolve_host_settings(remote_url: str | None, config_block: GitHostConfig | None, cli_flags: HostFlags,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from reconciler.errors import UserError
-from reconciler.remedies.githost.base import HostComment, HostIssue, HostPull, HostSettings
+from reconciler.remedies.githost.base import HostComment, HostIssue, HostPull, HostSettings, has_marker
 from reconciler.remedies.githost.redaction import scrub_body
 from reconciler.remedies.githost.retry import (
     SECONDARY_LIMIT_WAIT,
@@ -30,15 +30,17 @@ class GitHubHost:
     kind = "github"
 
     def __init__(self, settings: HostSettings, *, policy: RetryPolicy | None = None,
-                 write_interval: float = WRITE_INTERVAL) -> None:
+                 write_interval: float | None = None) -> None:
         from github import Auth, Github
 
         self.settings = settings
         self.policy = policy or RetryPolicy(settings, "GitHub")
+        interval = WRITE_INTERVAL if write_interval is None else write_interval
         # retry=None: PyGithub's GithubRetry would sleep until a limit resets, unbounded; ours is bounded.
         self._client = Github(auth=Auth.Token(settings.token), base_url=settings.api_url,
                               timeout=int(settings.timeout), retry=None, per_page=100,
-                              seconds_between_requests=None, seconds_between_writes=write_interval or None)
+                              seconds_between_requests=None,
+                              seconds_between_writes=interval or None)
         self._repo_obj: Any = None
 
     # -- plumbing -------------------------------------------------------------------------------------------
@@ -89,7 +91,7 @@ class GitHubHost:
         def scan() -> HostIssue | None:
             listing = self._repo.get_issues(state="all", labels=[label], sort="updated", direction="desc")
             for issue in listing:
-                if issue.pull_request is None and marker in (issue.body or ""):
+                if issue.pull_request is None and has_marker(issue.body or "", marker):
                     return _issue(issue)
             return None
 
@@ -136,7 +138,7 @@ class GitHubHost:
 
         def scan() -> HostPull | None:
             for pull in self._repo.get_pulls(state="open", head=f"{owner}:{head}"):
-                if pull.head.ref == head and marker in (pull.body or ""):
+                if pull.head.ref == head and has_marker(pull.body or "", marker):
                     return _pull(pull)
             return None
 

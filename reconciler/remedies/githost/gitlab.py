@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from reconciler.errors import UserError
-from reconciler.remedies.githost.base import HostComment, HostIssue, HostPull, HostSettings
+from reconciler.remedies.githost.base import HostComment, HostIssue, HostPull, HostSettings, has_marker
 from reconciler.remedies.githost.redaction import scrub_body
 from reconciler.remedies.githost.retry import RateLimited, RetryPolicy, Transient, limit_wait
 
@@ -102,7 +102,7 @@ class GitLabHost:
         def scan() -> HostIssue | None:
             for issue in self._project.issues.list(labels=[label], order_by="updated_at", sort="desc",
                                                    iterator=True):
-                if marker in (issue.description or ""):
+                if has_marker(issue.description or "", marker):
                     return _issue(issue)
             return None
 
@@ -150,7 +150,7 @@ class GitLabHost:
     def find_pull(self, marker: str, head: str) -> HostPull | None:
         def scan() -> HostPull | None:
             for mr in self._project.mergerequests.list(state="opened", source_branch=head, iterator=True):
-                if mr.source_branch == head and marker in (mr.description or ""):
+                if mr.source_branch == head and has_marker(mr.description or "", marker):
                     return _pull(mr)
             return None
 

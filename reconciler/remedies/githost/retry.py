@@ -19,6 +19,11 @@ from reconciler.remedies.githost.base import HostSettings
 
 T = TypeVar("T")
 SECONDARY_LIMIT_WAIT = 60.0      # GitHub: "wait at least one minute" when a secondary limit names no time
+BACKOFF = 1.0                    # first pause after a 5xx; doubles per attempt, at most 30 s
+
+
+def _sleep(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 @dataclass(frozen=True)
@@ -36,10 +41,12 @@ class Transient(Exception):
 class RetryPolicy:
     """Runs host calls; `sleep` and `clock` are injectable so tests wait in simulated time."""
 
-    def __init__(self, settings: HostSettings, host_name: str, *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time, backoff: float = 1.0) -> None:
+    def __init__(self, settings: HostSettings, host_name: str, *, sleep: Callable[[float], None] | None = None,
+                 clock: Callable[[], float] | None = None, backoff: float | None = None) -> None:
         self.settings, self.host_name = settings, host_name
-        self.sleep, self.clock, self.backoff = sleep, clock, backoff
+        self.sleep = sleep or _sleep
+        self.clock = clock or time.time
+        self.backoff = BACKOFF if backoff is None else backoff
         self.waited = 0.0        # seconds spent waiting out rate limits in this run, across calls
 
     def run(self, what: str, call: Callable[[], T], classify: Callable[[Exception], Exception | None],

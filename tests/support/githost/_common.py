@@ -63,7 +63,8 @@ class StandInServer:
         self.lock = threading.RLock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     @property
@@ -103,6 +104,9 @@ class StandInServer:
 
     def unauthorised(self) -> Reply:
         return Reply(401, {"message": "401 Unauthorized"})
+
+    def error_body(self, error: HttpError) -> dict[str, Any]:
+        return {"message": error.message, **error.extra}
 
     def check_request(self, recorded: Recorded) -> None:
         """Record a contract violation in `self.problems` (and raise HttpError 400) if the request is wrong."""
@@ -180,7 +184,7 @@ def _handler(stand_in: StandInServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(recorded.body) if recorded.body else None
                 return stand_in.route(recorded.method, path, recorded.query, body)
             except HttpError as exc:
-                return Reply(exc.status, {"message": exc.message, **exc.extra})
+                return Reply(exc.status, stand_in.error_body(exc))
 
     return Handler
 

@@ -156,6 +156,10 @@ class GitHubStandIn(StandInServer):
                                          "url": f"{self.repo_url}/labels/{name}", "description": ""}
         return self.labels[name]
 
+    def seed_issue(self, title: str, body: str, labels: list[str]) -> int:
+        """An issue created inside the stand-in (no HTTP), to set up long listings cheaply."""
+        return int(self.create_issue({}, {"title": title, "body": body, "labels": labels}, {}).body["number"])
+
     def _number(self) -> int:
         return max([0, *self.issues]) + 1
 
@@ -166,6 +170,9 @@ class GitHubStandIn(StandInServer):
 
     def unauthorised(self) -> Reply:
         return Reply(401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"})
+
+    def error_body(self, error: HttpError) -> dict[str, Any]:
+        return {"message": error.message, "documentation_url": "https://docs.github.com/rest", **error.extra}
 
     def check_request(self, recorded: Recorded) -> None:
         from openapi_core.testing import MockRequest

@@ -75,6 +75,11 @@ class GitLabStandIn(StandInServer):
     def web(self) -> str:
         return f"https://gitlab.invalid/{self.path}"
 
+    def seed_issue(self, title: str, body: str, labels: list[str]) -> int:
+        """An issue created inside the stand-in (no HTTP), to set up long listings cheaply."""
+        return int(self.post_issues({}, {"title": title, "description": body, "labels": ",".join(labels)},
+                                    {}).body["iid"])
+
     def authorised(self, headers: dict[str, str]) -> bool:
         return headers.get("private-token") == self.token
 
