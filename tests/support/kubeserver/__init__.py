@@ -21,8 +21,15 @@ What it models, faithfully to the real server where the cluster reader can obser
   when unfiltered, and 410 ``Expired`` for stale tokens;
 * merge, JSON and (simplified) server-side-apply patches, ``dryRun=All``, ``resourceVersion``
   preconditions (409 Conflict), 409 AlreadyExists, ``Status`` bodies for every error;
-* the ``services/<name>[:<port>]/proxy/<path>`` subresource with canned backend answers;
-* fault injection (status + Retry-After, delays, connection resets, expired continue tokens).
+* the ``services/<name>[:<port>]/proxy/<path>`` subresource with canned backend answers, or answers
+  computed per request (``set_proxy_handler``; the snapshot mode uses it for NVCA's ``/healthz``);
+* ``coordination.k8s.io/v1`` Leases and ``events.k8s.io/v1`` Events as the plain objects they are (a
+  Lease's locking is the ``resourceVersion`` precondition on update, which is modelled);
+* fault injection (status + Retry-After, delays, connection resets, expired continue tokens), each fault
+  optionally letting its first ``after`` matching requests through (e.g. a dry-run before the write);
+* a request log (``server.requests``: method, path, query, status) for asserting what a client did;
+* a standalone mode serving a snapshot until killed (``python -m tests.support.kubeserver --snapshot FILE
+  --kubeconfig-out FILE``; see ``__main__.py`` and ``_snapshot.py``).
 
 What this server does not model
 -------------------------------
@@ -53,6 +60,10 @@ What this server does not model
 * **deletion semantics**: no finalizers, graceful deletion, ``deletionTimestamp``, owner references
   or garbage collection; DELETE removes immediately and answers a ``Status`` Success (the real server
   answers the object itself for several built-in kinds, e.g. Pods);
+* **Events**: core ``v1`` and ``events.k8s.io/v1`` Events are two separate stores here (one store with
+  conversion on the real server), with no event aggregation, series or TTL; Lease ``spec`` fields are
+  not validated (e.g. MicroTime format);
+* request bodies are not kept in the request log;
 * **multiple versions of one kind**: all registered versions share one store and are served without
   conversion (only ``apiVersion`` is rewritten);
 * aggregated discovery (``apidiscovery.k8s.io``), OpenAPI (``/openapi/v2``, ``/openapi/v3``),
