@@ -143,7 +143,7 @@ def test_property_planted_credentials_never_reach_commit_message_or_body() -> No
 
     keys = st.sampled_from(["password", "token", "apiKey", "clientSecret", "registryAuth", "url", "args"])
 
-    @settings(max_examples=40, deadline=None)
+    @settings(max_examples=120, deadline=None, derandomize=True)  # the same examples in every CI run
     @given(secret=_secret_values(), key=keys, in_flow=st.booleans())
     def check(secret: str, key: str, in_flow: bool) -> None:
         # A bare word under a key like `url` is no credential anyone can recognise; shapes are caught anywhere.

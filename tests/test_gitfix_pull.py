@@ -120,6 +120,9 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     assert _fix_branches(bare) == {}
     [pull] = _pulls(kind, server)
     assert pull["state"] == "closed"
+    number = pull["number"] if kind == "github" else pull["iid"]
+    comments = server.comments[number] if kind == "github" else server.notes[("merge_requests", number)]
+    assert [c["body"] for c in comments if "needs no kai-gitops edit" in c["body"]]
 
 
 def test_changed_findings_supersede_the_old_pull_request(tmp_path: Path) -> None:

@@ -170,12 +170,13 @@ def safe_diff(plan: FixPlan) -> str:
 
 
 def _mask_line(line: str) -> str:
-    """Every `key: value` pair on the line (block or flow style) whose key looks secret loses its value."""
+    """Every `key: value` pair on the line (block or flow style) whose key or value looks secret loses its value."""
     if line.startswith(("+++", "---", "@@")):
         return line
 
     def mask(match: re.Match[str]) -> str:
-        key = match["key"].strip("'\"")
-        return f"{match['key']}{match['sep']}<redacted>" if is_secret_key(key) else match.group(0)
+        key, value = match["key"].strip("'\""), match["value"].strip("'\"")
+        secret = is_secret_key(key) or redact_text(value) != value   # by name, or by shape (a blob, a PEM)
+        return f"{match['key']}{match['sep']}<redacted>" if secret else match.group(0)
 
     return redact_text(_PAIR.sub(mask, line))
