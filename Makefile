@@ -34,6 +34,10 @@ demo: $(STAMP)
 	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
 	@echo
+	@echo "== kai-gitops check --fix-git-dry-run (the fix pull request it would open: only these lines change)"
+	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1 --fix-git-dry-run > /dev/null; \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@echo
 	@$(MAKE) --no-print-directory demo-fix
 
 # The fix loop on the same snapshot, served by the test API server: plan, apply, diff again.
