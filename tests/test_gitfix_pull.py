@@ -275,3 +275,32 @@ def test_dry_run_needs_no_remote_and_no_host(tmp_path: Path) -> None:
     assert f"would push kai-gitops/fix/{CLUSTER}-" in err and "+  placementStrategy: binpack" in err
     assert "  plugins:" not in err                # changed lines only, as in the PR body
     assert not [r for r in pygit2.Repository(str(work)).references if "kai-gitops/fix" in r]
+
+
+def test_another_clone_sees_the_same_fix_and_a_moved_base_rebuilds_it(tmp_path: Path) -> None:
+    from tests.helpers import commit_files
+
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    try:
+        work, bare = _demo(tmp_path)
+        _push_main(work)
+        _check(work, "github", server)
+        [first] = _fix_branches(bare).values()
+        clone = tmp_path / "clone"     # e.g. the CronJob's own checkout: the branch tip is fetched, not pushed
+        pygit2.clone_repository(file_url(bare), str(clone))
+        _code, _out, err = _check(clone, "github", server)
+        assert "unchanged (branch unchanged" in err, err
+        assert list(_fix_branches(bare).values()) == [first]
+
+        commit_files(clone, {"README.md": "unrelated\n"}, "docs")   # the base moves, the fix is still needed
+        pygit2.Repository(str(clone)).remotes["origin"].push(["refs/heads/main:refs/heads/main"])
+        _code, _out, err = _check(clone, "github", server)
+        assert "updated (pushed" in err, err
+        [second] = _fix_branches(bare).values()
+        repo = pygit2.Repository(str(bare))
+        assert second != first and [str(p) for p in repo.get(second).parent_ids] == [
+            str(repo.references["refs/heads/main"].target)]
+        assert len(server.pulls) == 1
+    finally:
+        server.stop()
+        server.assert_clean()
