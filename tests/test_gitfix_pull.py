@@ -304,3 +304,29 @@ def test_another_clone_sees_the_same_fix_and_a_moved_base_rebuilds_it(tmp_path: 
     finally:
         server.stop()
         server.assert_clean()
+
+
+def test_a_failed_pull_request_takes_its_branch_back_and_a_closed_one_is_not_reopened(tmp_path: Path) -> None:
+    from tests.support.githost._common import Fault
+
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    try:
+        work, bare = _demo(tmp_path)
+        _push_main(work)
+        server.inject(Fault(422, body={"message": "Validation Failed", "documentation_url": "https://docs.github.com"},
+                            method="POST", path_contains="/pulls"))
+        code, out, err = _check(work, "github", server)
+        assert_one_line_error(code, out, err, "422")
+        assert _fix_branches(bare) == {}            # pushed, then taken back: nothing half-proposed
+        _code, _out, err = _check(work, "github", server)
+        assert "opened (pushed" in err, err
+
+        [pull] = server.pulls.values()               # a person closes it
+        pull["state"] = "closed"
+        server.issues[pull["number"]]["state"] = "closed"
+        _code, _out, err = _check(work, "github", server)
+        assert "closed by a person; not reopened" in err, err
+        assert len(server.pulls) == 1
+    finally:
+        server.stop()
+        server.assert_clean()

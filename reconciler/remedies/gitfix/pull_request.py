@@ -14,6 +14,7 @@ branches (`kai-gitops/fix/<cluster>-<hash8>`, listed on the remote), never by ti
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
     if pull is None and not published.pushed:
         return FixOutcome(plan.cluster, "declined", branch, skipped=skipped)
     if pull is None:
-        pull = host.create_pull(branch, ctx.base_branch, _title(plan), body, ctx.labels, ctx.assignees)
+        pull = _open(host, branches, branch, published.pushed, _title(plan), body, ctx)
         action = "opened"
     elif pull.body.strip() != scrub_body(body).strip():
         pull = host.update_pull(pull.number, body=body)
@@ -95,6 +96,19 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
     stale = sorted(b for b in own if b != branch)
     closed = _close_all(host, branches, marker, stale, f"Superseded by #{pull.number}: the findings changed.")
     return FixOutcome(plan.cluster, action, branch, pull, published.pushed, closed, skipped)
+
+
+def _open(host: GitHost, branches: FixBranches, branch: str, pushed: bool, title: str, body: str,
+          ctx: FixContext) -> HostPull:
+    """Open the PR; when that fails, a branch this run pushed is deleted again, so "branch without an open PR"
+    keeps meaning "a person closed it" and the next run proposes the fix instead of taking it as declined."""
+    try:
+        return host.create_pull(branch, ctx.base_branch, title, body, ctx.labels, ctx.assignees)
+    except Exception:
+        if pushed:
+            with contextlib.suppress(Exception):   # the host's error is the one to report
+                branches.delete(branch)
+        raise
 
 
 def own_branches(heads: dict[str, str], cluster: str) -> dict[str, str]:
