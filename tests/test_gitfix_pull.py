@@ -326,7 +326,14 @@ def test_a_failed_pull_request_takes_its_branch_back_and_a_closed_one_is_not_reo
         server.issues[pull["number"]]["state"] = "closed"
         _code, _out, err = _check(work, "github", server)
         assert "closed by a person; not reopened" in err, err
-        assert len(server.pulls) == 1
+        from tests.helpers import commit_files
+
+        commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: still declined
+        _push_main(work)
+        tips = _fix_branches(bare)
+        _code, _out, err = _check(work, "github", server)
+        assert "closed by a person; not reopened" in err, err
+        assert len(server.pulls) == 1 and _fix_branches(bare) == tips
     finally:
         server.stop()
         server.assert_clean()

@@ -8,8 +8,9 @@ branches (`kai-gitops/fix/<cluster>-<hash8>`, listed on the remote), never by ti
 - edits needed: the branch named after these findings is pushed (unless its tip already holds the same
   change on the same base), its PR is opened or its body updated; a PR for an older set of findings is
   closed as superseded and its branch deleted;
-- the branch is there with this very change but its PR is closed: a person closed it, so it is not
-  reopened (delete the branch to get a new one).
+- the branch for these findings is there but its PR is closed: a person closed it, so it is not reopened,
+  even when the base moves (delete the branch to get a new one). A run whose PR could not be opened deletes
+  the branch it pushed, so this state means a person's decision, not a failed run.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ class FixOutcome:
         if self.action == "closed":
             return f"fix pull request for {self.cluster}: base already fixed{closed}, branch deleted"
         if self.action == "declined":
-            return (f"fix pull request for {self.cluster}: {self.branch} already holds this change and its pull "
-                    "request was closed by a person; not reopened (delete the branch to propose it again)")
+            return (f"fix pull request for {self.cluster}: the pull request from {self.branch} for these findings "
+                    "was closed by a person; not reopened (delete the branch to propose it again)")
         pull = f" #{self.pull.number}: {self.pull.url}" if self.pull else ""
         pushed = "pushed" if self.pushed else "branch unchanged"
         return f"fix pull request for {self.cluster}{pull}: {self.action} ({pushed} {self.branch}){closed}"
@@ -79,12 +80,12 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
         closed = _close_all(host, branches, marker, sorted(own), _fixed_comment(plan.cluster, ctx))
         return FixOutcome(plan.cluster, "closed" if own else "none", closed=closed, skipped=skipped)
     branch = plan.branch
+    pull = host.find_pull(marker, branch) if branch in own else None
+    if branch in own and pull is None:   # our branch, its PR closed: a person said no to these very findings
+        return FixOutcome(plan.cluster, "declined", branch, skipped=skipped)
     published = branches.publish(branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author,
                                  own.get(branch))
     body = render_fix_body(plan, ctx)
-    pull = host.find_pull(marker, branch)
-    if pull is None and not published.pushed:
-        return FixOutcome(plan.cluster, "declined", branch, skipped=skipped)
     if pull is None:
         pull = _open(host, branches, branch, published.pushed, _title(plan), body, ctx)
         action = "opened"
