@@ -216,3 +216,15 @@ def test_writing_out_missing_canonical_values_builds_readable_nested_blocks() ->
 def test_rendered_scalars_read_back_as_the_same_string(value: str, style: str | None) -> None:
     text = render_scalar(value, style)
     assert load_documents(f"k: {text}\n", "t")[0].data["k"] == value
+
+
+def test_a_key_merged_in_from_an_anchor_is_refused() -> None:
+    raw = b"a: &x\n  placementStrategy: spread\nscheduler:\n  <<: *x\n"
+    with pytest.raises(UserError, match="anchor"):
+        apply_edits(raw, "t.yaml", [GitEdit("t.yaml", ("scheduler", "placementStrategy"), "binpack")])
+
+
+def test_a_utf8_bom_stays() -> None:
+    raw = "\ufeff# c\nscheduler:\n  placementStrategy: spread\n".encode()
+    after = apply_edits(raw, "t.yaml", [GitEdit("t.yaml", ("scheduler", "placementStrategy"), "binpack")])
+    assert after == raw.replace(b"spread", b"binpack")

@@ -44,7 +44,10 @@ def apply_edits(raw: bytes, file: str, edits: list[GitEdit]) -> bytes:
     expected = copy.deepcopy(original)
     for edit in edits:
         _apply_to_data(expected, edit)
-    got = [doc.data for doc in load_documents(text, file)]
+    try:
+        got = [doc.data for doc in load_documents(text, file)]
+    except UserError:
+        got = None
     if got != expected:
         raise UserError("the rewritten file does not read back as intended (an anchor/alias shared with "
                         "another value?)", where=file, hint="make this edit by hand")
@@ -109,7 +112,12 @@ def _key_text(key: Any) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _plain_key_text(text: str) -> str:
-    return next(iter(load_document(f"{text}: 0\n", "key").data), "null") if text else "null"
+    if not text:
+        return "null"
+    try:
+        return next(iter(load_document(f"{text}: 0\n", "key").data), "null")
+    except UserError:   # `<<` (a merge key) is no key of its own
+        return text
 
 
 def _replace_scalar(node: Any, value: Any, where: str) -> _Splice:
@@ -151,11 +159,15 @@ def _insert_key(text: str, mapping: Any, rest: YamlPath, value: Any, newline: st
         return _Splice(end, end, f", {entry}")
     if not mapping.value:
         raise UserError("cannot add a key to an empty block mapping", where=where, hint="make this edit by hand")
+    last_key, last_value = mapping.value[-1]
+    if last_value.start_mark.index < last_key.start_mark.index:   # an alias: its text stands elsewhere
+        raise UserError("cannot add a key after a value that comes from an anchor", where=where,
+                        hint="make this edit by hand")
     indent = mapping.value[0][0].start_mark.column
     lines = [f"{' ' * (indent + i * step)}{_plain_key(part)}:" for i, part in enumerate(rest)]
     leaf = _flow(value) if isinstance(value, dict | list) else render_scalar(value)
     lines[-1] += f" {leaf}"
-    at = _line_after(text, _block_end(mapping.value[-1][1]))
+    at = _line_after(text, _block_end(last_value))
     return _insert_lines(text, at, lines, newline)
 
 
