@@ -337,3 +337,20 @@ def test_a_failed_pull_request_takes_its_branch_back_and_a_closed_one_is_not_reo
     finally:
         server.stop()
         server.assert_clean()
+
+
+@pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
+def test_a_private_https_repository_is_read_with_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAI_GITOPS_CACHE", str(tmp_path / "cache"))
+    root = tmp_path / "srv"
+    root.mkdir()
+    work = tmp_path / "work"
+    load_demo_builder().build_repo(work)
+    pygit2.clone_repository(str(work), str(root / "demo.git"), bare=True)
+    with git_http_server(root, "x-access-token", PUSH_TOKEN) as http:
+        url = f"{http.url}/demo.git"
+        args = ["check", "--repo", url, "--cluster", CLUSTER]
+        code, out, err = run_cli(args, env={"KAI_GITOPS_GIT_TOKEN": "nope"})
+        assert_one_line_error(code, out, err, "refused the credentials")
+        code, out, err = run_cli(args, env={"KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN})
+        assert code == 2 and "KAI-V-001" in out, err

@@ -126,7 +126,7 @@ def _cached_clone(url: str, label: str) -> Any:
     import pygit2
 
     target = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16]
-    callbacks = _credentials()
+    callbacks = git_callbacks()
     try:
         if (target / "HEAD").exists():
             repo = pygit2.Repository(str(target))
@@ -138,10 +138,6 @@ def _cached_clone(url: str, label: str) -> Any:
     except pygit2.GitError as exc:
         raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
                         hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
-
-
-def _credentials() -> Any:
-    return git_callbacks()
 
 
 def git_callbacks(ssh_key: str | None = None) -> Any:
