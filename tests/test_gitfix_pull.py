@@ -25,13 +25,15 @@ BRANCH_PREFIX = f"refs/heads/kai-gitops/fix/{CLUSTER}-"
 CPU = '"HelmAllowCPUNodes"'
 
 
-@pytest.fixture(params=["github", "gitlab"])
+@pytest.fixture(params=[("github", ""), ("github", "/api/v3"), ("gitlab", ""), ("gitlab", "/gitlab")],
+                ids=["github.com", "github-enterprise", "gitlab.com", "gitlab-self-managed"])
 def host(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
-    if request.param == "github":
-        server: Any = GitHubStandIn(token=HOST_TOKEN).start()
+    kind, prefix = request.param
+    if kind == "github":
+        server: Any = GitHubStandIn(prefix=prefix, token=HOST_TOKEN).start()
     else:
-        server = GitLabStandIn("acme/gitops", token=HOST_TOKEN).start()
-    yield request.param, server
+        server = GitLabStandIn("acme/gitops", prefix=prefix, token=HOST_TOKEN).start()
+    yield kind, server
     server.stop()
     server.assert_clean()
 
