@@ -356,3 +356,38 @@ def test_a_private_https_repository_is_read_with_the_token(tmp_path: Path, monke
         assert_one_line_error(code, out, err, "refused the credentials")
         code, out, err = run_cli(args, env={"KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN})
         assert code == 2 and "KAI-V-001" in out, err
+
+
+def test_a_pull_request_another_run_opened_meanwhile_is_taken_as_ours(tmp_path: Path) -> None:
+    """Two CronJob runs at once: the loser's create fails (422), and it must not delete the winner's branch."""
+    from reconciler.remedies.gitfix.branch import FixBranches
+    from reconciler.remedies.gitfix.plan import plan_fix
+    from reconciler.remedies.gitfix.pull_request import FixContext, fix_marker, propose_fix
+    from reconciler.remedies.githost.base import HostPull
+    from reconciler.settings import GitSettings, RunSettings
+
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    from reconciler import pipeline
+
+    report = pipeline.run_check(RunSettings(GitSettings(str(work)), cluster=CLUSTER))
+    repo = pygit2.Repository(str(work))
+    plan = plan_fix(CLUSTER, report.clusters[0].findings, lambda rel: (work / rel).read_bytes())
+    winner = HostPull(7, "t", fix_marker(CLUSTER), "open", (), "https://x/7", plan.branch, "main")
+
+    class RacingHost:
+        """The other run opens its PR between our push and our create."""
+
+        other_run_done = False
+
+        def find_pull(self, marker: str, head: str) -> HostPull | None:
+            return winner if self.other_run_done and marker == fix_marker(CLUSTER) else None
+
+        def create_pull(self, *args: Any, **kwargs: Any) -> HostPull:
+            self.other_run_done = True
+            raise UserError("GitHub answered HTTP 422: A pull request already exists")
+
+    ctx = FixContext("main", str(repo.head.target), Author.parse(None))
+    outcome = propose_fix(RacingHost(), FixBranches(repo), plan, ctx)   # type: ignore[arg-type]
+    assert outcome.action == "opened" and outcome.pull == winner
+    assert list(_fix_branches(bare)) == [f"refs/heads/{plan.branch}"]

@@ -87,7 +87,7 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
                                  own.get(branch))
     body = render_fix_body(plan, ctx)
     if pull is None:
-        pull = _open(host, branches, branch, published.pushed, _title(plan), body, ctx)
+        pull = _open(host, branches, branch, published.pushed, marker, _title(plan), body, ctx)
         action = "opened"
     elif pull.body.strip() != scrub_body(body).strip():
         pull = host.update_pull(pull.number, body=body)
@@ -99,13 +99,20 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
     return FixOutcome(plan.cluster, action, branch, pull, published.pushed, closed, skipped)
 
 
-def _open(host: GitHost, branches: FixBranches, branch: str, pushed: bool, title: str, body: str,
+def _open(host: GitHost, branches: FixBranches, branch: str, pushed: bool, marker: str, title: str, body: str,
           ctx: FixContext) -> HostPull:
-    """Open the PR; when that fails, a branch this run pushed is deleted again, so "branch without an open PR"
-    keeps meaning "a person closed it" and the next run proposes the fix instead of taking it as declined."""
+    """Open the PR. When that fails: a PR another run opened meanwhile is taken as ours; otherwise a branch this
+    run pushed is deleted again, so "branch without an open PR" keeps meaning "a person closed it" and the next
+    run proposes the fix instead of taking it as declined."""
     try:
         return host.create_pull(branch, ctx.base_branch, title, body, ctx.labels, ctx.assignees)
-    except Exception:
+    except Exception as failure:
+        try:
+            raced = host.find_pull(marker, branch)
+        except Exception:
+            raise failure from None   # state unknown: keep the branch, report the first error
+        if raced is not None:
+            return raced
         if pushed:
             with contextlib.suppress(Exception):   # the host's error is the one to report
                 branches.delete(branch)
