@@ -391,3 +391,25 @@ def test_a_pull_request_another_run_opened_meanwhile_is_taken_as_ours(tmp_path: 
     outcome = propose_fix(RacingHost(), FixBranches(repo), plan, ctx)   # type: ignore[arg-type]
     assert outcome.action == "opened" and outcome.pull == winner
     assert list(_fix_branches(bare)) == [f"refs/heads/{plan.branch}"]
+
+
+def test_a_fix_branch_someone_pushed_onto_is_never_force_pushed_over(tmp_path: Path) -> None:
+    server = GitHubStandIn(token=HOST_TOKEN).start()
+    try:
+        work, bare = _demo(tmp_path)
+        _push_main(work)
+        _check(work, "github", server)
+        [(ref, tip)] = _fix_branches(bare).items()
+        repo = pygit2.Repository(str(bare))       # a reviewer adds a commit on the bot's branch
+        person = pygit2.Signature("Reviewer", "reviewer@example.com")
+        theirs = repo.create_commit(ref, person, person, "tweak", repo.get(tip).tree_id, [repo.get(tip).id])
+        from tests.helpers import commit_files
+
+        commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: the tool would rebuild
+        _push_main(work)
+        _code, _out, err = _check(work, "github", server)
+        assert "has commits by someone else; not rewritten" in err, err
+        assert _fix_branches(bare) == {ref: str(theirs)}
+    finally:
+        server.stop()
+        server.assert_clean()

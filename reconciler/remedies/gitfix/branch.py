@@ -38,6 +38,7 @@ class Published:
     branch: str
     commit: str
     pushed: bool      # False: the remote branch already had this change on this base
+    foreign: bool = False   # the remote tip is someone else's commit: left alone, not force-pushed over
 
 
 class FixBranches:
@@ -74,8 +75,12 @@ class FixBranches:
 
         base = self.repo.get(base_commit)
         tree = self._tree_with(base.tree, changes)
-        if remote_tip is not None and self._same_change(branch, remote_tip, tree, base_commit):
-            return Published(branch, remote_tip, pushed=False)
+        if remote_tip is not None:
+            tip = self._tip(branch, remote_tip)
+            if tip.tree_id == tree and [str(p) for p in tip.parent_ids] == [base_commit]:
+                return Published(branch, remote_tip, pushed=False)
+            if tip.committer.email != author.email:   # someone pushed onto the fix branch: never force over it
+                return Published(branch, remote_tip, pushed=False, foreign=True)
         signature = pygit2.Signature(author.name, author.email)
         commit = self.repo.create_commit(None, signature, signature, message, tree, [base.id])
         self.repo.references.create(f"refs/heads/{branch}", commit, force=True)
@@ -88,13 +93,11 @@ class FixBranches:
         if local in self.repo.references:
             self.repo.references.delete(local)
 
-    def _same_change(self, branch: str, tip: str, tree: Any, base_commit: str) -> bool:
+    def _tip(self, branch: str, tip: str) -> Any:
         if tip not in self.repo:
             self._network("fetch", lambda cb: self.remote.fetch(
                 [f"+refs/heads/{branch}:refs/remotes/{self.remote_name}/{branch}"], callbacks=cb))
-        commit = self.repo.get(tip)
-        return bool(commit is not None and commit.tree_id == tree
-                    and [str(p) for p in commit.parent_ids] == [base_commit])
+        return self.repo.get(tip)
 
     def _tree_with(self, tree: Any, changes: tuple[FileChange, ...]) -> Any:
         for change in changes:

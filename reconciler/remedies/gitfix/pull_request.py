@@ -51,7 +51,7 @@ class FixContext:
 @dataclass(frozen=True)
 class FixOutcome:
     cluster: str
-    action: str                   # opened | updated | unchanged | declined | closed | none
+    action: str                   # opened | updated | unchanged | declined | kept | closed | none
     branch: str | None = None
     pull: HostPull | None = None
     pushed: bool = False
@@ -64,6 +64,9 @@ class FixOutcome:
             return f"fix pull request for {self.cluster}: none needed (Git needs no edit){closed}"
         if self.action == "closed":
             return f"fix pull request for {self.cluster}: base already fixed{closed}, branch deleted"
+        if self.action == "kept":
+            return (f"fix pull request for {self.cluster}: {self.branch} has commits by someone else; not "
+                    "rewritten (review it, or delete the branch to have it proposed again)")
         if self.action == "declined":
             return (f"fix pull request for {self.cluster}: the pull request from {self.branch} for these findings "
                     "was closed by a person; not reopened (delete the branch to propose it again)")
@@ -85,6 +88,8 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
         return FixOutcome(plan.cluster, "declined", branch, skipped=skipped)
     published = branches.publish(branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author,
                                  own.get(branch))
+    if published.foreign:
+        return FixOutcome(plan.cluster, "kept", branch, pull, skipped=skipped)
     body = render_fix_body(plan, ctx)
     if pull is None:
         pull = _open(host, branches, branch, published.pushed, marker, _title(plan), body, ctx)
