@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from typing import Any
 
 from reconciler.findings import Finding
+from reconciler.model.redact import redact
 from reconciler.outputs.markdown_format import (
     code_block,
     escape_markdown,
@@ -32,6 +35,7 @@ from reconciler.outputs.markdown_format import (
     plan_excerpt,
 )
 from reconciler.remedies.githost.base import GitHost, HostIssue
+from reconciler.remedies.githost.redaction import scrub_body
 from reconciler.report import ClusterReport, finding_order
 
 BODY_LIMIT = 60_000          # GitHub refuses issue bodies over 65,536 characters; GitLab allows more
@@ -69,11 +73,11 @@ class DriftContext:
     plan_lines: list[str] | None = None       # the reconcile plan for this cluster, Terraform-style
     fix_command: str | None = None
     command: str = "reconcile"
-    extra_notes: list[str] = field(default_factory=list)
+    plan_counts: dict[str, int] | None = None  # the plan's create/update/operator counts, when there is one
 
 
 def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -> DriftOutcome:
-    findings = sorted(cluster.active(), key=finding_order)
+    findings = [_redacted(f) for f in sorted(cluster.active(), key=finding_order)]
     marker = drift_marker(cluster.cluster)
     existing = host.find_issue(marker, context.labels[0])
     shown = _summaries(findings)
@@ -103,10 +107,30 @@ def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -
     return DriftOutcome(cluster.cluster, "updated", issue, appeared, resolved)
 
 
+def _redacted(f: Finding) -> Finding:
+    """Every text a finding carries, redacted word by word before it is escaped or shortened: a table cell
+    cut at 160 characters could otherwise show the first half of a token no pattern recognises any more."""
+    subject = replace(f.subject, name=scrub_body(f.subject.name)) if f.subject else None
+    fix = replace(f.fix, description=scrub_body(f.fix.description),
+                  command=scrub_body(f.fix.command) if f.fix.command else None) if f.fix else None
+    return replace(f, message=scrub_body(f.message), title=scrub_body(f.title), subject=subject,
+                   desired=_scrubbed(f.desired), live=_scrubbed(f.live), fix=fix, extra=_scrubbed(f.extra))
+
+
+def _scrubbed(value: Any) -> Any:
+    """Key-name redaction (`redact`), then every string word by word; tuples become lists (`redact` walks
+    dicts and lists only, and `extra["changes"]` holds tuples)."""
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in redact(value).items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrubbed(v) for v in redact(list(value))]
+    return scrub_body(value) if isinstance(value, str) else value
+
+
 def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: DriftContext) -> str:
     head = [drift_marker(cluster.cluster),
             f"## kai-gitops: drift in cluster {inline_code(cluster.cluster)}", "", _provenance(cluster, context),
-            "", _summary_table(cluster), "", "### Findings", "", findings_table(findings, context.link)]
+            "", _summary_table(cluster, context), "", "### Findings", "", findings_table(findings, context.link)]
     plan = _plan_block(findings, context)
     tail = [*(["### Plan", "", plan, ""] if plan else []), *_fix_section(cluster, context),
             "", "_This issue is kept current by kai-gitops: it is rewritten when the findings change and closed "
@@ -139,14 +163,17 @@ def _provenance(cluster: ClusterReport, context: DriftContext) -> str:
         commit = (cluster.git.commit or "")[:12] or "working tree"
         parts.append(f"desired state from {inline_code(cluster.git.ref)} at {inline_code(commit)}")
     if cluster.live_source:
-        parts.append(f"live state from {escape_markdown(cluster.live_source)}")
+        parts.append(f"live state from {escape_markdown(scrub_body(cluster.live_source))}")
     return ", ".join(parts) + "."
 
 
-def _summary_table(cluster: ClusterReport) -> str:
+def _summary_table(cluster: ClusterReport, context: DriftContext) -> str:
     s = cluster.summary()
-    rows = [("drift", s["drift"]), ("to create", s["to_create"]), ("to update", s["to_update"]),
-            ("operator actions", s["operator_actions"]), ("errors", s["errors"]), ("warnings", s["warnings"]),
+    # The plan also settles some violations (a node label), so its counts are the ones to act on.
+    plan = context.plan_counts or {"create": s["to_create"], "update": s["to_update"],
+                                   "operator": s["operator_actions"]}
+    rows = [("drift", s["drift"]), ("to create", plan["create"]), ("to update", plan["update"]),
+            ("operator actions", plan["operator"]), ("errors", s["errors"]), ("warnings", s["warnings"]),
             ("info", s["info"]), ("waived", s["waived"])]
     nvca = f"\n\nNVCA `kai-scheduler-queues` predicted: **{escape_markdown(cluster.nvca.status)}**" \
         if cluster.nvca else ""
@@ -154,8 +181,8 @@ def _summary_table(cluster: ClusterReport) -> str:
 
 
 def _plan_block(findings: list[Finding], context: DriftContext) -> str:
-    if context.plan_lines:
-        return code_block("\n".join(context.plan_lines), "diff")
+    if context.plan_lines:   # dedented so `+`/`~` open the line, where diff highlighting looks for them
+        return code_block(textwrap.dedent("\n".join(context.plan_lines)), "diff")
     return plan_excerpt(findings)
 
 

@@ -45,10 +45,20 @@ def known_targets() -> tuple[str, ...]:
 
 
 def publish(names: tuple[str, ...] | list[str], request: PublishRequest) -> None:
-    """Every named target, in order; an unknown name fails before anything is sent."""
-    targets = [_target(name) for name in dict.fromkeys(names)]
-    for target in targets:
-        target(request)
+    """Every named target, in order; an unknown name fails before anything is sent. One target failing
+    (GitHub down) does not stop the others (the PolicyReport still lands); the failures end the run as
+    one error line afterwards."""
+    targets = [(name, _target(name)) for name in dict.fromkeys(names)]
+    failed: list[tuple[str, UserError]] = []
+    for name, target in targets:
+        try:
+            target(request)
+        except UserError as exc:
+            failed.append((name, exc))
+    if len(failed) == 1:
+        raise failed[0][1]
+    if failed:
+        raise UserError("; ".join(f"--report-to {name}: {exc.line()}" for name, exc in failed))
 
 
 def _target(name: str) -> Target:

@@ -14,6 +14,7 @@ from reconciler.model.redact import redact_text
 from reconciler.remedies.drift_issue import DriftContext, DriftOutcome, report_drift
 from reconciler.remedies.githost import HostFlags, HostSettings, open_host, resolve_host_settings
 from reconciler.remedies.githost.remote import remote_url
+from reconciler.remedies.plan import Plan, render_plan
 from reconciler.remedies.publish import PublishRequest, register
 from reconciler.report import ClusterReport
 
@@ -53,9 +54,10 @@ def _context(settings: HostSettings, cluster: ClusterReport, request: PublishReq
     def link(path: str, line: int | None) -> str:
         return settings.blob_url(commit or "", path, line)
 
+    plan = _plan_for(request.plan, cluster.cluster)
     return DriftContext(settings.labels, settings.assignees, link if commit else None,
-                        _plan_lines(request.plan, cluster.cluster), _fix_command(cluster, request),
-                        request.report.command)
+                        render_plan(plan) if plan else None, _fix_command(cluster, request),
+                        request.report.command, plan_counts=plan.counts() if plan else None)
 
 
 def _fix_command(cluster: ClusterReport, request: PublishRequest) -> str:
@@ -64,17 +66,10 @@ def _fix_command(cluster: ClusterReport, request: PublishRequest) -> str:
     return f"kai-gitops reconcile{where} --cluster {cluster.cluster} --apply"
 
 
-def _plan_lines(plan: Any, cluster: str) -> list[str] | None:
-    """The reconcile plan's own rendering when one was made for this cluster; else the findings' excerpt."""
-    if plan is None:
-        return None
-    plans = plan if isinstance(plan, (list, tuple)) else [plan]
-    for one in plans:
-        if getattr(one, "cluster", cluster) == cluster:
-            from reconciler.remedies.plan import render_plan  # type: ignore[import-not-found,unused-ignore]
-
-            return list(render_plan(one))
-    return None
+def _plan_for(plan: Plan | list[Plan] | None, cluster: str) -> Plan | None:
+    """The reconcile plan made for this cluster, if any (else the body shows the findings' excerpt)."""
+    plans = plan if isinstance(plan, list) else [plan] if plan is not None else []
+    return next((one for one in plans if one.cluster == cluster), None)
 
 
 def _config_block(request: PublishRequest) -> GitHostConfig | None:

@@ -302,3 +302,52 @@ def test_git_host_block_is_read_from_kai_gitops_yaml(tmp_path: Path) -> None:
         assert listing and listing[0].query["labels"] == "cluster-drift"
     finally:
         server.stop()
+
+
+def test_cli_reconcile_puts_its_plan_in_the_issue(demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.githost.github import GitHubStandIn
+
+    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    server = GitHubStandIn(token=TOKEN).start()
+    try:
+        args = ["reconcile", "--repo", str(demo_repo), "--cluster", "prod-addon", "--snapshot",
+                str(DEMO_SNAPSHOTS / "prod-addon.yaml"), "--report-to", "github", "--git-host-url", server.url,
+                "--git-host-repo", "acme/gitops"]
+        code, out, err = run_cli(args, {"GITHUB_TOKEN": TOKEN})
+        assert code == 2 and "drift issue #1 for prod-addon: opened" in err, err
+        body = server.issues[1]["body"]
+        assert "Found by `kai-gitops reconcile`" in body
+        assert "~ update Queue/default-queue  (KAI-D-002)" in body            # the Plan's own rendering
+        counts = re.search(r"Plan: (\d+) to create, (\d+) to change, (\d+) for the operator\.", body)
+        assert counts is not None
+        create, update, operator = counts.groups()     # the summary table counts what the plan does
+        assert f"| to create | {create} |\n| to update | {update} |\n| operator actions | {operator} |" in body
+        assert TOKEN not in out + err
+        server.assert_clean()
+    finally:
+        server.stop()
+
+
+def test_one_failing_target_does_not_stop_the_others(demo_cluster: ClusterReport,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler.errors import UserError
+    from reconciler.remedies import publish as dispatch
+    from reconciler.report import Report
+
+    seen: list[str] = []
+
+    def broken(_request: dispatch.PublishRequest) -> None:
+        seen.append("broken")
+        raise UserError("GitHub is down")
+
+    monkeypatch.setitem(dispatch.TARGETS, "broken-a", broken)
+    monkeypatch.setitem(dispatch.TARGETS, "works", lambda _request: seen.append("works"))
+    monkeypatch.setitem(dispatch.TARGETS, "broken-b", broken)
+    request = dispatch.PublishRequest(Report("diff", [demo_cluster]))
+    with pytest.raises(UserError) as caught:
+        dispatch.publish(["broken-a", "works", "broken-b"], request)
+    assert seen == ["broken", "works", "broken"]
+    assert caught.value.line() == "--report-to broken-a: GitHub is down; --report-to broken-b: GitHub is down"
+    with pytest.raises(UserError, match="unknown --report-to target 'nope'"):
+        dispatch.publish(["works", "nope"], request)
+    assert seen == ["broken", "works", "broken"]          # nothing sent when a name is unknown

@@ -215,3 +215,17 @@ def test_stand_in_refuses_what_github_does_not_describe(github: GitHubStandIn) -
     assert response.status_code == 400
     assert github.problems and "violates GitHub's description" in github.problems[0]
     github.problems.clear()
+
+
+def test_github_stand_in_serves_search_and_labels_as_described(github: GitHubStandIn) -> None:
+    """Search and labels are not on kai-gitops's path (see github.py) but PyGithub reaches them; the
+    stand-in's answers must still match GitHub's description."""
+    host = github_host(github)
+    host.create_issue("a", f"{MARKER}\nx", ("kai-gitops",))
+    host.create_issue("b", "other", ("kai-gitops",))
+    client = host._client
+    found = list(client.search_issues(f'repo:{github.full_name} label:kai-gitops is:issue "{MARKER}"'))
+    assert [i.title for i in found] == ["a"]
+    repo = client.get_repo(github.full_name)
+    repo.create_label("drift", "ff0000")
+    assert sorted(label.name for label in repo.get_labels()) == ["drift", "kai-gitops"]

@@ -123,14 +123,18 @@ class GitHubHost:
                          lambda: [_comment(c) for c in self._repo.get_issue(number).get_comments()])
 
     def _edit_issue(self, number: int, what: str, **changes: str | None) -> HostIssue:
+        return _issue(self._edit(what, lambda: self._repo.get_issue(number), changes))
+
+    def _edit(self, what: str, fetch: Callable[[], Any], changes: dict[str, str | None]) -> Any:
+        """PATCH an issue or pull request: texts scrubbed, unset fields left out."""
         fields = {k: scrub_body(v) if k in ("title", "body") else v for k, v in changes.items() if v is not None}
 
         def edit() -> Any:
-            issue = self._repo.get_issue(number)
-            issue.edit(**fields)
-            return issue
+            target = fetch()
+            target.edit(**fields)
+            return target
 
-        return _issue(self._run(what, edit))
+        return self._run(what, edit)
 
     # -- pull requests --------------------------------------------------------------------------------------
     def find_pull(self, marker: str, head: str) -> HostPull | None:
@@ -163,14 +167,7 @@ class GitHubHost:
         return self._edit_pull(number, f"closing pull request #{number}", state="closed")
 
     def _edit_pull(self, number: int, what: str, **changes: str | None) -> HostPull:
-        fields = {k: scrub_body(v) if k in ("title", "body") else v for k, v in changes.items() if v is not None}
-
-        def edit() -> Any:
-            pull = self._repo.get_pull(number)
-            pull.edit(**fields)
-            return pull
-
-        return _pull(self._run(what, edit))
+        return _pull(self._edit(what, lambda: self._repo.get_pull(number), changes))
 
 
 def _labels(raw: Any) -> tuple[str, ...]:

@@ -138,13 +138,17 @@ class GitLabHost:
         return self._run(f"reading comments of #{number}", read)
 
     def _save_issue(self, number: int, what: str, **changes: str | None) -> HostIssue:
-        def save() -> Any:
-            issue = self._project.issues.get(number)
-            _assign(issue, changes)
-            issue.save()
-            return issue
+        return _issue(self._save(what, lambda: self._project.issues.get(number), changes))
 
-        return _issue(self._run(what, save))
+    def _save(self, what: str, fetch: Callable[[], Any], changes: dict[str, str | None]) -> Any:
+        """PUT an issue or merge request: texts scrubbed, unset fields left out."""
+        def save() -> Any:
+            target = fetch()
+            _assign(target, changes)
+            target.save()
+            return target
+
+        return self._run(what, save)
 
     # -- merge requests -------------------------------------------------------------------------------------
     def find_pull(self, marker: str, head: str) -> HostPull | None:
@@ -178,13 +182,7 @@ class GitLabHost:
         return self._save_pull(number, f"closing merge request !{number}", state_event="close")
 
     def _save_pull(self, number: int, what: str, **changes: str | None) -> HostPull:
-        def save() -> Any:
-            mr = self._project.mergerequests.get(number)
-            _assign(mr, changes)
-            mr.save()
-            return mr
-
-        return _pull(self._run(what, save))
+        return _pull(self._save(what, lambda: self._project.mergerequests.get(number), changes))
 
 
 def _assign(obj: Any, changes: dict[str, str | None]) -> None:

@@ -400,9 +400,14 @@ class GitHubStandIn(StandInServer):
             elif key in ("is", "state") and value in ("open", "closed"):
                 items = [i for i in items if i["state"] == value]
         items = [i for i in items if all(p in (i.get("body") or "") + i["title"] for p in phrases)]
-        found = [i | {"score": 1.0} for i in items]
+        schema = _response_schema("GET", "/search/issues", 200)
+        assert schema is not None
+        item = skeleton(schema["properties"]["items"]["items"], null_ok=False)
+        found = [item | {k: v for k, v in i.items() if k in item or k in ("body", "pull_request")} | {"score": 1.0}
+                 for i in items]
         reply = self.page(found, query, path="/search/issues", style="github")
-        reply.body = {"total_count": len(found), "incomplete_results": False, "items": reply.body}
+        reply.body = skeleton(schema, null_ok=False) | {"total_count": len(found), "incomplete_results": False,
+                                                        "items": reply.body}
         return reply
 
 
