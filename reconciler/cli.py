@@ -183,7 +183,7 @@ def diff_command(**opts: Any) -> int:
 def apply_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--audit-log", type=click.Path(dir_okay=False), default=None,
                         help="Append the JSON audit lines (one per change) to this file instead of stderr.")(func)
-    func = click.option("--lease-wait", type=float, default=30.0, show_default=True,
+    func = click.option("--lease-wait", type=click.FloatRange(min=0), default=30.0, show_default=True,
                         help="Seconds to wait for another reconciler's Lease before giving up.")(func)
     func = click.option("--lease-namespace", default=None,
                         help="Namespace of the kai-gitops Lease (default: the pod's own, else kai-gitops).")(func)

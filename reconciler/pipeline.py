@@ -19,6 +19,7 @@ from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.settings import DesiredRepo, GitSettings, RunSettings
+from reconciler.settings import PolicySettings as PolicySettings  # re-exported: it used to live here
 from reconciler.sources.git import open_tree
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 

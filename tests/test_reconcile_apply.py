@@ -18,7 +18,7 @@ import pytest
 
 from reconciler.errors import UserError
 from reconciler.remedies.lease import Lease, micro_time
-from tests.helpers import assert_one_line_error
+from tests.helpers import assert_one_line_error, run_cli
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 from tests.support.kubeserver import Fault
 
@@ -62,10 +62,10 @@ def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: De
     assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == -1
     assert demo.node_label("gpu-node-2") is None
 
-    writes = target_writes(demo, dry_run=None)
-    assert [(r.method, r.path, r.query.get("dryRun")) for r in writes] == [
-        ("PATCH", PARENT, "All"), ("PATCH", CHILD, "All"), ("PATCH", NODE, "All"),
-        ("PATCH", PARENT, None), ("PATCH", CHILD, None), ("PATCH", NODE, None)]
+    writes = [(r.method, r.path, r.query.get("dryRun")) for r in target_writes(demo, dry_run=None)]
+    # every change dry-run first (concurrently: any order), then written (queues in plan order)
+    assert sorted(writes[:3]) == [("PATCH", NODE, "All"), ("PATCH", PARENT, "All"), ("PATCH", CHILD, "All")]
+    assert writes[3:] == [("PATCH", PARENT, None), ("PATCH", CHILD, None), ("PATCH", NODE, None)]
     assert all(r.query.get("fieldManager") == "kai-gitops" for r in demo.writes())
     assert all(r.method != "DELETE" for r in demo.server.requests)
     assert not [r for r in demo.writes() if "/secrets" in r.path or "/pods" in r.path]
@@ -100,6 +100,18 @@ def test_a_saved_plan_is_applied_exactly(demo: Demo, tmp_path: Path) -> None:
     _code, report, err = demo.reconcile_json("--plan", plan, "--apply")
     assert report["apply"]["planId"] == saved["id"] and report["plan"]["id"] == saved["id"]
     assert report["apply"]["applied"] == 3, err
+
+
+def test_a_saved_plan_applied_again_finds_everything_done_and_writes_nothing(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    demo.reconcile("--plan", plan, "--apply")
+    before = len(demo.server.requests)
+    code, report, err = demo.reconcile_json("--plan", plan, "--apply")
+    assert code == 2, err   # applied, but the operator's findings remain
+    assert {c["result"] for c in report["apply"]["changes"]} == {"already-applied"}
+    assert report["apply"]["ok"] and report["apply"]["skipped"] == 3
+    assert [r for r in demo.server.requests[before:] if TARGETS.match(r.path) and r.method != "GET"] == []
 
 
 def test_a_stale_field_refuses_the_whole_plan_and_nothing_is_written(demo: Demo, tmp_path: Path) -> None:
@@ -140,6 +152,21 @@ def test_same_url_with_another_kube_system_uid_is_refused() -> None:
     check_identity(plan, ClusterIdentity("https://k8s.example:6443", "uid-a"))
     with pytest.raises(UserError, match=r"kube-system uid-a.*kube-system uid-b"):
         check_identity(plan, ClusterIdentity("https://k8s.example:6443", "uid-b"))
+    with pytest.raises(UserError, match=r"made through https://k8s.example:6443, but .* https://10.0.0.1:443"):
+        check_identity(plan, ClusterIdentity("https://10.0.0.1:443", "uid-a"))
+    with pytest.raises(UserError, match="made from a snapshot"):
+        check_identity(Plan("prod", None, None, ()), ClusterIdentity("https://k8s.example:6443", "uid-a"))
+
+
+def test_a_plan_for_another_kai_gitops_cluster_is_refused(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    saved = json.loads(plan.read_text())
+    args = ["reconcile", "--repo", demo.repo, "--cluster", "lab-standalone", "--kubeconfig", demo.kubeconfig,
+            "--context", "prod", "--plan", plan, "--apply"]
+    assert saved["cluster"] == "prod-addon"
+    assert_one_line_error(*run_cli(args), "the plan is for cluster 'prod-addon'", "this run is for 'lab-standalone'")
+    assert target_writes(demo, dry_run=None) == []
 
 
 def test_a_dry_run_refusal_aborts_with_nothing_applied(demo: Demo) -> None:
@@ -279,3 +306,90 @@ def test_429_with_retry_after_on_a_write_is_retried(demo: Demo) -> None:
     assert report["apply"]["applied"] == 3, err
     statuses = [r.status for r in demo.server.requests if r.path == PARENT and r.method == "PATCH"]
     assert statuses == [200, 429, 200]   # dry-run, throttled write, the write once more
+
+
+def test_many_node_changes_are_read_again_with_one_paged_list(tmp_path: Path) -> None:
+    from tests.helpers import node
+
+    extra = [node(f"gpu-extra-{i:02d}", "true") for i in range(60)]   # dedicated intent: all 60 lose it
+    for demo in demo_cluster(tmp_path, [*DEMO.prod_addon_snapshot(), *extra]):
+        plan = tmp_path / "plan.json"
+        demo.reconcile("--plan-out", plan)
+        stale = demo.server.get_object("v1", "Node", "gpu-extra-07")
+        stale["metadata"]["labels"]["nvca.nvcf.nvidia.io/schedule"] = "false"
+        del stale["metadata"]["resourceVersion"]
+        demo.server.add(stale)
+        since = len(demo.server.requests)
+        code, out, err = demo.reconcile("--plan", plan, "--apply", "--max-changes", "100")
+        assert_one_line_error(code, out, err, 'Node/gpu-extra-07 metadata.labels["nvca.nvcf.nvidia.io/schedule"] '
+                                              'is "false", the plan expected "true"')
+        node_gets = [r for r in demo.server.requests[since:]
+                     if r.method == "GET" and r.path.startswith("/api/v1/nodes")]
+        assert {r.path for r in node_gets} == {"/api/v1/nodes"}   # the run's live read lists too; no GET per node
+        assert target_writes(demo, dry_run=None) == []
+
+
+def test_a_failing_re_read_is_one_line_and_nothing_is_written(demo: Demo) -> None:
+    demo.server.inject_fault(Fault(PARENT + "$", method="GET", status=403, after=0, times=-1))
+    code, out, err = demo.reconcile("--apply")
+    assert_one_line_error(code, out, err, "reading the planned objects again failed, nothing was written",
+                          "HTTP 403", "grant the read role")
+    assert target_writes(demo, dry_run=None) == []
+
+
+def _lease_spec(demo: Demo) -> dict[str, Any]:
+    lease = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")
+    assert lease is not None
+    return dict(lease["spec"])
+
+
+def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import ClusterWriter, Pending, apply_changes
+    from reconciler.remedies.plan import read_plan
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    with Lease(writer, "kai-gitops", wait_s=0, holder="run-a", duration_s=1) as lease:
+        first = _lease_spec(demo)["renewTime"]
+        deadline = time.monotonic() + 3
+        while _lease_spec(demo)["renewTime"] == first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _lease_spec(demo)["renewTime"] != first and lease.lost is None
+        taken = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")
+        taken["spec"]["holderIdentity"] = "intruder"
+        del taken["metadata"]["resourceVersion"]
+        demo.server.add(taken)   # someone took it over: the next renewal conflicts
+        while lease.lost is None and time.monotonic() < deadline + 3:
+            time.sleep(0.05)
+        assert lease.lost and "could not be renewed" in lease.lost
+        plan_file = demo.tmp / "plan.json"
+        demo.reconcile("--plan-out", plan_file)
+        pending = [Pending(c, None) for c in read_plan(str(plan_file)).changes]
+        results = apply_changes(writer, pending, lambda _r: None, lost=lambda: lease.lost)
+    assert {r.result for r in results} == {"not-attempted"}
+    assert _lease_spec(demo)["holderIdentity"] == "intruder"   # release leaves a lease it lost alone
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("DELETE", "/apis/scheduling.run.ai/v2/queues/default-queue", None),
+    ("PATCH", "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1", {"data": {}}),
+    ("PATCH", "/api/v1/namespaces/nvcf-backend/pods/fn-llama-1", {"spec": {"schedulerName": "x"}}),
+    ("POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}}),
+    ("PUT", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {"priority": 1}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"metadata": {"labels": {"a": "b"}}}),
+    ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"other": "x"}}}),
+    ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"nvca.nvcf.nvidia.io/schedule": "True"}}}),
+    ("PATCH", "/api/v1/nodes/gpu-node-2", {"spec": {"unschedulable": True}}),
+    ("POST", "/apis/coordination.k8s.io/v1/namespaces/kai-gitops/leases/x/y", {}),
+])
+def test_the_writer_cannot_send_any_other_write(demo: Demo, method: str, path: str, body: Any) -> None:
+    from kubernetes import client
+
+    from reconciler.remedies.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
+
+    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    with pytest.raises(WriteForbidden):
+        writer._request(method, path, body, MERGE_PATCH if method == "PATCH" else None)
+    assert demo.server.requests == []

@@ -118,8 +118,29 @@ def test_missing_queue_is_planned_as_a_create_with_its_spec(tmp_path: Path) -> N
         assert "+ create Queue/default-queue" in text and "spec.parentQueue" in text
 
 
-def _later_test_plan_and_plan_out_together_are_refused(demo: Demo, tmp_path: Path) -> None:
+def test_contradictory_options_are_refused_before_any_read(demo: Demo, tmp_path: Path) -> None:
     assert_one_line_error(*demo.reconcile("--plan", tmp_path / "a.json"), "--plan FILE is applied with --apply")
+    assert_one_line_error(*demo.reconcile("--plan", tmp_path / "a.json", "--apply", "--plan-out", tmp_path / "b"),
+                          "--plan and --plan-out cannot be combined")
+    assert demo.server.requests == []
+
+
+def test_shared_intent_labels_nodes_and_leaves_missing_ones_to_the_operator(tmp_path: Path) -> None:
+    from tests.helpers import snapshot_file
+
+    items = [i for i in DEMO.lab_standalone_snapshot() if i["metadata"]["name"] != "lab-gpu-1"]
+    for item in items:
+        if item["kind"] == "Node":
+            item["metadata"]["labels"].pop("nvca.nvcf.nvidia.io/schedule", None)
+    repo = tmp_path / "repo"
+    DEMO.build_repo(repo)
+    code, out, err = run_cli(["reconcile", "--repo", repo, "--ref", "HEAD~1", "--cluster", "lab-standalone",
+                              "--snapshot", snapshot_file(tmp_path, items), "-o", "json"])
+    assert code == 2, err
+    plan = json.loads(out)["plan"]
+    labels = [(c["object"]["name"], c["fields"][0]["after"], c["rules"]) for c in plan["changes"]]
+    assert labels == [("lab-gpu-2", "true", ["NVCA-S-011"])], err
+    assert "NVCA-S-011" in [o["rule"] for o in plan["operator"]]   # lab-gpu-1 is not in the cluster
 
 
 def test_render_of_an_empty_plan_says_so() -> None:
@@ -127,3 +148,12 @@ def test_render_of_an_empty_plan_says_so() -> None:
     assert lines[-1] == "Plan: 0 to create, 0 to change, 0 for the operator."
     assert "No changes" in lines[0]
     assert queue_ref("q").kind == "Queue"
+
+
+def test_a_clean_cluster_has_nothing_to_do_and_exits_0(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    DEMO.build_repo(repo)
+    code, out, err = run_cli(["reconcile", "--repo", repo, "--ref", "HEAD~1", "--cluster", "lab-standalone",
+                              "--snapshot", DEMO_SNAPSHOTS / "lab-standalone.yaml"])
+    assert code == 0, out + err
+    assert "No changes" in out and "Plan: 0 to create, 0 to change, 0 for the operator." in out

@@ -142,6 +142,18 @@ class ClusterWriter:
                 return None
             raise
 
+    def list_nodes(self, page_limit: int = 500) -> dict[str, dict[str, Any]]:
+        """Every Node by name, paged: one list instead of a GET per node when a plan labels many."""
+        nodes: dict[str, dict[str, Any]] = {}
+        token: str | None = None
+        while True:
+            query = {"limit": str(page_limit), **({"continue": token} if token else {})}
+            page = self._request("GET", NODES_PATH, query=query)
+            nodes.update({str(n["metadata"]["name"]): n for n in page.get("items") or []})
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return nodes
+
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
             return self._request("GET", f"{LEASES_PATH.format(namespace=namespace)}/{quote(name)}")
@@ -316,12 +328,11 @@ class ApplyResult:
 
     plan_id: str
     results: list[ChangeResult] = field(default_factory=list)
-    refused: str | None = None   # a refusal before any write (stale, identity, cap, dry-run, lease)
     warnings: list[str] = field(default_factory=list)   # e.g. an Event that could not be created
 
     @property
     def ok(self) -> bool:
-        return self.refused is None and all(r.result in ("applied", "already-applied") for r in self.results)
+        return all(r.result in ("applied", "already-applied") for r in self.results)
 
     def count(self, result: str) -> int:
         return sum(1 for r in self.results if r.result == result)
@@ -331,12 +342,10 @@ class ApplyResult:
                 "skipped": self.count("not-attempted") + self.count("already-applied")}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"planId": self.plan_id, "ok": self.ok, "refused": self.refused, **self.counts(),
+        return {"planId": self.plan_id, "ok": self.ok, **self.counts(),
                 "changes": [r.to_dict() for r in self.results], "warnings": self.warnings}
 
     def render(self) -> list[str]:
-        if self.refused:
-            return [f"Apply refused, nothing written: {self.refused}"]
         if not self.results:
             return ["Nothing to apply."]
         marks = {"applied": "✓ applied", "failed": "✗ failed", "not-attempted": "- not applied",

@@ -1,5 +1,10 @@
 """Every change sent once with dryRun=All before anything is written: admission, validation and the
-resourceVersion precondition all get their say, and one refusal aborts the whole plan."""
+resourceVersion precondition all get their say, and one refusal aborts the whole plan.
+
+Each change is dry-run against the cluster as it is, not as the earlier changes of the plan would leave
+it: a plan that creates both a parent and a child Queue dry-runs the child before the parent exists, so
+an admission webhook that insists on an existing parent would refuse it (the test server has none).
+"""
 
 from __future__ import annotations
 

@@ -149,8 +149,8 @@ class Lease:
         with self._lock:
             body = dict(self._current or {})
             spec = dict(body.get("spec") or {})
-            if spec.get("holderIdentity") != self.holder:
-                return
+            if self.lost or spec.get("holderIdentity") != self.holder:
+                return   # not ours (any more): leave it to its holder
             spec.pop("holderIdentity", None)
             spec["leaseDurationSeconds"] = 1
             spec["renewTime"] = micro_time()

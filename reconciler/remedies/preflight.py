@@ -29,9 +29,19 @@ def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
     if plan.identity is None:
         raise UserError("the plan names no cluster (it was made from a snapshot) and cannot be applied",
                         hint="run `kai-gitops reconcile` against the cluster itself")
+    if plan.identity.kube_system_uid == identity.kube_system_uid and plan.identity.server != identity.server:
+        raise UserError(f"the plan was made through {plan.identity.server}, but this run reaches the cluster "
+                        f"through {identity.server}: refusing it (a plan is bound to URL and cluster)",
+                        hint="make the plan through the endpoint that applies it")
     if plan.identity != identity:
         raise UserError(f"the plan is for cluster {plan.identity}, but this is {identity}: refusing it",
                         hint="make a new plan against this cluster")
+
+
+def check_cluster_name(plan: Plan, cluster: str) -> None:
+    if plan.cluster != cluster:
+        raise UserError(f"the plan is for cluster {plan.cluster!r} of kai-gitops.yaml, this run is for {cluster!r}",
+                        hint="pass the plan's --cluster, or make a new plan")
 
 
 def check_cap(plan: Plan, max_changes: int) -> None:
@@ -42,7 +52,7 @@ def check_cap(plan: Plan, max_changes: int) -> None:
 
 def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[Change]]:
     """(changes to write with their preconditions, changes already applied); UserError if any is stale."""
-    current = concurrently(plan.changes, lambda c: writer.get(c.ref), writer.settings.workers)
+    current = _read_again(writer, plan.changes)
     pending: list[Pending] = []
     done: list[Change] = []
     stale: list[str] = []
@@ -58,6 +68,22 @@ def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[
         raise UserError(f"the plan is stale, nothing was written: {shown}",
                         hint="make a new plan (`kai-gitops reconcile`) and review it")
     return pending, done
+
+
+# Above this many node changes one paged list of all nodes is cheaper than a GET per node.
+NODE_LIST_THRESHOLD = 50
+
+
+def _read_again(writer: ClusterWriter, changes: tuple[Change, ...]) -> list[dict[str, Any] | None]:
+    """Each planned object as stored now (None: absent), in plan order."""
+    node_changes = sum(1 for c in changes if c.ref.kind == "Node")
+    if node_changes <= NODE_LIST_THRESHOLD:
+        return concurrently(changes, lambda c: writer.get(c.ref), writer.settings.workers)
+    nodes = writer.list_nodes()
+    others = [c for c in changes if c.ref.kind != "Node"]
+    fetched = dict(zip(others, concurrently(others, lambda c: writer.get(c.ref), writer.settings.workers),
+                       strict=True))
+    return [nodes.get(c.ref.name) if c.ref.kind == "Node" else fetched[c] for c in changes]
 
 
 def _state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -> str:

@@ -17,7 +17,7 @@ from reconciler.remedies.events import EVENT_NAMESPACE, event_for
 from reconciler.remedies.lease import Lease
 from reconciler.remedies.outcome import ReconcileOutcome
 from reconciler.remedies.plan import Plan, read_plan, write_plan
-from reconciler.remedies.preflight import check_cap, check_identity, fresh_state
+from reconciler.remedies.preflight import check_cap, check_cluster_name, check_identity, fresh_state
 from reconciler.remedies.settings import ReconcileSettings
 from reconciler.report import Report
 
@@ -51,6 +51,7 @@ ReReader = Callable[[], Report]
 def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connection: Connection,
                reread: ReReader) -> ReconcileOutcome:
     """Identity, cap, Lease, fresh read per field, dry-run, writes (+ Events, audit), then a re-read."""
+    check_cluster_name(plan, report.clusters[0].cluster)
     check_identity(plan, connection.identity())
     check_cap(plan, settings.max_changes)
     if not plan.changes:
@@ -76,7 +77,12 @@ def _reread(reread: ReReader, result: ApplyResult) -> Report | None:
 def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Connection,
                        writer: ClusterWriter) -> ApplyResult:
     with Lease(writer, settings.lease_ns(), wait_s=settings.lease_wait_s) as lease:
-        pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
+        try:
+            pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
+        except ApiFailure as exc:
+            hint = "grant the read role (deploy/rbac.yaml) and the fixer role" if exc.status == 403 else None
+            raise UserError(f"reading the planned objects again failed, nothing was written: {exc.line()}",
+                            hint=hint) from None
         dry_run(writer, pending)
         audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=connection.server,
                          holder=lease.holder)
@@ -87,10 +93,12 @@ def _apply_under_lease(plan: Plan, settings: ReconcileSettings, connection: Conn
                 if result.result == "applied":
                     events.send(result)
 
+            skipped = [ChangeResult(change, "already-applied") for change in done]
+            for result in skipped:
+                audit.record(result)
             results = apply_changes(writer, pending, decided, lost=lambda: lease.lost)
         finally:
             audit.close()
-    skipped = [ChangeResult(change, "already-applied") for change in done]
     return ApplyResult(plan.id, results + skipped, warnings=events.failures)
 
 

@@ -54,8 +54,9 @@ What this server does not model
   Custom resources reject it with 415, exactly like the real server;
 * **server-side apply**: the applied configuration is merge-patched onto the live object (or creates
   it); field ownership, conflicts between managers, ``force`` and removal of fields a manager stops
-  applying are not modelled. ``metadata.managedFields`` records one entry per (manager, operation)
-  whose ``fieldsV1`` only lists map keys (lists are atomic). Non-apply writes record an ``Update``
+  applying are not modelled (kai-gitops writes merge patches with resourceVersion preconditions, which
+  are). ``metadata.managedFields`` records one entry per (manager, operation) whose ``fieldsV1`` only
+  lists map keys (lists are atomic). Non-apply writes record an ``Update``
   entry named after ``fieldManager`` or the User-Agent, like the real server;
 * **deletion semantics**: no finalizers, graceful deletion, ``deletionTimestamp``, owner references
   or garbage collection; DELETE removes immediately and answers a ``Status`` Success (the real server
