@@ -5,6 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE := repo-templates/demo
+DEMO_OUT := .cache/demo-out
 
 .PHONY: demo demo-fix test lint policy-test bench clean install
 
@@ -33,6 +34,12 @@ demo: $(STAMP)
 	@echo "== kai-gitops check (the PR check on the demo's last commit, rules from its parent)"
 	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@echo
+	@echo "== kai-gitops check for reviewers: SARIF, GitLab Code Quality and the PR comment (Markdown)"
+	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1 -o sarif=$(DEMO_OUT)/check.sarif \
+	  -o gitlab=$(DEMO_OUT)/gl-code-quality-report.json -o markdown=$(DEMO_OUT)/pr-comment.md; \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@for f in check.sarif gl-code-quality-report.json pr-comment.md; do echo "wrote $(DEMO_OUT)/$$f"; done
 	@echo
 	@echo "== kai-gitops check --fix-git-dry-run (the fix pull request it would open: only these lines change)"
 	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1 --fix-git-dry-run > /dev/null; \

@@ -69,9 +69,31 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--fail-on", type=click.Choice(SEVERITIES), default="warning", show_default=True,
                         help="Exit 2 when a finding at or above this severity remains (drift counts at its "
                              "own severity).")(func)
-    func = click.option("--output", "-o", "output", type=click.Choice(["text", "json"]), default="text",
-                        show_default=True, help="Report format.")(func)
-    return func
+    return output_option(func)
+
+
+def _output_specs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
+    """Checked before the run starts: a typo in -o must not cost a whole fleet check."""
+    from reconciler.errors import UserError
+    from reconciler.outputs.destinations import parse_output_specs
+
+    try:
+        return parse_output_specs(values)
+    except UserError as exc:
+        raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
+
+
+OUTPUT_FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "markdown")  # outputs/destinations.py
+
+
+def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`-o FMT[=PATH]`, repeatable; any command that renders a Report can take it (see `_emit`)."""
+    return click.option(
+        "--output", "-o", "output", multiple=True, default=("text",), show_default=True, metavar="FMT[=PATH]",
+        callback=_output_specs,
+        help=f"Report format, to stdout or to PATH (written atomically); repeatable. FMT: "
+             f"{', '.join(OUTPUT_FORMATS)}. Several may share stdout unless one is json/sarif/gitlab/junit. "
+             "github also appends the job summary to $GITHUB_STEP_SUMMARY.")(func)
 
 
 def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -224,12 +246,11 @@ def reconcile_command(**opts: Any) -> int:
     finally:
         if target is not None:
             target.close()
-    if opts["output"] == "json":
-        from reconciler.outputs.json_format import dumps
+    from reconciler.outputs.json_format import dumps
 
-        click.echo(dumps(outcome.to_dict()), nl=False)
-    else:
-        click.echo(outcome.render_text(), nl=False)
+    # text and json show the plan and the apply; the other formats render the findings after the run.
+    _emit(outcome.after or outcome.report, opts["output"],
+          overrides={"json": lambda: dumps(outcome.to_dict()), "text": outcome.render_text})
     # After an apply the issue shows what is left; the plan that was applied is history, not a proposal.
     _publish(outcome.after or outcome.report, outcome.plan if outcome.applied is None else None, opts)
     _fix_git(outcome.report, opts)
@@ -400,10 +421,17 @@ def _reconcile_settings(opts: dict[str, Any]) -> Any:
                              audit_log=opts.get("audit_log"), snapshot=opts.get("snapshot"))
 
 
-def _emit(report: Any, fmt: str) -> int:
-    from reconciler.outputs import render
+def _emit(report: Any, outputs: list[Any] | tuple[str, ...] | str,
+          overrides: dict[str, Callable[[], str]] | None = None) -> int:
+    """Render `report` to every `-o FMT[=PATH]` (specs from the option, or raw strings) and return its exit code.
 
-    click.echo(render(report, fmt, color=sys.stdout.isatty()), nl=False)
+    `overrides` render some formats another way (reconcile's text and json carry its plan).
+    """
+    from reconciler.outputs.destinations import OutputSpec, emit, parse_output_specs
+
+    raw = [outputs] if isinstance(outputs, str) else list(outputs)
+    specs = [s for s in raw if isinstance(s, OutputSpec)] or parse_output_specs([str(s) for s in raw])
+    emit(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
     return int(report.exit_code)
 
 

@@ -99,6 +99,9 @@ class Finding:
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
+        from reconciler.model.redact import redact
+
+        # desired/live are copied from values; the checks redact them, and this is the net if one does not.
         return {
             "rule": self.rule_id,
             "title": self.title,
@@ -108,8 +111,8 @@ class Finding:
             "cluster": self.cluster,
             "subject": self.subject.to_dict() if self.subject else None,
             "location": self.location.to_dict() if self.location else None,
-            "desired": self.desired,
-            "live": self.live,
+            "desired": redact(self.desired),
+            "live": redact(self.live),
             "fix": self.fix.to_dict() if self.fix else None,
             "fingerprint": self.fingerprint,
             "waived_by": self.waived_by,

@@ -12,15 +12,18 @@ from typing import TYPE_CHECKING, NamedTuple
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.policy.pack import RuleMeta
 from reconciler.errors import UserError
 from reconciler.findings import Finding
 from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
+from reconciler.model.refs import Location
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.settings import PolicySettings as PolicySettings  # re-exported: it used to live here
 from reconciler.sources.git import open_tree
+from reconciler.sources.git_changes import changed_lines
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
 if TYPE_CHECKING:
@@ -81,7 +84,8 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
     findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [desired.name])
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, desired.name))
+                           waivers.apply(findings, desired.name), ran_rules(repo, settings, "live", drift=True),
+                           cluster_anchor(desired))
     return _OneCluster(Report(command, [report], settings.fail_on, waivers.leftovers()), desired, live)
 
 
@@ -101,7 +105,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, name))
+                           waivers.apply(findings, name), ran_rules(repo, settings, "live", drift=desired is not None),
+                           cluster_anchor(desired))
     return Report("doctor", [report], settings.fail_on, waivers.leftovers())
 
 
@@ -119,11 +124,14 @@ def run_check(settings: RunSettings) -> Report:
     reports = []
     chosen = desired_clusters(head, settings.cluster)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
+    rules = ran_rules(rules_repo, settings, "static", drift=False)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
         findings = waivers.apply(evaluate_policies(facts, desired, rules_repo, settings), desired.name)
-        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings))
-    return Report("check", reports, settings.fail_on, repository + waivers.leftovers())
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
+                                     cluster_anchor(desired)))
+    changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
+    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed)
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:
@@ -192,6 +200,18 @@ def _healthz(live: LiveState) -> dict[str, object] | None:
     return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
             "status": live.healthz.status, "kai-scheduler-queues": {"status": status, "errors": errors},
             "detail": live.healthz.detail or None}
+
+
+def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
+    return desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
+
+
+def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, drift: bool) -> list[RuleMeta]:
+    """What one cluster's run evaluates: the policy rules of its scope, and the differ's when it diffs."""
+    from reconciler.checks.builtin_rules import DRIFT_RULES
+    from reconciler.policy_run import evaluated_rules
+
+    return [*(DRIFT_RULES if drift else ()), *evaluated_rules(repo, settings.policy, scope)]
 
 
 def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, repo: DesiredRepo | None,

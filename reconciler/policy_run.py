@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.checks.git_edits import attach_git_edits
 from reconciler.checks.policy.engine import load_policy_set, make_engine
-from reconciler.checks.policy.pack import PolicyEngine, merge_into
+from reconciler.checks.policy.pack import PolicyEngine, RuleMeta, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
 from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, load_waivers
 from reconciler.errors import UserError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # only types
     from reconciler.sources.git import GitTree
 
 _ENGINES: dict[str, PolicyEngine] = {}  # one compiled pack per distinct policy input within a process
+_RULES: dict[str, dict[str, RuleMeta]] = {}  # and the rules it holds, for reports that list what ran
 
 
 def evaluate(facts: dict[str, Any], desired: DesiredCluster | None, repo: DesiredRepo | None,
@@ -39,7 +40,20 @@ def evaluate(facts: dict[str, Any], desired: DesiredCluster | None, repo: Desire
     return attach_git_edits(findings, desired)
 
 
+def evaluated_rules(repo: DesiredRepo | None, policy: PolicySettings, scope: str) -> list[RuleMeta]:
+    """The policy rules an evaluation in `scope` runs (a static one skips live rules), sorted by id.
+
+    Call it once per run: it reads the repo's policy inputs to find (or build) the compiled pack.
+    """
+    rules = _compiled(repo, policy)[1]
+    return sorted((m for m in rules.values() if scope == "live" or m.scope == "static"), key=lambda m: m.id)
+
+
 def engine_for(repo: DesiredRepo | None, policy: PolicySettings) -> PolicyEngine:
+    return _compiled(repo, policy)[0]
+
+
+def _compiled(repo: DesiredRepo | None, policy: PolicySettings) -> tuple[PolicyEngine, dict[str, RuleMeta]]:
     files = repo_policy_files(repo) if repo is not None else {}
     data = repo_policy_data(repo) if repo is not None else {}
     key = json.dumps([sorted(files.items()), data, policy.opa_url, policy.opa_token, str(policy.opa_ca),
@@ -48,10 +62,11 @@ def engine_for(repo: DesiredRepo | None, policy: PolicySettings) -> PolicyEngine
         with tempfile.TemporaryDirectory(prefix="kai-gitops-policies-") as tmp:
             dirs, data_files = materialise(Path(tmp), files, data)
             policy_set = load_policy_set(dirs, data_files)  # reads every file now; tmp may then go
+        _RULES[key] = policy_set.rules
         _ENGINES[key] = make_engine(policy_set, opa_url=policy.opa_url, opa_token=policy.opa_token,
                                     opa_ca=policy.opa_ca, opa_timeout=policy.opa_timeout,
                                     opa_preloaded=policy.opa_preloaded)
-    return _ENGINES[key]
+    return _ENGINES[key], _RULES[key]
 
 
 def materialise(tmp: Path, files: dict[str, str], data: dict[str, Any]) -> tuple[list[Any], list[Path]]:

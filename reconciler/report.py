@@ -6,8 +6,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.checks.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.checks.nvca import Verdict
+from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Action, Finding, Kind, Severity, at_or_above
+from reconciler.model.refs import Location
+from reconciler.problems import group_problems, problem_id
 
 SCHEMA_VERSION = 1
 
@@ -18,6 +22,10 @@ class GitInfo:
     ref: str
     commit: str | None
     worktree: bool = False
+
+    @property
+    def short_commit(self) -> str:
+        return (self.commit or "")[:12] or "working tree"
 
     def to_dict(self) -> dict[str, Any]:
         return {"repo": self.repo, "ref": self.ref, "commit": self.commit, "worktree": self.worktree}
@@ -31,6 +39,8 @@ class ClusterReport:
     nvca: Verdict | None = None
     healthz: dict[str, Any] | None = None
     findings: list[Finding] = field(default_factory=list)
+    rules: list[RuleMeta] = field(default_factory=list)   # every rule evaluated here, found something or not
+    anchor: Location | None = None   # the cluster's entry in kai-gitops.yaml: where live-only findings point
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.waived_by is None]
@@ -43,7 +53,8 @@ class ClusterReport:
                 "to_create": plan.get(Action.CREATE.value, 0), "to_update": plan.get(Action.UPDATE.value, 0),
                 "operator_actions": plan.get(Action.NONE.value, 0),
                 "errors": severities.get("error", 0), "warnings": severities.get("warning", 0),
-                "info": severities.get("info", 0), "waived": len(self.findings) - len(active)}
+                "info": severities.get("info", 0), "waived": len(self.findings) - len(active),
+                "problems": len(group_problems(active)), "findings": len(active)}
 
     def to_dict(self) -> dict[str, Any]:
         return {"cluster": self.cluster,
@@ -51,7 +62,7 @@ class ClusterReport:
                 "live": {"source": self.live_source} if self.live_source else None,
                 "nvca": {"kai-scheduler-queues": self.nvca.to_dict()} if self.nvca else None,
                 "healthz": self.healthz,
-                "findings": [f.to_dict() for f in sorted(self.findings, key=finding_order)],
+                "findings": finding_dicts(self.findings),
                 "summary": self.summary()}
 
 
@@ -61,6 +72,7 @@ class Report:
     clusters: list[ClusterReport]
     fail_on: Severity = Severity.WARNING
     repository: list[Finding] = field(default_factory=list)   # about the change itself, not one cluster
+    changed_lines: dict[str, frozenset[int]] | None = None   # with --base: lines the change added or edited
 
     @property
     def exit_code(self) -> int:
@@ -70,7 +82,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
                 "failOn": self.fail_on.value, "exitCode": self.exit_code}
-        repository = {"repository": {"findings": [f.to_dict() for f in sorted(self.repository, key=finding_order)]}}
+        repository = {"repository": {"findings": finding_dicts(self.repository)}}
         if self.command in ("diff", "doctor", "reconcile") and len(self.clusters) == 1:
             return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()}
         return head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()}
@@ -82,6 +94,28 @@ class Report:
             totals.update(cluster.summary())
         totals.update(ClusterReport("", findings=self.repository).summary())
         return dict(totals)
+
+    def rules(self) -> list[RuleMeta]:
+        """Every rule that ran (or reported) in this run, by id: the policy pack's, the differ's, the waivers'."""
+        found: dict[str, RuleMeta] = {}
+        for cluster in self.clusters:
+            found.update((m.id, m) for m in cluster.rules)
+        for f in [*self.repository, *(f for c in self.clusters for f in c.findings)]:
+            if f.rule_id not in found:
+                found[f.rule_id] = BUILTIN_RULES.get(f.rule_id) or _meta_from(f)
+        return [found[key] for key in sorted(found)]
+
+
+def finding_dicts(findings: list[Finding]) -> list[dict[str, Any]]:
+    """JSON findings in report order, each with the id of the problem it belongs to."""
+    return [f.to_dict() | {"problem": problem_id(f)} for f in sorted(findings, key=finding_order)]
+
+
+def _meta_from(f: Finding) -> RuleMeta:
+    """A rule known only by its findings (e.g. from a merged report): described by what they say."""
+    description = f.fix.description if f.fix else ""
+    return RuleMeta(f.rule_id, f.title or f.rule_id, f.severity.value, "static", f.title or f.message,
+                    description or "See the finding.", "kai-gitops")
 
 
 def finding_order(f: Finding) -> tuple[Any, ...]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from reconciler.errors import UserError
 from reconciler.model.refs import Location, YamlPath
+from reconciler.yamlspan import SpanIndex
 
 # go-yaml v2 resolve table: plain scalars that Helm reads as booleans.
 _HELM_TRUE = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
@@ -31,14 +32,19 @@ class YamlDoc:
     file: str
     data: Any
     positions: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
+    spans: SpanIndex | None = field(default=None, compare=False, repr=False)   # where values end, on demand
 
     def locate(self, path: YamlPath) -> Location:
-        """Location of `path`, or of its nearest existing parent when the key is absent (where to add it)."""
+        """Location of `path`, or of its nearest existing parent when the key is absent (where to add it).
+
+        It starts at the key (or item) and ends where its value ends, when the text is known.
+        """
         probe = tuple(path)
         while probe and probe not in self.positions:
             probe = probe[:-1]
         line, column = self.positions.get(probe, (1, 1))
-        return Location(self.file, line, column, tuple(path))
+        end = self.spans.end_of((line, column), len(probe)) if self.spans is not None and probe else None
+        return Location(self.file, line, column, tuple(path), *(end or (None, None)))
 
     def get(self, path: YamlPath, default: Any = None) -> Any:
         node = self.data
@@ -73,13 +79,14 @@ def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES) -
     except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
         raise _yaml_error(exc, file, text) from None
     docs = []
+    spans = SpanIndex(text)
     for node in loaded:
         if node is None:
             continue
         _refuse_alias_bomb(node, file)
         converter = _Converter(file)
         data = converter.convert(node, ())
-        docs.append(YamlDoc(file, data, converter.positions))
+        docs.append(YamlDoc(file, data, converter.positions, spans))
     return docs
 
 

@@ -166,7 +166,8 @@ def test_demo_pr_text_report_names_file_line_column(demo: Path) -> None:
             assert f"{rule} {file}:{line}:{column}" in stdout, rule
     assert "kai-gitops check — cluster prod-addon" in stdout
     assert "kai-gitops check — cluster lab-standalone" in stdout
-    assert stdout.rstrip().splitlines()[-1] == "All clusters: 2 checked, 6 error(s), 1 warning(s), 0 info."
+    assert stdout.rstrip().splitlines()[-1] == ("All clusters: 2 checked, 7 problems (7 findings): 6 error(s), "
+                                                "1 warning(s), 0 info.")
 
 
 def test_template_commit_is_clean(demo: Path) -> None:

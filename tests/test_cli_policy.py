@@ -219,7 +219,8 @@ def test_user_rule_fires_with_its_own_id_and_location(tmp_path: Path) -> None:
     assert code == 2
     lab = next(c for c in report["clusters"] if c["cluster"] == "lab-standalone")
     rule = only(lab["findings"], "ACME-Q-100")
-    assert rule["location"] == {"file": QUEUES, "line": 10, "column": 21, "path": "spec.resources.gpu.limit"}
+    assert rule["location"] == {"file": QUEUES, "line": 10, "column": 21, "path": "spec.resources.gpu.limit",
+                                "endLine": 10, "endColumn": 30}   # "limit: 16", key to end of value
     assert line_at(repo, QUEUES, 10, 21).startswith("limit: 16")
     assert (rule["severity"], rule["title"]) == ("warning", "Extra queues stay within the GPU budget")
     assert rule["message"] == "queue research has gpu limit 16, above the budget of 8"

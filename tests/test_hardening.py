@@ -16,7 +16,7 @@ from reconciler.checks.nvca import gate_enabled, predict
 from reconciler.findings import Action
 from reconciler.model.gates import SignedGates
 from reconciler.model.helm import latest_per_release, release_from_json
-from reconciler.model.redact import REDACTED, redact
+from reconciler.model.redact import REDACTED, redact, redact_text
 from tests.helpers import (
     CANONICAL_KAI_VALUES,
     addon_config,
@@ -152,6 +152,21 @@ def test_redaction_catches_secret_shapes_under_any_key() -> None:
     assert red["env"][1]["value"] == "info" and red["args"][3] == "--verbose" and red["author"] == "me"
     assert red["url"] == f"https://{REDACTED}@git.example/x"
     assert red["scheduler"] == {"placementStrategy": "binpack"}
+
+
+def test_a_secret_flag_value_ends_at_a_quote_so_the_next_flag_is_masked_too() -> None:
+    text = redact_text('args: ["--token=A1b2","--secret B3c4"] and --password="two words"')
+    for secret in ("A1b2", "B3c4", "two words"):
+        assert secret not in text, text
+    assert text.count(REDACTED) == 3
+
+
+def test_live_gate_values_are_redacted_where_they_are_read() -> None:
+    from reconciler.model.live import _gates_at
+
+    blob = "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ="
+    assert _gates_at({"featureGate": {"values": ["KAIScheduler", blob]}}, "featureGate") == ["KAIScheduler", REDACTED]
+    assert _gates_at({"featureGate": {"values": f"KAIScheduler,{blob}"}}, "featureGate") == ["KAIScheduler", REDACTED]
 
 
 def test_facts_sent_to_a_policy_server_carry_redacted_values(tmp_path: Path) -> None:

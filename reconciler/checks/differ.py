@@ -113,7 +113,7 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
         if not live.queue_kind_served:
             return []  # KAI not installed at all: the NVCA/CRD findings say so once
         return [Finding(SHARD_DRIFT, Kind.DRIFT, Severity.ERROR, "SchedulingShard default does not exist",
-                        desired.name, ref, location, desired=expected.spec, live=None,
+                        desired.name, ref, location, desired=redact(expected.spec), live=None,
                         title="SchedulingShard differs from values",
                         fix=Fix(Action.NONE, "re-apply the KAI chart values", command=command))]
     actual = {key: live.shard.get(key) for key in expected.spec}
@@ -122,7 +122,7 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     paths = _changed_paths(expected.spec, actual)
     return [Finding(SHARD_DRIFT, Kind.DRIFT, Severity.ERROR,
                     f"SchedulingShard default differs from the KAI values at {', '.join(paths)}",
-                    desired.name, ref, location, desired=expected.spec, live=actual,
+                    desired.name, ref, location, desired=redact(expected.spec), live=redact(actual),
                     title="SchedulingShard differs from values",
                     fix=Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)",
                             command=command))]

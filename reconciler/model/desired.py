@@ -132,7 +132,7 @@ def _load_env(read: Any, cluster: ClusterConfig) -> YamlDoc:
     else:
         text = resources.files("reconciler").joinpath("data/stack/base.yaml").read_text()
         base = load_document(text, "stack/base.yaml").data
-    return YamlDoc(env.file, deep_merge(base, env.data), env.positions)
+    return YamlDoc(env.file, deep_merge(base, env.data), env.positions, env.spans)
 
 
 def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:

@@ -23,6 +23,7 @@ from reconciler.model.helm import (
     release_from_summary,
 )
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
+from reconciler.model.redact import redact_text
 
 SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
 QUEUE_LABEL = "kai.scheduler/queue"
@@ -244,10 +245,12 @@ def _gates_at(parent: dict[str, Any], key: str) -> list[str] | None:
         return None
     values = gate.get("values")
     if isinstance(values, str):
-        return split_gate_string(values)
+        return [redact_text(v) for v in split_gate_string(values)]
     if values is not None and not isinstance(values, list):
-        raise ValueError(f"featureGate.values must be a list or a comma-joined string, not {values!r}")
-    return [str(v) for v in values or []]
+        raise ValueError("featureGate.values must be a list or a comma-joined string, "
+                         f"not {type(values).__name__}")
+    # An operator may paste anything into a gate list; a credential there must not reach a message.
+    return [redact_text(str(v)) for v in values or []]
 
 
 def _dto_capabilities(text: Any) -> list[str] | None:

@@ -19,11 +19,9 @@ _SECRET_KEY = re.compile(
 # Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
 _REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode)$", re.IGNORECASE)
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.IGNORECASE)
-# The value ends at a quote too: in a quoted list (`["--token X","--token Y"]`, what a message quoting JSON
-# holds) a greedy \S+ swallowed the next item's flag, and that item's value went out unmasked. Commas stay in
-# the value (a password may hold one).
-_SECRET_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)[^\s\"']+",
-                         re.IGNORECASE)
+# The value ends at white space or a quote: `"--token=A","--secret B"` is two secrets, not one long one.
+_SECRET_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)"
+                         r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.IGNORECASE)
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
 _PEM = re.compile(r"-----BEGIN [A-Z ]+-----")
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)

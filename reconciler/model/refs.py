@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 YamlPath = tuple[str | int, ...]
 
@@ -24,12 +24,18 @@ class ObjectRef:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a desired value lives: file at a Git ref, 1-based line and column, and its YAML path."""
+    """Where a desired value lives: file at a Git ref, 1-based line and column, and its YAML path.
+
+    The end (line, and the column just after the value's last character) is where the reader knows it; it
+    takes no part in equality, so a location is the same place whoever computed it.
+    """
 
     file: str
     line: int | None = None
     column: int | None = None
     path: YamlPath = ()
+    end_line: int | None = field(default=None, compare=False)
+    end_column: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         text = self.file
@@ -43,7 +49,8 @@ class Location:
         return format_path(self.path)
 
     def to_dict(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "column": self.column, "path": self.dotted_path()}
+        return {"file": self.file, "line": self.line, "column": self.column, "path": self.dotted_path(),
+                "endLine": self.end_line, "endColumn": self.end_column}
 
 
 def format_path(path: YamlPath) -> str:

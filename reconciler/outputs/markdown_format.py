@@ -6,7 +6,8 @@ value cannot add links, mentions, images or HTML to the comment. Commands go in 
 nothing, with a fence longer than any backtick run inside.
 
 Other modules reuse the pieces: `escape_markdown`, `code_block`, `findings_table` and `finding_details`
-(drift issues and fix PR bodies), and `render(..., link=…, limit=…)` for a comment or a job summary.
+(drift issues and fix PR bodies), `problems_table`/`problem_details` (one entry per problem), and
+`render(..., link=…, limit=…)` for a comment or a job summary.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from reconciler.findings import Finding, Kind
 from reconciler.model.refs import Location
+from reconciler.problems import Problem, group_problems
 from reconciler.report import ClusterReport, Report, finding_order
 
 Link = Callable[[str, int | None], str]   # (repo-relative path, line or None) -> URL, e.g. a blob at a commit
@@ -85,6 +87,29 @@ def findings_table(findings: Iterable[Finding], link: Link | None = None) -> str
     return "\n".join(rows)
 
 
+def problems_table(problems: Iterable[Problem], link: Link | None = None) -> str:
+    """One row per problem: every rule that reports it, where, and what the leading finding says."""
+    rows = ["| | rules | where | problem |", "|---|---|---|---|"]
+    for p in problems:
+        f = p.lead
+        place = where(f.location, link) or escape_markdown(str(f.subject or "—"))
+        waived = " (waived)" if p.waived else ""
+        rules = ", ".join(escape_markdown(r) for r in p.rule_ids)
+        rows.append(f"| {_ICON[p.severity.value]} {p.severity.value}{waived} | {rules} | {place} | "
+                    f"{escape_markdown(_first_sentence(f.message))} |")
+    return "\n".join(rows)
+
+
+def problem_details(problem: Problem, link: Link | None = None) -> str:
+    """The leading finding in full; the other rules' findings of the same problem nested under it."""
+    text = finding_details(problem.lead, link)
+    others = list(problem.findings[1:])
+    if not others:
+        return text
+    nested = "\n\n".join(f"Also **{escape_markdown(f.rule_id)}**: {escape_markdown(f.message)}" for f in others)
+    return text.replace("\n</details>", f"\n{nested}\n\n</details>")
+
+
 def finding_details(f: Finding, link: Link | None = None) -> str:
     """One finding in full, collapsed: message, subject, place, the fix and the command to run."""
     summary = f"{_ICON[f.severity.value]} <b>{escape_markdown(f.rule_id)}</b> {escape_markdown(f.title or f.kind)}"
@@ -125,26 +150,26 @@ def _heading(report: Report) -> str:
     totals = report.totals()
     verdict = "✅ passed" if report.exit_code == 0 else "❌ failed"
     return (f"{MARKER}\n## kai-gitops {escape_markdown(report.command)}: {verdict}\n\n"
+            f"**{_count(totals['problems'], 'problem')}** ({_count(totals['findings'], 'finding')}): "
             f"{totals['errors']} error(s), {totals['warnings']} warning(s), {totals['info']} info"
             f"{_waived_note(totals['waived'])}; fails on {report.fail_on.value} and above.")
 
 
 def _overview(report: Report) -> str:
-    rows = ["| cluster | errors | warnings | info | drift | waived | NVCA kai-scheduler-queues |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| cluster | problems | errors | warnings | info | drift | waived | NVCA kai-scheduler-queues |",
+            "|---|---|---|---|---|---|---|---|"]
     for c in report.clusters:
         s = c.summary()
         nvca = escape_markdown(c.nvca.status) if c.nvca else "—"
-        rows.append(f"| {escape_markdown(c.cluster)} | {s['errors']} | {s['warnings']} | {s['info']} | "
-                    f"{s['drift']} | {s['waived']} | {nvca} |")
+        rows.append(f"| {escape_markdown(c.cluster)} | {s['problems']} | {s['errors']} | {s['warnings']} | "
+                    f"{s['info']} | {s['drift']} | {s['waived']} | {nvca} |")
     return "\n".join(rows)
 
 
 def _cluster_section(command: str, c: ClusterReport, link: Link | None) -> str:
     head = []
     if c.git:
-        commit = (c.git.commit or "")[:12] or "working tree"
-        head.append(f"desired {inline_code(c.git.ref)} ({inline_code(commit)})")
+        head.append(f"desired {inline_code(c.git.ref)} ({inline_code(c.git.short_commit)})")
     if c.live_source:
         head.append(f"live {escape_markdown(c.live_source)}")
     findings = sorted(c.findings, key=finding_order)
@@ -165,8 +190,9 @@ def _section(title: str, intro: str, findings: list[Finding], link: Link | None)
     if not findings:
         parts.append("No findings.")
         return "\n\n".join(parts)
-    parts.append(findings_table(findings, link))
-    parts.extend(finding_details(f, link) for f in findings)
+    problems = group_problems(findings)
+    parts.append(problems_table(problems, link))
+    parts.extend(problem_details(p, link) for p in problems)
     return "\n\n".join(parts)
 
 
@@ -176,16 +202,21 @@ def _join_within(blocks: list[str], limit: int | None) -> str:
         return text
     note = "\n\n> **Truncated**: the report is longer than this place allows; the JSON or SARIF output has all " \
            "of it.\n"
+    # Cut between paragraphs, never inside a table row; close what the cut leaves open (fences, <details>).
+    pieces = [piece for block in blocks for piece in block.split("\n\n")]
     kept: list[str] = []
     size = len(note.encode())
-    for block in blocks:
-        for piece in block.split("\n\n"):   # cut between paragraphs, never inside a table row or a fence
-            cost = len(piece.encode()) + 2
-            if size + cost > limit:
-                return _close_open_details("\n\n".join(kept)) + note
-            kept.append(piece)
-            size += cost
-    return "\n\n".join(kept) + note
+    for piece in pieces:
+        if size + len(piece.encode()) + 2 > limit:
+            break
+        kept.append(piece)
+        size += len(piece.encode()) + 2
+    while kept:
+        cut = _close_open_details("\n\n".join(kept)) + note
+        if len(cut.encode()) <= limit:
+            return cut
+        kept.pop()
+    return note.lstrip()
 
 
 def _close_open_details(text: str) -> str:
@@ -194,6 +225,10 @@ def _close_open_details(text: str) -> str:
     if len(fences) % 2:
         text += "\n" + fences[-1]
     return text + "\n\n</details>" * max(open_count, 0)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _waived_note(waived: int) -> str:

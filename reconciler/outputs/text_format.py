@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 from reconciler.checks.gofloat import format_go_float
-from reconciler.findings import Action, Finding, Kind
+from reconciler.findings import Action, Finding
+from reconciler.problems import Problem, group_problems
 from reconciler.report import ClusterReport, Report, finding_order
 
 _SIGN = {Action.CREATE: ("+", "green"), Action.UPDATE: ("~", "yellow"), Action.NONE: ("!", "magenta")}
@@ -25,7 +26,7 @@ def render(report: Report, *, color: bool | None = None) -> str:
                       highlight=False, soft_wrap=True)
     if report.repository:
         console.print(f"[bold]kai-gitops {report.command}[/] — this run (waivers, policy changes)")
-        _violations(console, sorted(report.repository, key=finding_order))
+        _violations(console, group_problems(sorted(report.repository, key=finding_order)))
         console.print()
     for cluster in report.clusters:
         _cluster(console, report.command, cluster)
@@ -37,18 +38,19 @@ def render(report: Report, *, color: bool | None = None) -> str:
 def _cluster(console: Any, command: str, c: ClusterReport) -> None:
     console.print(f"[bold]kai-gitops {command}[/] — cluster [bold]{_escape(c.cluster)}[/]")
     if c.git:
-        commit = (c.git.commit or "")[:12] or "working tree"
-        console.print(f"  desired: {_escape(c.git.repo)} @ {_escape(c.git.ref)} ({commit})")
+        console.print(f"  desired: {_escape(c.git.repo)} @ {_escape(c.git.ref)} ({c.git.short_commit})")
     if c.live_source:
         console.print(f"  live:    {_escape(c.live_source)}")
     findings = sorted(c.findings, key=finding_order)
-    drift = [f for f in findings if f.kind is Kind.DRIFT and f.waived_by is None]
-    violations = [f for f in findings if f.kind is Kind.VIOLATION and f.waived_by is None]
+    problems = group_problems(f for f in findings if f.waived_by is None)
+    drift = [p for p in problems if p.is_drift]
+    violations = [p for p in problems if not p.is_drift]
     waived = [f for f in findings if f.waived_by is not None]
     if drift:
         console.print("\n[bold]Drift[/] (live differs from Git):")
-        for f in drift:
-            _drift(console, f)
+        for problem in drift:
+            _drift(console, problem.lead)
+            _also(console, problem, "      ")
     if violations:
         console.print("\n[bold]Violations[/]:")
         _violations(console, violations)
@@ -86,15 +88,25 @@ def _drift(console: Any, f: Finding) -> None:
         console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 
 
-def _violations(console: Any, violations: list[Finding]) -> None:
-    for f in violations:
-        colour = _SEVERITY[f.severity.value]
+def _violations(console: Any, problems: list[Problem]) -> None:
+    """One entry per problem: the leading finding in full, the other rules that report it listed under it."""
+    for problem in problems:
+        f = problem.lead
+        colour = _SEVERITY[problem.severity.value]
         place = f.location or f.subject
         where = f" [dim]{_escape(str(place))}[/]" if place else ""
-        console.print(f"  [{colour}]{f.severity.value.upper():<7}[/] {_escape(f.rule_id)}{where}")
+        rules = " + ".join(problem.rule_ids)
+        console.print(f"  [{colour}]{problem.severity.value.upper():<7}[/] {_escape(rules)}{where}")
         console.print(f"          {_escape(f.message)}")
+        _also(console, problem, "          ")
         if f.fix and (f.fix.command or f.fix.description):
             console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")
+
+
+def _also(console: Any, problem: Problem, indent: str) -> None:
+    for other in problem.findings[1:]:
+        if other.rule_id != problem.lead.rule_id:
+            console.print(f"{indent}[dim]also {_escape(other.rule_id)}:[/] {_escape(other.message)}")
 
 
 def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
@@ -103,14 +115,20 @@ def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
             "operator." if with_plan else "")
     checks = f"Violations: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info"
     waived = f", {s['waived']} waived" if s["waived"] else ""
-    return f"{plan} {checks}{waived}.".strip()
+    return f"{_problems(s)}. {plan} {checks}{waived}.".replace("  ", " ")
 
 
 def _totals(report: Report) -> str:
     total = report.totals()
     waived = f", {total['waived']} waived" if total["waived"] else ""
-    return (f"All clusters: {len(report.clusters)} checked, {total['errors']} error(s), {total['warnings']} "
-            f"warning(s), {total['info']} info{waived}.")
+    return (f"All clusters: {len(report.clusters)} checked, {_problems(total)}: {total['errors']} error(s), "
+            f"{total['warnings']} warning(s), {total['info']} info{waived}.")
+
+
+def _problems(summary: dict[str, int]) -> str:
+    """"4 problems (9 findings)": what to fix, and how many rule results say so."""
+    problems, findings = summary["problems"], summary["findings"]
+    return f"{problems} problem{'s' if problems != 1 else ''} ({findings} finding{'s' if findings != 1 else ''})"
 
 
 def _value(value: Any) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -181,8 +180,8 @@ def _summary_table(cluster: ClusterReport, context: DriftContext) -> str:
 
 
 def _plan_block(findings: list[Finding], context: DriftContext) -> str:
-    if context.plan_lines:   # dedented so `+`/`~` open the line, where diff highlighting looks for them
-        return code_block(textwrap.dedent("\n".join(context.plan_lines)), "diff")
+    if context.plan_lines:   # outdented so `+`/`~` open the line, where diff highlighting looks for them
+        return code_block("\n".join(line.removeprefix("  ") for line in context.plan_lines), "diff")
     return plan_excerpt(findings)
 
 

@@ -1,0 +1,133 @@
+"""Where rendered reports go: `--output FMT[=PATH]`, repeatable, so one run feeds every consumer.
+
+Every format is rendered before anything is written, so a failure leaves no half set of files. Files are
+replaced atomically (a temporary file in the same directory, then rename), so a CI step never uploads a
+truncated SARIF. Several formats may go to stdout, printed in the order given, as long as none of them
+is a machine format (json, sarif, gitlab, junit): those must be alone on stdout or go to a file.
+With `github`, the Markdown job summary is also appended to `$GITHUB_STEP_SUMMARY` when it is set.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.errors import UserError
+from reconciler.report import Report
+
+FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "markdown")
+MACHINE_FORMATS = frozenset({"json", "sarif", "gitlab", "junit"})
+STDOUT = "-"
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    format: str
+    path: str = STDOUT   # "-" is stdout
+
+    @property
+    def to_stdout(self) -> bool:
+        return self.path == STDOUT
+
+
+def parse_output_specs(values: Iterable[str]) -> list[OutputSpec]:
+    """`text`, `sarif=r.sarif`, `json=-` … checked together (formats, stdout sharing, one path per format)."""
+    specs = []
+    for value in values:
+        fmt, _, path = value.partition("=")
+        fmt = fmt.strip().lower()
+        if fmt not in FORMATS:
+            raise UserError(f"unknown output format '{fmt}' in '-o {value}'", hint=f"choose from {', '.join(FORMATS)}")
+        if "=" in value and not path:
+            raise UserError(f"'-o {value}' names no file", hint=f"write -o {fmt}=PATH, or -o {fmt} for stdout")
+        specs.append(OutputSpec(fmt, path or STDOUT))
+    _check_stdout(specs)
+    files = [s.path for s in specs if not s.to_stdout]
+    duplicate = next((p for p in files if files.count(p) > 1), None)
+    if duplicate:
+        raise UserError(f"two outputs write the same file {duplicate}", hint="give each format its own PATH")
+    return specs
+
+
+def _check_stdout(specs: list[OutputSpec]) -> None:
+    on_stdout = [s.format for s in specs if s.to_stdout]
+    machine = [f for f in on_stdout if f in MACHINE_FORMATS]
+    if machine and len(on_stdout) > 1:
+        raise UserError(f"{machine[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != machine[0])}",
+                        hint=f"write it to a file: -o {machine[0]}=PATH")
+
+
+def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *, color: bool = False,
+         overrides: Mapping[str, Callable[[], str]] | None = None) -> None:
+    """Render every spec, then write files atomically, then print the stdout ones in order.
+
+    `overrides` maps a format to another renderer (a command whose text/json carries more than the report).
+    """
+    from reconciler.outputs import render
+
+    def one(spec: OutputSpec) -> str:
+        if overrides and spec.format in overrides:
+            return overrides[spec.format]()
+        return render(report, spec.format, color=color and spec.to_stdout and spec.format == "text")
+
+    rendered = [(spec, one(spec)) for spec in specs]
+    for spec, text in rendered:
+        if not spec.to_stdout:
+            write_atomically(Path(spec.path), text)
+    if any(spec.format == "github" for spec in specs):
+        append_job_summary(report)
+    for spec, text in rendered:
+        if spec.to_stdout:
+            echo(text)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; a report is as readable as any file
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise UserError(f"cannot write report: {exc.strerror}", where=str(path),
+                        hint="choose a writable path for -o FMT=PATH") from None
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def append_job_summary(report: Report, environ: dict[str, str] | None = None) -> Path | None:
+    """Append the Markdown job summary to $GITHUB_STEP_SUMMARY, within what is left of its 1 MiB."""
+    from reconciler.outputs.github_format import SUMMARY_LIMIT, blob_link, job_summary
+
+    env = os.environ if environ is None else environ
+    target = env.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    path = Path(target)
+    used = path.stat().st_size if path.exists() else 0
+    commit = next((c.git.commit for c in report.clusters if c.git and c.git.commit), None) or env.get("GITHUB_SHA")
+    link = None
+    if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and commit:
+        link = blob_link(env["GITHUB_SERVER_URL"], env["GITHUB_REPOSITORY"], commit)
+    room = SUMMARY_LIMIT - used - 1
+    if room < 1024:   # earlier steps used it up; a stub would only say "truncated"
+        return None
+    text = job_summary(report, link=link, limit=room)
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(("\n" if used else "") + text)
+    except OSError as exc:
+        raise UserError(f"cannot append the job summary: {exc.strerror}", where=target) from None
+    return path

@@ -1,0 +1,83 @@
+"""Where a YAML value ends, for reports that highlight a whole region (SARIF, annotations).
+
+The reader keeps where every key and item starts; the end is only needed for the few values a finding
+points at, so it is computed on first use from the same text with libyaml's composer (C, fast), whose
+nodes carry start and end marks. A value ends at its last character: a block collection at the end of its
+last child, a block scalar before its trailing blank lines, so no trailing comment or blank line is
+highlighted.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+Position = tuple[int, int]   # 1-based line and column
+
+
+class SpanIndex:
+    """Maps the start of a key (or sequence item) and its depth to the end of its value; built once, lazily.
+
+    The depth (length of the YAML path) tells apart an item and the first key of the mapping it holds,
+    which start at the same place.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._ends: dict[tuple[int, int, int], Position] | None = None
+
+    def end_of(self, start: Position, depth: int) -> Position | None:
+        """1-based (line, column just after the last character) of the value whose key starts at `start`."""
+        if self._ends is None:
+            self._ends = _index(self._text)
+        return self._ends.get((*start, depth))
+
+
+def _index(text: str) -> dict[tuple[int, int, int], Position]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        roots = list(yaml.compose_all(text, Loader=loader))
+    except yaml.YAMLError:   # the main reader accepted it; without ends a report still has starts
+        return {}
+    line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    ends: dict[tuple[int, int, int], Position] = {}
+    seen: set[int] = set()
+    stack = [(root, 0) for root in roots if root is not None]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:   # an alias is the same node object: visit once
+            continue
+        seen.add(id(node))
+        for key, value in _children(node):
+            ends[(key.start_mark.line + 1, key.start_mark.column + 1, depth + 1)] = _end(value, text, line_starts)
+            stack.append((value, depth + 1))
+    return ends
+
+
+def _children(node: Any) -> list[tuple[Any, Any]]:
+    """(node that marks the start, value node): mapping entries start at the key, items at themselves."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return list(node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return [(item, item) for item in node.value]
+    return []
+
+
+def _end(node: Any, text: str, line_starts: list[int]) -> Position:
+    import yaml
+
+    depth = 0
+    while isinstance(node, yaml.CollectionNode) and not node.flow_style and node.value and depth < 10_000:
+        last = node.value[-1]
+        node = last[1] if isinstance(last, tuple) else last
+        depth += 1
+    index = node.end_mark.index
+    if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+        while index > node.start_mark.index and text[index - 1] in " \t\r\n":
+            index -= 1
+    line = bisect.bisect_right(line_starts, index) - 1
+    return line + 1, index - line_starts[line] + 1

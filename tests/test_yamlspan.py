@@ -1,0 +1,62 @@
+"""Locations end where the YAML value ends: what SARIF regions and annotations highlight."""
+
+from __future__ import annotations
+
+from reconciler.yamldoc import load_document, load_documents
+
+TEXT = """\
+a:
+  b: [x, "yy", z]   # comment not highlighted
+  u: "ünï"  # x
+  l:
+    - one
+    - k: v
+      m: 2   # trailing
+  s: |
+    text
+    more
+
+  # comment
+z: 1
+"""
+
+
+def span(path: tuple[str | int, ...], text: str = TEXT) -> tuple[int | None, ...]:
+    loc = load_document(text, "f.yaml").locate(path)
+    return loc.line, loc.column, loc.end_line, loc.end_column
+
+
+def test_scalar_ends_after_its_last_character_with_unicode_counted_as_characters() -> None:
+    assert span(("a", "u")) == (3, 3, 3, 11)
+    assert span(("z",)) == (13, 1, 13, 5)
+
+
+def test_flow_sequence_and_its_items() -> None:
+    assert span(("a", "b")) == (2, 3, 2, 18)
+    assert span(("a", "b", 1)) == (2, 10, 2, 14)
+
+
+def test_block_collections_end_at_their_last_value_not_at_a_trailing_comment() -> None:
+    assert span(("a", "l")) == (4, 3, 7, 11)
+    assert span(("a", "l", 1)) == (6, 7, 7, 11)
+
+
+def test_block_scalar_ends_before_trailing_blank_lines() -> None:
+    assert span(("a", "s")) == (8, 3, 10, 9)
+
+
+def test_absent_key_points_at_its_parent_entry() -> None:
+    assert span(("a", "l", 1, "missing")) == (6, 7, 7, 11)
+    assert span(("a", "l", 1, "k")) == (6, 7, 6, 11)
+
+
+def test_each_document_of_a_stream_has_its_own_ends() -> None:
+    docs = load_documents("a: 1\n---\nb: [1, 2]\n", "f.yaml")
+    loc = docs[1].locate(("b",))
+    assert (loc.line, loc.end_line, loc.end_column) == (3, 3, 10)
+
+
+def test_end_is_not_part_of_equality() -> None:
+    from reconciler.model.refs import Location
+
+    assert load_document("a: 1\n", "f").locate(("a",)) == Location("f", 1, 1, ("a",))
