@@ -280,6 +280,9 @@ def doctor_command(**opts: Any) -> int:
 @click.option("--cluster", default=None, help="Check only this cluster (default: every cluster in kai-gitops.yaml).")
 @click.option("--base", metavar="REF", default=None,
               help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.")
+@click.option("--shard", metavar="I/N", default=None,
+              help="Check only shard I of N (a stable subset by cluster name); fold the shards' JSON reports "
+                   "with `report merge`.")
 @report_options
 @policy_options
 @fix_git_options
@@ -289,10 +292,46 @@ def check_command(**opts: Any) -> int:
     """The PR check: static policies over the desired configuration in Git. No cluster access."""
     from reconciler import pipeline
 
-    report = pipeline.run_check(_settings(opts))
+    settings = _settings(opts)
+    if opts.get("shard") is not None:
+        settings.shard = _shard(opts)
+    report = pipeline.run_check(settings)
     code = _emit(report, opts["output"])
     _fix_git(report, opts)
     return code
+
+
+def _shard(opts: dict[str, Any]) -> Any:
+    from reconciler.errors import UserError
+    from reconciler.sharding import parse_shard
+
+    if opts.get("cluster"):
+        raise UserError("--shard and --cluster cannot be combined", hint="use one: a shard, or one cluster")
+    return parse_shard(opts["shard"])
+
+
+@main.group("report")
+def report_group() -> None:
+    """Work with saved JSON reports."""
+
+
+@report_group.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default=None,
+              help="Exit 2 when a merged finding at or above this severity remains (default: the reports' "
+                   "own --fail-on).")
+@output_option
+@_guard
+def report_merge_command(files: tuple[str, ...], **opts: Any) -> int:
+    """Fold the JSON reports of `check --shard I/N` jobs (or of `check --cluster` runs) into one report.
+
+    Exit 2 when the merged findings are at or above --fail-on, 0 when clean, 1 on an error.
+    """
+    from reconciler.findings import Severity
+    from reconciler.report_merge import merge_files
+
+    report = merge_files(files, Severity(opts["fail_on"]) if opts["fail_on"] else None)
+    return _emit(report, opts["output"])
 
 
 @main.group("policy")

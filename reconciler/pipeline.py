@@ -22,6 +22,8 @@ from reconciler.model.refs import Location
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.settings import PolicySettings as PolicySettings  # re-exported: it used to live here
+from reconciler.sharding import Shard
+from reconciler.sharding import select as select_shard
 from reconciler.sources.git import open_tree
 from reconciler.sources.git_changes import changed_lines
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
@@ -42,8 +44,9 @@ def open_desired(settings: GitSettings) -> DesiredRepo:
     return DesiredRepo(tree, config, git)
 
 
-def desired_clusters(repo: DesiredRepo, name: str | None) -> list[DesiredCluster]:
-    return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in repo.config.select(name)]
+def desired_clusters(repo: DesiredRepo, name: str | None, shard: Shard | None = None) -> list[DesiredCluster]:
+    chosen = select_shard(repo.config.select(name), shard)   # before reading: a shard reads only its files
+    return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in chosen]
 
 
 def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
@@ -122,7 +125,7 @@ def run_check(settings: RunSettings) -> Report:
     if settings.base_ref:
         rules_repo, repository = _base_rules(settings, head)
     reports = []
-    chosen = desired_clusters(head, settings.cluster)
+    chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     rules = ran_rules(rules_repo, settings, "static", drift=False)
     for desired in chosen:
@@ -131,7 +134,8 @@ def run_check(settings: RunSettings) -> Report:
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
                                      cluster_anchor(desired)))
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
-    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed)
+    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
+                  shard=settings.shard)
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:

@@ -12,6 +12,7 @@ from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Action, Finding, Kind, Severity, at_or_above
 from reconciler.model.refs import Location
 from reconciler.problems import group_problems, problem_id
+from reconciler.sharding import Shard
 
 SCHEMA_VERSION = 1
 
@@ -63,7 +64,10 @@ class ClusterReport:
                 "nvca": {"kai-scheduler-queues": self.nvca.to_dict()} if self.nvca else None,
                 "healthz": self.healthz,
                 "findings": finding_dicts(self.findings),
-                "summary": self.summary()}
+                "summary": self.summary(),
+                # For `report merge`: a merged report renders like one run (SARIF rules, JUnit cases, anchors).
+                "rulesEvaluated": sorted(m.id for m in self.rules),
+                "anchor": self.anchor.to_dict() if self.anchor else None}
 
 
 @dataclass
@@ -73,6 +77,7 @@ class Report:
     fail_on: Severity = Severity.WARNING
     repository: list[Finding] = field(default_factory=list)   # about the change itself, not one cluster
     changed_lines: dict[str, frozenset[int]] | None = None   # with --base: lines the change added or edited
+    shard: Shard | None = None                                  # check --shard: this report covers one shard
 
     @property
     def exit_code(self) -> int:
@@ -82,10 +87,16 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
                 "failOn": self.fail_on.value, "exitCode": self.exit_code}
+        if self.shard is not None:
+            head["shard"] = self.shard.to_dict()
         repository = {"repository": {"findings": finding_dicts(self.repository)}}
+        catalog = {"rules": [_meta_dict(m) for m in self.rules()]} | (
+            {"changedLines": {f: sorted(lines) for f, lines in sorted(self.changed_lines.items())}}
+            if self.changed_lines is not None else {})
         if self.command in ("diff", "doctor", "reconcile") and len(self.clusters) == 1:
-            return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()}
-        return head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()}
+            return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()} | catalog
+        return head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()} \
+            | catalog
 
     def totals(self) -> dict[str, int]:
         """Every cluster's summary plus the findings about the run itself (waivers, policy edits)."""
@@ -100,7 +111,8 @@ class Report:
         found: dict[str, RuleMeta] = {}
         for cluster in self.clusters:
             found.update((m.id, m) for m in cluster.rules)
-        for f in [*self.repository, *(f for c in self.clusters for f in c.findings)]:
+        every = [*self.repository, *(f for c in self.clusters for f in c.findings)]
+        for f in sorted(every, key=finding_order):   # the order JSON keeps: a re-read report names them alike
             if f.rule_id not in found:
                 found[f.rule_id] = BUILTIN_RULES.get(f.rule_id) or _meta_from(f)
         return [found[key] for key in sorted(found)]
@@ -109,6 +121,11 @@ class Report:
 def finding_dicts(findings: list[Finding]) -> list[dict[str, Any]]:
     """JSON findings in report order, each with the id of the problem it belongs to."""
     return [f.to_dict() | {"problem": problem_id(f)} for f in sorted(findings, key=finding_order)]
+
+
+def _meta_dict(meta: RuleMeta) -> dict[str, str]:
+    return {"id": meta.id, "title": meta.title, "severity": meta.severity, "scope": meta.scope,
+            "rationale": meta.rationale, "remediation": meta.remediation, "source": meta.source}
 
 
 def _meta_from(f: Finding) -> RuleMeta:

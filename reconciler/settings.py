@@ -12,6 +12,7 @@ from pathlib import Path
 from reconciler.findings import Severity
 from reconciler.model.config import RepoConfig
 from reconciler.report import GitInfo
+from reconciler.sharding import Shard
 from reconciler.sources.git import GitTree
 
 
@@ -38,6 +39,7 @@ class RunSettings:
     fail_on: Severity = Severity.WARNING
     policy: PolicySettings = field(default_factory=PolicySettings)
     base_ref: str | None = None
+    shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
 
 
 @dataclass

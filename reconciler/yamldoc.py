@@ -8,18 +8,18 @@ a finding must never depend silently on which of two lines wins.
 
 from __future__ import annotations
 
+import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import UserError
+from reconciler.helm_scalars import go_integer, helm_key, helm_plain_string
 from reconciler.model.refs import Location, YamlPath
 from reconciler.yamlspan import SpanIndex
 
-# go-yaml v2 resolve table: plain scalars that Helm reads as booleans.
-_HELM_TRUE = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
-_HELM_FALSE = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}
 # An alias bomb expands a few lines into billions of values; real files reuse anchors a little, not this much.
 MAX_ALIAS_EXPANSION = 1_000_000
 MAX_BYTES = 20 * 1024 * 1024
@@ -70,9 +70,57 @@ def decode_text(raw: bytes, file: str, *, max_bytes: int = MAX_BYTES) -> str:
             hint="save the file as UTF-8") from None
 
 
-def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES) -> list[YamlDoc]:
-    """Every document of a YAML stream; empty documents are skipped."""
+def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES,
+                   shared: bool = False) -> list[YamlDoc]:
+    """Every document of a YAML stream; empty documents are skipped.
+
+    Read with libyaml when it is installed and the document is one it reads exactly like ruamel
+    (`yaml_libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel. `shared=True`: the
+    caller never modifies the documents, so one parse of each distinct file serves every caller.
+    """
     text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)
+    if not shared or os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") == "0":
+        return _parse(text, file)
+    key = (file, text)
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return list(_PARSED[key])
+    docs = _parse(text, file)
+    _PARSED[key] = tuple(docs)
+    while len(_PARSED) > PARSE_CACHE_FILES:
+        _PARSED.popitem(last=False)
+    return docs
+
+
+# The desired-state reads of a fleet parse each distinct file once per process: 150 add-on clusters share
+# one stack base.yaml, and many clusters a queue or values file. Keyed by name and content (errors and
+# positions name the file), so a changed file is parsed again. Opt-in (`shared=True`) because the
+# documents are handed out as they are, not copied: only read-only callers may take them.
+PARSE_CACHE_FILES = 512
+_PARSED: OrderedDict[tuple[str, str], tuple[YamlDoc, ...]] = OrderedDict()
+
+
+def _parse(text: str, file: str) -> list[YamlDoc]:
+    if reader_engine() == "libyaml":
+        from reconciler import yaml_libyaml
+
+        fast = yaml_libyaml.documents(text)
+        if fast is not None:
+            spans = SpanIndex(text)
+            return [YamlDoc(file, data, positions, spans) for data, positions in fast]
+    return ruamel_documents(text, file)
+
+
+def reader_engine() -> str:
+    """"libyaml" (the default when PyYAML has its C extension) or "ruamel"."""
+    from reconciler import yaml_libyaml
+
+    wanted = os.environ.get("KAI_GITOPS_YAML_READER", "libyaml")
+    return "libyaml" if wanted != "ruamel" and yaml_libyaml.available() else "ruamel"
+
+
+def ruamel_documents(text: str, file: str) -> list[YamlDoc]:
+    """The reference reader: ruamel's round-trip loader, converted to what Helm sees."""
     yaml = _parser()
     try:
         loaded = list(yaml.load_all(text))
@@ -90,8 +138,8 @@ def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES) -
     return docs
 
 
-def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True) -> YamlDoc:
-    docs = load_documents(raw, file)
+def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared: bool = False) -> YamlDoc:
+    docs = load_documents(raw, file, shared=shared)
     if len(docs) > 1:
         raise UserError("expected one YAML document, found several", where=f"{file}:1")
     if not docs:
@@ -124,13 +172,15 @@ def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
     if type(exc).__name__ == "DuplicateKeyError":
         key = re.search(r'duplicate key "([^"]*)"', str(exc))
         name = key.group(1) if key else "?"
-        first, second = _duplicate_key_lines(text, exc, name)
-        return UserError(
-            f'duplicate key "{name}" at lines {first} and {second}', where=f"{file}:{second}",
-            hint="Helm would silently keep the last one; delete the line you do not mean")
+        return duplicate_key_error(file, name, *_duplicate_key_lines(text, exc, name))
     context = getattr(exc, "context", None)
     message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
     return UserError(message, where=where, hint="fix the YAML syntax")
+
+
+def duplicate_key_error(file: str, name: str, first: int, second: int) -> UserError:
+    return UserError(f'duplicate key "{name}" at lines {first} and {second}', where=f"{file}:{second}",
+                     hint="Helm would silently keep the last one; delete the line you do not mean")
 
 
 def _duplicate_key_lines(text: str, exc: Any, name: str) -> tuple[int, int]:
@@ -198,13 +248,18 @@ class _Converter:
         return _scalar(node)
 
     def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
+        lines: dict[str, int] = {}
         for raw_key, value in node.items():
-            key = _helm_key(_scalar(raw_key))
+            key = helm_key(_scalar(raw_key))
             child = (*path, key)
-            position = _lc(node, "key", key)
+            position = _lc(node, "key", raw_key)   # ruamel keeps positions under the key as written
             if position is not None:
                 self.positions[child] = position
-            yield key, self.convert(value, child)
+            converted = self.convert(value, child)
+            if key in lines:   # `1:` and "1":, or `yes:` and `true:` — distinct in YAML, one key to Helm
+                raise duplicate_key_error(self.file, key, lines[key], position[0] if position else 1)
+            lines[key] = position[0] if position else 1
+            yield key, converted
 
     def _seq_items(self, node: Any, path: YamlPath) -> Iterator[Any]:
         for i, item in enumerate(node):
@@ -225,32 +280,21 @@ def _lc(node: Any, kind: str, key: Any) -> tuple[int, int] | None:
     return line + 1, column + 1
 
 
-def _helm_key(key: Any) -> str:
-    """Helm's values are JSON objects: every key becomes a string (`1:` → "1", `on:` → "true", `~:` → "null")."""
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return "null" if key is None else str(key)
-
-
 def _scalar(node: Any) -> Any:
     from ruamel.yaml.scalarstring import ScalarString
 
     if isinstance(node, ScalarString):
-        if type(node).__name__ in ("SingleQuotedScalarString", "DoubleQuotedScalarString"):
-            return str(node)
-        node = str(node)  # literal/folded blocks: plain strings, never booleans
-        return node
+        if type(node).__name__ != "PlainScalarString":
+            return str(node)  # quoted, literal and folded: strings, never booleans
+        node = str(node)      # an anchored plain scalar: what Helm reads it as, like any plain one
     if isinstance(node, bool) or node is None:
         return node
+    if type(node).__name__ == "ScalarBoolean":   # an anchored boolean: an int subclass in ruamel
+        return bool(node)
     if isinstance(node, str):
-        if node in _HELM_TRUE:
-            return True
-        if node in _HELM_FALSE:
-            return False
-        return str(node)
+        return helm_plain_string(str(node))
     if isinstance(node, int):
-        # Go decodes values numbers as int64 or float64: anything wider only survives as a float.
-        return int(node) if -(2**63) <= node < 2**63 else float(node)
+        return go_integer(int(node))
     if isinstance(node, float):
         return float(node)
     return str(node) if not isinstance(node, int | float) else node

@@ -302,7 +302,16 @@ def assert_one_line_error(code: int, stdout: str, stderr: str, *needles: str) ->
 
 def load_demo_builder() -> ModuleType:
     """repo-templates/demo/build.py, imported from its path (it is not part of the package)."""
-    spec = importlib.util.spec_from_file_location("kai_gitops_demo_build", DEMO / "build.py")
+    return _load_path("kai_gitops_demo_build", DEMO / "build.py")
+
+
+def load_fleet_builder() -> ModuleType:
+    """bench/fleet_repo.py: the fleet benchmark's repository generator (write_fleet_repo, fleet_files)."""
+    return _load_path("kai_gitops_fleet_repo", ROOT / "bench" / "fleet_repo.py")
+
+
+def _load_path(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

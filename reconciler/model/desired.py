@@ -118,7 +118,7 @@ def build_desired(read: Any, config_doc: YamlDoc, cluster: ClusterConfig, commit
 
 
 def _load_mapping(read: Any, path: str) -> YamlDoc:
-    doc = load_document(read(path), path)
+    doc = load_document(read(path), path, shared=True)   # read-only here: merges copy (values.deep_merge)
     if not isinstance(doc.data, dict):
         raise UserError(f"expected a YAML mapping, found {type(doc.data).__name__}", where=f"{path}:1")
     return doc
@@ -131,14 +131,14 @@ def _load_env(read: Any, cluster: ClusterConfig) -> YamlDoc:
         base = _load_mapping(read, cluster.stack_base_file).data
     else:
         text = resources.files("reconciler").joinpath("data/stack/base.yaml").read_text()
-        base = load_document(text, "stack/base.yaml").data
+        base = load_document(text, "stack/base.yaml", shared=True).data
     return YamlDoc(env.file, deep_merge(base, env.data), env.positions, env.spans)
 
 
 def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
     from reconciler.yamldoc import load_documents
 
-    docs = load_documents(read(path), path)
+    docs = load_documents(read(path), path, shared=True)
     for doc in docs:
         if not isinstance(doc.data, dict) or doc.data.get("kind") != "Queue":
             raise UserError("queue files may hold only KAI Queue objects (kind: Queue)",

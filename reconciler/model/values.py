@@ -17,18 +17,36 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
 
 
 def deep_merge(base: Any, override: Any) -> Any:
-    """Helm's coalesce: maps merge recursively, anything else (lists too) is replaced, null deletes."""
+    """Helm's coalesce: maps merge recursively, anything else (lists too) is replaced, null deletes.
+
+    The result shares nothing with either input (both may be cached documents) and keeps base's key order,
+    then override's new keys. Each value is copied once (a fleet merges the chart defaults 300 times).
+    """
     if not isinstance(base, dict) or not isinstance(override, dict):
-        return copy.deepcopy(override)
-    merged = copy.deepcopy(base)
+        return copy_values(override)
+    merged: dict[Any, Any] = {}
+    for key, value in base.items():
+        if key not in override:
+            merged[key] = copy_values(value)
+        elif override[key] is not None:
+            new = override[key]
+            merged[key] = deep_merge(value, new) if isinstance(new, dict) and isinstance(value, dict) \
+                else copy_values(new)
     for key, value in override.items():
-        if value is None:
-            merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
+        if key not in base and value is not None:
+            merged[key] = copy_values(value)
     return merged
+
+
+def copy_values(value: Any) -> Any:
+    """A deep copy of YAML data (dicts, lists, scalars), several times faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: copy_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_values(v) for v in value]
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return copy.deepcopy(value)
 
 
 @functools.cache

@@ -11,7 +11,7 @@ import pytest
 
 from reconciler.checks.builtin_rules import DRIFT_RULES
 from reconciler.checks.nvca import Verdict
-from reconciler.checks.policy.engine import RuleMeta
+from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Action, Finding, Fix, Kind, Severity
 from reconciler.model.refs import Location, ObjectRef, queue_ref
 from reconciler.report import ClusterReport, GitInfo, Report

@@ -241,4 +241,6 @@ def waiver_finding(w: Waiver, rule_id: str, severity: Severity, message: str) ->
     title = "Waiver has expired" if rule_id == EXPIRED_RULE else "Waiver matches nothing"
     return Finding(rule_id=rule_id, kind=Kind.VIOLATION, severity=severity, message=message,
                    cluster=REPOSITORY, location=Location(w.file, w.line, None, (w.index,)),
-                   fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."), title=title)
+                   fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."), title=title,
+                   # `report merge` needs the scope: an unscoped waiver is unused only if no shard used it.
+                   extra={"waiver": {"index": w.index, "cluster": w.cluster}})
