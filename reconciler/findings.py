@@ -57,8 +57,13 @@ class GitEdit:
         return f"{self.file}: {verb} {format_path(self.path)} = {self.value!r}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "doc": self.doc, "path": format_path(self.path), "op": self.op.value,
+        # The path as a list: a dotted string cannot tell `a.b` from a key named "a.b".
+        return {"file": self.file, "doc": self.doc, "path": list(self.path), "op": self.op.value,
                 "value": self.value}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> GitEdit:
+        return cls(raw["file"], tuple(raw["path"]), raw["value"], EditOp(raw["op"]), int(raw["doc"]))
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,12 @@ class Fix:
         return {"action": self.action.value, "description": self.description,
                 "command": self.command, "patch": self.patch,
                 "git_edits": [edit.to_dict() for edit in self.git_edits]}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Fix:
+        """A saved report's fix (`report merge`); reports written before git_edits existed have none."""
+        return cls(Action(raw["action"]), raw["description"], raw.get("command"), raw.get("patch"),
+                   tuple(GitEdit.from_dict(e) for e in raw.get("git_edits") or ()))
 
 
 @dataclass(frozen=True)

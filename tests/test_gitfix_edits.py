@@ -166,3 +166,11 @@ def test_property_planted_credentials_never_reach_commit_message_or_body() -> No
             assert secret not in text and secret.removeprefix("--token=") not in text
 
     check()
+
+
+def test_git_edits_survive_a_saved_report() -> None:
+    """`report merge` reads findings back from JSON: their Git edits must come back exactly (paths as lists)."""
+    edit = GitEdit("v.yaml", ("global", "a.b", 0), "x", EditOp.APPEND, doc=2)
+    fix = Fix(Action.NONE, "d", git_edits=(edit,))
+    assert Fix.from_dict(fix.to_dict()) == fix
+    assert Fix.from_dict({"action": "none", "description": "old report"}).git_edits == ()
