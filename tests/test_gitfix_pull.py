@@ -38,6 +38,15 @@ def host(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
     server.assert_clean()
 
 
+@pytest.fixture
+def server() -> Iterator[GitHubStandIn]:
+    """The GitHub stand-in, for tests about one host; it must have seen no contract violation."""
+    stand_in = GitHubStandIn(token=HOST_TOKEN).start()
+    yield stand_in
+    stand_in.stop()
+    stand_in.assert_clean()
+
+
 def _host_args(kind: str, server: Any) -> list[str]:
     url = server.url if kind == "github" else server.instance_url
     return ["--git-host", kind, "--git-host-url", url, "--git-host-repo", "acme/gitops"]
@@ -127,91 +136,72 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     assert [c["body"] for c in comments if "needs no kai-gitops edit" in c["body"]]
 
 
-def test_changed_findings_supersede_the_old_pull_request(tmp_path: Path) -> None:
-    server = GitHubStandIn(token=HOST_TOKEN).start()
-    try:
-        work, bare = _demo(tmp_path)
-        _push_main(work)
-        _check(work, "github", server)
-        [old] = _fix_branches(bare)
-        from tests.helpers import commit_files
+def test_changed_findings_supersede_the_old_pull_request(tmp_path: Path, server: GitHubStandIn) -> None:
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    _check(work, "github", server)
+    [old] = _fix_branches(bare)
+    from tests.helpers import commit_files
 
-        text = (work / "clusters/lab/kai-values.yaml").read_text().replace("      quota: -1\n", "      quota: 5\n", 1)
-        commit_files(work, {"clusters/lab/kai-values.yaml": text}, "lab: parent cpu quota 5")
-        _push_main(work)
-        _code, _out, err = _check(work, "github", server)
-        assert "opened" in err and "closed #" in err, err
-        [new] = _fix_branches(bare)
-        assert new != old
-        states = sorted(p["state"] for p in server.pulls.values())
-        assert states == ["closed", "open"]
-    finally:
-        server.stop()
-        server.assert_clean()
+    text = (work / "clusters/lab/kai-values.yaml").read_text().replace("      quota: -1\n", "      quota: 5\n", 1)
+    commit_files(work, {"clusters/lab/kai-values.yaml": text}, "lab: parent cpu quota 5")
+    _push_main(work)
+    _code, _out, err = _check(work, "github", server)
+    assert "opened" in err and "closed #" in err, err
+    [new] = _fix_branches(bare)
+    assert new != old
+    states = sorted(p["state"] for p in server.pulls.values())
+    assert states == ["closed", "open"]
 
 
 @pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
-def test_https_token_push_through_git_http_backend(tmp_path: Path) -> None:
-    server = GitHubStandIn(token=HOST_TOKEN).start()
+def test_https_token_push_through_git_http_backend(tmp_path: Path, server: GitHubStandIn) -> None:
     root = tmp_path / "srv"
     root.mkdir()
-    try:
-        with git_http_server(root, "x-access-token", PUSH_TOKEN) as http:
-            work, _ = _demo(tmp_path, f"{http.url}/demo.git")
-            bare = root / "demo.git"
-            pygit2.init_repository(str(bare), bare=True, initial_head="main")
-            pygit2.Repository(str(work)).remotes.create("seed", str(bare)).push(["refs/heads/main:refs/heads/main"])
+    with git_http_server(root, "x-access-token", PUSH_TOKEN) as http:
+        work, _ = _demo(tmp_path, f"{http.url}/demo.git")
+        bare = root / "demo.git"
+        pygit2.init_repository(str(bare), bare=True, initial_head="main")
+        pygit2.Repository(str(work)).remotes.create("seed", str(bare)).push(["refs/heads/main:refs/heads/main"])
 
-            code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": "wrong-token"})
-            line = assert_one_line_error(code, out, err, "refused the credentials", "KAI_GITOPS_GIT_TOKEN")
-            assert "wrong-token" not in line and not server.pulls   # nothing proposed after a failed push
+        code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": "wrong-token"})
+        line = assert_one_line_error(code, out, err, "refused the credentials", "KAI_GITOPS_GIT_TOKEN")
+        assert "wrong-token" not in line and not server.pulls   # nothing proposed after a failed push
 
-            code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN})
-            assert code == 2 and "opened (pushed" in err, err
-            assert len(_fix_branches(bare)) == 1
-            assert any(method == "POST" and "git-receive-pack" in path and ok for method, path, ok in http.requests)
-            assert all(PUSH_TOKEN not in path for _m, path, _ok in http.requests)   # never in a URL
-            assert PUSH_TOKEN not in out + err
-    finally:
-        server.stop()
-        server.assert_clean()
+        code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN})
+        assert code == 2 and "opened (pushed" in err, err
+        assert len(_fix_branches(bare)) == 1
+        assert any(method == "POST" and "git-receive-pack" in path and ok for method, path, ok in http.requests)
+        assert all(PUSH_TOKEN not in path for _m, path, _ok in http.requests)   # never in a URL
+        assert PUSH_TOKEN not in out + err
 
 
 SECRETS = ["hunter2-Pa55word-planted", "https://admin:s3cr3tpw@registry.example.com/v2",
            "AKIAZZZZabcdefghijklmnopqrstuvwxyz0123456789ABCD"]
 
 
-def test_no_release_value_reaches_the_commit_message_or_the_pull_request(tmp_path: Path) -> None:
-    server = GitHubStandIn(token=HOST_TOKEN).start()
-    try:
-        work, bare = _demo(tmp_path)
-        from tests.helpers import commit_files
+def test_no_release_value_reaches_the_commit_message_or_the_pull_request(tmp_path: Path, server: GitHubStandIn) -> None:
+    work, bare = _demo(tmp_path)
+    from tests.helpers import commit_files
 
-        values = (work / "clusters/lab/kai-values.yaml").read_text()
-        planted = values.replace("scheduler:\n", f"global:\n  password: {SECRETS[0]}\n  registry: {SECRETS[1]}\n"
-                                 f"  blob: {SECRETS[2]}\nscheduler:\n  token: {SECRETS[0]}\n", 1)
-        commit_files(work, {"clusters/lab/kai-values.yaml": planted}, "plant credentials")
-        _push_main(work)
-        code, out, err = _check(work, "github", server)
-        assert code == 2 and "opened" in err, err
-        [tip] = _fix_branches(bare).values()
-        message = pygit2.Repository(str(bare)).get(tip).message
-        sent = b"\n".join(r.body for r in server.requests if r.body).decode()
-        for secret in SECRETS:
-            assert secret not in message and secret not in sent and secret not in out + err
-    finally:
-        server.stop()
-        server.assert_clean()
+    values = (work / "clusters/lab/kai-values.yaml").read_text()
+    planted = values.replace("scheduler:\n", f"global:\n  password: {SECRETS[0]}\n  registry: {SECRETS[1]}\n"
+                             f"  blob: {SECRETS[2]}\nscheduler:\n  token: {SECRETS[0]}\n", 1)
+    commit_files(work, {"clusters/lab/kai-values.yaml": planted}, "plant credentials")
+    _push_main(work)
+    code, out, err = _check(work, "github", server)
+    assert code == 2 and "opened" in err, err
+    [tip] = _fix_branches(bare).values()
+    message = pygit2.Repository(str(bare)).get(tip).message
+    sent = b"\n".join(r.body for r in server.requests if r.body).decode()
+    for secret in SECRETS:
+        assert secret not in message and secret not in sent and secret not in out + err
 
 
-def test_fix_git_refuses_the_working_tree(tmp_path: Path) -> None:
-    server = GitHubStandIn(token=HOST_TOKEN).start()
-    try:
-        work, _ = _demo(tmp_path)
-        code, out, err = _check(work, "github", server, "--worktree")
-        assert_one_line_error(code, out, err, "--fix-git needs committed files")
-    finally:
-        server.stop()
+def test_fix_git_refuses_the_working_tree(tmp_path: Path, server: GitHubStandIn) -> None:
+    work, _ = _demo(tmp_path)
+    code, out, err = _check(work, "github", server, "--worktree")
+    assert_one_line_error(code, out, err, "--fix-git needs committed files")
 
 
 def test_own_branches_never_claim_another_clusters() -> None:
@@ -226,26 +216,21 @@ def test_author_parsing() -> None:
         Author.parse("just-a-name")
 
 
-def test_reconcile_fix_git_proposes_the_same_fix(tmp_path: Path) -> None:
+def test_reconcile_fix_git_proposes_the_same_fix(tmp_path: Path, server: GitHubStandIn) -> None:
     from tests.helpers import DEMO_SNAPSHOTS
 
-    server = GitHubStandIn(token=HOST_TOKEN).start()
-    try:
-        work, bare = _demo(tmp_path)
-        _push_main(work)
-        code, _out, err = run_cli(["reconcile", "--repo", work, "--cluster", CLUSTER, "--snapshot",
-                                   DEMO_SNAPSHOTS / "lab-standalone.yaml", "--fix-git",
-                                   "--git-author", "Ops Bot <ops@example.com>", *_host_args("github", server)],
-                                  env={"GITHUB_TOKEN": HOST_TOKEN})
-        assert code == 2 and "opened (pushed" in err, err
-        [tip] = _fix_branches(bare).values()
-        author = pygit2.Repository(str(bare)).get(tip).author
-        assert (author.name, author.email) == ("Ops Bot", "ops@example.com")
-        [pull] = server.pulls.values()
-        assert "`kai-gitops reconcile`" in pull["body"]
-    finally:
-        server.stop()
-        server.assert_clean()
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    code, _out, err = run_cli(["reconcile", "--repo", work, "--cluster", CLUSTER, "--snapshot",
+                               DEMO_SNAPSHOTS / "lab-standalone.yaml", "--fix-git",
+                               "--git-author", "Ops Bot <ops@example.com>", *_host_args("github", server)],
+                              env={"GITHUB_TOKEN": HOST_TOKEN})
+    assert code == 2 and "opened (pushed" in err, err
+    [tip] = _fix_branches(bare).values()
+    author = pygit2.Repository(str(bare)).get(tip).author
+    assert (author.name, author.email) == ("Ops Bot", "ops@example.com")
+    [pull] = server.pulls.values()
+    assert "`kai-gitops reconcile`" in pull["body"]
 
 
 def test_ssh_key_credentials_are_offered_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -279,66 +264,57 @@ def test_dry_run_needs_no_remote_and_no_host(tmp_path: Path) -> None:
     assert not [r for r in pygit2.Repository(str(work)).references if "kai-gitops/fix" in r]
 
 
-def test_another_clone_sees_the_same_fix_and_a_moved_base_rebuilds_it(tmp_path: Path) -> None:
+def test_another_clone_sees_the_same_fix_and_a_moved_base_rebuilds_it(tmp_path: Path, server: GitHubStandIn) -> None:
     from tests.helpers import commit_files
 
-    server = GitHubStandIn(token=HOST_TOKEN).start()
-    try:
-        work, bare = _demo(tmp_path)
-        _push_main(work)
-        _check(work, "github", server)
-        [first] = _fix_branches(bare).values()
-        clone = tmp_path / "clone"     # e.g. the CronJob's own checkout: the branch tip is fetched, not pushed
-        pygit2.clone_repository(file_url(bare), str(clone))
-        _code, _out, err = _check(clone, "github", server)
-        assert "unchanged (branch unchanged" in err, err
-        assert list(_fix_branches(bare).values()) == [first]
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    _check(work, "github", server)
+    [first] = _fix_branches(bare).values()
+    clone = tmp_path / "clone"     # e.g. the CronJob's own checkout: the branch tip is fetched, not pushed
+    pygit2.clone_repository(file_url(bare), str(clone))
+    _code, _out, err = _check(clone, "github", server)
+    assert "unchanged (branch unchanged" in err, err
+    assert list(_fix_branches(bare).values()) == [first]
 
-        commit_files(clone, {"README.md": "unrelated\n"}, "docs")   # the base moves, the fix is still needed
-        pygit2.Repository(str(clone)).remotes["origin"].push(["refs/heads/main:refs/heads/main"])
-        _code, _out, err = _check(clone, "github", server)
-        assert "updated (pushed" in err, err
-        [second] = _fix_branches(bare).values()
-        repo = pygit2.Repository(str(bare))
-        assert second != first and [str(p) for p in repo.get(second).parent_ids] == [
-            str(repo.references["refs/heads/main"].target)]
-        assert len(server.pulls) == 1
-    finally:
-        server.stop()
-        server.assert_clean()
+    commit_files(clone, {"README.md": "unrelated\n"}, "docs")   # the base moves, the fix is still needed
+    pygit2.Repository(str(clone)).remotes["origin"].push(["refs/heads/main:refs/heads/main"])
+    _code, _out, err = _check(clone, "github", server)
+    assert "updated (pushed" in err, err
+    [second] = _fix_branches(bare).values()
+    repo = pygit2.Repository(str(bare))
+    assert second != first and [str(p) for p in repo.get(second).parent_ids] == [
+        str(repo.references["refs/heads/main"].target)]
+    assert len(server.pulls) == 1
 
 
-def test_a_failed_pull_request_takes_its_branch_back_and_a_closed_one_is_not_reopened(tmp_path: Path) -> None:
+def test_a_failed_pull_request_takes_its_branch_back_and_a_closed_one_is_not_reopened(
+        tmp_path: Path, server: GitHubStandIn) -> None:
     from tests.support.githost._common import Fault
 
-    server = GitHubStandIn(token=HOST_TOKEN).start()
-    try:
-        work, bare = _demo(tmp_path)
-        _push_main(work)
-        server.inject(Fault(422, body={"message": "Validation Failed", "documentation_url": "https://docs.github.com"},
-                            method="POST", path_contains="/pulls"))
-        code, out, err = _check(work, "github", server)
-        assert_one_line_error(code, out, err, "422")
-        assert _fix_branches(bare) == {}            # pushed, then taken back: nothing half-proposed
-        _code, _out, err = _check(work, "github", server)
-        assert "opened (pushed" in err, err
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    server.inject(Fault(422, body={"message": "Validation Failed", "documentation_url": "https://docs.github.com"},
+                        method="POST", path_contains="/pulls"))
+    code, out, err = _check(work, "github", server)
+    assert_one_line_error(code, out, err, "422")
+    assert _fix_branches(bare) == {}            # pushed, then taken back: nothing half-proposed
+    _code, _out, err = _check(work, "github", server)
+    assert "opened (pushed" in err, err
 
-        [pull] = server.pulls.values()               # a person closes it
-        pull["state"] = "closed"
-        server.issues[pull["number"]]["state"] = "closed"
-        _code, _out, err = _check(work, "github", server)
-        assert "closed by a person; not reopened" in err, err
-        from tests.helpers import commit_files
+    [pull] = server.pulls.values()               # a person closes it
+    pull["state"] = "closed"
+    server.issues[pull["number"]]["state"] = "closed"
+    _code, _out, err = _check(work, "github", server)
+    assert "closed by a person; not reopened" in err, err
+    from tests.helpers import commit_files
 
-        commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: still declined
-        _push_main(work)
-        tips = _fix_branches(bare)
-        _code, _out, err = _check(work, "github", server)
-        assert "closed by a person; not reopened" in err, err
-        assert len(server.pulls) == 1 and _fix_branches(bare) == tips
-    finally:
-        server.stop()
-        server.assert_clean()
+    commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: still declined
+    _push_main(work)
+    tips = _fix_branches(bare)
+    _code, _out, err = _check(work, "github", server)
+    assert "closed by a person; not reopened" in err, err
+    assert len(server.pulls) == 1 and _fix_branches(bare) == tips
 
 
 @pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
@@ -393,23 +369,18 @@ def test_a_pull_request_another_run_opened_meanwhile_is_taken_as_ours(tmp_path: 
     assert list(_fix_branches(bare)) == [f"refs/heads/{plan.branch}"]
 
 
-def test_a_fix_branch_someone_pushed_onto_is_never_force_pushed_over(tmp_path: Path) -> None:
-    server = GitHubStandIn(token=HOST_TOKEN).start()
-    try:
-        work, bare = _demo(tmp_path)
-        _push_main(work)
-        _check(work, "github", server)
-        [(ref, tip)] = _fix_branches(bare).items()
-        repo = pygit2.Repository(str(bare))       # a reviewer adds a commit on the bot's branch
-        person = pygit2.Signature("Reviewer", "reviewer@example.com")
-        theirs = repo.create_commit(ref, person, person, "tweak", repo.get(tip).tree_id, [repo.get(tip).id])
-        from tests.helpers import commit_files
+def test_a_fix_branch_someone_pushed_onto_is_never_force_pushed_over(tmp_path: Path, server: GitHubStandIn) -> None:
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    _check(work, "github", server)
+    [(ref, tip)] = _fix_branches(bare).items()
+    repo = pygit2.Repository(str(bare))       # a reviewer adds a commit on the bot's branch
+    person = pygit2.Signature("Reviewer", "reviewer@example.com")
+    theirs = repo.create_commit(ref, person, person, "tweak", repo.get(tip).tree_id, [repo.get(tip).id])
+    from tests.helpers import commit_files
 
-        commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: the tool would rebuild
-        _push_main(work)
-        _code, _out, err = _check(work, "github", server)
-        assert "has commits by someone else; not rewritten" in err, err
-        assert _fix_branches(bare) == {ref: str(theirs)}
-    finally:
-        server.stop()
-        server.assert_clean()
+    commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: the tool would rebuild
+    _push_main(work)
+    _code, _out, err = _check(work, "github", server)
+    assert "has commits by someone else; not rewritten" in err, err
+    assert _fix_branches(bare) == {ref: str(theirs)}
