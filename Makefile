@@ -43,6 +43,10 @@ demo: $(STAMP)
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
 	@for f in check.sarif gl-code-quality-report.json pr-comment.md; do echo "wrote $(DEMO_OUT)/$$f"; done
 	@echo
+	@echo "== kai-gitops check --fix-git-dry-run (the fix pull request it would open: only these lines change)"
+	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1 --fix-git-dry-run > /dev/null; \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@echo
 	@$(MAKE) --no-print-directory demo-fix
 
 # The fix loop on the same snapshot, served by the test API server: plan, apply, diff again.

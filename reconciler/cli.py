@@ -159,6 +159,25 @@ def report_max_results_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "counted in the report, not listed).")(func)
 
 
+def fix_git_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix pull requests: the Git edits of the findings, committed on kai-gitops/fix/<cluster>-<hash8>."""
+    func = click.option("--git-host-base-branch", metavar="BRANCH", default=None,
+                        help="Target branch of fix pull requests (default: gitHost.baseBranch, else the branch "
+                             "of --ref).")(func)
+    func = click.option("--git-ssh-key", metavar="FILE", type=click.Path(dir_okay=False, exists=True), default=None,
+                        help="SSH private key for pushing (passphrase: $KAI_GITOPS_GIT_SSH_PASSPHRASE; default: "
+                             "ssh-agent). HTTPS pushes use $KAI_GITOPS_GIT_TOKEN.")(func)
+    func = click.option("--git-author", metavar="'NAME <EMAIL>'", default=None,
+                        help="Author of fix commits [default: kai-gitops <kai-gitops@users.noreply>].")(func)
+    func = click.option("--fix-git-dry-run", is_flag=True,
+                        help="What --fix-git would do: the fix branch and its changed lines on stderr; push "
+                             "nothing, call no Git host.")(func)
+    func = click.option("--fix-git", is_flag=True,
+                        help="Open or update one pull/merge request per cluster with the Git edits that fix its "
+                             "findings; close it when the base branch no longer needs them.")(func)
+    return func
+
+
 def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--report-to", "report_to", multiple=True, metavar="TARGET",
                         help="Also publish the report: github or gitlab (one drift issue per cluster, kept "
@@ -250,6 +269,7 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @apply_options
 @report_to_option
 @report_max_results_option
+@fix_git_options
 @git_host_options
 @metrics_options
 @_guard
@@ -271,6 +291,7 @@ def reconcile_command(**opts: Any) -> int:
           overrides={"json": lambda: dumps(outcome.to_dict()), "text": outcome.render_text})
     # After an apply the issue shows what is left; the plan that was applied is history, not a proposal.
     _publish(outcome.after or outcome.report, outcome.plan if outcome.applied is None else None, opts)
+    _fix_git(outcome.report, opts)
     return int(outcome.exit_code)
 
 
@@ -304,6 +325,8 @@ def doctor_command(**opts: Any) -> int:
 @report_options
 @policy_options
 @metrics_options
+@fix_git_options
+@git_host_options
 @_guard
 def check_command(**opts: Any) -> int:
     """The PR check: static policies over the desired configuration in Git. No cluster access."""
@@ -313,7 +336,9 @@ def check_command(**opts: Any) -> int:
     if opts.get("shard") is not None:
         settings.shard = _shard(opts)
     report = pipeline.run_check(settings)
-    return _emit(report, opts["output"])
+    code = _emit(report, opts["output"])
+    _fix_git(report, opts)
+    return code
 
 
 def _shard(opts: dict[str, Any]) -> Any:
@@ -463,6 +488,14 @@ def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
     from reconciler.remedies.publish import PublishRequest, publish
 
     publish(opts["report_to"], PublishRequest(report, plan, opts))
+
+
+def _fix_git(report: Any, opts: dict[str, Any]) -> None:
+    if not (opts.get("fix_git") or opts.get("fix_git_dry_run")):
+        return
+    from reconciler.remedies.gitfix.run import fix_git
+
+    fix_git(report, opts)
 
 
 def _cluster_target(opts: dict[str, Any]) -> Any:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reconciler.model.refs import Location, ObjectRef
+from reconciler.model.refs import Location, ObjectRef, YamlPath, format_path
 
 
 class Severity(StrEnum):
@@ -33,16 +33,57 @@ class Action(StrEnum):
     NONE = "none"  # reported with a command for the operator; the tool will not touch it
 
 
+class EditOp(StrEnum):
+    SET = "set"          # the value at `path` becomes `value` (the key is added when absent)
+    APPEND = "append"    # `value` is appended to the list at `path`
+
+
+@dataclass(frozen=True)
+class GitEdit:
+    """One change to a file in Git that fixes a finding (SPEC §8): a fix pull request is made of these.
+
+    `doc` is the index among the file's non-empty YAML documents (queue files hold several); `path` is
+    the YAML path in that document, as the reader and `Location` spell it.
+    """
+
+    file: str
+    path: YamlPath
+    value: Any
+    op: EditOp = EditOp.SET
+    doc: int = 0
+
+    def describe(self) -> str:
+        verb = "append to" if self.op is EditOp.APPEND else "set"
+        return f"{self.file}: {verb} {format_path(self.path)} = {self.value!r}"
+
+    def to_dict(self) -> dict[str, Any]:
+        # The path as a list: a dotted string cannot tell `a.b` from a key named "a.b".
+        return {"file": self.file, "doc": self.doc, "path": list(self.path), "op": self.op.value,
+                "value": self.value}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> GitEdit:
+        return cls(raw["file"], tuple(raw["path"]), raw["value"], EditOp(raw["op"]), int(raw["doc"]))
+
+
 @dataclass(frozen=True)
 class Fix:
     action: Action
     description: str
     command: str | None = None          # what an operator would run (kubectl/helm), shown verbatim
     patch: dict[str, Any] | None = None  # merge patch the tool itself may apply (SPEC §8 limits)
+    git_edits: tuple[GitEdit, ...] = ()  # the Git change that fixes it (`--fix-git`), when there is one
 
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.action.value, "description": self.description,
-                "command": self.command, "patch": self.patch}
+                "command": self.command, "patch": self.patch,
+                "git_edits": [edit.to_dict() for edit in self.git_edits]}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Fix:
+        """A saved report's fix (`report merge`); reports written before git_edits existed have none."""
+        return cls(Action(raw["action"]), raw["description"], raw.get("command"), raw.get("patch"),
+                   tuple(GitEdit.from_dict(e) for e in raw.get("git_edits") or ()))
 
 
 @dataclass(frozen=True)

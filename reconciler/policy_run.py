@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reconciler.checks.git_edits import attach_git_edits
 from reconciler.checks.policy.engine import load_policy_set, make_engine
 from reconciler.checks.policy.pack import PolicyEngine, RuleMeta, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
@@ -35,7 +36,8 @@ def evaluate(facts: dict[str, Any], desired: DesiredCluster | None, repo: Desire
     """Policy findings for one cluster. `desired`/`repo` may be None (doctor on a snapshot)."""
     engine = engine_for(repo, settings.policy)
     locate = desired.locate if desired is not None else (lambda doc, path: None)
-    return results_to_findings(engine.evaluate(facts), str(facts.get("cluster", "")), locate)
+    findings = results_to_findings(engine.evaluate(facts), str(facts.get("cluster", "")), locate)
+    return attach_git_edits(findings, desired)
 
 
 def evaluated_rules(repo: DesiredRepo | None, policy: PolicySettings, scope: str) -> list[RuleMeta]:

@@ -18,7 +18,7 @@ import orjson
 from reconciler.checks.nvca import Verdict
 from reconciler.checks.policy.pack import META_KEYS, RuleMeta
 from reconciler.errors import UserError
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
+from reconciler.findings import Finding, Fix, Kind, Severity
 from reconciler.model.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.sharding import Shard
@@ -112,7 +112,7 @@ def finding_from_dict(data: dict[str, Any]) -> Finding:
         location=_location(location) if location else None,
         desired=data["desired"],
         live=data["live"],
-        fix=Fix(Action(fix["action"]), fix["description"], fix["command"], fix["patch"]) if fix else None,
+        fix=Fix.from_dict(fix) if fix else None,
         title=str(data["title"]),
         waived_by=data["waived_by"],
         extra=dict(data.get("details") or {}),

@@ -13,6 +13,7 @@ falls back to comparing HOME, the working directory and the source tree before a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -118,8 +119,17 @@ def _read_only_root_supported() -> bool:
     return probe.returncode == 0
 
 
+_NOT_OURS = {".venv", ".git", ".cache", "__pycache__"}   # the test run's own churn, not the program's
+
+
 def _tree(path: Path) -> dict[str, tuple[int, float]]:
-    return {str(p): (p.stat().st_size, p.stat().st_mtime) for p in path.rglob("*") if ".venv" not in p.parts}
+    tree = {}
+    for p in path.rglob("*"):
+        if _NOT_OURS.isdisjoint(p.parts):
+            with contextlib.suppress(FileNotFoundError):   # another test's temporary file, gone meanwhile
+                stat = p.stat()
+                tree[str(p)] = (stat.st_size, stat.st_mtime)
+    return tree
 
 
 def test_commands_write_nothing_outside_the_cache_and_tmp(tmp_path: Path) -> None:

@@ -289,7 +289,9 @@ def test_report_objects_are_the_only_cluster_deletes_in_the_code() -> None:
     allowed = {("remedies/policyreport/cluster.py", "delete_namespaced_custom_object"),
                ("remedies/policyreport/cluster.py", "delete_cluster_custom_object"),
                ("remedies/policyreport/cluster.py", "delete"),                  # _Store.delete: reports only
-               ("checks/policy/opa_engine.py", "delete_policy")}                # OPA server policies, not a cluster
+               ("checks/policy/opa_engine.py", "delete_policy"),                # OPA server policies, not a cluster
+               ("remedies/gitfix/branch.py", "delete"),       # local ref of a kai-gitops/fix/* branch (guarded)
+               ("remedies/gitfix/pull_request.py", "delete")}  # FixBranches.delete: kai-gitops/fix/* only
     root = Path(__file__).resolve().parents[1] / "reconciler"
     found = set()
     for path in root.rglob("*.py"):

@@ -11,4 +11,5 @@
     publish.py   --report-to TARGET dispatch (PublishRequest, TARGETS)
     githost/     the Git host interface over GitHub (PyGithub) and GitLab (python-gitlab)
     drift_issue.py, report_to_host.py   one drift issue per cluster in the Git host, kept current
+    gitfix/      fix pull requests: Git edits spliced into the files byte for byte, committed, pushed, proposed
 """

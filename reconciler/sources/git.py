@@ -126,7 +126,7 @@ def _cached_clone(url: str, label: str) -> Any:
     import pygit2
 
     target = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16]
-    callbacks = _credentials()
+    callbacks = git_callbacks()
     try:
         if (target / "HEAD").exists():
             repo = pygit2.Repository(str(target))
@@ -143,16 +143,49 @@ def _cached_clone(url: str, label: str) -> Any:
                         hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)") from None
 
 
-def _credentials() -> Any:
-    """HTTPS token from $KAI_GITOPS_GIT_TOKEN (user $KAI_GITOPS_GIT_USER, default x-access-token, which GitHub
-    and GitLab deploy tokens both accept); without it, pygit2's defaults (SSH agent) apply."""
+def git_callbacks(ssh_key: str | None = None) -> Any:
+    """Credentials for fetch and push. HTTPS: the token in $KAI_GITOPS_GIT_TOKEN (user $KAI_GITOPS_GIT_USER,
+    default x-access-token, which GitHub and GitLab deploy tokens both accept). SSH: the key file `ssh_key`
+    (passphrase $KAI_GITOPS_GIT_SSH_PASSPHRASE), else the SSH agent. A credential the server refused is not
+    offered again: libgit2 would replay it until "too many authentication replays" and hide the reason."""
     import pygit2
+    from pygit2.enums import CredentialType
 
     token = os.environ.get("KAI_GITOPS_GIT_TOKEN")
-    if not token:
-        return None
     user = os.environ.get("KAI_GITOPS_GIT_USER", "x-access-token")
-    return pygit2.RemoteCallbacks(credentials=pygit2.UserPass(user, token))
+
+    class _Callbacks(pygit2.RemoteCallbacks):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.offered: set[str] = set()
+            self.rejected: dict[str, str] = {}
+
+        def credentials(self, url: str, username_from_url: str | None, allowed_types: Any) -> Any:
+            kind = "ssh" if allowed_types & CredentialType.SSH_KEY else "https"
+            if kind in self.offered:
+                raise UserError("the Git server refused the credentials", where=redact_text(url),
+                                hint=_AUTH_HINT[kind])
+            self.offered.add(kind)
+            if kind == "https" and token and allowed_types & CredentialType.USERPASS_PLAINTEXT:
+                return pygit2.UserPass(user, token)
+            if kind == "ssh":
+                name = username_from_url or "git"
+                if ssh_key:
+                    public = f"{ssh_key}.pub" if os.path.exists(f"{ssh_key}.pub") else None
+                    return pygit2.Keypair(name, public, ssh_key, os.environ.get("KAI_GITOPS_GIT_SSH_PASSPHRASE", ""))
+                return pygit2.KeypairFromAgent(name)
+            raise UserError("the Git server asks for credentials and none are set", where=redact_text(url),
+                            hint=_AUTH_HINT[kind])
+
+        def push_update_reference(self, refname: str, message: str | None) -> None:
+            if message:
+                self.rejected[refname] = message
+
+    return _Callbacks()
+
+
+_AUTH_HINT = {"https": "set $KAI_GITOPS_GIT_TOKEN to a token with write access to the repository",
+              "ssh": "load the deploy key into ssh-agent or pass --git-ssh-key FILE"}
 
 
 def _commit_type() -> Any:

@@ -1,0 +1,212 @@
+"""Which findings Git can fix, and the exact edits (SPEC §8: values/env/queue files into canonical form).
+
+The rules say what is wrong and where (doc + YAML path); the canonical values of SPEC §4.1 and NVCA's
+gate spelling say what is right. Edits are computed here, beside the checks, so every output can show
+them and `--fix-git` only has to apply them. A finding whose fix is a choice (enable Grove or disable
+Dynamo; drop HelmAllowCPUNodes or add -HelmResourceConstraints) gets no edit: a person decides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from typing import Any
+
+from reconciler.findings import EditOp, Finding, GitEdit
+from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, canonical_kai_values
+from reconciler.model.gates import gate_name, split_gate_string
+from reconciler.model.queues import RESOURCES
+from reconciler.model.refs import YamlPath
+
+KAI_SCHEDULER_GATE = "KAIScheduler"
+UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+# Rules whose fix is "the canonical value of §4.1 at the finding's path" (leaf or subtree).
+_CANONICAL_VALUE_RULES = frozenset({"KAI-V-001", "KAI-V-002", "KAI-V-003", "KAI-Q-001", "KAI-Q-002"})
+_WRITE_OUT_RULE = "KAI-V-004"
+_QUEUE_FILE_RULES = frozenset({"KAI-Q-011", "KAI-Q-012"})
+
+
+def attach_git_edits(findings: list[Finding], desired: DesiredCluster | None) -> list[Finding]:
+    """The findings, each with the Git edits that fix it (unchanged when Git has none for it)."""
+    if desired is None:
+        return findings
+    out = []
+    for finding in findings:
+        edits = git_edits_for(finding, desired)
+        if edits and finding.fix is not None:
+            finding = dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, git_edits=edits))
+        out.append(finding)
+    return out
+
+
+def git_edits_for(finding: Finding, desired: DesiredCluster) -> tuple[GitEdit, ...]:
+    rule = finding.rule_id
+    if rule in _CANONICAL_VALUE_RULES and finding.location is not None:
+        return _canonical_edits(desired, finding.location.path)
+    if rule == _WRITE_OUT_RULE:
+        return _canonical_edits(desired, (), only_missing=True)
+    if rule == "NVCA-G-005" and finding.location is not None:
+        return _gate_spelling_edits(desired, finding.location.path)
+    if rule == "NVCA-G-001":
+        return _kai_gate_edits(desired)
+    if rule in _QUEUE_FILE_RULES and finding.subject is not None and finding.subject.kind == "Queue":
+        return _queue_file_edits(desired, finding.subject.name)
+    return ()
+
+
+def canonical_rank(edit: GitEdit) -> tuple[str, int, int]:
+    """Where an edit's key sits in the canonical values (SPEC §4.1 order), so added keys read in that order."""
+    order = _canonical_order()
+    path = tuple(edit.path)
+    for index, leaf in enumerate(order):
+        if leaf[: len(path)] == path or path[: len(leaf)] == leaf:
+            return edit.file, edit.doc, index
+    return edit.file, edit.doc, len(order)
+
+
+@functools.cache
+def _canonical_order() -> tuple[YamlPath, ...]:
+    return tuple(path for path, _ in _leaves(canonical_kai_values(), ()))
+
+
+# -- KAI values (standalone) ------------------------------------------------------------------------------
+
+def _canonical_edits(desired: DesiredCluster, path: YamlPath, *, only_missing: bool = False) -> tuple[GitEdit, ...]:
+    doc_id = desired.kai_values_doc
+    if doc_id is None:   # add-on mode: the stack applies the canonical values itself
+        return ()
+    doc = desired.docs[doc_id]
+    edits = []
+    for leaf, want in _leaves(_get(canonical_kai_values(), path), path):
+        if only_missing and _get(desired.kai_values_user, leaf) is not None:
+            continue
+        got = _get(desired.kai_values_user, leaf)
+        if got is None or not _same(got, want):
+            edits.append(GitEdit(doc.file, leaf, want))
+    return tuple(edits)
+
+
+def _leaves(value: Any, path: YamlPath) -> list[tuple[YamlPath, Any]]:
+    if isinstance(value, dict):
+        return [leaf for key, child in value.items() for leaf in _leaves(child, (*path, key))]
+    return [] if value is None else [(path, value)]
+
+
+def _get(data: Any, path: YamlPath) -> Any:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def _same(got: Any, want: Any) -> bool:
+    """Equal as Helm renders them: `-1.0` is -1, but `true` is not 1."""
+    if isinstance(got, bool) or isinstance(want, bool):
+        return got is want
+    return bool(got == want)
+
+
+# -- NVCA feature gates -----------------------------------------------------------------------------------
+
+@functools.cache
+def known_gates() -> dict[str, str]:
+    """Lower-cased name -> NVCA's spelling, from the shipped policy data (the same list NVCA-G-004/5 use)."""
+    from reconciler.checks.policy.pack import shipped_data_files
+
+    for path in shipped_data_files():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        known = (((data.get("nvca") or {}).get("feature_gates") or {}).get("known")) or []
+        if known:
+            return {name.lower(): name for name in known}
+    return {}
+
+
+def _gate_spelling_edits(desired: DesiredCluster, item_path: YamlPath) -> tuple[GitEdit, ...]:
+    gates = desired.gates
+    if gates is None or not item_path or not isinstance(item_path[-1], int):
+        return ()
+    fixed = _fixed_spellings(gates.user)
+    index = item_path[-1]
+    if index not in fixed:
+        return ()
+    return _set_gate_items(desired, {index: fixed[index]})
+
+
+def _kai_gate_edits(desired: DesiredCluster) -> tuple[GitEdit, ...]:
+    """A misspelled KAIScheduler is corrected in place; otherwise the gate is appended, keeping the others."""
+    gates = desired.gates
+    if gates is None:
+        return ()
+    misspelled = {i: text for i, text in _fixed_spellings(gates.user).items()
+                  if gate_name(text) == KAI_SCHEDULER_GATE}
+    if misspelled:
+        return _set_gate_items(desired, misspelled)
+    doc = desired.docs[gates.doc]
+    raw = _in_file(doc, gates.path)
+    file = doc.file
+    if raw is None:   # no list in the file: the chart default (NVCA values) or the stack base (env) applies
+        current = list(NVCA_CHART_DEFAULT_GATES) if gates.doc == "nvca_values" else list(gates.user)
+        return (GitEdit(file, gates.path, [*current, KAI_SCHEDULER_GATE]),)
+    if isinstance(raw, str):
+        return (GitEdit(file, gates.path, _join_like(raw, [*split_gate_string(raw), KAI_SCHEDULER_GATE])),)
+    return (GitEdit(file, gates.path, KAI_SCHEDULER_GATE, EditOp.APPEND),)
+
+
+def _fixed_spellings(user: list[str]) -> dict[int, str]:
+    """Index -> corrected item for every gate item that is a wrong-case spelling of a known gate."""
+    known = known_gates()
+    fixed = {}
+    for i, item in enumerate(user):
+        name = gate_name(item)
+        right = known.get(name.strip().lower())
+        if right is not None and right != name:
+            sign = "-" if item.strip().startswith("-") else ""
+            fixed[i] = sign + right
+    return fixed
+
+
+def _set_gate_items(desired: DesiredCluster, items: dict[int, str]) -> tuple[GitEdit, ...]:
+    gates = desired.gates
+    assert gates is not None
+    doc = desired.docs[gates.doc]
+    raw = _in_file(doc, gates.path)
+    if raw is None:   # the list comes from the stack's base file: the env file gets the whole corrected list
+        return (GitEdit(doc.file, gates.path, [items.get(i, item) for i, item in enumerate(gates.user)]),)
+    if isinstance(raw, str):   # one comma-joined string: the string is the value to rewrite
+        parts = split_gate_string(raw)
+        for i, text in items.items():
+            parts[i] = text
+        return (GitEdit(doc.file, gates.path, _join_like(raw, parts)),)
+    if not isinstance(raw, list):
+        return ()
+    return tuple(GitEdit(doc.file, (*gates.path, i), text) for i, text in sorted(items.items()))
+
+
+def _in_file(doc: Any, path: YamlPath) -> Any:
+    """The value at `path` only when the file itself writes it (the env doc's data has the base merged in)."""
+    return doc.get(path) if tuple(path) in doc.positions else None
+
+
+def _join_like(original: str, parts: list[str]) -> str:
+    return (", " if ", " in original else ",").join(parts)
+
+
+# -- queue files ------------------------------------------------------------------------------------------
+
+def _queue_file_edits(desired: DesiredCluster, name: str) -> tuple[GitEdit, ...]:
+    for queue in desired.queues:
+        if queue.origin != "queue-file" or queue.spec.name != name:
+            continue
+        doc = desired.docs[queue.doc]
+        index = int(queue.doc.rsplit(":", 1)[1])
+        edits = []
+        for res in RESOURCES:
+            for key, want in UNLIMITED.items():
+                path: YamlPath = ("spec", "resources", res, key)
+                got = doc.get(path)
+                if got is None or not _same(got, want):
+                    edits.append(GitEdit(doc.file, path, want, doc=index))
+        return tuple(edits)
+    return ()
