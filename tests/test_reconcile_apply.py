@@ -10,7 +10,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -181,7 +181,8 @@ def test_a_dry_run_refusal_aborts_with_nothing_applied(demo: Demo) -> None:
 
 def test_a_409_mid_apply_stops_and_reports_what_was_and_was_not_applied(demo: Demo, tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
-    demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", status=409, after=1))  # after its dry-run
+    # after its dry-run, the write and its one retry with a fresh resourceVersion both conflict
+    demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", status=409, after=1, times=2))
     code, report, _err = demo.reconcile_json("--apply", "--audit-log", audit)
     assert code == 1
     results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
@@ -193,6 +194,52 @@ def test_a_409_mid_apply_stops_and_reports_what_was_and_was_not_applied(demo: De
         ("default-parent-queue", "applied"), ("default-queue", "failed"), ("gpu-node-2", "not-attempted")]
     code, out, _ = demo.reconcile("--apply")
     assert "✓ applied update Queue/default-queue" in out and "default-parent-queue" not in out.split("Plan:")[0]
+
+
+def change_object(demo: Demo, api_version: str, kind: str, name: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Another client's write: the object gets a new resourceVersion, so a write with the old one gets 409."""
+    obj = demo.server.get_object(api_version, kind, name)
+    assert obj is not None
+    edit(obj)
+    obj["metadata"].pop("resourceVersion")   # the server assigns the next one
+    demo.server.add(obj)
+
+
+def test_a_409_from_a_change_of_a_planned_field_stops_the_run(demo: Demo, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+
+    def operator_sets_gpu_quota() -> None:
+        change_object(demo, "scheduling.run.ai/v2", "Queue", "default-queue",
+                      lambda q: q["spec"]["resources"]["gpu"].update(quota=4))
+
+    demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", after=1, before=operator_sets_gpu_quota))
+    code, report, _err = demo.reconcile_json("--apply", "--audit-log", audit)
+    assert code == 1
+    results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
+    assert results == {"default-parent-queue": "applied", "default-queue": "failed", "gpu-node-2": "not-attempted"}
+    failed = next(c for c in report["apply"]["changes"] if c["result"] == "failed")
+    assert "HTTP 409" in failed["error"] and "spec.resources.gpu.quota is 4, the plan expected 0" in failed["error"]
+    assert demo.queue("default-queue")["spec"]["resources"]["gpu"]["quota"] == 4   # the operator's value stays
+    assert [r.path for r in target_writes(demo)].count(CHILD) == 1   # no second write after a real change
+
+
+def test_a_409_from_an_unrelated_change_is_written_again_and_applies(demo: Demo, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+
+    def labeller_adds_a_label() -> None:
+        change_object(demo, "v1", "Node", "gpu-node-2",
+                      lambda n: n["metadata"].setdefault("labels", {}).update({"feature.node/x": "true"}))
+
+    demo.server.inject_fault(Fault(NODE + "$", method="PATCH", after=1, before=labeller_adds_a_label))
+    code, report, err = demo.reconcile_json("--apply", "--audit-log", audit)
+    assert code == 2, err   # the operator's items remain, as after any complete apply of the demo
+    assert report["apply"]["ok"] is True and report["apply"]["applied"] == 3
+    assert [r.status for r in target_writes(demo) if r.path == NODE] == [409, 200]
+    assert demo.node_label("gpu-node-2") is None
+    labels = demo.server.get_object("v1", "Node", "gpu-node-2")["metadata"]["labels"]  # type: ignore[index]
+    assert labels["feature.node/x"] == "true"
+    node_lines = [a["result"] for a in audit_lines(audit) if a["object"]["name"] == "gpu-node-2"]
+    assert node_lines == ["applied"]
 
 
 def test_a_connection_reset_mid_apply_then_a_re_run_converges(demo: Demo, tmp_path: Path) -> None:
