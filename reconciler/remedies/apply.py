@@ -272,7 +272,7 @@ def _transport(exc: Exception) -> str:
 @dataclass
 class ChangeResult:
     change: Change
-    result: str                  # applied | failed | not-attempted | already-applied
+    result: str                  # applied | failed | not-attempted | already-applied; started: the intent line
     error: str | None = None
     resource_version: str | None = None
     previous_managers: tuple[str, ...] = ()
@@ -339,7 +339,8 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
     """Queue changes one by one in plan order (parents first), then node labels concurrently.
 
     The first failure stops the run: nothing new is started, writes in flight finish, and everything
-    not attempted is reported as such. `on_result` runs once per change as soon as it is known (audit).
+    not attempted is reported as such. `on_result` (the audit) runs with a `started` result just before
+    each write, and once per change with its outcome as soon as it is known; only outcomes are returned.
     An interrupt (Ctrl-C; SIGTERM during apply, see reconcile.py) stops it the same way before it propagates.
     """
     run = _Run(writer, on_result, lost)
@@ -373,6 +374,10 @@ class _Run:
         if self.stop.is_set():
             self.record(index, ChangeResult(item.change, "not-attempted", error=why_lost))
             return
+        # The intent, audited before the request leaves: a crash (SIGKILL, OOM) between the write and its
+        # outcome line still leaves a trace of a write that may have landed; the re-run settles it.
+        self.on_result(ChangeResult(item.change, "started", resource_version=item.resource_version,
+                                    previous_managers=item.previous_managers))
         try:
             answer = self._write(item)
         except ApiFailure as exc:
