@@ -22,8 +22,8 @@ def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
         raise UserError("the plan names no cluster (it was made from a snapshot) and cannot be applied",
                         hint="run `kai-gitops reconcile` against the cluster itself")
     if plan.identity.kube_system_uid == identity.kube_system_uid and plan.identity.server != identity.server:
-        raise UserError(f"the plan was made through {plan.identity.server}, but this run reaches the cluster "
-                        f"through {identity.server}: refusing it (a plan is bound to URL and cluster)",
+        raise UserError(f"the plan was made through {plan.identity.shown}, but this run reaches the cluster "
+                        f"through {identity.shown}: refusing it (a plan is bound to URL and cluster)",
                         hint="make the plan through the endpoint that applies it")
     if plan.identity != identity:
         raise UserError(f"the plan is for cluster {plan.identity}, but this is {identity}: refusing it",
