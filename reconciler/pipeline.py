@@ -249,4 +249,4 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
         return steps.plan_only(report, plan)
     connection = target.connect(None)   # the connection the plan was read through (connect() keeps it)
     return steps.apply_plan(plan, report, reconcile, connection,
-                            reread=lambda: _diff_one("reconcile", settings, target.read_live).report)
+                            reread=lambda: run_reconcile(settings, target.read_live))

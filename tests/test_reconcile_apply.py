@@ -10,7 +10,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +73,13 @@ def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: De
     assert "kai-gitops" in managers
 
     lines = audit_lines(audit)
+    # an intent line before each write, its outcome after (queues one by one; the node last)
     assert [(a["object"]["name"], a["result"]) for a in lines] == [
-        ("default-parent-queue", "applied"), ("default-queue", "applied"), ("gpu-node-2", "applied")]
+        ("default-parent-queue", "started"), ("default-parent-queue", "applied"),
+        ("default-queue", "started"), ("default-queue", "applied"),
+        ("gpu-node-2", "started"), ("gpu-node-2", "applied")]
     assert lines[0]["planId"] == report["plan"]["id"] and lines[0]["time"].endswith("Z")
+    assert lines[0]["fields"] == lines[1]["fields"] and lines[0]["time"] <= lines[1]["time"]
     assert {"path": ["spec", "resources", "cpu", "quota"], "before": 0, "after": -1} in lines[0]["fields"]
 
     events = demo.server.list_objects("events.k8s.io/v1", "Event")
@@ -90,7 +94,7 @@ def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: De
     assert again["plan"]["summary"]["create"] == again["plan"]["summary"]["update"] == 0
     assert again["apply"]["planned"] == 0
     assert [r for r in demo.server.requests[before:] if r.method != "GET"] == []   # not even a Lease
-    assert len(audit_lines(audit)) == 3
+    assert len(audit_lines(audit)) == 6
 
 
 def test_a_saved_plan_is_applied_exactly(demo: Demo, tmp_path: Path) -> None:
@@ -181,7 +185,8 @@ def test_a_dry_run_refusal_aborts_with_nothing_applied(demo: Demo) -> None:
 
 def test_a_409_mid_apply_stops_and_reports_what_was_and_was_not_applied(demo: Demo, tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
-    demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", status=409, after=1))  # after its dry-run
+    # after its dry-run, the write and its one retry with a fresh resourceVersion both conflict
+    demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", status=409, after=1, times=2))
     code, report, _err = demo.reconcile_json("--apply", "--audit-log", audit)
     assert code == 1
     results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
@@ -189,10 +194,56 @@ def test_a_409_mid_apply_stops_and_reports_what_was_and_was_not_applied(demo: De
     failed = next(c for c in report["apply"]["changes"] if c["result"] == "failed")
     assert "HTTP 409" in failed["error"]
     assert report["apply"]["ok"] is False and report["exitCode"] == 1
-    assert [(a["object"]["name"], a["result"]) for a in audit_lines(audit)] == [
+    assert [(a["object"]["name"], a["result"]) for a in audit_lines(audit) if a["result"] != "started"] == [
         ("default-parent-queue", "applied"), ("default-queue", "failed"), ("gpu-node-2", "not-attempted")]
     code, out, _ = demo.reconcile("--apply")
     assert "✓ applied update Queue/default-queue" in out and "default-parent-queue" not in out.split("Plan:")[0]
+
+
+def change_object(demo: Demo, api_version: str, kind: str, name: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Another client's write: the object gets a new resourceVersion, so a write with the old one gets 409."""
+    obj = demo.server.get_object(api_version, kind, name)
+    assert obj is not None
+    edit(obj)
+    obj["metadata"].pop("resourceVersion")   # the server assigns the next one
+    demo.server.add(obj)
+
+
+def test_a_409_from_a_change_of_a_planned_field_stops_the_run(demo: Demo, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+
+    def operator_sets_gpu_quota() -> None:
+        change_object(demo, "scheduling.run.ai/v2", "Queue", "default-queue",
+                      lambda q: q["spec"]["resources"]["gpu"].update(quota=4))
+
+    demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", after=1, before=operator_sets_gpu_quota))
+    code, report, _err = demo.reconcile_json("--apply", "--audit-log", audit)
+    assert code == 1
+    results = {c["object"]["name"]: c["result"] for c in report["apply"]["changes"]}
+    assert results == {"default-parent-queue": "applied", "default-queue": "failed", "gpu-node-2": "not-attempted"}
+    failed = next(c for c in report["apply"]["changes"] if c["result"] == "failed")
+    assert "HTTP 409" in failed["error"] and "spec.resources.gpu.quota is 4, the plan expected 0" in failed["error"]
+    assert demo.queue("default-queue")["spec"]["resources"]["gpu"]["quota"] == 4   # the operator's value stays
+    assert [r.path for r in target_writes(demo)].count(CHILD) == 1   # no second write after a real change
+
+
+def test_a_409_from_an_unrelated_change_is_written_again_and_applies(demo: Demo, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+
+    def labeller_adds_a_label() -> None:
+        change_object(demo, "v1", "Node", "gpu-node-2",
+                      lambda n: n["metadata"].setdefault("labels", {}).update({"feature.node/x": "true"}))
+
+    demo.server.inject_fault(Fault(NODE + "$", method="PATCH", after=1, before=labeller_adds_a_label))
+    code, report, err = demo.reconcile_json("--apply", "--audit-log", audit)
+    assert code == 2, err   # the operator's items remain, as after any complete apply of the demo
+    assert report["apply"]["ok"] is True and report["apply"]["applied"] == 3
+    assert [r.status for r in target_writes(demo) if r.path == NODE] == [409, 200]
+    assert demo.node_label("gpu-node-2") is None
+    labels = demo.server.get_object("v1", "Node", "gpu-node-2")["metadata"]["labels"]  # type: ignore[index]
+    assert labels["feature.node/x"] == "true"
+    node_lines = [a["result"] for a in audit_lines(audit) if a["object"]["name"] == "gpu-node-2"]
+    assert node_lines == ["started", "applied"]   # one intent, one outcome: the second write is not a second change
 
 
 def test_a_connection_reset_mid_apply_then_a_re_run_converges(demo: Demo, tmp_path: Path) -> None:
@@ -210,6 +261,49 @@ def test_a_connection_reset_mid_apply_then_a_re_run_converges(demo: Demo, tmp_pa
     assert [r.path for r in target_writes(demo)].count(PARENT) == 1
     code, out, _ = demo.reconcile("--apply", "--audit-log", audit)
     assert "Nothing to apply." in out and len(audit_lines(audit)) == len(lines)
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["write-landed", "write-lost"])
+def test_a_hard_kill_mid_write_leaves_its_started_line_and_a_re_run_converges(demo: Demo, tmp_path: Path,
+                                                                             landed: bool) -> None:
+    # SIGKILL (or the OOM killer) while the node write is in flight: no handler runs, no outcome line is
+    # written. The intent line says the write was under way; the re-run settles whether it landed.
+    import subprocess
+    import sys
+
+    audit, plan = tmp_path / "audit.jsonl", tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)   # the same reviewed plan for the crashed run and the re-run
+    arrived = threading.Event()
+    demo.server.inject_fault(Fault(NODE + "$", method="PATCH", after=1, before=arrived.set, delay_s=0.5,
+                                   reset=not landed))   # after its dry-run; served (or dropped) after the kill
+    args = demo.args("--plan", plan, "--apply", "--audit-log", audit)
+    proc = subprocess.Popen([sys.executable, "-m", "reconciler", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert arrived.wait(30), "the node write never arrived"
+        proc.kill()
+        proc.wait(10)
+    finally:
+        proc.kill()
+    served = lambda: [r.status for r in demo.server.requests if r.path == NODE and r.method == "PATCH"]  # noqa: E731
+    deadline = time.monotonic() + 10
+    while len(served()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert served() == [200, 200 if landed else 0]
+    crashed = [(a["object"]["name"], a["result"]) for a in audit_lines(audit)]
+    assert crashed[-1] == ("gpu-node-2", "started")   # the only trace of the write in flight
+    assert demo.node_label("gpu-node-2") == (None if landed else "True")
+
+    # the re-run takes the dead run's Lease over once it expires
+    code, report, err = demo.reconcile_json("--plan", plan, "--apply", "--audit-log", audit)
+    assert code == 2 and report["apply"]["ok"], err
+    rerun = [(a["object"]["name"], a["result"]) for a in audit_lines(audit)][len(crashed):]
+    assert sorted(rerun) == sorted([("default-parent-queue", "already-applied"), ("default-queue", "already-applied"),
+                                    *([("gpu-node-2", "already-applied")] if landed
+                                      else [("gpu-node-2", "started"), ("gpu-node-2", "applied")])])
+    assert demo.node_label("gpu-node-2") is None
+    writes = [r for r in target_writes(demo) if r.path == NODE and r.status == 200]
+    assert len(writes) == 1   # applied once, never twice
 
 
 def test_max_changes_refuses_a_larger_plan_whole(demo: Demo) -> None:

@@ -67,6 +67,17 @@ def redact_text(text: str) -> str:
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
 
+_USERINFO = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)[^/?#@]*@", re.IGNORECASE)
+
+
+def url_without_userinfo(url: str) -> str:
+    """`https://user:password@host:6443/p` as `https://host:6443/p`: the endpoint without its credential.
+
+    For a URL that is an identity (the API server a plan is bound to) rather than text to show: masking
+    would keep a marker that changes when the credential does, stripping keeps the endpoint itself."""
+    return _USERINFO.sub(lambda m: m.group("scheme"), url, count=1)
+
+
 def _is_env_entry(value: dict[str, Any]) -> bool:
     """`env: [{name: DB_PASSWORD, value: …}]`: the secret's name is in a sibling field."""
     name = value.get("name")

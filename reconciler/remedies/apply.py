@@ -32,6 +32,7 @@ from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.refs import QUEUE_API, ObjectRef
 from reconciler.remedies.allowed_writes import MERGE_PATCH, NODES_PATH, QUEUES_PATH, WriteForbidden, check_write
 from reconciler.remedies.plan import LABEL_PATH, Change, Operation, valid_name
+from reconciler.remedies.staleness import change_state
 from reconciler.sources.cluster.client import status_message
 
 FIELD_MANAGER = "kai-gitops"
@@ -271,7 +272,7 @@ def _transport(exc: Exception) -> str:
 @dataclass
 class ChangeResult:
     change: Change
-    result: str                  # applied | failed | not-attempted | already-applied
+    result: str                  # applied | failed | not-attempted | already-applied; started: the intent line
     error: str | None = None
     resource_version: str | None = None
     previous_managers: tuple[str, ...] = ()
@@ -338,7 +339,8 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
     """Queue changes one by one in plan order (parents first), then node labels concurrently.
 
     The first failure stops the run: nothing new is started, writes in flight finish, and everything
-    not attempted is reported as such. `on_result` runs once per change as soon as it is known (audit).
+    not attempted is reported as such. `on_result` (the audit) runs with a `started` result just before
+    each write, and once per change with its outcome as soon as it is known; only outcomes are returned.
     An interrupt (Ctrl-C; SIGTERM during apply, see reconcile.py) stops it the same way before it propagates.
     """
     run = _Run(writer, on_result, lost)
@@ -372,8 +374,12 @@ class _Run:
         if self.stop.is_set():
             self.record(index, ChangeResult(item.change, "not-attempted", error=why_lost))
             return
+        # The intent, audited before the request leaves: a crash (SIGKILL, OOM) between the write and its
+        # outcome line still leaves a trace of a write that may have landed; the re-run settles it.
+        self.on_result(ChangeResult(item.change, "started", resource_version=item.resource_version,
+                                    previous_managers=item.previous_managers))
         try:
-            answer = self.writer.write_change(item.change, item.resource_version, dry_run=False)
+            answer = self._write(item)
         except ApiFailure as exc:
             self.stop.set()
             self.record(index, ChangeResult(item.change, "failed", error=exc.line(),
@@ -387,6 +393,24 @@ class _Run:
         meta = answer.get("metadata") or {}
         self.record(index, ChangeResult(item.change, "applied", resource_version=meta.get("resourceVersion"),
                                         previous_managers=item.previous_managers, uid=meta.get("uid")))
+
+    def _write(self, item: Pending) -> dict[str, Any]:
+        """The write; after a 409 Conflict, once more with a fresh resourceVersion if the planned fields
+        still hold their *before* values. On a busy cluster the kubelet and node labellers update Nodes
+        for unrelated reasons between our read and our write, so without this nearly every large plan
+        would stop; a planned field that changed still stops the run (the same rule as preflight)."""
+        try:
+            return self.writer.write_change(item.change, item.resource_version, dry_run=False)
+        except ApiFailure as exc:
+            if exc.status != 409 or item.change.operation is Operation.CREATE:
+                raise
+            obj = self.writer.get(item.change.ref)
+            stale: list[str] = []
+            if change_state(item.change, obj, stale) != "pending":
+                why = "; ".join(stale) or "its planned fields already hold the planned values"
+                raise ApiFailure(409, f"{exc.message}; read again: {why}", exc.reason) from None
+            fresh = ((obj or {}).get("metadata") or {}).get("resourceVersion")
+            return self.writer.write_change(item.change, fresh, dry_run=False)
 
     def record(self, index: int, result: ChangeResult) -> None:
         with self._lock:

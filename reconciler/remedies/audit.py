@@ -1,8 +1,10 @@
-"""One JSON line per change an apply decides about, to stderr or appended to --audit-log FILE.
+"""JSON audit lines of an apply, to stderr or appended to --audit-log FILE.
 
-Each line is written and flushed (and fsynced, for a file) as soon as its change is decided, so a run
-that crashes mid-apply loses nothing already done; a re-run skips what was applied, so no change is
-ever recorded as applied twice.
+Before each write an intent line (result `started`), after it the outcome (`applied`, `failed`), and one
+line for each change not written (`already-applied`, `not-attempted`). Each line is written and flushed
+(and fsynced, for a file) at once, so even a SIGKILL between a write and its outcome leaves the
+`started` line; a re-run finds the change applied (`already-applied`) or writes it, so no change is ever
+applied twice.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import orjson
 
 from reconciler.errors import UserError
 from reconciler.model.live import LiveState
+from reconciler.model.redact import url_without_userinfo
 from reconciler.remedies.plan import ClusterIdentity
 from reconciler.sources.cluster.client import ClusterClient, ReadSettings
 
@@ -30,7 +31,10 @@ class Connection:
 
     @property
     def server(self) -> str:
-        return str(self.configuration.host).rstrip("/")
+        """The API server URL as identified, shown and audited: without a kubeconfig's `user:password@`
+        (a credential, not part of which endpoint this is; it would leak into saved plans and audit logs,
+        and binding a plan to it would refuse the plan once the password is rotated)."""
+        return url_without_userinfo(str(self.configuration.host).rstrip("/"))
 
     def identity(self) -> ClusterIdentity:
         return read_identity(self.client, self.server)

@@ -24,13 +24,17 @@ class ReconcileOutcome:
     plan: Plan
     applied: ApplyResult | None = None
     after: Report | None = None        # re-read after a successful apply
+    left: Plan | None = None           # the plan of that re-read: what is still to do
 
     @property
     def exit_code(self) -> int:
+        """1 a failed apply; 2 changes or operator items left (whatever --fail-on says: the plan alone
+        exits 2 for them, and so does an apply that leaves them) or findings at/above --fail-on; else 0."""
         if self.applied is not None and not self.applied.ok:
             return EXIT_ERROR
         final = self.after or self.report
-        if self.applied is None and (self.plan.changes or self.plan.operator):
+        left = self.left or self.plan   # no re-read: nothing was applied (a failed apply is 1 above)
+        if left.changes or left.operator:
             return EXIT_PENDING
         return final.exit_code
 

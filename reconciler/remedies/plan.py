@@ -22,6 +22,7 @@ from reconciler.checks.gofloat import format_go_float
 from reconciler.errors import UserError
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, queue_spec_from_values, same_number
+from reconciler.model.redact import url_without_userinfo
 from reconciler.model.refs import QUEUE_API, ObjectRef
 from reconciler.report import GitInfo
 
@@ -100,8 +101,13 @@ class ClusterIdentity:
     def to_dict(self) -> dict[str, str]:
         return {"server": self.server, "kubeSystemUID": self.kube_system_uid}
 
+    @property
+    def shown(self) -> str:
+        """The server for messages: a plan saved by an older kai-gitops may hold a password in it."""
+        return url_without_userinfo(self.server)
+
     def __str__(self) -> str:
-        return f"{self.server} (kube-system {self.kube_system_uid})"
+        return f"{self.shown} (kube-system {self.kube_system_uid})"
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,8 @@ from typing import Any
 
 from reconciler.errors import UserError
 from reconciler.remedies.apply import ClusterWriter, Pending, concurrently
-from reconciler.remedies.plan import (
-    Change,
-    ClusterIdentity,
-    FieldChange,
-    Operation,
-    Plan,
-    current_value,
-    same_value,
-    show,
-)
+from reconciler.remedies.plan import Change, ClusterIdentity, Plan
+from reconciler.remedies.staleness import change_state
 
 
 def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
@@ -30,8 +22,8 @@ def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
         raise UserError("the plan names no cluster (it was made from a snapshot) and cannot be applied",
                         hint="run `kai-gitops reconcile` against the cluster itself")
     if plan.identity.kube_system_uid == identity.kube_system_uid and plan.identity.server != identity.server:
-        raise UserError(f"the plan was made through {plan.identity.server}, but this run reaches the cluster "
-                        f"through {identity.server}: refusing it (a plan is bound to URL and cluster)",
+        raise UserError(f"the plan was made through {plan.identity.shown}, but this run reaches the cluster "
+                        f"through {identity.shown}: refusing it (a plan is bound to URL and cluster)",
                         hint="make the plan through the endpoint that applies it")
     if plan.identity != identity:
         raise UserError(f"the plan is for cluster {plan.identity}, but this is {identity}: refusing it",
@@ -57,7 +49,7 @@ def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[
     done: list[Change] = []
     stale: list[str] = []
     for change, obj in zip(plan.changes, current, strict=True):
-        state = _state(change, obj, stale)
+        state = change_state(change, obj, stale)
         if state == "pending":
             meta = (obj or {}).get("metadata") or {}
             pending.append(Pending(change, meta.get("resourceVersion"), _managers(change, obj)))
@@ -84,43 +76,6 @@ def _read_again(writer: ClusterWriter, changes: tuple[Change, ...]) -> list[dict
     others = [c.ref for c in changes if c.ref.kind != "Node"]
     fetched = dict(zip(others, concurrently(others, writer.get, writer.settings.workers), strict=True))
     return [nodes.get(c.ref.name) if c.ref.kind == "Node" else fetched[c.ref] for c in changes]
-
-
-def _state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -> str:
-    if change.operation is Operation.CREATE:
-        if obj is None:
-            return "pending"
-        fields = [_field_state(change, obj, f) for f in change.fields]
-        if all(s == "after" for s in fields):
-            return "done"
-        stale.append(f"{change.ref} exists now (the plan creates it)")
-        return "stale"
-    if obj is None:
-        stale.append(f"{change.ref} no longer exists")
-        return "stale"
-    states = [_field_state(change, obj, f) for f in change.fields]
-    if all(s == "before" for s in states):
-        return "pending"
-    if all(s == "after" for s in states):
-        return "done"
-    for f, s in zip(change.fields, states, strict=True):
-        if s != "before":
-            now = current_value(change.ref, obj, f.path)
-            stale.append(f"{change.ref} {f.dotted()} is {show(now)}, the plan expected {show(f.before)}")
-    return "stale"
-
-
-def _field_state(change: Change, obj: dict[str, Any], f: FieldChange) -> str:
-    now = current_value(change.ref, obj, f.path)
-    if _same(now, f.before):
-        return "before"
-    if _same(now, f.after):
-        return "after"
-    return "other"
-
-
-def _same(a: Any, b: Any) -> bool:
-    return (a is None and b is None) or (a is not None and b is not None and same_value(a, b))
 
 
 def _managers(change: Change, obj: dict[str, Any] | None) -> tuple[str, ...]:

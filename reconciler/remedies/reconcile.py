@@ -57,7 +57,8 @@ def plan_only(report: Report, plan: Plan) -> ReconcileOutcome:
     return ReconcileOutcome(report, plan)
 
 
-ReReader = Callable[[], Report]
+# The cluster read again after the writes: its report and its plan (what is still to do).
+ReReader = Callable[[], tuple[Report, Plan]]
 
 
 def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connection: Connection,
@@ -79,7 +80,8 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
     finally:
         writer.close()
         audit.close()
-    return ReconcileOutcome(report, plan, result, _reread(reread, result))
+    after, left = _reread(reread, result)
+    return ReconcileOutcome(report, plan, result, after, left)
 
 
 @contextlib.contextmanager
@@ -101,14 +103,14 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _reread(reread: ReReader, result: ApplyResult) -> Report | None:
+def _reread(reread: ReReader, result: ApplyResult) -> tuple[Report | None, Plan | None]:
     """The cluster as it is after the writes; after a failed apply a failed re-read must not hide the result."""
     if result.ok:
         return reread()
     try:
         return reread()
     except UserError:
-        return None
+        return None, None
 
 
 def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterWriter,

@@ -26,8 +26,9 @@ What it models, faithfully to the real server where the cluster reader can obser
 * ``coordination.k8s.io/v1`` Leases and ``events.k8s.io/v1`` Events as the plain objects they are (a
   Lease's locking is the ``resourceVersion`` precondition on update, which is modelled);
 * fault injection (status + Retry-After, delays, connection resets, expired continue tokens, an HTML
-  page instead of JSON as a proxy in front may answer), each fault optionally letting its first
-  ``after`` matching requests through (e.g. a dry-run before the write);
+  page instead of JSON as a proxy in front may answer, a ``before`` hook that changes an object just
+  before the request is served so the server's own 409 Conflict follows), each fault optionally letting
+  its first ``after`` matching requests through (e.g. a dry-run before the write);
 * a request log (``server.requests``: method, path, query, status) for asserting what a client did;
 * a standalone mode serving a snapshot until killed (``python -m tests.support.kubeserver --snapshot FILE
   --kubeconfig-out FILE``; see ``__main__.py`` and ``_snapshot.py``).

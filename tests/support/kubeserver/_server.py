@@ -66,6 +66,9 @@ class Fault:
     expire_continue: bool = False
     after: int = 0   # let this many matching requests through first (e.g. a dry-run before the write)
     html: bool = False   # answer `status` (default 200) with an HTML page, as a proxy or SSO gateway in front may
+    # run in the handler thread when the request arrives, before any delay: another client's write landing
+    # between a client's read and its write (the server's own 409 follows), or a signal that it arrived
+    before: Callable[[], None] | None = None
 
 
 class RequestRecord(NamedTuple):
@@ -306,6 +309,8 @@ class KubeTestServer:
         return response
 
     def _faulted(self, fault: Fault, request: Request) -> Response:
+        if fault.before is not None:
+            fault.before()
         if fault.delay_s:
             self._stopping.wait(fault.delay_s)
         if fault.reset:
