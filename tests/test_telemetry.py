@@ -254,3 +254,38 @@ def test_text_logs_show_the_summary_not_each_object(demo: Demo) -> None:
     assert [line for line in err.splitlines() if "policy reports" in line] == [
         "kai-gitops: policy reports (ClusterPolicyReport, PolicyReport): 2 created, 0 updated, 0 unchanged, "
         "0 deleted"]
+
+
+@pytest.fixture
+def not_http() -> Iterator[str]:
+    """A TCP port that answers like an SSH server: what a mistyped --metrics-push port reaches."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+@pytest.mark.parametrize("kind", ["not-http", "bad-url"])
+def test_a_push_that_cannot_be_made_is_a_user_error_not_a_crash(not_http: str, kind: str) -> None:
+    """The run's guard turns a UserError into one warning; anything else (http.client's BadStatusLine, urllib's
+    ValueError for a malformed host) would end a finished run as an internal error."""
+    from reconciler.errors import UserError
+    from reconciler.telemetry.metrics import RunFacts, push
+
+    url = not_http if kind == "not-http" else "http://[::1:9091"
+    with pytest.raises(UserError, match="metrics"):
+        push(url, RunFacts("diff", "prod", 0.0, 1.0, ok=True, exit_code=0), env={})

@@ -18,6 +18,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from http.client import HTTPException
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -184,7 +185,10 @@ def push(url: str, facts: RunFacts, env: Mapping[str, str] | None = None) -> Non
     """PUT (replace the group) after a good run; POST (replace only what is sent) after a failed one, so the
     group keeps its last-success timestamp. Grouping key: job `kai-gitops`, `cluster`."""
     env = os.environ if env is None else env
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:      # e.g. an unclosed IPv6 bracket
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UserError(f"--metrics-push needs an http(s) URL of a Pushgateway, got '{redact_text(url)}'")
     registry = build_registry(facts, cluster_label=False)
@@ -192,7 +196,9 @@ def push(url: str, facts: RunFacts, env: Mapping[str, str] | None = None) -> Non
     try:
         send(url, job=JOB, registry=registry, grouping_key={"cluster": facts.cluster}, timeout=PUSH_TIMEOUT_S,
              handler=_auth_handler(env))
-    except OSError as exc:   # URLError and HTTPError are OSErrors
+    except (OSError, HTTPException, ValueError) as exc:
+        # URLError and HTTPError are OSErrors; a port that does not speak HTTP raises BadStatusLine, a malformed
+        # host (e.g. an unclosed IPv6 bracket) ValueError: each is the operator's to fix, not a crash
         raise UserError(f"pushing metrics to {redact_text(url)} failed: {redact_text(str(exc))}",
                         hint="check --metrics-push and the Pushgateway; the run itself is unaffected") from None
 
