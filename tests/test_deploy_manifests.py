@@ -251,3 +251,21 @@ def test_every_variable_and_config_key_the_job_uses_is_defined(tmp_path: Path, o
                 or ref.get("optional") is True, item
     pushes = [a for a in container["args"] if a.startswith("--metrics-push=")]
     assert bool(pushes) == ("metrics-push" in components)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_probe_is_reachable_by_the_kubelet(tmp_path: Path, overlay: str) -> None:
+    """The kubelet probes from the node: a probe of a loopback host, or of a port served only on loopback, never
+    succeeds, and a failing startup probe of a native sidecar keeps the job's container from ever starting."""
+    pod = pod_spec(rendered(tmp_path, overlay, COMPONENTS))
+    probed = 0
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        loopback = {int(m.group(1)) for a in container.get("args", [])
+                    if (m := re.search(r"(?:127\.0\.0\.1|localhost):(\d+)$", a))}
+        for key in ("startupProbe", "readinessProbe", "livenessProbe"):
+            if (check := (container.get(key) or {}).get("httpGet")) is None:
+                continue
+            probed += 1
+            assert check.get("host") in (None, ""), (container["name"], key, check)
+            assert check["port"] not in loopback, (container["name"], key, check, sorted(loopback))
+    assert probed
