@@ -289,3 +289,14 @@ def test_a_push_that_cannot_be_made_is_a_user_error_not_a_crash(not_http: str, k
     url = not_http if kind == "not-http" else "http://[::1:9091"
     with pytest.raises(UserError, match="metrics"):
         push(url, RunFacts("diff", "prod", 0.0, 1.0, ok=True, exit_code=0), env={})
+
+
+def test_credentials_in_the_push_url_get_a_clear_hint_not_a_dns_error() -> None:
+    from reconciler.errors import UserError
+    from reconciler.telemetry.metrics import PASSWORD_ENV, RunFacts, push
+
+    with pytest.raises(UserError) as raised:
+        push("http://bot:s3cr3t-planted@127.0.0.1:9/", RunFacts("diff", "prod", 0.0, 1.0, ok=True, exit_code=0),
+             env={})
+    line = raised.value.line()
+    assert "credentials" in line and PASSWORD_ENV in line and "s3cr3t-planted" not in line

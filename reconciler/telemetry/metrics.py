@@ -191,6 +191,11 @@ def push(url: str, facts: RunFacts, env: Mapping[str, str] | None = None) -> Non
         parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UserError(f"--metrics-push needs an http(s) URL of a Pushgateway, got '{redact_text(url)}'")
+    if "@" in parts.netloc:
+        # urllib would take `user:password@host` for a host name and fail on DNS: say what to do instead
+        raise UserError(f"--metrics-push URL '{redact_text(url)}' carries credentials, which are not sent from there",
+                        hint=f"drop them from the URL and set ${USER_ENV} and ${PASSWORD_ENV} (deploy/: Secret "
+                             "kai-gitops-pushgateway)")
     registry = build_registry(facts, cluster_label=False)
     send = push_to_gateway if facts.ok else pushadd_to_gateway
     try:
