@@ -345,3 +345,15 @@ def test_any_cluster_name_gives_valid_names_and_labels(server: KubeTestServer, a
         value = meta["labels"]["kai-gitops/cluster"]
         assert len(value) <= 63 and dns_label.match(value), value
     assert len({o["metadata"]["labels"]["kai-gitops/cluster"] for o in objects}) == 3
+
+
+def test_results_do_not_depend_on_the_order_findings_arrive_in() -> None:
+    """Two findings of one rule, subject and location (two unknown gates of one backend) tie on the report's
+    order; if their arrival order decided, a run that found the same would rewrite the report."""
+    from reconciler.remedies.policyreport.build import ReportSettings, Scope, build_report
+
+    pair = [finding("NVCA-G-004", backend_ref(), Severity.WARNING, message=f"gate {g} unknown") for g in "AB"]
+    settings = ReportSettings("prod", COMMIT)
+    bodies = [build_report(POLICY_REPORT, Scope("nvcf-backend", order), settings, NOW)
+              for order in (pair, pair[::-1])]
+    assert bodies[0] == bodies[1]

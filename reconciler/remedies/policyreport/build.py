@@ -118,7 +118,10 @@ def build_report(kind: ReportKind, scope: Scope, settings: ReportSettings, now: 
     """One report object; `first_seen` maps fingerprints (and TRUNCATED_POLICY) to the timestamps an earlier
     run gave them."""
     stamp = {"seconds": int(now.timestamp()), "nanos": now.microsecond * 1000}
-    ordered = sorted(scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f)))
+    # fingerprint and message break ties (the fingerprint leaves the message out), so the arrival order of
+    # findings never rewrites an unchanged report
+    ordered = sorted(scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f), f.fingerprint,
+                                                    f.message))
     results = [_result(f, settings, (first_seen or {}).get(f.fingerprint, stamp)) for f in ordered]
     body = _skeleton(kind, scope, settings, len(results))
     kept = _within_bounds(body, results, settings)
