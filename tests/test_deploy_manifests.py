@@ -269,3 +269,20 @@ def test_every_probe_is_reachable_by_the_kubelet(tmp_path: Path, overlay: str) -
             assert check.get("host") in (None, ""), (container["name"], key, check)
             assert check["port"] not in loopback, (container["name"], key, check, sorted(loopback))
     assert probed
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str, components: tuple[str, ...]
+                                                    ) -> None:
+    """Beyond flag names: click parses the whole argument list (values of choices like --fail-on, --log-format
+    and -o, repeated options, flags given a value), with each $(VAR) standing for a value the kubelet expands."""
+    import click
+
+    args = [re.sub(r"\$\(\w+\)", "x", a) for a in main_container(rendered(tmp_path, overlay, components))["args"]]
+    parent = main.make_context("kai-gitops", list(args))
+    command = main.get_command(parent, args[0])
+    assert command is not None, args
+    try:
+        command.make_context(args[0], args[1:], parent=parent)
+    except click.UsageError as exc:
+        pytest.fail(f"{overlay}+{components}: {exc.format_message()}")
