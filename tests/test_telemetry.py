@@ -300,3 +300,26 @@ def test_credentials_in_the_push_url_get_a_clear_hint_not_a_dns_error() -> None:
              env={})
     line = raised.value.line()
     assert "credentials" in line and PASSWORD_ENV in line and "s3cr3t-planted" not in line
+
+
+def test_pushed_metrics_of_a_multi_cluster_run_add_up_the_clusters() -> None:
+    """A push leaves the cluster to the grouping key (`all` for a `check` of every cluster), so the clusters'
+    counts must be summed into the group's series: one overwriting the other reported a single cluster's."""
+    from prometheus_client import generate_latest
+
+    from reconciler.findings import Finding, Kind, Severity
+    from reconciler.model.refs import queue_ref
+    from reconciler.report import ClusterReport, Report
+    from reconciler.telemetry.metrics import RunFacts, build_registry
+
+    def drift(cluster: str, queue: str) -> Finding:
+        return Finding("KAI-D-002", Kind.DRIFT, Severity.ERROR, "quota differs", cluster, queue_ref(queue))
+
+    clusters = [ClusterReport("a", None, None, None, None, [drift("a", "q1"), drift("a", "q2")]),
+                ClusterReport("b", None, None, None, None, [drift("b", "q1")])]
+    facts = RunFacts("check", "all", 0.0, 1.0, ok=True, exit_code=2, report=Report("check", clusters))
+    found = samples(generate_latest(build_registry(facts, cluster_label=False)).decode())
+    assert value(found, "kai_gitops_findings", rule="KAI-D-002", severity="error", kind="drift") == 3
+    assert value(found, "kai_gitops_drift") == 3
+    labelled = samples(generate_latest(build_registry(facts)).decode())
+    assert value(labelled, "kai_gitops_drift", cluster="a") == 2

@@ -98,7 +98,8 @@ def _findings(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> N
     drift: Counter[str] = Counter()
     every = [f for c in facts.report.clusters for f in c.findings] + list(facts.report.repository)
     for f in every:
-        cluster = f.cluster or facts.cluster
+        # without a cluster label (a push: the grouping key holds it) the clusters' counts add up in one series
+        cluster = (f.cluster or facts.cluster) if own else ""
         if f.waived_by is not None:
             waived[(cluster, f.rule_id)] += 1
             continue
@@ -112,7 +113,7 @@ def _findings(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> N
         findings.labels(*_own(own, cluster), rule, severity, kind).set(n)
     for (cluster, rule), n in waived.items():
         waived_gauge.labels(*_own(own, cluster), rule).set(n)
-    clusters = {c.cluster for c in facts.report.clusters} or {facts.cluster}
+    clusters = ({c.cluster for c in facts.report.clusters} or {facts.cluster}) if own else {""}
     for cluster in clusters:
         _set(drift_gauge, _own(own, cluster), drift.get(cluster, 0))
 
