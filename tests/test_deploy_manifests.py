@@ -251,3 +251,38 @@ def test_every_variable_and_config_key_the_job_uses_is_defined(tmp_path: Path, o
                 or ref.get("optional") is True, item
     pushes = [a for a in container["args"] if a.startswith("--metrics-push=")]
     assert bool(pushes) == ("metrics-push" in components)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_probe_is_reachable_by_the_kubelet(tmp_path: Path, overlay: str) -> None:
+    """The kubelet probes from the node: a probe of a loopback host, or of a port served only on loopback, never
+    succeeds, and a failing startup probe of a native sidecar keeps the job's container from ever starting."""
+    pod = pod_spec(rendered(tmp_path, overlay, COMPONENTS))
+    probed = 0
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        loopback = {int(m.group(1)) for a in container.get("args", [])
+                    if (m := re.search(r"(?:127\.0\.0\.1|localhost):(\d+)$", a))}
+        for key in ("startupProbe", "readinessProbe", "livenessProbe"):
+            if (check := (container.get(key) or {}).get("httpGet")) is None:
+                continue
+            probed += 1
+            assert check.get("host") in (None, ""), (container["name"], key, check)
+            assert check["port"] not in loopback, (container["name"], key, check, sorted(loopback))
+    assert probed
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str, components: tuple[str, ...]
+                                                    ) -> None:
+    """Beyond flag names: click parses the whole argument list (values of choices like --fail-on, --log-format
+    and -o, repeated options, flags given a value), with each $(VAR) standing for a value the kubelet expands."""
+    import click
+
+    args = [re.sub(r"\$\(\w+\)", "x", a) for a in main_container(rendered(tmp_path, overlay, components))["args"]]
+    parent = main.make_context("kai-gitops", list(args))
+    command = main.get_command(parent, args[0])
+    assert command is not None, args
+    try:
+        command.make_context(args[0], args[1:], parent=parent)
+    except click.UsageError as exc:
+        pytest.fail(f"{overlay}+{components}: {exc.format_message()}")

@@ -321,3 +321,41 @@ def test_the_delete_refuses_anything_not_ours(server: KubeTestServer, api: clien
         _Store(api).delete(queue, {"metadata": {"name": "default", "labels": {
             "app.kubernetes.io/managed-by": "kai-gitops", "kai-gitops/cluster": "prod"}}}, "prod")
     assert writes(server) == []
+
+
+def test_any_cluster_name_gives_valid_names_and_labels(server: KubeTestServer, api: client.ApiClient) -> None:
+    """kai-gitops.yaml bounds a cluster name's characters, not its length: a real API server refuses a label
+    value over 63 characters (the test server does not check), so a long name must still give valid objects,
+    found again on the next run, and two long names sharing a prefix must not share reports."""
+    import re
+
+    register_reports(server, WG)
+    long_a, long_b = "a" * 70 + "-eu-west-1", "a" * 70 + "-us-east-1"
+    dns_label = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    for cluster in (long_a, long_b, "b" * 250):
+        one = Report("reconcile", [ClusterReport(cluster, GitInfo("repo", "HEAD", COMMIT), None, None, None,
+                                                 [finding("KAI-D-002", queue_ref("q"))])])
+        [result] = write_policy_reports(api, one, now=NOW)
+        assert len(result.created) == 1
+        [again] = write_policy_reports(api, one, now=NOW)
+        assert (again.created, again.unchanged, again.deleted) == ([], result.created, [])
+    objects = server.list_objects(CLUSTER_POLICY_REPORT.api_version, CLUSTER_POLICY_REPORT.kind)
+    assert len(objects) == 3
+    for obj in objects:
+        meta = obj["metadata"]
+        assert len(meta["name"]) <= 253 and all(dns_label.match(p) for p in meta["name"].split("."))
+        value = meta["labels"]["kai-gitops/cluster"]
+        assert len(value) <= 63 and dns_label.match(value), value
+    assert len({o["metadata"]["labels"]["kai-gitops/cluster"] for o in objects}) == 3
+
+
+def test_results_do_not_depend_on_the_order_findings_arrive_in() -> None:
+    """Two findings of one rule, subject and location (two unknown gates of one backend) tie on the report's
+    order; if their arrival order decided, a run that found the same would rewrite the report."""
+    from reconciler.remedies.policyreport.build import ReportSettings, Scope, build_report
+
+    pair = [finding("NVCA-G-004", backend_ref(), Severity.WARNING, message=f"gate {g} unknown") for g in "AB"]
+    settings = ReportSettings("prod", COMMIT)
+    bodies = [build_report(POLICY_REPORT, Scope("nvcf-backend", order), settings, NOW)
+              for order in (pair, pair[::-1])]
+    assert bodies[0] == bodies[1]

@@ -254,3 +254,72 @@ def test_text_logs_show_the_summary_not_each_object(demo: Demo) -> None:
     assert [line for line in err.splitlines() if "policy reports" in line] == [
         "kai-gitops: policy reports (ClusterPolicyReport, PolicyReport): 2 created, 0 updated, 0 unchanged, "
         "0 deleted"]
+
+
+@pytest.fixture
+def not_http() -> Iterator[str]:
+    """A TCP port that answers like an SSH server: what a mistyped --metrics-push port reaches."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+@pytest.mark.parametrize("kind", ["not-http", "bad-url"])
+def test_a_push_that_cannot_be_made_is_a_user_error_not_a_crash(not_http: str, kind: str) -> None:
+    """The run's guard turns a UserError into one warning; anything else (http.client's BadStatusLine, urllib's
+    ValueError for a malformed host) would end a finished run as an internal error."""
+    from reconciler.errors import UserError
+    from reconciler.telemetry.metrics import RunFacts, push
+
+    url = not_http if kind == "not-http" else "http://[::1:9091"
+    with pytest.raises(UserError, match="metrics"):
+        push(url, RunFacts("diff", "prod", 0.0, 1.0, ok=True, exit_code=0), env={})
+
+
+def test_credentials_in_the_push_url_get_a_clear_hint_not_a_dns_error() -> None:
+    from reconciler.errors import UserError
+    from reconciler.telemetry.metrics import PASSWORD_ENV, RunFacts, push
+
+    with pytest.raises(UserError) as raised:
+        push("http://bot:s3cr3t-planted@127.0.0.1:9/", RunFacts("diff", "prod", 0.0, 1.0, ok=True, exit_code=0),
+             env={})
+    line = raised.value.line()
+    assert "credentials" in line and PASSWORD_ENV in line and "s3cr3t-planted" not in line
+
+
+def test_pushed_metrics_of_a_multi_cluster_run_add_up_the_clusters() -> None:
+    """A push leaves the cluster to the grouping key (`all` for a `check` of every cluster), so the clusters'
+    counts must be summed into the group's series: one overwriting the other reported a single cluster's."""
+    from prometheus_client import generate_latest
+
+    from reconciler.findings import Finding, Kind, Severity
+    from reconciler.model.refs import queue_ref
+    from reconciler.report import ClusterReport, Report
+    from reconciler.telemetry.metrics import RunFacts, build_registry
+
+    def drift(cluster: str, queue: str) -> Finding:
+        return Finding("KAI-D-002", Kind.DRIFT, Severity.ERROR, "quota differs", cluster, queue_ref(queue))
+
+    clusters = [ClusterReport("a", None, None, None, None, [drift("a", "q1"), drift("a", "q2")]),
+                ClusterReport("b", None, None, None, None, [drift("b", "q1")])]
+    facts = RunFacts("check", "all", 0.0, 1.0, ok=True, exit_code=2, report=Report("check", clusters))
+    found = samples(generate_latest(build_registry(facts, cluster_label=False)).decode())
+    assert value(found, "kai_gitops_findings", rule="KAI-D-002", severity="error", kind="drift") == 3
+    assert value(found, "kai_gitops_drift") == 3
+    labelled = samples(generate_latest(build_registry(facts)).decode())
+    assert value(labelled, "kai_gitops_drift", cluster="a") == 2

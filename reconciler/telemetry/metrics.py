@@ -18,6 +18,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from http.client import HTTPException
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -97,7 +98,8 @@ def _findings(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> N
     drift: Counter[str] = Counter()
     every = [f for c in facts.report.clusters for f in c.findings] + list(facts.report.repository)
     for f in every:
-        cluster = f.cluster or facts.cluster
+        # without a cluster label (a push: the grouping key holds it) the clusters' counts add up in one series
+        cluster = (f.cluster or facts.cluster) if own else ""
         if f.waived_by is not None:
             waived[(cluster, f.rule_id)] += 1
             continue
@@ -111,7 +113,7 @@ def _findings(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> N
         findings.labels(*_own(own, cluster), rule, severity, kind).set(n)
     for (cluster, rule), n in waived.items():
         waived_gauge.labels(*_own(own, cluster), rule).set(n)
-    clusters = {c.cluster for c in facts.report.clusters} or {facts.cluster}
+    clusters = ({c.cluster for c in facts.report.clusters} or {facts.cluster}) if own else {""}
     for cluster in clusters:
         _set(drift_gauge, _own(own, cluster), drift.get(cluster, 0))
 
@@ -184,15 +186,25 @@ def push(url: str, facts: RunFacts, env: Mapping[str, str] | None = None) -> Non
     """PUT (replace the group) after a good run; POST (replace only what is sent) after a failed one, so the
     group keeps its last-success timestamp. Grouping key: job `kai-gitops`, `cluster`."""
     env = os.environ if env is None else env
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:      # e.g. an unclosed IPv6 bracket
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UserError(f"--metrics-push needs an http(s) URL of a Pushgateway, got '{redact_text(url)}'")
+    if "@" in parts.netloc:
+        # urllib would take `user:password@host` for a host name and fail on DNS: say what to do instead
+        raise UserError(f"--metrics-push URL '{redact_text(url)}' carries credentials, which are not sent from there",
+                        hint=f"drop them from the URL and set ${USER_ENV} and ${PASSWORD_ENV} (deploy/: Secret "
+                             "kai-gitops-pushgateway)")
     registry = build_registry(facts, cluster_label=False)
     send = push_to_gateway if facts.ok else pushadd_to_gateway
     try:
         send(url, job=JOB, registry=registry, grouping_key={"cluster": facts.cluster}, timeout=PUSH_TIMEOUT_S,
              handler=_auth_handler(env))
-    except OSError as exc:   # URLError and HTTPError are OSErrors
+    except (OSError, HTTPException, ValueError) as exc:
+        # URLError and HTTPError are OSErrors; a port that does not speak HTTP raises BadStatusLine, a malformed
+        # host (e.g. an unclosed IPv6 bracket) ValueError: each is the operator's to fix, not a crash
         raise UserError(f"pushing metrics to {redact_text(url)} failed: {redact_text(str(exc))}",
                         hint="check --metrics-push and the Pushgateway; the run itself is unaffected") from None
 

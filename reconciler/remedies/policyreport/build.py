@@ -9,6 +9,7 @@ silently, and `summary` always counts every finding of the scope.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +31,8 @@ DEFAULT_MAX_RESULTS = 100
 SIZE_BUDGET = 512 * 1024        # bytes of JSON per object: a third of etcd's 1.5 MiB request limit
 MESSAGE_LIMIT = 1024            # characters of one message; the full text is in `kai-gitops diff`
 PROPERTY_LIMIT = 256
+NAME_LIMIT = 253                # an object name (DNS-1123 subdomain)
+LABEL_VALUE_LIMIT = 63
 
 # PolicyReport v1alpha2 and OpenReports share the result shape; their severity enums both hold these.
 _SEVERITY = {Severity.ERROR: "high", Severity.WARNING: "medium", Severity.INFO: "info"}
@@ -60,7 +63,7 @@ REPORT_KINDS = (CLUSTER_POLICY_REPORT, POLICY_REPORT, OPEN_CLUSTER_REPORT, OPEN_
 
 @dataclass(frozen=True)
 class ReportSettings:
-    cluster: str                    # kai-gitops.yaml cluster name: a label value, so [a-z0-9-]
+    cluster: str                    # kai-gitops.yaml cluster name: [a-z0-9-], of any length
     commit: str | None = None
     max_results: int = DEFAULT_MAX_RESULTS
     size_budget: int = SIZE_BUDGET
@@ -75,11 +78,24 @@ class Scope:
 
 
 def report_name(cluster: str) -> str:
-    return f"kai-gitops-{cluster}"
+    return _bounded(f"kai-gitops-{cluster}", NAME_LIMIT)
+
+
+def cluster_label_value(cluster: str) -> str:
+    """kai-gitops.yaml bounds a cluster name's characters, not its length; a label value holds 63."""
+    return _bounded(cluster, LABEL_VALUE_LIMIT)
 
 
 def managed_labels(cluster: str) -> dict[str, str]:
-    return {MANAGED_BY_LABEL: SOURCE, CLUSTER_LABEL: cluster}
+    return {MANAGED_BY_LABEL: SOURCE, CLUSTER_LABEL: cluster_label_value(cluster)}
+
+
+def _bounded(text: str, limit: int) -> str:
+    """`text` itself when it fits, else a prefix and a hash of the whole, so two long names stay apart."""
+    if len(text) <= limit:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    return f"{text[:limit - len(digest) - 1].rstrip('-')}-{digest}"
 
 
 def scopes(findings: Iterable[Finding], *, cluster_namespaces: frozenset[str] = frozenset()) -> list[Scope]:
@@ -102,7 +118,10 @@ def build_report(kind: ReportKind, scope: Scope, settings: ReportSettings, now: 
     """One report object; `first_seen` maps fingerprints (and TRUNCATED_POLICY) to the timestamps an earlier
     run gave them."""
     stamp = {"seconds": int(now.timestamp()), "nanos": now.microsecond * 1000}
-    ordered = sorted(scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f)))
+    # fingerprint and message break ties (the fingerprint leaves the message out), so the arrival order of
+    # findings never rewrites an unchanged report
+    ordered = sorted(scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f), f.fingerprint,
+                                                    f.message))
     results = [_result(f, settings, (first_seen or {}).get(f.fingerprint, stamp)) for f in ordered]
     body = _skeleton(kind, scope, settings, len(results))
     kept = _within_bounds(body, results, settings)

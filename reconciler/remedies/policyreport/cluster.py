@@ -30,6 +30,7 @@ from reconciler.remedies.policyreport.build import (
     ReportSettings,
     Scope,
     build_report,
+    cluster_label_value,
     report_name,
     scopes,
 )
@@ -218,7 +219,7 @@ class _Store:
         return bytes(body)
 
     def list_managed(self, kind: ReportKind, cluster: str) -> list[dict[str, Any]]:
-        selector = f"{MANAGED_BY_LABEL}={SOURCE},{CLUSTER_LABEL}={cluster}"
+        selector = f"{MANAGED_BY_LABEL}={SOURCE},{CLUSTER_LABEL}={cluster_label_value(cluster)}"
         items: list[dict[str, Any]] = []
         token: str | None = None
         while True:
@@ -306,7 +307,7 @@ class _Store:
 
 def _owned(obj: dict[str, Any], cluster: str) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
-    return labels.get(MANAGED_BY_LABEL) == SOURCE and labels.get(CLUSTER_LABEL) == cluster
+    return labels.get(MANAGED_BY_LABEL) == SOURCE and labels.get(CLUSTER_LABEL) == cluster_label_value(cluster)
 
 
 def _api_error(exc: Any, what: str) -> UserError:
