@@ -289,8 +289,8 @@ def reconcile_command(**opts: Any) -> int:
     # text and json show the plan and the apply; the other formats render the findings after the run.
     _emit(outcome.after or outcome.report, opts["output"],
           overrides={"json": lambda: dumps(outcome.to_dict()), "text": outcome.render_text})
-    # After an apply the issue shows what is left; the plan that was applied is history, not a proposal.
-    _publish(outcome.after or outcome.report, outcome.plan if outcome.applied is None else None, opts)
+    # After an apply the issue shows what is left (the re-read's plan); the applied plan is history.
+    _publish(outcome.after or outcome.report, outcome.plan if outcome.applied is None else outcome.left, opts)
     _fix_git(outcome.report, opts)
     return int(outcome.exit_code)
 

@@ -351,3 +351,24 @@ def test_one_failing_target_does_not_stop_the_others(demo_cluster: ClusterReport
     with pytest.raises(UserError, match="unknown --report-to target 'nope'"):
         dispatch.publish(["works", "nope"], request)
     assert seen == ["broken", "works", "broken"]          # nothing sent when a name is unknown
+
+
+def test_after_an_apply_the_issue_shows_what_is_left_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.reconcile_support import demo_cluster as served_demo
+    from tests.support.githost.github import GitHubStandIn
+
+    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    server = GitHubStandIn(token=TOKEN).start()
+    try:
+        for demo in served_demo(tmp_path):
+            code, _, err = run_cli(demo.args("--apply", "--report-to", "github", "--git-host-url", server.url,
+                                             "--git-host-repo", "acme/gitops"), {"GITHUB_TOKEN": TOKEN})
+            assert code == 2, err   # operator items remain
+            body = _body(server)
+            plan = body[body.index("### Plan"):]
+            assert "~ update Queue" not in plan and "~ update Node" not in plan   # applied: history, not a proposal
+            assert "! operator KAI-R-011 HelmRelease/runai/kai" in plan
+            assert "Plan: 0 to create, 0 to change" in plan
+        server.assert_clean()
+    finally:
+        server.stop()
