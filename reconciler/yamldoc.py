@@ -168,7 +168,9 @@ def _parser() -> Any:
 def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    # ruamel's own bugs raise bare AssertionError/NotImplementedError, some with no message at all
+    problem = getattr(exc, "problem", None) or next(iter(str(exc).splitlines()), "") or \
+        f"the YAML parser failed ({type(exc).__name__})"
     if type(exc).__name__ == "DuplicateKeyError":
         key = re.search(r'duplicate key "([^"]*)"', str(exc))
         name = key.group(1) if key else "?"
