@@ -8,7 +8,11 @@ live cluster) is placed on the cluster's entry in kai-gitops.yaml, never on line
 an external suppression, so code scanning shows them as dismissed rather than forgetting them.
 
 GitHub rejects a file with more than 20 runs. A report with more clusters than that is one run for the
-whole fleet (`kai-gitops/<command>/`), each result naming its cluster in `properties.cluster`.
+whole fleet (`kai-gitops/<command>/`), each result naming its cluster in `properties.cluster`. It also
+rejects a run with more than 25,000 results: past that a run keeps the most severe (waived ones last) and
+says in `invocations[].toolExecutionNotifications` how many it left out and where they are.
+The repository's run is `(repository)`, which no cluster can be called (names are DNS labels), so its
+category never collides with a cluster's.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ INFORMATION_URI = "https://github.com/kai-scheduler/KAI-Scheduler"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _AREA = {"C": "components", "D": "drift", "G": "gates", "H": "health", "M": "modes", "P": "pods", "Q": "queues",
          "R": "release", "S": "shared-cluster", "V": "values", "W": "waivers"}
-REPOSITORY_RUN = "repository"
+REPOSITORY_RUN = "(repository)"
 MAX_RUNS = 20   # GitHub code scanning's hard limit of runs per SARIF file
+MAX_RESULTS = 25_000   # and of results per run
+_RANK = {"error": 0, "warning": 1, "note": 2}
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
@@ -78,12 +84,21 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
 def _run(report: Report, name: str | None, results: list[dict[str, Any]], cluster: ClusterReport | None,
          driver: dict[str, Any]) -> dict[str, Any]:
     category = f"kai-gitops/{report.command}/" + (f"{name}/" if name else "")
+    invocation: dict[str, Any] = {"executionSuccessful": True}
+    if len(results) > MAX_RESULTS:
+        results = sorted(results, key=lambda r: ("suppressions" in r, _RANK[r["level"]]))
+        left_out = len(results) - MAX_RESULTS
+        results = results[:MAX_RESULTS]
+        invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": (
+            f"{left_out} results left out, waived and least severe first: code scanning accepts {MAX_RESULTS} "
+            "per run. "
+            "The JSON report (-o json) has every finding.")}}]
     run: dict[str, Any] = {
         "tool": {"driver": driver},
         "automationDetails": {"id": category},
         "columnKind": "unicodeCodePoints",   # the YAML reader counts characters, not UTF-16 units
         "results": results,
-        "invocations": [{"executionSuccessful": True}],
+        "invocations": [invocation],
     }
     if cluster is not None and cluster.git and cluster.git.commit:
         run["properties"] = {"commit": cluster.git.commit, "ref": cluster.git.ref}
