@@ -18,6 +18,7 @@ category never collides with a cluster's.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -136,7 +137,9 @@ def _message(f: Finding) -> str:
 
 
 def _physical(location: Location) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": location.file, "uriBaseId": "%SRCROOT%"}}
+    # a URI reference: a path's space, '#' or '%' would otherwise be read as the end or an escape
+    uri = quote(location.file, safe="/")
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}}
     if location.line is not None:
         region: dict[str, int] = {"startLine": location.line, "startColumn": location.column or 1}
         if location.end_line is not None and location.end_column is not None:

@@ -150,3 +150,18 @@ def test_a_run_keeps_at_most_githubs_result_limit_most_severe_first(monkeypatch:
     assert [r["level"] for r in run["results"]] == ["error", "error", "warning", "warning", "warning"]
     (note,) = run["invocations"][0]["toolExecutionNotifications"]
     assert note["message"]["text"].startswith("4 results left out, waived and least severe first")
+
+
+def test_artifact_uri_is_a_percent_encoded_relative_reference() -> None:
+    """A path with a space, '#' or '%' must not turn into a fragment or a bogus escape in the URI."""
+    from dataclasses import replace
+    from urllib.parse import unquote
+
+    base = sample_report()
+    finding = base.clusters[1].findings[0]
+    odd = replace(finding.location, file="clusters/lab one/#2 100%.yaml")
+    base.clusters[1].findings[0] = replace(finding, location=odd)
+    uri = results(sarif(base), "lab-standalone")[finding.rule_id]["locations"][0]["physicalLocation"][
+        "artifactLocation"]["uri"]
+    assert uri == "clusters/lab%20one/%232%20100%25.yaml" and unquote(uri) == odd.file
+    assert not uri.startswith(("/", "./"))
