@@ -23,6 +23,7 @@ from reconciler.yamlspan import SpanIndex
 # An alias bomb expands a few lines into billions of values; real files reuse anchors a little, not this much.
 MAX_ALIAS_EXPANSION = 1_000_000
 MAX_BYTES = 20 * 1024 * 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -168,7 +169,9 @@ def _parser() -> Any:
 def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    # ruamel's own bugs raise bare AssertionError/NotImplementedError, some with no message at all
+    problem = getattr(exc, "problem", None) or next(iter(str(exc).splitlines()), "") or \
+        f"the YAML parser failed ({type(exc).__name__})"
     if type(exc).__name__ == "DuplicateKeyError":
         key = re.search(r'duplicate key "([^"]*)"', str(exc))
         name = key.group(1) if key else "?"
@@ -245,7 +248,20 @@ class _Converter:
             return dict(self._mapping_items(node, path))
         if isinstance(node, list):
             return [self.convert(item, (*path, i)) for i, item in enumerate(self._seq_items(node, path))]
-        return _scalar(node)
+        value = _scalar(node)
+        if isinstance(value, str):
+            self._refuse_surrogate(value, path)
+        return value
+
+    def _refuse_surrogate(self, text: str, path: YamlPath) -> None:
+        """ruamel takes a `"\\ud800"` escape; libyaml and go-yaml (Helm) refuse it, and no output could
+        carry it (UTF-8 cannot encode half a surrogate pair)."""
+        found = _SURROGATE.search(text)
+        if found:
+            line, column = self.positions.get(path, (1, 1))
+            raise UserError(f"invalid YAML: \\u{ord(found.group()):04x} is half of a UTF-16 surrogate pair, not a "
+                            "character", where=f"{self.file}:{line}:{column}",
+                            hint="write the character itself, or its \\U escape")
 
     def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
         lines: dict[str, int] = {}
@@ -255,6 +271,7 @@ class _Converter:
             position = _lc(node, "key", raw_key)   # ruamel keeps positions under the key as written
             if position is not None:
                 self.positions[child] = position
+            self._refuse_surrogate(key, child)
             converted = self.convert(value, child)
             if key in lines:   # `1:` and "1":, or `yes:` and `true:` — distinct in YAML, one key to Helm
                 raise duplicate_key_error(self.file, key, lines[key], position[0] if position else 1)

@@ -36,6 +36,8 @@ class SpanIndex:
 def _index(text: str) -> dict[tuple[int, int, int], Position]:
     import yaml
 
+    # libyaml's marks do not count a leading BOM (columns start after it): drop it so the line starts agree
+    text = text.removeprefix("\ufeff")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         roots = list(yaml.compose_all(text, Loader=loader))

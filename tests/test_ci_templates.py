@@ -6,6 +6,7 @@ parsed by the real click command tree (options, choices and the -o callback), wi
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -26,6 +27,8 @@ from tests.helpers import ROOT
 CI = ROOT / "repo-templates" / "ci"
 GITHUB = CI / "github-actions.yml"
 GITLAB = CI / "gitlab-ci.yml"
+GITHUB_SHARDED = CI / "github-actions-sharded.yml"
+GITLAB_SHARDED = CI / "gitlab-ci-sharded.yml"
 PRE_COMMIT = ROOT / ".pre-commit-hooks.yaml"
 _SHELL_END = {"|", "||", "&&", ";", ">", "2>", ">>"}
 
@@ -61,21 +64,29 @@ def parse_call(args: list[str]) -> tuple[click.Command, dict[str, Any]]:
     return command, context.params
 
 
-def github_runs() -> list[str]:
-    steps = load(GITHUB)["jobs"]["check"]["steps"]
-    return [step["run"] for step in steps if "run" in step]
+def github_runs(path: Path = GITHUB) -> list[str]:
+    return [step["run"] for job in load(path)["jobs"].values() for step in job["steps"] if "run" in step]
 
 
-def gitlab_scripts() -> list[str]:
-    job = load(GITLAB)["kai-gitops"]
-    return [line for key in ("before_script", "script", "after_script") for line in job.get(key, [])]
+def gitlab_scripts(path: Path = GITLAB) -> list[str]:
+    return [line for job in load(path).values() for key in ("before_script", "script", "after_script")
+            for line in job.get(key, [])]
+
+
+def github_sharded_runs() -> list[str]:
+    return github_runs(GITHUB_SHARDED)
+
+
+def gitlab_sharded_scripts() -> list[str]:
+    return gitlab_scripts(GITLAB_SHARDED)
 
 
 def pre_commit_entries() -> list[str]:
     return [f"kai-gitops {hook['entry'].removeprefix('kai-gitops ')}" for hook in load(PRE_COMMIT)]
 
 
-@pytest.mark.parametrize("scripts", [github_runs, gitlab_scripts, pre_commit_entries])
+@pytest.mark.parametrize("scripts", [github_runs, gitlab_scripts, github_sharded_runs, gitlab_sharded_scripts,
+                                     pre_commit_entries])
 def test_every_kai_gitops_call_parses_against_the_command_tree(scripts: Any) -> None:
     calls = [call for script in scripts() for call in kai_gitops_calls(script)]
     assert calls
@@ -209,3 +220,87 @@ def test_gitlab_note_step_posts_once_then_updates_its_own_note(tmp_path: Path) -
     assert [n["body"] for n in ours] == ["<!-- kai-gitops-report -->\nsecond run\n"]
     assert [c.split(" ")[0] for c in _NotesApi.calls] == ["GET", "GET", "POST", "GET", "GET", "PUT"]
     assert _NotesApi.notes[-1]["body"].endswith("someone else's")   # never edits another user's note
+
+
+# -- the sharded templates (issue 10 item 4): a matrix of `check --shard` jobs, then `report merge` ----------------
+
+
+def only_call(script: str, command: str) -> list[str]:
+    (call,) = [c for c in kai_gitops_calls(script) if c[0] == command]
+    return call
+
+
+def test_github_sharded_workflow_is_a_shard_matrix_and_a_merge_job() -> None:
+    workflow = load(GITHUB_SHARDED)
+    shard_job, merge_job = workflow["jobs"]["shard"], workflow["jobs"]["merge"]
+    shards = shard_job["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1)) and len(shards) > 1
+    assert shard_job["strategy"]["fail-fast"] is False   # one broken shard must not hide the others' errors
+    step = next(s for s in shard_job["steps"] if "kai-gitops check" in s.get("run", ""))
+    assert step["env"] == {"BASE_REF": "${{ github.base_ref }}", "SHARD": "${{ matrix.shard }}",
+                           "SHARDS": "${{ strategy.job-total }}"}
+    call = only_call(step["run"], "check")
+    _, params = parse_call(call)
+    assert params["shard"] == "SAMPLE_SHARD/SAMPLE_SHARDS" and params["base"] == "origin/SAMPLE_BASE_REF"
+    report = outputs_of(call)["json"]
+    upload = next(s for s in shard_job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["path"] == report and upload["with"]["if-no-files-found"] == "error"
+    artifact = upload["with"]["name"].replace("${{ matrix.shard }}", "3")
+
+    assert merge_job["needs"] == "shard"
+    download = next(s for s in merge_job["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    assert fnmatch.fnmatch(artifact, download["with"]["pattern"])
+    merge_run = next(s["run"] for s in merge_job["steps"] if "report merge" in s.get("run", ""))
+    merge_call = only_call(merge_run, "report")
+    _, merge_params = parse_call(merge_call)
+    (files,) = merge_params["files"]
+    assert fnmatch.fnmatch(f"{download['with']['path']}/{artifact}/{report}", files)   # what download-artifact lays out
+    outputs = outputs_of(merge_call)
+    assert outputs["github"] == "-" and outputs["text"] == "-"
+    sarif = next(s for s in merge_job["steps"] if "upload-sarif" in s.get("uses", ""))
+    assert sarif["with"]["sarif_file"] == outputs["sarif"] and sarif["if"] == "success() || failure()"
+
+
+def test_github_sharded_workflow_asks_for_least_privilege() -> None:
+    workflow = load(GITHUB_SHARDED)
+    assert workflow["permissions"] == {}
+    assert workflow["jobs"]["shard"]["permissions"] == {"contents": "read"}   # shards upload nothing to GitHub
+    assert workflow["jobs"]["merge"]["permissions"] == load(GITHUB)["jobs"]["check"]["permissions"]
+    assert "${{" not in "".join(github_sharded_runs())
+    assert all(s["with"]["persist-credentials"] is False for job in workflow["jobs"].values()
+               for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+
+
+def test_gitlab_sharded_pipeline_is_parallel_shards_and_a_merge_job() -> None:
+    pipeline = load(GITLAB_SHARDED)
+    shard_job, merge_job = pipeline["kai-gitops-shard"], pipeline["kai-gitops"]
+    assert isinstance(shard_job["parallel"], int) and shard_job["parallel"] > 1
+    call = only_call(shard_job["script"][0], "check")
+    _, params = parse_call(call)
+    assert params["shard"] == "SAMPLE_CI_NODE_INDEX/SAMPLE_CI_NODE_TOTAL"
+    report = outputs_of(call)["json"].replace("SAMPLE_CI_NODE_INDEX", "2")
+    assert any(fnmatch.fnmatch(report, p) for p in shard_job["artifacts"]["paths"])
+    assert merge_job["needs"] == ["kai-gitops-shard"]
+    merge_call = only_call(merge_job["script"][0], "report")
+    (files,) = parse_call(merge_call)[1]["files"]
+    assert fnmatch.fnmatch(report, files)
+    outputs = outputs_of(merge_call)
+    assert merge_job["artifacts"]["reports"] == {"codequality": outputs["gitlab"], "junit": outputs["junit"]}
+    assert merge_job["artifacts"]["when"] == "always"
+    # the MR note step is gitlab-ci.yml's, which test_gitlab_note_step_posts_once_then_updates_its_own_note runs
+    assert merge_job["after_script"] == load(GITLAB)["kai-gitops"]["after_script"]
+    assert outputs["markdown"] == "kai-gitops-note.md"
+
+
+@pytest.mark.parametrize("script", [
+    lambda: next(s["run"] for s in load(GITHUB_SHARDED)["jobs"]["shard"]["steps"] if "--shard" in s.get("run", "")),
+    lambda: load(GITLAB_SHARDED)["kai-gitops-shard"]["script"][0]])
+@pytest.mark.parametrize(("exit_code", "passes"), [(0, True), (2, True), (1, False)])
+def test_a_shard_fails_on_errors_only(tmp_path: Path, script: Any, exit_code: int, passes: bool) -> None:
+    """Findings (exit 2) are the merge job's verdict; an error (exit 1) must fail the shard job."""
+    fake = tmp_path / "kai-gitops"
+    fake.write_text(f"#!/bin/sh\nexit {exit_code}\n")
+    fake.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script()], env=env, timeout=30)
+    assert (done.returncode == 0) is passes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,8 @@ def test_one_run_writes_every_format(demo: Path, tmp_path: Path) -> None:
                                     "-o", f"junit={out}/j.xml", "-o", f"markdown={out}/c.md",
                                     "-o", f"json={out}/r.json", "-o", "github"])
     assert code == 2 and stderr == ""
-    assert stdout.startswith("kai-gitops check — cluster prod-addon")   # text first, then the annotations
+    # text first (wrapped: beside github, no line of it may run as a workflow command), then the annotations
+    assert re.match(r"::stop-commands::\w{32}\nkai-gitops check — cluster prod-addon", stdout)
     assert "\n::error file=clusters/lab/" in stdout
     assert json.loads((out / "r.sarif").read_text())["version"] == "2.1.0"
     assert {i["check_name"] for i in json.loads((out / "cq.json").read_text())} >= {"KAI-Q-001", "KAI-M-004"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,13 @@ def typed(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+# Valid YAML that ruamel 0.19 fails on by its own bugs (found by fuzzing): an assertion or "overlap in
+# comment" in its comment handling, and a second `...` document end. libyaml and go-yaml (Helm) read these,
+# so the fast reader does too; no answer of ruamel's to copy here.
+RUAMEL_BUGS = ("the YAML parser failed (AssertionError)", "overlap in comment",
+               "expected the node content, but found '<document end>'")
+
+
 def reference(text: str) -> Any:
     try:
         return [(typed(d.data), d.positions) for d in ruamel_documents(text, "f.yaml")]
@@ -52,18 +60,20 @@ def reference(text: str) -> Any:
         return ("error", exc.line())
 
 
-def fast(text: str) -> Any:
-    docs = yaml_libyaml.documents(text)
-    return None if docs is None else [(typed(data), positions) for data, positions in docs]
-
-
 def assert_same(text: str) -> bool:
     """True when the fast reader read it (False: it declined, and ruamel reads it)."""
     got, want = fast(text), reference(text)
     if got is None:
         return False
+    if isinstance(want, tuple) and any(bug in want[1] for bug in RUAMEL_BUGS):
+        return True
     assert got == want, text
     return True
+
+
+def fast(text: str) -> Any:
+    docs = yaml_libyaml.documents(text)
+    return None if docs is None else [(typed(data), positions) for data, positions in docs]
 
 
 # -- the project's own YAML ---------------------------------------------------------------------------------------
@@ -156,6 +166,26 @@ ORDINARY = [t for t in TRAPS if t.startswith(("a: yes", "a: 010", "a: 1e3", "1: 
 def test_ordinary_traps_are_read_by_the_fast_reader(text: str) -> None:
     assert len(ORDINARY) == 11
     assert assert_same(text), "declined: the fast path would not be taken"
+
+
+@pytest.mark.parametrize("text", ["- \n\n| #c.5", "a:  #c\r\n> #c\n\n", "a: 1\n...\n...\n"])
+def test_what_ruamel_fails_on_by_its_own_bugs_is_one_line_naming_the_file(text: str) -> None:
+    """The ruamel reader (KAI_GITOPS_YAML_READER=ruamel, or no libyaml) used to crash on the first one."""
+    with pytest.raises(UserError) as raised:
+        ruamel_documents(text, "f.yaml")
+    assert re.match(r"f\.yaml(:\d+)*: invalid YAML: ", raised.value.line()), raised.value.line()
+    assert any(bug in raised.value.line() for bug in RUAMEL_BUGS)
+    assert fast(text) is not None   # what libyaml and Helm read
+
+
+@pytest.mark.parametrize(("text", "where"), [('a: "x\\ud800y"\n', "f.yaml:1:1"), ('b:\n  - "\\udfff"\n', "f.yaml:2:5"),
+                                           ('"k\\ud83d\\ude80": 1\n', "f.yaml:1:1")])
+def test_a_lone_surrogate_escape_is_refused_like_helm_does(text: str, where: str) -> None:
+    """ruamel took it, and then every output format crashed writing it (UTF-8 cannot carry it)."""
+    assert fast(text) is None   # libyaml refuses it, as go-yaml does
+    with pytest.raises(UserError) as raised:
+        load_documents(text, "f.yaml")
+    assert raised.value.line().startswith(f"{where}: invalid YAML: ") and "surrogate" in raised.value.line()
 
 
 @pytest.mark.parametrize("text", ["a: 1\na: 2\n", "a: 1\nyes: 2\ntrue: 3\n", "1: a\n'1': b\n"])

@@ -236,3 +236,13 @@ def test_select_unknown_cluster_lists_known_ones() -> None:
         config.select("staging")
     assert info.value.line() == ("kai-gitops.yaml: no cluster named 'staging' "
                                  "(known clusters: prod-addon, lab-standalone)")
+
+
+def test_file_paths_are_named_as_git_names_them() -> None:
+    """`./x.yaml` reached SARIF URIs, annotations and Code Quality as `./x.yaml`: GitHub attaches an
+    annotation to no file of the PR then, and the PR's changed lines (`x.yaml`) never matched it."""
+    text = BASE.replace("environments/prod.yaml", "./environments//prod.yaml") + (
+        "    kaiValuesFile: ./clusters/prod/kai.yaml\n    queueFiles: [./queues/a.yaml, queues/./b.yaml]\n")
+    (prod,) = parse_repo_config(text.encode()).clusters
+    assert prod.environment_file == "environments/prod.yaml" and prod.kai_values_file == "clusters/prod/kai.yaml"
+    assert prod.queue_files == ("queues/a.yaml", "queues/b.yaml")

@@ -60,3 +60,9 @@ def test_end_is_not_part_of_equality() -> None:
     from reconciler.model.refs import Location
 
     assert load_document("a: 1\n", "f").locate(("a",)) == Location("f", 1, 1, ("a",))
+
+
+def test_a_file_saved_with_a_bom_has_the_same_regions() -> None:
+    """Editors on Windows add a BOM; libyaml's marks skip it, so every line after the first was one off."""
+    for path in [("a", "u"), ("a", "b", 1), ("a", "l"), ("z",)]:
+        assert span(path, "\ufeff" + TEXT) == span(path), path

@@ -74,6 +74,12 @@ def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *
         return render(report, spec.format, color=color and spec.to_stdout and spec.format == "text")
 
     rendered = [(spec, one(spec)) for spec in specs]
+    if any(spec.format == "github" and spec.to_stdout for spec in specs):
+        # In a GitHub Actions log, a line of another format's text could be a workflow command.
+        from reconciler.outputs.github_format import without_commands
+
+        rendered = [(spec, without_commands(text) if spec.to_stdout and spec.format != "github" else text)
+                    for spec, text in rendered]
     for spec, text in rendered:
         if not spec.to_stdout:
             write_atomically(Path(spec.path), text)

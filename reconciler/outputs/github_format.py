@@ -121,10 +121,16 @@ def _plain_log(report: Report, token: str) -> list[str]:
     """Everything, as text, where no line is a workflow command."""
     from reconciler.outputs.text_format import render as render_text
 
-    text = render_text(report, color=False)
+    return without_commands(render_text(report, color=False), token).rstrip("\n").split("\n")
+
+
+def without_commands(text: str, token: str | None = None) -> str:
+    """`text` for a GitHub Actions log: inside `::stop-commands::`, so no line of it (a value with a newline
+    and `::error::…` in it) runs as a workflow command. Other formats printed beside `github` go through it."""
+    token = token or _token()
     while token in text:   # vanishingly unlikely; a token the text contains would end the wrap early
         token = _token()
-    return [f"::stop-commands::{token}", *text.rstrip("\n").split("\n"), f"::{token}::"]
+    return f"::stop-commands::{token}\n{text.rstrip(chr(10))}\n::{token}::\n"
 
 
 def _token() -> str:

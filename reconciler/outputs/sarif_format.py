@@ -8,12 +8,17 @@ live cluster) is placed on the cluster's entry in kai-gitops.yaml, never on line
 an external suppression, so code scanning shows them as dismissed rather than forgetting them.
 
 GitHub rejects a file with more than 20 runs. A report with more clusters than that is one run for the
-whole fleet (`kai-gitops/<command>/`), each result naming its cluster in `properties.cluster`.
+whole fleet (`kai-gitops/<command>/`), each result naming its cluster in `properties.cluster`. It also
+rejects a run with more than 25,000 results: past that a run keeps the most severe (waived ones last) and
+says in `invocations[].toolExecutionNotifications` how many it left out and where they are.
+The repository's run is `(repository)`, which no cluster can be called (names are DNS labels), so its
+category never collides with a cluster's.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -29,8 +34,10 @@ INFORMATION_URI = "https://github.com/kai-scheduler/KAI-Scheduler"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _AREA = {"C": "components", "D": "drift", "G": "gates", "H": "health", "M": "modes", "P": "pods", "Q": "queues",
          "R": "release", "S": "shared-cluster", "V": "values", "W": "waivers"}
-REPOSITORY_RUN = "repository"
+REPOSITORY_RUN = "(repository)"
 MAX_RUNS = 20   # GitHub code scanning's hard limit of runs per SARIF file
+MAX_RESULTS = 25_000   # and of results per run
+_RANK = {"error": 0, "warning": 1, "note": 2}
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
@@ -78,12 +85,21 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
 def _run(report: Report, name: str | None, results: list[dict[str, Any]], cluster: ClusterReport | None,
          driver: dict[str, Any]) -> dict[str, Any]:
     category = f"kai-gitops/{report.command}/" + (f"{name}/" if name else "")
+    invocation: dict[str, Any] = {"executionSuccessful": True}
+    if len(results) > MAX_RESULTS:
+        results = sorted(results, key=lambda r: ("suppressions" in r, _RANK[r["level"]]))
+        left_out = len(results) - MAX_RESULTS
+        results = results[:MAX_RESULTS]
+        invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": (
+            f"{left_out} results left out, waived and least severe first: code scanning accepts {MAX_RESULTS} "
+            "per run. "
+            "The JSON report (-o json) has every finding.")}}]
     run: dict[str, Any] = {
         "tool": {"driver": driver},
         "automationDetails": {"id": category},
         "columnKind": "unicodeCodePoints",   # the YAML reader counts characters, not UTF-16 units
         "results": results,
-        "invocations": [{"executionSuccessful": True}],
+        "invocations": [invocation],
     }
     if cluster is not None and cluster.git and cluster.git.commit:
         run["properties"] = {"commit": cluster.git.commit, "ref": cluster.git.ref}
@@ -121,7 +137,9 @@ def _message(f: Finding) -> str:
 
 
 def _physical(location: Location) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": location.file, "uriBaseId": "%SRCROOT%"}}
+    # a URI reference: a path's space, '#' or '%' would otherwise be read as the end or an escape
+    uri = quote(location.file, safe="/")
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}}
     if location.line is not None:
         region: dict[str, int] = {"startLine": location.line, "startColumn": location.column or 1}
         if location.end_line is not None and location.end_column is not None:

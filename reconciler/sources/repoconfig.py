@@ -85,13 +85,21 @@ def _cluster(raw: dict[str, Any], index: int) -> ClusterConfig:
     shared = raw.get("sharedCluster") or {}
     return ClusterConfig(
         name=raw["name"], mode=raw["mode"], kai_chart_version=_v(raw["kaiChartVersion"]),
-        kube_context=raw.get("kubeContext"), environment_file=raw.get("environmentFile"),
-        stack_base_file=raw.get("stackBaseFile"),
+        kube_context=raw.get("kubeContext"), environment_file=_repo_path(raw.get("environmentFile")),
+        stack_base_file=_repo_path(raw.get("stackBaseFile")),
         stack_kai_version=_v(raw.get("stackKaiVersion", DEFAULT_STACK_KAI_VERSION)),
-        kai_values_file=raw.get("kaiValuesFile"), nvca_values_file=raw.get("nvcaValuesFile"),
+        kai_values_file=_repo_path(raw.get("kaiValuesFile")), nvca_values_file=_repo_path(raw.get("nvcaValuesFile")),
         shared_cluster=SharedClusterIntent(shared.get("intent", "dedicated"), tuple(shared.get("nodes", ())),
                                            shared.get("nodeSelector")),
-        queue_files=tuple(raw.get("queueFiles", ())), index=index)
+        queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())), index=index)
+
+
+def _repo_path(path: Any) -> Any:
+    """`./clusters//a.yaml` as Git names it, `clusters/a.yaml`: findings carry the path into SARIF URIs,
+    annotations and Code Quality, which match it against the repository's files and the PR's diff."""
+    if not isinstance(path, str):
+        return path
+    return "/".join(part for part in path.replace("\\", "/").split("/") if part not in ("", "."))
 
 
 def _v(version: str) -> str:

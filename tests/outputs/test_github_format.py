@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 from reconciler.findings import Finding, Kind, Severity
 from reconciler.model.refs import Location
@@ -134,3 +135,19 @@ def test_job_summary_is_markdown_under_the_limit_with_links_at_the_commit() -> N
     assert "(https://github.com/acme/gitops/blob/abc123/environments/prod.yaml#L26)" in summary
     small = job_summary(sample_report(), limit=2000)
     assert len(small.encode()) <= 2000 and "**Truncated**" in small
+
+
+def test_text_and_markdown_printed_beside_github_cannot_run_commands(monkeypatch: Any) -> None:
+    """The template prints `-o text -o github`: the text, with a value holding a newline and `::add-mask::x`,
+    was printed before the wrap, so that line ran as a workflow command."""
+    from reconciler.outputs.destinations import emit, parse_output_specs
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    printed: list[str] = []
+    emit(sample_report(), parse_output_specs(["text", "github", "markdown"]), printed.append)
+    run = commands("".join(printed))   # fails on any log line outside a stop-commands wrap
+    assert {name for name, _, _ in run} <= {"error", "warning", "notice"}
+    assert "::add-mask::x" in printed[0] and "## kai-gitops check" in printed[2]
+    alone: list[str] = []
+    emit(sample_report(), parse_output_specs(["text"]), alone.append)
+    assert "stop-commands" not in alone[0]   # outside GitHub's format, text is plain

@@ -38,7 +38,7 @@ def test_valid_against_the_sarif_schema() -> None:
 
 def test_one_run_per_cluster_with_its_own_category() -> None:
     ids = [run["automationDetails"]["id"] for run in sarif()["runs"]]
-    assert ids == ["kai-gitops/check/repository/", "kai-gitops/check/prod-addon/",
+    assert ids == ["kai-gitops/check/(repository)/", "kai-gitops/check/prod-addon/",
                    "kai-gitops/check/lab-standalone/", "kai-gitops/check/edge-clean/"]
 
 
@@ -97,7 +97,7 @@ def test_hostile_text_is_only_data() -> None:
 
 
 def test_file_level_finding_has_no_invented_region() -> None:
-    change = results(sarif(), "repository")["KAI-W-003"]
+    change = results(sarif(), "(repository)")["KAI-W-003"]
     assert change["locations"][0]["physicalLocation"] == {
         "artifactLocation": {"uri": "policy/x.rego", "uriBaseId": "%SRCROOT%"}}
 
@@ -119,3 +119,49 @@ def test_a_fleet_beyond_githubs_run_limit_is_one_run_naming_each_cluster() -> No
     assert {r["properties"]["cluster"] for r in run["results"]} == {f"c{i:02}" for i in range(MAX_RUNS)} | {
         "(repository)"}
     assert len(sarif(Report("check", clusters[:MAX_RUNS - 1], repository=base.repository))["runs"]) == MAX_RUNS
+
+
+def test_a_cluster_named_repository_does_not_share_the_repository_runs_category() -> None:
+    """Two runs of one tool and category in one file: GitHub rejects the upload (or one run hides the other)."""
+    from dataclasses import replace
+
+    base = sample_report()
+    base.clusters[0] = replace(base.clusters[0], cluster="repository")
+    ids = [run["automationDetails"]["id"] for run in sarif(base)["runs"]]
+    assert len(ids) == len(set(ids)) == 4
+
+
+def test_a_run_keeps_at_most_githubs_result_limit_most_severe_first(monkeypatch: Any) -> None:
+    from dataclasses import replace
+
+    from reconciler.findings import Severity
+    from reconciler.outputs import sarif_format
+    from reconciler.report import ClusterReport
+
+    assert sarif_format.MAX_RESULTS == 25_000   # GitHub rejects a run with more
+    monkeypatch.setattr(sarif_format, "MAX_RESULTS", 5)
+    template = sample_report().clusters[1].findings[0]
+    findings = [replace(template, message=f"m{i}", severity=severity, location=replace(template.location, line=i),
+                        waived_by="ok" if i == 0 else None)
+                for i, severity in enumerate([Severity.ERROR] * 3 + [Severity.INFO] * 3 + [Severity.WARNING] * 3)]
+    doc = sarif(Report("check", [ClusterReport("c1", findings=findings)]))
+    assert not list(validator().iter_errors(doc))
+    (run,) = doc["runs"]
+    assert [r["level"] for r in run["results"]] == ["error", "error", "warning", "warning", "warning"]
+    (note,) = run["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith("4 results left out, waived and least severe first")
+
+
+def test_artifact_uri_is_a_percent_encoded_relative_reference() -> None:
+    """A path with a space, '#' or '%' must not turn into a fragment or a bogus escape in the URI."""
+    from dataclasses import replace
+    from urllib.parse import unquote
+
+    base = sample_report()
+    finding = base.clusters[1].findings[0]
+    odd = replace(finding.location, file="clusters/lab one/#2 100%.yaml")
+    base.clusters[1].findings[0] = replace(finding, location=odd)
+    uri = results(sarif(base), "lab-standalone")[finding.rule_id]["locations"][0]["physicalLocation"][
+        "artifactLocation"]["uri"]
+    assert uri == "clusters/lab%20one/%232%20100%25.yaml" and unquote(uri) == odd.file
+    assert not uri.startswith(("/", "./"))
