@@ -289,3 +289,15 @@ def test_a_saved_plan_cannot_reach_other_kinds_fields_or_namespaces(tmp_path: Pa
     path.write_text(json.dumps(data))
     with pytest.raises(UserError, match="operation must be create or update"):
         read_plan(str(path))
+
+
+def test_a_long_event_note_is_cut_to_the_api_servers_limit_in_bytes_not_characters() -> None:
+    # The API server measures Event.note in bytes (Go's len); every "→" in a note is three of them.
+    from reconciler.remedies.apply import ChangeResult
+    from reconciler.remedies.events import NOTE_LIMIT, event_for
+
+    fields = tuple(FieldChange(("spec", "resources", "cpu", f"f{i}"), i, i + 1) for i in range(200))
+    change = Change(ObjectRef("scheduling.run.ai/v2", "Queue", "team-a"), Operation.UPDATE, fields, (), "")
+    note = event_for(ChangeResult(change, "applied"), plan_id="p", holder="h")["note"]
+    assert len(note.encode()) <= NOTE_LIMIT
+    assert note.endswith("…")

@@ -10,7 +10,7 @@ from reconciler.remedies.plan import Operation, show
 
 # Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
 EVENT_NAMESPACE = "default"
-NOTE_LIMIT = 1024   # the API server refuses longer notes
+NOTE_LIMIT = 1024   # bytes, not characters: the API server refuses longer notes (Go's len)
 
 
 def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
@@ -21,8 +21,10 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
     fields = ", ".join(f"{f.dotted()} {show(f.before)} → {show(f.after)}" for f in change.fields)
     takeover = f"; fields taken over from {', '.join(result.previous_managers)}" if result.previous_managers else ""
     note = f"kai-gitops plan {plan_id}: {fields}{takeover}"
-    if len(note) > NOTE_LIMIT:
-        note = note[:NOTE_LIMIT - 1] + "…"
+    if len(note.encode()) > NOTE_LIMIT:
+        ellipsis = "…"
+        room = NOTE_LIMIT - len(ellipsis.encode())
+        note = note.encode()[:room].decode(errors="ignore") + ellipsis
     regarding = {"apiVersion": change.ref.api_version, "kind": change.ref.kind, "name": change.ref.name}
     if result.uid:   # kubectl describe selects an object's events by involvedObject.uid too
         regarding["uid"] = result.uid
