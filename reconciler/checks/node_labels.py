@@ -36,7 +36,7 @@ def label_changes(intent: SharedClusterIntent, live: LiveState) -> list[NodeLabe
     changes: list[NodeLabelChange] = []
     for node in sorted(live.node_labels):
         before = live.schedule_labels.get(node)
-        want = _wanted(node, before, intent, intended)
+        want = _wanted(node, before, intended)
         if want != before:
             changes.append(NodeLabelChange(node, before, want, _rule(before, want, intent)))
     return changes
@@ -59,7 +59,7 @@ def _intended(intent: SharedClusterIntent, live: LiveState) -> set[str] | None:
     return names
 
 
-def _wanted(node: str, before: str | None, intent: SharedClusterIntent, intended: set[str] | None) -> str | None:
+def _wanted(node: str, before: str | None, intended: set[str] | None) -> str | None:
     if intended is None:
         return before
     return "true" if node in intended else None

@@ -40,6 +40,7 @@ USER_AGENT = "kai-gitops/0.1 (reconciler)"
 LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
 
+
 class ApiFailure(Exception):
     """The API server refused (status >= 300) or the connection failed (status 0)."""
 

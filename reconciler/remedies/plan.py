@@ -188,7 +188,7 @@ def queue_update_fields(want: dict[str, Any], live: QueueSpec) -> tuple[FieldCha
     changes: list[FieldChange] = []
     for path, after in leaves(want.get("spec") or {}, ("spec",)):
         before = queue_field(live, path)
-        if not same_value(before, after) and not (before is None and after is None):
+        if not same_value(before, after):
             changes.append(FieldChange(path, before, after))
     return tuple(changes)
 
@@ -432,7 +432,7 @@ def write_plan(plan: Plan, path: str) -> None:
     target = Path(path)
     data = orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent if str(target.parent) else ".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.replace(tmp, target)

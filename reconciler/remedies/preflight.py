@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.errors import UserError
-from reconciler.remedies.apply import ClusterWriter, Pending, concurrently
+from reconciler.remedies.apply import FIELD_MANAGER, ClusterWriter, Pending, concurrently
 from reconciler.remedies.plan import Change, ClusterIdentity, Plan
 from reconciler.remedies.staleness import change_state
 
@@ -80,8 +80,6 @@ def _read_again(writer: ClusterWriter, changes: tuple[Change, ...]) -> list[dict
 
 def _managers(change: Change, obj: dict[str, Any] | None) -> tuple[str, ...]:
     """Field managers other than kai-gitops that own a field this change sets (e.g. Helm on default queues)."""
-    from reconciler.remedies.apply import FIELD_MANAGER
-
     owners = []
     for entry in ((obj or {}).get("metadata") or {}).get("managedFields") or []:
         fields = entry.get("fieldsV1") or {}
