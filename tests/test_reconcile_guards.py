@@ -301,3 +301,13 @@ def test_a_long_event_note_is_cut_to_the_api_servers_limit_in_bytes_not_characte
     note = event_for(ChangeResult(change, "applied"), plan_id="p", holder="h")["note"]
     assert len(note.encode()) <= NOTE_LIMIT
     assert note.endswith("…")
+
+
+def test_a_plan_that_cannot_be_written_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
+    from reconciler.errors import UserError
+    from reconciler.remedies.plan import write_plan
+
+    (tmp_path / "plan.json").mkdir()   # os.replace onto a directory fails after the temporary file exists
+    with pytest.raises(UserError, match="cannot write the plan"):
+        write_plan(Plan("lab", None, None, ()), str(tmp_path / "plan.json"))
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]

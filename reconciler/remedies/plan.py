@@ -433,10 +433,14 @@ def write_plan(plan: Plan, path: str) -> None:
     data = orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise UserError(f"cannot write the plan: {exc.strerror}", where=path) from None
+    try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.replace(tmp, target)
     except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)   # no half-written `.plan.json.*` left beside the target
         raise UserError(f"cannot write the plan: {exc.strerror}", where=path) from None
 
 
