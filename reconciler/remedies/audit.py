@@ -24,7 +24,7 @@ from reconciler.remedies.apply import ChangeResult
 
 class AuditLog:
     def __init__(self, path: str | None, *, plan_id: str, cluster: str, server: str, holder: str) -> None:
-        self.path, self.holder = path, holder
+        self.holder = holder
         self.context = {"planId": plan_id, "cluster": cluster, "server": server, "holder": holder}
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None

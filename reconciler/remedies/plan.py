@@ -416,10 +416,6 @@ def show(value: Any) -> str:
     return str(value)
 
 
-def changed_refs(changes: Iterable[Change]) -> set[ObjectRef]:
-    return {c.ref for c in changes}
-
-
 # --- saved plans -----------------------------------------------------------------------------------
 
 
