@@ -487,3 +487,11 @@ def test_the_writer_cannot_send_any_other_write(demo: Demo, method: str, path: s
     with pytest.raises(WriteForbidden):
         writer._request(method, path, body, MERGE_PATCH if method == "PATCH" else None)
     assert demo.server.requests == []
+
+
+def test_a_re_applied_plan_says_already_applied_not_not_applied(demo: Demo, tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    demo.reconcile("--plan-out", plan)
+    demo.reconcile("--plan", plan, "--apply")
+    _code, out, err = demo.reconcile("--plan", plan, "--apply")
+    assert "Apply complete: 0 applied, 3 already applied, 0 failed, 0 not applied (of 3)." in out, out + err

@@ -318,8 +318,10 @@ class ApplyResult:
         lines += [f"  warning: {w}" for w in self.warnings]
         c = self.counts()
         verdict = "Apply complete" if self.ok else "Apply stopped"
-        lines.append(f"{verdict}: {c['applied']} applied, {c['failed']} failed, {c['skipped']} not applied "
-                     f"(of {c['planned']}).")
+        done = self.count("already-applied")   # a re-run after a crash: counted apart from "not applied"
+        already = f"{done} already applied, " if done else ""
+        lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
+                     f"{self.count('not-attempted')} not applied (of {c['planned']}).")
         return lines
 
 
