@@ -51,7 +51,7 @@ class FixContext:
 @dataclass(frozen=True)
 class FixOutcome:
     cluster: str
-    action: str                   # opened | updated | unchanged | declined | kept | closed | none
+    action: str                   # opened | updated | unchanged | declined | kept | closed | none | dry-run
     branch: str | None = None
     pull: HostPull | None = None
     pushed: bool = False
