@@ -25,11 +25,17 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> None:
+        from reconciler.errors import UserError
+        from reconciler.telemetry.logs import error_line
         from reconciler.telemetry.run import observed_run
 
         command = func.__name__.removesuffix("_command").replace("_", " ")
-        with observed_run(command, kwargs) as run:
-            run.exit_code = code = _guarded(func, args, kwargs)
+        try:
+            with observed_run(command, kwargs) as run:
+                run.exit_code = code = _guarded(func, args, kwargs)
+        except UserError as exc:   # the run's own set-up, outside _guarded: e.g. a bad $KAI_GITOPS_LOG_FORMAT
+            error_line(exc.line())
+            code = EXIT_ERROR
         sys.exit(code)
 
     return wrapper

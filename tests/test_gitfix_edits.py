@@ -174,3 +174,17 @@ def test_git_edits_survive_a_saved_report() -> None:
     fix = Fix(Action.NONE, "d", git_edits=(edit,))
     assert Fix.from_dict(fix.to_dict()) == fix
     assert Fix.from_dict({"action": "none", "description": "old report"}).git_edits == ()
+
+
+def test_fix_body_for_more_findings_than_one_body_holds_lists_what_fits() -> None:
+    """Dropping the diff is not enough when the findings table alone is over the limit: list fewer, say so."""
+    from reconciler.remedies.gitfix.branch import Author
+    from reconciler.remedies.gitfix.plan import FileChange, FixPlan
+    from reconciler.remedies.gitfix.pull_request import BODY_LIMIT, FixContext, render_fix_body
+
+    fixed = tuple(Finding("KAI-V-001", Kind.VIOLATION, Severity.WARNING, f"value {i} is wrong " * 5, "lab",
+                          fix=Fix(Action.NONE, "x"), title="KAI placement strategy is binpack") for i in range(2000))
+    plan = FixPlan("lab", fixed, (FileChange("v.yaml", b"a: 1\n", b"a: 2\n"),))
+    body = render_fix_body(plan, FixContext("main", "0" * 40, Author.parse(None)))
+    assert len(body) <= BODY_LIMIT
+    assert "more finding(s) not listed here" in body and "value 0 is wrong" in body

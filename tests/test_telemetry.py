@@ -323,3 +323,10 @@ def test_pushed_metrics_of_a_multi_cluster_run_add_up_the_clusters() -> None:
     assert value(found, "kai_gitops_drift") == 3
     labelled = samples(generate_latest(build_registry(facts)).decode())
     assert value(labelled, "kai_gitops_drift", cluster="a") == 2
+
+
+def test_unknown_log_format_from_the_environment_is_one_line_not_a_traceback() -> None:
+    """`schema` has no --log-format for click to check, so the variable is first read by the run's set-up."""
+    from tests.helpers import assert_one_line_error
+
+    assert_one_line_error(*run_cli(["schema"], env={"KAI_GITOPS_LOG_FORMAT": "xml"}), "unknown log format 'xml'")

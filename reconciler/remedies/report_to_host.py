@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +19,7 @@ from reconciler.remedies.publish import PublishRequest, register
 from reconciler.report import ClusterReport
 
 
-def host_flags(options: dict[str, Any] | Any) -> HostFlags:
+def host_flags(options: Mapping[str, Any]) -> HostFlags:
     """The --git-host* options as parsed by the CLI (shared by drift reports and fix pull requests)."""
     wait = options.get("git_host_rate_limit_wait")
     return HostFlags(options.get("git_host"), options.get("git_host_url"), options.get("git_host_repo"),

@@ -17,7 +17,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.client import HTTPException
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -52,7 +52,6 @@ class RunFacts:
     changes_applied: int | None = None
     changes_failed: int | None = None
     live_read_retries: int = 0
-    extra: dict[str, float] = field(default_factory=dict)
 
     @property
     def finished(self) -> float:

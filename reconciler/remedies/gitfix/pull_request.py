@@ -51,7 +51,7 @@ class FixContext:
 @dataclass(frozen=True)
 class FixOutcome:
     cluster: str
-    action: str                   # opened | updated | unchanged | declined | kept | closed | none
+    action: str                   # opened | updated | unchanged | declined | kept | closed | none | dry-run
     branch: str | None = None
     pull: HostPull | None = None
     pushed: bool = False
@@ -163,12 +163,18 @@ def commit_message(plan: FixPlan) -> str:
     return redact_text("\n".join(lines)) + "\n"
 
 
-def render_fix_body(plan: FixPlan, ctx: FixContext) -> str:
+def render_fix_body(plan: FixPlan, ctx: FixContext, *, listed: int | None = None) -> str:
+    """The PR/MR body; `listed` caps the findings table (set only when the whole one does not fit)."""
+    fixed = sorted(plan.fixed, key=finding_order)
+    shown = fixed if listed is None else fixed[:listed]
+    table = findings_table(shown, ctx.link)
+    if len(shown) < len(fixed):
+        table += f"\n\n_{len(fixed) - len(shown)} more finding(s) not listed here; the commit message names each._"
     head = [fix_marker(plan.cluster), f"## kai-gitops: fix for cluster {inline_code(plan.cluster)}", "",
             f"Found by `kai-gitops {ctx.command}` on {inline_code(ctx.base_branch)} at "
             f"{inline_code(ctx.base_commit[:12])}. This pull request changes only the lines below; comments, key "
             "order and quoting in the files stay as they are.", "",
-            "### Findings fixed", "", findings_table(sorted(plan.fixed, key=finding_order), ctx.link), "",
+            "### Findings fixed", "", table, "",
             "### Change", "", code_block(safe_diff(plan), "diff")]
     skipped = ["", "### Not fixed automatically", "",
                *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped)] \
@@ -177,8 +183,10 @@ def render_fix_body(plan: FixPlan, ctx: FixContext) -> str:
             "(with its branch deleted) when the base branch no longer needs the edit. Do not remove the hidden "
             "marker._"]
     body = "\n".join([*head, *skipped, *tail]) + "\n"
-    if len(body) > BODY_LIMIT:   # a huge change: the diff is in the PR's own Files tab anyway
-        return render_fix_body(FixPlan(plan.cluster, plan.fixed, (), plan.skipped), ctx)
+    if len(body) > BODY_LIMIT and plan.changes:   # a huge change: the diff is in the PR's own Files tab anyway
+        return render_fix_body(FixPlan(plan.cluster, plan.fixed, (), plan.skipped), ctx, listed=listed)
+    if len(body) > BODY_LIMIT and shown:   # still too long: the table itself, so list fewer findings
+        return render_fix_body(plan, ctx, listed=len(shown) // 2)
     return body
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from reconciler.errors import UserError
 from reconciler.remedies.gitfix.branch import Author, FixBranches
-from reconciler.remedies.gitfix.plan import plan_fix
+from reconciler.remedies.gitfix.plan import FixPlan, plan_fix
 from reconciler.remedies.gitfix.pull_request import FixContext, FixOutcome, propose_fix, safe_diff
+from reconciler.remedies.githost.base import HostSettings
 from reconciler.report import Report
 
 
@@ -52,7 +53,7 @@ def fix_git(report: Report, options: Mapping[str, Any], *, host: Any = None,
     return outcomes
 
 
-def _dry_run(cluster: str, plan: Any, say: Callable[[str], None]) -> FixOutcome:
+def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None]) -> FixOutcome:
     """What `--fix-git` would commit, on stderr: no push, no host call (no token needed)."""
     if plan.empty:
         say(f"fix pull request for {cluster}: none needed (Git needs no edit) [dry run]")
@@ -76,7 +77,7 @@ def _read_commit(report: Report) -> str:
     return str(next(iter(gits)))
 
 
-def _host_settings(tree: Any, options: Mapping[str, Any]) -> Any:
+def _host_settings(tree: Any, options: Mapping[str, Any]) -> HostSettings:
     from reconciler.remedies.githost import resolve_host_settings
     from reconciler.remedies.githost.remote import remote_url
     from reconciler.remedies.report_to_host import host_flags
@@ -85,7 +86,7 @@ def _host_settings(tree: Any, options: Mapping[str, Any]) -> Any:
     config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE).git_host
     repo = options.get("repo")
     url = remote_url(repo) if repo is None or "://" not in str(repo) else str(repo)
-    return resolve_host_settings(url, config, host_flags(dict(options)), os.environ)
+    return resolve_host_settings(url, config, host_flags(options), os.environ)
 
 
 def _branch_of(repo: Any, ref: str) -> str:

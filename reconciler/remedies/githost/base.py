@@ -101,7 +101,8 @@ class GitHost(Protocol):
 
 @dataclass(frozen=True)
 class HostFlags:
-    """Command-line overrides: --git-host, --git-host-url, --git-host-repo (None = not given)."""
+    """Command-line overrides: --git-host, --git-host-url, --git-host-repo, --git-host-base-branch,
+    --git-host-rate-limit-wait (None = not given)."""
 
     host: str | None = None
     url: str | None = None

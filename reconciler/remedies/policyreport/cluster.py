@@ -4,7 +4,7 @@ Writes are guarded like every write of the tool: the objects we own are found by
 (`app.kubernetes.io/managed-by=kai-gitops` and the cluster label), an update carries the `resourceVersion`
 it read (a concurrent writer gets a 409, which is re-read once), an unchanged report is not written at all
 (no etcd churn, no Policy Reporter events), and each write is one audit log line. Deletes are the only
-ones the tool ever makes: `_delete` accepts nothing but a listed object of one of `REPORT_KINDS` that
+ones the tool ever makes: `_Store.delete` accepts nothing but a listed object of one of `REPORT_KINDS` that
 carries both labels.
 """
 
