@@ -188,3 +188,12 @@ def test_fix_body_for_more_findings_than_one_body_holds_lists_what_fits() -> Non
     body = render_fix_body(plan, FixContext("main", "0" * 40, Author.parse(None)))
     assert len(body) <= BODY_LIMIT
     assert "more finding(s) not listed here" in body and "value 0 is wrong" in body
+
+
+def test_a_changed_line_that_starts_like_a_diff_header_is_still_masked() -> None:
+    from reconciler.remedies.gitfix.pull_request import _mask_line
+
+    secret = "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ="
+    assert secret not in _mask_line(f"---token={secret}")       # a removed line `--token=…`
+    assert secret not in _mask_line(f"+++ password: {secret}")
+    assert _mask_line("--- a/clusters/lab/kai-values.yaml") == "--- a/clusters/lab/kai-values.yaml"

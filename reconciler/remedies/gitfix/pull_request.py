@@ -206,7 +206,7 @@ def safe_diff(plan: FixPlan) -> str:
 
 def _mask_line(line: str) -> str:
     """Every `key: value` pair on the line (block or flow style) whose key or value looks secret loses its value."""
-    if line.startswith(("+++", "---", "@@")):
+    if line.startswith(("+++ b/", "--- a/", "@@ ")):   # diff headers; a changed line is masked even if it starts "--"
         return line
 
     def mask(match: re.Match[str]) -> str:
