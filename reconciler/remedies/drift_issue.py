@@ -17,9 +17,10 @@ The title is set when the issue is opened and never rewritten, so a renamed titl
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -38,6 +39,9 @@ from reconciler.remedies.githost.redaction import scrub_body
 from reconciler.report import ClusterReport, finding_order
 
 BODY_LIMIT = 60_000          # GitHub refuses issue bodies over 65,536 characters; GitLab allows more
+PLAN_LIMIT = 15_000          # of a body that does not fit whole: the plan's share
+STATE_LIMIT = 24_000         # the hidden fingerprint record's share
+LISTED_IN_COMMENT = 50       # appeared / resolved entries a change comment names
 _STATE = re.compile(r"<!-- kai-gitops:state (?P<json>\{.*?\}) -->")
 Link = Callable[[str, int | None], str]
 
@@ -99,7 +103,8 @@ def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -
         issue = host.reopen_issue(existing.number)
         host.comment_issue(existing.number, _change_comment("Drift is back", cluster, appeared, resolved))
         return DriftOutcome(cluster.cluster, "reopened", issue, appeared, resolved)
-    if set(before) == set(shown):
+    digest = _recorded_digest(existing.body)
+    if (digest == _digest(shown)) if digest else set(before) == set(shown):
         return DriftOutcome(cluster.cluster, "unchanged", existing)
     issue = host.update_issue(existing.number, body=body)
     host.comment_issue(existing.number, _change_comment("Findings changed", cluster, appeared, resolved))
@@ -127,14 +132,13 @@ def _scrubbed(value: Any) -> Any:
 
 
 def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: DriftContext) -> str:
-    head = [drift_marker(cluster.cluster),
-            f"## kai-gitops: drift in cluster {inline_code(cluster.cluster)}", "", _provenance(cluster, context),
-            "", _summary_table(cluster, context), "", "### Findings", "", findings_table(findings, context.link)]
-    plan = _plan_block(findings, context)
-    tail = [*(["### Plan", "", plan, ""] if plan else []), *_fix_section(cluster, context),
-            "", "_This issue is kept current by kai-gitops: it is rewritten when the findings change and closed "
-            "when the cluster is clean. Do not remove the label or the hidden marker._", "", _state_line(findings)]
-    budget = BODY_LIMIT - len("\n".join(head + tail)) - 200
+    listed = len(findings)
+    while True:   # a large cluster: list fewer rows and cut the plan until the body fits the host's limit
+        head, tail = _body_frame(cluster, findings, context, listed)
+        budget = BODY_LIMIT - len("\n".join(head + tail)) - 200
+        if budget > 0 or listed == 0:
+            break
+        listed //= 2
     details: list[str] = []
     for index, finding in enumerate(findings):
         piece = finding_details(finding, context.link)
@@ -147,11 +151,41 @@ def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: 
     return "\n".join([*head, "", *details, *tail]) + "\n"
 
 
+def _body_frame(cluster: ClusterReport, findings: list[Finding], context: DriftContext,
+                listed: int) -> tuple[list[str], list[str]]:
+    """The body without the per-finding details: table of the first `listed` findings, plan, fix, state."""
+    table = findings_table(findings[:listed], context.link)
+    if listed < len(findings):
+        table += (f"\n\n_{len(findings) - listed} more finding(s) not listed here (the host limits an issue's "
+                  "size); `kai-gitops diff --output json` has them all._")
+    plan = _plan_block(findings, context)
+    if listed < len(findings) and len(plan) > PLAN_LIMIT:
+        plan = _cut_plan(findings[:listed], context)
+    head = [drift_marker(cluster.cluster),
+            f"## kai-gitops: drift in cluster {inline_code(cluster.cluster)}", "", _provenance(cluster, context),
+            "", _summary_table(cluster, context), "", "### Findings", "", table]
+    tail = [*(["### Plan", "", plan, ""] if plan else []), *_fix_section(cluster, context),
+            "", "_This issue is kept current by kai-gitops: it is rewritten when the findings change and closed "
+            "when the cluster is clean. Do not remove the label or the hidden marker._", "", _state_line(findings)]
+    return head, tail
+
+
+def _cut_plan(findings: list[Finding], context: DriftContext) -> str:
+    """The plan's first lines within PLAN_LIMIT, still one closed code block."""
+    lines, size = [], 0
+    for line in context.plan_lines or plan_excerpt(findings).splitlines()[1:-1]:
+        size += len(line) + 1
+        if size > PLAN_LIMIT:
+            lines.append("… (plan cut here to fit the issue; `kai-gitops reconcile` prints it whole)")
+            break
+        lines.append(line)
+    return code_block("\n".join(line.removeprefix("  ") for line in lines), "diff")
+
+
 def render_clean_body(cluster: ClusterReport, resolved: tuple[str, ...], context: DriftContext) -> str:
     lines = [drift_marker(cluster.cluster), f"## kai-gitops: cluster {inline_code(cluster.cluster)} is clean", "",
              _provenance(cluster, context), ""]
-    if resolved:
-        lines += ["Resolved since the last report:", "", *(f"- {escape_markdown(r)}" for r in resolved), ""]
+    lines += _listed("Resolved since the last report:", resolved)
     lines += ["_kai-gitops reopens this issue when drift comes back._", "", _state_line([])]
     return "\n".join(lines) + "\n"
 
@@ -200,10 +234,33 @@ def _summaries(findings: list[Finding]) -> dict[str, str]:
 
 
 def _state_line(findings: list[Finding]) -> str:
-    state = json.dumps({"v": 1, "findings": _summaries(findings)}, sort_keys=True, ensure_ascii=True)
+    """The fingerprints the body shows, within STATE_LIMIT: with their summaries; for a large cluster
+    without them; beyond that the first ones plus a digest of them all, which is what a later run compares."""
+    summaries = _summaries(findings)
+    state: dict[str, Any] = {"v": 1, "findings": summaries}
+    if len(json.dumps(state)) > STATE_LIMIT:
+        state["findings"] = {fp: "" for fp in summaries}
+    if len(json.dumps(state)) > STATE_LIMIT:
+        keep = (STATE_LIMIT - 200) // 22    # '"<16 hex>": "", ' per fingerprint
+        state = {"v": 1, "digest": _digest(summaries), "total": len(summaries),
+                 "findings": {fp: "" for fp in list(summaries)[:keep]}}
+    text = json.dumps(state, sort_keys=True, ensure_ascii=True)
     # No '<', '>' or '&' inside the comment: a subject name cannot end it or forge a marker.
-    state = state.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f"<!-- kai-gitops:state {state} -->"
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f"<!-- kai-gitops:state {text} -->"
+
+
+def _digest(fingerprints: Iterable[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(fingerprints)).encode()).hexdigest()[:32]
+
+
+def _recorded_digest(body: str) -> str | None:
+    match = _STATE.search(body)
+    try:
+        digest = json.loads(match["json"]).get("digest") if match else None
+    except (ValueError, AttributeError):
+        return None
+    return digest if isinstance(digest, str) else None
 
 
 def _recorded(body: str) -> dict[str, str]:
@@ -219,19 +276,24 @@ def _recorded(body: str) -> dict[str, str]:
 
 def _change_comment(title: str, cluster: ClusterReport, appeared: tuple[str, ...], resolved: tuple[str, ...]) -> str:
     lines = [f"**{title}** in cluster {inline_code(cluster.cluster)}{_at(cluster)}.", ""]
-    if appeared:
-        lines += [f"Appeared ({len(appeared)}):", *(f"- {escape_markdown(a)}" for a in appeared), ""]
-    if resolved:
-        lines += [f"Resolved ({len(resolved)}):", *(f"- {escape_markdown(r)}" for r in resolved), ""]
+    lines += _listed(f"Appeared ({len(appeared)}):", appeared) + _listed(f"Resolved ({len(resolved)}):", resolved)
     lines.append("The issue body shows the current findings.")
     return "\n".join(lines)
+
+
+def _listed(heading: str, entries: tuple[str, ...]) -> list[str]:
+    """A bounded Markdown list (a large cluster's first run must not write a comment the host refuses)."""
+    if not entries:
+        return []
+    more = len(entries) - LISTED_IN_COMMENT
+    return [heading, *(f"- {escape_markdown(e or 'a finding')}" for e in entries[:LISTED_IN_COMMENT]),
+            *([f"- … and {more} more"] if more > 0 else []), ""]
 
 
 def _clean_comment(cluster: ClusterReport, resolved: tuple[str, ...]) -> str:
     lines = [f"**Cluster {inline_code(cluster.cluster)} is clean**{_at(cluster)}: no drift and no live violations.",
              ""]
-    if resolved:
-        lines += [f"Resolved ({len(resolved)}):", *(f"- {escape_markdown(r)}" for r in resolved), ""]
+    lines += _listed(f"Resolved ({len(resolved)}):", resolved)
     lines.append("Closing; kai-gitops reopens this issue if drift comes back.")
     return "\n".join(lines)
 

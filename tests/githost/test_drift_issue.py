@@ -372,3 +372,23 @@ def test_after_an_apply_the_issue_shows_what_is_left_to_do(tmp_path: Path, monke
         server.assert_clean()
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("count", [400, 4000])
+def test_a_cluster_with_thousands_of_findings_still_fits_one_issue(
+        any_host: tuple[Any, Any], demo_cluster: ClusterReport, count: int) -> None:
+    from reconciler.remedies.drift_issue import BODY_LIMIT
+
+    server, host = any_host
+    base = demo_cluster.active()
+    many = [replace(f, subject=queue_ref(f"team-{i:05d}"), rule_id=f.rule_id)
+            for i in range(count) for f in base[:1]]
+    assert report_drift(host, _with(demo_cluster, many), CONTEXT).action == "opened"
+    body = _body(server)
+    assert len(body) <= BODY_LIMIT and "more finding(s) not listed here" in body
+    before = len(_writes(server))
+    assert report_drift(host, _with(demo_cluster, list(reversed(many))), CONTEXT).action == "unchanged"
+    assert len(_writes(server)) == before
+    changed = report_drift(host, _with(demo_cluster, many[1:]), CONTEXT)
+    assert changed.action == "updated" and len(changed.resolved) == 1
+    assert len(_comments(server)[-1]) < BODY_LIMIT
