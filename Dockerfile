@@ -15,6 +15,7 @@ COPY policies ./policies
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE}
+ARG PYTHON_IMAGE
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG CREATED=unknown
@@ -26,7 +27,7 @@ LABEL org.opencontainers.image.title="kai-gitops" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.source="https://github.com/example-org/kai-gitops" \
       org.opencontainers.image.documentation="https://github.com/example-org/kai-gitops#readme" \
-      org.opencontainers.image.base.name="docker.io/library/python:3.11-slim-bookworm"
+      org.opencontainers.image.base.name="${PYTHON_IMAGE}"
 COPY --from=build /wheels /wheels
 # Byte-code is compiled at install time (pip's default), so a read-only site-packages costs nothing at
 # start-up; the import check fails the build if the embedded engine or libgit2 did not come with it.

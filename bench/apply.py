@@ -3,9 +3,9 @@
     python bench/apply.py [--quick] [--workers 16] [--throttled 10]
 
 A KubeTestServer (tests/support/kubeserver) serves 5,000 nodes, 2,000 of them in the pool a shared-cluster
-intent selects (`--quick`: 500 and 200). Every request waits 10 ms in the server (a real API server's
+intent selects (`--quick`: 300 and 100). Every request waits 10 ms in the server (a real API server's
 round trip; on loopback the test server itself is otherwise the bottleneck), and `--throttled` requests
-of each run are answered 429 with `Retry-After: 1` instead (`--quick`: 300 nodes, 100 changes, 2 throttled).
+of each run are answered 429 with `Retry-After: 1` instead (`--quick`: 2).
 Each measurement is a child process:
 
 * naive     -- a loop of the official client's CoreV1Api.patch_node(name, {labels}), retrying a 429 after

@@ -124,6 +124,8 @@ def test_the_objects_of_each_overlay(tmp_path: Path) -> None:
               for kind in ("Role", "RoleBinding")},
             *{("rbac.authorization.k8s.io/v1", kind, "nvca-operator", "kai-gitops-read-dto")
               for kind in ("Role", "RoleBinding")},
+            *{("rbac.authorization.k8s.io/v1", kind, "nvca-system", "kai-gitops-read-healthz")
+              for kind in ("Role", "RoleBinding")},
             *{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-report")
               for kind in ("ClusterRole", "ClusterRoleBinding")}}
     fixer = {*{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-fixer")

@@ -113,6 +113,15 @@ def test_read_roles_write_nothing(tmp_path: Path) -> None:
         assert reads and {v for _, _, r in reads for v in r["verbs"]} <= READS
 
 
+def test_healthz_proxy_is_granted_in_nvca_system_only(tmp_path: Path) -> None:
+    """The reader proxies to one Service, nvca-system/nvca:8000: a cluster-wide grant would reach a
+    Service of that name and port in every namespace."""
+    rules = bound_rules(rendered(tmp_path, "report-only"))
+    proxies = [(scope, r) for scope, _, r in rules if "services/proxy" in r["resources"]]
+    assert proxies == [("nvca-system", {"apiGroups": [""], "resources": ["services/proxy"],
+                                        "resourceNames": ["nvca:8000"], "verbs": ["get"]})]
+
+
 REPORT_RESOURCES = {("wgpolicyk8s.io", "policyreports"), ("wgpolicyk8s.io", "clusterpolicyreports"),
                     ("openreports.io", "reports"), ("openreports.io", "clusterreports")}
 

@@ -246,3 +246,12 @@ def test_file_paths_are_named_as_git_names_them() -> None:
     (prod,) = parse_repo_config(text.encode()).clusters
     assert prod.environment_file == "environments/prod.yaml" and prod.kai_values_file == "clusters/prod/kai.yaml"
     assert prod.queue_files == ("queues/a.yaml", "queues/b.yaml")
+
+
+def test_waivers_and_policy_paths_are_named_as_git_names_them() -> None:
+    """The waivers file's own findings (KAI-W-001/002) carry its path into SARIF and annotations too."""
+    text = BASE + ("waiversFile: ./ops//waivers.yaml\n"
+                   "policies:\n  dirs: [./policies/]\n  data: [./data/./limits.json]\n")
+    config = parse_repo_config(text.encode())
+    assert (config.waivers_file, config.policy_dirs, config.policy_data) == (
+        "ops/waivers.yaml", ("policies",), ("data/limits.json",))

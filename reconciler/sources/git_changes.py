@@ -13,18 +13,22 @@ def changed_lines(head: GitTree, base_ref: str) -> dict[str, frozenset[int]]:
     branch point are not the PR's changes. The working tree is the head with --worktree.
     """
     import pygit2
+    from pygit2.enums import DiffOption
 
     repo = head.repo
     try:
         base = repo.revparse_single(base_ref).peel(pygit2.Commit)
     except (KeyError, ValueError, TypeError):
         raise UserError(f"base ref '{base_ref}' does not exist", where=head.label) from None
+    head_commit = repo.revparse_single("HEAD" if head.worktree else head.ref).peel(pygit2.Commit)
+    merge_base = repo[repo.merge_base(base.id, head_commit.id) or base.id].peel(pygit2.Commit)
     if head.worktree:
-        diff = base.tree.diff_to_workdir(context_lines=0)
+        # A file the change adds is new to the tree whether staged or not: without these flags libgit2
+        # leaves it out, and its lines were never "changed".
+        untracked = DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS | DiffOption.SHOW_UNTRACKED_CONTENT
+        diff = merge_base.tree.diff_to_workdir(flags=untracked, context_lines=0)
     else:
-        head_commit = repo.revparse_single(head.ref).peel(pygit2.Commit)
-        merge_base = repo.merge_base(base.id, head_commit.id) or base.id
-        diff = repo.diff(repo[merge_base].peel(pygit2.Commit).tree, head_commit.tree, context_lines=0)
+        diff = repo.diff(merge_base.tree, head_commit.tree, context_lines=0)
     changed: dict[str, set[int]] = {}
     for patch in diff:
         if patch.delta.is_binary:

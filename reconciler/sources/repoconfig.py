@@ -31,8 +31,9 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     clusters = tuple(_cluster(c, i) for i, c in enumerate(data["clusters"]))
     _unique_names(doc, clusters)
     policies = data.get("policies") or {}
-    return RepoConfig(doc, clusters, tuple(policies.get("dirs", ())), tuple(policies.get("data", ())),
-                      data.get("waiversFile"), _git_host(data.get("gitHost")))
+    return RepoConfig(doc, clusters, tuple(_repo_path(d) for d in policies.get("dirs", ())),
+                      tuple(_repo_path(f) for f in policies.get("data", ())), _repo_path(data.get("waiversFile")),
+                      _git_host(data.get("gitHost")))
 
 
 def _git_host(raw: dict[str, Any] | None) -> GitHostConfig | None:

@@ -38,7 +38,6 @@ class OpaEngine:
         self._timeout = timeout
         self._client = make_client(self._url, token=token, ca=ca, timeout=timeout)
         self._ids = {POLICY_ID_PREFIX + f.name: f.name for f in policy_set.files}
-        self._preloaded = preloaded
         self._verified = not preloaded  # what we upload ourselves needs no check
         if not preloaded:
             self.upload()
