@@ -396,3 +396,17 @@ def test_only_fix_branches_can_ever_be_deleted(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="refusing to delete"):
             branches.delete(name)
     assert "main" in pygit2.Repository(str(bare)).branches.local
+
+
+def test_a_set_token_the_server_cannot_take_is_not_called_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pygit2.enums import CredentialType
+
+    from reconciler.sources.git import git_callbacks
+
+    monkeypatch.setenv("KAI_GITOPS_GIT_TOKEN", "t0ken")
+    with pytest.raises(UserError, match="cannot offer") as raised:
+        git_callbacks().credentials("https://git.example.com/acme/gitops.git", None, CredentialType.DEFAULT)
+    assert "none are set" not in raised.value.line() and "t0ken" not in raised.value.line()
+    monkeypatch.delenv("KAI_GITOPS_GIT_TOKEN")
+    with pytest.raises(UserError, match="none are set"):
+        git_callbacks().credentials("https://git.example.com/acme/gitops.git", None, CredentialType.DEFAULT)

@@ -174,8 +174,9 @@ def git_callbacks(ssh_key: str | None = None) -> Any:
                     public = f"{ssh_key}.pub" if os.path.exists(f"{ssh_key}.pub") else None
                     return pygit2.Keypair(name, public, ssh_key, os.environ.get("KAI_GITOPS_GIT_SSH_PASSPHRASE", ""))
                 return pygit2.KeypairFromAgent(name)
-            raise UserError("the Git server asks for credentials and none are set", where=redact_text(url),
-                            hint=_AUTH_HINT[kind])
+            what = ("credentials of a kind kai-gitops cannot offer (HTTPS: username and token only)" if token
+                    else "credentials and none are set")
+            raise UserError(f"the Git server asks for {what}", where=redact_text(url), hint=_AUTH_HINT[kind])
 
         def push_update_reference(self, refname: str, message: str | None) -> None:
             if message:
