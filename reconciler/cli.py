@@ -178,10 +178,23 @@ def fix_git_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _report_targets(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Checked before the run starts, like -o: a typo must not surface only after the report is printed."""
+    from reconciler.errors import UserError
+    from reconciler.remedies.publish import check_targets
+
+    try:
+        check_targets(values)
+    except UserError as exc:
+        raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
+    return values
+
+
 def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--report-to", "report_to", multiple=True, metavar="TARGET",
+    return click.option("--report-to", "report_to", multiple=True, metavar="TARGET", callback=_report_targets,
                         help="Also publish the report: github or gitlab (one drift issue per cluster, kept "
-                             "current). Repeatable.")(func)
+                             "current), policyreport (PolicyReport objects in the cluster read). "
+                             "Repeatable.")(func)
 
 
 class _Cli(click.Group):
