@@ -541,17 +541,14 @@ def record(**produced: Any) -> None:
     record_run(**produced)
 
 
-def _emit(report: Any, outputs: list[Any] | tuple[str, ...] | str,
-          overrides: dict[str, Callable[[], str]] | None = None) -> int:
-    """Render `report` to every `-o FMT[=PATH]` (specs from the option, or raw strings) and return its exit code.
+def _emit(report: Any, specs: list[Any], overrides: dict[str, Callable[[], str]] | None = None) -> int:
+    """Render `report` to every `-o FMT[=PATH]` (the OutputSpecs `output_option` parsed) and return its exit code.
 
     `overrides` render some formats another way (reconcile's text and json carry its plan).
     """
-    from reconciler.outputs.destinations import OutputSpec, emit, parse_output_specs
+    from reconciler.outputs.destinations import emit
 
     record(report=report)
-    raw = [outputs] if isinstance(outputs, str) else list(outputs)
-    specs = [s for s in raw if isinstance(s, OutputSpec)] or parse_output_specs([str(s) for s in raw])
     emit(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
     return int(report.exit_code)
 
