@@ -184,10 +184,23 @@ def fix_git_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _report_targets(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Checked before the run starts, like -o: a typo must not surface only after the report is printed."""
+    from reconciler.errors import UserError
+    from reconciler.remedies.publish import check_targets
+
+    try:
+        check_targets(values)
+    except UserError as exc:
+        raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
+    return values
+
+
 def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--report-to", "report_to", multiple=True, metavar="TARGET",
+    return click.option("--report-to", "report_to", multiple=True, metavar="TARGET", callback=_report_targets,
                         help="Also publish the report: github or gitlab (one drift issue per cluster, kept "
-                             "current). Repeatable.")(func)
+                             "current), policyreport (PolicyReport objects in the cluster read). "
+                             "Repeatable.")(func)
 
 
 class _Cli(click.Group):
@@ -534,17 +547,14 @@ def record(**produced: Any) -> None:
     record_run(**produced)
 
 
-def _emit(report: Any, outputs: list[Any] | tuple[str, ...] | str,
-          overrides: dict[str, Callable[[], str]] | None = None) -> int:
-    """Render `report` to every `-o FMT[=PATH]` (specs from the option, or raw strings) and return its exit code.
+def _emit(report: Any, specs: list[Any], overrides: dict[str, Callable[[], str]] | None = None) -> int:
+    """Render `report` to every `-o FMT[=PATH]` (the OutputSpecs `output_option` parsed) and return its exit code.
 
     `overrides` render some formats another way (reconcile's text and json carry its plan).
     """
-    from reconciler.outputs.destinations import OutputSpec, emit, parse_output_specs
+    from reconciler.outputs.destinations import emit
 
     record(report=report)
-    raw = [outputs] if isinstance(outputs, str) else list(outputs)
-    specs = [s for s in raw if isinstance(s, OutputSpec)] or parse_output_specs([str(s) for s in raw])
     emit(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
     return int(report.exit_code)
 

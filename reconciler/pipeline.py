@@ -229,8 +229,6 @@ def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, 
     return evaluate(facts, desired, repo, settings)
 
 
-
-
 def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
                           target: ClusterTarget | None) -> ReconcileOutcome:
     """`reconcile`: the plan for a live cluster (or a snapshot), saved or applied as asked."""

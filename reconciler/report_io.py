@@ -67,8 +67,8 @@ def _report(data: dict[str, Any], where: str) -> Report:
     repository = [finding_from_dict(f) for f in (data.get("repository") or {}).get("findings", [])]
     changed = data.get("changedLines")
     return Report(command, clusters, Severity(data["failOn"]), repository,
-                  {f: frozenset(lines) for f, lines in changed.items()} if changed is not None else None,
-                  shard=shard)
+                  {f: frozenset(_line(n, optional=False) for n in lines) for f, lines in changed.items()}
+                  if changed is not None else None, shard=shard)
 
 
 def _cluster(data: dict[str, Any], catalog: dict[str, RuleMeta]) -> ClusterReport:
@@ -88,8 +88,11 @@ def _cluster(data: dict[str, Any], catalog: dict[str, RuleMeta]) -> ClusterRepor
 
 
 def _meta(data: dict[str, Any]) -> RuleMeta:
-    """As written (a rule known only by its findings may have empty fields, which a policy's meta may not)."""
-    return RuleMeta(**{key: str(data[key]) for key in META_KEYS})
+    """As written (a rule known only by its findings may have empty fields, which a policy's meta may not);
+    the severity must be one every format maps."""
+    meta = RuleMeta(**{key: str(data[key]) for key in META_KEYS})
+    Severity(meta.severity)
+    return meta
 
 
 def _verdict(data: dict[str, Any]) -> Verdict:
@@ -120,8 +123,15 @@ def finding_from_dict(data: dict[str, Any]) -> Finding:
 
 
 def _location(data: dict[str, Any]) -> Location:
-    return Location(data["file"], data["line"], data["column"], parse_path(data["path"]),
-                    data.get("endLine"), data.get("endColumn"))
+    return Location(data["file"], _line(data["line"]), _line(data["column"]), parse_path(data["path"]),
+                    _line(data.get("endLine")), _line(data.get("endColumn")))
+
+
+def _line(value: Any, *, optional: bool = True) -> Any:
+    """A line or column as written: an integer (or null where the field may be), never text SARIF would carry."""
+    if (value is not None or not optional) and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{value!r} is not a line or column number")
+    return value
 
 
 def parse_path(text: str) -> YamlPath:

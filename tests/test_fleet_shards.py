@@ -304,6 +304,29 @@ def test_merge_refuses_broken_files_in_one_line(tmp_path: Path, content: bytes, 
     assert_one_line_error(*merge(bad), str(bad), needle)
 
 
+_HEAD = b'{"tool": "kai-gitops", "schemaVersion": 1, "command": "check", "failOn": "warning", '
+_LOCATED = (b'"clusters": [{"cluster": "a", "findings": [{"rule": "KAI-Q-001", "kind": "violation", '
+            b'"severity": "error", "message": "m", "cluster": "a", "subject": null, "desired": null, '
+            b'"live": null, "fix": null, "title": "t", "waived_by": null, "location": {"file": "f.yaml", '
+            b'"line": "x", "column": 1, "path": "a"}}]}]}')
+
+
+@pytest.mark.parametrize("content", [
+    _HEAD + b'"clusters": [], "rules": [{"id": "KAI-Q-001", "title": "t", "severity": "loud", "scope": "static", '
+            b'"rationale": "r", "remediation": "r", "source": "s"}]}',
+    _HEAD + b'"clusters": [], "changedLines": {"f.yaml": [1, "x"]}}',
+    _HEAD + b'"clusters": [], "changedLines": {"f.yaml": [1, null]}}',
+    _HEAD + _LOCATED,
+])
+def test_merge_refuses_ill_typed_fields_before_rendering(tmp_path: Path, content: bytes) -> None:
+    """A hand-edited report (a rule severity no format knows, a line that is not a number) is one line
+    naming the file, not an internal error in whichever format renders it."""
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    for fmt in ("sarif", "json"):
+        assert_one_line_error(*merge(bad, "-o", fmt), str(bad), "documented shape")
+
+
 def test_merge_missing_file_is_one_line_error(tmp_path: Path) -> None:
     assert_one_line_error(*merge(tmp_path / "nope.json"), "nope.json")
 

@@ -11,7 +11,9 @@ from reconciler.model.redact import REDACTED, redact_text
 
 # The patterns as they were before the run-start lookbehinds: the reference for what is masked.
 _PLAIN_URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.IGNORECASE)
-_PLAIN_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)\S+",
+# (with the value not itself a secret flag: `-TOKEN --db-password pw` masks pw)
+_PLAIN_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)"
+                        r"(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))\S+",
                         re.IGNORECASE)
 _PIECES = ["-", "--", "://", "@", ":", "=", " ", ".", "+", "1", "x", "H", "token", "PassWord", "key", "_", "/",
            "https", "git+ssh", "\t", "é"]

@@ -24,8 +24,10 @@ _REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provid
 # A flag's value ends at white space or a quote: `"--token=A","--secret B"` is two secrets, not one long one.
 _URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@",
                            re.IGNORECASE)
+# The value is not itself a secret flag: in `-TOKEN --db-password pw` the second flag's value is the secret.
 _SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)"
-                         r"[\w.-]*[=\s]+)(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.IGNORECASE)
+                         r"[\w.-]*[=\s]+)(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))"
+                         r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.IGNORECASE)
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
 _PEM = re.compile(r"-----BEGIN [A-Z ]+-----")
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)

@@ -113,7 +113,7 @@ def _umask() -> int:
     return current
 
 
-def append_job_summary(report: Report, environ: dict[str, str] | None = None) -> Path | None:
+def append_job_summary(report: Report, environ: Mapping[str, str] | None = None) -> Path | None:
     """Append the Markdown job summary to $GITHUB_STEP_SUMMARY, within what is left of its 1 MiB."""
     from reconciler.outputs.github_format import SUMMARY_LIMIT, blob_link, job_summary
 

@@ -148,4 +148,3 @@ def blob_link(server: str, repository: str, commit: str) -> Link:
     """file:line links to the checked commit, from the workflow's GITHUB_SERVER_URL/REPOSITORY/SHA."""
     base = f"{server.rstrip('/')}/{repository}/blob/{commit}/"
     return lambda path, line: base + path + (f"#L{line}" if line else "")
-

@@ -62,9 +62,15 @@ def publish(names: tuple[str, ...] | list[str], request: PublishRequest) -> None
         raise UserError("; ".join(f"--report-to {name}: {exc.line()}" for name, exc in failed))
 
 
+def check_targets(names: tuple[str, ...] | list[str]) -> None:
+    """Refuse an unknown name without importing any target: the CLI calls it before the run starts."""
+    for name in names:
+        if name not in TARGETS and name not in _TARGET_MODULES:
+            raise UserError(f"unknown --report-to target '{name}'", hint="known: " + ", ".join(known_targets()))
+
+
 def _target(name: str) -> Target:
-    if name not in TARGETS and name in _TARGET_MODULES:
-        import_module(_TARGET_MODULES[name])
+    check_targets([name])
     if name not in TARGETS:
-        raise UserError(f"unknown --report-to target '{name}'", hint="known: " + ", ".join(known_targets()))
+        import_module(_TARGET_MODULES[name])
     return TARGETS[name]

@@ -281,6 +281,13 @@ def test_cli_configuration_errors(demo_repo: Path, extra: list[str], env: dict[s
     assert code == 1 and needle in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_unknown_report_target_fails_before_the_run(demo_repo: Path) -> None:
+    """A typo in --report-to is refused before the run, like one in -o: no report printed, then exit 1."""
+    code, out, err = run_cli(_diff_args(demo_repo, "https://github.invalid/api/v3", "--report-to", "jira"))
+    assert code == 1 and out == "", out
+    assert "unknown --report-to target 'jira'" in err and "policyreport" in err and len(err.splitlines()) == 1
+
+
 def test_git_host_block_is_read_from_kai_gitops_yaml(tmp_path: Path) -> None:
     """Host, repo and labels from `gitHost:`; the URL from the flag."""
     from tests.helpers import commit_files
