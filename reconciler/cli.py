@@ -99,7 +99,7 @@ def _output_specs(ctx: click.Context, param: click.Parameter, values: tuple[str,
         raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
 
 
-OUTPUT_FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "markdown")  # outputs/destinations.py
+OUTPUT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown")  # outputs/destinations.py
 
 
 def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -108,7 +108,7 @@ def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
         "--output", "-o", "output", multiple=True, default=("text",), show_default=True, metavar="FMT[=PATH]",
         callback=_output_specs,
         help=f"Report format, to stdout or to PATH (written atomically); repeatable. FMT: "
-             f"{', '.join(OUTPUT_FORMATS)}. Several may share stdout unless one is json/sarif/gitlab/junit. "
+             f"{', '.join(OUTPUT_FORMATS)}. Several may share stdout unless one is json/jsonl/sarif/gitlab/junit. "
              "github also appends the job summary to $GITHUB_STEP_SUMMARY.")(func)
 
 
@@ -305,9 +305,10 @@ def reconcile_command(**opts: Any) -> int:
     record(outcome=outcome)
     from reconciler.outputs.json_format import dumps
 
-    # text and json show the plan and the apply; the other formats render the findings after the run.
+    # text, json and jsonl show the plan and the apply; the other formats render the findings after the run.
     _emit(outcome.after or outcome.report, opts["output"],
-          overrides={"json": lambda: dumps(outcome.to_dict()), "text": outcome.render_text})
+          overrides={"json": lambda: dumps(outcome.to_dict()), "text": outcome.render_text,
+                     "jsonl": lambda: dumps(outcome.to_dict(), compact=True)})
     # After an apply the issue shows what is left (the re-read's plan); the applied plan is history.
     _publish(outcome.after or outcome.report, outcome.plan if outcome.applied is None else outcome.left, opts)
     _fix_git(outcome.report, opts)

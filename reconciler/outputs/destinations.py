@@ -3,7 +3,7 @@
 Every format is rendered before anything is written, so a failure leaves no half set of files. Files are
 replaced atomically (a temporary file in the same directory, then rename), so a CI step never uploads a
 truncated SARIF. Several formats may go to stdout, printed in the order given, as long as none of them
-is a machine format (json, sarif, gitlab, junit): those must be alone on stdout or go to a file.
+is a machine format (json, jsonl, sarif, gitlab, junit): those must be alone on stdout or go to a file.
 With `github`, the Markdown job summary is also appended to `$GITHUB_STEP_SUMMARY` when it is set.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from reconciler.errors import UserError
 from reconciler.report import Report
 
-FORMATS = ("text", "json", "sarif", "github", "gitlab", "junit", "markdown")
-MACHINE_FORMATS = frozenset({"json", "sarif", "gitlab", "junit"})
+FORMATS = ("text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown")
+MACHINE_FORMATS = frozenset({"json", "jsonl", "sarif", "gitlab", "junit"})
 STDOUT = "-"
 
 

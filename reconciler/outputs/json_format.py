@@ -14,9 +14,9 @@ def render(report: Report, *, color: bool | None = None) -> str:
     return dumps(report.to_dict())
 
 
-def dumps(data: dict[str, Any]) -> str:
-    """The house JSON: indented, NaN/Inf as Go prints them."""
-    return orjson.dumps(_finite(data), option=orjson.OPT_INDENT_2).decode() + "\n"
+def dumps(data: dict[str, Any], *, compact: bool = False) -> str:
+    """The house JSON: indented (or on one line, `compact`), NaN/Inf as Go prints them."""
+    return orjson.dumps(_finite(data), option=0 if compact else orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _finite(value: Any) -> Any:
