@@ -507,7 +507,7 @@ def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
         return
     from reconciler.remedies.publish import PublishRequest, publish
 
-    publish(opts["report_to"], PublishRequest(report, plan, opts))
+    publish(opts["report_to"], PublishRequest(report, plan, opts, report.config))
 
 
 def _fix_git(report: Any, opts: dict[str, Any]) -> None:

@@ -93,7 +93,8 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
                            waivers.apply(findings, desired.name), ran_rules(repo, settings, "live", drift=True),
                            cluster_anchor(desired))
-    return _OneCluster(Report(command, [report], settings.fail_on, waivers.leftovers()), desired, live)
+    return _OneCluster(Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config),
+                       desired, live)
 
 
 def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None) -> Report:
@@ -114,7 +115,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
                            waivers.apply(findings, name), ran_rules(repo, settings, "live", drift=desired is not None),
                            cluster_anchor(desired))
-    return Report("doctor", [report], settings.fail_on, waivers.leftovers())
+    return Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
 
 
 def run_check(settings: RunSettings) -> Report:
@@ -139,7 +140,7 @@ def run_check(settings: RunSettings) -> Report:
                                      cluster_anchor(desired)))
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
     return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
-                  shard=settings.shard)
+                  shard=settings.shard, config=head.config)
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:

@@ -10,6 +10,7 @@ from reconciler.checks.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.checks.nvca import Verdict
 from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Action, Finding, Kind, Severity, at_or_above
+from reconciler.model.config import RepoConfig
 from reconciler.model.refs import Location
 from reconciler.problems import group_problems, problem_id
 from reconciler.sharding import Shard
@@ -78,6 +79,9 @@ class Report:
     repository: list[Finding] = field(default_factory=list)   # about the change itself, not one cluster
     changed_lines: dict[str, frozenset[int]] | None = None   # with --base: lines the change added or edited
     shard: Shard | None = None                                  # check --shard: this report covers one shard
+    # kai-gitops.yaml as the run read it, for the report targets (gitHost:, kubeContext): never serialised,
+    # so a target need not open the repository again (a clone URL would be fetched again).
+    config: RepoConfig | None = field(default=None, compare=False, repr=False)
 
     @property
     def exit_code(self) -> int:

@@ -399,3 +399,29 @@ def test_a_cluster_with_thousands_of_findings_still_fits_one_issue(
     changed = report_drift(host, _with(demo_cluster, many[1:]), CONTEXT)
     assert changed.action == "updated" and len(changed.resolved) == 1
     assert len(_comments(server)[-1]) < BODY_LIMIT
+
+
+def test_report_targets_reuse_the_config_the_run_read(demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kai-gitops.yaml is read once per run: a target re-opening the repo would fetch a clone URL again."""
+    import reconciler.pipeline
+    import reconciler.sources.repoconfig as repoconfig
+    from tests.support.githost.github import GitHubStandIn
+
+    reads: list[str] = []
+    original = repoconfig.parse_repo_config
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append(str(args[1] if len(args) > 1 else ""))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(repoconfig, "parse_repo_config", counting)
+    monkeypatch.setattr(reconciler.pipeline, "parse_repo_config", counting)
+    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    server = GitHubStandIn(token=TOKEN).start()
+    try:
+        code, _, err = run_cli(_diff_args(demo_repo, server.url, "--report-to", "github", "--git-host-repo",
+                                          "acme/gitops"), {"GITHUB_TOKEN": TOKEN})
+        assert code == 2 and "opened" in err, err
+        assert len(reads) == 1, reads
+    finally:
+        server.stop()

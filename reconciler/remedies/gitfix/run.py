@@ -34,7 +34,7 @@ def fix_git(report: Report, options: Mapping[str, Any], *, host: Any = None,
     branches = FixBranches(tree.repo, options.get("git_ssh_key"))
     settings = None
     if host is None:
-        settings = _host_settings(tree, options)
+        settings = _host_settings(report, tree, options)
         from reconciler.remedies.githost import open_host
 
         host = open_host(settings)
@@ -77,13 +77,13 @@ def _read_commit(report: Report) -> str:
     return str(next(iter(gits)))
 
 
-def _host_settings(tree: Any, options: Mapping[str, Any]) -> HostSettings:
+def _host_settings(report: Report, tree: Any, options: Mapping[str, Any]) -> HostSettings:
     from reconciler.remedies.githost import resolve_host_settings
     from reconciler.remedies.githost.remote import remote_url
     from reconciler.remedies.report_to_host import host_flags
     from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
-    config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE).git_host
+    config = (report.config or parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)).git_host
     repo = options.get("repo")
     url = remote_url(repo) if repo is None or "://" not in str(repo) else str(repo)
     return resolve_host_settings(url, config, host_flags(options), os.environ)
