@@ -47,10 +47,12 @@ def typed(value: Any) -> Any:
 
 
 # Valid YAML that ruamel 0.19 fails on by its own bugs (found by fuzzing): an assertion or "overlap in
-# comment" in its comment handling, and a second `...` document end. libyaml and go-yaml (Helm) read these,
-# so the fast reader does too; no answer of ruamel's to copy here.
+# comment" in its comment handling, a second `...` document end, and a block scalar whose leading blank line
+# holds fewer spaces than its auto-detected indentation. libyaml and go-yaml (Helm) read these, so the fast
+# reader does too; no answer of ruamel's to copy here.
 RUAMEL_BUGS = ("the YAML parser failed (AssertionError)", "overlap in comment",
-               "expected the node content, but found '<document end>'")
+               "expected the node content, but found '<document end>'",
+               "more indented follow up line than first in a block scalar")
 
 
 def reference(text: str) -> Any:
@@ -274,6 +276,13 @@ def test_edited_project_files_read_the_same(text: str) -> None:
     assert_same(text)
 
 
+def test_a_block_scalar_after_a_short_blank_line_reads_as_helm_reads_it() -> None:
+    """Found by the fuzzing above (a CI run could have drawn it): ruamel refuses this, libyaml and Helm do not."""
+    text = "config.yaml: |\n  \n    cluster: a\n"
+    assert fast(text)[0][0] == {"config.yaml": ("str", "\ncluster: a\n")}
+    assert assert_same(text)
+
+
 # -- the switch and the fallback ---------------------------------------------------------------------------------
 
 
@@ -345,8 +354,9 @@ def test_diff_and_doctor_leave_the_shared_documents_as_parsed(tmp_path: Path, cl
 def test_warmed_engine_gives_what_a_fresh_clone_gives(tmp_path: Path) -> None:
     from reconciler.checks.facts import build_facts
     from reconciler.checks.policy.regorus_engine import RegorusEngine
-    from reconciler.pipeline import GitSettings, PolicySettings, desired_clusters, open_desired
+    from reconciler.pipeline import desired_clusters, open_desired
     from reconciler.policy_run import engine_for
+    from reconciler.settings import GitSettings, PolicySettings
 
     repo_path = tmp_path / "fleet"
     load_fleet_builder().write_fleet_repo(repo_path, 16)
