@@ -21,7 +21,6 @@ from reconciler.model.live import LiveState
 from reconciler.model.refs import Location
 from reconciler.report import ClusterReport, GitInfo, Report
 from reconciler.settings import DesiredRepo, GitSettings, RunSettings
-from reconciler.settings import PolicySettings as PolicySettings  # re-exported: it used to live here
 from reconciler.sharding import Shard
 from reconciler.sharding import select as select_shard
 from reconciler.sources.git import open_tree

@@ -97,7 +97,8 @@ def test_demo_template_commit_against_lab_snapshot_has_no_drift(tmp_path: Path) 
 
 
 def desired_for_existing(repo: Path, cluster: str, ref: str) -> Any:
-    from reconciler.pipeline import GitSettings, desired_clusters, open_desired
+    from reconciler.pipeline import desired_clusters, open_desired
+    from reconciler.settings import GitSettings
 
     return desired_clusters(open_desired(GitSettings(str(repo), ref)), cluster)[0]
 

@@ -30,7 +30,8 @@ def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def demo_cluster(demo_repo: Path) -> ClusterReport:
     """The demo's prod-addon cluster as `diff` reports it from the demo snapshot: real findings."""
-    from reconciler.pipeline import GitSettings, RunSettings, run_diff
+    from reconciler.pipeline import run_diff
+    from reconciler.settings import GitSettings, RunSettings
     from reconciler.sources.snapshot import read_snapshot
 
     snapshot = str(DEMO_SNAPSHOTS / "prod-addon.yaml")

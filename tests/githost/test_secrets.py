@@ -96,7 +96,8 @@ def _sent(server: Any) -> str:
 @given(st.lists(credential, min_size=5, max_size=5))
 def test_planted_live_secrets_never_reach_a_host(demo_repo: Path, tmp_path_factory: Any,
                                                  planted: list[tuple[str, str]]) -> None:
-    from reconciler.pipeline import GitSettings, RunSettings, run_diff
+    from reconciler.pipeline import run_diff
+    from reconciler.settings import GitSettings, RunSettings
     from reconciler.sources.snapshot import read_snapshot
 
     snapshot = _planted_snapshot(tmp_path_factory.mktemp("snap"), [text for text, _ in planted])

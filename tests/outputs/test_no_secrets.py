@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from reconciler.outputs import render
 from reconciler.outputs.destinations import FORMATS
-from reconciler.pipeline import GitSettings, RunSettings, run_check, run_diff
+from reconciler.pipeline import run_check, run_diff
+from reconciler.settings import GitSettings, RunSettings
 from reconciler.sources.snapshot import read_snapshot
 from tests.helpers import load_demo_builder
 
