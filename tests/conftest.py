@@ -6,6 +6,13 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+# CI draws the same examples every run (a red CI must mean the change, not the dice); a developer's run
+# explores new ones, and a failure found there is kept in .hypothesis/ and replayed.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True, scope="session")
