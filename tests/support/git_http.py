@@ -14,12 +14,13 @@ import base64
 import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from tests.support._local_http import LocalHttpServer
 
 BACKEND_CANDIDATES = ("/usr/lib/git-core/git-http-backend", "/usr/libexec/git-core/git-http-backend")
 
@@ -37,7 +38,7 @@ def http_backend() -> str | None:
     return None
 
 
-class GitHttpServer:
+class GitHttpServer(LocalHttpServer):
     def __init__(self, root: Path, user: str, token: str) -> None:
         backend = http_backend()
         if backend is None:
@@ -46,21 +47,7 @@ class GitHttpServer:
         self.expected = "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()
         self.requests: list[tuple[str, str, bool]] = []     # (method, path with query, authorised)
         self.request_texts: list[bytes] = []                 # raw request lines + headers, for leak checks
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def start(self) -> GitHttpServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(_handler_for(self))
 
 
 @contextmanager

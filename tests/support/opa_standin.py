@@ -14,16 +14,17 @@ import re
 import tarfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import regorus
 
 from reconciler.checks.policy.regorus_engine import rego_error
+from tests.support._local_http import LocalHttpServer
 
 
-class OpaStandin:
+class OpaStandin(LocalHttpServer):
     def __init__(self, token: str | None = None) -> None:
         self.token = token
         self.fault: str | None = None  # None | "slow" | "garbage" | "500"
@@ -35,23 +36,11 @@ class OpaStandin:
         self.data: dict[str, Any] = {}
         self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> OpaStandin:
-        self._thread.start()
-        return self
+        super().__init__(_handler_for(self))
 
     def stop(self) -> None:
         """Also the "down" fault: afterwards the port refuses connections."""
-        self._server.shutdown()
-        self._server.server_close()
+        super().stop()
 
     def load_bundle(self, archive: bytes) -> None:
         """What `opa run --server --bundle FILE` does with a bundle, for the parts ours use: `.manifest`

@@ -26,12 +26,14 @@ from __future__ import annotations
 import base64
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import unquote
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support._local_http import LocalHttpServer
 
 
 @dataclass(frozen=True)
@@ -44,39 +46,25 @@ class Push:
     body: bytes
 
 
-class PushgatewayStandin:
+class PushgatewayStandin(LocalHttpServer):
     def __init__(self, *, credentials: tuple[str, str] | None = None) -> None:
         self.credentials = credentials
         self.pushes: list[Push] = []
         self.groups: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
         self.lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> PushgatewayStandin:
         owner = self
 
         class Handler(_Handler):
             gateway = owner
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-        self._thread.start()
-        return self
+        super().__init__(Handler)
+
+    def __enter__(self) -> PushgatewayStandin:
+        return self.start()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self.stop()
 
     def families(self, grouping: dict[str, str] | None = None) -> dict[str, Any]:
         """Metric families (by name) of one group, or of the only group."""

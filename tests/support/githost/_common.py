@@ -6,9 +6,11 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from tests.support._local_http import LocalHttpServer
 
 NOW = "2026-12-01T08:00:00Z"
 
@@ -51,7 +53,7 @@ class HttpError(Exception):
         self.status, self.message, self.extra = status, message, extra or {}
 
 
-class StandInServer:
+class StandInServer(LocalHttpServer):
     """Subclasses implement `route(method, path, query, body) -> Reply` and may override `check_*`."""
 
     def __init__(self, prefix: str = "", token: str = "test-token") -> None:
@@ -61,28 +63,11 @@ class StandInServer:
         self.requests: list[Recorded] = []
         self.problems: list[str] = []          # contract violations: asserted empty when the test ends
         self.lock = threading.RLock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-
-    # -- lifecycle ------------------------------------------------------------------------------------------
-    @property
-    def origin(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__(_handler(self))
 
     @property
     def url(self) -> str:
         return self.origin + self.prefix
-
-    def start(self) -> StandInServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def assert_clean(self) -> None:
         if self.problems:
@@ -134,7 +119,6 @@ class StandInServer:
 def _handler(stand_in: StandInServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True   # headers and body go in separate writes: no 40 ms delayed-ACK stall
 
         def log_message(self, *args: Any) -> None:
             pass
