@@ -117,7 +117,17 @@ def reader_engine() -> str:
     from reconciler import yaml_libyaml
 
     wanted = os.environ.get("KAI_GITOPS_YAML_READER", "libyaml")
+    if wanted not in _READERS:
+        # A typo ("ruaml") would otherwise silently keep the default reader: the operator comparing readers
+        # would be comparing libyaml with itself.
+        raise UserError(
+            f"KAI_GITOPS_YAML_READER={wanted!r} is not a YAML reader",
+            hint="set it to libyaml or ruamel, or unset it",
+        )
     return "libyaml" if wanted != "ruamel" and yaml_libyaml.available() else "ruamel"
+
+
+_READERS = ("libyaml", "ruamel")
 
 
 def ruamel_documents(text: str, file: str) -> list[YamlDoc]:

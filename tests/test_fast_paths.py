@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from reconciler import yaml_libyaml, yamldoc
 from reconciler.errors import UserError
 from reconciler.yamldoc import load_documents, ruamel_documents
-from tests.helpers import DEMO_SNAPSHOTS, ROOT, load_demo_builder, load_fleet_builder, run_cli
+from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo_builder, load_fleet_builder, run_cli
 
 # ruamel warns about reused anchors in generated documents; that is ruamel's business, not this test's.
 pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")
@@ -418,3 +418,11 @@ def _scribble(value: Any) -> None:
         for item in value:
             _scribble(item)
         value.append("scribbled")
+
+
+def test_unknown_reader_name_is_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "fleet"
+    load_fleet_builder().write_fleet_repo(repo, 2)
+    monkeypatch.setenv("KAI_GITOPS_YAML_READER", "ruaml")
+    monkeypatch.setenv("KAI_GITOPS_PARSE_CACHE", "0")
+    assert_one_line_error(*run_cli(["check", "--repo", repo]), "KAI_GITOPS_YAML_READER='ruaml'", "libyaml or ruamel")

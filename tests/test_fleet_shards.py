@@ -97,7 +97,11 @@ def test_shards_are_balanced() -> None:
 
 
 def test_assignment_is_a_function_of_the_name_only() -> None:
-    assert shard_of("prod-addon", 4) == shard_of("prod-addon", 4)
+    # Each CI job is its own process (and maybe another kai-gitops version): the assignment must not depend on
+    # the process (hash seed) or drift between releases, or two jobs would both skip a cluster. Pinned values
+    # catch both; comparing a call with itself could not.
+    pinned = {"prod-addon": 1, "lab-standalone": 2, "fleet-0001": 2, "fleet-0002": 1, "fleet-0003": 4}
+    assert {name: shard_of(name, 4) for name in pinned} == pinned
     assert Shard(2, 4).owns("x") == (shard_of("x", 4) == 2)
     assert {shard_of("anything", 1)} == {1}
 

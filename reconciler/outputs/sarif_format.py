@@ -25,6 +25,7 @@ import orjson
 from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings import Finding
 from reconciler.model.refs import Location
+from reconciler.outputs.markdown_format import escape_markdown
 from reconciler.problems import problem_id
 from reconciler.report import ClusterReport, Report, finding_order
 
@@ -75,11 +76,18 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
         "shortDescription": {"text": meta.title},
         "fullDescription": {"text": meta.rationale},
         "help": {"text": f"{meta.rationale}\n\nRemedy: {meta.remediation}\n\nSource: {meta.source}",
-                 "markdown": f"{meta.rationale}\n\n**Remedy:** {meta.remediation}\n\n*Source: {meta.source}*"},
+                 "markdown": _help_markdown(meta)},
         "defaultConfiguration": {"level": _LEVEL[meta.severity]},
         "properties": {"tags": ["kai-gitops", area, meta.scope], "precision": "very-high",
                        "problem.severity": meta.severity if meta.severity != "info" else "recommendation"},
     }
+
+
+def _help_markdown(meta: RuleMeta) -> str:
+    # A rule known only by its findings (a user policy's, a merged report's) is described by their message,
+    # which carries queue and gate names: escaped like every other user text reaching Markdown.
+    return (f"{escape_markdown(meta.rationale)}\n\n**Remedy:** {escape_markdown(meta.remediation)}\n\n"
+            f"*Source: {escape_markdown(meta.source)}*")
 
 
 def _run(report: Report, name: str | None, results: list[dict[str, Any]], cluster: ClusterReport | None,

@@ -165,3 +165,15 @@ def test_artifact_uri_is_a_percent_encoded_relative_reference() -> None:
         "artifactLocation"]["uri"]
     assert uri == "clusters/lab%20one/%232%20100%25.yaml" and unquote(uri) == odd.file
     assert not uri.startswith(("/", "./"))
+
+
+def test_help_markdown_of_a_rule_known_only_by_its_findings_is_escaped() -> None:
+    report = sample_report()
+    for cluster in report.clusters:
+        cluster.rules = []     # as for a user policy's rule or a merged report: described by the findings
+    rules = {r["id"]: r for r in sarif(report)["runs"][0]["tool"]["driver"]["rules"]}
+    markdown = rules["NVCA-G-005"]["help"]["markdown"]
+    assert "Gate names are spelled right" in markdown
+    for raw in ("<img", "[link](http://x)", "@admin", "`tick`", "\n::error::", "evil|"):
+        assert raw not in markdown, (raw, markdown)
+    assert "&lt;img" in markdown and "\n\n**Remedy:** " in markdown
