@@ -3,6 +3,7 @@ the GitHub/GitLab stand-ins: open → re-run no-op → base already fixed → cl
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,12 @@ def _pulls(kind: str, server: Any) -> list[dict[str, Any]]:
     return list(server.pulls.values() if kind == "github" else server.merge_requests.values())
 
 
+def _audits(err: str) -> list[dict[str, Any]]:
+    """The audit records among the run's JSON log lines on stderr."""
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    return [line for line in lines if "audit" in line]
+
+
 def _writes(server: Any) -> list[str]:
     return [f"{r.method} {r.path}" for r in server.requests if r.method in ("POST", "PATCH", "PUT", "DELETE")]
 
@@ -91,12 +98,15 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     kind, server = host
     work, bare = _demo(tmp_path)
     _push_main(work)
-    code, _out, err = _check(work, kind, server)
+    code, _out, err = _check(work, kind, server, "--log-format", "json")
     assert code == 2, err                       # the findings still count: the PR is a proposal
     assert "opened (pushed kai-gitops/fix/lab-standalone-" in err
     branches = _fix_branches(bare)
     assert len(branches) == 1
     [(ref, tip)] = branches.items()
+    assert [(a["audit"], a["object"].split(" #")[0]) for a in _audits(err)] == [
+        ("push", f"branch {ref.removeprefix('refs/heads/')}"), ("create", "pull request")]
+    assert _audits(err)[0]["commit"] == tip and HOST_TOKEN not in err
     repo = pygit2.Repository(str(bare))
     commit = repo.get(tip)
     assert [str(p) for p in commit.parent_ids] == [str(repo.references["refs/heads/main"].target)]
@@ -126,9 +136,11 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     wc.remotes["origin"].fetch([f"+{ref}:{ref}"])
     wc.references["refs/heads/main"].set_target(tip)
     _push_main(work)
-    code, _out, err = _check(work, kind, server)
+    code, _out, err = _check(work, kind, server, "--log-format", "json")
     assert "base already fixed; closed #" in err, err
     assert _fix_branches(bare) == {}
+    assert {(a["audit"], a["object"].split(" #")[0]) for a in _audits(err)} >= {
+        ("close", "pull request"), ("delete", f"branch {ref.removeprefix('refs/heads/')}")}
     [pull] = _pulls(kind, server)
     assert pull["state"] == "closed"
     number = pull["number"] if kind == "github" else pull["iid"]

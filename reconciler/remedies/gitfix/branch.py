@@ -7,6 +7,7 @@ base is left alone (no new commit, no push), so a CronJob can run `--fix-git` ev
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from reconciler.remedies.gitfix.plan import BRANCH_PREFIX, FileChange
 
 DEFAULT_AUTHOR = "kai-gitops <kai-gitops@users.noreply>"
 REMOTE = "origin"
+log = logging.getLogger("kai_gitops.gitfix")
 _AUTHOR = re.compile(r"^\s*(?P<name>[^<>]+?)\s*<(?P<email>[^<>\s]+)>\s*$")
 
 
@@ -85,6 +87,10 @@ class FixBranches:
         commit = self.repo.create_commit(None, signature, signature, message, tree, [base.id])
         self.repo.references.create(f"refs/heads/{branch}", commit, force=True)
         self._push([f"+refs/heads/{branch}:refs/heads/{branch}"])
+        log.info("fix branch: pushed %s (%s)", branch, str(commit)[:12], extra={
+            "audit": "push", "object": f"branch {branch}", "remote": self.remote_name, "url": self.url,
+            "commit": str(commit), "base": base_commit, "previous": remote_tip,
+            "files": [change.path for change in changes]})
         return Published(branch, str(commit), pushed=True)
 
     def delete(self, branch: str) -> None:
@@ -92,6 +98,8 @@ class FixBranches:
         if not branch.startswith(BRANCH_PREFIX) or ".." in branch:
             raise ValueError(f"refusing to delete branch {branch!r}: not a {BRANCH_PREFIX}* branch")
         self._push([f":refs/heads/{branch}"])
+        log.info("fix branch: deleted %s", branch, extra={
+            "audit": "delete", "object": f"branch {branch}", "remote": self.remote_name, "url": self.url})
         local = f"refs/heads/{branch}"
         if local in self.repo.references:
             self.repo.references.delete(local)

@@ -18,11 +18,14 @@ __all__ = ["GitHost", "GitHostConfig", "HostComment", "HostFlags", "HostIssue", 
 
 
 def open_host(settings: HostSettings) -> GitHost:
-    """The client for `settings.kind`; imported here so a run that reports nowhere never loads either library."""
+    """The client for `settings.kind`, each write audited; imported here so a run that reports nowhere never
+    loads either library."""
+    from reconciler.remedies.githost.audited import AuditedHost
+
     if settings.kind == "github":
         from reconciler.remedies.githost.github import GitHubHost
 
-        return GitHubHost(settings)
+        return AuditedHost(GitHubHost(settings))
     from reconciler.remedies.githost.gitlab import GitLabHost
 
-    return GitLabHost(settings)
+    return AuditedHost(GitLabHost(settings))
