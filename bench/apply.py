@@ -10,7 +10,7 @@ Each measurement is a child process:
 
 * naive     -- a loop of the official client's CoreV1Api.patch_node(name, {labels}), retrying a 429 after
                its Retry-After, one change after the other;
-* ours      -- kai-gitops's apply step (reconciler/remedies/apply.py: merge patch per node with the freshly
+* ours      -- kai-gitops's apply step (reconciler/reconcile/apply.py: merge patch per node with the freshly
                listed resourceVersion as precondition, field manager kai-gitops, `--workers` at a time,
                429s retried after Retry-After);
 * reconcile -- the whole guarded `kai-gitops reconcile --apply --plan FILE` for the same 2,000 changes:
@@ -83,8 +83,8 @@ def child_naive(kubeconfig: str, names_file: str) -> None:
 
 
 def child_ours(kubeconfig: str, plan_file: str, workers: int) -> None:
-    from reconciler.remedies.apply import ClusterWriter, Pending, WriteSettings, apply_changes
-    from reconciler.remedies.plan import read_plan
+    from reconciler.plans.plan import read_plan
+    from reconciler.reconcile.apply import ClusterWriter, Pending, WriteSettings, apply_changes
     from reconciler.sources.cluster.kubeconfig import load_configuration
 
     configuration, _ = load_configuration(kubeconfig, None)
@@ -174,7 +174,7 @@ def main() -> None:
         mode, *rest = args.child
         {"naive": lambda: child_naive(*rest), "ours": lambda: child_ours(rest[0], rest[1], int(rest[2]))}[mode]()
         return
-    from reconciler.remedies.plan import read_plan
+    from reconciler.plans.plan import read_plan
     from tests.helpers import default_queues
     from tests.support.kubeserver import Fault, KubeTestServer
     from tests.support.kubeserver.__main__ import write_kubeconfig

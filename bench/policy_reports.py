@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import orjson
 from kubernetes import client
 
-from reconciler.findings import Finding, Kind, Severity
-from reconciler.model.refs import Location, ObjectRef
-from reconciler.remedies.policyreport import write_policy_reports
-from reconciler.remedies.policyreport.build import (
+from reconciler.core.refs import Location, ObjectRef
+from reconciler.findings.finding import Finding, Kind, Severity
+from reconciler.publish.policyreport import write_policy_reports
+from reconciler.publish.policyreport.build import (
     CLUSTER_POLICY_REPORT,
     POLICY_REPORT,
     ReportSettings,
@@ -35,7 +35,7 @@ from reconciler.remedies.policyreport.build import (
     managed_labels,
     scopes,
 )
-from reconciler.report import ClusterReport, GitInfo, Report
+from reconciler.report.report import ClusterReport, GitInfo, Report
 from tests.support.kubeserver import KubeTestServer
 from tests.support.report_crds import WG, register_reports
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reconciler.model.redact import redact_text
+from reconciler.core.redact import redact_text
 from tests.test_redact_linear import _plain
 
 INPUTS = {"30k letters": "x" * 30_000, "9k kebab (a-b…)": "a-b" * 3_000,

@@ -25,7 +25,7 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        from reconciler.errors import UserError
+        from reconciler.core.errors import UserError
         from reconciler.telemetry.logs import error_line
         from reconciler.telemetry.run import observed_run
 
@@ -42,7 +42,7 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
 
 
 def _guarded(func: Callable[..., int], args: Any, kwargs: Any) -> int:
-    from reconciler.errors import UserError
+    from reconciler.core.errors import UserError
     from reconciler.telemetry.logs import error_line
 
     try:
@@ -56,7 +56,7 @@ def _guarded(func: Callable[..., int], args: Any, kwargs: Any) -> int:
     except Exception as exc:  # the last line of defence: no traceback reaches an operator
         if os.environ.get("KAI_GITOPS_DEBUG"):
             raise
-        from reconciler.model.redact import redact_text
+        from reconciler.core.redact import redact_text
 
         text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
@@ -90,7 +90,7 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _output_specs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
     """Checked before the run starts: a typo in -o must not cost a whole fleet check."""
-    from reconciler.errors import UserError
+    from reconciler.core.errors import UserError
     from reconciler.outputs.destinations import parse_output_specs
 
     try:
@@ -186,8 +186,8 @@ def fix_git_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _report_targets(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """Checked before the run starts, like -o: a typo must not surface only after the report is printed."""
-    from reconciler.errors import UserError
-    from reconciler.remedies.publish import check_targets
+    from reconciler.core.errors import UserError
+    from reconciler.publish.targets import check_targets
 
     try:
         check_targets(values)
@@ -247,7 +247,7 @@ def main() -> None:
 @_guard
 def diff_command(**opts: Any) -> int:
     """Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what violates."""
-    from reconciler import pipeline
+    from reconciler.app import pipeline
 
     settings = _settings(opts)
     report = pipeline.run_diff(settings, _live_reader(opts))
@@ -294,7 +294,7 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @_guard
 def reconcile_command(**opts: Any) -> int:
     """Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, apply it safely."""
-    from reconciler import pipeline
+    from reconciler.app import pipeline
 
     target = _cluster_target(opts)
     try:
@@ -327,7 +327,7 @@ def reconcile_command(**opts: Any) -> int:
 @_guard
 def doctor_command(**opts: Any) -> int:
     """The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. Needs no Git."""
-    from reconciler import pipeline
+    from reconciler.app import pipeline
 
     settings = _settings(opts)
     report = pipeline.run_doctor(settings, _live_reader(opts), opts["kube_context"])
@@ -350,7 +350,7 @@ def doctor_command(**opts: Any) -> int:
 @_guard
 def check_command(**opts: Any) -> int:
     """The PR check: static policies over the desired configuration in Git. No cluster access."""
-    from reconciler import pipeline
+    from reconciler.app import pipeline
 
     settings = _settings(opts)
     if opts.get("shard") is not None:
@@ -362,8 +362,8 @@ def check_command(**opts: Any) -> int:
 
 
 def _shard(opts: dict[str, Any]) -> Any:
-    from reconciler.errors import UserError
-    from reconciler.sharding import parse_shard
+    from reconciler.core.errors import UserError
+    from reconciler.report.shards import parse_shard
 
     if opts.get("cluster"):
         raise UserError("--shard and --cluster cannot be combined", hint="use one: a shard, or one cluster")
@@ -387,8 +387,8 @@ def report_merge_command(files: tuple[str, ...], **opts: Any) -> int:
 
     Exit 2 when the merged findings are at or above --fail-on, 0 when clean, 1 on an error.
     """
-    from reconciler.findings import Severity
-    from reconciler.report_merge import merge_files
+    from reconciler.findings.finding import Severity
+    from reconciler.report.merge import merge_files
 
     report = merge_files(files, Severity(opts["fail_on"]) if opts["fail_on"] else None)
     return _emit(report, opts["output"])
@@ -410,8 +410,8 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
     from pathlib import Path
 
     from reconciler.checks.policy.testing import format_report, run_policy_tests
-    from reconciler.errors import UserError
-    from reconciler.yamldoc import load_document
+    from reconciler.core.errors import UserError
+    from reconciler.yamlio.document import load_document
 
     user_data: dict[str, Any] = {}
     for name in data_files:
@@ -434,9 +434,9 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
 @_guard
 def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree: bool) -> int:
     """Write the policy pack (and a repo's own policies and data) as an OPA bundle, for --opa-preloaded."""
-    from reconciler.pipeline import open_desired
-    from reconciler.policy_bundle import build_bundle, write_bundle
-    from reconciler.settings import GitSettings
+    from reconciler.app.pipeline import open_desired
+    from reconciler.app.policy_bundle import build_bundle, write_bundle
+    from reconciler.app.settings import GitSettings
 
     desired = open_desired(GitSettings(repo, ref, worktree)) if repo is not None else None
     bundle = build_bundle(desired)
@@ -476,8 +476,8 @@ def schema_command() -> int:
 def _settings(opts: dict[str, Any]) -> Any:
     from pathlib import Path
 
-    from reconciler.findings import Severity
-    from reconciler.settings import GitSettings, PolicySettings, RunSettings
+    from reconciler.app.settings import GitSettings, PolicySettings, RunSettings
+    from reconciler.findings.finding import Severity
 
     policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
                             Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
@@ -491,7 +491,7 @@ def _live_reader(opts: dict[str, Any]) -> Callable[[str | None], Any]:
     snapshot = opts.get("snapshot")
     if snapshot:
         if opts.get("kube_context") or opts.get("kubeconfig"):
-            from reconciler.errors import UserError
+            from reconciler.core.errors import UserError
 
             raise UserError("--snapshot cannot be combined with --context/--kubeconfig")
         from reconciler.sources.snapshot import read_snapshot
@@ -505,7 +505,7 @@ def _live_reader(opts: dict[str, Any]) -> Callable[[str | None], Any]:
 def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
     if not opts.get("report_to"):
         return
-    from reconciler.remedies.publish import PublishRequest, publish
+    from reconciler.publish.targets import PublishRequest, publish
 
     publish(opts["report_to"], PublishRequest(report, plan, opts, report.config))
 
@@ -513,7 +513,7 @@ def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
 def _fix_git(report: Any, opts: dict[str, Any]) -> None:
     if not (opts.get("fix_git") or opts.get("fix_git_dry_run")):
         return
-    from reconciler.remedies.gitfix.run import fix_git
+    from reconciler.gitfix.run import fix_git
 
     fix_git(report, opts)
 
@@ -522,17 +522,17 @@ def _cluster_target(opts: dict[str, Any]) -> Any:
     """The live cluster to plan against and apply to; None with --snapshot (a plan, never an apply)."""
     if opts.get("snapshot"):
         if opts.get("kube_context") or opts.get("kubeconfig"):
-            from reconciler.errors import UserError
+            from reconciler.core.errors import UserError
 
             raise UserError("--snapshot cannot be combined with --context/--kubeconfig")
         return None
-    from reconciler.remedies.cluster import ClusterTarget
+    from reconciler.reconcile.cluster import ClusterTarget
 
     return ClusterTarget(opts.get("kubeconfig"), opts.get("kube_context"))
 
 
 def _reconcile_settings(opts: dict[str, Any]) -> Any:
-    from reconciler.remedies.settings import ReconcileSettings
+    from reconciler.reconcile.settings import ReconcileSettings
 
     return ReconcileSettings(apply=bool(opts.get("do_apply")), plan_file=opts.get("plan_file"),
                              plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),

@@ -126,8 +126,8 @@ def addon_config(*, name: str = "prod", version: str = "v0.16.7", env: str = "en
 
 def desired_for(tmp_path: Path, files: Files, cluster: str | None = None, *, ref: str = "HEAD") -> Any:
     """Commit `files` to a fresh repo and build the DesiredCluster exactly as the pipeline does."""
-    from reconciler.pipeline import desired_clusters, open_desired
-    from reconciler.settings import GitSettings
+    from reconciler.app.pipeline import desired_clusters, open_desired
+    from reconciler.app.settings import GitSettings
 
     path, _ = make_repo(tmp_path, files)
     repo = open_desired(GitSettings(str(path), ref))
@@ -353,4 +353,4 @@ violations contains v if {
 @pytest.fixture
 def no_policies(monkeypatch: pytest.MonkeyPatch) -> None:
     """For tests of the drift/exit-code machinery itself: policy findings are out of their scope."""
-    monkeypatch.setattr("reconciler.pipeline.evaluate_policies", lambda *args, **kwargs: [])
+    monkeypatch.setattr("reconciler.app.pipeline.evaluate_policies", lambda *args, **kwargs: [])

@@ -61,8 +61,8 @@ def test_unwritable_path_is_a_one_line_error(demo: Path, tmp_path: Path) -> None
 
 
 def test_check_with_base_knows_the_lines_the_pull_request_changed(demo: Path) -> None:
-    from reconciler.pipeline import run_check
-    from reconciler.settings import GitSettings, RunSettings
+    from reconciler.app.pipeline import run_check
+    from reconciler.app.settings import GitSettings, RunSettings
 
     report = run_check(RunSettings(GitSettings(str(demo)), base_ref="HEAD~1"))
     assert report.changed_lines == {"clusters/lab/kai-values.yaml": frozenset({5, 13, 36}),

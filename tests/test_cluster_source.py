@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from reconciler.checks import nvca
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.model.helm import encode_release_secret
 from reconciler.model.live import LiveState
 from reconciler.sources.cluster import ClusterClient, ReadProgress, ReadSettings, cluster_reader, read_live

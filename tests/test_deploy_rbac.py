@@ -150,7 +150,7 @@ def test_fixer_role_grants_only_what_spec_8_lets_a_fix_touch(tmp_path: Path) -> 
 
 def plant_reports(server: KubeTestServer) -> None:
     """The report CRDs served, with two reports of an earlier run: one to update, one stale to delete."""
-    from reconciler.remedies.policyreport.build import CLUSTER_LABEL, MANAGED_BY_LABEL, SOURCE
+    from reconciler.publish.policyreport.build import CLUSTER_LABEL, MANAGED_BY_LABEL, SOURCE
     from tests.test_policyreport import OPEN, WG, register_reports
 
     register_reports(server, WG + OPEN)

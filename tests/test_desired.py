@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.model.gates import STACK_DEFAULT_GATES, SignedGates, split_gate_string, stack_effective_gates
 from reconciler.model.queues import Triple
 from reconciler.model.values import (

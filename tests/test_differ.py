@@ -9,7 +9,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from reconciler.checks.differ import diff, queue_changes, queue_manifest
-from reconciler.findings import Action, Kind, Severity
+from reconciler.findings.finding import Action, Kind, Severity
 from reconciler.model.queues import QueueSpec, Triple
 from reconciler.sources.snapshot import read_snapshot
 from tests.helpers import (
@@ -97,8 +97,8 @@ def test_demo_template_commit_against_lab_snapshot_has_no_drift(tmp_path: Path) 
 
 
 def desired_for_existing(repo: Path, cluster: str, ref: str) -> Any:
-    from reconciler.pipeline import desired_clusters, open_desired
-    from reconciler.settings import GitSettings
+    from reconciler.app.pipeline import desired_clusters, open_desired
+    from reconciler.app.settings import GitSettings
 
     return desired_clusters(open_desired(GitSettings(str(repo), ref)), cluster)[0]
 

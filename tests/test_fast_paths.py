@@ -1,6 +1,6 @@
 """The fleet-speed paths give the same answers as the slow ones (issue 10, part 2).
 
-- YAML: the libyaml reader (reconciler/yaml_libyaml.py) against the ruamel reader on every YAML file of
+- YAML: the libyaml reader (reconciler/yamlio/libyaml.py) against the ruamel reader on every YAML file of
   the project and on generated documents full of Helm's traps: same data, same types, same positions,
   and where ruamel refuses a document the fast reader declines it (so the error is ruamel's, unchanged).
 - The parse cache: one parse per distinct (file, content), shared documents never modified by a run.
@@ -19,9 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler import yaml_libyaml, yamldoc
-from reconciler.errors import UserError
-from reconciler.yamldoc import load_documents, ruamel_documents
+from reconciler.core.errors import UserError
+from reconciler.yamlio import document as yamldoc
+from reconciler.yamlio import libyaml as yaml_libyaml
+from reconciler.yamlio.document import load_documents, ruamel_documents
 from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo_builder, load_fleet_builder, run_cli
 
 # ruamel warns about reused anchors in generated documents; that is ruamel's business, not this test's.
@@ -352,11 +353,11 @@ def test_diff_and_doctor_leave_the_shared_documents_as_parsed(tmp_path: Path, cl
 
 
 def test_warmed_engine_gives_what_a_fresh_clone_gives(tmp_path: Path) -> None:
+    from reconciler.app.pipeline import desired_clusters, open_desired
+    from reconciler.app.policy_run import engine_for
+    from reconciler.app.settings import GitSettings, PolicySettings
     from reconciler.checks.facts import build_facts
     from reconciler.checks.policy.regorus_engine import RegorusEngine
-    from reconciler.pipeline import desired_clusters, open_desired
-    from reconciler.policy_run import engine_for
-    from reconciler.settings import GitSettings, PolicySettings
 
     repo_path = tmp_path / "fleet"
     load_fleet_builder().write_fleet_repo(repo_path, 16)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.sharding import Shard, assignment, parse_shard, shard_of
+from reconciler.report.shards import Shard, assignment, parse_shard, shard_of
 from tests.helpers import (
     ROOT,
     assert_one_line_error,

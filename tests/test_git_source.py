@@ -7,7 +7,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.sources.git import cache_dir, open_tree
 from tests.helpers import commit_files, file_url, make_bare_remote, make_repo, push
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reconciler.findings import Action, EditOp, Finding, Fix, GitEdit, Kind, Severity
-from reconciler.model.refs import queue_ref
-from reconciler.remedies.gitfix.plan import fix_branch, plan_fix
-from reconciler.settings import GitSettings, RunSettings
+from reconciler.app.settings import GitSettings, RunSettings
+from reconciler.core.refs import queue_ref
+from reconciler.findings.finding import Action, EditOp, Finding, Fix, GitEdit, Kind, Severity
+from reconciler.gitfix.plan import fix_branch, plan_fix
 from tests.helpers import addon_config, desired_for, make_repo, standalone_config
 
 FIXABLE = {"KAI-V-001", "KAI-V-002", "KAI-V-003", "KAI-V-004", "KAI-Q-001", "KAI-Q-002", "NVCA-G-001", "NVCA-G-005"}
@@ -29,7 +29,7 @@ selfManaged:
 
 
 def _check(path: Path) -> list[Finding]:
-    from reconciler import pipeline
+    from reconciler.app import pipeline
 
     report = pipeline.run_check(RunSettings(GitSettings(str(path))))
     return [f for c in report.clusters for f in c.findings]
@@ -136,10 +136,10 @@ def test_property_planted_credentials_never_reach_commit_message_or_body() -> No
     from hypothesis import assume, given, settings
     from hypothesis import strategies as st
 
-    from reconciler.findings import Action, Fix
-    from reconciler.model.redact import is_secret_key, redact
-    from reconciler.remedies.gitfix.branch import Author
-    from reconciler.remedies.gitfix.pull_request import FixContext, commit_message, render_fix_body, safe_diff
+    from reconciler.core.redact import is_secret_key, redact
+    from reconciler.findings.finding import Action, Fix
+    from reconciler.gitfix.branch import Author
+    from reconciler.gitfix.pull_request import FixContext, commit_message, render_fix_body, safe_diff
 
     keys = st.sampled_from(["password", "token", "apiKey", "clientSecret", "registryAuth", "url", "args"])
 
@@ -178,9 +178,9 @@ def test_git_edits_survive_a_saved_report() -> None:
 
 def test_fix_body_for_more_findings_than_one_body_holds_lists_what_fits() -> None:
     """Dropping the diff is not enough when the findings table alone is over the limit: list fewer, say so."""
-    from reconciler.remedies.gitfix.branch import Author
-    from reconciler.remedies.gitfix.plan import FileChange, FixPlan
-    from reconciler.remedies.gitfix.pull_request import BODY_LIMIT, FixContext, render_fix_body
+    from reconciler.gitfix.branch import Author
+    from reconciler.gitfix.plan import FileChange, FixPlan
+    from reconciler.gitfix.pull_request import BODY_LIMIT, FixContext, render_fix_body
 
     fixed = tuple(Finding("KAI-V-001", Kind.VIOLATION, Severity.WARNING, f"value {i} is wrong " * 5, "lab",
                           fix=Fix(Action.NONE, "x"), title="KAI placement strategy is binpack") for i in range(2000))
@@ -191,7 +191,7 @@ def test_fix_body_for_more_findings_than_one_body_holds_lists_what_fits() -> Non
 
 
 def test_a_changed_line_that_starts_like_a_diff_header_is_still_masked() -> None:
-    from reconciler.remedies.gitfix.pull_request import _mask_line
+    from reconciler.gitfix.pull_request import _mask_line
 
     secret = "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ="
     assert secret not in _mask_line(f"---token={secret}")       # a removed line `--token=…`

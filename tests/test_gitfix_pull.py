@@ -11,9 +11,9 @@ from typing import Any
 import pygit2
 import pytest
 
-from reconciler.errors import UserError
-from reconciler.remedies.gitfix.branch import DEFAULT_AUTHOR, Author
-from reconciler.remedies.gitfix.pull_request import own_branches
+from reconciler.core.errors import UserError
+from reconciler.gitfix.branch import DEFAULT_AUTHOR, Author
+from reconciler.gitfix.pull_request import own_branches
 from tests.helpers import assert_one_line_error, file_url, load_demo_builder, run_cli
 from tests.support.git_http import git_http_server, http_backend
 from tests.support.githost.github import GitHubStandIn
@@ -348,15 +348,15 @@ def test_a_private_https_repository_is_read_with_the_token(tmp_path: Path, monke
 
 def test_a_pull_request_another_run_opened_meanwhile_is_taken_as_ours(tmp_path: Path) -> None:
     """Two CronJob runs at once: the loser's create fails (422), and it must not delete the winner's branch."""
-    from reconciler.remedies.gitfix.branch import FixBranches
-    from reconciler.remedies.gitfix.plan import plan_fix
-    from reconciler.remedies.gitfix.pull_request import FixContext, fix_marker, propose_fix
-    from reconciler.remedies.githost.base import HostPull
-    from reconciler.settings import GitSettings, RunSettings
+    from reconciler.app.settings import GitSettings, RunSettings
+    from reconciler.gitfix.branch import FixBranches
+    from reconciler.gitfix.plan import plan_fix
+    from reconciler.gitfix.pull_request import FixContext, fix_marker, propose_fix
+    from reconciler.githost.base import HostPull
 
     work, bare = _demo(tmp_path)
     _push_main(work)
-    from reconciler import pipeline
+    from reconciler.app import pipeline
 
     report = pipeline.run_check(RunSettings(GitSettings(str(work)), cluster=CLUSTER))
     repo = pygit2.Repository(str(work))
@@ -399,7 +399,7 @@ def test_a_fix_branch_someone_pushed_onto_is_never_force_pushed_over(tmp_path: P
 
 
 def test_only_fix_branches_can_ever_be_deleted(tmp_path: Path) -> None:
-    from reconciler.remedies.gitfix.branch import FixBranches
+    from reconciler.gitfix.branch import FixBranches
 
     work, bare = _demo(tmp_path)
     _push_main(work)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from reconciler.errors import UserError
-from reconciler.findings import EditOp, GitEdit
-from reconciler.remedies.gitfix.yaml_splice import _key_text, apply_edits, render_scalar
-from reconciler.yamldoc import load_documents
+from reconciler.core.errors import UserError
+from reconciler.findings.finding import EditOp, GitEdit
+from reconciler.gitfix.yaml_splice import _key_text, apply_edits, render_scalar
+from reconciler.yamlio.document import load_documents
 from tests.helpers import FIXTURES, ROOT, TEMPLATE
 
 EVERY_FILE = sorted([*(FIXTURES / "nvcf").rglob("*.yaml"), *(ROOT / "repo-templates").rglob("*.yaml"),

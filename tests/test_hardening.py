@@ -13,10 +13,10 @@ import pytest
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import build_facts
 from reconciler.checks.nvca import gate_enabled, predict
-from reconciler.findings import Action
+from reconciler.core.redact import REDACTED, redact, redact_text
+from reconciler.findings.finding import Action
 from reconciler.model.gates import SignedGates
 from reconciler.model.helm import latest_per_release, release_from_json
-from reconciler.model.redact import REDACTED, redact, redact_text
 from tests.helpers import (
     CANONICAL_KAI_VALUES,
     addon_config,
@@ -58,10 +58,10 @@ def test_non_string_keys_and_huge_integers_do_not_crash_the_check(tmp_path: Path
 
 
 def test_markup_in_user_text_is_printed_verbatim() -> None:
-    from reconciler.findings import Finding, Fix, Kind, Severity
-    from reconciler.model.refs import Location, ObjectRef
+    from reconciler.core.refs import Location, ObjectRef
+    from reconciler.findings.finding import Finding, Fix, Kind, Severity
     from reconciler.outputs import render
-    from reconciler.report import ClusterReport, GitInfo, Report
+    from reconciler.report.report import ClusterReport, GitInfo, Report
 
     finding = Finding("USER-[/]-1", Kind.VIOLATION, Severity.ERROR, "see [/] and [bold]", "c[/]",
                       ObjectRef("v1", "Node", "n[/]"), Location("dir[/]/f.yaml", 3, 1),

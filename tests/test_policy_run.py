@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from reconciler import policy_run as runner
-from reconciler.errors import UserError
-from reconciler.pipeline import Waiving
+from reconciler.app import policy_run as runner
+from reconciler.app.pipeline import Waiving
+from reconciler.core.errors import UserError
 from reconciler.sources.git import open_tree
 from tests.policy.conftest import USER_RULE, ZERO, example
 

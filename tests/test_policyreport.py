@@ -18,11 +18,11 @@ import orjson
 import pytest
 from kubernetes import client
 
-from reconciler.errors import UserError
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
-from reconciler.model.refs import Location, ObjectRef, queue_ref, release_ref
-from reconciler.remedies.policyreport import write_policy_reports
-from reconciler.remedies.policyreport.build import (
+from reconciler.core.errors import UserError
+from reconciler.core.refs import Location, ObjectRef, queue_ref, release_ref
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.publish.policyreport import write_policy_reports
+from reconciler.publish.policyreport.build import (
     CLUSTER_POLICY_REPORT,
     OPEN_CLUSTER_REPORT,
     OPEN_REPORT,
@@ -31,7 +31,7 @@ from reconciler.remedies.policyreport.build import (
     SIZE_BUDGET,
     ReportKind,
 )
-from reconciler.report import ClusterReport, GitInfo, Report
+from reconciler.report.report import ClusterReport, GitInfo, Report
 from tests.support.kubeserver import Fault, KubeTestServer
 from tests.support.report_crds import OPEN, WG, crd_schema, register_reports
 
@@ -286,12 +286,12 @@ def test_report_objects_are_the_only_cluster_deletes_in_the_code() -> None:
     """Structural: every delete call in the package is listed here, with what it deletes."""
     import ast
 
-    allowed = {("remedies/policyreport/cluster.py", "delete_namespaced_custom_object"),
-               ("remedies/policyreport/cluster.py", "delete_cluster_custom_object"),
-               ("remedies/policyreport/cluster.py", "delete"),                  # _Store.delete: reports only
+    allowed = {("publish/policyreport/cluster.py", "delete_namespaced_custom_object"),
+               ("publish/policyreport/cluster.py", "delete_cluster_custom_object"),
+               ("publish/policyreport/cluster.py", "delete"),                  # _Store.delete: reports only
                ("checks/policy/opa_engine.py", "delete_policy"),                # OPA server policies, not a cluster
-               ("remedies/gitfix/branch.py", "delete"),       # local ref of a kai-gitops/fix/* branch (guarded)
-               ("remedies/gitfix/pull_request.py", "delete")}  # FixBranches.delete: kai-gitops/fix/* only
+               ("gitfix/branch.py", "delete"),       # local ref of a kai-gitops/fix/* branch (guarded)
+               ("gitfix/pull_request.py", "delete")}  # FixBranches.delete: kai-gitops/fix/* only
     root = Path(__file__).resolve().parents[1] / "reconciler"
     found = set()
     for path in root.rglob("*.py"):
@@ -304,11 +304,11 @@ def test_report_objects_are_the_only_cluster_deletes_in_the_code() -> None:
             if name and name.lower().startswith("delete"):
                 found.add((path.relative_to(root).as_posix(), name))
     assert found <= allowed, found - allowed
-    assert ("remedies/policyreport/cluster.py", "delete") in found
+    assert ("publish/policyreport/cluster.py", "delete") in found
 
 
 def test_the_delete_refuses_anything_not_ours(server: KubeTestServer, api: client.ApiClient) -> None:
-    from reconciler.remedies.policyreport.cluster import _Store
+    from reconciler.publish.policyreport.cluster import _Store
 
     register_reports(server, WG)
     theirs = server.add({"apiVersion": POLICY_REPORT.api_version, "kind": "PolicyReport",
@@ -352,7 +352,7 @@ def test_any_cluster_name_gives_valid_names_and_labels(server: KubeTestServer, a
 def test_results_do_not_depend_on_the_order_findings_arrive_in() -> None:
     """Two findings of one rule, subject and location (two unknown gates of one backend) tie on the report's
     order; if their arrival order decided, a run that found the same would rewrite the report."""
-    from reconciler.remedies.policyreport.build import ReportSettings, Scope, build_report
+    from reconciler.publish.policyreport.build import ReportSettings, Scope, build_report
 
     pair = [finding("NVCA-G-004", backend_ref(), Severity.WARNING, message=f"gate {g} unknown") for g in "AB"]
     settings = ReportSettings("prod", COMMIT)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from reconciler.findings import Action, Fix
+from reconciler.findings.finding import Action, Fix
+from reconciler.findings.problems import group_problems, problem_id
 from reconciler.outputs import render
-from reconciler.problems import group_problems, problem_id
 from tests.outputs.conftest import sample_findings, sample_report
 
 

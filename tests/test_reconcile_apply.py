@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.errors import UserError
-from reconciler.remedies.lease import Lease, micro_time
+from reconciler.core.errors import UserError
+from reconciler.reconcile.lease import Lease, micro_time
 from tests.helpers import assert_one_line_error, run_cli
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 from tests.support.kubeserver import Fault
@@ -149,8 +149,8 @@ def test_a_plan_for_another_cluster_is_refused(demo: Demo, tmp_path: Path) -> No
 
 
 def test_same_url_with_another_kube_system_uid_is_refused() -> None:
-    from reconciler.remedies.plan import ClusterIdentity, Plan
-    from reconciler.remedies.preflight import check_identity
+    from reconciler.plans.plan import ClusterIdentity, Plan
+    from reconciler.reconcile.preflight import check_identity
 
     plan = Plan("prod", None, ClusterIdentity("https://k8s.example:6443", "uid-a"), ())
     check_identity(plan, ClusterIdentity("https://k8s.example:6443", "uid-a"))
@@ -332,7 +332,7 @@ def test_a_second_run_waits_for_the_lease_then_fails_naming_the_holder(demo: Dem
 def test_two_concurrent_runs_one_holds_the_other_waits_and_fails(demo: Demo) -> None:
     from kubernetes import client
 
-    from reconciler.remedies.apply import ClusterWriter
+    from reconciler.reconcile.apply import ClusterWriter
 
     def writer() -> ClusterWriter:
         return ClusterWriter(client.Configuration(host=demo.server.url))
@@ -440,8 +440,8 @@ def _lease_spec(demo: Demo) -> dict[str, Any]:
 def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> None:
     from kubernetes import client
 
-    from reconciler.remedies.apply import ClusterWriter, Pending, apply_changes
-    from reconciler.remedies.plan import read_plan
+    from reconciler.plans.plan import read_plan
+    from reconciler.reconcile.apply import ClusterWriter, Pending, apply_changes
 
     writer = ClusterWriter(client.Configuration(host=demo.server.url))
     with Lease(writer, "kai-gitops", wait_s=0, holder="run-a", duration_s=1) as lease:
@@ -481,7 +481,7 @@ def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> 
 def test_the_writer_cannot_send_any_other_write(demo: Demo, method: str, path: str, body: Any) -> None:
     from kubernetes import client
 
-    from reconciler.remedies.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
+    from reconciler.reconcile.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
 
     writer = ClusterWriter(client.Configuration(host=demo.server.url))
     with pytest.raises(WriteForbidden):

@@ -12,8 +12,8 @@ from typing import Any, cast
 
 import pytest
 
-from reconciler.model.refs import ObjectRef
-from reconciler.remedies.plan import LABEL_PATH, Change, FieldChange, Operation, Plan, read_plan
+from reconciler.core.refs import ObjectRef
+from reconciler.plans.plan import LABEL_PATH, Change, FieldChange, Operation, Plan, read_plan
 from tests.helpers import assert_one_line_error
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 
@@ -149,7 +149,7 @@ def test_the_writer_refuses_queue_bodies_beyond_resources_and_parent(demo: Demo,
                                                                      body: Any) -> None:
     from kubernetes import client
 
-    from reconciler.remedies.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
+    from reconciler.reconcile.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
 
     writer = ClusterWriter(client.Configuration(host=demo.server.url))
     with pytest.raises(WriteForbidden):
@@ -160,7 +160,7 @@ def test_the_writer_refuses_queue_bodies_beyond_resources_and_parent(demo: Demo,
 def test_the_writer_sends_the_queue_bodies_a_plan_makes(demo: Demo) -> None:
     from kubernetes import client
 
-    from reconciler.remedies.apply import ClusterWriter
+    from reconciler.reconcile.apply import ClusterWriter
 
     writer = ClusterWriter(client.Configuration(host=demo.server.url))
     writer.create_queue(QUEUE, dry_run=True)
@@ -176,8 +176,8 @@ def test_the_writer_sends_the_queue_bodies_a_plan_makes(demo: Demo) -> None:
                   "fields": []}]},
 ])
 def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_path: Path, edit: Any) -> None:
-    from reconciler.errors import UserError
-    from reconciler.remedies.plan import ClusterIdentity
+    from reconciler.core.errors import UserError
+    from reconciler.plans.plan import ClusterIdentity
 
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({**Plan("prod", None, ClusterIdentity("https://x", "u"), ()).to_dict(), **edit}))
@@ -187,10 +187,10 @@ def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_pa
 
 
 def test_missing_queues_are_created_parents_before_children_at_any_depth() -> None:
-    from reconciler.findings import Action, Finding, Fix, Kind, Severity
+    from reconciler.core.refs import queue_ref
+    from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
     from reconciler.model.live import LiveState
-    from reconciler.model.refs import queue_ref
-    from reconciler.remedies.planner import _queue_changes
+    from reconciler.reconcile.planner import _queue_changes
 
     def missing(name: str, parent: str | None) -> Finding:
         manifest = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name},
@@ -277,8 +277,8 @@ def test_events_name_the_uid_of_the_changed_object_so_kubectl_describe_lists_the
 ])
 def test_a_saved_plan_cannot_reach_other_kinds_fields_or_namespaces(tmp_path: Path, change: Change,
                                                                      needle: str) -> None:
-    from reconciler.errors import UserError
-    from reconciler.remedies.plan import ClusterIdentity
+    from reconciler.core.errors import UserError
+    from reconciler.plans.plan import ClusterIdentity
 
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(Plan("prod", None, ClusterIdentity("https://x", "u"), (change,)).to_dict()))
@@ -293,8 +293,8 @@ def test_a_saved_plan_cannot_reach_other_kinds_fields_or_namespaces(tmp_path: Pa
 
 def test_a_long_event_note_is_cut_to_the_api_servers_limit_in_bytes_not_characters() -> None:
     # The API server measures Event.note in bytes (Go's len); every "→" in a note is three of them.
-    from reconciler.remedies.apply import ChangeResult
-    from reconciler.remedies.events import NOTE_LIMIT, event_for
+    from reconciler.reconcile.apply import ChangeResult
+    from reconciler.reconcile.events import NOTE_LIMIT, event_for
 
     fields = tuple(FieldChange(("spec", "resources", "cpu", f"f{i}"), i, i + 1) for i in range(200))
     change = Change(ObjectRef("scheduling.run.ai/v2", "Queue", "team-a"), Operation.UPDATE, fields, (), "")
@@ -304,8 +304,8 @@ def test_a_long_event_note_is_cut_to_the_api_servers_limit_in_bytes_not_characte
 
 
 def test_a_plan_that_cannot_be_written_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
-    from reconciler.errors import UserError
-    from reconciler.remedies.plan import write_plan
+    from reconciler.core.errors import UserError
+    from reconciler.plans.plan import write_plan
 
     (tmp_path / "plan.json").mkdir()   # os.replace onto a directory fails after the temporary file exists
     with pytest.raises(UserError, match="cannot write the plan"):

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.errors import UserError
-from reconciler.remedies.apply import ClusterWriter
-from reconciler.remedies.lease import Lease, micro_time
+from reconciler.core.errors import UserError
+from reconciler.reconcile.apply import ClusterWriter
+from reconciler.reconcile.lease import Lease, micro_time
 from tests.reconcile_support import Demo, demo_cluster
 from tests.support.kubeserver import Fault
 
@@ -74,9 +74,9 @@ def test_a_lease_renewed_by_a_clock_running_ahead_expires_as_observed(demo: Demo
 
 
 def test_an_interrupt_mid_apply_stops_the_node_writes_not_yet_started(demo: Demo) -> None:
-    from reconciler.model.refs import ObjectRef
-    from reconciler.remedies.apply import ChangeResult, Pending, apply_changes
-    from reconciler.remedies.plan import LABEL_PATH, Change, FieldChange, Operation
+    from reconciler.core.refs import ObjectRef
+    from reconciler.plans.plan import LABEL_PATH, Change, FieldChange, Operation
+    from reconciler.reconcile.apply import ChangeResult, Pending, apply_changes
     from tests.helpers import node
 
     for i in range(30):

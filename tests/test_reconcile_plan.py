@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.errors import UserError
-from reconciler.model.refs import ObjectRef, queue_ref
-from reconciler.remedies.plan import (
+from reconciler.core.errors import UserError
+from reconciler.core.refs import ObjectRef, queue_ref
+from reconciler.plans.plan import (
     LABEL_PATH,
     Change,
     ClusterIdentity,

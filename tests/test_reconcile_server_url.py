@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.model.redact import url_without_userinfo
-from reconciler.remedies.plan import ClusterIdentity, Plan
+from reconciler.core.redact import url_without_userinfo
+from reconciler.plans.plan import ClusterIdentity, Plan
 from tests.reconcile_support import Demo, demo_cluster
 from tests.support.kubeserver.__main__ import write_kubeconfig
 

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.model.redact import REDACTED, redact_text
+from reconciler.core.redact import REDACTED, redact_text
 
 # The patterns as they were before the run-start lookbehinds: the reference for what is masked.
 _PLAIN_URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@", re.IGNORECASE)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.model.redact import redact_text
+from reconciler.core.redact import redact_text
 
 
 def test_every_secret_argument_of_a_quoted_list_is_masked() -> None:

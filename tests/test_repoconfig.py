@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.sources.repoconfig import DEFAULT_STACK_KAI_VERSION, parse_repo_config, schema
 from tests.helpers import DATA, TEMPLATE
 

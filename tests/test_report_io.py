@@ -1,4 +1,4 @@
-"""Reports read back from JSON (reconciler/report_io.py): the exact inverse of `to_dict`, for `report merge`.
+"""Reports read back from JSON (reconciler/report/reader.py): the exact inverse of `to_dict`, for `report merge`.
 
 Property: for any report (check with clusters and repository findings, or diff/doctor with one cluster,
 sharded or not), to_dict → from_dict → to_dict is the identity, also through the JSON text the `json`
@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from reconciler.checks.nvca import Verdict
 from reconciler.checks.policy.pack import RuleMeta
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
-from reconciler.model.refs import Location, ObjectRef, format_path
+from reconciler.core.refs import Location, ObjectRef, format_path
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.outputs import render
-from reconciler.report import ClusterReport, GitInfo, Report
-from reconciler.report_io import parse_path, report_from_dict
-from reconciler.sharding import Shard
+from reconciler.report.reader import parse_path, report_from_dict
+from reconciler.report.report import ClusterReport, GitInfo, Report
+from reconciler.report.shards import Shard
 
 text = st.text(max_size=12)
 names = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)

@@ -9,12 +9,12 @@ from typing import Any
 import orjson
 import pytest
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.model.helm import encode_release_secret
 from reconciler.model.live import LiveState
 from reconciler.sources.snapshot import read_snapshot
 from reconciler.sources.snapshot_writer import SnapshotWriter, snapshot_command
-from reconciler.yamldoc import decode_text, load_documents
+from reconciler.yamlio.document import decode_text, load_documents
 from tests.support.kubeserver import Fault, KubeTestServer
 from tests.test_cluster_source import DEMO, FAST, lab_items, prod_items, read_state, run_cli, serve, write_kubeconfig
 

@@ -12,7 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
+from reconciler.core.redact import REDACTED, is_secret_key, redact
 from reconciler.model.helm import (
     RELEASE_SECRET_TYPE,
     decode_release_secret,
@@ -21,7 +22,6 @@ from reconciler.model.helm import (
 )
 from reconciler.model.live import healthz_from_response
 from reconciler.model.queues import Triple
-from reconciler.model.redact import REDACTED, is_secret_key, redact
 from reconciler.sources.snapshot import read_snapshot
 from tests.helpers import (
     CANONICAL_KAI_VALUES,
@@ -460,7 +460,7 @@ def test_demo_snapshot_password_is_never_printed(tmp_path: Path) -> None:
 
 
 def test_redaction_keeps_references_to_secrets_readable() -> None:
-    from reconciler.model.redact import REDACTED, redact
+    from reconciler.core.redact import REDACTED, redact
 
     values = {"existingSecretName": "kai-creds", "tokenSecretRef": "ref", "certFile": "/etc/tls.crt",
               "registryPassword": "hunter2", "auth": {"token": "abc", "user": "me"}}

@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
-from reconciler.remedies.policyreport.build import CLUSTER_POLICY_REPORT
+from reconciler.publish.policyreport.build import CLUSTER_POLICY_REPORT
 from reconciler.telemetry.logs import JsonFormatter, phase, run_context
 from tests.helpers import DEMO_SNAPSHOTS, run_cli
 from tests.reconcile_support import Demo, demo_cluster
@@ -283,7 +283,7 @@ def not_http() -> Iterator[str]:
 def test_a_push_that_cannot_be_made_is_a_user_error_not_a_crash(not_http: str, kind: str) -> None:
     """The run's guard turns a UserError into one warning; anything else (http.client's BadStatusLine, urllib's
     ValueError for a malformed host) would end a finished run as an internal error."""
-    from reconciler.errors import UserError
+    from reconciler.core.errors import UserError
     from reconciler.telemetry.metrics import RunFacts, push
 
     url = not_http if kind == "not-http" else "http://[::1:9091"
@@ -292,7 +292,7 @@ def test_a_push_that_cannot_be_made_is_a_user_error_not_a_crash(not_http: str, k
 
 
 def test_credentials_in_the_push_url_get_a_clear_hint_not_a_dns_error() -> None:
-    from reconciler.errors import UserError
+    from reconciler.core.errors import UserError
     from reconciler.telemetry.metrics import PASSWORD_ENV, RunFacts, push
 
     with pytest.raises(UserError) as raised:
@@ -307,9 +307,9 @@ def test_pushed_metrics_of_a_multi_cluster_run_add_up_the_clusters() -> None:
     counts must be summed into the group's series: one overwriting the other reported a single cluster's."""
     from prometheus_client import generate_latest
 
-    from reconciler.findings import Finding, Kind, Severity
-    from reconciler.model.refs import queue_ref
-    from reconciler.report import ClusterReport, Report
+    from reconciler.core.refs import queue_ref
+    from reconciler.findings.finding import Finding, Kind, Severity
+    from reconciler.report.report import ClusterReport, Report
     from reconciler.telemetry.metrics import RunFacts, build_registry
 
     def drift(cluster: str, queue: str) -> Finding:

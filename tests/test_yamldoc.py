@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from reconciler.errors import UserError
-from reconciler.model.refs import Location
-from reconciler.yamldoc import YamlDoc, decode_text, load_document, load_documents
+from reconciler.core.errors import UserError
+from reconciler.core.refs import Location
+from reconciler.yamlio.document import YamlDoc, decode_text, load_document, load_documents
 
 HELM_TRUE = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"]
 HELM_FALSE = ["n", "N", "no", "No", "NO", "off", "Off", "OFF"]
@@ -236,7 +236,7 @@ def test_non_utf8_names_file_and_line() -> None:
 
 
 def test_decode_text_refuses_huge_files() -> None:
-    from reconciler.yamldoc import MAX_BYTES
+    from reconciler.yamlio.document import MAX_BYTES
 
     with pytest.raises(UserError) as info:
         decode_text(b"a" * (MAX_BYTES + 1), "big.yaml")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.yamldoc import load_document, load_documents
+from reconciler.yamlio.document import load_document, load_documents
 
 TEXT = """\
 a:
@@ -57,7 +57,7 @@ def test_each_document_of_a_stream_has_its_own_ends() -> None:
 
 
 def test_end_is_not_part_of_equality() -> None:
-    from reconciler.model.refs import Location
+    from reconciler.core.refs import Location
 
     assert load_document("a: 1\n", "f").locate(("a",)) == Location("f", 1, 1, ("a",))
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.checks.gofloat import format_go_float as g
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
+from reconciler.core.redact import redact
+from reconciler.core.refs import SHARD_API, ObjectRef, queue_ref, release_ref
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue
 from reconciler.model.live import LiveState
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, same_number
-from reconciler.model.redact import redact
-from reconciler.model.refs import SHARD_API, ObjectRef, queue_ref, release_ref
 
 QUEUE_MISSING = "KAI-D-001"
 QUEUE_DRIFT = "KAI-D-002"

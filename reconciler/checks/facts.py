@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.checks.nvca import Verdict
+from reconciler.core.redact import redact
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState, PodSummary
 from reconciler.model.queues import RESOURCES, QueueSpec
-from reconciler.model.redact import redact
 
 FACTS_VERSION = 1
 LABEL_CAP = 500

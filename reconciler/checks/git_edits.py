@@ -13,11 +13,11 @@ import functools
 import json
 from typing import Any
 
-from reconciler.findings import EditOp, Finding, GitEdit
+from reconciler.core.refs import YamlPath
+from reconciler.findings.finding import EditOp, Finding, GitEdit
 from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, canonical_kai_values
 from reconciler.model.gates import gate_name, split_gate_string
 from reconciler.model.queues import RESOURCES
-from reconciler.model.refs import YamlPath
 
 KAI_SCHEDULER_GATE = "KAIScheduler"
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}

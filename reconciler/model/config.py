@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reconciler.errors import UserError
-from reconciler.yamldoc import YamlDoc
+from reconciler.core.errors import UserError
+from reconciler.yamlio.document import YamlDoc
 
 DEFAULT_STACK_KAI_VERSION = "v0.16.7"
 

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
+from reconciler.core.refs import QUEUE_API, Location, YamlPath
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
 from reconciler.model.gates import stack_effective_gates
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
-from reconciler.model.refs import QUEUE_API, Location, YamlPath
 from reconciler.model.values import chart_defaults, deep_merge, defaults_version_for, parse_version
-from reconciler.yamldoc import YamlDoc, load_document
+from reconciler.yamlio.document import YamlDoc, load_document
 
 RELEASE_NAME = "kai-scheduler"
 RELEASE_NAMESPACE = "kai-scheduler"
@@ -136,7 +136,7 @@ def _load_env(read: Any, cluster: ClusterConfig) -> YamlDoc:
 
 
 def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
-    from reconciler.yamldoc import load_documents
+    from reconciler.yamlio.document import load_documents
 
     docs = load_documents(read(path), path, shared=True)
     for doc in docs:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from reconciler.model.redact import redact
+from reconciler.core.redact import redact
 
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 KAI_CHART = "kai-scheduler"

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
+from reconciler.core.redact import redact_text
 from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
@@ -23,7 +24,6 @@ from reconciler.model.helm import (
     release_from_summary,
 )
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
-from reconciler.model.redact import redact_text
 
 SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
 QUEUE_LABEL = "kai.scheduler/queue"
@@ -264,7 +264,7 @@ def _gates_at(parent: dict[str, Any], key: str) -> list[str] | None:
 def _dto_capabilities(text: Any) -> list[str] | None:
     if not isinstance(text, str):
         return None
-    from reconciler.yamldoc import load_document
+    from reconciler.yamlio.document import load_document
 
     try:
         data = load_document(text, "cluster-dto.yaml").data

@@ -77,7 +77,7 @@ def defaults_version_for(pin: str) -> str:
 def chart_defaults(version: str) -> dict[str, Any]:
     """Parsed once per process (every cluster of a run, and the shard's era check, read it). Read-only:
     callers merge over it with `deep_merge`, which copies."""
-    from reconciler.yamldoc import load_document
+    from reconciler.yamlio.document import load_document
 
     text = resources.files("reconciler").joinpath(f"data/chart-values/{version}.yaml").read_text()
     return load_document(text, f"chart-values/{version}.yaml").data

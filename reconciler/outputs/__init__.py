@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from reconciler.report import Report
+from reconciler.report.report import Report
 
 
 def render(report: Report, fmt: str, *, color: bool | None = None, **options: Any) -> str:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.errors import UserError
-from reconciler.report import Report
+from reconciler.core.errors import UserError
+from reconciler.report.report import Report
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown")
 MACHINE_FORMATS = frozenset({"json", "jsonl", "sarif", "gitlab", "junit"})

@@ -13,10 +13,10 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 
-from reconciler.model.refs import Location
+from reconciler.core.refs import Location
+from reconciler.findings.problems import Problem, group_problems
 from reconciler.outputs.markdown_format import Link
-from reconciler.problems import Problem, group_problems
-from reconciler.report import ClusterReport, Report, finding_order
+from reconciler.report.report import ClusterReport, Report, finding_order
 
 MAX_PER_LEVEL = 10           # GitHub's per-step limit for each of error, warning, notice
 SUMMARY_LIMIT = 1024 * 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step

@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from reconciler.findings import Finding
-from reconciler.problems import problem_id
-from reconciler.report import ClusterReport, Report, finding_order
+from reconciler.findings.finding import Finding
+from reconciler.findings.problems import problem_id
+from reconciler.report.report import ClusterReport, Report, finding_order
 
 # Errors break scheduling or NVCA's health check; warnings are deviations; info is advice.
 SEVERITY = {"error": "critical", "warning": "minor", "info": "info"}

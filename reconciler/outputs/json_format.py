@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from reconciler.report import Report
+from reconciler.report.report import Report
 
 
 def render(report: Report, *, color: bool | None = None) -> str:

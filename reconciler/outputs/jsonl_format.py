@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reconciler.outputs.json_format import dumps
-from reconciler.report import Report
+from reconciler.report.report import Report
 
 
 def render(report: Report, *, color: bool | None = None) -> str:

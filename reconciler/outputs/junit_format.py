@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from reconciler.checks.policy.pack import RuleMeta
-from reconciler.findings import Finding
-from reconciler.report import Report, finding_order
+from reconciler.findings.finding import Finding
+from reconciler.report.report import Report, finding_order
 
 # XML 1.0 cannot carry most control characters, even escaped: a value holding one would break the file.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from reconciler.findings import Finding, Kind
-from reconciler.model.refs import Location
-from reconciler.problems import Problem, group_problems
-from reconciler.report import ClusterReport, Report, finding_order
+from reconciler.core.refs import Location
+from reconciler.findings.finding import Finding, Kind
+from reconciler.findings.problems import Problem, group_problems
+from reconciler.report.report import ClusterReport, Report, finding_order
 
 Link = Callable[[str, int | None], str]   # (repo-relative path, line or None) -> URL, e.g. a blob at a commit
 MARKER = "<!-- kai-gitops-report -->"      # lets a host find and update its own comment

@@ -23,11 +23,11 @@ from urllib.parse import quote
 import orjson
 
 from reconciler.checks.policy.pack import RuleMeta
-from reconciler.findings import Finding
-from reconciler.model.refs import Location
+from reconciler.core.refs import Location
+from reconciler.findings.finding import Finding
+from reconciler.findings.problems import problem_id
 from reconciler.outputs.markdown_format import escape_markdown
-from reconciler.problems import problem_id
-from reconciler.report import ClusterReport, Report, finding_order
+from reconciler.report.report import ClusterReport, Report, finding_order
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "kaiGitops/v1"

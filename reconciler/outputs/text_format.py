@@ -10,9 +10,9 @@ import json
 from typing import Any
 
 from reconciler.checks.gofloat import format_go_float
-from reconciler.findings import Action, Finding
-from reconciler.problems import Problem, group_problems
-from reconciler.report import ClusterReport, Report, finding_order
+from reconciler.findings.finding import Action, Finding
+from reconciler.findings.problems import Problem, group_problems
+from reconciler.report.report import ClusterReport, Report, finding_order
 
 _SIGN = {Action.CREATE: ("+", "green"), Action.UPDATE: ("~", "yellow"), Action.NONE: ("!", "magenta")}
 _SEVERITY = {"error": "red", "warning": "yellow", "info": "cyan"}

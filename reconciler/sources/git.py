@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import UserError
-from reconciler.model.redact import redact_text
+from reconciler.core.errors import UserError
+from reconciler.core.redact import redact_text
 
 _URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
 

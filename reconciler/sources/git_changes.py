@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.sources.git import GitTree
 
 

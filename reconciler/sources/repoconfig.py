@@ -6,7 +6,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.model.config import (
     DEFAULT_STACK_KAI_VERSION,
     ClusterConfig,
@@ -14,7 +14,7 @@ from reconciler.model.config import (
     RepoConfig,
     SharedClusterIntent,
 )
-from reconciler.yamldoc import YamlDoc, load_document
+from reconciler.yamlio.document import YamlDoc, load_document
 
 CONFIG_FILE = "kai-gitops.yaml"
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.model.live import LiveState, LiveStateBuilder
-from reconciler.yamldoc import decode_text, load_documents
+from reconciler.yamlio.document import decode_text, load_documents
 
 
 def read_snapshot(path: str) -> LiveState:

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 import yaml
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster import ReadSettings

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from reconciler.model.redact import redact, redact_text
+from reconciler.core.redact import redact, redact_text
 
 LOGGER = "kai_gitops"
 FORMATS = ("auto", "json", "text")
@@ -109,7 +109,7 @@ def _no_audit_detail(record: logging.LogRecord) -> bool:
 
 def resolve_format(fmt: str, stream: TextIO | None = None) -> str:
     if fmt not in FORMATS:
-        from reconciler.errors import UserError
+        from reconciler.core.errors import UserError
 
         raise UserError(f"unknown log format '{fmt}'", hint="use json, text or auto")
     if fmt != "auto":

@@ -25,10 +25,10 @@ from urllib.parse import urlsplit
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from prometheus_client.exposition import default_handler, push_to_gateway, pushadd_to_gateway
 
-from reconciler.errors import UserError
-from reconciler.findings import Kind
-from reconciler.model.redact import redact_text
-from reconciler.report import Report
+from reconciler.core.errors import UserError
+from reconciler.core.redact import redact_text
+from reconciler.findings.finding import Kind
+from reconciler.report.report import Report
 
 PREFIX = "kai_gitops"
 JOB = "kai-gitops"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.telemetry import logs
 
 log = logging.getLogger("kai_gitops.run")
@@ -30,8 +30,8 @@ class RunObservation:
     command: str
     started: float
     retries_before: int
-    report: Any = None      # reconciler.report.Report
-    outcome: Any = None     # reconciler.remedies.outcome.ReconcileOutcome
+    report: Any = None      # reconciler.report.report.Report
+    outcome: Any = None     # reconciler.reconcile.outcome.ReconcileOutcome
     exit_code: int = 1
     json_logs: bool = False
 

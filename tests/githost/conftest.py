@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from reconciler.remedies.githost.base import HostSettings
-from reconciler.remedies.githost.github import GitHubHost
-from reconciler.remedies.githost.gitlab import GitLabHost
-from reconciler.remedies.githost.retry import RetryPolicy
+from reconciler.githost.base import HostSettings
+from reconciler.githost.github import GitHubHost
+from reconciler.githost.gitlab import GitLabHost
+from reconciler.githost.retry import RetryPolicy
 from tests.support.githost.github import GitHubStandIn
 from tests.support.githost.gitlab import GitLabStandIn
 

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from reconciler.errors import UserError
-from reconciler.remedies.githost import HostSettings, open_host
+from reconciler.core.errors import UserError
+from reconciler.githost import HostSettings, open_host
 from reconciler.telemetry.logs import logging_to_stderr
 from tests.githost.conftest import TOKEN
 

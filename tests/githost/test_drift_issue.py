@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
-from reconciler.model.refs import Location, queue_ref
-from reconciler.remedies.drift_issue import DriftContext, drift_marker, report_drift
-from reconciler.report import ClusterReport, GitInfo
+from reconciler.core.refs import Location, queue_ref
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.publish.drift_issue import DriftContext, drift_marker, report_drift
+from reconciler.report.report import ClusterReport, GitInfo
 from tests.githost.conftest import TOKEN
 from tests.helpers import DEMO_SNAPSHOTS, load_demo_builder, run_cli
 
@@ -30,8 +30,8 @@ def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def demo_cluster(demo_repo: Path) -> ClusterReport:
     """The demo's prod-addon cluster as `diff` reports it from the demo snapshot: real findings."""
-    from reconciler.pipeline import run_diff
-    from reconciler.settings import GitSettings, RunSettings
+    from reconciler.app.pipeline import run_diff
+    from reconciler.app.settings import GitSettings, RunSettings
     from reconciler.sources.snapshot import read_snapshot
 
     snapshot = str(DEMO_SNAPSHOTS / "prod-addon.yaml")
@@ -127,7 +127,7 @@ def test_one_issue_per_cluster(any_host: tuple[Any, Any], demo_cluster: ClusterR
 
 
 def test_body_shows_summary_links_plan_and_fix(demo_cluster: ClusterReport) -> None:
-    from reconciler.remedies.drift_issue import render_drift_body
+    from reconciler.publish.drift_issue import render_drift_body
 
     body = render_drift_body(demo_cluster, demo_cluster.active(), CONTEXT)
     assert body.startswith(drift_marker("prod-addon") + "\n")
@@ -141,7 +141,7 @@ def test_body_shows_summary_links_plan_and_fix(demo_cluster: ClusterReport) -> N
 
 
 def test_oversized_body_is_cut_with_a_note(demo_cluster: ClusterReport) -> None:
-    from reconciler.remedies.drift_issue import BODY_LIMIT, render_drift_body
+    from reconciler.publish.drift_issue import BODY_LIMIT, render_drift_body
 
     long = [replace(f, message=f.message + " padding" * 400, rule_id=f"{f.rule_id}-{i}")
             for i in range(6) for f in demo_cluster.active()]
@@ -200,7 +200,7 @@ def _diff_args(repo: Path, server_url: str, *extra: str) -> list[str]:
 def test_cli_reports_to_github_enterprise(demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.support.githost.github import GitHubStandIn
 
-    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
     server = GitHubStandIn(prefix="/api/v3", token=TOKEN).start()
     try:
         args = _diff_args(demo_repo, server.url, "--report-to", "github", "--git-host-repo", "acme/gitops")
@@ -258,7 +258,7 @@ def test_cli_rate_limit_waited_out_then_success(demo_repo: Path, monkeypatch: py
     from tests.support.githost.gitlab import GitLabStandIn
 
     slept: list[float] = []
-    monkeypatch.setattr("reconciler.remedies.githost.retry._sleep", slept.append)
+    monkeypatch.setattr("reconciler.githost.retry._sleep", slept.append)
     server = GitLabStandIn("acme/gitops", token=TOKEN).start()
     server.inject(Fault(429, {"Retry-After": "12"}, {"message": "Retry later"}, method="POST"))
     try:
@@ -315,7 +315,7 @@ def test_git_host_block_is_read_from_kai_gitops_yaml(tmp_path: Path) -> None:
 def test_cli_reconcile_puts_its_plan_in_the_issue(demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.support.githost.github import GitHubStandIn
 
-    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
     server = GitHubStandIn(token=TOKEN).start()
     try:
         args = ["reconcile", "--repo", str(demo_repo), "--cluster", "prod-addon", "--snapshot",
@@ -338,9 +338,9 @@ def test_cli_reconcile_puts_its_plan_in_the_issue(demo_repo: Path, monkeypatch: 
 
 def test_one_failing_target_does_not_stop_the_others(demo_cluster: ClusterReport,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from reconciler.errors import UserError
-    from reconciler.remedies import publish as dispatch
-    from reconciler.report import Report
+    from reconciler.core.errors import UserError
+    from reconciler.publish import targets as dispatch
+    from reconciler.report.report import Report
 
     seen: list[str] = []
 
@@ -365,7 +365,7 @@ def test_after_an_apply_the_issue_shows_what_is_left_to_do(tmp_path: Path, monke
     from tests.reconcile_support import demo_cluster as served_demo
     from tests.support.githost.github import GitHubStandIn
 
-    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
     server = GitHubStandIn(token=TOKEN).start()
     try:
         for demo in served_demo(tmp_path):
@@ -385,7 +385,7 @@ def test_after_an_apply_the_issue_shows_what_is_left_to_do(tmp_path: Path, monke
 @pytest.mark.parametrize("count", [400, 4000])
 def test_a_cluster_with_thousands_of_findings_still_fits_one_issue(
         any_host: tuple[Any, Any], demo_cluster: ClusterReport, count: int) -> None:
-    from reconciler.remedies.drift_issue import BODY_LIMIT
+    from reconciler.publish.drift_issue import BODY_LIMIT
 
     server, host = any_host
     base = demo_cluster.active()
@@ -404,7 +404,7 @@ def test_a_cluster_with_thousands_of_findings_still_fits_one_issue(
 
 def test_report_targets_reuse_the_config_the_run_read(demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """kai-gitops.yaml is read once per run: a target re-opening the repo would fetch a clone URL again."""
-    import reconciler.pipeline
+    import reconciler.app.pipeline
     import reconciler.sources.repoconfig as repoconfig
     from tests.support.githost.github import GitHubStandIn
 
@@ -416,8 +416,8 @@ def test_report_targets_reuse_the_config_the_run_read(demo_repo: Path, monkeypat
         return original(*args, **kwargs)
 
     monkeypatch.setattr(repoconfig, "parse_repo_config", counting)
-    monkeypatch.setattr(reconciler.pipeline, "parse_repo_config", counting)
-    monkeypatch.setattr("reconciler.remedies.githost.github.WRITE_INTERVAL", 0)
+    monkeypatch.setattr(reconciler.app.pipeline, "parse_repo_config", counting)
+    monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
     server = GitHubStandIn(token=TOKEN).start()
     try:
         code, _, err = run_cli(_diff_args(demo_repo, server.url, "--report-to", "github", "--git-host-repo",

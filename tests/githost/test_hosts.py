@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from tests.githost.conftest import TOKEN, FakeTime, github_host, gitlab_host
 from tests.support.githost._common import Fault
 from tests.support.githost.github import GitHubStandIn
@@ -97,7 +97,7 @@ def test_listing_follows_pagination(any_host: tuple[Any, Any]) -> None:
 
 
 def test_marker_counts_only_on_its_own_line_outside_code() -> None:
-    from reconciler.remedies.githost.base import has_marker
+    from reconciler.githost.base import has_marker
 
     assert has_marker(f"{MARKER}\n## title", MARKER)
     assert has_marker(f"intro\n\n  {MARKER}  \n", MARKER)

@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
-from reconciler.model.refs import Location, queue_ref
-from reconciler.remedies.drift_issue import DriftContext, report_drift
-from reconciler.report import ClusterReport, GitInfo
+from reconciler.core.refs import Location, queue_ref
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.publish.drift_issue import DriftContext, report_drift
+from reconciler.report.report import ClusterReport, GitInfo
 from tests.githost.conftest import TOKEN, github_host, gitlab_host
 from tests.helpers import DEMO_SNAPSHOTS, load_demo_builder, release_secret, snapshot_file
 from tests.support.githost.github import GitHubStandIn
@@ -96,8 +96,8 @@ def _sent(server: Any) -> str:
 @given(st.lists(credential, min_size=5, max_size=5))
 def test_planted_live_secrets_never_reach_a_host(demo_repo: Path, tmp_path_factory: Any,
                                                  planted: list[tuple[str, str]]) -> None:
-    from reconciler.pipeline import run_diff
-    from reconciler.settings import GitSettings, RunSettings
+    from reconciler.app.pipeline import run_diff
+    from reconciler.app.settings import GitSettings, RunSettings
     from reconciler.sources.snapshot import read_snapshot
 
     snapshot = _planted_snapshot(tmp_path_factory.mktemp("snap"), [text for text, _ in planted])

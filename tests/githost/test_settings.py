@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
+from reconciler.githost.base import HostFlags, resolve_host_settings
 from reconciler.model.config import GitHostConfig
-from reconciler.remedies.githost.base import HostFlags, resolve_host_settings
 
 ENV = {"GITHUB_TOKEN": "gh-token", "GITLAB_TOKEN": "gl-token"}
 

@@ -6,11 +6,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from reconciler.findings import Finding, Kind, Severity
-from reconciler.model.refs import Location
+from reconciler.core.refs import Location
+from reconciler.findings.finding import Finding, Kind, Severity
 from reconciler.outputs import render
 from reconciler.outputs.github_format import MAX_PER_LEVEL, blob_link, escape_data, escape_property, job_summary
-from reconciler.report import ClusterReport, Report
+from reconciler.report.report import ClusterReport, Report
 from tests.outputs.conftest import HOSTILE, sample_report
 
 # @actions/core's command syntax: ::name key=value,key=value::message

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from reconciler.outputs import render
-from reconciler.report import ClusterReport, Report
+from reconciler.report.report import ClusterReport, Report
 from tests.outputs.conftest import HOSTILE, sample_findings, sample_report
 
 # docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format: required fields and their types.

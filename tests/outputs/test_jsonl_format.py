@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from reconciler.outputs import render
-from reconciler.report import Report
+from reconciler.report.report import Report
 from tests.reconcile_support import demo_cluster
 
 

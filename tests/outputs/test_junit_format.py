@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from junitparser import Failure, JUnitXml, Skipped
 
-from reconciler.findings import Severity
+from reconciler.findings.finding import Severity
 from reconciler.outputs import render
-from reconciler.report import Report
+from reconciler.report.report import Report
 from tests.outputs.conftest import STATIC_RULES, sample_report
 
 

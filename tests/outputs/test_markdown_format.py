@@ -12,7 +12,7 @@ from markdown_it import MarkdownIt
 
 from reconciler.outputs import render
 from reconciler.outputs.markdown_format import MARKER, code_block, escape_markdown, finding_details, inline_code
-from reconciler.report import Report
+from reconciler.report.report import Report
 from tests.outputs.conftest import HOSTILE, sample_findings
 
 
@@ -105,7 +105,7 @@ def test_limit_truncates_at_a_boundary_with_a_note(report: Report) -> None:
 
 
 def test_a_clean_report_passes() -> None:
-    from reconciler.report import ClusterReport
+    from reconciler.report.report import ClusterReport
 
     text = render(Report("check", [ClusterReport("one")]), "markdown")
     assert "✅ passed" in text and "No findings." in text

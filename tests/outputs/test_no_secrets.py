@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from reconciler.app.pipeline import run_check, run_diff
+from reconciler.app.settings import GitSettings, RunSettings
 from reconciler.outputs import render
 from reconciler.outputs.destinations import FORMATS
-from reconciler.pipeline import run_check, run_diff
-from reconciler.settings import GitSettings, RunSettings
 from reconciler.sources.snapshot import read_snapshot
 from tests.helpers import load_demo_builder
 

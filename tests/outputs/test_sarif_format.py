@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 
 from reconciler.outputs import render
-from reconciler.report import Report
+from reconciler.report.report import Report
 from tests.helpers import FIXTURES
 from tests.outputs.conftest import HOSTILE, sample_report
 
@@ -106,7 +106,7 @@ def test_a_fleet_beyond_githubs_run_limit_is_one_run_naming_each_cluster() -> No
     from dataclasses import replace
 
     from reconciler.outputs.sarif_format import MAX_RUNS
-    from reconciler.report import ClusterReport
+    from reconciler.report.report import ClusterReport
 
     base = sample_report()
     finding = base.clusters[1].findings[0]
@@ -134,9 +134,9 @@ def test_a_cluster_named_repository_does_not_share_the_repository_runs_category(
 def test_a_run_keeps_at_most_githubs_result_limit_most_severe_first(monkeypatch: Any) -> None:
     from dataclasses import replace
 
-    from reconciler.findings import Severity
+    from reconciler.findings.finding import Severity
     from reconciler.outputs import sarif_format
-    from reconciler.report import ClusterReport
+    from reconciler.report.report import ClusterReport
 
     assert sarif_format.MAX_RESULTS == 25_000   # GitHub rejects a run with more
     monkeypatch.setattr(sarif_format, "MAX_RESULTS", 5)

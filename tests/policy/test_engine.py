@@ -11,7 +11,7 @@ import pytest
 
 from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.pack import RULES_PACKAGE
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from tests.policy.conftest import USER_RULE, ZERO, example
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ def test_syntax_error_is_one_line_with_file_line_col(tmp_path: Path) -> None:
 def test_syntax_error_has_no_rust_backtrace_even_with_rust_backtrace_set(tmp_path: Path) -> None:
     write(tmp_path, "broken.rego", SYNTAX_ERROR)
     code = ("from pathlib import Path\nfrom reconciler.checks.policy import load_policy_set\n"
-            "from reconciler.errors import UserError\n"
+            "from reconciler.core.errors import UserError\n"
             f"try:\n    load_policy_set([Path({str(tmp_path)!r})])\nexcept UserError as e:\n    print(e.line())\n")
     env = {**os.environ, "RUST_BACKTRACE": "1", "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.checks.policy.testing import format_report, run_policy_tests
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 
 
 def test_shipped_rego_suite_passes() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from reconciler.checks.policy import make_engine
 from reconciler.checks.policy.to_findings import results_to_findings
-from reconciler.findings import Action, Kind, Severity
-from reconciler.model.refs import Location
+from reconciler.core.refs import Location
+from reconciler.findings.finding import Action, Kind, Severity
 from tests.policy.conftest import example
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from reconciler.checks.policy.to_findings import results_to_findings
 from reconciler.checks.policy.waivers import apply_waivers, load_waivers, waiver_findings
-from reconciler.errors import UserError
-from reconciler.findings import Severity
-from reconciler.model.refs import ObjectRef
+from reconciler.core.errors import UserError
+from reconciler.core.refs import ObjectRef
+from reconciler.findings.finding import Severity
 from tests.policy.conftest import EXAMPLES, example
 
 TODAY = date(2026, 11, 1)
@@ -124,7 +124,7 @@ def test_wildcards_and_subjectless_findings(shipped) -> None:
 
 def test_one_waiver_matches_the_release_in_policy_and_drift_findings(shipped) -> None:
     """Rego rules and the Python differ name the KAI release with the same subject."""
-    from reconciler.findings import Finding, Kind
+    from reconciler.findings.finding import Finding, Kind
 
     release = ObjectRef("helm.sh/v3", "HelmRelease", "kai-scheduler", "kai-scheduler")
     drift = Finding(rule_id="KAI-D-001", kind=Kind.DRIFT, severity=Severity.WARNING, message="m",
@@ -145,7 +145,7 @@ def test_subject_mapping_form() -> None:
 
 
 def _finding():
-    from reconciler.findings import Finding, Kind
+    from reconciler.findings.finding import Finding, Kind
 
     return Finding(rule_id="X", kind=Kind.VIOLATION, severity=Severity.INFO, message="m", cluster="c")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from reconciler.remedies.policyreport.build import (
+from reconciler.publish.policyreport.build import (
     CLUSTER_POLICY_REPORT,
     OPEN_CLUSTER_REPORT,
     OPEN_REPORT,

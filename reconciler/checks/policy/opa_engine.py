@@ -21,8 +21,8 @@ from reconciler.checks.policy.pack import (
     facts_scope,
     iter_rule_nodes,
 )
-from reconciler.errors import UserError
-from reconciler.model.redact import redact_text
+from reconciler.core.errors import UserError
+from reconciler.core.redact import redact_text
 
 POLICY_ID_PREFIX = "kai-gitops/"
 _REBUILD = ("serve a bundle built for this repository and version: kai-gitops policy bundle --repo REPO "

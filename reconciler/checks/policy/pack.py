@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from reconciler.errors import UserError
-from reconciler.model.refs import ObjectRef
+from reconciler.core.errors import UserError
+from reconciler.core.refs import ObjectRef
 
 RULES_PACKAGE = "kai_gitops.rules"
 # How shipped files are named in messages: never the same as a repo path, even a repo dir called policies/.

@@ -19,7 +19,7 @@ from reconciler.checks.policy.pack import (
     facts_scope,
     is_rule_package,
 )
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 
 _LOCATION_RE = re.compile(r"-->\s*(\S+?):(\d+):(\d+)")
 _ERROR_RE = re.compile(r"^error:\s*(.+)$", re.MULTILINE)

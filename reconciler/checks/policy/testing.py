@@ -21,7 +21,7 @@ from reconciler.checks.policy.pack import (
     shipped_policy_dir,
 )
 from reconciler.checks.policy.regorus_engine import compile_policies, eval_value
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 
 _TEST_RULE_RE = re.compile(r"^(test_\w+)\b", re.MULTILINE)
 

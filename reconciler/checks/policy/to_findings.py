@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from reconciler.checks.policy.pack import PolicyResult, YamlPath
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
-from reconciler.model.refs import Location
+from reconciler.core.refs import Location
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 
 Locate = Callable[[str, YamlPath], Location | None]
 

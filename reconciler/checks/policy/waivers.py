@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
-from reconciler.errors import UserError
-from reconciler.findings import Action, Finding, Fix, Kind, Severity
-from reconciler.model.refs import Location, ObjectRef, YamlPath
-from reconciler.yamldoc import YamlDoc, load_document
+from reconciler.core.errors import UserError
+from reconciler.core.refs import Location, ObjectRef, YamlPath
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.yamlio.document import YamlDoc, load_document
 
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
 EXPIRED_RULE = "KAI-W-001"

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 import orjson
 import urllib3
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 USER_AGENT = "kai-gitops/0.1 (cluster reader)"

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import UserError
-from reconciler.model.redact import redact_text
+from reconciler.core.errors import UserError
+from reconciler.core.redact import redact_text
 
 
 def load_configuration(kubeconfig: str | None, context: str | None,

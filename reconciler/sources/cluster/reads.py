@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from reconciler.errors import UserError
+from reconciler.core.errors import UserError
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
 from reconciler.sources.cluster import slim
 from reconciler.sources.cluster.client import (

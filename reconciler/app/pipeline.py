@@ -1,0 +1,250 @@
+"""One run, end to end: read sources, build models, run checks, collect findings into a report.
+
+Nothing here formats output or exits: the CLI does that with the report this returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import TYPE_CHECKING, NamedTuple
+
+from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
+from reconciler.checks.differ import diff
+from reconciler.checks.facts import build_facts
+from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.policy.pack import RuleMeta
+from reconciler.core.errors import UserError
+from reconciler.core.refs import Location
+from reconciler.findings.finding import Finding
+from reconciler.model.config import ClusterConfig, RepoConfig
+from reconciler.model.desired import DesiredCluster, build_desired
+from reconciler.model.live import LiveState
+from reconciler.report.report import ClusterReport, GitInfo, Report
+from reconciler.report.shards import Shard
+from reconciler.report.shards import select as select_shard
+from reconciler.sources.git import open_tree
+from reconciler.sources.git_changes import changed_lines
+from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
+from reconciler.telemetry.logs import phase, set_cluster
+
+if TYPE_CHECKING:
+    from reconciler.plans.plan import ClusterIdentity, Plan
+    from reconciler.reconcile.cluster import ClusterTarget
+    from reconciler.reconcile.outcome import ReconcileOutcome
+    from reconciler.reconcile.settings import ReconcileSettings
+
+LiveReader = Callable[[str | None], LiveState]   # kube context (or None) -> live state
+
+
+def open_desired(settings: GitSettings) -> DesiredRepo:
+    tree = open_tree(settings.repo, settings.ref, worktree=settings.worktree)
+    config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+    git = GitInfo(tree.label, settings.ref, tree.commit_id, settings.worktree)
+    return DesiredRepo(tree, config, git)
+
+
+def desired_clusters(repo: DesiredRepo, name: str | None, shard: Shard | None = None) -> list[DesiredCluster]:
+    chosen = select_shard(repo.config.select(name), shard)   # before reading: a shard reads only its files
+    return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in chosen]
+
+
+def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
+    return _diff_one("diff", settings, read_live).report
+
+
+class Reconciliation(NamedTuple):
+    report: Report
+    plan: Plan
+
+
+def run_reconcile(settings: RunSettings, read_live: LiveReader,
+                  identify: Callable[[str | None], ClusterIdentity] | None = None) -> Reconciliation:
+    """The diff report plus the plan that settles what kai-gitops may fix; `identify` (live clusters only)
+    names the cluster the plan is for."""
+    from reconciler.reconcile.planner import build_plan
+
+    run = _diff_one("reconcile", settings, read_live)
+    identity = identify(run.desired.config.kube_context) if identify is not None else None
+    plan = build_plan(run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git,
+                      identity=identity)
+    return Reconciliation(run.report, plan)
+
+
+class _OneCluster(NamedTuple):
+    report: Report
+    desired: DesiredCluster
+    live: LiveState
+
+
+def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
+    repo = open_desired(settings.git)
+    chosen = _one_cluster(repo.config, settings.cluster, None)
+    set_cluster(chosen.name)
+    desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
+    with phase("read-live"):
+        live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
+    with phase("evaluate"):
+        prediction = _predict(live, desired)
+        findings = diff(desired, live)
+        findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
+    waivers = Waiving(repo, [desired.name])
+    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
+                           waivers.apply(findings, desired.name), ran_rules(repo, settings, "live", drift=True),
+                           cluster_anchor(desired))
+    return _OneCluster(Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config),
+                       desired, live)
+
+
+def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None) -> Report:
+    """Live-only checks; Git is optional (with --repo the cluster's intent is known too)."""
+    desired: DesiredCluster | None = None
+    repo: DesiredRepo | None = None
+    if settings.git.repo is not None:
+        repo = open_desired(settings.git)
+        chosen = _one_cluster(repo.config, settings.cluster, context)
+        desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
+        context = context or desired.config.kube_context
+    live = read_live(context)
+    prediction = _predict(live, desired)
+    name = desired.name if desired else (settings.cluster or context or "live")
+    findings = diff(desired, live) if desired else []
+    findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
+    waivers = Waiving(repo, [name])
+    report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
+                           waivers.apply(findings, name), ran_rules(repo, settings, "live", drift=desired is not None),
+                           cluster_anchor(desired))
+    return Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
+
+
+def run_check(settings: RunSettings) -> Report:
+    """The PR check: static rules over every cluster's desired state, no cluster access.
+
+    With a base ref, policies and waivers come from the base: a pull request cannot waive or rewrite the
+    rules that judge it. It may still change them; that is reported so reviewers look twice.
+    """
+    head = open_desired(settings.git)
+    rules_repo: DesiredRepo | None = head
+    repository: list[Finding] = []
+    if settings.base_ref:
+        rules_repo, repository = _base_rules(settings, head)
+    reports = []
+    chosen = desired_clusters(head, settings.cluster, settings.shard)
+    waivers = Waiving(rules_repo, [d.name for d in chosen])
+    rules = ran_rules(rules_repo, settings, "static", drift=False)
+    for desired in chosen:
+        facts = build_facts(desired.name, desired, None, None)
+        findings = waivers.apply(evaluate_policies(facts, desired, rules_repo, settings), desired.name)
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
+                                     cluster_anchor(desired)))
+    changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
+    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
+                  shard=settings.shard, config=head.config)
+
+
+def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:
+    from reconciler.app.policy_changes import changed_policy_inputs, policy_change_finding
+
+    base_tree = open_tree(settings.git.repo, settings.base_ref or "HEAD")
+    try:
+        base_tree.commit_id  # noqa: B018 -- resolve now: a wrong --base is one clear error, not a later one
+    except UserError:
+        raise UserError(f"base ref '{settings.base_ref}' does not exist", where=head.git.repo,
+                        hint="pass the pull request's target branch or commit with --base; in CI, fetch it first"
+                        ) from None
+    if not base_tree.exists(CONFIG_FILE):
+        note = policy_change_finding([CONFIG_FILE], settings.base_ref or "", added_config=True)
+        return None, [note]
+    base_config = parse_repo_config(base_tree.read(CONFIG_FILE), f"{CONFIG_FILE}@{settings.base_ref}")
+    base = DesiredRepo(base_tree, base_config, GitInfo(head.git.repo, settings.base_ref or "", base_tree.commit_id))
+    changed = changed_policy_inputs(base.tree, base.config, head.tree, head.config)
+    return base, [policy_change_finding(changed, settings.base_ref or "")] if changed else []
+
+
+class Waiving:
+    """The repo's waivers over one run: read once, applied per cluster, judged (expired, unused) once."""
+
+    def __init__(self, repo: DesiredRepo | None, clusters: list[str]) -> None:
+        from reconciler.app.policy_run import repo_waivers
+
+        self.waivers = repo_waivers(repo)
+        self.clusters, self.used, self.today = clusters, set[int](), date.today()
+
+    def apply(self, findings: list[Finding], cluster: str) -> list[Finding]:
+        from reconciler.checks.policy.waivers import apply_waivers
+
+        if not self.waivers:
+            return findings
+        waived, matched = apply_waivers(findings, self.waivers, self.today, cluster=cluster)
+        self.used |= matched
+        return waived
+
+    def leftovers(self) -> list[Finding]:
+        from reconciler.checks.policy.waivers import waiver_findings
+
+        return waiver_findings(self.waivers, self.used, self.today, clusters=self.clusters)
+
+
+def _one_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:
+    """--cluster, else the one cluster whose kubeContext is --context, else the only cluster."""
+    clusters = config.select(name)
+    if len(clusters) > 1 and context:
+        clusters = tuple(c for c in clusters if c.kube_context == context) or clusters
+    if len(clusters) != 1:
+        raise UserError(f"{CONFIG_FILE} declares {len(clusters)} clusters; choose one with --cluster",
+                        hint="known: " + ", ".join(c.name for c in clusters))
+    return clusters[0]
+
+
+def _predict(live: LiveState, desired: DesiredCluster | None) -> Verdict:
+    wanted = desired.gates.effective if desired and desired.gates else None
+    return predict(live.queues, kind_served=live.queue_kind_served, gate_enabled=gate_enabled(live, wanted))
+
+
+def _healthz(live: LiveState) -> dict[str, object] | None:
+    if live.healthz is None:
+        return None
+    status, errors = live.healthz.queue_component()
+    return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
+            "status": live.healthz.status, "kai-scheduler-queues": {"status": status, "errors": errors},
+            "detail": live.healthz.detail or None}
+
+
+def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
+    return desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
+
+
+def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, drift: bool) -> list[RuleMeta]:
+    """What one cluster's run evaluates: the policy rules of its scope, and the differ's when it diffs."""
+    from reconciler.app.policy_run import evaluated_rules
+    from reconciler.findings.builtin_rules import DRIFT_RULES
+
+    return [*(DRIFT_RULES if drift else ()), *evaluated_rules(repo, settings.policy, scope)]
+
+
+def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, repo: DesiredRepo | None,
+                      settings: RunSettings) -> list[Finding]:
+    from reconciler.app.policy_run import evaluate
+
+    return evaluate(facts, desired, repo, settings)
+
+
+def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
+                          target: ClusterTarget | None) -> ReconcileOutcome:
+    """`reconcile`: the plan for a live cluster (or a snapshot), saved or applied as asked."""
+    from reconciler.reconcile import run as steps
+
+    steps.check_settings(reconcile, target is not None)
+    if target is None:
+        from reconciler.sources.snapshot import read_snapshot
+
+        snapshot = reconcile.snapshot or ""
+        report, fresh = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
+    else:
+        report, fresh = run_reconcile(settings, target.read_live, lambda ctx: target.connect(ctx).identity())
+    plan = steps.saved_or_fresh(reconcile, fresh)
+    if not reconcile.apply or target is None:
+        return steps.plan_only(report, plan)
+    connection = target.connect(None)   # the connection the plan was read through (connect() keeps it)
+    return steps.apply_plan(plan, report, reconcile, connection,
+                            reread=lambda: run_reconcile(settings, target.read_live))

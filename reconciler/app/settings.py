@@ -1,0 +1,49 @@
+"""What one run is asked to do (Git, cluster, policy engine, threshold) and the desired repo it opened.
+
+Below the pipeline and its helpers (policy_run, the reconcile, publish and gitfix rooms), which all take these
+types: none of them has to import the pipeline for its signatures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconciler.findings.finding import Severity
+from reconciler.model.config import RepoConfig
+from reconciler.report.report import GitInfo
+from reconciler.report.shards import Shard
+from reconciler.sources.git import GitTree
+
+
+@dataclass
+class PolicySettings:
+    opa_url: str | None = None
+    opa_token: str | None = None
+    opa_ca: Path | None = None
+    opa_timeout: float = 10.0
+    opa_preloaded: bool = False
+
+
+@dataclass
+class GitSettings:
+    repo: str | None = None
+    ref: str = "HEAD"
+    worktree: bool = False
+
+
+@dataclass
+class RunSettings:
+    git: GitSettings = field(default_factory=GitSettings)
+    cluster: str | None = None
+    fail_on: Severity = Severity.WARNING
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    base_ref: str | None = None
+    shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
+
+
+@dataclass
+class DesiredRepo:
+    tree: GitTree
+    config: RepoConfig
+    git: GitInfo

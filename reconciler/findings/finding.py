@@ -1,0 +1,135 @@
+"""One model for drift and policy violations, from every check, for every output."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+
+class Kind(StrEnum):
+    DRIFT = "drift"          # live differs from what Git says it should be
+    VIOLATION = "violation"  # a rule is broken (in Git, in the cluster, or in NVCA's verdict)
+
+
+class Action(StrEnum):
+    """What a proposed fix would do, in Terraform plan terms."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    NONE = "none"  # reported with a command for the operator; the tool will not touch it
+
+
+class EditOp(StrEnum):
+    SET = "set"          # the value at `path` becomes `value` (the key is added when absent)
+    APPEND = "append"    # `value` is appended to the list at `path`
+
+
+@dataclass(frozen=True)
+class GitEdit:
+    """One change to a file in Git that fixes a finding (SPEC §8): a fix pull request is made of these.
+
+    `doc` is the index among the file's non-empty YAML documents (queue files hold several); `path` is
+    the YAML path in that document, as the reader and `Location` spell it.
+    """
+
+    file: str
+    path: YamlPath
+    value: Any
+    op: EditOp = EditOp.SET
+    doc: int = 0
+
+    def describe(self) -> str:
+        verb = "append to" if self.op is EditOp.APPEND else "set"
+        return f"{self.file}: {verb} {format_path(self.path)} = {self.value!r}"
+
+    def to_dict(self) -> dict[str, Any]:
+        # The path as a list: a dotted string cannot tell `a.b` from a key named "a.b".
+        return {"file": self.file, "doc": self.doc, "path": list(self.path), "op": self.op.value,
+                "value": self.value}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> GitEdit:
+        return cls(raw["file"], tuple(raw["path"]), raw["value"], EditOp(raw["op"]), int(raw["doc"]))
+
+
+@dataclass(frozen=True)
+class Fix:
+    action: Action
+    description: str
+    command: str | None = None          # what an operator would run (kubectl/helm), shown verbatim
+    patch: dict[str, Any] | None = None  # merge patch the tool itself may apply (SPEC §8 limits)
+    git_edits: tuple[GitEdit, ...] = ()  # the Git change that fixes it (`--fix-git`), when there is one
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action.value, "description": self.description,
+                "command": self.command, "patch": self.patch,
+                "git_edits": [edit.to_dict() for edit in self.git_edits]}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Fix:
+        """A saved report's fix (`report merge`); reports written before git_edits existed have none."""
+        return cls(Action(raw["action"]), raw["description"], raw.get("command"), raw.get("patch"),
+                   tuple(GitEdit.from_dict(e) for e in raw.get("git_edits") or ()))
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule_id: str
+    kind: Kind
+    severity: Severity
+    message: str
+    cluster: str
+    subject: ObjectRef | None = None
+    location: Location | None = None   # desired value's place in Git
+    desired: Any = None
+    live: Any = None
+    fix: Fix | None = None
+    title: str = ""
+    waived_by: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fingerprint(self) -> str:
+        """Stable across runs and line moves: rule, cluster, subject and YAML path, never line numbers."""
+        parts = [self.rule_id, self.cluster, str(self.subject or ""),
+                 self.location.dotted_path() if self.location else "", self.location.file if self.location else ""]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        from reconciler.core.redact import redact
+
+        # desired/live are copied from values; the checks redact them, and this is the net if one does not.
+        return {
+            "rule": self.rule_id,
+            "title": self.title,
+            "kind": self.kind.value,
+            "severity": self.severity.value,
+            "message": self.message,
+            "cluster": self.cluster,
+            "subject": self.subject.to_dict() if self.subject else None,
+            "location": self.location.to_dict() if self.location else None,
+            "desired": redact(self.desired),
+            "live": redact(self.live),
+            "fix": self.fix.to_dict() if self.fix else None,
+            "fingerprint": self.fingerprint,
+            "waived_by": self.waived_by,
+            "details": self.extra,
+        }
+
+
+def at_or_above(findings: list[Finding], threshold: Severity) -> list[Finding]:
+    return [f for f in findings if f.waived_by is None and f.severity.rank >= threshold.rank]

@@ -1,0 +1,217 @@
+"""Fix pull requests (GitHub) and merge requests (GitLab): one per cluster, kept current, closed when fixed.
+
+Found again by the hidden marker `<!-- kai-gitops:fix cluster=NAME -->` in the body, on the tool's own
+branches (`kai-gitops/fix/<cluster>-<hash8>`, listed on the remote), never by title. Per run:
+
+- Git needs no edit for the cluster: every open fix PR for it is closed with a comment and its branch
+  deleted (the base branch already contains the fix, or the findings were waived);
+- edits needed: the branch named after these findings is pushed (unless its tip already holds the same
+  change on the same base), its PR is opened or its body updated; a PR for an older set of findings is
+  closed as superseded and its branch deleted;
+- the branch for these findings is there but its PR is closed: a person closed it, so it is not reopened,
+  even when the base moves (delete the branch to get a new one). A run whose PR could not be opened deletes
+  the branch it pushed, so this state means a person's decision, not a failed run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from reconciler.core.redact import is_secret_key, redact_text
+from reconciler.gitfix.branch import Author, FixBranches
+from reconciler.gitfix.plan import BRANCH_PREFIX, FixPlan
+from reconciler.githost.base import GitHost, HostPull
+from reconciler.githost.redaction import scrub_body
+from reconciler.outputs.markdown_format import code_block, escape_markdown, findings_table, inline_code
+from reconciler.report.report import finding_order
+
+BODY_LIMIT = 60_000
+Link = Callable[[str, int | None], str]
+_PAIR = re.compile(r"(?P<key>[\w.\-\"']+)(?P<sep>\s*:\s+)(?P<value>[^,{}\[\]#]*[^,{}\[\]#\s])")
+
+
+def fix_marker(cluster: str) -> str:
+    return f"<!-- kai-gitops:fix cluster={cluster} -->"
+
+
+@dataclass(frozen=True)
+class FixContext:
+    base_branch: str              # the PR/MR's target branch
+    base_commit: str              # the commit that was read: the fix commit's parent
+    author: Author
+    labels: tuple[str, ...] = ()
+    assignees: tuple[str, ...] = ()
+    link: Link | None = None      # file:line at the base commit
+    command: str = "check"
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    cluster: str
+    action: str                   # opened | updated | unchanged | declined | kept | closed | none | dry-run
+    branch: str | None = None
+    pull: HostPull | None = None
+    pushed: bool = False
+    closed: tuple[int, ...] = ()
+    skipped: tuple[str, ...] = field(default_factory=tuple)
+
+    def line(self) -> str:
+        closed = f"; closed {', '.join(f'#{n}' for n in self.closed)}" if self.closed else ""
+        if self.action == "none":
+            return f"fix pull request for {self.cluster}: none needed (Git needs no edit){closed}"
+        if self.action == "closed":
+            return f"fix pull request for {self.cluster}: base already fixed{closed}, branch deleted"
+        if self.action == "kept":
+            return (f"fix pull request for {self.cluster}: {self.branch} has commits by someone else; not "
+                    "rewritten (review it, or delete the branch to have it proposed again)")
+        if self.action == "declined":
+            return (f"fix pull request for {self.cluster}: the pull request from {self.branch} for these findings "
+                    "was closed by a person; not reopened (delete the branch to propose it again)")
+        pull = f" #{self.pull.number}: {self.pull.url}" if self.pull else ""
+        pushed = "pushed" if self.pushed else "branch unchanged"
+        return f"fix pull request for {self.cluster}{pull}: {self.action} ({pushed} {self.branch}){closed}"
+
+
+def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixContext) -> FixOutcome:
+    marker = fix_marker(plan.cluster)
+    own = own_branches(branches.heads(f"{BRANCH_PREFIX}{plan.cluster}-"), plan.cluster)
+    skipped = tuple(f"{s.finding.rule_id}: {s.reason}" for s in plan.skipped)
+    if plan.empty:
+        closed = _close_all(host, branches, marker, sorted(own), _fixed_comment(plan.cluster, ctx))
+        return FixOutcome(plan.cluster, "closed" if own else "none", closed=closed, skipped=skipped)
+    branch = plan.branch
+    pull = host.find_pull(marker, branch) if branch in own else None
+    if branch in own and pull is None:   # our branch, its PR closed: a person said no to these very findings
+        return FixOutcome(plan.cluster, "declined", branch, skipped=skipped)
+    published = branches.publish(branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author,
+                                 own.get(branch))
+    if published.foreign:
+        return FixOutcome(plan.cluster, "kept", branch, pull, skipped=skipped)
+    body = render_fix_body(plan, ctx)
+    if pull is None:
+        pull = _open(host, branches, branch, published.pushed, marker, _title(plan), body, ctx)
+        action = "opened"
+    elif pull.body.strip() != scrub_body(body).strip():
+        pull = host.update_pull(pull.number, body=body)
+        action = "updated"
+    else:
+        action = "unchanged"
+    stale = sorted(b for b in own if b != branch)
+    closed = _close_all(host, branches, marker, stale, f"Superseded by #{pull.number}: the findings changed.")
+    return FixOutcome(plan.cluster, action, branch, pull, published.pushed, closed, skipped)
+
+
+def _open(host: GitHost, branches: FixBranches, branch: str, pushed: bool, marker: str, title: str, body: str,
+          ctx: FixContext) -> HostPull:
+    """Open the PR. When that fails: a PR another run opened meanwhile is taken as ours; otherwise a branch this
+    run pushed is deleted again, so "branch without an open PR" keeps meaning "a person closed it" and the next
+    run proposes the fix instead of taking it as declined."""
+    try:
+        return host.create_pull(branch, ctx.base_branch, title, body, ctx.labels, ctx.assignees)
+    except Exception as failure:
+        try:
+            raced = host.find_pull(marker, branch)
+        except Exception:
+            raise failure from None   # state unknown: keep the branch, report the first error
+        if raced is not None:
+            return raced
+        if pushed:
+            with contextlib.suppress(Exception):   # the host's error is the one to report
+                branches.delete(branch)
+        raise
+
+
+def own_branches(heads: dict[str, str], cluster: str) -> dict[str, str]:
+    """Only `kai-gitops/fix/<cluster>-<8 hex>`: cluster `prod` must never claim `prod-addon`'s branches."""
+    pattern = re.compile(rf"^{re.escape(BRANCH_PREFIX + cluster)}-[0-9a-f]{{8}}$")
+    return {name: tip for name, tip in heads.items() if pattern.match(name)}
+
+
+def _close_all(host: GitHost, branches: FixBranches, marker: str, names: list[str], comment: str) -> tuple[int, ...]:
+    closed = []
+    for name in names:
+        pull = host.find_pull(marker, name)
+        if pull is not None:
+            host.comment_pull(pull.number, comment)
+            host.close_pull(pull.number)
+            closed.append(pull.number)
+        branches.delete(name)
+    return tuple(closed)
+
+
+def _fixed_comment(cluster: str, ctx: FixContext) -> str:
+    return (f"The base branch {inline_code(ctx.base_branch)} at {inline_code(ctx.base_commit[:12])} needs no "
+            f"kai-gitops edit for cluster {inline_code(cluster)} any more (already fixed, or the findings were "
+            "waived). Closing this pull request and deleting its branch.")
+
+
+def _title(plan: FixPlan) -> str:
+    count = len(plan.fixed)
+    return f"kai-gitops: fix {count} finding{'s' * (count != 1)} in cluster {plan.cluster}"
+
+
+def commit_message(plan: FixPlan) -> str:
+    """Rule, title and place of each fixed finding: never a message or a value, which may quote release values."""
+    lines = [_title(plan), ""]
+    for finding in sorted(plan.fixed, key=finding_order):
+        where = f" ({finding.location.file}:{finding.location.line})" if finding.location else ""
+        lines.append(f"- {finding.rule_id} {finding.title}{where}")
+    lines += ["", "Fingerprints: " + " ".join(sorted(f.fingerprint for f in plan.fixed))]
+    return redact_text("\n".join(lines)) + "\n"
+
+
+def render_fix_body(plan: FixPlan, ctx: FixContext, *, listed: int | None = None) -> str:
+    """The PR/MR body; `listed` caps the findings table (set only when the whole one does not fit)."""
+    fixed = sorted(plan.fixed, key=finding_order)
+    shown = fixed if listed is None else fixed[:listed]
+    table = findings_table(shown, ctx.link)
+    if len(shown) < len(fixed):
+        table += f"\n\n_{len(fixed) - len(shown)} more finding(s) not listed here; the commit message names each._"
+    head = [fix_marker(plan.cluster), f"## kai-gitops: fix for cluster {inline_code(plan.cluster)}", "",
+            f"Found by `kai-gitops {ctx.command}` on {inline_code(ctx.base_branch)} at "
+            f"{inline_code(ctx.base_commit[:12])}. This pull request changes only the lines below; comments, key "
+            "order and quoting in the files stay as they are.", "",
+            "### Findings fixed", "", table, "",
+            "### Change", "", code_block(safe_diff(plan), "diff")]
+    skipped = ["", "### Not fixed automatically", "",
+               *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped)] \
+        if plan.skipped else []
+    tail = ["", "_kai-gitops keeps this pull request current: it is updated when the findings change and closed "
+            "(with its branch deleted) when the base branch no longer needs the edit. Do not remove the hidden "
+            "marker._"]
+    body = "\n".join([*head, *skipped, *tail]) + "\n"
+    if len(body) > BODY_LIMIT and plan.changes:   # a huge change: the diff is in the PR's own Files tab anyway
+        return render_fix_body(FixPlan(plan.cluster, plan.fixed, (), plan.skipped), ctx, listed=listed)
+    if len(body) > BODY_LIMIT and shown:   # still too long: the table itself, so list fewer findings
+        return render_fix_body(plan, ctx, listed=len(shown) // 2)
+    return body
+
+
+def safe_diff(plan: FixPlan) -> str:
+    """The changed lines only (no context: a neighbouring line may hold a credential), values under secret-looking
+    keys masked."""
+    import difflib
+
+    out = []
+    for change in plan.changes:
+        before = change.before.decode().splitlines()
+        after = change.after.decode().splitlines()
+        for line in difflib.unified_diff(before, after, f"a/{change.path}", f"b/{change.path}", n=0, lineterm=""):
+            out.append(_mask_line(line))
+    return "\n".join(out) if out else "(the change is too large to show here: see the Files tab)"
+
+
+def _mask_line(line: str) -> str:
+    """Every `key: value` pair on the line (block or flow style) whose key or value looks secret loses its value."""
+    if line.startswith(("+++ b/", "--- a/", "@@ ")):   # diff headers; a changed line is masked even if it starts "--"
+        return line
+
+    def mask(match: re.Match[str]) -> str:
+        key, value = match["key"].strip("'\""), match["value"].strip("'\"")
+        secret = is_secret_key(key) or redact_text(value) != value   # by name, or by shape (a blob, a PEM)
+        return f"{match['key']}{match['sep']}<redacted>" if secret else match.group(0)
+
+    return redact_text(_PAIR.sub(mask, line))

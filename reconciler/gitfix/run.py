@@ -1,0 +1,103 @@
+"""`--fix-git` for `check` and `reconcile`: from a report to one fix pull request per cluster.
+
+Reads the same commit the report was built from (never the working tree: a fix is proposed against a
+commit the host knows), plans the edits, pushes the branch and opens/updates/closes the PR or MR.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from reconciler.core.errors import UserError
+from reconciler.gitfix.branch import Author, FixBranches
+from reconciler.gitfix.plan import FixPlan, plan_fix
+from reconciler.gitfix.pull_request import FixContext, FixOutcome, propose_fix, safe_diff
+from reconciler.githost.base import HostSettings
+from reconciler.report.report import Report
+
+
+def fix_git(report: Report, options: Mapping[str, Any], *, host: Any = None,
+            echo: Callable[[str], None] | None = None) -> list[FixOutcome]:
+    """Every cluster of `report`; `host` may be given (tests), else it comes from flags, `gitHost:` and the remote."""
+    from reconciler.sources.git import open_tree
+
+    say = echo or (lambda line: print(f"kai-gitops: {line}", file=sys.stderr))
+    commit = _read_commit(report)
+    tree = open_tree(options.get("repo"), commit)
+    author = Author.parse(options.get("git_author"))   # a bad --git-author fails before anything is pushed
+    if options.get("fix_git_dry_run"):
+        return [_dry_run(cluster.cluster, plan_fix(cluster.cluster, cluster.findings, tree.read), say)
+                for cluster in report.clusters]
+    branches = FixBranches(tree.repo, options.get("git_ssh_key"))
+    settings = None
+    if host is None:
+        settings = _host_settings(report, tree, options)
+        from reconciler.githost import open_host
+
+        host = open_host(settings)
+    settings = settings or host.settings
+    base_branch = settings.base_branch or _branch_of(tree.repo, str(options.get("ref") or "HEAD"))
+    outcomes = []
+    for cluster in report.clusters:
+        plan = plan_fix(cluster.cluster, cluster.findings, tree.read)
+        ctx = FixContext(base_branch, commit, author, settings.labels, settings.assignees,
+                         lambda path, line: settings.blob_url(commit, path, line), report.command)
+        outcome = propose_fix(host, branches, plan, ctx)
+        say(outcome.line())
+        for reason in outcome.skipped:
+            say(f"  not fixed automatically: {reason}")
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None]) -> FixOutcome:
+    """What `--fix-git` would commit, on stderr: no push, no host call (no token needed)."""
+    if plan.empty:
+        say(f"fix pull request for {cluster}: none needed (Git needs no edit) [dry run]")
+    else:
+        files = ", ".join(change.path for change in plan.changes)
+        say(f"fix pull request for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
+            "[dry run]")
+        print(safe_diff(plan), file=sys.stderr)   # like the PR body: changed lines only, secrets masked
+    for skipped in plan.skipped:
+        say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
+    return FixOutcome(cluster, "dry-run" if not plan.empty else "none", None if plan.empty else plan.branch)
+
+
+def _read_commit(report: Report) -> str:
+    gits = {c.git.commit for c in report.clusters if c.git}
+    if not gits or None in gits:
+        raise UserError("--fix-git needs committed files, not --worktree",
+                        hint="commit the change (the fix branch is based on that commit), then run again")
+    if len(gits) != 1:
+        raise UserError("the report was read from several commits; --fix-git needs one")
+    return str(next(iter(gits)))
+
+
+def _host_settings(report: Report, tree: Any, options: Mapping[str, Any]) -> HostSettings:
+    from reconciler.githost import resolve_host_settings
+    from reconciler.githost.remote import remote_url
+    from reconciler.publish.report_to_host import host_flags
+    from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
+
+    config = (report.config or parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)).git_host
+    repo = options.get("repo")
+    url = remote_url(repo) if repo is None or "://" not in str(repo) else str(repo)
+    return resolve_host_settings(url, config, host_flags(options), os.environ)
+
+
+def _branch_of(repo: Any, ref: str) -> str:
+    """The branch the read ref names (HEAD's branch, `main`, `origin/main`): the fix PR's target."""
+    if ref == "HEAD" and not repo.head_is_detached and not repo.head_is_unborn:
+        return str(repo.head.shorthand)
+    for prefix in ("refs/heads/", "refs/remotes/"):
+        name = ref.removeprefix(prefix)
+        if f"refs/heads/{name}" in repo.references:
+            return name
+        if f"refs/remotes/{name}" in repo.references and "/" in name:
+            return name.split("/", 1)[1]
+    raise UserError(f"cannot tell which branch the fix pull request should target from ref '{ref}'",
+                    hint="pass --git-host-base-branch BRANCH or set gitHost.baseBranch in kai-gitops.yaml")

@@ -1,0 +1,84 @@
+"""`--report-to policyreport`: the run's findings as PolicyReport / OpenReports objects in the cluster it read.
+
+    result = write_policy_reports(api_client, report, max_results=100)
+
+`build.py` turns findings into bounded report objects (no I/O), `cluster.py` finds the served kinds and
+creates, updates in place, or deletes our own earlier reports.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from reconciler.core.errors import UserError
+from reconciler.publish.policyreport.build import DEFAULT_MAX_RESULTS, REPORT_KINDS, ReportSettings
+from reconciler.publish.policyreport.cluster import SyncResult, sync_reports
+from reconciler.report.report import Report
+from reconciler.telemetry.logs import phase
+
+__all__ = ["DEFAULT_MAX_RESULTS", "REPORT_KINDS", "SyncResult", "publish_policy_reports", "write_policy_reports"]
+
+log = logging.getLogger("kai_gitops.policyreport")
+
+
+def write_policy_reports(api_client: Any, report: Report, *, max_results: int = DEFAULT_MAX_RESULTS,
+                         now: datetime | None = None) -> list[SyncResult]:
+    """One sync per cluster of the report; findings about the run itself (waivers, policy edits) go with
+    the first cluster, whose report is the only one a reconcile makes."""
+    if max_results < 1:
+        raise UserError(f"--report-max-results must be at least 1, got {max_results}")
+    stamp = now or datetime.now(UTC)
+    results = []
+    for index, cluster in enumerate(report.clusters):
+        findings = [*cluster.findings, *(report.repository if index == 0 else [])]
+        settings = ReportSettings(cluster.cluster, cluster.git.commit if cluster.git else None, max_results)
+        result = sync_reports(api_client, findings, settings, stamp)
+        if result.kinds:
+            log.info(result.describe())
+        results.append(result)
+    return results
+
+
+def publish_policy_reports(request: Any) -> None:
+    """The `policyreport` publish target: writes into the cluster the run read (--kubeconfig/--context)."""
+    options = request.options
+    if options.get("snapshot"):
+        raise UserError("--report-to policyreport writes into a live cluster and cannot be used with --snapshot",
+                        hint="drop --snapshot, or use another --report-to target")
+    from kubernetes.client import ApiClient
+
+    from reconciler.sources.cluster.kubeconfig import load_configuration
+
+    repo_context = None if options.get("kube_context") else _repo_kube_context(request)
+    configuration, _label = load_configuration(options.get("kubeconfig"), options.get("kube_context"),
+                                               repo_context)
+    with phase("publish-policyreport"), ApiClient(configuration) as api_client:
+        write_policy_reports(api_client, request.report,
+                             max_results=int(options.get("report_max_results") or DEFAULT_MAX_RESULTS))
+
+
+def _repo_kube_context(request: Any) -> str | None:
+    """The reported cluster's kubeContext from kai-gitops.yaml, so reports go to the cluster that was read."""
+    config = request.config
+    if config is None:
+        git = next((c.git for c in request.report.clusters if c.git), None)
+        if git is None:
+            return None
+        from reconciler.sources.git import open_tree
+        from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
+
+        tree = open_tree(request.options.get("repo"), git.commit or git.ref, worktree=git.worktree)
+        config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+    names = {c.cluster for c in request.report.clusters}
+    return next((c.kube_context for c in config.clusters if c.name in names), None)
+
+
+def _register() -> None:
+    from reconciler.publish.targets import register
+
+    register("policyreport", publish_policy_reports, __name__)
+
+
+_register()

@@ -1,0 +1,322 @@
+"""Report objects in the cluster: which kinds are served, what we wrote before, create / update / delete.
+
+Writes are guarded like every write of the tool: the objects we own are found by label only
+(`app.kubernetes.io/managed-by=kai-gitops` and the cluster label), an update carries the `resourceVersion`
+it read (a concurrent writer gets a 409, which is re-read once), an unchanged report is not written at all
+(no etcd churn, no Policy Reporter events), and each write is one audit log line. Deletes are the only
+ones the tool ever makes: `_Store.delete` accepts nothing but a listed object of one of `REPORT_KINDS` that
+carries both labels.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from reconciler.core.errors import UserError
+from reconciler.findings.finding import Finding
+from reconciler.publish.policyreport.build import (
+    CLUSTER_LABEL,
+    MANAGED_BY_LABEL,
+    OMITTED_ANNOTATION,
+    REPORT_KINDS,
+    SOURCE,
+    TRUNCATED_POLICY,
+    ReportKind,
+    ReportSettings,
+    Scope,
+    build_report,
+    cluster_label_value,
+    report_name,
+    scopes,
+)
+
+log = logging.getLogger("kai_gitops.policyreport")
+_COMPARED = ("results", "summary", "configuration", "source")
+OWN_PREFIX = "kai-gitops/"
+
+
+@dataclass
+class SyncResult:
+    kinds: list[str] = field(default_factory=list)      # the report kinds served and written
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    omitted_by_group: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def omitted_results(self) -> int:
+        """Findings not listed for lack of room; each API group holds the same findings, so counted once."""
+        return max(self.omitted_by_group.values(), default=0)
+
+    def describe(self) -> str:
+        if not self.kinds:
+            return "policy reports: not written (no report CRDs served)"
+        return (f"policy reports ({', '.join(self.kinds)}): {len(self.created)} created, {len(self.updated)} "
+                f"updated, {len(self.unchanged)} unchanged, {len(self.deleted)} deleted"
+                + (f", {self.omitted_results} results beyond the bounds" if self.omitted_results else ""))
+
+
+def served_kinds(api_client: Any) -> list[ReportKind]:
+    """The report kinds this API server serves (discovery of each group version; 404 = not installed)."""
+    from kubernetes.client import CustomObjectsApi
+    from kubernetes.client.exceptions import ApiException
+
+    api = CustomObjectsApi(api_client)
+    served: list[ReportKind] = []
+    for group_version in dict.fromkeys((k.group, k.version) for k in REPORT_KINDS):
+        try:
+            resources = api.get_api_resources(*group_version)
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise _api_error(exc, f"discovery of {'/'.join(group_version)}") from None
+        plurals = {r.name for r in resources.resources or []}
+        served += [k for k in REPORT_KINDS if (k.group, k.version) == group_version and k.plural in plurals]
+    return served
+
+
+def sync_reports(api_client: Any, findings: list[Finding], settings: ReportSettings, now: datetime) -> SyncResult:
+    """Make the cluster's kai-gitops reports for `settings.cluster` say exactly `findings`."""
+    kinds = served_kinds(api_client)
+    result = SyncResult()
+    if not kinds:
+        log.warning("policy reports: this cluster serves neither wgpolicyk8s.io/v1alpha2 nor "
+                    "openreports.io/v1alpha1 report kinds; no reports written (install the PolicyReport or "
+                    "OpenReports CRDs to get them)")
+        return result
+    store = _Store(api_client)
+    namespaces = {f.subject.namespace for f in findings if f.subject and f.subject.namespace}
+    missing = frozenset(namespaces - store.namespaces()) if namespaces else frozenset()
+    planned = scopes(findings, cluster_namespaces=missing)
+    for kind in kinds:
+        # A namespaced kind without a cluster-scoped partner (or the reverse) still gets every finding.
+        partner = any(k.group == kind.group and k.namespaced != kind.namespaced for k in kinds)
+        wanted = [s for s in planned if (s.namespace is not None) == kind.namespaced]
+        if not partner:
+            wanted = _all_in_one(planned, kind)
+        result.kinds.append(kind.kind)
+        _sync_kind(store, kind, wanted, settings, now, result)
+    return result
+
+
+def _all_in_one(planned: list[Scope], kind: ReportKind) -> list[Scope]:
+    if kind.namespaced:
+        if planned[0].findings:
+            log.warning("policy reports: %s is served without its cluster-scoped kind; %d cluster-scoped "
+                        "findings are not written as %s", kind.kind, len(planned[0].findings), kind.kind)
+        return [s for s in planned if s.namespace is not None]
+    return [Scope(None, [f for s in planned for f in s.findings])]
+
+
+def _sync_kind(store: _Store, kind: ReportKind, wanted: list[Scope], settings: ReportSettings, now: datetime,
+               result: SyncResult) -> None:
+    existing = {_key(o): o for o in store.list_managed(kind, settings.cluster)}
+    omitted = 0
+    for scope in wanted:
+        key = (scope.namespace if kind.namespaced else None, report_name(settings.cluster))
+        old = existing.pop(key, None)
+        body = build_report(kind, scope, settings, now, _first_seen(old))
+        omitted += int(body["metadata"]["annotations"].get(OMITTED_ANNOTATION, 0))
+        label = _describe(kind, key)
+        if old is None:
+            store.create(kind, body)
+            result.created.append(label)
+            log.info("policy reports: created %s", label, extra={"audit": "create", "object": label})
+        elif _same(old, body):
+            result.unchanged.append(label)
+        else:
+            store.replace(kind, body, old)
+            result.updated.append(label)
+            log.info("policy reports: updated %s", label, extra={"audit": "update", "object": label})
+    result.omitted_by_group[kind.group] = result.omitted_by_group.get(kind.group, 0) + omitted
+    for key, stale in existing.items():
+        label = _describe(kind, key)
+        store.delete(kind, stale, settings.cluster)
+        result.deleted.append(label)
+        log.info("policy reports: deleted %s (no longer needed)", label, extra={"audit": "delete", "object": label})
+
+
+def _key(obj: dict[str, Any]) -> tuple[str | None, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace"), str(meta.get("name"))
+
+
+def _describe(kind: ReportKind, key: tuple[str | None, str]) -> str:
+    namespace, name = key
+    return f"{kind.kind}/{namespace + '/' if namespace else ''}{name}"
+
+
+def _first_seen(old: dict[str, Any] | None) -> dict[str, dict[str, int]]:
+    """Fingerprint -> timestamp of the earlier report: a finding keeps the time it was first reported."""
+    seen: dict[str, dict[str, int]] = {}
+    for item in (old or {}).get("results") or []:
+        fingerprint = (item.get("properties") or {}).get("fingerprint")
+        if item.get("policy") == TRUNCATED_POLICY:
+            fingerprint = TRUNCATED_POLICY
+        stamp = item.get("timestamp")
+        if fingerprint and isinstance(stamp, dict) and {"seconds", "nanos"} <= stamp.keys():
+            seen[fingerprint] = {"seconds": int(stamp["seconds"]), "nanos": int(stamp["nanos"])}
+    return seen
+
+
+def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    old_meta, new_meta = old.get("metadata") or {}, new["metadata"]
+    if any(_ours(old_meta.get(k)) != _ours(new_meta[k]) for k in ("labels", "annotations")):
+        return False
+    return all(old.get(k) == new.get(k) for k in _COMPARED)
+
+
+def _ours(entries: dict[str, str] | None) -> dict[str, str]:
+    """Our labels and annotations; others' (added by a user or a tool) are kept as they are."""
+    return {k: v for k, v in (entries or {}).items() if k.startswith(OWN_PREFIX) or k == MANAGED_BY_LABEL}
+
+
+def _merged(old: dict[str, str] | None, new: dict[str, str]) -> dict[str, str]:
+    others = {k: v for k, v in (old or {}).items() if k not in _ours(old)}
+    return {**others, **new}
+
+
+class _Store:
+    """The custom-objects calls, with errors turned into one line naming the object and what to grant."""
+
+    def __init__(self, api_client: Any) -> None:
+        from kubernetes.client import CustomObjectsApi
+
+        self.api = CustomObjectsApi(api_client)
+
+    def namespaces(self) -> set[str]:
+        """Every namespace's name, paged. Raw JSON through the client's transport: CoreV1Api alone takes
+        ~2 s to import, longer than the whole report sync; `list` is what the reader role already grants."""
+        import orjson
+
+        names: set[str] = set()
+        query: list[tuple[str, str]] = [("limit", "500")]
+        while True:
+            page = orjson.loads(self._call("namespaces", functools.partial(self._get_raw, "/api/v1/namespaces",
+                                                                             query)))
+            names |= {str((i.get("metadata") or {}).get("name")) for i in page.get("items") or []}
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return names
+            query = [("limit", "500"), ("continue", token)]
+
+    def _get_raw(self, path: str, query: list[tuple[str, str]]) -> bytes:
+        from kubernetes.client.exceptions import ApiException
+
+        client = self.api.api_client
+        request = client.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"},
+                                         auth_settings=["BearerToken"])
+        response = client.call_api(*request)
+        body = response.read()
+        if not 200 <= response.status < 300:
+            raise ApiException(status=response.status, reason=response.reason, body=body.decode("utf-8", "replace"))
+        return bytes(body)
+
+    def list_managed(self, kind: ReportKind, cluster: str) -> list[dict[str, Any]]:
+        selector = f"{MANAGED_BY_LABEL}={SOURCE},{CLUSTER_LABEL}={cluster_label_value(cluster)}"
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            paging = {"_continue": token} if token else {}
+            page = self._call(kind.plural, functools.partial(
+                self.api.list_cluster_custom_object, kind.group, kind.version, kind.plural,
+                label_selector=selector, limit=100, **paging))
+            items += [i for i in page.get("items") or [] if _owned(i, cluster)]
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
+    def create(self, kind: ReportKind, body: dict[str, Any]) -> None:
+        meta = body["metadata"]
+        if kind.namespaced:
+            self._call(kind.plural, lambda: self.api.create_namespaced_custom_object(
+                kind.group, kind.version, meta["namespace"], kind.plural, body, field_manager=SOURCE))
+        else:
+            self._call(kind.plural, lambda: self.api.create_cluster_custom_object(
+                kind.group, kind.version, kind.plural, body, field_manager=SOURCE))
+
+    def replace(self, kind: ReportKind, body: dict[str, Any], old: dict[str, Any]) -> None:
+        """Update in place with the read resourceVersion as precondition; on a 409, re-read once and retry."""
+        from kubernetes.client.exceptions import ApiException
+
+        for attempt in (1, 2):
+            meta = body["metadata"]
+            old_meta = old.get("metadata") or {}
+            meta["resourceVersion"] = old_meta.get("resourceVersion")
+            meta["labels"] = _merged(old_meta.get("labels"), meta["labels"])
+            meta["annotations"] = _merged(old_meta.get("annotations"), meta["annotations"])
+            try:
+                self._replace_once(kind, body)
+                return
+            except ApiException as exc:
+                if exc.status != 409 or attempt == 2:
+                    raise _api_error(exc, f"update of {kind.plural}/{meta['name']}") from None
+                old = self._get(kind, meta.get("namespace"), meta["name"])
+
+    def _replace_once(self, kind: ReportKind, body: dict[str, Any]) -> None:
+        meta = body["metadata"]
+        if kind.namespaced:
+            self.api.replace_namespaced_custom_object(kind.group, kind.version, meta["namespace"], kind.plural,
+                                                      meta["name"], body, field_manager=SOURCE)
+        else:
+            self.api.replace_cluster_custom_object(kind.group, kind.version, kind.plural, meta["name"], body,
+                                                   field_manager=SOURCE)
+
+    def _get(self, kind: ReportKind, namespace: str | None, name: str) -> dict[str, Any]:
+        if kind.namespaced:
+            return self._call(kind.plural, lambda: self.api.get_namespaced_custom_object(
+                kind.group, kind.version, namespace, kind.plural, name))
+        return self._call(kind.plural, lambda: self.api.get_cluster_custom_object(
+            kind.group, kind.version, kind.plural, name))
+
+    def delete(self, kind: ReportKind, obj: dict[str, Any], cluster: str) -> None:
+        """Only a listed report of ours: one of REPORT_KINDS, both labels, uid as precondition."""
+        if kind not in REPORT_KINDS or not _owned(obj, cluster):
+            raise AssertionError(f"refusing to delete {obj.get('kind')} {_key(obj)}: not a kai-gitops report")
+        from kubernetes.client import V1DeleteOptions, V1Preconditions
+        from kubernetes.client.exceptions import ApiException
+
+        meta = obj["metadata"]
+        options = V1DeleteOptions(preconditions=V1Preconditions(uid=meta.get("uid")))
+        try:
+            if kind.namespaced:
+                self.api.delete_namespaced_custom_object(kind.group, kind.version, meta["namespace"], kind.plural,
+                                                         meta["name"], body=options)
+            else:
+                self.api.delete_cluster_custom_object(kind.group, kind.version, kind.plural, meta["name"],
+                                                      body=options)
+        except ApiException as exc:
+            if exc.status != 404:  # already gone is what we wanted
+                raise _api_error(exc, f"delete of {kind.plural}/{meta['name']}") from None
+
+    @staticmethod
+    def _call(what: str, request: Callable[[], Any]) -> Any:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return request()
+        except ApiException as exc:
+            raise _api_error(exc, what) from None
+
+
+def _owned(obj: dict[str, Any], cluster: str) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get(MANAGED_BY_LABEL) == SOURCE and labels.get(CLUSTER_LABEL) == cluster_label_value(cluster)
+
+
+def _api_error(exc: Any, what: str) -> UserError:
+    from reconciler.sources.cluster.client import status_message
+
+    message = status_message(exc.body.encode() if isinstance(exc.body, str) else (exc.body or b""))
+    hint = None
+    if exc.status == 403:
+        hint = ("grant this identity get, list, create, update and delete on wgpolicyk8s.io policyreports and "
+                "clusterpolicyreports (and openreports.io reports, clusterreports), and list on namespaces")
+    return UserError(f"policy reports: {what}: HTTP {exc.status}" + (f" ({message})" if message else ""),
+                     hint=hint)

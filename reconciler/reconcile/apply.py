@@ -1,0 +1,429 @@
+"""The only code in kai-gitops that writes to a cluster, and only the writes listed in allowed_writes.py.
+
+Every non-GET request passes `allowed_writes.check_write` first, which refuses any other method, path or
+body, so no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm
+release.
+
+Why merge patches and not server-side apply: each change sets a few named fields to planned values,
+with the freshly read resourceVersion as precondition, so a patch lands only on the object whose fields
+were just checked against the plan. Server-side apply would make kai-gitops the owner of the whole
+applied configuration: a later apply without a field would delete it, and on the default queues (created
+by Helm, whose manager owns spec.resources) a non-forced apply conflicts on every field we mean to fix,
+while a forced one silently takes them over. With a merge patch the takeover is explicit: the fields'
+previous managers are read before the write and named in the audit line and the Event. The chart
+renders the default queues only on `helm install` and keeps them, so Helm never fights back.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import orjson
+import urllib3
+
+from reconciler.core.refs import QUEUE_API, ObjectRef
+from reconciler.model.live import SCHEDULE_LABEL
+from reconciler.plans.plan import LABEL_PATH, Change, Operation, valid_name
+from reconciler.reconcile.allowed_writes import MERGE_PATCH, NODES_PATH, QUEUES_PATH, WriteForbidden, check_write
+from reconciler.reconcile.staleness import change_state
+from reconciler.sources.cluster.client import status_message
+
+FIELD_MANAGER = "kai-gitops"
+USER_AGENT = "kai-gitops/0.1 (reconciler)"
+LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+
+
+class ApiFailure(Exception):
+    """The API server refused (status >= 300) or the connection failed (status 0)."""
+
+    def __init__(self, status: int, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.status, self.message, self.reason = status, message, reason
+
+    def line(self) -> str:
+        return f"HTTP {self.status} ({self.message})" if self.status else self.message
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    attempts: int = 5               # 429/503 with Retry-After: the server did not process the request
+    retry_budget_s: float = 60.0
+    backoff_base_s: float = 0.2
+    backoff_cap_s: float = 5.0
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 30.0
+    workers: int = 16               # concurrent node-label writes; queues are written one by one, in order
+
+
+class ClusterWriter:
+    """Raw JSON over the kubernetes client's authenticated pool manager; safe to share between threads."""
+
+    def __init__(self, configuration: Any, *, label: str = "cluster", settings: WriteSettings | None = None) -> None:
+        from kubernetes.client import ApiClient
+
+        self.settings = settings or WriteSettings()
+        configuration.retries = False   # ours are the only retries (see _request)
+        configuration.connection_pool_maxsize = max(self.settings.workers, 1)
+        self._configuration = configuration
+        self._api = ApiClient(configuration)
+        self._pool = self._api.rest_client.pool_manager
+        self._base = str(configuration.host).rstrip("/")
+        self._auth_lock = threading.Lock()
+        self.label = label
+
+    def close(self) -> None:
+        self._api.close()
+
+    # -- reads --------------------------------------------------------------------------------------
+
+    def get(self, ref: ObjectRef) -> dict[str, Any] | None:
+        """The object as stored now, or None when it does not exist."""
+        try:
+            return self._request("GET", object_path(ref))
+        except ApiFailure as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def list_nodes(self, page_limit: int = 500) -> dict[str, dict[str, Any]]:
+        """Every Node by name, paged: one list instead of a GET per node when a plan labels many."""
+        nodes: dict[str, dict[str, Any]] = {}
+        token: str | None = None
+        while True:
+            query = {"limit": str(page_limit), **({"continue": token} if token else {})}
+            page = self._request("GET", NODES_PATH, query=query)
+            nodes.update({str(n["metadata"]["name"]): n for n in page.get("items") or []})
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return nodes
+
+    def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self._request("GET", f"{LEASES_PATH.format(namespace=namespace)}/{quote(name)}")
+        except ApiFailure as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    # -- the writes ---------------------------------------------------------------------------------
+
+    def create_queue(self, manifest: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        return self._request("POST", QUEUES_PATH, manifest, query=_write_query(dry_run))
+
+    def patch_queue(self, name: str, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        return self._request("PATCH", f"{QUEUES_PATH}/{quote(name)}", body, MERGE_PATCH, _write_query(dry_run))
+
+    def patch_node_label(self, name: str, value: str | None, resource_version: str | None, *,
+                         dry_run: bool = False) -> dict[str, Any]:
+        meta: dict[str, Any] = {"labels": {SCHEDULE_LABEL: value}}
+        if resource_version:
+            meta["resourceVersion"] = resource_version
+        return self._request("PATCH", f"{NODES_PATH}/{quote(name)}", {"metadata": meta}, MERGE_PATCH,
+                             _write_query(dry_run))
+
+    def create_lease(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._request("POST", LEASES_PATH.format(namespace=namespace), body, query=_write_query(False))
+
+    def update_lease(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        path = f"{LEASES_PATH.format(namespace=namespace)}/{quote(name)}"
+        return self._request("PUT", path, body, query=_write_query(False))
+
+    def create_event(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._request("POST", EVENTS_PATH.format(namespace=namespace), body, query=_write_query(False))
+
+    def write_change(self, change: Change, resource_version: str | None, *, dry_run: bool) -> dict[str, Any]:
+        """One planned change as its single request: create, or merge patch with the RV precondition."""
+        if change.operation is Operation.CREATE:
+            assert change.manifest is not None
+            return self.create_queue(change.manifest, dry_run=dry_run)
+        if change.ref.kind == "Queue":
+            return self.patch_queue(change.ref.name, change.merge_patch(resource_version), dry_run=dry_run)
+        (label,) = change.fields
+        assert label.path == LABEL_PATH
+        return self.patch_node_label(change.ref.name, label.after, resource_version, dry_run=dry_run)
+
+    # -- one request, with retries only where the server cannot have acted -------------------------
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if content_type:
+            headers["Content-Type"] = content_type
+        with self._auth_lock:  # auth_settings() runs exec/OIDC refresh hooks
+            auth = self._configuration.auth_settings()
+        for setting in auth.values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
+
+    def _request(self, method: str, path: str, body: Any = None, content_type: str | None = None,
+                 query: dict[str, str] | None = None) -> dict[str, Any]:
+        if method != "GET":
+            content_type = content_type or "application/json"
+            check_write(method, path, body, content_type)
+        url = self._base + path + (f"?{urlencode(query)}" if query else "")
+        data = orjson.dumps(body) if body is not None else None
+        started, attempt = time.monotonic(), 0
+        while True:
+            attempt += 1
+            status, raw, headers = self._once(method, url, data, content_type, retry_transport=method == "GET",
+                                              shown=f"{method} {path}")
+            if 200 <= status < 300:
+                return _answer(status, raw)
+            failure = _failure(status, raw)
+            # 429 and 503 are answered before the request is processed; other errors may follow a write.
+            retryable = status in (429, 503) or (method == "GET" and status >= 500)
+            delay = _retry_after(headers) if status in (429, 503) else None
+            if delay is None:
+                delay = random.uniform(0, min(self.settings.backoff_cap_s,
+                                              self.settings.backoff_base_s * 2 ** (attempt - 1)))
+            spent = time.monotonic() - started
+            if not retryable or attempt >= self.settings.attempts or spent + delay > self.settings.retry_budget_s:
+                raise failure
+            time.sleep(delay)
+
+    def _once(self, method: str, url: str, data: bytes | None, content_type: str | None, *,
+              retry_transport: bool, shown: str) -> tuple[int, bytes, Any]:
+        timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=self.settings.read_timeout_s)
+        for attempt in range(1, 4):
+            try:
+                response = self._pool.request(method, url, body=data, headers=self._headers(content_type),
+                                              preload_content=False, timeout=timeout, retries=False,
+                                              redirect=False)
+                try:
+                    raw = response.read()
+                except BaseException:
+                    response.close()
+                    raise
+                response.release_conn()
+                return response.status, raw, response.headers
+            except urllib3.exceptions.HTTPError as exc:
+                # A write whose connection broke may or may not have landed: never resend it blindly.
+                if not retry_transport or attempt == 3:
+                    raise ApiFailure(0, f"{shown}: {_transport(exc)}") from None
+                time.sleep(0.05 * attempt)
+        raise AssertionError("unreachable")
+
+
+def object_path(ref: ObjectRef) -> str:
+    if not valid_name(ref.name):   # not even a GET: a `..` in a name is normalised into another object's URL
+        raise WriteForbidden(f"{ref.name!r} is not a Kubernetes object name")
+    if (ref.api_version, ref.kind) == (QUEUE_API, "Queue"):
+        return f"{QUEUES_PATH}/{quote(ref.name)}"
+    if (ref.api_version, ref.kind) == ("v1", "Node"):
+        return f"{NODES_PATH}/{quote(ref.name)}"
+    raise WriteForbidden(f"{ref} is not an object kai-gitops changes")
+
+
+def _write_query(dry_run: bool) -> dict[str, str]:
+    query = {"fieldManager": FIELD_MANAGER}
+    if dry_run:
+        query["dryRun"] = "All"
+    return query
+
+
+def _failure(status: int, raw: bytes) -> ApiFailure:
+    reason = ""
+    try:
+        data = orjson.loads(raw)
+        if isinstance(data, dict):
+            reason = str(data.get("reason") or "")
+    except orjson.JSONDecodeError:
+        pass
+    return ApiFailure(status, status_message(raw) or "no message", reason)
+
+
+def _answer(status: int, raw: bytes) -> dict[str, Any]:
+    """A 2xx body; HTML from a proxy or SSO gateway in front is a failure to report, not a crash."""
+    try:
+        data = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError:
+        raise ApiFailure(status, "the answer is not JSON: a proxy in front of the API server?") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _retry_after(headers: Any) -> float | None:
+    raw = headers.get("Retry-After") if headers is not None else None
+    try:
+        return max(0.0, float(raw)) if raw else None
+    except ValueError:
+        return None
+
+
+def _transport(exc: Exception) -> str:
+    if isinstance(exc, urllib3.exceptions.ProtocolError):
+        return "connection reset"
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        return "read timed out (the write may or may not have been applied)"
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return "cannot connect"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# --- applying a change set ---------------------------------------------------------------------------
+
+
+@dataclass
+class ChangeResult:
+    change: Change
+    result: str                  # applied | failed | not-attempted | already-applied; started: the intent line
+    error: str | None = None
+    resource_version: str | None = None
+    previous_managers: tuple[str, ...] = ()
+    uid: str | None = None       # of the written object: its Event's regarding.uid
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"object": self.change.ref.to_dict(), "operation": self.change.operation.value,
+                "result": self.result, "error": self.error, "resourceVersion": self.resource_version,
+                "previousManagers": list(self.previous_managers)}
+
+
+@dataclass
+class ApplyResult:
+    """What an apply did, change by change: the input of the text, the JSON `apply` key and metrics."""
+
+    plan_id: str
+    results: list[ChangeResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # e.g. an Event that could not be created
+
+    @property
+    def ok(self) -> bool:
+        return all(r.result in ("applied", "already-applied") for r in self.results)
+
+    def count(self, result: str) -> int:
+        return sum(1 for r in self.results if r.result == result)
+
+    def counts(self) -> dict[str, int]:
+        return {"planned": len(self.results), "applied": self.count("applied"), "failed": self.count("failed"),
+                "skipped": self.count("not-attempted") + self.count("already-applied")}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"planId": self.plan_id, "ok": self.ok, **self.counts(),
+                "changes": [r.to_dict() for r in self.results], "warnings": self.warnings}
+
+    def render(self) -> list[str]:
+        if not self.results:
+            return ["Nothing to apply."]
+        marks = {"applied": "✓ applied", "failed": "✗ failed", "not-attempted": "- not applied",
+                 "already-applied": "= already applied"}
+        lines = [f"  {marks[r.result]} {r.change.operation.value} {r.change.ref}"
+                 + (f": {r.error}" if r.error else "") for r in self.results]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        c = self.counts()
+        verdict = "Apply complete" if self.ok else "Apply stopped"
+        done = self.count("already-applied")   # a re-run after a crash: counted apart from "not applied"
+        already = f"{done} already applied, " if done else ""
+        lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
+                     f"{self.count('not-attempted')} not applied (of {c['planned']}).")
+        return lines
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A change checked against the object as just read: write it with this resourceVersion."""
+
+    change: Change
+    resource_version: str | None
+    previous_managers: tuple[str, ...] = ()
+
+
+OnResult = Callable[[ChangeResult], None]
+
+
+def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnResult, *,
+                  workers: int | None = None, lost: Callable[[], str | None] = lambda: None) -> list[ChangeResult]:
+    """Queue changes one by one in plan order (parents first), then node labels concurrently.
+
+    The first failure stops the run: nothing new is started, writes in flight finish, and everything
+    not attempted is reported as such. `on_result` (the audit) runs with a `started` result just before
+    each write, and once per change with its outcome as soon as it is known; only outcomes are returned.
+    An interrupt (Ctrl-C; SIGTERM during apply, see reconcile.py) stops it the same way before it propagates.
+    """
+    run = _Run(writer, on_result, lost)
+    ordered = list(enumerate(pending))
+    try:
+        for index, item in ordered:
+            if item.change.ref.kind == "Queue":
+                run.one(index, item)
+        with ThreadPoolExecutor(max_workers=max(1, workers or writer.settings.workers)) as pool:
+            list(pool.map(lambda pair: run.one(*pair), [(i, p) for i, p in ordered if p.change.ref.kind != "Queue"]))
+    except BaseException:
+        run.stop.set()
+        for index, item in ordered:   # cancelled before they started: still one audit line each
+            if index not in run.results:
+                run.record(index, ChangeResult(item.change, "not-attempted", error="the run was interrupted"))
+        raise
+    return [run.results[i] for i in range(len(pending))]
+
+
+class _Run:
+    def __init__(self, writer: ClusterWriter, on_result: OnResult, lost: Callable[[], str | None]) -> None:
+        self.writer, self.on_result, self.lost = writer, on_result, lost
+        self.stop = threading.Event()
+        self.results: dict[int, ChangeResult] = {}
+        self._lock = threading.Lock()
+
+    def one(self, index: int, item: Pending) -> None:
+        why_lost = self.lost()
+        if why_lost:
+            self.stop.set()
+        if self.stop.is_set():
+            self.record(index, ChangeResult(item.change, "not-attempted", error=why_lost))
+            return
+        # The intent, audited before the request leaves: a crash (SIGKILL, OOM) between the write and its
+        # outcome line still leaves a trace of a write that may have landed; the re-run settles it.
+        self.on_result(ChangeResult(item.change, "started", resource_version=item.resource_version,
+                                    previous_managers=item.previous_managers))
+        try:
+            answer = self._write(item)
+        except ApiFailure as exc:
+            self.stop.set()
+            self.record(index, ChangeResult(item.change, "failed", error=exc.line(),
+                                            previous_managers=item.previous_managers))
+            return
+        except BaseException as exc:   # interrupted mid-request: it may or may not have landed
+            self.stop.set()
+            self.record(index, ChangeResult(item.change, "failed", previous_managers=item.previous_managers,
+                                            error=f"{type(exc).__name__}: the write may or may not have been applied"))
+            raise
+        meta = answer.get("metadata") or {}
+        self.record(index, ChangeResult(item.change, "applied", resource_version=meta.get("resourceVersion"),
+                                        previous_managers=item.previous_managers, uid=meta.get("uid")))
+
+    def _write(self, item: Pending) -> dict[str, Any]:
+        """The write; after a 409 Conflict, once more with a fresh resourceVersion if the planned fields
+        still hold their *before* values. On a busy cluster the kubelet and node labellers update Nodes
+        for unrelated reasons between our read and our write, so without this nearly every large plan
+        would stop; a planned field that changed still stops the run (the same rule as preflight)."""
+        try:
+            return self.writer.write_change(item.change, item.resource_version, dry_run=False)
+        except ApiFailure as exc:
+            if exc.status != 409 or item.change.operation is Operation.CREATE:
+                raise
+            obj = self.writer.get(item.change.ref)
+            stale: list[str] = []
+            if change_state(item.change, obj, stale) != "pending":
+                why = "; ".join(stale) or "its planned fields already hold the planned values"
+                raise ApiFailure(409, f"{exc.message}; read again: {why}", exc.reason) from None
+            fresh = ((obj or {}).get("metadata") or {}).get("resourceVersion")
+            return self.writer.write_change(item.change, fresh, dry_run=False)
+
+    def record(self, index: int, result: ChangeResult) -> None:
+        with self._lock:
+            if index in self.results:
+                return
+            self.results[index] = result
+        self.on_result(result)
+
+
+def concurrently(items: Iterable[Any], func: Callable[[Any], Any], workers: int) -> list[Any]:
+    """`func` over `items` on a bounded pool, results in input order; the first exception propagates."""
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(func, items))

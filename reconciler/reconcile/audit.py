@@ -1,0 +1,58 @@
+"""JSON audit lines of an apply, to stderr or appended to --audit-log FILE.
+
+Before each write an intent line (result `started`), after it the outcome (`applied`, `failed`), and one
+line for each change not written (`already-applied`, `not-attempted`). Each line is written and flushed
+(and fsynced, for a file) at once, so even a SIGKILL between a write and its outcome leaves the
+`started` line; a re-run finds the change applied (`already-applied`) or writes it, so no change is ever
+applied twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from datetime import UTC, datetime
+from typing import IO, Any
+
+import orjson
+
+from reconciler.core.errors import UserError
+from reconciler.core.redact import redact
+from reconciler.reconcile.apply import ChangeResult
+
+
+class AuditLog:
+    def __init__(self, path: str | None, *, plan_id: str, cluster: str, server: str, holder: str) -> None:
+        self.holder = holder
+        self.context = {"planId": plan_id, "cluster": cluster, "server": server, "holder": holder}
+        self._lock = threading.Lock()
+        self._file: IO[bytes] | None = None
+        if path:
+            try:
+                self._file = open(path, "ab")  # noqa: SIM115 -- kept open for the run, closed in close()
+            except OSError as exc:
+                raise UserError(f"cannot open the audit log: {exc.strerror}", where=path) from None
+
+    def record(self, result: ChangeResult) -> None:
+        change = result.change
+        line: dict[str, Any] = {
+            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), **self.context,
+            "object": change.ref.to_dict(), "operation": change.operation.value,
+            "fields": [{"path": list(f.path), "before": f.before, "after": f.after} for f in change.fields],
+            "result": result.result, "error": result.error, "resourceVersion": result.resource_version,
+            "previousManagers": list(result.previous_managers), "rules": list(change.rules)}
+        data = orjson.dumps(redact(line)) + b"\n"
+        with self._lock:
+            if self._file is not None:
+                self._file.write(data)
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            else:
+                sys.stderr.write(data.decode())
+                sys.stderr.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

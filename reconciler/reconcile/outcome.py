@@ -1,0 +1,74 @@
+"""What one `reconcile` run shows: the diff report, the plan, and (with --apply) what was applied.
+
+Text is the plan in Terraform's shape; JSON is the diff report (same keys, same `summary`) with `plan`
+and `apply` added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reconciler.plans.plan import Plan, render_plan
+from reconciler.report.report import Report
+
+if TYPE_CHECKING:
+    from reconciler.reconcile.apply import ApplyResult
+
+EXIT_CLEAN, EXIT_ERROR, EXIT_PENDING = 0, 1, 2
+
+
+@dataclass
+class ReconcileOutcome:
+    report: Report                     # before any change
+    plan: Plan
+    applied: ApplyResult | None = None
+    after: Report | None = None        # re-read after a successful apply
+    left: Plan | None = None           # the plan of that re-read: what is still to do
+
+    @property
+    def exit_code(self) -> int:
+        """1 a failed apply; 2 changes or operator items left (whatever --fail-on says: the plan alone
+        exits 2 for them, and so does an apply that leaves them) or findings at/above --fail-on; else 0."""
+        if self.applied is not None and not self.applied.ok:
+            return EXIT_ERROR
+        final = self.after or self.report
+        left = self.left or self.plan   # no re-read: nothing was applied (a failed apply is 1 above)
+        if left.changes or left.operator:
+            return EXIT_PENDING
+        return final.exit_code
+
+    def to_dict(self) -> dict[str, Any]:
+        final = self.after or self.report
+        data = final.to_dict()
+        data["exitCode"] = self.exit_code
+        data["plan"] = self.plan.to_dict()
+        data["apply"] = self.applied.to_dict() if self.applied is not None else None
+        if self.after is not None:
+            data["before"] = {"nvca": self.report.to_dict().get("nvca"), "summary": self.report.totals()}
+        return data
+
+    def render_text(self) -> str:
+        cluster = self.report.clusters[0]
+        lines = [f"kai-gitops reconcile — cluster {cluster.cluster}"]
+        if cluster.git:
+            lines.append(f"  desired: {cluster.git.repo} @ {cluster.git.ref} ({(cluster.git.commit or '')[:12]})")
+        if cluster.live_source:
+            lines.append(f"  live:    {cluster.live_source}")
+        identity = f" for {self.plan.identity}" if self.plan.identity else " (no cluster identity: a snapshot)"
+        lines.append(f"  plan:    {self.plan.id}{identity}")
+        lines.append("")
+        lines += render_plan(self.plan)
+        if self.applied is not None:
+            lines.append("")
+            lines += self.applied.render()
+        final = (self.after or self.report).clusters[0]
+        if final.nvca is not None:
+            when = "after apply" if self.after is not None else ("before apply" if self.applied else "now")
+            lines.append(f"NVCA prediction ({when}) kai-scheduler-queues: {final.nvca.status}")
+            lines += [f"  {e}" for e in final.nvca.errors]
+        s = final.summary()
+        waived = f", {s['waived']} waived" if s["waived"] else ""
+        lines.append(f"Findings: {s['drift']} drift, {s['errors']} error(s), {s['warnings']} warning(s), "
+                     f"{s['info']} info{waived} (see `kai-gitops diff`).")
+        return "\n".join(lines) + "\n"

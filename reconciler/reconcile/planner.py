@@ -1,0 +1,117 @@
+"""From findings to a Plan: the differ's Queue fixes, the shared-cluster label changes, the operator's commands.
+
+Pure: reads the findings, the desired cluster and the live state it was judged on; no I/O.
+"""
+
+from __future__ import annotations
+
+from reconciler.checks.node_labels import (
+    LABEL_RULES,
+    SHARED_UNLABELLED,
+    NodeLabelChange,
+    label_changes,
+    unresolvable_nodes,
+)
+from reconciler.core.refs import ObjectRef
+from reconciler.findings.finding import Action, Finding, Kind
+from reconciler.model.desired import DesiredCluster
+from reconciler.model.live import LiveState
+from reconciler.model.queues import QueueSpec, queue_spec_from_values
+from reconciler.plans.plan import (
+    LABEL_PATH,
+    NODE_API,
+    Change,
+    ClusterIdentity,
+    FieldChange,
+    Operation,
+    OperatorAction,
+    Plan,
+    check_changes,
+    leaves,
+    queue_update_fields,
+)
+from reconciler.report.report import GitInfo
+
+HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
+             "never renders them again, so kai-gitops's merge patch takes over these fields without a fight.")
+
+
+def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState, *, git: GitInfo | None,
+               identity: ClusterIdentity | None) -> Plan:
+    active = [f for f in findings if f.waived_by is None]
+    changes = _queue_changes(active, live) + _label_changes(desired, live)
+    check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
+    settled = {c.ref for c in changes}
+    settled_rules = _settled_label_rules(desired, live, changes)
+    operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules))
+    defaults = {q.spec.name for q in desired.queues if q.origin == "default-queue"}
+    notes = (HELM_NOTE,) if any(c.ref.kind == "Queue" and c.ref.name in defaults for c in changes) else ()
+    return Plan(desired.name, git, identity, tuple(changes), operator, notes)
+
+
+def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
+    creates: list[Change] = []
+    updates: list[Change] = []
+    for f in findings:
+        if f.kind is not Kind.DRIFT or f.fix is None or f.fix.patch is None or f.subject is None:
+            continue
+        if f.subject.kind != "Queue":
+            continue
+        if f.fix.action is Action.CREATE:
+            manifest = f.fix.patch
+            fields = tuple(FieldChange(path, None, value) for path, value in leaves(manifest.get("spec"), ("spec",)))
+            creates.append(Change(f.subject, Operation.CREATE, fields, (f.rule_id,), f.fix.description, manifest))
+        elif f.fix.action is Action.UPDATE:
+            live_spec = live.queues.get(f.subject.name) or QueueSpec(f.subject.name, None, None)
+            fields = queue_update_fields(f.fix.patch, live_spec)
+            if fields:
+                updates.append(Change(f.subject, Operation.UPDATE, fields, (f.rule_id,), f.fix.description))
+    return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
+
+
+def _parents_first(creates: list[Change]) -> list[Change]:
+    """A Queue's parentQueue should exist when the child is created: order by depth among the creates."""
+    parents = {c.ref.name: queue_spec_from_values(c.manifest or {}).parent for c in creates}
+
+    def depth(name: str) -> int:
+        seen: set[str] = set()
+        while (parent := parents.get(name)) in parents and parent not in seen:
+            seen.add(name)
+            name = parent
+        return len(seen)
+
+    return sorted(creates, key=lambda c: (depth(c.ref.name), c.ref.name))
+
+
+def _label_changes(desired: DesiredCluster, live: LiveState) -> list[Change]:
+    return [_label_change(c) for c in label_changes(desired.shared, live)]
+
+
+def _label_change(change: NodeLabelChange) -> Change:
+    verb = "set nvca.nvcf.nvidia.io/schedule=true on" if change.after else "remove nvca.nvcf.nvidia.io/schedule from"
+    return Change(ObjectRef(NODE_API, "Node", change.node), Operation.UPDATE,
+                  (FieldChange(LABEL_PATH, change.before, change.after),), (change.rule,),
+                  f"{verb} node {change.node}")
+
+
+def _settled_label_rules(desired: DesiredCluster, live: LiveState, changes: list[Change]) -> set[str]:
+    """Label rules every finding of which the plan settles (a missing intended node keeps S-011 open)."""
+    rules = {r for c in changes if c.ref.kind == "Node" for r in c.rules}
+    if unresolvable_nodes(desired.shared, live):
+        rules.discard(SHARED_UNLABELLED)
+    return rules & LABEL_RULES
+
+
+def _for_operator(f: Finding, settled: set[ObjectRef], settled_rules: set[str]) -> bool:
+    if f.subject is not None and f.subject in settled:
+        return False   # the plan changes this object; what is left of the finding shows on the next run
+    if f.rule_id in settled_rules:
+        return False
+    if f.fix is None or f.fix.action is not Action.NONE:
+        return False
+    return f.kind is Kind.DRIFT or bool(f.fix.command)
+
+
+def _operator(f: Finding) -> OperatorAction:
+    assert f.fix is not None
+    return OperatorAction(f.rule_id, f.subject, f.fix.description or f.message, f.fix.command)

@@ -1,0 +1,327 @@
+"""YAML read the way Helm reads it, with the line and column of every value kept.
+
+Helm parses values with YAML 1.1 rules (go-yaml v2): plain `yes/no/on/off/y/n` are booleans and a
+duplicate key silently keeps the last value. ruamel follows YAML 1.2 and keeps those as strings. So we
+convert plain scalars to what Helm would see, and refuse duplicate keys with both lines named, because
+a finding must never depend silently on which of two lines wins.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.core.errors import UserError
+from reconciler.core.refs import Location, YamlPath
+from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
+from reconciler.yamlio.spans import SpanIndex
+
+# An alias bomb expands a few lines into billions of values; real files reuse anchors a little, not this much.
+MAX_ALIAS_EXPANSION = 1_000_000
+MAX_BYTES = 20 * 1024 * 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass
+class YamlDoc:
+    """One YAML document: plain Python data plus where each value sits in the file."""
+
+    file: str
+    data: Any
+    positions: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
+    spans: SpanIndex | None = field(default=None, compare=False, repr=False)   # where values end, on demand
+
+    def locate(self, path: YamlPath) -> Location:
+        """Location of `path`, or of its nearest existing parent when the key is absent (where to add it).
+
+        It starts at the key (or item) and ends where its value ends, when the text is known.
+        """
+        probe = tuple(path)
+        while probe and probe not in self.positions:
+            probe = probe[:-1]
+        line, column = self.positions.get(probe, (1, 1))
+        end = self.spans.end_of((line, column), len(probe)) if self.spans is not None and probe else None
+        return Location(self.file, line, column, tuple(path), *(end or (None, None)))
+
+    def get(self, path: YamlPath, default: Any = None) -> Any:
+        node = self.data
+        for part in path:
+            if isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+                node = node[part]
+                continue
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+
+def decode_text(raw: bytes, file: str, *, max_bytes: int = MAX_BYTES) -> str:
+    if len(raw) > max_bytes:
+        raise UserError(f"file is {len(raw)} bytes, over the {max_bytes} byte limit", where=file)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise UserError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", where=f"{file}:{line}",
+            hint="save the file as UTF-8") from None
+
+
+def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES,
+                   shared: bool = False) -> list[YamlDoc]:
+    """Every document of a YAML stream; empty documents are skipped.
+
+    Read with libyaml when it is installed and the document is one it reads exactly like ruamel
+    (`yaml_libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel. `shared=True`: the
+    caller never modifies the documents, so one parse of each distinct file serves every caller.
+    """
+    text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)
+    if not shared or os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") == "0":
+        return _parse(text, file)
+    key = (file, text)
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return list(_PARSED[key])
+    docs = _parse(text, file)
+    _PARSED[key] = tuple(docs)
+    while len(_PARSED) > PARSE_CACHE_FILES:
+        _PARSED.popitem(last=False)
+    return docs
+
+
+# The desired-state reads of a fleet parse each distinct file once per process: 150 add-on clusters share
+# one stack base.yaml, and many clusters a queue or values file. Keyed by name and content (errors and
+# positions name the file), so a changed file is parsed again. Opt-in (`shared=True`) because the
+# documents are handed out as they are, not copied: only read-only callers may take them.
+PARSE_CACHE_FILES = 512
+_PARSED: OrderedDict[tuple[str, str], tuple[YamlDoc, ...]] = OrderedDict()
+
+
+def _parse(text: str, file: str) -> list[YamlDoc]:
+    if reader_engine() == "libyaml":
+        from reconciler.yamlio import libyaml as yaml_libyaml
+
+        fast = yaml_libyaml.documents(text)
+        if fast is not None:
+            spans = SpanIndex(text)
+            return [YamlDoc(file, data, positions, spans) for data, positions in fast]
+    return ruamel_documents(text, file)
+
+
+def reader_engine() -> str:
+    """"libyaml" (the default when PyYAML has its C extension) or "ruamel"."""
+    from reconciler.yamlio import libyaml as yaml_libyaml
+
+    wanted = os.environ.get("KAI_GITOPS_YAML_READER", "libyaml")
+    if wanted not in _READERS:
+        # A typo ("ruaml") would otherwise silently keep the default reader: the operator comparing readers
+        # would be comparing libyaml with itself.
+        raise UserError(
+            f"KAI_GITOPS_YAML_READER={wanted!r} is not a YAML reader",
+            hint="set it to libyaml or ruamel, or unset it",
+        )
+    return "libyaml" if wanted != "ruamel" and yaml_libyaml.available() else "ruamel"
+
+
+_READERS = ("libyaml", "ruamel")
+
+
+def ruamel_documents(text: str, file: str) -> list[YamlDoc]:
+    """The reference reader: ruamel's round-trip loader, converted to what Helm sees."""
+    yaml = _parser()
+    try:
+        loaded = list(yaml.load_all(text))
+    except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
+        raise _yaml_error(exc, file, text) from None
+    docs = []
+    spans = SpanIndex(text)
+    for node in loaded:
+        if node is None:
+            continue
+        _refuse_alias_bomb(node, file)
+        converter = _Converter(file)
+        data = converter.convert(node, ())
+        docs.append(YamlDoc(file, data, converter.positions, spans))
+    return docs
+
+
+def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared: bool = False) -> YamlDoc:
+    docs = load_documents(raw, file, shared=shared)
+    if len(docs) > 1:
+        raise UserError("expected one YAML document, found several", where=f"{file}:1")
+    if not docs:
+        if not empty_ok:
+            raise UserError("file is empty", where=f"{file}:1")
+        return YamlDoc(file, {}, {(): (1, 1)})
+    return docs[0]
+
+
+def _parser() -> Any:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.constructor import RoundTripConstructor
+
+    class _TimestampsAsText(RoundTripConstructor):
+        """Helm turns values into JSON, where a timestamp is its text; and a bad date (2027-13-01) must be a
+        string to report with its line, not a constructor crash with none."""
+
+    _TimestampsAsText.add_constructor("tag:yaml.org,2002:timestamp", _TimestampsAsText.construct_yaml_str)
+    yaml = YAML(typ="rt")
+    yaml.Constructor = _TimestampsAsText
+    yaml.preserve_quotes = True
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
+    # ruamel's own bugs raise bare AssertionError/NotImplementedError, some with no message at all
+    problem = getattr(exc, "problem", None) or next(iter(str(exc).splitlines()), "") or \
+        f"the YAML parser failed ({type(exc).__name__})"
+    if type(exc).__name__ == "DuplicateKeyError":
+        key = re.search(r'duplicate key "([^"]*)"', str(exc))
+        name = key.group(1) if key else "?"
+        return duplicate_key_error(file, name, *_duplicate_key_lines(text, exc, name))
+    context = getattr(exc, "context", None)
+    message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+    return UserError(message, where=where, hint="fix the YAML syntax")
+
+
+def duplicate_key_error(file: str, name: str, first: int, second: int) -> UserError:
+    return UserError(f'duplicate key "{name}" at lines {first} and {second}', where=f"{file}:{second}",
+                     hint="Helm would silently keep the last one; delete the line you do not mean")
+
+
+def _duplicate_key_lines(text: str, exc: Any, name: str) -> tuple[int, int]:
+    """ruamel marks the mapping's start, not the first key: re-compose (no duplicate check) to find both keys."""
+    mapping_mark, second = exc.context_mark, exc.problem_mark.line + 1
+    from ruamel.yaml import YAML
+
+    try:
+        roots = list(YAML(typ="rt").compose_all(text))
+    except Exception:  # composing failed too: the mapping's start is the best line we have
+        return mapping_mark.line + 1, second
+    seen: set[int] = set()
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or not isinstance(node.value, list):
+            continue
+        seen.add(id(node))
+        pairs = [p for p in node.value if isinstance(p, tuple)]
+        if pairs and (node.start_mark.line, node.start_mark.column) == (mapping_mark.line, mapping_mark.column):
+            lines = [k.start_mark.line + 1 for k, _ in pairs if getattr(k, "value", None) == name]
+            if len(lines) >= 2:
+                return lines[0], lines[-1] if lines[-1] == second else second
+        stack.extend(child for p in node.value for child in (p if isinstance(p, tuple) else (p,)))
+    return mapping_mark.line + 1, second
+
+
+def _refuse_alias_bomb(root: Any, file: str) -> None:
+    """Expanded size counted once per distinct container, so a bomb is caught before it is expanded."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        if not isinstance(node, dict | list):
+            return 1
+        key = id(node)
+        if key not in sizes:
+            sizes[key] = 0  # a self-referencing alias counts once instead of recursing forever
+            children = node.values() if isinstance(node, dict) else node
+            sizes[key] = 1 + sum(size(child) for child in children)
+        return sizes[key]
+
+    total = size(root)
+    if total - len(sizes) <= MAX_ALIAS_EXPANSION:
+        return
+    line = 1
+    if isinstance(root, dict):
+        worst = max(root, key=lambda k: size(root[k]))
+        line = (_lc(root, "key", worst) or (1, 1))[0]
+    raise UserError(f"YAML aliases expand to {total:,} values (an alias bomb)", where=f"{file}:{line}",
+                    hint="remove the nested anchors/aliases")
+
+
+class _Converter:
+    """Turns a ruamel round-trip tree into plain data the way Helm sees it, recording positions."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
+
+    def convert(self, node: Any, path: YamlPath) -> Any:
+        if isinstance(node, dict):
+            return dict(self._mapping_items(node, path))
+        if isinstance(node, list):
+            return [self.convert(item, (*path, i)) for i, item in enumerate(self._seq_items(node, path))]
+        value = _scalar(node)
+        if isinstance(value, str):
+            self._refuse_surrogate(value, path)
+        return value
+
+    def _refuse_surrogate(self, text: str, path: YamlPath) -> None:
+        """ruamel takes a `"\\ud800"` escape; libyaml and go-yaml (Helm) refuse it, and no output could
+        carry it (UTF-8 cannot encode half a surrogate pair)."""
+        found = _SURROGATE.search(text)
+        if found:
+            line, column = self.positions.get(path, (1, 1))
+            raise UserError(f"invalid YAML: \\u{ord(found.group()):04x} is half of a UTF-16 surrogate pair, not a "
+                            "character", where=f"{self.file}:{line}:{column}",
+                            hint="write the character itself, or its \\U escape")
+
+    def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
+        lines: dict[str, int] = {}
+        for raw_key, value in node.items():
+            key = helm_key(_scalar(raw_key))
+            child = (*path, key)
+            position = _lc(node, "key", raw_key)   # ruamel keeps positions under the key as written
+            if position is not None:
+                self.positions[child] = position
+            self._refuse_surrogate(key, child)
+            converted = self.convert(value, child)
+            if key in lines:   # `1:` and "1":, or `yes:` and `true:` — distinct in YAML, one key to Helm
+                raise duplicate_key_error(self.file, key, lines[key], position[0] if position else 1)
+            lines[key] = position[0] if position else 1
+            yield key, converted
+
+    def _seq_items(self, node: Any, path: YamlPath) -> Iterator[Any]:
+        for i, item in enumerate(node):
+            position = _lc(node, "item", i)
+            if position is not None:
+                self.positions[(*path, i)] = position
+            yield item
+
+
+def _lc(node: Any, kind: str, key: Any) -> tuple[int, int] | None:
+    lc = getattr(node, "lc", None)
+    if lc is None:
+        return None
+    try:
+        line, column = getattr(lc, kind)(key)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return line + 1, column + 1
+
+
+def _scalar(node: Any) -> Any:
+    from ruamel.yaml.scalarstring import ScalarString
+
+    if isinstance(node, ScalarString):
+        if type(node).__name__ != "PlainScalarString":
+            return str(node)  # quoted, literal and folded: strings, never booleans
+        node = str(node)      # an anchored plain scalar: what Helm reads it as, like any plain one
+    if isinstance(node, bool) or node is None:
+        return node
+    if type(node).__name__ == "ScalarBoolean":   # an anchored boolean: an int subclass in ruamel
+        return bool(node)
+    if isinstance(node, str):
+        return helm_plain_string(str(node))
+    if isinstance(node, int):
+        return go_integer(int(node))
+    if isinstance(node, float):
+        return float(node)
+    return str(node) if not isinstance(node, int | float) else node

@@ -1,0 +1,225 @@
+"""The fast path of `yamldoc`: libyaml's C composer (PyYAML's CSafeLoader), converted the way Helm reads it.
+
+ruamel's pure-Python parser costs ~10 ms for a 2 KB values file; libyaml composes it in well under 1 ms,
+and its nodes carry the same start line and column. Only the parse changes: scalars are resolved with
+ruamel's own YAML 1.2 rules (libyaml's loader would apply YAML 1.1: `010` octal, `1_0:30` sexagesimal)
+and then given Helm's meaning exactly as `yamldoc` does.
+
+This reader *declines* (returns None) whatever it does not handle identically — libyaml errors, explicit
+tags, aliases (so alias bombs too), `%` directives, tabs, merge keys (`<<`), complex and
+explicit keys, duplicate keys, a scalar ruamel's constructor would choke on — and `yamldoc` then reads
+the file with ruamel, so every error message and every unusual document comes out exactly as before.
+tests/test_fast_paths.py checks that both readers give the same data and positions on every YAML file
+of the project and on generated and fuzzed ones.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reconciler.core.refs import YamlPath
+from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
+
+try:
+    from yaml import CSafeLoader
+    from yaml.nodes import ScalarNode, SequenceNode
+except ImportError:  # PyYAML without libyaml: yamldoc falls back to ruamel
+    CSafeLoader = None
+
+_PLAIN, _QUOTED, _COLLECTION = "?plain", "?quoted", "?collection"
+
+# ruamel's YAML 1.2 implicit resolvers (ruamel/yaml/resolver.py), tried in ruamel's order per first char.
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_FLOAT = re.compile(r"""^(?:
+     [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X)
+_INT = re.compile(r"""^(?:[-+]?0b[0-1_]+
+    |[-+]?0o?[0-7_]+
+    |[-+]?[0-9_]+
+    |[-+]?0x[0-9a-fA-F_]+)$""", re.X)
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_RESOLVERS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {}
+for _first, _kinds in (("tTfF", ("bool",)), ("-+0123456789.", ("float", "int")), ("~nN", ("null",))):
+    for _char in _first:
+        _RESOLVERS[_char] = _RESOLVERS.get(_char, ()) + tuple(
+            (k, {"bool": _BOOL, "float": _FLOAT, "int": _INT, "null": _NULL}[k]) for k in _kinds)
+
+_NEEDS_RUAMEL = ("<<", "=")   # merge key, and the `value` tag: ruamel gives them meanings of its own
+
+
+class Decline(Exception):
+    """Not something this reader handles exactly like ruamel: read the file with ruamel instead."""
+
+
+def available() -> bool:
+    return CSafeLoader is not None
+
+
+if CSafeLoader is not None:
+    class _Composer(CSafeLoader):  # type: ignore[misc,valid-type]
+        """Composes only; tags are marked, not resolved (resolution happens below, with 1.2 rules)."""
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+            if kind is ScalarNode:
+                if implicit[0]:
+                    return _PLAIN
+                return _QUOTED if implicit[1] else "!"   # `! x`: ruamel's business
+            return _COLLECTION
+
+
+def documents(text: str) -> list[tuple[Any, dict[YamlPath, tuple[int, int]]]] | None:
+    """(data, positions) per non-empty document, or None to have ruamel read the file."""
+    if CSafeLoader is None or _ruamel_territory(text):
+        return None
+    try:
+        loader = _Composer(text)
+    except Exception:  # e.g. text libyaml cannot take in at all: ruamel decides
+        return None
+    try:
+        roots = []
+        while loader.check_node():
+            roots.append(loader.get_node())
+        out = []
+        for root in roots:
+            if isinstance(root, ScalarNode) and root.style in ("|", ">"):
+                return None   # its content may start at column 0, where the parsers disagree on comments
+            if isinstance(root, ScalarNode) and root.tag == _PLAIN and _plain(root.value) is None:
+                continue   # an empty document, as ruamel's load_all gives None for
+            converter = _Converter()
+            out.append((converter.convert(root, ()), converter.positions))
+        return out
+    except Exception:  # libyaml errors, Decline, a scalar ruamel also fails on: ruamel decides
+        return None
+    finally:
+        loader.dispose()
+
+
+# Where the two parsers part ways (found by fuzzing both, tests/test_fast_paths.py): anchor and alias
+# names with characters libyaml does not allow (it ends the name there, YAML 1.2 at the next space), tags,
+# explicit keys (`? k`), a carriage return alone, and block scalar headers other than `|`/`>` with
+# chomping/indentation indicators and a comment. A block scalar as the whole document, and any alias,
+# are declined after composing.
+_ODD_TOKENS = re.compile(
+    r"(?:^|[\s\[{,])[&*][\w-]*[^\w\s,\[\]{}-]"                          # odd anchor or alias name
+    r"|(?:^|[\s\[{,])!\S"                                                # tag
+    r"|(?:^|[\s\[{,])\?"                                                 # explicit key
+    r"|\r(?!\n)"                                                         # lone carriage return
+    r"|(?:^|[:-][ ]+)(?:&\S*[ ]+)?[ ]*[|>](?![-+1-9]{0,2}(?:[ ]+#[^\n]*)?(?:\r?\n|$))",  # odd block header
+    re.MULTILINE | re.ASCII)
+
+# NEL and the Unicode line/paragraph separators (line breaks to one parser, not the other), a BOM past the start.
+_ODD_BREAKS = re.compile("[\x85\u2028\u2029]|.\ufeff", re.DOTALL)
+
+
+def _ruamel_territory(text: str) -> bool:
+    """Text for ruamel: a directive (`%YAML 1.1` changes resolution), tabs (ruamel refuses some that libyaml
+    allows), odd line breaks, or one of the constructs above."""
+    return (text.startswith("%") or "\n%" in text or "\t" in text or _ODD_BREAKS.search(text) is not None
+            or _ODD_TOKENS.search(text) is not None)
+
+
+class _Converter:
+    def __init__(self) -> None:
+        self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
+        self.seen: set[int] = set()
+
+    def convert(self, node: Any, path: YamlPath) -> Any:
+        if id(node) in self.seen:   # composed once, reached twice: an alias
+            raise Decline("alias: ruamel measures the expansion first")
+        self.seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            return _scalar(node)
+        if node.tag != _COLLECTION:
+            raise Decline(f"explicit tag {node.tag}")
+        if isinstance(node, SequenceNode):
+            items = []
+            for i, item in enumerate(node.value):
+                child = (*path, i)
+                self.positions[child] = (item.start_mark.line + 1, item.start_mark.column + 1)
+                items.append(self.convert(item, child))
+            return items
+        return self._mapping(node, path)
+
+    def _mapping(self, node: Any, path: YamlPath) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        raw_keys: set[Any] = set()
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode):
+                raise Decline("complex key")
+            if key_node.tag == _PLAIN and key_node.value in _NEEDS_RUAMEL:
+                raise Decline("merge key")
+            raw = _scalar_raw(key_node)
+            key = helm_key(_helm_scalar(raw, key_node))
+            if raw in raw_keys or key in out:
+                raise Decline("duplicate key: ruamel names both lines")
+            raw_keys.add(raw)
+            child = (*path, key)
+            self.positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            out[key] = self.convert(value_node, child)
+        return out
+
+
+def _scalar(node: Any) -> Any:
+    return _helm_scalar(_scalar_raw(node), node)
+
+
+def _scalar_raw(node: Any) -> Any:
+    """The value ruamel's round-trip constructor gives the scalar (before Helm's reading of it)."""
+    if node.tag == _QUOTED or node.style in ("|", ">"):
+        return node.value
+    if node.tag != _PLAIN:
+        raise Decline(f"explicit tag {node.tag}")
+    if node.value in _NEEDS_RUAMEL:
+        raise Decline("merge or value tag")
+    return _plain(node.value)
+
+
+def _helm_scalar(raw: Any, node: Any) -> Any:
+    if isinstance(raw, str) and node.tag == _PLAIN:
+        return helm_plain_string(raw)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return go_integer(raw)
+    return raw
+
+
+def _plain(value: str) -> Any:
+    for kind, pattern in _RESOLVERS.get(value[:1], ()) if value else (("null", _NULL),):
+        if pattern.match(value):
+            return _CONSTRUCT[kind](value)
+    return value   # strings, and timestamps, which Helm sees as their text
+
+
+def _bool(value: str) -> bool:
+    return value.lower() == "true"
+
+
+def _int(text: str) -> int:
+    """ruamel's RoundTripConstructor.construct_yaml_int for YAML 1.2, value only (it raises where ruamel does)."""
+    value = text.replace("_", "")
+    sign = -1 if value[0] == "-" else 1
+    if value[0] in "+-":
+        value = value[1:]
+    for prefix, base in (("0b", 2), ("0x", 16), ("0o", 8)):
+        if value.startswith(prefix):
+            return sign * int(value[2:], base)
+    return sign * int(value)
+
+
+def _float(text: str) -> float:
+    """ruamel's construct_yaml_float for YAML 1.2, value only."""
+    value = text.replace("_", "").lower()
+    sign = -1 if value[0] == "-" else 1
+    if value[0] in "+-":
+        value = value[1:]
+    if value == ".inf":
+        return sign * float("inf")
+    if value == ".nan":
+        return float("nan")
+    return sign * float(value)
+
+
+_CONSTRUCT: dict[str, Any] = {"bool": _bool, "int": _int, "float": _float, "null": lambda _v: None}
