@@ -75,10 +75,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 # The documentation site (docs/, mkdocs.yml), built offline; --strict turns every warning (a broken link,
-# a page missing from the nav) into a failure. The site is a build product: .cache/ is git-ignored.
+# a page missing from the nav) into a failure. COLUMNS fixes the width of the generated help text.
+# The site is a build product: .cache/ is git-ignored.
 DOCS_SITE := .cache/site
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(DOCS_SITE)
+	NO_MKDOCS_2_WARNING=1 COLUMNS=100 $(BIN)/mkdocs build --strict --site-dir $(DOCS_SITE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates
