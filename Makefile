@@ -7,14 +7,14 @@ STAMP := $(VENV)/.installed
 EXAMPLE := repo-templates/demo
 DEMO_OUT := .cache/demo-out
 
-.PHONY: demo demo-fix test lint policy-test bench clean install
+.PHONY: demo demo-fix test lint docs policy-test bench clean install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -70,8 +70,16 @@ demo-fix: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates
+	$(MAKE) --no-print-directory docs
 	$(BIN)/kai-gitops policy test
 	$(BIN)/python -m pytest
+
+# The documentation site (docs/, mkdocs.yml), built offline; --strict turns every warning (a broken link,
+# a page missing from the nav) into a failure. COLUMNS fixes the width of the generated help text.
+# The site is a build product: .cache/ is git-ignored.
+DOCS_SITE := .cache/site
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 COLUMNS=100 $(BIN)/mkdocs build --strict --site-dir $(DOCS_SITE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates
