@@ -41,12 +41,33 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # Bumped when the way a binary is built changes, so old builds are not reused for the new recipe.
 RECIPE = "1"
-# Release builds stamp the version into these variables; a plain `go build` would report v0.0.0-master.
-# The values are the version read from go.mod, never written here.
-VERSION_VARIABLES = {
-    "k8s.io/kubernetes": [f"{pkg}.{var}" for pkg in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version")
-                          for var in ("gitVersion", "gitMajor", "gitMinor", "gitTreeState")],
-}
+
+
+def _major_minor(version: str) -> tuple[str, str]:
+    match = re.match(r"v(\d+)\.(\d+)\.", version)
+    if not match:
+        raise ToolsError(f"cannot read major.minor from {version}")
+    return match.group(1), match.group(2)
+
+
+def release_stamps(module: str, version: str, requires: dict[str, str]) -> dict[str, str]:
+    """The -X variables a release build sets and a plain `go build` leaves at placeholders. Every value is
+    derived from go.mod (the tool's version or a dependency's), never written here."""
+    if module == "k8s.io/kubernetes":  # hack/lib/version.sh; kubectl refuses `version` without it
+        major, minor = _major_minor(version)
+        return {f"{package}.{name}": value
+                for package in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version")
+                for name, value in (("gitVersion", version), ("gitMajor", major), ("gitMinor", minor),
+                                    ("gitTreeState", "clean"))}
+    if module == "helm.sh/helm/v3":  # helm's Makefile; without it `helm template` assumes Kubernetes v1.20
+        major, minor = _major_minor(requires["k8s.io/client-go"])  # client-go v0.N.x is Kubernetes 1.N
+        kube_major = str(int(major) + 1)
+        return {"helm.sh/helm/v3/internal/version.version": version,
+                "helm.sh/helm/v3/internal/version.gitTreeState": "clean",
+                **{f"helm.sh/helm/v3/pkg/{package}.{name}": value
+                   for package in ("chartutil", "lint/rules")
+                   for name, value in (("k8sVersionMajor", kube_major), ("k8sVersionMinor", minor))}}
+    return {}
 
 
 class ToolsError(Exception):
@@ -127,17 +148,22 @@ class Tool:
     packages: list[str]  # what `go build` builds; "." for a main package in the folder itself
     module: str         # the module (from go.mod) that provides the command
     version: str        # its version, from go.mod
+    stamps: dict[str, str] = field(default_factory=dict)  # -X variables of a release build
     key: str = ""
     go: str = ""
 
     @property
+    def build_flags(self) -> list[str]:
+        # -buildvcs=false: the main module is our wrapper, its Git state means nothing (and stamping it fails
+        # in checkouts owned by another user, as in some CI containers).
+        flags = ["-trimpath", "-buildvcs=false"]
+        if self.ldflags:
+            flags.append(f"-ldflags={self.ldflags}")
+        return flags
+
+    @property
     def ldflags(self) -> str:
-        names = VERSION_VARIABLES.get(self.module, [])
-        values = {"gitVersion": self.version, "gitTreeState": "clean"}
-        match = re.match(r"v(\d+)\.(\d+)\.", self.version)
-        if match:
-            values |= {"gitMajor": match.group(1), "gitMinor": match.group(2)}
-        return " ".join(f"-X {name}={values[name.rsplit('.', 1)[1]]}" for name in names)
+        return " ".join(f"-X {name}={value}" for name, value in self.stamps.items())
 
 
 def discover(tools_dir: Path = HERE) -> list[Tool]:
@@ -158,8 +184,10 @@ def discover(tools_dir: Path = HERE) -> list[Tool]:
         if not packages:
             raise ToolsError(f"{directory}: neither a tools.go (//go:build tools) nor a main package")
         module = _providing_module(gomod, imported, directory)
-        version = gomod.replaces.get(module, gomod.requires[module])
-        tools.append(Tool(directory.name, directory, packages, module, version))
+        requires = gomod.requires | gomod.replaces
+        version = requires[module]
+        tools.append(Tool(directory.name, directory, packages, module, version,
+                          release_stamps(module, version, requires)))
     if not tools:
         raise ToolsError(f"no tool modules under {tools_dir}")
     return tools
@@ -196,7 +224,7 @@ def assign_keys(tools: list[Tool]) -> None:
     for tool in tools:
         env = go_env(tool.directory)
         env_cache[tool.name] = env
-        digest = hashlib.sha256(f"recipe {RECIPE}\nldflags {tool.ldflags}\ncgo {env['CGO_ENABLED']}\n".encode())
+        digest = hashlib.sha256(f"recipe {RECIPE}\nflags {tool.build_flags}\ncgo {env['CGO_ENABLED']}\n".encode())
         for path in sorted([tool.directory / "go.mod", tool.directory / "go.sum", *tool.directory.glob("*.go")]):
             if path.exists():
                 digest.update(f"{path.name}\n".encode() + path.read_bytes() + b"\n")
@@ -239,10 +267,8 @@ def locked(root: Path):
 def build(tool: Tool, builds: Path) -> float:
     target = builds / tool.key
     staging = Path(tempfile.mkdtemp(prefix=f".{tool.key}.", dir=builds))
-    command = ["go", "build", "-trimpath"]
-    if tool.ldflags:
-        command.append(f"-ldflags={tool.ldflags}")
-    command += ["-o", str(staging) + os.sep, *tool.packages]
+    staging.chmod(0o755)
+    command = ["go", "build", *tool.build_flags, "-o", str(staging) + os.sep, *tool.packages]
     log(f"building {tool.name} {tool.version} with {tool.go}: {' '.join(tool.packages)}")
     started = time.monotonic()
     try:
@@ -267,6 +293,7 @@ def link_set(tools: list[Tool], root: Path) -> Path:
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".bin.", dir=final.parent))
+    staging.chmod(0o755)
     try:
         for tool in tools:
             build_dir = root / "builds" / tool.key
