@@ -8,11 +8,20 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import settings
 
+from tests.support import tools
+
 # CI draws the same examples every run (a red CI must mean the change, not the dice); a developer's run
 # explores new ones, and a failure found there is kept in .hypothesis/ and replayed.
 settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# The pinned real tools (tools/, `make tools`) first on PATH for every test and the processes it starts.
+tools.activate()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "real: runs against the real etcd + kube-apiserver (tests/real/, make tools)")
 
 
 @pytest.fixture(autouse=True, scope="session")
