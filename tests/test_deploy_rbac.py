@@ -134,9 +134,9 @@ def test_report_only_writes_nothing_but_report_objects(tmp_path: Path) -> None:
     assert {name for _, name, r in rules if set(r["verbs"]) - READS} == {"kai-gitops-report"}
 
 
-def test_fixer_role_grants_only_what_spec_8_lets_a_fix_touch(tmp_path: Path) -> None:
-    """SPEC §8: create/patch Queues, the node label, plus the guard rails (Lease, Events); never delete,
-    Secrets or Pods."""
+def test_fixer_role_grants_only_the_allowed_writes(tmp_path: Path) -> None:
+    """The allowed writes (docs/reconcile.md): create/patch Queues, the node label, plus the guard rails (Lease,
+    Events); never delete, Secrets or Pods."""
     rules = bound_rules(rendered(tmp_path, "self-heal"))
     writes = {(scope, g, res, v) for scope, name, r in rules for g in r["apiGroups"] for res in r["resources"]
               for v in r["verbs"] if v not in READS and name != "kai-gitops-report"}

@@ -1,4 +1,5 @@
-"""The desired model: files from Git → expected queues, shard, values and feature gates (SPEC §3, §4)."""
+"""The desired model: files from Git → expected queues, shard, values and feature gates
+(docs/configuration.md#how-desired-state-is-interpreted)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""NVCA's `kai-scheduler-queues` verdict predicted byte for byte (SPEC §6), and Go's %v for float64.
+"""NVCA's `kai-scheduler-queues` verdict predicted byte for byte, and Go's %v for float64
+(docs/policies.md#nvca-health-check).
 
 Expected strings are written out literally on purpose: operators grep for NVCA's own words, so a change
 to a constant in reconciler/checks/nvca.py must break these tests.

@@ -1,5 +1,6 @@
 """A saved plan is input an operator (or an attacker with write access to the file) can edit and re-hash:
-every way a hand-made plan could steer the applier past SPEC §8 is refused before any request is sent.
+every way a hand-made plan could steer the applier past the allowed writes (docs/reconcile.md) is refused
+before any request is sent.
 """
 
 from __future__ import annotations

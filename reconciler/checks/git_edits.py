@@ -1,6 +1,6 @@
-"""Which findings Git can fix, and the exact edits (SPEC §8: values/env/queue files into canonical form).
+"""Which findings Git can fix, and the exact edits (values/env/queue files into canonical form: docs/git-hosts.md).
 
-The rules say what is wrong and where (doc + YAML path); the canonical values of SPEC §4.1 and NVCA's
+The rules say what is wrong and where (doc + YAML path); canonical-kai-values.yaml and NVCA's
 gate spelling say what is right. Edits are computed here, beside the checks, so every output can show
 them and `--fix-git` only has to apply them. A finding whose fix is a choice (enable Grove or disable
 Dynamo; drop HelmAllowCPUNodes or add -HelmResourceConstraints) gets no edit: a person decides.
@@ -56,7 +56,7 @@ def git_edits_for(finding: Finding, desired: DesiredCluster) -> tuple[GitEdit, .
 
 
 def canonical_rank(edit: GitEdit) -> tuple[str, int, int]:
-    """Where an edit's key sits in the canonical values (SPEC §4.1 order), so added keys read in that order."""
+    """Where an edit's key sits in canonical-kai-values.yaml's order, so added keys read in that order."""
     order = _canonical_order()
     path = tuple(edit.path)
     for index, leaf in enumerate(order):

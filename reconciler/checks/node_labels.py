@@ -1,4 +1,4 @@
-"""The shared-cluster label each node should carry, from Git's intent and the live labels (SPEC §4.6, §8).
+"""The schedule label each node should carry, from Git's intent and live labels (docs/policies.md#shared-cluster-mode).
 
 The NVCA-S rules judge the labels and name the nodes; this computes the per-node change that settles
 them, so `reconcile` can apply it: set `nvca.nvcf.nvidia.io/schedule=true` on every intended node that

@@ -1,4 +1,4 @@
-"""NVCA's `kai-scheduler-queues` health component, predicted byte for byte from Queues (SPEC §6)."""
+"""NVCA's `kai-scheduler-queues` health check, predicted byte for byte (docs/policies.md#nvca-health-check)."""
 
 from __future__ import annotations
 

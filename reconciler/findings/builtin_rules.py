@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from reconciler.checks.policy.pack import RuleMeta
 
-_DRIFT_SOURCE = "kai-gitops differ (README: Rule IDs)"
-_WAIVER_SOURCE = "kai-gitops waivers (README: Policies and waivers)"
+_DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
+_WAIVER_SOURCE = "kai-gitops waivers (docs/policies.md#waivers)"
 
 DRIFT_RULES = (
     RuleMeta("KAI-D-001", "Queue defined in Git is missing", "error", "live",

@@ -40,7 +40,7 @@ class EditOp(StrEnum):
 
 @dataclass(frozen=True)
 class GitEdit:
-    """One change to a file in Git that fixes a finding (SPEC §8): a fix pull request is made of these.
+    """One change to a file in Git that fixes a finding (docs/git-hosts.md): a fix pull request is made of these.
 
     `doc` is the index among the file's non-empty YAML documents (queue files hold several); `path` is
     the YAML path in that document, as the reader and `Location` spell it.
@@ -71,7 +71,7 @@ class Fix:
     action: Action
     description: str
     command: str | None = None          # what an operator would run (kubectl/helm), shown verbatim
-    patch: dict[str, Any] | None = None  # merge patch the tool itself may apply (SPEC §8 limits)
+    patch: dict[str, Any] | None = None  # merge patch the tool itself may apply (docs/reconcile.md#allowed-writes)
     git_edits: tuple[GitEdit, ...] = ()  # the Git change that fixes it (`--fix-git`), when there is one
 
     def to_dict(self) -> dict[str, Any]:

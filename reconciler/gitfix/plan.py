@@ -84,7 +84,7 @@ def plan_fix(cluster: str, findings: list[Finding], read: Callable[[str], bytes]
 
 def _fixable(findings: list[Finding], cluster: str) -> list[Finding]:
     """The cluster's active findings with edits, in canonical key order: keys a fix adds appear in the order
-    of SPEC §4.1 (an added key goes after its siblings, so the order it is added in is the order it reads)."""
+    of canonical-kai-values.yaml (an added key goes after its siblings: the order added is the order it reads)."""
     from reconciler.checks.git_edits import canonical_rank
 
     chosen = [f for f in findings

@@ -1,4 +1,4 @@
-"""The desired state of one cluster, and the live objects it implies (SPEC §3, §4)."""
+"""A cluster's desired state, the live objects it implies (docs/configuration.md#how-desired-state-is-interpreted)."""
 
 from __future__ import annotations
 

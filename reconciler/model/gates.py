@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# Appended by the stack unless the user already lists the gate or its negation (SPEC §4.5), in this order.
+# Appended by the stack unless the user lists the gate or its negation (docs/policies.md#feature-gates), in this order.
 STACK_DEFAULT_GATES = (
     "DynamicGPUDiscovery", "InfraResourceOverhead", "EnforceHelmFunctionResourceLimits",
     "EnforceContainerFunctionResourceLimits", "EnforceHelmTaskResourceLimits",

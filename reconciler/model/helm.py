@@ -1,4 +1,4 @@
-"""Helm release Secrets (type helm.sh/release.v1) decoded into release summaries (SPEC §5.2)."""
+"""Helm release Secrets (type helm.sh/release.v1) decoded into release summaries (docs/policies.md#the-kai-release)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def release_from_summary(obj: dict[str, Any]) -> HelmRelease:
 
 
 def latest_per_release(releases: list[HelmRelease]) -> list[HelmRelease]:
-    """Per release: the highest revision, preferring a deployed one (SPEC §5.2), remembering the newest.
+    """Per release: the highest revision, preferring a deployed one, and the newest (docs/policies.md#the-kai-release).
 
     A release whose newest revision is `uninstalled` (kept with --keep-history) no longer exists.
     """

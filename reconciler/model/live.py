@@ -218,7 +218,7 @@ def pod_summary(obj: dict[str, Any], now: datetime) -> PodSummary:
 
 
 def healthz_from_response(http_status: Any, body: Any) -> Healthz:
-    """NVCA answers 503 with the same JSON body when unhealthy (SPEC §5.3)."""
+    """NVCA answers 503 with the same JSON body when unhealthy (docs/policies.md#nvca-health-check)."""
     if not isinstance(body, dict):
         return Healthz(True, http_status, None, {}, detail="healthz answered without a JSON body")
     components = body.get("Components") or {}

@@ -1,4 +1,4 @@
-"""Versioned JSON (schemaVersion 1, documented in the README): stable keys for scripts and dashboards."""
+"""Versioned JSON (schemaVersion 1, documented in docs/outputs.md): stable keys for scripts and dashboards."""
 
 from __future__ import annotations
 

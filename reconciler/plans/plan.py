@@ -1,6 +1,6 @@
 """The change set `reconcile` proposes and applies: typed, hashable, saved as versioned JSON, shown like Terraform.
 
-A plan holds only what SPEC §8 lets the tool change (create a Queue; set a Queue's spec.resources /
+A plan holds only the allowed writes of docs/reconcile.md (create a Queue; set a Queue's spec.resources /
 spec.parentQueue; add or remove the shared-cluster node label) and, for everything else, the operator's
 command. Each change records the *before* value of every field it touches: staleness is judged per field
 when the plan is applied (KAI and the kubelet rewrite status all the time, so a whole-object
@@ -236,7 +236,7 @@ def check_changes(changes: Iterable[Change], where: str) -> None:
 
 
 def check_change(change: Change, where: str) -> None:
-    """Refuse anything SPEC §8 does not allow, before any request: name, kind, operation, field, value."""
+    """Refuse all but the allowed writes (docs/reconcile.md) before any request: name, kind, operation, field, value."""
     if not valid_name(change.ref.name):
         raise UserError(f"plan change names {change.ref.kind} {change.ref.name!r}, which is not a Kubernetes "
                         "object name (lower-case DNS subdomain)", where=where)

@@ -1,4 +1,4 @@
-"""The writes kai-gitops can make, checked before each request is sent (SPEC §8 plus the guard rails' own):
+"""The writes kai-gitops can make, checked before each request is sent (docs/reconcile.md#allowed-writes):
 
     POST  /apis/scheduling.run.ai/v2/queues                       create a Queue (name, spec.resources/parentQueue)
     PATCH /apis/scheduling.run.ai/v2/queues/NAME                  spec.resources / spec.parentQueue only

@@ -60,7 +60,7 @@ def sample_findings() -> list[Finding]:
 
 def rule(rule_id: str, severity: str = "error", scope: str = "static") -> RuleMeta:
     return RuleMeta(rule_id, f"{rule_id} title", severity, scope, f"why {rule_id} matters",
-                    f"how to fix {rule_id}", "SPEC")
+                    f"how to fix {rule_id}", f"where {rule_id} comes from")
 
 
 POLICY_RULES = [rule("KAI-Q-001"), rule("KAI-Q-011", scope="live"), rule("KAI-V-001", "warning"),

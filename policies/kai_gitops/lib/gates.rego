@@ -1,4 +1,5 @@
-# Feature-gate list semantics of NVCA (SPEC §4.5): `X`/`+X` enable, `-X` disables, disabled wins.
+# Feature-gate list semantics of NVCA: `X`/`+X` enable, `-X` disables, disabled wins
+# (docs/policies.md#feature-gates).
 package kai_gitops.lib.gates
 
 known := {g | some g in data.nvca.feature_gates.known}

@@ -1,4 +1,4 @@
-# NVCA's own words (SPEC §6), quoted byte for byte so operators can grep for them.
+# NVCA's own words (docs/policies.md#nvca-health-check), quoted byte for byte so operators can grep for them.
 package kai_gitops.lib.nvca
 
 import data.kai_gitops.lib.util

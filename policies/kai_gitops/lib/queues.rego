@@ -54,8 +54,9 @@ queue_capped_kinds(qs) := {q.name: kinds |
 }
 
 # The two default queues as the KAI values declare them (defaultQueue.parentResources/childResources),
-# named by that values key. Values may leave numbers out (absent = 0, SPEC §5.1) or hold anything where a
-# mapping belongs, so they are normalised first: builtins abort the evaluation on a type error.
+# named by that values key. Values may leave numbers out (absent = 0, as for live Queues:
+# docs/configuration.md#what-is-read) or hold anything where a mapping belongs, so they are normalised first:
+# builtins abort the evaluation on a type error.
 default_queue_values := [q |
 	some which in ["parentResources", "childResources"]
 	given := queue_object_or_empty(object.get(default_queue_section, which, {}))

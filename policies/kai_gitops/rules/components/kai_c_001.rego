@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "Pods assigned to KAI never fall back to the default scheduler: while KAI components are down new and replacement NVCF pods stay Pending.",
 	"remediation": "Restore KAI availability: inspect the pods and the scheduler logs (kubectl -n kai-scheduler logs deploy/kai-scheduler-default --tail=100).",
-	"source": "SPEC §4.7 / seed: Verify the integration; Maintain KAI Scheduler",
+	"source": "docs/policies.md#workload-pods / user guide: Verify the integration; Maintain KAI Scheduler",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "Installing KAI alone does not make NVCF use it: NVCA assigns workload pods to KAI only when the KAIScheduler feature gate is enabled.",
 	"remediation": "Add \"KAIScheduler\" to the NVCA feature-gate list (selfManaged.featureGateValues for standalone NVCA values, global.nvcaOperator.selfManaged.featureGateValues in the environment file), keeping the other gates.",
-	"source": "SPEC §4.5 / seed: Install KAI Scheduler (add KAIScheduler to the existing NVCA feature-gate list)",
+	"source": "docs/policies.md#feature-gates / user guide: Install KAI Scheduler (add KAIScheduler to the existing NVCA feature-gate list)",
 }
 
 violations contains v if {

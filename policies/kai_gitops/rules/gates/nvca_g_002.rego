@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "With -KAIScheduler NVCA keeps NVCF pods on the default scheduler although KAI runs; this is allowed (e.g. while KAI is being validated) but usually unintended.",
 	"remediation": "Remove \"-KAIScheduler\" from the feature-gate list once KAI is ready, or disable the KAI add-on if it is not wanted.",
-	"source": "SPEC §4.5, §7 / seed: Install KAI Scheduler (unless explicitly disabled with -KAIScheduler)",
+	"source": "docs/policies.md#feature-gates / user guide: Install KAI Scheduler (unless explicitly disabled with -KAIScheduler)",
 }
 
 violations contains v if {

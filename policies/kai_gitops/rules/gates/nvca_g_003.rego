@@ -10,7 +10,7 @@ meta := {
 	"scope": "static",
 	"rationale": "With the gate on and no KAI CRDs NVCA goes unhealthy; that is fine only if KAI is installed and managed outside this repo.",
 	"remediation": "Enable addons.kaiScheduler (add-on mode) or declare the standalone KAI values file in the repo config; or remove KAIScheduler from the feature gates.",
-	"source": "SPEC §6 / seed: Troubleshoot the integration (KAI Scheduler is not installed)",
+	"source": "docs/policies.md#feature-gates / user guide: Troubleshoot the integration (KAI Scheduler is not installed)",
 }
 
 violations contains v if {

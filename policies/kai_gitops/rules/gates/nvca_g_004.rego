@@ -10,7 +10,7 @@ meta := {
 	"scope": "static",
 	"rationale": "NVCA ignores unknown gate names with only a log warning, so a misspelt gate silently does nothing.",
 	"remediation": "Fix or remove the unknown gate name; known names are listed in policies/kai_gitops/data/known_gates.json (extend it with a data file if your NVCA has newer gates).",
-	"source": "SPEC §4.5 (unknown names are ignored by NVCA with a warning)",
+	"source": "docs/policies.md#feature-gates (unknown names are ignored by NVCA with a warning)",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "static",
 	"rationale": "Gate names are case-sensitive: `kaischeduler` is an unknown name that NVCA ignores, so the intended gate is not applied.",
 	"remediation": "Spell the gate exactly as NVCA does (the message gives the right spelling).",
-	"source": "SPEC §4.5 (case-sensitive)",
+	"source": "docs/policies.md#feature-gates (case-sensitive)",
 }
 
 violations contains v if {

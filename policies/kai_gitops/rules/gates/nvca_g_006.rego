@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "NVCA refuses to start when HelmAllowCPUNodes and HelmResourceConstraints are both on, and HelmResourceConstraints is on by default.",
 	"remediation": "Remove \"HelmAllowCPUNodes\", or add \"-HelmResourceConstraints\" to the feature-gate list.",
-	"source": "SPEC §4.5",
+	"source": "docs/policies.md#feature-gates",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "When X and -X both appear NVCA disables X; the list says two things and only one of them happens.",
 	"remediation": "Keep only the item you mean: X to enable, -X to disable.",
-	"source": "SPEC §4.5 (disabled wins)",
+	"source": "docs/policies.md#feature-gates (disabled wins)",
 }
 
 user := object.get(util.gates, "user", [])

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "Helm renders the effective gate list into ConfigMap nvca-operator/nvcfbackend-self-managed (capabilities); a difference means the NVCA release was not upgraded with the current Git values.",
 	"remediation": "Apply the NVCA values from Git (add-on mode: apply the environment through the compute plane workflow; standalone: helm upgrade the nvca-operator release).",
-	"source": "SPEC §4.5 (Git → ConfigMap capabilities)",
+	"source": "docs/policies.md#feature-gates (Git → ConfigMap capabilities)",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "The NVCA operator copies the ConfigMap's capabilities into NVCFBackend spec.featureGate.values, dropping DynamicGPUDiscovery by design; any other difference means the operator has not reconciled.",
 	"remediation": "Check the nvca-operator pod in nvca-operator is running and its logs; it reconciles the NVCFBackend from the ConfigMap.",
-	"source": "SPEC §4.5 (ConfigMap → NVCFBackend spec, minus DynamicGPUDiscovery)",
+	"source": "docs/policies.md#feature-gates (ConfigMap → NVCFBackend spec, minus DynamicGPUDiscovery)",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "status.featureGate.values is the list NVCA last rolled out; until it equals the spec (or the overrides, which replace the spec list) the agent still runs with the old gates.",
 	"remediation": "Wait for the rollout; if it does not finish, check the nvca pods in nvca-system and the nvca-operator logs.",
-	"source": "SPEC §4.5 (spec+overrides → status = rollout pending)",
+	"source": "docs/policies.md#feature-gates (spec+overrides → status = rollout pending)",
 }
 
 hops := util.live.gate_hops

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "spec.overrides.featureGate.values replaces the gate list from Git and is wiped by the next Helm upgrade; while present, Git does not describe what NVCA runs, and the next upgrade changes behaviour.",
 	"remediation": "Move the wanted gates into the Git feature-gate list, then remove spec.overrides.featureGate from the NVCFBackend.",
-	"source": "SPEC §4.5 (overrides replace the list and are wiped by the next Helm upgrade)",
+	"source": "docs/policies.md#feature-gates (overrides replace the list and are wiped by the next Helm upgrade)",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "With the KAIScheduler gate on NVCA lists KAI Queues; if the Queue kind is not served NVCA reports itself unhealthy with this exact message.",
 	"remediation": "Install KAI (enable addons.kaiScheduler, or helm install kai-scheduler with the pinned version), or remove KAIScheduler from the NVCA feature gates.",
-	"source": "SPEC §6 step 1 / seed: Troubleshoot the integration (KAI Scheduler is not installed)",
+	"source": "docs/policies.md#nvca-health-check (step 1) / user guide: Troubleshoot the integration (KAI Scheduler is not installed)",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "NVCA checks the two default queues and marks the agent unhealthy on the first problem; the message is NVCA's own, predicted byte for byte so it can be grepped in NVCA's health output.",
 	"remediation": "Either one or both were not found: create default-parent-queue and default-queue (child of the parent) with unlimited resources. Queue hierarchy misconfigured: default-queue's parentQueue must be default-parent-queue, which has no parent. Resource violation: set quota -1, limit -1, overQuotaWeight 1 for cpu, gpu and memory on the queue. helm upgrade does not change existing queues: patch them.",
-	"source": "SPEC §6 / seed: Troubleshoot the integration (error table)",
+	"source": "docs/policies.md#nvca-health-check / user guide: Troubleshoot the integration (error table)",
 }
 
 # Python may have no prediction to offer (null); treat it as no verdict rather than failing the evaluation.

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "A disagreement means NVCA has not re-checked since the queues changed, runs with a different gate list than Git, or checks something this tool does not model; either way its verdict cannot be explained from the cluster.",
 	"remediation": "Re-read kubectl get --raw /api/v1/namespaces/nvca-system/services/nvca:8000/proxy/healthz after a minute; if it still disagrees, compare the NVCFBackend status feature gates with Git and check the NVCA logs.",
-	"source": "SPEC §5.3, §6 / seed: Troubleshoot the integration",
+	"source": "docs/policies.md#nvca-health-check / user guide: Troubleshoot the integration",
 }
 
 healthz := util.live.healthz

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "Without the health endpoint only the prediction is available; NVCA's own verdict cannot be confirmed.",
 	"remediation": "Check that service nvca in nvca-system exists and that your credentials may use the services/proxy subresource.",
-	"source": "SPEC §5.3",
+	"source": "docs/policies.md#nvca-health-check (the health endpoint)",
 }
 
 violations contains v if {

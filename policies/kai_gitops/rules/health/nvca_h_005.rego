@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "The NVCA operator manages exactly one NVCFBackend in nvca-operator; none means NVCA is not installed, several mean conflicting agents.",
 	"remediation": "Install the NVCA operator (none found) or remove the extra NVCFBackend objects so one remains.",
-	"source": "SPEC §2 (NVCFBackend, exactly one)",
+	"source": "docs/configuration.md#what-is-read (NVCFBackend, exactly one)",
 }
 
 backend := util.live.backend

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "NVCA writes \"healthy\" to status.agentStatus; an unhealthy agent shows as Unknown and stops taking NVCF work.",
 	"remediation": "Read the component detail from NVCA's health endpoint and fix what it names (for kai-scheduler-queues see NVCA-H-002).",
-	"source": "SPEC §5.3 / seed: Troubleshoot the integration (kubectl get nvcfbackends.nvcf.nvidia.io -A)",
+	"source": "docs/policies.md#nvca-health-check / user guide: Troubleshoot the integration (kubectl get nvcfbackends.nvcf.nvidia.io -A)",
 }
 
 backend := util.live.backend

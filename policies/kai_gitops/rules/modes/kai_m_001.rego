@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "The add-on manages release kai-scheduler and overwrites its values with the stack's; a second, standalone installation must not exist.",
 	"remediation": "Either set addons.kaiScheduler.enabled: false in the environment file, or remove the standalone KAI values file from the cluster's config.",
-	"source": "SPEC §3 / seed: Install KAI Scheduler (Use an existing or separately managed installation)",
+	"source": "docs/policies.md#install-modes / user guide: Install KAI Scheduler (Use an existing or separately managed installation)",
 }
 
 violations contains v if {

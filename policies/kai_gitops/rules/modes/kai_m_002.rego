@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "The stack installs the KAI Topology CRs only when addons.kaiScheduler.enabled is true as well.",
 	"remediation": "Set addons.kaiScheduler.enabled: true, or addons.topologyAwareScheduling.enabled: false, in the environment file.",
-	"source": "SPEC §7 / fixture: compute-plane-environment-base.yaml (addons.topologyAwareScheduling)",
+	"source": "docs/policies.md#install-modes / nvcf-compute-plane stack: environments/base.yaml (addons.topologyAwareScheduling)",
 }
 
 violations contains v if {

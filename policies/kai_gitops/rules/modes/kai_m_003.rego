@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "Grove builds its gang scheduling on KAI PodGroups; without KAI its workloads stay Pending.",
 	"remediation": "Set addons.kaiScheduler.enabled: true (or declare a standalone KAI install), or set addons.groveOperator.enabled: false.",
-	"source": "SPEC §7 / fixture: compute-plane-environment-base.yaml (KAI is required when enabling Grove or Dynamo)",
+	"source": "docs/policies.md#install-modes / nvcf-compute-plane stack: environments/base.yaml (KAI is required when enabling Grove or Dynamo)",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "Dynamo's multi-role inference services are scheduled through Grove; Dynamo without Grove cannot place them.",
 	"remediation": "Set addons.groveOperator.enabled: true (which in turn needs addons.kaiScheduler.enabled: true), or set addons.dynamoOperator.enabled: false.",
-	"source": "SPEC §7 / seed: Schedule multi-Pod workloads",
+	"source": "docs/policies.md#install-modes / user guide: Schedule multi-Pod workloads",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "Pods created before the KAIScheduler gate was enabled keep default-scheduler until their function is redeployed; they are not wrong, just not on KAI yet.",
 	"remediation": "Redeploy the function (a new deployment gets kai-scheduler). Never patch pods: spec.schedulerName is immutable and NVCA owns them.",
-	"source": "SPEC §4.7 / seed: Verify the integration",
+	"source": "docs/policies.md#workload-pods / user guide: Verify the integration",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "NVCA labels every pod it creates with kai.scheduler/queue=default-queue; a pod without it was not created by a KAI-aware NVCA and falls into the pod-grouper's fallback queue.",
 	"remediation": "Redeploy the function so NVCA recreates its pods with the queue label; never patch pods.",
-	"source": "SPEC §4.7",
+	"source": "docs/policies.md#workload-pods",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "Pods assigned to KAI do not fall back to the default scheduler; the guide's checks (scheduler name, KAI pods, Unschedulable event) tell which of them holds a pod back.",
 	"remediation": "Follow the explanation: restore KAI if its pods are down, otherwise read the pod's Unschedulable event and the KAI scheduler logs (kubectl -n kai-scheduler logs deploy/kai-scheduler-default --tail=100).",
-	"source": "SPEC §7 / seed: Troubleshoot the integration (workload Pods stay Pending)",
+	"source": "docs/policies.md#workload-pods / user guide: Troubleshoot the integration (workload Pods stay Pending)",
 }
 
 kai_pods := object.get(util.live, "kai_pods", [])

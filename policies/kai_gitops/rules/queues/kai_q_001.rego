@@ -10,7 +10,7 @@ meta := {
 	"scope": "static",
 	"rationale": "NVCA marks itself unhealthy unless both default queues have quota=-1, limit=-1, overQuotaWeight=1 for cpu, gpu and memory; chart defaults use quota 0. The queues are created only at install time, so a wrong value here sticks.",
 	"remediation": "Set defaultQueue.parentResources and defaultQueue.childResources to {cpu,gpu,memory}: {quota: -1, limit: -1, overQuotaWeight: 1}. On an existing release helm upgrade does not change the live queues: also patch them, e.g. kubectl patch queues.scheduling.run.ai default-queue --type merge -p '{\"spec\":{\"resources\":...}}'.",
-	"source": "SPEC §4.1, §4.2, §6 / seed: Install KAI Scheduler; Troubleshoot (resource violation for queue)",
+	"source": "docs/policies.md#default-queues / user guide: Install KAI Scheduler; Troubleshoot the integration (resource violation for queue)",
 }
 
 # The values key of each default queue's resources, its name key, and the chart's default name.

@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "NVCA looks for exactly default-parent-queue and default-queue (and the pod-grouper falls back to default-queue whatever childName says); other names or no default queues make NVCA unhealthy.",
 	"remediation": "Set defaultQueue.createDefaultQueue: true, defaultQueue.parentName: default-parent-queue and defaultQueue.childName: default-queue in the KAI values file.",
-	"source": "SPEC §4.1, §4.2, §6 / seed: Install KAI Scheduler",
+	"source": "docs/policies.md#default-queues / user guide: Install KAI Scheduler",
 }
 
 wanted := {"createDefaultQueue": true, "parentName": "default-parent-queue", "childName": "default-queue"}

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "NVCA accepts default-queue under any non-empty parent; this policy is stricter than NVCA and requires the parent the guide sets up, default-parent-queue, so the unlimited parent is what caps NVCF work.",
 	"remediation": "Patch default-queue's spec.parentQueue to default-parent-queue, and set defaultQueue.parentName: default-parent-queue in the KAI values.",
-	"source": "SPEC §6 (NVCA quirk: any non-empty parent passes) / seed: NVCA expects a parent queue named default-parent-queue and a child queue named default-queue",
+	"source": "docs/policies.md#nvca-health-check (NVCA quirk: any non-empty parent passes) / user guide: NVCA expects a parent queue named default-parent-queue and a child queue named default-queue",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "NVCA relies on unlimited queues for capacity and usage tracking but only checks the two default queues and reports the first violation; this policy is stricter than NVCA: it checks every queue NVCF pods use, their ancestors, and reports every limited resource.",
 	"remediation": "Set quota -1, limit -1, overQuotaWeight 1 for cpu, gpu and memory on the queue (patch the live Queue and fix its manifest or values in Git).",
-	"source": "SPEC §7 / seed: Set unlimited (-1) quotas and limits on the queues used for NVCF workloads",
+	"source": "docs/policies.md#default-queues / user guide: Set unlimited (-1) quotas and limits on the queues used for NVCF workloads",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "NVCA dereferences spec.resources without a nil check and crashes on a queue without it (KAI's admission webhook normally rejects such queues); other tools treat the missing block as all zeros.",
 	"remediation": "Patch the queue with an explicit spec.resources block (unlimited for queues NVCF uses).",
-	"source": "SPEC §6 (a queue without spec.resources makes NVCA crash)",
+	"source": "docs/policies.md#nvca-health-check (a queue without spec.resources makes NVCA crash)",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "KAI does not schedule pods whose kai.scheduler/queue label names a queue that does not exist; they stay Pending.",
 	"remediation": "Create the queue (unlimited, under default-parent-queue) or redeploy the function so its pods use default-queue.",
-	"source": "SPEC §4.7 / seed: Verify the integration",
+	"source": "docs/policies.md#workload-pods / user guide: Verify the integration",
 }
 
 violations contains v if {

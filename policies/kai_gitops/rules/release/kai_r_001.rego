@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "A value left out of the KAI values file takes the chart's default, and kai-gitops judges it (KAI-V-*, KAI-Q-001/002) with the defaults of the shipped chart-values file nearest the pin. Within one minor version the defaults are stable; across minors they change (queue quotas, values keys), so for a pin of another minor those findings may be wrong either way. Writing the values out removes the guess.",
 	"remediation": "Write the values the message lists into the KAI values file (the integration guide's values.yaml has them all), or use a kai-gitops release that ships chart defaults for the pinned minor version.",
-	"source": "SPEC §4.1, §4.4 (chart defaults change between versions)",
+	"source": "docs/configuration.md#how-desired-state-is-interpreted (chart defaults change between versions)",
 }
 
 # Every KAI values path a static rule judges (KAI-V-001..004, KAI-Q-001/002).

@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "In add-on mode the stack upgrades release kai-scheduler to the version it pins; a different pin in the repo config means the checks here compare against a version that will never be installed.",
 	"remediation": "Set the repo config's KAI chart pin to the stack's version, or pick the compute plane release whose stack pins the version you want.",
-	"source": "SPEC §3, §4.4 / seed: Install KAI Scheduler (Use the compute plane stack)",
+	"source": "docs/policies.md#install-modes / user guide: Install KAI Scheduler (Use the compute plane stack)",
 }
 
 violations contains v if {

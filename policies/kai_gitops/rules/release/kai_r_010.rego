@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "A second KAI release must not exist (two schedulers fight over the same pods and CRDs); none while Git installs KAI means the install never happened or was removed.",
 	"remediation": "Keep only release kai-scheduler in namespace kai-scheduler (helm uninstall the others after checking their queues), or install KAI as Git declares.",
-	"source": "SPEC §4.4 / seed: Do not install a second KAI release",
+	"source": "docs/policies.md#the-kai-release / user guide: Do not install a second KAI release",
 }
 
 releases := object.get(util.live, "releases", [])

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "The add-on manages only release kai-scheduler in namespace kai-scheduler; a KAI installation under another name or namespace is not adopted and would end up beside a second one.",
 	"remediation": "Remove the KAI release with the other name or namespace and install it as kai-scheduler in namespace kai-scheduler (the default queues are kept by helm.sh/resource-policy: keep).",
-	"source": "SPEC §4.4 / seed: Install KAI Scheduler (A KAI installation under another release name or namespace is not adopted)",
+	"source": "docs/policies.md#the-kai-release / user guide: Install KAI Scheduler (A KAI installation under another release name or namespace is not adopted)",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "Only the pinned chart version is tested with this NVCA and compute plane; chart defaults and values keys change between versions.",
 	"remediation": "Upgrade the release to the pinned version (add-on mode: apply the environment; standalone: helm upgrade --version <pin>). helm upgrade does not change existing default queues.",
-	"source": "SPEC §4.4 / seed: Maintain KAI Scheduler",
+	"source": "docs/policies.md#the-kai-release / user guide: Maintain KAI Scheduler",
 }
 
 violations contains v if {

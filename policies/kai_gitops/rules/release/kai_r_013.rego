@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "A failed or pending newest revision means the last helm install/upgrade/rollback did not complete: the cluster runs an older revision, or a mix of old and new KAI objects. The other release checks read the deployed revision, so only this rule sees the newer failed one.",
 	"remediation": "Read helm history for the release, fix the cause, and re-run the upgrade (or roll back) until the newest revision is deployed. A pending-* revision with no helm process running was interrupted: roll back to the last deployed revision.",
-	"source": "SPEC §5.2",
+	"source": "docs/policies.md#the-kai-release (Helm release Secrets)",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "Queues without SchedulingShards or PodGroups mean a partial or very old KAI install; topology-aware scheduling needs the Topology CRD.",
 	"remediation": "Re-run the KAI install/upgrade at the pinned version so all its CRDs are applied.",
-	"source": "SPEC §2 (CRDs)",
+	"source": "docs/configuration.md#what-is-read (CRDs)",
 }
 
 crds := object.get(util.live, "crds", {})

@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "A helm.sh/release.v1 Secret that cannot be decoded is a revision nobody can read: the release checks (KAI-R-010 to KAI-R-013) and the values drift check do not see it, and Helm itself may fail on the release.",
 	"remediation": "Inspect the release with helm history <release> --namespace <namespace> (Helm reads the same Secrets). Never print the Secret (kubectl get secret -o yaml/json, describe, or decoding data.release): it holds the release's values, which may include credentials.",
-	"source": "SPEC §5.2",
+	"source": "docs/policies.md#the-kai-release (Helm release Secrets)",
 }
 
 errors := object.get(util.live, "release_errors", [])

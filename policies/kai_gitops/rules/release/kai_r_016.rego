@@ -9,7 +9,7 @@ meta := {
 	"scope": "live",
 	"rationale": "KAI-R-010 (exactly one KAI release) and KAI-R-011 (named kai-scheduler in kai-scheduler) can only judge the release Secrets the tool may list. With least-privilege RBAC (deploy/'s default) that is namespace kai-scheduler only, so a second KAI release in another namespace is not seen: these rules then passed on partial knowledge, and this says so instead of failing the run.",
 	"remediation": "Accept it (least privilege), or let the tool list Helm release Secrets in every namespace: add the component deploy/components/cluster-wide-releases to your kustomization. An operator with cluster-wide rights can check by hand with the command shown.",
-	"source": "SPEC §4.4, §5.2 / issue 9: least-privilege RBAC",
+	"source": "docs/policies.md#the-kai-release / docs/deployment.md#rbac-least-privilege",
 }
 
 search := object.get(util.live, "release_search", {"all_namespaces": true})

@@ -10,7 +10,7 @@ meta := {
 	"scope": "static",
 	"rationale": "Limited KAI queues mean non-NVCF workloads share the cluster; NVCA must then run in Shared Cluster mode so it counts only NVCF nodes, or its capacity view is wrong.",
 	"remediation": "Declare shared-cluster intent with the NVCF nodes (names or selector) in the repo config, or make the queue unlimited if only NVCF uses the cluster.",
-	"source": "SPEC §4.6 / seed: Use an existing or separately managed installation (Shared Cluster mode)",
+	"source": "docs/policies.md#shared-cluster-mode / user guide: Use an existing or separately managed installation (Shared Cluster mode)",
 }
 
 violations contains v if {

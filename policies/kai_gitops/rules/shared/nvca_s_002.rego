@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "Shared Cluster mode exists only while some node carries nvca.nvcf.nvidia.io/schedule=true; an intent without nodes or selector cannot be realised and leaves NVCA in dedicated mode.",
 	"remediation": "List the NVCF node names or a node selector under the cluster's shared-cluster settings in the repo config.",
-	"source": "SPEC §4.6",
+	"source": "docs/policies.md#shared-cluster-mode",
 }
 
 violations contains v if {

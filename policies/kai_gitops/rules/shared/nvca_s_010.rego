@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "There is no switch: one node labelled nvca.nvcf.nvidia.io/schedule=true turns Shared Cluster mode on, after which NVCA ignores every unlabelled node for capacity and pins NVCF pods to the labelled ones.",
 	"remediation": "Remove the label from the nodes, or declare shared-cluster intent with these nodes in the repo config.",
-	"source": "SPEC §4.6",
+	"source": "docs/policies.md#shared-cluster-mode",
 }
 
 violations contains v if {

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "In Shared Cluster mode NVCA counts and schedules onto labelled nodes only; with no node labelled the mode is off and NVCA counts every node, including non-NVCF ones.",
 	"remediation": "Label the NVCF nodes with exactly nvca.nvcf.nvidia.io/schedule=true (the value must be the lowercase string true).",
-	"source": "SPEC §4.6 / seed: Nodes running NVCF workloads must be labeled nvca.nvcf.nvidia.io/schedule=true",
+	"source": "docs/policies.md#shared-cluster-mode / user guide: Nodes running NVCF workloads must be labeled nvca.nvcf.nvidia.io/schedule=true",
 }
 
 missing := util.intended_set - nodes.labelled_true

@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "NVCA compares the label value with the exact string \"true\": True, yes or 1 do not count, so such a node is treated as unlabelled.",
 	"remediation": "Set the value to exactly true on NVCF nodes, or remove the label from nodes that are not meant for NVCF.",
-	"source": "SPEC §4.6 (True, yes do not count)",
+	"source": "docs/policies.md#shared-cluster-mode (True, yes do not count)",
 }
 
 violations contains v if {

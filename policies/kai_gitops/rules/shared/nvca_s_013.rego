@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "A labelled node outside the intended set is counted as NVCF capacity and receives NVCF pods, taking it from the other tenants.",
 	"remediation": "Remove the label from nodes that are not meant for NVCF, or add them to the shared-cluster intent in Git.",
-	"source": "SPEC §4.6",
+	"source": "docs/policies.md#shared-cluster-mode",
 }
 
 extra := nodes.labelled_true - util.intended_set

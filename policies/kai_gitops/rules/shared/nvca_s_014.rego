@@ -10,7 +10,7 @@ meta := {
 	"scope": "live",
 	"rationale": "If NVCF and non-NVCF workloads share a cluster with limited KAI queues, Shared Cluster mode must be on so NVCA excludes non-NVCF nodes from capacity tracking and scheduling.",
 	"remediation": "Declare shared-cluster intent with the NVCF nodes in Git and label them nvca.nvcf.nvidia.io/schedule=true.",
-	"source": "SPEC §4.6 / seed: If NVCF and non-NVCF workloads share a cluster with limited KAI queues, enable Shared Cluster mode",
+	"source": "docs/policies.md#shared-cluster-mode / user guide: If NVCF and non-NVCF workloads share a cluster with limited KAI queues, enable Shared Cluster mode",
 }
 
 limited := sort(object.keys(queues.live_capped))

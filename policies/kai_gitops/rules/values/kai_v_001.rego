@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "NVCF expects KAI to bin-pack workload pods so whole nodes stay free for large functions; spread placement fragments GPUs.",
 	"remediation": "Set scheduler.placementStrategy: binpack in the KAI values file, then helm upgrade the kai-scheduler release.",
-	"source": "SPEC §4.1 / seed: Install KAI Scheduler (values.yaml)",
+	"source": "docs/policies.md#canonical-kai-values / user guide: Install KAI Scheduler (values.yaml)",
 }
 
 path := ["scheduler", "placementStrategy"]

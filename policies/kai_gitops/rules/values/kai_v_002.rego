@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "The guide's values set the nodeplacement plugin arguments explicitly; chart defaults leave them to KAI's built-in behaviour, which is not what NVCA is tested with.",
 	"remediation": "Set scheduler.plugins.nodeplacement.arguments to {gpu: binpack, cpu: spread} in the KAI values file, then helm upgrade the kai-scheduler release.",
-	"source": "SPEC §4.1 / seed: Install KAI Scheduler (values.yaml)",
+	"source": "docs/policies.md#canonical-kai-values / user guide: Install KAI Scheduler (values.yaml)",
 }
 
 wanted := {"gpu": "binpack", "cpu": "spread"}

@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "With preempt or consolidation enabled KAI may evict or move running NVCF workload pods, which NVCA does not expect; KAI enables both unless told otherwise.",
 	"remediation": "Set scheduler.actions.preempt.enabled: false and scheduler.actions.consolidation.enabled: false in the KAI values file, then helm upgrade the kai-scheduler release.",
-	"source": "SPEC §4.1 / seed: Install KAI Scheduler (values.yaml)",
+	"source": "docs/policies.md#canonical-kai-values / user guide: Install KAI Scheduler (values.yaml)",
 }
 
 violations contains v if {

@@ -9,7 +9,7 @@ meta := {
 	"scope": "static",
 	"rationale": "Values omitted from the file take the default of whatever chart version is installed; a chart upgrade can silently change them (the default queue quota is 0 in current charts).",
 	"remediation": "Copy the complete values.yaml from the KAI integration guide (scheduler and defaultQueue sections) into the KAI values file.",
-	"source": "SPEC §4.1, §4.2 / seed: Install KAI Scheduler (values.yaml)",
+	"source": "docs/policies.md#canonical-kai-values / user guide: Install KAI Scheduler (values.yaml)",
 }
 
 canonical_paths := array.concat(
