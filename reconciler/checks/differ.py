@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.checks.gofloat import format_go_float as g
 from reconciler.core.redact import redact
 from reconciler.core.refs import SHARD_API, ObjectRef, queue_ref, release_ref
+from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import QUEUE_DRIFT, QUEUE_MISSING, RELEASE_VALUES_DRIFT, SHARD_DRIFT
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue
@@ -49,7 +49,7 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
                                "(KAI-Q-001), then re-run")
     first_key = changes[0][0]
     path = expected.paths.get(first_key, expected.paths["parent"])
-    summary = ", ".join(f"{key} {_show(live)} → {_show(want)}" for key, live, want in changes)
+    summary = ", ".join(f"{key} {show_value(live)} → {show_value(want)}" for key, live, want in changes)
     note = f" {_INSTALL_ONLY}" if expected.origin == "default-queue" else ""
     return [QUEUE_DRIFT.finding(
         Kind.DRIFT, f"Queue {expected.spec.name} differs from Git: {summary}.{note}", desired.name, subject=ref,
@@ -91,10 +91,6 @@ def queue_patch(spec: QueueSpec) -> dict[str, Any]:
 
 def _numbers(triple: dict[str, float]) -> dict[str, int | float]:
     return {k: int(v) if float(v).is_integer() else v for k, v in triple.items()}
-
-
-def _show(value: Any) -> str:
-    return g(value) if isinstance(value, float) else ("<none>" if value is None else str(value))
 
 
 def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:

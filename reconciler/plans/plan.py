@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 
-from reconciler.checks.gofloat import format_go_float
 from reconciler.core.errors import UserError
 from reconciler.core.redact import url_without_userinfo
 from reconciler.core.refs import QUEUE_API, ObjectRef
+from reconciler.core.show import show_value
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, queue_spec_from_values, same_number
 from reconciler.report.report import GitInfo
@@ -392,7 +392,8 @@ def render_plan(plan: Plan) -> list[str]:
         lines.append(f"  {sign} {change.operation.value} {change.ref}{rules}")
         width = max(len(f.dotted()) for f in change.fields)
         for f in change.fields:
-            lines.append(f"      {f.dotted():<{width}}  {show(f.before)} → {show(f.after)}")
+            lines.append(f"      {f.dotted():<{width}}  {show_value(f.before, quote_strings=True)} → "
+                         f"{show_value(f.after, quote_strings=True)}")
     for action in plan.operator:
         subject = f" {action.subject}" if action.subject else ""
         lines.append(f"  ! operator {action.rule}{subject}")
@@ -404,16 +405,6 @@ def render_plan(plan: Plan) -> list[str]:
     lines.append(f"Plan: {counts['create']} to create, {counts['update']} to change, {counts['operator']} for "
                  "the operator.")
     return lines
-
-
-def show(value: Any) -> str:
-    if value is None:
-        return "<none>"
-    if isinstance(value, float):
-        return format_go_float(value)
-    if isinstance(value, str):
-        return orjson.dumps(value).decode()
-    return str(value)
 
 
 # --- saved plans -----------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.plans.plan import Operation, show
+from reconciler.core.show import show_value
+from reconciler.plans.plan import Operation
 from reconciler.reconcile.apply import FIELD_MANAGER, ChangeResult
 
 # Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
@@ -18,7 +19,8 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
     created = change.operation is Operation.CREATE
     reason = {("Queue", True): "QueueCreated", ("Queue", False): "QueueUpdated"}.get(
         (change.ref.kind, created), "NodeLabelChanged")
-    fields = ", ".join(f"{f.dotted()} {show(f.before)} → {show(f.after)}" for f in change.fields)
+    fields = ", ".join(f"{f.dotted()} {show_value(f.before, quote_strings=True)} → "
+                       f"{show_value(f.after, quote_strings=True)}" for f in change.fields)
     takeover = f"; fields taken over from {', '.join(result.previous_managers)}" if result.previous_managers else ""
     note = f"kai-gitops plan {plan_id}: {fields}{takeover}"
     if len(note.encode()) > NOTE_LIMIT:
