@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from reconciler.core.errors import UserError
+from reconciler.core.files import OWNER_ONLY, write_atomically
 from reconciler.core.redact import url_without_userinfo
 from reconciler.core.refs import QUEUE_API, ObjectRef
 from reconciler.core.show import show_value
@@ -411,23 +412,11 @@ def render_plan(plan: Plan) -> list[str]:
 
 
 def write_plan(plan: Plan, path: str) -> None:
-    """Atomically, so a reader never sees half a plan."""
-    import os
-    import tempfile
-    from pathlib import Path
-
-    target = Path(path)
+    """Atomically, so a reader never sees half a plan; owner-only, as it names the cluster's server."""
     data = orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        write_atomically(path, data, OWNER_ONLY)
     except OSError as exc:
-        raise UserError(f"cannot write the plan: {exc.strerror}", where=path) from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)   # no half-written `.plan.json.*` left beside the target
         raise UserError(f"cannot write the plan: {exc.strerror}", where=path) from None
 
 
