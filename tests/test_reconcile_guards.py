@@ -187,7 +187,7 @@ def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_pa
 
 
 def test_missing_queues_are_created_parents_before_children_at_any_depth() -> None:
-    from reconciler.core.refs import queue_ref
+    from reconciler.core.resources import queue_ref
     from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
     from reconciler.model.live import LiveState
     from reconciler.reconcile.planner import _queue_changes

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.errors import UserError
-from reconciler.core.refs import ObjectRef, queue_ref
+from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import queue_ref
 from reconciler.plans.plan import (
     LABEL_PATH,
     Change,

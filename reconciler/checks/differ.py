@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.core.redact import redact
-from reconciler.core.refs import SHARD_API, ObjectRef, queue_ref, release_ref
+from reconciler.core.refs import release_ref
+from reconciler.core.resources import QUEUE, SCHEDULING_SHARD, queue_ref
 from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import QUEUE_DRIFT, QUEUE_MISSING, RELEASE_VALUES_DRIFT, SHARD_DRIFT
 from reconciler.findings.finding import Action, Finding, Fix, Kind
@@ -82,7 +83,7 @@ def queue_manifest(spec: QueueSpec) -> dict[str, Any]:
     body: dict[str, Any] = {"resources": {res: _numbers(spec.triple(res).to_dict()) for res in RESOURCES}}
     if spec.parent:
         body["parentQueue"] = spec.parent
-    return {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": spec.name}, "spec": body}
+    return {"apiVersion": QUEUE.api_version, "kind": QUEUE.kind, "metadata": {"name": spec.name}, "spec": body}
 
 
 def queue_patch(spec: QueueSpec) -> dict[str, Any]:
@@ -97,7 +98,7 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     expected = desired.shard
     if expected is None:
         return []
-    ref = ObjectRef(SHARD_API, "SchedulingShard", "default")
+    ref = SCHEDULING_SHARD.ref("default")
     location = desired.locate(expected.doc, expected.path)
     command = _helm_upgrade(desired)
     if live.shard is None:

@@ -21,7 +21,8 @@ import orjson
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, write_atomically
 from reconciler.core.redact import url_without_userinfo
-from reconciler.core.refs import QUEUE_API, ObjectRef
+from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import NODE, QUEUE
 from reconciler.core.show import show_value
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, queue_spec_from_values, same_number
@@ -29,7 +30,6 @@ from reconciler.report.report import GitInfo
 
 PLAN_KIND = "kai-gitops/plan"
 PLAN_VERSION = 1
-NODE_API = "v1"
 
 FieldPath = tuple[str, ...]
 LABEL_PATH: FieldPath = ("metadata", "labels", SCHEDULE_LABEL)
@@ -164,7 +164,7 @@ def queue_field(spec: QueueSpec, path: FieldPath) -> Any:
 
 def current_value(ref: ObjectRef, obj: dict[str, Any], path: FieldPath) -> Any:
     """The value of a planned field in a freshly read object."""
-    if ref.kind == "Queue":
+    if ref.kind == QUEUE.kind:
         return queue_field(queue_spec_from_values(obj), path)
     if path == LABEL_PATH:
         labels = (obj.get("metadata") or {}).get("labels") or {}
@@ -206,12 +206,12 @@ def leaves(value: Any, prefix: FieldPath) -> Iterator[tuple[FieldPath, Any]]:
 
 
 def allowed_field(ref: ObjectRef, operation: Operation, path: FieldPath) -> bool:
-    if (ref.api_version, ref.kind, ref.namespace) == (QUEUE_API, "Queue", None):
+    if QUEUE.describes(ref):
         if path == ("spec", "parentQueue"):
             return True
         return (len(path) == 4 and path[:2] == ("spec", "resources") and path[2] in RESOURCES
                 and path[3] in dict(FIELDS))
-    if (ref.api_version, ref.kind, ref.namespace, operation) == (NODE_API, "Node", None, Operation.UPDATE):
+    if NODE.describes(ref) and operation is Operation.UPDATE:
         return path == LABEL_PATH
     return False
 

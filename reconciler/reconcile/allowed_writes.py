@@ -14,23 +14,29 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reconciler.core.refs import QUEUE_API
+from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE, Resource
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.queues import FIELDS, RESOURCES
 from reconciler.plans.plan import OBJECT_NAME
 
 MERGE_PATCH = "application/merge-patch+json"
-QUEUES_PATH = "/apis/scheduling.run.ai/v2/queues"
-NODES_PATH = "/api/v1/nodes"
-
+QUEUES_PATH = QUEUE.collection_path()
 _NAME = OBJECT_NAME.pattern
+
+
+def _path(resource: Resource, *, one_object: bool) -> str:
+    """The regular expression of a resource's collection (or of one object in it), any namespace and name."""
+    scope = f"/namespaces/{_NAME}" if resource.namespaced else ""
+    return rf"^{re.escape(resource.api_path)}{scope}/{resource.plural}" + (f"/{_NAME}$" if one_object else "$")
+
+
 _ALLOWED_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("POST", re.compile(rf"^{QUEUES_PATH}$")),
-    ("PATCH", re.compile(rf"^{QUEUES_PATH}/{_NAME}$")),
-    ("PATCH", re.compile(rf"^{NODES_PATH}/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases$")),
-    ("PUT", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/events\.k8s\.io/v1/namespaces/{_NAME}/events$")),
+    ("POST", re.compile(_path(QUEUE, one_object=False))),
+    ("PATCH", re.compile(_path(QUEUE, one_object=True))),
+    ("PATCH", re.compile(_path(NODE, one_object=True))),
+    ("POST", re.compile(_path(LEASE, one_object=False))),
+    ("PUT", re.compile(_path(LEASE, one_object=True))),
+    ("POST", re.compile(_path(EVENT, one_object=False))),
 )
 
 
@@ -56,7 +62,7 @@ def check_write(method: str, path: str, body: Any, content_type: str | None) -> 
 def _check_queue_create(body: Any) -> None:
     meta = body.get("metadata") if isinstance(body, dict) else None
     if not isinstance(meta, dict) or set(body) - {"apiVersion", "kind", "metadata", "spec"} \
-            or (body.get("apiVersion"), body.get("kind")) != (QUEUE_API, "Queue") or set(meta) != {"name"} \
+            or (body.get("apiVersion"), body.get("kind")) != (QUEUE.api_version, QUEUE.kind) or set(meta) != {"name"} \
             or not _queue_spec_ok(body.get("spec")):
         raise WriteForbidden(f"POST {QUEUES_PATH}: a Queue is created with its name, spec.resources and "
                              "spec.parentQueue only")

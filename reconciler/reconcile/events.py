@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from reconciler.core.resources import EVENT, QUEUE
 from reconciler.core.show import show_value
 from reconciler.plans.plan import Operation
 from reconciler.reconcile.apply import FIELD_MANAGER, ChangeResult
@@ -17,7 +18,7 @@ NOTE_LIMIT = 1024   # bytes, not characters: the API server refuses longer notes
 def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
     change = result.change
     created = change.operation is Operation.CREATE
-    reason = {("Queue", True): "QueueCreated", ("Queue", False): "QueueUpdated"}.get(
+    reason = {(QUEUE.kind, True): "QueueCreated", (QUEUE.kind, False): "QueueUpdated"}.get(
         (change.ref.kind, created), "NodeLabelChanged")
     fields = ", ".join(f"{f.dotted()} {show_value(f.before, quote_strings=True)} → "
                        f"{show_value(f.after, quote_strings=True)}" for f in change.fields)
@@ -33,7 +34,7 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
     if result.resource_version:
         regarding["resourceVersion"] = result.resource_version
     return {
-        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "apiVersion": EVENT.api_version, "kind": EVENT.kind,
         "metadata": {"generateName": f"{change.ref.name}.kai-gitops.", "namespace": EVENT_NAMESPACE},
         "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],

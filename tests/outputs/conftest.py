@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from reconciler.checks.nvca import Verdict
-from reconciler.core.refs import Location, ObjectRef, queue_ref
+from reconciler.core.refs import Location, ObjectRef
+from reconciler.core.resources import queue_ref
 from reconciler.findings.builtin_rules import DRIFT_RULES
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.findings.rules import RuleMeta
