@@ -1,4 +1,4 @@
-"""The only code in kai-gitops that writes to a cluster, and only the writes listed in allowed_writes.py.
+"""The only code in kai-gitops that writes to a cluster, and only the writes plans/writable.py lists.
 
 Every non-GET request passes `allowed_writes.check_write` first, which refuses any other method, path or
 body, so no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm
@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -31,7 +31,9 @@ import urllib3
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE
 from reconciler.model.live import SCHEDULE_LABEL
-from reconciler.plans.plan import LABEL_PATH, Change, Operation, valid_name
+from reconciler.plans.applied import ChangeResult
+from reconciler.plans.plan import Change, Operation
+from reconciler.plans.writable import LABEL_PATH, PLANNED, valid_name
 from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
 from reconciler.reconcile.staleness import change_state
 from reconciler.sources.cluster.client import status_message
@@ -212,7 +214,7 @@ class ClusterWriter:
 def object_path(ref: ObjectRef) -> str:
     if not valid_name(ref.name):   # not even a GET: a `..` in a name is normalised into another object's URL
         raise WriteForbidden(f"{ref.name!r} is not a Kubernetes object name")
-    resource = next((r for r in (QUEUE, NODE) if r.describes(ref)), None)
+    resource = next((r for r in PLANNED if r.describes(ref)), None)
     if resource is None:
         raise WriteForbidden(f"{ref} is not an object kai-gitops changes")
     return resource.object_path(ref.name, ref.namespace)
@@ -264,61 +266,6 @@ def _transport(exc: Exception) -> str:
 
 
 # --- applying a change set ---------------------------------------------------------------------------
-
-
-@dataclass
-class ChangeResult:
-    change: Change
-    result: str                  # applied | failed | not-attempted | already-applied; started: the intent line
-    error: str | None = None
-    resource_version: str | None = None
-    previous_managers: tuple[str, ...] = ()
-    uid: str | None = None       # of the written object: its Event's regarding.uid
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"object": self.change.ref.to_dict(), "operation": self.change.operation.value,
-                "result": self.result, "error": self.error, "resourceVersion": self.resource_version,
-                "previousManagers": list(self.previous_managers)}
-
-
-@dataclass
-class ApplyResult:
-    """What an apply did, change by change: the input of the text, the JSON `apply` key and metrics."""
-
-    plan_id: str
-    results: list[ChangeResult] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)   # e.g. an Event that could not be created
-
-    @property
-    def ok(self) -> bool:
-        return all(r.result in ("applied", "already-applied") for r in self.results)
-
-    def count(self, result: str) -> int:
-        return sum(1 for r in self.results if r.result == result)
-
-    def counts(self) -> dict[str, int]:
-        return {"planned": len(self.results), "applied": self.count("applied"), "failed": self.count("failed"),
-                "skipped": self.count("not-attempted") + self.count("already-applied")}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"planId": self.plan_id, "ok": self.ok, **self.counts(),
-                "changes": [r.to_dict() for r in self.results], "warnings": self.warnings}
-
-    def render(self) -> list[str]:
-        if not self.results:
-            return ["Nothing to apply."]
-        marks = {"applied": "✓ applied", "failed": "✗ failed", "not-attempted": "- not applied",
-                 "already-applied": "= already applied"}
-        lines = [f"  {marks[r.result]} {r.change.operation.value} {r.change.ref}"
-                 + (f": {r.error}" if r.error else "") for r in self.results]
-        lines += [f"  warning: {w}" for w in self.warnings]
-        c = self.counts()
-        verdict = "Apply complete" if self.ok else "Apply stopped"
-        done = self.count("already-applied")   # a re-run after a crash: counted apart from "not applied"
-        already = f"{done} already applied, " if done else ""
-        lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
-                     f"{self.count('not-attempted')} not applied (of {c['planned']}).")
-        return lines
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from typing import Any
 
 from reconciler.core.resources import EVENT, QUEUE
 from reconciler.core.show import show_value
+from reconciler.plans.applied import ChangeResult
 from reconciler.plans.plan import Operation
-from reconciler.reconcile.apply import FIELD_MANAGER, ChangeResult
+from reconciler.reconcile.apply import FIELD_MANAGER
 
 # Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
 EVENT_NAMESPACE = "default"

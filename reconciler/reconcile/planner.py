@@ -18,18 +18,10 @@ from reconciler.findings.finding import Action, Finding, Kind
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.live import LiveState
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
-from reconciler.plans.plan import (
-    LABEL_PATH,
-    Change,
-    ClusterIdentity,
-    FieldChange,
-    Operation,
-    OperatorAction,
-    Plan,
-    check_changes,
-    leaves,
-    queue_update_fields,
-)
+from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, Operation, OperatorAction, Plan
+from reconciler.plans.validate import check_changes
+from reconciler.plans.values import leaves, queue_update_fields
+from reconciler.plans.writable import LABEL_PATH
 from reconciler.report.report import GitInfo
 
 HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "

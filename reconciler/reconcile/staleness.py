@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.core.show import show_value
-from reconciler.plans.plan import Change, FieldChange, Operation, current_value, same_value
+from reconciler.plans.plan import Change, FieldChange, Operation
+from reconciler.plans.values import current_value, same_value
 
 
 def change_state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -> str:
