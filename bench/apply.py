@@ -83,7 +83,7 @@ def child_naive(kubeconfig: str, names_file: str) -> None:
 
 
 def child_ours(kubeconfig: str, plan_file: str, workers: int) -> None:
-    from reconciler.plans.plan import read_plan
+    from reconciler.plans.saved import read_plan
     from reconciler.reconcile.apply import ClusterWriter, Pending, WriteSettings, apply_changes
     from reconciler.sources.cluster.kubeconfig import load_configuration
 
@@ -174,7 +174,7 @@ def main() -> None:
         mode, *rest = args.child
         {"naive": lambda: child_naive(*rest), "ours": lambda: child_ours(rest[0], rest[1], int(rest[2]))}[mode]()
         return
-    from reconciler.plans.plan import read_plan
+    from reconciler.plans.saved import read_plan
     from tests.helpers import default_queues
     from tests.support.kubeserver import Fault, KubeTestServer
     from tests.support.kubeserver.__main__ import write_kubeconfig

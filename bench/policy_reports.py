@@ -24,11 +24,10 @@ import orjson
 from kubernetes import client
 
 from reconciler.core.refs import Location, ObjectRef
+from reconciler.core.resources import CLUSTER_POLICY_REPORT, POLICY_REPORT
 from reconciler.findings.finding import Finding, Kind, Severity
 from reconciler.publish.policyreport import write_policy_reports
 from reconciler.publish.policyreport.build import (
-    CLUSTER_POLICY_REPORT,
-    POLICY_REPORT,
     ReportSettings,
     Scope,
     build_report,

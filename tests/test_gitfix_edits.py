@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reconciler.app.settings import GitSettings, RunSettings
-from reconciler.core.refs import queue_ref
+from reconciler.core.resources import queue_ref
 from reconciler.findings.finding import Action, EditOp, Finding, Fix, GitEdit, Kind, Severity
 from reconciler.gitfix.plan import fix_branch, plan_fix
 from tests.helpers import addon_config, desired_for, make_repo, standalone_config

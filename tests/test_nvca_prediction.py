@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.checks.gofloat import format_go_float
 from reconciler.checks.nvca import Verdict, predict
+from reconciler.core.show import format_go_float
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
 from reconciler.sources.snapshot import read_snapshot
 from tests.helpers import CHART_DEFAULT, DEMO_SNAPSHOTS, UNLIMITED, queue

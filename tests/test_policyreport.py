@@ -19,18 +19,19 @@ import pytest
 from kubernetes import client
 
 from reconciler.core.errors import UserError
-from reconciler.core.refs import Location, ObjectRef, queue_ref, release_ref
-from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
-from reconciler.publish.policyreport import write_policy_reports
-from reconciler.publish.policyreport.build import (
+from reconciler.core.refs import Location, ObjectRef, release_ref
+from reconciler.core.resources import (
     CLUSTER_POLICY_REPORT,
     OPEN_CLUSTER_REPORT,
     OPEN_REPORT,
     POLICY_REPORT,
-    REPORT_KINDS,
-    SIZE_BUDGET,
-    ReportKind,
+    QUEUE,
+    Resource,
+    queue_ref,
 )
+from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.publish.policyreport import write_policy_reports
+from reconciler.publish.policyreport.build import REPORT_KINDS, SIZE_BUDGET
 from reconciler.report.report import ClusterReport, GitInfo, Report
 from tests.support.kubeserver import Fault, KubeTestServer
 from tests.support.report_crds import OPEN, WG, crd_schema, register_reports
@@ -70,7 +71,7 @@ def backend_ref(name: str = "nvcf-backend", namespace: str = "nvcf-backend") -> 
     return ObjectRef("nvcf.nvidia.io/v1", "NVCFBackend", name, namespace)
 
 
-def stored(server: KubeTestServer, kind: ReportKind, namespace: str | None = None) -> dict[str, Any] | None:
+def stored(server: KubeTestServer, kind: Resource, namespace: str | None = None) -> dict[str, Any] | None:
     return server.get_object(kind.api_version, kind.kind, "kai-gitops-prod", namespace)
 
 
@@ -314,11 +315,10 @@ def test_the_delete_refuses_anything_not_ours(server: KubeTestServer, api: clien
     theirs = server.add({"apiVersion": POLICY_REPORT.api_version, "kind": "PolicyReport",
                          "metadata": {"name": "kai-gitops-prod", "namespace": "nvcf-backend",
                                       "labels": {"app.kubernetes.io/managed-by": "kyverno"}}})
-    queue = ReportKind("scheduling.run.ai", "v2", "Queue", "queues", False)
     with pytest.raises(AssertionError, match="refusing to delete"):
         _Store(api).delete(POLICY_REPORT, theirs, "prod")
     with pytest.raises(AssertionError, match="refusing to delete"):
-        _Store(api).delete(queue, {"metadata": {"name": "default", "labels": {
+        _Store(api).delete(QUEUE, {"metadata": {"name": "default", "labels": {
             "app.kubernetes.io/managed-by": "kai-gitops", "kai-gitops/cluster": "prod"}}}, "prod")
     assert writes(server) == []
 

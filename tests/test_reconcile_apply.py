@@ -440,7 +440,7 @@ def _lease_spec(demo: Demo) -> dict[str, Any]:
 def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> None:
     from kubernetes import client
 
-    from reconciler.plans.plan import read_plan
+    from reconciler.plans.saved import read_plan
     from reconciler.reconcile.apply import ClusterWriter, Pending, apply_changes
 
     writer = ClusterWriter(client.Configuration(host=demo.server.url))

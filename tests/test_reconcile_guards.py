@@ -14,7 +14,9 @@ from typing import Any, cast
 import pytest
 
 from reconciler.core.refs import ObjectRef
-from reconciler.plans.plan import LABEL_PATH, Change, FieldChange, Operation, Plan, read_plan
+from reconciler.plans.plan import Change, FieldChange, Operation, Plan
+from reconciler.plans.saved import read_plan
+from reconciler.plans.writable import LABEL_PATH
 from tests.helpers import assert_one_line_error
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 
@@ -188,7 +190,7 @@ def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_pa
 
 
 def test_missing_queues_are_created_parents_before_children_at_any_depth() -> None:
-    from reconciler.core.refs import queue_ref
+    from reconciler.core.resources import queue_ref
     from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
     from reconciler.model.live import LiveState
     from reconciler.reconcile.planner import _queue_changes
@@ -294,7 +296,7 @@ def test_a_saved_plan_cannot_reach_other_kinds_fields_or_namespaces(tmp_path: Pa
 
 def test_a_long_event_note_is_cut_to_the_api_servers_limit_in_bytes_not_characters() -> None:
     # The API server measures Event.note in bytes (Go's len); every "→" in a note is three of them.
-    from reconciler.reconcile.apply import ChangeResult
+    from reconciler.plans.applied import ChangeResult
     from reconciler.reconcile.events import NOTE_LIMIT, event_for
 
     fields = tuple(FieldChange(("spec", "resources", "cpu", f"f{i}"), i, i + 1) for i in range(200))
@@ -306,7 +308,7 @@ def test_a_long_event_note_is_cut_to_the_api_servers_limit_in_bytes_not_characte
 
 def test_a_plan_that_cannot_be_written_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
     from reconciler.core.errors import UserError
-    from reconciler.plans.plan import write_plan
+    from reconciler.plans.saved import write_plan
 
     (tmp_path / "plan.json").mkdir()   # os.replace onto a directory fails after the temporary file exists
     with pytest.raises(UserError, match="cannot write the plan"):

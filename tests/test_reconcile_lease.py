@@ -75,8 +75,10 @@ def test_a_lease_renewed_by_a_clock_running_ahead_expires_as_observed(demo: Demo
 
 def test_an_interrupt_mid_apply_stops_the_node_writes_not_yet_started(demo: Demo) -> None:
     from reconciler.core.refs import ObjectRef
-    from reconciler.plans.plan import LABEL_PATH, Change, FieldChange, Operation
-    from reconciler.reconcile.apply import ChangeResult, Pending, apply_changes
+    from reconciler.plans.applied import ChangeResult
+    from reconciler.plans.plan import Change, FieldChange, Operation
+    from reconciler.plans.writable import LABEL_PATH
+    from reconciler.reconcile.apply import Pending, apply_changes
     from tests.helpers import node
 
     for i in range(30):

@@ -9,17 +9,12 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.errors import UserError
-from reconciler.core.refs import ObjectRef, queue_ref
-from reconciler.plans.plan import (
-    LABEL_PATH,
-    Change,
-    ClusterIdentity,
-    FieldChange,
-    Operation,
-    Plan,
-    read_plan,
-    render_plan,
-)
+from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import queue_ref
+from reconciler.outputs.plan_text import render_plan
+from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, Operation, Plan
+from reconciler.plans.saved import plan_from_dict, read_plan
+from reconciler.plans.writable import LABEL_PATH
 from tests.helpers import DEMO_SNAPSHOTS, assert_one_line_error, run_cli
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 
@@ -114,7 +109,7 @@ def test_missing_queue_is_planned_as_a_create_with_its_spec(tmp_path: Path) -> N
         assert [c["object"]["name"] for c in creates] == ["default-queue"]
         assert creates[0]["manifest"]["spec"]["parentQueue"] == "default-parent-queue"
         assert all(f["before"] is None for f in creates[0]["fields"])
-        text = "\n".join(render_plan(Plan.from_dict(report["plan"], "test")))
+        text = "\n".join(render_plan(plan_from_dict(report["plan"], "test")))
         assert "+ create Queue/default-queue" in text and "spec.parentQueue" in text
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.redact import url_without_userinfo
-from reconciler.plans.plan import ClusterIdentity, Plan
+from reconciler.plans.plan import ClusterIdentity
+from reconciler.plans.saved import plan_from_dict
 from tests.reconcile_support import Demo, demo_cluster
 from tests.support.kubeserver.__main__ import write_kubeconfig
 
@@ -51,7 +52,7 @@ def test_a_password_in_the_server_url_is_in_no_output_file_or_error(demo: Demo) 
 
     # a plan from another cluster (say, saved by an older kai-gitops with the password still in it): the
     # refusal names both endpoints, neither with a password
-    loaded = Plan.from_dict(saved, str(plan))
+    loaded = plan_from_dict(saved, str(plan))
     other = replace(loaded, identity=ClusterIdentity("https://other:pw-zzz@elsewhere:6443", "x"))
     (demo.tmp / "other.json").write_text(json.dumps(other.to_dict()))
     code, _out, refused = demo.reconcile("--plan", demo.tmp / "other.json", "--apply")

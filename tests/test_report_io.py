@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.checks.nvca import Verdict
-from reconciler.checks.policy.pack import RuleMeta
 from reconciler.core.refs import Location, ObjectRef, format_path
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.findings.rules import RuleMeta
 from reconciler.outputs import render
 from reconciler.report.reader import parse_path, report_from_dict
 from reconciler.report.report import ClusterReport, GitInfo, Report

@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
-from reconciler.publish.policyreport.build import CLUSTER_POLICY_REPORT
+from reconciler.core.resources import CLUSTER_POLICY_REPORT
 from reconciler.telemetry.logs import JsonFormatter, phase, run_context
 from tests.helpers import DEMO_SNAPSHOTS, run_cli
 from tests.reconcile_support import Demo, demo_cluster
@@ -307,7 +307,7 @@ def test_pushed_metrics_of_a_multi_cluster_run_add_up_the_clusters() -> None:
     counts must be summed into the group's series: one overwriting the other reported a single cluster's."""
     from prometheus_client import generate_latest
 
-    from reconciler.core.refs import queue_ref
+    from reconciler.core.resources import queue_ref
     from reconciler.findings.finding import Finding, Kind, Severity
     from reconciler.report.report import ClusterReport, Report
     from reconciler.telemetry.metrics import RunFacts, build_registry

@@ -13,10 +13,10 @@ from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
-from reconciler.checks.policy.pack import RuleMeta
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location
 from reconciler.findings.finding import Finding
+from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState

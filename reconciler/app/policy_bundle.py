@@ -14,7 +14,6 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import tarfile
 import tempfile
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from reconciler.checks.policy.engine import load_policy_set
 from reconciler.checks.policy.pack import SHIPPED_LABEL, PolicySet
 from reconciler.core.errors import UserError
+from reconciler.core.files import WORLD_READABLE, check_output_target, write_atomically
 
 if TYPE_CHECKING:
     from reconciler.app.settings import DesiredRepo
@@ -108,18 +108,9 @@ def archive(bundle: Bundle) -> bytes:
 
 def write_bundle(bundle: Bundle, path: str) -> None:
     """Atomically: the sidecar's ConfigMap is built from this file, never from half of it."""
-    from reconciler.sources.snapshot_writer import check_output_target
-
     target = Path(path)
     if not target.name.endswith((".tar.gz", ".tgz")):
         raise UserError("an OPA bundle is a .tar.gz file", where=path, hint="e.g. -o bundle.tar.gz")
     check_output_target(target)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(archive(bundle))
-        os.chmod(temp, 0o644)  # policies and their data hold no secret; the ConfigMap is world-readable anyway
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    # policies and their data hold no secret; the ConfigMap made from the bundle is world-readable anyway
+    write_atomically(target, archive(bundle), WORLD_READABLE)

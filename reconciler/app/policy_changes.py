@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from reconciler.core.refs import Location
-from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.findings.builtin_rules import POLICY_CHANGE
+from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.config import RepoConfig
 from reconciler.sources.git import GitTree
 from reconciler.sources.repoconfig import CONFIG_FILE
 
-POLICY_CHANGE_RULE = "KAI-W-003"
 DEFAULT_WAIVERS = "kai-gitops-waivers.yaml"
 
 
@@ -32,9 +32,8 @@ def policy_change_finding(changed: list[str], base_ref: str, *, added_config: bo
                f"this change edits what judges it ({what}); it was checked with the versions at {base}, "
                "and the edits take effect after merge")
     location = Location(changed[0].split(" ")[0]) if changed else None
-    return Finding(POLICY_CHANGE_RULE, Kind.VIOLATION, Severity.INFO, message, "(repository)",
-                   location=location, title="Change edits policies or waivers", extra={"paths": changed},
-                   fix=Fix(Action.NONE, "have the policy owners review these files"))
+    return POLICY_CHANGE.finding(Kind.VIOLATION, message, "(repository)", location=location, extra={"paths": changed},
+                                 fix=Fix(Action.NONE, "have the policy owners review these files"))
 
 
 def _settings(config: RepoConfig) -> tuple[object, ...]:

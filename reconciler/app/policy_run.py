@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.checks.git_edits import attach_git_edits
 from reconciler.checks.policy.engine import load_policy_set, make_engine
-from reconciler.checks.policy.pack import PolicyEngine, RuleMeta, merge_into
+from reconciler.checks.policy.pack import PolicyEngine, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
 from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, load_waivers
 from reconciler.core.errors import UserError
 from reconciler.findings.finding import Finding
+from reconciler.findings.rules import RuleMeta, Scope
 from reconciler.yamlio.document import load_document
 
 if TYPE_CHECKING:  # only types
@@ -46,7 +47,7 @@ def evaluated_rules(repo: DesiredRepo | None, policy: PolicySettings, scope: str
     Call it once per run: it reads the repo's policy inputs to find (or build) the compiled pack.
     """
     rules = _compiled(repo, policy)[1]
-    return sorted((m for m in rules.values() if scope == "live" or m.scope == "static"), key=lambda m: m.id)
+    return sorted((m for m in rules.values() if scope == Scope.LIVE or m.scope is Scope.STATIC), key=lambda m: m.id)
 
 
 def engine_for(repo: DesiredRepo | None, policy: PolicySettings) -> PolicyEngine:

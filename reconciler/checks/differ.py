@@ -8,18 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.checks.gofloat import format_go_float as g
 from reconciler.core.redact import redact
-from reconciler.core.refs import SHARD_API, ObjectRef, queue_ref, release_ref
-from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.core.refs import release_ref
+from reconciler.core.resources import QUEUE, SCHEDULING_SHARD, queue_ref
+from reconciler.core.show import show_value
+from reconciler.findings.builtin_rules import QUEUE_DRIFT, QUEUE_MISSING, RELEASE_VALUES_DRIFT, SHARD_DRIFT
+from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue
 from reconciler.model.live import LiveState
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, same_number
 
-QUEUE_MISSING = "KAI-D-001"
-QUEUE_DRIFT = "KAI-D-002"
-SHARD_DRIFT = "KAI-D-003"
-RELEASE_VALUES_DRIFT = "KAI-D-004"
 _INSTALL_ONLY = ("The chart renders the default queues only on `helm install` and keeps them "
                  "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this.")
 
@@ -38,10 +36,9 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
     ref = queue_ref(expected.spec.name)
     if actual is None:
         note = f" {_INSTALL_ONLY}" if expected.origin == "default-queue" else ""
-        return [Finding(
-            QUEUE_MISSING, Kind.DRIFT, Severity.ERROR, f"Queue {expected.spec.name} does not exist.{note}",
-            desired.name, ref, desired.locate(expected.doc, expected.paths["parent"]),
-            desired=queue_manifest(expected.spec), live=None, title="Queue defined in Git is missing",
+        return [QUEUE_MISSING.finding(
+            Kind.DRIFT, f"Queue {expected.spec.name} does not exist.{note}", desired.name, subject=ref,
+            location=desired.locate(expected.doc, expected.paths["parent"]), desired=queue_manifest(expected.spec),
             fix=Fix(Action.CREATE, f"create Queue {expected.spec.name}", patch=queue_manifest(expected.spec)))]
     changes = queue_changes(expected.spec, actual)
     if not changes:
@@ -53,14 +50,13 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
                                "(KAI-Q-001), then re-run")
     first_key = changes[0][0]
     path = expected.paths.get(first_key, expected.paths["parent"])
-    summary = ", ".join(f"{key} {_show(live)} → {_show(want)}" for key, live, want in changes)
+    summary = ", ".join(f"{key} {show_value(live)} → {show_value(want)}" for key, live, want in changes)
     note = f" {_INSTALL_ONLY}" if expected.origin == "default-queue" else ""
-    return [Finding(
-        QUEUE_DRIFT, Kind.DRIFT, Severity.ERROR, f"Queue {expected.spec.name} differs from Git: {summary}.{note}",
-        desired.name, ref, desired.locate(expected.doc, path),
+    return [QUEUE_DRIFT.finding(
+        Kind.DRIFT, f"Queue {expected.spec.name} differs from Git: {summary}.{note}", desired.name, subject=ref,
+        location=desired.locate(expected.doc, path),
         desired={k: w for k, _, w in changes}, live={k: v for k, v, _ in changes},
-        title="Queue differs from Git", extra={"changes": [list(c) for c in changes], "note": note.strip()},
-        fix=fix)]
+        extra={"changes": [list(c) for c in changes], "note": note.strip()}, fix=fix)]
 
 
 def _unlimited(spec: QueueSpec) -> bool:
@@ -87,7 +83,7 @@ def queue_manifest(spec: QueueSpec) -> dict[str, Any]:
     body: dict[str, Any] = {"resources": {res: _numbers(spec.triple(res).to_dict()) for res in RESOURCES}}
     if spec.parent:
         body["parentQueue"] = spec.parent
-    return {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": spec.name}, "spec": body}
+    return {"apiVersion": QUEUE.api_version, "kind": QUEUE.kind, "metadata": {"name": spec.name}, "spec": body}
 
 
 def queue_patch(spec: QueueSpec) -> dict[str, Any]:
@@ -98,34 +94,27 @@ def _numbers(triple: dict[str, float]) -> dict[str, int | float]:
     return {k: int(v) if float(v).is_integer() else v for k, v in triple.items()}
 
 
-def _show(value: Any) -> str:
-    return g(value) if isinstance(value, float) else ("<none>" if value is None else str(value))
-
-
 def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     expected = desired.shard
     if expected is None:
         return []
-    ref = ObjectRef(SHARD_API, "SchedulingShard", "default")
+    ref = SCHEDULING_SHARD.ref("default")
     location = desired.locate(expected.doc, expected.path)
     command = _helm_upgrade(desired)
     if live.shard is None:
         if not live.queue_kind_served:
             return []  # KAI not installed at all: the NVCA/CRD findings say so once
-        return [Finding(SHARD_DRIFT, Kind.DRIFT, Severity.ERROR, "SchedulingShard default does not exist",
-                        desired.name, ref, location, desired=redact(expected.spec), live=None,
-                        title="SchedulingShard differs from values",
-                        fix=Fix(Action.NONE, "re-apply the KAI chart values", command=command))]
+        return [SHARD_DRIFT.finding(Kind.DRIFT, "SchedulingShard default does not exist", desired.name,
+                                    subject=ref, location=location, desired=redact(expected.spec),
+                                    fix=Fix(Action.NONE, "re-apply the KAI chart values", command=command))]
     actual = {key: live.shard.get(key) for key in expected.spec}
     if _normalise(actual) == _normalise(expected.spec):
         return []
     paths = _changed_paths(expected.spec, actual)
-    return [Finding(SHARD_DRIFT, Kind.DRIFT, Severity.ERROR,
-                    f"SchedulingShard default differs from the KAI values at {', '.join(paths)}",
-                    desired.name, ref, location, desired=redact(expected.spec), live=redact(actual),
-                    title="SchedulingShard differs from values",
-                    fix=Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)",
-                            command=command))]
+    return [SHARD_DRIFT.finding(
+        Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(paths)}", desired.name,
+        subject=ref, location=location, desired=redact(expected.spec), live=redact(actual),
+        fix=Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)", command=command))]
 
 
 def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Finding]:
@@ -142,13 +131,12 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
     paths = _changed_paths(want, have)
     doc, anchor = desired.release_values_anchor()
     shown = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
-    return [Finding(
-        RELEASE_VALUES_DRIFT, Kind.DRIFT, Severity.WARNING,
+    return [RELEASE_VALUES_DRIFT.finding(
+        Kind.DRIFT,
         f"Helm release {RELEASE_NAMESPACE}/{RELEASE_NAME} (revision {release.revision}) was installed with "
         f"values that differ from Git at {shown}",
-        desired.name, release_ref(RELEASE_NAME, RELEASE_NAMESPACE),
-        desired.locate(doc, _first_path(desired, doc, paths) or anchor),
-        desired=None, live=None, title="Release values differ from Git", extra={"paths": paths},
+        desired.name, subject=release_ref(RELEASE_NAME, RELEASE_NAMESPACE),
+        location=desired.locate(doc, _first_path(desired, doc, paths) or anchor), extra={"paths": paths},
         fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=_helm_upgrade(desired)))]
 
 

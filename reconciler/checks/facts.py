@@ -9,6 +9,7 @@ from typing import Any
 
 from reconciler.checks.nvca import Verdict
 from reconciler.core.redact import redact
+from reconciler.core.resources import NVCF_BACKEND, POD_GROUP, QUEUE, SCHEDULING_SHARD, TOPOLOGY
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState, PodSummary
@@ -17,8 +18,7 @@ from reconciler.model.queues import RESOURCES, QueueSpec
 FACTS_VERSION = 1
 LABEL_CAP = 500
 POD_CAP = 200
-CRDS = ("queues.scheduling.run.ai", "schedulingshards.kai.scheduler", "podgroups.scheduling.run.ai",
-        "topologies.kai.scheduler", "nvcfbackends.nvcf.nvidia.io")
+CRDS = tuple(r.crd_name for r in (QUEUE, SCHEDULING_SHARD, POD_GROUP, TOPOLOGY, NVCF_BACKEND))   # policies/FACTS.md
 
 
 def build_facts(cluster: str, desired: DesiredCluster | None, live: LiveState | None,

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from reconciler.core.refs import YamlPath
+from reconciler.core.resources import QUEUE
 from reconciler.findings.finding import EditOp, Finding, GitEdit
 from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, canonical_kai_values
 from reconciler.model.gates import gate_name, split_gate_string
@@ -50,7 +51,7 @@ def git_edits_for(finding: Finding, desired: DesiredCluster) -> tuple[GitEdit, .
         return _gate_spelling_edits(desired, finding.location.path)
     if rule == "NVCA-G-001":
         return _kai_gate_edits(desired)
-    if rule in _QUEUE_FILE_RULES and finding.subject is not None and finding.subject.kind == "Queue":
+    if rule in _QUEUE_FILE_RULES and finding.subject is not None and finding.subject.kind == QUEUE.kind:
         return _queue_file_edits(desired, finding.subject.name)
     return ()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reconciler.checks.gofloat import format_go_float as g
+from reconciler.core.show import format_go_float as g
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState
 from reconciler.model.queues import RESOURCES, QueueSpec

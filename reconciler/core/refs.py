@@ -60,14 +60,6 @@ def format_path(path: YamlPath) -> str:
     return text
 
 
-QUEUE_API = "scheduling.run.ai/v2"
-SHARD_API = "kai.scheduler/v1"
-
-
-def queue_ref(name: str) -> ObjectRef:
-    return ObjectRef(QUEUE_API, "Queue", name)
-
-
 def release_ref(name: str, namespace: str) -> ObjectRef:
     """Helm releases are not Kubernetes objects; Rego rules and the differ name them the same way."""
     return ObjectRef("helm.sh/v3", "HelmRelease", name, namespace)

@@ -8,7 +8,8 @@ from importlib import resources
 from typing import Any
 
 from reconciler.core.errors import UserError
-from reconciler.core.refs import QUEUE_API, Location, YamlPath
+from reconciler.core.refs import Location, YamlPath
+from reconciler.core.resources import QUEUE
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
 from reconciler.model.gates import stack_effective_gates
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
@@ -140,11 +141,11 @@ def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
 
     docs = load_documents(read(path), path, shared=True)
     for doc in docs:
-        if not isinstance(doc.data, dict) or doc.data.get("kind") != "Queue":
+        if not isinstance(doc.data, dict) or doc.data.get("kind") != QUEUE.kind:
             raise UserError("queue files may hold only KAI Queue objects (kind: Queue)",
                             where=str(doc.locate(("kind",))))
-        if doc.data.get("apiVersion") != QUEUE_API:
-            raise UserError(f"Queue apiVersion must be {QUEUE_API}, found {doc.data.get('apiVersion')!r}",
+        if doc.data.get("apiVersion") != QUEUE.api_version:
+            raise UserError(f"Queue apiVersion must be {QUEUE.api_version}, found {doc.data.get('apiVersion')!r}",
                             where=str(doc.locate(("apiVersion",))), hint="KAI serves Queues only as v2")
         name = (doc.data.get("metadata") or {}).get("name")
         if not isinstance(name, str) or not name:

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from reconciler.core.redact import redact
+from reconciler.core.resources import SECRET
 
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 KAI_CHART = "kai-scheduler"
@@ -109,7 +110,7 @@ def encode_release_secret(release: dict[str, Any], *, secret_name: str | None = 
     """The Secret Helm would write for `release` (used by the demo, tests and benchmarks)."""
     helm_b64 = base64.b64encode(gzip.compress(orjson.dumps(release)))
     name, revision = release["name"], int(release.get("version", 1))
-    return {"apiVersion": "v1", "kind": "Secret", "type": RELEASE_SECRET_TYPE,
+    return {"apiVersion": SECRET.api_version, "kind": SECRET.kind, "type": RELEASE_SECRET_TYPE,
             "metadata": {"name": secret_name or f"sh.helm.release.v1.{name}.v{revision}",
                          "namespace": release["namespace"],
                          "labels": {"owner": "helm", "name": name, "version": str(revision),

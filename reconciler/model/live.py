@@ -13,6 +13,19 @@ from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
+from reconciler.core.resources import (
+    CONFIG_MAP,
+    CORE_EVENT,
+    CUSTOM_RESOURCE_DEFINITION,
+    EVENT,
+    NAMESPACE,
+    NODE,
+    NVCF_BACKEND,
+    POD,
+    QUEUE,
+    SCHEDULING_SHARD,
+    SECRET,
+)
 from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
@@ -31,7 +44,7 @@ NVCF_POD_LABEL = "icms-request-id"
 NVCF_NAMESPACE_LABEL = "nvca.nvcf.nvidia.io/workload-instance-type"
 KAI_NAMESPACE = "kai-scheduler"
 DTO_CONFIGMAP = ("nvca-operator", "nvcfbackend-self-managed")
-QUEUE_CRD = "queues.scheduling.run.ai"
+QUEUE_CRD = QUEUE.crd_name
 
 
 @dataclass(frozen=True)
@@ -275,18 +288,18 @@ def _dto_capabilities(text: Any) -> list[str] | None:
 
 
 _HANDLERS = {
-    ("scheduling.run.ai/v2", "Queue"): LiveStateBuilder._queue,
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): LiveStateBuilder._crd,
-    ("kai.scheduler/v1", "SchedulingShard"): LiveStateBuilder._shard,
-    ("v1", "Secret"): LiveStateBuilder._secret,
+    (QUEUE.api_version, QUEUE.kind): LiveStateBuilder._queue,
+    (CUSTOM_RESOURCE_DEFINITION.api_version, CUSTOM_RESOURCE_DEFINITION.kind): LiveStateBuilder._crd,
+    (SCHEDULING_SHARD.api_version, SCHEDULING_SHARD.kind): LiveStateBuilder._shard,
+    (SECRET.api_version, SECRET.kind): LiveStateBuilder._secret,
     ("kai-gitops/v1", "HelmReleaseSummary"): LiveStateBuilder._release_summary,
-    ("nvcf.nvidia.io/v1", "NVCFBackend"): LiveStateBuilder._backend,
-    ("v1", "ConfigMap"): LiveStateBuilder._configmap,
-    ("v1", "Node"): LiveStateBuilder._node,
-    ("v1", "Namespace"): LiveStateBuilder._namespace,
-    ("v1", "Pod"): LiveStateBuilder._pod,
-    ("v1", "Event"): LiveStateBuilder._event,
-    ("events.k8s.io/v1", "Event"): LiveStateBuilder._event,
+    (NVCF_BACKEND.api_version, NVCF_BACKEND.kind): LiveStateBuilder._backend,
+    (CONFIG_MAP.api_version, CONFIG_MAP.kind): LiveStateBuilder._configmap,
+    (NODE.api_version, NODE.kind): LiveStateBuilder._node,
+    (NAMESPACE.api_version, NAMESPACE.kind): LiveStateBuilder._namespace,
+    (POD.api_version, POD.kind): LiveStateBuilder._pod,
+    (CORE_EVENT.api_version, CORE_EVENT.kind): LiveStateBuilder._event,
+    (EVENT.api_version, EVENT.kind): LiveStateBuilder._event,
     ("kai-gitops/v1", "NVCAHealthz"): LiveStateBuilder._healthz,
     ("kai-gitops/v1", "HelmReleaseError"): LiveStateBuilder._release_error,
     ("kai-gitops/v1", "HelmReleaseSearch"): LiveStateBuilder._release_search,

@@ -10,12 +10,12 @@ With `github`, the Markdown job summary is also appended to `$GITHUB_STEP_SUMMAR
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.core.errors import UserError
+from reconciler.core.files import new_file_mode, write_atomically
 from reconciler.report.report import Report
 
 FORMATS = ("text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown")
@@ -82,7 +82,7 @@ def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *
                     for spec, text in rendered]
     for spec, text in rendered:
         if not spec.to_stdout:
-            write_atomically(Path(spec.path), text)
+            write_report(Path(spec.path), text)
     if any(spec.format == "github" for spec in specs):
         append_job_summary(report)
     for spec, text in rendered:
@@ -90,27 +90,13 @@ def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *
             echo(text)
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_report(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes 0600; a report is as readable as any file
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(path, text, new_file_mode())   # a report is as readable as any file the user writes
     except OSError as exc:
         raise UserError(f"cannot write report: {exc.strerror}", where=str(path),
                         hint="choose a writable path for -o FMT=PATH") from None
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 def append_job_summary(report: Report, environ: Mapping[str, str] | None = None) -> Path | None:

@@ -12,8 +12,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from reconciler.checks.policy.pack import RuleMeta
 from reconciler.findings.finding import Finding
+from reconciler.findings.rules import RuleMeta
 from reconciler.report.report import Report, finding_order
 
 # XML 1.0 cannot carry most control characters, even escaped: a value holding one would break the file.

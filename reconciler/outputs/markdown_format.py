@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from reconciler.core.refs import Location
+from reconciler.core.show import show_value
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.report.report import ClusterReport, Report, finding_order
@@ -241,8 +242,4 @@ def _first_sentence(message: str) -> str:
 
 
 def _plain(value: Any) -> str:
-    from reconciler.checks.gofloat import format_go_float
-
-    if isinstance(value, float):
-        return format_go_float(value)
-    return "<none>" if value is None else " ".join(str(value).split())
+    return " ".join(show_value(value).split())

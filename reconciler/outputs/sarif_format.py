@@ -22,10 +22,10 @@ from urllib.parse import quote
 
 import orjson
 
-from reconciler.checks.policy.pack import RuleMeta
 from reconciler.core.refs import Location
-from reconciler.findings.finding import Finding
+from reconciler.findings.finding import Finding, Severity
 from reconciler.findings.problems import problem_id
+from reconciler.findings.rules import RuleMeta
 from reconciler.outputs.markdown_format import escape_markdown
 from reconciler.report.report import ClusterReport, Report, finding_order
 
@@ -78,8 +78,9 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
         "help": {"text": f"{meta.rationale}\n\nRemedy: {meta.remediation}\n\nSource: {meta.source}",
                  "markdown": _help_markdown(meta)},
         "defaultConfiguration": {"level": _LEVEL[meta.severity]},
-        "properties": {"tags": ["kai-gitops", area, meta.scope], "precision": "very-high",
-                       "problem.severity": meta.severity if meta.severity != "info" else "recommendation"},
+        "properties": {"tags": ["kai-gitops", area, meta.scope.value], "precision": "very-high",
+                       "problem.severity": meta.severity.value if meta.severity is not Severity.INFO
+                       else "recommendation"},
     }
 
 

@@ -9,7 +9,7 @@ import io
 import json
 from typing import Any
 
-from reconciler.checks.gofloat import format_go_float
+from reconciler.core.show import show_value
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.report.report import ClusterReport, Report, finding_order
@@ -132,9 +132,7 @@ def _problems(summary: dict[str, int]) -> str:
 
 
 def _value(value: Any) -> str:
-    if isinstance(value, float):
-        return format_go_float(value)
-    return "<none>" if value is None else _escape(str(value))
+    return _escape(show_value(value))   # "<none>" and Go's floats hold no markup
 
 
 def _escape(text: str) -> str:

@@ -13,7 +13,8 @@ from reconciler.core.redact import redact_text
 from reconciler.githost import HostFlags, HostSettings, open_host, resolve_host_settings
 from reconciler.githost.remote import remote_url
 from reconciler.model.config import GitHostConfig
-from reconciler.plans.plan import Plan, render_plan
+from reconciler.outputs.plan_text import render_plan
+from reconciler.plans.plan import Plan
 from reconciler.publish.drift_issue import DriftContext, DriftOutcome, report_drift
 from reconciler.publish.targets import PublishRequest, register
 from reconciler.report.report import ClusterReport

@@ -1,12 +1,8 @@
-"""The writes kai-gitops can make, checked before each request is sent (docs/reconcile.md#allowed-writes):
+"""The guard in front of the cluster writer: every request but a GET is checked against plans/writable.py, the
+one list of what kai-gitops may write, and anything else is refused before it leaves: another method, path
+or kind, a field it may not write or a value the field may not hold, a patch that is not a merge patch.
 
-    POST  /apis/scheduling.run.ai/v2/queues                       create a Queue (name, spec.resources/parentQueue)
-    PATCH /apis/scheduling.run.ai/v2/queues/NAME                  spec.resources / spec.parentQueue only
-    PATCH /api/v1/nodes/NAME                                      the nvca.nvcf.nvidia.io/schedule label only
-    POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]   the run's Lease
-    POST  /apis/events.k8s.io/v1/namespaces/NS/events             an Event on a changed object
-
-Kept apart from the writer so the whole list can be reviewed on one screen.
+Kept apart from the writer so the check can be reviewed on one screen.
 """
 
 from __future__ import annotations
@@ -14,24 +10,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reconciler.core.refs import QUEUE_API
-from reconciler.model.live import SCHEDULE_LABEL
-from reconciler.model.queues import FIELDS, RESOURCES
-from reconciler.plans.plan import OBJECT_NAME
+from reconciler.plans.writable import OBJECT_NAME, WRITES, Writable
 
 MERGE_PATCH = "application/merge-patch+json"
-QUEUES_PATH = "/apis/scheduling.run.ai/v2/queues"
-NODES_PATH = "/api/v1/nodes"
-
 _NAME = OBJECT_NAME.pattern
-_ALLOWED_WRITES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("POST", re.compile(rf"^{QUEUES_PATH}$")),
-    ("PATCH", re.compile(rf"^{QUEUES_PATH}/{_NAME}$")),
-    ("PATCH", re.compile(rf"^{NODES_PATH}/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases$")),
-    ("PUT", re.compile(rf"^/apis/coordination\.k8s\.io/v1/namespaces/{_NAME}/leases/{_NAME}$")),
-    ("POST", re.compile(rf"^/apis/events\.k8s\.io/v1/namespaces/{_NAME}/events$")),
-)
+
+
+def _path_pattern(write: Writable) -> re.Pattern[str]:
+    """The paths `write` may be sent to: its resource's collection (POST) or one object in it, in any namespace."""
+    resource = write.resource
+    scope = f"/namespaces/{_NAME}" if resource.namespaced else ""
+    one = f"/{_NAME}" if write.method != "POST" else ""
+    return re.compile(rf"^{re.escape(resource.api_path)}{scope}/{re.escape(resource.plural)}{one}$")
+
+
+_ALLOWED_WRITES = tuple((write, _path_pattern(write)) for write in WRITES)
 
 
 class WriteForbidden(Exception):
@@ -39,53 +32,38 @@ class WriteForbidden(Exception):
 
 
 def check_write(method: str, path: str, body: Any, content_type: str | None) -> None:
-    """Refuse, before anything is sent, every write but those listed above."""
-    if not any(method == m and pattern.match(path) for m, pattern in _ALLOWED_WRITES):
+    """Refuse, before anything is sent, every write but those plans/writable.py lists."""
+    write = next((w for w, pattern in _ALLOWED_WRITES if w.method == method and pattern.match(path)), None)
+    if write is None:
         raise WriteForbidden(f"{method} {path} is not a write kai-gitops makes")
-    if method == "POST" and path == QUEUES_PATH:
-        _check_queue_create(body)
-    if method == "PATCH":
-        if content_type != MERGE_PATCH or not isinstance(body, dict):
-            raise WriteForbidden(f"PATCH {path}: only merge patches are sent")
-        if path.startswith(QUEUES_PATH):
-            _check_queue_patch(path, body)
-        else:
-            _check_label_patch(path, body)
+    if method == "PATCH" and (content_type != MERGE_PATCH or not isinstance(body, dict)):
+        raise WriteForbidden(f"PATCH {path}: only merge patches are sent")
+    if write.fields is None:
+        return   # the tool's own Lease and Events: objects it builds whole itself
+    content = _created_content(write, body) if method == "POST" else _patched_content(body)
+    if content is None or not write.fields_set(content):
+        kind = write.resource.kind
+        limits = (f"a {kind} is created with its name and {write.shown} only" if method == "POST"
+                  else f"a {kind} patch may set only {write.shown}")
+        raise WriteForbidden(f"{method} {path}: {limits}")
 
 
-def _check_queue_create(body: Any) -> None:
-    meta = body.get("metadata") if isinstance(body, dict) else None
-    if not isinstance(meta, dict) or set(body) - {"apiVersion", "kind", "metadata", "spec"} \
-            or (body.get("apiVersion"), body.get("kind")) != (QUEUE_API, "Queue") or set(meta) != {"name"} \
-            or not _queue_spec_ok(body.get("spec")):
-        raise WriteForbidden(f"POST {QUEUES_PATH}: a Queue is created with its name, spec.resources and "
-                             "spec.parentQueue only")
-
-
-def _check_queue_patch(path: str, body: dict[str, Any]) -> None:
-    if set(body) - {"metadata", "spec"} or set(body.get("metadata") or {}) - {"resourceVersion"} \
-            or not _queue_spec_ok(body.get("spec")):
-        raise WriteForbidden(f"PATCH {path}: a Queue patch may set only spec.resources and spec.parentQueue")
-
-
-def _queue_spec_ok(spec: Any) -> bool:
-    """Only spec.parentQueue (a name, or null) and spec.resources.{cpu,gpu,memory}.{quota,limit,overQuotaWeight}."""
-    if not isinstance(spec, dict) or set(spec) - {"resources", "parentQueue"}:
-        return False
-    if spec.get("parentQueue") is not None and not isinstance(spec["parentQueue"], str):
-        return False
-    resources = spec.get("resources", {})
-    if not isinstance(resources, dict) or set(resources) - set(RESOURCES):
-        return False
-    return all(isinstance(r, dict) and not set(r) - set(dict(FIELDS))
-               and all(isinstance(v, int | float) and not isinstance(v, bool) for v in r.values())
-               for r in resources.values())
-
-
-def _check_label_patch(path: str, body: dict[str, Any]) -> None:
+def _created_content(write: Writable, body: Any) -> dict[str, Any] | None:
+    """A new object past its identity (apiVersion, kind and a name, nothing else in metadata), or None."""
+    if not isinstance(body, dict) or (body.get("apiVersion"), body.get("kind")) != (write.resource.api_version,
+                                                                                    write.resource.kind):
+        return None
     meta = body.get("metadata")
-    labels = meta.get("labels") if isinstance(meta, dict) else None
-    if set(body) != {"metadata"} or not isinstance(meta, dict) or set(meta) - {"labels", "resourceVersion"} \
-            or not isinstance(labels, dict) or set(labels) != {SCHEDULE_LABEL} \
-            or labels[SCHEDULE_LABEL] not in ("true", None):
-        raise WriteForbidden(f"PATCH {path}: a Node patch may only set or remove {SCHEDULE_LABEL}=true")
+    if not isinstance(meta, dict) or set(meta) != {"name"}:
+        return None
+    return {k: v for k, v in body.items() if k not in ("apiVersion", "kind", "metadata")}
+
+
+def _patched_content(body: dict[str, Any]) -> dict[str, Any] | None:
+    """A merge patch past its resourceVersion precondition, or None."""
+    meta = body.get("metadata", {})
+    if not isinstance(meta, dict):
+        return None
+    content = {k: v for k, v in body.items() if k != "metadata"}
+    kept = {k: v for k, v in meta.items() if k != "resourceVersion"}
+    return {**content, "metadata": kept} if kept else content

@@ -1,4 +1,4 @@
-"""The only code in kai-gitops that writes to a cluster, and only the writes listed in allowed_writes.py.
+"""The only code in kai-gitops that writes to a cluster, and only the writes plans/writable.py lists.
 
 Every non-GET request passes `allowed_writes.check_write` first, which refuses any other method, path or
 body, so no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm
@@ -21,24 +21,25 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import orjson
 import urllib3
 
-from reconciler.core.refs import QUEUE_API, ObjectRef
+from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE
 from reconciler.model.live import SCHEDULE_LABEL
-from reconciler.plans.plan import LABEL_PATH, Change, Operation, valid_name
-from reconciler.reconcile.allowed_writes import MERGE_PATCH, NODES_PATH, QUEUES_PATH, WriteForbidden, check_write
+from reconciler.plans.applied import ChangeResult
+from reconciler.plans.plan import Change, Operation
+from reconciler.plans.writable import LABEL_PATH, PLANNED, valid_name
+from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
 from reconciler.reconcile.staleness import change_state
 from reconciler.sources.cluster.client import status_message
 
 FIELD_MANAGER = "kai-gitops"
 USER_AGENT = "kai-gitops/0.1 (reconciler)"
-LEASES_PATH = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
-EVENTS_PATH = "/apis/events.k8s.io/v1/namespaces/{namespace}/events"
 
 
 class ApiFailure(Exception):
@@ -99,7 +100,7 @@ class ClusterWriter:
         token: str | None = None
         while True:
             query = {"limit": str(page_limit), **({"continue": token} if token else {})}
-            page = self._request("GET", NODES_PATH, query=query)
+            page = self._request("GET", NODE.collection_path(), query=query)
             nodes.update({str(n["metadata"]["name"]): n for n in page.get("items") or []})
             token = (page.get("metadata") or {}).get("continue")
             if not token:
@@ -107,7 +108,7 @@ class ClusterWriter:
 
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            return self._request("GET", f"{LEASES_PATH.format(namespace=namespace)}/{quote(name)}")
+            return self._request("GET", LEASE.object_path(name, namespace))
         except ApiFailure as exc:
             if exc.status == 404:
                 return None
@@ -116,35 +117,33 @@ class ClusterWriter:
     # -- the writes ---------------------------------------------------------------------------------
 
     def create_queue(self, manifest: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
-        return self._request("POST", QUEUES_PATH, manifest, query=_write_query(dry_run))
+        return self._request("POST", QUEUE.collection_path(), manifest, query=_write_query(dry_run))
 
     def patch_queue(self, name: str, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
-        return self._request("PATCH", f"{QUEUES_PATH}/{quote(name)}", body, MERGE_PATCH, _write_query(dry_run))
+        return self._request("PATCH", QUEUE.object_path(name), body, MERGE_PATCH, _write_query(dry_run))
 
     def patch_node_label(self, name: str, value: str | None, resource_version: str | None, *,
                          dry_run: bool = False) -> dict[str, Any]:
         meta: dict[str, Any] = {"labels": {SCHEDULE_LABEL: value}}
         if resource_version:
             meta["resourceVersion"] = resource_version
-        return self._request("PATCH", f"{NODES_PATH}/{quote(name)}", {"metadata": meta}, MERGE_PATCH,
-                             _write_query(dry_run))
+        return self._request("PATCH", NODE.object_path(name), {"metadata": meta}, MERGE_PATCH, _write_query(dry_run))
 
     def create_lease(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self._request("POST", LEASES_PATH.format(namespace=namespace), body, query=_write_query(False))
+        return self._request("POST", LEASE.collection_path(namespace), body, query=_write_query(False))
 
     def update_lease(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
-        path = f"{LEASES_PATH.format(namespace=namespace)}/{quote(name)}"
-        return self._request("PUT", path, body, query=_write_query(False))
+        return self._request("PUT", LEASE.object_path(name, namespace), body, query=_write_query(False))
 
     def create_event(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
-        return self._request("POST", EVENTS_PATH.format(namespace=namespace), body, query=_write_query(False))
+        return self._request("POST", EVENT.collection_path(namespace), body, query=_write_query(False))
 
     def write_change(self, change: Change, resource_version: str | None, *, dry_run: bool) -> dict[str, Any]:
         """One planned change as its single request: create, or merge patch with the RV precondition."""
         if change.operation is Operation.CREATE:
             assert change.manifest is not None
             return self.create_queue(change.manifest, dry_run=dry_run)
-        if change.ref.kind == "Queue":
+        if change.ref.kind == QUEUE.kind:
             return self.patch_queue(change.ref.name, change.merge_patch(resource_version), dry_run=dry_run)
         (label,) = change.fields
         assert label.path == LABEL_PATH
@@ -215,11 +214,10 @@ class ClusterWriter:
 def object_path(ref: ObjectRef) -> str:
     if not valid_name(ref.name):   # not even a GET: a `..` in a name is normalised into another object's URL
         raise WriteForbidden(f"{ref.name!r} is not a Kubernetes object name")
-    if (ref.api_version, ref.kind) == (QUEUE_API, "Queue"):
-        return f"{QUEUES_PATH}/{quote(ref.name)}"
-    if (ref.api_version, ref.kind) == ("v1", "Node"):
-        return f"{NODES_PATH}/{quote(ref.name)}"
-    raise WriteForbidden(f"{ref} is not an object kai-gitops changes")
+    resource = next((r for r in PLANNED if r.describes(ref)), None)
+    if resource is None:
+        raise WriteForbidden(f"{ref} is not an object kai-gitops changes")
+    return resource.object_path(ref.name, ref.namespace)
 
 
 def _write_query(dry_run: bool) -> dict[str, str]:
@@ -270,61 +268,6 @@ def _transport(exc: Exception) -> str:
 # --- applying a change set ---------------------------------------------------------------------------
 
 
-@dataclass
-class ChangeResult:
-    change: Change
-    result: str                  # applied | failed | not-attempted | already-applied; started: the intent line
-    error: str | None = None
-    resource_version: str | None = None
-    previous_managers: tuple[str, ...] = ()
-    uid: str | None = None       # of the written object: its Event's regarding.uid
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"object": self.change.ref.to_dict(), "operation": self.change.operation.value,
-                "result": self.result, "error": self.error, "resourceVersion": self.resource_version,
-                "previousManagers": list(self.previous_managers)}
-
-
-@dataclass
-class ApplyResult:
-    """What an apply did, change by change: the input of the text, the JSON `apply` key and metrics."""
-
-    plan_id: str
-    results: list[ChangeResult] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)   # e.g. an Event that could not be created
-
-    @property
-    def ok(self) -> bool:
-        return all(r.result in ("applied", "already-applied") for r in self.results)
-
-    def count(self, result: str) -> int:
-        return sum(1 for r in self.results if r.result == result)
-
-    def counts(self) -> dict[str, int]:
-        return {"planned": len(self.results), "applied": self.count("applied"), "failed": self.count("failed"),
-                "skipped": self.count("not-attempted") + self.count("already-applied")}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"planId": self.plan_id, "ok": self.ok, **self.counts(),
-                "changes": [r.to_dict() for r in self.results], "warnings": self.warnings}
-
-    def render(self) -> list[str]:
-        if not self.results:
-            return ["Nothing to apply."]
-        marks = {"applied": "✓ applied", "failed": "✗ failed", "not-attempted": "- not applied",
-                 "already-applied": "= already applied"}
-        lines = [f"  {marks[r.result]} {r.change.operation.value} {r.change.ref}"
-                 + (f": {r.error}" if r.error else "") for r in self.results]
-        lines += [f"  warning: {w}" for w in self.warnings]
-        c = self.counts()
-        verdict = "Apply complete" if self.ok else "Apply stopped"
-        done = self.count("already-applied")   # a re-run after a crash: counted apart from "not applied"
-        already = f"{done} already applied, " if done else ""
-        lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
-                     f"{self.count('not-attempted')} not applied (of {c['planned']}).")
-        return lines
-
-
 @dataclass(frozen=True)
 class Pending:
     """A change checked against the object as just read: write it with this resourceVersion."""
@@ -350,10 +293,10 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
     ordered = list(enumerate(pending))
     try:
         for index, item in ordered:
-            if item.change.ref.kind == "Queue":
+            if item.change.ref.kind == QUEUE.kind:
                 run.one(index, item)
         with ThreadPoolExecutor(max_workers=max(1, workers or writer.settings.workers)) as pool:
-            list(pool.map(lambda pair: run.one(*pair), [(i, p) for i, p in ordered if p.change.ref.kind != "Queue"]))
+            list(pool.map(lambda pair: run.one(*pair), [(i, p) for i, p in ordered if p.change.ref.kind != QUEUE.kind]))
     except BaseException:
         run.stop.set()
         for index, item in ordered:   # cancelled before they started: still one audit line each

@@ -19,7 +19,7 @@ import orjson
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact
-from reconciler.reconcile.apply import ChangeResult
+from reconciler.plans.applied import ChangeResult
 
 
 class AuditLog:

@@ -13,6 +13,7 @@ import orjson
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import url_without_userinfo
+from reconciler.core.resources import NAMESPACE
 from reconciler.model.live import LiveState
 from reconciler.plans.plan import ClusterIdentity
 from reconciler.sources.cluster.client import ClusterClient, ReadSettings
@@ -20,7 +21,7 @@ from reconciler.sources.cluster.client import ClusterClient, ReadSettings
 if TYPE_CHECKING:
     from reconciler.reconcile.apply import ClusterWriter
 
-IDENTITY_PATH = "/api/v1/namespaces/kube-system"
+IDENTITY_PATH = NAMESPACE.object_path("kube-system")
 
 
 @dataclass

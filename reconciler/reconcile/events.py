@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.plans.plan import Operation, show
-from reconciler.reconcile.apply import FIELD_MANAGER, ChangeResult
+from reconciler.core.resources import EVENT, QUEUE
+from reconciler.core.show import show_value
+from reconciler.plans.applied import ChangeResult
+from reconciler.plans.plan import Operation
+from reconciler.reconcile.apply import FIELD_MANAGER
 
 # Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
 EVENT_NAMESPACE = "default"
@@ -16,9 +19,10 @@ NOTE_LIMIT = 1024   # bytes, not characters: the API server refuses longer notes
 def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
     change = result.change
     created = change.operation is Operation.CREATE
-    reason = {("Queue", True): "QueueCreated", ("Queue", False): "QueueUpdated"}.get(
+    reason = {(QUEUE.kind, True): "QueueCreated", (QUEUE.kind, False): "QueueUpdated"}.get(
         (change.ref.kind, created), "NodeLabelChanged")
-    fields = ", ".join(f"{f.dotted()} {show(f.before)} → {show(f.after)}" for f in change.fields)
+    fields = ", ".join(f"{f.dotted()} {show_value(f.before, quote_strings=True)} → "
+                       f"{show_value(f.after, quote_strings=True)}" for f in change.fields)
     takeover = f"; fields taken over from {', '.join(result.previous_managers)}" if result.previous_managers else ""
     note = f"kai-gitops plan {plan_id}: {fields}{takeover}"
     if len(note.encode()) > NOTE_LIMIT:
@@ -31,7 +35,7 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
     if result.resource_version:
         regarding["resourceVersion"] = result.resource_version
     return {
-        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "apiVersion": EVENT.api_version, "kind": EVENT.kind,
         "metadata": {"generateName": f"{change.ref.name}.kai-gitops.", "namespace": EVENT_NAMESPACE},
         "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],

@@ -17,10 +17,10 @@ from types import TracebackType
 from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.resources import LEASE
 from reconciler.reconcile.apply import ApiFailure, ClusterWriter
 
 LEASE_NAME = "kai-gitops-reconcile"
-LEASE_API = "coordination.k8s.io/v1"
 DURATION_ENV = "KAI_GITOPS_LEASE_DURATION_S"
 DEFAULT_DURATION_S = 30
 # As client-go's renewDeadline (10 s of a 15 s lease): stop writing well before others may see the lease expired.
@@ -117,7 +117,7 @@ class Lease:
         existing = self.writer.get_lease(self.namespace, self.name)
         now, sent = datetime.now(UTC), time.monotonic()
         if existing is None:
-            body = {"apiVersion": LEASE_API, "kind": "Lease",
+            body = {"apiVersion": LEASE.api_version, "kind": LEASE.kind,
                     "metadata": {"name": self.name, "namespace": self.namespace},
                     "spec": self._spec(now, acquired=now, transitions=0)}
             self._current = self.writer.create_lease(self.namespace, body)

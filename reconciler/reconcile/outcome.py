@@ -1,19 +1,18 @@
 """What one `reconcile` run shows: the diff report, the plan, and (with --apply) what was applied.
 
-Text is the plan in Terraform's shape; JSON is the diff report (same keys, same `summary`) with `plan`
-and `apply` added.
+Text is the plan in Terraform's shape (outputs/plan_text.py); JSON is the diff report (same keys, same
+`summary`) with `plan` and `apply` added.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from reconciler.plans.plan import Plan, render_plan
+from reconciler.outputs.plan_text import render_reconcile
+from reconciler.plans.applied import ApplyResult
+from reconciler.plans.plan import Plan
 from reconciler.report.report import Report
-
-if TYPE_CHECKING:
-    from reconciler.reconcile.apply import ApplyResult
 
 EXIT_CLEAN, EXIT_ERROR, EXIT_PENDING = 0, 1, 2
 
@@ -49,26 +48,4 @@ class ReconcileOutcome:
         return data
 
     def render_text(self) -> str:
-        cluster = self.report.clusters[0]
-        lines = [f"kai-gitops reconcile — cluster {cluster.cluster}"]
-        if cluster.git:
-            lines.append(f"  desired: {cluster.git.repo} @ {cluster.git.ref} ({(cluster.git.commit or '')[:12]})")
-        if cluster.live_source:
-            lines.append(f"  live:    {cluster.live_source}")
-        identity = f" for {self.plan.identity}" if self.plan.identity else " (no cluster identity: a snapshot)"
-        lines.append(f"  plan:    {self.plan.id}{identity}")
-        lines.append("")
-        lines += render_plan(self.plan)
-        if self.applied is not None:
-            lines.append("")
-            lines += self.applied.render()
-        final = (self.after or self.report).clusters[0]
-        if final.nvca is not None:
-            when = "after apply" if self.after is not None else ("before apply" if self.applied else "now")
-            lines.append(f"NVCA prediction ({when}) kai-scheduler-queues: {final.nvca.status}")
-            lines += [f"  {e}" for e in final.nvca.errors]
-        s = final.summary()
-        waived = f", {s['waived']} waived" if s["waived"] else ""
-        lines.append(f"Findings: {s['drift']} drift, {s['errors']} error(s), {s['warnings']} warning(s), "
-                     f"{s['info']} info{waived} (see `kai-gitops diff`).")
-        return "\n".join(lines) + "\n"
+        return render_reconcile(self.report, self.plan, self.applied, self.after)

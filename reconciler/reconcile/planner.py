@@ -13,23 +13,15 @@ from reconciler.checks.node_labels import (
     unresolvable_nodes,
 )
 from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import NODE, QUEUE
 from reconciler.findings.finding import Action, Finding, Kind
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.live import LiveState
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
-from reconciler.plans.plan import (
-    LABEL_PATH,
-    NODE_API,
-    Change,
-    ClusterIdentity,
-    FieldChange,
-    Operation,
-    OperatorAction,
-    Plan,
-    check_changes,
-    leaves,
-    queue_update_fields,
-)
+from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, Operation, OperatorAction, Plan
+from reconciler.plans.validate import check_changes
+from reconciler.plans.values import leaves, queue_update_fields
+from reconciler.plans.writable import LABEL_PATH
 from reconciler.report.report import GitInfo
 
 HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
@@ -45,7 +37,7 @@ def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState
     settled_rules = _settled_label_rules(desired, live, changes)
     operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules))
     defaults = {q.spec.name for q in desired.queues if q.origin == "default-queue"}
-    notes = (HELM_NOTE,) if any(c.ref.kind == "Queue" and c.ref.name in defaults for c in changes) else ()
+    notes = (HELM_NOTE,) if any(c.ref.kind == QUEUE.kind and c.ref.name in defaults for c in changes) else ()
     return Plan(desired.name, git, identity, tuple(changes), operator, notes)
 
 
@@ -55,7 +47,7 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
     for f in findings:
         if f.kind is not Kind.DRIFT or f.fix is None or f.fix.patch is None or f.subject is None:
             continue
-        if f.subject.kind != "Queue":
+        if f.subject.kind != QUEUE.kind:
             continue
         if f.fix.action is Action.CREATE:
             manifest = f.fix.patch
@@ -89,14 +81,14 @@ def _label_changes(desired: DesiredCluster, live: LiveState) -> list[Change]:
 
 def _label_change(change: NodeLabelChange) -> Change:
     verb = "set nvca.nvcf.nvidia.io/schedule=true on" if change.after else "remove nvca.nvcf.nvidia.io/schedule from"
-    return Change(ObjectRef(NODE_API, "Node", change.node), Operation.UPDATE,
+    return Change(NODE.ref(change.node), Operation.UPDATE,
                   (FieldChange(LABEL_PATH, change.before, change.after),), (change.rule,),
                   f"{verb} node {change.node}")
 
 
 def _settled_label_rules(desired: DesiredCluster, live: LiveState, changes: list[Change]) -> set[str]:
     """Label rules every finding of which the plan settles (a missing intended node keeps S-011 open)."""
-    rules = {r for c in changes if c.ref.kind == "Node" for r in c.rules}
+    rules = {r for c in changes if c.ref.kind == NODE.kind for r in c.rules}
     if unresolvable_nodes(desired.shared, live):
         rules.discard(SHARED_UNLABELLED)
     return rules & LABEL_RULES

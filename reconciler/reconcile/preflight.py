@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.resources import NODE
 from reconciler.plans.plan import Change, ClusterIdentity, Plan
 from reconciler.reconcile.apply import FIELD_MANAGER, ClusterWriter, Pending, concurrently
 from reconciler.reconcile.staleness import change_state
@@ -68,14 +69,14 @@ NODE_LIST_THRESHOLD = 50
 
 def _read_again(writer: ClusterWriter, changes: tuple[Change, ...]) -> list[dict[str, Any] | None]:
     """Each planned object as stored now (None: absent), in plan order."""
-    node_changes = sum(1 for c in changes if c.ref.kind == "Node")
+    node_changes = sum(1 for c in changes if c.ref.kind == NODE.kind)
     if node_changes <= NODE_LIST_THRESHOLD:
         return concurrently(changes, lambda c: writer.get(c.ref), writer.settings.workers)
     nodes = writer.list_nodes()
     # Keyed by ref, not by Change: a create carries its manifest (a dict), so a Change is not hashable.
-    others = [c.ref for c in changes if c.ref.kind != "Node"]
+    others = [c.ref for c in changes if c.ref.kind != NODE.kind]
     fetched = dict(zip(others, concurrently(others, writer.get, writer.settings.workers), strict=True))
-    return [nodes.get(c.ref.name) if c.ref.kind == "Node" else fetched[c.ref] for c in changes]
+    return [nodes.get(c.ref.name) if c.ref.kind == NODE.kind else fetched[c.ref] for c in changes]
 
 
 def _managers(change: Change, obj: dict[str, Any] | None) -> tuple[str, ...]:

@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from reconciler.core.errors import UserError
-from reconciler.plans.plan import Plan, read_plan, write_plan
-from reconciler.reconcile.apply import ApiFailure, ApplyResult, ChangeResult, ClusterWriter, apply_changes
+from reconciler.plans.applied import ApplyResult, ChangeResult
+from reconciler.plans.plan import Plan
+from reconciler.plans.saved import read_plan, write_plan
+from reconciler.reconcile.apply import ApiFailure, ClusterWriter, apply_changes
 from reconciler.reconcile.audit import AuditLog
 from reconciler.reconcile.cluster import Connection
 from reconciler.reconcile.dryrun import dry_run

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.plans.plan import Change, FieldChange, Operation, current_value, same_value, show
+from reconciler.core.show import show_value
+from reconciler.plans.plan import Change, FieldChange, Operation
+from reconciler.plans.values import current_value, same_value
 
 
 def change_state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -> str:
@@ -33,7 +35,8 @@ def change_state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -
     for f, s in zip(change.fields, states, strict=True):
         if s != "before":
             now = current_value(change.ref, obj, f.path)
-            stale.append(f"{change.ref} {f.dotted()} is {show(now)}, the plan expected {show(f.before)}")
+            stale.append(f"{change.ref} {f.dotted()} is {show_value(now, quote_strings=True)}, "
+                         f"the plan expected {show_value(f.before, quote_strings=True)}")
     return "stale"
 
 

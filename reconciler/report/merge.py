@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reconciler.core.errors import UserError
+from reconciler.findings.builtin_rules import WAIVER_UNUSED
 from reconciler.findings.finding import Finding, Severity
 from reconciler.report.reader import load_report
 from reconciler.report.report import ClusterReport, Report
-
-UNUSED_WAIVER_RULE = "KAI-W-002"   # checks.policy.waivers.UNUSED_RULE, without importing the policy layer
 
 
 @dataclass(frozen=True)
@@ -129,7 +128,7 @@ def _repository(inputs: Sequence[Input]) -> list[Finding]:
 
 
 def _used_elsewhere(finding: Finding, reports: int, total: int) -> bool:
-    if finding.rule_id != UNUSED_WAIVER_RULE:
+    if finding.rule_id != WAIVER_UNUSED.id:
         return False
     scope = (finding.extra.get("waiver") or {}).get("cluster")
     return scope is None and reports < total

@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 
 from reconciler.checks.nvca import Verdict
-from reconciler.checks.policy.pack import META_KEYS, RuleMeta
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.finding import Finding, Fix, Kind, Severity
+from reconciler.findings.rules import META_KEYS, RuleMeta
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 
@@ -89,10 +89,8 @@ def _cluster(data: dict[str, Any], catalog: dict[str, RuleMeta]) -> ClusterRepor
 
 def _meta(data: dict[str, Any]) -> RuleMeta:
     """As written (a rule known only by its findings may have empty fields, which a policy's meta may not);
-    the severity must be one every format maps."""
-    meta = RuleMeta(**{key: str(data[key]) for key in META_KEYS})
-    Severity(meta.severity)
-    return meta
+    severity and scope must be ones every format maps (RuleMeta refuses others)."""
+    return RuleMeta(**{key: str(data[key]) for key in META_KEYS})
 
 
 def _verdict(data: dict[str, Any]) -> Verdict:

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.checks.nvca import Verdict
-from reconciler.checks.policy.pack import RuleMeta
 from reconciler.core.refs import Location
 from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.findings.finding import Action, Finding, Kind, Severity, at_or_above
 from reconciler.findings.problems import group_problems, problem_id
+from reconciler.findings.rules import RuleMeta, Scope
 from reconciler.model.config import RepoConfig
 from reconciler.report.shards import Shard
 
@@ -128,14 +128,14 @@ def finding_dicts(findings: list[Finding]) -> list[dict[str, Any]]:
 
 
 def _meta_dict(meta: RuleMeta) -> dict[str, str]:
-    return {"id": meta.id, "title": meta.title, "severity": meta.severity, "scope": meta.scope,
+    return {"id": meta.id, "title": meta.title, "severity": meta.severity.value, "scope": meta.scope.value,
             "rationale": meta.rationale, "remediation": meta.remediation, "source": meta.source}
 
 
 def _meta_from(f: Finding) -> RuleMeta:
     """A rule known only by its findings (e.g. from a merged report): described by what they say."""
     description = f.fix.description if f.fix else ""
-    return RuleMeta(f.rule_id, f.title or f.rule_id, f.severity.value, "static", f.title or f.message,
+    return RuleMeta(f.rule_id, f.title or f.rule_id, f.severity, Scope.STATIC, f.title or f.message,
                     description or "See the finding.", "kai-gitops")
 
 

@@ -7,20 +7,19 @@ file next to FILE, renamed into place only when the whole read succeeded: never 
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import yaml
 
 from reconciler.core.errors import UserError
+from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster import ReadSettings
@@ -67,13 +66,11 @@ class SnapshotWriter:
         self.json = self.path.suffix.lower() == ".json"
         self.comment = comment
         self.counts: Counter[str] = Counter()
-        self._file: IO[str] | None = None
-        self._temp: str | None = None
+        self._file: AtomicFile | None = None
 
     def __enter__(self) -> SnapshotWriter:
         check_output_target(self.path)
-        fd, self._temp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self._file = os.fdopen(fd, "w", encoding="utf-8")  # mkstemp: mode 0600, the snapshot names the cluster
+        self._file = AtomicFile(self.path, OWNER_ONLY, text=True)   # the snapshot describes the cluster
         self._file.write(self._head())
         return self
 
@@ -89,23 +86,15 @@ class SnapshotWriter:
         self.counts[str(obj.get("kind", "?"))] += 1
 
     def commit(self) -> None:
-        assert self._file is not None and self._temp is not None
+        assert self._file is not None
         self._file.write(self._tail())
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self._temp, self.path)  # atomic: readers see the old file or the whole new one
-        self._temp = None
+        self._file.commit()   # readers see the old file or the whole new one
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if self._file is not None:
-            self._file.close()
+        if self._file is not None:   # not committed: the read failed, leave nothing behind
+            self._file.discard()
             self._file = None
-        if self._temp is not None:  # not committed: the read failed, leave nothing behind
-            Path(self._temp).unlink(missing_ok=True)
-            self._temp = None
 
     def _head(self) -> str:
         if self.json:
@@ -117,15 +106,6 @@ class SnapshotWriter:
         if self.json:
             return "\n]}\n"
         return "" if self.counts else "items: []\n"
-
-
-def check_output_target(path: Path) -> None:
-    if path.is_dir():
-        raise UserError("is a directory; give a file name", where=str(path))
-    if not path.parent.is_dir():
-        raise UserError("the output directory does not exist", where=str(path))
-    if not os.access(path.parent, os.W_OK):
-        raise UserError("the output directory is not writable", where=str(path))
 
 
 def snapshot_command(output_file: str, kubeconfig: str | None, context: str | None, *,

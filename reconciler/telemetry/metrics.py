@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from prometheus_client.exposition import default_handler, push_to_gateway, pushadd_to_gateway
 
 from reconciler.core.errors import UserError
+from reconciler.core.files import WORLD_READABLE, AtomicFile
 from reconciler.core.redact import redact_text
 from reconciler.findings.finding import Kind
 from reconciler.report.report import Report
@@ -144,19 +144,16 @@ def write_textfile(path: Path, facts: RunFacts) -> None:
     rename), so the collector never reads half a file."""
     carried = _last_success_in(path)
     data = generate_latest(build_registry(facts, carried=carried))
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        out = AtomicFile(path, WORLD_READABLE)   # node-exporter runs as another user
     except OSError as exc:
         raise UserError(f"cannot write the metrics file: {exc.strerror}", where=str(path),
                         hint="--metrics-file must name a file in a writable directory") from None
     try:
-        with os.fdopen(fd, "wb") as out:
+        with out:
             out.write(data)
-        os.chmod(temp, 0o644)   # node-exporter runs as another user
-        os.replace(temp, path)
+            out.commit()
     except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
         raise UserError(f"cannot write the metrics file: {exc.strerror}", where=str(path)) from None
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.core.refs import Location, queue_ref
+from reconciler.core.refs import Location
+from reconciler.core.resources import queue_ref
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.drift_issue import DriftContext, drift_marker, report_drift
 from reconciler.report.report import ClusterReport, GitInfo

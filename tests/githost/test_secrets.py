@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from reconciler.core.refs import Location, queue_ref
+from reconciler.core.refs import Location
+from reconciler.core.resources import queue_ref
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.drift_issue import DriftContext, report_drift
 from reconciler.report.report import ClusterReport, GitInfo

@@ -10,10 +10,11 @@ from __future__ import annotations
 import pytest
 
 from reconciler.checks.nvca import Verdict
-from reconciler.checks.policy.pack import RuleMeta
-from reconciler.core.refs import Location, ObjectRef, queue_ref
+from reconciler.core.refs import Location, ObjectRef
+from reconciler.core.resources import queue_ref
 from reconciler.findings.builtin_rules import DRIFT_RULES
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.findings.rules import RuleMeta
 from reconciler.report.report import ClusterReport, GitInfo, Report
 
 COMMIT = "05a796ecd26f0b1c2d3e4f5a6b7c8d9e0f1a2b3c"

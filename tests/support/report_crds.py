@@ -9,12 +9,12 @@ from typing import Any
 
 import yaml
 
-from reconciler.publish.policyreport.build import (
+from reconciler.core.resources import (
     CLUSTER_POLICY_REPORT,
     OPEN_CLUSTER_REPORT,
     OPEN_REPORT,
     POLICY_REPORT,
-    ReportKind,
+    Resource,
 )
 from tests.support.kubeserver import KubeTestServer
 
@@ -28,16 +28,16 @@ OPEN = (OPEN_CLUSTER_REPORT, OPEN_REPORT)
 
 
 @cache
-def _crd(kind: ReportKind) -> dict[str, Any]:
+def _crd(kind: Resource) -> dict[str, Any]:
     return yaml.safe_load((CRDS / CRD_FILES[kind]).read_text())
 
 
-def crd_schema(kind: ReportKind) -> dict[str, Any]:
+def crd_schema(kind: Resource) -> dict[str, Any]:
     version = next(v for v in _crd(kind)["spec"]["versions"] if v["name"] == kind.version)
     return version["schema"]["openAPIV3Schema"]
 
 
-def register_reports(server: KubeTestServer, kinds: tuple[ReportKind, ...]) -> None:
+def register_reports(server: KubeTestServer, kinds: tuple[Resource, ...]) -> None:
     """Serve the kinds exactly as the CRD files name them (group, plural, scope)."""
     for kind in kinds:
         spec = _crd(kind)["spec"]

@@ -1,10 +1,11 @@
-"""The policy pack's types: rule metadata, results, policy files, the facts contract, and result collection.
+"""The policy pack's types: results, policy files, the facts contract, and result collection.
 
 Shared by both engines and by the module that picks one (engine.py), so neither imports the other.
 
 Every rule is a Rego package under `kai_gitops.rules` that defines `meta` (plain data, because regorus
 has no `rego.metadata`) and a partial set `violations`. One query of `data.kai_gitops.rules` evaluates
-them all; `collect_results` turns that document into typed results for either engine.
+them all; `collect_results` turns that document into typed results for either engine. A rule's `meta`
+becomes the `RuleMeta` every rule has (findings/rules.py).
 """
 
 from __future__ import annotations
@@ -18,45 +19,18 @@ from typing import Any, Protocol
 
 from reconciler.core.errors import UserError
 from reconciler.core.refs import ObjectRef
+from reconciler.findings.rules import SCOPES, RuleMeta, Scope
 
 RULES_PACKAGE = "kai_gitops.rules"
 # How shipped files are named in messages: never the same as a repo path, even a repo dir called policies/.
 SHIPPED_LABEL = "kai-gitops:policies"
 RULES_QUERY = f"data.{RULES_PACKAGE}"
-SEVERITIES = ("error", "warning", "info")
-SCOPES = ("static", "live")
-META_KEYS = ("id", "title", "severity", "scope", "rationale", "remediation", "source")
 
 _PACKAGE_RE = re.compile(r"^\s*package\s+([A-Za-z_][\w.]*)", re.MULTILINE)
 _META_RE = re.compile(r"^meta\s*(:=|=)", re.MULTILINE)
 _VIOLATIONS_RE = re.compile(r"^violations\b", re.MULTILINE)
 
 YamlPath = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class RuleMeta:
-    id: str
-    title: str
-    severity: str
-    scope: str
-    rationale: str
-    remediation: str
-    source: str
-
-    @classmethod
-    def from_dict(cls, raw: object, where: str) -> RuleMeta:
-        if not isinstance(raw, dict):
-            raise UserError("rule `meta` must be an object", where=where)
-        missing = [k for k in META_KEYS if not isinstance(raw.get(k), str) or not raw.get(k)]
-        if missing:
-            raise UserError(f"rule `meta` lacks non-empty string field(s): {', '.join(missing)}", where=where)
-        if raw["severity"] not in SEVERITIES:
-            raise UserError(f"rule {raw['id']}: severity {raw['severity']!r} is not one of {SEVERITIES}",
-                            where=where)
-        if raw["scope"] not in SCOPES:
-            raise UserError(f"rule {raw['id']}: scope {raw['scope']!r} is not one of {SCOPES}", where=where)
-        return cls(**{k: raw[k] for k in META_KEYS})
 
 
 @dataclass(frozen=True)
@@ -283,7 +257,7 @@ def collect_results(tree: object, policy_set: PolicySet, scope: str) -> list[Pol
     for meta_raw, violations in iter_rule_nodes(tree):
         where = policy_set.file_of(str(meta_raw.get("id"))) if isinstance(meta_raw, dict) else "<rule>"
         meta = RuleMeta.from_dict(meta_raw, where)
-        if scope == "static" and meta.scope != "static":
+        if scope == Scope.STATIC and meta.scope is not Scope.STATIC:
             continue
         results.extend(to_result(meta, v, where) for v in violations)
     return sorted(results, key=PolicyResult.sort_key)

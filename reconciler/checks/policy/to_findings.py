@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from reconciler.checks.policy.pack import PolicyResult, YamlPath
 from reconciler.core.refs import Location
-from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.findings.finding import Action, Finding, Fix, Kind
 
 Locate = Callable[[str, YamlPath], Location | None]
 
@@ -19,15 +19,10 @@ def result_to_finding(result: PolicyResult, cluster: str, locate: Locate) -> Fin
     meta = result.rule
     # A rule that names a document but no path still points at the file (path () = document root).
     location = locate(result.doc, result.path or ()) if result.doc else None
-    return Finding(
-        rule_id=meta.id,
-        kind=Kind.VIOLATION,
-        severity=Severity(meta.severity),
-        message=result.message,
-        cluster=cluster,
+    return meta.finding(
+        Kind.VIOLATION, result.message, cluster,
         subject=result.subject,
         location=location,
         fix=Fix(Action.NONE, meta.remediation, command=result.fix or None),
-        title=meta.title,
-        extra={"source": meta.source, "scope": meta.scope, "rationale": meta.rationale},
+        extra={"source": meta.source, "scope": meta.scope.value, "rationale": meta.rationale},
     )

@@ -24,12 +24,12 @@ from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location, ObjectRef, YamlPath
-from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.findings.builtin_rules import WAIVER_EXPIRED, WAIVER_UNUSED
+from reconciler.findings.finding import Action, Finding, Fix, Kind
+from reconciler.findings.rules import RuleMeta
 from reconciler.yamlio.document import YamlDoc, load_document
 
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
-EXPIRED_RULE = "KAI-W-001"
-UNUSED_RULE = "KAI-W-002"
 REPOSITORY = "(repository)"   # the `cluster` of findings about the repo itself, not about one cluster
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 ALLOWED = (*REQUIRED, "cluster")
@@ -220,9 +220,9 @@ def waiver_findings(waivers: list[Waiver], used: Collection[int], today: date, *
         if clusters is not None and w.cluster is not None and w.cluster not in clusters:
             continue
         if w.expires < today:
-            out.append(waiver_finding(w, EXPIRED_RULE, Severity.WARNING, expired_message(w)))
+            out.append(waiver_finding(w, WAIVER_EXPIRED, expired_message(w)))
         elif w.index not in used:
-            out.append(waiver_finding(w, UNUSED_RULE, Severity.INFO, unused_message(w)))
+            out.append(waiver_finding(w, WAIVER_UNUSED, unused_message(w)))
     return out
 
 
@@ -237,10 +237,8 @@ def unused_message(w: Waiver) -> str:
             "remove it if the problem is fixed")
 
 
-def waiver_finding(w: Waiver, rule_id: str, severity: Severity, message: str) -> Finding:
-    title = "Waiver has expired" if rule_id == EXPIRED_RULE else "Waiver matches nothing"
-    return Finding(rule_id=rule_id, kind=Kind.VIOLATION, severity=severity, message=message,
-                   cluster=REPOSITORY, location=Location(w.file, w.line, None, (w.index,)),
-                   fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."), title=title,
-                   # `report merge` needs the scope: an unscoped waiver is unused only if no shard used it.
-                   extra={"waiver": {"index": w.index, "cluster": w.cluster}})
+def waiver_finding(w: Waiver, rule: RuleMeta, message: str) -> Finding:
+    return rule.finding(Kind.VIOLATION, message, REPOSITORY, location=Location(w.file, w.line, None, (w.index,)),
+                        fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."),
+                        # `report merge` needs the scope: an unscoped waiver is unused only if no shard used it.
+                        extra={"waiver": {"index": w.index, "cluster": w.cluster}})

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from reconciler.core.redact import redact_text
+from reconciler.core.resources import CLUSTER_POLICY_REPORT, OPEN_CLUSTER_REPORT, OPEN_REPORT, POLICY_REPORT, Resource
 from reconciler.findings.finding import Finding, Severity
 from reconciler.report.report import finding_order
 
@@ -39,24 +40,6 @@ _SEVERITY = {Severity.ERROR: "high", Severity.WARNING: "medium", Severity.INFO: 
 _RESULT = {Severity.ERROR: "fail", Severity.WARNING: "warn", Severity.INFO: "warn"}
 
 
-@dataclass(frozen=True)
-class ReportKind:
-    group: str
-    version: str
-    kind: str
-    plural: str
-    namespaced: bool
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}"
-
-
-POLICY_REPORT = ReportKind("wgpolicyk8s.io", "v1alpha2", "PolicyReport", "policyreports", True)
-CLUSTER_POLICY_REPORT = ReportKind("wgpolicyk8s.io", "v1alpha2", "ClusterPolicyReport", "clusterpolicyreports",
-                                   False)
-OPEN_REPORT = ReportKind("openreports.io", "v1alpha1", "Report", "reports", True)
-OPEN_CLUSTER_REPORT = ReportKind("openreports.io", "v1alpha1", "ClusterReport", "clusterreports", False)
 # The only kinds this tool ever deletes; see cluster.py.
 REPORT_KINDS = (CLUSTER_POLICY_REPORT, POLICY_REPORT, OPEN_CLUSTER_REPORT, OPEN_REPORT)
 
@@ -113,7 +96,7 @@ def scopes(findings: Iterable[Finding], *, cluster_namespaces: frozenset[str] = 
     return [by_namespace[None], *(by_namespace[n] for n in sorted(n for n in by_namespace if n))]
 
 
-def build_report(kind: ReportKind, scope: Scope, settings: ReportSettings, now: datetime,
+def build_report(kind: Resource, scope: Scope, settings: ReportSettings, now: datetime,
                  first_seen: Mapping[str, dict[str, int]] | None = None) -> dict[str, Any]:
     """One report object; `first_seen` maps fingerprints (and TRUNCATED_POLICY) to the timestamps an earlier
     run gave them."""
@@ -136,7 +119,7 @@ def build_report(kind: ReportKind, scope: Scope, settings: ReportSettings, now: 
     return body
 
 
-def _skeleton(kind: ReportKind, scope: Scope, settings: ReportSettings, total: int) -> dict[str, Any]:
+def _skeleton(kind: Resource, scope: Scope, settings: ReportSettings, total: int) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": report_name(settings.cluster), "labels": managed_labels(settings.cluster),
                                 "annotations": {TOTAL_ANNOTATION: str(total)}}
     if kind.namespaced:

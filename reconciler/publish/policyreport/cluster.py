@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.resources import NAMESPACE, Resource
 from reconciler.findings.finding import Finding
 from reconciler.publish.policyreport.build import (
     CLUSTER_LABEL,
@@ -26,7 +27,6 @@ from reconciler.publish.policyreport.build import (
     REPORT_KINDS,
     SOURCE,
     TRUNCATED_POLICY,
-    ReportKind,
     ReportSettings,
     Scope,
     build_report,
@@ -62,13 +62,13 @@ class SyncResult:
                 + (f", {self.omitted_results} results beyond the bounds" if self.omitted_results else ""))
 
 
-def served_kinds(api_client: Any) -> list[ReportKind]:
+def served_kinds(api_client: Any) -> list[Resource]:
     """The report kinds this API server serves (discovery of each group version; 404 = not installed)."""
     from kubernetes.client import CustomObjectsApi
     from kubernetes.client.exceptions import ApiException
 
     api = CustomObjectsApi(api_client)
-    served: list[ReportKind] = []
+    served: list[Resource] = []
     for group_version in dict.fromkeys((k.group, k.version) for k in REPORT_KINDS):
         try:
             resources = api.get_api_resources(*group_version)
@@ -105,7 +105,7 @@ def sync_reports(api_client: Any, findings: list[Finding], settings: ReportSetti
     return result
 
 
-def _all_in_one(planned: list[Scope], kind: ReportKind) -> list[Scope]:
+def _all_in_one(planned: list[Scope], kind: Resource) -> list[Scope]:
     if kind.namespaced:
         if planned[0].findings:
             log.warning("policy reports: %s is served without its cluster-scoped kind; %d cluster-scoped "
@@ -114,7 +114,7 @@ def _all_in_one(planned: list[Scope], kind: ReportKind) -> list[Scope]:
     return [Scope(None, [f for s in planned for f in s.findings])]
 
 
-def _sync_kind(store: _Store, kind: ReportKind, wanted: list[Scope], settings: ReportSettings, now: datetime,
+def _sync_kind(store: _Store, kind: Resource, wanted: list[Scope], settings: ReportSettings, now: datetime,
                result: SyncResult) -> None:
     existing = {_key(o): o for o in store.list_managed(kind, settings.cluster)}
     omitted = 0
@@ -147,7 +147,7 @@ def _key(obj: dict[str, Any]) -> tuple[str | None, str]:
     return meta.get("namespace"), str(meta.get("name"))
 
 
-def _describe(kind: ReportKind, key: tuple[str | None, str]) -> str:
+def _describe(kind: Resource, key: tuple[str | None, str]) -> str:
     namespace, name = key
     return f"{kind.kind}/{namespace + '/' if namespace else ''}{name}"
 
@@ -198,7 +198,7 @@ class _Store:
         names: set[str] = set()
         query: list[tuple[str, str]] = [("limit", "500")]
         while True:
-            page = orjson.loads(self._call("namespaces", functools.partial(self._get_raw, "/api/v1/namespaces",
+            page = orjson.loads(self._call("namespaces", functools.partial(self._get_raw, NAMESPACE.collection_path(),
                                                                              query)))
             names |= {str((i.get("metadata") or {}).get("name")) for i in page.get("items") or []}
             token = (page.get("metadata") or {}).get("continue")
@@ -218,7 +218,7 @@ class _Store:
             raise ApiException(status=response.status, reason=response.reason, body=body.decode("utf-8", "replace"))
         return bytes(body)
 
-    def list_managed(self, kind: ReportKind, cluster: str) -> list[dict[str, Any]]:
+    def list_managed(self, kind: Resource, cluster: str) -> list[dict[str, Any]]:
         selector = f"{MANAGED_BY_LABEL}={SOURCE},{CLUSTER_LABEL}={cluster_label_value(cluster)}"
         items: list[dict[str, Any]] = []
         token: str | None = None
@@ -232,7 +232,7 @@ class _Store:
             if not token:
                 return items
 
-    def create(self, kind: ReportKind, body: dict[str, Any]) -> None:
+    def create(self, kind: Resource, body: dict[str, Any]) -> None:
         meta = body["metadata"]
         if kind.namespaced:
             self._call(kind.plural, lambda: self.api.create_namespaced_custom_object(
@@ -241,7 +241,7 @@ class _Store:
             self._call(kind.plural, lambda: self.api.create_cluster_custom_object(
                 kind.group, kind.version, kind.plural, body, field_manager=SOURCE))
 
-    def replace(self, kind: ReportKind, body: dict[str, Any], old: dict[str, Any]) -> None:
+    def replace(self, kind: Resource, body: dict[str, Any], old: dict[str, Any]) -> None:
         """Update in place with the read resourceVersion as precondition; on a 409, re-read once and retry."""
         from kubernetes.client.exceptions import ApiException
 
@@ -259,7 +259,7 @@ class _Store:
                     raise _api_error(exc, f"update of {kind.plural}/{meta['name']}") from None
                 old = self._get(kind, meta.get("namespace"), meta["name"])
 
-    def _replace_once(self, kind: ReportKind, body: dict[str, Any]) -> None:
+    def _replace_once(self, kind: Resource, body: dict[str, Any]) -> None:
         meta = body["metadata"]
         if kind.namespaced:
             self.api.replace_namespaced_custom_object(kind.group, kind.version, meta["namespace"], kind.plural,
@@ -268,14 +268,14 @@ class _Store:
             self.api.replace_cluster_custom_object(kind.group, kind.version, kind.plural, meta["name"], body,
                                                    field_manager=SOURCE)
 
-    def _get(self, kind: ReportKind, namespace: str | None, name: str) -> dict[str, Any]:
+    def _get(self, kind: Resource, namespace: str | None, name: str) -> dict[str, Any]:
         if kind.namespaced:
             return self._call(kind.plural, lambda: self.api.get_namespaced_custom_object(
                 kind.group, kind.version, namespace, kind.plural, name))
         return self._call(kind.plural, lambda: self.api.get_cluster_custom_object(
             kind.group, kind.version, kind.plural, name))
 
-    def delete(self, kind: ReportKind, obj: dict[str, Any], cluster: str) -> None:
+    def delete(self, kind: Resource, obj: dict[str, Any], cluster: str) -> None:
         """Only a listed report of ours: one of REPORT_KINDS, both labels, uid as precondition."""
         if kind not in REPORT_KINDS or not _owned(obj, cluster):
             raise AssertionError(f"refusing to delete {obj.get('kind')} {_key(obj)}: not a kai-gitops report")

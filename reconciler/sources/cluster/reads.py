@@ -24,6 +24,21 @@ from typing import Any
 import orjson
 
 from reconciler.core.errors import UserError
+from reconciler.core.resources import (
+    CONFIG_MAP,
+    CORE_EVENT,
+    CUSTOM_RESOURCE_DEFINITION,
+    KAI_AND_NVCA,
+    NAMESPACE,
+    NODE,
+    NVCF_BACKEND,
+    POD,
+    QUEUE,
+    SCHEDULING_SHARD,
+    SECRET,
+    SERVICE,
+    Resource,
+)
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
 from reconciler.sources.cluster import slim
 from reconciler.sources.cluster.client import (
@@ -40,15 +55,10 @@ from reconciler.sources.cluster.progress import ReadProgress
 Obj = dict[str, Any]
 Slim = Callable[[Obj], Obj | None]
 
-# (group, version, plural) of the custom resources the checks read.
-QUEUES = ("scheduling.run.ai", "v2", "queues")
-SHARDS = ("kai.scheduler", "v1", "schedulingshards")
-BACKENDS = ("nvcf.nvidia.io", "v1", "nvcfbackends")
-CRD_NAMES = ("queues.scheduling.run.ai", "podgroups.scheduling.run.ai", "schedulingshards.kai.scheduler",
-             "configs.kai.scheduler", "topologies.kai.scheduler", "nvcfbackends.nvcf.nvidia.io")
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-DTO_PATH = "/api/v1/namespaces/nvca-operator/configmaps/nvcfbackend-self-managed"
-HEALTHZ_PATH = "/api/v1/namespaces/nvca-system/services/nvca:8000/proxy/healthz"
+# The custom resources whose objects the checks read, if the server serves them (discovery says).
+DISCOVERED = (QUEUE, SCHEDULING_SHARD, NVCF_BACKEND)
+DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
+HEALTHZ_PATH = SERVICE.object_path("nvca:8000", "nvca-system", "proxy/healthz")
 EVENT_REASONS = ("Unschedulable", "FailedScheduling")   # KAI's reason, then the default scheduler's
 
 
@@ -56,12 +66,15 @@ EVENT_REASONS = ("Unschedulable", "FailedScheduling")   # KAI's reason, then the
 class ListRead:
     key: str           # unique per read, e.g. "pods/ns/nvcf-backend"
     kind: str          # what progress and errors call it ("pods")
-    path: str
-    api_version: str
-    item_kind: str
+    resource: Resource
+    namespace: str | None = None   # None: every namespace (or a cluster-scoped resource)
     query: dict[str, str] = field(default_factory=dict)
     limit: int = 500
     reduce: Slim = slim.as_is
+
+    @property
+    def path(self) -> str:
+        return self.resource.collection_path(self.namespace)
 
 
 @dataclass
@@ -148,7 +161,7 @@ class Reader:
         with gc_paused():
             page = _loads(body, spec.kind, spec.path, query, self.client.label)
             for raw in page.get("items") or []:
-                reduced = spec.reduce(slim.typed(raw, spec.api_version, spec.item_kind))
+                reduced = spec.reduce(slim.typed(raw, spec.resource))
                 if reduced is not None:
                     items.append(reduced)
             token = (page.get("metadata") or {}).get("continue")
@@ -163,14 +176,12 @@ class Reader:
         report says "not checked" (KAI-R-016) instead of the run failing or silently finding nothing.
         """
         try:
-            return self.list(_release_read("/api/v1/secrets", "Helm release Secrets",
-                                           self.client.settings.secret_page_limit))
+            return self.list(_release_read(None, "Helm release Secrets", self.client.settings.secret_page_limit))
         except ReadError as exc:
             if exc.status != 403:
                 raise
             denied = exc.message
-        local = _release_read(f"/api/v1/namespaces/{KAI_NAMESPACE}/secrets",
-                              f"Helm release Secrets in namespace {KAI_NAMESPACE}",
+        local = _release_read(KAI_NAMESPACE, f"Helm release Secrets in namespace {KAI_NAMESPACE}",
                               self.client.settings.secret_page_limit)
         return [*self.list(local), slim.release_search_item([KAI_NAMESPACE], denied)]
 
@@ -199,19 +210,19 @@ class Reader:
             return [slim.healthz_item(answer.status, None, reachable=False, detail=status_message(answer.body))]
         return [slim.healthz_item(answer.status, body, reachable=True)]
 
-    def discover(self, pool: ThreadPoolExecutor) -> set[tuple[str, str, str]]:
-        """Which of our (group, version, plural) the server serves: `/apis`, then each relevant group version."""
+    def discover(self, pool: ThreadPoolExecutor) -> set[Resource]:
+        """Which of DISCOVERED the server serves: `/apis`, then each relevant group version."""
         groups = _loads(self.client.get("API groups", "/apis").body, "API groups", "/apis", None, self.client.label)
         offered = {(g.get("name"), v.get("version")) for g in groups.get("groups") or []
                    for v in g.get("versions") or []}
-        wanted = sorted({(g, v) for g, v, _ in (QUEUES, SHARDS, BACKENDS) if (g, v) in offered})
-        served: set[tuple[str, str, str]] = set()
-        for (group, version), resources in zip(wanted, pool.map(self._resources, wanted), strict=True):
-            served.update((group, version, plural) for plural in resources)
+        wanted = sorted({r.api_path for r in DISCOVERED if (r.group, r.version) in offered})
+        served: set[Resource] = set()
+        for path, plurals in zip(wanted, pool.map(self._resources, wanted), strict=True):
+            served.update(r for r in DISCOVERED if r.api_path == path and r.plural in plurals)
         return served
 
-    def _resources(self, group_version: tuple[str, str]) -> set[str]:
-        path = f"/apis/{group_version[0]}/{group_version[1]}"
+    def _resources(self, path: str) -> set[str]:
+        """The plurals a group version serves (its discovery document at `path`)."""
         answer = self.client.get("API discovery", path, accept=frozenset({404}))
         if answer.status == 404:
             return set()  # removed between the two requests: not served
@@ -252,40 +263,34 @@ def _json_or_none(body: bytes) -> Any:
 _RELEASE_QUERY = {"labelSelector": "owner=helm", "fieldSelector": "type=helm.sh/release.v1"}
 
 
-def _release_read(path: str, kind: str, limit: int) -> ListRead:
-    return ListRead("releases", kind, path, "v1", "Secret", _RELEASE_QUERY, limit, slim.release_summary)
+def _release_read(namespace: str | None, kind: str, limit: int) -> ListRead:
+    return ListRead("releases", kind, SECRET, namespace, _RELEASE_QUERY, limit, slim.release_summary)
 
 
-def _gv_path(gvr: tuple[str, str, str]) -> str:
-    return f"/apis/{gvr[0]}/{gvr[1]}/{gvr[2]}"
-
-
-def base_reads(reader: Reader, served: set[tuple[str, str, str]]) -> list[tuple[str, Callable[[], list[Obj]]]]:
+def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Callable[[], list[Obj]]]]:
     """Every read that needs nothing but discovery, in feed order."""
     limit = reader.client.settings.page_limit
     plan: list[tuple[str, Callable[[], list[Obj]]]] = []
-    for name in CRD_NAMES:
-        plan.append((f"crds/{name}", lambda n=name: reader.object(f"crds/{n}", "CRDs", f"{CRD_PATH}/{n}",
-                                                                         slim.slim_crd)))
-    if QUEUES in served:
-        plan.append(_list(reader, ListRead("queues", "queues", _gv_path(QUEUES), "scheduling.run.ai/v2", "Queue",
-                                           limit=limit)))
-    if SHARDS in served:
-        plan.append(("shard", lambda: reader.object("shard", "SchedulingShard", f"{_gv_path(SHARDS)}/default")))
+    for name in (r.crd_name for r in KAI_AND_NVCA):
+        path = CUSTOM_RESOURCE_DEFINITION.object_path(name)
+        plan.append((f"crds/{name}", lambda n=name, p=path: reader.object(f"crds/{n}", "CRDs", p, slim.slim_crd)))
+    if QUEUE in served:
+        plan.append(_list(reader, ListRead("queues", "queues", QUEUE, limit=limit)))
+    if SCHEDULING_SHARD in served:
+        plan.append(("shard", lambda: reader.object("shard", "SchedulingShard",
+                                                    SCHEDULING_SHARD.object_path("default"))))
     plan.append(("releases", reader.releases))
-    if BACKENDS in served:
-        plan.append(_list(reader, ListRead("backends", "NVCFBackends", _gv_path(BACKENDS), "nvcf.nvidia.io/v1",
-                                           "NVCFBackend", limit=limit)))
+    if NVCF_BACKEND in served:
+        plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit)))
     plan.append(("dto", lambda: reader.object("dto", "ConfigMap nvcfbackend-self-managed", DTO_PATH,
                                               slim.slim_dto)))
-    plan.append(_list(reader, ListRead("namespaces", "NVCF namespaces", "/api/v1/namespaces", "v1", "Namespace",
-                                       {"labelSelector": NVCF_NAMESPACE_LABEL}, limit, slim.slim_namespace)))
-    plan.append(_list(reader, ListRead("nodes", "nodes", "/api/v1/nodes", "v1", "Node", limit=limit,
-                                       reduce=slim.slim_node)))
-    plan.append(_list(reader, ListRead("pods/labelled", "pods", "/api/v1/pods", "v1", "Pod",
-                                       {"labelSelector": NVCF_POD_LABEL}, limit, slim.slim_pod)))
-    plan.append(_list(reader, ListRead("pods/kai", "pods", f"/api/v1/namespaces/{KAI_NAMESPACE}/pods", "v1", "Pod",
+    plan.append(_list(reader, ListRead("namespaces", "NVCF namespaces", NAMESPACE,
+                                       query={"labelSelector": NVCF_NAMESPACE_LABEL}, limit=limit,
+                                       reduce=slim.slim_namespace)))
+    plan.append(_list(reader, ListRead("nodes", "nodes", NODE, limit=limit, reduce=slim.slim_node)))
+    plan.append(_list(reader, ListRead("pods/labelled", "pods", POD, query={"labelSelector": NVCF_POD_LABEL},
                                        limit=limit, reduce=slim.slim_pod)))
+    plan.append(_list(reader, ListRead("pods/kai", "pods", POD, KAI_NAMESPACE, limit=limit, reduce=slim.slim_pod)))
     plan.append(("healthz", reader.healthz))
     return plan
 
@@ -294,14 +299,14 @@ def namespace_pod_reads(reader: Reader, namespaces: list[Obj]) -> list[tuple[str
     """Pods of NVCF namespaces that the cluster-wide `icms-request-id` list did not already return."""
     limit = reader.client.settings.page_limit
     names = sorted({str(ns["metadata"]["name"]) for ns in namespaces})
-    return [_list(reader, ListRead(f"pods/ns/{ns}", "pods", f"/api/v1/namespaces/{ns}/pods", "v1", "Pod",
-                                   {"labelSelector": f"!{NVCF_POD_LABEL}"}, limit, slim.slim_pod)) for ns in names]
+    return [_list(reader, ListRead(f"pods/ns/{ns}", "pods", POD, ns, {"labelSelector": f"!{NVCF_POD_LABEL}"}, limit,
+                                   slim.slim_pod)) for ns in names]
 
 
 def event_reads(reader: Reader) -> list[tuple[str, Callable[[], list[Obj]]]]:
     limit = reader.client.settings.page_limit
-    return [_list(reader, ListRead(f"events/{reason}", "scheduling events", "/api/v1/events", "v1", "Event",
-                                   {"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}, limit))
+    return [_list(reader, ListRead(f"events/{reason}", "scheduling events", CORE_EVENT,
+                                   query={"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}, limit=limit))
             for reason in EVENT_REASONS]
 
 
@@ -342,7 +347,7 @@ def read_live(client: ClusterClient, sink: slim.ObjectSink, progress: ReadProgre
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    return ReadOutcome(QUEUES in served, progress.counts(), client.requests)
+    return ReadOutcome(QUEUE in served, progress.counts(), client.requests)
 
 
 def _submit(pool: ThreadPoolExecutor, plan: list[tuple[str, Callable[[], list[Obj]]]]) -> list[tuple[str, Future]]:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import orjson
 import yaml
 
+from reconciler.core.resources import CONFIG_MAP, NAMESPACE, NODE, POD, Resource
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
 
 Obj = dict[str, Any]
@@ -39,9 +40,9 @@ class Tee:
             sink.add(obj)
 
 
-def typed(item: Obj, api_version: str, kind: str) -> Obj:
+def typed(item: Obj, resource: Resource) -> Obj:
     """List items carry no apiVersion/kind on the wire; the builder dispatches on them (first, as kubectl shows)."""
-    return {"apiVersion": api_version, "kind": kind, **item}
+    return {"apiVersion": resource.api_version, "kind": resource.kind, **item}
 
 
 def _meta(obj: Obj, *keys: str) -> Obj:
@@ -52,21 +53,20 @@ def _meta(obj: Obj, *keys: str) -> Obj:
 def slim_pod(obj: Obj) -> Obj:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     conditions = [{k: c[k] for k in ("type", "status", "reason") if k in c} for c in status.get("conditions") or []]
-    out: Obj = {"apiVersion": "v1", "kind": "Pod",
-                "metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
-                "spec": {k: spec[k] for k in ("schedulerName", "nodeName") if spec.get(k)},
-                "status": {"phase": status.get("phase", "")}}
+    out = typed({"metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
+                 "spec": {k: spec[k] for k in ("schedulerName", "nodeName") if spec.get(k)},
+                 "status": {"phase": status.get("phase", "")}}, POD)
     if conditions:
         out["status"]["conditions"] = conditions
     return out
 
 
 def slim_node(obj: Obj) -> Obj:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": _meta(obj, "name", "labels", "creationTimestamp")}
+    return typed({"metadata": _meta(obj, "name", "labels", "creationTimestamp")}, NODE)
 
 
 def slim_namespace(obj: Obj) -> Obj:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(obj, "name", "labels", "creationTimestamp")}
+    return typed({"metadata": _meta(obj, "name", "labels", "creationTimestamp")}, NAMESPACE)
 
 
 def slim_crd(obj: Obj) -> Obj:
@@ -112,8 +112,9 @@ def slim_dto(obj: Obj) -> Obj | None:
     except yaml.YAMLError:
         dto = None
     kept = {"capabilities": dto.get("capabilities")} if isinstance(dto, dict) else {}
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(obj, "name", "namespace"),
-            "data": {"cluster-dto.yaml": orjson.dumps(kept).decode()}}  # JSON is YAML: the reader parses it
+    # JSON is YAML: the reader parses it
+    return typed({"metadata": _meta(obj, "name", "namespace"),
+                  "data": {"cluster-dto.yaml": orjson.dumps(kept).decode()}}, CONFIG_MAP)
 
 
 def healthz_item(http_status: int | None, body: Any, *, reachable: bool, detail: str = "") -> Obj:

@@ -1,9 +1,30 @@
-"""Go's `%v` for float64 (`strconv.FormatFloat(x, 'g', -1, 64)`), so predicted messages match NVCA's bytes."""
+"""How a value is shown to people: one formatter for plans, Events, findings' messages and every text format.
+
+Floats are printed as Go's `%v` prints a float64 (`strconv.FormatFloat(x, 'g', -1, 64)`), so a predicted
+NVCA message matches NVCA's bytes and a quota reads the same in every output; an absent value is `<none>`.
+"""
 
 from __future__ import annotations
 
 import math
 from decimal import Decimal
+from typing import Any
+
+import orjson
+
+NONE = "<none>"
+
+
+def show_value(value: Any, *, quote_strings: bool = False) -> str:
+    """`<none>`, a float as Go prints it, a string as it is (as JSON with `quote_strings`: a plan shows
+    `"True"` apart from `true`), anything else as str() gives it."""
+    if value is None:
+        return NONE
+    if isinstance(value, float):
+        return format_go_float(value)
+    if quote_strings and isinstance(value, str):
+        return orjson.dumps(value).decode()
+    return str(value)
 
 
 def format_go_float(x: float) -> str:

@@ -1,0 +1,142 @@
+"""A plan saved as versioned JSON (`reconcile --plan-out`) and read back (`--plan`), checked like any input.
+
+Written with its id (a hash of its content) and read only if the id still matches and every change passes
+validate.py: a saved plan is input a person may have edited, never trusted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from reconciler.core.errors import UserError
+from reconciler.core.files import OWNER_ONLY, write_atomically
+from reconciler.core.refs import ObjectRef
+from reconciler.plans.plan import (
+    PLAN_KIND,
+    PLAN_VERSION,
+    Change,
+    ClusterIdentity,
+    FieldChange,
+    Operation,
+    OperatorAction,
+    Plan,
+)
+from reconciler.plans.validate import check_changes
+from reconciler.report.report import GitInfo
+
+
+def write_plan(plan: Plan, path: str) -> None:
+    """Atomically, so a reader never sees half a plan; owner-only, as it names the cluster's server."""
+    data = orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    try:
+        write_atomically(path, data, OWNER_ONLY)
+    except OSError as exc:
+        raise UserError(f"cannot write the plan: {exc.strerror}", where=path) from None
+
+
+def read_plan(path: str) -> Plan:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read the plan: {exc.strerror}", where=path) from None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise UserError(f"plan is not JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
+    return plan_from_dict(data, path)
+
+
+def plan_from_dict(raw: Any, where: str) -> Plan:
+    """The plan a saved plan's JSON holds; UserError naming `where` for anything but a valid, unedited plan."""
+    return _PlanReader(where).plan(raw)
+
+
+class _PlanReader:
+    """plan_from_dict with one-line errors naming the file and the entry: a hand-edited plan is bad input."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, what: str) -> UserError:
+        return UserError(f"not a kai-gitops plan: {what}", where=self.where,
+                         hint="write one with `kai-gitops reconcile --plan-out FILE`")
+
+    def plan(self, raw: Any) -> Plan:
+        if not isinstance(raw, dict) or raw.get("kind") != PLAN_KIND:
+            raise self.fail(f"`kind` must be {PLAN_KIND}")
+        if raw.get("version") != PLAN_VERSION:
+            raise UserError(f"plan version {raw.get('version')!r} is not supported (this kai-gitops reads "
+                            f"version {PLAN_VERSION})", where=self.where, hint="re-create the plan with this version")
+        plan = Plan(self.text(raw, "cluster"), self.git(raw.get("git")), self.identity(raw.get("clusterIdentity")),
+                    tuple(self.change(c, i) for i, c in enumerate(self.items(raw, "changes"))),
+                    tuple(self.operator(o) for o in self.items(raw, "operator")),
+                    tuple(str(n) for n in self.items(raw, "notes", optional=True)))
+        if raw.get("id") != plan.id:
+            raise UserError(f"plan id {raw.get('id')!r} does not match its content ({plan.id}): the file was "
+                            "edited after it was written", where=self.where, hint="re-create the plan")
+        check_changes(plan.changes, self.where)
+        return plan
+
+    def items(self, raw: dict[str, Any], key: str, *, optional: bool = False) -> list[Any]:
+        value = raw.get(key)
+        if value is None and optional:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(f"`{key}` must be a list")
+        return value
+
+    def text(self, raw: Any, key: str, *, optional: bool = False) -> Any:
+        value = raw.get(key) if isinstance(raw, dict) else None
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value:
+            raise self.fail(f"`{key}` must be a non-empty string")
+        return value
+
+    def git(self, raw: Any) -> GitInfo | None:
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise self.fail("`git` must be an object")
+        return GitInfo(str(raw.get("repo", "")), str(raw.get("ref", "")), raw.get("commit"), bool(raw.get("worktree")))
+
+    def identity(self, raw: Any) -> ClusterIdentity | None:
+        if raw is None:
+            return None
+        return ClusterIdentity(self.text(raw, "server"), self.text(raw, "kubeSystemUID"))
+
+    def ref(self, raw: Any) -> ObjectRef:
+        if not isinstance(raw, dict):
+            raise self.fail("`object` must be an object")
+        return ObjectRef(self.text(raw, "apiVersion"), self.text(raw, "kind"), self.text(raw, "name"),
+                         self.text(raw, "namespace", optional=True))
+
+    def change(self, raw: Any, index: int) -> Change:
+        if not isinstance(raw, dict):
+            raise self.fail(f"changes[{index}] must be an object")
+        try:
+            operation = Operation(raw.get("operation"))
+        except ValueError:
+            raise self.fail(f"changes[{index}].operation must be create or update") from None
+        fields = []
+        for f in self.items(raw, "fields"):
+            path = f.get("path") if isinstance(f, dict) else None
+            if not isinstance(path, list) or not path or not all(isinstance(p, str) for p in path):
+                raise self.fail(f"changes[{index}].fields[].path must be a list of keys")
+            fields.append(FieldChange(tuple(path), f.get("before"), f.get("after")))
+        manifest = raw.get("manifest")
+        if manifest is not None and not isinstance(manifest, dict):
+            raise self.fail(f"changes[{index}].manifest must be an object or null")
+        rules = self.items(raw, "rules", optional=True)
+        return Change(self.ref(raw.get("object")), operation, tuple(fields), tuple(str(r) for r in rules),
+                      str(raw.get("reason") or ""), manifest)
+
+    def operator(self, raw: Any) -> OperatorAction:
+        if not isinstance(raw, dict):
+            raise self.fail("`operator` entries must be objects")
+        subject = self.ref(raw["subject"]) if raw.get("subject") else None
+        return OperatorAction(str(raw.get("rule", "")), subject, str(raw.get("description") or ""),
+                              raw.get("command"))

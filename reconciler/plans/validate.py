@@ -1,0 +1,83 @@
+"""What a plan may contain: checked when the planner makes one and when a saved one is read (a saved plan is
+input: it is checked, never trusted). Which kinds and fields may be written is writable.py's table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from reconciler.core.errors import UserError
+from reconciler.core.refs import ObjectRef
+from reconciler.plans.plan import Change, FieldChange, FieldPath, Operation
+from reconciler.plans.values import leaves, same_value
+from reconciler.plans.writable import Values, planned_write, valid_name, writable_summary
+
+
+def writable_field(ref: ObjectRef, operation: Operation, path: FieldPath) -> Values | None:
+    """What a planned field may hold, or None when a plan may not change it."""
+    write = planned_write(ref, operation)
+    return write.fields.get(path) if write is not None and write.fields is not None else None
+
+
+def check_changes(changes: Iterable[Change], where: str) -> None:
+    """Each change allowed (check_change), and one change per object: two would race on one resourceVersion."""
+    seen: set[ObjectRef] = set()
+    for change in changes:
+        check_change(change, where)
+        if change.ref in seen:
+            raise UserError(f"plan changes {change.ref} more than once", where=where)
+        seen.add(change.ref)
+
+
+def check_change(change: Change, where: str) -> None:
+    """Refuse anything the allowed writes do not allow, before any request: name, kind, operation, field, value."""
+    if not valid_name(change.ref.name):
+        raise UserError(f"plan change names {change.ref.kind} {change.ref.name!r}, which is not a Kubernetes "
+                        "object name (lower-case DNS subdomain)", where=where)
+    if not change.fields:
+        raise UserError(f"plan change {change.ref} changes no field", where=where)
+    if len({f.path for f in change.fields}) != len(change.fields):
+        raise UserError(f"plan change {change.ref} sets a field more than once", where=where)
+    for f in change.fields:
+        _check_field(change, f, where)
+    if change.operation is Operation.CREATE:
+        _check_manifest(change, where)
+
+
+def _check_field(change: Change, f: FieldChange, where: str) -> None:
+    values = writable_field(change.ref, change.operation, f.path)
+    if values is None:
+        raise UserError(f"plan change {change.operation.value} {change.ref} field {f.dotted()} is not one "
+                        f"kai-gitops may write ({writable_summary()})", where=where)
+    if values is Values.TRUE and not values.allows(f.after):
+        raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after!r}; only {values.value} is allowed",
+                        where=where)
+    numeric = values is Values.NUMBER
+    for side, value in (("before", f.before), ("after", f.after)):   # before: what the cluster held
+        if numeric and not (values.allows(value) or (side == "before" and value is None)):
+            raise UserError(f"plan change {change.ref} {f.dotted()} {side} must be a number, not {value!r}",
+                            where=where)
+        if not numeric and value is not None and not isinstance(value, str):
+            raise UserError(f"plan change {change.ref} {f.dotted()} {side} must be a string or null, "
+                            f"not {value!r}", where=where)
+
+
+def _check_manifest(change: Change, where: str) -> None:
+    """The created object is exactly the one the plan shows: its name, and a spec of the shown fields."""
+    manifest: dict[str, Any] = change.manifest or {}
+    if (manifest.get("apiVersion"), manifest.get("kind"), (manifest.get("metadata") or {}).get("name")) != \
+            (change.ref.api_version, change.ref.kind, change.ref.name) or set(manifest) - {
+                "apiVersion", "kind", "metadata", "spec"} or set(manifest.get("metadata") or {}) - {"name"}:
+        raise UserError(f"plan create {change.ref} has a manifest that is not that {change.ref.kind}'s name and "
+                        "spec", where=where)
+    write = planned_write(change.ref, change.operation)
+    assert write is not None and write.fields is not None   # its fields passed _check_field
+    spec = dict(leaves(manifest.get("spec"), ("spec",)))
+    if any(p not in write.fields for p in spec):
+        raise UserError(f"plan create {change.ref} sets fields other than {write.shown}", where=where)
+    shown = {f.path: f.after for f in change.fields}
+    differs = sorted(p for p in spec.keys() | shown.keys() if p not in spec or p not in shown
+                     or not same_value(spec[p], shown[p]))
+    if differs or any(f.before is not None for f in change.fields):
+        path = FieldChange(differs[0], None, None).dotted() if differs else "before"
+        raise UserError(f"plan create {change.ref}: its manifest and its fields disagree ({path})", where=where)

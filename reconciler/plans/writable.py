@@ -1,0 +1,104 @@
+"""What kai-gitops may write (docs/reconcile.md#allowed-writes, plus the guard rails' own):
+which kinds, by which request, which fields.
+
+The one declaration behind both checks of a write: every change of a plan is checked against it when the
+plan is made or read (validate.py: a saved plan is input, never trusted), and every request against it
+again just before it is sent (reconcile/allowed_writes.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE, Resource
+from reconciler.model.live import SCHEDULE_LABEL
+from reconciler.model.queues import FIELDS, RESOURCES
+from reconciler.plans.plan import FieldPath, Operation
+
+LABEL_PATH: FieldPath = ("metadata", "labels", SCHEDULE_LABEL)
+
+# metadata.name of Nodes and Queues: a DNS-1123 subdomain. Anything else in a plan (a `/`, a `..`) would
+# address another object once the URL is built and normalised, e.g. a Secret.
+OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+MAX_NAME = 253
+
+
+def valid_name(name: str) -> bool:
+    return len(name) <= MAX_NAME and OBJECT_NAME.fullmatch(name) is not None
+
+
+class Values(Enum):
+    """What a writable field may be set to."""
+
+    NUMBER = "a number"
+    NAME = "a name or null"          # a Queue's parent: another Queue, or none
+    TRUE = '"true" or removal'       # the schedule label: set to exactly "true", or removed
+
+    def allows(self, value: Any) -> bool:
+        if self is Values.NUMBER:
+            return isinstance(value, int | float) and not isinstance(value, bool)
+        if self is Values.NAME:
+            return value is None or isinstance(value, str)
+        return value in (None, "true")
+
+
+@dataclass(frozen=True)
+class Writable:
+    """One request kai-gitops may send: `method` on `resource`'s collection (POST) or on one object."""
+
+    resource: Resource
+    method: str                                    # POST creates; PATCH is a merge patch; PUT replaces
+    fields: Mapping[FieldPath, Values] | None      # None: an object of the tool's own, built whole, never planned
+    shown: str = ""                                # the fields, as messages name them
+
+    def fields_set(self, tree: Any) -> dict[FieldPath, Any] | None:
+        """The writable fields `tree` sets (a merge patch, or a new object past its name), or None when it
+        sets anything else, or a value its field may not hold."""
+        fields = self.fields or {}
+        found: dict[FieldPath, Any] = {}
+
+        def walk(value: Any, prefix: FieldPath) -> bool:
+            if prefix in fields:
+                found[prefix] = value
+                return fields[prefix].allows(value)
+            if not isinstance(value, dict) or not any(p[:len(prefix)] == prefix for p in fields):
+                return False
+            return all(walk(v, (*prefix, str(k))) for k, v in value.items())
+
+        return found if walk(tree, ()) else None
+
+
+QUEUE_SPEC: Mapping[FieldPath, Values] = {
+    ("spec", "parentQueue"): Values.NAME,
+    **{("spec", "resources", res, key): Values.NUMBER for res in RESOURCES for key, _ in FIELDS},
+}
+_QUEUE_SHOWN = "spec.resources/spec.parentQueue"
+
+WRITES = (
+    Writable(QUEUE, "POST", QUEUE_SPEC, _QUEUE_SHOWN),          # create a Queue: its name and these fields
+    Writable(QUEUE, "PATCH", QUEUE_SPEC, _QUEUE_SHOWN),
+    Writable(NODE, "PATCH", {LABEL_PATH: Values.TRUE}, f"the {SCHEDULE_LABEL} label"),
+    Writable(LEASE, "POST", None),      # the run's Lease (reconcile/lease.py), created and then renewed
+    Writable(LEASE, "PUT", None),
+    Writable(EVENT, "POST", None),      # an Event on each changed object (reconcile/events.py)
+)
+
+# How a planned change is sent: a create is a POST of the whole object, an update a merge patch.
+SENT_AS = {Operation.CREATE: "POST", Operation.UPDATE: "PATCH"}
+PLANNED = tuple(dict.fromkeys(w.resource for w in WRITES if w.fields is not None))   # the kinds a plan may change
+
+
+def planned_write(ref: ObjectRef, operation: Operation) -> Writable | None:
+    """The write a planned change of `ref` would be, if kai-gitops may make it."""
+    return next((w for w in WRITES if w.fields is not None and w.method == SENT_AS[operation]
+                 and w.resource.describes(ref)), None)
+
+
+def writable_summary() -> str:
+    """Every field a plan may change, for messages: "Queue spec.resources/spec.parentQueue; Node …"."""
+    return "; ".join(dict.fromkeys(f"{w.resource.kind} {w.shown}" for w in WRITES if w.fields is not None))
