@@ -14,11 +14,12 @@ from typing import Any
 
 import click
 
-EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS = 0, 1, 2
+from reconciler.core.exits import ExitCode
+
 SEVERITIES = ("info", "warning", "error")
 
 
-def _guard(func: Callable[..., int]) -> Callable[..., None]:
+def _guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
     """Every failure becomes one line on stderr and exit 1; tracebacks only with KAI_GITOPS_DEBUG=1.
 
     The run is observed (run id and format for log lines, metrics at the end, failed runs included)."""
@@ -35,13 +36,13 @@ def _guard(func: Callable[..., int]) -> Callable[..., None]:
                 run.exit_code = code = _guarded(func, args, kwargs)
         except UserError as exc:   # the run's own set-up, outside _guarded: e.g. a bad $KAI_GITOPS_LOG_FORMAT
             error_line(exc.line())
-            code = EXIT_ERROR
+            code = ExitCode.ERROR
         sys.exit(code)
 
     return wrapper
 
 
-def _guarded(func: Callable[..., int], args: Any, kwargs: Any) -> int:
+def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any) -> ExitCode:
     from reconciler.core.errors import UserError
     from reconciler.telemetry.logs import error_line
 
@@ -49,10 +50,10 @@ def _guarded(func: Callable[..., int], args: Any, kwargs: Any) -> int:
         return func(*args, **kwargs)
     except UserError as exc:
         error_line(exc.line())
-        return EXIT_ERROR
+        return ExitCode.ERROR
     except KeyboardInterrupt:
         click.echo("kai-gitops: interrupted", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
     except Exception as exc:  # the last line of defence: no traceback reaches an operator
         if os.environ.get("KAI_GITOPS_DEBUG"):
             raise
@@ -60,7 +61,7 @@ def _guarded(func: Callable[..., int], args: Any, kwargs: Any) -> int:
 
         text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
-        return EXIT_ERROR
+        return ExitCode.ERROR
 
 
 def git_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -212,17 +213,17 @@ class _Cli(click.Group):
             return super().main(*args, **kwargs)
         except click.exceptions.NoArgsIsHelpError as exc:
             exc.show()
-            sys.exit(EXIT_CLEAN)
+            sys.exit(ExitCode.CLEAN)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx else "kai-gitops"
             click.echo(f"kai-gitops: error: {exc.format_message()} (see '{where} --help')", err=True)
-            sys.exit(EXIT_ERROR)
+            sys.exit(ExitCode.ERROR)
         except click.ClickException as exc:
             click.echo(f"kai-gitops: error: {exc.format_message()}", err=True)
-            sys.exit(EXIT_ERROR)
+            sys.exit(ExitCode.ERROR)
         except click.Abort:
             click.echo("kai-gitops: aborted", err=True)
-            sys.exit(EXIT_ERROR)
+            sys.exit(ExitCode.ERROR)
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -245,7 +246,7 @@ def main() -> None:
 @git_host_options
 @metrics_options
 @_guard
-def diff_command(**opts: Any) -> int:
+def diff_command(**opts: Any) -> ExitCode:
     """Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what violates."""
     from reconciler.app import pipeline
 
@@ -292,7 +293,7 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @git_host_options
 @metrics_options
 @_guard
-def reconcile_command(**opts: Any) -> int:
+def reconcile_command(**opts: Any) -> ExitCode:
     """Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, apply it safely."""
     from reconciler.app import pipeline
 
@@ -312,7 +313,7 @@ def reconcile_command(**opts: Any) -> int:
     # After an apply the issue shows what is left (the re-read's plan); the applied plan is history.
     _publish(outcome.after or outcome.report, outcome.plan if outcome.applied is None else outcome.left, opts)
     _fix_git(outcome.report, opts)
-    return int(outcome.exit_code)
+    return outcome.exit_code
 
 
 @main.command("doctor")
@@ -325,7 +326,7 @@ def reconcile_command(**opts: Any) -> int:
 @policy_options
 @log_option
 @_guard
-def doctor_command(**opts: Any) -> int:
+def doctor_command(**opts: Any) -> ExitCode:
     """The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. Needs no Git."""
     from reconciler.app import pipeline
 
@@ -348,7 +349,7 @@ def doctor_command(**opts: Any) -> int:
 @fix_git_options
 @git_host_options
 @_guard
-def check_command(**opts: Any) -> int:
+def check_command(**opts: Any) -> ExitCode:
     """The PR check: static policies over the desired configuration in Git. No cluster access."""
     from reconciler.app import pipeline
 
@@ -382,7 +383,7 @@ def report_group() -> None:
                    "own --fail-on).")
 @output_option
 @_guard
-def report_merge_command(files: tuple[str, ...], **opts: Any) -> int:
+def report_merge_command(files: tuple[str, ...], **opts: Any) -> ExitCode:
     """Fold the JSON reports of `check --shard I/N` jobs (or of `check --cluster` runs) into one report.
 
     Exit 2 when the merged findings are at or above --fail-on, 0 when clean, 1 on an error.
@@ -405,7 +406,7 @@ def policy_group() -> None:
               help="YAML or JSON data file, mounted at data.user like kai-gitops.yaml `policies.data` (repeatable).")
 @click.option("--verbose", "-v", is_flag=True, help="List every test, not only the failures.")
 @_guard
-def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verbose: bool) -> int:
+def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verbose: bool) -> ExitCode:
     """Run the test_* rules of the shipped pack (default) or of DIRS, like `opa test`."""
     from pathlib import Path
 
@@ -421,7 +422,7 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
         user_data.update(value)
     report = run_policy_tests([Path(d) for d in dirs] or None, user_data=user_data or None)
     click.echo(format_report(report, verbose))
-    return EXIT_CLEAN if report.ok else EXIT_FINDINGS
+    return ExitCode.CLEAN if report.ok else ExitCode.FINDINGS
 
 
 @policy_group.command("bundle")
@@ -432,7 +433,7 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
 @click.option("--ref", default="HEAD", show_default=True, help="Git ref to read them at (with --repo).")
 @click.option("--worktree", is_flag=True, help="Read uncommitted files (with --repo).")
 @_guard
-def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree: bool) -> int:
+def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree: bool) -> ExitCode:
     """Write the policy pack (and a repo's own policies and data) as an OPA bundle, for --opa-preloaded."""
     from reconciler.app.pipeline import open_desired
     from reconciler.app.policy_bundle import build_bundle, write_bundle
@@ -442,7 +443,7 @@ def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree
     bundle = build_bundle(desired)
     write_bundle(bundle, output_file)
     click.echo(f"kai-gitops: wrote {output_file}: {bundle.describe()}", err=True)
-    return EXIT_CLEAN
+    return ExitCode.CLEAN
 
 
 @main.command("snapshot")
@@ -452,25 +453,25 @@ def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree
               help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
 @click.option("--context", "kube_context", default=None, help="kubeconfig context (default: its current context).")
 @_guard
-def snapshot_command(output_file: str, kubeconfig: str | None, kube_context: str | None) -> int:
+def snapshot_command(output_file: str, kubeconfig: str | None, kube_context: str | None) -> ExitCode:
     """Save the live state the checks read, for `diff`/`doctor --snapshot` (Secrets only as redacted summaries)."""
     from reconciler.sources.snapshot_writer import snapshot_command as write_snapshot
 
     result = write_snapshot(output_file, kubeconfig, kube_context)
     click.echo(f"kai-gitops: wrote {result.describe()}", err=True)
-    return EXIT_CLEAN
+    return ExitCode.CLEAN
 
 
 @main.command("schema")
 @_guard
-def schema_command() -> int:
+def schema_command() -> ExitCode:
     """Print the JSON Schema of kai-gitops.yaml (for editor completion)."""
     import json
 
     from reconciler.sources.repoconfig import schema
 
     click.echo(json.dumps(schema(), indent=2))
-    return EXIT_CLEAN
+    return ExitCode.CLEAN
 
 
 def _settings(opts: dict[str, Any]) -> Any:
@@ -548,7 +549,7 @@ def record(**produced: Any) -> None:
     record_run(**produced)
 
 
-def _emit(report: Any, specs: list[Any], overrides: dict[str, Callable[[], str]] | None = None) -> int:
+def _emit(report: Any, specs: list[Any], overrides: dict[str, Callable[[], str]] | None = None) -> ExitCode:
     """Render `report` to every `-o FMT[=PATH]` (the OutputSpecs `output_option` parsed) and return its exit code.
 
     `overrides` render some formats another way (reconcile's text and json carry its plan).
@@ -557,7 +558,7 @@ def _emit(report: Any, specs: list[Any], overrides: dict[str, Callable[[], str]]
 
     record(report=report)
     emit(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
-    return int(report.exit_code)
+    return report.exit_code
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.exits import ExitCode
 from reconciler.telemetry import logs
 
 log = logging.getLogger("kai_gitops.run")
@@ -32,7 +33,7 @@ class RunObservation:
     retries_before: int
     report: Any = None      # reconciler.report.report.Report
     outcome: Any = None     # reconciler.reconcile.outcome.ReconcileOutcome
-    exit_code: int = 1
+    exit_code: ExitCode = ExitCode.ERROR
     json_logs: bool = False
 
     @property
@@ -83,8 +84,9 @@ def _finish(run: RunObservation, options: Mapping[str, Any]) -> None:
         return
     from reconciler.telemetry.metrics import RunFacts, push, write_textfile
 
-    facts = RunFacts(run.command, cluster, run.started, duration, ok=run.exit_code in (0, 2),
-                     exit_code=run.exit_code, report=run.report, live_read_retries=RETRIES.count - run.retries_before)
+    facts = RunFacts(run.command, cluster, run.started, duration,
+                     ok=run.exit_code in (ExitCode.CLEAN, ExitCode.FINDINGS), exit_code=run.exit_code,
+                     report=run.report, live_read_retries=RETRIES.count - run.retries_before)
     _changes(facts, run.outcome)
     with logs.phase("metrics"):
         for sink, send in (("metrics_file", lambda v: write_textfile(Path(v), facts)),
