@@ -12,7 +12,7 @@ from reconciler.checks.gofloat import format_go_float as g
 from reconciler.core.redact import redact
 from reconciler.core.refs import SHARD_API, ObjectRef, queue_ref, release_ref
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
-from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue
+from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue, QueueOrigin
 from reconciler.model.live import LiveState
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, same_number
 
@@ -37,7 +37,7 @@ def diff(desired: DesiredCluster, live: LiveState) -> list[Finding]:
 def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueSpec | None) -> list[Finding]:
     ref = queue_ref(expected.spec.name)
     if actual is None:
-        note = f" {_INSTALL_ONLY}" if expected.origin == "default-queue" else ""
+        note = f" {_INSTALL_ONLY}" if expected.origin == QueueOrigin.DEFAULT_QUEUE else ""
         return [Finding(
             QUEUE_MISSING, Kind.DRIFT, Severity.ERROR, f"Queue {expected.spec.name} does not exist.{note}",
             desired.name, ref, desired.locate(expected.doc, expected.paths["parent"]),
@@ -47,14 +47,14 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
     if not changes:
         return []
     fix = Fix(Action.UPDATE, f"patch Queue {expected.spec.name} spec", patch=queue_patch(expected.spec))
-    if expected.origin == "default-queue" and not _unlimited(expected.spec):
+    if expected.origin == QueueOrigin.DEFAULT_QUEUE and not _unlimited(expected.spec):
         # Git itself breaks NVCA here: applying it would make a healthy queue unhealthy. Fix Git first.
         fix = Fix(Action.NONE, "Git asks for a limited default queue, which NVCA rejects: fix the values first "
                                "(KAI-Q-001), then re-run")
     first_key = changes[0][0]
     path = expected.paths.get(first_key, expected.paths["parent"])
     summary = ", ".join(f"{key} {_show(live)} → {_show(want)}" for key, live, want in changes)
-    note = f" {_INSTALL_ONLY}" if expected.origin == "default-queue" else ""
+    note = f" {_INSTALL_ONLY}" if expected.origin == QueueOrigin.DEFAULT_QUEUE else ""
     return [Finding(
         QUEUE_DRIFT, Kind.DRIFT, Severity.ERROR, f"Queue {expected.spec.name} differs from Git: {summary}.{note}",
         desired.name, ref, desired.locate(expected.doc, path),

@@ -14,7 +14,7 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.gitfix.branch import Author, FixBranches
 from reconciler.gitfix.plan import FixPlan, plan_fix
-from reconciler.gitfix.pull_request import FixContext, FixOutcome, propose_fix, safe_diff
+from reconciler.gitfix.pull_request import FixAction, FixContext, FixOutcome, propose_fix, safe_diff
 from reconciler.githost.base import HostSettings
 from reconciler.report.report import Report
 
@@ -64,7 +64,8 @@ def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None]) -> FixOutc
         print(safe_diff(plan), file=sys.stderr)   # like the PR body: changed lines only, secrets masked
     for skipped in plan.skipped:
         say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
-    return FixOutcome(cluster, "dry-run" if not plan.empty else "none", None if plan.empty else plan.branch)
+    return FixOutcome(cluster, FixAction.DRY_RUN if not plan.empty else FixAction.NONE,
+                      None if plan.empty else plan.branch)
 
 
 def _read_commit(report: Report) -> str:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -270,10 +271,20 @@ def _transport(exc: Exception) -> str:
 # --- applying a change set ---------------------------------------------------------------------------
 
 
+class WriteResult(StrEnum):
+    """What became of one planned write: the audit line's `result`."""
+
+    STARTED = "started"                   # the intent, audited before the request leaves
+    APPLIED = "applied"
+    FAILED = "failed"
+    NOT_ATTEMPTED = "not-attempted"       # an earlier failure, an interrupt or a lost Lease stopped the run
+    ALREADY_APPLIED = "already-applied"   # a re-run found the object already as planned
+
+
 @dataclass
 class ChangeResult:
     change: Change
-    result: str                  # applied | failed | not-attempted | already-applied; started: the intent line
+    result: WriteResult
     error: str | None = None
     resource_version: str | None = None
     previous_managers: tuple[str, ...] = ()
@@ -281,7 +292,7 @@ class ChangeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"object": self.change.ref.to_dict(), "operation": self.change.operation.value,
-                "result": self.result, "error": self.error, "resourceVersion": self.resource_version,
+                "result": self.result.value, "error": self.error, "resourceVersion": self.resource_version,
                 "previousManagers": list(self.previous_managers)}
 
 
@@ -295,14 +306,15 @@ class ApplyResult:
 
     @property
     def ok(self) -> bool:
-        return all(r.result in ("applied", "already-applied") for r in self.results)
+        return all(r.result in (WriteResult.APPLIED, WriteResult.ALREADY_APPLIED) for r in self.results)
 
-    def count(self, result: str) -> int:
+    def count(self, result: WriteResult) -> int:
         return sum(1 for r in self.results if r.result == result)
 
     def counts(self) -> dict[str, int]:
-        return {"planned": len(self.results), "applied": self.count("applied"), "failed": self.count("failed"),
-                "skipped": self.count("not-attempted") + self.count("already-applied")}
+        return {"planned": len(self.results), "applied": self.count(WriteResult.APPLIED),
+                "failed": self.count(WriteResult.FAILED),
+                "skipped": self.count(WriteResult.NOT_ATTEMPTED) + self.count(WriteResult.ALREADY_APPLIED)}
 
     def to_dict(self) -> dict[str, Any]:
         return {"planId": self.plan_id, "ok": self.ok, **self.counts(),
@@ -311,17 +323,17 @@ class ApplyResult:
     def render(self) -> list[str]:
         if not self.results:
             return ["Nothing to apply."]
-        marks = {"applied": "✓ applied", "failed": "✗ failed", "not-attempted": "- not applied",
-                 "already-applied": "= already applied"}
+        marks = {WriteResult.APPLIED: "✓ applied", WriteResult.FAILED: "✗ failed",
+                 WriteResult.NOT_ATTEMPTED: "- not applied", WriteResult.ALREADY_APPLIED: "= already applied"}
         lines = [f"  {marks[r.result]} {r.change.operation.value} {r.change.ref}"
                  + (f": {r.error}" if r.error else "") for r in self.results]
         lines += [f"  warning: {w}" for w in self.warnings]
         c = self.counts()
         verdict = "Apply complete" if self.ok else "Apply stopped"
-        done = self.count("already-applied")   # a re-run after a crash: counted apart from "not applied"
+        done = self.count(WriteResult.ALREADY_APPLIED)   # a re-run after a crash: counted apart from "not applied"
         already = f"{done} already applied, " if done else ""
         lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
-                     f"{self.count('not-attempted')} not applied (of {c['planned']}).")
+                     f"{self.count(WriteResult.NOT_ATTEMPTED)} not applied (of {c['planned']}).")
         return lines
 
 
@@ -358,7 +370,7 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
         run.stop.set()
         for index, item in ordered:   # cancelled before they started: still one audit line each
             if index not in run.results:
-                run.record(index, ChangeResult(item.change, "not-attempted", error="the run was interrupted"))
+                run.record(index, ChangeResult(item.change, WriteResult.NOT_ATTEMPTED, error="the run was interrupted"))
         raise
     return [run.results[i] for i in range(len(pending))]
 
@@ -375,26 +387,26 @@ class _Run:
         if why_lost:
             self.stop.set()
         if self.stop.is_set():
-            self.record(index, ChangeResult(item.change, "not-attempted", error=why_lost))
+            self.record(index, ChangeResult(item.change, WriteResult.NOT_ATTEMPTED, error=why_lost))
             return
         # The intent, audited before the request leaves: a crash (SIGKILL, OOM) between the write and its
         # outcome line still leaves a trace of a write that may have landed; the re-run settles it.
-        self.on_result(ChangeResult(item.change, "started", resource_version=item.resource_version,
+        self.on_result(ChangeResult(item.change, WriteResult.STARTED, resource_version=item.resource_version,
                                     previous_managers=item.previous_managers))
         try:
             answer = self._write(item)
         except ApiFailure as exc:
             self.stop.set()
-            self.record(index, ChangeResult(item.change, "failed", error=exc.line(),
+            self.record(index, ChangeResult(item.change, WriteResult.FAILED, error=exc.line(),
                                             previous_managers=item.previous_managers))
             return
         except BaseException as exc:   # interrupted mid-request: it may or may not have landed
             self.stop.set()
-            self.record(index, ChangeResult(item.change, "failed", previous_managers=item.previous_managers,
+            self.record(index, ChangeResult(item.change, WriteResult.FAILED, previous_managers=item.previous_managers,
                                             error=f"{type(exc).__name__}: the write may or may not have been applied"))
             raise
         meta = answer.get("metadata") or {}
-        self.record(index, ChangeResult(item.change, "applied", resource_version=meta.get("resourceVersion"),
+        self.record(index, ChangeResult(item.change, WriteResult.APPLIED, resource_version=meta.get("resourceVersion"),
                                         previous_managers=item.previous_managers, uid=meta.get("uid")))
 
     def _write(self, item: Pending) -> dict[str, Any]:

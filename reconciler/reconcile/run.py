@@ -15,7 +15,7 @@ from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.plans.plan import Plan, read_plan, write_plan
-from reconciler.reconcile.apply import ApiFailure, ApplyResult, ChangeResult, ClusterWriter, apply_changes
+from reconciler.reconcile.apply import ApiFailure, ApplyResult, ChangeResult, ClusterWriter, WriteResult, apply_changes
 from reconciler.reconcile.audit import AuditLog
 from reconciler.reconcile.cluster import Connection
 from reconciler.reconcile.dryrun import dry_run
@@ -127,10 +127,10 @@ def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterW
 
         def decided(result: ChangeResult) -> None:
             audit.record(result)
-            if result.result == "applied":
+            if result.result == WriteResult.APPLIED:
                 events.send(result)
 
-        skipped = [ChangeResult(change, "already-applied") for change in done]
+        skipped = [ChangeResult(change, WriteResult.ALREADY_APPLIED) for change in done]
         for result in skipped:
             audit.record(result)
         results = apply_changes(writer, pending, decided, lost=lambda: lease.lost)

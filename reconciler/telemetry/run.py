@@ -109,6 +109,6 @@ def _changes(facts: Any, outcome: Any) -> None:
     if outcome is None:
         return
     facts.changes_planned = len(outcome.plan.changes)
-    applied = outcome.applied
-    facts.changes_applied = applied.count("applied") if applied is not None else 0
-    facts.changes_failed = applied.count("failed") if applied is not None else 0
+    counts = outcome.applied.counts() if outcome.applied is not None else {}
+    facts.changes_applied = counts.get("applied", 0)
+    facts.changes_failed = counts.get("failed", 0)

@@ -24,13 +24,12 @@ from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location, ObjectRef, YamlPath
-from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.findings.finding import REPOSITORY, Action, Finding, Fix, Kind, Severity
 from reconciler.yamlio.document import YamlDoc, load_document
 
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
 EXPIRED_RULE = "KAI-W-001"
 UNUSED_RULE = "KAI-W-002"
-REPOSITORY = "(repository)"   # the `cluster` of findings about the repo itself, not about one cluster
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 ALLOWED = (*REQUIRED, "cluster")
 
