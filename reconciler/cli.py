@@ -508,7 +508,7 @@ def _publish(report: Any, plan: Any, opts: dict[str, Any]) -> None:
         return
     from reconciler.publish.targets import PublishRequest, publish
 
-    publish(opts["report_to"], PublishRequest(report, plan, opts, report.config))
+    publish(opts["report_to"], PublishRequest(report, plan, opts))
 
 
 def _fix_git(report: Any, opts: dict[str, Any]) -> None:

@@ -82,12 +82,12 @@ def _host_settings(report: Report, tree: Any, options: Mapping[str, Any]) -> Hos
     from reconciler.githost import resolve_host_settings
     from reconciler.githost.remote import remote_url
     from reconciler.publish.report_to_host import host_flags
-    from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
+    from reconciler.report.repo_config import report_repo_config
 
-    config = (report.config or parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)).git_host
     repo = options.get("repo")
+    config = report_repo_config(report, repo, tree=tree)
     url = remote_url(repo) if repo is None or "://" not in str(repo) else str(repo)
-    return resolve_host_settings(url, config, host_flags(options), os.environ)
+    return resolve_host_settings(url, config.git_host if config else None, host_flags(options), os.environ)
 
 
 def _branch_of(repo: Any, ref: str) -> str:

@@ -13,16 +13,14 @@ from importlib import import_module
 from typing import Any
 
 from reconciler.core.errors import UserError
-from reconciler.model.config import RepoConfig
 from reconciler.report.report import Report
 
 
 @dataclass(frozen=True)
 class PublishRequest:
-    report: Report
+    report: Report                            # its `config` is kai-gitops.yaml as the run read it, if it has one
     plan: Any | None = None                   # reconciler.plans.plan.Plan when `reconcile` made one
     options: Mapping[str, Any] = field(default_factory=dict)   # the CLI's options, by click parameter name
-    config: RepoConfig | None = None          # kai-gitops.yaml as the run read it (else re-read at its commit)
 
 
 Target = Callable[[PublishRequest], None]

@@ -15,6 +15,7 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.publish.policyreport.build import DEFAULT_MAX_RESULTS, REPORT_KINDS, ReportSettings
 from reconciler.publish.policyreport.cluster import SyncResult, sync_reports
+from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import Report
 from reconciler.telemetry.logs import phase
 
@@ -61,16 +62,9 @@ def publish_policy_reports(request: Any) -> None:
 
 def _repo_kube_context(request: Any) -> str | None:
     """The reported cluster's kubeContext from kai-gitops.yaml, so reports go to the cluster that was read."""
-    config = request.config
+    config = report_repo_config(request.report, request.options.get("repo"))
     if config is None:
-        git = next((c.git for c in request.report.clusters if c.git), None)
-        if git is None:
-            return None
-        from reconciler.sources.git import open_tree
-        from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
-
-        tree = open_tree(request.options.get("repo"), git.commit or git.ref, worktree=git.worktree)
-        config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+        return None
     names = {c.cluster for c in request.report.clusters}
     return next((c.kube_context for c in config.clusters if c.name in names), None)
 
