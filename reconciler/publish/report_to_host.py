@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
-from reconciler.githost import HostFlags, HostSettings, open_host, resolve_host_settings
+from reconciler.githost import HostSettings, open_host, resolve_host_settings
 from reconciler.githost.remote import remote_url
 from reconciler.plans.plan import Plan, render_plan
 from reconciler.publish.drift_issue import DriftContext, DriftOutcome, report_drift
@@ -19,19 +18,12 @@ from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import ClusterReport
 
 
-def host_flags(options: Mapping[str, Any]) -> HostFlags:
-    """The --git-host* options as parsed by the CLI (shared by drift reports and fix pull requests)."""
-    wait = options.get("git_host_rate_limit_wait")
-    return HostFlags(options.get("git_host"), options.get("git_host_url"), options.get("git_host_repo"),
-                     options.get("git_host_base_branch"), None if wait is None else float(wait))
-
-
 def settings_for(kind: str, request: PublishRequest) -> HostSettings:
-    flags = host_flags(request.options)
+    flags = request.settings.host_flags
     if flags.host and flags.host != kind:
         raise UserError(f"--report-to {kind} contradicts --git-host {flags.host}", hint="give one host kind")
-    config = report_repo_config(request.report, request.options.get("repo"))
-    return resolve_host_settings(remote_url(request.options.get("repo")), config.git_host if config else None,
+    config = report_repo_config(request.report, request.settings.repo)
+    return resolve_host_settings(remote_url(request.settings.repo), config.git_host if config else None,
                                  replace(flags, host=kind), os.environ)
 
 
@@ -61,7 +53,7 @@ def _context(settings: HostSettings, cluster: ClusterReport, request: PublishReq
 
 
 def _fix_command(cluster: ClusterReport, request: PublishRequest) -> str:
-    repo = request.options.get("repo")
+    repo = request.settings.repo
     where = f" --repo {redact_text(repo)}" if repo and "://" in repo else ""
     return f"kai-gitops reconcile{where} --cluster {cluster.cluster} --apply"
 
