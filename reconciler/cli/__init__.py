@@ -69,6 +69,3 @@ def main() -> None:
     Exit codes: 0 clean, 2 findings at or above --fail-on, 1 error.
     """
 
-
-if __name__ == "__main__":
-    main()
