@@ -382,6 +382,32 @@ def test_cli_import_does_not_pull_heavy_modules() -> None:
     assert loaded == []
 
 
+def test_help_lists_every_command_without_importing_one() -> None:
+    script = ("import sys; from click.testing import CliRunner; from reconciler.cli import main; "
+              "out = CliRunner().invoke(main, ['--help']).output; "
+              "print(sorted(m for m in sys.modules if m.startswith('reconciler.cli.'))); print(out)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    loaded, _, help_text = done.stdout.partition("\n")
+    assert loaded == "['reconciler.cli.lazy']"
+    for name in ("check", "diff", "doctor", "policy", "reconcile", "report", "schema", "snapshot"):
+        assert re.search(rf"^  {name} +\S", help_text, re.M), name
+
+
+def test_command_table_says_what_each_command_says() -> None:
+    # `--help` shortens the table's summary; it must read exactly as the command's own help would.
+    import click
+
+    from reconciler.cli import COMMANDS
+
+    for name, entry in COMMANDS.items():
+        command = entry.load()
+        assert command.name == name
+        for limit in range(20, 140):
+            summary = click.Command(name, help=entry.summary).get_short_help_str(limit)
+            assert summary == command.get_short_help_str(limit), (name, limit)
+
+
 def test_version_and_schema_commands() -> None:
     code, stdout, _ = run_cli(["--version"])
     assert code == 0 and stdout.startswith("kai-gitops, version ")

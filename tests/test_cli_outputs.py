@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
-from reconciler.cli import OUTPUT_FORMATS
+from reconciler.cli.options import OUTPUT_FORMATS
 from reconciler.outputs.destinations import FORMATS
 from tests.helpers import assert_one_line_error, load_demo_builder, run_cli
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reconciler.core.refs import Location
 from reconciler.findings.builtin_rules import POLICY_CHANGE
-from reconciler.findings.finding import Action, Finding, Fix, Kind
+from reconciler.findings.finding import REPOSITORY, Action, Finding, Fix, Kind
 from reconciler.model.config import RepoConfig
 from reconciler.sources.git import GitTree
 from reconciler.sources.repoconfig import CONFIG_FILE
@@ -32,7 +32,7 @@ def policy_change_finding(changed: list[str], base_ref: str, *, added_config: bo
                f"this change edits what judges it ({what}); it was checked with the versions at {base}, "
                "and the edits take effect after merge")
     location = Location(changed[0].split(" ")[0]) if changed else None
-    return POLICY_CHANGE.finding(Kind.VIOLATION, message, "(repository)", location=location, extra={"paths": changed},
+    return POLICY_CHANGE.finding(Kind.VIOLATION, message, REPOSITORY, location=location, extra={"paths": changed},
                                  fix=Fix(Action.NONE, "have the policy owners review these files"))
 
 

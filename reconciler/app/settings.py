@@ -32,6 +32,15 @@ class GitSettings:
     worktree: bool = False
 
 
+@dataclass(frozen=True)
+class LiveSettings:
+    """Where live state is read: a saved snapshot, or a cluster through a kubeconfig and context."""
+
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+    snapshot: str | None = None
+
+
 @dataclass
 class RunSettings:
     git: GitSettings = field(default_factory=GitSettings)

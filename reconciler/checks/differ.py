@@ -14,7 +14,7 @@ from reconciler.core.resources import QUEUE, SCHEDULING_SHARD, queue_ref
 from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import QUEUE_DRIFT, QUEUE_MISSING, RELEASE_VALUES_DRIFT, SHARD_DRIFT
 from reconciler.findings.finding import Action, Finding, Fix, Kind
-from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue
+from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue, QueueOrigin
 from reconciler.model.live import LiveState
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, same_number
 
@@ -35,7 +35,7 @@ def diff(desired: DesiredCluster, live: LiveState) -> list[Finding]:
 def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueSpec | None) -> list[Finding]:
     ref = queue_ref(expected.spec.name)
     if actual is None:
-        note = f" {_INSTALL_ONLY}" if expected.origin == "default-queue" else ""
+        note = f" {_INSTALL_ONLY}" if expected.origin == QueueOrigin.DEFAULT_QUEUE else ""
         return [QUEUE_MISSING.finding(
             Kind.DRIFT, f"Queue {expected.spec.name} does not exist.{note}", desired.name, subject=ref,
             location=desired.locate(expected.doc, expected.paths["parent"]), desired=queue_manifest(expected.spec),
@@ -44,14 +44,14 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
     if not changes:
         return []
     fix = Fix(Action.UPDATE, f"patch Queue {expected.spec.name} spec", patch=queue_patch(expected.spec))
-    if expected.origin == "default-queue" and not _unlimited(expected.spec):
+    if expected.origin == QueueOrigin.DEFAULT_QUEUE and not _unlimited(expected.spec):
         # Git itself breaks NVCA here: applying it would make a healthy queue unhealthy. Fix Git first.
         fix = Fix(Action.NONE, "Git asks for a limited default queue, which NVCA rejects: fix the values first "
                                "(KAI-Q-001), then re-run")
     first_key = changes[0][0]
     path = expected.paths.get(first_key, expected.paths["parent"])
     summary = ", ".join(f"{key} {show_value(live)} → {show_value(want)}" for key, live, want in changes)
-    note = f" {_INSTALL_ONLY}" if expected.origin == "default-queue" else ""
+    note = f" {_INSTALL_ONLY}" if expected.origin == QueueOrigin.DEFAULT_QUEUE else ""
     return [QUEUE_DRIFT.finding(
         Kind.DRIFT, f"Queue {expected.spec.name} differs from Git: {summary}.{note}", desired.name, subject=ref,
         location=desired.locate(expected.doc, path),

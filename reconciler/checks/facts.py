@@ -10,7 +10,7 @@ from typing import Any
 from reconciler.checks.nvca import Verdict
 from reconciler.core.redact import redact
 from reconciler.core.resources import NVCF_BACKEND, POD_GROUP, QUEUE, SCHEDULING_SHARD, TOPOLOGY
-from reconciler.model.desired import DesiredCluster
+from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState, PodSummary
 from reconciler.model.queues import RESOURCES, QueueSpec
@@ -65,7 +65,7 @@ def desired_facts(d: DesiredCluster) -> dict[str, Any]:
             "disabled": sorted(signed.disabled) if signed else [],
         },
         "shared_cluster": {"intent": shared.intent, "nodes": list(shared.nodes), "selector": shared.node_selector},
-        "extra_queues": [_queue_facts(q.spec) | {"doc": q.doc} for q in d.queues if q.origin == "queue-file"],
+        "extra_queues": [_queue_facts(q.spec) | {"doc": q.doc} for q in d.queues if q.origin == QueueOrigin.QUEUE_FILE],
     }
 
 

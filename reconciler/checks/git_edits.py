@@ -16,7 +16,7 @@ from typing import Any
 from reconciler.core.refs import YamlPath
 from reconciler.core.resources import QUEUE
 from reconciler.findings.finding import EditOp, Finding, GitEdit
-from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, canonical_kai_values
+from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, QueueOrigin, canonical_kai_values
 from reconciler.model.gates import gate_name, split_gate_string
 from reconciler.model.queues import RESOURCES
 
@@ -198,7 +198,7 @@ def _join_like(original: str, parts: list[str]) -> str:
 
 def _queue_file_edits(desired: DesiredCluster, name: str) -> tuple[GitEdit, ...]:
     for queue in desired.queues:
-        if queue.origin != "queue-file" or queue.spec.name != name:
+        if queue.origin != QueueOrigin.QUEUE_FILE or queue.spec.name != name:
             continue
         doc = desired.docs[queue.doc]
         index = int(queue.doc.rsplit(":", 1)[1])

@@ -9,6 +9,10 @@ from typing import Any
 
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 
+# The `cluster` of findings about the repository itself (waivers, policy edits), not about one cluster: no
+# cluster can be called this (names are DNS labels), so it also names the outputs' repository-wide run or suite.
+REPOSITORY = "(repository)"
+
 
 class Severity(StrEnum):
     INFO = "info"

@@ -19,6 +19,7 @@ import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from reconciler.core.redact import is_secret_key, redact_text
 from reconciler.gitfix.branch import Author, FixBranches
@@ -48,10 +49,23 @@ class FixContext:
     command: str = "check"
 
 
+class FixAction(StrEnum):
+    """What a run did about one cluster's fix pull request."""
+
+    OPENED = "opened"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    DECLINED = "declined"         # a person closed the pull request for these findings: not reopened
+    KEPT = "kept"                 # the branch has someone else's commits: not rewritten
+    CLOSED = "closed"             # the base needs no edit any more
+    NONE = "none"                 # no edit needed and no pull request open
+    DRY_RUN = "dry-run"
+
+
 @dataclass(frozen=True)
 class FixOutcome:
     cluster: str
-    action: str                   # opened | updated | unchanged | declined | kept | closed | none | dry-run
+    action: FixAction
     branch: str | None = None
     pull: HostPull | None = None
     pushed: bool = False
@@ -60,14 +74,14 @@ class FixOutcome:
 
     def line(self) -> str:
         closed = f"; closed {', '.join(f'#{n}' for n in self.closed)}" if self.closed else ""
-        if self.action == "none":
+        if self.action == FixAction.NONE:
             return f"fix pull request for {self.cluster}: none needed (Git needs no edit){closed}"
-        if self.action == "closed":
+        if self.action == FixAction.CLOSED:
             return f"fix pull request for {self.cluster}: base already fixed{closed}, branch deleted"
-        if self.action == "kept":
+        if self.action == FixAction.KEPT:
             return (f"fix pull request for {self.cluster}: {self.branch} has commits by someone else; not "
                     "rewritten (review it, or delete the branch to have it proposed again)")
-        if self.action == "declined":
+        if self.action == FixAction.DECLINED:
             return (f"fix pull request for {self.cluster}: the pull request from {self.branch} for these findings "
                     "was closed by a person; not reopened (delete the branch to propose it again)")
         pull = f" #{self.pull.number}: {self.pull.url}" if self.pull else ""
@@ -81,24 +95,24 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
     skipped = tuple(f"{s.finding.rule_id}: {s.reason}" for s in plan.skipped)
     if plan.empty:
         closed = _close_all(host, branches, marker, sorted(own), _fixed_comment(plan.cluster, ctx))
-        return FixOutcome(plan.cluster, "closed" if own else "none", closed=closed, skipped=skipped)
+        return FixOutcome(plan.cluster, FixAction.CLOSED if own else FixAction.NONE, closed=closed, skipped=skipped)
     branch = plan.branch
     pull = host.find_pull(marker, branch) if branch in own else None
     if branch in own and pull is None:   # our branch, its PR closed: a person said no to these very findings
-        return FixOutcome(plan.cluster, "declined", branch, skipped=skipped)
+        return FixOutcome(plan.cluster, FixAction.DECLINED, branch, skipped=skipped)
     published = branches.publish(branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author,
                                  own.get(branch))
     if published.foreign:
-        return FixOutcome(plan.cluster, "kept", branch, pull, skipped=skipped)
+        return FixOutcome(plan.cluster, FixAction.KEPT, branch, pull, skipped=skipped)
     body = render_fix_body(plan, ctx)
     if pull is None:
         pull = _open(host, branches, branch, published.pushed, marker, _title(plan), body, ctx)
-        action = "opened"
+        action = FixAction.OPENED
     elif pull.body.strip() != scrub_body(body).strip():
         pull = host.update_pull(pull.number, body=body)
-        action = "updated"
+        action = FixAction.UPDATED
     else:
-        action = "unchanged"
+        action = FixAction.UNCHANGED
     stale = sorted(b for b in own if b != branch)
     closed = _close_all(host, branches, marker, stale, f"Superseded by #{pull.number}: the findings changed.")
     return FixOutcome(plan.cluster, action, branch, pull, published.pushed, closed, skipped)

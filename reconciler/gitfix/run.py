@@ -8,38 +8,51 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.gitfix.branch import Author, FixBranches
 from reconciler.gitfix.plan import FixPlan, plan_fix
-from reconciler.gitfix.pull_request import FixContext, FixOutcome, propose_fix, safe_diff
-from reconciler.githost.base import HostSettings
+from reconciler.gitfix.pull_request import FixAction, FixContext, FixOutcome, propose_fix, safe_diff
+from reconciler.githost.base import HostFlags, HostSettings
 from reconciler.report.report import Report
 
 
-def fix_git(report: Report, options: Mapping[str, Any], *, host: Any = None,
+@dataclass(frozen=True)
+class FixGitSettings:
+    """`--fix-git` (or its dry run): the repository and ref the run read, and who pushes how."""
+
+    dry_run: bool = False                 # show the fix branch and its lines; push nothing, call no host
+    repo: str | None = None               # the GitOps repository as given (path or clone URL); None: .
+    ref: str = "HEAD"                     # its branch is the pull request's target, unless one is set
+    author: str | None = None             # 'NAME <EMAIL>' of the fix commits; None: the default author
+    ssh_key: str | None = None            # private key for an SSH push; None: ssh-agent
+    host_flags: HostFlags = field(default_factory=HostFlags)
+
+
+def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
             echo: Callable[[str], None] | None = None) -> list[FixOutcome]:
     """Every cluster of `report`; `host` may be given (tests), else it comes from flags, `gitHost:` and the remote."""
     from reconciler.sources.git import open_tree
 
     say = echo or (lambda line: print(f"kai-gitops: {line}", file=sys.stderr))
     commit = _read_commit(report)
-    tree = open_tree(options.get("repo"), commit)
-    author = Author.parse(options.get("git_author"))   # a bad --git-author fails before anything is pushed
-    if options.get("fix_git_dry_run"):
+    tree = open_tree(fix.repo, commit)
+    author = Author.parse(fix.author)   # a bad --git-author fails before anything is pushed
+    if fix.dry_run:
         return [_dry_run(cluster.cluster, plan_fix(cluster.cluster, cluster.findings, tree.read), say)
                 for cluster in report.clusters]
-    branches = FixBranches(tree.repo, options.get("git_ssh_key"))
+    branches = FixBranches(tree.repo, fix.ssh_key)
     settings = None
     if host is None:
-        settings = _host_settings(report, tree, options)
+        settings = _host_settings(report, tree, fix)
         from reconciler.githost import open_host
 
         host = open_host(settings)
     settings = settings or host.settings
-    base_branch = settings.base_branch or _branch_of(tree.repo, str(options.get("ref") or "HEAD"))
+    base_branch = settings.base_branch or _branch_of(tree.repo, fix.ref)
     outcomes = []
     for cluster in report.clusters:
         plan = plan_fix(cluster.cluster, cluster.findings, tree.read)
@@ -64,7 +77,8 @@ def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None]) -> FixOutc
         print(safe_diff(plan), file=sys.stderr)   # like the PR body: changed lines only, secrets masked
     for skipped in plan.skipped:
         say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
-    return FixOutcome(cluster, "dry-run" if not plan.empty else "none", None if plan.empty else plan.branch)
+    return FixOutcome(cluster, FixAction.DRY_RUN if not plan.empty else FixAction.NONE,
+                      None if plan.empty else plan.branch)
 
 
 def _read_commit(report: Report) -> str:
@@ -77,16 +91,14 @@ def _read_commit(report: Report) -> str:
     return str(next(iter(gits)))
 
 
-def _host_settings(report: Report, tree: Any, options: Mapping[str, Any]) -> HostSettings:
+def _host_settings(report: Report, tree: Any, fix: FixGitSettings) -> HostSettings:
     from reconciler.githost import resolve_host_settings
     from reconciler.githost.remote import remote_url
-    from reconciler.publish.report_to_host import host_flags
-    from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
+    from reconciler.report.repo_config import report_repo_config
 
-    config = (report.config or parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)).git_host
-    repo = options.get("repo")
-    url = remote_url(repo) if repo is None or "://" not in str(repo) else str(repo)
-    return resolve_host_settings(url, config, host_flags(options), os.environ)
+    config = report_repo_config(report, fix.repo, tree=tree)
+    url = remote_url(fix.repo) if fix.repo is None or "://" not in fix.repo else fix.repo
+    return resolve_host_settings(url, config.git_host if config else None, fix.host_flags, os.environ)
 
 
 def _branch_of(repo: Any, ref: str) -> str:

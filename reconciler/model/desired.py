@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from enum import StrEnum
 from importlib import resources
 from typing import Any
 
@@ -26,12 +27,19 @@ NVCA_CHART_DEFAULT_GATES = ["DynamicGPUDiscovery"]
 ADDONS = ("kaiScheduler", "groveOperator", "dynamoOperator", "topologyAwareScheduling")
 
 
+class QueueOrigin(StrEnum):
+    """What declares an expected queue."""
+
+    DEFAULT_QUEUE = "default-queue"            # the chart's template, from the release's values
+    QUEUE_FILE = "queue-file"                  # a Queue manifest in the cluster's queue files
+
+
 @dataclass(frozen=True)
 class ExpectedQueue:
     spec: QueueSpec
     doc: str                                   # doc id holding the values that define it
     paths: dict[str, YamlPath]                 # "parent", "<resource>.<field>" -> YAML path in `doc`
-    origin: str                                # "default-queue" (chart template) or "queue-file"
+    origin: QueueOrigin
 
 
 @dataclass(frozen=True)
@@ -240,7 +248,7 @@ def _template_queue(name: str, parent: str | None, values: Any, doc: str, base: 
     for res in RESOURCES:
         for key in ("quota", "limit", "overQuotaWeight"):
             paths[f"{res}.{key}"] = (*base, side, res, key) if in_values else base
-    return ExpectedQueue(QueueSpec(name, parent, resources_), doc, paths, "default-queue")
+    return ExpectedQueue(QueueSpec(name, parent, resources_), doc, paths, QueueOrigin.DEFAULT_QUEUE)
 
 
 def _queue_files(docs: dict[str, YamlDoc]) -> list[ExpectedQueue]:
@@ -253,7 +261,7 @@ def _queue_files(docs: dict[str, YamlDoc]) -> list[ExpectedQueue]:
         for res in RESOURCES:
             for key in ("quota", "limit", "overQuotaWeight"):
                 paths[f"{res}.{key}"] = ("spec", "resources", res, key)
-        expected.append(ExpectedQueue(spec, doc_id, paths, "queue-file"))
+        expected.append(ExpectedQueue(spec, doc_id, paths, QueueOrigin.QUEUE_FILE))
     return expected
 
 

@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Iterable
 
 from reconciler.core.refs import Location
+from reconciler.findings.finding import REPOSITORY
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.outputs.markdown_format import Link
 from reconciler.report.report import ClusterReport, Report, finding_order
@@ -69,7 +70,7 @@ def annotation(level: str, problem: Problem, location: Location | None) -> str:
                 props.append(("endLine", str(location.end_line)))
             elif location.end_column is not None and same_line:
                 props.append(("endColumn", str(location.end_column)))
-    where = "" if f.cluster.startswith("(") else f" ({f.cluster})"   # "(repository)" needs no second pair
+    where = "" if f.cluster == REPOSITORY else f" ({f.cluster})"   # "(repository)" needs no second pair
     props.append(("title", f"{' + '.join(problem.rule_ids)}: {f.title or f.rule_id}{where}"))
     head = ",".join(f"{key}={escape_property(value)}" for key, value in props)
     return f"::{level} {head}::{escape_data(_message(problem))}"

@@ -12,13 +12,12 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from reconciler.findings.finding import Finding
+from reconciler.findings.finding import REPOSITORY, Finding
 from reconciler.findings.rules import RuleMeta
 from reconciler.report.report import Report, finding_order
 
 # XML 1.0 cannot carry most control characters, even escaped: a value holding one would break the file.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-REPOSITORY_SUITE = "(repository)"
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
@@ -26,7 +25,7 @@ def render(report: Report, *, color: bool | None = None) -> str:
     root = ET.Element("testsuites", name=f"kai-gitops {report.command}")
     suites = [(c.cluster, c.rules, c.findings) for c in report.clusters]
     if report.repository:
-        suites.insert(0, (REPOSITORY_SUITE, [], report.repository))
+        suites.insert(0, (REPOSITORY, [], report.repository))
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for name, rules, findings in suites:
         suite = _suite(report, name, rules, findings, catalog)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from reconciler.core.exits import ExitCode
 from reconciler.core.refs import Location
 from reconciler.core.show import show_value
 from reconciler.findings.finding import Finding, Kind
@@ -149,7 +150,7 @@ def plan_excerpt(findings: Iterable[Finding]) -> str:
 
 def _heading(report: Report) -> str:
     totals = report.totals()
-    verdict = "✅ passed" if report.exit_code == 0 else "❌ failed"
+    verdict = "✅ passed" if report.exit_code == ExitCode.CLEAN else "❌ failed"
     return (f"{MARKER}\n## kai-gitops {escape_markdown(report.command)}: {verdict}\n\n"
             f"**{_count(totals['problems'], 'problem')}** ({_count(totals['findings'], 'finding')}): "
             f"{totals['errors']} error(s), {totals['warnings']} warning(s), {totals['info']} info"

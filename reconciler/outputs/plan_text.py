@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from reconciler.core.show import show_value
-from reconciler.plans.applied import ApplyResult
+from reconciler.plans.applied import ApplyResult, WriteResult
 from reconciler.plans.plan import Operation, Plan
 from reconciler.report.report import Report
 
-_MARKS = {"applied": "✓ applied", "failed": "✗ failed", "not-attempted": "- not applied",
-          "already-applied": "= already applied"}
+_MARKS = {WriteResult.APPLIED: "✓ applied", WriteResult.FAILED: "✗ failed",
+          WriteResult.NOT_ATTEMPTED: "- not applied", WriteResult.ALREADY_APPLIED: "= already applied"}
 
 
 def render_plan(plan: Plan) -> list[str]:
@@ -44,10 +44,10 @@ def render_apply(applied: ApplyResult) -> list[str]:
     lines += [f"  warning: {w}" for w in applied.warnings]
     c = applied.counts()
     verdict = "Apply complete" if applied.ok else "Apply stopped"
-    done = applied.count("already-applied")   # a re-run after a crash: counted apart from "not applied"
+    done = applied.count(WriteResult.ALREADY_APPLIED)   # a re-run after a crash: counted apart from "not applied"
     already = f"{done} already applied, " if done else ""
     lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
-                 f"{applied.count('not-attempted')} not applied (of {c['planned']}).")
+                 f"{applied.count(WriteResult.NOT_ATTEMPTED)} not applied (of {c['planned']}).")
     return lines
 
 

@@ -23,7 +23,7 @@ from urllib.parse import quote
 import orjson
 
 from reconciler.core.refs import Location
-from reconciler.findings.finding import Finding, Severity
+from reconciler.findings.finding import REPOSITORY, Finding, Severity
 from reconciler.findings.problems import problem_id
 from reconciler.findings.rules import RuleMeta
 from reconciler.outputs.markdown_format import escape_markdown
@@ -35,7 +35,6 @@ INFORMATION_URI = "https://github.com/kai-scheduler/KAI-Scheduler"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _AREA = {"C": "components", "D": "drift", "G": "gates", "H": "health", "M": "modes", "P": "pods", "Q": "queues",
          "R": "release", "S": "shared-cluster", "V": "values", "W": "waivers"}
-REPOSITORY_RUN = "(repository)"
 MAX_RUNS = 20   # GitHub code scanning's hard limit of runs per SARIF file
 MAX_RESULTS = 25_000   # and of results per run
 _RANK = {"error": 0, "warning": 1, "note": 2}
@@ -53,8 +52,8 @@ def render(report: Report, *, color: bool | None = None) -> str:
         runs.append(_run(report, None, results, None, driver))
     else:
         if report.repository:
-            runs.append(_run(report, REPOSITORY_RUN, [_result(f, None, index) for f in
-                                                      sorted(report.repository, key=finding_order)], None, driver))
+            runs.append(_run(report, REPOSITORY, [_result(f, None, index) for f in
+                                                  sorted(report.repository, key=finding_order)], None, driver))
         for cluster in report.clusters:
             results = [_result(f, cluster, index) for f in sorted(cluster.findings, key=finding_order)]
             runs.append(_run(report, cluster.cluster, results, cluster, driver))

@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 from reconciler.core.redact import redact
@@ -50,10 +51,21 @@ def drift_marker(cluster: str) -> str:
     return f"<!-- kai-gitops:drift cluster={cluster} -->"
 
 
+class DriftAction(StrEnum):
+    """What a run did about one cluster's drift issue."""
+
+    OPENED = "opened"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    CLOSED = "closed"                # the cluster is clean again
+    REOPENED = "reopened"            # drift is back
+    CLEAN = "clean"                  # clean, and no open issue to close
+
+
 @dataclass(frozen=True)
 class DriftOutcome:
     cluster: str
-    action: str                      # opened | updated | unchanged | closed | reopened | clean
+    action: DriftAction
     issue: HostIssue | None
     appeared: tuple[str, ...] = ()
     resolved: tuple[str, ...] = ()
@@ -61,8 +73,8 @@ class DriftOutcome:
     def line(self) -> str:
         if self.issue is None:
             return f"drift issue for {self.cluster}: none needed (clean)"
-        counts = f" ({len(self.appeared)} appeared, {len(self.resolved)} resolved)" if self.action != "unchanged" \
-            else ""
+        counts = "" if self.action == DriftAction.UNCHANGED else \
+            f" ({len(self.appeared)} appeared, {len(self.resolved)} resolved)"
         return f"drift issue #{self.issue.number} for {self.cluster}: {self.action}{counts}: {self.issue.url}"
 
 
@@ -89,26 +101,26 @@ def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -
     resolved = tuple(before[fp] for fp in before if fp not in shown)
     if not findings:
         if existing is None or existing.state != "open":
-            return DriftOutcome(cluster.cluster, "clean", None)
+            return DriftOutcome(cluster.cluster, DriftAction.CLEAN, None)
         host.comment_issue(existing.number, _clean_comment(cluster, resolved))
         # The body says "clean" and records no findings, so drift that comes back later all counts as new.
         host.update_issue(existing.number, body=render_clean_body(cluster, resolved, context))
-        return DriftOutcome(cluster.cluster, "closed", host.close_issue(existing.number), (), resolved)
+        return DriftOutcome(cluster.cluster, DriftAction.CLOSED, host.close_issue(existing.number), (), resolved)
     body = render_drift_body(cluster, findings, context)
     if existing is None:
         issue = host.create_issue(_title(cluster, findings), body, context.labels, context.assignees)
-        return DriftOutcome(cluster.cluster, "opened", issue, appeared)
+        return DriftOutcome(cluster.cluster, DriftAction.OPENED, issue, appeared)
     if existing.state != "open":
         host.update_issue(existing.number, body=body)
         issue = host.reopen_issue(existing.number)
         host.comment_issue(existing.number, _change_comment("Drift is back", cluster, appeared, resolved))
-        return DriftOutcome(cluster.cluster, "reopened", issue, appeared, resolved)
+        return DriftOutcome(cluster.cluster, DriftAction.REOPENED, issue, appeared, resolved)
     digest = _recorded_digest(existing.body)
     if (digest == _digest(shown)) if digest else set(before) == set(shown):
-        return DriftOutcome(cluster.cluster, "unchanged", existing)
+        return DriftOutcome(cluster.cluster, DriftAction.UNCHANGED, existing)
     issue = host.update_issue(existing.number, body=body)
     host.comment_issue(existing.number, _change_comment("Findings changed", cluster, appeared, resolved))
-    return DriftOutcome(cluster.cluster, "updated", issue, appeared, resolved)
+    return DriftOutcome(cluster.cluster, DriftAction.UPDATED, issue, appeared, resolved)
 
 
 def _redacted(f: Finding) -> Finding:

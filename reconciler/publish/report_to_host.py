@@ -4,36 +4,28 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
-from reconciler.githost import HostFlags, HostSettings, open_host, resolve_host_settings
+from reconciler.githost import HostSettings, open_host, resolve_host_settings
 from reconciler.githost.remote import remote_url
-from reconciler.model.config import GitHostConfig
 from reconciler.outputs.plan_text import render_plan
 from reconciler.plans.plan import Plan
 from reconciler.publish.drift_issue import DriftContext, DriftOutcome, report_drift
 from reconciler.publish.targets import PublishRequest, register
+from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import ClusterReport
 
 
-def host_flags(options: Mapping[str, Any]) -> HostFlags:
-    """The --git-host* options as parsed by the CLI (shared by drift reports and fix pull requests)."""
-    wait = options.get("git_host_rate_limit_wait")
-    return HostFlags(options.get("git_host"), options.get("git_host_url"), options.get("git_host_repo"),
-                     options.get("git_host_base_branch"), None if wait is None else float(wait))
-
-
 def settings_for(kind: str, request: PublishRequest) -> HostSettings:
-    flags = host_flags(request.options)
+    flags = request.settings.host_flags
     if flags.host and flags.host != kind:
         raise UserError(f"--report-to {kind} contradicts --git-host {flags.host}", hint="give one host kind")
-    config = request.config.git_host if request.config is not None else _config_block(request)
-    return resolve_host_settings(remote_url(request.options.get("repo")), config, replace(flags, host=kind),
-                                 os.environ)
+    config = report_repo_config(request.report, request.settings.repo)
+    return resolve_host_settings(remote_url(request.settings.repo), config.git_host if config else None,
+                                 replace(flags, host=kind), os.environ)
 
 
 def publish_drift(kind: str, request: PublishRequest, *,
@@ -62,7 +54,7 @@ def _context(settings: HostSettings, cluster: ClusterReport, request: PublishReq
 
 
 def _fix_command(cluster: ClusterReport, request: PublishRequest) -> str:
-    repo = request.options.get("repo")
+    repo = request.settings.repo
     where = f" --repo {redact_text(repo)}" if repo and "://" in repo else ""
     return f"kai-gitops reconcile{where} --cluster {cluster.cluster} --apply"
 
@@ -71,18 +63,6 @@ def _plan_for(plan: Plan | list[Plan] | None, cluster: str) -> Plan | None:
     """The reconcile plan made for this cluster, if any (else the body shows the findings' excerpt)."""
     plans = plan if isinstance(plan, list) else [plan] if plan is not None else []
     return next((one for one in plans if one.cluster == cluster), None)
-
-
-def _config_block(request: PublishRequest) -> GitHostConfig | None:
-    """The `gitHost:` block at the commit the report was built from, when the caller did not pass the config."""
-    from reconciler.sources.git import open_tree
-    from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
-
-    git = next((c.git for c in request.report.clusters if c.git), None)
-    if git is None:
-        return None
-    tree = open_tree(request.options.get("repo"), git.commit or git.ref, worktree=git.worktree)
-    return parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE).git_host
 
 
 def _target(kind: str) -> Callable[[PublishRequest], None]:

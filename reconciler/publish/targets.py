@@ -7,22 +7,33 @@ the CLI imports no host client or cluster writer until a target is actually aske
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
 from reconciler.core.errors import UserError
-from reconciler.model.config import RepoConfig
+from reconciler.githost.base import HostFlags
 from reconciler.report.report import Report
 
 
 @dataclass(frozen=True)
+class PublishSettings:
+    """What the targets need of the run beyond its report: where it read from, and how to publish."""
+
+    repo: str | None = None               # the GitOps repository as given (path or clone URL); None: .
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+    snapshot: str | None = None           # live state came from a snapshot: there is no cluster to write to
+    max_results: int | None = None        # per PolicyReport object; None: the target's default
+    host_flags: HostFlags = field(default_factory=HostFlags)
+
+
+@dataclass(frozen=True)
 class PublishRequest:
-    report: Report
-    plan: Any | None = None                   # reconciler.plans.plan.Plan when `reconcile` made one
-    options: Mapping[str, Any] = field(default_factory=dict)   # the CLI's options, by click parameter name
-    config: RepoConfig | None = None          # kai-gitops.yaml as the run read it (else re-read at its commit)
+    report: Report                        # its `config` is kai-gitops.yaml as the run read it, when it has one
+    plan: Any | None = None               # reconciler.plans.plan.Plan when `reconcile` made one
+    settings: PublishSettings = field(default_factory=PublishSettings)
 
 
 Target = Callable[[PublishRequest], None]

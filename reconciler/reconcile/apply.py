@@ -31,7 +31,7 @@ import urllib3
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE
 from reconciler.model.live import SCHEDULE_LABEL
-from reconciler.plans.applied import ChangeResult
+from reconciler.plans.applied import ChangeResult, WriteResult
 from reconciler.plans.plan import Change, Operation
 from reconciler.plans.writable import LABEL_PATH, PLANNED, valid_name
 from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
@@ -301,7 +301,7 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
         run.stop.set()
         for index, item in ordered:   # cancelled before they started: still one audit line each
             if index not in run.results:
-                run.record(index, ChangeResult(item.change, "not-attempted", error="the run was interrupted"))
+                run.record(index, ChangeResult(item.change, WriteResult.NOT_ATTEMPTED, error="the run was interrupted"))
         raise
     return [run.results[i] for i in range(len(pending))]
 
@@ -318,26 +318,26 @@ class _Run:
         if why_lost:
             self.stop.set()
         if self.stop.is_set():
-            self.record(index, ChangeResult(item.change, "not-attempted", error=why_lost))
+            self.record(index, ChangeResult(item.change, WriteResult.NOT_ATTEMPTED, error=why_lost))
             return
         # The intent, audited before the request leaves: a crash (SIGKILL, OOM) between the write and its
         # outcome line still leaves a trace of a write that may have landed; the re-run settles it.
-        self.on_result(ChangeResult(item.change, "started", resource_version=item.resource_version,
+        self.on_result(ChangeResult(item.change, WriteResult.STARTED, resource_version=item.resource_version,
                                     previous_managers=item.previous_managers))
         try:
             answer = self._write(item)
         except ApiFailure as exc:
             self.stop.set()
-            self.record(index, ChangeResult(item.change, "failed", error=exc.line(),
+            self.record(index, ChangeResult(item.change, WriteResult.FAILED, error=exc.line(),
                                             previous_managers=item.previous_managers))
             return
         except BaseException as exc:   # interrupted mid-request: it may or may not have landed
             self.stop.set()
-            self.record(index, ChangeResult(item.change, "failed", previous_managers=item.previous_managers,
+            self.record(index, ChangeResult(item.change, WriteResult.FAILED, previous_managers=item.previous_managers,
                                             error=f"{type(exc).__name__}: the write may or may not have been applied"))
             raise
         meta = answer.get("metadata") or {}
-        self.record(index, ChangeResult(item.change, "applied", resource_version=meta.get("resourceVersion"),
+        self.record(index, ChangeResult(item.change, WriteResult.APPLIED, resource_version=meta.get("resourceVersion"),
                                         previous_managers=item.previous_managers, uid=meta.get("uid")))
 
     def _write(self, item: Pending) -> dict[str, Any]:

@@ -40,7 +40,7 @@ class AuditLog:
             "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), **self.context,
             "object": change.ref.to_dict(), "operation": change.operation.value,
             "fields": [{"path": list(f.path), "before": f.before, "after": f.after} for f in change.fields],
-            "result": result.result, "error": result.error, "resourceVersion": result.resource_version,
+            "result": result.result.value, "error": result.error, "resourceVersion": result.resource_version,
             "previousManagers": list(result.previous_managers), "rules": list(change.rules)}
         data = orjson.dumps(redact(line)) + b"\n"
         with self._lock:

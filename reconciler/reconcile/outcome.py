@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.core.exits import ExitCode
 from reconciler.outputs.plan_text import render_reconcile
 from reconciler.plans.applied import ApplyResult
 from reconciler.plans.plan import Plan
 from reconciler.report.report import Report
-
-EXIT_CLEAN, EXIT_ERROR, EXIT_PENDING = 0, 1, 2
 
 
 @dataclass
@@ -26,21 +25,21 @@ class ReconcileOutcome:
     left: Plan | None = None           # the plan of that re-read: what is still to do
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         """1 a failed apply; 2 changes or operator items left (whatever --fail-on says: the plan alone
         exits 2 for them, and so does an apply that leaves them) or findings at/above --fail-on; else 0."""
         if self.applied is not None and not self.applied.ok:
-            return EXIT_ERROR
+            return ExitCode.ERROR
         final = self.after or self.report
         left = self.left or self.plan   # no re-read: nothing was applied (a failed apply is 1 above)
         if left.changes or left.operator:
-            return EXIT_PENDING
+            return ExitCode.FINDINGS
         return final.exit_code
 
     def to_dict(self) -> dict[str, Any]:
         final = self.after or self.report
         data = final.to_dict()
-        data["exitCode"] = self.exit_code
+        data["exitCode"] = self.exit_code.value
         data["plan"] = self.plan.to_dict()
         data["apply"] = self.applied.to_dict() if self.applied is not None else None
         if self.after is not None:

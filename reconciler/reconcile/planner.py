@@ -15,7 +15,7 @@ from reconciler.checks.node_labels import (
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import NODE, QUEUE
 from reconciler.findings.finding import Action, Finding, Kind
-from reconciler.model.desired import DesiredCluster
+from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.live import LiveState
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
 from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, Operation, OperatorAction, Plan
@@ -36,7 +36,7 @@ def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState
     settled = {c.ref for c in changes}
     settled_rules = _settled_label_rules(desired, live, changes)
     operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules))
-    defaults = {q.spec.name for q in desired.queues if q.origin == "default-queue"}
+    defaults = {q.spec.name for q in desired.queues if q.origin == QueueOrigin.DEFAULT_QUEUE}
     notes = (HELM_NOTE,) if any(c.ref.kind == QUEUE.kind and c.ref.name in defaults for c in changes) else ()
     return Plan(desired.name, git, identity, tuple(changes), operator, notes)
 

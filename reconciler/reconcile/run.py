@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from reconciler.core.errors import UserError
-from reconciler.plans.applied import ApplyResult, ChangeResult
+from reconciler.plans.applied import ApplyResult, ChangeResult, WriteResult
 from reconciler.plans.plan import Plan
 from reconciler.plans.saved import read_plan, write_plan
 from reconciler.reconcile.apply import ApiFailure, ClusterWriter, apply_changes
@@ -129,10 +129,10 @@ def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterW
 
         def decided(result: ChangeResult) -> None:
             audit.record(result)
-            if result.result == "applied":
+            if result.result == WriteResult.APPLIED:
                 events.send(result)
 
-        skipped = [ChangeResult(change, "already-applied") for change in done]
+        skipped = [ChangeResult(change, WriteResult.ALREADY_APPLIED) for change in done]
         for result in skipped:
             audit.record(result)
         results = apply_changes(writer, pending, decided, lost=lambda: lease.lost)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.checks.nvca import Verdict
+from reconciler.core.exits import ExitCode
 from reconciler.core.refs import Location
 from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.findings.finding import Action, Finding, Kind, Severity, at_or_above
@@ -84,13 +85,13 @@ class Report:
     config: RepoConfig | None = field(default=None, compare=False, repr=False)
 
     @property
-    def exit_code(self) -> int:
+    def exit_code(self) -> ExitCode:
         every = [*self.repository, *(f for c in self.clusters for f in c.findings)]
-        return 2 if at_or_above(every, self.fail_on) else 0
+        return ExitCode.FINDINGS if at_or_above(every, self.fail_on) else ExitCode.CLEAN
 
     def to_dict(self) -> dict[str, Any]:
         head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
-                "failOn": self.fail_on.value, "exitCode": self.exit_code}
+                "failOn": self.fail_on.value, "exitCode": self.exit_code.value}
         if self.shard is not None:
             head["shard"] = self.shard.to_dict()
         repository = {"repository": {"findings": finding_dicts(self.repository)}}

@@ -1,9 +1,10 @@
 """One command run as its operators see it: a run id on every log line, and metrics at the end, even of a
 failed run (that is when `last_run_success` matters most).
 
-The CLI's guard opens `observed_run` around each command; the command hands over what it produced with
-`record(report=…, outcome=…)`. Sinks that fail (a Pushgateway down) log one warning line and leave the
-exit code alone: the report has been produced, and a stale `last_success_timestamp` is what alerts.
+The CLI's guard opens `observed_run` around each command, with its `TelemetrySettings`; the command hands
+over what it produced with `record(report=…, outcome=…)`. Sinks that fail (a Pushgateway down) log one
+warning line and leave the exit code alone: the report has been produced, and a stale
+`last_success_timestamp` is what alerts.
 """
 
 from __future__ import annotations
@@ -12,17 +13,28 @@ import contextvars
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.exits import ExitCode
 from reconciler.telemetry import logs
 
 log = logging.getLogger("kai_gitops.run")
 _CURRENT: contextvars.ContextVar[RunObservation | None] = contextvars.ContextVar("kai_gitops_run", default=None)
+
+
+@dataclass(frozen=True)
+class TelemetrySettings:
+    """How a command's run is observed, as its options ask."""
+
+    log_format: str | None = None      # auto | json | text; None: a command run by people (no --log-format)
+    cluster: str | None = None         # the cluster named on the command line, for log lines and metrics
+    metrics_file: str | None = None    # node-exporter textfile to replace
+    metrics_push: str | None = None    # Pushgateway URL
 
 
 @dataclass
@@ -32,7 +44,7 @@ class RunObservation:
     retries_before: int
     report: Any = None      # reconciler.report.report.Report
     outcome: Any = None     # reconciler.reconcile.outcome.ReconcileOutcome
-    exit_code: int = 1
+    exit_code: ExitCode = ExitCode.ERROR
     json_logs: bool = False
 
     @property
@@ -54,12 +66,12 @@ def record(*, report: Any = None, outcome: Any = None) -> None:
 
 
 @contextmanager
-def observed_run(command: str, options: Mapping[str, Any]) -> Iterator[RunObservation]:
+def observed_run(command: str, settings: TelemetrySettings) -> Iterator[RunObservation]:
     from reconciler.sources.cluster.client import RETRIES
 
     # Commands without --log-format (policy test, schema, snapshot) are run by people: text unless told.
-    fmt = options.get("log_format") or os.environ.get("KAI_GITOPS_LOG_FORMAT") or "text"
-    with logs.logging_to_stderr(fmt) as chosen, logs.run_context(logs.new_run_id(), options.get("cluster")):
+    fmt = settings.log_format or os.environ.get("KAI_GITOPS_LOG_FORMAT") or "text"
+    with logs.logging_to_stderr(fmt) as chosen, logs.run_context(logs.new_run_id(), settings.cluster):
         run = RunObservation(command, time.time(), RETRIES.count, json_logs=chosen == "json")
         token = _CURRENT.set(run)
         log.log(run.lifecycle_level, "run started", extra={"event": "run-start", "command": command})
@@ -67,46 +79,47 @@ def observed_run(command: str, options: Mapping[str, Any]) -> Iterator[RunObserv
             yield run
         finally:
             _CURRENT.reset(token)
-            _finish(run, options)
+            _finish(run, settings)
 
 
-def _finish(run: RunObservation, options: Mapping[str, Any]) -> None:
+def _finish(run: RunObservation, settings: TelemetrySettings) -> None:
     from reconciler.sources.cluster.client import RETRIES
 
     duration = time.time() - run.started
-    cluster = _cluster(run, options)
+    cluster = _cluster(run, settings)
     logs.set_cluster(cluster)
     log.log(run.lifecycle_level, "run finished: exit %d in %.1f s", run.exit_code, duration,
             extra={"event": "run-end", "command": run.command, "exitCode": run.exit_code,
                    "durationSeconds": round(duration, 3)})
-    if not (options.get("metrics_file") or options.get("metrics_push")):
+    if not (settings.metrics_file or settings.metrics_push):
         return
     from reconciler.telemetry.metrics import RunFacts, push, write_textfile
 
-    facts = RunFacts(run.command, cluster, run.started, duration, ok=run.exit_code in (0, 2),
-                     exit_code=run.exit_code, report=run.report, live_read_retries=RETRIES.count - run.retries_before)
+    facts = RunFacts(run.command, cluster, run.started, duration,
+                     ok=run.exit_code in (ExitCode.CLEAN, ExitCode.FINDINGS), exit_code=run.exit_code,
+                     report=run.report, live_read_retries=RETRIES.count - run.retries_before)
     _changes(facts, run.outcome)
     with logs.phase("metrics"):
-        for sink, send in (("metrics_file", lambda v: write_textfile(Path(v), facts)),
-                           ("metrics_push", lambda v: push(v, facts))):
-            if options.get(sink):
+        for target, send in ((settings.metrics_file, lambda v: write_textfile(Path(v), facts)),
+                             (settings.metrics_push, lambda v: push(v, facts))):
+            if target:
                 try:
-                    send(options[sink])
+                    send(target)
                 except UserError as exc:
                     log.warning("metrics not written: %s", exc.line())
 
 
-def _cluster(run: RunObservation, options: Mapping[str, Any]) -> str:
+def _cluster(run: RunObservation, settings: TelemetrySettings) -> str:
     clusters = [c.cluster for c in getattr(run.report, "clusters", None) or []]
     if len(clusters) == 1:
         return str(clusters[0])
-    return str(options.get("cluster") or logs.current()["cluster"] or ("all" if clusters else "unknown"))
+    return str(settings.cluster or logs.current()["cluster"] or ("all" if clusters else "unknown"))
 
 
 def _changes(facts: Any, outcome: Any) -> None:
     if outcome is None:
         return
     facts.changes_planned = len(outcome.plan.changes)
-    applied = outcome.applied
-    facts.changes_applied = applied.count("applied") if applied is not None else 0
-    facts.changes_failed = applied.count("failed") if applied is not None else 0
+    counts = outcome.applied.counts() if outcome.applied is not None else {}
+    facts.changes_applied = counts.get("applied", 0)
+    facts.changes_failed = counts.get("failed", 0)

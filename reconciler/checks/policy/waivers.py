@@ -25,12 +25,11 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location, ObjectRef, YamlPath
 from reconciler.findings.builtin_rules import WAIVER_EXPIRED, WAIVER_UNUSED
-from reconciler.findings.finding import Action, Finding, Fix, Kind
+from reconciler.findings.finding import REPOSITORY, Action, Finding, Fix, Kind
 from reconciler.findings.rules import RuleMeta
 from reconciler.yamlio.document import YamlDoc, load_document
 
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
-REPOSITORY = "(repository)"   # the `cluster` of findings about the repo itself, not about one cluster
 REQUIRED = ("rule", "subject", "reason", "owner", "expires")
 ALLOWED = (*REQUIRED, "cluster")
 

@@ -15,6 +15,8 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.publish.policyreport.build import DEFAULT_MAX_RESULTS, REPORT_KINDS, ReportSettings
 from reconciler.publish.policyreport.cluster import SyncResult, sync_reports
+from reconciler.publish.targets import PublishRequest, register
+from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import Report
 from reconciler.telemetry.logs import phase
 
@@ -41,44 +43,29 @@ def write_policy_reports(api_client: Any, report: Report, *, max_results: int = 
     return results
 
 
-def publish_policy_reports(request: Any) -> None:
+def publish_policy_reports(request: PublishRequest) -> None:
     """The `policyreport` publish target: writes into the cluster the run read (--kubeconfig/--context)."""
-    options = request.options
-    if options.get("snapshot"):
+    settings = request.settings
+    if settings.snapshot:
         raise UserError("--report-to policyreport writes into a live cluster and cannot be used with --snapshot",
                         hint="drop --snapshot, or use another --report-to target")
     from kubernetes.client import ApiClient
 
     from reconciler.sources.cluster.kubeconfig import load_configuration
 
-    repo_context = None if options.get("kube_context") else _repo_kube_context(request)
-    configuration, _label = load_configuration(options.get("kubeconfig"), options.get("kube_context"),
-                                               repo_context)
+    repo_context = None if settings.kube_context else _repo_kube_context(request)
+    configuration, _label = load_configuration(settings.kubeconfig, settings.kube_context, repo_context)
     with phase("publish-policyreport"), ApiClient(configuration) as api_client:
-        write_policy_reports(api_client, request.report,
-                             max_results=int(options.get("report_max_results") or DEFAULT_MAX_RESULTS))
+        write_policy_reports(api_client, request.report, max_results=settings.max_results or DEFAULT_MAX_RESULTS)
 
 
-def _repo_kube_context(request: Any) -> str | None:
+def _repo_kube_context(request: PublishRequest) -> str | None:
     """The reported cluster's kubeContext from kai-gitops.yaml, so reports go to the cluster that was read."""
-    config = request.config
+    config = report_repo_config(request.report, request.settings.repo)
     if config is None:
-        git = next((c.git for c in request.report.clusters if c.git), None)
-        if git is None:
-            return None
-        from reconciler.sources.git import open_tree
-        from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
-
-        tree = open_tree(request.options.get("repo"), git.commit or git.ref, worktree=git.worktree)
-        config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+        return None
     names = {c.cluster for c in request.report.clusters}
     return next((c.kube_context for c in config.clusters if c.name in names), None)
 
 
-def _register() -> None:
-    from reconciler.publish.targets import register
-
-    register("policyreport", publish_policy_reports, __name__)
-
-
-_register()
+register("policyreport", publish_policy_reports, __name__)

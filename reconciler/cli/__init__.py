@@ -1,0 +1,71 @@
+"""Command line: parses options, calls the pipeline, renders the report, exits 0 / 2 / 1.
+
+Only click is imported at start-up so `kai-gitops --help` answers at once: `COMMANDS` names each command's
+module, which is imported when the command runs or shows its help. Everything heavy is imported inside the
+command that needs it. Shared options are declared in `options.py`; `settings.py` turns them into typed settings.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from reconciler.cli.lazy import LazyCommand, LazyCommands, LazyGroup
+from reconciler.core.exits import ExitCode
+
+# Each summary is the first paragraph of the command's help; tests/test_cli_foundation.py holds them equal.
+COMMANDS = {
+    "check": LazyCommand("reconciler.cli.check:check_command",
+                         "The PR check: static policies over the desired configuration in Git. No cluster access."),
+    "diff": LazyCommand("reconciler.cli.diff:diff_command",
+                        "Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what "
+                        "violates."),
+    "doctor": LazyCommand("reconciler.cli.doctor:doctor_command",
+                          "The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. "
+                          "Needs no Git."),
+    "policy": LazyCommand("reconciler.cli.policy:policy_group", "Work with the Rego policy pack."),
+    "reconcile": LazyCommand("reconciler.cli.reconcile:reconcile_command",
+                             "Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, "
+                             "apply it safely."),
+    "report": LazyCommand("reconciler.cli.report:report_group", "Work with saved JSON reports."),
+    "schema": LazyCommand("reconciler.cli.schema:schema_command",
+                          "Print the JSON Schema of kai-gitops.yaml (for editor completion)."),
+    "snapshot": LazyCommand("reconciler.cli.snapshot:snapshot_command",
+                            "Save the live state the checks read, for `diff`/`doctor --snapshot` (Secrets only as "
+                            "redacted summaries)."),
+}
+
+
+class _Cli(LazyGroup):
+    """Usage mistakes exit 1 like every other error: click's own 2 would read as "findings" in a CronJob."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(ExitCode.CLEAN)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "kai-gitops"
+            click.echo(f"kai-gitops: error: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(ExitCode.ERROR)
+        except click.ClickException as exc:
+            click.echo(f"kai-gitops: error: {exc.format_message()}", err=True)
+            sys.exit(ExitCode.ERROR)
+        except click.Abort:
+            click.echo("kai-gitops: aborted", err=True)
+            sys.exit(ExitCode.ERROR)
+
+
+@click.group(cls=_Cli, commands=LazyCommands(COMMANDS),
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="kai-gitops", prog_name="kai-gitops")
+def main() -> None:
+    """Reconcile and policy-check KAI Scheduler and NVCA configuration: Git is desired, the cluster is live.
+
+    Exit codes: 0 clean, 2 findings at or above --fail-on, 1 error.
+    """
+

@@ -1,0 +1,46 @@
+"""`kai-gitops check`: the pull request check over the desired configuration in Git."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reconciler.cli.guard import guard
+from reconciler.cli.options import (
+    fix_git_options,
+    git_host_options,
+    git_options,
+    metrics_options,
+    policy_options,
+    report_options,
+)
+from reconciler.core.exits import ExitCode
+
+
+@click.command("check")
+@git_options
+@click.option("--cluster", default=None, help="Check only this cluster (default: every cluster in kai-gitops.yaml).")
+@click.option("--base", metavar="REF", default=None,
+              help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.")
+@click.option("--shard", metavar="I/N", default=None,
+              help="Check only shard I of N (a stable subset by cluster name); fold the shards' JSON reports "
+                   "with `report merge`.")
+@report_options
+@policy_options
+@metrics_options
+@fix_git_options
+@git_host_options
+@guard
+def check_command(**opts: Any) -> ExitCode:
+    """The PR check: static policies over the desired configuration in Git. No cluster access."""
+    from reconciler.app import pipeline
+    from reconciler.cli import settings
+    from reconciler.cli.delivery import emit, propose_fixes
+
+    run = settings.run_settings(opts)
+    run.shard = settings.shard(opts)
+    report = pipeline.run_check(run)
+    code = emit(report, settings.outputs(opts))
+    propose_fixes(report, settings.fix_git_settings(opts))
+    return code

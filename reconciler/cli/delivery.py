@@ -1,0 +1,52 @@
+"""What a command does with its report: render it to the `-o` targets, publish it to the `--report-to`
+targets, and propose its Git edits with `--fix-git`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from reconciler.core.exits import ExitCode
+    from reconciler.gitfix.run import FixGitSettings
+    from reconciler.outputs.destinations import OutputSpec
+    from reconciler.publish.targets import PublishSettings
+    from reconciler.report.report import Report
+
+
+def record(**produced: Any) -> None:
+    """Hand the run's report (or reconcile outcome) to the metrics of the observed run."""
+    from reconciler.telemetry.run import record as record_run
+
+    record_run(**produced)
+
+
+def emit(report: Report, specs: list[OutputSpec], overrides: dict[str, Callable[[], str]] | None = None) -> ExitCode:
+    """Render `report` to every `-o FMT[=PATH]` and return its exit code.
+
+    `overrides` render some formats another way (reconcile's text and json carry its plan).
+    """
+    from reconciler.outputs.destinations import emit as emit_to
+
+    record(report=report)
+    emit_to(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
+    return report.exit_code
+
+
+def publish_report(report: Report, plan: Any, targets: tuple[str, ...], settings: PublishSettings) -> None:
+    if not targets:
+        return
+    from reconciler.publish.targets import PublishRequest, publish
+
+    publish(targets, PublishRequest(report, plan, settings))
+
+
+def propose_fixes(report: Report, settings: FixGitSettings | None) -> None:
+    if settings is None:
+        return
+    from reconciler.gitfix.run import fix_git
+
+    fix_git(report, settings)

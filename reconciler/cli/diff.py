@@ -1,0 +1,46 @@
+"""`kai-gitops diff`: desired against live, as a report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reconciler.cli.guard import guard
+from reconciler.cli.options import (
+    cluster_option,
+    git_host_options,
+    git_options,
+    live_options,
+    metrics_options,
+    policy_options,
+    report_max_results_option,
+    report_options,
+    report_to_option,
+)
+from reconciler.core.exits import ExitCode
+
+
+@click.command("diff")
+@git_options
+@cluster_option
+@live_options
+@report_options
+@policy_options
+@report_to_option
+@report_max_results_option
+@git_host_options
+@metrics_options
+@guard
+def diff_command(**opts: Any) -> ExitCode:
+    """Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what violates."""
+    from reconciler.app import pipeline
+    from reconciler.cli import settings
+    from reconciler.cli.delivery import emit, publish_report
+    from reconciler.cli.live import live_reader
+
+    run = settings.run_settings(opts)
+    report = pipeline.run_diff(run, live_reader(settings.live_settings(opts)))
+    code = emit(report, settings.outputs(opts))
+    publish_report(report, None, settings.report_targets(opts), settings.publish_settings(opts))
+    return code

@@ -1,0 +1,34 @@
+"""`kai-gitops doctor`: the user guide's Verify and Troubleshoot steps against a live cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reconciler.cli.guard import guard
+from reconciler.cli.options import live_options, log_option, policy_options, report_options
+from reconciler.core.exits import ExitCode
+
+
+@click.command("doctor")
+@live_options
+@click.option("--repo", metavar="PATH|URL", default=None, help="Optional GitOps repository, for intent-aware checks.")
+@click.option("--ref", default="HEAD", show_default=True, help="Git ref (with --repo).")
+@click.option("--worktree", is_flag=True, help="Read the working tree (with --repo).")
+@click.option("--cluster", default=None, help="Cluster name from kai-gitops.yaml (with --repo).")
+@report_options
+@policy_options
+@log_option
+@guard
+def doctor_command(**opts: Any) -> ExitCode:
+    """The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. Needs no Git."""
+    from reconciler.app import pipeline
+    from reconciler.cli import settings
+    from reconciler.cli.delivery import emit
+    from reconciler.cli.live import live_reader
+
+    run = settings.run_settings(opts)
+    live = settings.live_settings(opts)
+    report = pipeline.run_doctor(run, live_reader(live), live.kube_context)
+    return emit(report, settings.outputs(opts))

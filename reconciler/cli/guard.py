@@ -1,0 +1,59 @@
+"""Every command runs under `guard`: one error line instead of a traceback, and an observed run."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from reconciler.core.exits import ExitCode
+
+
+def guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
+    """Every failure becomes one line on stderr and exit 1; tracebacks only with KAI_GITOPS_DEBUG=1.
+
+    The run is observed (run id and format for log lines, metrics at the end, failed runs included)."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        from reconciler.cli.settings import telemetry_settings
+        from reconciler.core.errors import UserError
+        from reconciler.telemetry.logs import error_line
+        from reconciler.telemetry.run import observed_run
+
+        command = func.__name__.removesuffix("_command").replace("_", " ")
+        try:
+            with observed_run(command, telemetry_settings(kwargs)) as run:
+                run.exit_code = code = _guarded(func, args, kwargs)
+        except UserError as exc:   # the run's own set-up, outside _guarded: e.g. a bad $KAI_GITOPS_LOG_FORMAT
+            error_line(exc.line())
+            code = ExitCode.ERROR
+        sys.exit(code)
+
+    return wrapper
+
+
+def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any) -> ExitCode:
+    from reconciler.core.errors import UserError
+    from reconciler.telemetry.logs import error_line
+
+    try:
+        return func(*args, **kwargs)
+    except UserError as exc:
+        error_line(exc.line())
+        return ExitCode.ERROR
+    except KeyboardInterrupt:
+        click.echo("kai-gitops: interrupted", err=True)
+        return ExitCode.INTERRUPTED
+    except Exception as exc:  # the last line of defence: no traceback reaches an operator
+        if os.environ.get("KAI_GITOPS_DEBUG"):
+            raise
+        from reconciler.core.redact import redact_text
+
+        text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
+        error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
+        return ExitCode.ERROR

@@ -1,0 +1,36 @@
+"""`kai-gitops report merge`: saved JSON reports folded into one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from reconciler.cli.guard import guard
+from reconciler.cli.options import SEVERITIES, output_option
+from reconciler.core.exits import ExitCode
+
+
+@click.group("report")
+def report_group() -> None:
+    """Work with saved JSON reports."""
+
+
+@report_group.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default=None,
+              help="Exit 2 when a merged finding at or above this severity remains (default: the reports' "
+                   "own --fail-on).")
+@output_option
+@guard
+def report_merge_command(files: tuple[str, ...], **opts: Any) -> ExitCode:
+    """Fold the JSON reports of `check --shard I/N` jobs (or of `check --cluster` runs) into one report.
+
+    Exit 2 when the merged findings are at or above --fail-on, 0 when clean, 1 on an error.
+    """
+    from reconciler.cli import settings
+    from reconciler.cli.delivery import emit
+    from reconciler.report.merge import merge_files
+
+    report = merge_files(files, settings.merge_fail_on(opts))
+    return emit(report, settings.outputs(opts))

@@ -1,0 +1,117 @@
+"""The only code that reads click's parameter names: from a command's options, as click passes them, to the
+typed settings each room takes. Below `cli/`, no code knows what an option is called.
+
+Each type is imported where it is built, so a command pays only for the settings it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reconciler.app.settings import LiveSettings, RunSettings
+    from reconciler.findings.finding import Severity
+    from reconciler.gitfix.run import FixGitSettings
+    from reconciler.githost.base import HostFlags
+    from reconciler.outputs.destinations import OutputSpec
+    from reconciler.publish.targets import PublishSettings
+    from reconciler.reconcile.settings import ReconcileSettings
+    from reconciler.report.shards import Shard
+    from reconciler.telemetry.run import TelemetrySettings
+
+Options = Mapping[str, Any]   # a command's parameters by click's names, as the command function receives them
+
+
+def run_settings(opts: Options) -> RunSettings:
+    from pathlib import Path
+
+    from reconciler.app.settings import GitSettings, PolicySettings, RunSettings
+    from reconciler.findings.finding import Severity
+
+    policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
+                            Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
+                            opts.get("opa_timeout", 10.0), bool(opts.get("opa_preloaded")))
+    git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
+    return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
+                       opts.get("base"))
+
+
+def shard(opts: Options) -> Shard | None:
+    """`check --shard I/N`; it cannot be combined with --cluster."""
+    if opts.get("shard") is None:
+        return None
+    from reconciler.core.errors import UserError
+    from reconciler.report.shards import parse_shard
+
+    if opts.get("cluster"):
+        raise UserError("--shard and --cluster cannot be combined", hint="use one: a shard, or one cluster")
+    return parse_shard(opts["shard"])
+
+
+def live_settings(opts: Options) -> LiveSettings:
+    from reconciler.app.settings import LiveSettings
+
+    return LiveSettings(opts.get("kubeconfig"), opts.get("kube_context"), opts.get("snapshot"))
+
+
+def reconcile_settings(opts: Options) -> ReconcileSettings:
+    from reconciler.reconcile.settings import ReconcileSettings
+
+    return ReconcileSettings(apply=bool(opts.get("do_apply")), plan_file=opts.get("plan_file"),
+                             plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),
+                             lease_namespace=opts.get("lease_namespace"),
+                             lease_wait_s=float(opts.get("lease_wait", 30.0)),
+                             audit_log=opts.get("audit_log"), snapshot=opts.get("snapshot"))
+
+
+def outputs(opts: Options) -> list[OutputSpec]:
+    """The `-o FMT[=PATH]` targets, already parsed by the option's callback."""
+    return list(opts["output"])
+
+
+def merge_fail_on(opts: Options) -> Severity | None:
+    """`report merge --fail-on`; None keeps the reports' own."""
+    from reconciler.findings.finding import Severity
+
+    return Severity(opts["fail_on"]) if opts["fail_on"] else None
+
+
+def report_targets(opts: Options) -> tuple[str, ...]:
+    """The `--report-to` targets, already checked by the option's callback."""
+    return tuple(opts.get("report_to") or ())
+
+
+def publish_settings(opts: Options) -> PublishSettings:
+    from reconciler.publish.targets import PublishSettings
+
+    return PublishSettings(repo=opts.get("repo"), kubeconfig=opts.get("kubeconfig"),
+                           kube_context=opts.get("kube_context"), snapshot=opts.get("snapshot"),
+                           max_results=opts.get("report_max_results"), host_flags=host_flags(opts))
+
+
+def fix_git_settings(opts: Options) -> FixGitSettings | None:
+    """None unless --fix-git or --fix-git-dry-run was given."""
+    if not (opts.get("fix_git") or opts.get("fix_git_dry_run")):
+        return None
+    from reconciler.gitfix.run import FixGitSettings
+
+    return FixGitSettings(dry_run=bool(opts.get("fix_git_dry_run")), repo=opts.get("repo"),
+                          ref=str(opts.get("ref") or "HEAD"), author=opts.get("git_author"),
+                          ssh_key=opts.get("git_ssh_key"), host_flags=host_flags(opts))
+
+
+def host_flags(opts: Options) -> HostFlags:
+    """The --git-host* options (shared by drift issues and fix pull requests)."""
+    from reconciler.githost.base import HostFlags
+
+    wait = opts.get("git_host_rate_limit_wait")
+    return HostFlags(opts.get("git_host"), opts.get("git_host_url"), opts.get("git_host_repo"),
+                     opts.get("git_host_base_branch"), None if wait is None else float(wait))
+
+
+def telemetry_settings(opts: Options) -> TelemetrySettings:
+    from reconciler.telemetry.run import TelemetrySettings
+
+    return TelemetrySettings(log_format=opts.get("log_format"), cluster=opts.get("cluster"),
+                             metrics_file=opts.get("metrics_file"), metrics_push=opts.get("metrics_push"))
