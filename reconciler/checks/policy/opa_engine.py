@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,8 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
     client.root_url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/v1"
     if https:
         client._session.verify = str(ca) if ca else True
+        if ca:  # a session's own `verify` loses to $REQUESTS_CA_BUNDLE (psf/requests#4726); a request's wins
+            client._session.request = functools.partial(client._session.request, verify=str(ca))  # type: ignore[method-assign]
     elif ca:
         raise UserError("--opa-ca is given but --opa-url is not https")
     return client
