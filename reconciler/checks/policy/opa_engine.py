@@ -50,11 +50,17 @@ class OpaEngine:
             with self._calling(f"uploading data.{key}"):
                 self._client.update_or_create_data(value, quote(key, safe=""))
         with self._calling("listing policies"):
-            stale = [p for p in self._client.get_policies_list()
-                     if p.startswith(POLICY_ID_PREFIX) and p not in self._ids]
+            stale = [p for p in self._policy_ids() if p.startswith(POLICY_ID_PREFIX) and p not in self._ids]
         for policy_id in stale:
             with self._calling(f"deleting stale policy {policy_id}"):
                 self._client.delete_policy(quote(policy_id, safe="/"))
+
+    def _policy_ids(self) -> list[str]:
+        """opa_client lists `/v1/policies/`, which OPA answers with a redirect to `/v1/policies`: a round trip
+        more, and one that drops the path prefix of an --opa-url such as https://gateway/opa."""
+        response = self._client._session.get(f"{self._client.root_url}/policies", timeout=self._timeout)
+        response.raise_for_status()
+        return [str(p["id"]) for p in response.json().get("result") or [] if isinstance(p, dict) and p.get("id")]
 
     def _upload_policies(self, pending: list[PolicyFile]) -> None:
         """OPA compiles each module on upload against what it already has, so a module calling a function
