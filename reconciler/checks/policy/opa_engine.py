@@ -38,7 +38,7 @@ class OpaEngine:
         self._shown = redact_text(self._url)  # for messages: a URL may carry user:password
         self._timeout = timeout
         self._client = make_client(self._url, token=token, ca=ca, timeout=timeout)
-        self._ids = {POLICY_ID_PREFIX + f.name: f.name for f in policy_set.files}
+        self._ids = {policy_id(f.name): f.name for f in policy_set.files}
         self._verified = not preloaded  # what we upload ourselves needs no check
         if not preloaded:
             self.upload()
@@ -70,7 +70,7 @@ class OpaEngine:
             for f in pending:
                 try:
                     with self._calling(f"uploading {f.name}", passthrough=RegoParseError):
-                        self._client.update_policy_from_string(f.text, quote(POLICY_ID_PREFIX + f.name, safe="/"),
+                        self._client.update_policy_from_string(f.text, quote(policy_id(f.name), safe="/"),
                                                                rego_compat=False)
                 except RegoParseError as exc:
                     refused.append((f, exc))
@@ -167,6 +167,13 @@ class OpaEngine:
                              hint="check --opa-token")
         return UserError(f"OPA at {self._shown} rejected the policy upload ({exc.expression}): {exc.message}",
                          hint="check the server's logs")
+
+
+def policy_id(name: str) -> str:
+    """The id a file is uploaded under, as OPA keeps it: OPA redirects a path with empty or `.` segments (an
+    absolute file name gives `kai-gitops//tmp/...`) to its cleaned form, so the policy would land under another
+    id and be deleted as stale by the next listing."""
+    return POLICY_ID_PREFIX + "/".join(part for part in name.split("/") if part not in ("", "."))
 
 
 def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float) -> OpaClient:
