@@ -206,9 +206,14 @@ def test_unhealthy_nvca_answers_503_with_its_body(prod: KubeTestServer) -> None:
     assert status == "unhealthy" and errors[0].startswith("CPU resource violation for queue default-parent-queue")
 
 
+def not_ready_nvca() -> list[Obj]:
+    """NVCA installed (its Service exists) but no pod ready: no canned answer, so 503 "no endpoints"."""
+    return [*(i for i in lab_items() if i["kind"] != "NVCAHealthz"),
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nvca", "namespace": "nvca-system"}}]
+
+
 def test_unreachable_nvca_is_reported_not_fatal(server: KubeTestServer) -> None:
-    items = [i for i in lab_items() if i["kind"] != "NVCAHealthz"]  # no canned answer: 503 "no endpoints"
-    serve(server, items)
+    serve(server, not_ready_nvca())
     sink = Recorder()
     read_live(client_for(server), sink)
     [healthz] = sink.kinds("NVCAHealthz")
@@ -217,7 +222,7 @@ def test_unreachable_nvca_is_reported_not_fatal(server: KubeTestServer) -> None:
 
 
 def test_unreachable_nvca_reaches_live_state(server: KubeTestServer) -> None:
-    serve(server, [i for i in lab_items() if i["kind"] != "NVCAHealthz"])
+    serve(server, not_ready_nvca())
     live = read_state(server)
     assert live.healthz is not None and live.healthz.reachable is False and "no endpoints" in live.healthz.detail
 

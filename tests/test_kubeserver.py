@@ -109,12 +109,12 @@ def test_core_discovery(api: client.ApiClient) -> None:
 def test_custom_kind_is_not_served_until_registered(
     server: KubeTestServer, http: urllib3.PoolManager
 ) -> None:
-    status, body = get_json(http, f"{server.url}/apis/scheduling.run.ai/v2")
-    assert (status, body["kind"], body["reason"], body["code"]) == (404, "Status", "NotFound", 404)
+    # no handler serves the group: a plain-text 404, as on the real server (not a Status)
+    response = http.request("GET", f"{server.url}/apis/scheduling.run.ai/v2")
+    assert (response.status, response.data) == (404, b"404 page not found\n")
     with pytest.raises(ApiException) as raised:
         client.CustomObjectsApi(make_client(server)).list_cluster_custom_object(*QUEUE)
-    assert raised.value.status == 404
-    assert status_of(raised.value)["reason"] == "NotFound"
+    assert raised.value.status == 404 and raised.value.body == "404 page not found\n"
 
 
 def test_registered_groups_and_resources(server: KubeTestServer, http: urllib3.PoolManager) -> None:
@@ -151,11 +151,18 @@ def test_unknown_resource_is_404_status(server: KubeTestServer, http: urllib3.Po
     for path in (
         "/api/v1/widgets",
         "/api/v2/pods",
-        "/apis/nope.example.com/v1",
         "/api/v1/namespaces/x/nodes",
+        "/apis/coordination.k8s.io/v9",
+        "/apis/coordination.k8s.io/v1/widgets",
     ):
         status, body = get_json(http, server.url + path)
         assert (status, body["status"], body["reason"]) == (404, "Failure", "NotFound"), path
+    # below /apis, a group nobody serves (or a custom resource group's unknown path) has no handler at all
+    server.register_kai_and_nvca_kinds()
+    for path in ("/apis/nope.example.com/v1", "/apis/scheduling.run.ai/v9", "/apis/scheduling.run.ai/v2/widgets",
+                 "/apis/scheduling.run.ai/v2/namespaces/x/queues"):
+        response = http.request("GET", server.url + path)
+        assert (response.status, response.data) == (404, b"404 page not found\n"), path
 
 
 def test_watch_is_refused(server: KubeTestServer, http: urllib3.PoolManager) -> None:
@@ -632,7 +639,12 @@ def test_add_fills_metadata_and_returns_copies(server: KubeTestServer) -> None:
 def test_healthz_proxy(server: KubeTestServer, core: client.CoreV1Api) -> None:
     with pytest.raises(ApiException) as raised:
         core.connect_get_namespaced_service_proxy_with_path("nvca:8000", "nvca-system", "healthz")
-    assert raised.value.status == 503
+    assert raised.value.status == 404   # no Service at all
+    assert status_of(raised.value)["message"] == 'services "nvca" not found'
+    server.add({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nvca", "namespace": "nvca-system"}})
+    with pytest.raises(ApiException) as raised:
+        core.connect_get_namespaced_service_proxy_with_path("nvca:8000", "nvca-system", "healthz")
+    assert raised.value.status == 503   # a Service whose pods are not ready
     assert status_of(raised.value)["message"] == 'no endpoints available for service "nvca"'
     server.set_healthz(200, {"status": "ok"})
     raw = core.connect_get_namespaced_service_proxy_with_path(

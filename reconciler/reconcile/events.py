@@ -36,9 +36,16 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
         regarding["resourceVersion"] = result.resource_version
     return {
         "apiVersion": EVENT.api_version, "kind": EVENT.kind,
-        "metadata": {"generateName": f"{change.ref.name}.kai-gitops.", "namespace": EVENT_NAMESPACE},
+        "metadata": {"generateName": event_name_prefix(change.ref.name), "namespace": EVENT_NAMESPACE},
         "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],
         "action": "Create" if created else "Update", "reason": reason, "type": "Normal",
         "regarding": regarding, "note": note,
     }
+
+
+def event_name_prefix(name: str) -> str:
+    """`<object>.kai-gitops-`: the API server refuses a generateName that does not end in an alphanumeric or
+    `-` (a trailing `.` is a 422), and keeps only its first 58 characters, so the object's name is cut to keep
+    the marker."""
+    return f"{name[:46].rstrip('.-')}.kai-gitops-"

@@ -52,6 +52,18 @@ def test_upload_uses_policy_api_and_removes_stale_policies(shipped, standin) -> 
     assert standin.data["nvca"]["feature_gates"]["known"]
 
 
+def test_every_request_is_answered_without_a_redirect(standin, user_dir: Path) -> None:
+    """A redirect drops an --opa-url path prefix; and a policy uploaded under an unclean id (an absolute file
+    name gives kai-gitops//tmp/...) lands under another, which the next listing deletes as stale."""
+    engine = opa(load_policy_set([user_dir]), standin)
+    facts = example("facts-live.json")
+    facts["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": ZERO})
+    assert any(r.rule.id == "ACME-Q-001" for r in engine.evaluate(facts))
+    opa(load_policy_set([user_dir]), standin)   # a second run lists what the first uploaded
+    assert standin.redirected == []
+    assert not [p for m, p in standin.requests if m == "DELETE"]
+
+
 def test_preloaded_skips_upload(shipped, standin) -> None:
     opa(shipped, standin)
     count = len(standin.requests)

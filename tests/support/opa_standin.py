@@ -2,8 +2,11 @@
 
 It implements only the REST subset kai-gitops' OPA adapter uses — PUT/GET/DELETE /v1/policies/{id},
 GET /v1/policies, PUT /v1/data/{path}, POST /v1/data/{path} with {"input": ...}, GET /health — and
-evaluates with regorus. It adds fault switches (down, slow, garbage, error 500) and bearer-token checks,
-binds 127.0.0.1 on a free port, and stops when the test ends.
+evaluates with regorus. Like OPA's router it answers a path with a trailing slash (301) or an empty segment
+(307) with a redirect to the cleaned path, recorded in `redirected` (a redirect drops an --opa-url path
+prefix, and a policy PUT would land under another id). It adds fault switches (down, slow, garbage, error
+500) and bearer-token checks, binds 127.0.0.1 on a free port, and stops when the test ends.
+tests/real/test_opa.py runs the same requests against OPA itself.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class OpaStandin(LocalHttpServer):
         self.policies: dict[str, str] = {}
         self.data: dict[str, Any] = {}
         self.requests: list[tuple[str, str]] = []
+        self.redirected: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         super().__init__(_handler_for(self))
 
@@ -135,6 +139,10 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
             standin.requests.append((method, path))
             if path == "/health":
                 return self._send(200, {})
+            clean = "/" + "/".join(part for part in path.split("/") if part)
+            if clean != path:
+                standin.redirected.append((method, path))
+                return self._redirect(301 if path.endswith("/") else 307, clean)
             if standin.token and self.headers.get("Authorization") != f"Bearer {standin.token}":
                 return self._send(401, {"code": "unauthorized", "message": "missing or invalid bearer token"})
             if standin.fault == "slow":
@@ -184,6 +192,12 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
                 except RuntimeError as exc:
                     return self._send(500, {"code": "internal_error", "message": rego_error(exc).line()})
             self._send(405, {"code": "method_not_allowed", "message": method})
+
+        def _redirect(self, status: int, location: str) -> None:
+            self.send_response(status)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             self._send_raw(status, json.dumps(payload).encode(), "application/json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ class OpaEngine:
         self._shown = redact_text(self._url)  # for messages: a URL may carry user:password
         self._timeout = timeout
         self._client = make_client(self._url, token=token, ca=ca, timeout=timeout)
-        self._ids = {POLICY_ID_PREFIX + f.name: f.name for f in policy_set.files}
+        self._ids = {policy_id(f.name): f.name for f in policy_set.files}
         self._verified = not preloaded  # what we upload ourselves needs no check
         if not preloaded:
             self.upload()
@@ -49,11 +50,17 @@ class OpaEngine:
             with self._calling(f"uploading data.{key}"):
                 self._client.update_or_create_data(value, quote(key, safe=""))
         with self._calling("listing policies"):
-            stale = [p for p in self._client.get_policies_list()
-                     if p.startswith(POLICY_ID_PREFIX) and p not in self._ids]
+            stale = [p for p in self._policy_ids() if p.startswith(POLICY_ID_PREFIX) and p not in self._ids]
         for policy_id in stale:
             with self._calling(f"deleting stale policy {policy_id}"):
                 self._client.delete_policy(quote(policy_id, safe="/"))
+
+    def _policy_ids(self) -> list[str]:
+        """opa_client lists `/v1/policies/`, which OPA answers with a redirect to `/v1/policies`: a round trip
+        more, and one that drops the path prefix of an --opa-url such as https://gateway/opa."""
+        response = self._client._session.get(f"{self._client.root_url}/policies", timeout=self._timeout)
+        response.raise_for_status()
+        return [str(p["id"]) for p in response.json().get("result") or [] if isinstance(p, dict) and p.get("id")]
 
     def _upload_policies(self, pending: list[PolicyFile]) -> None:
         """OPA compiles each module on upload against what it already has, so a module calling a function
@@ -63,7 +70,7 @@ class OpaEngine:
             for f in pending:
                 try:
                     with self._calling(f"uploading {f.name}", passthrough=RegoParseError):
-                        self._client.update_policy_from_string(f.text, quote(POLICY_ID_PREFIX + f.name, safe="/"),
+                        self._client.update_policy_from_string(f.text, quote(policy_id(f.name), safe="/"),
                                                                rego_compat=False)
                 except RegoParseError as exc:
                     refused.append((f, exc))
@@ -162,6 +169,13 @@ class OpaEngine:
                          hint="check the server's logs")
 
 
+def policy_id(name: str) -> str:
+    """The id a file is uploaded under, as OPA keeps it: OPA redirects a path with empty or `.` segments (an
+    absolute file name gives `kai-gitops//tmp/...`) to its cleaned form, so the policy would land under another
+    id and be deleted as stale by the next listing."""
+    return POLICY_ID_PREFIX + "/".join(part for part in name.split("/") if part not in ("", "."))
+
+
 def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float) -> OpaClient:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -174,6 +188,8 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
     client.root_url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/v1"
     if https:
         client._session.verify = str(ca) if ca else True
+        if ca:  # a session's own `verify` loses to $REQUESTS_CA_BUNDLE (psf/requests#4726); a request's wins
+            client._session.request = functools.partial(client._session.request, verify=str(ca))  # type: ignore[method-assign]
     elif ca:
         raise UserError("--opa-ca is given but --opa-url is not https")
     return client

@@ -141,6 +141,7 @@ class EnvTest:
         self.data_dir: Path | None = None
         self.pki: _pki.Pki | None = None
         self.url = ""
+        self.etcd_url = ""   # its client URL: for tests that act on the store itself (e.g. compact its history)
         self.kubeconfig: Path | None = None
         self.kube_system_uid = ""
         self.startup: dict[str, float] = {}
@@ -192,6 +193,7 @@ class EnvTest:
         assert self.data_dir is not None and self.pki is not None
         client_port, peer_port, secure_port = free_port(), free_port(), free_port()
         etcd_url, peer_url = f"http://127.0.0.1:{client_port}", f"http://127.0.0.1:{peer_port}"
+        self.etcd_url = etcd_url
         self.url = f"https://127.0.0.1:{secure_port}"
         shutil.rmtree(self.data_dir / "etcd", ignore_errors=True)
         self._spawn("etcd", [

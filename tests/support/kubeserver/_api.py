@@ -16,9 +16,11 @@ from urllib.parse import unquote
 import orjson
 
 from . import _patch as patches
+from . import _validate as validate
 from ._errors import (
     MODIFIED,
     ApiError,
+    NoHandler,
     already_exists,
     bad_request,
     conflict,
@@ -26,6 +28,7 @@ from ._errors import (
     method_not_allowed,
     not_found,
     page_not_found,
+    precondition_failed,
     resource_details,
     success_status,
 )
@@ -139,6 +142,8 @@ class Api:
             return self._route(request, [unquote(s) for s in request.path.split("/") if s])
         except ApiError as error:
             return error_response(error)
+        except NoHandler:
+            return Response(404, b"404 page not found\n", "text/plain; charset=utf-8")
         except Exception:  # a bug in the test server must surface as a readable 500, not a dead socket
             return error_response(ApiError(500, f"Internal error occurred: {traceback.format_exc()}"))
 
@@ -166,8 +171,10 @@ class Api:
         if not segs:
             return self._discovery(request, self._group_list)
         versions = self.registry.group_versions().get(segs[0])
-        if not versions or (len(segs) > 1 and segs[1] not in versions):
-            raise page_not_found()
+        if not versions:
+            raise NoHandler
+        if len(segs) > 1 and segs[1] not in versions:
+            raise page_not_found() if _builtin_group(segs[0]) else NoHandler
         if len(segs) == 1:
             return self._discovery(
                 request,
@@ -223,11 +230,10 @@ class Api:
         if len(rest) >= 3 and rest[0] == "namespaces":
             namespace, rest = rest[1], rest[2:]
         info = self.registry.resource(group, version, rest[0])
-        if info is None or (namespace is not None and not info.namespaced):
-            raise page_not_found()
         name = rest[1] if len(rest) > 1 else None
-        if info.namespaced and namespace is None and name is not None:
-            raise page_not_found()
+        if info is None or (namespace is not None and not info.namespaced) or (
+                info.namespaced and namespace is None and name is not None):
+            raise page_not_found() if _builtin_group(group) else NoHandler
         if len(rest) > 2:
             return self._subresource(request, info, namespace, rest[1], rest[2:])
         if name is None:
@@ -277,7 +283,8 @@ class Api:
         if query.get("continue"):
             start, snapshot_rv = decode_continue(query["continue"], self.page_token_ttl_s)
         with self.lock:
-            snapshot_rv = self.resource_version if snapshot_rv is None else snapshot_rv
+            # rv -1: the token a 410 offers, continuing at the current state
+            snapshot_rv = self.resource_version if snapshot_rv is None or snapshot_rv < 0 else snapshot_rv
             page = self.registry.store(info).page(namespace, start, limit, predicate)
         metadata: Obj = {"resourceVersion": str(snapshot_rv)}
         if page.has_more and page.last_key is not None:
@@ -288,7 +295,7 @@ class Api:
             "kind": f"{info.kind}List",
             "apiVersion": info.api_version,
             "metadata": metadata,
-            "items": [orjson.Fragment(item[0]) for item in page.items],
+            "items": [orjson.Fragment(item[0] if info.builtin else typed_json(info, item)) for item in page.items],
         }
         # Encoded outside the lock: stored encodings are immutable bytes.
         return json_response(200, body)
@@ -298,12 +305,14 @@ class Api:
     def _create(self, request: Request, info: KindInfo, namespace: str | None) -> Response:
         dry_run = _dry_run(request.query, "CreateOptions")
         obj = _decode_object(patches.decode_json(request.body), info)
+        validate.check_micro_times(info, obj)
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise ApiError(500, "resourceVersion should not be set on objects to be created")
         _check_namespace(info, meta, namespace)
         if not meta.get("name"):
             meta["name"] = _generate_name(info, meta)
+        validate.check_create(info, obj, namespace)
         manager = _manager(request)
         with self.lock:
             store = self.registry.store(info)
@@ -318,12 +327,35 @@ class Api:
     def _replace(self, request: Request, info: KindInfo, namespace: str | None, name: str) -> Response:
         dry_run = _dry_run(request.query, "UpdateOptions")
         obj = _decode_object(patches.decode_json(request.body), info)
+        validate.check_micro_times(info, obj)
         _check_identity(info, obj["metadata"], namespace, name)
+        validate.check_update(info, obj)
         with self.lock:
+            store = self.registry.store(info)
+            if object_key(namespace, name) not in store.objects and (info.group, info.plural) in _CREATE_ON_UPDATE:
+                return self._create_on_update(request, info, namespace, obj, dry_run)
             current = self._current(info, namespace, name)
             self._check_resource_version(info, current, obj, name)
             stored = self._store_update(info, current, obj, dry_run, (_manager(request), "Update", obj))
         return json_response(200, with_type(info, stored))
+
+    def _create_on_update(self, request: Request, info: KindInfo, namespace: str | None, obj: Obj,
+                          dry_run: bool) -> Response:
+        """A PUT to a Lease or Event that does not exist creates it, unless the body names the uid of one that
+        did (a holder renewing a deleted Lease): then the storage precondition fails, a 409."""
+        meta = obj["metadata"]
+        if meta.get("uid"):
+            key = "/".join(p for p in ("/registry", info.plural, namespace, meta["name"]) if p)
+            raise conflict(info.group, info.plural, meta["name"],
+                           f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
+                           f"AdditionalErrorMsg: Precondition failed: UID in precondition: {meta['uid']}, "
+                           "UID in object meta: ")
+        meta.pop("resourceVersion", None)
+        validate.check_create(info, obj, namespace)
+        stored = self._fill_new(info, obj, namespace, dry_run, (_manager(request), "Update", obj))
+        if not dry_run:
+            self.registry.store(info).put(object_key(namespace, meta["name"]), encode_stored(info, stored))
+        return json_response(201, with_type(info, stored))
 
     def _patch(self, request: Request, info: KindInfo, namespace: str | None, name: str) -> Response:
         content_type = request.content_type
@@ -339,7 +371,9 @@ class Api:
             current = self._current(info, namespace, name)
             patched = _apply_patch(info, content_type, with_type(info, current), body)
             obj = _decode_object(patched, info)
+            validate.check_micro_times(info, obj)
             _check_identity(info, obj["metadata"], namespace, name)
+            validate.check_update(info, obj)
             self._check_resource_version(info, current, obj, name)
             fields = body if isinstance(body, dict) else {}
             stored = self._store_update(info, current, obj, dry_run, (_manager(request), "Update", fields))
@@ -363,12 +397,16 @@ class Api:
             store = self.registry.store(info)
             existing = store.objects.get(object_key(namespace, name))
             if existing is None:
+                validate.check_micro_times(info, config)
+                validate.check_create(info, config, namespace)
                 stored = self._fill_new(info, config, namespace, dry_run, managed)
                 if not dry_run:
                     store.put(object_key(namespace, name), encode_stored(info, stored))
                 return json_response(201, with_type(info, stored))
             current = decode_stored(existing)
             merged = _decode_object(patches.merge_patch(with_type(info, current), applied), info)
+            validate.check_micro_times(info, merged)
+            validate.check_update(info, merged)
             self._check_resource_version(info, current, merged, name)
             stored = self._store_update(info, current, merged, dry_run, managed)
         return json_response(200, with_type(info, stored))
@@ -452,7 +490,11 @@ class Api:
         port = parts[-1] if len(parts) > 1 else None
         with self.lock:
             routes = self.proxies.get((namespace, service))
+            services = self.registry.resource("", "v1", "services")
+            exists = services is not None and object_key(namespace, service) in self.registry.store(services).objects
         if not routes:
+            if not exists:   # a configured backend stands for the Service; without either there is nothing
+                raise not_found("", "services", service)
             raise ApiError(503, f'no endpoints available for service "{service}"')
         for (route_port, route_path), response in routes.items():
             if route_path == path.strip("/") and port in (None, route_port):
@@ -532,14 +574,9 @@ def _check_preconditions(info: KindInfo, current: Obj, preconditions: Obj, name:
     meta = current["metadata"]
     uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
     if uid and uid != meta.get("uid"):
-        why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}"
-        raise conflict(info.group, info.plural, name, why)
+        raise precondition_failed(info.group, info.kind, name, "UID", uid, str(meta.get("uid")))
     if rv and rv != meta.get("resourceVersion"):
-        why = (
-            f"Precondition failed: ResourceVersion in precondition: {rv}, "
-            f"ResourceVersion in object meta: {meta.get('resourceVersion')}"
-        )
-        raise conflict(info.group, info.plural, name, why)
+        raise precondition_failed(info.group, info.kind, name, "ResourceVersion", rv, str(meta.get("resourceVersion")))
 
 
 def _generate_name(info: KindInfo, meta: Obj) -> str:
@@ -549,7 +586,12 @@ def _generate_name(info: KindInfo, meta: Obj) -> str:
             422, f'{info.kind} "" is invalid: metadata.name: Required value: name or generateName is required'
         )
     alphabet = "bcdfghjklmnpqrstvwxz2456789"  # same consonant/digit alphabet as utilrand.String
-    return prefix + "".join(secrets.choice(alphabet) for _ in range(5))
+    return validate.generated_name(prefix, "".join(secrets.choice(alphabet) for _ in range(5)))
+
+
+def _builtin_group(group: str) -> bool:
+    """Compiled-in groups answer unknown paths with a Status; custom resource groups (and unknown ones) do not."""
+    return "." not in group or group.endswith(".k8s.io")
 
 
 def _manager(request: Request) -> str:
@@ -577,6 +619,9 @@ def _managed_fields(previous: list[Obj], info: KindInfo, manager: str, operation
     kept = [e for e in previous if (e.get("manager"), e.get("operation")) != (manager, operation)]
     return [*kept, entry]
 
+
+# Kinds whose registry strategy allows create on update (of those served here).
+_CREATE_ON_UPDATE = {("coordination.k8s.io", "leases"), ("", "events"), ("events.k8s.io", "events")}
 
 _PATCH_TYPES_BUILTIN = [patches.JSON_PATCH, patches.MERGE, patches.STRATEGIC, patches.APPLY]
 _PATCH_TYPES_CUSTOM = [patches.JSON_PATCH, patches.MERGE, patches.APPLY]

@@ -25,7 +25,10 @@ REASONS: dict[int, str] = {
 
 CONTINUE_EXPIRED = (
     "The provided continue parameter is too old to display a consistent list result. "
-    "You can start a new list without the continue parameter."
+    "You can start a new list without the continue parameter, or use the continue token in this response to "
+    "retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - "
+    "objects that were created, modified, or deleted between the time the first chunk was returned and now may "
+    "show up in the list."
 )
 
 
@@ -39,22 +42,25 @@ class ApiError(Exception):
         *,
         reason: str | None = None,
         details: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.reason = reason if reason is not None else REASONS.get(code, "")
         self.details = details
+        self.metadata = metadata
 
     def status_body(self) -> dict[str, Any]:
-        return status_body(self.code, self.message, self.reason, self.details)
+        return status_body(self.code, self.message, self.reason, self.details, self.metadata)
 
 
-def status_body(code: int, message: str, reason: str, details: dict[str, Any] | None) -> dict[str, Any]:
+def status_body(code: int, message: str, reason: str, details: dict[str, Any] | None,
+                metadata: dict[str, Any] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
-        "metadata": {},
+        "metadata": metadata or {},
         "status": "Failure",
         "message": message,
         "reason": reason,
@@ -111,6 +117,24 @@ def conflict(group: str, plural: str, name: str, why: str) -> ApiError:
 MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
 
 
+def precondition_failed(group: str, kind: str, name: str, what: str, wanted: str, actual: str) -> ApiError:
+    """A delete whose preconditions (uid, resourceVersion) do not hold: the real server names the Kind here."""
+    qualified = f"{kind}.{group}" if group else kind
+    why = {"UID": "deleted and then recreated", "ResourceVersion": "modified"}[what]
+    details: dict[str, Any] = {"name": name, **({"group": group} if group else {}), "kind": kind}
+    return ApiError(
+        409,
+        f'Operation cannot be fulfilled on {qualified} "{name}": the {what} in the precondition ({wanted}) does not '
+        f"match the {what} in record ({actual}). The object might have been {why}",
+        details=details,
+    )
+
+
+class NoHandler(Exception):
+    """No handler serves the path: below /apis, a group or version nobody serves, or a resource a custom resource
+    group does not serve. The real server answers those with a plain-text 404, not a Status."""
+
+
 def page_not_found() -> ApiError:
     # What the real server answers for any path no handler is registered for.
     return ApiError(
@@ -137,5 +161,8 @@ def method_not_allowed() -> ApiError:
     return ApiError(405, "the server does not allow this method on the requested resource")
 
 
-def expired() -> ApiError:
-    return ApiError(410, CONTINUE_EXPIRED, reason="Expired")
+def expired(inconsistent_continue: str | None = None) -> ApiError:
+    """410 for a continue token the store no longer holds; the real server offers a token that continues the
+    list from where it was, at the current state (``inconsistent_continue``)."""
+    metadata = {"continue": inconsistent_continue} if inconsistent_continue else None
+    return ApiError(410, CONTINUE_EXPIRED, reason="Expired", metadata=metadata)

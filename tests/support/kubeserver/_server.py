@@ -31,7 +31,15 @@ from ._api import (
     with_type,
 )
 from ._errors import ApiError, expired
-from ._store import KindInfo, StoredObject, decode_stored, encode_stored, object_key
+from ._store import (
+    KindInfo,
+    StoredObject,
+    decode_continue,
+    decode_stored,
+    encode_stored,
+    inconsistent_continue,
+    object_key,
+)
 
 # (group, version, kind, plural, namespaced) of the KAI Scheduler and NVCA custom resources.
 KAI_AND_NVCA_KINDS: tuple[tuple[str, str, str, str, bool], ...] = (
@@ -319,7 +327,8 @@ class KubeTestServer:
         if fault.html:
             response = Response(fault.status or 200, b"<html><body>Sign in</body></html>", "text/html")
         elif fault.expire_continue:
-            response = error_response(expired())
+            start, _ = decode_continue(request.query["continue"], math.inf)
+            response = error_response(expired(inconsistent_continue(start)))
         elif fault.status is not None:
             response = error_response(_fault_error(fault))
         else:

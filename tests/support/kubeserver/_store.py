@@ -188,8 +188,13 @@ def decode_continue(token: str, ttl_s: float) -> tuple[str, int]:
     except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
         raise bad_request(f"continue key is not valid: {token!r}") from None
     if time.monotonic() - issued > ttl_s:
-        raise expired()
+        raise expired(inconsistent_continue(start))
     return start, rv
+
+
+def inconsistent_continue(start: str) -> str:
+    """The token a 410 offers: the same start key, at whatever the store holds by then (rv -1)."""
+    return encode_continue(start.removesuffix("\x00"), -1)
 
 
 # --- kind registry ---------------------------------------------------------------------------------

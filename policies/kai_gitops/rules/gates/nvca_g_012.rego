@@ -1,6 +1,5 @@
 package kai_gitops.rules.gates.nvca_g_012
 
-import data.kai_gitops.lib.gates
 import data.kai_gitops.lib.util
 
 meta := {
