@@ -94,9 +94,18 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+try:  # looked up here, not in the child: between fork and exec the child should do as little as possible
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux
+    _prctl = None
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL it when the process that started it dies (even by SIGKILL).
+    Linux ties this to the starting *thread*: start the server from a thread that lives as long as it."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -160,6 +169,8 @@ class EnvTest:
         self.stop()
 
     def start(self) -> EnvTest:
+        if self.data_dir is not None:
+            raise EnvTestError("an EnvTest starts once; make a new one")
         etcd, apiserver = tools.tool_path("etcd"), tools.tool_path("kube-apiserver")
         began = time.monotonic()
         reap_stale_data_dirs()
