@@ -11,6 +11,9 @@ from reconciler.reconcile.apply import FIELD_MANAGER, ChangeResult
 # Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
 EVENT_NAMESPACE = "default"
 NOTE_LIMIT = 1024   # bytes, not characters: the API server refuses longer notes (Go's len)
+# The API server keeps this much of a generateName and appends 5 random characters (63 in all); it validates
+# the generateName itself as a DNS subdomain that may end in "-" (masked) but not in ".".
+GENERATE_NAME_KEPT = 58
 
 
 def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
@@ -32,9 +35,15 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
         regarding["resourceVersion"] = result.resource_version
     return {
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
-        "metadata": {"generateName": f"{change.ref.name}.kai-gitops.", "namespace": EVENT_NAMESPACE},
+        "metadata": {"generateName": generate_name(change.ref.name), "namespace": EVENT_NAMESPACE},
         "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],
         "action": "Create" if created else "Update", "reason": reason, "type": "Normal",
         "regarding": regarding, "note": note,
     }
+
+
+def generate_name(name: str) -> str:
+    """`<name>.kai-gitops-`, cut where the server would cut it anyway: a 253-character node name must not make
+    the generateName itself too long, and a cut right after a dot must not leave it ending in one."""
+    return f"{name}.kai-gitops-"[:GENERATE_NAME_KEPT].rstrip(".")
