@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import ipaddress
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -61,7 +62,9 @@ def test_the_trap_is_found_fixed_and_stays_fixed(cluster: KaiCluster) -> None:
     assert diff.out.count(REASON) == 2
     assert "cpu.quota              0 → -1" in diff.out
     assert f"NVCA prediction kai-scheduler-queues: unhealthy\n  {VIOLATION}" in diff.out
-    assert "KAI-R-0" not in diff.out   # the release Secret real Helm wrote: one release, pinned version, Git's values
+    # Nothing else: the release Secret real Helm wrote is the one release, at the pin, with Git's values
+    # (no KAI-R-*, no KAI-D-004); only NVCA's /healthz cannot be read, as no agent runs here.
+    assert set(re.findall(r"\b(?:KAI|NVCA)-[A-Z]-\d{3}\b", diff.out)) == {"KAI-D-002", "NVCA-H-002", "NVCA-H-004"}
 
     applied = cluster.run("reconcile", "--apply")
     # 2: NVCA's /healthz cannot be read (no agent runs here), which only an operator can look into
