@@ -14,6 +14,7 @@ endpoint, so ``/healthz`` cannot be read and kai-gitops shows only its predicted
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -155,5 +156,6 @@ class KaiCluster:
         return self.queue(name)["spec"]["resources"]
 
     def lease(self) -> dict[str, Any]:
-        return kubernetes.client.CoordinationV1Api(self.client).read_namespaced_lease(
-            "kai-gitops-reconcile", LEASE_NAMESPACE).to_dict()
+        """kai-gitops' Lease as the server stores it, in its wire form (camelCase keys, times as formatted)."""
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases/kai-gitops-reconcile"
+        return json.loads(self.kubectl("get", "--raw", path))

@@ -44,12 +44,6 @@ def coordination(cluster: KaiCluster) -> kubernetes.client.CoordinationV1Api:
     return kubernetes.client.CoordinationV1Api(cluster.client)
 
 
-def stored(cluster: KaiCluster) -> dict[str, Any]:
-    """The Lease as the server stores it, in its wire form (times as the server formats them)."""
-    path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases/{LEASE_NAME}"
-    return json.loads(cluster.kubectl("get", "--raw", path))
-
-
 def wait_for(condition: Any, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while not condition() and time.monotonic() < deadline:
@@ -59,16 +53,16 @@ def wait_for(condition: Any, timeout_s: float) -> bool:
 
 def test_a_lease_is_created_renewed_and_released(cluster: KaiCluster, writer: ClusterWriter) -> None:
     with Lease(writer, LEASE_NAMESPACE, wait_s=0, holder="run-a", duration_s=1) as lease:
-        created = stored(cluster)
+        created = cluster.lease()
         assert created["spec"]["holderIdentity"] == "run-a"
         assert created["spec"]["leaseDurationSeconds"] == 1 and created["spec"]["leaseTransitions"] == 0
         # Renewed every third of the duration, each a PUT with the resourceVersion precondition.
-        assert wait_for(lambda: stored(cluster)["spec"]["renewTime"] != created["spec"]["renewTime"], 2)
-        renewed = stored(cluster)
+        assert wait_for(lambda: cluster.lease()["spec"]["renewTime"] != created["spec"]["renewTime"], 2)
+        renewed = cluster.lease()
         assert int(renewed["metadata"]["resourceVersion"]) > int(created["metadata"]["resourceVersion"])
         assert renewed["spec"]["acquireTime"] == created["spec"]["acquireTime"]
         assert lease.lost is None
-    released = stored(cluster)["spec"]
+    released = cluster.lease()["spec"]
     assert "holderIdentity" not in released and released["leaseDurationSeconds"] == 1
     # The server parsed and stored every time as MicroTime: six fractional digits, UTC.
     for key in ("acquireTime", "renewTime"):
@@ -89,7 +83,7 @@ def test_an_expired_lease_of_another_identity_is_taken_over_by_an_apply(cluster:
     audit = cluster.tmp / "audit.jsonl"
     result = cluster.run("reconcile", "--apply", "--audit-log", audit, "--lease-wait", "0")
     assert "Apply complete: 2 applied" in result.out, result
-    spec = stored(cluster)["spec"]
+    spec = cluster.lease()["spec"]
     assert spec["leaseTransitions"] == 4   # taken over from other-host, then released by this run
     assert "holderIdentity" not in spec
     assert datetime.strptime(spec["acquireTime"], "%Y-%m-%dT%H:%M:%S.%fZ") > datetime.now() - timedelta(minutes=1)
@@ -105,4 +99,4 @@ def test_a_live_lease_of_another_identity_makes_the_apply_wait_then_fail_naming_
     assert "another reconciler holds Lease kai-gitops/kai-gitops-reconcile: other-host_1a2b3c4d" in result.err
     assert "nothing was written" in result.err
     assert cluster.triples("default-queue")["cpu"]["quota"] == 0
-    assert stored(cluster)["spec"]["holderIdentity"] == "other-host_1a2b3c4d"   # left to its holder
+    assert cluster.lease()["spec"]["holderIdentity"] == "other-host_1a2b3c4d"   # left to its holder
