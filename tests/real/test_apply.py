@@ -4,11 +4,15 @@ while many writes are in flight. The cluster is the seed's trap (tests/real/kai_
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import http.server
 import json
 import os
 import signal
+import ssl
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +25,7 @@ import pytest
 from tests.helpers import run_cli
 from tests.real.kai_cluster import CHILD, PARENT, KaiCluster, kai_gitops_command
 from tests.support.envtest import EnvTest
+from tests.support.envtest._pki import generate
 
 SCHEDULE = "nvca.nvcf.nvidia.io/schedule"
 QUOTAS = {f"{r}.quota" for r in ("cpu", "gpu", "memory")}
@@ -337,3 +342,107 @@ def _interrupted_apply(cluster: KaiCluster, names: list[str]) -> None:
     assert labelled == applied_nodes   # the audit says exactly what the server holds
     assert 18 <= len(applied_nodes) < NODES, len(applied_nodes)
     assert {n for n, (r,) in outcomes.items() if r == "not-attempted"}, "nothing was left: SIGTERM came too late"
+
+
+class HoldingWebhook:
+    """A validating admission webhook (HTTPS, its own CA) that holds every real UPDATE of a Queue until
+    `release()` -- dry-runs pass at once -- so a write is surely in flight when the test wants it to be."""
+
+    def __init__(self, cluster: KaiCluster) -> None:
+        pki = generate(cluster.tmp / "webhook-pki")
+        self.cluster, self.ca = cluster, pki.ca_cert
+        self.held, self.released, self.seen = threading.Event(), threading.Event(), threading.Event()
+        hook = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                request = review["request"]
+                hook.seen.set()
+                if not request.get("dryRun") and request["name"] != "admission-probe":
+                    hook.held.set()
+                    hook.released.wait(20)
+                body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                   "response": {"uid": request["uid"], "allowed": True}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(pki.serving_cert, pki.serving_key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> HoldingWebhook:
+        self.thread.start()
+        port = self.server.server_address[1]
+        kubernetes.client.AdmissionregistrationV1Api(self.cluster.client).create_validating_webhook_configuration({
+            "metadata": {"name": "hold-queue-writes"},
+            "webhooks": [{"name": "hold.queues.kai-gitops.test", "sideEffects": "None",
+                          "admissionReviewVersions": ["v1"], "failurePolicy": "Fail", "timeoutSeconds": 25,
+                          "clientConfig": {"url": f"https://127.0.0.1:{port}/validate",
+                                           "caBundle": base64.b64encode(self.ca.read_bytes()).decode()},
+                          "rules": [{"apiGroups": ["scheduling.run.ai"], "apiVersions": ["v2"],
+                                     "operations": ["UPDATE"], "resources": ["queues"]}]}]})
+        self._wait_until(in_force=True)
+        return self
+
+    def release(self) -> None:
+        self.released.set()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+        kubernetes.client.AdmissionregistrationV1Api(self.cluster.client).delete_validating_webhook_configuration(
+            "hold-queue-writes")
+        self._wait_until(in_force=False)
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _wait_until(self, *, in_force: bool) -> None:
+        """The server loads webhook configurations through an informer: probe with dry-run updates."""
+        probe = {"metadata": {"labels": {"probe": str(time.monotonic_ns())}}}
+        deadline = time.monotonic() + 30
+        while True:
+            self.seen.clear()
+            self.cluster.custom.patch_cluster_custom_object("scheduling.run.ai", "v2", "queues", CHILD, probe,
+                                                            dry_run="All")
+            if self.seen.is_set() == in_force:
+                return
+            assert time.monotonic() < deadline, "the webhook configuration did not come into (or out of) force"
+            time.sleep(0.1)
+
+
+def test_sigterm_during_a_queue_write_audits_it_as_uncertain_and_the_same_plan_settles_it(cluster: KaiCluster) -> None:
+    plan, audit = cluster.tmp / "plan.json", cluster.tmp / "audit.jsonl"
+    assert cluster.run("reconcile", "--plan-out", plan).code == 2
+    with HoldingWebhook(cluster) as webhook:
+        args = cluster.args("reconcile", "--plan", plan, "--apply", "--audit-log", audit)
+        proc = subprocess.Popen([*kai_gitops_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            assert webhook.held.wait(60), proc.communicate()   # the parent queue's PATCH is in the API server
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130 and "kai-gitops: interrupted" in err, (proc.returncode, out, err)
+    assert "holderIdentity" not in cluster.lease()["spec"]
+    results = [(a["object"]["name"], a["result"], a["error"]) for a in audit_lines(audit)]
+    assert results == [(PARENT, "started", None),
+                       (PARENT, "failed", "KeyboardInterrupt: the write may or may not have been applied"),
+                       (CHILD, "not-attempted", "the run was interrupted")], results
+    # Whether the held write landed is up to the API server; the same plan applied again settles it.
+    again = cluster.run("reconcile", "--plan", plan, "--apply", "--audit-log", audit)
+    assert again.code in (0, 2) and "Apply complete" in again.out, again
+    settled = {a["object"]["name"]: a["result"] for a in audit_lines(audit)[len(results):] if a["result"] != "started"}
+    assert settled[CHILD] == "applied" and settled[PARENT] in ("applied", "already-applied"), settled
+    for name in (PARENT, CHILD):
+        assert cluster.triples(name)["cpu"]["quota"] == -1
