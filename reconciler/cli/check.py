@@ -11,9 +11,8 @@ from reconciler.cli.options import (
     fix_git_options,
     git_host_options,
     git_options,
+    judging_options,
     metrics_options,
-    policy_options,
-    report_options,
 )
 from reconciler.core.exits import ExitCode
 
@@ -26,8 +25,7 @@ from reconciler.core.exits import ExitCode
 @click.option("--shard", metavar="I/N", default=None,
               help="Check only shard I of N (a stable subset by cluster name); fold the shards' JSON reports "
                    "with `report merge`.")
-@report_options
-@policy_options
+@judging_options
 @metrics_options
 @fix_git_options
 @git_host_options

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from reconciler.cli.guard import guard
-from reconciler.cli.options import live_options, log_option, policy_options, report_options
+from reconciler.cli.options import judging_options, live_options, log_option
 from reconciler.core.exits import ExitCode
 
 
@@ -17,8 +17,7 @@ from reconciler.core.exits import ExitCode
 @click.option("--ref", default="HEAD", show_default=True, help="Git ref (with --repo).")
 @click.option("--worktree", is_flag=True, help="Read the working tree (with --repo).")
 @click.option("--cluster", default=None, help="Cluster name from kai-gitops.yaml (with --repo).")
-@report_options
-@policy_options
+@judging_options
 @log_option
 @guard
 def doctor_command(**opts: Any) -> ExitCode:

@@ -174,3 +174,13 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--plan-out", type=click.Path(dir_okay=False), default=None,
                         help="Write the plan as versioned JSON, for review and `--plan FILE --apply`.")(func)
     return func
+
+
+def desired_and_live_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--repo/--ref/--worktree, --cluster, and the live side: what diff and reconcile compare."""
+    return git_options(cluster_option(live_options(func)))
+
+
+def judging_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--fail-on, -o and the policy engine: every command that evaluates the policies and renders a report."""
+    return report_options(policy_options(func))

@@ -9,27 +9,21 @@ import click
 from reconciler.cli.guard import guard
 from reconciler.cli.options import (
     apply_options,
-    cluster_option,
+    desired_and_live_options,
     fix_git_options,
     git_host_options,
-    git_options,
-    live_options,
+    judging_options,
     metrics_options,
     plan_options,
-    policy_options,
     report_max_results_option,
-    report_options,
     report_to_option,
 )
 from reconciler.core.exits import ExitCode
 
 
 @click.command("reconcile")
-@git_options
-@cluster_option
-@live_options
-@report_options
-@policy_options
+@desired_and_live_options
+@judging_options
 @plan_options
 @apply_options
 @report_to_option
