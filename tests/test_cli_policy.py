@@ -478,3 +478,9 @@ def test_version_option() -> None:
     code, stdout, stderr = run_cli(["--version"])
     assert (code, stderr) == (0, "")
     assert stdout == f"kai-gitops, version {version('kai-gitops')}\n"
+
+
+def test_policy_test_with_a_missing_data_file_is_one_error_line(tmp_path: Path) -> None:
+    """It was an 'internal error … report it' (FileNotFoundError) instead of saying which file is missing."""
+    missing = tmp_path / "no-such-data.yaml"
+    assert_one_line_error(*run_cli(["policy", "test", "--data", missing]), str(missing), "does not exist")

@@ -17,7 +17,7 @@ def policy_group() -> None:
 
 @policy_group.command("test")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
-@click.option("--data", "data_files", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--data", "data_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="YAML or JSON data file, mounted at data.user like kai-gitops.yaml `policies.data` (repeatable).")
 @click.option("--verbose", "-v", is_flag=True, help="List every test, not only the failures.")
 @guard
