@@ -11,6 +11,13 @@ from reconciler.reconcile.apply import FIELD_MANAGER, ChangeResult
 # Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
 EVENT_NAMESPACE = "default"
 NOTE_LIMIT = 1024   # bytes, not characters: the API server refuses longer notes (Go's len)
+NAME_PART_LIMIT = 200   # of the object's name in the Event's generateName, which may not exceed 253
+
+
+def _name_prefix(name: str) -> str:
+    """The API server validates a generateName as a DNS subdomain whose last character may be '-': never
+    '.', and no label of it may end in '-' or '.' (a cut name could)."""
+    return f"{name[:NAME_PART_LIMIT].rstrip('.-')}.kai-gitops-"
 
 
 def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
@@ -32,7 +39,7 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
         regarding["resourceVersion"] = result.resource_version
     return {
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
-        "metadata": {"generateName": f"{change.ref.name}.kai-gitops.", "namespace": EVENT_NAMESPACE},
+        "metadata": {"generateName": _name_prefix(change.ref.name), "namespace": EVENT_NAMESPACE},
         "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],
         "action": "Create" if created else "Update", "reason": reason, "type": "Normal",
