@@ -12,6 +12,11 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
 
+# Where the kubelet mounts a pod's service-account token and cluster CA; $KAI_GITOPS_SERVICE_ACCOUNT_DIR
+# points elsewhere (a test, or a debug shell with a copied token).
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_DIR_ENV = "KAI_GITOPS_SERVICE_ACCOUNT_DIR"
+
 
 def load_configuration(kubeconfig: str | None, context: str | None,
                        repo_context: str | None = None) -> tuple[Any, str]:
@@ -83,13 +88,17 @@ def _from_kubeconfig(path: str, context: str) -> Any:
 
 
 def _in_cluster() -> Any:
-    from kubernetes import client, config
+    from kubernetes import client
+    from kubernetes.config.incluster_config import InClusterConfigLoader
 
+    folder = Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
     configuration = client.Configuration()
     try:
-        config.load_incluster_config(client_configuration=configuration)
+        # what config.load_incluster_config does, with the folder's files (the token is re-read as it rotates)
+        InClusterConfigLoader(token_filename=str(folder / "token"),
+                              cert_filename=str(folder / "ca.crt")).load_and_set(configuration)
     except Exception as exc:
-        raise UserError(f"cannot use the in-cluster service account: {_one_line(exc)}") from None
+        raise UserError(f"cannot use the in-cluster service account ({folder}): {_one_line(exc)}") from None
     return configuration
 
 
