@@ -2,8 +2,8 @@
 ``kai-gitops`` in a process of its own: the CA as a file or as data, a client certificate as files or as
 data, a bearer token, a token file (``tokenFile``), an exec credential plugin (a script written here that
 prints an ExecCredential), and the in-cluster service account (``KUBERNETES_SERVICE_HOST``/``_PORT``, the
-token and ``ca.crt`` in a folder). Each runs `kai-gitops doctor` on the demo cluster; a wrong CA is one
-error line and exit 1.
+token and ``ca.crt`` in a folder). Each runs `kai-gitops doctor` on the demo cluster; a wrong CA, or an
+exec plugin that fails, is one error line and exit 1.
 """
 
 from __future__ import annotations
@@ -171,3 +171,30 @@ def test_a_wrong_ca_is_one_error_line(envtest: EnvTest, tmp_path: Path, demo_rep
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("kai-gitops: error: ") and "Traceback" not in done.stderr
     assert "CERTIFICATE_VERIFY_FAILED" in lines[0] or "certificate verify failed" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("plugin", "says"), [
+    ("import sys; sys.stderr.write('session expired, run: corp-login\\n'); sys.exit(1)",
+     "exec: process returned 1. session expired, run: corp-login"),
+    ("print('not an ExecCredential')", "exec: failed to decode process output"),
+    (None, "No such file or directory"),
+], ids=["exits-1", "prints-garbage", "missing"])
+def test_a_failing_exec_plugin_is_one_error_line_not_an_anonymous_run(envtest: EnvTest, tmp_path: Path,
+                                                                      demo_repo: Path, plugin: str | None,
+                                                                      says: str) -> None:
+    """The kubernetes client only logs a failed plugin and sends the requests without credentials; the real
+    server then refuses system:anonymous (the stand-in, which authenticates nobody, answered them)."""
+    script = tmp_path / "plugin.py"
+    if plugin is not None:
+        script.write_text(plugin)
+    command = [sys.executable, str(script)] if plugin is not None else [str(tmp_path / "no-such-plugin")]
+    config = kubeconfig(tmp_path / "config", envtest.url, {"certificate-authority": str(envtest.pki.ca_cert)},
+                        {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "interactiveMode": "Never",
+                                  "command": command[0], "args": command[1:]}})
+    done = kai_gitops(["doctor", "--repo", str(demo_repo), "--cluster", "prod-addon", "--kubeconfig", str(config),
+                       "--log-format", "text"], {}, tmp_path)
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"kai-gitops: error: {config}: cannot use kube context 'prod': "), lines[0]
+    assert says in done.stderr and "anonymous" not in done.stderr
