@@ -164,10 +164,6 @@ def kubectl(*args: str, stdin: str | None = None, kubeconfig: Path | None = None
     return done.stdout
 
 
-def render(directory: Path) -> list[Obj]:
-    return [o for o in yaml.safe_load_all(kubectl("kustomize", str(directory))) if o]
-
-
 def apply_deploy(envtest: EnvTest, directory: Path) -> list[Obj]:
     """``kubectl kustomize DIR | kubectl apply -f -`` as the admin; the rendered objects."""
     assert envtest.kubeconfig is not None
