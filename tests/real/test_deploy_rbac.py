@@ -383,7 +383,10 @@ def test_self_heal_applies_its_fixes(deployments: dict[str, Deployment]) -> None
     queues = deployment.after["queues"]
     assert {r: queues["default-parent-queue"]["spec"]["resources"][r]["quota"] for r in ("cpu", "gpu", "memory")} \
         == {"cpu": -1, "gpu": -1, "memory": -1}
-    assert queues["default-queue"]["spec"]["parentQueue"] == "default-parent-queue"     # created
+    (created,) = [c["manifest"] for c in deployment.run("cronjob").report()["plan"]["changes"] if c["manifest"]]
+    assert queues["default-queue"]["spec"] == created["spec"]     # created, nothing of it pruned by the CRD
+    assert created["spec"]["parentQueue"] == "default-parent-queue"
+    assert created["metadata"].items() <= queues["default-queue"]["metadata"].items()
     assert "nvca.nvcf.nvidia.io/schedule" not in deployment.after["nodes"]["gpu-node-2"]["metadata"]["labels"]
     events = {(e["regarding"]["kind"], e["regarding"]["name"]): e["reason"] for e in deployment.after["events"]}
     assert events == {("Queue", "default-queue"): "QueueCreated", ("Queue", "default-parent-queue"): "QueueUpdated",
@@ -534,3 +537,4 @@ def _row_name(key: tuple[str, ...]) -> str:
     verb, group, resource, namespace, name = key
     where = f"{namespace}/" if namespace else ""
     return f"{verb} {group + '/' if group else ''}{resource} {where}{name or '*'}"
+
