@@ -5,12 +5,20 @@ Every mistake here is the user's to fix, so each becomes one line naming the fil
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
+
+# Where the kubelet mounts a pod's service-account token and cluster CA; $KAI_GITOPS_SERVICE_ACCOUNT_DIR
+# points elsewhere (a test, or a debug shell with a copied token).
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_DIR_ENV = "KAI_GITOPS_SERVICE_ACCOUNT_DIR"
 
 
 def load_configuration(kubeconfig: str | None, context: str | None,
@@ -74,22 +82,50 @@ def _from_kubeconfig(path: str, context: str) -> Any:
     from kubernetes import client, config
 
     configuration = client.Configuration()
-    try:
-        config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
-                                persist_config=False)
-    except Exception as exc:  # exec plugin failures, missing cert files, bad server URLs
-        raise UserError(f"cannot use kube context {context!r}: {_one_line(exc)}", where=path) from None
+    with _client_errors_logged() as logged:
+        try:
+            config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
+                                    persist_config=False)
+        except Exception as exc:  # exec plugin failures, missing cert files, bad server URLs
+            raise UserError(f"cannot use kube context {context!r}: {_one_line(exc)}", where=path) from None
+    if logged:
+        # The client logs a failed exec plugin (exit code, unreadable output, missing command) and goes on
+        # without credentials: every request would then be refused as system:anonymous.
+        raise UserError(f"cannot use kube context {context!r}: {_one_line(logged[0])}", where=path)
     return configuration
 
 
-def _in_cluster() -> Any:
-    from kubernetes import client, config
+@contextlib.contextmanager
+def _client_errors_logged() -> Iterator[list[Exception]]:
+    """The errors the kubernetes client logs (through the root logger) instead of raising, kept from stderr."""
+    records: list[Exception] = []
 
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.ERROR:
+                records.append(RuntimeError(record.getMessage()))
+
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers = [Keep()]   # also stops logging.error() from installing a stderr handler (basicConfig)
+    try:
+        yield records
+    finally:
+        root.handlers = saved
+
+
+def _in_cluster() -> Any:
+    from kubernetes import client
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    folder = Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
     configuration = client.Configuration()
     try:
-        config.load_incluster_config(client_configuration=configuration)
+        # what config.load_incluster_config does, with the folder's files (the token is re-read as it rotates)
+        InClusterConfigLoader(token_filename=str(folder / "token"),
+                              cert_filename=str(folder / "ca.crt")).load_and_set(configuration)
     except Exception as exc:
-        raise UserError(f"cannot use the in-cluster service account: {_one_line(exc)}") from None
+        raise UserError(f"cannot use the in-cluster service account ({folder}): {_one_line(exc)}") from None
     return configuration
 
 

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,6 +47,11 @@ DELETE_OPTIONS = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolic
 MERGE_PATCH = "application/merge-patch+json"
 # Deleted first: a webhook or admission policy a test left behind could block every later request.
 ADMISSION_GROUP = "admissionregistration.k8s.io"
+# Every request at level Metadata (who, verb, object, status, the authorizer's decision and reason), once
+# answered: what a test needs to see which request each RBAC rule served, without the bodies.
+AUDIT_POLICY = {"apiVersion": "audit.k8s.io/v1", "kind": "Policy",
+                "omitStages": ["RequestReceived", "ResponseStarted", "Panic"], "rules": [{"level": "Metadata"}]}
+AUDIT_MARKER = "/api/v1/namespaces/kai-gitops-envtest-audit-mark-"
 
 
 class EnvTestError(RuntimeError):
@@ -142,11 +148,16 @@ def load_crds(files: Iterable[Path]) -> list[dict[str, Any]]:
 
 class EnvTest:
     """A real API server for tests: etcd and kube-apiserver on free 127.0.0.1 ports, TLS with a per-run CA,
-    RBAC, TokenRequest, the product's CRDs. Use as a context manager or call start()/stop()."""
+    RBAC, TokenRequest, the product's CRDs. Use as a context manager or call start()/stop().
 
-    def __init__(self, *, crd_files: Iterable[Path] = DEFAULT_CRD_FILES, extra_apiserver_args: Iterable[str] = ()):
+    With ``audit=True`` the API server writes an audit log of every request (level Metadata, JSON lines);
+    read it with ``audit_events()``."""
+
+    def __init__(self, *, crd_files: Iterable[Path] = DEFAULT_CRD_FILES, extra_apiserver_args: Iterable[str] = (),
+                 audit: bool = False):
         self.crd_manifests = load_crds(crd_files)
         self.extra_apiserver_args = list(extra_apiserver_args)
+        self.audit = audit
         self.data_dir: Path | None = None
         self.pki: _pki.Pki | None = None
         self.url = ""
@@ -231,11 +242,54 @@ class EnvTest:
             "--service-cluster-ip-range=10.0.0.0/24",
             "--allow-privileged=true",
             "--profiling=false",
+            *self._audit_args(),
             *self.extra_apiserver_args,
         ])
         self.rest = RestClient(self.url, str(pki.ca_cert), str(pki.admin_cert), str(pki.admin_key), timeout=10)
         self._wait(lambda: self._etcd_healthy(etcd_url), "etcd to answer /health")
         self._wait(self._apiserver_ready, "kube-apiserver /readyz")
+
+    def _audit_args(self) -> list[str]:
+        if not self.audit:
+            return []
+        assert self.data_dir is not None
+        policy = self.data_dir / "audit-policy.yaml"
+        policy.write_text(yaml.safe_dump(AUDIT_POLICY))
+        # blocking: an event is written before its request's handler returns, so none is dropped under load
+        return [f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}", "--audit-log-format=json",
+                "--audit-log-mode=blocking"]
+
+    @property
+    def audit_log(self) -> Path:
+        assert self.data_dir is not None
+        return self.data_dir / "audit.log"
+
+    def audit_offset(self) -> int:
+        """Where the audit log ends now: pass it to ``audit_events(since=...)`` to see only what follows."""
+        return self.audit_log.stat().st_size if self.audit_log.exists() else 0
+
+    def audit_events(self, since: int = 0, *, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The audit events logged after byte offset ``since``, including every request answered before this
+        call: a marker request is made and the log read once the marker is in it (an event is written as its
+        request completes, so an answered request's event can trail its answer by a moment)."""
+        if not self.audit:
+            raise EnvTestError("this EnvTest was started without audit=True")
+        assert self.rest is not None
+        marker = AUDIT_MARKER + uuid.uuid4().hex
+        self.rest.raw("GET", marker)
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.audit_log, "rb") as log:
+                log.seek(since)
+                lines = log.read().splitlines()
+            # Lines up to the marker's are whole; a line after it may still be being written.
+            end = next((i for i, line in enumerate(lines) if marker.encode() in line), None)
+            if end is not None:
+                events = [json.loads(line) for line in lines[:end] if line.strip()]
+                return [e for e in events if not e.get("requestURI", "").startswith(AUDIT_MARKER)]
+            if time.monotonic() > deadline:
+                raise EnvTestError(f"the audit marker {marker} did not reach {self.audit_log} in {timeout:.0f}s")
+            time.sleep(0.02)
 
     def _spawn(self, name: str, command: list[str]) -> None:
         assert self.data_dir is not None
