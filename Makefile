@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE := repo-templates/demo
 DEMO_OUT := .cache/demo-out
 
-.PHONY: demo demo-fix test lint docs policy-test bench clean install
+.PHONY: demo demo-fix test lint typecheck contracts docs policy-test bench clean install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,7 @@ demo-fix: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates
+	$(MAKE) --no-print-directory typecheck contracts
 	$(MAKE) --no-print-directory docs
 	$(BIN)/kai-gitops policy test
 	$(BIN)/python -m pytest
@@ -83,6 +84,15 @@ docs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates
+
+# mypy, strict on reconciler/ ([tool.mypy] in pyproject.toml).
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# The import contracts ([tool.importlinter] in pyproject.toml): the rooms' order, who imports kubernetes,
+# and the rooms that import no client.
+contracts: $(STAMP)
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .cache build *.egg-info
