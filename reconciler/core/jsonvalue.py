@@ -39,6 +39,11 @@ def list_at(parent: Mapping[str, JSONValue], key: str) -> JSONArray:
     raise TypeError(f"{key} is a {type(value).__name__}, not a list")
 
 
+def objects_at(parent: Mapping[str, JSONValue], key: str) -> list[JSONObject]:
+    """`parent[key]` as a list of mappings (the items of a list, the conditions of a pod), as `list_at` reads it."""
+    return [expect_object(item, f"an item of {key}") for item in list_at(parent, key)]
+
+
 def as_object(value: JSONValue) -> JSONObject:
     """`value` when it is a mapping, else `{}`: for optional structure that may be missing or malformed."""
     return value if isinstance(value, dict) else {}
