@@ -10,13 +10,17 @@ input catch it and name the object).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 JSONScalar: TypeAlias = str | int | float | bool | None
 JSONValue: TypeAlias = "JSONScalar | list[JSONValue] | dict[str, JSONValue]"
 JSONObject: TypeAlias = dict[str, JSONValue]
 JSONArray: TypeAlias = list[JSONValue]
+# JSON we write (a report, the facts document, a SARIF log): read-only, so any mapping of strings to it and
+# any list or tuple of it will do -- a `dict[str, bool]` is one, where it is not a JSONObject (dicts are
+# invariant). (bytes would pass as a Sequence of ints; no JSON encoder takes them.)
+JSONLike: TypeAlias = "JSONScalar | Sequence[JSONLike] | Mapping[str, JSONLike]"
 
 
 def mapping_at(parent: Mapping[str, JSONValue], key: str) -> JSONObject:
