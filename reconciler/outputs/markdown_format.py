@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from reconciler.core.refs import Location
 from reconciler.findings.finding import Finding, Kind
@@ -240,7 +239,7 @@ def _first_sentence(message: str) -> str:
     return text if len(text) <= 160 else text[:157] + "…"
 
 
-def _plain(value: Any) -> str:
+def _plain(value: object) -> str:
     from reconciler.checks.gofloat import format_go_float
 
     if isinstance(value, float):
