@@ -12,7 +12,7 @@ import contextvars
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,8 +87,9 @@ def _finish(run: RunObservation, options: Mapping[str, Any]) -> None:
                      exit_code=run.exit_code, report=run.report, live_read_retries=RETRIES.count - run.retries_before)
     _changes(facts, run.outcome)
     with logs.phase("metrics"):
-        for sink, send in (("metrics_file", lambda v: write_textfile(Path(v), facts)),
-                           ("metrics_push", lambda v: push(v, facts))):
+        sends: dict[str, Callable[[str], None]] = {"metrics_file": lambda v: write_textfile(Path(v), facts),
+                                                   "metrics_push": lambda v: push(v, facts)}
+        for sink, send in sends.items():
             if options.get(sink):
                 try:
                     send(options[sink])
