@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reconciler.checks.nvca import Verdict
 from reconciler.checks.policy.pack import RuleMeta
-from reconciler.core.jsonvalue import JSONLike, JSONObject
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.findings.finding import Action, Finding, Kind, Severity, at_or_above
@@ -39,7 +40,7 @@ class ClusterReport:
     git: GitInfo | None = None
     live_source: str | None = None
     nvca: Verdict | None = None
-    healthz: JSONObject | None = None
+    healthz: Mapping[str, JSONLike] | None = None
     findings: list[Finding] = field(default_factory=list)
     rules: list[RuleMeta] = field(default_factory=list)   # every rule evaluated here, found something or not
     anchor: Location | None = None   # the cluster's entry in kai-gitops.yaml: where live-only findings point
