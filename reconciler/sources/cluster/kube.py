@@ -1,6 +1,6 @@
 """What the cluster reader uses of the kubernetes client, as types: mypy treats the client as untyped.
 
-The client ships annotations only from release 35 and not for its configuration and ApiClient classes; we
+The client ships annotations only from release 37 and not for its configuration and ApiClient classes; we
 support >=29 (pyproject.toml). These Protocols say what our code relies on, so a client upgrade that
 changes it shows up here and in tests/test_cluster_source.py, not as an AttributeError in a CronJob.
 """
