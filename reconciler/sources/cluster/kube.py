@@ -1,8 +1,8 @@
 """What the cluster reader uses of the kubernetes client, as types: mypy treats the client as untyped.
 
 The client ships annotations only from release 37 and not for its configuration and ApiClient classes; we
-support >=29 (pyproject.toml). These Protocols say what our code relies on, so a client upgrade that
-changes it shows up here and in tests/test_cluster_source.py, not as an AttributeError in a CronJob.
+support >=29 (pyproject.toml). These Protocols say what our code relies on, and mypy holds our code to
+them; that the client still has it is what tests/test_cluster_source.py checks, with the real client.
 """
 
 from __future__ import annotations
