@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
 
+if TYPE_CHECKING:
+    from reconciler.sources.cluster.kube import KubeConfiguration
+
 
 def load_configuration(kubeconfig: str | None, context: str | None,
-                       repo_context: str | None = None) -> tuple[Any, str]:
+                       repo_context: str | None = None) -> tuple[KubeConfiguration, str]:
     """(kubernetes Configuration, label for messages). `context` (from --context) wins over `repo_context`
     (the cluster's kubeContext in kai-gitops.yaml), which in-cluster runs ignore: a CronJob reads its own
     cluster whatever name the operator's laptop gives it."""
@@ -70,10 +73,10 @@ def _contexts(path: str) -> tuple[list[str], str | None]:
     return names, str(current) if current else None
 
 
-def _from_kubeconfig(path: str, context: str) -> Any:
+def _from_kubeconfig(path: str, context: str) -> KubeConfiguration:
     from kubernetes import client, config
 
-    configuration = client.Configuration()
+    configuration: KubeConfiguration = client.Configuration()
     try:
         config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
                                 persist_config=False)
@@ -82,10 +85,10 @@ def _from_kubeconfig(path: str, context: str) -> Any:
     return configuration
 
 
-def _in_cluster() -> Any:
+def _in_cluster() -> KubeConfiguration:
     from kubernetes import client, config
 
-    configuration = client.Configuration()
+    configuration: KubeConfiguration = client.Configuration()
     try:
         config.load_incluster_config(client_configuration=configuration)
     except Exception as exc:
