@@ -19,7 +19,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.finding import Finding, Fix, Kind, Severity
-from reconciler.findings.rules import META_KEYS, RuleMeta
+from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 
@@ -99,7 +99,9 @@ def _git(data: JSONObject) -> GitInfo:
 def _meta(data: JSONObject) -> RuleMeta:
     """As written (a rule known only by its findings may have empty fields, which a policy's meta may not);
     severity and scope must be ones every format maps (RuleMeta refuses others)."""
-    return RuleMeta(**{key: str(data[key]) for key in META_KEYS})
+    text = {key: str(data[key]) for key in META_KEYS}
+    return RuleMeta(text["id"], text["title"], Severity(text["severity"]), Scope(text["scope"]), text["rationale"],
+                    text["remediation"], text["source"])
 
 
 def _verdict(data: JSONObject) -> Verdict:

@@ -189,7 +189,7 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
     if https:
         client._session.verify = str(ca) if ca else True
         if ca:  # a session's own `verify` loses to $REQUESTS_CA_BUNDLE (psf/requests#4726); a request's wins
-            client._session.request = functools.partial(client._session.request, verify=str(ca))  # type: ignore[method-assign]
+            client._session.request = functools.partial(client._session.request, verify=str(ca))
     elif ca:
         raise UserError("--opa-ca is given but --opa-url is not https")
     return client
