@@ -53,13 +53,15 @@ import urllib3
 
 import tests.support.kubeserver as kubeserver_package
 from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL, SCHEDULE_LABEL
+from reconciler.plans.applied import ChangeResult, WriteResult
 from reconciler.plans.plan import Change, FieldChange, Operation
 from reconciler.publish.policyreport.build import CLUSTER_LABEL, MANAGED_BY_LABEL, SOURCE, cluster_label_value
-from reconciler.reconcile.allowed_writes import MERGE_PATCH, NODES_PATH, QUEUES_PATH
-from reconciler.reconcile.apply import EVENTS_PATH, FIELD_MANAGER, LEASES_PATH, USER_AGENT, ChangeResult
+from reconciler.reconcile.allowed_writes import MERGE_PATCH
+from reconciler.reconcile.apply import FIELD_MANAGER, USER_AGENT
 from reconciler.reconcile.events import EVENT_NAMESPACE, event_for
-from reconciler.reconcile.lease import LEASE_API, micro_time
+from reconciler.reconcile.lease import micro_time
 from reconciler.sources.cluster.reads import HEALTHZ_PATH
 from tests.support.envtest import EnvTest
 from tests.support.kubeserver import Fault, KubeTestServer
@@ -69,9 +71,9 @@ from tests.support.report_crds import OPEN, WG, register_reports
 JSON = "application/json"
 WRITE = {"fieldManager": FIELD_MANAGER}
 DRY_RUN = {**WRITE, "dryRun": "All"}
-QUEUES, NODES, HEALTHZ = QUEUES_PATH, NODES_PATH, HEALTHZ_PATH
-LEASES = LEASES_PATH.format(namespace="kai-gitops")
-EVENTS = EVENTS_PATH.format(namespace=EVENT_NAMESPACE)
+QUEUES, NODES, HEALTHZ = QUEUE.collection_path(), NODE.collection_path(), HEALTHZ_PATH
+LEASES = LEASE.collection_path("kai-gitops")
+EVENTS = EVENT.collection_path(EVENT_NAMESPACE)
 POLICY_REPORTS = "/apis/wgpolicyk8s.io/v1alpha2"
 MANAGED = {MANAGED_BY_LABEL: SOURCE, CLUSTER_LABEL: cluster_label_value("prod")}
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -428,7 +430,7 @@ def test_node_label_merge_patch_with_resource_version(pair: Pair) -> None:
 def lease_body(name: str, holder: str = "host_1") -> dict[str, Any]:
     """As lease.py Lease._try_acquire builds it."""
     now = datetime.now(UTC)
-    return {"apiVersion": LEASE_API, "kind": "Lease", "metadata": {"name": name, "namespace": "kai-gitops"},
+    return {"apiVersion": LEASE.api_version, "kind": "Lease", "metadata": {"name": name, "namespace": "kai-gitops"},
             "spec": {"holderIdentity": holder, "leaseDurationSeconds": 30, "acquireTime": micro_time(now),
                      "renewTime": micro_time(now), "leaseTransitions": 0}}
 
@@ -467,7 +469,7 @@ def applied(name: str, kind: str = "Queue") -> ChangeResult:
     api = {"Queue": "scheduling.run.ai/v2", "Node": "v1"}[kind]
     path = ("spec", "resources", "cpu", "quota") if kind == "Queue" else ("metadata", "labels", SCHEDULE_LABEL)
     change = Change(ObjectRef(api, kind, name, None), Operation.UPDATE, (FieldChange(path, 0, -1),), (), "")
-    return ChangeResult(change, "applied", resource_version="7", uid="0b0f6a3e-8f8e-4a57-9d58-33c3a8b4b2a1")
+    return ChangeResult(change, WriteResult.APPLIED, resource_version="7", uid="0b0f6a3e-8f8e-4a57-9d58-33c3a8b4b2a1")
 
 
 def test_events_as_the_product_sends_them(pair: Pair) -> None:
