@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE := repo-templates/demo
 DEMO_OUT := .cache/demo-out
 
-.PHONY: demo demo-fix test lint docs policy-test bench clean install tools
+.PHONY: demo demo-fix test lint typecheck contracts docs policy-test bench clean install tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,7 @@ tools:
 
 test: tools $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates tools
+	$(MAKE) --no-print-directory typecheck contracts
 	$(MAKE) --no-print-directory docs
 	$(BIN)/kai-gitops policy test
 	$(BIN)/python -m pytest
@@ -89,6 +90,15 @@ docs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates tools
+
+# mypy, strict on reconciler/ ([tool.mypy] in pyproject.toml).
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# The import contracts ([tool.importlinter] in pyproject.toml): the rooms' order, who imports kubernetes,
+# and the rooms that import no client.
+contracts: $(STAMP)
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .cache build *.egg-info

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.differ import diff
-from reconciler.checks.facts import build_facts
+from reconciler.checks.facts import Facts, build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
@@ -201,7 +202,7 @@ def _predict(live: LiveState, desired: DesiredCluster | None) -> Verdict:
     return predict(live.queues, kind_served=live.queue_kind_served, gate_enabled=gate_enabled(live, wanted))
 
 
-def _healthz(live: LiveState) -> dict[str, object] | None:
+def _healthz(live: LiveState) -> dict[str, JSONLike] | None:
     if live.healthz is None:
         return None
     status, errors = live.healthz.queue_component()
@@ -222,7 +223,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     return [*(DRIFT_RULES if drift else ()), *evaluated_rules(repo, settings.policy, scope)]
 
 
-def evaluate_policies(facts: dict[str, object], desired: DesiredCluster | None, repo: DesiredRepo | None,
+def evaluate_policies(facts: Facts, desired: DesiredCluster | None, repo: DesiredRepo | None,
                       settings: RunSettings) -> list[Finding]:
     from reconciler.app.policy_run import evaluate
 

@@ -6,8 +6,7 @@ is slow (48 s on two 50k-item dicts), and almost everything is equal in a health
 
 from __future__ import annotations
 
-from typing import Any
-
+from reconciler.core.jsonvalue import JSONObject, JSONScalar, JSONValue
 from reconciler.core.redact import redact
 from reconciler.core.refs import release_ref
 from reconciler.core.resources import QUEUE, SCHEDULING_SHARD, queue_ref
@@ -63,9 +62,12 @@ def _unlimited(spec: QueueSpec) -> bool:
     return spec.resources is not None and all(spec.triple(res).is_unlimited() for res in RESOURCES)
 
 
-def queue_changes(want: QueueSpec, live: QueueSpec) -> list[tuple[str, Any, Any]]:
+QueueChange = tuple[str, JSONScalar, JSONScalar]   # field, live value, desired value
+
+
+def queue_changes(want: QueueSpec, live: QueueSpec) -> list[QueueChange]:
     """(field, live value, desired value) for every field that differs; numbers compare as floats."""
-    changes: list[tuple[str, Any, Any]] = []
+    changes: list[QueueChange] = []
     if (want.parent or None) != (live.parent or None):
         changes.append(("parent", live.parent, want.parent))
     if live.resources is None:
@@ -73,24 +75,30 @@ def queue_changes(want: QueueSpec, live: QueueSpec) -> list[tuple[str, Any, Any]
     for res in RESOURCES:
         w, v = want.triple(res), live.triple(res)
         for key, attr in FIELDS:
-            a, b = getattr(v, attr), getattr(w, attr)
+            a: float = getattr(v, attr)
+            b: float = getattr(w, attr)
             if live.resources is None or not same_number(a, b):
                 changes.append((f"{res}.{key}", a, b))
     return changes
 
 
-def queue_manifest(spec: QueueSpec) -> dict[str, Any]:
-    body: dict[str, Any] = {"resources": {res: _numbers(spec.triple(res).to_dict()) for res in RESOURCES}}
+def queue_manifest(spec: QueueSpec) -> JSONObject:
+    return {"apiVersion": QUEUE.api_version, "kind": QUEUE.kind, "metadata": {"name": spec.name},
+            "spec": _queue_spec(spec)}
+
+
+def queue_patch(spec: QueueSpec) -> JSONObject:
+    return {"spec": {**_queue_spec(spec), "parentQueue": spec.parent}}
+
+
+def _queue_spec(spec: QueueSpec) -> JSONObject:
+    body: JSONObject = {"resources": {res: _numbers(spec.triple(res).to_dict()) for res in RESOURCES}}
     if spec.parent:
         body["parentQueue"] = spec.parent
-    return {"apiVersion": QUEUE.api_version, "kind": QUEUE.kind, "metadata": {"name": spec.name}, "spec": body}
+    return body
 
 
-def queue_patch(spec: QueueSpec) -> dict[str, Any]:
-    return {"spec": {**queue_manifest(spec)["spec"], "parentQueue": spec.parent}}
-
-
-def _numbers(triple: dict[str, float]) -> dict[str, int | float]:
+def _numbers(triple: dict[str, float]) -> JSONObject:
     return {k: int(v) if float(v).is_integer() else v for k, v in triple.items()}
 
 
@@ -123,7 +131,7 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
     if release is None or not desired.installs_kai:
         return []
     want = redact(desired.kai_values_user)
-    have = release.values
+    have: JSONValue = release.values
     if desired.kai_values_doc is None:  # add-on: the stack adds images etc.; compare only what NVCA needs
         have = _project(have, want)
     if _normalise(have) == _normalise(want):
@@ -140,7 +148,7 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
         fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=_helm_upgrade(desired)))]
 
 
-def _project(have: Any, shape: Any) -> Any:
+def _project(have: JSONValue, shape: JSONValue) -> JSONValue:
     if isinstance(shape, dict) and isinstance(have, dict):
         return {k: _project(have[k], v) for k, v in shape.items() if k in have}
     return have
@@ -152,7 +160,7 @@ def _first_path(desired: DesiredCluster, doc: str, paths: list[str]) -> tuple[st
     return tuple(int(p) if p.isdigit() else p for p in paths[0].split("."))
 
 
-def _changed_paths(want: Any, have: Any) -> list[str]:
+def _changed_paths(want: JSONValue, have: JSONValue) -> list[str]:
     from deepdiff import DeepDiff
 
     # threshold 0: always descend, so paths name the leaves even when the two trees share few keys
@@ -165,7 +173,7 @@ def _changed_paths(want: Any, have: Any) -> list[str]:
     return sorted(set(paths))
 
 
-def _normalise(value: Any) -> Any:
+def _normalise(value: JSONValue) -> JSONValue:
     """Numbers compare as floats (Helm decodes them as float64); everything else as is."""
     if isinstance(value, dict):
         return {str(k): _normalise(v) for k, v in value.items()}

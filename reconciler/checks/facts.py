@@ -5,9 +5,8 @@ Rego never receives raw objects: a 50,000-pod cluster becomes a few hundred summ
 
 from __future__ import annotations
 
-from typing import Any
-
 from reconciler.checks.nvca import Verdict
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.redact import redact
 from reconciler.core.resources import NVCF_BACKEND, POD_GROUP, QUEUE, SCHEDULING_SHARD, TOPOLOGY
 from reconciler.model.desired import DesiredCluster, QueueOrigin
@@ -19,19 +18,18 @@ FACTS_VERSION = 1
 LABEL_CAP = 500
 POD_CAP = 200
 CRDS = tuple(r.crd_name for r in (QUEUE, SCHEDULING_SHARD, POD_GROUP, TOPOLOGY, NVCF_BACKEND))   # policies/FACTS.md
+Facts = dict[str, JSONLike]   # the policies' input document, as policies/FACTS.md describes it
 
 
 def build_facts(cluster: str, desired: DesiredCluster | None, live: LiveState | None,
-                prediction: Verdict | None) -> dict[str, Any]:
-    facts: dict[str, Any] = {"facts_version": FACTS_VERSION, "cluster": cluster,
-                             "scope": "live" if live is not None else "static"}
+                prediction: Verdict | None) -> Facts:
+    facts: Facts = {"facts_version": FACTS_VERSION, "cluster": cluster,
+                    "scope": "live" if live is not None else "static"}
     if desired is not None:
         facts["desired"] = desired_facts(desired)
     if live is not None:
-        facts["live"] = live_facts(live, prediction)
         selector = desired.shared.node_selector if desired is not None else None
-        if selector:  # absent, not null, when there is nothing to resolve (the rules iterate it)
-            facts["live"]["nodes"]["selector_matches"] = selector_matches(live, selector)
+        facts["live"] = live_facts(live, prediction, selector)
     return facts
 
 
@@ -41,7 +39,7 @@ def selector_matches(live: LiveState, selector: dict[str, str]) -> list[str]:
     return sorted(name for name, labels in live.node_labels.items() if wanted <= labels)
 
 
-def desired_facts(d: DesiredCluster) -> dict[str, Any]:
+def desired_facts(d: DesiredCluster) -> Facts:
     gates = d.gates
     signed = SignedGates.of(gates.effective) if gates else None
     shared = d.shared
@@ -69,9 +67,17 @@ def desired_facts(d: DesiredCluster) -> dict[str, Any]:
     }
 
 
-def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
+def live_facts(live: LiveState, prediction: Verdict | None, selector: dict[str, str] | None = None) -> Facts:
+    """`selector`: the shared-cluster intent's node selector, whose matches the rules check."""
     backend = live.backends[0] if live.backends else None
     labelled = sorted(live.schedule_labels.items())
+    nodes: Facts = {"total": live.nodes_total,
+                    "schedule_label": [{"name": n, "value": v} for n, v in labelled[:LABEL_CAP]],
+                    "schedule_label_count": len(labelled),
+                    # complete, never capped: shared-cluster rules test node membership against it
+                    "schedule_true": [n for n, v in labelled if v == "true"]}
+    if selector:  # absent, not null, when there is nothing to resolve (the rules iterate it)
+        nodes["selector_matches"] = selector_matches(live, selector)
     return {
         "queue_kind_served": live.queue_kind_served,
         "crds": {name: name in live.crds for name in CRDS},
@@ -95,11 +101,7 @@ def live_facts(live: LiveState, prediction: Verdict | None) -> dict[str, Any]:
         "backend": {"count": len(live.backends), "name": backend.name if backend else None,
                     "namespace": backend.namespace if backend else None,
                     "agent_status": backend.agent_status if backend else None},
-        "nodes": {"total": live.nodes_total,
-                  "schedule_label": [{"name": n, "value": v} for n, v in labelled[:LABEL_CAP]],
-                  "schedule_label_count": len(labelled),
-                  # complete, never capped: shared-cluster rules test node membership against it
-                  "schedule_true": [n for n, v in labelled if v == "true"]},
+        "nodes": nodes,
         "nvcf_pods": _pod_facts(live),
         "kai_pods": [{"name": p.name, "ready": p.ready, "phase": p.phase} for p in live.kai_pods],
     }
@@ -110,12 +112,12 @@ def _v(version: str) -> str:
     return version if not version or version.startswith("v") else f"v{version}"
 
 
-def _queue_facts(q: QueueSpec) -> dict[str, Any]:
+def _queue_facts(q: QueueSpec) -> Facts:
     return {"name": q.name, "parent": q.parent, "has_resources": q.resources is not None,
             "resources": {res: q.triple(res).to_dict() for res in RESOURCES}}
 
 
-def _healthz_facts(live: LiveState) -> dict[str, Any] | None:
+def _healthz_facts(live: LiveState) -> Facts | None:
     h = live.healthz
     if h is None:
         return None
@@ -124,7 +126,7 @@ def _healthz_facts(live: LiveState) -> dict[str, Any] | None:
             "status": status.lower() if isinstance(status, str) else None, "errors": errors}
 
 
-def _pod_facts(live: LiveState) -> dict[str, Any]:
+def _pod_facts(live: LiveState) -> Facts:
     pods = live.nvcf_pods
     not_on_kai = [p for p in pods if p.scheduler != "kai-scheduler"]
     missing = [p for p in pods if p.scheduler == "kai-scheduler" and not p.queue_label]
@@ -142,7 +144,7 @@ def _pod_facts(live: LiveState) -> dict[str, Any]:
     }
 
 
-def _pod(p: PodSummary) -> dict[str, Any]:
+def _pod(p: PodSummary) -> Facts:
     return {"namespace": p.namespace, "name": p.name}
 
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from typing import Any
 
+from reconciler.core.jsonvalue import JSONValue
 from reconciler.core.refs import YamlPath
 from reconciler.core.resources import QUEUE
 from reconciler.findings.finding import EditOp, Finding, GitEdit
 from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, QueueOrigin, canonical_kai_values
 from reconciler.model.gates import gate_name, split_gate_string
 from reconciler.model.queues import RESOURCES
+from reconciler.yamlio.document import YamlDoc
 
 KAI_SCHEDULER_GATE = "KAIScheduler"
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
@@ -88,21 +89,21 @@ def _canonical_edits(desired: DesiredCluster, path: YamlPath, *, only_missing: b
     return tuple(edits)
 
 
-def _leaves(value: Any, path: YamlPath) -> list[tuple[YamlPath, Any]]:
+def _leaves(value: JSONValue, path: YamlPath) -> list[tuple[YamlPath, JSONValue]]:
     if isinstance(value, dict):
         return [leaf for key, child in value.items() for leaf in _leaves(child, (*path, key))]
     return [] if value is None else [(path, value)]
 
 
-def _get(data: Any, path: YamlPath) -> Any:
+def _get(data: JSONValue, path: YamlPath) -> JSONValue:
     for part in path:
-        if not isinstance(data, dict) or part not in data:
+        if not isinstance(data, dict) or not isinstance(part, str) or part not in data:
             return None
         data = data[part]
     return data
 
 
-def _same(got: Any, want: Any) -> bool:
+def _same(got: JSONValue, want: JSONValue) -> bool:
     """Equal as Helm renders them: `-1.0` is -1, but `true` is not 1."""
     if isinstance(got, bool) or isinstance(want, bool):
         return got is want
@@ -185,7 +186,7 @@ def _set_gate_items(desired: DesiredCluster, items: dict[int, str]) -> tuple[Git
     return tuple(GitEdit(doc.file, (*gates.path, i), text) for i, text in sorted(items.items()))
 
 
-def _in_file(doc: Any, path: YamlPath) -> Any:
+def _in_file(doc: YamlDoc, path: YamlPath) -> JSONValue:
     """The value at `path` only when the file itself writes it (the env doc's data has the base merged in)."""
     return doc.get(path) if tuple(path) in doc.positions else None
 

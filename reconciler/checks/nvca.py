@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.show import format_go_float as g
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState
@@ -41,7 +42,7 @@ class Verdict:
             return "not-evaluated"
         return "healthy" if self.healthy else "unhealthy"
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, JSONLike]:
         return {"status": self.status, "errors": list(self.errors)}
 
 

@@ -8,7 +8,9 @@ The nets err on the side of masking: a masked value can still be compared, a lea
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import overload
+
+from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue
 
 REDACTED = "<redacted>"
 _SECRET_KEY = re.compile(
@@ -38,7 +40,15 @@ def is_secret_key(name: str) -> bool:
     return bool(_SECRET_KEY.search(name)) and not _REFERENCE.search(name)
 
 
-def redact(value: Any) -> Any:
+@overload
+def redact(value: JSONObject) -> JSONObject: ...
+@overload
+def redact(value: JSONArray) -> JSONArray: ...
+@overload
+def redact(value: JSONValue) -> JSONValue: ...
+
+
+def redact(value: JSONValue) -> JSONValue:
     """A copy of `value` with every secret-looking entry masked."""
     if isinstance(value, dict):
         if _is_env_entry(value):
@@ -52,9 +62,9 @@ def redact(value: Any) -> Any:
     return value
 
 
-def _redact_list(items: list[Any]) -> list[Any]:
+def _redact_list(items: JSONArray) -> JSONArray:
     """Also `args: ["--password", "pw"]`: a bare secret flag masks the item after it."""
-    out: list[Any] = []
+    out: JSONArray = []
     for i, item in enumerate(items):
         previous = items[i - 1] if i else None
         flagged = isinstance(previous, str) and bool(_SECRET_FLAG.match(previous))
@@ -80,13 +90,13 @@ def url_without_userinfo(url: str) -> str:
     return _USERINFO.sub(lambda m: m.group("scheme"), url, count=1)
 
 
-def _is_env_entry(value: dict[str, Any]) -> bool:
+def _is_env_entry(value: JSONObject) -> bool:
     """`env: [{name: DB_PASSWORD, value: …}]`: the secret's name is in a sibling field."""
     name = value.get("name")
     return isinstance(name, str) and "value" in value and is_secret_key(name.replace("_", ""))
 
 
-def _mask(value: Any) -> Any:
+def _mask(value: JSONValue) -> JSONValue:
     if isinstance(value, dict):
         return {k: _mask(v) for k, v in value.items()}
     if isinstance(value, list):

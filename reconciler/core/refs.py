@@ -48,7 +48,7 @@ class Location:
     def dotted_path(self) -> str:
         return format_path(self.path)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, str | int | None]:
         return {"file": self.file, "line": self.line, "column": self.column, "path": self.dotted_path(),
                 "endLine": self.end_line, "endColumn": self.end_column}
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Any
 
 import orjson
 
 NONE = "<none>"
 
 
-def show_value(value: Any, *, quote_strings: bool = False) -> str:
+def show_value(value: object, *, quote_strings: bool = False) -> str:
     """`<none>`, a float as Go prints it, a string as it is (as JSON with `quote_strings`: a plan shows
     `"True"` apart from `true`), anything else as str() gives it."""
     if value is None:

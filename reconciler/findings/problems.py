@@ -80,4 +80,4 @@ def _patches_subject(f: Finding) -> bool:
     if f.fix.patch is not None:
         return True
     found = _MERGE_PATCH.match(f.fix.command or "")
-    return bool(found) and found.group(1) == f.subject.name
+    return found is not None and found.group(1) == f.subject.name

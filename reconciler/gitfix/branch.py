@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from reconciler.core.errors import UserError
@@ -50,7 +51,7 @@ class FixBranches:
         from reconciler.sources.git import git_callbacks
 
         self.repo = repo
-        self._callbacks = lambda: git_callbacks(ssh_key)
+        self._callbacks = partial(git_callbacks, ssh_key)
         self.remote_name = remote
         try:
             url = repo.remotes[remote].url

@@ -87,9 +87,9 @@ def _fixable(findings: list[Finding], cluster: str) -> list[Finding]:
     of canonical-kai-values.yaml (an added key goes after its siblings: the order added is the order it reads)."""
     from reconciler.checks.git_edits import canonical_rank
 
-    chosen = [f for f in findings
+    chosen = [(f, f.fix.git_edits) for f in findings
               if f.cluster == cluster and f.waived_by is None and f.fix is not None and f.fix.git_edits]
-    return sorted(chosen, key=lambda f: min(canonical_rank(e) for e in f.fix.git_edits))  # type: ignore[union-attr]
+    return [f for f, _ in sorted(chosen, key=lambda pair: min(canonical_rank(e) for e in pair[1]))]
 
 
 def _apply(edits: list[GitEdit], contents: dict[str, bytes], originals: dict[str, bytes],

@@ -115,7 +115,7 @@ def _plain_key_text(text: str) -> str:
     if not text:
         return "null"
     try:
-        return next(iter(load_document(f"{text}: 0\n", "key").data), "null")
+        return next(iter(load_document(f"{text}: 0\n", "key").mapping()), "null")
     except UserError:   # `<<` (a merge key) is no key of its own
         return text
 
@@ -230,7 +230,7 @@ def _plain_reads_back(text: str) -> bool:
     if not text or text != text.strip() or any(c in text for c in "#:{}[],&*!|>'\"%@`\n"):
         return False
     try:
-        return load_document(f"k: {text}\n", "scalar").data.get("k") == text
+        return load_document(f"k: {text}\n", "scalar").mapping().get("k") == text
     except UserError:
         return False
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from reconciler.githost.base import (
     GitHost,
-    GitHostConfig,
     HostComment,
     HostFlags,
     HostIssue,
@@ -12,6 +11,7 @@ from reconciler.githost.base import (
     HostSettings,
     resolve_host_settings,
 )
+from reconciler.model.config import GitHostConfig
 
 __all__ = ["GitHost", "GitHostConfig", "HostComment", "HostFlags", "HostIssue", "HostPull", "HostSettings",
            "open_host", "resolve_host_settings"]

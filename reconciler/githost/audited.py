@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Any
 
 from reconciler.githost.base import GitHost, HostComment, HostIssue, HostPull, HostSettings
 
@@ -25,8 +24,14 @@ class AuditedHost:
         self._host = host
         self.settings: HostSettings = host.settings
 
-    def __getattr__(self, name: str) -> Any:   # reads (find_issue, issue_comments, find_pull) and attributes
-        return getattr(self._host, name)
+    def find_issue(self, marker: str, label: str) -> HostIssue | None:
+        return self._host.find_issue(marker, label)
+
+    def issue_comments(self, number: int) -> list[HostComment]:
+        return self._host.issue_comments(number)
+
+    def find_pull(self, marker: str, head: str) -> HostPull | None:
+        return self._host.find_pull(marker, head)
 
     def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
                      assignees: tuple[str, ...] = ()) -> HostIssue:
@@ -76,10 +81,10 @@ class AuditedHost:
         return pull
 
     def _audit(self, operation: str, kind: str, number: int, *, title: str | None = None,
-               body: str | None = None, **more: Any) -> None:
+               body: str | None = None, **more: str | list[str]) -> None:
         scrub = self.settings.scrub
-        fields: dict[str, Any] = {"audit": operation, "object": f"{kind} #{number}", "host": self.settings.kind,
-                                  "repo": self.settings.repo, **more}
+        fields: dict[str, str | int | list[str]] = {"audit": operation, "object": f"{kind} #{number}",
+                                                    "host": self.settings.kind, "repo": self.settings.repo, **more}
         if title is not None:
             fields["title"] = scrub(title)
         if body is not None:

@@ -7,8 +7,9 @@ found, so a second run would open a duplicate) and has a 30-requests-a-minute li
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from reconciler.core.errors import UserError
 from reconciler.githost.base import HostComment, HostIssue, HostPull, HostSettings, has_marker
@@ -22,7 +23,15 @@ from reconciler.githost.retry import (
     limit_wait,
 )
 
+if TYPE_CHECKING:
+    from github.Issue import Issue
+    from github.IssueComment import IssueComment
+    from github.Label import Label
+    from github.PullRequest import PullRequest
+    from github.Repository import Repository
+
 T = TypeVar("T")
+Editable = TypeVar("Editable", "Issue", "PullRequest")
 WRITE_INTERVAL = 1.0   # GitHub asks for a second between content-creating writes (secondary limits)
 
 
@@ -41,14 +50,14 @@ class GitHubHost:
                               timeout=int(settings.timeout), retry=None, per_page=100,
                               seconds_between_requests=None,
                               seconds_between_writes=interval or None)
-        self._repo_obj: Any = None
+        self._repo_obj: Repository | None = None
 
     # -- plumbing -------------------------------------------------------------------------------------------
     def _run(self, what: str, call: Callable[[], T], *, idempotent: bool = True) -> T:
         return self.policy.run(what, call, self._classify, idempotent=idempotent)
 
     @property
-    def _repo(self) -> Any:
+    def _repo(self) -> Repository:
         if self._repo_obj is None:
             name = self.settings.repo
             self._repo_obj = self._run(f"opening {name}", lambda: self._client.get_repo(name))
@@ -104,16 +113,16 @@ class GitHubHost:
             idempotent=False))
 
     def update_issue(self, number: int, *, title: str | None = None, body: str | None = None) -> HostIssue:
-        return self._edit_issue(number, f"updating issue #{number}", title=title, body=body)
+        return self._edit_issue(number, f"updating issue #{number}", _Edit(title=title, body=body))
 
     def close_issue(self, number: int) -> HostIssue:
-        return self._edit_issue(number, f"closing issue #{number}", state="closed")
+        return self._edit_issue(number, f"closing issue #{number}", _Edit(state="closed"))
 
     def reopen_issue(self, number: int) -> HostIssue:
-        return self._edit_issue(number, f"reopening issue #{number}", state="open")
+        return self._edit_issue(number, f"reopening issue #{number}", _Edit(state="open"))
 
     def comment_issue(self, number: int, body: str) -> HostComment:
-        def post() -> Any:
+        def post() -> IssueComment:
             return self._repo.get_issue(number).create_comment(scrub_body(body))
 
         return _comment(self._run(f"commenting on #{number}", post, idempotent=False))
@@ -122,14 +131,14 @@ class GitHubHost:
         return self._run(f"reading comments of #{number}",
                          lambda: [_comment(c) for c in self._repo.get_issue(number).get_comments()])
 
-    def _edit_issue(self, number: int, what: str, **changes: str | None) -> HostIssue:
+    def _edit_issue(self, number: int, what: str, changes: _Edit) -> HostIssue:
         return _issue(self._edit(what, lambda: self._repo.get_issue(number), changes))
 
-    def _edit(self, what: str, fetch: Callable[[], Any], changes: dict[str, str | None]) -> Any:
+    def _edit(self, what: str, fetch: Callable[[], Editable], changes: _Edit) -> Editable:
         """PATCH an issue or pull request: texts scrubbed, unset fields left out."""
-        fields = {k: scrub_body(v) if k in ("title", "body") else v for k, v in changes.items() if v is not None}
+        fields = changes.fields()
 
-        def edit() -> Any:
+        def edit() -> Editable:
             target = fetch()
             target.edit(**fields)
             return target
@@ -158,32 +167,57 @@ class GitHubHost:
         return _pull(pull, labels)
 
     def update_pull(self, number: int, *, title: str | None = None, body: str | None = None) -> HostPull:
-        return self._edit_pull(number, f"updating pull request #{number}", title=title, body=body)
+        return self._edit_pull(number, f"updating pull request #{number}", _Edit(title=title, body=body))
 
     def comment_pull(self, number: int, body: str) -> HostComment:
         return self.comment_issue(number, body)   # a PR's conversation is its issue's comments
 
     def close_pull(self, number: int) -> HostPull:
-        return self._edit_pull(number, f"closing pull request #{number}", state="closed")
+        return self._edit_pull(number, f"closing pull request #{number}", _Edit(state="closed"))
 
-    def _edit_pull(self, number: int, what: str, **changes: str | None) -> HostPull:
+    def _edit_pull(self, number: int, what: str, changes: _Edit) -> HostPull:
         return _pull(self._edit(what, lambda: self._repo.get_pull(number), changes))
 
 
-def _labels(raw: Any) -> tuple[str, ...]:
+class _Fields(TypedDict, total=False):
+    title: str
+    body: str
+    state: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Edit:
+    """The fields one PATCH changes; PyGithub sends a field given as None as null, so unset ones are left out."""
+
+    title: str | None = None
+    body: str | None = None
+    state: str | None = None
+
+    def fields(self) -> _Fields:
+        fields: _Fields = {}
+        if self.title is not None:
+            fields["title"] = scrub_body(self.title)
+        if self.body is not None:
+            fields["body"] = scrub_body(self.body)
+        if self.state is not None:
+            fields["state"] = self.state
+        return fields
+
+
+def _labels(raw: Iterable[Label] | None) -> tuple[str, ...]:
     return tuple(label.name for label in raw or ())
 
 
-def _issue(issue: Any) -> HostIssue:
+def _issue(issue: Issue) -> HostIssue:
     return HostIssue(issue.number, issue.title, issue.body or "", issue.state, _labels(issue.labels), issue.html_url)
 
 
-def _pull(pull: Any, labels: tuple[str, ...] | None = None) -> HostPull:
+def _pull(pull: PullRequest, labels: tuple[str, ...] | None = None) -> HostPull:
     state = "merged" if pull.merged else pull.state
     return HostPull(pull.number, pull.title, pull.body or "", state,
                     labels if labels is not None else _labels(pull.labels), pull.html_url, pull.head.ref,
                     pull.base.ref)
 
 
-def _comment(comment: Any) -> HostComment:
+def _comment(comment: IssueComment) -> HostComment:
     return HostComment(comment.id, comment.body or "", comment.html_url)

@@ -8,30 +8,44 @@ policy in retry.py needs `Retry-After` / `RateLimit-Reset` to decide.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reconciler.core.errors import UserError
 from reconciler.githost.base import HostComment, HostIssue, HostPull, HostSettings, has_marker
 from reconciler.githost.redaction import scrub_body
 from reconciler.githost.retry import RateLimited, RetryPolicy, Transient, limit_wait
 
+if TYPE_CHECKING:
+    import gitlab
+    import requests
+    from gitlab.base import RESTObject
+    from gitlab.v4.objects import (
+        Project,
+        ProjectIssue,
+        ProjectIssueNote,
+        ProjectMergeRequest,
+        ProjectMergeRequestNote,
+    )
+
 T = TypeVar("T")
+Saved = TypeVar("Saved", "ProjectIssue", "ProjectMergeRequest")
 _STATES = {"opened": "open", "closed": "closed", "merged": "merged", "locked": "closed"}
 
 
-def _client(settings: HostSettings) -> Any:
+def _client(settings: HostSettings, last_response: dict[str, Mapping[str, str]]) -> gitlab.Gitlab:
+    """`last_response["headers"]`: the headers of the latest answer (python-gitlab's errors carry none)."""
     import gitlab
     import requests
 
     session = requests.Session()
-    seen: dict[str, Any] = {}
-    session.hooks["response"].append(lambda response, *args, **kwargs: seen.update(headers=response.headers))
+    session.hooks["response"].append(
+        lambda response, *args, **kwargs: last_response.update(headers=response.headers))
 
     class Client(gitlab.Gitlab):
-        last_headers = seen
-
-        def http_request(self, *args: Any, **kwargs: Any) -> Any:
+        # Any: a pass-through to python-gitlab's own http_request, whatever its arguments
+        def http_request(self, *args: Any, **kwargs: Any) -> requests.Response:
             kwargs |= {"obey_rate_limit": False, "max_retries": 0, "retry_transient_errors": False}
             return super().http_request(*args, **kwargs)
 
@@ -45,8 +59,9 @@ class GitLabHost:
     def __init__(self, settings: HostSettings, *, policy: RetryPolicy | None = None) -> None:
         self.settings = settings
         self.policy = policy or RetryPolicy(settings, "GitLab")
-        self._gl = _client(settings)
-        self._project_obj: Any = None
+        self._last_response: dict[str, Mapping[str, str]] = {}
+        self._gl = _client(settings, self._last_response)
+        self._project_obj: Project | None = None
         self._user_ids: dict[str, int] = {}
 
     # -- plumbing -------------------------------------------------------------------------------------------
@@ -54,7 +69,7 @@ class GitLabHost:
         return self.policy.run(what, call, self._classify, idempotent=idempotent)
 
     @property
-    def _project(self) -> Any:
+    def _project(self) -> Project:
         if self._project_obj is None:
             path = self.settings.repo
             self._project_obj = self._run(f"opening project {path}", lambda: self._gl.projects.get(path))
@@ -70,7 +85,7 @@ class GitLabHost:
             return None
         status = exc.response_code or 0
         message = self.settings.scrub(str(exc.error_message or ""))[:200]
-        headers = self._gl.last_headers.get("headers")
+        headers = self._last_response.get("headers")
         if status == 429 or (status == 403 and "rate limit" in message.lower()):
             return RateLimited(limit_wait(headers, self.policy.clock(), 60.0), f"HTTP {status}")
         if status >= 500:
@@ -90,7 +105,7 @@ class GitLabHost:
         ids = []
         for name in usernames:
             if name not in self._user_ids:
-                found = self._run(f"looking up user {name}", lambda n=name: self._gl.users.list(username=n))
+                found = self._run(f"looking up user {name}", partial(self._gl.users.list, username=name))
                 if not found:
                     raise UserError(f"GitLab has no user '{name}'", hint="fix gitHost.assignees")
                 self._user_ids[name] = found[0].id
@@ -110,7 +125,8 @@ class GitLabHost:
 
     def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
                      assignees: tuple[str, ...] = ()) -> HostIssue:
-        data: dict[str, Any] = {"title": scrub_body(title), "description": scrub_body(body), "labels": ",".join(labels)}
+        data: dict[str, str | list[int]] = {"title": scrub_body(title), "description": scrub_body(body),
+                                            "labels": ",".join(labels)}
         if assignees:
             data["assignee_ids"] = self._assignee_ids(assignees)
         return _issue(self._run("creating an issue", lambda: self._project.issues.create(data), idempotent=False))
@@ -125,7 +141,7 @@ class GitLabHost:
         return self._save_issue(number, f"reopening issue #{number}", state_event="reopen")
 
     def comment_issue(self, number: int, body: str) -> HostComment:
-        def post() -> Any:
+        def post() -> ProjectIssueNote:
             return self._project.issues.get(number, lazy=True).notes.create({"body": scrub_body(body)})
 
         return _note(self._run(f"commenting on #{number}", post, idempotent=False))
@@ -140,9 +156,9 @@ class GitLabHost:
     def _save_issue(self, number: int, what: str, **changes: str | None) -> HostIssue:
         return _issue(self._save(what, lambda: self._project.issues.get(number), changes))
 
-    def _save(self, what: str, fetch: Callable[[], Any], changes: dict[str, str | None]) -> Any:
+    def _save(self, what: str, fetch: Callable[[], Saved], changes: dict[str, str | None]) -> Saved:
         """PUT an issue or merge request: texts scrubbed, unset fields left out."""
-        def save() -> Any:
+        def save() -> Saved:
             target = fetch()
             _assign(target, changes)
             target.save()
@@ -162,8 +178,8 @@ class GitLabHost:
 
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
                     assignees: tuple[str, ...] = ()) -> HostPull:
-        data: dict[str, Any] = {"source_branch": head, "target_branch": base, "title": scrub_body(title),
-                                "description": scrub_body(body), "labels": ",".join(labels)}
+        data: dict[str, str | list[int]] = {"source_branch": head, "target_branch": base, "title": scrub_body(title),
+                                            "description": scrub_body(body), "labels": ",".join(labels)}
         if assignees:
             data["assignee_ids"] = self._assignee_ids(assignees)
         return _pull(self._run(f"opening a merge request from '{head}'",
@@ -173,7 +189,7 @@ class GitLabHost:
         return self._save_pull(number, f"updating merge request !{number}", title=title, description=body)
 
     def comment_pull(self, number: int, body: str) -> HostComment:
-        def post() -> Any:
+        def post() -> ProjectMergeRequestNote:
             return self._project.mergerequests.get(number, lazy=True).notes.create({"body": scrub_body(body)})
 
         return _note(self._run(f"commenting on !{number}", post, idempotent=False))
@@ -185,21 +201,21 @@ class GitLabHost:
         return _pull(self._save(what, lambda: self._project.mergerequests.get(number), changes))
 
 
-def _assign(obj: Any, changes: dict[str, str | None]) -> None:
+def _assign(obj: RESTObject, changes: dict[str, str | None]) -> None:
     for key, value in changes.items():
         if value is not None:
             setattr(obj, key, scrub_body(value) if key in ("title", "description") else value)
 
 
-def _issue(issue: Any) -> HostIssue:
+def _issue(issue: ProjectIssue) -> HostIssue:
     return HostIssue(issue.iid, issue.title, issue.description or "", _STATES.get(issue.state, issue.state),
                      tuple(issue.labels or ()), issue.web_url)
 
 
-def _pull(mr: Any) -> HostPull:
+def _pull(mr: ProjectMergeRequest) -> HostPull:
     return HostPull(mr.iid, mr.title, mr.description or "", _STATES.get(mr.state, mr.state), tuple(mr.labels or ()),
                     mr.web_url, mr.source_branch, mr.target_branch)
 
 
-def _note(note: Any) -> HostComment:
+def _note(note: ProjectIssueNote | ProjectMergeRequestNote) -> HostComment:
     return HostComment(note.id, note.body or "", getattr(note, "web_url", "") or "")

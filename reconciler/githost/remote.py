@@ -17,8 +17,8 @@ def remote_url(repo_arg: str | None) -> str | None:
     found = pygit2.discover_repository(os.path.abspath(repo_arg or "."))
     if found is None:
         return None
-    remotes = pygit2.Repository(found).remotes
-    names = [r.name for r in remotes]
-    if "origin" in names:
-        return remotes["origin"].url
-    return remotes[names[0]].url if len(names) == 1 else None
+    remotes = list(pygit2.Repository(found).remotes)
+    origin = next((r for r in remotes if r.name == "origin"), None)
+    if origin is not None:
+        return origin.url
+    return remotes[0].url if len(remotes) == 1 else None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from importlib import resources
-from typing import Any
+from typing import TypeGuard
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_object, mapping_at
 from reconciler.core.refs import Location, YamlPath
 from reconciler.core.resources import QUEUE
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
@@ -25,6 +27,8 @@ ENV_GATES_PATH: YamlPath = ("global", "nvcaOperator", "selfManaged", "featureGat
 NVCA_GATES_PATH: YamlPath = ("selfManaged", "featureGateValues")
 NVCA_CHART_DEFAULT_GATES = ["DynamicGPUDiscovery"]
 ADDONS = ("kaiScheduler", "groveOperator", "dynamoOperator", "topologyAwareScheduling")
+# Reads a repository file at the chosen ref: its bytes, or UserError.
+FileReader = Callable[[str], bytes]
 
 
 class QueueOrigin(StrEnum):
@@ -44,7 +48,7 @@ class ExpectedQueue:
 
 @dataclass(frozen=True)
 class ExpectedShard:
-    spec: dict[str, Any]                       # placementStrategy, plugins, actions as Helm renders them
+    spec: JSONObject                           # placementStrategy, plugins, actions as Helm renders them
     doc: str
     path: YamlPath
 
@@ -64,8 +68,8 @@ class DesiredCluster:
     docs: dict[str, YamlDoc]
     defaults_version: str
     kai_values_doc: str | None
-    kai_values_user: dict[str, Any]
-    kai_values_effective: dict[str, Any]
+    kai_values_user: JSONObject
+    kai_values_effective: JSONObject
     addons: dict[str, bool]
     queues: list[ExpectedQueue] = field(default_factory=list)
     shard: ExpectedShard | None = None
@@ -93,12 +97,12 @@ class DesiredCluster:
 
 
 @functools.cache
-def canonical_kai_values() -> dict[str, Any]:
+def canonical_kai_values() -> JSONObject:
     text = resources.files("reconciler").joinpath("data/canonical-kai-values.yaml").read_text()
-    return load_document(text, "canonical-kai-values.yaml").data
+    return expect_object(load_document(text, "canonical-kai-values.yaml").data, "canonical-kai-values.yaml")
 
 
-def build_desired(read: Any, config_doc: YamlDoc, cluster: ClusterConfig, commit: str | None) -> DesiredCluster:
+def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig, commit: str | None) -> DesiredCluster:
     """`read(path) -> bytes` reads a repo file at the chosen ref."""
     docs: dict[str, YamlDoc] = {"config": config_doc}
     if cluster.environment_file:
@@ -126,25 +130,25 @@ def build_desired(read: Any, config_doc: YamlDoc, cluster: ClusterConfig, commit
     return desired
 
 
-def _load_mapping(read: Any, path: str) -> YamlDoc:
+def _load_mapping(read: FileReader, path: str) -> YamlDoc:
     doc = load_document(read(path), path, shared=True)   # read-only here: merges copy (values.deep_merge)
     if not isinstance(doc.data, dict):
         raise UserError(f"expected a YAML mapping, found {type(doc.data).__name__}", where=f"{path}:1")
     return doc
 
 
-def _load_env(read: Any, cluster: ClusterConfig) -> YamlDoc:
+def _load_env(read: FileReader, cluster: ClusterConfig) -> YamlDoc:
     """Operator env file with the stack's base.yaml merged under it (env wins, lists replace)."""
     env = _load_mapping(read, cluster.environment_file or "")
     if cluster.stack_base_file:
-        base = _load_mapping(read, cluster.stack_base_file).data
+        base = _load_mapping(read, cluster.stack_base_file).mapping()
     else:
         text = resources.files("reconciler").joinpath("data/stack/base.yaml").read_text()
-        base = load_document(text, "stack/base.yaml", shared=True).data
+        base = load_document(text, "stack/base.yaml", shared=True).mapping()
     return YamlDoc(env.file, deep_merge(base, env.data), env.positions, env.spans)
 
 
-def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
+def _load_queue_docs(read: FileReader, path: str) -> list[YamlDoc]:
     from reconciler.yamlio.document import load_documents
 
     docs = load_documents(read(path), path, shared=True)
@@ -155,7 +159,7 @@ def _load_queue_docs(read: Any, path: str) -> list[YamlDoc]:
         if doc.data.get("apiVersion") != QUEUE.api_version:
             raise UserError(f"Queue apiVersion must be {QUEUE.api_version}, found {doc.data.get('apiVersion')!r}",
                             where=str(doc.locate(("apiVersion",))), hint="KAI serves Queues only as v2")
-        name = (doc.data.get("metadata") or {}).get("name")
+        name = as_object(doc.data.get("metadata")).get("name")
         if not isinstance(name, str) or not name:
             raise UserError("Queue has no metadata.name", where=str(doc.locate(("metadata",))))
         _check_types(doc, _queue_manifest_types())
@@ -184,12 +188,12 @@ def _addons(env: YamlDoc | None) -> dict[str, bool]:
     return result
 
 
-def _user_kai_values(cluster: ClusterConfig, docs: dict[str, YamlDoc]) -> tuple[dict[str, Any], str | None]:
+def _user_kai_values(cluster: ClusterConfig, docs: dict[str, YamlDoc]) -> tuple[JSONObject, str | None]:
     if cluster.mode == "addon":
         return canonical_kai_values(), None
     doc = docs["kai_values"]
     _check_value_types(doc)
-    return doc.data, "kai_values"
+    return doc.mapping(), "kai_values"
 
 
 def _check_value_types(doc: YamlDoc) -> None:
@@ -240,9 +244,9 @@ def _expected_default_queues(desired: DesiredCluster) -> list[ExpectedQueue]:
     return [parent, child]
 
 
-def _template_queue(name: str, parent: str | None, values: Any, doc: str, base: YamlPath,
+def _template_queue(name: str, parent: str | None, values: JSONValue, doc: str, base: YamlPath,
                     side: str) -> ExpectedQueue:
-    resources_ = {res: triple_from_values((values or {}).get(res)) for res in RESOURCES}
+    resources_ = {res: triple_from_values(as_object(values).get(res)) for res in RESOURCES}
     in_values = doc != "env"
     paths: dict[str, YamlPath] = {"parent": (*base, "parentName") if in_values else base}
     for res in RESOURCES:
@@ -256,7 +260,7 @@ def _queue_files(docs: dict[str, YamlDoc]) -> list[ExpectedQueue]:
     for doc_id, doc in docs.items():
         if not doc_id.startswith("queues:"):
             continue
-        spec = queue_spec_from_values(doc.data)
+        spec = queue_spec_from_values(doc.mapping())
         paths: dict[str, YamlPath] = {"parent": ("spec", "parentQueue")}
         for res in RESOURCES:
             for key in ("quota", "limit", "overQuotaWeight"):
@@ -281,15 +285,15 @@ def _unique_queues(desired: DesiredCluster, queues: list[ExpectedQueue]) -> list
 def _expected_shard(desired: DesiredCluster) -> ExpectedShard | None:
     version = parse_version(desired.config.kai_chart_version) or (0, 0, 0)
     values = desired.kai_values_effective
-    if version < (0, 10, 0) or (values.get("defaultShard") or {}).get("enabled") is False:
+    if version < (0, 10, 0) or mapping_at(values, "defaultShard").get("enabled") is False:
         return None
-    scheduler = values.get("scheduler") or {}
+    scheduler = mapping_at(values, "scheduler")
     strategy = scheduler.get("placementStrategy", "binpack")
-    spec: dict[str, Any] = {"placementStrategy": {"gpu": strategy, "cpu": strategy}}
+    spec: JSONObject = {"placementStrategy": {"gpu": strategy, "cpu": strategy}}
     # Charts before v0.12.14/v0.13.0 have no scheduler.plugins/actions values and render neither.
-    chart_scheduler = chart_defaults(desired.defaults_version).get("scheduler") or {}
+    chart_scheduler = mapping_at(chart_defaults(desired.defaults_version), "scheduler")
     if scheduler.get("plugins") and "plugins" in chart_scheduler:
-        spec["plugins"] = _stringify_arguments(scheduler["plugins"])
+        spec["plugins"] = _stringify_arguments(mapping_at(scheduler, "plugins"))
     if scheduler.get("actions") and "actions" in chart_scheduler:
         spec["actions"] = scheduler["actions"]
     doc = desired.kai_values_doc or "env"
@@ -297,17 +301,18 @@ def _expected_shard(desired: DesiredCluster) -> ExpectedShard | None:
     return ExpectedShard(spec, doc, path)
 
 
-def _stringify_arguments(plugins: dict[str, Any]) -> dict[str, Any]:
+def _stringify_arguments(plugins: JSONObject) -> JSONObject:
     """The shard CRD types plugin arguments as strings; Helm renders numbers and booleans as text."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for name, plugin in plugins.items():
-        if isinstance(plugin, dict) and isinstance(plugin.get("arguments"), dict):
-            plugin = {**plugin, "arguments": {k: _go_text(v) for k, v in plugin["arguments"].items()}}
+        arguments = plugin.get("arguments") if isinstance(plugin, dict) else None
+        if isinstance(plugin, dict) and isinstance(arguments, dict):
+            plugin = {**plugin, "arguments": {k: _go_text(v) for k, v in arguments.items()}}
         out[name] = plugin
     return out
 
 
-def _go_text(value: Any) -> str:
+def _go_text(value: JSONValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
@@ -338,7 +343,11 @@ def _gate_list(doc: YamlDoc, path: YamlPath) -> list[str]:
         from reconciler.model.gates import split_gate_string
 
         return split_gate_string(value)
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise UserError(f"{'.'.join(path)} must be a list of gate names, found {value!r}",
+    if not _strings(value):
+        raise UserError(f"{'.'.join(map(str, path))} must be a list of gate names, found {value!r}",
                         where=str(doc.locate(path)), hint='e.g. ["SelfHosted", "KAIScheduler"]')
     return [item.strip() for item in value]
+
+
+def _strings(value: JSONValue) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)

@@ -6,11 +6,12 @@ import base64
 import binascii
 import gzip
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 import orjson
 
+from reconciler.core.jsonvalue import JSONObject, JSONValue, mapping_at
 from reconciler.core.redact import redact
 from reconciler.core.resources import SECRET
 
@@ -27,11 +28,11 @@ class HelmRelease:
     chart_name: str
     chart_version: str
     app_version: str
-    values: dict[str, Any]       # `config`: user-supplied values, already redacted
+    values: JSONObject           # `config`: user-supplied values, already redacted
     latest_revision: int = 0     # newest revision of this release whatever its status (0: this one)
     latest_status: str = ""
 
-    def to_summary(self) -> dict[str, Any]:
+    def to_summary(self) -> JSONObject:
         return {"apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary",
                 "metadata": {"name": self.name, "namespace": self.namespace},
                 "revision": self.revision, "status": self.status,
@@ -43,16 +44,16 @@ class ReleaseDecodeError(ValueError):
     pass
 
 
-def decode_release_secret(secret: dict[str, Any]) -> HelmRelease:
+def decode_release_secret(secret: Mapping[str, JSONValue]) -> HelmRelease:
     """`data.release` = base64(Secret) of base64(gzip(JSON)); Helm also accepts un-gzipped JSON."""
-    encoded = (secret.get("data") or {}).get("release")
+    encoded = mapping_at(secret, "data").get("release")
     if not isinstance(encoded, str):
         raise ReleaseDecodeError("no data.release")
     try:
         payload = base64.b64decode(base64.b64decode(encoded, validate=False), validate=False)
         if payload[:2] == b"\x1f\x8b":
             payload = gzip.decompress(payload)
-        release = orjson.loads(payload)
+        release: JSONValue = orjson.loads(payload)
     except (binascii.Error, OSError, EOFError, zlib.error, orjson.JSONDecodeError) as exc:
         raise ReleaseDecodeError(f"data.release is not a Helm release ({exc.__class__.__name__})") from None
     if not isinstance(release, dict):
@@ -63,25 +64,33 @@ def decode_release_secret(secret: dict[str, Any]) -> HelmRelease:
         raise ReleaseDecodeError(f"data.release has an unexpected shape ({exc.__class__.__name__})") from None
 
 
-def release_from_json(release: dict[str, Any], secret: dict[str, Any] | None = None) -> HelmRelease:
-    meta = ((release.get("chart") or {}).get("metadata")) or {}
-    labels = ((secret or {}).get("metadata") or {}).get("labels") or {}
+def release_from_json(release: Mapping[str, JSONValue], secret: Mapping[str, JSONValue] | None = None) -> HelmRelease:
+    meta = mapping_at(mapping_at(release, "chart"), "metadata")
+    secret_meta = mapping_at(secret or {}, "metadata")
+    labels = mapping_at(secret_meta, "labels")
     return HelmRelease(
         name=str(release.get("name") or labels.get("name", "")),
-        namespace=str(release.get("namespace") or ((secret or {}).get("metadata") or {}).get("namespace", "")),
-        revision=int(release.get("version") or labels.get("version") or 0),
-        status=str((release.get("info") or {}).get("status") or labels.get("status", "")),
+        namespace=str(release.get("namespace") or secret_meta.get("namespace", "")),
+        revision=_number(release.get("version") or labels.get("version") or 0),
+        status=str(mapping_at(release, "info").get("status") or labels.get("status", "")),
         chart_name=str(meta.get("name", "")), chart_version=str(meta.get("version", "")),
         app_version=str(meta.get("appVersion", "")),
-        values=redact(release.get("config") or {}))
+        values=redact(mapping_at(release, "config")))
 
 
-def release_from_summary(obj: dict[str, Any]) -> HelmRelease:
-    meta = obj.get("metadata") or {}
-    chart = obj.get("chart") or {}
-    return HelmRelease(str(meta.get("name", "")), str(meta.get("namespace", "")), int(obj.get("revision") or 0),
+def release_from_summary(obj: Mapping[str, JSONValue]) -> HelmRelease:
+    meta = mapping_at(obj, "metadata")
+    chart = mapping_at(obj, "chart")
+    return HelmRelease(str(meta.get("name", "")), str(meta.get("namespace", "")), _number(obj.get("revision") or 0),
                        str(obj.get("status", "")), str(chart.get("name", "")), str(chart.get("version", "")),
-                       str(chart.get("appVersion", "")), redact(obj.get("config") or {}))
+                       str(chart.get("appVersion", "")), redact(mapping_at(obj, "config")))
+
+
+def _number(value: JSONValue) -> int:
+    """A revision: a JSON number, or the text of one in a label; anything else is a TypeError, as `int()` says."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"a revision must be a number, not a {type(value).__name__}")
 
 
 def latest_per_release(releases: list[HelmRelease]) -> list[HelmRelease]:
@@ -106,13 +115,13 @@ def _rank(rel: HelmRelease) -> tuple[bool, int]:
     return rel.status == "deployed", rel.revision
 
 
-def encode_release_secret(release: dict[str, Any], *, secret_name: str | None = None) -> dict[str, Any]:
+def encode_release_secret(release: JSONObject, *, secret_name: str | None = None) -> JSONObject:
     """The Secret Helm would write for `release` (used by the demo, tests and benchmarks)."""
     helm_b64 = base64.b64encode(gzip.compress(orjson.dumps(release)))
-    name, revision = release["name"], int(release.get("version", 1))
+    name, revision = release["name"], _number(release.get("version", 1))
     return {"apiVersion": SECRET.api_version, "kind": SECRET.kind, "type": RELEASE_SECRET_TYPE,
             "metadata": {"name": secret_name or f"sh.helm.release.v1.{name}.v{revision}",
                          "namespace": release["namespace"],
                          "labels": {"owner": "helm", "name": name, "version": str(revision),
-                                    "status": (release.get("info") or {}).get("status", "deployed")}},
+                                    "status": mapping_at(release, "info").get("status", "deployed")}},
             "data": {"release": base64.b64encode(helm_b64).decode()}}

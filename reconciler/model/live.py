@@ -7,11 +7,12 @@ Snapshot and cluster sources both feed `LiveStateBuilder.add`, so a 50,000-pod c
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, list_at, mapping_at
 from reconciler.core.redact import redact_text
 from reconciler.core.resources import (
     CONFIG_MAP,
@@ -74,12 +75,15 @@ class Healthz:
     reachable: bool
     http_status: int | None
     status: str | None
-    components: dict[str, Any]
+    components: JSONObject
     detail: str = ""
 
     def queue_component(self) -> tuple[str | None, list[str]]:
-        comp = self.components.get("kai-scheduler-queues") or {}
-        return comp.get("Status"), list(comp.get("Errors") or [])
+        """The queue component's status and errors, as text: NVCA's answer is read, not trusted to be typed."""
+        comp = as_object(self.components.get("kai-scheduler-queues"))
+        status, errors = comp.get("Status"), comp.get("Errors") or []
+        listed = errors if isinstance(errors, list) else [errors]
+        return (None if status is None else str(status)), [str(e) for e in listed]
 
 
 @dataclass
@@ -88,7 +92,7 @@ class LiveState:
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)
-    shard: dict[str, Any] | None = None
+    shard: JSONObject | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
@@ -116,8 +120,8 @@ class LiveStateBuilder:
         self._pods: list[PodSummary] = []
         self._nvcf_namespaces: set[str] = set()
 
-    def add(self, obj: dict[str, Any]) -> None:
-        handler = _HANDLERS.get((obj.get("apiVersion", ""), obj.get("kind", "")))
+    def add(self, obj: JSONObject) -> None:
+        handler = _HANDLERS.get((str(obj.get("apiVersion", "")), str(obj.get("kind", ""))))
         if handler is None:
             return
         try:
@@ -147,18 +151,18 @@ class LiveStateBuilder:
 
     # -- reducers, one per kind ---------------------------------------------------------------
 
-    def _queue(self, obj: dict[str, Any]) -> None:
+    def _queue(self, obj: JSONObject) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
 
-    def _crd(self, obj: dict[str, Any]) -> None:
+    def _crd(self, obj: JSONObject) -> None:
         self.state.crds.add(_meta(obj, "name"))
 
-    def _shard(self, obj: dict[str, Any]) -> None:
+    def _shard(self, obj: JSONObject) -> None:
         if _meta(obj, "name") == "default":
-            self.state.shard = obj.get("spec") or {}
+            self.state.shard = mapping_at(obj, "spec")
 
-    def _secret(self, obj: dict[str, Any]) -> None:
+    def _secret(self, obj: JSONObject) -> None:
         if obj.get("type") != RELEASE_SECRET_TYPE:
             return  # never keep other Secrets, not even in memory
         try:
@@ -166,80 +170,83 @@ class LiveStateBuilder:
         except ReleaseDecodeError as exc:
             self.state.release_errors.append(f"Secret/{_meta(obj, 'namespace')}/{_meta(obj, 'name')}: {exc}")
 
-    def _release_summary(self, obj: dict[str, Any]) -> None:
+    def _release_summary(self, obj: JSONObject) -> None:
         self._releases.append(release_from_summary(obj))
 
-    def _backend(self, obj: dict[str, Any]) -> None:
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    def _backend(self, obj: JSONObject) -> None:
+        spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
+        agent_status = status.get("agentStatus")
         self.state.backends.append(Backend(
             _meta(obj, "name"), _meta(obj, "namespace"),
-            _gates_at(spec, "featureGate"), _gates_at(spec.get("overrides") or {}, "featureGate"),
-            _gates_at(status, "featureGate"), status.get("agentStatus")))
+            _gates_at(spec, "featureGate"), _gates_at(mapping_at(spec, "overrides"), "featureGate"),
+            _gates_at(status, "featureGate"), None if agent_status is None else str(agent_status)))
 
-    def _configmap(self, obj: dict[str, Any]) -> None:
+    def _configmap(self, obj: JSONObject) -> None:
         if (_meta(obj, "namespace"), _meta(obj, "name")) == DTO_CONFIGMAP:
-            self.state.dto_capabilities = _dto_capabilities((obj.get("data") or {}).get("cluster-dto.yaml"))
+            self.state.dto_capabilities = _dto_capabilities(mapping_at(obj, "data").get("cluster-dto.yaml"))
 
-    def _node(self, obj: dict[str, Any]) -> None:
+    def _node(self, obj: JSONObject) -> None:
         self.state.nodes_total += 1
-        labels = (obj.get("metadata") or {}).get("labels") or {}
+        labels = mapping_at(mapping_at(obj, "metadata"), "labels")
         name = _meta(obj, "name")
         if SCHEDULE_LABEL in labels:
             self.state.schedule_labels[name] = str(labels[SCHEDULE_LABEL])
         self.state.node_labels[name] = frozenset(sys.intern(f"{k}={v}") for k, v in labels.items())
 
-    def _namespace(self, obj: dict[str, Any]) -> None:
-        if NVCF_NAMESPACE_LABEL in ((obj.get("metadata") or {}).get("labels") or {}):
+    def _namespace(self, obj: JSONObject) -> None:
+        if NVCF_NAMESPACE_LABEL in mapping_at(mapping_at(obj, "metadata"), "labels"):
             self._nvcf_namespaces.add(_meta(obj, "name"))
 
-    def _pod(self, obj: dict[str, Any]) -> None:
+    def _pod(self, obj: JSONObject) -> None:
         self._pods.append(pod_summary(obj, self.now))
 
-    def _event(self, obj: dict[str, Any]) -> None:
+    def _event(self, obj: JSONObject) -> None:
         # core/v1 Events say involvedObject/message; events.k8s.io/v1 says regarding/note.
-        involved = obj.get("involvedObject") or obj.get("regarding") or {}
+        involved = mapping_at(obj, "involvedObject") or mapping_at(obj, "regarding")
         if obj.get("reason") in ("Unschedulable", "FailedScheduling"):
             key = (str(involved.get("namespace", "")), str(involved.get("name", "")))
             self.state.unschedulable[key] = str(obj.get("message") or obj.get("note") or "")
 
-    def _healthz(self, obj: dict[str, Any]) -> None:
+    def _healthz(self, obj: JSONObject) -> None:
         if obj.get("reachable") is False:  # the API server answered instead of NVCA: no endpoints, 404, timeout
-            self.state.healthz = Healthz(False, obj.get("httpStatus"), None, {},
+            self.state.healthz = Healthz(False, _http_status(obj.get("httpStatus")), None, {},
                                          detail=str(obj.get("detail") or ""))
             return
-        self.state.healthz = healthz_from_response(obj.get("httpStatus"), obj.get("body"))
+        self.state.healthz = healthz_from_response(_http_status(obj.get("httpStatus")), obj.get("body"))
 
-    def _release_search(self, obj: dict[str, Any]) -> None:
-        self.state.release_namespaces = [str(n) for n in obj.get("namespaces") or []]
+    def _release_search(self, obj: JSONObject) -> None:
+        self.state.release_namespaces = [str(n) for n in list_at(obj, "namespaces")]
         self.state.release_search_reason = str(obj.get("reason") or "")
 
-    def _release_error(self, obj: dict[str, Any]) -> None:
+    def _release_error(self, obj: JSONObject) -> None:
         """A release Secret the cluster reader could not decode: the reason is kept, never the data."""
         where = f"Secret/{_meta(obj, 'namespace')}/{_meta(obj, 'name')}"
         self.state.release_errors.append(f"{where}: {obj.get('message', '')}")
 
 
-def pod_summary(obj: dict[str, Any], now: datetime) -> PodSummary:
-    meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    labels = meta.get("labels") or {}
-    conditions = status.get("conditions") or []
+def pod_summary(obj: Mapping[str, JSONValue], now: datetime) -> PodSummary:
+    meta, spec, status = mapping_at(obj, "metadata"), mapping_at(obj, "spec"), mapping_at(obj, "status")
+    labels = mapping_at(meta, "labels")
+    conditions = [_condition(c) for c in list_at(status, "conditions")]
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    queue_label = labels.get(QUEUE_LABEL)
     return PodSummary(str(meta.get("namespace", "")), str(meta.get("name", "")),
-                      str(spec.get("schedulerName") or "default-scheduler"), labels.get(QUEUE_LABEL),
+                      str(spec.get("schedulerName") or "default-scheduler"),
+                      None if queue_label is None else str(queue_label),
                       str(status.get("phase", "")), ready, _age(meta.get("creationTimestamp"), now),
                       NVCF_POD_LABEL in labels)
 
 
-def healthz_from_response(http_status: Any, body: Any) -> Healthz:
+def healthz_from_response(http_status: int | None, body: JSONValue) -> Healthz:
     """NVCA answers 503 with the same JSON body when unhealthy (docs/policies.md#nvca-health-check)."""
     if not isinstance(body, dict):
         return Healthz(True, http_status, None, {}, detail="healthz answered without a JSON body")
-    components = body.get("Components") or {}
+    components = as_object(body.get("Components"))
     status = body.get("Status")
     return Healthz(True, http_status, str(status) if status is not None else None, components)
 
 
-def _age(stamp: Any, now: datetime) -> float | None:
+def _age(stamp: JSONValue, now: datetime) -> float | None:
     if not isinstance(stamp, str):
         return None
     try:
@@ -249,18 +256,30 @@ def _age(stamp: Any, now: datetime) -> float | None:
     return max(0.0, (now - created).total_seconds())
 
 
-def _describe(obj: dict[str, Any]) -> str:
+def _describe(obj: Mapping[str, JSONValue]) -> str:
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     scope = f"{meta.get('namespace')}/" if meta.get("namespace") else ""
     return f"{obj.get('kind')}/{scope}{meta.get('name', '?')}"
 
 
-def _meta(obj: dict[str, Any], key: str) -> str:
-    return str((obj.get("metadata") or {}).get(key, "") or "")
+def _meta(obj: Mapping[str, JSONValue], key: str) -> str:
+    return str(mapping_at(obj, "metadata").get(key, "") or "")
 
 
-def _gates_at(parent: dict[str, Any], key: str) -> list[str] | None:
+def _condition(value: JSONValue) -> JSONObject:
+    if not isinstance(value, dict):
+        raise TypeError(f"a pod condition is a {type(value).__name__}, not a mapping")
+    return value
+
+
+def _http_status(value: JSONValue) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise TypeError(f"httpStatus is a {type(value).__name__}, not a number")
+
+
+def _gates_at(parent: Mapping[str, JSONValue], key: str) -> list[str] | None:
     gate = parent.get(key)
     if not isinstance(gate, dict) or "values" not in gate:
         return None
@@ -274,7 +293,7 @@ def _gates_at(parent: dict[str, Any], key: str) -> list[str] | None:
     return [redact_text(str(v)) for v in values or []]
 
 
-def _dto_capabilities(text: Any) -> list[str] | None:
+def _dto_capabilities(text: JSONValue) -> list[str] | None:
     if not isinstance(text, str):
         return None
     from reconciler.yamlio.document import load_document

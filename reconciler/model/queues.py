@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from reconciler.core.jsonvalue import JSONValue, as_object, mapping_at
 from reconciler.model.values import as_number
 
 RESOURCES = ("cpu", "gpu", "memory")
@@ -32,10 +33,10 @@ def same_number(a: float, b: float) -> bool:
     return a == b or (a != a and b != b)
 
 
-def triple_from_values(values: Any) -> Triple:
-    values = values if isinstance(values, dict) else {}
-    return Triple(as_number(values.get("quota")), as_number(values.get("limit")),
-                  as_number(values.get("overQuotaWeight")))
+def triple_from_values(values: JSONValue) -> Triple:
+    given = as_object(values)
+    return Triple(as_number(given.get("quota")), as_number(given.get("limit")),
+                  as_number(given.get("overQuotaWeight")))
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,17 @@ class QueueSpec:
         return self.resources[resource]
 
 
-def queue_spec_from_values(obj: dict[str, Any]) -> QueueSpec:
+def queue_spec_from_values(obj: Mapping[str, JSONValue]) -> QueueSpec:
     """A Queue object (live or from a manifest) reduced to what NVCA and our policies read."""
-    spec = obj.get("spec") or {}
+    spec = mapping_at(obj, "spec")
     raw = spec.get("resources")
     resources = {res: triple_from_values(raw.get(res)) for res in RESOURCES} if isinstance(raw, dict) else None
     parent = spec.get("parentQueue") or None
-    return QueueSpec(str((obj.get("metadata") or {}).get("name", "")), parent, resources)
+    return QueueSpec(str(mapping_at(obj, "metadata").get("name", "")), _text(parent), resources)
+
+
+def _text(value: JSONValue) -> str | None:
+    """A queue name: Git's manifests are checked to hold one; a hand-edited snapshot is told it must."""
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"spec.parentQueue is a {type(value).__name__}, not a queue name")

@@ -6,17 +6,25 @@ import copy
 import functools
 import re
 from importlib import resources
-from typing import Any
+from typing import overload
+
+from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)")
 
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
     match = _VERSION.match(str(text).strip())
-    return tuple(int(g) for g in match.groups()) if match else None  # type: ignore[return-value]
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
-def deep_merge(base: Any, override: Any) -> Any:
+@overload
+def deep_merge(base: JSONObject, override: JSONObject) -> JSONObject: ...
+@overload
+def deep_merge(base: JSONValue, override: JSONValue) -> JSONValue: ...
+
+
+def deep_merge(base: JSONValue, override: JSONValue) -> JSONValue:
     """Helm's coalesce: maps merge recursively, anything else (lists too) is replaced, null deletes.
 
     The result shares nothing with either input (both may be cached documents) and keeps base's key order,
@@ -24,7 +32,7 @@ def deep_merge(base: Any, override: Any) -> Any:
     """
     if not isinstance(base, dict) or not isinstance(override, dict):
         return copy_values(override)
-    merged: dict[Any, Any] = {}
+    merged: JSONObject = {}
     for key, value in base.items():
         if key not in override:
             merged[key] = copy_values(value)
@@ -38,7 +46,7 @@ def deep_merge(base: Any, override: Any) -> Any:
     return merged
 
 
-def copy_values(value: Any) -> Any:
+def copy_values(value: JSONValue) -> JSONValue:
     """A deep copy of YAML data (dicts, lists, scalars), several times faster than copy.deepcopy."""
     if isinstance(value, dict):
         return {k: copy_values(v) for k, v in value.items()}
@@ -74,16 +82,16 @@ def defaults_version_for(pin: str) -> str:
 
 
 @functools.cache
-def chart_defaults(version: str) -> dict[str, Any]:
+def chart_defaults(version: str) -> JSONObject:
     """Parsed once per process (every cluster of a run, and the shard's era check, read it). Read-only:
     callers merge over it with `deep_merge`, which copies."""
     from reconciler.yamlio.document import load_document
 
     text = resources.files("reconciler").joinpath(f"data/chart-values/{version}.yaml").read_text()
-    return load_document(text, f"chart-values/{version}.yaml").data
+    return expect_object(load_document(text, f"chart-values/{version}.yaml").data, f"chart-values/{version}.yaml")
 
 
-def as_number(value: Any) -> float:
+def as_number(value: object) -> float:
     """Queue numbers decode as Go float64: absent or null is 0; anything non-numeric is NaN (flagged)."""
     if value is None:
         return 0.0

@@ -11,10 +11,10 @@ A finding without a file sits on the cluster's entry in kai-gitops.yaml.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 import orjson
 
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.findings.finding import Finding
 from reconciler.findings.problems import problem_id
 from reconciler.report.report import ClusterReport, Report, finding_order
@@ -25,7 +25,7 @@ CONFIG_FILE = "kai-gitops.yaml"
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
-    issues: list[dict[str, Any]] = []
+    issues: list[dict[str, JSONLike]] = []
     seen: set[str] = set()
     for cluster, f in _active(report):
         issues.append(_issue(f, cluster, seen))
@@ -40,7 +40,7 @@ def _active(report: Report) -> list[tuple[ClusterReport | None, Finding]]:
     return [(c, f) for c, f in pairs if f.waived_by is None]
 
 
-def _issue(f: Finding, cluster: ClusterReport | None, seen: set[str]) -> dict[str, Any]:
+def _issue(f: Finding, cluster: ClusterReport | None, seen: set[str]) -> dict[str, JSONLike]:
     location = f.location or (cluster.anchor if cluster else None)
     path = location.file if location else CONFIG_FILE
     begin = location.line if location and location.line else 1
@@ -50,7 +50,7 @@ def _issue(f: Finding, cluster: ClusterReport | None, seen: set[str]) -> dict[st
     description = f"{f.rule_id} [{f.cluster}] {f.message}"
     if f.location is None and f.subject is not None:
         description += f" (live object {f.subject})"
-    issue: dict[str, Any] = {
+    issue: dict[str, JSONLike] = {
         "type": "issue",
         "description": description,
         "check_name": f.rule_id,

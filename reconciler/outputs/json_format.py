@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
 
 import orjson
 
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.report.report import Report
 
 
@@ -14,12 +15,12 @@ def render(report: Report, *, color: bool | None = None) -> str:
     return dumps(report.to_dict())
 
 
-def dumps(data: dict[str, Any], *, compact: bool = False) -> str:
+def dumps(data: Mapping[str, JSONLike], *, compact: bool = False) -> str:
     """The house JSON: indented (or on one line, `compact`), NaN/Inf as Go prints them."""
     return orjson.dumps(_finite(data), option=0 if compact else orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def _finite(value: Any) -> Any:
+def _finite(value: JSONLike) -> JSONLike:
     """JSON has no NaN/Inf; Go prints them as NaN/+Inf, so do we (as strings)."""
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from reconciler.core.exits import ExitCode
 from reconciler.core.refs import Location
@@ -242,5 +241,5 @@ def _first_sentence(message: str) -> str:
     return text if len(text) <= 160 else text[:157] + "…"
 
 
-def _plain(value: Any) -> str:
+def _plain(value: object) -> str:
     return " ".join(show_value(value).split())

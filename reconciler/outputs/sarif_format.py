@@ -17,17 +17,19 @@ category never collides with a cluster's.
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import quote
 
 import orjson
 
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.findings.finding import REPOSITORY, Finding, Severity
 from reconciler.findings.problems import problem_id
 from reconciler.findings.rules import RuleMeta
 from reconciler.outputs.markdown_format import escape_markdown
 from reconciler.report.report import ClusterReport, Report, finding_order
+
+Sarif = dict[str, JSONLike]   # one object of the SARIF log
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "kaiGitops/v1"
@@ -61,13 +63,13 @@ def render(report: Report, *, color: bool | None = None) -> str:
     return orjson.dumps(sarif, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def _driver(rules: list[RuleMeta]) -> dict[str, Any]:
+def _driver(rules: list[RuleMeta]) -> Sarif:
     version = _version()
     return {"name": "kai-gitops", "semanticVersion": version, "version": version,
             "informationUri": INFORMATION_URI, "rules": [_rule(meta) for meta in rules]}
 
 
-def _rule(meta: RuleMeta) -> dict[str, Any]:
+def _rule(meta: RuleMeta) -> Sarif:
     area = _AREA.get(meta.id.split("-")[1][:1] if meta.id.count("-") >= 2 else "", "policy")
     return {
         "id": meta.id,
@@ -90,19 +92,19 @@ def _help_markdown(meta: RuleMeta) -> str:
             f"*Source: {escape_markdown(meta.source)}*")
 
 
-def _run(report: Report, name: str | None, results: list[dict[str, Any]], cluster: ClusterReport | None,
-         driver: dict[str, Any]) -> dict[str, Any]:
+def _run(report: Report, name: str | None, results: list[Sarif], cluster: ClusterReport | None,
+         driver: Sarif) -> Sarif:
     category = f"kai-gitops/{report.command}/" + (f"{name}/" if name else "")
-    invocation: dict[str, Any] = {"executionSuccessful": True}
+    invocation: Sarif = {"executionSuccessful": True}
     if len(results) > MAX_RESULTS:
-        results = sorted(results, key=lambda r: ("suppressions" in r, _RANK[r["level"]]))
+        results = sorted(results, key=lambda r: ("suppressions" in r, _RANK[str(r["level"])]))
         left_out = len(results) - MAX_RESULTS
         results = results[:MAX_RESULTS]
         invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": (
             f"{left_out} results left out, waived and least severe first: code scanning accepts {MAX_RESULTS} "
             "per run. "
             "The JSON report (-o json) has every finding.")}}]
-    run: dict[str, Any] = {
+    run: Sarif = {
         "tool": {"driver": driver},
         "automationDetails": {"id": category},
         "columnKind": "unicodeCodePoints",   # the YAML reader counts characters, not UTF-16 units
@@ -114,8 +116,8 @@ def _run(report: Report, name: str | None, results: list[dict[str, Any]], cluste
     return run
 
 
-def _result(f: Finding, cluster: ClusterReport | None, index: dict[str, int]) -> dict[str, Any]:
-    result: dict[str, Any] = {
+def _result(f: Finding, cluster: ClusterReport | None, index: dict[str, int]) -> Sarif:
+    result: Sarif = {
         "ruleId": f.rule_id,
         "ruleIndex": index[f.rule_id],
         "level": _LEVEL[f.severity.value],
@@ -144,10 +146,10 @@ def _message(f: Finding) -> str:
     return text
 
 
-def _physical(location: Location) -> dict[str, Any]:
+def _physical(location: Location) -> Sarif:
     # a URI reference: a path's space, '#' or '%' would otherwise be read as the end or an escape
     uri = quote(location.file, safe="/")
-    physical: dict[str, Any] = {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}}
+    physical: Sarif = {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}}
     if location.line is not None:
         region: dict[str, int] = {"startLine": location.line, "startColumn": location.column or 1}
         if location.end_line is not None and location.end_column is not None:
@@ -156,14 +158,14 @@ def _physical(location: Location) -> dict[str, Any]:
     return {"physicalLocation": physical}
 
 
-def _anchor(cluster: ClusterReport | None) -> dict[str, Any] | None:
+def _anchor(cluster: ClusterReport | None) -> Sarif | None:
     """Live-only findings: the cluster's entry in kai-gitops.yaml, where the cluster is declared."""
     if cluster is None or cluster.anchor is None:
         return None
     return _physical(cluster.anchor)
 
 
-def _logical(f: Finding) -> dict[str, Any]:
+def _logical(f: Finding) -> Sarif:
     if f.subject is None:
         return {}
     return {"logicalLocations": [{"fullyQualifiedName": f"{f.cluster}/{f.subject}", "name": f.subject.name,

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.core.show import show_value
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.report.report import ClusterReport, Report, finding_order
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _SIGN = {Action.CREATE: ("+", "green"), Action.UPDATE: ("~", "yellow"), Action.NONE: ("!", "magenta")}
 _SEVERITY = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -35,7 +38,7 @@ def render(report: Report, *, color: bool | None = None) -> str:
     return buffer.getvalue()
 
 
-def _cluster(console: Any, command: str, c: ClusterReport) -> None:
+def _cluster(console: Console, command: str, c: ClusterReport) -> None:
     console.print(f"[bold]kai-gitops {command}[/] — cluster [bold]{_escape(c.cluster)}[/]")
     if c.git:
         console.print(f"  desired: {_escape(c.git.repo)} @ {_escape(c.git.ref)} ({c.git.short_commit})")
@@ -68,7 +71,7 @@ def _cluster(console: Any, command: str, c: ClusterReport) -> None:
     console.print("\n" + _summary_line(c, with_plan=c.git is not None and c.live_source is not None) + "\n")
 
 
-def _drift(console: Any, f: Finding) -> None:
+def _drift(console: Console, f: Finding) -> None:
     action = f.fix.action if f.fix else Action.NONE
     sign, colour = _SIGN[action]
     where = f"  [dim]{_escape(str(f.location))}[/]" if f.location else ""
@@ -88,7 +91,7 @@ def _drift(console: Any, f: Finding) -> None:
         console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 
 
-def _violations(console: Any, problems: list[Problem]) -> None:
+def _violations(console: Console, problems: list[Problem]) -> None:
     """One entry per problem: the leading finding in full, the other rules that report it listed under it."""
     for problem in problems:
         f = problem.lead
@@ -103,7 +106,7 @@ def _violations(console: Any, problems: list[Problem]) -> None:
             console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")
 
 
-def _also(console: Any, problem: Problem, indent: str) -> None:
+def _also(console: Console, problem: Problem, indent: str) -> None:
     for other in problem.findings[1:]:
         if other.rule_id != problem.lead.rule_id:
             console.print(f"{indent}[dim]also {_escape(other.rule_id)}:[/] {_escape(other.message)}")
@@ -131,7 +134,7 @@ def _problems(summary: dict[str, int]) -> str:
     return f"{problems} problem{'s' if problems != 1 else ''} ({findings} finding{'s' if findings != 1 else ''})"
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     return _escape(show_value(value))   # "<none>" and Go's floats hold no markup
 
 

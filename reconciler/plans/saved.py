@@ -118,7 +118,7 @@ class _PlanReader:
         if not isinstance(raw, dict):
             raise self.fail(f"changes[{index}] must be an object")
         try:
-            operation = Operation(raw.get("operation"))
+            operation = Operation(str(raw.get("operation")))
         except ValueError:
             raise self.fail(f"changes[{index}].operation must be create or update") from None
         fields = []

@@ -7,9 +7,9 @@ from the object as stored now: both go through `current_value`/`queue_field` and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
 
+from reconciler.core.jsonvalue import JSONValue, mapping_at
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import QUEUE
 from reconciler.model.live import SCHEDULE_LABEL
@@ -17,8 +17,10 @@ from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, queue_spec_fro
 from reconciler.plans.plan import FieldChange, FieldPath
 from reconciler.plans.writable import LABEL_PATH
 
+FieldValue = str | int | float | None   # a planned field's value as NVCA reads it (None: absent)
 
-def queue_field(spec: QueueSpec, path: FieldPath) -> Any:
+
+def queue_field(spec: QueueSpec, path: FieldPath) -> FieldValue:
     """A planned Queue field as NVCA reads it: numbers as float64 with absent = 0, parentQueue or None."""
     if path == ("spec", "parentQueue"):
         return spec.parent
@@ -30,18 +32,17 @@ def queue_field(spec: QueueSpec, path: FieldPath) -> Any:
     raise ValueError(f"not a planned Queue field: {path}")
 
 
-def current_value(ref: ObjectRef, obj: dict[str, Any], path: FieldPath) -> Any:
+def current_value(ref: ObjectRef, obj: Mapping[str, JSONValue], path: FieldPath) -> FieldValue:
     """The value of a planned field in a freshly read object."""
     if ref.kind == QUEUE.kind:
         return queue_field(queue_spec_from_values(obj), path)
     if path == LABEL_PATH:
-        labels = (obj.get("metadata") or {}).get("labels") or {}
-        value = labels.get(SCHEDULE_LABEL)
+        value = mapping_at(mapping_at(obj, "metadata"), "labels").get(SCHEDULE_LABEL)
         return None if value is None else str(value)
     raise ValueError(f"not a planned field: {ref} {path}")
 
 
-def same_value(a: Any, b: Any) -> bool:
+def same_value(a: object, b: object) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool) \
             and not isinstance(b, bool):
         return same_number(float(a), float(b))
@@ -52,17 +53,17 @@ def _number(value: float) -> int | float:
     return int(value) if value == value and float(value).is_integer() else value
 
 
-def queue_update_fields(want: dict[str, Any], live: QueueSpec) -> tuple[FieldChange, ...]:
+def queue_update_fields(want: Mapping[str, JSONValue], live: QueueSpec) -> tuple[FieldChange, ...]:
     """Every field of a Queue spec patch (spec.resources leaves, spec.parentQueue) whose live value differs."""
     changes: list[FieldChange] = []
-    for path, after in leaves(want.get("spec") or {}, ("spec",)):
+    for path, after in leaves(mapping_at(want, "spec"), ("spec",)):
         before = queue_field(live, path)
         if not same_value(before, after):
             changes.append(FieldChange(path, before, after))
     return tuple(changes)
 
 
-def leaves(value: Any, prefix: FieldPath) -> Iterator[tuple[FieldPath, Any]]:
+def leaves(value: object, prefix: FieldPath) -> Iterator[tuple[FieldPath, object]]:
     if isinstance(value, dict):
         for key in sorted(value):
             yield from leaves(value[key], (*prefix, str(key)))

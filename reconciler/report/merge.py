@@ -58,20 +58,18 @@ def _same_commit(inputs: Sequence[Input]) -> None:
 
 
 def _complete_shards(inputs: Sequence[Input]) -> None:
-    sharded = [i for i in inputs if i.report.shard is not None]
+    sharded = [(i, i.report.shard) for i in inputs if i.report.shard is not None]
     if not sharded:
         return
     if len(sharded) != len(inputs):
         plain = next(i for i in inputs if i.report.shard is None)
         raise UserError("report is not of a shard, but others are", where=plain.file,
                         hint="merge the reports of one `check --shard i/n` matrix")
-    count = sharded[0].report.shard.count  # type: ignore[union-attr]
+    first, count = sharded[0][0], sharded[0][1].count
     owner: dict[int, str] = {}
-    for item in sharded:
-        shard = item.report.shard
-        assert shard is not None
+    for item, shard in sharded:
         if shard.count != count:
-            raise UserError(f"report is of shard {shard}, but {sharded[0].file} is of one of {count}",
+            raise UserError(f"report is of shard {shard}, but {first.file} is of one of {count}",
                             where=item.file, hint="merge the reports of one `check --shard i/n` matrix")
         if shard.index in owner:
             raise UserError(f"shard {shard} is given twice (also {owner[shard.index]})", where=item.file)

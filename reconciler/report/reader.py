@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from reconciler.checks.nvca import Verdict
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.finding import Finding, Fix, Kind, Severity
-from reconciler.findings.rules import META_KEYS, RuleMeta
+from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 
@@ -36,7 +36,7 @@ def load_report(file: str) -> Report:
     if len(raw) > MAX_REPORT_BYTES:
         raise UserError(f"report is {len(raw)} bytes, over the {MAX_REPORT_BYTES} byte limit", where=file)
     try:
-        data = orjson.loads(raw)
+        data: JSONValue = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         line = raw[: exc.pos].count(b"\n") + 1
         raise UserError(f"not a JSON report: {exc.msg}", where=f"{file}:{line}",
@@ -44,7 +44,7 @@ def load_report(file: str) -> Report:
     return report_from_dict(data, file)
 
 
-def report_from_dict(data: Any, where: str = "report") -> Report:
+def report_from_dict(data: JSONValue, where: str = "report") -> Report:
     if not isinstance(data, dict) or data.get("tool") != "kai-gitops":
         raise UserError("not a kai-gitops JSON report", where=where,
                         hint="pass files written by `kai-gitops check -o json`")
@@ -58,78 +58,118 @@ def report_from_dict(data: Any, where: str = "report") -> Report:
                         where=where, hint="pass files written by `kai-gitops … -o json`, unedited") from None
 
 
-def _report(data: dict[str, Any], where: str) -> Report:
+def _report(data: JSONObject, where: str) -> Report:
     command = str(data["command"])
-    catalog = {m["id"]: _meta(m) for m in data.get("rules") or []}
+    catalog = {meta.id: meta for meta in (_meta(m) for m in objects_at(data, "rules"))}
     # diff/doctor put their one cluster's fields at the top level
-    clusters = [_cluster(c, catalog) for c in data["clusters"]] if "clusters" in data else [_cluster(data, catalog)]
-    shard = Shard.from_dict(data["shard"], where) if data.get("shard") is not None else None
-    repository = [finding_from_dict(f) for f in (data.get("repository") or {}).get("findings", [])]
+    clusters = ([_cluster(c, catalog) for c in _objects(data["clusters"], "clusters")] if "clusters" in data
+                else [_cluster(data, catalog)])
+    shard_raw = data.get("shard")
+    shard = Shard.from_dict(shard_raw, where) if shard_raw is not None else None
+    repository = [finding_from_dict(f)
+                  for f in _objects(mapping_at(data, "repository").get("findings", []), "repository.findings")]
     changed = data.get("changedLines")
-    return Report(command, clusters, Severity(data["failOn"]), repository,
-                  {f: frozenset(_line(n, optional=False) for n in lines) for f, lines in changed.items()}
+    return Report(command, clusters, Severity(_text(data["failOn"])), repository,
+                  {f: frozenset(_line_number(n) for n in _array(lines, f"changedLines.{f}"))
+                   for f, lines in expect_object(changed, "changedLines").items()}
                   if changed is not None else None, shard=shard)
 
 
-def _cluster(data: dict[str, Any], catalog: dict[str, RuleMeta]) -> ClusterReport:
+def _cluster(data: JSONObject, catalog: dict[str, RuleMeta]) -> ClusterReport:
     git = data.get("git")
     live = data.get("live")
     nvca = data.get("nvca")
     anchor = data.get("anchor")
+    healthz = data.get("healthz")
     return ClusterReport(
         cluster=str(data["cluster"]),
-        git=GitInfo(git["repo"], git["ref"], git["commit"], bool(git["worktree"])) if git else None,
-        live_source=live["source"] if live else None,
-        nvca=_verdict(nvca["kai-scheduler-queues"]) if nvca else None,
-        healthz=data.get("healthz"),
-        findings=[finding_from_dict(f) for f in data["findings"]],
-        rules=[catalog[rule_id] for rule_id in data.get("rulesEvaluated") or []],
-        anchor=_location(anchor) if anchor else None)
+        git=_git(expect_object(git, "git")) if git else None,
+        live_source=_text(expect_object(live, "live")["source"]) if live else None,
+        nvca=_verdict(expect_object(expect_object(nvca, "nvca")["kai-scheduler-queues"], "nvca")) if nvca else None,
+        healthz=expect_object(healthz, "healthz") if healthz is not None else None,
+        findings=[finding_from_dict(f) for f in _objects(data["findings"], "findings")],
+        rules=[catalog[str(rule_id)] for rule_id in list_at(data, "rulesEvaluated")],
+        anchor=_location(expect_object(anchor, "anchor")) if anchor else None)
 
 
-def _meta(data: dict[str, Any]) -> RuleMeta:
+def _git(data: JSONObject) -> GitInfo:
+    return GitInfo(_text(data["repo"]), _text(data["ref"]), _optional_text(data["commit"]), bool(data["worktree"]))
+
+
+def _meta(data: JSONObject) -> RuleMeta:
     """As written (a rule known only by its findings may have empty fields, which a policy's meta may not);
     severity and scope must be ones every format maps (RuleMeta refuses others)."""
-    return RuleMeta(**{key: str(data[key]) for key in META_KEYS})
+    text = {key: str(data[key]) for key in META_KEYS}
+    return RuleMeta(text["id"], text["title"], Severity(text["severity"]), Scope(text["scope"]), text["rationale"],
+                    text["remediation"], text["source"])
 
 
-def _verdict(data: dict[str, Any]) -> Verdict:
+def _verdict(data: JSONObject) -> Verdict:
     status = data["status"]
     if status not in ("healthy", "unhealthy", "not-evaluated"):
         raise ValueError(f"unknown NVCA status {status!r}")
-    return Verdict(status != "unhealthy", tuple(data["errors"]), evaluated=status != "not-evaluated")
+    return Verdict(status != "unhealthy", tuple(_text(e) for e in _array(data["errors"], "errors")),
+                   evaluated=status != "not-evaluated")
 
 
-def finding_from_dict(data: dict[str, Any]) -> Finding:
+def finding_from_dict(data: JSONObject) -> Finding:
     subject, location, fix = data["subject"], data["location"], data["fix"]
     return Finding(
         rule_id=str(data["rule"]),
-        kind=Kind(data["kind"]),
-        severity=Severity(data["severity"]),
+        kind=Kind(_text(data["kind"])),
+        severity=Severity(_text(data["severity"])),
         message=str(data["message"]),
         cluster=str(data["cluster"]),
-        subject=ObjectRef(subject["apiVersion"], subject["kind"], subject["name"], subject["namespace"])
-        if subject else None,
-        location=_location(location) if location else None,
+        subject=_subject(expect_object(subject, "subject")) if subject else None,
+        location=_location(expect_object(location, "location")) if location else None,
         desired=data["desired"],
         live=data["live"],
-        fix=Fix.from_dict(fix) if fix else None,
+        fix=Fix.from_dict(expect_object(fix, "fix")) if fix else None,
         title=str(data["title"]),
-        waived_by=data["waived_by"],
-        extra=dict(data.get("details") or {}),
+        waived_by=_optional_text(data["waived_by"]),
+        extra=dict(mapping_at(data, "details")),
     )
 
 
-def _location(data: dict[str, Any]) -> Location:
-    return Location(data["file"], _line(data["line"]), _line(data["column"]), parse_path(data["path"]),
+def _subject(data: JSONObject) -> ObjectRef:
+    return ObjectRef(_text(data["apiVersion"]), _text(data["kind"]), _text(data["name"]),
+                     _optional_text(data["namespace"]))
+
+
+def _location(data: JSONObject) -> Location:
+    return Location(_text(data["file"]), _line(data["line"]), _line(data["column"]), parse_path(_text(data["path"])),
                     _line(data.get("endLine")), _line(data.get("endColumn")))
 
 
-def _line(value: Any, *, optional: bool = True) -> Any:
-    """A line or column as written: an integer (or null where the field may be), never text SARIF would carry."""
-    if (value is not None or not optional) and (isinstance(value, bool) or not isinstance(value, int)):
+def _line(value: JSONValue) -> int | None:
+    """A line or column as written: an integer or null, never text SARIF would carry."""
+    return None if value is None else _line_number(value)
+
+
+def _line_number(value: JSONValue) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{value!r} is not a line or column number")
     return value
+
+
+def _text(value: JSONValue) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} is not a string")
+    return value
+
+
+def _optional_text(value: JSONValue) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _array(value: JSONValue, what: str) -> JSONArray:
+    if not isinstance(value, list):
+        raise TypeError(f"{what} is a {type(value).__name__}, not a list")
+    return value
+
+
+def _objects(value: JSONValue, what: str) -> list[JSONObject]:
+    return [expect_object(item, f"an item of {what}") for item in _array(value, what)]
 
 
 def parse_path(text: str) -> YamlPath:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from reconciler.checks.nvca import Verdict
 from reconciler.core.exits import ExitCode
+from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.findings.finding import Action, Finding, Kind, Severity, at_or_above
@@ -30,7 +31,7 @@ class GitInfo:
     def short_commit(self) -> str:
         return (self.commit or "")[:12] or "working tree"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONLike]:
         return {"repo": self.repo, "ref": self.ref, "commit": self.commit, "worktree": self.worktree}
 
 
@@ -40,7 +41,7 @@ class ClusterReport:
     git: GitInfo | None = None
     live_source: str | None = None
     nvca: Verdict | None = None
-    healthz: dict[str, Any] | None = None
+    healthz: Mapping[str, JSONLike] | None = None
     findings: list[Finding] = field(default_factory=list)
     rules: list[RuleMeta] = field(default_factory=list)   # every rule evaluated here, found something or not
     anchor: Location | None = None   # the cluster's entry in kai-gitops.yaml: where live-only findings point
@@ -59,7 +60,7 @@ class ClusterReport:
                 "info": severities.get("info", 0), "waived": len(self.findings) - len(active),
                 "problems": len(group_problems(active)), "findings": len(active)}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONLike]:
         return {"cluster": self.cluster,
                 "git": self.git.to_dict() if self.git else None,
                 "live": {"source": self.live_source} if self.live_source else None,
@@ -89,13 +90,13 @@ class Report:
         every = [*self.repository, *(f for c in self.clusters for f in c.findings)]
         return ExitCode.FINDINGS if at_or_above(every, self.fail_on) else ExitCode.CLEAN
 
-    def to_dict(self) -> dict[str, Any]:
-        head = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
-                "failOn": self.fail_on.value, "exitCode": self.exit_code.value}
+    def to_dict(self) -> dict[str, JSONLike]:
+        head: dict[str, JSONLike] = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
+                                     "failOn": self.fail_on.value, "exitCode": self.exit_code.value}
         if self.shard is not None:
             head["shard"] = self.shard.to_dict()
-        repository = {"repository": {"findings": finding_dicts(self.repository)}}
-        catalog = {"rules": [_meta_dict(m) for m in self.rules()]} | (
+        repository: dict[str, JSONLike] = {"repository": {"findings": finding_dicts(self.repository)}}
+        catalog: dict[str, JSONLike] = {"rules": [_meta_dict(m) for m in self.rules()]} | (
             {"changedLines": {f: sorted(lines) for f, lines in sorted(self.changed_lines.items())}}
             if self.changed_lines is not None else {})
         if self.command in ("diff", "doctor", "reconcile") and len(self.clusters) == 1:
@@ -123,7 +124,7 @@ class Report:
         return [found[key] for key in sorted(found)]
 
 
-def finding_dicts(findings: list[Finding]) -> list[dict[str, Any]]:
+def finding_dicts(findings: list[Finding]) -> list[dict[str, JSONLike]]:
     """JSON findings in report order, each with the id of the problem it belongs to."""
     return [f.to_dict() | {"problem": problem_id(f)} for f in sorted(findings, key=finding_order)]
 
@@ -140,6 +141,6 @@ def _meta_from(f: Finding) -> RuleMeta:
                     description or "See the finding.", "kai-gitops")
 
 
-def finding_order(f: Finding) -> tuple[Any, ...]:
+def finding_order(f: Finding) -> tuple[bool, int, str, str, str]:
     return (f.kind is not Kind.DRIFT, -f.severity.rank, f.rule_id, str(f.subject or ""),
             str(f.location or ""))

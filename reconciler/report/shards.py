@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONValue
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 MAX_SHARDS = 1000
-Named = TypeVar("Named")
+class _HasName(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+Named = TypeVar("Named", bound=_HasName)
 
 
 @dataclass(frozen=True, order=True)
@@ -36,10 +42,11 @@ class Shard:
         return {"index": self.index, "count": self.count}
 
     @classmethod
-    def from_dict(cls, raw: Any, where: str) -> Shard:
-        if not isinstance(raw, dict) or not all(isinstance(raw.get(k), int) for k in ("index", "count")):
+    def from_dict(cls, raw: JSONValue, where: str) -> Shard:
+        index, count = (raw.get("index"), raw.get("count")) if isinstance(raw, dict) else (None, None)
+        if not isinstance(index, int) or not isinstance(count, int):
             raise UserError("'shard' must be {index, count}", where=where)
-        return _checked(raw["index"], raw["count"], where)
+        return _checked(index, count, where)
 
 
 def parse_shard(text: str) -> Shard:
@@ -70,7 +77,11 @@ def _weight(shard: int, name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{shard}\x1f{name}".encode()).digest()[:8], "big")
 
 
-def select(items: Sequence[Named], shard: Shard | None, name: Any = lambda item: item.name) -> list[Named]:
+def _name_of(item: _HasName) -> str:
+    return item.name
+
+
+def select(items: Sequence[Named], shard: Shard | None, name: Callable[[Named], str] = _name_of) -> list[Named]:
     """The items this shard owns, in their original order (all of them without a shard)."""
     if shard is None:
         return list(items)

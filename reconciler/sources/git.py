@@ -8,10 +8,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from reconciler.sources.git_credentials import GitCallbacks
 
 _URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
 
@@ -26,11 +31,11 @@ def cache_dir() -> Path:
 class GitTree:
     """Files of one repository at one ref (or its working tree). Paths are repo-relative, '/'-separated."""
 
-    repo: Any          # pygit2.Repository
+    repo: pygit2.Repository
     label: str         # what the user gave: path or URL
     ref: str
     worktree: bool = False
-    _commit: Any = None
+    _commit: pygit2.Commit | None = None
 
     @property
     def commit_id(self) -> str | None:
@@ -52,11 +57,13 @@ class GitTree:
         path = _normalise(path)
         if self.worktree:
             return self._read_worktree(path)
+        import pygit2
+
         try:
             entry = self._resolve().tree[path]
         except KeyError:
             return None
-        if entry.type_str != "blob":
+        if not isinstance(entry, pygit2.Blob):
             raise UserError(f"is a {entry.type_str}, not a file", where=path)
         if entry.filemode == _SYMLINK_MODE:  # its content is the link target's path, not the file
             raise UserError("is a symbolic link; links are not followed at a ref", where=path,
@@ -95,10 +102,12 @@ class GitTree:
             raise UserError("is a directory, not a file", where=path)
         return file.read_bytes()
 
-    def _resolve(self) -> Any:
+    def _resolve(self) -> pygit2.Commit:
+        import pygit2
+
         if self._commit is None:
             try:
-                self._commit = self.repo.revparse_single(self.ref).peel(_commit_type())
+                self._commit = self.repo.revparse_single(self.ref).peel(pygit2.Commit)
             except (KeyError, ValueError, TypeError):
                 raise UserError(f"ref '{self.ref}' does not exist", where=self.label,
                                 hint="pass an existing branch, tag or commit with --ref") from None
@@ -122,7 +131,7 @@ def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) ->
     return GitTree(pygit2.Repository(found), label, ref, worktree)
 
 
-def _cached_clone(url: str, label: str) -> Any:
+def _cached_clone(url: str, label: str) -> pygit2.Repository:
     import pygit2
 
     target = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16]
@@ -143,56 +152,11 @@ def _cached_clone(url: str, label: str) -> Any:
                         hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)") from None
 
 
-def git_callbacks(ssh_key: str | None = None) -> Any:
-    """Credentials for fetch and push. HTTPS: the token in $KAI_GITOPS_GIT_TOKEN (user $KAI_GITOPS_GIT_USER,
-    default x-access-token, which GitHub and GitLab deploy tokens both accept). SSH: the key file `ssh_key`
-    (passphrase $KAI_GITOPS_GIT_SSH_PASSPHRASE), else the SSH agent. A credential the server refused is not
-    offered again: libgit2 would replay it until "too many authentication replays" and hide the reason."""
-    import pygit2
-    from pygit2.enums import CredentialType
+def git_callbacks(ssh_key: str | None = None) -> GitCallbacks:
+    """Credentials for fetch and push (see GitCallbacks); pygit2 is imported only when a remote is used."""
+    from reconciler.sources.git_credentials import GitCallbacks
 
-    token = os.environ.get("KAI_GITOPS_GIT_TOKEN")
-    user = os.environ.get("KAI_GITOPS_GIT_USER", "x-access-token")
-
-    class _Callbacks(pygit2.RemoteCallbacks):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.offered: set[str] = set()
-            self.rejected: dict[str, str] = {}
-
-        def credentials(self, url: str, username_from_url: str | None, allowed_types: Any) -> Any:
-            kind = "ssh" if allowed_types & CredentialType.SSH_KEY else "https"
-            if kind in self.offered:
-                raise UserError("the Git server refused the credentials", where=redact_text(url),
-                                hint=_AUTH_HINT[kind])
-            self.offered.add(kind)
-            if kind == "https" and token and allowed_types & CredentialType.USERPASS_PLAINTEXT:
-                return pygit2.UserPass(user, token)
-            if kind == "ssh":
-                name = username_from_url or "git"
-                if ssh_key:
-                    public = f"{ssh_key}.pub" if os.path.exists(f"{ssh_key}.pub") else None
-                    return pygit2.Keypair(name, public, ssh_key, os.environ.get("KAI_GITOPS_GIT_SSH_PASSPHRASE", ""))
-                return pygit2.KeypairFromAgent(name)
-            what = ("credentials of a kind kai-gitops cannot offer (HTTPS: username and token only)" if token
-                    else "credentials and none are set")
-            raise UserError(f"the Git server asks for {what}", where=redact_text(url), hint=_AUTH_HINT[kind])
-
-        def push_update_reference(self, refname: str, message: str | None) -> None:
-            if message:
-                self.rejected[refname] = message
-
-    return _Callbacks()
-
-
-_AUTH_HINT = {"https": "set $KAI_GITOPS_GIT_TOKEN to a token with write access to the repository",
-              "ssh": "load the deploy key into ssh-agent or pass --git-ssh-key FILE"}
-
-
-def _commit_type() -> Any:
-    import pygit2
-
-    return pygit2.Commit
+    return GitCallbacks(ssh_key)
 
 
 _SYMLINK_MODE = 0o120000
@@ -202,14 +166,16 @@ def _inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
-def _walk_tree(node: Any, prefix: str, suffix: str) -> Iterator[tuple[str, bytes]]:
-    if node.type_str != "tree":
+def _walk_tree(node: pygit2.Object, prefix: str, suffix: str) -> Iterator[tuple[str, bytes]]:
+    import pygit2
+
+    if not isinstance(node, pygit2.Tree):
         return
-    for child in sorted(node, key=lambda c: c.name):
+    for child in sorted(node, key=lambda c: c.name or ""):
         path = f"{prefix}/{child.name}"
-        if child.type_str == "tree":
+        if isinstance(child, pygit2.Tree):
             yield from _walk_tree(child, path, suffix)
-        elif child.name.endswith(suffix) and child.filemode != _SYMLINK_MODE:
+        elif isinstance(child, pygit2.Blob) and (child.name or "").endswith(suffix) and child.filemode != _SYMLINK_MODE:
             yield path, child.data
 
 

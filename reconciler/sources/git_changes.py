@@ -28,10 +28,10 @@ def changed_lines(head: GitTree, base_ref: str) -> dict[str, frozenset[int]]:
         untracked = DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS | DiffOption.SHOW_UNTRACKED_CONTENT
         diff = merge_base.tree.diff_to_workdir(flags=untracked, context_lines=0)
     else:
-        diff = repo.diff(merge_base.tree, head_commit.tree, context_lines=0)
+        diff = merge_base.tree.diff_to_tree(head_commit.tree, context_lines=0, interhunk_lines=0)
     changed: dict[str, set[int]] = {}
     for patch in diff:
-        if patch.delta.is_binary:
+        if patch is None or patch.delta.is_binary:   # None: libgit2 made no patch of this delta
             continue
         lines = changed.setdefault(patch.delta.new_file.path, set())
         for hunk in patch.hunks:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast, overload
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
 from reconciler.model.config import (
     DEFAULT_STACK_KAI_VERSION,
     ClusterConfig,
@@ -16,18 +18,65 @@ from reconciler.model.config import (
 )
 from reconciler.yamlio.document import YamlDoc, load_document
 
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+
 CONFIG_FILE = "kai-gitops.yaml"
 
 
-def schema() -> dict[str, Any]:
+# The shape data/kai-gitops.schema.json gives the file: these types hold once _validate() has passed.
+class _SharedCluster(TypedDict):
+    intent: str
+    nodes: NotRequired[list[str]]
+    nodeSelector: NotRequired[dict[str, str]]
+
+
+class _Cluster(TypedDict):
+    name: str
+    mode: str
+    kaiChartVersion: str
+    kubeContext: NotRequired[str]
+    environmentFile: NotRequired[str]
+    stackBaseFile: NotRequired[str]
+    stackKaiVersion: NotRequired[str]
+    kaiValuesFile: NotRequired[str]
+    nvcaValuesFile: NotRequired[str]
+    sharedCluster: NotRequired[_SharedCluster]
+    queueFiles: NotRequired[list[str]]
+
+
+class _Policies(TypedDict, total=False):
+    dirs: list[str]
+    data: list[str]
+
+
+class _GitHost(TypedDict, total=False):
+    host: str
+    url: str
+    repo: str
+    labels: list[str]
+    assignees: list[str]
+    baseBranch: str
+
+
+class _RepoConfigFile(TypedDict):
+    apiVersion: str
+    clusters: list[_Cluster]
+    policies: NotRequired[_Policies]
+    waiversFile: NotRequired[str]
+    gitHost: NotRequired[_GitHost]
+
+
+def schema() -> JSONObject:
     text = resources.files("reconciler").joinpath("data/kai-gitops.schema.json").read_text()
-    return json.loads(text)
+    parsed: JSONValue = json.loads(text)
+    return expect_object(parsed, "kai-gitops.schema.json")
 
 
 def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     doc = load_document(raw, file, empty_ok=False)
     _validate(doc)
-    data = doc.data
+    data = cast(_RepoConfigFile, doc.data)   # the schema's shape, checked just above
     clusters = tuple(_cluster(c, i) for i, c in enumerate(data["clusters"]))
     _unique_names(doc, clusters)
     policies = data.get("policies") or {}
@@ -36,7 +85,7 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
                       _git_host(data.get("gitHost")))
 
 
-def _git_host(raw: dict[str, Any] | None) -> GitHostConfig | None:
+def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
     if raw is None:
         return None
     return GitHostConfig(raw.get("host"), raw.get("url"), raw.get("repo"), tuple(raw.get("labels", ())),
@@ -58,18 +107,18 @@ def _validate(doc: YamlDoc) -> None:
                     hint="see the JSON Schema: kai-gitops schema")
 
 
-def _most_specific(error: Any) -> Any:
+def _most_specific(error: ValidationError) -> ValidationError:
     # allOf/if-then wrap the useful message one level down.
     while error.context:
         error = sorted(error.context, key=lambda e: -len(e.absolute_path))[0]
     return error
 
 
-def _describe(error: Any) -> str:
+def _describe(error: ValidationError) -> str:
     where = ".".join(str(p) for p in error.absolute_path) or "top level"
     if error.validator == "additionalProperties":
         extra = sorted(_unknown_keys(error))
-        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        allowed = ", ".join(sorted(_allowed_keys(error)))
         return f"unknown key(s) {', '.join(map(repr, extra))} in {where}; allowed: {allowed}"
     if error.validator == "required":
         return f"{where}: {error.message}"
@@ -78,12 +127,19 @@ def _describe(error: Any) -> str:
     return f"{where}: {error.message}"
 
 
-def _unknown_keys(error: Any) -> set[str]:
-    return set(error.instance) - set(error.schema.get("properties", {}))
+def _unknown_keys(error: ValidationError) -> set[str]:
+    """Of an additionalProperties error, whose instance is a mapping and whose schema names its properties."""
+    instance = error.instance
+    return (set(instance) if isinstance(instance, dict) else set()) - _allowed_keys(error)
 
 
-def _cluster(raw: dict[str, Any], index: int) -> ClusterConfig:
-    shared = raw.get("sharedCluster") or {}
+def _allowed_keys(error: ValidationError) -> set[str]:
+    schema = error.schema
+    return set(schema.get("properties", {})) if isinstance(schema, Mapping) else set()
+
+
+def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
+    shared: _SharedCluster = raw.get("sharedCluster") or {"intent": "dedicated"}
     return ClusterConfig(
         name=raw["name"], mode=raw["mode"], kai_chart_version=_v(raw["kaiChartVersion"]),
         kube_context=raw.get("kubeContext"), environment_file=_repo_path(raw.get("environmentFile")),
@@ -95,7 +151,13 @@ def _cluster(raw: dict[str, Any], index: int) -> ClusterConfig:
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())), index=index)
 
 
-def _repo_path(path: Any) -> Any:
+@overload
+def _repo_path(path: str) -> str: ...
+@overload
+def _repo_path(path: str | None) -> str | None: ...
+
+
+def _repo_path(path: str | None) -> str | None:
     """`./clusters//a.yaml` as Git names it, `clusters/a.yaml`: findings carry the path into SARIF URIs,
     annotations and Code Quality, which match it against the repository's files and the PR's diff."""
     if not isinstance(path, str):

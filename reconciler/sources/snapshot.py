@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject, JSONValue
 from reconciler.model.live import LiveState, LiveStateBuilder
-from reconciler.yamlio.document import decode_text, load_documents
+from reconciler.yamlio.document import YamlDoc, decode_text, load_documents
 
 
 def read_snapshot(path: str) -> LiveState:
@@ -19,7 +21,7 @@ def read_snapshot(path: str) -> LiveState:
     return builder.finish()
 
 
-def snapshot_items(path: str) -> list[dict[str, Any]]:
+def snapshot_items(path: str) -> list[JSONObject]:
     """The objects of a snapshot file, checked to be Kubernetes objects (kind, apiVersion)."""
     file = Path(path)
     if not file.is_file():
@@ -32,9 +34,9 @@ def snapshot_items(path: str) -> list[dict[str, Any]]:
     return _json_items(raw, path) if raw.lstrip()[:1] in (b"{", b"[") else _yaml_items(raw, path)
 
 
-def _json_items(raw: bytes, path: str) -> list[dict[str, Any]]:
+def _json_items(raw: bytes, path: str) -> list[JSONObject]:
     try:
-        data = orjson.loads(raw)
+        data: JSONValue = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise UserError(f"invalid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
     items = _list_items(data, lambda i: f"{path}:1 (item {i})", path)
@@ -45,25 +47,32 @@ def _json_items(raw: bytes, path: str) -> list[dict[str, Any]]:
 SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024 * 1024
 
 
-def _yaml_items(raw: bytes, path: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+def _yaml_items(raw: bytes, path: str) -> list[JSONObject]:
+    items: list[JSONObject] = []
     for doc in load_documents(decode_text(raw, path, max_bytes=SNAPSHOT_MAX_BYTES), path):
-        items.extend(_list_items(doc.data, lambda i, d=doc: str(d.locate(("items", i))), path))
+        items.extend(_list_items(doc.data, partial(_item_location, doc), path))
     return items
 
 
-def _list_items(data: Any, where: Any, path: str) -> list[dict[str, Any]]:
+def _item_location(doc: YamlDoc, index: int) -> str:
+    return str(doc.locate(("items", index)))
+
+
+def _list_items(data: JSONValue, where: Callable[[int], str], path: str) -> list[JSONObject]:
     if not isinstance(data, dict):
         raise UserError("a snapshot must be a Kubernetes List object", where=f"{path}:1",
                         hint="write one with `kai-gitops snapshot -o FILE`")
+    items: JSONValue
     if not str(data.get("kind", "")).endswith("List"):
         items = [data]  # a single object is a list of one
     else:
         items = data.get("items") or []
         if not isinstance(items, list):
             raise UserError("`items` must be a list", where=where(0))
+    objects: list[JSONObject] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not item.get("kind") or not item.get("apiVersion"):
             raise UserError(f"item {i} has no kind/apiVersion", where=where(i),
                             hint="each item must be a full Kubernetes object")
-    return items
+        objects.append(item)
+    return objects

@@ -13,18 +13,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 import yaml
+from yaml.nodes import ScalarNode
+from yaml.representer import SafeRepresenter
 
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target
+from reconciler.core.jsonvalue import JSONObject
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster import ReadSettings
 
-Obj = dict[str, Any]
 
 # Plain YAML scalars that the snapshot reader (YAML 1.2 + Helm's 1.1 booleans) would not read back as this
 # same string -- numbers, timestamps, booleans, nulls -- are double-quoted; plain words stay readable.
@@ -33,11 +35,12 @@ _AMBIGUOUS_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null",
 _Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class _SnapshotDumper(_Dumper):  # type: ignore[misc, valid-type]
+# misc: a base picked at run time (libyaml's CSafeDumper where PyYAML has it) is not a static type to mypy
+class _SnapshotDumper(_Dumper):  # type: ignore[misc]
     pass
 
 
-def _represent_str(dumper: Any, value: str) -> Any:
+def _represent_str(dumper: SafeRepresenter, value: str) -> ScalarNode:
     if "\n" in value:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
     if _PLAIN_SAFE.fullmatch(value) and value.lower() not in _AMBIGUOUS_WORDS:
@@ -74,7 +77,7 @@ class SnapshotWriter:
         self._file.write(self._head())
         return self
 
-    def add(self, obj: Obj) -> None:
+    def add(self, obj: JSONObject) -> None:
         assert self._file is not None, "use SnapshotWriter as a context manager"
         if self.json:
             self._file.write(("" if not self.counts else ",\n") + orjson.dumps(obj).decode())

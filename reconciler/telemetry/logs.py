@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TextIO
 
 import orjson
 
@@ -66,7 +66,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, run id, cluster, phase, extra fields."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, Any] = {
+        line: dict[str, object] = {   # extras may be any object: orjson writes those with str()
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(), "logger": record.name,
             "message": redact_text(" ".join(record.getMessage().split())), **current()}
@@ -86,14 +86,14 @@ class TextFormatter(logging.Formatter):
         return f"kai-gitops: {level}{redact_text(' '.join(record.getMessage().split()))}"
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler[TextIO]):
     """Writes to whatever sys.stderr is at the time (test runners and click swap it)."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         super().__init__(stream)
         self._fixed = stream
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> TextIO:
         return self._fixed or sys.stderr
 

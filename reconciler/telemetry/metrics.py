@@ -78,11 +78,11 @@ def build_registry(facts: RunFacts, *, cluster_label: bool = True,
           ["command"]).labels(*run_labels).set(1 if facts.ok else 0)
     gauge("last_run_exit_code", "Exit code of the last run: 0 clean, 2 findings or pending changes, 1 error.",
           ["command"]).labels(*run_labels).set(facts.exit_code)
-    previous = (carried or {}).get((facts.cluster, facts.command))
-    if facts.ok or previous is not None:
+    last_success = facts.finished if facts.ok else (carried or {}).get((facts.cluster, facts.command))
+    if last_success is not None:
         # Not even declared otherwise: an empty family in a Pushgateway POST would replace the group's value.
         Gauge(LAST_SUCCESS, "When the last successful run finished (Unix time).", [*base, "command"],
-              registry=registry).labels(*run_labels).set(facts.finished if facts.ok else previous)
+              registry=registry).labels(*run_labels).set(last_success)
     _set(gauge("live_read_retries", "Requests to the Kubernetes API retried (429, 5xx, timeouts, resets, "
                "expired continue tokens) during the last run.", []), own, facts.live_read_retries)
     _changes(facts, gauge, own)

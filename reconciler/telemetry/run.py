@@ -13,7 +13,7 @@ import contextvars
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,8 +100,10 @@ def _finish(run: RunObservation, settings: TelemetrySettings) -> None:
                      report=run.report, live_read_retries=RETRIES.count - run.retries_before)
     _changes(facts, run.outcome)
     with logs.phase("metrics"):
-        for target, send in ((settings.metrics_file, lambda v: write_textfile(Path(v), facts)),
-                             (settings.metrics_push, lambda v: push(v, facts))):
+        sends: list[tuple[str | None, Callable[[str], None]]] = [
+            (settings.metrics_file, lambda v: write_textfile(Path(v), facts)),
+            (settings.metrics_push, lambda v: push(v, facts))]
+        for target, send in sends:
             if target:
                 try:
                     send(target)

@@ -13,12 +13,17 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
 from reconciler.core.refs import Location, YamlPath
 from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
 from reconciler.yamlio.spans import SpanIndex
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
 
 # An alias bomb expands a few lines into billions of values; real files reuse anchors a little, not this much.
 MAX_ALIAS_EXPANSION = 1_000_000
@@ -31,7 +36,7 @@ class YamlDoc:
     """One YAML document: plain Python data plus where each value sits in the file."""
 
     file: str
-    data: Any
+    data: JSONValue
     positions: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
     spans: SpanIndex | None = field(default=None, compare=False, repr=False)   # where values end, on demand
 
@@ -47,7 +52,11 @@ class YamlDoc:
         end = self.spans.end_of((line, column), len(probe)) if self.spans is not None and probe else None
         return Location(self.file, line, column, tuple(path), *(end or (None, None)))
 
-    def get(self, path: YamlPath, default: Any = None) -> Any:
+    def mapping(self) -> JSONObject:
+        """The data of a document whose reader already refused anything but a mapping."""
+        return expect_object(self.data, self.file)
+
+    def get(self, path: YamlPath, default: JSONValue = None) -> JSONValue:
         node = self.data
         for part in path:
             if isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
@@ -160,7 +169,7 @@ def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared:
     return docs[0]
 
 
-def _parser() -> Any:
+def _parser() -> YAML:
     from ruamel.yaml import YAML
     from ruamel.yaml.constructor import RoundTripConstructor
 
@@ -177,12 +186,14 @@ def _parser() -> Any:
 
 
 def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
+    from ruamel.yaml.error import MarkedYAMLError
+
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
     # ruamel's own bugs raise bare AssertionError/NotImplementedError, some with no message at all
     problem = getattr(exc, "problem", None) or next(iter(str(exc).splitlines()), "") or \
         f"the YAML parser failed ({type(exc).__name__})"
-    if type(exc).__name__ == "DuplicateKeyError":
+    if type(exc).__name__ == "DuplicateKeyError" and isinstance(exc, MarkedYAMLError):
         key = re.search(r'duplicate key "([^"]*)"', str(exc))
         name = key.group(1) if key else "?"
         return duplicate_key_error(file, name, *_duplicate_key_lines(text, exc, name))
@@ -196,7 +207,7 @@ def duplicate_key_error(file: str, name: str, first: int, second: int) -> UserEr
                      hint="Helm would silently keep the last one; delete the line you do not mean")
 
 
-def _duplicate_key_lines(text: str, exc: Any, name: str) -> tuple[int, int]:
+def _duplicate_key_lines(text: str, exc: MarkedYAMLError, name: str) -> tuple[int, int]:
     """ruamel marks the mapping's start, not the first key: re-compose (no duplicate check) to find both keys."""
     mapping_mark, second = exc.context_mark, exc.problem_mark.line + 1
     from ruamel.yaml import YAML
@@ -221,11 +232,11 @@ def _duplicate_key_lines(text: str, exc: Any, name: str) -> tuple[int, int]:
     return mapping_mark.line + 1, second
 
 
-def _refuse_alias_bomb(root: Any, file: str) -> None:
+def _refuse_alias_bomb(root: object, file: str) -> None:
     """Expanded size counted once per distinct container, so a bomb is caught before it is expanded."""
     sizes: dict[int, int] = {}
 
-    def size(node: Any) -> int:
+    def size(node: object) -> int:
         if not isinstance(node, dict | list):
             return 1
         key = id(node)
@@ -253,7 +264,7 @@ class _Converter:
         self.file = file
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
 
-    def convert(self, node: Any, path: YamlPath) -> Any:
+    def convert(self, node: object, path: YamlPath) -> JSONValue:
         if isinstance(node, dict):
             return dict(self._mapping_items(node, path))
         if isinstance(node, list):
@@ -273,7 +284,7 @@ class _Converter:
                             "character", where=f"{self.file}:{line}:{column}",
                             hint="write the character itself, or its \\U escape")
 
-    def _mapping_items(self, node: Any, path: YamlPath) -> Iterator[tuple[Any, Any]]:
+    def _mapping_items(self, node: dict[object, object], path: YamlPath) -> Iterator[tuple[str, JSONValue]]:
         lines: dict[str, int] = {}
         for raw_key, value in node.items():
             key = helm_key(_scalar(raw_key))
@@ -288,7 +299,7 @@ class _Converter:
             lines[key] = position[0] if position else 1
             yield key, converted
 
-    def _seq_items(self, node: Any, path: YamlPath) -> Iterator[Any]:
+    def _seq_items(self, node: list[object], path: YamlPath) -> Iterator[object]:
         for i, item in enumerate(node):
             position = _lc(node, "item", i)
             if position is not None:
@@ -296,7 +307,7 @@ class _Converter:
             yield item
 
 
-def _lc(node: Any, kind: str, key: Any) -> tuple[int, int] | None:
+def _lc(node: object, kind: str, key: object) -> tuple[int, int] | None:
     lc = getattr(node, "lc", None)
     if lc is None:
         return None
@@ -307,7 +318,7 @@ def _lc(node: Any, kind: str, key: Any) -> tuple[int, int] | None:
     return line + 1, column + 1
 
 
-def _scalar(node: Any) -> Any:
+def _scalar(node: object) -> JSONValue:
     from ruamel.yaml.scalarstring import ScalarString
 
     if isinstance(node, ScalarString):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 # go-yaml v2 resolve table: plain scalars that Helm reads as booleans (besides true/false).
 HELM_TRUE = frozenset({"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"})
 HELM_FALSE = frozenset({"n", "N", "no", "No", "NO", "off", "Off", "OFF"})
@@ -23,7 +21,7 @@ def go_integer(value: int) -> int | float:
     return value if -(2**63) <= value < 2**63 else float(value)
 
 
-def helm_key(key: Any) -> str:
+def helm_key(key: object) -> str:
     """Helm's values are JSON objects: every key becomes a string (`1:` → "1", `on:` → "true", `~:` → "null")."""
     if isinstance(key, bool):
         return "true" if key else "false"

@@ -16,16 +16,17 @@ of the project and on generated and fuzzed ones.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
 
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from reconciler.core.jsonvalue import JSONScalar, JSONValue
 from reconciler.core.refs import YamlPath
 from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
 
-try:
-    from yaml import CSafeLoader
-    from yaml.nodes import ScalarNode, SequenceNode
-except ImportError:  # PyYAML without libyaml: yamldoc falls back to ruamel
-    CSafeLoader = None
+# None when PyYAML was built without libyaml: yamldoc falls back to ruamel
+CSafeLoader: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
 
 _PLAIN, _QUOTED, _COLLECTION = "?plain", "?quoted", "?collection"
 
@@ -60,10 +61,10 @@ def available() -> bool:
 
 
 if CSafeLoader is not None:
-    class _Composer(CSafeLoader):  # type: ignore[misc,valid-type]
+    class _Composer(yaml.CSafeLoader):
         """Composes only; tags are marked, not resolved (resolution happens below, with 1.2 rules)."""
 
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        def resolve(self, kind: type[Node], value: str | None, implicit: tuple[bool, bool]) -> str:
             if kind is ScalarNode:
                 if implicit[0]:
                     return _PLAIN
@@ -71,7 +72,7 @@ if CSafeLoader is not None:
             return _COLLECTION
 
 
-def documents(text: str) -> list[tuple[Any, dict[YamlPath, tuple[int, int]]]] | None:
+def documents(text: str) -> list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]] | None:
     """(data, positions) per non-empty document, or None to have ruamel read the file."""
     if CSafeLoader is None or _ruamel_territory(text):
         return None
@@ -80,9 +81,11 @@ def documents(text: str) -> list[tuple[Any, dict[YamlPath, tuple[int, int]]]] | 
     except Exception:  # e.g. text libyaml cannot take in at all: ruamel decides
         return None
     try:
-        roots = []
+        roots: list[Node] = []
         while loader.check_node():
-            roots.append(loader.get_node())
+            node = loader.get_node()
+            if node is not None:   # check_node() said there is one
+                roots.append(node)
         out = []
         for root in roots:
             if isinstance(root, ScalarNode) and root.style in ("|", ">"):
@@ -127,7 +130,7 @@ class _Converter:
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
         self.seen: set[int] = set()
 
-    def convert(self, node: Any, path: YamlPath) -> Any:
+    def convert(self, node: Node, path: YamlPath) -> JSONValue:
         if id(node) in self.seen:   # composed once, reached twice: an alias
             raise Decline("alias: ruamel measures the expansion first")
         self.seen.add(id(node))
@@ -136,17 +139,19 @@ class _Converter:
         if node.tag != _COLLECTION:
             raise Decline(f"explicit tag {node.tag}")
         if isinstance(node, SequenceNode):
-            items = []
+            items: list[JSONValue] = []
             for i, item in enumerate(node.value):
                 child = (*path, i)
                 self.positions[child] = (item.start_mark.line + 1, item.start_mark.column + 1)
                 items.append(self.convert(item, child))
             return items
+        if not isinstance(node, MappingNode):
+            raise Decline(f"a {type(node).__name__}")
         return self._mapping(node, path)
 
-    def _mapping(self, node: Any, path: YamlPath) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        raw_keys: set[Any] = set()
+    def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {}
+        raw_keys: set[JSONScalar] = set()
         for key_node, value_node in node.value:
             if not isinstance(key_node, ScalarNode):
                 raise Decline("complex key")
@@ -163,22 +168,23 @@ class _Converter:
         return out
 
 
-def _scalar(node: Any) -> Any:
+def _scalar(node: ScalarNode) -> JSONScalar:
     return _helm_scalar(_scalar_raw(node), node)
 
 
-def _scalar_raw(node: Any) -> Any:
+def _scalar_raw(node: ScalarNode) -> JSONScalar:
     """The value ruamel's round-trip constructor gives the scalar (before Helm's reading of it)."""
+    text: str = node.value
     if node.tag == _QUOTED or node.style in ("|", ">"):
-        return node.value
+        return text
     if node.tag != _PLAIN:
         raise Decline(f"explicit tag {node.tag}")
-    if node.value in _NEEDS_RUAMEL:
+    if text in _NEEDS_RUAMEL:
         raise Decline("merge or value tag")
-    return _plain(node.value)
+    return _plain(text)
 
 
-def _helm_scalar(raw: Any, node: Any) -> Any:
+def _helm_scalar(raw: JSONScalar, node: ScalarNode) -> JSONScalar:
     if isinstance(raw, str) and node.tag == _PLAIN:
         return helm_plain_string(raw)
     if isinstance(raw, int) and not isinstance(raw, bool):
@@ -186,7 +192,7 @@ def _helm_scalar(raw: Any, node: Any) -> Any:
     return raw
 
 
-def _plain(value: str) -> Any:
+def _plain(value: str) -> JSONScalar:
     for kind, pattern in _RESOLVERS.get(value[:1], ()) if value else (("null", _NULL),):
         if pattern.match(value):
             return _CONSTRUCT[kind](value)
@@ -222,4 +228,5 @@ def _float(text: str) -> float:
     return sign * float(value)
 
 
-_CONSTRUCT: dict[str, Any] = {"bool": _bool, "int": _int, "float": _float, "null": lambda _v: None}
+_CONSTRUCT: dict[str, Callable[[str], JSONScalar]] = {"bool": _bool, "int": _int, "float": _float,
+                                                      "null": lambda _v: None}

@@ -10,7 +10,10 @@ highlighted.
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
 Position = tuple[int, int]   # 1-based line and column
 
@@ -46,7 +49,7 @@ def _index(text: str) -> dict[tuple[int, int, int], Position]:
     line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
     ends: dict[tuple[int, int, int], Position] = {}
     seen: set[int] = set()
-    stack = [(root, 0) for root in roots if root is not None]
+    stack: list[tuple[Node, int]] = [(root, 0) for root in roots if root is not None]
     while stack:
         node, depth = stack.pop()
         if id(node) in seen:   # an alias is the same node object: visit once
@@ -58,7 +61,7 @@ def _index(text: str) -> dict[tuple[int, int, int], Position]:
     return ends
 
 
-def _children(node: Any) -> list[tuple[Any, Any]]:
+def _children(node: Node) -> list[tuple[Node, Node]]:
     """(node that marks the start, value node): mapping entries start at the key, items at themselves."""
     import yaml
 
@@ -69,7 +72,7 @@ def _children(node: Any) -> list[tuple[Any, Any]]:
     return []
 
 
-def _end(node: Any, text: str, line_starts: list[int]) -> Position:
+def _end(node: Node, text: str, line_starts: list[int]) -> Position:
     import yaml
 
     depth = 0

@@ -30,7 +30,7 @@ from tests.support.tools import require_tool
 
 CHART = FIXTURES / "charts" / "kai-trap"
 GUIDE_VALUES = FIXTURES / "nvcf" / "standalone-kai-values.yaml"   # the user guide's values.yaml
-RELEASE, KAI_NAMESPACE = "kai-scheduler", "kai-scheduler"            # what the product expects (SPEC §4.4)
+RELEASE, KAI_NAMESPACE = "kai-scheduler", "kai-scheduler"            # the product expects them (docs/policies.md)
 LEASE_NAMESPACE = "kai-gitops"                                      # deploy/base/namespace.yaml
 QUEUES = ("scheduling.run.ai", "v2", "queues")
 SHARDS = ("kai.scheduler", "v1", "schedulingshards")

@@ -1,6 +1,6 @@
-"""The seed's trap, for real (SPEC §4.2): real Helm installs KAI with chart defaults, the user guide's
-`helm upgrade` leaves the default queues at quota 0, kai-gitops finds it from the release Secret Helm wrote,
-fixes the queues, and no later `helm upgrade` or `helm uninstall` undoes the fix."""
+"""The seed's trap, for real (docs/index.md, The trap it catches): real Helm installs KAI with chart
+defaults, the user guide's `helm upgrade` leaves the default queues at quota 0, kai-gitops finds it from the
+release Secret Helm wrote, fixes the queues, and no later `helm upgrade` or `helm uninstall` undoes the fix."""
 
 from __future__ import annotations
 
@@ -106,8 +106,9 @@ def proxyable_address() -> str:
 
 
 class NvcaAgent:
-    """A test double of NVCA's /healthz answering in NVCA's words (SPEC §5.3, §6) for the two states this
-    scenario has: the parent queue at the chart default (503 with its body), or every queue unlimited."""
+    """A test double of NVCA's /healthz answering in NVCA's words (docs/policies.md, NVCA health check) for
+    the two states this scenario has: the parent queue at the chart default (503 with its body), or every
+    queue unlimited."""
 
     def __init__(self, cluster: KaiCluster, address: str) -> None:
         agent = self

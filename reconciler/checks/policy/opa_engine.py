@@ -6,7 +6,6 @@ import contextlib
 import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -23,6 +22,7 @@ from reconciler.checks.policy.pack import (
     iter_rule_nodes,
 )
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONLike, JSONObject
 from reconciler.core.redact import redact_text
 
 POLICY_ID_PREFIX = "kai-gitops/"
@@ -78,7 +78,7 @@ class OpaEngine:
                 raise self._compile_error(refused[0][1])
             pending = [f for f, _ in refused]
 
-    def evaluate(self, facts: Mapping[str, Any]) -> list[PolicyResult]:
+    def evaluate(self, facts: Mapping[str, JSONLike]) -> list[PolicyResult]:
         scope = facts_scope(facts)
         if not self._verified:
             self._verify_preloaded_data()
@@ -89,7 +89,7 @@ class OpaEngine:
             self._verified = True
         return collect_results(tree, self._set, scope)
 
-    def _query(self, facts: dict[str, Any], path: str, what: str) -> dict[str, Any]:
+    def _query(self, facts: dict[str, JSONLike], path: str, what: str) -> JSONObject:
         with self._calling(what):
             answer = self._client.query_rule(facts, path)
         if not isinstance(answer, dict):
@@ -124,7 +124,7 @@ class OpaEngine:
         try:
             yield
         except RegoParseError as exc:
-            if passthrough is not None and isinstance(exc, passthrough) and exc.errors:
+            if passthrough is not None and exc.errors and isinstance(exc, passthrough):
                 raise
             raise self._compile_error(exc) from None
         except requests.exceptions.SSLError:
@@ -189,7 +189,7 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
     if https:
         client._session.verify = str(ca) if ca else True
         if ca:  # a session's own `verify` loses to $REQUESTS_CA_BUNDLE (psf/requests#4726); a request's wins
-            client._session.request = functools.partial(client._session.request, verify=str(ca))  # type: ignore[method-assign]
+            client._session.request = functools.partial(client._session.request, verify=str(ca))
     elif ca:
         raise UserError("--opa-ca is given but --opa-url is not https")
     return client

@@ -15,11 +15,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONLike, JSONObject, JSONValue
 from reconciler.core.refs import ObjectRef
 from reconciler.findings.rules import SCOPES, RuleMeta, Scope
+
+if TYPE_CHECKING:
+    import regorus
 
 RULES_PACKAGE = "kai_gitops.rules"
 # How shipped files are named in messages: never the same as a repo path, even a repo dir called policies/.
@@ -57,17 +61,18 @@ class PolicyFile:
 @dataclass(frozen=True)
 class PolicySet:
     files: tuple[PolicyFile, ...]
-    data: dict[str, Any]
+    data: JSONObject
     rules: dict[str, RuleMeta]           # rule id -> meta
     rule_files: dict[str, str]           # rule id -> file name
-    compiled: Any = field(default=None, compare=False, repr=False)  # prepared regorus.Engine
+    # the prepared pack, for the embedded engine (an OPA server compiles what it is sent)
+    compiled: regorus.Engine | None = field(default=None, compare=False, repr=False)
 
     def file_of(self, rule_id: str) -> str:
         return self.rule_files.get(rule_id, "<unknown file>")
 
 
 class PolicyEngine(Protocol):
-    def evaluate(self, facts: Mapping[str, Any]) -> list[PolicyResult]: ...
+    def evaluate(self, facts: Mapping[str, JSONLike]) -> list[PolicyResult]: ...
 
 
 def shipped_policy_dir() -> Path:
@@ -110,8 +115,8 @@ def read_policy_file(path: Path, name: str) -> PolicyFile:
     return PolicyFile(name, path, text, match.group(1))
 
 
-def merge_data_files(paths: list[Path]) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
+def merge_data_files(paths: list[Path]) -> JSONObject:
+    merged: JSONObject = {}
     origin: dict[tuple[str, ...], str] = {}
     for path in paths:
         merge_into(merged, load_json_object(path), (), origin, display_name(path))
@@ -126,9 +131,9 @@ def display_name(path: Path) -> str:
         return str(path)
 
 
-def load_json_object(path: Path) -> dict[str, Any]:
+def load_json_object(path: Path) -> JSONObject:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value: JSONValue = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"cannot read data file: {exc.strerror}", where=display_name(path)) from None
     except json.JSONDecodeError as exc:
@@ -138,12 +143,13 @@ def load_json_object(path: Path) -> dict[str, Any]:
     return value
 
 
-def merge_into(target: dict[str, Any], new: dict[str, Any], prefix: tuple[str, ...],
+def merge_into(target: JSONObject, new: JSONObject, prefix: tuple[str, ...],
                origin: dict[tuple[str, ...], str], name: str) -> None:
     for key, value in new.items():
         here = (*prefix, key)
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
-            merge_into(target[key], value, here, origin, name)
+        present = target.get(key)
+        if isinstance(value, dict) and isinstance(present, dict):
+            merge_into(present, value, here, origin, name)
         elif key in target and target[key] != value:
             owner = next(origin[here[:n]] for n in range(len(here), 0, -1) if here[:n] in origin)
             raise UserError(f"data.{'.'.join(here)} is also set by {owner} with a different value", where=name)
@@ -167,7 +173,8 @@ def check_duplicate_meta(files: list[PolicyFile]) -> None:
         first[f.package] = f.name
 
 
-def index_rules(files: list[PolicyFile], metas: dict[str, Any]) -> tuple[dict[str, RuleMeta], dict[str, str]]:
+def index_rules(files: list[PolicyFile],
+                metas: dict[str, JSONValue]) -> tuple[dict[str, RuleMeta], dict[str, str]]:
     rules: dict[str, RuleMeta] = {}
     rule_files: dict[str, str] = {}
     for f in files:
@@ -211,7 +218,7 @@ _SHAPE: tuple[tuple[str, type, bool], ...] = (
 )
 
 
-def facts_scope(facts: Mapping[str, Any]) -> str:
+def facts_scope(facts: Mapping[str, JSONLike]) -> str:
     """The evaluation scope, after checking the facts document's containers (policies/FACTS.md)."""
     scope = facts.get("scope")
     if scope not in SCOPES:
@@ -228,22 +235,24 @@ def facts_scope(facts: Mapping[str, Any]) -> str:
 QUEUE_FIELDS = ("quota", "limit", "overQuotaWeight")
 
 
-def check_live_queues(facts: Mapping[str, Any]) -> None:
+def check_live_queues(facts: Mapping[str, JSONLike]) -> None:
     """The rules read queue numbers directly (it keeps 1,000 queues fast), so all nine must be there."""
-    found, queues = lookup(facts, "live.queues")
-    for i, q in enumerate(queues if found else []):
+    found, queues = lookup(facts, "live.queues")   # a list: facts_scope checked the containers first
+    for i, q in enumerate(queues if found and isinstance(queues, list) else []):
         resources = q.get("resources") if isinstance(q, dict) else None
-        complete = isinstance(resources, dict) and all(
-            isinstance(resources.get(k), dict) and all(isinstance(resources[k].get(f), int | float)
-                                                       for f in QUEUE_FIELDS)
-            for k in ("cpu", "gpu", "memory"))
+        complete = isinstance(resources, dict) and all(_numbers_complete(resources.get(k))
+                                                       for k in ("cpu", "gpu", "memory"))
         if not complete or not isinstance(q.get("name"), str):
             raise UserError(f"facts document: live.queues[{i}] needs a name and resources.{{cpu,gpu,memory}}."
                             "{quota,limit,overQuotaWeight} numbers (absent = 0) (see policies/FACTS.md)")
 
 
-def lookup(doc: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    node: Any = doc
+def _numbers_complete(resource: JSONLike) -> bool:
+    return isinstance(resource, dict) and all(isinstance(resource.get(f), int | float) for f in QUEUE_FIELDS)
+
+
+def lookup(doc: Mapping[str, JSONLike], dotted: str) -> tuple[bool, JSONLike]:
+    node: JSONLike = doc
     for key in dotted.split("."):
         if not isinstance(node, Mapping) or key not in node:
             return False, None
@@ -263,13 +272,13 @@ def collect_results(tree: object, policy_set: PolicySet, scope: str) -> list[Pol
     return sorted(results, key=PolicyResult.sort_key)
 
 
-def iter_rule_nodes(tree: object) -> list[tuple[Any, list[Any]]]:
+def iter_rule_nodes(tree: object) -> list[tuple[object, list[object]]]:
     if not isinstance(tree, dict):
         return []
     if "meta" in tree and "violations" in tree:
         violations = tree["violations"]
         return [(tree["meta"], violations if isinstance(violations, list) else [violations])]
-    nodes: list[tuple[Any, list[Any]]] = []
+    nodes: list[tuple[object, list[object]]] = []
     for key in sorted(tree):
         nodes.extend(iter_rule_nodes(tree[key]))
     return nodes
@@ -283,7 +292,7 @@ def to_result(meta: RuleMeta, raw: object, where: str) -> PolicyResult:
                         optional_str(raw, "fix", meta, where) or None)
 
 
-def optional_str(raw: dict[str, Any], key: str, meta: RuleMeta, where: str) -> str | None:
+def optional_str(raw: Mapping[str, object], key: str, meta: RuleMeta, where: str) -> str | None:
     value = raw.get(key)
     if value is not None and not isinstance(value, str):
         raise UserError(f"rule {meta.id}: violation `{key}` must be a string or null", where=where)

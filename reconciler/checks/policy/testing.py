@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.checks.policy.pack import (
     SHIPPED_LABEL,
@@ -20,8 +20,12 @@ from reconciler.checks.policy.pack import (
     shipped_data_files,
     shipped_policy_dir,
 )
-from reconciler.checks.policy.regorus_engine import compile_policies, eval_value
+from reconciler.checks.policy.regorus_engine import clone, compile_policies, eval_value
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject
+
+if TYPE_CHECKING:
+    import regorus
 
 _TEST_RULE_RE = re.compile(r"^(test_\w+)\b", re.MULTILINE)
 
@@ -61,7 +65,7 @@ class TestReport:
 
 
 def run_policy_tests(dirs: list[Path] | None = None, data_files: list[Path] | None = None, *,
-                     user_data: dict[str, Any] | None = None) -> TestReport:
+                     user_data: JSONObject | None = None) -> TestReport:
     """Run every test in `dirs` (default: the shipped pack) and report each one.
 
     `user_data` is mounted at `data.user`, where `check`/`diff` put the repo's `policies.data`.
@@ -77,7 +81,7 @@ def run_policy_tests(dirs: list[Path] | None = None, data_files: list[Path] | No
     if user_data:
         data = {**data, "user": user_data}
     engine = compile_policies(policies + tests, data)
-    results = [run_one(engine.clone(), f, name) for f in tests for name in find_test_rules(f)]
+    results = [run_one(clone(engine), f, name) for f in tests for name in find_test_rules(f)]
     return TestReport(tuple(results))
 
 
@@ -85,9 +89,9 @@ def find_test_rules(f: PolicyFile) -> list[str]:
     return list(dict.fromkeys(_TEST_RULE_RE.findall(f.text)))  # a test may have several bodies
 
 
-def run_one(engine: object, f: PolicyFile, name: str) -> PolicyTestResult:
+def run_one(engine: regorus.Engine, f: PolicyFile, name: str) -> PolicyTestResult:
     try:
-        defined, value = eval_value(engine, f"data.{f.package}.{name}")  # type: ignore[arg-type]
+        defined, value = eval_value(engine, f"data.{f.package}.{name}")
     except UserError as exc:
         return PolicyTestResult(f.name, f.package, name, False, exc.line())
     if value is True:

@@ -20,9 +20,9 @@ import fnmatch
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
 from reconciler.core.refs import Location, ObjectRef, YamlPath
 from reconciler.findings.builtin_rules import WAIVER_EXPIRED, WAIVER_UNUSED
 from reconciler.findings.finding import REPOSITORY, Action, Finding, Fix, Kind
@@ -77,8 +77,8 @@ def load_waivers(text: str | bytes, file_name: str = WAIVERS_FILE) -> list[Waive
     """
     doc = load_document(text, file_name)
     base = waiver_list_path(doc)
-    items = doc.get(base) or []
-    return [parse_waiver(_Item(doc, (*base, i)), i) for i in range(len(items))]
+    items = doc.get(base)   # a list, or nothing: waiver_list_path says so
+    return [parse_waiver(_Item(doc, (*base, i)), i) for i in range(len(items) if isinstance(items, list) else 0)]
 
 
 def waiver_list_path(doc: YamlDoc) -> YamlPath:
@@ -104,8 +104,13 @@ class _Item:
     path: YamlPath
 
     @property
-    def value(self) -> Any:
+    def value(self) -> JSONValue:
         return self.doc.get(self.path)
+
+    @property
+    def fields(self) -> JSONObject:
+        """The waiver's keys, once parse_waiver has checked it is a mapping."""
+        return expect_object(self.value, self.where())
 
     def where(self, key: str | None = None) -> str:
         return _line(self.doc, self.path if key is None else (*self.path, key))
@@ -133,7 +138,7 @@ def parse_waiver(item: _Item, index: int) -> Waiver:
 
 
 def cluster_field(item: _Item, index: int) -> str | None:
-    value = item.value.get("cluster")
+    value = item.fields.get("cluster")
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -142,7 +147,7 @@ def cluster_field(item: _Item, index: int) -> str | None:
     return value.strip()
 
 
-def yaml_type(value: Any) -> str:
+def yaml_type(value: JSONValue) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
@@ -155,14 +160,14 @@ def yaml_type(value: Any) -> str:
 
 
 def text_field(item: _Item, key: str, index: int) -> str:
-    value = item.value[key]
+    value = item.fields[key]
     if not isinstance(value, str) or not value.strip():
         raise UserError(f"waiver {index + 1}: {key} must be a non-empty string", where=item.where(key))
     return value.strip()
 
 
 def subject_field(item: _Item, index: int) -> str:
-    value = item.value["subject"]
+    value = item.fields["subject"]
     if isinstance(value, dict):
         kind, name, ns = value.get("kind"), value.get("name"), value.get("namespace")
         if not isinstance(kind, str) or not isinstance(name, str):
@@ -176,7 +181,7 @@ def subject_field(item: _Item, index: int) -> str:
 
 
 def date_field(item: _Item, index: int) -> date:
-    value = item.value["expires"]
+    value = item.fields["expires"]
     try:
         return date.fromisoformat(str(value))  # the YAML reader keeps timestamps as their text
     except ValueError:

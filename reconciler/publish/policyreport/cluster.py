@@ -269,11 +269,14 @@ class _Store:
                                                    field_manager=SOURCE)
 
     def _get(self, kind: Resource, namespace: str | None, name: str) -> dict[str, Any]:
+        found: dict[str, Any]   # the API's JSON object (the client is untyped)
         if kind.namespaced:
-            return self._call(kind.plural, lambda: self.api.get_namespaced_custom_object(
+            found = self._call(kind.plural, lambda: self.api.get_namespaced_custom_object(
                 kind.group, kind.version, namespace, kind.plural, name))
-        return self._call(kind.plural, lambda: self.api.get_cluster_custom_object(
-            kind.group, kind.version, kind.plural, name))
+        else:
+            found = self._call(kind.plural, lambda: self.api.get_cluster_custom_object(
+                kind.group, kind.version, kind.plural, name))
+        return found
 
     def delete(self, kind: Resource, obj: dict[str, Any], cluster: str) -> None:
         """Only a listed report of ours: one of REPORT_KINDS, both labels, uid as precondition."""

@@ -12,14 +12,19 @@ import os
 import random
 import threading
 import time
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import orjson
 import urllib3
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONValue
+
+if TYPE_CHECKING:
+    from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 USER_AGENT = "kai-gitops/0.1 (cluster reader)"
@@ -62,8 +67,8 @@ class ReadSettings:
     workers: int = 4                 # concurrent requests: API round trips dominate on real clusters
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> ReadSettings:
-        values: dict[str, Any] = {}
+    def from_env(cls) -> ReadSettings:
+        values: dict[str, Any] = {}   # int or float, as each field says: a mix no static type describes
         for f in fields(cls):
             raw = os.environ.get(_ENV_PREFIX + f.name.upper())
             if raw is None:
@@ -73,7 +78,7 @@ class ReadSettings:
                 values[f.name] = kind(raw)
             except ValueError:
                 raise UserError(f"${_ENV_PREFIX}{f.name.upper()} must be a number, got {raw!r}") from None
-        return replace(cls(**values), **overrides)
+        return cls(**values)
 
 
 class ReadError(UserError):
@@ -99,7 +104,7 @@ class Answer:
     attempts: int
 
 
-def _retry_after(headers: Any) -> float | None:
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     raw = headers.get("Retry-After") if headers is not None else None
     if not raw:
         return None
@@ -116,7 +121,7 @@ def _retry_after(headers: Any) -> float | None:
 def status_message(body: bytes) -> str:
     """The `message` of a Kubernetes Status body, or a short printable prefix of whatever came back."""
     try:
-        data = orjson.loads(body)
+        data: JSONValue = orjson.loads(body)
     except orjson.JSONDecodeError:
         return " ".join(body[:200].decode("utf-8", "replace").split())
     if isinstance(data, dict) and data.get("kind") == "Status":
@@ -158,7 +163,8 @@ def _plural(n: int, word: str) -> str:
 class ClusterClient:
     """GETs with retries over the kubernetes client's authenticated pool manager; safe across threads."""
 
-    def __init__(self, configuration: Any, settings: ReadSettings | None = None, *, label: str = "cluster") -> None:
+    def __init__(self, configuration: KubeConfiguration, settings: ReadSettings | None = None, *,
+                 label: str = "cluster") -> None:
         from kubernetes.client import ApiClient
 
         # Ours are the only retries: urllib3's own (and the client's client_go_retries) would multiply our
@@ -170,7 +176,7 @@ class ClusterClient:
         configuration.connection_pool_maxsize = max(self.settings.workers, 1)
         self.label = label
         self._configuration = configuration
-        self._api = ApiClient(configuration)
+        self._api: KubeApiClient = ApiClient(configuration)
         self._pool = self._api.rest_client.pool_manager
         self._base = str(configuration.host).rstrip("/")
         self._auth_lock = threading.Lock()
@@ -201,7 +207,8 @@ class ClusterClient:
                 headers[setting["key"]] = setting["value"]
         return headers
 
-    def _once(self, path: str, query: dict[str, str] | None, read_timeout: float) -> tuple[int, bytes, Any]:
+    def _once(self, path: str, query: dict[str, str] | None,
+              read_timeout: float) -> tuple[int, bytes, Mapping[str, str]]:
         url = self._base + path + (f"?{urlencode(query)}" if query else "")
         timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=read_timeout)
         with self._count_lock:
@@ -229,22 +236,23 @@ class ClusterClient:
             if self.cancelled.is_set():
                 raise ReadCancelled
             retry_after: float | None = None
+            status: int | None = None   # None: no answer (timeout, reset, refused)
             try:
-                status, body, headers = self._once(path, query, read_timeout or self.settings.read_timeout_s)
+                code, body, headers = self._once(path, query, read_timeout or self.settings.read_timeout_s)
             except urllib3.exceptions.HTTPError as exc:
-                status = None
                 failure, retryable = _transport_failure(exc)
                 if not retryable:
                     raise self.error(what, path, query, failure) from None
             else:
-                if 200 <= status < 300 or status in accept:
-                    return Answer(status, body, attempt)
-                failure = _http_failure(status, body)
-                if status == 410 and query and query.get("continue"):
+                status = code
+                if 200 <= code < 300 or code in accept:
+                    return Answer(code, body, attempt)
+                failure = _http_failure(code, body)
+                if code == 410 and query and query.get("continue"):
                     raise ListExpired(failure)
-                if status not in RETRY_STATUSES:
-                    raise self.error(what, path, query, failure, status=status, hint=_hint(status, what, path))
-                retry_after = _retry_after(headers) if status in (429, 503) else None
+                if code not in RETRY_STATUSES:
+                    raise self.error(what, path, query, failure, status=code, hint=_hint(code, what, path))
+                retry_after = _retry_after(headers) if code in (429, 503) else None
             self._pause(what, path, query, failure, status, (attempt, attempts or self.settings.attempts), started,
                         retry_after)
 

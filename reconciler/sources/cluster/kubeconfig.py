@@ -10,7 +10,7 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
@@ -20,9 +20,12 @@ from reconciler.core.redact import redact_text
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVICE_ACCOUNT_DIR_ENV = "KAI_GITOPS_SERVICE_ACCOUNT_DIR"
 
+if TYPE_CHECKING:
+    from reconciler.sources.cluster.kube import KubeConfiguration
+
 
 def load_configuration(kubeconfig: str | None, context: str | None,
-                       repo_context: str | None = None) -> tuple[Any, str]:
+                       repo_context: str | None = None) -> tuple[KubeConfiguration, str]:
     """(kubernetes Configuration, label for messages). `context` (from --context) wins over `repo_context`
     (the cluster's kubeContext in kai-gitops.yaml), which in-cluster runs ignore: a CronJob reads its own
     cluster whatever name the operator's laptop gives it."""
@@ -78,10 +81,10 @@ def _contexts(path: str) -> tuple[list[str], str | None]:
     return names, str(current) if current else None
 
 
-def _from_kubeconfig(path: str, context: str) -> Any:
+def _from_kubeconfig(path: str, context: str) -> KubeConfiguration:
     from kubernetes import client, config
 
-    configuration = client.Configuration()
+    configuration: KubeConfiguration = client.Configuration()
     with _client_errors_logged() as logged:
         try:
             config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
@@ -114,12 +117,12 @@ def _client_errors_logged() -> Iterator[list[Exception]]:
         root.handlers = saved
 
 
-def _in_cluster() -> Any:
+def _in_cluster() -> KubeConfiguration:
     from kubernetes import client
     from kubernetes.config.incluster_config import InClusterConfigLoader
 
     folder = Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
-    configuration = client.Configuration()
+    configuration: KubeConfiguration = client.Configuration()
     try:
         # what config.load_incluster_config does, with the folder's files (the token is re-read as it rotates)
         InClusterConfigLoader(token_filename=str(folder / "token"),

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import sys
 import threading
+from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.live import Live
+    from rich.spinner import Spinner
 
 
 class ReadProgress:
@@ -18,8 +23,7 @@ class ReadProgress:
         self._counts: dict[tuple[str, str], int] = {}  # (kind, read) -> objects
         self._lock = threading.Lock()
         self._done = threading.Event()
-        self._live: Any = None
-        self._spinner: Any = None
+        self._live: Live | None = None
         self._starter: threading.Thread | None = None
 
     def count(self, kind: str, read: str, n: int) -> None:
@@ -56,8 +60,8 @@ class ReadProgress:
         from rich.live import Live
         from rich.spinner import Spinner
 
-        self._spinner = Spinner("dots", text=self._text())
-        live = Live(get_renderable=self._render, console=Console(stderr=True), transient=True,
+        spinner = Spinner("dots", text=self._text())
+        live = Live(get_renderable=partial(self._render, spinner), console=Console(stderr=True), transient=True,
                     refresh_per_second=8)
         with self._lock:
             if self._done.is_set():
@@ -65,9 +69,9 @@ class ReadProgress:
             self._live = live
             live.start()
 
-    def _render(self) -> Any:
-        self._spinner.update(text=self._text())
-        return self._spinner
+    def _render(self, spinner: Spinner) -> Spinner:
+        spinner.update(text=self._text())
+        return spinner
 
     def _text(self) -> str:
         counts = self.counts()

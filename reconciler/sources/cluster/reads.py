@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
 
 import orjson
 
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.resources import (
     CONFIG_MAP,
     CORE_EVENT,
@@ -52,8 +53,9 @@ from reconciler.sources.cluster.client import (
 )
 from reconciler.sources.cluster.progress import ReadProgress
 
-Obj = dict[str, Any]
+Obj = JSONObject
 Slim = Callable[[Obj], Obj | None]
+Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
 DISCOVERED = (QUEUE, SCHEDULING_SHARD, NVCF_BACKEND)
@@ -130,7 +132,7 @@ class Reader:
         self.client = client
         self.progress = progress
 
-    def list(self, spec: ListRead) -> list[Obj]:
+    def read_list(self, spec: ListRead) -> list[Obj]:
         """The whole list, or an error: a 410 on a continue token discards the scratch and starts over."""
         started, restarts = time.monotonic(), 0
         while True:
@@ -160,11 +162,11 @@ class Reader:
     def _page_into(self, items: list[Obj], body: bytes, spec: ListRead, query: dict[str, str]) -> str | None:
         with gc_paused():
             page = _loads(body, spec.kind, spec.path, query, self.client.label)
-            for raw in page.get("items") or []:
-                reduced = spec.reduce(slim.typed(raw, spec.resource))
+            for raw in list_at(page, "items"):
+                reduced = spec.reduce(slim.typed(expect_object(raw, "a list item"), spec.resource))
                 if reduced is not None:
                     items.append(reduced)
-            token = (page.get("metadata") or {}).get("continue")
+            token = mapping_at(page, "metadata").get("continue")
             del page  # the full page goes before the next one arrives
         return str(token) if token else None
 
@@ -176,14 +178,14 @@ class Reader:
         report says "not checked" (KAI-R-016) instead of the run failing or silently finding nothing.
         """
         try:
-            return self.list(_release_read(None, "Helm release Secrets", self.client.settings.secret_page_limit))
+            return self.read_list(_release_read(None, "Helm release Secrets", self.client.settings.secret_page_limit))
         except ReadError as exc:
             if exc.status != 403:
                 raise
             denied = exc.message
         local = _release_read(KAI_NAMESPACE, f"Helm release Secrets in namespace {KAI_NAMESPACE}",
                               self.client.settings.secret_page_limit)
-        return [*self.list(local), slim.release_search_item([KAI_NAMESPACE], denied)]
+        return [*self.read_list(local), slim.release_search_item([KAI_NAMESPACE], denied)]
 
     def object(self, key: str, kind: str, path: str, reduce: Slim = slim.as_is) -> list[Obj]:
         """One named object; absent (404) is an answer, not an error."""
@@ -213,8 +215,8 @@ class Reader:
     def discover(self, pool: ThreadPoolExecutor) -> set[Resource]:
         """Which of DISCOVERED the server serves: `/apis`, then each relevant group version."""
         groups = _loads(self.client.get("API groups", "/apis").body, "API groups", "/apis", None, self.client.label)
-        offered = {(g.get("name"), v.get("version")) for g in groups.get("groups") or []
-                   for v in g.get("versions") or []}
+        offered = {(g.get("name"), v.get("version")) for g in objects_at(groups, "groups")
+                   for v in objects_at(g, "versions")}
         wanted = sorted({r.api_path for r in DISCOVERED if (r.group, r.version) in offered})
         served: set[Resource] = set()
         for path, plurals in zip(wanted, pool.map(self._resources, wanted), strict=True):
@@ -227,7 +229,7 @@ class Reader:
         if answer.status == 404:
             return set()  # removed between the two requests: not served
         data = _loads(answer.body, "API discovery", path, None, self.client.label)
-        return {str(r.get("name")) for r in data.get("resources") or [] if "/" not in str(r.get("name"))}
+        return {str(r.get("name")) for r in objects_at(data, "resources") if "/" not in str(r.get("name"))}
 
 
 class _AnyStatusButRetried(frozenset[int]):
@@ -242,7 +244,7 @@ _ANY_STATUS_BUT_RETRIED = _AnyStatusButRetried()
 
 def _loads(body: bytes, kind: str, path: str, query: dict[str, str] | None, label: str) -> Obj:
     try:
-        data = orjson.loads(body)
+        data: JSONValue = orjson.loads(body)
     except orjson.JSONDecodeError:
         raise UserError(f"reading {kind} from {label} ({display(path, query)}): the answer is not JSON") from None
     if not isinstance(data, dict):
@@ -250,9 +252,10 @@ def _loads(body: bytes, kind: str, path: str, query: dict[str, str] | None, labe
     return data
 
 
-def _json_or_none(body: bytes) -> Any:
+def _json_or_none(body: bytes) -> JSONValue:
     try:
-        return orjson.loads(body)
+        parsed: JSONValue = orjson.loads(body)
+        return parsed
     except orjson.JSONDecodeError:
         return None
 
@@ -267,13 +270,13 @@ def _release_read(namespace: str | None, kind: str, limit: int) -> ListRead:
     return ListRead("releases", kind, SECRET, namespace, _RELEASE_QUERY, limit, slim.release_summary)
 
 
-def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Callable[[], list[Obj]]]]:
+def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     """Every read that needs nothing but discovery, in feed order."""
     limit = reader.client.settings.page_limit
-    plan: list[tuple[str, Callable[[], list[Obj]]]] = []
+    plan: list[tuple[str, Read]] = []
     for name in (r.crd_name for r in KAI_AND_NVCA):
-        path = CUSTOM_RESOURCE_DEFINITION.object_path(name)
-        plan.append((f"crds/{name}", lambda n=name, p=path: reader.object(f"crds/{n}", "CRDs", p, slim.slim_crd)))
+        plan.append((f"crds/{name}", partial(reader.object, f"crds/{name}", "CRDs",
+                                             CUSTOM_RESOURCE_DEFINITION.object_path(name), slim.slim_crd)))
     if QUEUE in served:
         plan.append(_list(reader, ListRead("queues", "queues", QUEUE, limit=limit)))
     if SCHEDULING_SHARD in served:
@@ -295,15 +298,15 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Callabl
     return plan
 
 
-def namespace_pod_reads(reader: Reader, namespaces: list[Obj]) -> list[tuple[str, Callable[[], list[Obj]]]]:
+def namespace_pod_reads(reader: Reader, namespaces: list[Obj]) -> list[tuple[str, Read]]:
     """Pods of NVCF namespaces that the cluster-wide `icms-request-id` list did not already return."""
     limit = reader.client.settings.page_limit
-    names = sorted({str(ns["metadata"]["name"]) for ns in namespaces})
+    names = sorted({str(mapping_at(ns, "metadata")["name"]) for ns in namespaces})
     return [_list(reader, ListRead(f"pods/ns/{ns}", "pods", POD, ns, {"labelSelector": f"!{NVCF_POD_LABEL}"}, limit,
                                    slim.slim_pod)) for ns in names]
 
 
-def event_reads(reader: Reader) -> list[tuple[str, Callable[[], list[Obj]]]]:
+def event_reads(reader: Reader) -> list[tuple[str, Read]]:
     limit = reader.client.settings.page_limit
     return [_list(reader, ListRead(f"events/{reason}", "scheduling events", CORE_EVENT,
                                    query={"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}, limit=limit))
@@ -315,8 +318,8 @@ def _tally(key: str) -> str:
     return key.split("/", 1)[0]
 
 
-def _list(reader: Reader, spec: ListRead) -> tuple[str, Callable[[], list[Obj]]]:
-    return spec.key, lambda: reader.list(spec)
+def _list(reader: Reader, spec: ListRead) -> tuple[str, Read]:
+    return spec.key, partial(reader.read_list, spec)
 
 
 # -- orchestration -----------------------------------------------------------------------------------
@@ -350,17 +353,17 @@ def read_live(client: ClusterClient, sink: slim.ObjectSink, progress: ReadProgre
     return ReadOutcome(QUEUE in served, progress.counts(), client.requests)
 
 
-def _submit(pool: ThreadPoolExecutor, plan: list[tuple[str, Callable[[], list[Obj]]]]) -> list[tuple[str, Future]]:
+def _submit(pool: ThreadPoolExecutor, plan: list[tuple[str, Read]]) -> list[tuple[str, Future[list[Obj]]]]:
     return [(key, pool.submit(fn)) for key, fn in plan]
 
 
-def _result(futures: list[tuple[str, Future]], key: str, client: ClusterClient) -> list[Obj]:
+def _result(futures: list[tuple[str, Future[list[Obj]]]], key: str, client: ClusterClient) -> list[Obj]:
     future = next(f for k, f in futures if k == key)
     _wait_all([(key, future)], client)
     return future.result()
 
 
-def _wait_all(futures: list[tuple[str, Future]], client: ClusterClient) -> None:
+def _wait_all(futures: list[tuple[str, Future[list[Obj]]]], client: ClusterClient) -> None:
     """Return when all are done; on the first failure, cancel the rest and raise that failure (not theirs)."""
     done, _ = wait([f for _, f in futures], return_when=FIRST_EXCEPTION)
     failed = [f for f in done if f.exception() is not None]
@@ -368,12 +371,12 @@ def _wait_all(futures: list[tuple[str, Future]], client: ClusterClient) -> None:
         return
     client.cancelled.set()
     wait([f for _, f in futures])
-    errors = [f.exception() for _, f in futures if f.done() and f.exception() is not None]
+    errors = [e for _, f in futures if f.done() and (e := f.exception()) is not None]
     real = [e for e in errors if not isinstance(e, ReadCancelled)]
-    raise (real or errors)[0]  # type: ignore[misc]
+    raise (real or errors)[0]
 
 
-def _run(pool: ThreadPoolExecutor, plan: list[tuple[str, Callable[[], list[Obj]]]],
+def _run(pool: ThreadPoolExecutor, plan: list[tuple[str, Read]],
          client: ClusterClient) -> list[Obj]:
     futures = _submit(pool, plan)
     _wait_all(futures, client)
@@ -396,11 +399,12 @@ class _Feeder:
             self.sink.add(item)
 
     def _first_sight(self, pod: Obj) -> bool:
-        ident = (pod["metadata"].get("namespace", ""), pod["metadata"].get("name", ""))
+        meta = mapping_at(pod, "metadata")
+        ident = (str(meta.get("namespace", "")), str(meta.get("name", "")))
         if ident in self.seen_pods:
             return False  # labelled between two lists, or an NVCF pod in the kai-scheduler namespace
         self.seen_pods.add(ident)
-        if pod["status"].get("phase") == "Pending":
+        if mapping_at(pod, "status").get("phase") == "Pending":
             self.pending_pods.add(ident)
         return True
 
@@ -412,10 +416,10 @@ class _Feeder:
 
 
 def _involved(event: Obj) -> tuple[str, str]:
-    involved = event.get("involvedObject") or {}
+    involved = mapping_at(event, "involvedObject")
     return str(involved.get("namespace", "")), str(involved.get("name", ""))
 
 
 def _event_time(event: Obj) -> str:
-    meta = event.get("metadata") or {}
+    meta = mapping_at(event, "metadata")
     return str(event.get("lastTimestamp") or event.get("eventTime") or meta.get("creationTimestamp") or "")

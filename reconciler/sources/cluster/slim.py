@@ -7,16 +7,17 @@ read; Secrets never leave this module: they become redacted Helm release summari
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 import orjson
 import yaml
 
+from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, mapping_at, objects_at
 from reconciler.core.resources import CONFIG_MAP, NAMESPACE, NODE, POD, Resource
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
 
-Obj = dict[str, Any]
+Obj = JSONObject
 HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
 RELEASE_ERROR_KIND = ("kai-gitops/v1", "HelmReleaseError")
 RELEASE_SEARCH_KIND = ("kai-gitops/v1", "HelmReleaseSearch")
@@ -45,20 +46,21 @@ def typed(item: Obj, resource: Resource) -> Obj:
     return {"apiVersion": resource.api_version, "kind": resource.kind, **item}
 
 
-def _meta(obj: Obj, *keys: str) -> Obj:
-    meta = obj.get("metadata") or {}
+def _meta(obj: Mapping[str, JSONValue], *keys: str) -> Obj:
+    meta = mapping_at(obj, "metadata")
     return {k: meta[k] for k in keys if meta.get(k) is not None}
 
 
 def slim_pod(obj: Obj) -> Obj:
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    conditions = [{k: c[k] for k in ("type", "status", "reason") if k in c} for c in status.get("conditions") or []]
-    out = typed({"metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
-                 "spec": {k: spec[k] for k in ("schedulerName", "nodeName") if spec.get(k)},
-                 "status": {"phase": status.get("phase", "")}}, POD)
+    spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
+    conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
+                             for c in objects_at(status, "conditions")]
+    pod_status: Obj = {"phase": status.get("phase", "")}
     if conditions:
-        out["status"]["conditions"] = conditions
-    return out
+        pod_status["conditions"] = conditions
+    return typed({"metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
+                  "spec": {k: spec[k] for k in ("schedulerName", "nodeName") if spec.get(k)},
+                  "status": pod_status}, POD)
 
 
 def slim_node(obj: Obj) -> Obj:
@@ -71,12 +73,14 @@ def slim_namespace(obj: Obj) -> Obj:
 
 def slim_crd(obj: Obj) -> Obj:
     """Presence is what counts; the OpenAPI schema (tens of KB per CRD) is dropped."""
-    spec = obj.get("spec") or {}
+    spec = mapping_at(obj, "spec")
     kept: Obj = {k: spec[k] for k in ("group", "scope") if k in spec}
-    if (spec.get("names") or {}).get("kind"):
-        kept["names"] = {"kind": spec["names"]["kind"]}
+    kind = mapping_at(spec, "names").get("kind")
+    if kind:
+        kept["names"] = {"kind": kind}
     if spec.get("versions"):
-        kept["versions"] = [{k: v[k] for k in ("name", "served", "storage") if k in v} for v in spec["versions"]]
+        kept["versions"] = [{k: v[k] for k in ("name", "served", "storage") if k in v}
+                            for v in objects_at(spec, "versions")]
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
             "metadata": _meta(obj, "name", "creationTimestamp"), "spec": kept}
 
@@ -106,9 +110,9 @@ def release_summary(obj: Obj) -> Obj | None:
 def slim_dto(obj: Obj) -> Obj | None:
     """The cluster DTO ConfigMap with only the feature gates: the rest of the rendered DTO (URLs, IDs, client
     settings) is not ours to keep or to write into a snapshot someone will attach to a bug report."""
-    text = (obj.get("data") or {}).get("cluster-dto.yaml")
+    text = mapping_at(obj, "data").get("cluster-dto.yaml")
     try:
-        dto = yaml.load(text, Loader=_YAML_LOADER) if isinstance(text, str) else None
+        dto: JSONValue = yaml.load(text, Loader=_YAML_LOADER) if isinstance(text, str) else None
     except yaml.YAMLError:
         dto = None
     kept = {"capabilities": dto.get("capabilities")} if isinstance(dto, dict) else {}
@@ -117,7 +121,7 @@ def slim_dto(obj: Obj) -> Obj | None:
                   "data": {"cluster-dto.yaml": orjson.dumps(kept).decode()}}, CONFIG_MAP)
 
 
-def healthz_item(http_status: int | None, body: Any, *, reachable: bool, detail: str = "") -> Obj:
+def healthz_item(http_status: int | None, body: JSONValue, *, reachable: bool, detail: str = "") -> Obj:
     item: Obj = {"apiVersion": HEALTHZ_KIND[0], "kind": HEALTHZ_KIND[1], "metadata": {"name": "nvca"},
                  "httpStatus": http_status, "body": body}
     if not reachable:
@@ -130,4 +134,4 @@ def release_search_item(namespaces: list[str], reason: str) -> Obj:
     """Where release Secrets were searched when not every namespace could be: kept in snapshots too, so a
     snapshot taken with least-privilege RBAC reports the same "not checked" as the live run."""
     return {"apiVersion": RELEASE_SEARCH_KIND[0], "kind": RELEASE_SEARCH_KIND[1],
-            "metadata": {"name": "helm-releases"}, "namespaces": list(namespaces), "reason": reason}
+            "metadata": {"name": "helm-releases"}, "namespaces": [*namespaces], "reason": reason}
