@@ -248,7 +248,7 @@ def queues(scale: Scale) -> Iterator[Obj]:
             spec["parentQueue"] = parent
         return _obj("scheduling.run.ai/v2", "Queue", name, spec=spec)
 
-    yield queue("default-parent-queue", {"quota": 0, "limit": -1, "overQuotaWeight": 1}, None)  # §4.2's trap
+    yield queue("default-parent-queue", {"quota": 0, "limit": -1, "overQuotaWeight": 1}, None)  # the install-only trap
     yield queue("default-queue", {"quota": 0, "limit": -1, "overQuotaWeight": 1}, "default-parent-queue")
     for i in range(scale.queues - 2):
         yield queue(f"team-{i:04d}", {"quota": 8, "limit": 16, "overQuotaWeight": 1}, "default-parent-queue")

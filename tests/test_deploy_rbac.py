@@ -287,4 +287,4 @@ def test_namespaced_release_list_denied_too_is_one_clear_error(demo_cluster: Kub
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith("kai-gitops: error: reading Helm release Secrets in namespace kai-scheduler "
                                     "from context prod (GET /api/v1/namespaces/kai-scheduler/secrets?")
-    assert "HTTP 403" in result.stderr and "grant this identity get/list" in result.stderr
+    assert "HTTP 403" in result.stderr and "grant this identity the read role" in result.stderr

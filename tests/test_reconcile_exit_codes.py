@@ -1,5 +1,5 @@
 """`reconcile` exit codes agree with and without --apply: 0 only when nothing is left to do and no finding
-at or above --fail-on remains; 2 when changes, operator items or such findings remain (issue 7 §4)."""
+at or above --fail-on remains; 2 when changes, operator items or such findings remain (docs/reconcile.md)."""
 
 from __future__ import annotations
 

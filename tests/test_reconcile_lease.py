@@ -141,3 +141,14 @@ def test_one_failed_renewal_is_retried_before_the_renew_deadline(demo: Demo) -> 
     with Lease(writer(demo), "kai-gitops", wait_s=0, holder="run-a", duration_s=1) as lease:
         assert wait_for(lambda: [r.status for r in demo.server.requests if r.method == "PUT"][:2] == [500, 200], 1.5)
         assert lease.lost is None
+
+
+def test_the_default_lease_namespace_is_read_from_the_service_account_folder_in_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$KAI_GITOPS_SERVICE_ACCOUNT_DIR moves the credentials; the pod's namespace is read from the same folder."""
+    from reconciler.reconcile.settings import ReconcileSettings
+
+    (tmp_path / "namespace").write_text("platform-gitops\n")
+    monkeypatch.setenv("KAI_GITOPS_SERVICE_ACCOUNT_DIR", str(tmp_path))
+    assert ReconcileSettings().lease_ns() == "platform-gitops"
+    assert ReconcileSettings(lease_namespace="explicit").lease_ns() == "explicit"

@@ -211,12 +211,22 @@ def go_env(directory: Path) -> dict[str, str]:
     except FileNotFoundError as error:
         raise GoMissing("no Go toolchain on PATH") from error
     except subprocess.CalledProcessError as error:
-        raise ToolsError(f"`go env` failed in {directory}: {error.stderr.strip()}") from error
+        # Typically a Go older than a module's `go` line with GOTOOLCHAIN=local, or no way to fetch a newer
+        # toolchain: a Go that cannot build these pins is as good as none, so the tier is skipped (not failed).
+        raise GoMissing(f"the Go toolchain on PATH cannot build {directory.name}: "
+                        f"{' '.join(error.stderr.split())[:300]}") from error
     return dict(zip(names, out.stdout.split(), strict=True))
 
 
 class GoMissing(ToolsError):
-    pass
+    """No usable Go: the real-cluster tier is skipped outside CI."""
+
+
+def go_needed(tools_dir: Path = HERE) -> str:
+    """The newest `go` line of the tool modules: the Go release every pin builds with."""
+    versions = [line.split()[1] for mod in sorted(tools_dir.glob("*/go.mod"))
+                for line in mod.read_text().splitlines() if line.startswith("go ")]
+    return max(versions, key=lambda v: tuple(int(part) for part in v.split(".")), default="1.26")
 
 
 def assign_keys(tools: list[Tool]) -> None:
@@ -341,10 +351,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tools: ERROR: {error}; CI=true requires the real-cluster tier (install Go, see go.mod)",
                   file=sys.stderr)
             return 1
-        print(f"tools: real-cluster tier skipped: {error} (install Go 1.26+ and rerun `make tools`)", file=sys.stderr)
+        print(f"tools: real-cluster tier skipped: {error} (install Go {go_needed()} or newer and rerun `make tools`)",
+              file=sys.stderr)
         return 0
     except ToolsError as error:
         print(f"tools: ERROR: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:   # an unwritable cache folder, a full disk: one line, not a traceback
+        print(f"tools: ERROR: {error.strerror or error}: {error.filename or cache_root()} "
+              "(set KAI_GITOPS_TOOLS_DIR to a writable folder)", file=sys.stderr)
         return 1
     print(final)
     return 0

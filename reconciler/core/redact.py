@@ -103,5 +103,3 @@ def _mask(value: JSONValue) -> JSONValue:
         return [_mask(v) for v in value]
     return value if value in (None, "", False, True) else REDACTED
 
-
-redact_all = _mask

@@ -135,9 +135,6 @@ class LiveStateBuilder:
     def mark_queue_kind_served(self, served: bool) -> None:
         self.state.queue_kind_served = served
 
-    def add_nvcf_namespace(self, name: str) -> None:
-        self._nvcf_namespaces.add(name)
-
     def finish(self) -> LiveState:
         state = self.state
         state.releases = latest_per_release([r for r in self._releases if r.chart_name == KAI_CHART])

@@ -61,10 +61,6 @@ def _parse_time(raw: Any) -> datetime | None:
         return None
 
 
-class LeaseHeld(Exception):
-    pass
-
-
 class Lease:
     def __init__(self, writer: ClusterWriter, namespace: str, *, wait_s: float, holder: str | None = None,
                  duration_s: int | None = None, name: str = LEASE_NAME) -> None:

@@ -121,7 +121,8 @@ def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterW
         try:
             pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
         except ApiFailure as exc:
-            hint = "grant the read role (deploy/rbac.yaml) and the fixer role" if exc.status == 403 else None
+            hint = ("grant the fixer role (deploy/overlays/self-heal/rbac-fixer.yaml): it re-reads the planned objects"
+                    if exc.status == 403 else None)
             raise UserError(f"reading the planned objects again failed, nothing was written: {exc.line()}",
                             hint=hint) from None
         dry_run(writer, pending)

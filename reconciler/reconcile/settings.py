@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_LEASE_NAMESPACE = "kai-gitops"
-SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
 @dataclass(frozen=True)
@@ -23,10 +22,10 @@ class ReconcileSettings:
         """--lease-namespace, else the pod's own namespace, else kai-gitops."""
         if self.lease_namespace:
             return self.lease_namespace
-        from pathlib import Path
+        from reconciler.sources.cluster.kubeconfig import service_account_dir
 
         try:
-            own = Path(SERVICE_ACCOUNT_NAMESPACE).read_text().strip()
+            own = (service_account_dir() / "namespace").read_text().strip()
         except OSError:
             own = ""
         return own or DEFAULT_LEASE_NAMESPACE

@@ -85,7 +85,7 @@ def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES,
     """Every document of a YAML stream; empty documents are skipped.
 
     Read with libyaml when it is installed and the document is one it reads exactly like ruamel
-    (`yaml_libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel. `shared=True`: the
+    (`yamlio.libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel. `shared=True`: the
     caller never modifies the documents, so one parse of each distinct file serves every caller.
     """
     text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)

@@ -1,4 +1,4 @@
-"""How Helm (go-yaml v2, then JSON) reads plain scalars and keys: shared by both YAML readers of yamldoc."""
+"""How Helm (go-yaml v2, then JSON) reads plain scalars and keys: shared by both YAML readers of yamlio.document."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""The fast path of `yamldoc`: libyaml's C composer (PyYAML's CSafeLoader), converted the way Helm reads it.
+"""The fast path of `yamlio.document`: libyaml's C composer (PyYAML's CSafeLoader), converted the way Helm reads it.
 
 ruamel's pure-Python parser costs ~10 ms for a 2 KB values file; libyaml composes it in well under 1 ms,
 and its nodes carry the same start line and column. Only the parse changes: scalars are resolved with
 ruamel's own YAML 1.2 rules (libyaml's loader would apply YAML 1.1: `010` octal, `1_0:30` sexagesimal)
-and then given Helm's meaning exactly as `yamldoc` does.
+and then given Helm's meaning exactly as `yamlio.document` does.
 
 This reader *declines* (returns None) whatever it does not handle identically — libyaml errors, explicit
 tags, aliases (so alias bombs too), `%` directives, tabs, merge keys (`<<`), complex and
-explicit keys, duplicate keys, a scalar ruamel's constructor would choke on — and `yamldoc` then reads
+explicit keys, duplicate keys, a scalar ruamel's constructor would choke on — and `yamlio.document` then reads
 the file with ruamel, so every error message and every unusual document comes out exactly as before.
 tests/test_fast_paths.py checks that both readers give the same data and positions on every YAML file
 of the project and on generated and fuzzed ones.
@@ -25,7 +25,7 @@ from reconciler.core.jsonvalue import JSONScalar, JSONValue
 from reconciler.core.refs import YamlPath
 from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
 
-# None when PyYAML was built without libyaml: yamldoc falls back to ruamel
+# None when PyYAML was built without libyaml: yamlio.document falls back to ruamel
 CSafeLoader: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
 
 _PLAIN, _QUOTED, _COLLECTION = "?plain", "?quoted", "?collection"

@@ -54,7 +54,7 @@ def _locate() -> tuple[Path | None, str | None]:
     try:
         folder = build.bin_dir()
     except build.GoMissing as error:
-        return None, f"real tools unavailable: {error} (install Go 1.26+, then `make tools`)"
+        return None, f"real tools unavailable: {error} (install Go {build.go_needed()} or newer, then `make tools`)"
     except build.ToolsError as error:
         return None, f"real tools unavailable: {error}"
     if not folder.is_dir():

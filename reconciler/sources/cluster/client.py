@@ -290,7 +290,7 @@ def _hint(status: int, what: str, path: str) -> str | None:
     if status == 403 and "/proxy/" in path:
         return "grant this identity `get` on services/proxy in namespace nvca-system"
     if status == 403:
-        return f"grant this identity get/list on {what}"
+        return f"grant this identity the read role's access to {what} (deploy/base/rbac-read.yaml)"
     if status == 404:
         return "the API server does not serve this resource"
     return None

@@ -20,6 +20,11 @@ from reconciler.core.redact import redact_text
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVICE_ACCOUNT_DIR_ENV = "KAI_GITOPS_SERVICE_ACCOUNT_DIR"
 
+
+def service_account_dir() -> Path:
+    """The pod's service-account folder: token, ca.crt and namespace."""
+    return Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
+
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeConfiguration
 
@@ -121,7 +126,7 @@ def _in_cluster() -> KubeConfiguration:
     from kubernetes import client
     from kubernetes.config.incluster_config import InClusterConfigLoader
 
-    folder = Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
+    folder = service_account_dir()
     configuration: KubeConfiguration = client.Configuration()
     try:
         # what config.load_incluster_config does, with the folder's files (the token is re-read as it rotates)
