@@ -23,7 +23,7 @@ from reconciler.yamlio.document import YamlDoc
 
 KAI_SCHEDULER_GATE = "KAIScheduler"
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-# Rules whose fix is "the canonical value at the finding's path" (leaf or subtree; docs/policies.md#canonical-kai-values).
+# Rules whose fix is "the canonical value at the finding's path" (docs/policies.md#canonical-kai-values).
 _CANONICAL_VALUE_RULES = frozenset({"KAI-V-001", "KAI-V-002", "KAI-V-003", "KAI-Q-001", "KAI-Q-002"})
 _WRITE_OUT_RULE = "KAI-V-004"
 _QUEUE_FILE_RULES = frozenset({"KAI-Q-011", "KAI-Q-012"})
