@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
+from reconciler.outputs import FORMATS, MACHINE_FORMATS
+
 SEVERITIES = ("info", "warning", "error")
-OUTPUT_FORMATS = ("text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown")  # outputs/destinations.py
 
 
 def git_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -59,7 +60,8 @@ def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
         "--output", "-o", "output", multiple=True, default=("text",), show_default=True, metavar="FMT[=PATH]",
         callback=_output_specs,
         help=f"Report format, to stdout or to PATH (written atomically); repeatable. FMT: "
-             f"{', '.join(OUTPUT_FORMATS)}. Several may share stdout unless one is json/jsonl/sarif/gitlab/junit. "
+             f"{', '.join(FORMATS)}. Several may share stdout unless one is "
+             f"{'/'.join(f for f in FORMATS if f in MACHINE_FORMATS)}. "
              "github also appends the job summary to $GITHUB_STEP_SUMMARY.")(func)
 
 

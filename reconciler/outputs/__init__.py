@@ -1,14 +1,26 @@
-"""One module per output format, all behind `render(report, *, color=None) -> str`."""
+"""One module per output format, all behind `render(report, *, color=None) -> str`.
+
+`FORMATS` is the registry: a new format is a name here and a module `<name>_format.py` beside this file with
+a `render(report, *, color=None, **options) -> str`. The CLI's `-o` help and the destinations read it.
+"""
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from reconciler.report.report import Report
+if TYPE_CHECKING:   # the CLI reads FORMATS at start-up: importing the report model here would slow every run
+    from reconciler.report.report import Report
+
+FORMATS = ("text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown")
+# Formats that are a whole document: each needs stdout (or its file) to itself.
+MACHINE_FORMATS = frozenset({"json", "jsonl", "sarif", "gitlab", "junit"})
 
 
 def render(report: Report, fmt: str, *, color: bool | None = None, **options: object) -> str:
     """`options` are format-specific (markdown: link, limit; github: token), passed through as keywords to
     the format's own `render`, whose signature types them."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}")
     module = importlib.import_module(f"reconciler.outputs.{fmt}_format")
     return str(module.render(report, color=color, **options))

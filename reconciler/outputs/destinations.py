@@ -16,10 +16,9 @@ from pathlib import Path
 
 from reconciler.core.errors import UserError
 from reconciler.core.files import new_file_mode, write_atomically
+from reconciler.outputs import FORMATS, MACHINE_FORMATS
 from reconciler.report.report import Report
 
-FORMATS = ("text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown")
-MACHINE_FORMATS = frozenset({"json", "jsonl", "sarif", "gitlab", "junit"})
 STDOUT = "-"
 
 
