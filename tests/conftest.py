@@ -13,7 +13,7 @@ from tests.support import tools
 # CI draws the same examples every run (a red CI must mean the change, not the dice); a developer's run
 # explores new ones, and a failure found there is kept in .hypothesis/ and replayed.
 settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI"):
+if tools.is_ci():
     settings.load_profile("ci")
 
 # The pinned real tools (tools/, `make tools`) first on PATH for every test and the processes it starts.

@@ -5,16 +5,15 @@ release Secret Helm wrote, fixes the queues, and no later `helm upgrade` or `hel
 from __future__ import annotations
 
 import http.server
-import ipaddress
 import json
 import re
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.real.demo_cluster import outbound_address
 from tests.real.kai_cluster import (
     CHART,
     CHILD,
@@ -27,6 +26,7 @@ from tests.real.kai_cluster import (
     Result,
 )
 from tests.support.envtest import EnvTest
+from tests.support.tools import is_ci
 
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 CHART_DEFAULT = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
@@ -93,15 +93,15 @@ def test_the_trap_is_found_fixed_and_stays_fixed(cluster: KaiCluster) -> None:
 
 
 def proxyable_address() -> str:
-    """A local IPv4 address the API server will proxy to: it refuses Endpoints in 127.0.0.0/8."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("198.51.100.1", 9))   # no packet is sent: this only picks the outgoing interface
-        except OSError:
-            pytest.skip("no route off loopback: the API server proxies only to Pod IPs outside 127.0.0.0/8")
-        address = probe.getsockname()[0]
-    if ipaddress.ip_address(address).is_loopback:
-        pytest.skip("no non-loopback IPv4 address for a Pod IP")
+    """A local IPv4 address the API server will proxy to: it refuses Endpoints in 127.0.0.0/8. A machine with
+    only loopback cannot run this test; under CI that fails rather than skips (the tier must not go green
+    by skipping)."""
+    address = outbound_address()
+    if address is None:
+        why = "no non-loopback IPv4 address: the API server proxies only to Pod IPs outside 127.0.0.0/8"
+        if is_ci():
+            pytest.fail(why)
+        pytest.skip(why)
     return address
 
 
