@@ -427,7 +427,7 @@ def test_a_failing_re_read_is_one_line_and_nothing_is_written(demo: Demo) -> Non
     demo.server.inject_fault(Fault(PARENT + "$", method="GET", status=403, after=0, times=-1))
     code, out, err = demo.reconcile("--apply")
     assert_one_line_error(code, out, err, "reading the planned objects again failed, nothing was written",
-                          "HTTP 403", "grant the read role")
+                          "HTTP 403", "grant the fixer role")
     assert target_writes(demo, dry_run=None) == []
 
 
