@@ -32,7 +32,8 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
         regarding["resourceVersion"] = result.resource_version
     return {
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
-        "metadata": {"generateName": f"{change.ref.name}.kai-gitops.", "namespace": EVENT_NAMESPACE},
+        # A trailing '-', not '.': the API server checks generateName as a name prefix and forgives only '-'.
+        "metadata": {"generateName": f"{change.ref.name}.kai-gitops-", "namespace": EVENT_NAMESPACE},
         "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],
         "action": "Create" if created else "Update", "reason": reason, "type": "Normal",
