@@ -14,9 +14,9 @@ Each measurement is a child process, so its wall time and peak RSS (from wait4) 
                objects, no paging, no selectors; killed after --naive-timeout;
 * floor     -- the same pod and node lists ours reads, paged, raw urllib3 + orjson.loads and nothing else.
 
-`--growth` (stand-in): the same cluster with 1x, 2x and 4x the pods (12,500 / 25,000 / 50,000, a fifth of
-them NVCF; `--quick`: 10x fewer), the read only, to show its time grows at most linearly and its memory
-stays nearly flat; the JSON says whether that held and by which ratios.
+`--growth` (stand-in): 5,000 nodes and 1x, 2x and 4x the pods (12,500 / 25,000 / 50,000 NVCF pods, every one
+read; `--quick`: 10x fewer), the read only, to show its time grows at most linearly and its memory stays
+nearly flat; the JSON says whether that held and by which ratios.
 
 `--server real`: etcd + kube-apiserver (tests/support/envtest, `make tools`) seeded with --nodes Nodes and
 --pods NVCF Pods (plus KAI's own 8) through the API (bench/real_cluster.py; its time is reported, not
@@ -40,6 +40,7 @@ import gc
 import itertools
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,8 @@ class ChildRun:
     stdout: str
     stderr: str
     timed_out: bool
+    cpu_s: float = 0.0          # the child's user + system CPU, its own children included
+    server_cpu_s: float = 0.0   # --server real: etcd + kube-apiserver CPU meanwhile
 
 
 def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
@@ -83,7 +86,7 @@ def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, st
     """
     with (open(stdout_path, "w+b") if stdout_path else tempfile.TemporaryFile()) as out, \
             tempfile.TemporaryFile() as err:
-        started = time.monotonic()
+        started, cpu_before = time.monotonic(), real_cluster.children_cpu_s()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env={**os.environ, **(env or {})})
         peak_kb = [0]
         poller = threading.Thread(target=_poll_hwm, args=(proc, peak_kb), daemon=True)
@@ -101,7 +104,7 @@ def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, st
         err.seek(0)
         stdout = "" if stdout_path else out.read().decode(errors="replace")
         return ChildRun(wall, peak_kb[0] / 1024, proc.returncode, stdout, err.read().decode(errors="replace"),
-                        timed_out)
+                        timed_out, cpu_s=real_cluster.children_cpu_s() - cpu_before)
 
 
 def _poll_hwm(proc: subprocess.Popen[bytes], peak_kb: list[int]) -> None:
@@ -303,18 +306,18 @@ FLAT_MEMORY = 1.5       # peak at 4x the pods at most 1.5x the peak at 1x
 
 
 def growth_benchmark(args: argparse.Namespace) -> dict[str, Any]:
-    """Our read against 1x, 2x and 4x the pods: time at most linear in the pods, memory nearly flat."""
-    import dataclasses
-
+    """Our read against 1x, 2x and 4x the pods: time at most linear in the pods, memory nearly flat. Every pod
+    is one the product reads (as in the real mode), so the pods it reads grow 4x, not just the cluster."""
     import synthetic
 
     from tests.support.kubeserver import KubeTestServer
 
     full = synthetic.Scale.quick() if args.quick else synthetic.Scale()
-    base = dataclasses.replace(full, pods=full.pods // GROWTH[-1], nvcf_pods=full.nvcf_pods // GROWTH[-1])
+    base = synthetic.Scale.real(full.nodes, full.pods // GROWTH[-1])
     steps: list[dict[str, Any]] = []
+    before = real_cluster.machine()
     for factor in GROWTH:
-        scale = base.pods_scaled(factor)
+        scale = synthetic.Scale.real(base.nodes, base.nvcf_pods * factor)
         with KubeTestServer() as server, tempfile.TemporaryDirectory(prefix="kai-bench-") as tmp:
             started = time.monotonic()
             synthetic.load(server, scale)
@@ -325,9 +328,11 @@ def growth_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         steps.append({"factor": factor, "pods_in_cluster": scale.pods, "pods_read": counts.get("pods"),
                       "nodes_read": counts.get("nodes"), "read_s": round(counts.get("read_s", float("nan")), 3),
                       "process_s": round(read.wall_s, 2), "peak_mb": round(read.peak_mb, 1),
+                      "cpu_s": round(statistics.median(r.cpu_s for r in runs), 2),
                       "runs_s": [round(r.wall_s, 2) for r in runs], "exit": read.returncode})
-    return {"server": "stand-in", "quick": bool(args.quick), "nodes": base.nodes, "steps": steps,
-            **growth_verdict(steps), "machine": real_cluster.machine(),
+    return {"server": "stand-in", "date": time.strftime("%Y-%m-%d"), "quick": bool(args.quick),
+            "nodes": base.nodes, "steps": steps, **growth_verdict(steps), "machine_before": before,
+            "machine_after": real_cluster.machine(),
             "note": NOTE.format(cpus=os.cpu_count()).split(" The naive")[0]}
 
 
@@ -354,7 +359,8 @@ REAL_NOTE = ("etcd and kube-apiserver run on this machine's {cpus} core(s) along
              "lists. Every seeded Pod is one the product reads (NVCF, and KAI's own), so all readers list the "
              "same objects; on a cluster with other workloads the product reads fewer (label selectors), the "
              "others still read everything. read/models/kubectl times are whole processes (start-up included); "
-             "read_in_process_s is the read alone.")
+             "read_in_process_s is the read alone. cpu_s is the measured process's CPU (kubectl's included), "
+             "server_cpu_s what etcd + kube-apiserver spent meanwhile: steadier than wall times under load.")
 
 
 def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
@@ -386,10 +392,13 @@ def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
             "kubectl": ([kubectl, "--kubeconfig", kubeconfig, "get", "nodes,pods", "-A", "-o", "json"],
                         tmp / "kubectl.json"),
         }
+        server = real_cluster.ServerCpu(cluster)
         runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]] = {name: [] for name in commands}
         for i in range(args.runs):   # interleaved: a burst of other users' load hits every reader alike
             for name, (cmd, stdout_path) in commands.items():
+                served_before = server.seconds()
                 run = run_child(cmd, stdout_path=stdout_path)
+                run.server_cpu_s = server.seconds() - served_before
                 counts = (_kubectl_counts(stdout_path) if stdout_path else {} if name == "diff"
                           else _last_json(run.stdout))
                 print(f"  {name} run {i + 1}: {run.wall_s:.2f} s, peak {run.peak_mb:.0f} MB, exit {run.returncode}",
@@ -411,12 +420,15 @@ def _kubectl_counts(path: Path) -> dict[str, int]:
 
 
 def real_figures(runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]], scale: Any) -> dict[str, Any]:
-    """Median per reader, the counts each saw against the seeded ones, and ratios against our read."""
+    """Per reader the run of median wall time (its peak, exit and counts) and the median CPU figures, the
+    counts each saw against the seeded ones, and ratios against our read."""
     expected = {"nodes": scale.nodes, "pods": scale.pods}
     figures: dict[str, Any] = {}
     for name, done in runs.items():
         run, counts = sorted(done, key=lambda pair: pair[0].wall_s)[len(done) // 2]
         entry: dict[str, Any] = {"s": round(run.wall_s, 2), "peak_mb": round(run.peak_mb, 1),
+                                 "cpu_s": round(statistics.median(r.cpu_s for r, _ in done), 2),
+                                 "server_cpu_s": round(statistics.median(r.server_cpu_s for r, _ in done), 2),
                                  "runs_s": [round(r.wall_s, 2) for r, _ in done], "exit": run.returncode}
         if name != "diff":
             entry["counts"] = {k: counts.get(k) for k in expected}
@@ -429,6 +441,7 @@ def real_figures(runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]], scale: 
     return {"measurements": figures, "expected_counts": expected,
             "counts_match": all(figures[n]["counts"] == expected for n in ("read", "models", "kubectl")),
             "times_vs_read": {n: round(figures[n]["s"] / read["s"], 2) for n in ("models", "kubectl")},
+            "cpu_vs_read": {n: round(figures[n]["cpu_s"] / read["cpu_s"], 2) for n in ("models", "kubectl")},
             "peak_mb_vs_read": {n: round(figures[n]["peak_mb"] / read["peak_mb"], 2) for n in ("models", "kubectl")}}
 
 

@@ -14,7 +14,7 @@ import base64
 import random
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +63,6 @@ class Scale:
         return cls(nodes, nvcf_pods + len(KAI_COMPONENTS), nvcf_pods, max(2, round(full.queues * share)),
                    full.releases, max(1, min(full.helm_functions, nvcf_pods // 50)), max(1, round(full.teams * share)),
                    round(full.other_secrets * share), round(full.events * share))
-
-    def pods_scaled(self, factor: int) -> Scale:
-        """The same cluster with `factor` times the pods (NVCF and others alike)."""
-        return replace(self, pods=self.pods * factor, nvcf_pods=self.nvcf_pods * factor)
 
 
 def _hex(rng: random.Random, n: int) -> str:
