@@ -1,6 +1,8 @@
 """Benchmark: `kai-gitops diff` end to end against a large synthetic cluster, vs a naive read and the floor.
 
     python bench/live_read.py [--quick] [--runs 3] [--naive-timeout S]
+    python bench/live_read.py --growth [--quick] [--runs 3]
+    python bench/live_read.py --server real [--nodes 5000] [--pods 20000] [--runs 3]
 
 A KubeTestServer (tests/support/kubeserver) serves the cluster of bench/synthetic.py: 5,000 nodes, 50,000
 pods of which 10,000 are NVCF workload pods, 1,000 queues, 20 Helm release Secrets (`--quick`: 10x fewer).
@@ -12,6 +14,23 @@ Each measurement is a child process, so its wall time and peak RSS (from wait4) 
                objects, no paging, no selectors; killed after --naive-timeout;
 * floor     -- the same pod and node lists ours reads, paged, raw urllib3 + orjson.loads and nothing else.
 
+`--growth` (stand-in): 5,000 nodes and 1x, 2x and 4x the pods (12,500 / 25,000 / 50,000; `--quick`: 10x fewer),
+the read only, in two series: the stand-in mode's mix (a fifth of them NVCF pods, the rest filtered out by
+the server's label selectors) and every pod one the product reads. Whether time grew at most linearly and
+memory stayed nearly flat is said in the JSON, with the ratios and the cost per 1,000 more pods read.
+
+`--server real`: etcd + kube-apiserver (tests/support/envtest, `make tools`) seeded with --nodes Nodes and
+--pods NVCF Pods (plus KAI's own 8) through the API (bench/real_cluster.py; its time is reported, not
+counted), then, interleaved --runs times, each a child process:
+
+* read      -- the product's live reader, as in the stand-in mode;
+* diff      -- the installed `kai-gitops diff` end to end;
+* models    -- the official client's CoreV1Api.list_node + list_pod_for_all_namespaces, paged (limit 500),
+               every item deserialised to its model and kept;
+* kubectl   -- `kubectl get nodes,pods -A -o json` of the same objects (its output to a file, counted after).
+
+Every seeded Pod is one the product reads, so the object counts must match (the JSON says whether they do).
+
 The last stdout line is one JSON object (pods, nodes, ours_s, ours_peak_mb, naive_s, naive_peak_mb, floor_s…).
 """
 
@@ -19,8 +38,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,10 +57,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import real_cluster  # noqa: E402
+
 TARGET_S, TARGET_MB = 10.0, 400.0
-NOTE = ("The API server is a Python thread in the benchmark process: on this machine's {cpus} CPU core(s) it "
-        "competes with the measured child for CPU, so every time includes serving the JSON too. The naive "
-        "baseline lists all pods (no selector) into kubernetes client models.")
+STAND_IN_NOTE = ("The API server is a Python thread in the benchmark process: on this machine's {cpus} CPU core(s) "
+                 "it competes with the measured child for CPU, so every time includes serving the JSON too.")
+NOTE = STAND_IN_NOTE + " The naive baseline lists all pods (no selector) into kubernetes client models."
 
 
 @dataclass
@@ -50,16 +73,21 @@ class ChildRun:
     stdout: str
     stderr: str
     timed_out: bool
+    cpu_s: float = 0.0          # the child's user + system CPU, its own children included
+    server_cpu_s: float = 0.0   # --server real: etcd + kube-apiserver CPU meanwhile
 
 
-def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None) -> ChildRun:
+def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
+              stdout_path: Path | None = None) -> ChildRun:
     """Run `cmd`; wall time and the child's own peak RSS (VmHWM polled from /proc every 10 ms).
 
     Not wait4's ru_maxrss: Linux carries the pre-exec high-water mark of the forked copy of this process
     (which holds the whole synthetic cluster) into the child's, so every child would report our size.
+    With `stdout_path` the output goes to that file and is not read back (kubectl's is ~100 MB).
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.monotonic()
+    with (open(stdout_path, "w+b") if stdout_path else tempfile.TemporaryFile()) as out, \
+            tempfile.TemporaryFile() as err:
+        started, cpu_before = time.monotonic(), real_cluster.children_cpu_s()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env={**os.environ, **(env or {})})
         peak_kb = [0]
         poller = threading.Thread(target=_poll_hwm, args=(proc, peak_kb), daemon=True)
@@ -75,8 +103,9 @@ def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, st
         poller.join()
         out.seek(0)
         err.seek(0)
-        return ChildRun(wall, peak_kb[0] / 1024, proc.returncode, out.read().decode(errors="replace"),
-                        err.read().decode(errors="replace"), timed_out)
+        stdout = "" if stdout_path else out.read().decode(errors="replace")
+        return ChildRun(wall, peak_kb[0] / 1024, proc.returncode, stdout, err.read().decode(errors="replace"),
+                        timed_out, cpu_s=real_cluster.children_cpu_s() - cpu_before)
 
 
 def _poll_hwm(proc: subprocess.Popen[bytes], peak_kb: list[int]) -> None:
@@ -110,7 +139,8 @@ def child_read(kubeconfig: str) -> None:
 
     started = time.monotonic()
     live = cluster_reader(kubeconfig, None)(None)
-    print(orjson.dumps({"nodes": live.nodes_total, "nvcf_pods": len(live.nvcf_pods), "queues": len(live.queues),
+    print(orjson.dumps({"nodes": live.nodes_total, "pods": len(live.nvcf_pods) + len(live.kai_pods),
+                        "nvcf_pods": len(live.nvcf_pods), "kai_pods": len(live.kai_pods), "queues": len(live.queues),
                         "releases": len(live.releases), "read_s": time.monotonic() - started}).decode())
 
 
@@ -124,6 +154,29 @@ def child_naive(kubeconfig: str) -> None:
     nodes = api.list_node()
     print(orjson.dumps({"pods": len(pods.items), "nodes": len(nodes.items),
                         "read_s": time.monotonic() - started}).decode())
+
+
+def child_models(kubeconfig: str) -> None:
+    """What a script on the official client does to see every node and pod: paged lists, each page
+    deserialised into models, all of them kept."""
+    from kubernetes import client, config
+
+    config.load_kube_config(config_file=kubeconfig)
+    api = client.CoreV1Api()
+    started = time.monotonic()
+    nodes, pods = _paged_models(api.list_node), _paged_models(api.list_pod_for_all_namespaces)
+    print(orjson.dumps({"nodes": len(nodes), "pods": len(pods), "read_s": time.monotonic() - started}).decode())
+
+
+def _paged_models(list_call: Any) -> list[Any]:
+    items: list[Any] = []
+    token = None
+    while True:
+        page = list_call(limit=500, **({"_continue": token} if token else {}))
+        items += page.items
+        token = page.metadata._continue
+        if not token:
+            return items
 
 
 def _page_all(pool: Any, url: str, path: str, query: dict[str, str]) -> int:
@@ -246,21 +299,190 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+# -- growth on the stand-in -------------------------------------------------------------------------
+
+GROWTH = (1, 2, 4)
+TIME_SLACK = 1.15       # a step may cost up to 15% more than proportional (noise on a shared machine)
+FLAT_MEMORY = 1.5       # peak at 4x the pods at most 1.5x the peak at 1x
+
+
+def growth_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    """Our read against 1x, 2x and 4x the pods, two ways: the stand-in mode's mix (a fifth of the pods NVCF,
+    the rest filtered out by the server) and every pod one the product reads (as in the real mode)."""
+    import dataclasses
+
+    import synthetic
+
+    full = synthetic.Scale.quick() if args.quick else synthetic.Scale()
+    base = dataclasses.replace(full, pods=full.pods // GROWTH[-1], nvcf_pods=full.nvcf_pods // GROWTH[-1])
+    mixed = [dataclasses.replace(base, pods=base.pods * f, nvcf_pods=base.nvcf_pods * f) for f in GROWTH]
+    every = [synthetic.Scale.real(base.nodes, base.pods * f) for f in GROWTH]
+    before = real_cluster.machine()
+    series = {"stand_in_mix": _growth_series(mixed, args.runs), "every_pod_read": _growth_series(every, args.runs)}
+    return {"server": "stand-in", "date": time.strftime("%Y-%m-%d"), "quick": bool(args.quick),
+            "nodes": base.nodes, "series": series, "machine_before": before, "machine_after": real_cluster.machine(),
+            "note": STAND_IN_NOTE.format(cpus=os.cpu_count())}
+
+
+def _growth_series(scales: list[Any], runs: int) -> dict[str, Any]:
+    import synthetic
+
+    from tests.support.kubeserver import KubeTestServer
+
+    steps: list[dict[str, Any]] = []
+    for factor, scale in zip(GROWTH, scales, strict=True):
+        with KubeTestServer() as server, tempfile.TemporaryDirectory(prefix="kai-bench-") as tmp:
+            started = time.monotonic()
+            synthetic.load(server, scale)
+            print(f"{factor}x: loaded {scale.pods} pods in {time.monotonic() - started:.1f} s", file=sys.stderr)
+            kubeconfig = _kubeconfig(Path(tmp) / "kubeconfig", server.url)
+            done, read = median_run([sys.executable, __file__, "_read", kubeconfig], runs, f"read {factor}x")
+        counts = _last_json(read.stdout)
+        steps.append({"factor": factor, "pods_in_cluster": scale.pods, "pods_read": counts.get("pods"),
+                      "nodes_read": counts.get("nodes"), "read_s": round(counts.get("read_s", float("nan")), 3),
+                      "process_s": round(read.wall_s, 2), "peak_mb": round(read.peak_mb, 1),
+                      "cpu_s": round(statistics.median(r.cpu_s for r in done), 2),
+                      "runs_s": [round(r.wall_s, 2) for r in done], "exit": read.returncode})
+    return {"steps": steps, **growth_verdict(steps)}
+
+
+def growth_verdict(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """Ratios against the 1x step, the cost per 1,000 more pods read in each step, and whether it held."""
+    first = steps[0]
+    time_ratios = {f"{s['factor']}x": round(s["read_s"] / first["read_s"], 2) for s in steps[1:]}
+    memory_ratios = {f"{s['factor']}x": round(s["peak_mb"] / first["peak_mb"], 2) for s in steps[1:]}
+    def per_1k(key: str) -> list[float]:
+        return [round(1000 * (b[key] - a[key]) / max(1, b["pods_read"] - a["pods_read"]), 3)
+                for a, b in itertools.pairwise(steps)]
+
+    at_most_linear = all(s["read_s"] <= first["read_s"] * s["factor"] * TIME_SLACK for s in steps[1:])
+    flat = steps[-1]["peak_mb"] <= first["peak_mb"] * FLAT_MEMORY
+    return {"time_ratio_vs_1x": time_ratios, "peak_mb_ratio_vs_1x": memory_ratios,
+            "marginal_s_per_1k_pods_read": per_1k("read_s"), "marginal_mb_per_1k_pods_read": per_1k("peak_mb"),
+            "time_at_most_linear": at_most_linear, "memory_nearly_flat": flat,
+            "criteria": (f"time: each step's read_s <= {TIME_SLACK} x factor x the 1x read_s; memory: the "
+                         f"{steps[-1]['factor']}x peak <= {FLAT_MEMORY} x the 1x peak")}
+
+
+# -- the real API server ------------------------------------------------------------------------------
+
+REAL_NOTE = ("etcd and kube-apiserver run on this machine's {cpus} core(s) alongside the measured child and "
+             "other users' work (machine_before/after.loadavg_1_5_15): every time includes serving the "
+             "lists. Every seeded Pod is one the product reads (NVCF, and KAI's own), so all readers list the "
+             "same objects; on a cluster with other workloads the product reads fewer (label selectors), the "
+             "others still read everything. read/models/kubectl times are whole processes (start-up included); "
+             "read_in_process_s is the read alone. cpu_s is the measured process's CPU (kubectl's included), "
+             "server_cpu_s what etcd + kube-apiserver spent meanwhile: steadier than wall times under load.")
+
+
+def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    import synthetic
+
+    from tests.support import tools
+    from tests.support.envtest import EnvTest
+
+    tools.activate()
+    kubectl = str(tools.tool_path("kubectl"))
+    scale = synthetic.Scale.real(args.nodes, args.pods)
+    result: dict[str, Any] = {"server": "real", "date": time.strftime("%Y-%m-%d"), "machine_before":
+                              real_cluster.machine(), "runs": args.runs}
+    with EnvTest() as cluster, tempfile.TemporaryDirectory(prefix="kai-bench-real-") as tmp_name:
+        tmp = Path(tmp_name)
+        result["kube_apiserver"] = cluster.rest.get("/version")["gitVersion"]
+        print(f"seeding {scale.nodes} nodes, {scale.pods} pods ...", file=sys.stderr)
+        seeded = real_cluster.seed(cluster, synthetic.objects(scale), workers=args.seed_workers)
+        print(f"seeded {seeded['counts']} in {seeded['seconds']} s", file=sys.stderr)
+        result |= {"nodes": scale.nodes, "pods": scale.pods, "nvcf_pods": scale.nvcf_pods, "seeding": seeded}
+        kubeconfig = str(cluster.write_kubeconfig(tmp / "kubeconfig", context="prod"))
+        repo = tmp / "repo"
+        _build_repo(repo)
+        commands = {
+            "read": ([sys.executable, __file__, "_read", kubeconfig], None),
+            "diff": ([_cli(), "diff", "--repo", str(repo), "--cluster", "prod-addon", "--kubeconfig", kubeconfig,
+                      "-o", "json"], None),
+            "models": ([sys.executable, __file__, "_models", kubeconfig], None),
+            "kubectl": ([kubectl, "--kubeconfig", kubeconfig, "get", "nodes,pods", "-A", "-o", "json"],
+                        tmp / "kubectl.json"),
+        }
+        server = real_cluster.ServerCpu(cluster)
+        runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]] = {name: [] for name in commands}
+        for i in range(args.runs):   # interleaved: a burst of other users' load hits every reader alike
+            for name, (cmd, stdout_path) in commands.items():
+                served_before = server.seconds()
+                run = run_child(cmd, stdout_path=stdout_path)
+                run.server_cpu_s = server.seconds() - served_before
+                counts = (_kubectl_counts(stdout_path) if stdout_path else {} if name == "diff"
+                          else _last_json(run.stdout))
+                print(f"  {name} run {i + 1}: {run.wall_s:.2f} s, peak {run.peak_mb:.0f} MB, exit {run.returncode}",
+                      file=sys.stderr)
+                runs[name].append((run, counts))
+    result |= real_figures(runs, scale)
+    result["machine_after"] = real_cluster.machine()
+    result["note"] = REAL_NOTE.format(cpus=os.cpu_count())
+    return result
+
+
+def _kubectl_counts(path: Path) -> dict[str, int]:
+    try:
+        items = orjson.loads(path.read_bytes()).get("items") or []
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    kinds = [item.get("kind") for item in items]
+    return {"nodes": kinds.count("Node"), "pods": kinds.count("Pod")}
+
+
+def real_figures(runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]], scale: Any) -> dict[str, Any]:
+    """Per reader the run of median wall time (its peak, exit and counts) and the median CPU figures, the
+    counts each saw against the seeded ones, and ratios against our read."""
+    expected = {"nodes": scale.nodes, "pods": scale.pods}
+    figures: dict[str, Any] = {}
+    for name, done in runs.items():
+        run, counts = sorted(done, key=lambda pair: pair[0].wall_s)[len(done) // 2]
+        entry: dict[str, Any] = {"s": round(run.wall_s, 2), "peak_mb": round(run.peak_mb, 1),
+                                 "cpu_s": round(statistics.median(r.cpu_s for r, _ in done), 2),
+                                 "server_cpu_s": round(statistics.median(r.server_cpu_s for r, _ in done), 2),
+                                 "runs_s": [round(r.wall_s, 2) for r, _ in done], "exit": run.returncode}
+        if name != "diff":
+            entry["counts"] = {k: counts.get(k) for k in expected}
+        if "read_s" in counts:
+            entry["read_in_process_s"] = round(counts["read_s"], 2)
+        if run.returncode not in (0, 2):
+            entry["error"] = run.stderr.strip()[-300:]
+        figures[name] = entry
+    read = figures["read"]
+    return {"measurements": figures, "expected_counts": expected,
+            "counts_match": all(figures[n]["counts"] == expected for n in ("read", "models", "kubectl")),
+            "times_vs_read": {n: round(figures[n]["s"] / read["s"], 2) for n in ("models", "kubectl")},
+            "cpu_vs_read": {n: round(figures[n]["cpu_s"] / read["cpu_s"], 2) for n in ("models", "kubectl")},
+            "peak_mb_vs_read": {n: round(figures[n]["peak_mb"] / read["peak_mb"], 2) for n in ("models", "kubectl")}}
+
+
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] in ("_read", "_naive", "_floor"):
+    if len(sys.argv) > 2 and sys.argv[1] in ("_read", "_naive", "_floor", "_models"):
         mode, rest = sys.argv[1], sys.argv[2:]
         {"_read": lambda: child_read(rest[0]), "_naive": lambda: child_naive(rest[0]),
-         "_floor": lambda: child_floor(rest[0], rest[1:])}[mode]()
+         "_models": lambda: child_models(rest[0]), "_floor": lambda: child_floor(rest[0], rest[1:])}[mode]()
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a 10x smaller cluster")
+    parser.add_argument("--server", choices=("stand-in", "real"), default="stand-in",
+                        help="the project's stand-in API server (default) or etcd + kube-apiserver")
+    parser.add_argument("--growth", action="store_true", help="stand-in: our read at 1x, 2x and 4x the pods")
+    parser.add_argument("--quick", action="store_true", help="stand-in: a 10x smaller cluster")
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement (median reported)")
     parser.add_argument("--naive-timeout", type=float, default=None,
                         help="kill the naive baseline after this many seconds (default 60 quick, 240 full)")
+    parser.add_argument("--nodes", type=int, default=5000, help="real: Nodes to create")
+    parser.add_argument("--pods", type=int, default=20000, help="real: NVCF Pods to create (plus KAI's 8)")
+    parser.add_argument("--seed-workers", type=int, default=8, help="real: concurrent creates while seeding")
     args = parser.parse_args()
     if args.naive_timeout is None:
         args.naive_timeout = 60.0 if args.quick else 240.0
-    result = benchmark(args)
+    if args.server == "real":
+        if args.growth or args.quick:
+            parser.error("--growth and --quick are stand-in modes; size the real run with --nodes/--pods")
+        result = real_benchmark(args)
+    else:
+        result = growth_benchmark(args) if args.growth else benchmark(args)
     print(orjson.dumps(result).decode())
 
 

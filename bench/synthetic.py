@@ -32,6 +32,8 @@ SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
 NS_LABEL = "nvca.nvcf.nvidia.io/workload-instance-type"
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 BATCH = 5000  # add_many per batch: bounds the loader's transient copies
+KAI_COMPONENTS = ("scheduler", "binder", "podgrouper", "queuecontroller", "admission", "operator",
+                  "podgroupcontroller", "nodescaleadjuster")   # one pod each in kai-scheduler
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,16 @@ class Scale:
         full = cls()
         return cls(full.nodes // 10, full.pods // 10, full.nvcf_pods // 10, full.queues // 10, full.releases,
                    full.helm_functions // 2, full.teams // 10, full.other_secrets // 10, full.events // 10)
+
+    @classmethod
+    def real(cls, nodes: int, nvcf_pods: int) -> Scale:
+        """For a real API server: every pod is one the product reads (NVCF, plus KAI's own), so our read, the
+        official client and kubectl list the same objects; the rest scales with the node count."""
+        full = cls()
+        share = nodes / full.nodes
+        return cls(nodes, nvcf_pods + len(KAI_COMPONENTS), nvcf_pods, max(2, round(full.queues * share)),
+                   full.releases, max(1, min(full.helm_functions, nvcf_pods // 50)), max(1, round(full.teams * share)),
+                   round(full.other_secrets * share), round(full.events * share))
 
 
 def _hex(rng: random.Random, n: int) -> str:
@@ -156,8 +168,7 @@ def pods(scale: Scale, rng: random.Random) -> Iterator[Obj]:
         scheduler = "kai-scheduler" if (not nvcf or i % 20) else "default-scheduler"
         yield pod(rng, name, namespace, nvcf=labelled, scheduler=scheduler,
                   pending=nvcf and i % 97 == 0, node=f"node-{i % scale.nodes:05d}")
-    for i, component in enumerate(("scheduler", "binder", "podgrouper", "queuecontroller", "admission",
-                                   "operator", "podgroupcontroller", "nodescaleadjuster")):
+    for i, component in enumerate(KAI_COMPONENTS):
         yield pod(rng, f"{component}-{_h(i)}", "kai-scheduler", nvcf=False, scheduler="default-scheduler",
                   pending=False, node=f"node-{i:05d}")
 
@@ -352,20 +363,25 @@ def _batched(objs: Iterator[Obj], size: int = BATCH) -> Iterator[list[Obj]]:
         yield batch
 
 
-def load(server: Any, scale: Scale, *, seed: int = 7) -> dict[str, int]:
-    """Fill a KubeTestServer with the synthetic cluster; returns object counts per kind."""
+def objects(scale: Scale, *, seed: int = 7) -> Iterator[Obj]:
+    """The whole synthetic cluster, generated lazily; pods come before the events about them."""
     rng = random.Random(seed)
-    server.register_kai_and_nvca_kinds(with_crds=True)
-    server.set_healthz(503, healthz_body())
-    counts: dict[str, int] = {}
     sources = (platform_objects(scale), queues(scale), release_secrets(scale, rng), other_secrets(scale, rng),
                (node(rng, i, scheduled=i % 10 == 0) for i in range(scale.nodes)), pods(scale, rng),
                pending_events(scale), noise_events(scale))
     for source in sources:
-        for batch in _batched(source):
-            server.add_many(batch)
-            for obj in batch:
-                counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+        yield from source
+
+
+def load(server: Any, scale: Scale, *, seed: int = 7) -> dict[str, int]:
+    """Fill a KubeTestServer with the synthetic cluster; returns object counts per kind."""
+    server.register_kai_and_nvca_kinds(with_crds=True)
+    server.set_healthz(503, healthz_body())
+    counts: dict[str, int] = {}
+    for batch in _batched(objects(scale, seed=seed)):
+        server.add_many(batch)
+        for obj in batch:
+            counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
     return counts
 
 
