@@ -4,7 +4,8 @@ Memory: a page is parsed (with the cyclic GC paused), each item is reduced at on
 dropped, so a 10,000-pod list never exists as 10,000 full dicts. A list feeds the sink only once it is
 complete: a `410 Gone` on a continue token restarts that list, and discarding a scratch list of reduced
 items is all the restart costs -- the alternative, feeding page by page, cannot take back what the
-builder or the snapshot already took. The scratch holds reduced items only (~1 KB per pod, not ~4 KB).
+builder or the snapshot already took. The scratch holds reduced items only (about 3.5 KB per pod as Python
+objects, measured by bench/live_read.py --growth).
 
 Concurrency: independent reads run on a small thread pool (API round trips dominate on real clusters);
 only the calling thread feeds the sink, in plan order, so the result does not depend on timing.
