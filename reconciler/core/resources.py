@@ -26,6 +26,11 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property
+    def type_key(self) -> tuple[str, str]:
+        """(apiVersion, kind): what an object's own fields say it is, e.g. an item of a list or a snapshot."""
+        return self.api_version, self.kind
+
+    @property
     def api_path(self) -> str:
         """The group version's path: where discovery lists its resources, and the prefix of this one's paths."""
         return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"

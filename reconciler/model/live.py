@@ -11,22 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from reconciler.core import resources as k8s
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, list_at, mapping_at
 from reconciler.core.redact import redact_text
-from reconciler.core.resources import (
-    CONFIG_MAP,
-    CORE_EVENT,
-    CUSTOM_RESOURCE_DEFINITION,
-    EVENT,
-    NAMESPACE,
-    NODE,
-    NVCF_BACKEND,
-    POD,
-    QUEUE,
-    SCHEDULING_SHARD,
-    SECRET,
-)
 from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
@@ -45,7 +33,7 @@ NVCF_POD_LABEL = "icms-request-id"
 NVCF_NAMESPACE_LABEL = "nvca.nvcf.nvidia.io/workload-instance-type"
 KAI_NAMESPACE = "kai-scheduler"
 DTO_CONFIGMAP = ("nvca-operator", "nvcfbackend-self-managed")
-QUEUE_CRD = QUEUE.crd_name
+QUEUE_CRD = k8s.QUEUE.crd_name
 
 
 @dataclass(frozen=True)
@@ -304,18 +292,18 @@ def _dto_capabilities(text: JSONValue) -> list[str] | None:
 
 
 _HANDLERS = {
-    (QUEUE.api_version, QUEUE.kind): LiveStateBuilder._queue,
-    (CUSTOM_RESOURCE_DEFINITION.api_version, CUSTOM_RESOURCE_DEFINITION.kind): LiveStateBuilder._crd,
-    (SCHEDULING_SHARD.api_version, SCHEDULING_SHARD.kind): LiveStateBuilder._shard,
-    (SECRET.api_version, SECRET.kind): LiveStateBuilder._secret,
+    k8s.QUEUE.type_key: LiveStateBuilder._queue,
+    k8s.CUSTOM_RESOURCE_DEFINITION.type_key: LiveStateBuilder._crd,
+    k8s.SCHEDULING_SHARD.type_key: LiveStateBuilder._shard,
+    k8s.SECRET.type_key: LiveStateBuilder._secret,
     ("kai-gitops/v1", "HelmReleaseSummary"): LiveStateBuilder._release_summary,
-    (NVCF_BACKEND.api_version, NVCF_BACKEND.kind): LiveStateBuilder._backend,
-    (CONFIG_MAP.api_version, CONFIG_MAP.kind): LiveStateBuilder._configmap,
-    (NODE.api_version, NODE.kind): LiveStateBuilder._node,
-    (NAMESPACE.api_version, NAMESPACE.kind): LiveStateBuilder._namespace,
-    (POD.api_version, POD.kind): LiveStateBuilder._pod,
-    (CORE_EVENT.api_version, CORE_EVENT.kind): LiveStateBuilder._event,
-    (EVENT.api_version, EVENT.kind): LiveStateBuilder._event,
+    k8s.NVCF_BACKEND.type_key: LiveStateBuilder._backend,
+    k8s.CONFIG_MAP.type_key: LiveStateBuilder._configmap,
+    k8s.NODE.type_key: LiveStateBuilder._node,
+    k8s.NAMESPACE.type_key: LiveStateBuilder._namespace,
+    k8s.POD.type_key: LiveStateBuilder._pod,
+    k8s.CORE_EVENT.type_key: LiveStateBuilder._event,
+    k8s.EVENT.type_key: LiveStateBuilder._event,
     ("kai-gitops/v1", "NVCAHealthz"): LiveStateBuilder._healthz,
     ("kai-gitops/v1", "HelmReleaseError"): LiveStateBuilder._release_error,
     ("kai-gitops/v1", "HelmReleaseSearch"): LiveStateBuilder._release_search,
