@@ -7,6 +7,7 @@ Every test in this folder is marked ``real`` (``pytest -m "not real"`` leaves th
                      product's CRDs re-installed if the test deleted or changed one. Use this one.
 ``envtest_session``  the same server without the reset (one per pytest session; for session fixtures).
 ``admin_client``     a ``kubernetes.client.ApiClient`` as the admin (O=system:masters), closed after the test.
+``cluster``          a ``KaiCluster`` (tests/real/kai_cluster.py): helm, kubectl and kai-gitops on a kubeconfig.
 
 One server per session: started on first use (~4-5 s), stopped and its data dir removed at session end,
 also when the session fails or is interrupted (fixture finalizer, atexit, and the processes die with the
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.real.kai_cluster import KaiCluster
 from tests.support.envtest import EnvTest
 from tests.support.tools import require_tool
 
@@ -57,3 +59,12 @@ def admin_client(envtest: EnvTest):
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture
+def cluster(envtest: EnvTest, tmp_path: Path) -> Iterator[KaiCluster]:
+    made = KaiCluster(envtest, tmp_path)
+    try:
+        yield made
+    finally:
+        made.close()

@@ -22,7 +22,7 @@ import json
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +106,14 @@ def outbound_address() -> str | None:
 
 
 @contextlib.contextmanager
-def nvca_agent(envtest: EnvTest) -> Iterator[str | None]:
-    """Serve NVCA's /healthz behind Service nvca-system/nvca:8000; yields the agent's address (None: none)."""
+def nvca_agent(envtest: EnvTest, answer: Callable[[], tuple[int, Obj]] | None = None) -> Iterator[str | None]:
+    """Serve NVCA's /healthz behind Service nvca-system/nvca:8000; yields the agent's address (None: the
+    machine has only loopback, which the API server does not proxy to).
+
+    `answer` gives the status and body of each /healthz; by default the kai-gitops prediction for the live
+    Queues (enough where a test needs the proxy to reach something; a test of the prediction itself passes
+    an answer written apart from the product, in NVCA's words)."""
+    healthz = answer or (lambda: nvca_healthz(live_queues(envtest)))
     address = outbound_address()
     if address is None:
         yield None
@@ -115,7 +121,7 @@ def nvca_agent(envtest: EnvTest) -> Iterator[str | None]:
 
     class Healthz(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            status, body = nvca_healthz(live_queues(envtest)) if self.path == "/healthz" else (404, {})
+            status, body = healthz() if self.path == "/healthz" else (404, {})
             payload = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -144,9 +150,12 @@ def _register_agent(envtest: EnvTest, address: str, port: int) -> None:
                      "metadata": {"name": "nvca-0", "namespace": NVCA_NAMESPACE, "labels": {"app": "nvca"}},
                      "spec": {"containers": [{"name": "nvca", "image": "nvcr.io/nvidia/nvca:3.2.7"}]},
                      "status": {"phase": "Running", "podIP": address, "podIPs": [{"ip": address}]}})
-    create(envtest, {"apiVersion": "v1", "kind": "Service",
-                     "metadata": {"name": NVCA_SERVICE, "namespace": NVCA_NAMESPACE},
-                     "spec": {"ports": [{"name": "http", "port": NVCA_PORT, "targetPort": port}]}})
+    assert envtest.rest is not None
+    status, _ = envtest.rest.raw("GET", f"/api/v1/namespaces/{NVCA_NAMESPACE}/services/{NVCA_SERVICE}")
+    if status == 404:   # a cluster made elsewhere may have the Service already: the Endpoints decide the port
+        create(envtest, {"apiVersion": "v1", "kind": "Service",
+                         "metadata": {"name": NVCA_SERVICE, "namespace": NVCA_NAMESPACE},
+                         "spec": {"ports": [{"name": "http", "port": NVCA_PORT, "targetPort": port}]}})
     # No endpoints controller runs: the Endpoints are written as it would write them for the selector.
     create(envtest, {"apiVersion": "v1", "kind": "Endpoints",
                      "metadata": {"name": NVCA_SERVICE, "namespace": NVCA_NAMESPACE},

@@ -32,13 +32,10 @@ QUOTAS = {f"{r}.quota" for r in ("cpu", "gpu", "memory")}
 
 
 @pytest.fixture
-def cluster(envtest: EnvTest, tmp_path: Path) -> Iterator[KaiCluster]:
-    made = KaiCluster(envtest, tmp_path)
-    try:
-        made.install_trapped()
-        yield made
-    finally:
-        made.close()
+def cluster(cluster: KaiCluster) -> KaiCluster:
+    """The conftest's cluster, installed with the trap (the default queues at quota 0)."""
+    cluster.install_trapped()
+    return cluster
 
 
 def audit_lines(path: Path) -> list[dict[str, Any]]:
@@ -309,24 +306,37 @@ def test_sigterm_mid_apply_releases_the_lease_and_audits_exactly_what_the_server
         cluster.close()
 
 
-def _interrupted_apply(cluster: KaiCluster, names: list[str]) -> None:
-    audit = cluster.tmp / "audit.jsonl"
-    args = cluster.args("reconcile", "--apply", "--max-changes", NODES + 10, "--audit-log", audit)
+@contextlib.contextmanager
+def running(args: list[str]) -> Iterator[subprocess.Popen[str]]:
+    """The installed kai-gitops with `args`, killed if the test leaves the block while it still runs."""
     proc = subprocess.Popen([*kai_gitops_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=os.environ.copy())
     try:
-        deadline = time.monotonic() + 60
-        while applied_so_far(audit) < 20:   # the queues, then 18+ nodes
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.01)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def assert_interrupted(proc: subprocess.Popen[str], cluster: KaiCluster) -> None:
+    """SIGTERM (a CronJob's pod stopped): exit 130 with one line, and the Lease released at once, not left to
+    expire."""
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "kai-gitops: interrupted" in err, (proc.returncode, out, err)
-    assert "holderIdentity" not in cluster.lease()["spec"]   # released at once, not left to expire
+    assert "holderIdentity" not in cluster.lease()["spec"]
+
+
+def _interrupted_apply(cluster: KaiCluster, names: list[str]) -> None:
+    audit = cluster.tmp / "audit.jsonl"
+    args = cluster.args("reconcile", "--apply", "--max-changes", NODES + 10, "--audit-log", audit)
+    with running(args) as proc:
+        deadline = time.monotonic() + 60
+        while applied_so_far(audit) < 20:   # the queues, then 18+ nodes
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.01)
+        assert_interrupted(proc, cluster)
     lines = audit_lines(cluster.tmp / "audit.jsonl")
     outcomes: dict[str, list[str]] = {}
     for line in lines:
@@ -423,18 +433,9 @@ def test_sigterm_during_a_queue_write_audits_it_as_uncertain_and_the_same_plan_s
     assert cluster.run("reconcile", "--plan-out", plan).code == 2
     with HoldingWebhook(cluster) as webhook:
         args = cluster.args("reconcile", "--plan", plan, "--apply", "--audit-log", audit)
-        proc = subprocess.Popen([*kai_gitops_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        try:
+        with running(args) as proc:
             assert webhook.held.wait(60), proc.communicate()   # the parent queue's PATCH is in the API server
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert proc.returncode == 130 and "kai-gitops: interrupted" in err, (proc.returncode, out, err)
-    assert "holderIdentity" not in cluster.lease()["spec"]
+            assert_interrupted(proc, cluster)
     results = [(a["object"]["name"], a["result"], a["error"]) for a in audit_lines(audit)]
     assert results == [(PARENT, "started", None),
                        (PARENT, "failed", "KeyboardInterrupt: the write may or may not have been applied"),

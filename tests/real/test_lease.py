@@ -7,7 +7,6 @@ import json
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import kubernetes
@@ -17,16 +16,6 @@ from reconciler.reconcile.apply import ClusterWriter
 from reconciler.reconcile.lease import LEASE_NAME, Lease
 from reconciler.sources.cluster.kubeconfig import load_configuration
 from tests.real.kai_cluster import LEASE_NAMESPACE, KaiCluster
-from tests.support.envtest import EnvTest
-
-
-@pytest.fixture
-def cluster(envtest: EnvTest, tmp_path: Path) -> Iterator[KaiCluster]:
-    made = KaiCluster(envtest, tmp_path)
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 @pytest.fixture
