@@ -26,10 +26,8 @@ DEMO = Path(__file__).resolve().parent.parent / "repo-templates" / "demo"
 SNAPSHOT = DEMO / "snapshots" / "prod-addon.yaml"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def build_policy_repo(root: Path) -> Path:
     """The demo repository with a user rule, a rule reading policy data, and the data file."""
-    root = tmp_path / "gitops"
     load_demo_builder().build_repo(root)
     config = (root / "kai-gitops.yaml").read_text()
     commit_files(root, {
@@ -37,6 +35,11 @@ def repo(tmp_path: Path) -> Path:
         "policy/acme/names.rego": USER_RULE, "policy/acme/budget.rego": DATA_RULE,
         "policy/budget.yaml": "budget:\n  max_queues: 1\n"}, "user policies")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return build_policy_repo(tmp_path / "gitops")
 
 
 @pytest.fixture

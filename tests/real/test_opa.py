@@ -29,14 +29,13 @@ from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.opa_engine import POLICY_ID_PREFIX
 from reconciler.checks.policy.pack import shipped_data_files, shipped_policy_dir
 from reconciler.core.errors import UserError
-from tests.helpers import commit_files, load_demo_builder
 from tests.policy.conftest import EXAMPLES, USER_RULE, example
 from tests.policy.test_rules import TRIGGERS
 from tests.support.envtest import Pki
 from tests.support.envtest._pki import generate
 from tests.support.opa_server import OpaServer
 from tests.support.tools import require_tool
-from tests.test_policy_run import DATA_RULE
+from tests.test_policy_bundle import build_policy_repo
 
 TOKEN = "opa-s3cret-token"
 KAI_GITOPS = Path(sys.executable).parent / "kai-gitops"
@@ -109,15 +108,7 @@ def test_opa_check_strict_accepts_the_pack() -> None:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo repository with a user rule, a rule reading policy data, and the data file."""
-    root = tmp_path_factory.mktemp("opa") / "gitops"
-    load_demo_builder().build_repo(root)
-    config = (root / "kai-gitops.yaml").read_text()
-    commit_files(root, {
-        "kai-gitops.yaml": config + "policies:\n  dirs: [policy]\n  data: [policy/budget.yaml]\n",
-        "policy/acme/names.rego": USER_RULE, "policy/acme/budget.rego": DATA_RULE,
-        "policy/budget.yaml": "budget:\n  max_queues: 1\n"}, "user policies")
-    return root
+    return build_policy_repo(tmp_path_factory.mktemp("opa") / "gitops")
 
 
 @pytest.fixture(scope="module")
