@@ -198,3 +198,31 @@ def test_a_failing_exec_plugin_is_one_error_line_not_an_anonymous_run(envtest: E
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"kai-gitops: error: {config}: cannot use kube context 'prod': "), lines[0]
     assert says in done.stderr and "anonymous" not in done.stderr
+
+
+def test_a_snapshot_of_the_real_cluster_tells_diff_what_the_cluster_does(envtest: EnvTest, tmp_path: Path,
+                                                                         demo_repo: Path) -> None:
+    """`kai-gitops snapshot` reads the real API server (paged lists, discovery, the release Secret), and `diff
+    --snapshot` of that file finds what `diff` finds live; the Secret's payload never reaches the file."""
+    populate(envtest, DEMO.prod_addon_snapshot())
+    assert envtest.kubeconfig is not None
+    live = ["--kubeconfig", str(envtest.kubeconfig)]
+    snapshot = tmp_path / "snap.yaml"
+    made = kai_gitops(["snapshot", "-o", str(snapshot), *live], {"KAI_GITOPS_LOG_FORMAT": "text"}, tmp_path)
+    assert made.returncode == 0, made.stderr
+    diff = ["diff", "--repo", str(demo_repo), "--cluster", "prod-addon", "-o", "json", "--log-format", "text"]
+    from_live = kai_gitops([*diff, *live, "--context", "envtest"], {}, tmp_path)
+    from_file = kai_gitops([*diff, "--snapshot", str(snapshot)], {}, tmp_path)
+    assert from_live.returncode == from_file.returncode == 2, (from_live.stderr, from_file.stderr)
+
+    def findings(out: str) -> list[tuple[str, str, str]]:
+        return sorted((f["rule"], str(f.get("subject")), f["message"]) for f in json.loads(out)["findings"])
+
+    assert {"KAI-D-002", "KAI-R-011"} <= {rule for rule, _, _ in findings(from_live.stdout)}
+    assert findings(from_file.stdout) == findings(from_live.stdout)
+    text = snapshot.read_text()
+    kinds = {item["kind"] for item in yaml.safe_load(text)["items"]}
+    assert "Secret" not in kinds and "HelmReleaseSummary" in kinds   # the releases only as redacted summaries
+    payloads = [value for item in DEMO.prod_addon_snapshot() if item["kind"] == "Secret"
+                for value in item["data"].values()]   # release payloads and a registry credential
+    assert payloads and not any(payload[:40] in text for payload in payloads)
