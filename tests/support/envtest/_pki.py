@@ -50,15 +50,7 @@ def generate(directory: Path) -> Pki:
     directory.mkdir(parents=True, exist_ok=True)
     ca_key = _key()
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kai-gitops-envtest-ca")])
-    now = _now()
-    ca_cert = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
-               .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
-               .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-               .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                            content_commitment=False, key_encipherment=False,
-                                            data_encipherment=False, key_agreement=False,
-                                            encipher_only=False, decipher_only=False), critical=True)
+    ca_cert = (_builder(ca_name, ca_name, ca_key, ca=True)
                .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
                .sign(ca_key, hashes.SHA256()))
     serving_key = _key()
@@ -92,21 +84,27 @@ def _key() -> ec.EllipticCurvePrivateKey:
 
 
 def _issue(issuer: x509.Name, issuer_key, subject: x509.Name, key, *, usage, sans=None) -> x509.Certificate:
-    now = _now()
-    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
-               .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-               .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=False, key_cert_sign=False,
-                                            crl_sign=False, content_commitment=False, data_encipherment=False,
-                                            key_agreement=False, encipher_only=False, decipher_only=False),
-                              critical=True)
+    builder = (_builder(subject, issuer, key, ca=False)
                .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
                .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()),
                               critical=False))
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _builder(subject: x509.Name, issuer: x509.Name, key, *, ca: bool) -> x509.CertificateBuilder:
+    """What a CA and a leaf certificate share: names, key, serial, validity (5 minutes back for clock skew),
+    basic constraints and key usage (a CA signs certificates and CRLs; a leaf only signs)."""
+    now = _now()
+    return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=ca, crl_sign=ca,
+                                         content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                         key_agreement=False, encipher_only=False, decipher_only=False),
+                           critical=True))
 
 
 def _write(path: Path, cert: x509.Certificate) -> Path:
