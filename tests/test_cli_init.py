@@ -110,6 +110,26 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     assert {p: (tmp_path / p).read_text() for p in files_under(tmp_path)} == before
 
 
+def test_the_help_names_the_default_chart_version() -> None:
+    from reconciler.model.config import DEFAULT_STACK_KAI_VERSION
+
+    code, stdout, _ = run_cli(["init", "--help"])
+    assert code == 0 and f"stack pins, {DEFAULT_STACK_KAI_VERSION})" in " ".join(stdout.split())
+
+
+def test_a_file_where_init_needs_a_folder_is_refused_too(tmp_path: Path) -> None:
+    (tmp_path / "clusters").write_text("not a folder\n")
+    assert_one_line_error(*init(tmp_path, "--cluster", "lab=standalone", "--ci", "none"), "refusing to overwrite",
+                          "clusters/lab/kai-values.yaml, clusters/lab/nvca-operator-values.yaml")
+    assert files_under(tmp_path) == {"clusters"}
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc, where nothing can be created")
+def test_a_directory_that_cannot_be_written_is_a_one_line_error() -> None:
+    assert_one_line_error(*init(Path("/proc/kai-gitops-init"), "--cluster", "a=addon", "--ci", "none"),
+                          "cannot write /proc/kai-gitops-init/kai-gitops.yaml")
+
+
 def test_init_into_the_default_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, _, stderr = run_cli(["init", "--cluster", "lab=standalone", "--ci", "none"])

@@ -17,7 +17,6 @@ from string import Template
 from typing import Literal
 
 from reconciler.core.errors import UserError
-from reconciler.core.files import new_file_mode
 from reconciler.core.jsonvalue import JSONValue, expect_object
 from reconciler.model.config import DEFAULT_STACK_KAI_VERSION
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config, schema
@@ -68,7 +67,7 @@ def write_scaffold(settings: ScaffoldSettings) -> list[str]:
     root = settings.directory
     if root.exists() and not root.is_dir():
         raise UserError(f"{root} is not a directory", hint="give the directory to create the repository in")
-    existing = [path for path in files if (root / path).exists() or (root / path).is_symlink()]
+    existing = [path for path in files if _occupied(root, path)]
     if existing:
         raise UserError(f"refusing to overwrite existing files in {root}: {', '.join(existing)}",
                         hint="move them away, or run init in another directory")
@@ -77,12 +76,22 @@ def write_scaffold(settings: ScaffoldSettings) -> list[str]:
     return list(files)
 
 
+def _occupied(root: Path, path: str) -> bool:
+    """Something is at `path` already, or one of its folders is a file: either way init cannot write it."""
+    target = root / path
+    folders = [root / parent for parent in Path(path).parents if str(parent) != "."]
+    return target.exists() or target.is_symlink() or any(f.exists() and not f.is_dir() for f in folders)
+
+
 def _create(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # "x": a file that appeared since the check above is still not overwritten.
-    with path.open("x", encoding="utf-8") as out:
-        out.write(text)
-    path.chmod(new_file_mode())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # "x": a file that appeared since the check above is still not overwritten.
+        with path.open("x", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a directory you can write to") \
+            from None
 
 
 def check_seeds(settings: ScaffoldSettings) -> None:
