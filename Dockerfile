@@ -1,6 +1,8 @@
 # kai-gitops image for the in-cluster CronJob (deploy/) and for CI PR checks.
 #   docker build --build-arg VERSION=0.1.0 --build-arg REVISION=$(git rev-parse HEAD) \
-#     --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) -t ghcr.io/example-org/kai-gitops:0.1.0 .
+#     --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) -t "$IMAGE" . && docker push "$IMAGE"
+# with IMAGE your registry's name for it; the Kustomize `images:` entry `kai-gitops` points the CronJob at
+# it (docs/deployment.md#the-image).
 # Runs as a non-root user with a read-only root filesystem: everything it writes (the bare clone cache,
 # temp files) goes under /tmp, which the CronJob mounts as an emptyDir. The embedded Rego engine
 # (regorus, from the celine-regorus wheel) is part of the install, so no OPA server is needed.
@@ -19,14 +21,15 @@ ARG PYTHON_IMAGE
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG CREATED=unknown
+# Where the source is: the Git URL of kai-gitops you build from (--build-arg SOURCE=…).
+ARG SOURCE=unknown
 LABEL org.opencontainers.image.title="kai-gitops" \
       org.opencontainers.image.description="GitOps reconciler and policy checker for NVIDIA KAI Scheduler and NVCA configuration" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.source="https://github.com/example-org/kai-gitops" \
-      org.opencontainers.image.documentation="https://github.com/example-org/kai-gitops#readme" \
+      org.opencontainers.image.source="${SOURCE}" \
       org.opencontainers.image.base.name="${PYTHON_IMAGE}"
 COPY --from=build /wheels /wheels
 # Byte-code is compiled at install time (pip's default), so a read-only site-packages costs nothing at

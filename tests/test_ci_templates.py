@@ -304,3 +304,115 @@ def test_a_shard_fails_on_errors_only(tmp_path: Path, script: Any, exit_code: in
     env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script()], env=env, timeout=30)
     assert (done.returncode == 0) is passes
+
+
+# -- installing kai-gitops as copied: from its own Git repository, never from an index it is not on -------------
+
+PLACEHOLDER = "<kai-gitops-git-url>"   # the one spot a user fills in: the Git URL of kai-gitops itself
+INSTALLING = ROOT / "docs" / "ci.md"
+TEMPLATES = [GITHUB, GITHUB_SHARDED, GITLAB, GITLAB_SHARDED]
+
+
+def install_steps(path: Path) -> list[tuple[dict[str, str], str]]:
+    """(environment, script) of every step that runs pip, with the variables the CI system gives that step."""
+    data = load(path)
+    if path.name.startswith("github"):
+        return [({**data.get("env", {}), **job.get("env", {}), **step.get("env", {})}, step["run"])
+                for job in data["jobs"].values() for step in job["steps"] if "pip" in step.get("run", "")]
+    return [({**data.get("variables", {}), **job.get("variables", {})}, line)
+            for job in data.values() if isinstance(job, dict) and "script" in job
+            for line in job.get("before_script", []) if "pip" in line]
+
+
+def release_ref() -> str:
+    from importlib.metadata import version
+
+    return f"v{version('kai-gitops')}"
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_every_template_installs_kai_gitops_from_its_git_repository(path: Path) -> None:
+    steps = install_steps(path)
+    assert steps, f"{path.name} installs nothing"
+    for env, script in steps:
+        assert script == 'python -m pip install "$KAI_GITOPS_INSTALL"'
+        assert env["KAI_GITOPS_INSTALL"] == f"kai-gitops @ git+{PLACEHOLDER}@{release_ref()}"
+    text = path.read_text()
+    header = text[:text.index("\nname:" if path.name.startswith("github") else "\nvariables:")]
+    assert PLACEHOLDER in header and "docs/ci.md#installing-kai-gitops" in header   # explained where it is seen
+    assert "==" not in text.split("KAI_GITOPS_INSTALL:")[1].splitlines()[0]
+
+
+def test_the_project_url_is_one_placeholder_everywhere_a_user_copies_it() -> None:
+    copied = [*TEMPLATES, PRE_COMMIT, INSTALLING, ROOT / "README.md"]
+    for path in copied:
+        text = path.read_text()
+        for stale in ("<your-org>", "example-org", "kai-gitops==", "https://…/kai-gitops"):
+            assert stale not in text, f"{path.name} still says {stale}"
+    hook_comment = PRE_COMMIT.read_text().split("\n- id:")[0]
+    assert f"repo: {PLACEHOLDER}" in hook_comment and f"rev: {release_ref()}" in hook_comment
+    docs = INSTALLING.read_text()
+    assert "## Installing kai-gitops" in docs and docs.count(f"`{PLACEHOLDER}`") >= 1
+
+
+@pytest.fixture(scope="module")
+def local_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of this repository at HEAD, with the release tag the templates pin."""
+    clone = tmp_path_factory.mktemp("kai-gitops-git") / "kai-gitops"
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=120)
+    subprocess.run(["git", "-C", str(clone), "tag", "--force", release_ref()], check=True, timeout=30)
+    return clone
+
+
+def throwaway_venv(where: Path) -> Path:
+    """A venv that borrows this interpreter's pip and click (not its kai-gitops): pip runs, nothing is downloaded
+    but the build backend, and `kai-gitops --version` needs no other dependency."""
+    import sysconfig
+    import venv
+
+    venv.create(where, with_pip=False)
+    borrowed = where / "borrowed"
+    borrowed.mkdir()
+    for package in ("pip", "click"):
+        (borrowed / package).symlink_to(Path(sysconfig.get_paths()["purelib"]) / package)
+    python = str(where / "bin" / "python")
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    (Path(site) / "borrowed.pth").write_text(f"{borrowed}\n")
+    return where
+
+
+def distinct_install_steps() -> list[tuple[dict[str, str], str]]:
+    steps: list[tuple[dict[str, str], str]] = []
+    for path in TEMPLATES:
+        steps += [step for step in install_steps(path) if step not in steps]
+    return steps
+
+
+@pytest.mark.parametrize(("env", "script"), distinct_install_steps())
+def test_the_install_step_installs_kai_gitops_from_a_local_clone(tmp_path: Path, local_release: Path,
+                                                                 env: dict[str, str], script: str) -> None:
+    """The step exactly as a runner executes it, the placeholder replaced by a file:// URL of this repository."""
+    venv_dir = throwaway_venv(tmp_path / "venv")
+    step_env = {name: value.replace(PLACEHOLDER, local_release.as_uri()) for name, value in env.items()}
+    base = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}}
+    run_env = base | step_env | {"PATH": f"{venv_dir / 'bin'}:{os.environ['PATH']}", "PIP_NO_DEPS": "1",
+                                 "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=run_env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    version = subprocess.run([str(venv_dir / "bin" / "kai-gitops"), "--version"], env=base, capture_output=True,
+                             text=True, timeout=60)
+    assert version.stdout.strip() == f"kai-gitops, version {release_ref().removeprefix('v')}", version.stderr
+    where = subprocess.run([str(venv_dir / "bin" / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
+                           cwd=tmp_path, env=base, capture_output=True, text=True, timeout=60).stdout.strip()
+    assert Path(where).resolve().is_relative_to(venv_dir.resolve())   # the clone's copy, not this checkout's
+
+
+def test_the_github_workflow_templates_pass_actionlint() -> None:
+    from tests.support.tools import require_tool
+
+    actionlint = require_tool("actionlint")
+    done = subprocess.run([str(actionlint), "-no-color", str(GITHUB), str(GITHUB_SHARDED)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr

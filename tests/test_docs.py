@@ -144,9 +144,10 @@ def test_every_option_named_exists(doc: Path) -> None:
 
 def test_the_walk_sees_the_whole_tree() -> None:
     # Guards the walk itself: a lazy command table must still yield every command and its options.
-    assert {"kai-gitops check", "kai-gitops reconcile", "kai-gitops report merge", "kai-gitops policy bundle"} \
+    assert {"kai-gitops check", "kai-gitops reconcile", "kai-gitops report merge", "kai-gitops policy bundle",
+            "kai-gitops init"} \
         <= COMMANDS.keys()
-    assert {"--fail-on", "--apply", "--shard", "--report-to"} <= ALL_OPTIONS
+    assert {"--fail-on", "--apply", "--shard", "--report-to", "--chart-version"} <= ALL_OPTIONS
 
 
 def _render(page: Path) -> str:

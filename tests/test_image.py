@@ -191,3 +191,20 @@ def test_cronjob_mounts_what_the_image_writes(tmp_path: Path) -> None:
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert any(env["KAI_GITOPS_CACHE"] == m or env["KAI_GITOPS_CACHE"].startswith(m + "/") for m in mounts)
     assert yaml.safe_dump(pod)  # rendered cleanly
+
+
+def test_the_image_is_one_documented_setting_with_a_build_and_push_recipe() -> None:
+    """docs/deployment.md#the-image: build and push $IMAGE, then the overlay's `images:` entry for the short name
+    the CronJob uses points at it; the Dockerfile names no one's registry or repository."""
+    page = (ROOT / "docs" / "deployment.md").read_text()
+    section = page.split("## The image\n", 1)[1].split("\n## ", 1)[0]
+    shell, kustomize = (block.split("\n", 1)[1] for block in section.split("```")[1::2])
+    image = next(line.split("=", 1)[1] for line in shell.splitlines() if line.startswith("IMAGE="))
+    assert '-t "$IMAGE"' in shell and 'docker push "$IMAGE"' in shell
+    (entry,) = yaml.safe_load(kustomize)["images"]
+    cronjob_yaml = yaml.safe_load((ROOT / "deploy" / "base" / "cronjob.yaml").read_text())
+    (container,) = [c for c in cronjob_yaml["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+                    if c["name"] == "kai-gitops"]
+    assert entry["name"] == container["image"] == "kai-gitops"   # a short name `images:` can match
+    assert f"{entry['newName']}:{entry['newTag']}" == image
+    assert "example-org" not in DOCKERFILE.read_text()

@@ -25,6 +25,8 @@ COMMANDS = {
     "doctor": LazyCommand("reconciler.cli.doctor:doctor_command",
                           "The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. "
                           "Needs no Git."),
+    "init": LazyCommand("reconciler.cli.init:init_command",
+                        "Scaffold a GitOps repository in DIRECTORY (default: here), refusing to overwrite any file."),
     "policy": LazyCommand("reconciler.cli.policy:policy_group", "Work with the Rego policy pack."),
     "reconcile": LazyCommand("reconciler.cli.reconcile:reconcile_command",
                              "Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, "
