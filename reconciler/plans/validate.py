@@ -81,7 +81,7 @@ def _check_field(change: Change, f: FieldChange, where: str) -> None:
                             f"not {value!r}", where=where)
     if values is Values.NAME and isinstance(f.after, str) and not values.allows(f.after):
         raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after[:80]!r}, which is not a Kubernetes "
-                        "object name (lower-case DNS subdomain)", where=where, hint="re-create the plan")
+                        "object name (lower-case DNS subdomain)", where=where)
 
 
 def _check_manifest(change: Change, where: str) -> None:
