@@ -422,3 +422,25 @@ def test_a_set_token_the_server_cannot_take_is_not_called_missing(monkeypatch: p
     monkeypatch.delenv("KAI_GITOPS_GIT_TOKEN")
     with pytest.raises(UserError, match="none are set"):
         git_callbacks().credentials("https://git.example.com/acme/gitops.git", None, CredentialType.DEFAULT)
+
+
+def test_a_fix_pull_request_someone_else_opened_is_never_rewritten_commented_or_closed(
+        tmp_path: Path, server: GitHubStandIn) -> None:
+    work, bare = _demo(tmp_path)
+    _push_main(work)
+    _check(work, "github", server)
+    [pull] = server.pulls.values()                # as if mallory had opened it from the tool's branch
+    planted = f"<!-- kai-gitops:fix cluster={CLUSTER} -->\nplanted"
+    pull["user"] = server.issues[pull["number"]]["user"] = server._user("mallory")
+    pull["body"] = server.issues[pull["number"]]["body"] = planted
+    [(ref, tip)] = _fix_branches(bare).items()
+    wc = pygit2.Repository(str(work))             # the base gets the fix: kai-gitops would close its own PR
+    wc.remotes["origin"].fetch([f"+{ref}:{ref}"])
+    wc.references["refs/heads/main"].set_target(tip)
+    _push_main(work)
+    writes = len(_writes(server))
+    code, _out, err = _check(work, "github", server, "--log-format", "text")
+    assert code in (0, 2), err
+    assert f"pull request {pull['html_url']} carries kai-gitops's marker but was opened by 'mallory'" in err, err
+    assert (pull["state"], pull["body"], server.comments[pull["number"]]) == ("open", planted, [])
+    assert len(_writes(server)) == writes

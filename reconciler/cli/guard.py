@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -42,9 +43,17 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any) -> ExitCode:
     from reconciler.telemetry.logs import error_line
 
     try:
+        _check_stdout()
         return func(*args, **kwargs)
     except UserError as exc:
         error_line(exc.line())
+        return ExitCode.ERROR
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise
+        # `kai-gitops … | head`: the reader took what it wanted and left. Quiet, as `cat` is; exit 1 (not the
+        # run's own code), because a report that was cut off must never pass for a clean run.
+        _detach_stdout()
         return ExitCode.ERROR
     except KeyboardInterrupt:
         click.echo("kai-gitops: interrupted", err=True)
@@ -57,3 +66,32 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any) -> ExitCode:
         text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
         return ExitCode.ERROR
+
+
+def _check_stdout() -> None:
+    """A command started with stdout closed (`>&-`) has nowhere to put its report: say so before the run."""
+    if sys.stdout is None:
+        from reconciler.core.errors import UserError
+
+        raise UserError("standard output is closed (started with >&-?): kai-gitops writes its report there",
+                        hint="redirect it to a file, or to /dev/null to keep only the exit code")
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe nobody reads any more (poll reports an error on its write end)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush does not print a BrokenPipeError of its own."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

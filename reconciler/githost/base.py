@@ -1,13 +1,16 @@
 """The Git host interface both hosts implement, its typed records, and how a run finds its host and token.
 
 Issues, pull requests and merge requests are always found again by a hidden marker in their body plus a
-label, never by title: people rename titles, and a title match would adopt someone else's issue.
+label, never by title: people rename titles, and a title match would adopt someone else's issue. Only one
+authored by the token's own user or a configured bot identity is adopted (`Adoption`): anyone who can open an
+issue can copy the marker and the label.
 Every text a caller hands to a host goes through `reconciler.core.redact` in the host class itself (the
 last gate before the network), whatever the caller already did.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +26,7 @@ TOKEN_ENV = {"github": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITHUB_TOKEN"),
 DEFAULT_LABELS = ("kai-gitops",)
 DEFAULT_RATE_LIMIT_WAIT = 300.0   # seconds a run may spend waiting out rate limits, in total
 DEFAULT_RETRIES = 3               # extra attempts after a 5xx or a dropped connection
+log = logging.getLogger("kai_gitops.githost")
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class HostIssue:
     state: str                     # "open" | "closed"
     labels: tuple[str, ...]
     url: str
+    author: str = ""               # login / username of who opened it ("" unknown: never adopted)
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class HostPull:
     url: str
     head: str                      # source branch
     base: str                      # target branch
+    author: str = ""               # login / username of who opened it ("" unknown: never adopted)
 
 
 @dataclass(frozen=True)
@@ -68,7 +74,8 @@ class GitHost(Protocol):
     # -- issues ---------------------------------------------------------------------------------------------
     def find_issue(self, marker: str, label: str) -> HostIssue | None:
         """The most recently updated issue (open or closed) carrying `label` whose body has `marker` on a line
-        of its own outside code fences (`has_marker`)."""
+        of its own outside code fences (`has_marker`), opened by an identity `Adoption` adopts; a newer one by
+        anyone else is passed over with a warning."""
         ...
 
     def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
@@ -86,7 +93,8 @@ class GitHost(Protocol):
 
     # -- pull requests / merge requests -----------------------------------------------------------------
     def find_pull(self, marker: str, head: str) -> HostPull | None:
-        """The open PR/MR from branch `head` whose body has `marker` (as `has_marker` judges it)."""
+        """The open PR/MR from branch `head` whose body has `marker` (as `has_marker` judges it), opened by an
+        identity `Adoption` adopts (others are passed over with a warning)."""
         ...
 
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
@@ -123,6 +131,7 @@ class HostSettings:
     rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT
     retries: int = DEFAULT_RETRIES
     timeout: float = 30.0
+    bot_identities: tuple[str, ...] = ()   # gitHost.botIdentities: adopted besides the token's own user
 
     def web_url(self) -> str:
         """The repository's page: where people read issues and where blob links point."""
@@ -141,6 +150,29 @@ class HostSettings:
     def scrub(self, text: str) -> str:
         """`text` with the token removed: for every error message that might quote a request."""
         return text.replace(self.token, "<redacted>") if self.token else text
+
+
+class Adoption:
+    """Whose marked issues and pull requests a run takes as its own: the user the token belongs to and the
+    configured bot identities. Logins compare case-insensitively, as both hosts treat them."""
+
+    def __init__(self, token_user: str | None, bots: tuple[str, ...]) -> None:
+        self.token_user = token_user           # None: the host cannot say (a GitHub App installation token)
+        self.bots = bots
+        self._names = {name.casefold() for name in (token_user, *bots) if name}
+
+    def adopts(self, author: str, what: str, url: str) -> bool:
+        """Whether `author`'s marked `what` (at `url`) is the tool's own; if not, one warning saying why."""
+        if author and author.casefold() in self._names:
+            return True
+        log.warning("%s %s carries kai-gitops's marker but was opened by %s, not by %s: not adopted (kai-gitops "
+                    "uses or opens its own; list a bot login in gitHost.botIdentities if it is yours)", what, url,
+                    repr(author) if author else "an unknown author", self._expected())
+        return False
+
+    def _expected(self) -> str:
+        token = f"the token's user {self.token_user!r}" if self.token_user else "the token's user (unknown)"
+        return token + (f" or gitHost.botIdentities {', '.join(self.bots)}" if self.bots else "")
 
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -181,7 +213,8 @@ def resolve_host_settings(remote_url: str | None, config_block: GitHostConfig | 
     _check_repo(kind, repo)
     return HostSettings(kind, api_url, repo, _token(kind, env), config.labels or DEFAULT_LABELS, config.assignees,
                         cli_flags.base_branch or config.base_branch,
-                        DEFAULT_RATE_LIMIT_WAIT if cli_flags.rate_limit_wait is None else cli_flags.rate_limit_wait)
+                        DEFAULT_RATE_LIMIT_WAIT if cli_flags.rate_limit_wait is None else cli_flags.rate_limit_wait,
+                        bot_identities=config.bot_identities)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,11 @@
 Issues are listed by label (`GET /repos/{o}/{r}/issues?labels=…&state=all`) and matched by marker, not
 found through `/search/issues`: search is eventually consistent (an issue created a minute ago may not be
 found, so a second run would open a duplicate) and has a 30-requests-a-minute limit of its own.
+
+The token's own login comes from `GET /user`. An installation token (a GitHub App's, or Actions'
+`GITHUB_TOKEN`) may not read it (403 "Resource not accessible by integration"): then the configured
+`gitHost.botIdentities` are adopted, or, with none configured, `github-actions[bot]`, the login Actions'
+token writes as.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from reconciler.core.errors import UserError
-from reconciler.githost.base import HostComment, HostIssue, HostPull, HostSettings, has_marker
+from reconciler.githost.base import Adoption, HostComment, HostIssue, HostPull, HostSettings, has_marker
 from reconciler.githost.redaction import scrub_body
 from reconciler.githost.retry import (
     SECONDARY_LIMIT_WAIT,
@@ -27,12 +32,14 @@ if TYPE_CHECKING:
     from github.Issue import Issue
     from github.IssueComment import IssueComment
     from github.Label import Label
+    from github.NamedUser import NamedUser
     from github.PullRequest import PullRequest
     from github.Repository import Repository
 
 T = TypeVar("T")
 Editable = TypeVar("Editable", "Issue", "PullRequest")
 WRITE_INTERVAL = 1.0   # GitHub asks for a second between content-creating writes (secondary limits)
+ACTIONS_BOT = "github-actions[bot]"   # who Actions' GITHUB_TOKEN writes as
 
 
 class GitHubHost:
@@ -51,6 +58,7 @@ class GitHubHost:
                               seconds_between_requests=None,
                               seconds_between_writes=interval or None)
         self._repo_obj: Repository | None = None
+        self._adoption: Adoption | None = None
 
     # -- plumbing -------------------------------------------------------------------------------------------
     def _run(self, what: str, call: Callable[[], T], *, idempotent: bool = True) -> T:
@@ -95,12 +103,31 @@ class GitHubHost:
     def _where(self) -> str:
         return f"{self.settings.api_url} {self.settings.repo}"
 
+    @property
+    def adoption(self) -> Adoption:
+        if self._adoption is None:
+            user = self._run("reading the token's user (GET /user)", self._token_login)
+            bots = self.settings.bot_identities or ((ACTIONS_BOT,) if user is None else ())
+            self._adoption = Adoption(user, bots)
+        return self._adoption
+
+    def _token_login(self) -> str | None:
+        from github import GithubException
+
+        try:
+            return str(self._client.get_user().login)
+        except GithubException as exc:
+            if exc.status == 403 and isinstance(self._classify(exc), UserError):
+                return None    # an installation token: /user is not for integrations (not a rate limit)
+            raise
+
     # -- issues ---------------------------------------------------------------------------------------------
     def find_issue(self, marker: str, label: str) -> HostIssue | None:
         def scan() -> HostIssue | None:
             listing = self._repo.get_issues(state="all", labels=[label], sort="updated", direction="desc")
             for issue in listing:
-                if issue.pull_request is None and has_marker(issue.body or "", marker):
+                if issue.pull_request is None and has_marker(issue.body or "", marker) and \
+                        self.adoption.adopts(_login(issue.user), "issue", issue.html_url):
                     return _issue(issue)
             return None
 
@@ -151,7 +178,8 @@ class GitHubHost:
 
         def scan() -> HostPull | None:
             for pull in self._repo.get_pulls(state="open", head=f"{owner}:{head}"):
-                if pull.head.ref == head and has_marker(pull.body or "", marker):
+                if pull.head.ref == head and has_marker(pull.body or "", marker) and \
+                        self.adoption.adopts(_login(pull.user), "pull request", pull.html_url):
                     return _pull(pull)
             return None
 
@@ -208,15 +236,20 @@ def _labels(raw: Iterable[Label] | None) -> tuple[str, ...]:
     return tuple(label.name for label in raw or ())
 
 
+def _login(user: NamedUser | None) -> str:
+    return str(user.login) if user is not None and user.login else ""
+
+
 def _issue(issue: Issue) -> HostIssue:
-    return HostIssue(issue.number, issue.title, issue.body or "", issue.state, _labels(issue.labels), issue.html_url)
+    return HostIssue(issue.number, issue.title, issue.body or "", issue.state, _labels(issue.labels), issue.html_url,
+                     _login(issue.user))
 
 
 def _pull(pull: PullRequest, labels: tuple[str, ...] | None = None) -> HostPull:
     state = "merged" if pull.merged else pull.state
     return HostPull(pull.number, pull.title, pull.body or "", state,
                     labels if labels is not None else _labels(pull.labels), pull.html_url, pull.head.ref,
-                    pull.base.ref)
+                    pull.base.ref, _login(pull.user))
 
 
 def _comment(comment: IssueComment) -> HostComment:

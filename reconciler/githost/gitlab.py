@@ -4,6 +4,9 @@ python-gitlab.
 python-gitlab's own loop (obey_rate_limit, ten retries, each sleeping `Retry-After`) is switched off per
 request, and the last response's headers are kept, because its exceptions carry no headers and the bounded
 policy in retry.py needs `Retry-After` / `RateLimit-Reset` to decide.
+
+The token's own username comes from `GET /user` (project and group access tokens answer with their bot
+user); a token that may not read it leaves only `gitHost.botIdentities` to adopt.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from reconciler.core.errors import UserError
-from reconciler.githost.base import HostComment, HostIssue, HostPull, HostSettings, has_marker
+from reconciler.githost.base import Adoption, HostComment, HostIssue, HostPull, HostSettings, has_marker
 from reconciler.githost.redaction import scrub_body
 from reconciler.githost.retry import RateLimited, RetryPolicy, Transient, limit_wait
 
@@ -63,6 +66,7 @@ class GitLabHost:
         self._gl = _client(settings, self._last_response)
         self._project_obj: Project | None = None
         self._user_ids: dict[str, int] = {}
+        self._adoption: Adoption | None = None
 
     # -- plumbing -------------------------------------------------------------------------------------------
     def _run(self, what: str, call: Callable[[], T], *, idempotent: bool = True) -> T:
@@ -101,6 +105,24 @@ class GitLabHost:
             text = f"GitLab answered HTTP {status}: {message or 'no message'}"
         return UserError(text, where=f"{self.settings.api_url} {self.settings.repo}")
 
+    @property
+    def adoption(self) -> Adoption:
+        if self._adoption is None:
+            user = self._run("reading the token's user (GET /user)", self._token_username)
+            self._adoption = Adoption(user, self.settings.bot_identities)
+        return self._adoption
+
+    def _token_username(self) -> str | None:
+        from gitlab.exceptions import GitlabError
+
+        try:
+            self._gl.auth()
+        except GitlabError as exc:
+            if exc.response_code == 403 and isinstance(self._classify(exc), UserError):
+                return None    # a token without read access to its own user: only the configured bots
+            raise
+        return str(self._gl.user.username) if self._gl.user is not None else None
+
     def _assignee_ids(self, usernames: tuple[str, ...]) -> list[int]:
         ids = []
         for name in usernames:
@@ -117,7 +139,8 @@ class GitLabHost:
         def scan() -> HostIssue | None:
             for issue in self._project.issues.list(labels=[label], order_by="updated_at", sort="desc",
                                                    iterator=True):
-                if has_marker(issue.description or "", marker):
+                if has_marker(issue.description or "", marker) and \
+                        self.adoption.adopts(_author(issue), "issue", issue.web_url):
                     return _issue(issue)
             return None
 
@@ -170,7 +193,8 @@ class GitLabHost:
     def find_pull(self, marker: str, head: str) -> HostPull | None:
         def scan() -> HostPull | None:
             for mr in self._project.mergerequests.list(state="opened", source_branch=head, iterator=True):
-                if mr.source_branch == head and has_marker(mr.description or "", marker):
+                if mr.source_branch == head and has_marker(mr.description or "", marker) and \
+                        self.adoption.adopts(_author(mr), "merge request", mr.web_url):
                     return _pull(mr)
             return None
 
@@ -207,14 +231,19 @@ def _assign(obj: RESTObject, changes: dict[str, str | None]) -> None:
             setattr(obj, key, scrub_body(value) if key in ("title", "description") else value)
 
 
+def _author(item: ProjectIssue | ProjectMergeRequest) -> str:
+    author = getattr(item, "author", None)
+    return str(author.get("username") or "") if isinstance(author, dict) else ""
+
+
 def _issue(issue: ProjectIssue) -> HostIssue:
     return HostIssue(issue.iid, issue.title, issue.description or "", _STATES.get(issue.state, issue.state),
-                     tuple(issue.labels or ()), issue.web_url)
+                     tuple(issue.labels or ()), issue.web_url, _author(issue))
 
 
 def _pull(mr: ProjectMergeRequest) -> HostPull:
     return HostPull(mr.iid, mr.title, mr.description or "", _STATES.get(mr.state, mr.state), tuple(mr.labels or ()),
-                    mr.web_url, mr.source_branch, mr.target_branch)
+                    mr.web_url, mr.source_branch, mr.target_branch, _author(mr))
 
 
 def _note(note: ProjectIssueNote | ProjectMergeRequestNote) -> HostComment:

@@ -17,7 +17,9 @@ def remote_url(repo_arg: str | None) -> str | None:
     found = pygit2.discover_repository(os.path.abspath(repo_arg or "."))
     if found is None:
         return None
-    remotes = list(pygit2.Repository(found).remotes)
+    from reconciler.sources.git import open_repository
+
+    remotes = list(open_repository(found).remotes)
     origin = next((r for r in remotes if r.name == "origin"), None)
     if origin is not None:
         return origin.url

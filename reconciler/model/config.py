@@ -43,6 +43,7 @@ class GitHostConfig:
     labels: tuple[str, ...] = ()
     assignees: tuple[str, ...] = ()
     base_branch: str | None = None
+    bot_identities: tuple[str, ...] = ()    # authors adopted as the tool's own, besides the token's user
 
 
 @dataclass(frozen=True)

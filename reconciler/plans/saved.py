@@ -1,11 +1,15 @@
 """A plan saved as versioned JSON (`reconcile --plan-out`) and read back (`--plan`), checked like any input.
 
 Written with its id (a hash of its content) and read only if the id still matches and every change passes
-validate.py: a saved plan is input a person may have edited, never trusted.
+validate.py: a saved plan is input a person may have edited, never trusted. The id proves nothing against an
+editor (anyone can hash the edited content again), so the operator steps a saved plan shows for a person to
+run are kept only when kai-gitops itself would write them now (`keep_planned_operator_steps`).
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +28,10 @@ from reconciler.plans.plan import (
     OperatorAction,
     Plan,
 )
-from reconciler.plans.validate import check_changes
+from reconciler.plans.validate import check_changes, check_text
 from reconciler.report.report import GitInfo
+
+log = logging.getLogger("kai_gitops.plans")
 
 
 def write_plan(plan: Plan, path: str) -> None:
@@ -47,6 +53,24 @@ def read_plan(path: str) -> Plan:
     except orjson.JSONDecodeError as exc:
         raise UserError(f"plan is not JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
     return plan_from_dict(data, path)
+
+
+def keep_planned_operator_steps(saved: Plan, fresh: Plan, where: str) -> Plan:
+    """`saved` with only the operator steps `fresh` (the planner, on this repository and cluster now) also has.
+
+    A step is a command a person may copy and run, so one no planner wrote is never shown: it is left out with
+    one warning naming the file and the steps' positions, never their text. The plan's id follows its content.
+    """
+    planned = set(fresh.operator)
+    left_out = [str(i) for i, step in enumerate(saved.operator) if step not in planned]
+    if not left_out:
+        return saved
+    kept = replace(saved, operator=tuple(step for step in saved.operator if step in planned))
+    log.warning("%s: left out %d operator step(s) of the saved plan (operator[%s]) that kai-gitops would not "
+                "write for this repository and cluster now (the finding is gone, or the file was edited); their "
+                "commands are not shown, and the plan applied is %s", where, len(left_out), ", ".join(left_out),
+                kept.id)
+    return kept
 
 
 def plan_from_dict(raw: Any, where: str) -> Plan:
@@ -73,12 +97,18 @@ class _PlanReader:
         plan = Plan(self.text(raw, "cluster"), self.git(raw.get("git")), self.identity(raw.get("clusterIdentity")),
                     tuple(self.change(c, i) for i, c in enumerate(self.items(raw, "changes"))),
                     tuple(self.operator(o) for o in self.items(raw, "operator")),
-                    tuple(str(n) for n in self.items(raw, "notes", optional=True)))
+                    tuple(self.note(n) for n in self.items(raw, "notes", optional=True)))
         if raw.get("id") != plan.id:
             raise UserError(f"plan id {raw.get('id')!r} does not match its content ({plan.id}): the file was "
                             "edited after it was written", where=self.where, hint="re-create the plan")
         check_changes(plan.changes, self.where)
         return plan
+
+    def note(self, raw: Any) -> str:
+        if not isinstance(raw, str):
+            raise self.fail("`notes` must be a list of strings")
+        check_text(raw, "note", self.where)
+        return raw
 
     def items(self, raw: dict[str, Any], key: str, *, optional: bool = False) -> list[Any]:
         value = raw.get(key)

@@ -3,6 +3,7 @@ input: it is checked, never trusted). Which kinds and fields may be written is w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,6 +12,11 @@ from reconciler.core.refs import ObjectRef
 from reconciler.plans.plan import Change, FieldChange, FieldPath, Operation
 from reconciler.plans.values import leaves, same_value
 from reconciler.plans.writable import Values, planned_write, valid_name, writable_summary
+
+# A plan's free text (a change's reason, a note) as the planner writes it: one short printable line. Anything
+# else in a saved plan was written by someone else, for a person to read and perhaps act on.
+TEXT_LIMIT = 512
+RULE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def writable_field(ref: ObjectRef, operation: Operation, path: FieldPath) -> Values | None:
@@ -42,6 +48,19 @@ def check_change(change: Change, where: str) -> None:
         _check_field(change, f, where)
     if change.operation is Operation.CREATE:
         _check_manifest(change, where)
+    check_text(change.reason, f"change {change.ref} reason", where)
+    for rule in change.rules:
+        if not RULE_ID.fullmatch(rule):
+            raise UserError(f"plan change {change.ref} names rule {rule[:80]!r}, which is not a rule ID",
+                            where=where, hint="re-create the plan")
+
+
+def check_text(text: str, what: str, where: str) -> None:
+    """Refuse free text no planner wrote: longer than TEXT_LIMIT, or not one line of printable characters
+    (a line break or a control character would let a plan show text of its own making as the tool's)."""
+    if len(text) > TEXT_LIMIT or not text.isprintable():
+        raise UserError(f"plan {what} is not one line of printable text of at most {TEXT_LIMIT} characters",
+                        where=where, hint="re-create the plan")
 
 
 def _check_field(change: Change, f: FieldChange, where: str) -> None:
@@ -60,6 +79,9 @@ def _check_field(change: Change, f: FieldChange, where: str) -> None:
         if not numeric and value is not None and not isinstance(value, str):
             raise UserError(f"plan change {change.ref} {f.dotted()} {side} must be a string or null, "
                             f"not {value!r}", where=where)
+    if values is Values.NAME and isinstance(f.after, str) and not values.allows(f.after):
+        raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after[:80]!r}, which is not a Kubernetes "
+                        "object name (lower-case DNS subdomain)", where=where)
 
 
 def _check_manifest(change: Change, where: str) -> None:

@@ -42,8 +42,8 @@ class Values(Enum):
     def allows(self, value: Any) -> bool:
         if self is Values.NUMBER:
             return isinstance(value, int | float) and not isinstance(value, bool)
-        if self is Values.NAME:
-            return value is None or isinstance(value, str)
+        if self is Values.NAME:   # a parent applied unchecked could name anything, up to the size of a request
+            return value is None or (isinstance(value, str) and valid_name(value))
         return value in (None, "true")
 
 

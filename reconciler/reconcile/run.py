@@ -16,7 +16,7 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.plans.applied import ApplyResult, ChangeResult, WriteResult
 from reconciler.plans.plan import Plan
-from reconciler.plans.saved import read_plan, write_plan
+from reconciler.plans.saved import keep_planned_operator_steps, read_plan, write_plan
 from reconciler.reconcile.apply import ApiFailure, ClusterWriter, apply_changes
 from reconciler.reconcile.audit import AuditLog
 from reconciler.reconcile.cluster import Connection
@@ -49,7 +49,8 @@ def check_settings(settings: ReconcileSettings, live_cluster: bool) -> None:
 
 
 def saved_or_fresh(settings: ReconcileSettings, fresh: Plan) -> Plan:
-    plan = read_plan(settings.plan_file) if settings.plan_file else fresh
+    plan = keep_planned_operator_steps(read_plan(settings.plan_file), fresh, settings.plan_file) \
+        if settings.plan_file else fresh
     if settings.plan_out:
         write_plan(plan, settings.plan_out)
     return plan

@@ -128,7 +128,26 @@ def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) ->
     if found is None:
         raise UserError("not a Git repository", where=label,
                         hint="pass --repo PATH|URL pointing at the GitOps repository")
-    return GitTree(pygit2.Repository(found), label, ref, worktree)
+    return GitTree(open_repository(found), label, ref, worktree)
+
+
+_NOT_OWNED = re.compile(r"repository path '(?P<path>[^']*)' is not owned by current user")
+
+
+def open_repository(path: str) -> pygit2.Repository:
+    """The repository at `path`. One owned by another user (a checkout mounted into a CI container) is refused
+    by libgit2, as by Git, until it is listed in safe.directory: a user error saying so, not an internal one."""
+    import pygit2
+
+    try:
+        return pygit2.Repository(path)
+    except pygit2.GitError as exc:
+        owned = _NOT_OWNED.search(str(exc))
+        if owned is None:
+            raise
+        top = owned["path"].rstrip("/") or path
+        raise UserError("the repository is owned by another user, and Git refuses it until it is marked safe",
+                        where=top, hint=f"git config --global --add safe.directory {top}") from None
 
 
 def _cached_clone(url: str, label: str) -> pygit2.Repository:
@@ -138,7 +157,7 @@ def _cached_clone(url: str, label: str) -> pygit2.Repository:
     callbacks = git_callbacks()
     try:
         if (target / "HEAD").exists():
-            repo = pygit2.Repository(str(target))
+            repo = open_repository(str(target))
             repo.remotes["origin"].fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
                                          callbacks=callbacks)
             return repo

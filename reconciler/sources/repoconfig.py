@@ -57,6 +57,7 @@ class _GitHost(TypedDict, total=False):
     labels: list[str]
     assignees: list[str]
     baseBranch: str
+    botIdentities: list[str]
 
 
 class _RepoConfigFile(TypedDict):
@@ -89,7 +90,8 @@ def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
     if raw is None:
         return None
     return GitHostConfig(raw.get("host"), raw.get("url"), raw.get("repo"), tuple(raw.get("labels", ())),
-                         tuple(raw.get("assignees", ())), raw.get("baseBranch"))
+                         tuple(raw.get("assignees", ())), raw.get("baseBranch"),
+                         tuple(raw.get("botIdentities", ())))
 
 
 def _validate(doc: YamlDoc) -> None:

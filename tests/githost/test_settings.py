@@ -79,3 +79,15 @@ def test_what_cannot_be_resolved_is_one_clear_error(remote: str | None, flags: H
     with pytest.raises(UserError) as caught:
         resolve_host_settings(remote, None, flags, env)
     assert needle in caught.value.line()
+
+
+def test_bot_identities_come_from_kai_gitops_yaml() -> None:
+    from reconciler.sources.repoconfig import parse_repo_config
+
+    head = b"apiVersion: kai-gitops/v1\nclusters:\n  - {name: prod, mode: addon, kaiChartVersion: v0.16.7, " \
+           b"environmentFile: env.yaml}\n"
+    config = parse_repo_config(head + b"gitHost:\n  botIdentities: ['my-app[bot]', renovate]\n")
+    settings = resolve_host_settings("https://github.com/acme/gitops", config.git_host, HostFlags(), ENV)
+    assert settings.bot_identities == ("my-app[bot]", "renovate")
+    with pytest.raises(UserError, match="botIdentities"):
+        parse_repo_config(head + b"gitHost:\n  botIdentities: ['a b']\n")

@@ -10,7 +10,10 @@ parse from GitHub.
 Models, for one repository: GET repo; issues (list with state/labels/sort/direction filters and Link
 pagination, get, create, edit incl. state open/closed, labels, assignees); issue comments (list, create);
 labels (list, create); pulls (list with state/head/base filters, get, create — 422 for a second open pull
-request from the same head to the same base — edit incl. close); `GET /search/issues` for `repo:`,
+request from the same head to the same base — edit incl. close); `GET /user`, the token's own user (`login`;
+with `installation=True` it answers 403 "Resource not accessible by integration", as GitHub does for a
+GitHub App installation token); issues and pulls seeded as opened by someone else (`seed_issue`,
+`seed_pull` with `author`); `GET /search/issues` for `repo:`,
 `label:`, `is:issue|pr`, `is:open|closed` and quoted body text. Issues and pulls share one number space and
 pulls appear in the issues list with a `pull_request` key, as on GitHub. Token check (401 Bad credentials).
 Faults (`inject`): any status with headers, e.g. 403 `X-RateLimit-Remaining: 0`, a secondary limit, 429
@@ -116,9 +119,11 @@ def _match(path: str) -> tuple[str, dict[str, str]] | None:
 
 class GitHubStandIn(StandInServer):
     def __init__(self, owner: str = "acme", repo: str = "gitops", *, prefix: str = "", token: str = "test-token",
-                 default_branch: str = "main") -> None:
+                 default_branch: str = "main", login: str = "kai-gitops-bot", installation: bool = False) -> None:
         super().__init__(prefix, token)
         self.owner, self.name, self.default_branch = owner, repo, default_branch
+        self.login = login                 # who the token writes as
+        self.installation = installation   # an installation token: GET /user is refused
         self.issues: dict[int, dict[str, Any]] = {}      # number -> issue object (pulls too, with pull_request)
         self.pulls: dict[int, dict[str, Any]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
@@ -156,9 +161,19 @@ class GitHubStandIn(StandInServer):
                                          "url": f"{self.repo_url}/labels/{name}", "description": ""}
         return self.labels[name]
 
-    def seed_issue(self, title: str, body: str, labels: list[str]) -> int:
-        """An issue created inside the stand-in (no HTTP), to set up long listings cheaply."""
-        return int(self.create_issue({}, {"title": title, "body": body, "labels": labels}, {}).body["number"])
+    def seed_issue(self, title: str, body: str, labels: list[str], author: str | None = None) -> int:
+        """An issue created inside the stand-in (no HTTP), to set up long listings cheaply; `author`: opened by
+        another user than the token's."""
+        issue = self.create_issue({}, {"title": title, "body": body, "labels": labels}, {}).body
+        if author is not None:
+            issue["user"] = self._user(author)
+        return int(issue["number"])
+
+    def seed_pull(self, head: str, base: str, title: str, body: str, author: str) -> int:
+        """An open pull request opened by `author` (no HTTP)."""
+        pull = self.create_pull({}, {"head": head, "base": base, "title": title, "body": body}, {}).body
+        pull["user"] = self.issues[pull["number"]]["user"] = self._user(author)
+        return int(pull["number"])
 
     def _number(self) -> int:
         return max([0, *self.issues]) + 1
@@ -223,6 +238,12 @@ class GitHubStandIn(StandInServer):
             raise HttpError(404, "Not Found (not modelled by the stand-in)")
         return handler(self, query, body or {}, args)
 
+    def get_user(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
+        if self.installation:
+            raise HttpError(403, "Resource not accessible by integration")
+        user = _template_item("GET", "/user", 200)
+        return Reply(200, user | {k: v for k, v in self._user(self.login).items() if k in user})
+
     def get_repo(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         repo = _template_item("GET", "/repos/{owner}/{repo}", 200)
         owner = self._user(self.owner)
@@ -252,7 +273,7 @@ class GitHubStandIn(StandInServer):
                   "state": "open", "url": url, "repository_url": self.repo_url,
                   "labels_url": f"{url}/labels{{/name}}", "comments_url": f"{url}/comments",
                   "events_url": f"{url}/events", "html_url": f"https://github.invalid/{self.full_name}/issues/{number}",
-                  "user": self._user(), "labels": [self._label(str(n)) for n in body.get("labels") or []],
+                  "user": self._user(self.login), "labels": [self._label(str(n)) for n in body.get("labels") or []],
                   "assignees": [self._user(a) for a in body.get("assignees") or []], "assignee": None,
                   "comments": 0, "created_at": stamp, "updated_at": stamp, "closed_at": None, "locked": False}
         issue["assignee"] = issue["assignees"][0] if issue["assignees"] else None
@@ -306,7 +327,7 @@ class GitHubStandIn(StandInServer):
         comment = _template_item("POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", 201)
         comment_id = self._next_id()
         stamp = self._tick()
-        comment |= {"id": comment_id, "body": body.get("body", ""), "user": self._user(),
+        comment |= {"id": comment_id, "body": body.get("body", ""), "user": self._user(self.login),
                     "url": f"{self.repo_url}/issues/comments/{comment_id}",
                     "html_url": f"{issue['html_url']}#issuecomment-{comment_id}", "issue_url": issue["url"],
                     "created_at": stamp, "updated_at": stamp}
@@ -426,6 +447,7 @@ _HANDLERS = {
     ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}"): GitHubStandIn.get_pull,
     ("PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}"): GitHubStandIn.edit_pull,
     ("GET", "/search/issues"): GitHubStandIn.search_issues,
+    ("GET", "/user"): GitHubStandIn.get_user,
 }
 
 

@@ -13,7 +13,9 @@ state, order_by, sort and page/per_page pagination with Link and X-Page/X-Total 
 labels and assignee_ids; PUT with title/description/labels/state_event close|reopen); issue notes (list,
 create); merge requests (list with state/source_branch/target_branch, get, create — 409 for a second open
 MR from the same source branch to the same target — PUT with title/description/state_event close; notes);
-GET /users?username=. PRIVATE-TOKEN check (401). Faults (`inject`): any status with headers, e.g. 429
+GET /users?username=; GET /user, the token's own user (`login`); issues and merge requests seeded as
+opened by someone else (`seed_issue`, `seed_merge_request` with `author`). PRIVATE-TOKEN check (401).
+Faults (`inject`): any status with headers, e.g. 429
 `Retry-After` / `RateLimit-Reset`, 5xx.
 
 Does NOT model: groups, permissions, other projects, branches (a source branch is not checked to exist),
@@ -52,14 +54,16 @@ _ROUTES = [
     ("merge_requests", re.compile(r"^/projects/(?P<project>[^/]+)/merge_requests$")),
     ("merge_request", re.compile(r"^/projects/(?P<project>[^/]+)/merge_requests/(?P<iid>\d+)$")),
     ("users", re.compile(r"^/users$")),
+    ("user", re.compile(r"^/user$")),
 ]
 
 
 class GitLabStandIn(StandInServer):
     def __init__(self, path: str = "acme/gitops", *, prefix: str = "", token: str = "test-token",
-                 users: tuple[str, ...] = ("alice", "bob")) -> None:
+                 users: tuple[str, ...] = ("alice", "bob"), login: str = "kai-gitops") -> None:
         super().__init__(prefix.rstrip("/") + "/api/v4", token)
         self.path, self.project_id = path, 42
+        self.login = login                 # who the token writes as
         self.users = {name: 100 + i for i, name in enumerate(users)}
         self.issues: dict[int, dict[str, Any]] = {}
         self.merge_requests: dict[int, dict[str, Any]] = {}
@@ -75,10 +79,20 @@ class GitLabStandIn(StandInServer):
     def web(self) -> str:
         return f"https://gitlab.invalid/{self.path}"
 
-    def seed_issue(self, title: str, body: str, labels: list[str]) -> int:
-        """An issue created inside the stand-in (no HTTP), to set up long listings cheaply."""
-        return int(self.post_issues({}, {"title": title, "description": body, "labels": ",".join(labels)},
-                                    {}).body["iid"])
+    def seed_issue(self, title: str, body: str, labels: list[str], author: str | None = None) -> int:
+        """An issue created inside the stand-in (no HTTP), to set up long listings cheaply; `author`: opened by
+        another user than the token's."""
+        issue = self.post_issues({}, {"title": title, "description": body, "labels": ",".join(labels)}, {}).body
+        if author is not None:
+            issue["author"] = self._user(author)
+        return int(issue["iid"])
+
+    def seed_merge_request(self, source: str, target: str, title: str, body: str, author: str) -> int:
+        """An open merge request opened by `author` (no HTTP)."""
+        mr = self.post_merge_requests({}, {"source_branch": source, "target_branch": target, "title": title,
+                                           "description": body}, {}).body
+        mr["author"] = self._user(author)
+        return int(mr["iid"])
 
     def authorised(self, headers: dict[str, str]) -> bool:
         return headers.get("private-token") == self.token
@@ -148,6 +162,9 @@ class GitLabStandIn(StandInServer):
         found = [self._user(n) for n in self.users if name in (None, n)]
         return self.page(found, query, "/users", style="gitlab")
 
+    def get_user(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
+        return Reply(200, self._user(self.login) | {"bot": self.login.endswith("_bot"), "is_admin": False})
+
     def _user(self, name: str) -> dict[str, Any]:
         return {"id": self.users.get(name, 1), "username": name, "name": name.title(), "state": "active",
                 "web_url": f"https://gitlab.invalid/{name}"}
@@ -182,7 +199,7 @@ class GitLabStandIn(StandInServer):
         stamp = self._tick()
         issue = {"id": self._id(), "iid": iid, "project_id": self.project_id, "title": body["title"],
                  "description": body.get("description"), "state": "opened", "labels": self._labels(body.get("labels")),
-                 "assignees": self._assignees(body.get("assignee_ids") or []), "author": self._user("kai-gitops"),
+                 "assignees": self._assignees(body.get("assignee_ids") or []), "author": self._user(self.login),
                  "created_at": stamp, "updated_at": stamp, "closed_at": None,
                  "web_url": f"{self.web}/-/issues/{iid}", "references": {"short": f"#{iid}"}}
         self.issues[iid] = issue
@@ -229,7 +246,7 @@ class GitLabStandIn(StandInServer):
         store = self.issues if args["kind"] == "issues" else self.merge_requests
         item = self._get(store, args["iid"])
         stamp = self._tick()
-        note = {"id": self._id(), "body": body["body"], "author": self._user("kai-gitops"), "created_at": stamp,
+        note = {"id": self._id(), "body": body["body"], "author": self._user(self.login), "created_at": stamp,
                 "updated_at": stamp, "system": False, "noteable_id": item["id"],
                 "noteable_type": "Issue" if args["kind"] == "issues" else "MergeRequest",
                 "noteable_iid": item["iid"]}
@@ -250,7 +267,7 @@ class GitLabStandIn(StandInServer):
               "description": body.get("description"), "state": "opened",
               "labels": self._labels(body.get("labels")), "assignees": self._assignees(body.get("assignee_ids") or []),
               "source_branch": body["source_branch"], "target_branch": body["target_branch"],
-              "author": self._user("kai-gitops"), "created_at": stamp, "updated_at": stamp, "closed_at": None,
+              "author": self._user(self.login), "created_at": stamp, "updated_at": stamp, "closed_at": None,
               "merged_at": None, "web_url": f"{self.web}/-/merge_requests/{iid}", "references": {"short": f"!{iid}"}}
         self.merge_requests[iid] = mr
         self.notes[("merge_requests", iid)] = []
