@@ -146,3 +146,73 @@ def test_the_error_forms_carry_a_secret_only_redacted_and_hostile_text_only_as_d
     annotation = str(rendered["github"])
     assert annotation.count("\n") == 1 and annotation.startswith("::error file=dir%2Ca%3Ab/v.yaml,line=3,col=4,")
     assert "<img" not in str(rendered["markdown"]) and "@admin" not in str(rendered["markdown"])
+
+
+# -- uncommitted edits: the run says it read the commit --------------------------------------------------------
+
+NOT_CI: dict[str, str | None] = {"CI": None, "GITHUB_ACTIONS": None, "GITLAB_CI": None}
+EDIT_HINT = ("kai-gitops: warning: clusters/lab/queues.yaml has uncommitted edits this run did not read: it "
+             "checked HEAD (commit them, or pass --worktree to check the working tree)")
+
+
+def edited_repo(tmp_path: Path) -> Path:
+    """The template, committed; then its queue file edited in the working tree (gpu quota 8 → 4)."""
+    repo, _ = make_repo(tmp_path, template_files())
+    queues = repo / QUEUES
+    queues.write_text(queues.read_text().replace("gpu: {quota: 8,", "gpu: {quota: 4,", 1))
+    return repo
+
+
+def test_check_says_in_one_line_that_edited_files_were_read_at_the_commit(tmp_path: Path) -> None:
+    repo = edited_repo(tmp_path)
+    assert run_cli(["check", "--repo", repo], env=NOT_CI)[2].splitlines() == [EDIT_HINT]
+    assert run_cli(["check", "--repo", repo, "--worktree"], env=NOT_CI)[2] == ""
+
+
+def test_several_edited_files_are_counted_and_the_first_three_named(tmp_path: Path) -> None:
+    repo = edited_repo(tmp_path)
+    for name in ("kai-gitops.yaml", "environments/prod.yaml", "clusters/lab/kai-values.yaml"):
+        (repo / name).write_text((repo / name).read_text() + "# edited\n")
+    assert run_cli(["check", "--repo", repo], env=NOT_CI)[2].splitlines() == [
+        "kai-gitops: warning: 4 files (clusters/lab/kai-values.yaml, clusters/lab/queues.yaml, "
+        "environments/prod.yaml, +1 more) have uncommitted edits this run did not read: it checked HEAD (commit "
+        "them, or pass --worktree to check the working tree)"]
+
+
+@pytest.mark.parametrize("ci", [{"CI": "true"}, {"GITHUB_ACTIONS": "true"}, {"GITLAB_CI": "true"}])
+def test_in_ci_the_working_tree_is_the_commit_and_nothing_is_said(tmp_path: Path, ci: dict[str, str]) -> None:
+    repo = edited_repo(tmp_path)
+    env = {**NOT_CI, **ci}
+    assert run_cli(["check", "--repo", repo], env=env)[2] == ""
+
+
+def test_a_syntax_error_fixed_but_not_committed_is_named_before_the_error(tab_repo: Path) -> None:
+    queues = tab_repo / QUEUES
+    queues.write_text(queues.read_text().replace("\tcpu:", "    cpu:", 1))
+    code, _, stderr = run_cli(["check", "--repo", tab_repo], env=NOT_CI)
+    assert code == 1 and stderr.splitlines() == [EDIT_HINT, f"kai-gitops: error: {TAB_LINE}"]
+    assert run_cli(["check", "--repo", tab_repo, "--worktree"], env=NOT_CI)[0] != 1
+
+
+def test_diff_names_only_the_edited_files_it_read(tmp_path: Path) -> None:
+    from tests.helpers import DEMO_SNAPSHOTS, load_demo_builder
+
+    demo = tmp_path / "demo"
+    load_demo_builder().build_repo(demo)
+    # prod-addon reads the config, its environment and the waivers; the lab cluster's queues are not its own
+    for name in ("kai-gitops.yaml", "environments/prod.yaml", "kai-gitops-waivers.yaml", QUEUES):
+        (demo / name).write_text((demo / name).read_text() + "# edited\n")
+    code, _, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                               DEMO_SNAPSHOTS / "prod-addon.yaml"], env=NOT_CI)
+    assert code == 2
+    assert stderr.splitlines() == [
+        "kai-gitops: warning: 3 files (environments/prod.yaml, kai-gitops-waivers.yaml, kai-gitops.yaml) have "
+        "uncommitted edits this run did not read: it checked HEAD (commit them, or pass --worktree to check the "
+        "working tree)"]
+
+
+def test_another_ref_than_the_checked_out_commit_is_not_about_the_edits(tmp_path: Path) -> None:
+    repo, commits = make_repo(tmp_path, template_files(), [{"README.md": "later\n"}])
+    (repo / QUEUES).write_text((repo / QUEUES).read_text() + "# edited\n")
+    assert run_cli(["check", "--repo", repo, "--ref", commits[0]], env=NOT_CI)[2] == ""
+    assert run_cli(["check", "--repo", repo], env=NOT_CI)[2] != ""
