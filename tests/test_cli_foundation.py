@@ -171,8 +171,10 @@ def test_worktree_flag_reads_uncommitted_edit(demo: Path, tmp_path: Path) -> Non
     edited = CANONICAL_KAI_VALUES.replace("placementStrategy: binpack", "placementStrategy: spread")
     (copy / "kai-values.yaml").write_text(edited)
     snapshot = snapshot_file(tmp_path, [*kai_crds(), *default_queues(), canonical_shard()])
-    committed = diff_json("--repo", copy, "--snapshot", snapshot)[1]
-    assert [f["rule"] for f in committed["findings"] if f["kind"] == "drift"] == []
+    _, stdout, stderr = run_cli(["diff", "--repo", copy, "--snapshot", snapshot, "-o", "json"],
+                                env={"CI": None, "GITHUB_ACTIONS": None, "GITLAB_CI": None})
+    assert "kai-values.yaml has uncommitted edits this run did not read" in stderr   # and says so
+    assert [f["rule"] for f in json.loads(stdout)["findings"] if f["kind"] == "drift"] == []
     worktree = diff_json("--repo", copy, "--worktree", "--snapshot", snapshot)[1]
     assert worktree["git"]["worktree"] is True and worktree["git"]["commit"] is None
     assert [f["rule"] for f in worktree["findings"] if f["kind"] == "drift"] == ["KAI-D-003"]

@@ -180,9 +180,9 @@ def test_duplicate_key_first_line_is_the_first_occurrence_not_the_mapping_start(
 
 @pytest.mark.parametrize("text, line", [
     ("a:\n  b: 1\n c: 2\n", 3),
-    ("a: 1\nb: [1, 2\nc: 3\n", 3),
+    ("a: 1\nb: [1, 2\nc: 3\n", 2),     # where the bracket opens, not where the parser gave up
     ("a: 1\n\tb: 2\n", 2),
-    ("a: 'unterminated\n", 2),
+    ("a: 'unterminated\n", 1),         # where the quote opens
 ])
 def test_malformed_yaml_names_file_line_and_column(text: str, line: int) -> None:
     with pytest.raises(UserError) as info:
@@ -192,6 +192,51 @@ def test_malformed_yaml_names_file_line_and_column(text: str, line: int) -> None
     assert int((err.where or "").split(":")[1]) == line
     assert err.message.startswith("invalid YAML: ")
     assert "\n" not in err.line()
+
+
+# The common mistakes, each as the line a person reads: where the mistake is, what it is, what to do.
+# None of them may carry the parser's own words ("while scanning", "cannot start any token", "<block end>").
+COMMON_MISTAKES = [
+    ("a:\n\tb: 1\n", "f.yaml:2:1: invalid YAML: tabs are not allowed for indentation (indent with spaces)"),
+    ("a:\n  b:\n  \tc: 1\n", "f.yaml:3:3: invalid YAML: tabs are not allowed for indentation (indent with spaces)"),
+    ("a:\t1\n", "f.yaml:1:3: invalid YAML: a tab cannot separate YAML tokens here (use spaces instead of the tab)"),
+    ("url: http://x: y\n", "f.yaml:1:14: invalid YAML: a value contains ': ', which YAML reads as the start of "
+                           "another key (put the value in quotes)"),
+    ("a: 1\n  b: 2\n", "f.yaml:2:4: invalid YAML: this key is indented deeper than the key above it, which "
+                       "already has a value (line it up with its sibling keys)"),
+    ("a:\n    b: 1\n  c: 2\n", "f.yaml:3:3: invalid YAML: this line is indented differently from the keys of the "
+                               "mapping starting at line 1 (indent it exactly like the keys it belongs with)"),
+    ("a: 1\nb\nc: 2\n", "f.yaml:2:1: invalid YAML: this line has no ':' but sits among the keys of a mapping "
+                        "(write it as 'key: value', or indent it deeper if it continues the value above)"),
+    ('a: "x\nb: 2\n', "f.yaml:1:4: invalid YAML: the \" opened here is never closed (add the closing \"; a \" "
+                      "inside the value is written \\\")"),
+    ("a: [1, 2\nb: 3\n", "f.yaml:1:4: invalid YAML: the '[' opened here is not closed (close it with ']', or "
+                         "quote a value inside that contains ',', ':' or brackets)"),
+    ("a: {b: c: d}\n", "f.yaml:1:9: invalid YAML: expected ',' or '}' in this {…} mapping (quote a value that "
+                       "contains ':', ',' or brackets)"),
+    ("a: @x\n", "f.yaml:1:4: invalid YAML: '@' cannot start a plain YAML value (quote the value, e.g. \"@…\")"),
+    ("a: *x\n", "f.yaml:1:4: invalid YAML: alias '*x' refers to no anchor '&x' before it (define '&x' earlier "
+                "in this file, or quote the value if '*' is meant literally)"),
+    ("a: 1\n- b\n", "f.yaml:2:1: invalid YAML: a list item where the mapping starting at line 1 expects a key "
+                    "(indent the list under the key it belongs to)"),
+    ("a:\n  - b\n  c: d\n", "f.yaml:3:3: invalid YAML: a mapping key where the list starting at line 2 expects "
+                            "'- ' items (start it with '- ', or indent it like the key that holds the list)"),
+    ("a: - b\n", "f.yaml:1:4: invalid YAML: a list item cannot start on the same line as its key (put '- item' "
+                 "on the next line, indented under the key)"),
+    ('a: "x" y\n', "f.yaml:1:8: invalid YAML: unexpected text after the value (quote the whole value)"),
+    ('a: "\\q"\n', "f.yaml:1:6: invalid YAML: '\\q' is not an escape in a double-quoted string (use single "
+                   "quotes, or write '\\\\' for a backslash)"),
+    ("a: \x07\n", "f.yaml:1:4: invalid YAML: control character U+0007 is not allowed in YAML (delete it, or "
+                  "write it as an escape inside double quotes)"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), COMMON_MISTAKES)
+def test_common_yaml_mistakes_read_as_what_to_fix_where(text: str, expected: str) -> None:
+    with pytest.raises(UserError) as info:
+        load_documents(text, "f.yaml")
+    assert info.value.line() == expected
+    assert not re.search(r"while (scanning|parsing)|cannot start any token|<block|problem_mark", expected)
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,13 @@ Nothing here formats output or exits: the CLI does that with the report this ret
 
 from __future__ import annotations
 
+import contextvars
+import logging
+import os
 from collections.abc import Callable
 from datetime import date
-from typing import TYPE_CHECKING, NamedTuple
+from functools import wraps
+from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.differ import diff
@@ -24,7 +28,7 @@ from reconciler.model.live import LiveState
 from reconciler.report.report import ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 from reconciler.report.shards import select as select_shard
-from reconciler.sources.git import open_tree
+from reconciler.sources.git import GitTree, open_tree
 from reconciler.sources.git_changes import changed_lines
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 from reconciler.telemetry.logs import phase, set_cluster
@@ -36,13 +40,59 @@ if TYPE_CHECKING:
     from reconciler.reconcile.settings import ReconcileSettings
 
 LiveReader = Callable[[str | None], LiveState]   # kube context (or None) -> live state
+log = logging.getLogger("kai_gitops.desired")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+# The desired trees a run opened, so it can say when the working copy has edits it did not read.
+_OPENED: contextvars.ContextVar[list[GitTree] | None] = contextvars.ContextVar("kai_gitops_opened", default=None)
+MAX_NAMED = 3   # files named in the uncommitted-edits line; the rest are counted
 
 
 def open_desired(settings: GitSettings) -> DesiredRepo:
     tree = open_tree(settings.repo, settings.ref, worktree=settings.worktree)
+    opened = _OPENED.get()
+    if opened is not None:
+        opened.append(tree)
     config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
     git = GitInfo(tree.label, settings.ref, tree.commit_id, settings.worktree)
     return DesiredRepo(tree, config, git)
+
+
+def telling_uncommitted_edits(run: Callable[_P, _R]) -> Callable[_P, _R]:
+    """When the run ends (with a report or an error), one warning if files it read at the checked-out commit
+    have uncommitted edits: the same findings coming back after an edit would otherwise look like the edit
+    did nothing. Not in CI, where the working tree is the commit."""
+
+    @wraps(run)
+    def telling(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if _OPENED.get() is not None:   # inside another run: that one tells
+            return run(*args, **kwargs)
+        token = _OPENED.set([])
+        try:
+            return run(*args, **kwargs)
+        finally:
+            opened = _OPENED.get() or []
+            _OPENED.reset(token)
+            if not _in_ci():
+                for tree in opened:
+                    _warn_uncommitted(tree)
+
+    return telling
+
+
+def _warn_uncommitted(tree: GitTree) -> None:
+    edited = tree.edited_in_worktree()
+    if not edited:
+        return
+    more = f", +{len(edited) - MAX_NAMED} more" if len(edited) > MAX_NAMED else ""
+    named = edited[0] if len(edited) == 1 else f"{len(edited)} files ({', '.join(edited[:MAX_NAMED])}{more})"
+    log.warning("%s %s uncommitted edits this run did not read: it checked %s (commit them, or pass --worktree "
+                "to check the working tree)", named, "has" if len(edited) == 1 else "have", tree.ref)
+
+
+def _in_ci() -> bool:
+    flag = os.environ.get("CI", "").strip().lower()
+    return flag not in ("", "0", "false", "no") or bool(os.environ.get("GITHUB_ACTIONS") or os.environ.get("GITLAB_CI"))
 
 
 def desired_clusters(repo: DesiredRepo, name: str | None, shard: Shard | None = None) -> list[DesiredCluster]:
@@ -50,6 +100,7 @@ def desired_clusters(repo: DesiredRepo, name: str | None, shard: Shard | None = 
     return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in chosen]
 
 
+@telling_uncommitted_edits
 def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
     return _diff_one("diff", settings, read_live).report
 
@@ -97,6 +148,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
                        desired, live)
 
 
+@telling_uncommitted_edits
 def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None) -> Report:
     """Live-only checks; Git is optional (with --repo the cluster's intent is known too)."""
     desired: DesiredCluster | None = None
@@ -118,6 +170,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     return Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
 
 
+@telling_uncommitted_edits
 def run_check(settings: RunSettings) -> Report:
     """The PR check: static rules over every cluster's desired state, no cluster access.
 
@@ -230,6 +283,7 @@ def evaluate_policies(facts: Facts, desired: DesiredCluster | None, repo: Desire
     return evaluate(facts, desired, repo, settings)
 
 
+@telling_uncommitted_edits
 def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
                           target: ClusterTarget | None) -> ReconcileOutcome:
     """`reconcile`: the plan for a live cluster (or a snapshot), saved or applied as asked."""

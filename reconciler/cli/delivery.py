@@ -1,5 +1,6 @@
 """What a command does with its report: render it to the `-o` targets, publish it to the `--report-to`
-targets, and propose its Git edits with `--fix-git`."""
+targets, and propose its Git edits with `--fix-git`; and, when it stopped on an error before it had a
+report, what its `-o` targets get instead (`emit_error`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from reconciler.core.errors import UserError
     from reconciler.core.exits import ExitCode
     from reconciler.gitfix.run import FixGitSettings
     from reconciler.outputs.destinations import OutputSpec
@@ -34,6 +36,25 @@ def emit(report: Report, specs: list[OutputSpec], overrides: dict[str, Callable[
     record(report=report)
     emit_to(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
     return report.exit_code
+
+
+def emit_error(exc: UserError, command: str, specs: list[OutputSpec]) -> None:
+    """A run that stopped before it had a report: the `-o` formats a CI step reads carry the error (an
+    annotation at its line, the job summary, SARIF, Code Quality, JUnit), so the reviewer sees it there and
+    the upload steps find their files. After the report was handed over, its outputs are left as they are."""
+    import logging
+
+    from reconciler.core.errors import UserError
+    from reconciler.outputs.destinations import emit_error as emit_error_to
+    from reconciler.outputs.input_error import InputError
+    from reconciler.telemetry.run import has_report
+
+    if has_report():
+        return
+    try:
+        emit_error_to(InputError.of(exc, command), specs, lambda text: click.echo(text, nl=False))
+    except UserError as failed:   # the error line is already out; this one only says where it could not go
+        logging.getLogger("kai_gitops").warning("the error was not written to the outputs: %s", failed.line())
 
 
 def publish_report(report: Report, plan: Any, targets: tuple[str, ...], settings: PublishSettings) -> None:

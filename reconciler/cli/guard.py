@@ -29,7 +29,7 @@ def guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
         command = func.__name__.removesuffix("_command").replace("_", " ")
         try:
             with observed_run(command, telemetry_settings(kwargs)) as run:
-                run.exit_code = code = _guarded(func, args, kwargs)
+                run.exit_code = code = _guarded(func, args, kwargs, command)
         except UserError as exc:   # the run's own set-up, outside _guarded: e.g. a bad $KAI_GITOPS_LOG_FORMAT
             error_line(exc.line())
             code = ExitCode.ERROR
@@ -38,7 +38,7 @@ def guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
     return wrapper
 
 
-def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any) -> ExitCode:
+def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str) -> ExitCode:
     from reconciler.core.errors import UserError
     from reconciler.telemetry.logs import error_line
 
@@ -47,6 +47,11 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any) -> ExitCode:
         return func(*args, **kwargs)
     except UserError as exc:
         error_line(exc.line())
+        if kwargs.get("output"):   # the -o targets, parsed: in CI the error goes where the reviewer looks
+            from reconciler.cli.delivery import emit_error
+            from reconciler.cli.settings import outputs
+
+            emit_error(exc, command, outputs(kwargs))
         return ExitCode.ERROR
     except BrokenPipeError:
         if not _stdout_reader_gone():

@@ -5,6 +5,7 @@ replaced atomically (a temporary file in the same directory, then rename), so a 
 truncated SARIF. Several formats may go to stdout, printed in the order given, as long as none of them
 is a machine format (json, jsonl, sarif, gitlab, junit): those must be alone on stdout or go to a file.
 With `github`, the Markdown job summary is also appended to `$GITHUB_STEP_SUMMARY` when it is set.
+`emit_error` does the same with a run's error when it stopped before it had a report (`input_error.py`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
 from reconciler.core.files import new_file_mode, write_atomically
 from reconciler.outputs import FORMATS, MACHINE_FORMATS
+from reconciler.outputs.input_error import InputError
 from reconciler.report.report import Report
+
+if TYPE_CHECKING:
+    from reconciler.outputs.markdown_format import Link
 
 STDOUT = "-"
 
@@ -98,24 +104,60 @@ def write_report(path: Path, text: str) -> None:
                         hint="choose a writable path for -o FMT=PATH") from None
 
 
+def emit_error(error: InputError, specs: list[OutputSpec], echo: Callable[[str], None]) -> None:
+    """The error-only form of every spec whose format has one, written and printed as `emit` does; the
+    other formats write nothing."""
+    from reconciler.outputs import render_error
+
+    rendered = [(spec, text) for spec in specs if (text := render_error(error, spec.format)) is not None]
+    for spec, text in rendered:
+        if not spec.to_stdout:
+            write_report(Path(spec.path), text)
+    if any(spec.format == "github" for spec in specs):
+        append_error_summary(error)
+    for spec, text in rendered:
+        if spec.to_stdout:
+            echo(text)
+
+
+# (link to a file at the checked commit or None, bytes left in the summary) -> the Markdown to append
+SummaryText = Callable[["Link | None", int], str]
+
+
 def append_job_summary(report: Report, environ: Mapping[str, str] | None = None) -> Path | None:
     """Append the Markdown job summary to $GITHUB_STEP_SUMMARY, within what is left of its 1 MiB."""
-    from reconciler.outputs.github_format import SUMMARY_LIMIT, blob_link, job_summary
+    from reconciler.outputs.github_format import job_summary
 
     env = os.environ if environ is None else environ
+    commit = next((c.git.commit for c in report.clusters if c.git and c.git.commit), None) or env.get("GITHUB_SHA")
+    return _append_summary(lambda link, room: job_summary(report, link=link, limit=room), commit, env)
+
+
+def append_error_summary(error: InputError, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Append the run's error to $GITHUB_STEP_SUMMARY, linked to the file at the workflow's commit."""
+    from reconciler.outputs.github_format import error_summary
+
+    env = os.environ if environ is None else environ
+    return _append_summary(lambda link, _room: error_summary(error, link=link), env.get("GITHUB_SHA"), env)
+
+
+def _append_summary(text_for: SummaryText, commit: str | None, env: Mapping[str, str]) -> Path | None:
+    from reconciler.outputs.github_format import SUMMARY_LIMIT, blob_link
+
     target = env.get("GITHUB_STEP_SUMMARY")
     if not target:
         return None
     path = Path(target)
     used = path.stat().st_size if path.exists() else 0
-    commit = next((c.git.commit for c in report.clusters if c.git and c.git.commit), None) or env.get("GITHUB_SHA")
     link = None
     if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and commit:
         link = blob_link(env["GITHUB_SERVER_URL"], env["GITHUB_REPOSITORY"], commit)
     room = SUMMARY_LIMIT - used - 1
     if room < 1024:   # earlier steps used it up; a stub would only say "truncated"
         return None
-    text = job_summary(report, link=link, limit=room)
+    text = text_for(link, room)
+    if len(text.encode()) > room:
+        return None
     try:
         with path.open("a", encoding="utf-8") as handle:
             handle.write(("\n" if used else "") + text)

@@ -6,6 +6,9 @@ most 10 per level, and when more exist a notice that says how many and where to 
 summary lists everything). Values are escaped as @actions/core does (data: `%`, CR, LF; properties also
 `:` and `,`), and the plain-text log after the annotations sits inside `::stop-commands::TOKEN` … `::TOKEN::`
 with a random token, so a queue name that reads `::error::…` is printed, never run.
+
+A run that stopped on an error before it had a report is one `::error` annotation at the file, line and
+column the error names (`render_error`); its job summary entry is the markdown form (`error_summary`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterable
 from reconciler.core.refs import Location
 from reconciler.findings.finding import REPOSITORY
 from reconciler.findings.problems import Problem, group_problems
+from reconciler.outputs.input_error import InputError
 from reconciler.outputs.markdown_format import Link
 from reconciler.report.report import ClusterReport, Report, finding_order
 
@@ -74,6 +78,23 @@ def annotation(level: str, problem: Problem, location: Location | None) -> str:
     props.append(("title", f"{' + '.join(problem.rule_ids)}: {f.title or f.rule_id}{where}"))
     head = ",".join(f"{key}={escape_property(value)}" for key, value in props)
     return f"::{level} {head}::{escape_data(_message(problem))}"
+
+
+def render_error(error: InputError) -> str:
+    return _command("error", error.location, error.title, error.message) + "\n"
+
+
+def _command(level: str, location: Location | None, title: str, message: str) -> str:
+    props: list[tuple[str, str]] = []
+    if location is not None:
+        props.append(("file", location.file))
+        if location.line is not None:
+            props.append(("line", str(location.line)))
+            if location.column is not None:
+                props.append(("col", str(location.column)))
+    props.append(("title", title))
+    head = ",".join(f"{key}={escape_property(value)}" for key, value in props)
+    return f"::{level} {head}::{escape_data(message)}"
 
 
 def _message(problem: Problem) -> str:
@@ -143,6 +164,13 @@ def job_summary(report: Report, *, link: Link | None = None, limit: int = SUMMAR
     from reconciler.outputs.markdown_format import render as render_markdown
 
     return render_markdown(report, link=link, limit=limit)
+
+
+def error_summary(error: InputError, *, link: Link | None = None) -> str:
+    """The job summary entry of a run that stopped on an error."""
+    from reconciler.outputs.markdown_format import render_error as markdown_error
+
+    return markdown_error(error, link=link)
 
 
 def blob_link(server: str, repository: str, commit: str) -> Link:

@@ -6,6 +6,9 @@ finding fingerprints (rule, cluster, object, YAML path, file; never line numbers
 re-open an issue; GitLab needs them unique, so two findings that would share one get a numbered suffix.
 Waived findings are left out: the widget has no "accepted" state and would show them as new.
 A finding without a file sits on the cluster's entry in kai-gitops.yaml.
+
+A run that stopped on an error before it had a report is one `blocker` issue, `input-error`, at the file
+and line the error names (`render_error`); its fingerprint is the command, file and message (no line).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import orjson
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.findings.finding import Finding
 from reconciler.findings.problems import problem_id
+from reconciler.outputs.input_error import CHECK_NAME, InputError
 from reconciler.report.report import ClusterReport, Report, finding_order
 
 # Errors break scheduling or NVCA's health check; warnings are deviations; info is advice.
@@ -30,6 +34,23 @@ def render(report: Report, *, color: bool | None = None) -> str:
     for cluster, f in _active(report):
         issues.append(_issue(f, cluster, seen))
     return orjson.dumps(issues, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def render_error(error: InputError) -> str:
+    location = error.location
+    key = "\x1f".join((CHECK_NAME, error.command, location.file if location else "", error.message))
+    issue: dict[str, JSONLike] = {
+        "type": "issue",
+        "description": f"{error.title}: {error.message}",
+        "check_name": CHECK_NAME,
+        "fingerprint": hashlib.sha256(key.encode()).hexdigest()[:32],
+        "severity": "blocker",
+        "location": {"path": location.file if location else CONFIG_FILE,
+                     "lines": {"begin": location.line if location and location.line else 1}},
+        "categories": ["Bug Risk"],
+        "content": {"body": f"{error.line()}\n\nNothing was checked: the run stopped at this error."},
+    }
+    return orjson.dumps([issue], option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def _active(report: Report) -> list[tuple[ClusterReport | None, Finding]]:

@@ -4,6 +4,9 @@ Every rule evaluated in a cluster is a test case, so passing rules show as passe
 at or above `--fail-on` fails, its message naming each finding's place; findings below the threshold are
 in `system-out` of a passing case; a rule whose findings are all waived is skipped, with the waiver.
 Findings about the change itself (waivers, policy edits) form the `(repository)` suite.
+
+A run that stopped on an error before it had a report is one test case in error (`render_error`): JUnit's
+`error`, a test that could not run, rather than a `failure` of a rule.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections import defaultdict
 
 from reconciler.findings.finding import REPOSITORY, Finding
 from reconciler.findings.rules import RuleMeta
+from reconciler.outputs.input_error import CHECK_NAME, InputError
 from reconciler.report.report import Report, finding_order
 
 # XML 1.0 cannot carry most control characters, even escaped: a value holding one would break the file.
@@ -33,6 +37,18 @@ def render(report: Report, *, color: bool | None = None) -> str:
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
     root.attrib.update({key: str(value) for key, value in totals.items()} | {"errors": "0"})
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def render_error(error: InputError) -> str:
+    counts = {"tests": "1", "failures": "0", "errors": "1", "skipped": "0"}
+    root = ET.Element("testsuites", {"name": _clean(f"kai-gitops {error.command}"), **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": CHECK_NAME, **counts})
+    case = ET.SubElement(suite, "testcase", classname=_clean(f"kai-gitops.{error.command}"),
+                         name=_clean(f"kai-gitops {error.command} reads its input"))
+    failure = ET.SubElement(case, "error", message=_clean(error.line()), type=CHECK_NAME)
+    failure.text = _clean(f"{error.line()}\n\nNothing was checked: the run stopped at this error.")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -7,7 +7,8 @@ nothing, with a fence longer than any backtick run inside.
 
 Other modules reuse the pieces: `escape_markdown`, `code_block`, `findings_table` and `finding_details`
 (drift issues and fix PR bodies), `problems_table`/`problem_details` (one entry per problem), and
-`render(..., link=…, limit=…)` for a comment or a job summary.
+`render(..., link=…, limit=…)` for a comment or a job summary; `render_error` when the run stopped on an
+error before it had a report.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from reconciler.core.refs import Location
 from reconciler.core.show import show_value
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.problems import Problem, group_problems
+from reconciler.outputs.input_error import InputError
 from reconciler.report.report import ClusterReport, Report, finding_order
 
 Link = Callable[[str, int | None], str]   # (repo-relative path, line or None) -> URL, e.g. a blob at a commit
@@ -76,6 +78,15 @@ def render(report: Report, *, color: bool | None = None, link: Link | None = Non
     for cluster in report.clusters:
         blocks.append(_cluster_section(report.command, cluster, link))
     return _join_within(blocks, limit)
+
+
+def render_error(error: InputError, *, color: bool | None = None, link: Link | None = None) -> str:
+    """The run's error, where it is and what to do; nothing was checked, so no verdict on the findings."""
+    place = where(error.location, link)
+    lines = [f"{MARKER}\n## kai-gitops {escape_markdown(error.command)}: ❌ stopped on an error", "",
+             f"{place}: {escape_markdown(error.message)}" if place else escape_markdown(error.message), "",
+             "Nothing was checked: the run stopped at this error. Fix it and run again."]
+    return "\n".join(lines) + "\n"
 
 
 def findings_table(findings: Iterable[Finding], link: Link | None = None) -> str:

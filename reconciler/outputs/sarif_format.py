@@ -13,6 +13,11 @@ rejects a run with more than 25,000 results: past that a run keeps the most seve
 says in `invocations[].toolExecutionNotifications` how many it left out and where they are.
 The repository's run is `(repository)`, which no cluster can be called (names are DNS labels), so its
 category never collides with a cluster's.
+
+A run that stopped on an error before it had a report (`render_error`) is one run whose invocation failed,
+with the error as a tool execution notification at its file and line, and no results. Its category is
+`kai-gitops/<command>/(error)/`, apart from the clusters' own: an upload with no results in their category
+would close every alert they have.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from reconciler.core.refs import Location
 from reconciler.findings.finding import REPOSITORY, Finding, Severity
 from reconciler.findings.problems import problem_id
 from reconciler.findings.rules import RuleMeta
+from reconciler.outputs.input_error import CHECK_NAME, InputError
 from reconciler.outputs.markdown_format import escape_markdown
 from reconciler.report.report import ClusterReport, Report, finding_order
 
@@ -60,6 +66,21 @@ def render(report: Report, *, color: bool | None = None) -> str:
             results = [_result(f, cluster, index) for f in sorted(cluster.findings, key=finding_order)]
             runs.append(_run(report, cluster.cluster, results, cluster, driver))
     sarif = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": runs}
+    return orjson.dumps(sarif, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def render_error(error: InputError) -> str:
+    notification: Sarif = {"level": "error", "message": {"text": error.line()}, "descriptor": {"id": CHECK_NAME}}
+    if error.location is not None:
+        notification["locations"] = [_physical(error.location)]
+    run: Sarif = {
+        "tool": {"driver": _driver([])},
+        "automationDetails": {"id": f"kai-gitops/{error.command}/(error)/"},
+        "columnKind": "unicodeCodePoints",
+        "results": [],
+        "invocations": [{"executionSuccessful": False, "toolExecutionNotifications": [notification]}],
+    }
+    sarif = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     return orjson.dumps(sarif, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 

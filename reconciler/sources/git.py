@@ -6,7 +6,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,9 @@ class GitTree:
     ref: str
     worktree: bool = False
     _commit: pygit2.Commit | None = None
+    # What was read at the ref (files, and directories by suffix), for `edited_in_worktree`.
+    _read: set[str] = field(default_factory=set)
+    _walked: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def commit_id(self) -> str | None:
@@ -59,6 +62,7 @@ class GitTree:
             return self._read_worktree(path)
         import pygit2
 
+        self._read.add(path)
         try:
             entry = self._resolve().tree[path]
         except KeyError:
@@ -82,11 +86,30 @@ class GitTree:
                 if path.is_file() and _inside(Path(self.repo.workdir), path):
                     yield f"{top}/{path.relative_to(root).as_posix()}", path.read_bytes()
             return
+        self._walked.add((top, suffix))
         try:
             node = self._resolve().tree[top]
         except KeyError:
             return
         yield from _walk_tree(node, top, suffix)
+
+    def edited_in_worktree(self) -> list[str]:
+        """The files read at the ref that differ in the working copy (edited, staged, deleted, or new where
+        a file or directory was looked for), when the ref is the checked-out commit: a run that read them
+        checked the commit, not the edits. Empty with --worktree, for a bare repository or clone, another
+        ref, or nothing read."""
+        import pygit2
+
+        if self.worktree or self.repo.is_bare or self._commit is None or not (self._read or self._walked):
+            return []
+        try:
+            if self.repo.head_is_unborn or self.repo.head.peel(pygit2.Commit).id != self._commit.id:
+                return []
+            changed = self.repo.status(untracked_files="normal")   # one pass: milliseconds for 1,000 files
+        except pygit2.GitError:
+            return []
+        return sorted(path for path in changed if path in self._read or any(
+            path.startswith(f"{top}/") and path.endswith(suffix) for top, suffix in self._walked))
 
     def _read_worktree(self, path: str) -> bytes | None:
         root = self.repo.workdir

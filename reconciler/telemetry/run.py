@@ -65,6 +65,13 @@ def record(*, report: Any = None, outcome: Any = None) -> None:
         current.report = report
 
 
+def has_report() -> bool:
+    """Whether the current command has handed over its report (or outcome): from then on, its outputs are
+    its own, and an error after that is not a run without a report."""
+    current = _CURRENT.get()
+    return current is not None and (current.report is not None or current.outcome is not None)
+
+
 @contextmanager
 def observed_run(command: str, settings: TelemetrySettings) -> Iterator[RunObservation]:
     from reconciler.sources.cluster.client import RETRIES

@@ -188,18 +188,15 @@ def _parser() -> YAML:
 def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
     from ruamel.yaml.error import MarkedYAMLError
 
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark is not None else file
-    # ruamel's own bugs raise bare AssertionError/NotImplementedError, some with no message at all
-    problem = getattr(exc, "problem", None) or next(iter(str(exc).splitlines()), "") or \
-        f"the YAML parser failed ({type(exc).__name__})"
+    from reconciler.yamlio.syntax import describe
+
     if type(exc).__name__ == "DuplicateKeyError" and isinstance(exc, MarkedYAMLError):
         key = re.search(r'duplicate key "([^"]*)"', str(exc))
         name = key.group(1) if key else "?"
         return duplicate_key_error(file, name, *_duplicate_key_lines(text, exc, name))
-    context = getattr(exc, "context", None)
-    message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
-    return UserError(message, where=where, hint="fix the YAML syntax")
+    problem = describe(exc, text)
+    where = file if problem.line is None else f"{file}:{problem.line}:{problem.column}"
+    return UserError(f"invalid YAML: {problem.message}", where=where, hint=problem.hint)
 
 
 def duplicate_key_error(file: str, name: str, first: int, second: int) -> UserError:
