@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.checks.nvca import Verdict
+from reconciler.core.names import object_name
 from reconciler.core.refs import Location, ObjectRef, format_path
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.findings.rules import RuleMeta
@@ -24,14 +25,15 @@ from reconciler.report.report import ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 
 text = st.text(max_size=12)
-names = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)
+names = st.from_regex(r"[a-z]([a-z0-9-]{0,9}[a-z0-9])?", fullmatch=True)   # DNS labels, as the reader requires
 paths = st.lists(st.one_of(st.integers(0, 20), st.text(min_size=1, max_size=6)), max_size=5).map(tuple)
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**53), 2**53), text,
                          st.floats(allow_nan=False, allow_infinity=False))
 json_values = st.recursive(json_scalars, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)), max_leaves=8)
 
-subjects = st.builds(ObjectRef, text, text, text, st.none() | text)
+object_names = st.text(min_size=1, max_size=12).filter(lambda name: object_name(name) is None)
+subjects = st.builds(ObjectRef, text, text, object_names, st.none() | names)
 positions = st.none() | st.integers(1, 500)
 locations = st.builds(Location, text, positions, positions, paths, positions, positions)
 fixes = st.builds(Fix, st.sampled_from(list(Action)), text, st.none() | text,

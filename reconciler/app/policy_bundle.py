@@ -111,6 +111,6 @@ def write_bundle(bundle: Bundle, path: str) -> None:
     target = Path(path)
     if not target.name.endswith((".tar.gz", ".tgz")):
         raise UserError("an OPA bundle is a .tar.gz file", where=path, hint="e.g. -o bundle.tar.gz")
-    check_output_target(target)
+    check_output_target(target, "-o")
     # policies and their data hold no secret; the ConfigMap made from the bundle is world-readable anyway
     write_atomically(target, archive(bundle), WORLD_READABLE)

@@ -51,11 +51,15 @@ class _Cli(LazyGroup):
             exc.show()
             sys.exit(ExitCode.CLEAN)
         except click.UsageError as exc:
+            from reconciler.telemetry.logs import one_line
+
             where = exc.ctx.command_path if exc.ctx else "kai-gitops"
-            click.echo(f"kai-gitops: error: {exc.format_message()} (see '{where} --help')", err=True)
+            click.echo(f"kai-gitops: error: {one_line(exc.format_message())} (see '{where} --help')", err=True)
             sys.exit(ExitCode.ERROR)
         except click.ClickException as exc:
-            click.echo(f"kai-gitops: error: {exc.format_message()}", err=True)
+            from reconciler.telemetry.logs import one_line
+
+            click.echo(f"kai-gitops: error: {one_line(exc.format_message())}", err=True)
             sys.exit(ExitCode.ERROR)
         except click.Abort:
             click.echo("kai-gitops: aborted", err=True)

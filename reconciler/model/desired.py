@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from importlib import resources
@@ -11,6 +11,7 @@ from typing import TypeGuard
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_object, mapping_at
+from reconciler.core.names import dns_subdomain, require
 from reconciler.core.refs import Location, YamlPath
 from reconciler.core.resources import QUEUE
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
@@ -163,7 +164,17 @@ def _load_queue_docs(read: FileReader, path: str) -> list[YamlDoc]:
         if not isinstance(name, str) or not name:
             raise UserError("Queue has no metadata.name", where=str(doc.locate(("metadata",))))
         _check_types(doc, _queue_manifest_types())
+        _check_queue_names(doc, (("metadata", "name"), ("spec", "parentQueue")))
     return docs
+
+
+def _check_queue_names(doc: YamlDoc, paths: Iterable[YamlPath]) -> None:
+    """Queue names as the API server takes them (a custom resource's name is a DNS-1123 subdomain): a name
+    it would refuse can never match the cluster, and is printed in reports, plans and commands."""
+    for path in paths:
+        name = doc.get(path)
+        if isinstance(name, str) and name:   # an empty parent or default-queue name means "none" / the default
+            require(dns_subdomain, name, f"Queue name {'.'.join(map(str, path))}", str(doc.locate(path)))
 
 
 def _queue_manifest_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
@@ -198,6 +209,7 @@ def _user_kai_values(cluster: ClusterConfig, docs: dict[str, YamlDoc]) -> tuple[
 
 def _check_value_types(doc: YamlDoc) -> None:
     _check_types(doc, _values_types())
+    _check_queue_names(doc, (("defaultQueue", "parentName"), ("defaultQueue", "childName")))
 
 
 def _values_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:

@@ -2,9 +2,10 @@
 
 Every format is rendered before anything is written, so a failure leaves no half set of files. Files are
 replaced atomically (a temporary file in the same directory, then rename), so a CI step never uploads a
-truncated SARIF. Several formats may go to stdout, printed in the order given, as long as none of them
-is a machine format (json, jsonl, sarif, gitlab, junit): those must be alone on stdout or go to a file.
-With `github`, the Markdown job summary is also appended to `$GITHUB_STEP_SUMMARY` when it is set.
+truncated SARIF; a FIFO or a character device (`/dev/null`) is written in place (core/files.py). Several
+formats may go to stdout (`-` or `/dev/stdout`), printed in the order given, as long as none of them is a
+machine format (json, jsonl, sarif, gitlab, junit): those must be alone on stdout or go to a file. With
+`github`, the Markdown job summary is also appended to `$GITHUB_STEP_SUMMARY` when it is set.
 `emit_error` does the same with a run's error when it stopped before it had a report (`input_error.py`).
 """
 
@@ -48,7 +49,8 @@ def parse_output_specs(values: Iterable[str]) -> list[OutputSpec]:
             raise UserError(f"unknown output format '{fmt}' in '-o {value}'", hint=f"choose from {', '.join(FORMATS)}")
         if "=" in value and not path:
             raise UserError(f"'-o {value}' names no file", hint=f"write -o {fmt}=PATH, or -o {fmt} for stdout")
-        specs.append(OutputSpec(fmt, path or STDOUT))
+        # /dev/stdout is "-": printed in order with the other stdout formats, under the same sharing rules
+        specs.append(OutputSpec(fmt, STDOUT if path in ("", "/dev/stdout") else path))
     _check_stdout(specs)
     files = [s.path for s in specs if not s.to_stdout]
     duplicate = next((p for p in files if files.count(p) > 1), None)
@@ -101,7 +103,8 @@ def write_report(path: Path, text: str) -> None:
         write_atomically(path, text, new_file_mode())   # a report is as readable as any file the user writes
     except OSError as exc:
         raise UserError(f"cannot write report: {exc.strerror}", where=str(path),
-                        hint="choose a writable path for -o FMT=PATH") from None
+                        hint="-o FMT=PATH takes a file in a writable directory, a FIFO or a character "
+                             "device") from None
 
 
 def emit_error(error: InputError, specs: list[OutputSpec], echo: Callable[[str], None]) -> None:

@@ -1,7 +1,12 @@
-"""A plan, an apply and a whole `reconcile` run as text, in Terraform's shape (its views beside its plans)."""
+"""A plan, an apply and a whole `reconcile` run as text, in Terraform's shape (its views beside its plans).
+
+Every line is built whole, then its control characters made visible (core/printable.py): a value never
+breaks a line or reaches the terminal as a sequence.
+"""
 
 from __future__ import annotations
 
+from reconciler.core.printable import visible
 from reconciler.core.show import show_value
 from reconciler.plans.applied import ApplyResult, WriteResult
 from reconciler.plans.plan import Operation, Plan
@@ -32,7 +37,7 @@ def render_plan(plan: Plan) -> list[str]:
         lines.append("  No changes: the cluster matches Git for everything kai-gitops may change.")
     lines.append(f"Plan: {counts['create']} to create, {counts['update']} to change, {counts['operator']} for "
                  "the operator.")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def render_apply(applied: ApplyResult) -> list[str]:
@@ -48,7 +53,7 @@ def render_apply(applied: ApplyResult) -> list[str]:
     already = f"{done} already applied, " if done else ""
     lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
                  f"{applied.count(WriteResult.NOT_ATTEMPTED)} not applied (of {c['planned']}).")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, after: Report | None) -> str:
@@ -78,4 +83,4 @@ def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, af
     waived = f", {s['waived']} waived" if s["waived"] else ""
     lines.append(f"Findings: {s['drift']} drift, {s['errors']} error(s), {s['warnings']} warning(s), "
                  f"{s['info']} info{waived} (see `kai-gitops diff`).")
-    return "\n".join(lines) + "\n"
+    return "\n".join(visible(line) for line in lines) + "\n"   # idempotent on render_plan's lines

@@ -1,6 +1,7 @@
 """Human report: a Terraform-style plan of drift, then violations, then NVCA's predicted verdict.
 
-Colour only on a terminal; the words carry the meaning, so a log file reads the same without it.
+Colour only on a terminal; the words carry the meaning, so a log file reads the same without it. Every value
+passes through `_escape`: control characters visible, rich markup inert.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from reconciler.core.printable import visible
 from reconciler.core.show import show_value
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
@@ -139,6 +141,8 @@ def _value(value: object) -> str:
 
 
 def _escape(text: str) -> str:
+    """A value as printed: control characters visible (a name with a newline or ESC in it cannot start a
+    line or a terminal sequence), then rich markup escaped."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(visible(text))

@@ -40,7 +40,8 @@ def write_plan(plan: Plan, path: str) -> None:
     try:
         write_atomically(path, data, OWNER_ONLY)
     except OSError as exc:
-        raise UserError(f"cannot write the plan: {exc.strerror}", where=path) from None
+        raise UserError(f"cannot write the plan: {exc.strerror}", where=path,
+                        hint="--plan-out takes a file in a writable directory, a FIFO or a character device") from None
 
 
 def read_plan(path: str) -> Plan:

@@ -18,6 +18,7 @@ from typing import IO, Any
 import orjson
 
 from reconciler.core.errors import UserError
+from reconciler.core.files import open_for_append, sync
 from reconciler.core.redact import redact
 from reconciler.plans.applied import ChangeResult
 
@@ -29,10 +30,12 @@ class AuditLog:
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
         if path:
-            try:
-                self._file = open(path, "ab")  # noqa: SIM115 -- kept open for the run, closed in close()
+            try:   # the file itself, never where a symbolic link planted at its name points
+                self._file = os.fdopen(open_for_append(path, 0o666), "ab")
             except OSError as exc:
-                raise UserError(f"cannot open the audit log: {exc.strerror}", where=path) from None
+                raise UserError(f"cannot open the audit log: {exc.strerror}", where=path,
+                                hint="--audit-log takes the file itself (never a symbolic link), a FIFO or a "
+                                     "character device") from None
 
     def record(self, result: ChangeResult) -> None:
         change = result.change
@@ -47,7 +50,7 @@ class AuditLog:
             if self._file is not None:
                 self._file.write(data)
                 self._file.flush()
-                os.fsync(self._file.fileno())
+                sync(self._file.fileno())
             else:
                 sys.stderr.write(data.decode())
                 sys.stderr.flush()

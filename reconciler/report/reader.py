@@ -17,8 +17,9 @@ import orjson
 from reconciler.checks.nvca import Verdict
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
+from reconciler.core.names import dns_label, object_name, require
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
-from reconciler.findings.finding import Finding, Fix, Kind, Severity
+from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
@@ -52,10 +53,26 @@ def report_from_dict(data: JSONValue, where: str = "report") -> Report:
         raise UserError(f"report has schemaVersion {data.get('schemaVersion')!r}; this kai-gitops reads "
                         f"{SCHEMA_VERSION}", where=where, hint="merge reports written by the same kai-gitops version")
     try:
-        return _report(data, where)
+        report = _report(data, where)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UserError(f"report does not have the documented shape ({type(exc).__name__}: {exc})",
                         where=where, hint="pass files written by `kai-gitops … -o json`, unedited") from None
+    _check_names(report, where)
+    return report
+
+
+def _check_names(report: Report, where: str) -> None:
+    """The names a report carries, held to the rules kai-gitops.yaml and Kubernetes hold them to: an edited
+    report must not put a newline or a terminal sequence into the merged report's every format."""
+    for cluster in report.clusters:
+        require(dns_label, cluster.cluster, "cluster name", where)
+    for finding in [*report.repository, *(f for c in report.clusters for f in c.findings)]:
+        if finding.cluster != REPOSITORY:
+            require(dns_label, finding.cluster, "cluster name of a finding", where)
+        if finding.subject is not None:
+            require(object_name, finding.subject.name, "subject name of a finding", where)
+            if finding.subject.namespace is not None:
+                require(dns_label, finding.subject.namespace, "subject namespace of a finding", where)
 
 
 def _report(data: JSONObject, where: str) -> Report:

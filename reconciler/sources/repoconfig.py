@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from importlib import resources
-from typing import TYPE_CHECKING, NotRequired, TypedDict, cast, overload
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast, overload
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
+from reconciler.core.names import dns_subdomain, label_key, label_value, require
+from reconciler.core.refs import YamlPath
 from reconciler.model.config import (
     DEFAULT_STACK_KAI_VERSION,
     ClusterConfig,
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from jsonschema import ValidationError
 
 CONFIG_FILE = "kai-gitops.yaml"
+_UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
 
 
 # The shape data/kai-gitops.schema.json gives the file: these types hold once _validate() has passed.
@@ -79,6 +83,7 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     _validate(doc)
     data = cast(_RepoConfigFile, doc.data)   # the schema's shape, checked just above
     clusters = tuple(_cluster(c, i) for i, c in enumerate(data["clusters"]))
+    _check_node_names(doc, clusters)
     _unique_names(doc, clusters)
     policies = data.get("policies") or {}
     return RepoConfig(doc, clusters, tuple(_repo_path(d) for d in policies.get("dirs", ())),
@@ -96,8 +101,11 @@ def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
 
 def _validate(doc: YamlDoc) -> None:
     from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
 
-    validator = Draft202012Validator(schema())
+    # no-untyped-call: jsonschema's extend() carries no annotations
+    ecma = extend(Draft202012Validator, {"pattern": _ecma_pattern})  # type: ignore[no-untyped-call]
+    validator = ecma(schema())
     errors = sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return
@@ -107,6 +115,16 @@ def _validate(doc: YamlDoc) -> None:
         path = (*path, sorted(_unknown_keys(first))[0])
     raise UserError(_describe(first), where=str(doc.locate(path)),
                     hint="see the JSON Schema: kai-gitops schema")
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Iterator[ValidationError]:
+    """A schema `pattern` is an ECMA-262 regular expression, whose `$` ends the string; Python's `$` also
+    matches before a final newline, so `name: "prod\\n"` passed `^[a-z0-9-]+$`. Each unescaped `$` is read as
+    Python's `\\Z` (the schema is kai-gitops's own: no `$` sits inside a character class)."""
+    from jsonschema import ValidationError
+
+    if validator.is_type(instance, "string") and not re.search(_UNESCAPED_DOLLAR.sub(r"\\Z", pattern), instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _most_specific(error: ValidationError) -> ValidationError:
@@ -169,6 +187,19 @@ def _repo_path(path: str | None) -> str | None:
 
 def _v(version: str) -> str:
     return version if version.startswith("v") else f"v{version}"
+
+
+def _check_node_names(doc: YamlDoc, clusters: tuple[ClusterConfig, ...]) -> None:
+    """sharedCluster's node names and node labels as Kubernetes allows them: they end up in kubectl
+    commands and label patches (the cluster names' own rule is the schema's)."""
+    for cluster in clusters:
+        shared: YamlPath = ("clusters", cluster.index, "sharedCluster")
+        for i, node in enumerate(cluster.shared_cluster.nodes):
+            require(dns_subdomain, node, "node name", str(doc.locate((*shared, "nodes", i))))
+        for key, value in (cluster.shared_cluster.node_selector or {}).items():
+            where = str(doc.locate((*shared, "nodeSelector", key)))
+            require(label_key, key, "node label key", where)
+            require(label_value, value, "node label value", where)
 
 
 def _unique_names(doc: YamlDoc, clusters: tuple[ClusterConfig, ...]) -> None:

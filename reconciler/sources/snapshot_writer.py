@@ -72,7 +72,7 @@ class SnapshotWriter:
         self._file: AtomicFile | None = None
 
     def __enter__(self) -> SnapshotWriter:
-        check_output_target(self.path)
+        check_output_target(self.path, "-o")
         self._file = AtomicFile(self.path, OWNER_ONLY, text=True)   # the snapshot describes the cluster
         self._file.write(self._head())
         return self

@@ -3,7 +3,8 @@
 Every module logs through stdlib `logging` under the `kai_gitops` logger; `configure` installs the one
 handler. Each JSON line carries the run id, the cluster and the phase of the run (context variables set by
 `run_context` and `phase`), and every message and extra field passes through redaction first, so a
-secret that reached a message never reaches the log stack.
+secret that reached a message never reaches the log stack. A message is printed on one line with its control
+characters visible (`one_line`), so a value quoted in it cannot forge a line or drive the terminal.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TextIO
 
 import orjson
 
+from reconciler.core.printable import visible
 from reconciler.core.redact import redact, redact_text
 
 LOGGER = "kai_gitops"
@@ -28,6 +30,13 @@ _CLUSTER: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitop
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitops_phase", default=None)
 # LogRecord's own attributes: whatever else a caller passed in `extra=` is written as a field.
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
+
+
+def one_line(message: str) -> str:
+    """A message as a log or error line prints it: its own line breaks and runs of white space one space,
+    redacted, and any other control character visible (`\\x1b`), so a value quoted in it can neither start a
+    line nor reach the terminal as an escape sequence."""
+    return visible(redact_text(" ".join(message.split())))
 
 
 def new_run_id() -> str:
@@ -69,12 +78,12 @@ class JsonFormatter(logging.Formatter):
         line: dict[str, object] = {   # extras may be any object: orjson writes those with str()
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(), "logger": record.name,
-            "message": redact_text(" ".join(record.getMessage().split())), **current()}
+            "message": one_line(record.getMessage()), **current()}
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_") and key not in line:
                 line[key] = redact(value)
         if record.exc_info and record.exc_info[1] is not None:
-            line["error"] = redact_text(f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}")
+            line["error"] = one_line(f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}")
         return orjson.dumps(line, default=str).decode()
 
 
@@ -83,7 +92,7 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
-        return f"kai-gitops: {level}{redact_text(' '.join(record.getMessage().split()))}"
+        return f"kai-gitops: {level}{one_line(record.getMessage())}"
 
 
 class _StderrHandler(logging.StreamHandler[TextIO]):
@@ -146,5 +155,5 @@ def error_line(text: str, *, internal: bool = False) -> None:
     if any(isinstance(h, _StderrHandler) and isinstance(h.formatter, JsonFormatter) for h in logger.handlers):
         logger.error(text, extra={"event": "run-error", "internal": internal})
     else:
-        sys.stderr.write(f"kai-gitops: {label}: {redact_text(' '.join(text.split()))}\n")
+        sys.stderr.write(f"kai-gitops: {label}: {one_line(text)}\n")
         sys.stderr.flush()

@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from prometheus_client.exposition import default_handler, push_to_gateway, pushadd_to_gateway
 
 from reconciler.core.errors import UserError
-from reconciler.core.files import WORLD_READABLE, AtomicFile
+from reconciler.core.files import WORLD_READABLE, AtomicFile, writes_in_place
 from reconciler.core.redact import redact_text
 from reconciler.findings.finding import Kind
 from reconciler.report.report import Report
@@ -148,7 +148,8 @@ def write_textfile(path: Path, facts: RunFacts) -> None:
         out = AtomicFile(path, WORLD_READABLE)   # node-exporter runs as another user
     except OSError as exc:
         raise UserError(f"cannot write the metrics file: {exc.strerror}", where=str(path),
-                        hint="--metrics-file must name a file in a writable directory") from None
+                        hint="--metrics-file takes a file in a writable directory, a FIFO or a character "
+                             "device") from None
     try:
         with out:
             out.write(data)
@@ -161,6 +162,8 @@ def _last_success_in(path: Path) -> dict[tuple[str, ...], float]:
     from prometheus_client.parser import text_string_to_metric_families
 
     try:
+        if writes_in_place(path):   # a FIFO or a device holds no earlier run (and reading one may never end)
+            return {}
         text = path.read_text()
     except (OSError, UnicodeDecodeError):
         return {}

@@ -23,6 +23,7 @@ from reconciler.checks.policy.pack import (
 from reconciler.checks.policy.regorus_engine import clone, compile_policies, eval_value
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject
+from reconciler.core.printable import visible
 
 if TYPE_CHECKING:
     import regorus
@@ -108,4 +109,4 @@ def format_report(report: TestReport, verbose: bool = False) -> str:
         elif not r.passed:
             lines.append(f"FAIL {r.file}: {r.qualified} ({r.detail})")
     lines.append(report.summary())
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)   # file and test names come from Git

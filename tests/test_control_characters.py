@@ -1,0 +1,99 @@
+"""Control characters in values from the cluster or Git (core/printable.py): `-o text`, reconcile's plan, the
+policy test report and every error line show a newline, ESC, a C1 control or a line separator as a visible
+escape, so no value starts a line (`::error …` in a CI log) or a terminal sequence.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import assert_one_line_error, load_demo_builder, run_cli
+
+DEMO = load_demo_builder()
+# a line of its own, a workflow command, an OSC title, a C1 CSI (clear screen), a Unicode line separator
+HOSTILE = "fn\n::error file=x::pwned\x1b]0;owned\x07\x9b2J\u2028tail"
+SHOWN = "fn\\n::error file=x::pwned\\x1b]0;owned\\x07\\x9b2J\\u2028tail"
+RAW = ("\x1b", "\x07", "\x9b", "\u2028")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("demo") / "repo"
+    DEMO.build_repo(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def hostile_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo cluster, its Pending pod renamed: NVCA-P-003 names it and puts it in its kubectl command."""
+    items: list[dict[str, Any]] = DEMO.prod_addon_snapshot()
+    for item in items:
+        if item["kind"] == "Pod" and item["metadata"]["name"] == "fn-llama-1":
+            item["metadata"]["name"] = HOSTILE
+        if item["kind"] == "Event" and item["involvedObject"]["name"] == "fn-llama-1":
+            item["involvedObject"]["name"] = HOSTILE
+    path = tmp_path_factory.mktemp("snap") / "hostile.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return path
+
+
+def assert_printable(output: str) -> None:
+    assert SHOWN in output, output
+    assert not any(char in output for char in RAW), output
+    assert not any(line.startswith("::error file=x") for line in output.split("\n"))
+
+
+def test_text_report_shows_control_characters_as_escapes(demo: Path, hostile_snapshot: Path) -> None:
+    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                                    hostile_snapshot])
+    assert code == 2, stderr
+    assert_printable(stdout)
+
+
+def test_github_output_lets_no_value_start_a_line(demo: Path, hostile_snapshot: Path) -> None:
+    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                                    hostile_snapshot, "-o", "github"])
+    assert code == 2, stderr
+    assert "pwned" in stdout
+    assert not any(line.startswith("::error file=x") for line in stdout.split("\n"))
+
+
+def test_reconcile_plan_text_shows_control_characters_as_escapes(demo: Path, hostile_snapshot: Path) -> None:
+    code, stdout, stderr = run_cli(["reconcile", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                                    hostile_snapshot])
+    assert code == 2, stderr
+    assert f"! operator NVCA-P-003 Pod/nvcf-backend/{SHOWN}" in stdout
+    assert_printable(stdout)
+
+
+def test_error_line_shows_control_characters_as_escapes(demo: Path) -> None:
+    line = assert_one_line_error(*run_cli(["check", "--repo", demo, "--cluster", "a\x1b]0;owned\x07\x9b2Jb"]),
+                                 "no cluster named 'a\\x1b]0;owned\\x07\\x9b2Jb'")
+    assert not any(char in line for char in RAW)
+
+
+def test_json_error_line_shows_control_characters_as_escapes(demo: Path) -> None:
+    code, _, stderr = run_cli(["check", "--repo", demo, "--cluster", "a\x1b[31mb", "--log-format", "json"])
+    errors = [json.loads(line) for line in stderr.splitlines() if '"run-error"' in line]
+    assert code == 1 and len(errors) == 1
+    assert "no cluster named 'a\\x1b[31mb'" in errors[0]["message"], errors[0]
+
+
+def test_usage_error_line_shows_control_characters_as_escapes(demo: Path) -> None:
+    line = assert_one_line_error(*run_cli(["check", "--repo", demo, "-o", "x\x1b]0;owned\x07"]),
+                                 "unknown output format 'x\\x1b]0;owned\\x07'")
+    assert not any(char in line for char in RAW)
+
+
+def test_policy_test_report_shows_control_characters_as_escapes() -> None:
+    from reconciler.checks.policy.testing import PolicyTestResult, TestReport, format_report
+
+    failed = PolicyTestResult("policies/q\x1b]0;owned\x07_test.rego", "kai_gitops.q", "test_x", False,
+                              "rego error\x9b2J")
+    text = format_report(TestReport((failed,)))
+    assert "FAIL policies/q\\x1b]0;owned\\x07_test.rego: data.kai_gitops.q.test_x (rego error\\x9b2J)" in text
+    assert not any(char in text for char in RAW)
