@@ -1,12 +1,15 @@
 """Redaction of credentials, applied where values enter the program, so nothing downstream sees them.
 
-Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (URLs with a password,
-`--token=…` arguments, PEM blocks, long base64 blobs), because Helm values hide secrets under any name.
+Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (a URL's userinfo in every
+form, secret query parameters and `name=value` pairs, `Bearer`/`Basic` credentials, `--token=…` arguments,
+PEM blocks, long base64 blobs), because Helm values hide secrets under any name. `redact_text` judges one
+value; `redact_free_text` judges text made of many (a message, an Event, a Markdown body) token by token.
 The nets err on the side of masking: a masked value can still be compared, a leaked one cannot be unleaked.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import overload
 
@@ -20,12 +23,22 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE)
 # Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
 _REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode)$", re.IGNORECASE)
-# Both shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
+# The shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
 # run's `lead`: the leftmost match is the same as without them, but a long run of scheme or flag characters
 # (a base64 blob, a hostname) is scanned once instead of once per position -- quadratic before.
+# A URL's userinfo in every form: `user:password@`, a token as the user name (`https://TOKEN@host`, as
+# GitHub documents it) and a raw `@` inside the password. The authority ends at the first / ? # \ (or white
+# space, a quote) and its userinfo at the LAST `@` in it, as urllib3 splits it: cutting at the first `@`
+# would leave the password's tail in what is shown.
+_URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)"
+                           r"(?P<userinfo>[^/?#\\\s\"'<>`]*)@", re.IGNORECASE)
+# `?private_token=…`, `&apikey=…`, `NGC_API_KEY=…`: a name the key-name net calls secret, then its value (to
+# the next & or # of a query, white space or a quote). A flag (`--token=`) is _SECRET_ARG's.
+_SECRET_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#\"'<>`]+)")
+_SIGNATURE_PARAMS = frozenset({"sig", "signature", "x-amz-signature"})   # presigned URLs (S3, Azure SAS)
+# An Authorization header's credential, as a client or server error may quote it.
+_AUTH_HEADER = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?!<redacted>)[A-Za-z0-9._~+/-]+=*")
 # A flag's value ends at white space or a quote: `"--token=A","--secret B"` is two secrets, not one long one.
-_URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@",
-                           re.IGNORECASE)
 # The value is not itself a secret flag: in `-TOKEN --db-password pw` the second flag's value is the secret.
 _SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)"
                          r"[\w.-]*[=\s]+)(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))"
@@ -73,13 +86,67 @@ def _redact_list(items: JSONArray) -> JSONArray:
 
 
 def redact_text(text: str) -> str:
+    """One value judged whole: a PEM block or a base64 blob masks all of it; the other shapes mask their part."""
     if _PEM.search(text) or _BLOB.match(text):
         return REDACTED
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('lead')}{m.group('scheme')}{REDACTED}@", text)
+    text = _URL_USERINFO.sub(_mask_userinfo, text)
+    text = _SECRET_PAIR.sub(_mask_pair, text)
+    text = _AUTH_HEADER.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}", text)
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
 
-_USERINFO = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)[^/?#@]*@", re.IGNORECASE)
+def _mask_userinfo(match: re.Match[str]) -> str:
+    userinfo, scheme = match.group("userinfo"), match.group("scheme")
+    # An SSH login name (`ssh://git@host`) is not a credential; any other userinfo may be a token.
+    login = scheme.lower().startswith(("ssh:", "git+ssh:")) and ":" not in userinfo
+    if not userinfo or userinfo == REDACTED or login:
+        return match.group(0)
+    return f"{match.group('lead')}{scheme}{REDACTED}@"
+
+
+def _mask_pair(match: re.Match[str]) -> str:
+    name, value = match.group("name"), match.group("value")
+    if value == REDACTED or not (is_secret_key(name) or name.lower() in _SIGNATURE_PARAMS):
+        return match.group(0)
+    return f"{name}={REDACTED}"
+
+
+_PEM_BLOCK = re.compile(r"-----BEGIN [A-Z ]+-----.*?(-----END [A-Z ]+-----|\Z)", re.DOTALL)
+# Runs of text between separators; a backslash escape stays inside the run it escapes.
+_TOKEN = re.compile(r"(?:\\.|&#?\w+;|[^\s`|()\[\]<>\"',;\\])+")
+_ENTITY = re.compile(r"&#?\w+;")
+_MIN_TOKEN = 12
+
+
+def redact_free_text(text: str) -> str:
+    """Text made of many values (a message, an Event, a Markdown body): PEM blocks, then each token on its
+    own (a blob inside a sentence), then each line. A token is judged as a reader will see it, Markdown
+    backslash escapes and HTML entities undone, because escaping splits or wraps a value (`abc\\_DEF`,
+    `&quot;TOKEN&quot;`) in ways the value-shape patterns would not recognise."""
+    text = _PEM_BLOCK.sub(REDACTED, text)
+    # Tokens first: the line-level `--flag=value` pattern takes everything up to the next space, so in
+    # `"--token=A","--secret B"` it would swallow `--secret` and leave B; token by token, A goes first.
+    lines = [_TOKEN.sub(_mask_token, line) for line in text.split("\n")]
+    return "\n".join(redact_text(line) if line.strip() else line for line in lines)
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    raw = match.group(0)
+    if len(raw) < _MIN_TOKEN or raw == REDACTED:
+        return raw
+    masked = redact_text(raw)
+    if masked != raw:   # the shape masks its own part (a URL keeps its host)
+        return masked
+    for piece in _ENTITY.split(re.sub(r"\\(.)", r"\1", raw)):   # an entity separates values (&quot;a&quot;)
+        plain = html.unescape(piece)
+        for candidate in (plain, plain.strip(".:!?*_~=")):   # a sentence's full stop is not part of a token
+            if len(candidate) >= _MIN_TOKEN and redact_text(candidate) != candidate:
+                return REDACTED
+    return raw
+
+
+# The endpoint's userinfo up to the LAST `@` of the authority, as urllib3 (and so the client) splits it.
+_USERINFO = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)[^/?#\\]*@", re.IGNORECASE)
 
 
 def url_without_userinfo(url: str) -> str:
