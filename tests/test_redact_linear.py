@@ -12,7 +12,7 @@ from reconciler.core.redact import REDACTED, is_secret_key, redact_text
 # The patterns without the run-start lookbehinds: the reference for what is masked.
 _PLAIN_URL = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<userinfo>[^/?#\\\s\"'<>`]*)@", re.IGNORECASE)
 _PLAIN_PAIR = re.compile(r"(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#\"'<>`]+)")
-_PLAIN_AUTH = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?!<redacted>)[A-Za-z0-9._~+/-]+=*")
+_PLAIN_AUTH = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?P<credential>[A-Za-z0-9._~+/-]+=*)")
 # (with the value not itself a secret flag: `-TOKEN --db-password pw` masks pw)
 _PLAIN_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)"
                         r"(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))\S+",
@@ -34,10 +34,15 @@ def _plain_pair(m: re.Match[str]) -> str:
     return f"{m.group('name')}={REDACTED}" if is_secret_key(m.group("name")) else m.group(0)
 
 
+def _credential_shaped(word: str) -> bool:
+    return len(word) >= 8 and (not word.isalpha() or any(c.isupper() for c in word[1:]))
+
+
 def _plain(text: str) -> str:
     text = _PLAIN_URL.sub(_plain_userinfo, text)
     text = _PLAIN_PAIR.sub(_plain_pair, text)
-    text = _PLAIN_AUTH.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}", text)
+    text = _PLAIN_AUTH.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}"
+                           if _credential_shaped(m.group("credential")) else m.group(0), text)
     return _PLAIN_ARG.sub(lambda m: f"{m.group('flag')}{REDACTED}", text)
 
 

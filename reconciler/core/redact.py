@@ -36,8 +36,9 @@ _URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z]
 # the next & or # of a query, white space or a quote). A flag (`--token=`) is _SECRET_ARG's.
 _SECRET_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#\"'<>`]+)")
 _SIGNATURE_PARAMS = frozenset({"sig", "signature", "x-amz-signature"})   # presigned URLs (S3, Azure SAS)
-# An Authorization header's credential, as a client or server error may quote it.
-_AUTH_HEADER = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?!<redacted>)[A-Za-z0-9._~+/-]+=*")
+# An Authorization header's credential, as a client or server error may quote it. Only a word shaped like a
+# credential (see _credential_shaped): "the bearer token" and "Basic settings" are prose.
+_AUTH_HEADER = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?P<credential>[A-Za-z0-9._~+/-]+=*)")
 # A flag's value ends at white space or a quote: `"--token=A","--secret B"` is two secrets, not one long one.
 # The value is not itself a secret flag: in `-TOKEN --db-password pw` the second flag's value is the secret.
 _SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)"
@@ -91,7 +92,7 @@ def redact_text(text: str) -> str:
         return REDACTED
     text = _URL_USERINFO.sub(_mask_userinfo, text)
     text = _SECRET_PAIR.sub(_mask_pair, text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}", text)
+    text = _AUTH_HEADER.sub(_mask_credential, text)
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
 
@@ -102,6 +103,19 @@ def _mask_userinfo(match: re.Match[str]) -> str:
     if not userinfo or userinfo == REDACTED or login:
         return match.group(0)
     return f"{match.group('lead')}{scheme}{REDACTED}@"
+
+
+def _mask_credential(match: re.Match[str]) -> str:
+    credential = match.group("credential")
+    if not _credential_shaped(credential):
+        return match.group(0)
+    return f"{match.group('scheme')}{match.group('gap')}{REDACTED}"
+
+
+def _credential_shaped(word: str) -> bool:
+    """A token or base64, not a word: 8 characters or more, with a digit or symbol, or an upper-case letter
+    after the first (`dXNlcjpwYXNz` is base64 of user:pass; `Token` and `settings` are words)."""
+    return len(word) >= 8 and (not word.isalpha() or any(c.isupper() for c in word[1:]))
 
 
 def _mask_pair(match: re.Match[str]) -> str:
