@@ -72,8 +72,25 @@ def redact(value: JSONValue) -> JSONValue:
     if isinstance(value, list):
         return _redact_list(value)
     if isinstance(value, str):
-        return redact_text(value)
+        return _redact_string(value)
     return value
+
+
+def redact_free_values(value: JSONValue) -> JSONValue:
+    """Every string in `value` judged as free text, keys left alone: for answers whose keys are names (NVCA's
+    /healthz components), where the key-name net would mask a component called CertManager."""
+    if isinstance(value, dict):
+        return {k: redact_free_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_free_values(v) for v in value]
+    return _redact_string(value) if isinstance(value, str) else value
+
+
+def _redact_string(text: str) -> str:
+    """A value judged whole first (a PEM or a blob masks all of it), then word by word: a value may be free
+    text (an annotation, an error) with a token inside it."""
+    whole = redact_text(text)
+    return whole if whole == REDACTED else redact_free_text(whole)
 
 
 def _redact_list(items: JSONArray) -> JSONArray:

@@ -19,7 +19,7 @@ from typing import TextIO
 
 import orjson
 
-from reconciler.core.redact import redact, redact_text
+from reconciler.core.redact import redact, redact_free_text
 
 LOGGER = "kai_gitops"
 FORMATS = ("auto", "json", "text")
@@ -69,12 +69,12 @@ class JsonFormatter(logging.Formatter):
         line: dict[str, object] = {   # extras may be any object: orjson writes those with str()
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(), "logger": record.name,
-            "message": redact_text(" ".join(record.getMessage().split())), **current()}
+            "message": redact_free_text(" ".join(record.getMessage().split())), **current()}
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_") and key not in line:
                 line[key] = redact(value)
         if record.exc_info and record.exc_info[1] is not None:
-            line["error"] = redact_text(f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}")
+            line["error"] = redact_free_text(f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}")
         return orjson.dumps(line, default=str).decode()
 
 
@@ -83,7 +83,7 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
-        return f"kai-gitops: {level}{redact_text(' '.join(record.getMessage().split()))}"
+        return f"kai-gitops: {level}{redact_free_text(' '.join(record.getMessage().split()))}"
 
 
 class _StderrHandler(logging.StreamHandler[TextIO]):
@@ -146,5 +146,5 @@ def error_line(text: str, *, internal: bool = False) -> None:
     if any(isinstance(h, _StderrHandler) and isinstance(h.formatter, JsonFormatter) for h in logger.handlers):
         logger.error(text, extra={"event": "run-error", "internal": internal})
     else:
-        sys.stderr.write(f"kai-gitops: {label}: {redact_text(' '.join(text.split()))}\n")
+        sys.stderr.write(f"kai-gitops: {label}: {redact_free_text(' '.join(text.split()))}\n")
         sys.stderr.flush()
