@@ -49,7 +49,7 @@ def _plain(text: str) -> str:
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
 def test_same_masking_as_the_plain_patterns(text: str) -> None:
-    if "-----BEGIN" in text:
+    if "BEGIN" in text:
         return
     expected = _plain(text)
     if re.fullmatch(r"(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}", text):

@@ -45,7 +45,8 @@ _SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(passwo
                          r"[\w.-]*[=\s]+)(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))"
                          r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.IGNORECASE)
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
-_PEM = re.compile(r"-----BEGIN [A-Z ]+-----")
+# Any run of dashes: a message may quote a PEM block with one leading sign stripped (NVCA gate names).
+_PEM = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----")
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)
 _BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}$")
 
@@ -142,7 +143,7 @@ def _mask_pair(match: re.Match[str]) -> str:
     return f"{name}={REDACTED}"
 
 
-_PEM_BLOCK = re.compile(r"-----BEGIN [A-Z ]+-----.*?(-----END [A-Z ]+-----|\Z)", re.DOTALL)
+_PEM_BLOCK = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|\Z)", re.DOTALL)
 # Runs of text between separators; a backslash escape stays inside the run it escapes.
 _TOKEN = re.compile(r"(?:\\.|&#?\w+;|[^\s`|()\[\]<>\"',;\\])+")
 _ENTITY = re.compile(r"&#?\w+;")
