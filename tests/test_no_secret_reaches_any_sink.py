@@ -19,7 +19,8 @@ flag, a PEM block, a base64 blob inside a sentence, or a value under a secret-na
 The sinks, per example: stdout and stderr (text or JSON log lines, drawn) of `doctor`, `diff`, `check`,
 `reconcile` (each writing every format at once through `-o FMT=PATH`), `snapshot` and a refused clone; each
 of those format files; the snapshot file, the saved plan, the metrics file; every body the Pushgateway
-received; every path and query the API server received; every file in the clone cache. See INPUTS and
+received; every request (path, query, body) the GitHub stand-in received from `diff --report-to github`;
+every path and query the API server received; every file in the clone cache. See INPUTS and
 SINKS for the counts (each example checks every planted token against every sink).
 """
 
@@ -38,6 +39,7 @@ from hypothesis import strategies as st
 
 from reconciler.outputs import FORMATS
 from tests.helpers import load_demo_builder, run_cli
+from tests.support.githost.github import GitHubStandIn
 from tests.support.kubeserver import KubeTestServer
 from tests.support.kubeserver._snapshot import serve_snapshot
 from tests.support.pushgateway import PushgatewayStandin
@@ -193,6 +195,7 @@ class Sinks:
 def run_everything(repo: Path, tmp: Path, p: Planted) -> Sinks:
     sinks = Sinks()
     env = environment(p, tmp / "cache") | {"KAI_GITOPS_LOG_FORMAT": p.log_format}
+    github = GitHubStandIn(token=p.texts["env.GITHUB_TOKEN"]).start()
     with KubeTestServer() as server, PushgatewayStandin(
             credentials=("pusher", p.texts["env.KAI_GITOPS_PUSHGATEWAY_PASSWORD"])) as gateway:
         serve_snapshot(server, cluster_items(p))
@@ -204,7 +207,9 @@ def run_everything(repo: Path, tmp: Path, p: Planted) -> Sinks:
         desired = ["--repo", repo, "--worktree"]
         sinks.run("doctor", ["doctor", *live], env, tmp / "doctor")
         sinks.run("diff", ["diff", *desired, "--cluster", "prod-addon", *live, "--metrics-file",
-                           tmp / "metrics.prom", "--metrics-push", gateway.url], env, tmp / "diff")
+                           tmp / "metrics.prom", "--metrics-push", gateway.url, "--report-to", "github",
+                           "--git-host", "github", "--git-host-url", github.url, "--git-host-repo", github.full_name],
+                  env, tmp / "diff")
         sinks.run("check", ["check", *desired], env, tmp / "check")
         sinks.run("reconcile", ["reconcile", *desired, "--cluster", "prod-addon", *live,
                                 "--plan-out", tmp / "plan.json"], env, tmp / "reconcile")
@@ -217,6 +222,10 @@ def run_everything(repo: Path, tmp: Path, p: Planted) -> Sinks:
         sinks.seen["pushgateway bodies"] = "\n".join(push.body.decode() for push in gateway.pushes)
         sinks.seen["api server requests"] = "\n".join(f"{r.path}?{r.query}" for r in server.requests)
         sinks.tree("clone cache", tmp / "cache")
+    github.stop()
+    github.assert_clean()
+    sinks.seen["github requests"] = "\n".join(f"{r.method} {r.path}?{r.query}\n{(r.body or b'').decode()}"
+                                              for r in github.requests)
     return sinks
 
 
@@ -241,7 +250,7 @@ REPORTING = ("doctor", "diff", "check", "reconcile")   # each writes every forma
 SINKS = sorted([*(f"{run}.{stream}" for run in (*REPORTING, "snapshot", "clone") for stream in ("stdout", "stderr")),
                 *(f"{run}.-o {fmt}" for run in REPORTING for fmt in FORMATS if fmt != "text"),
                 "snapshot file", "plan file", "metrics file", "pushgateway bodies", "api server requests",
-                "clone cache"])
+                "clone cache", "github requests"])
 
 
 # No shrinking: one example is six full runs; a failure prints the planted texts as they are.
@@ -266,13 +275,13 @@ def test_no_planted_credential_reaches_any_sink(pristine: Path, tmp_path_factory
     # every run did its work (the texts were read, the reports written), so every sink was really checked
     expected = {"doctor": 2, "diff": 2, "check": 2, "reconcile": 2, "snapshot": 0, "clone": 1}
     assert sinks.codes == expected, {name: sinks.seen[f"{name}.stderr"][-600:] for name in sinks.codes}
-    assert sinks.seen["pushgateway bodies"] and sinks.seen["metrics file"]
+    assert sinks.seen["pushgateway bodies"] and sinks.seen["metrics file"] and "POST" in sinks.seen["github requests"]
     # the planted texts were read: KAI-V-001 quotes the values file, the Event explains the Pending pod
     assert "<redacted>" in sinks.seen["check.-o json"] and "didn't have free GPUs" in sinks.seen["doctor.stdout"]
 
 
 def test_the_property_covers_every_input_and_sink() -> None:
     """The counts the property checks per example (printed with -s, for the record)."""
-    assert (len(INPUTS), len(SINKS)) == (19, 46)
+    assert (len(INPUTS), len(SINKS)) == (19, 47)
     print(f"inputs planted: {len(INPUTS)}; sinks checked: {len(SINKS)}; pairs per example: "
           f"{len(INPUTS) * len(SINKS)}; examples: {EXAMPLES}")
