@@ -1,12 +1,15 @@
 """Redaction of credentials, applied where values enter the program, so nothing downstream sees them.
 
-Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (URLs with a password,
-`--token=…` arguments, PEM blocks, long base64 blobs), because Helm values hide secrets under any name.
+Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (a URL's userinfo in every
+form, secret query parameters and `name=value` pairs, `Bearer`/`Basic` credentials, `--token=…` arguments,
+PEM blocks, long base64 blobs), because Helm values hide secrets under any name. `redact_text` judges one
+value; `redact_free_text` judges text made of many (a message, an Event, a Markdown body) token by token.
 The nets err on the side of masking: a masked value can still be compared, a leaked one cannot be unleaked.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import overload
 
@@ -20,18 +23,30 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE)
 # Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
 _REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode)$", re.IGNORECASE)
-# Both shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
+# The shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
 # run's `lead`: the leftmost match is the same as without them, but a long run of scheme or flag characters
 # (a base64 blob, a hostname) is scanned once instead of once per position -- quadratic before.
+# A URL's userinfo in every form: `user:password@`, a token as the user name (`https://TOKEN@host`, as
+# GitHub documents it) and a raw `@` inside the password. The authority ends at the first / ? # \ (or white
+# space, a quote) and its userinfo at the LAST `@` in it, as urllib3 splits it: cutting at the first `@`
+# would leave the password's tail in what is shown.
+_URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)"
+                           r"(?P<userinfo>[^/?#\\\s\"'<>`]*)@", re.IGNORECASE)
+# `?private_token=…`, `&apikey=…`, `NGC_API_KEY=…`: a name the key-name net calls secret, then its value (to
+# the next & or # of a query, white space or a quote). A flag (`--token=`) is _SECRET_ARG's.
+_SECRET_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#\"'<>`]+)")
+_SIGNATURE_PARAMS = frozenset({"sig", "signature", "x-amz-signature"})   # presigned URLs (S3, Azure SAS)
+# An Authorization header's credential, as a client or server error may quote it. Only a word shaped like a
+# credential (see _credential_shaped): "the bearer token" and "Basic settings" are prose.
+_AUTH_HEADER = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?P<credential>[A-Za-z0-9._~+/-]+=*)")
 # A flag's value ends at white space or a quote: `"--token=A","--secret B"` is two secrets, not one long one.
-_URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@",
-                           re.IGNORECASE)
 # The value is not itself a secret flag: in `-TOKEN --db-password pw` the second flag's value is the secret.
 _SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)"
                          r"[\w.-]*[=\s]+)(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))"
                          r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.IGNORECASE)
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
-_PEM = re.compile(r"-----BEGIN [A-Z ]+-----")
+# Any run of dashes: a message may quote a PEM block with one leading sign stripped (NVCA gate names).
+_PEM = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----")
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)
 _BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}$")
 
@@ -58,8 +73,25 @@ def redact(value: JSONValue) -> JSONValue:
     if isinstance(value, list):
         return _redact_list(value)
     if isinstance(value, str):
-        return redact_text(value)
+        return _redact_string(value)
     return value
+
+
+def redact_free_values(value: JSONValue) -> JSONValue:
+    """Every string in `value` judged as free text, keys left alone: for answers whose keys are names (NVCA's
+    /healthz components), where the key-name net would mask a component called CertManager."""
+    if isinstance(value, dict):
+        return {k: redact_free_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_free_values(v) for v in value]
+    return _redact_string(value) if isinstance(value, str) else value
+
+
+def _redact_string(text: str) -> str:
+    """A value judged whole first (a PEM or a blob masks all of it), then word by word: a value may be free
+    text (an annotation, an error) with a token inside it."""
+    whole = redact_text(text)
+    return whole if whole == REDACTED else redact_free_text(whole)
 
 
 def _redact_list(items: JSONArray) -> JSONArray:
@@ -73,13 +105,80 @@ def _redact_list(items: JSONArray) -> JSONArray:
 
 
 def redact_text(text: str) -> str:
+    """One value judged whole: a PEM block or a base64 blob masks all of it; the other shapes mask their part."""
     if _PEM.search(text) or _BLOB.match(text):
         return REDACTED
-    text = _URL_USERINFO.sub(lambda m: f"{m.group('lead')}{m.group('scheme')}{REDACTED}@", text)
+    text = _URL_USERINFO.sub(_mask_userinfo, text)
+    text = _SECRET_PAIR.sub(_mask_pair, text)
+    text = _AUTH_HEADER.sub(_mask_credential, text)
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
 
-_USERINFO = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)[^/?#@]*@", re.IGNORECASE)
+def _mask_userinfo(match: re.Match[str]) -> str:
+    userinfo, scheme = match.group("userinfo"), match.group("scheme")
+    # An SSH login name (`ssh://git@host`) is not a credential; any other userinfo may be a token.
+    login = scheme.lower().startswith(("ssh:", "git+ssh:")) and ":" not in userinfo
+    if not userinfo or userinfo == REDACTED or login:
+        return match.group(0)
+    return f"{match.group('lead')}{scheme}{REDACTED}@"
+
+
+def _mask_credential(match: re.Match[str]) -> str:
+    credential = match.group("credential")
+    if not _credential_shaped(credential):
+        return match.group(0)
+    return f"{match.group('scheme')}{match.group('gap')}{REDACTED}"
+
+
+def _credential_shaped(word: str) -> bool:
+    """A token or base64, not a word: 8 characters or more, with a digit or symbol, or an upper-case letter
+    after the first (`dXNlcjpwYXNz` is base64 of user:pass; `Token` and `settings` are words)."""
+    return len(word) >= 8 and (not word.isalpha() or any(c.isupper() for c in word[1:]))
+
+
+def _mask_pair(match: re.Match[str]) -> str:
+    name, value = match.group("name"), match.group("value")
+    if value == REDACTED or not (is_secret_key(name) or name.lower() in _SIGNATURE_PARAMS):
+        return match.group(0)
+    return f"{name}={REDACTED}"
+
+
+_PEM_BLOCK = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|\Z)", re.DOTALL)
+# Runs of text between separators; a backslash escape stays inside the run it escapes.
+_TOKEN = re.compile(r"(?:\\.|&#?\w+;|[^\s`|()\[\]<>\"',;\\])+")
+_ENTITY = re.compile(r"&#?\w+;")
+_MIN_TOKEN = 12
+
+
+def redact_free_text(text: str) -> str:
+    """Text made of many values (a message, an Event, a Markdown body): PEM blocks, then each token on its
+    own (a blob inside a sentence), then each line. A token is judged as a reader will see it, Markdown
+    backslash escapes and HTML entities undone, because escaping splits or wraps a value (`abc\\_DEF`,
+    `&quot;TOKEN&quot;`) in ways the value-shape patterns would not recognise."""
+    text = _PEM_BLOCK.sub(REDACTED, text)
+    # Tokens first: the line-level `--flag=value` pattern takes everything up to the next space, so in
+    # `"--token=A","--secret B"` it would swallow `--secret` and leave B; token by token, A goes first.
+    lines = [_TOKEN.sub(_mask_token, line) for line in text.split("\n")]
+    return "\n".join(redact_text(line) if line.strip() else line for line in lines)
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    raw = match.group(0)
+    if len(raw) < _MIN_TOKEN or raw == REDACTED:
+        return raw
+    masked = redact_text(raw)
+    if masked != raw:   # the shape masks its own part (a URL keeps its host)
+        return masked
+    for piece in _ENTITY.split(re.sub(r"\\(.)", r"\1", raw)):   # an entity separates values (&quot;a&quot;)
+        plain = html.unescape(piece)
+        for candidate in (plain, plain.strip(".:!?*_~=")):   # a sentence's full stop is not part of a token
+            if len(candidate) >= _MIN_TOKEN and redact_text(candidate) != candidate:
+                return REDACTED
+    return raw
+
+
+# The endpoint's userinfo up to the LAST `@` of the authority, as urllib3 (and so the client) splits it.
+_USERINFO = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)[^/?#\\]*@", re.IGNORECASE)
 
 
 def url_without_userinfo(url: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -113,16 +113,29 @@ class Finding:
                  self.location.dotted_path() if self.location else "", self.location.file if self.location else ""]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
-    def to_dict(self) -> dict[str, Any]:
-        from reconciler.core.redact import redact
+    def redacted(self) -> Finding:
+        """This finding with every text it carries judged word by word, desired and live also by key name:
+        the net each output passes, whatever a check, a policy or the cluster put into a message. The fix's
+        patch and Git edits stay as they are: they are what a fix writes, not what is shown."""
+        from reconciler.core.redact import redact, redact_free_text
 
-        # desired/live are copied from values; the checks redact them, and this is the net if one does not.
+        fix = replace(self.fix, description=redact_free_text(self.fix.description),
+                      command=redact_free_text(self.fix.command) if self.fix.command else None) if self.fix else None
+        return replace(self, message=redact_free_text(self.message), title=redact_free_text(self.title),
+                       desired=redact(self.desired), live=redact(self.live), fix=fix,
+                       extra=_free_text_redacted(self.extra))
+
+    def to_dict(self) -> dict[str, Any]:
+        from reconciler.core.redact import redact, redact_free_text
+
+        # desired/live are copied from values, the message may quote live text; the checks and the cluster
+        # reader redact them, and this is the net if one does not.
         return {
             "rule": self.rule_id,
-            "title": self.title,
+            "title": redact_free_text(self.title),
             "kind": self.kind.value,
             "severity": self.severity.value,
-            "message": self.message,
+            "message": redact_free_text(self.message),
             "cluster": self.cluster,
             "subject": self.subject.to_dict() if self.subject else None,
             "location": self.location.to_dict() if self.location else None,
@@ -133,6 +146,17 @@ class Finding:
             "waived_by": self.waived_by,
             "details": self.extra,
         }
+
+
+def _free_text_redacted(value: Any) -> Any:
+    """Every string judged as free text, keys and container types kept (`extra["changes"]` holds tuples)."""
+    from reconciler.core.redact import redact_free_text
+
+    if isinstance(value, dict):
+        return {k: _free_text_redacted(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_free_text_redacted(v) for v in value)
+    return redact_free_text(value) if isinstance(value, str) else value
 
 
 def at_or_above(findings: list[Finding], threshold: Severity) -> list[Finding]:

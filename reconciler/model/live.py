@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from reconciler.core import resources as k8s
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, list_at, mapping_at
-from reconciler.core.redact import redact_text
+from reconciler.core.redact import redact_free_text, redact_free_values, redact_text
 from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
@@ -164,7 +164,7 @@ class LiveStateBuilder:
         self.state.backends.append(Backend(
             _meta(obj, "name"), _meta(obj, "namespace"),
             _gates_at(spec, "featureGate"), _gates_at(mapping_at(spec, "overrides"), "featureGate"),
-            _gates_at(status, "featureGate"), None if agent_status is None else str(agent_status)))
+            _gates_at(status, "featureGate"), None if agent_status is None else redact_free_text(str(agent_status))))
 
     def _configmap(self, obj: JSONObject) -> None:
         if (_meta(obj, "namespace"), _meta(obj, "name")) == DTO_CONFIGMAP:
@@ -190,14 +190,16 @@ class LiveStateBuilder:
         involved = mapping_at(obj, "involvedObject") or mapping_at(obj, "regarding")
         if obj.get("reason") in ("Unschedulable", "FailedScheduling"):
             key = (str(involved.get("namespace", "")), str(involved.get("name", "")))
-            self.state.unschedulable[key] = str(obj.get("message") or obj.get("note") or "")
+            # redacted again: a snapshot file may come from elsewhere than `kai-gitops snapshot`
+            self.state.unschedulable[key] = redact_free_text(str(obj.get("message") or obj.get("note") or ""))
 
     def _healthz(self, obj: JSONObject) -> None:
         if obj.get("reachable") is False:  # the API server answered instead of NVCA: no endpoints, 404, timeout
             self.state.healthz = Healthz(False, _http_status(obj.get("httpStatus")), None, {},
-                                         detail=str(obj.get("detail") or ""))
+                                         detail=redact_free_text(str(obj.get("detail") or "")))
             return
-        self.state.healthz = healthz_from_response(_http_status(obj.get("httpStatus")), obj.get("body"))
+        self.state.healthz = healthz_from_response(_http_status(obj.get("httpStatus")),
+                                                   redact_free_values(obj.get("body")))
 
     def _release_search(self, obj: JSONObject) -> None:
         self.state.release_namespaces = [str(n) for n in list_at(obj, "namespaces")]
@@ -206,7 +208,7 @@ class LiveStateBuilder:
     def _release_error(self, obj: JSONObject) -> None:
         """A release Secret the cluster reader could not decode: the reason is kept, never the data."""
         where = f"Secret/{_meta(obj, 'namespace')}/{_meta(obj, 'name')}"
-        self.state.release_errors.append(f"{where}: {obj.get('message', '')}")
+        self.state.release_errors.append(f"{where}: {redact_free_text(str(obj.get('message', '')))}")
 
 
 def pod_summary(obj: Mapping[str, JSONValue], now: datetime) -> PodSummary:

@@ -26,7 +26,9 @@ def render(report: Report, fmt: str, *, color: bool | None = None, **options: ob
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}")
     module = importlib.import_module(f"reconciler.outputs.{fmt}_format")
-    return str(module.render(report, color=color, **options))
+    # The last net before any format: free text from the cluster is redacted as it is read, this catches
+    # what a check or a policy put into a message from anywhere else.
+    return str(module.render(report.redacted(), color=color, **options))
 
 
 def render_error(error: InputError, fmt: str, **options: object) -> str | None:

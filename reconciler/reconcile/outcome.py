@@ -37,7 +37,7 @@ class ReconcileOutcome:
         return final.exit_code
 
     def to_dict(self) -> dict[str, Any]:
-        final = self.after or self.report
+        final = (self.after or self.report).redacted()   # as every other format renders it
         data = final.to_dict()
         data["exitCode"] = self.exit_code.value
         data["plan"] = self.plan.to_dict()
@@ -47,4 +47,5 @@ class ReconcileOutcome:
         return data
 
     def render_text(self) -> str:
-        return render_reconcile(self.report, self.plan, self.applied, self.after)
+        return render_reconcile(self.report.redacted(), self.plan, self.applied,
+                                self.after.redacted() if self.after else None)

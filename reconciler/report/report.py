@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import cast
 
 from reconciler.checks.nvca import Verdict
 from reconciler.core.exits import ExitCode
-from reconciler.core.jsonvalue import JSONLike
+from reconciler.core.jsonvalue import JSONLike, JSONValue
+from reconciler.core.redact import redact_free_text, redact_free_values, redact_text
 from reconciler.core.refs import Location
 from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.findings.finding import Action, Finding, Kind, Severity, at_or_above
@@ -49,6 +51,15 @@ class ClusterReport:
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.waived_by is None]
 
+    def redacted(self) -> ClusterReport:
+        """Every text from the cluster or a check masked once more, as each output renders it."""
+        nvca = replace(self.nvca, errors=tuple(map(redact_free_text, self.nvca.errors))) if self.nvca else None
+        # the healthz mapping is parsed JSON: JSONLike only because the type is read-only
+        healthz = ({k: redact_free_values(cast(JSONValue, v)) for k, v in self.healthz.items()}
+                   if self.healthz is not None else None)
+        return replace(self, live_source=redact_text(self.live_source) if self.live_source else None, nvca=nvca,
+                       healthz=healthz, findings=[f.redacted() for f in self.findings])
+
     def summary(self) -> dict[str, int]:
         active = self.active()
         plan = Counter(f.fix.action.value for f in active if f.kind is Kind.DRIFT and f.fix)
@@ -84,6 +95,11 @@ class Report:
     # kai-gitops.yaml as the run read it, for the report targets (gitHost:, kubeContext): never serialised,
     # so a target need not open the repository again (a clone URL would be fetched again).
     config: RepoConfig | None = field(default=None, compare=False, repr=False)
+
+    def redacted(self) -> Report:
+        """The report as every output format renders it: each text redacted once more (see ClusterReport)."""
+        return replace(self, clusters=[c.redacted() for c in self.clusters],
+                       repository=[f.redacted() for f in self.repository])
 
     @property
     def exit_code(self) -> ExitCode:

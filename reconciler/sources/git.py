@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from reconciler.core.errors import UserError
-from reconciler.core.redact import redact_text
+from reconciler.core.redact import redact_text, url_without_userinfo
 
 if TYPE_CHECKING:
     import pygit2
@@ -174,18 +175,23 @@ def open_repository(path: str) -> pygit2.Repository:
 
 
 def _cached_clone(url: str, label: str) -> pygit2.Repository:
+    """A bare clone kept under the cache, keyed and configured by the URL without its credential: a token
+    in the URL (`https://TOKEN@host/…`, `user:password@`) is offered when the server asks, never written
+    into the cache's config, where `git config -l` or a copied cache would show it."""
     import pygit2
 
-    target = cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16]
-    callbacks = git_callbacks()
+    endpoint = url_without_userinfo(url)
+    target = cache_dir() / hashlib.sha256(endpoint.encode()).hexdigest()[:16]
+    callbacks = git_callbacks(url_credential=_url_credential(url))
     try:
         if (target / "HEAD").exists():
             repo = open_repository(str(target))
+            repo.remotes.set_url("origin", endpoint)
             repo.remotes["origin"].fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
                                          callbacks=callbacks)
             return repo
         target.parent.mkdir(parents=True, exist_ok=True)
-        return pygit2.clone_repository(url, str(target), bare=True, callbacks=callbacks)
+        return pygit2.clone_repository(endpoint, str(target), bare=True, callbacks=callbacks)
     except pygit2.GitError as exc:
         raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
                         hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
@@ -194,11 +200,22 @@ def _cached_clone(url: str, label: str) -> pygit2.Repository:
                         hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)") from None
 
 
-def git_callbacks(ssh_key: str | None = None) -> GitCallbacks:
+def _url_credential(url: str) -> tuple[str, str] | None:
+    """(user, password) of the URL's userinfo, split at its last `@` as urllib3 and libgit2 do; a token
+    given as the user name has an empty password."""
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:
+        return None
+    return None if not user else (unquote(user), unquote(password or ""))
+
+
+def git_callbacks(ssh_key: str | None = None, *, url_credential: tuple[str, str] | None = None) -> GitCallbacks:
     """Credentials for fetch and push (see GitCallbacks); pygit2 is imported only when a remote is used."""
     from reconciler.sources.git_credentials import GitCallbacks
 
-    return GitCallbacks(ssh_key)
+    return GitCallbacks(ssh_key, url_credential=url_credential)
 
 
 _SYMLINK_MODE = 0o120000

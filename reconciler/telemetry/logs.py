@@ -21,7 +21,7 @@ from typing import TextIO
 import orjson
 
 from reconciler.core.printable import visible
-from reconciler.core.redact import redact, redact_text
+from reconciler.core.redact import redact, redact_free_text
 
 LOGGER = "kai_gitops"
 FORMATS = ("auto", "json", "text")
@@ -36,7 +36,7 @@ def one_line(message: str) -> str:
     """A message as a log or error line prints it: its own line breaks and runs of white space one space,
     redacted, and any other control character visible (`\\x1b`), so a value quoted in it can neither start a
     line nor reach the terminal as an escape sequence."""
-    return visible(redact_text(" ".join(message.split())))
+    return visible(redact_free_text(" ".join(message.split())))
 
 
 def new_run_id() -> str:

@@ -7,6 +7,7 @@ them; that the client still has it is what tests/test_cluster_source.py checks, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, TypedDict
 
 import urllib3
@@ -23,6 +24,9 @@ class KubeConfiguration(Protocol):
     retries: bool | int | None
     client_go_retries: bool
     connection_pool_maxsize: int
+    api_key: dict[str, str]
+    # the client's hook renewing an expiring token, run by auth_settings()
+    refresh_api_key_hook: Callable[[KubeConfiguration], None] | None
 
     def auth_settings(self) -> dict[str, AuthSetting]: ...
 

@@ -40,12 +40,17 @@ def load_configuration(kubeconfig: str | None, context: str | None,
             if context:
                 raise UserError("--context needs a kubeconfig, but none was given and this run is in-cluster",
                                 hint="drop --context, or pass --kubeconfig")
-            return _in_cluster(), "in-cluster"
+            configuration = _in_cluster()
+            _keep_bearer_token_clean(configuration, "the service account token",
+                                     str(service_account_dir() / "token"))
+            return configuration, "in-cluster"
         raise UserError("no kubeconfig found ($KUBECONFIG unset, ~/.kube/config missing) and not running in a "
                         "cluster", hint="pass --kubeconfig FILE, or --snapshot FILE to work offline")
     _check_files(path, explicit=kubeconfig is not None)
     chosen = _choose_context(path, context or repo_context, from_cli=context is not None)
-    return _from_kubeconfig(path, chosen), f"context {chosen}"
+    configuration = _from_kubeconfig(path, chosen)
+    _keep_bearer_token_clean(configuration, f"kubeconfig user {_context_user(path, chosen)!r}", path)
+    return configuration, f"context {chosen}"
 
 
 def _check_files(path: str, *, explicit: bool) -> None:
@@ -84,6 +89,53 @@ def _contexts(path: str) -> tuple[list[str], str | None]:
         raise UserError(f"cannot read kubeconfig: {_one_line(exc)}", where=path) from None
     current = data.get("current-context")
     return names, str(current) if current else None
+
+
+def _context_user(path: str, context: str) -> str:
+    """The kubeconfig user a context names, for messages about its credentials."""
+    from kubernetes.config.kube_config import KubeConfigMerger
+
+    merged = KubeConfigMerger(path).config
+    data = merged.value if merged is not None else {}
+    for entry in data.get("contexts") or []:
+        entry = getattr(entry, "value", entry)
+        if entry.get("name") == context:
+            return str((entry.get("context") or {}).get("user") or "?")
+    return "?"
+
+
+def _keep_bearer_token_clean(configuration: KubeConfiguration, owner: str, where: str) -> None:
+    """A token pasted with a trailing newline (`token: |`, a file written by `echo`) is sent without its
+    surrounding white space, as client-go's token-file source trims it; http.client would refuse the
+    header and quote the whole token in its error. White space or a control character inside the token
+    is a broken credential: refused in one line naming its owner, never echoed. Applied again after each
+    refresh (exec plugins, a rotated service account token), which sets the token anew."""
+    _clean_bearer_token(configuration, owner, where)
+    refresh = configuration.refresh_api_key_hook
+    if refresh is None:
+        return
+
+    def refreshed(conf: KubeConfiguration) -> None:
+        refresh(conf)
+        _clean_bearer_token(conf, owner, where)
+        conf.refresh_api_key_hook = refreshed   # the client's hook installs itself again on each refresh
+
+    configuration.refresh_api_key_hook = refreshed
+
+
+def _clean_bearer_token(configuration: KubeConfiguration, owner: str, where: str) -> None:
+    header = configuration.api_key.get("BearerToken")
+    if not isinstance(header, str):
+        return
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if not token:
+        raise UserError(f"the bearer token of {owner} is empty", where=where,
+                        hint="set the token, or use a client certificate or an exec plugin")
+    if any(c.isspace() or not c.isprintable() for c in token):
+        raise UserError(f"the bearer token of {owner} has white space or a control character inside it",
+                        where=where, hint="paste the token again as one line")
+    configuration.api_key["BearerToken"] = f"{scheme} {token}"
 
 
 def _from_kubeconfig(path: str, context: str) -> KubeConfiguration:

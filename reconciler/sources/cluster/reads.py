@@ -285,7 +285,8 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
                                                     SCHEDULING_SHARD.object_path("default"))))
     plan.append(("releases", reader.releases))
     if NVCF_BACKEND in served:
-        plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit)))
+        plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit,
+                                           reduce=slim.redacted)))
     plan.append(("dto", lambda: reader.object("dto", "ConfigMap nvcfbackend-self-managed", DTO_PATH,
                                               slim.slim_dto)))
     plan.append(_list(reader, ListRead("namespaces", "NVCF namespaces", NAMESPACE,
@@ -310,7 +311,8 @@ def namespace_pod_reads(reader: Reader, namespaces: list[Obj]) -> list[tuple[str
 def event_reads(reader: Reader) -> list[tuple[str, Read]]:
     limit = reader.client.settings.page_limit
     return [_list(reader, ListRead(f"events/{reason}", "scheduling events", CORE_EVENT,
-                                   query={"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}, limit=limit))
+                                   query={"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}, limit=limit,
+                                   reduce=slim.redacted_event))
             for reason in EVENT_REASONS]
 
 

@@ -2,7 +2,9 @@
 
 One reduction serves both consumers (the LiveStateBuilder and the snapshot writer), so a snapshot read
 back gives exactly the LiveState the live read gave. Pods and nodes shrink to the fields the checks
-read; Secrets never leave this module: they become redacted Helm release summaries.
+read; Secrets never leave this module: they become redacted Helm release summaries. Free text the cluster
+holds (annotations, Event messages, NVCFBackend specs, NVCA's /healthz errors) is redacted here, as it is
+read, so every format, the snapshot and the logs see it masked.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import orjson
 import yaml
 
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, mapping_at, objects_at
+from reconciler.core.redact import redact, redact_free_text, redact_free_values
 from reconciler.core.resources import CONFIG_MAP, NAMESPACE, NODE, POD, Resource
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
 
@@ -22,6 +25,9 @@ HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
 RELEASE_ERROR_KIND = ("kai-gitops/v1", "HelmReleaseError")
 RELEASE_SEARCH_KIND = ("kai-gitops/v1", "HelmReleaseSearch")
 _YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# kubectl's copy of the object as last applied: the whole spec again, secrets included, as one JSON string
+# whose values no key-name net sees.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 class ObjectSink(Protocol):
@@ -86,11 +92,39 @@ def slim_crd(obj: Obj) -> Obj:
 
 
 def as_is(obj: Obj) -> Obj:
-    """Kept whole, minus metadata.managedFields (bookkeeping; `kubectl get -o yaml` hides it too)."""
+    """Kept whole, minus metadata.managedFields (bookkeeping; `kubectl get -o yaml` hides it too) and the
+    last-applied copy; annotations (free text anyone may write) redacted. The spec stays as it is: the
+    differ compares it with Git."""
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict):
+            annotations.pop(LAST_APPLIED, None)
+            meta["annotations"] = redact(annotations)
     return obj
+
+
+def redacted(obj: Obj) -> Obj:
+    """Kept whole and redacted throughout (an NVCFBackend's spec holds NGC credentials; the checks read only
+    its feature gates and agent status), its name and namespace as they are."""
+    kept = as_is(obj)
+    masked = redact(kept)
+    meta = masked.get("metadata")
+    if isinstance(meta, dict):
+        meta.update(_meta(kept, "name", "namespace"))   # in place: the keys keep their order
+    return masked
+
+
+def redacted_event(obj: Obj) -> Obj:
+    """An Event with its message (core/v1) or note (events.k8s.io/v1) redacted: the scheduler quotes what
+    the pod asked for, and any controller may write an Event."""
+    kept = as_is(obj)
+    for key in ("message", "note"):
+        text = kept.get(key)
+        if isinstance(text, str):
+            kept[key] = redact_free_text(text)
+    return kept
 
 
 def release_summary(obj: Obj) -> Obj | None:
@@ -101,7 +135,7 @@ def release_summary(obj: Obj) -> Obj | None:
         release = decode_release_secret(obj)
     except ReleaseDecodeError as exc:
         return {"apiVersion": RELEASE_ERROR_KIND[0], "kind": RELEASE_ERROR_KIND[1],
-                "metadata": _meta(obj, "name", "namespace"), "message": str(exc)}
+                "metadata": _meta(obj, "name", "namespace"), "message": redact_free_text(str(exc))}
     if release.chart_name != KAI_CHART:
         return None
     return release.to_summary()
@@ -122,11 +156,12 @@ def slim_dto(obj: Obj) -> Obj | None:
 
 
 def healthz_item(http_status: int | None, body: JSONValue, *, reachable: bool, detail: str = "") -> Obj:
+    """NVCA's answer, its component errors (free text NVCA copies from what failed) redacted."""
     item: Obj = {"apiVersion": HEALTHZ_KIND[0], "kind": HEALTHZ_KIND[1], "metadata": {"name": "nvca"},
-                 "httpStatus": http_status, "body": body}
+                 "httpStatus": http_status, "body": redact_free_values(body)}
     if not reachable:
         item["reachable"] = False
-        item["detail"] = detail
+        item["detail"] = redact_free_text(detail)
     return item
 
 
