@@ -79,14 +79,25 @@ def _canonical_edits(desired: DesiredCluster, path: YamlPath, *, only_missing: b
     if doc_id is None:   # add-on mode: the stack applies the canonical values itself
         return ()
     doc = desired.docs[doc_id]
+    respelt = _respelt_keys(desired)
     edits = []
     for leaf, want in _leaves(_get(canonical_kai_values(), path), path):
+        if any(leaf[: len(key)] == key for key in respelt):
+            continue   # a misspelt key is renamed to this one (KAI-V-011): its value is the user's, not ours
         if only_missing and _get(desired.kai_values_user, leaf) is not None:
             continue
         got = _get(desired.kai_values_user, leaf)
         if got is None or not _same(got, want):
             edits.append(GitEdit(doc.file, leaf, want))
     return tuple(edits)
+
+
+def _respelt_keys(desired: DesiredCluster) -> list[YamlPath]:
+    """The paths misspelt keys of the values file are renamed to by their KAI-V-011 edits."""
+    from reconciler.checks.values_keys import values_key_findings
+
+    return [(*edit.path[:-1], edit.value) for finding in values_key_findings(desired) if finding.fix
+            for edit in finding.fix.git_edits if edit.op is EditOp.RENAME and edit.doc == 0]
 
 
 def _leaves(value: JSONValue, path: YamlPath) -> list[tuple[YamlPath, JSONValue]]:
