@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import FIXTURES, addon_config, make_repo, run_cli, standalone_config
+from tests.helpers import FIXTURES, addon_config, commit_files, make_repo, run_cli, standalone_config
 
 TABLE = (FIXTURES / "kai" / "values-to-config.md").read_text()
 COLUMNS = ("9", "10", "12a", "12b", "13", "14", "15", "16", "17")
@@ -231,14 +231,16 @@ def test_a_value_of_a_newer_chart_says_which_chart_has_it(tmp_path: Path) -> Non
                               "(chart v0.17.0 has it)")
 
 
-def test_addon_typo_is_named(tmp_path: Path) -> None:
+def test_addon_typo_is_named_and_the_disabled_addon_is_an_error(tmp_path: Path) -> None:
     env = "addons:\n  kaiSchedular:\n    enabled: true\n"
     files = {"kai-gitops.yaml": addon_config(), "env.yaml": env}
     code, report, _ = _check(tmp_path, files)
     [typo] = _findings(report, "KAI-V-011")
     assert (typo["location"]["path"], typo["location"]["line"], typo["location"]["column"]) == \
         ("addons.kaiSchedular", 2, 3)
-    assert typo["message"].endswith("did you mean kaiScheduler?") and code == 2
+    assert typo["message"].endswith("did you mean kaiScheduler?")
+    [off] = _findings(report, "KAI-M-005")
+    assert off["severity"] == "error" and code == 2
 
 
 def test_addon_keys_the_stack_does_not_forward_are_ignored(tmp_path: Path) -> None:
@@ -251,7 +253,7 @@ def test_addon_keys_the_stack_does_not_forward_are_ignored(tmp_path: Path) -> No
     ignored = {f["location"]["path"] for f in _findings(report, "KAI-V-010")}
     assert ignored == {"addons.kaiScheduler.scheduler.placementStrategy",
                        "addons.kaiScheduler.scheduler.resources.requests.gpu"}
-    assert _findings(report, "KAI-V-011") == []
+    assert _findings(report, "KAI-V-011") == [] and _findings(report, "KAI-M-005") == []
 
 
 def test_an_operator_environment_file_has_no_unknown_keys(tmp_path: Path) -> None:
@@ -300,3 +302,89 @@ def test_two_equally_close_keys_give_a_question_and_no_rename() -> None:
 
     assert suggestions("metricPort", ["metricsPort", "metricPorts", "probePort"]) == ["metricPorts", "metricsPort"]
     assert suggestions("Tag", ["tag", "fips"]) == ["tag"]            # case alone counts as close
+
+
+# -- the kai-config lifecycle of the pinned chart ------------------------------------------------------------
+
+
+def _eras() -> dict[str, str]:
+    line = re.search(r"Modelled chart versions and the era each belongs to:\n(.*?)\. Eras", TABLE, re.S)
+    assert line is not None
+    return dict(re.findall(r"`(v[\d.]+)`=(E\w+)", line[1]))
+
+
+@pytest.mark.parametrize(("version", "era"), sorted(_eras().items()))
+def test_hook_era_versions_warn_and_deployer_eras_do_not(tmp_path: Path, version: str, era: str) -> None:
+    files = {"kai-gitops.yaml": standalone_config(version=version),
+             "kai-values.yaml": (FIXTURES / "nvcf" / "standalone-kai-values.yaml").read_text()}
+    _, report, _ = _check(tmp_path, files)
+    hits = _findings(report, "KAI-R-003")
+    assert bool(hits) is era.startswith("E1"), (version, era, hits)
+    if hits:
+        assert "KAI-Scheduler #1536" in hits[0]["message"]
+
+
+def test_a_version_outside_the_era_table_is_named(tmp_path: Path) -> None:
+    files = {"kai-gitops.yaml": standalone_config(version="v0.20.1"), "kai-values.yaml": "{}\n"}
+    _, report, _ = _check(tmp_path, files)
+    [hit] = _findings(report, "KAI-R-003")
+    assert hit["message"].startswith("kai-gitops does not know how KAI chart v0.20.1 produces kai-config")
+
+
+def test_render_with_the_deployer_on_is_an_error_only_where_render_exists(tmp_path: Path) -> None:
+    e3 = [v for v, e in _eras().items() if e == "E3"]
+    assert e3 == ["v0.17.0"]
+    files = {"kai-gitops.yaml": standalone_config(version="v0.17.0"), "kai-values.yaml": "kaiConfig:\n  render: true\n"}
+    _, report, _ = _check(tmp_path, files)
+    [hit] = _findings(report, "KAI-V-012")
+    assert "mutually exclusive" in hit["message"] and hit["location"]["path"] == "kaiConfig.render"
+    files["kai-values.yaml"] = "kaiConfig:\n  render: true\nkaiConfigDeployer:\n  enabled: false\n"
+    _, report, _ = _check(tmp_path / "off", files)
+    assert _findings(report, "KAI-V-012") == []
+
+
+MANIFESTS = """\
+apiVersion: kai.scheduler/v1
+kind: SchedulingShard
+metadata:
+  name: gpu
+---
+apiVersion: kai.scheduler/v1
+kind: Config
+metadata:
+  name: {config}
+"""
+
+
+def test_no_shard_is_an_error_unless_one_is_kept_in_git(tmp_path: Path) -> None:
+    files = {"kai-gitops.yaml": standalone_config(version="v0.16.8"),
+             "kai-values.yaml": "defaultShard:\n  enabled: false\n"}
+    repo, _ = make_repo(tmp_path, files)
+    code, out, _ = run_cli(["check", "--repo", repo, "-o", "json"])
+    [hit] = _findings(json.loads(out), "KAI-V-013")
+    assert code == 2 and hit["severity"] == "error" and (hit["location"]["line"], hit["location"]["column"]) == (2, 3)
+    extra = "    kaiManifestFiles:\n      - kai-objects.yaml\n"
+    commit_files(repo, {"kai-gitops.yaml": standalone_config(version="v0.16.8", extra=extra),
+                        "kai-objects.yaml": MANIFESTS.format(config="kai-config")})
+    _, out, _ = run_cli(["check", "--repo", repo, "-o", "json"])
+    assert _findings(json.loads(out), "KAI-V-013") == [] and _findings(json.loads(out), "KAI-V-014") == []
+
+
+def test_a_config_not_named_kai_config_is_ignored_by_the_operator(tmp_path: Path) -> None:
+    extra = "    kaiManifestFiles:\n      - kai-objects.yaml\n"
+    files = {"kai-gitops.yaml": standalone_config(version="v0.17.0", extra=extra), "kai-values.yaml": "{}\n",
+             "kai-objects.yaml": MANIFESTS.format(config="lab-config")}
+    _, report, _ = _check(tmp_path, files)
+    [hit] = _findings(report, "KAI-V-014")
+    assert (hit["location"]["file"], hit["location"]["line"], hit["location"]["path"]) == \
+        ("kai-objects.yaml", 9, "metadata.name")
+
+
+def test_a_manifest_file_with_another_kind_is_a_one_line_error(tmp_path: Path) -> None:
+    extra = "    kaiManifestFiles:\n      - kai-objects.yaml\n"
+    files = {"kai-gitops.yaml": standalone_config(extra=extra), "kai-values.yaml": "{}\n",
+             "kai-objects.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"}
+    repo, _ = make_repo(tmp_path, files)
+    code, _out, err = run_cli(["check", "--repo", repo])
+    assert code == 1 and "kai-objects.yaml:2" in err and "only kai.scheduler/v1 Config and SchedulingShard" in err
+    assert "Traceback" not in err
