@@ -229,6 +229,11 @@ def test_a_value_of_a_newer_chart_says_which_chart_has_it(tmp_path: Path) -> Non
     [hit] = _findings(report, "KAI-V-011")
     assert hit["message"] == ("unknown key kaiConfig: KAI chart v0.16.8 has no such value, so Helm ignores it "
                               "(chart v0.17.0 has it)")
+    files = {"kai-gitops.yaml": standalone_config(version="v0.9.20"),
+             "kai-values.yaml": "defaultQueue:\n  createDefaultQueue: true\n"}
+    _, report, _ = _check(tmp_path / "v09", files)
+    [hit] = _findings(report, "KAI-V-011")
+    assert hit["message"].endswith("(charts v0.10.5, v0.12.13 and 6 more have it)")
 
 
 def test_addon_typo_is_named_and_the_disabled_addon_is_an_error(tmp_path: Path) -> None:

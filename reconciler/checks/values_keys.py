@@ -14,6 +14,7 @@ from reconciler.findings.finding import Action, EditOp, Finding, Fix, GitEdit, K
 from reconciler.findings.rules import RuleMeta
 from reconciler.model.chart_keys import (
     ADDON_SOURCE,
+    ANY_VERSION,
     KeyTree,
     chart_keys,
     ignored_value,
@@ -97,17 +98,21 @@ class _ValuesWalk(_Walk):
         if entry is not None:
             default = _value_at(chart_defaults(self.desired.defaults_version), path)
             if not (entry.unless_default and _same(value, default)):
+                remedy = f"remove {format_path(path)}" + \
+                    (", or pin a chart version that carries it" if entry.ranges != ANY_VERSION else "")
                 self.ignored(path, f"{format_path(path)} is ignored by KAI chart {pin}: it never reaches "
-                                   f"{entry.target} ({entry.source}); {entry.carried_by}",
-                             f"remove {format_path(path)}, or pin a chart version that carries it")
+                                   f"{entry.target} ({entry.source}); {entry.carried_by}", remedy)
             return True
         if path[-1] in siblings:
             return False
         elsewhere = [v for v in versions_knowing(path) if v != self.desired.defaults_version]
         why = f"KAI chart {pin} has no such value, so Helm ignores it"
-        if elsewhere:
-            why += f" (charts {', '.join(elsewhere)} have it)" if len(elsewhere) > 1 else \
-                f" (chart {elsewhere[0]} has it)"
+        if len(elsewhere) == 1:
+            why += f" (chart {elsewhere[0]} has it)"
+        elif elsewhere:
+            more = f" and {len(elsewhere) - 2} more" if len(elsewhere) > 3 else ""
+            shown = elsewhere[:2] if more else elsewhere
+            why += f" (charts {', '.join(shown)}{more} have it)"
         self.unknown(path, siblings, why)
         return True
 

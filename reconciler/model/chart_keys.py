@@ -196,7 +196,7 @@ def stack_keys() -> KeyTree:
     text = resources.files("reconciler").joinpath("data/stack/base.yaml").read_text()
     from reconciler.yamlio.document import load_document
 
-    tree = _tree(load_document(text, "stack/base.yaml").data)
+    tree = _tree(load_document(text, "stack/base.yaml", shared=True).data)
     for path in _commented_keys(text):
         _add(tree, path)
     for path in STACK_TEMPLATE_KEYS:
