@@ -268,6 +268,15 @@ def test_an_operator_environment_file_has_no_unknown_keys(tmp_path: Path) -> Non
     assert _findings(report, "KAI-V-011") == [] and _findings(report, "KAI-V-010") == []
 
 
+def test_keys_of_a_vendored_stack_base_are_known(tmp_path: Path) -> None:
+    base = (FIXTURES / "nvcf" / "compute-plane-environment-base.yaml").read_text() + "newStackSetting:\n  level: 1\n"
+    env = "addons:\n  kaiScheduler:\n    enabled: true\nnewStackSetting:\n  level: 2\n  extra: 3\n"
+    files = {"kai-gitops.yaml": addon_config(extra="    stackBaseFile: base.yaml\n"), "env.yaml": env,
+             "base.yaml": base}
+    _, report, _ = _check(tmp_path, files)
+    assert [f["location"]["path"] for f in _findings(report, "KAI-V-011")] == ["newStackSetting.extra"]
+
+
 # -- --fix-git respells a key when exactly one known key is close --------------------------------------------
 
 

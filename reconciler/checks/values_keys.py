@@ -20,6 +20,7 @@ from reconciler.model.chart_keys import (
     ignored_value,
     stack_keys,
     versions_knowing,
+    with_keys_of,
 )
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.values import chart_defaults, deep_merge
@@ -35,7 +36,8 @@ def values_key_findings(desired: DesiredCluster) -> list[Finding]:
     if desired.kai_values_doc is not None:
         walks.append(_ValuesWalk(desired, desired.docs[desired.kai_values_doc], chart_keys(desired.defaults_version)))
     if "env" in desired.docs:
-        walks.append(_EnvWalk(desired, desired.docs["env"], stack_keys()))
+        known = stack_keys() if desired.stack_base is None else with_keys_of(stack_keys(), desired.stack_base)
+        walks.append(_EnvWalk(desired, desired.docs["env"], known))
     findings: list[Finding] = []
     for walk in walks:
         walk.mapping(walk.doc.mapping(), ())

@@ -226,6 +226,22 @@ ADDON_KAI_COMPONENTS = ("operator", "podgrouper", "podgroupcontroller", "binder"
 ADDON_SOURCE = "nvcf-compute-plane helmfile.d/01-dependencies.yaml.gotmpl (github.com/NVIDIA/nvcf)"
 
 
+def with_keys_of(tree: KeyTree, data: JSONValue) -> KeyTree:
+    """`tree` plus the keys of `data` (a vendored stack base.yaml may be newer than the bundled one)."""
+    return _merged(tree, _tree(data))
+
+
+def _merged(tree: KeyTree, more: KeyTree) -> KeyTree:
+    out: KeyTree = dict(tree)
+    for key, child in more.items():
+        mine = out.get(key)
+        if isinstance(mine, dict) and isinstance(child, dict):
+            out[key] = _merged(mine, child)
+        elif key not in out:
+            out[key] = child
+    return out
+
+
 def addon_kai_keys() -> KeyTree:
     numbers: KeyTree = {"cpu": None, "memory": None}
     per_component: KeyTree = {"resources": {"requests": dict(numbers), "limits": dict(numbers)}}

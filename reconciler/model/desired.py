@@ -85,6 +85,7 @@ class DesiredCluster:
     gates: DesiredGates | None = None
     installs_kai: bool = True
     kai_manifests: list[KaiManifest] = field(default_factory=list)
+    stack_base: JSONObject | None = None       # the repo's own copy of the stack's base.yaml (stackBaseFile)
 
     @property
     def name(self) -> str:
@@ -142,6 +143,8 @@ def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig,
     desired.shard = _expected_shard(desired) if installs_kai else None
     desired.installs_kai = installs_kai
     desired.kai_manifests = manifests
+    if cluster.stack_base_file and "env" in docs:
+        desired.stack_base = _load_mapping(read, cluster.stack_base_file).mapping()
     desired.gates = _desired_gates(docs, addons)
     return desired
 
