@@ -208,3 +208,16 @@ def test_pods_are_never_patched(shipped) -> None:
     for r in make_engine(shipped).evaluate(live()):
         if r.subject and r.subject.kind == "Pod" and r.fix:
             assert "patch" not in r.fix and "delete" not in r.fix
+
+
+def test_the_rule_tables_name_every_rule(shipped) -> None:
+    """policies/README.md lists every shipped Rego rule; docs/policies.md names every built-in one."""
+    from reconciler.findings.builtin_rules import BY_ID
+    from tests.helpers import ROOT
+
+    table = (ROOT / "policies" / "README.md").read_text()
+    listed = {line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| KAI-")
+              or line.startswith("| NVCA-")}
+    assert listed == set(shipped.rules)
+    page = (ROOT / "docs" / "policies.md").read_text()
+    assert [rule for rule in BY_ID if f"`{rule}`" not in page] == []
