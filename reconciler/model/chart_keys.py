@@ -201,9 +201,9 @@ def stack_keys() -> KeyTree:
         _add(tree, path)
     for path in STACK_TEMPLATE_KEYS:
         _add(tree, path)
-    kai = tree.setdefault("addons", {})
-    assert isinstance(kai, dict)
-    kai["kaiScheduler"] = addon_kai_keys()
+    addons = tree.setdefault("addons", {})
+    assert isinstance(addons, dict)   # base.yaml's addons is a mapping of add-ons
+    addons["kaiScheduler"] = addon_kai_keys()
     return tree
 
 
@@ -247,7 +247,7 @@ def addon_kai_keys() -> KeyTree:
     per_component: KeyTree = {"resources": {"requests": dict(numbers), "limits": dict(numbers)}}
     tree: KeyTree = {"enabled": None}
     for comp in ADDON_KAI_COMPONENTS:
-        tree[comp] = {key: value for key, value in per_component.items()}
+        tree[comp] = per_component
     return tree
 
 
