@@ -37,6 +37,7 @@ DEMO_PR_FINDINGS = {
         ("KAI-V-001", LAB_VALUES, 5, 3, "scheduler.placementStrategy"),
         ("KAI-V-003", LAB_VALUES, 13, 7, "scheduler.actions.preempt.enabled"),
         ("KAI-Q-001", LAB_VALUES, 35, 5, "defaultQueue.childResources.cpu"),
+        ("KAI-V-010", LAB_VALUES, 49, 3, "binder.replicas"),
         ("NVCA-G-001", LAB_NVCA, 5, 3, "selfManaged.featureGateValues"),
         ("NVCA-G-005", LAB_NVCA, 5, 60, "selfManaged.featureGateValues[2]"),
         ("NVCA-G-006", LAB_NVCA, 5, 3, "selfManaged.featureGateValues"),
@@ -48,6 +49,7 @@ DEMO_PR_TEXT_AT = {
     ("KAI-V-001", LAB_VALUES): "placementStrategy: spread",
     ("KAI-V-003", LAB_VALUES): "enabled: yes",
     ("KAI-Q-001", LAB_VALUES): "cpu:",
+    ("KAI-V-010", LAB_VALUES): "replicas: 2",
     ("NVCA-G-001", LAB_NVCA): "featureGateValues:",
     ("NVCA-G-005", LAB_NVCA): '"kaischeduler"',
     ("NVCA-G-006", LAB_NVCA): "featureGateValues:",
@@ -130,7 +132,7 @@ def test_demo_pr_reports_every_static_violation_with_file_and_line(demo: Path) -
         for f in cluster["findings"]:
             assert f["kind"] == "violation" and f["cluster"] == name and f["waived_by"] is None
     assert report["repository"] == {"findings": []}
-    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (6, 1, 0)
+    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (6, 2, 0)
 
 
 def test_demo_pr_locations_point_at_the_offending_text(demo: Path) -> None:
@@ -153,6 +155,8 @@ def test_demo_pr_messages_explain_each_mistake(demo: Path) -> None:
     assert '"kaischeduler"' in g005 and '"KAIScheduler"' in g005
     assert "HelmAllowCPUNodes" in finding(lab, "NVCA-G-006")["message"]
     assert "KAIScheduler" in finding(lab, "NVCA-G-001")["message"]
+    v010 = finding(lab, "KAI-V-010")["message"]      # no chart carries it into kai-config
+    assert "v0.14.7" in v010 and "KAI-Scheduler #1124" in v010 and "operator.replicaCount" in v010
     prod = cluster_of(report, "prod-addon")
     assert "dynamoOperator" in finding(prod, "KAI-M-004")["message"]
     assert "groveOperator" in finding(prod, "KAI-M-004")["message"]
@@ -166,8 +170,8 @@ def test_demo_pr_text_report_names_file_line_column(demo: Path) -> None:
             assert f"{rule} {file}:{line}:{column}" in stdout, rule
     assert "kai-gitops check — cluster prod-addon" in stdout
     assert "kai-gitops check — cluster lab-standalone" in stdout
-    assert stdout.rstrip().splitlines()[-1] == ("All clusters: 2 checked, 7 problems (7 findings): 6 error(s), "
-                                                "1 warning(s), 0 info.")
+    assert stdout.rstrip().splitlines()[-1] == ("All clusters: 2 checked, 8 problems (8 findings): 6 error(s), "
+                                                "2 warning(s), 0 info.")
 
 
 def test_template_commit_is_clean(demo: Path) -> None:
@@ -201,7 +205,7 @@ def test_unknown_cluster_is_one_line_error(demo: Path) -> None:
 
 
 def demo_with_errors_waived(tmp_path: Path) -> Path:
-    """The demo PR plus waivers for every error: only KAI-V-001 (warning) stays active."""
+    """The demo PR plus waivers for every error: only the warnings KAI-V-001 and KAI-V-010 stay active."""
     repo = tmp_path / "demo"
     load_demo_builder().build_repo(repo)
     commit_files(repo, {WAIVERS: waivers_file(
@@ -216,9 +220,9 @@ def test_fail_on_when_only_a_warning_remains(tmp_path: Path, fail_on: str, expec
     code, report = check_json("--repo", repo, "--fail-on", fail_on)
     assert report["failOn"] == fail_on
     assert code == expected
-    assert active_rules(cluster_of(report, "lab-standalone")) == ["KAI-V-001"]
+    assert active_rules(cluster_of(report, "lab-standalone")) == ["KAI-V-001", "KAI-V-010"]
     assert active_rules(cluster_of(report, "prod-addon")) == []
-    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (0, 1, 6)
+    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (0, 2, 6)
 
 
 @pytest.mark.parametrize("fail_on, expected", [("info", 2), ("warning", 0), ("error", 0)])

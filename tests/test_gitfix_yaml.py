@@ -228,3 +228,21 @@ def test_a_utf8_bom_stays() -> None:
     raw = "\ufeff# c\nscheduler:\n  placementStrategy: spread\n".encode()
     after = apply_edits(raw, "t.yaml", [GitEdit("t.yaml", ("scheduler", "placementStrategy"), "binpack")])
     assert after == raw.replace(b"spread", b"binpack")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("scheduler:\n  placementStratgy: spread  # ours\n", "scheduler:\n  placementStrategy: spread  # ours\n"),
+    ('scheduler: {"placementStratgy": spread}\n', 'scheduler: {"placementStrategy": spread}\n'),
+    ("scheduler:\n  'placementStratgy':\n    x: 1\n", "scheduler:\n  'placementStrategy':\n    x: 1\n"),
+])
+def test_renaming_a_key_changes_only_the_key(text: str, expected: str) -> None:
+    edit = GitEdit("v.yaml", ("scheduler", "placementStratgy"), "placementStrategy", EditOp.RENAME)
+    assert apply_edits(text.encode(), "v.yaml", [edit]).decode() == expected
+
+
+def test_renaming_onto_a_key_that_is_set_is_refused() -> None:
+    edit = GitEdit("v.yaml", ("defaultQueues",), "defaultQueue", EditOp.RENAME)
+    with pytest.raises(UserError, match="already set"):
+        apply_edits(b"defaultQueue: {}\ndefaultQueues:\n  a: 1\n", "v.yaml", [edit])
+    with pytest.raises(UserError, match="no such key"):
+        apply_edits(b"defaultQueue: {}\n", "v.yaml", [edit])

@@ -17,6 +17,7 @@ from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, build_facts
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
@@ -140,10 +141,11 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         prediction = _predict(live, desired)
         findings = diff(desired, live)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
+        findings += values_key_findings(desired)
     waivers = Waiving(repo, [desired.name])
+    rules = ran_rules(repo, settings, "live", drift=True, keys=True)
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, desired.name), ran_rules(repo, settings, "live", drift=True),
-                           cluster_anchor(desired))
+                           waivers.apply(findings, desired.name), rules, cluster_anchor(desired))
     return _OneCluster(Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config),
                        desired, live)
 
@@ -161,12 +163,13 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     live = read_live(context)
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or "live")
-    findings = diff(desired, live) if desired else []
+    findings = diff(desired, live) + values_key_findings(desired) if desired else []
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])
+    with_git = desired is not None
+    rules = ran_rules(repo, settings, "live", drift=with_git, keys=with_git)
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, name), ran_rules(repo, settings, "live", drift=desired is not None),
-                           cluster_anchor(desired))
+                           waivers.apply(findings, name), rules, cluster_anchor(desired))
     return Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
 
 
@@ -185,10 +188,11 @@ def run_check(settings: RunSettings) -> Report:
     reports = []
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
-    rules = ran_rules(rules_repo, settings, "static", drift=False)
+    rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
-        findings = waivers.apply(evaluate_policies(facts, desired, rules_repo, settings), desired.name)
+        found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
+        findings = waivers.apply(found, desired.name)
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
                                      cluster_anchor(desired)))
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
@@ -268,12 +272,15 @@ def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
     return desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
 
 
-def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, drift: bool) -> list[RuleMeta]:
-    """What one cluster's run evaluates: the policy rules of its scope, and the differ's when it diffs."""
+def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, drift: bool,
+              keys: bool) -> list[RuleMeta]:
+    """What one cluster's run evaluates: the policy rules of its scope, the values-key rules when Git is read,
+    and the differ's when it diffs."""
     from reconciler.app.policy_run import evaluated_rules
-    from reconciler.findings.builtin_rules import DRIFT_RULES
+    from reconciler.findings.builtin_rules import DRIFT_RULES, VALUES_KEY_RULES
 
-    return [*(DRIFT_RULES if drift else ()), *evaluated_rules(repo, settings.policy, scope)]
+    builtin = [*(DRIFT_RULES if drift else ()), *(VALUES_KEY_RULES if keys else ())]
+    return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 
 def evaluate_policies(facts: Facts, desired: DesiredCluster | None, repo: DesiredRepo | None,

@@ -9,12 +9,16 @@ from reconciler.checks.nvca import Verdict
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.redact import redact
 from reconciler.core.resources import NVCF_BACKEND, POD_GROUP, QUEUE, SCHEDULING_SHARD, TOPOLOGY
+from reconciler.model.chart_keys import era_of
 from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState, PodSummary
 from reconciler.model.queues import RESOURCES, QueueSpec
+from reconciler.model.values import chart_defaults
 
 FACTS_VERSION = 1
+# The KAI values subtrees the static rules judge (the queues, the shard, how kai-config is produced).
+EFFECTIVE_SECTIONS = ("scheduler", "defaultQueue", "defaultShard", "kaiConfig", "kaiConfigDeployer")
 LABEL_CAP = 500
 POD_CAP = 200
 CRDS = tuple(r.crd_name for r in (QUEUE, SCHEDULING_SHARD, POD_GROUP, TOPOLOGY, NVCF_BACKEND))   # policies/FACTS.md
@@ -55,7 +59,10 @@ def desired_facts(d: DesiredCluster) -> Facts:
         "kai_values_doc": d.kai_values_doc,
         # Redacted: the facts may travel to an OPA server whose decision log keeps its input.
         "kai_values_user": redact(d.kai_values_user) if d.kai_values_doc else {},
-        "kai_values_effective": redact({k: d.kai_values_effective.get(k) for k in ("scheduler", "defaultQueue")}),
+        "kai_values_effective": redact({k: d.kai_values_effective.get(k) for k in EFFECTIVE_SECTIONS}),
+        "kai_chart": {"era": era_of(d.config.kai_chart_version),
+                      "sections": sorted(chart_defaults(d.defaults_version))},
+        "kai_manifests": [{"kind": m.kind, "name": m.name, "doc": m.doc} for m in d.kai_manifests],
         "gates": {
             "doc": gates.doc if gates else None, "path": list(gates.path) if gates else [],
             "user": gates.user if gates else [], "effective": gates.effective if gates else [],

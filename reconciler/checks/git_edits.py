@@ -26,6 +26,7 @@ UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 # Rules whose fix is "the canonical value at the finding's path" (docs/policies.md#canonical-kai-values).
 _CANONICAL_VALUE_RULES = frozenset({"KAI-V-001", "KAI-V-002", "KAI-V-003", "KAI-Q-001", "KAI-Q-002"})
 _WRITE_OUT_RULE = "KAI-V-004"
+_CANONICAL_RULES = _CANONICAL_VALUE_RULES | {_WRITE_OUT_RULE}
 _QUEUE_FILE_RULES = frozenset({"KAI-Q-011", "KAI-Q-012"})
 
 
@@ -33,21 +34,26 @@ def attach_git_edits(findings: list[Finding], desired: DesiredCluster | None) ->
     """The findings, each with the Git edits that fix it (unchanged when Git has none for it)."""
     if desired is None:
         return findings
+    respelt = _respelt_keys(desired) if any(f.rule_id in _CANONICAL_RULES for f in findings) else []
     out = []
     for finding in findings:
-        edits = git_edits_for(finding, desired)
+        edits = git_edits_for(finding, desired, respelt)
         if edits and finding.fix is not None:
             finding = dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, git_edits=edits))
         out.append(finding)
     return out
 
 
-def git_edits_for(finding: Finding, desired: DesiredCluster) -> tuple[GitEdit, ...]:
+def git_edits_for(finding: Finding, desired: DesiredCluster,
+                  respelt: list[YamlPath] | None = None) -> tuple[GitEdit, ...]:
+    """`respelt`: where KAI-V-011 renames misspelt keys to (computed when not given)."""
     rule = finding.rule_id
+    if rule in _CANONICAL_RULES and respelt is None:
+        respelt = _respelt_keys(desired)
     if rule in _CANONICAL_VALUE_RULES and finding.location is not None:
-        return _canonical_edits(desired, finding.location.path)
+        return _canonical_edits(desired, finding.location.path, respelt or [])
     if rule == _WRITE_OUT_RULE:
-        return _canonical_edits(desired, (), only_missing=True)
+        return _canonical_edits(desired, (), respelt or [], only_missing=True)
     if rule == "NVCA-G-005" and finding.location is not None:
         return _gate_spelling_edits(desired, finding.location.path)
     if rule == "NVCA-G-001":
@@ -74,19 +80,30 @@ def _canonical_order() -> tuple[YamlPath, ...]:
 
 # -- KAI values (standalone) ------------------------------------------------------------------------------
 
-def _canonical_edits(desired: DesiredCluster, path: YamlPath, *, only_missing: bool = False) -> tuple[GitEdit, ...]:
+def _canonical_edits(desired: DesiredCluster, path: YamlPath, respelt: list[YamlPath], *,
+                     only_missing: bool = False) -> tuple[GitEdit, ...]:
     doc_id = desired.kai_values_doc
     if doc_id is None:   # add-on mode: the stack applies the canonical values itself
         return ()
     doc = desired.docs[doc_id]
     edits = []
     for leaf, want in _leaves(_get(canonical_kai_values(), path), path):
+        if any(leaf[: len(key)] == key for key in respelt):
+            continue   # a misspelt key is renamed to this one (KAI-V-011): its value is the user's, not ours
         if only_missing and _get(desired.kai_values_user, leaf) is not None:
             continue
         got = _get(desired.kai_values_user, leaf)
         if got is None or not _same(got, want):
             edits.append(GitEdit(doc.file, leaf, want))
     return tuple(edits)
+
+
+def _respelt_keys(desired: DesiredCluster) -> list[YamlPath]:
+    """The paths misspelt keys of the values file are renamed to by their KAI-V-011 edits."""
+    from reconciler.checks.values_keys import values_key_findings
+
+    return [(*edit.path[:-1], edit.value) for finding in values_key_findings(desired) if finding.fix
+            for edit in finding.fix.git_edits if edit.op is EditOp.RENAME and edit.doc == 0]
 
 
 def _leaves(value: JSONValue, path: YamlPath) -> list[tuple[YamlPath, JSONValue]]:

@@ -11,6 +11,8 @@ from reconciler.findings.rules import RuleMeta, Scope
 
 _DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
 _WAIVER_SOURCE = "kai-gitops waivers (docs/policies.md#waivers)"
+_KEYS_SOURCE = ("docs/policies.md#every-values-key-accounted-for / KAI-Scheduler deployments/kai-scheduler "
+                "values.yaml and templates at the pinned tag; nvcf-compute-plane environments/base.yaml")
 
 QUEUE_MISSING = RuleMeta(
     "KAI-D-001", "Queue defined in Git is missing", Severity.ERROR, Scope.LIVE,
@@ -44,6 +46,20 @@ POLICY_CHANGE = RuleMeta(
     "A pull request that edits its own policies or waivers is judged by the base versions.",
     "Have the policy owners review these files.", _WAIVER_SOURCE)
 
+VALUE_IGNORED = RuleMeta(
+    "KAI-V-010", "Value is carried by the pinned KAI chart version", Severity.WARNING, Scope.STATIC,
+    "Some values are accepted by a chart version and then dropped: the template never renders them into "
+    "kai-config (or the SchedulingShard), or the add-on stack never forwards them. Helm reports nothing and "
+    "the operator applies its default (KAI-Scheduler #859, #890, #942, #1101, #1655, #1774).",
+    "Remove the value, or pin a KAI chart version that carries it (the message names it).", _KEYS_SOURCE)
+VALUE_UNKNOWN = RuleMeta(
+    "KAI-V-011", "Values key is known to the pinned KAI chart or the stack", Severity.ERROR, Scope.STATIC,
+    "Helm ignores a values key no template reads, so a misspelt key (placementStratgy, defaultQueues, "
+    "kaiSchedular) silently leaves the chart default in place.",
+    "Correct the key's spelling (the message suggests the closest known key; --fix-git renames it when "
+    "exactly one is close) or delete it.", _KEYS_SOURCE)
+
 DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
-BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES)}
+VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
+BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES)}

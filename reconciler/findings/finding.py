@@ -40,6 +40,7 @@ class Action(StrEnum):
 class EditOp(StrEnum):
     SET = "set"          # the value at `path` becomes `value` (the key is added when absent)
     APPEND = "append"    # `value` is appended to the list at `path`
+    RENAME = "rename"    # the key at `path` is respelt `value` (a string), its value kept
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class GitEdit:
     doc: int = 0
 
     def describe(self) -> str:
+        if self.op is EditOp.RENAME:
+            return f"{self.file}: rename {format_path(self.path)} to {self.value!r}"
         verb = "append to" if self.op is EditOp.APPEND else "set"
         return f"{self.file}: {verb} {format_path(self.path)} = {self.value!r}"
 

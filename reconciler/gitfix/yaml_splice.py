@@ -59,6 +59,8 @@ def _apply_one(text: str, file: str, edit: GitEdit) -> str:
     newline = "\r\n" if "\r\n" in text else "\n"
     node, depth = _descend(root, edit.path)
     where = f"{file}:{node.start_mark.line + 1}"
+    if edit.op is EditOp.RENAME:
+        return _rename_key(root, edit, file).apply(text)
     if edit.op is EditOp.APPEND:
         if depth != len(edit.path) or type(node).__name__ != "SequenceNode":
             raise UserError(f"cannot append to {format_path(edit.path)}: not a list in this file", where=where)
@@ -69,6 +71,25 @@ def _apply_one(text: str, file: str, edit: GitEdit) -> str:
         raise UserError(f"cannot set {format_path(edit.path)}: {format_path(edit.path[:depth]) or 'the document'}"
                         " is not a mapping in this file", where=where, hint="make this edit by hand")
     return _insert_key(text, node, edit.path[depth:], edit.value, newline, where, _indent_step(root)).apply(text)
+
+
+def _rename_key(root: Any, edit: GitEdit, file: str) -> _Splice:
+    """The key's own text respelt; its value, comments and quoting style stay as they are."""
+    parent, depth = _descend(root, edit.path[:-1])
+    where = f"{file}:{parent.start_mark.line + 1}"
+    if depth != len(edit.path) - 1 or type(parent).__name__ != "MappingNode" or not isinstance(edit.value, str):
+        raise UserError(f"cannot rename {format_path(edit.path)}: no such key in this file", where=where)
+    keys = {_key_text(key): key for key, _ in parent.value}
+    old = keys.get(str(edit.path[-1]))
+    if old is None:
+        raise UserError(f"cannot rename {format_path(edit.path)}: no such key in this file", where=where)
+    where = f"{file}:{old.start_mark.line + 1}"
+    if edit.value in keys:
+        raise UserError(f"cannot rename {format_path(edit.path)} to {edit.value}: that key is already set",
+                        where=where, hint="merge the two keys by hand")
+    if old.start_mark.line != old.end_mark.line:
+        raise UserError("the key to rename is not a single-line scalar", where=where, hint="make this edit by hand")
+    return _Splice(old.start_mark.index, old.end_mark.index, render_scalar(edit.value, old.style))
 
 
 def _document_root(text: str, file: str, index: int) -> Any:
@@ -253,7 +274,9 @@ def _apply_to_data(docs: list[Any], edit: GitEdit) -> None:
     for part in edit.path[:-1]:
         node = node.setdefault(part, {}) if isinstance(node, dict) else node[part]
     last = edit.path[-1] if edit.path else None
-    if edit.op is EditOp.APPEND:
+    if edit.op is EditOp.RENAME:
+        node[edit.value] = node.pop(last)
+    elif edit.op is EditOp.APPEND:
         target = node[last] if last is not None else node
         target.append(edit.value)
     elif last is not None:

@@ -30,6 +30,7 @@ class ClusterConfig:
     nvca_values_file: str | None = None
     shared_cluster: SharedClusterIntent = field(default_factory=SharedClusterIntent)
     queue_files: tuple[str, ...] = ()
+    kai_manifest_files: tuple[str, ...] = ()   # KAI Config / SchedulingShard objects applied outside the chart
     index: int = 0                         # position in `clusters`, to locate findings about this entry
 
 

@@ -13,7 +13,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_object, mapping_at
 from reconciler.core.names import dns_subdomain, require
 from reconciler.core.refs import Location, YamlPath
-from reconciler.core.resources import QUEUE
+from reconciler.core.resources import CONFIG, QUEUE, SCHEDULING_SHARD
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
 from reconciler.model.gates import stack_effective_gates
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
@@ -55,6 +55,15 @@ class ExpectedShard:
 
 
 @dataclass(frozen=True)
+class KaiManifest:
+    """A KAI Config or SchedulingShard object kept in Git and applied outside the chart."""
+
+    kind: str
+    name: str
+    doc: str                                   # doc id holding it
+
+
+@dataclass(frozen=True)
 class DesiredGates:
     doc: str
     path: YamlPath
@@ -76,6 +85,8 @@ class DesiredCluster:
     shard: ExpectedShard | None = None
     gates: DesiredGates | None = None
     installs_kai: bool = True
+    kai_manifests: list[KaiManifest] = field(default_factory=list)
+    stack_base: JSONObject | None = None       # the repo's own copy of the stack's base.yaml (stackBaseFile)
 
     @property
     def name(self) -> str:
@@ -115,6 +126,11 @@ def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig,
     for i, path in enumerate(cluster.queue_files):
         for j, doc in enumerate(_load_queue_docs(read, path)):
             docs[f"queues:{i}:{j}"] = doc
+    manifests = []
+    for i, path in enumerate(cluster.kai_manifest_files):
+        for doc, manifest in _load_kai_manifests(read, path, f"kai_manifests:{i}"):
+            docs[manifest.doc] = doc
+            manifests.append(manifest)
 
     addons = _addons(docs.get("env"))
     version = defaults_version_for(cluster.kai_chart_version)
@@ -127,6 +143,9 @@ def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig,
     desired.queues = _unique_queues(desired, template_queues + _queue_files(docs))
     desired.shard = _expected_shard(desired) if installs_kai else None
     desired.installs_kai = installs_kai
+    desired.kai_manifests = manifests
+    if cluster.stack_base_file and "env" in docs:
+        desired.stack_base = _load_mapping(read, cluster.stack_base_file).mapping()
     desired.gates = _desired_gates(docs, addons)
     return desired
 
@@ -175,6 +194,24 @@ def _check_queue_names(doc: YamlDoc, paths: Iterable[YamlPath]) -> None:
         name = doc.get(path)
         if isinstance(name, str) and name:   # an empty parent or default-queue name means "none" / the default
             require(dns_subdomain, name, f"Queue name {'.'.join(map(str, path))}", str(doc.locate(path)))
+
+
+def _load_kai_manifests(read: FileReader, path: str, prefix: str) -> list[tuple[YamlDoc, KaiManifest]]:
+    from reconciler.yamlio.document import load_documents
+
+    found = []
+    for j, doc in enumerate(load_documents(read(path), path, shared=True)):
+        data = doc.data if isinstance(doc.data, dict) else {}
+        kinds = {(r.api_version, r.kind) for r in (CONFIG, SCHEDULING_SHARD)}
+        if (data.get("apiVersion"), data.get("kind")) not in kinds:
+            raise UserError("KAI manifest files may hold only kai.scheduler/v1 Config and SchedulingShard objects",
+                            where=str(doc.locate(("kind",))), hint="keep Queues in queueFiles")
+        name = as_object(data.get("metadata")).get("name")
+        if not isinstance(name, str) or not name:
+            raise UserError(f"{data['kind']} has no metadata.name", where=str(doc.locate(("metadata",))))
+        require(dns_subdomain, name, f"{data['kind']} name", str(doc.locate(("metadata", "name"))))
+        found.append((doc, KaiManifest(str(data["kind"]), name, f"{prefix}:{j}")))
+    return found
 
 
 def _queue_manifest_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:

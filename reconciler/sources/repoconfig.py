@@ -47,6 +47,7 @@ class _Cluster(TypedDict):
     nvcaValuesFile: NotRequired[str]
     sharedCluster: NotRequired[_SharedCluster]
     queueFiles: NotRequired[list[str]]
+    kaiManifestFiles: NotRequired[list[str]]
 
 
 class _Policies(TypedDict, total=False):
@@ -168,7 +169,8 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
         kai_values_file=_repo_path(raw.get("kaiValuesFile")), nvca_values_file=_repo_path(raw.get("nvcaValuesFile")),
         shared_cluster=SharedClusterIntent(shared.get("intent", "dedicated"), tuple(shared.get("nodes", ())),
                                            shared.get("nodeSelector")),
-        queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())), index=index)
+        queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
+        kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index)
 
 
 @overload

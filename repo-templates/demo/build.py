@@ -3,6 +3,7 @@
     python repo-templates/demo/build.py repo DIR        # Git repo at DIR: commit 1 template, commit 2 PR edits
     python repo-templates/demo/build.py snapshots DIR   # regenerate the committed demo snapshots
 
+The pull request's mistakes include a value the KAI chart silently drops (binder.replicas).
 The snapshots show what the user guide's readers actually hit: default queues left at quota 0 after a
 `helm upgrade`, a node labelled schedule=True (wrong case), a feature-gate list without KAIScheduler,
 and a second KAI release under another name.
@@ -24,12 +25,15 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from reconciler.model.helm import encode_release_secret  # noqa: E402
 
-# The operator's pull request: (file, old text, new text). Each is a mistake the PR check must catch.
+# The operator's pull request: (file, old text or None to append, new text). Each is a mistake the PR check
+# must catch.
 PR_EDITS = [
     ("clusters/lab/kai-values.yaml", "  placementStrategy: binpack", "  placementStrategy: spread"),
     ("clusters/lab/kai-values.yaml", "    preempt:\n      enabled: false", "    preempt:\n      enabled: yes"),
     ("clusters/lab/kai-values.yaml",
      "  childResources:\n    cpu:\n      quota: -1", "  childResources:\n    cpu:\n      quota: 0"),
+    # Appended (old text None): no chart carries per-component replicas into kai-config (KAI-Scheduler #1124).
+    ("clusters/lab/kai-values.yaml", None, "\nbinder:\n  replicas: 2\n"),
     ("clusters/lab/nvca-operator-values.yaml", '"KAIScheduler"]', '"kaischeduler", "HelmAllowCPUNodes"]'),
     ("environments/prod.yaml", "  dynamoOperator:\n    enabled: false", "  dynamoOperator:\n    enabled: true"),
 ]
@@ -45,10 +49,10 @@ def build_repo(target: Path) -> None:
     for file, old, new in PR_EDITS:
         path = target / file
         text = path.read_text()
-        if old not in text:
+        if old is not None and old not in text:
             raise SystemExit(f"demo edit does not apply to {file}: {old!r}")
-        path.write_text(text.replace(old, new, 1))
-    _commit(repo, "lab: spread placement, tune queues; prod: enable Dynamo")
+        path.write_text(text + new if old is None else text.replace(old, new, 1))
+    _commit(repo, "lab: spread placement, tune queues, two binders; prod: enable Dynamo")
 
 
 def _commit(repo: pygit2.Repository, message: str) -> None:

@@ -119,6 +119,17 @@ TRIGGERS: dict[str, Facts] = {
     "KAI-M-003": addon(no_kai_addon("groveOperator")),
     "KAI-M-004": addon(lambda f: f["desired"]["addons"].update({"groveOperator": False})),
     "KAI-R-002": addon(lambda f: f["desired"].update({"kai_chart_pin": "v0.14.0"})),
+    "KAI-M-005": addon(lambda f: f["desired"]["addons"].update({"kaiScheduler": False, "groveOperator": False,
+                                                                "dynamoOperator": False})),
+    "KAI-R-003": standalone(lambda f: f["desired"].update({"kai_chart_pin": "v0.13.4",
+                                                            "kai_chart": {"era": "E1", "sections": []}})),
+    "KAI-V-012": standalone(lambda f: f["desired"].update({
+        "kai_chart": {"era": "E3", "sections": ["kaiConfig"]},
+        "kai_values_effective": {"kaiConfig": {"render": True}, "kaiConfigDeployer": {"enabled": True}}})),
+    "KAI-V-013": standalone(lambda f: f["desired"]["kai_values_effective"].update(
+        {"defaultShard": {"enabled": False}})),
+    "KAI-V-014": standalone(lambda f: f["desired"].update({"kai_manifests": [
+        {"kind": "Config", "name": "lab-config", "doc": "kai_manifests:0:0"}]})),
     "NVCA-G-002": standalone(gates(["-KAIScheduler"], [], ["KAIScheduler"])),
     "NVCA-G-003": standalone(chain(lambda f: f["desired"].update({"standalone_kai": False}),
                                    gates(["KAIScheduler"], ["KAIScheduler"], []))),
@@ -197,3 +208,16 @@ def test_pods_are_never_patched(shipped) -> None:
     for r in make_engine(shipped).evaluate(live()):
         if r.subject and r.subject.kind == "Pod" and r.fix:
             assert "patch" not in r.fix and "delete" not in r.fix
+
+
+def test_the_rule_tables_name_every_rule(shipped) -> None:
+    """policies/README.md lists every shipped Rego rule; docs/policies.md names every built-in one."""
+    from reconciler.findings.builtin_rules import BY_ID
+    from tests.helpers import ROOT
+
+    table = (ROOT / "policies" / "README.md").read_text()
+    listed = {line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| KAI-")
+              or line.startswith("| NVCA-")}
+    assert listed == set(shipped.rules)
+    page = (ROOT / "docs" / "policies.md").read_text()
+    assert [rule for rule in BY_ID if f"`{rule}`" not in page] == []

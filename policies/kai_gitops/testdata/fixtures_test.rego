@@ -20,6 +20,16 @@ canonical_values := {
 	},
 }
 
+# The top-level keys of KAI chart v0.16.8's values.yaml (reconciler/data/chart-values/v0.16.8.yaml).
+chart_sections_v0_16 := [
+	"admission", "binder", "crdupgrader", "defaultPriorityClasses", "defaultQueue", "defaultShard", "global",
+	"kaiConfigDeployer", "nodescaleadjuster", "numaPlacementExporter", "operator", "podgroupcontroller", "podgrouper",
+	"postCleanup", "prometheus", "queuecontroller", "scheduler", "topologyMigration",
+]
+
+# ... and v0.17.0's, which adds kaiConfig (render) and openshift.
+chart_sections_v0_17 := array.concat(chart_sections_v0_16, ["kaiConfig", "openshift"])
+
 addon_gates := [
 	"DynamicGPUDiscovery", "InfraResourceOverhead", "EnforceHelmFunctionResourceLimits",
 	"EnforceContainerFunctionResourceLimits", "EnforceHelmTaskResourceLimits",
@@ -42,6 +52,8 @@ addon_static := {
 		"kai_values_doc": null,
 		"kai_values_user": {},
 		"kai_values_effective": canonical_values,
+		"kai_chart": {"era": "E2", "sections": chart_sections_v0_16},
+		"kai_manifests": [],
 		"gates": {
 			"doc": "env",
 			"path": ["global", "nvcaOperator", "selfManaged", "featureGateValues"],

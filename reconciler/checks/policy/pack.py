@@ -203,6 +203,8 @@ _SHAPE: tuple[tuple[str, type, bool], ...] = (
     ("desired.gates.enabled", list, False), ("desired.gates.disabled", list, False),
     ("desired.shared_cluster", dict, False), ("desired.shared_cluster.nodes", list, False),
     ("desired.shared_cluster.selector", dict, True), ("desired.extra_queues", list, False),
+    ("desired.kai_chart", dict, False), ("desired.kai_chart.sections", list, False),
+    ("desired.kai_manifests", list, False),
     ("live", dict, False), ("live.crds", dict, False), ("live.queues", list, False),
     ("live.nvca_prediction", dict, True), ("live.nvca_prediction.errors", list, False),
     ("live.healthz", dict, True), ("live.healthz.errors", list, False), ("live.releases", list, False),

@@ -51,3 +51,20 @@ test_m004_dynamo_without_grove_fails if {
 	some v in modes.kai_m_004.violations with input as addons({"dynamoOperator": true})
 	v.path == ["addons", "dynamoOperator", "enabled"]
 }
+
+# KAI-M-005
+test_m005_addon_with_kai_passes if {
+	count(modes.kai_m_005.violations) == 0 with input as testdata.addon_static
+}
+
+test_m005_addon_without_kai_fails if {
+	facts := object.union(testdata.addon_static, {"desired": {"addons": {"kaiScheduler": false}}})
+	some v in modes.kai_m_005.violations with input as facts
+	v.doc == "env"
+	v.path == ["addons", "kaiScheduler", "enabled"]
+	contains(v.message, "environments/test.yaml does not enable addons.kaiScheduler")
+}
+
+test_m005_standalone_is_not_judged if {
+	count(modes.kai_m_005.violations) == 0 with input as testdata.standalone_static
+}

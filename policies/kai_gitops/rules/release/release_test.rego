@@ -223,3 +223,27 @@ test_release_subject_is_the_differs if {
 	count(r010) == 1
 	r011 == {object.union(differ_subject, {"namespace": "kai"})}
 }
+
+# KAI-R-003
+with_era(era) := object.union(testdata.standalone_static, {"desired": {"kai_chart_pin": "v0.13.4", "kai_chart": {"era": era}}})
+
+test_r003_deployer_eras_pass if {
+	count(release.kai_r_003.violations) == 0 with input as with_era("E2")
+	count(release.kai_r_003.violations) == 0 with input as with_era("E3")
+}
+
+test_r003_hook_era_warns if {
+	some v in release.kai_r_003.violations with input as with_era("E1")
+	startswith(v.message, "KAI chart v0.13.4 renders kai-config as a pre-upgrade Helm hook")
+	contains(v.message, "KAI-Scheduler #1536")
+	v.doc == "config"
+}
+
+test_r003_unknown_version_warns if {
+	some v in release.kai_r_003.violations with input as with_era(null)
+	startswith(v.message, "kai-gitops does not know how KAI chart v0.13.4 produces kai-config")
+}
+
+test_r003_facts_without_era_are_not_judged if {
+	count(release.kai_r_003.violations) == 0 with input as object.union(testdata.standalone_static, {"desired": {"kai_chart": {}}})
+}
