@@ -402,3 +402,13 @@ def test_a_manifest_file_with_another_kind_is_a_one_line_error(tmp_path: Path) -
     code, _out, err = run_cli(["check", "--repo", repo])
     assert code == 1 and "kai-objects.yaml:2" in err and "only kai.scheduler/v1 Config and SchedulingShard" in err
     assert "Traceback" not in err
+
+
+def test_a_kai_manifest_name_kubernetes_would_refuse_is_a_one_line_error(tmp_path: Path) -> None:
+    extra = "    kaiManifestFiles:\n      - kai-objects.yaml\n"
+    files = {"kai-gitops.yaml": standalone_config(extra=extra), "kai-values.yaml": "{}\n",
+             "kai-objects.yaml": MANIFESTS.format(config="Kai_Config")}
+    repo, _ = make_repo(tmp_path, files)
+    code, _out, err = run_cli(["check", "--repo", repo])
+    assert code == 1 and "kai-objects.yaml:9" in err and "'Kai_Config'" in err and "Kubernetes would refuse" in err
+    assert "Traceback" not in err
