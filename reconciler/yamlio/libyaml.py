@@ -157,7 +157,7 @@ def _line_of_node(text: str, ordinal: int) -> int | None:
             if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 seen += 1
                 if seen >= ordinal:
-                    return int(event.start_mark.line) + 1
+                    return int(event.start_mark.line) + 1 if event.start_mark is not None else 1
     except yaml.YAMLError:
         return None
     finally:
