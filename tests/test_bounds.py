@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
+import itertools
+import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +64,117 @@ def test_a_snapshot_past_its_value_budget_is_refused_naming_the_line(tmp_path: P
     monkeypatch.setattr(snapshot, "SNAPSHOT_MAX_NODES", 20)
     code, stdout, stderr = run_cli(["doctor", "--snapshot", snap])
     assert_one_line_error(code, stdout, stderr, "snapshot.yaml:", "more than 20 YAML values", "FILE.json")
+
+
+# -- answers from the cluster: bytes after decompression, pages per list ---------------------------------------
+
+
+def _live(server: Any, settings: Any) -> Any:
+    from reconciler.sources.cluster import read_cluster
+    from tests.test_cluster_source import client_for
+
+    client = client_for(server, settings)
+    try:
+        return read_cluster(client)
+    finally:
+        client.close()
+
+
+def test_a_gzip_bomb_from_nvca_healthz_stops_at_the_byte_cap() -> None:
+    """A 16 KB gzip answer inflating to 16 MB (one seen was 6 GB): read no further than the cap."""
+    from reconciler.sources.cluster import ReadProgress
+    from reconciler.sources.cluster.reads import Reader
+    from tests.support.kubeserver import KubeTestServer
+    from tests.test_cluster_source import FAST, client_for
+
+    bomb = gzip.compress(b'{"Status": "' + b" " * (16 << 20) + b'"}', compresslevel=9)
+    assert len(bomb) < 32 << 10
+    with KubeTestServer() as server:
+        server.set_healthz(200, bomb, headers={"Content-Encoding": "gzip"})
+        client = client_for(server, dataclasses.replace(FAST, healthz_max_bytes=64 << 10, healthz_timeout_s=5.0))
+        reader = Reader(client, ReadProgress("test", enabled=False))
+        tracemalloc.start()
+        try:
+            [item] = reader.healthz()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            client.close()
+    assert item["reachable"] is False
+    assert "larger than 65,536 bytes (decompressed)" in item["detail"], item["detail"]
+    assert peak < 4 << 20, peak   # never the 16 MB the answer inflates to
+
+
+def test_a_list_answer_past_the_byte_cap_is_one_line_naming_the_resource(tmp_path: Path) -> None:
+    from tests.support.kubeserver import KubeTestServer
+    from tests.test_cluster_source import prod_items, run_cli, serve, write_kubeconfig
+
+    with KubeTestServer() as server:
+        serve(server, prod_items())
+        kubeconfig = write_kubeconfig(tmp_path / "kc", {"prod": server.url}, current="prod")
+        result = run_cli(["doctor", "--kubeconfig", str(kubeconfig)], env={"KAI_GITOPS_KUBE_ANSWER_MAX_BYTES": "300"})
+    line = assert_one_line_error(result.exit_code, result.stdout, result.stderr, "larger than 300 bytes (decompressed)",
+                                 "$KAI_GITOPS_KUBE_ANSWER_MAX_BYTES")
+    assert line.startswith("kai-gitops: error: reading ")
+
+
+def test_read_capped_inflates_gzip_and_stops_past_the_cap() -> None:
+    from reconciler.sources.cluster.client import read_capped
+
+    body = b'{"items": []}' * 1000
+    packed = gzip.compress(body)
+    chunks = [packed[i:i + 100] for i in range(0, len(packed), 100)]
+    assert read_capped(chunks, "gzip", len(body)) == body
+    assert read_capped(chunks, "gzip", len(body) - 1) is None
+    assert read_capped([body], "", len(body)) == body
+    assert read_capped([body], "", len(body) - 1) is None
+
+
+@pytest.mark.parametrize(("token", "needle"), [
+    (lambda: "again", "repeated a continue token after 2 pages"),
+    (itertools.count().__next__, "did not end after 5 pages"),
+])
+def test_a_list_that_never_ends_is_one_error_naming_the_resource(token: Callable[[], object], needle: str) -> None:
+    from reconciler.core.errors import UserError
+    from tests.support.kubeserver import Fault, KubeTestServer
+    from tests.test_cluster_source import FAST, prod_items, serve
+
+    with KubeTestServer() as server:
+        serve(server, prod_items())
+        server.inject_fault(Fault(r"^/api/v1/nodes$", continue_token=lambda: f"t{token()}", times=-1))
+        started = time.monotonic()
+        with pytest.raises(UserError) as caught:
+            _live(server, dataclasses.replace(FAST, list_max_objects=10))   # 5 pages of 2
+    assert time.monotonic() - started < 5
+    assert caught.value.message.startswith("reading nodes from context test (GET /api/v1/nodes?limit=2&continue=…): ")
+    assert needle in caught.value.message
+    assert "KAI_GITOPS_KUBE_LIST_MAX_OBJECTS" in (caught.value.hint or "")
+
+
+def test_a_list_past_its_time_budget_is_one_error_naming_the_resource() -> None:
+    from reconciler.core.errors import UserError
+    from tests.support.kubeserver import Fault, KubeTestServer
+    from tests.test_cluster_source import FAST, prod_items, serve
+
+    fresh = itertools.count()
+    with KubeTestServer() as server:
+        serve(server, prod_items())
+        server.inject_fault(Fault(r"^/api/v1/nodes$", continue_token=lambda: f"t{next(fresh)}", delay_s=0.05,
+                                  times=-1))
+        with pytest.raises(UserError) as caught:
+            _live(server, dataclasses.replace(FAST, list_budget_s=0.3))
+    assert "reading nodes from context test" in caught.value.message
+    assert "did not end within 0.3 s" in caught.value.message
+
+
+def test_a_long_list_still_reads_whole() -> None:
+    """1,000 pages of one pod each: far more than any budget test uses, all within the default bounds."""
+    from tests.helpers import pod
+    from tests.support.kubeserver import KubeTestServer
+    from tests.test_cluster_source import FAST, prod_items, serve
+
+    with KubeTestServer() as server:
+        serve(server, prod_items())
+        server.add_many([pod(f"p{i:04d}", "kai-scheduler", scheduler="default-scheduler") for i in range(1000)])
+        live = _live(server, dataclasses.replace(FAST, page_limit=1, list_max_objects=1000 + 100))
+    assert len(live.kai_pods) >= 1000
