@@ -178,3 +178,41 @@ def test_a_long_list_still_reads_whole() -> None:
         server.add_many([pod(f"p{i:04d}", "kai-scheduler", scheduler="default-scheduler") for i in range(1000)])
         live = _live(server, dataclasses.replace(FAST, page_limit=1, list_max_objects=1000 + 100))
     assert len(live.kai_pods) >= 1000
+
+
+# -- free text in every format ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def huge_healthz_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's prod cluster whose NVCA reports a 3 MB error: NVCA-H-003 quotes NVCA's errors in its message."""
+    from tests.helpers import load_demo_builder
+
+    items = load_demo_builder().prod_addon_snapshot()
+    for item in items:
+        if item["kind"] == "NVCAHealthz":
+            item["body"]["Components"]["kai-scheduler-queues"]["Errors"].append("E" * (3 << 20))
+    return snapshot_file(tmp_path_factory.mktemp("huge"), items, fmt="json")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "jsonl", "sarif", "github", "gitlab", "junit", "markdown"])
+def test_a_multi_megabyte_healthz_error_is_truncated_in_every_format(huge_healthz_snapshot: Path, fmt: str) -> None:
+    from reconciler.outputs import FORMATS
+
+    assert fmt in FORMATS
+    code, stdout, stderr = run_cli(["doctor", "--snapshot", huge_healthz_snapshot, "-o", fmt],
+                                   env={"GITHUB_STEP_SUMMARY": ""})
+    assert code == 2, stderr
+    assert len(stdout) < 256 << 10, len(stdout)
+    assert "truncated, 3,1" in stdout, stdout[:2000]   # 3 MB less what was kept: 3,1xx,xxx bytes cut
+
+
+def test_truncation_is_marked_bounded_and_stable() -> None:
+    from reconciler.core.show import truncate_text
+
+    text = "é" * 10_000
+    cut = truncate_text(text, 100)
+    assert len(cut) <= 100 and cut.startswith("é" * 50)
+    assert cut.endswith(f"… [truncated, {2 * (10_000 - cut.index('…')):,} bytes]")
+    assert truncate_text(cut, 100) == cut
+    assert truncate_text("short", 100) == "short"

@@ -16,6 +16,7 @@ from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
+from reconciler.core.show import truncate_text
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import ClusterConfig, RepoConfig
@@ -206,9 +207,12 @@ def _healthz(live: LiveState) -> dict[str, JSONLike] | None:
     if live.healthz is None:
         return None
     status, errors = live.healthz.queue_component()
+    # NVCA's own words, copied into every format: bounded like findings' text
     return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
-            "status": live.healthz.status, "kai-scheduler-queues": {"status": status, "errors": errors},
-            "detail": live.healthz.detail or None}
+            "status": live.healthz.status and truncate_text(live.healthz.status),
+            "kai-scheduler-queues": {"status": status and truncate_text(status),
+                                     "errors": [truncate_text(e) for e in errors]},
+            "detail": truncate_text(live.healthz.detail) or None}
 
 
 def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
