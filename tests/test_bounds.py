@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import itertools
+import os
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -216,3 +217,68 @@ def test_truncation_is_marked_bounded_and_stable() -> None:
     assert cut.endswith(f"… [truncated, {2 * (10_000 - cut.index('…')):,} bytes]")
     assert truncate_text(cut, 100) == cut
     assert truncate_text("short", 100) == "short"
+
+
+# -- the Rego of a pull request's own policies ------------------------------------------------------------------
+
+_RULE_HEAD = '''package kai_gitops.rules.user.acme.slow
+
+meta := {
+	"id": "ACME-S-001", "title": "t", "severity": "warning", "scope": "static",
+	"rationale": "r", "remediation": "m", "source": "s",
+}
+
+'''
+# 10^12 iterations: hours, in constant memory
+_ENDLESS = _RULE_HEAD + '''violations contains v if {
+	n := count([1 | some i in numbers.range(1, 1000000); some j in numbers.range(1, 1000000)])
+	v := {"message": sprintf("%d", [n]), "subject": null, "doc": null, "path": null, "fix": null}
+}
+'''
+# a billion numbers held at once: tens of gigabytes
+_GREEDY = _RULE_HEAD + '''violations contains v if {
+	n := count(numbers.range(1, 1000000000))
+	v := {"message": sprintf("%d", [n]), "subject": null, "doc": null, "path": null, "fix": null}
+}
+'''
+# `meta` is Rego too: read in the budgeted child as well
+_ENDLESS_META = _RULE_HEAD.replace('"id": "ACME-S-001"', '"id": sprintf("ACME-S-%d", [count([1 | some i in '
+                                   'numbers.range(1, 1000000); some j in numbers.range(1, 1000000)])])') + \
+    "violations := set()\n"
+_POLICY_CONFIG = ("kai-gitops.yaml", "waiversFile:", "policies:\n  dirs: [policy]\nwaiversFile:")
+
+
+_QUICK = _RULE_HEAD + "violations := set()\n"
+
+
+def _policy_repo(tmp_path: Path, rego: str) -> tuple[Path, str]:
+    """The base has a quick rule; the pull request changes it into `rego`."""
+    from tests.helpers import template_files
+
+    first = template_files(_POLICY_CONFIG, **{"policy__acme__slow_rule__slow.rego": _QUICK})
+    repo, (base, _) = make_repo(tmp_path, first, [{"policy/acme/slow_rule/slow.rego": rego}])
+    return repo, base
+
+
+@pytest.mark.parametrize(("rego", "flag", "needle"), [
+    (_ENDLESS, "--policy-timeout", "evaluating the policies for cluster prod-addon exceeded its time budget of 1 s"),
+    (_GREEDY, "--policy-memory", "exceeded its memory budget of 200 MB"),
+    (_ENDLESS_META, "--policy-timeout", "reading the policies' meta exceeded its time budget of 1 s"),
+])
+def test_a_pull_requests_own_rego_runs_within_a_budget(tmp_path: Path, rego: str, flag: str, needle: str) -> None:
+    repo, _ = _policy_repo(tmp_path, rego)
+    started = time.monotonic()
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--policy-timeout", "1", "--policy-memory", "200"])
+    assert time.monotonic() - started < 15
+    assert_one_line_error(code, stdout, stderr, "policy/acme/slow_rule/slow.rego", needle, flag)
+
+
+def test_the_base_rules_are_not_budgeted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --base the rules are the reviewed ones: evaluated in process, whatever the pull request adds."""
+    def refuse() -> int:
+        raise AssertionError("the trusted path forked")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    repo, base = _policy_repo(tmp_path, _ENDLESS)
+    code, _, stderr = run_cli(["check", "--repo", repo, "--base", base, "-o", "json"])
+    assert code in (0, 2), stderr

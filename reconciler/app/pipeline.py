@@ -6,6 +6,7 @@ Nothing here formats output or exits: the CLI does that with the report this ret
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -123,8 +124,11 @@ def run_check(settings: RunSettings) -> Report:
     """The PR check: static rules over every cluster's desired state, no cluster access.
 
     With a base ref, policies and waivers come from the base: a pull request cannot waive or rewrite the
-    rules that judge it. It may still change them; that is reported so reviewers look twice.
+    rules that judge it. It may still change them; that is reported so reviewers look twice. Without one, the
+    repo's own policies are the pull request's: they are evaluated within a time and memory budget.
     """
+    if not settings.base_ref:
+        settings = replace(settings, policy=replace(settings.policy, untrusted=True))
     head = open_desired(settings.git)
     rules_repo: DesiredRepo | None = head
     repository: list[Finding] = []

@@ -253,7 +253,8 @@ class KubeTestServer:
 
     # --- service proxy -----------------------------------------------------------------------------
 
-    def set_healthz(self, status_code: int, body: dict[str, Any] | bytes, headers: dict[str, str] | None = None) -> None:
+    def set_healthz(self, status_code: int, body: dict[str, Any] | bytes,
+                    headers: dict[str, str] | None = None) -> None:
         """What ``GET .../namespaces/nvca-system/services/nvca:8000/proxy/healthz`` answers."""
         self.set_proxy_response("nvca-system", "nvca", 8000, "healthz", status_code, body, headers)
 
