@@ -97,7 +97,8 @@ def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES, m
     text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)
     if max_nodes is None:
         max_nodes = MAX_NODES
-    if not shared or os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") == "0":
+    # the cache holds files read within the default budget only: its key is the name and content
+    if not shared or max_nodes != MAX_NODES or os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") == "0":
         return _parse(text, file, max_nodes)
     key = (file, text)
     if key in _PARSED:
@@ -159,11 +160,13 @@ _READERS = ("libyaml", "ruamel")
 
 def ruamel_documents(text: str, file: str, max_nodes: int | None = None) -> list[YamlDoc]:
     """The reference reader: ruamel's round-trip loader, converted to what Helm sees."""
+    from reconciler.yamlio.libyaml import TooManyNodes
+
     budget = MAX_NODES if max_nodes is None else max_nodes
     yaml = _parser(budget)
     try:
         loaded = list(yaml.load_all(text))
-    except _TooManyNodes as exc:
+    except TooManyNodes as exc:
         raise too_many_nodes(file, exc.line, budget) from None
     except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
         raise _yaml_error(exc, file, text) from None
@@ -190,17 +193,13 @@ def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared:
     return docs[0]
 
 
-class _TooManyNodes(Exception):
-    def __init__(self, line: int) -> None:
-        super().__init__(line)
-        self.line = line
-
-
 def _parser(max_nodes: int) -> YAML:
     from ruamel.yaml import YAML
     from ruamel.yaml.composer import Composer
     from ruamel.yaml.constructor import RoundTripConstructor
     from ruamel.yaml.events import AliasEvent
+
+    from reconciler.yamlio.libyaml import TooManyNodes
 
     class _CountingComposer(Composer):
         """Counts values as they are composed, so a stream past the budget stops before it is built."""
@@ -211,7 +210,7 @@ def _parser(max_nodes: int) -> YAML:
             if not self.parser.check_event(AliasEvent):   # an alias adds no node; the expansion check counts it
                 self.nodes += 1
                 if self.nodes > max_nodes:
-                    raise _TooManyNodes(self.parser.peek_event().start_mark.line + 1)
+                    raise TooManyNodes(self.parser.peek_event().start_mark.line + 1)
             return super().compose_node(parent, index)
 
     class _TimestampsAsText(RoundTripConstructor):

@@ -57,7 +57,8 @@ class Decline(Exception):
 
 
 class TooManyNodes(Exception):
-    """The stream holds more values than the budget; `line` is where the first one past it starts."""
+    """The stream holds more values than the budget; `line` is where the first one past it starts (raised by
+    both readers: ruamel's counting composer in yamlio.document too)."""
 
     def __init__(self, line: int) -> None:
         super().__init__(line)
