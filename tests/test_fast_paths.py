@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from reconciler.core.errors import UserError
 from reconciler.yamlio import document as yamldoc
 from reconciler.yamlio import libyaml as yaml_libyaml
-from reconciler.yamlio.document import load_documents, ruamel_documents
+from reconciler.yamlio.document import MAX_NODES, load_documents, ruamel_documents
 from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo_builder, load_fleet_builder, run_cli
 
 # ruamel warns about reused anchors in generated documents; that is ruamel's business, not this test's.
@@ -78,7 +78,7 @@ def assert_same(text: str) -> bool:
 
 
 def fast(text: str) -> Any:
-    docs = yaml_libyaml.documents(text)
+    docs = yaml_libyaml.documents(text, MAX_NODES)
     return None if docs is None else [(typed(data), positions) for data, positions in docs]
 
 
@@ -300,7 +300,7 @@ def test_without_libyaml_ruamel_reads_everything(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(yaml_libyaml, "CSafeLoader", None)
     monkeypatch.setenv("KAI_GITOPS_PARSE_CACHE", "0")
     assert yamldoc.reader_engine() == "ruamel"
-    assert yaml_libyaml.documents("a: 1\n") is None
+    assert yaml_libyaml.documents("a: 1\n", MAX_NODES) is None
     assert load_documents("a: yes\n", "f.yaml")[0].data == {"a": True}
 
 
@@ -310,7 +310,7 @@ def test_without_libyaml_ruamel_reads_everything(monkeypatch: pytest.MonkeyPatch
 def test_each_distinct_file_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real = yamldoc._parse
-    monkeypatch.setattr(yamldoc, "_parse", lambda text, file: calls.append(file) or real(text, file))
+    monkeypatch.setattr(yamldoc, "_parse", lambda text, file, budget: calls.append(file) or real(text, file, budget))
     text = "cache: test-each-distinct-file\n"
     first = load_documents(text, "one.yaml", shared=True)
     assert load_documents(text.encode(), "one.yaml", shared=True)[0] is first[0]

@@ -60,7 +60,7 @@ def repo_dir(tmp_path: Path) -> Path:
 
 def settings() -> SimpleNamespace:
     return SimpleNamespace(policy=SimpleNamespace(opa_url=None, opa_token=None, opa_ca=None, opa_timeout=10.0,
-                                                  opa_preloaded=False))
+                                                  opa_preloaded=False, untrusted=False))
 
 
 def facts() -> dict:

@@ -9,6 +9,7 @@ import contextvars
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from functools import wraps
 from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
@@ -21,6 +22,7 @@ from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
+from reconciler.core.show import truncate_text
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import ClusterConfig, RepoConfig
@@ -178,8 +180,11 @@ def run_check(settings: RunSettings) -> Report:
     """The PR check: static rules over every cluster's desired state, no cluster access.
 
     With a base ref, policies and waivers come from the base: a pull request cannot waive or rewrite the
-    rules that judge it. It may still change them; that is reported so reviewers look twice.
+    rules that judge it. It may still change them; that is reported so reviewers look twice. Without one, the
+    repo's own policies are the pull request's: they are evaluated within a time and memory budget.
     """
+    if not settings.base_ref:
+        settings = replace(settings, policy=replace(settings.policy, untrusted=True))
     head = open_desired(settings.git)
     rules_repo: DesiredRepo | None = head
     repository: list[Finding] = []
@@ -263,9 +268,12 @@ def _healthz(live: LiveState) -> dict[str, JSONLike] | None:
     if live.healthz is None:
         return None
     status, errors = live.healthz.queue_component()
+    # NVCA's own words, copied into every format: bounded like findings' text
     return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
-            "status": live.healthz.status, "kai-scheduler-queues": {"status": status, "errors": errors},
-            "detail": live.healthz.detail or None}
+            "status": live.healthz.status and truncate_text(live.healthz.status),
+            "kai-scheduler-queues": {"status": status and truncate_text(status),
+                                     "errors": [truncate_text(e) for e in errors]},
+            "detail": truncate_text(live.healthz.detail) or None}
 
 
 def cluster_anchor(desired: DesiredCluster | None) -> Location | None:

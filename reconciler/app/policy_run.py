@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler.checks.git_edits import attach_git_edits
+from reconciler.checks.policy.budget import RegoBudget
 from reconciler.checks.policy.engine import load_policy_set, make_engine
 from reconciler.checks.policy.pack import PolicyEngine, merge_into
 from reconciler.checks.policy.to_findings import results_to_findings
@@ -57,17 +58,25 @@ def engine_for(repo: DesiredRepo | None, policy: PolicySettings) -> PolicyEngine
 def _compiled(repo: DesiredRepo | None, policy: PolicySettings) -> tuple[PolicyEngine, dict[str, RuleMeta]]:
     files = repo_policy_files(repo) if repo is not None else {}
     data = repo_policy_data(repo) if repo is not None else {}
+    budget = _budget(policy, files)
     key = json.dumps([sorted(files.items()), data, policy.opa_url, policy.opa_token, str(policy.opa_ca),
-                      policy.opa_timeout, policy.opa_preloaded], default=str)
+                      policy.opa_timeout, policy.opa_preloaded, budget], default=str)
     if key not in _ENGINES:
         with tempfile.TemporaryDirectory(prefix="kai-gitops-policies-") as tmp:
             dirs, data_files = materialise(Path(tmp), files, data)
-            policy_set = load_policy_set(dirs, data_files)  # reads every file now; tmp may then go
+            policy_set = load_policy_set(dirs, data_files, budget=budget)  # reads every file now; tmp may then go
         _RULES[key] = policy_set.rules
         _ENGINES[key] = make_engine(policy_set, opa_url=policy.opa_url, opa_token=policy.opa_token,
                                     opa_ca=policy.opa_ca, opa_timeout=policy.opa_timeout,
-                                    opa_preloaded=policy.opa_preloaded)
+                                    opa_preloaded=policy.opa_preloaded, budget=budget)
     return _ENGINES[key], _RULES[key]
+
+
+def _budget(policy: PolicySettings, files: dict[str, str]) -> RegoBudget | None:
+    """A budget when the repo's own Rego is untrusted and there is some; an OPA server has its own timeout."""
+    if not policy.untrusted or not files or policy.opa_url:
+        return None
+    return RegoBudget(policy.timeout_s, policy.memory_mb, tuple(sorted(files)))
 
 
 def materialise(tmp: Path, files: dict[str, str], data: dict[str, Any]) -> tuple[list[Any], list[Path]]:

@@ -23,6 +23,11 @@ class PolicySettings:
     opa_ca: Path | None = None
     opa_timeout: float = 10.0
     opa_preloaded: bool = False
+    # The repo's own policies are untrusted in a pull request checked without --base: the embedded engine then
+    # evaluates them in a child process within this budget (checks/policy/budget.py).
+    untrusted: bool = False
+    timeout_s: float = 60.0
+    memory_mb: int = 2048
 
 
 @dataclass

@@ -25,6 +25,13 @@ from reconciler.core.exits import ExitCode
 @click.option("--shard", metavar="I/N", default=None,
               help="Check only shard I of N (a stable subset by cluster name); fold the shards' JSON reports "
                    "with `report merge`.")
+@click.option("--policy-timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True,
+              help="Without --base: seconds one evaluation of the pull request's own policies may take (they run in a "
+                   "child process), per cluster.")
+@click.option("--policy-memory", metavar="MB", type=click.IntRange(min=1), default=2048, show_default=True,
+              help="Without --base: memory the pull request's own policies may take beyond what kai-gitops "
+                   "already uses (an address-space limit on their process).")
 @judging_options
 @metrics_options
 @fix_git_options

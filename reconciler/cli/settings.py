@@ -31,7 +31,8 @@ def run_settings(opts: Options) -> RunSettings:
 
     policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
                             Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
-                            opts.get("opa_timeout", 10.0), bool(opts.get("opa_preloaded")))
+                            opts.get("opa_timeout", 10.0), bool(opts.get("opa_preloaded")),
+                            timeout_s=opts.get("policy_timeout", 60.0), memory_mb=opts.get("policy_memory", 2048))
     git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
     return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
                        opts.get("base"))

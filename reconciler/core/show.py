@@ -47,3 +47,23 @@ def format_go_float(x: float) -> str:
     if point >= len(text):
         return f"{prefix}{text}{'0' * (point - len(text))}"
     return f"{prefix}{text[:point]}.{text[point:]}"
+
+
+# Free text from outside (a cluster's answers, a policy's message) can be megabytes; every output format
+# would copy it whole. 8,192 characters keeps the longest real message whole (NVCA-H-003 quoting NVCA's
+# errors is ~1 KB) and stays far under every format's own limits.
+MAX_TEXT = 8192
+
+
+def truncate_text(text: str, limit: int = MAX_TEXT) -> str:
+    """`text`, or its first part marked `… [truncated, N bytes]` (N: the UTF-8 bytes cut) within `limit`
+    characters; what this returns is returned unchanged again, so a re-read report keeps the same text."""
+    if len(text) <= limit:
+        return text
+    total = len(text.encode("utf-8", "surrogatepass"))
+    cut = limit
+    while True:   # the marker's length depends on where the cut falls: two rounds settle it
+        marker = f"… [truncated, {total - len(text[:cut].encode('utf-8', 'surrogatepass')):,} bytes]"
+        if cut + len(marker) <= limit or cut == 0:
+            return text[:cut] + marker
+        cut = max(0, limit - len(marker))

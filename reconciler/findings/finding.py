@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
+from reconciler.core.show import MAX_TEXT, truncate_text
 
 # The `cluster` of findings about the repository itself (waivers, policy edits), not about one cluster: no
 # cluster can be called this (names are DNS labels), so it also names the outputs' repository-wide run or suite.
@@ -81,6 +82,12 @@ class Fix:
     patch: dict[str, Any] | None = None  # merge patch the tool itself may apply (docs/reconcile.md#allowed-writes)
     git_edits: tuple[GitEdit, ...] = ()  # the Git change that fixes it (`--fix-git`), when there is one
 
+    def __post_init__(self) -> None:
+        # a policy's remedy and command are free text too (see Finding.__post_init__)
+        object.__setattr__(self, "description", truncate_text(self.description))
+        if self.command is not None:
+            object.__setattr__(self, "command", truncate_text(self.command))
+
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.action.value, "description": self.description,
                 "command": self.command, "patch": self.patch,
@@ -108,6 +115,17 @@ class Finding:
     title: str = ""
     waived_by: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Free text is bounded where a finding is made, so every format renders the same bounded text: a
+        cluster's answer or a policy's message can be megabytes (core.show.truncate_text)."""
+        for name in ("message", "title", "waived_by"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, truncate_text(value))
+        if any(isinstance(v, str) and len(v) > MAX_TEXT for v in self.extra.values()):
+            object.__setattr__(self, "extra", {k: truncate_text(v) if isinstance(v, str) else v
+                                               for k, v in self.extra.items()})
 
     @property
     def fingerprint(self) -> str:

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 # An alias bomb expands a few lines into billions of values; real files reuse anchors a little, not this much.
 MAX_ALIAS_EXPANSION = 1_000_000
 MAX_BYTES = 20 * 1024 * 1024
+# Values (scalars, lists, mappings; keys count) one file may hold. Bytes alone do not bound the work: a 20 MB
+# flow list `[a,a,a,…]` is 10 million values, ~40 s and ~6 GB to compose. Measured: the largest YAML file of
+# the project (a CRD, 843 KB) holds 14,367 values; a file at this budget costs ~2 s and ~300 MB in libyaml.
+MAX_NODES = 500_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -80,22 +84,27 @@ def decode_text(raw: bytes, file: str, *, max_bytes: int = MAX_BYTES) -> str:
             hint="save the file as UTF-8") from None
 
 
-def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES,
+def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES, max_nodes: int | None = None,
                    shared: bool = False) -> list[YamlDoc]:
     """Every document of a YAML stream; empty documents are skipped.
 
     Read with libyaml when it is installed and the document is one it reads exactly like ruamel
     (`yamlio.libyaml`), else with ruamel; `KAI_GITOPS_YAML_READER=ruamel` forces ruamel. `shared=True`: the
-    caller never modifies the documents, so one parse of each distinct file serves every caller.
+    caller never modifies the documents, so one parse of each distinct file serves every caller. A stream of
+    more than `max_nodes` (default MAX_NODES) values is refused, naming the line of the first one past the
+    budget, while it is composed.
     """
     text = raw if isinstance(raw, str) else decode_text(raw, file, max_bytes=max_bytes)
-    if not shared or os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") == "0":
-        return _parse(text, file)
+    if max_nodes is None:
+        max_nodes = MAX_NODES
+    # the cache holds files read within the default budget only: its key is the name and content
+    if not shared or max_nodes != MAX_NODES or os.environ.get("KAI_GITOPS_PARSE_CACHE", "1") == "0":
+        return _parse(text, file, max_nodes)
     key = (file, text)
     if key in _PARSED:
         _PARSED.move_to_end(key)
         return list(_PARSED[key])
-    docs = _parse(text, file)
+    docs = _parse(text, file, max_nodes)
     _PARSED[key] = tuple(docs)
     while len(_PARSED) > PARSE_CACHE_FILES:
         _PARSED.popitem(last=False)
@@ -110,15 +119,25 @@ PARSE_CACHE_FILES = 512
 _PARSED: OrderedDict[tuple[str, str], tuple[YamlDoc, ...]] = OrderedDict()
 
 
-def _parse(text: str, file: str) -> list[YamlDoc]:
-    if reader_engine() == "libyaml":
-        from reconciler.yamlio import libyaml as yaml_libyaml
+def _parse(text: str, file: str, max_nodes: int) -> list[YamlDoc]:
+    from reconciler.yamlio import libyaml as yaml_libyaml
 
-        fast = yaml_libyaml.documents(text)
-        if fast is not None:
-            spans = SpanIndex(text)
-            return [YamlDoc(file, data, positions, spans) for data, positions in fast]
-    return ruamel_documents(text, file)
+    try:
+        if reader_engine() == "libyaml":
+            fast = yaml_libyaml.documents(text, max_nodes)
+            if fast is not None:
+                spans = SpanIndex(text)
+                return [YamlDoc(file, data, positions, spans) for data, positions in fast]
+        yaml_libyaml.check_budget(text, max_nodes)   # ruamel counts too, but at ~50x libyaml's cost per value
+    except yaml_libyaml.TooManyNodes as exc:
+        raise too_many_nodes(file, exc.line, max_nodes) from None
+    return ruamel_documents(text, file, max_nodes)
+
+
+def too_many_nodes(file: str, line: int, max_nodes: int) -> UserError:
+    return UserError(f"more than {max_nodes:,} YAML values in one file (the limit that keeps a file built to "
+                     "exhaust memory from doing so)", where=f"{file}:{line}",
+                     hint="split the file; a large snapshot can be written as JSON (`-o FILE.json`)")
 
 
 def reader_engine() -> str:
@@ -139,11 +158,16 @@ def reader_engine() -> str:
 _READERS = ("libyaml", "ruamel")
 
 
-def ruamel_documents(text: str, file: str) -> list[YamlDoc]:
+def ruamel_documents(text: str, file: str, max_nodes: int | None = None) -> list[YamlDoc]:
     """The reference reader: ruamel's round-trip loader, converted to what Helm sees."""
-    yaml = _parser()
+    from reconciler.yamlio.libyaml import TooManyNodes
+
+    budget = MAX_NODES if max_nodes is None else max_nodes
+    yaml = _parser(budget)
     try:
         loaded = list(yaml.load_all(text))
+    except TooManyNodes as exc:
+        raise too_many_nodes(file, exc.line, budget) from None
     except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
         raise _yaml_error(exc, file, text) from None
     docs = []
@@ -169,9 +193,25 @@ def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared:
     return docs[0]
 
 
-def _parser() -> YAML:
+def _parser(max_nodes: int) -> YAML:
     from ruamel.yaml import YAML
+    from ruamel.yaml.composer import Composer
     from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.events import AliasEvent
+
+    from reconciler.yamlio.libyaml import TooManyNodes
+
+    class _CountingComposer(Composer):
+        """Counts values as they are composed, so a stream past the budget stops before it is built."""
+
+        nodes = 0
+
+        def compose_node(self, parent: object, index: object) -> object:
+            if not self.parser.check_event(AliasEvent):   # an alias adds no node; the expansion check counts it
+                self.nodes += 1
+                if self.nodes > max_nodes:
+                    raise TooManyNodes(self.parser.peek_event().start_mark.line + 1)
+            return super().compose_node(parent, index)
 
     class _TimestampsAsText(RoundTripConstructor):
         """Helm turns values into JSON, where a timestamp is its text; and a bad date (2027-13-01) must be a
@@ -179,6 +219,7 @@ def _parser() -> YAML:
 
     _TimestampsAsText.add_constructor("tag:yaml.org,2002:timestamp", _TimestampsAsText.construct_yaml_str)
     yaml = YAML(typ="rt")
+    yaml.Composer = _CountingComposer
     yaml.Constructor = _TimestampsAsText
     yaml.preserve_quotes = True
     yaml.allow_duplicate_keys = False

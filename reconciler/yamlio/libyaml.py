@@ -56,15 +56,33 @@ class Decline(Exception):
     """Not something this reader handles exactly like ruamel: read the file with ruamel instead."""
 
 
+class TooManyNodes(Exception):
+    """The stream holds more values than the budget; `line` is where the first one past it starts (raised by
+    both readers: ruamel's counting composer in yamlio.document too)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 def available() -> bool:
     return CSafeLoader is not None
 
 
 if CSafeLoader is not None:
     class _Composer(yaml.CSafeLoader):
-        """Composes only; tags are marked, not resolved (resolution happens below, with 1.2 rules)."""
+        """Composes only; tags are marked, not resolved (resolution happens below, with 1.2 rules).
+
+        libyaml's C composer asks `resolve` for the tag of every node (explicit tags are ruamel's), so
+        counting there stops a stream past the budget before it is built."""
+
+        nodes = 0
+        max_nodes = 0
 
         def resolve(self, kind: type[Node], value: str | None, implicit: tuple[bool, bool]) -> str:
+            self.nodes += 1
+            if self.nodes > self.max_nodes:
+                raise _OverBudget
             if kind is ScalarNode:
                 if implicit[0]:
                     return _PLAIN
@@ -72,33 +90,80 @@ if CSafeLoader is not None:
             return _COLLECTION
 
 
-def documents(text: str) -> list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]] | None:
-    """(data, positions) per non-empty document, or None to have ruamel read the file."""
+class _OverBudget(Exception):
+    pass
+
+
+def documents(text: str, max_nodes: int) -> list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]] | None:
+    """(data, positions) per non-empty document, or None to have ruamel read the file.
+
+    Raises TooManyNodes when the stream holds more than `max_nodes` values (ruamel would count the same)."""
     if CSafeLoader is None or _ruamel_territory(text):
         return None
     try:
         loader = _Composer(text)
     except Exception:  # e.g. text libyaml cannot take in at all: ruamel decides
         return None
+    loader.max_nodes = max_nodes
     try:
-        roots: list[Node] = []
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:   # check_node() said there is one
-                roots.append(node)
-        out = []
-        for root in roots:
-            if isinstance(root, ScalarNode) and root.style in ("|", ">"):
-                return None   # its content may start at column 0, where the parsers disagree on comments
-            if isinstance(root, ScalarNode) and root.tag == _PLAIN and _plain(root.value) is None:
-                continue   # an empty document, as ruamel's load_all gives None for
-            converter = _Converter()
-            out.append((converter.convert(root, ()), converter.positions))
-        return out
+        return _convert(_compose(loader))
+    except _OverBudget:
+        raise TooManyNodes(_line_of_node(text, max_nodes + 1) or 1) from None
     except Exception:  # libyaml errors, Decline, a scalar ruamel also fails on: ruamel decides
         return None
     finally:
         loader.dispose()
+
+
+def _compose(loader: yaml.CSafeLoader) -> list[Node]:
+    roots: list[Node] = []
+    while loader.check_node():
+        node = loader.get_node()
+        if node is not None:   # check_node() said there is one
+            roots.append(node)
+    return roots
+
+
+def _convert(roots: list[Node]) -> list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]] | None:
+    out = []
+    for root in roots:
+        if isinstance(root, ScalarNode) and root.style in ("|", ">"):
+            return None   # its content may start at column 0, where the parsers disagree on comments
+        if isinstance(root, ScalarNode) and root.tag == _PLAIN and _plain(root.value) is None:
+            continue   # an empty document, as ruamel's load_all gives None for
+        converter = _Converter()
+        out.append((converter.convert(root, ()), converter.positions))
+    return out
+
+
+def check_budget(text: str, max_nodes: int) -> None:
+    """Raises TooManyNodes when libyaml's parser counts more than `max_nodes` values: a cheap first pass (~0.7 s
+    per million values) for text ruamel will compose at ~40 us a value. Text libyaml cannot parse passes; ruamel
+    counts it itself."""
+    if CSafeLoader is not None:
+        line = _line_of_node(text, max_nodes + 1)
+        if line is not None:
+            raise TooManyNodes(line)
+
+
+def _line_of_node(text: str, ordinal: int) -> int | None:
+    """The line where the `ordinal`-th value starts, None when there are fewer (or libyaml cannot parse the
+    text). The C composer keeps no position a Python hook can read, so its events are replayed."""
+    assert CSafeLoader is not None
+    parser = CSafeLoader(text)
+    seen = 0
+    try:
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                seen += 1
+                if seen >= ordinal:
+                    return int(event.start_mark.line) + 1 if event.start_mark is not None else 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        parser.dispose()
+    return None
 
 
 # Where the two parsers part ways (found by fuzzing both, tests/test_fast_paths.py): anchor and alias

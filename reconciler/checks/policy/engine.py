@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reconciler.checks.policy.budget import RegoBudget
 from reconciler.checks.policy.pack import (
     SHIPPED_LABEL,
     PolicyDir,
@@ -23,27 +24,29 @@ from reconciler.checks.policy.regorus_engine import compile_policies, read_metas
 
 
 def load_policy_set(dirs: list[PolicyDir] | None = None, data_files: list[Path] | None = None, *,
-                    include_shipped: bool = True) -> PolicySet:
-    """The shipped pack plus the user's policy dirs and data files, compiled once and checked."""
+                    include_shipped: bool = True, budget: RegoBudget | None = None) -> PolicySet:
+    """The shipped pack plus the user's policy dirs and data files, compiled once and checked; with a
+    `budget` (untrusted policies), their `meta` is read in a budgeted child process."""
     roots = ([(shipped_policy_dir(), SHIPPED_LABEL)] if include_shipped else []) + \
         [d if isinstance(d, tuple) else (Path(d), str(d)) for d in dirs or []]
     files = collect_policy_files(roots, tests=False)
     data = merge_data_files((shipped_data_files() if include_shipped else []) + list(data_files or []))
     check_duplicate_meta(files)
     compiled = compile_policies(files, data)
-    rules, rule_files = index_rules(files, read_metas(compiled, files))
+    rules, rule_files = index_rules(files, read_metas(compiled, files, budget))
     return PolicySet(tuple(files), data, rules, rule_files, compiled)
 
 
 def make_engine(policy_set: PolicySet, *, opa_url: str | None = None, opa_token: str | None = None,
                 opa_ca: Path | None = None, opa_timeout: float = 10.0,
-                opa_preloaded: bool = False) -> PolicyEngine:
-    """The embedded regorus engine, or an OPA server when `opa_url` is given."""
+                opa_preloaded: bool = False, budget: RegoBudget | None = None) -> PolicyEngine:
+    """The embedded regorus engine (each evaluation in a budgeted child process with `budget`), or an OPA
+    server when `opa_url` is given (bounded by `opa_timeout`; its memory is the server's)."""
     if opa_url:
         from reconciler.checks.policy.opa_engine import OpaEngine
 
         return OpaEngine(policy_set, opa_url, token=opa_token, ca=opa_ca, timeout=opa_timeout,
                          preloaded=opa_preloaded)
-    from reconciler.checks.policy.regorus_engine import RegorusEngine
+    from reconciler.checks.policy.regorus_engine import BudgetedRegorusEngine, RegorusEngine
 
-    return RegorusEngine(policy_set)
+    return RegorusEngine(policy_set) if budget is None else BudgetedRegorusEngine(policy_set, budget)

@@ -12,7 +12,8 @@ import os
 import random
 import threading
 import time
-from collections.abc import Mapping
+import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -64,6 +65,15 @@ class ReadSettings:
     healthz_timeout_s: float = 10.0  # NVCA itself answers in milliseconds; a hung agent is a finding
     page_limit: int = 500
     secret_page_limit: int = 20      # release Secrets can be ~1 MB each
+    # Bytes of one answer after decompression: a gzip answer of a few MB can inflate to gigabytes. A page of
+    # 500 pods is ~10 MB of JSON, of 20 release Secrets up to ~20 MB; NVCA's /healthz answer is ~1 KB.
+    answer_max_bytes: int = 256 * 1024 * 1024
+    healthz_max_bytes: int = 1024 * 1024
+    # One paged list ends within list_max_objects / page size pages (500 pages of 500; a 50,000-pod list is
+    # 100) and list_budget_s: a server that never stops sending `continue` tokens cannot keep the run forever.
+    # Kubernetes is tested up to 150,000 pods per cluster.
+    list_max_objects: int = 250_000
+    list_budget_s: float = 600.0
     workers: int = 4                 # concurrent requests: API round trips dominate on real clusters
 
     @classmethod
@@ -95,6 +105,41 @@ class ReadCancelled(Exception):
 
 class ListExpired(Exception):
     """410 Gone on a `continue` token: the caller restarts that list from the beginning."""
+
+
+class AnswerTooLarge(Exception):
+    """An answer past its byte limit (after decompression); reading stopped there."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+_CHUNK = 256 * 1024
+
+
+def read_capped(chunks: Iterable[bytes], encoding: str, max_bytes: int) -> bytes | None:
+    """The body, decompressed (gzip, which is all we ask for, or identity), or None past `max_bytes`.
+
+    Decompressed here, a bounded slice at a time, not by urllib3: what a compressed chunk inflates to is
+    never held whole, so a gzip bomb costs `max_bytes`, not its expansion."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding.strip().lower() in ("gzip", "x-gzip") else None
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        while chunk:
+            if inflater is None:
+                data, chunk = chunk, b""
+            else:
+                data = inflater.decompress(chunk, max_bytes - size + 1)
+                chunk = inflater.unconsumed_tail
+            size += len(data)
+            if size > max_bytes:
+                return None
+            parts.append(data)
+    if inflater is not None:
+        parts.append(inflater.flush())
+    return b"".join(parts)
 
 
 @dataclass(frozen=True)
@@ -207,19 +252,23 @@ class ClusterClient:
                 headers[setting["key"]] = setting["value"]
         return headers
 
-    def _once(self, path: str, query: dict[str, str] | None,
-              read_timeout: float) -> tuple[int, bytes, Mapping[str, str]]:
+    def _once(self, path: str, query: dict[str, str] | None, read_timeout: float,
+              max_bytes: int) -> tuple[int, bytes, Mapping[str, str]]:
         url = self._base + path + (f"?{urlencode(query)}" if query else "")
         timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=read_timeout)
         with self._count_lock:
             self.requests += 1
         response = self._pool.request("GET", url, headers=self._headers(), preload_content=False,
-                                      timeout=timeout, retries=False, redirect=False)
+                                      decode_content=False, timeout=timeout, retries=False, redirect=False)
         try:
-            body = response.read()
+            body = read_capped(response.stream(_CHUNK, decode_content=False),
+                               response.headers.get("Content-Encoding", ""), max_bytes)
         except BaseException:
             response.close()  # a half-read connection must not go back to the pool
             raise
+        if body is None:
+            response.close()   # the rest is never read: the connection cannot be reused
+            raise AnswerTooLarge(response.status)
         response.release_conn()
         return response.status, body, response.headers
 
@@ -227,8 +276,11 @@ class ClusterClient:
 
     def get(self, what: str, path: str, query: dict[str, str] | None = None, *,
             accept: frozenset[int] = frozenset(), read_timeout: float | None = None,
-            attempts: int | None = None) -> Answer:
-        """GET with retries on 429/5xx/timeouts/resets; 2xx and `accept` statuses are returned, others raise."""
+            attempts: int | None = None, max_bytes_setting: str = "answer_max_bytes") -> Answer:
+        """GET with retries on 429/5xx/timeouts/resets; 2xx and `accept` statuses are returned, others raise.
+
+        An answer longer than the ReadSettings field `max_bytes_setting` (decompressed) raises at once."""
+        max_bytes: int = getattr(self.settings, max_bytes_setting)
         started = time.monotonic()
         attempt = 0
         while True:
@@ -238,7 +290,13 @@ class ClusterClient:
             retry_after: float | None = None
             status: int | None = None   # None: no answer (timeout, reset, refused)
             try:
-                code, body, headers = self._once(path, query, read_timeout or self.settings.read_timeout_s)
+                code, body, headers = self._once(path, query, read_timeout or self.settings.read_timeout_s,
+                                                 max_bytes)
+            except AnswerTooLarge as exc:
+                raise self.error(what, path, query, f"the answer is larger than {max_bytes:,} bytes (decompressed); "
+                                 "reading stopped there", status=exc.status,
+                                 hint=f"if the answer is genuine, raise ${_ENV_PREFIX}{max_bytes_setting.upper()}"
+                                 ) from None
             except urllib3.exceptions.HTTPError as exc:
                 failure, retryable = _transport_failure(exc)
                 if not retryable:

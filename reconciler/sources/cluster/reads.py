@@ -49,6 +49,7 @@ from reconciler.sources.cluster.client import (
     ListExpired,
     ReadCancelled,
     ReadError,
+    ReadSettings,
     display,
     status_message,
 )
@@ -138,7 +139,7 @@ class Reader:
         started, restarts = time.monotonic(), 0
         while True:
             try:
-                return self._list_once(spec)
+                return self._list_once(spec, started)
             except ListExpired as exc:
                 restarts += 1
                 RETRIES.add()
@@ -150,14 +151,18 @@ class Reader:
                                             hint="the list expires faster than it can be paged; retry later, or "
                                                  "raise $KAI_GITOPS_KUBE_PAGE_LIMIT") from None
 
-    def _list_once(self, spec: ListRead) -> list[Obj]:
+    def _list_once(self, spec: ListRead, started: float) -> list[Obj]:
         items: list[Obj] = []
         query = {**spec.query, "limit": str(spec.limit)}
+        pages = _PageBound(self.client.settings, spec.limit, started)
         while True:
             token = self._page_into(items, self.client.get(spec.kind, spec.path, query).body, spec, query)
             self.progress.count(_tally(spec.key), spec.key, len(items))
             if not token:
                 return items
+            failure = pages.next(token)
+            if failure:
+                raise self.client.error(spec.kind, spec.path, query, failure, hint=_PAGE_HINT)
             query = {**query, "continue": token}
 
     def _page_into(self, items: list[Obj], body: bytes, spec: ListRead, query: dict[str, str]) -> str | None:
@@ -203,7 +208,8 @@ class Reader:
         try:
             # Two tries at most: a hung agent is a finding to report, not worth minutes of retries.
             answer = self.client.get("NVCA /healthz", HEALTHZ_PATH, accept=_ANY_STATUS_BUT_RETRIED,
-                                     read_timeout=settings.healthz_timeout_s, attempts=min(2, settings.attempts))
+                                     read_timeout=settings.healthz_timeout_s, attempts=min(2, settings.attempts),
+                                     max_bytes_setting="healthz_max_bytes")
         except ReadError as exc:
             if exc.status in (401, 403):
                 raise  # our own credentials or RBAC: the user must fix that, not NVCA
@@ -231,6 +237,33 @@ class Reader:
             return set()  # removed between the two requests: not served
         data = _loads(answer.body, "API discovery", path, None, self.client.label)
         return {str(r.get("name")) for r in objects_at(data, "resources") if "/" not in str(r.get("name"))}
+
+
+_PAGE_HINT = ("the API server keeps answering with `continue` tokens; if the list is genuinely this long, raise "
+              "$KAI_GITOPS_KUBE_LIST_MAX_OBJECTS or $KAI_GITOPS_KUBE_LIST_BUDGET_S")
+
+
+class _PageBound:
+    """How far one paged list may go: a page count, a time budget, and no continue token twice."""
+
+    def __init__(self, settings: ReadSettings, limit: int, started: float) -> None:
+        self.max_pages = max(1, -(-settings.list_max_objects // max(limit, 1)))
+        self.budget_s, self.started = settings.list_budget_s, started
+        self.pages = 1
+        self.tokens: set[str] = set()
+
+    def next(self, token: str) -> str | None:
+        """Why the page after this one must not be read, or None."""
+        if token in self.tokens:
+            return f"the server repeated a continue token after {self.pages} pages: the list would never end"
+        if self.pages >= self.max_pages:
+            return f"the list did not end after {self.pages} pages (the limit at this page size)"
+        elapsed = time.monotonic() - self.started
+        if elapsed > self.budget_s:
+            return f"the list did not end within {self.budget_s:g} s ({self.pages} pages in {elapsed:.1f} s)"
+        self.tokens.add(token)
+        self.pages += 1
+        return None
 
 
 class _AnyStatusButRetried(frozenset[int]):

@@ -36,7 +36,8 @@ What it models, faithfully to the real server where the cluster reader can obser
   backend 503 "no endpoints available" (a Service whose pods are not ready);
 * ``coordination.k8s.io/v1`` Leases and ``events.k8s.io/v1`` Events as the plain objects they are (a
   Lease's locking is the ``resourceVersion`` precondition on update, which is modelled);
-* fault injection (status + Retry-After, delays, connection resets, expired continue tokens, an HTML
+* fault injection (status + Retry-After, delays, connection resets, expired continue tokens, a list that
+  never ends (its first page again and again, with a repeated or a fresh ``continue`` token), an HTML
   page instead of JSON as a proxy in front may answer, a ``before`` hook that changes an object just
   before the request is served so the server's own 409 Conflict follows), each fault optionally letting
   its first ``after`` matching requests through (e.g. a dry-run before the write);

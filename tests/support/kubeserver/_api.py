@@ -500,7 +500,7 @@ class Api:
             if route_path == path.strip("/") and port in (None, route_port):
                 if callable(response):  # a backend whose answer depends on the current objects
                     response = response()
-                return Response(response.status, response.body, response.content_type)
+                return Response(response.status, response.body, response.content_type, dict(response.headers))
         # The backend, not the API server, answers unknown paths.
         return Response(404, b"404 page not found\n", "text/plain; charset=utf-8")
 

@@ -12,7 +12,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -74,6 +74,9 @@ class Fault:
     expire_continue: bool = False
     after: int = 0   # let this many matching requests through first (e.g. a dry-run before the write)
     html: bool = False   # answer `status` (default 200) with an HTML page, as a proxy or SSO gateway in front may
+    # a list that never ends: the first page, whatever `continue` was sent, with this token (a repeated one, or
+    # a fresh one per call) in its metadata
+    continue_token: Callable[[], str] | None = None
     # run in the handler thread when the request arrives, before any delay: another client's write landing
     # between a client's read and its write (the server's own 409 follows), or a signal that it arrived
     before: Callable[[], None] | None = None
@@ -250,9 +253,10 @@ class KubeTestServer:
 
     # --- service proxy -----------------------------------------------------------------------------
 
-    def set_healthz(self, status_code: int, body: dict[str, Any] | bytes) -> None:
+    def set_healthz(self, status_code: int, body: dict[str, Any] | bytes,
+                    headers: dict[str, str] | None = None) -> None:
         """What ``GET .../namespaces/nvca-system/services/nvca:8000/proxy/healthz`` answers."""
-        self.set_proxy_response("nvca-system", "nvca", 8000, "healthz", status_code, body)
+        self.set_proxy_response("nvca-system", "nvca", 8000, "healthz", status_code, body, headers)
 
     def set_proxy_response(
         self,
@@ -262,11 +266,13 @@ class KubeTestServer:
         path: str,
         status_code: int,
         body: dict[str, Any] | bytes,
+        headers: dict[str, str] | None = None,
     ) -> None:
+        """``headers`` are sent as given: e.g. ``Content-Encoding: gzip`` with a body compressed by the caller."""
         if isinstance(body, dict):
-            response = Response(status_code, orjson.dumps(body))
+            response = Response(status_code, orjson.dumps(body), headers=dict(headers or {}))
         else:
-            response = Response(status_code, body, _sniff_content_type(body))
+            response = Response(status_code, body, _sniff_content_type(body), dict(headers or {}))
         self._api.set_proxy(namespace, service, str(port), path, response)
 
     def set_proxy_handler(
@@ -329,6 +335,8 @@ class KubeTestServer:
         elif fault.expire_continue:
             start, _ = decode_continue(request.query["continue"], math.inf)
             response = error_response(expired(inconsistent_continue(start)))
+        elif fault.continue_token is not None:
+            response = self._endless_page(request, fault.continue_token())
         elif fault.status is not None:
             response = error_response(_fault_error(fault))
         else:
@@ -336,6 +344,12 @@ class KubeTestServer:
         if fault.retry_after is not None:
             response.headers["Retry-After"] = str(_whole_seconds(fault.retry_after))
         return response
+
+    def _endless_page(self, request: Request, token: str) -> Response:
+        first = self._api.handle(replace(request, query={k: v for k, v in request.query.items() if k != "continue"}))
+        page = orjson.loads(first.body)
+        page.setdefault("metadata", {})["continue"] = token
+        return replace(first, body=orjson.dumps(page))
 
     def _record(self, request: Request, status: int) -> None:
         # Recorded before the answer is written so a client never observes its response first.
