@@ -132,6 +132,20 @@ def test_doctor_exits_2_on_the_demo() -> None:
     assert code == 2, stderr
 
 
+def test_doctor_without_a_repo_claims_no_cluster_name_and_no_git_list(demo: Path) -> None:
+    """Without --repo nothing names the cluster and Git was not read: the text says so instead of `cluster live`,
+    and NVCA-G-013 compares the overrides with the list the cluster shows, not with an empty "Git list []"."""
+    code, stdout, stderr = run_cli(["doctor", "--snapshot", PROD_SNAPSHOT])
+    assert code == 2, stderr
+    assert stdout.startswith("kai-gitops doctor — live state\n  desired: not read (no --repo)")
+    assert "cluster live" not in stdout and "Git list" not in stdout
+    (overrides,) = [line for line in stdout.splitlines() if "spec.overrides.featureGate.values" in line]
+    assert "which replace spec.featureGate.values [" in overrides and "pass --repo to compare" in overrides
+    _, report, _ = diff_json("--repo", demo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT)
+    (finding,) = [f for f in report["findings"] if f["rule"] == "NVCA-G-013"]
+    assert "which replace the Git list [" in finding["message"] and "--repo" not in finding["message"]
+
+
 def test_doctor_with_repo_and_cluster_uses_that_cluster(demo: Path) -> None:
     code, stdout, stderr = run_cli(["doctor", "--repo", demo, "--cluster", "lab-standalone", "--snapshot",
                                     LAB_SNAPSHOT, "-o", "json"])

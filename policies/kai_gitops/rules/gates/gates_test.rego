@@ -197,6 +197,19 @@ test_g013_overrides_warn if {
 	contains(v.message, "spec.overrides.featureGate.values [\"SelfHosted\"]")
 }
 
+test_g013_names_the_git_list if {
+	facts := hops({"overrides": ["SelfHosted"], "status": ["SelfHosted"]})
+	some v in gates.nvca_g_013.violations with input as facts
+	contains(v.message, sprintf("which replace the Git list %s until", [json.marshal(facts.desired.gates.effective)]))
+}
+
+test_g013_without_git_names_the_spec_list_not_a_git_list if {
+	facts := object.remove(hops({"overrides": ["SelfHosted"], "status": ["SelfHosted"]}), ["desired"])
+	some v in gates.nvca_g_013.violations with input as facts
+	not contains(v.message, "Git list")
+	contains(v.message, sprintf("which replace spec.featureGate.values %s until the next Helm upgrade wipes them (Git's list was not read", [json.marshal(spec)]))
+}
+
 test_g010_needs_a_gate_list_in_git if {
 	facts := object.remove(hops({"configmap": ["SelfHosted"]}), ["desired"])
 	count(gates.nvca_g_010.violations) == 0 with input as facts
