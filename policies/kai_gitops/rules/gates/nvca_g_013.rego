@@ -39,6 +39,6 @@ replaced := sprintf("the Git list %s", [json.marshal(object.get(util.gates, "eff
 	is_array(util.live.gate_hops.spec)
 } else := "the rendered gate list"
 
-without_git_note := "" if util.has_desired
-
-else := " (Git's list was not read: pass --repo to compare with it)"
+without_git_note := "" if {
+	util.has_desired
+} else := " (Git's list was not read: pass --repo to compare with it)"
