@@ -386,3 +386,25 @@ def test_total_summary_accounts_for_the_findings_that_set_the_exit_code(tmp_path
     code, report = check_json("--repo", repo, "--base", base, "--fail-on", "info")
     assert code == 2
     assert report["summary"]["info"] >= 1
+
+
+@pytest.mark.parametrize(("item", "rule", "severity", "outcome", "fixed"), [
+    # The stack appends KAIScheduler (the add-on is on) as the list does not name it exactly: NVCA runs as meant.
+    ("KaiScheduler", "NVCA-G-004", "warning",
+     "it does no harm, as NVCA runs with KAIScheduler on (the add-on stack appends it itself", "KAIScheduler"),
+    # Meant to turn the gate off, but NVCA ignores the item and the stack appends KAIScheduler: on after all.
+    ("-KaiScheduler", "NVCA-G-005", "error", "NVCA ignores it, so NVCA runs with KAIScheduler on (the add-on stack",
+     "-KAIScheduler"),
+    # LogPosting is no stack default: nothing puts it back, so NVCA runs without it.
+    ("logposting", "NVCA-G-005", "error", "NVCA ignores it, so NVCA runs without LogPosting", "LogPosting"),
+])
+def test_a_misspelt_gate_is_judged_by_what_nvca_then_runs(tmp_path: Path, item: str, rule: str, severity: str,
+                                                           outcome: str, fixed: str) -> None:
+    repo, _ = make_repo(tmp_path, template_files(
+        (PROD_ENV, 'featureGateValues: ["SelfHosted", "LogPosting"]', f'featureGateValues: ["SelfHosted", "{item}"]')))
+    _, report = check_json("--repo", repo, "--cluster", "prod-addon")
+    typos = [f for f in cluster_of(report, "prod-addon")["findings"] if f["rule"] in ("NVCA-G-004", "NVCA-G-005")]
+    assert [(f["rule"], f["severity"]) for f in typos] == [(rule, severity)], typos
+    assert outcome in typos[0]["message"]
+    (edit,) = typos[0]["fix"]["git_edits"]          # --fix-git respells it either way
+    assert edit["value"] == fixed and edit["path"][-1] == 1

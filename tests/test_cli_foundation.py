@@ -132,6 +132,46 @@ def test_doctor_exits_2_on_the_demo() -> None:
     assert code == 2, stderr
 
 
+def test_doctor_without_a_repo_claims_no_cluster_name_and_no_git_list(demo: Path) -> None:
+    """Without --repo nothing names the cluster and Git was not read: the text says so instead of `cluster live`,
+    and NVCA-G-013 compares the overrides with the list the cluster shows, not with an empty "Git list []"."""
+    code, stdout, stderr = run_cli(["doctor", "--snapshot", PROD_SNAPSHOT])
+    assert code == 2, stderr
+    assert stdout.startswith("kai-gitops doctor — live state\n  desired: not read (no --repo)")
+    assert "cluster live" not in stdout and "Git list" not in stdout
+    (overrides,) = [line for line in stdout.splitlines() if "spec.overrides.featureGate.values" in line]
+    assert "which replace spec.featureGate.values [" in overrides and "pass --repo to compare" in overrides
+    _, report, _ = diff_json("--repo", demo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT)
+    (finding,) = [f for f in report["findings"] if f["rule"] == "NVCA-G-013"]
+    assert "which replace the Git list [" in finding["message"] and "--repo" not in finding["message"]
+
+
+@pytest.mark.parametrize(("cluster", "version", "command"), [
+    ("lab-standalone", "v0.14.0", "--version v0.14.7 -f clusters/lab/kai-values.yaml"),
+    ("prod-addon", "v0.16.5", "apply environment environments/prod.yaml through the compute plane stack workflow"),
+])
+def test_every_finding_about_the_kai_release_gives_one_and_the_same_command(demo: Path, tmp_path: Path, cluster: str,
+                                                                             version: str, command: str) -> None:
+    """KAI-D-003/KAI-D-004 (the differ) and KAI-R-012 (a Rego rule) ask the operator to redo the same release: the
+    same text, naming the values file the desired state came from (never a generic values.yaml)."""
+    demo_builder = load_demo_builder()
+    items = demo_builder.lab_standalone_snapshot() if cluster == "lab-standalone" else \
+        demo_builder.prod_addon_snapshot()
+    values = demo_builder._canonical_values()
+    values["podAnnotations"] = {"team": "ml"}   # KAI-D-004 (standalone: the values Git keeps are compared whole)
+    release = demo_builder._release("kai-scheduler", "kai-scheduler", 9, "deployed", version, values)
+    items = [i for i in items if i["kind"] != "Secret" or "kai-scheduler.v" not in i["metadata"]["name"]]
+    (shard,) = [i for i in items if i["kind"] == "SchedulingShard"]
+    shard["spec"]["placementStrategy"]["gpu"] = "spread"   # KAI-D-003: the shard is rendered from the values
+    snapshot = snapshot_file(tmp_path, [*items, release])
+    _, report, err = diff_json("--repo", demo, "--cluster", cluster, "--snapshot", snapshot)
+    fixes = {f["rule"]: f["fix"]["command"] for f in report["findings"]
+             if f["rule"] in ("KAI-D-003", "KAI-D-004", "KAI-R-012")}
+    assert {"KAI-D-003", "KAI-R-012"} <= set(fixes), (fixes, err)
+    assert len(set(fixes.values())) == 1, fixes
+    assert command in fixes["KAI-R-012"]
+
+
 def test_doctor_with_repo_and_cluster_uses_that_cluster(demo: Path) -> None:
     code, stdout, stderr = run_cli(["doctor", "--repo", demo, "--cluster", "lab-standalone", "--snapshot",
                                     LAB_SNAPSHOT, "-o", "json"])

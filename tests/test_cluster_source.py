@@ -368,7 +368,9 @@ def test_fault_forever_fails_with_one_line(prod: KubeTestServer, case: str) -> N
     with pytest.raises(UserError) as caught:
         read_state(prod)
     line = caught.value.line()
-    assert "\n" not in line and line.startswith("reading pods from context test (GET /api/v1/pods?labelSelector=")
+    shown = f" at {prod.url}" if case in ("reset", "timeout") else ""    # no answer: which server it was
+    assert "\n" not in line and line.startswith(f"reading pods from context test{shown} (GET /api/v1/pods?"
+                                                 "labelSelector=")
     assert expected in line
     if case == "403":
         assert len(requests_to(prod, "/api/v1/pods")) == 1 and "grant this identity" in line  # never retried
@@ -395,6 +397,22 @@ def test_connection_refused_is_retried_then_one_line(tmp_path: Path) -> None:
     with pytest.raises(UserError) as caught:
         cluster_reader(str(kubeconfig), None, settings=FAST)(None)
     assert "connection refused after 5 attempts" in caught.value.line()
+
+
+@pytest.mark.parametrize("command", ["doctor", "snapshot"])
+def test_connection_refused_names_the_server_and_the_context_to_check(tmp_path: Path, command: str) -> None:
+    """A refused connection is about where the kubeconfig points: the line names that server (never its
+    userinfo or query) and says which context was used and how to pick another."""
+    from tests.helpers import assert_one_line_error, run_cli
+
+    server = "https://admin:hunter2@127.0.0.1:9/k8s/clusters/c-1?token=PLANTEDquery0123"
+    kubeconfig = write_kubeconfig(tmp_path / "kc", {"staging": server}, current="staging")
+    output = ["-o", tmp_path / "snap.yaml"] if command == "snapshot" else []
+    code, out, err = run_cli([command, *output, "--kubeconfig", kubeconfig],
+                             env={"KAI_GITOPS_KUBE_ATTEMPTS": "1", "KAI_GITOPS_LOG_FORMAT": "text"})
+    line = assert_one_line_error(code, out, err, "from context staging at https://127.0.0.1:9/k8s/clusters/c-1 (GET",
+                                 "connection refused", "kubectl config get-contexts", "--context")
+    assert "hunter2" not in line and "admin" not in line and "PLANTED" not in line
 
 
 def test_retry_after_forms() -> None:

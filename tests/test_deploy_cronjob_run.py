@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 
 from tests.helpers import make_bare_remote, run_cli
-from tests.reconcile_support import demo_cluster
+from tests.reconcile_support import DEMO, demo_cluster
 from tests.support.kubeserver import Fault
+from tests.support.kubeserver.__main__ import write_kubeconfig
 from tests.support.pushgateway import PushgatewayStandin
+from tests.support.report_crds import OPEN, WG, register_reports
 from tests.test_deploy_manifests import by_kind, main_container, rendered
 from tests.test_deploy_rbac import CLUSTER_WIDE_SECRETS, plant_reports
 
@@ -86,3 +88,56 @@ def test_the_cronjob_command_runs_reports_and_pushes(tmp_path: Path, overlay: st
         assert (tmp_path / "cache" / "repos").is_dir()   # the clone went to the cache emptyDir
         assert gateway.pushes and "/metrics/job/kai-gitops/cluster/prod-addon" in gateway.pushes[-1].path
     assert TOKEN not in written
+
+
+def lab_with_a_pending_pod(*, error: bool) -> list[Obj]:
+    """The demo's lab cluster (clean against the repo's HEAD~1) with an NVCF pod KAI cannot place: NVCA-P-003, a
+    warning with an operator's command. `error`: the KAI release also runs another chart version than Git pins
+    (KAI-R-012, an error no apply fixes)."""
+    items = DEMO.lab_standalone_snapshot()
+    if error:
+        values = DEMO._canonical_values()
+        items = [DEMO._release("kai-scheduler", "kai-scheduler", 1, "deployed", "v0.14.0", values)
+                 if i["kind"] == "Secret" else i for i in items]
+    return [*items, DEMO._obj("v1", "Namespace", "nvcf-backend"),
+            DEMO._pod("fn-b-0", "nvcf-backend", "kai-scheduler", "Pending", queue="default-queue", ready=False),
+            DEMO._obj("v1", "Event", "fn-b-0.17a", "nvcf-backend", reason="Unschedulable", type="Warning",
+                      involvedObject={"kind": "Pod", "namespace": "nvcf-backend", "name": "fn-b-0"},
+                      message="0/3 nodes are available: 3 node(s) didn't have free GPUs.")]
+
+
+@pytest.mark.parametrize("overlay", ["report-only", "self-heal"])
+def test_the_job_fails_on_an_error_not_on_warnings_which_stay_in_reports_and_metrics(
+        tmp_path: Path, overlay: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped args: a Pending pod (a warning) every hour must not fail the Job; an error-level finding does."""
+    monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
+    objects = rendered(tmp_path, overlay, ("metrics-push",))
+    (settings,) = [o for o in by_kind(objects, "ConfigMap") if o["metadata"]["name"] == "kai-gitops-settings"]
+    settings["data"] |= {"cluster": "lab-standalone", "ref": "HEAD~1"}   # what a user's overlay patches
+    container = main_container(objects)
+    for error, expected in ((False, 0), (True, 2)):
+        run = tmp_path / f"error-{error}"
+        mounts = {m["mountPath"]: run / m["name"] for m in container["volumeMounts"]}
+        for path in mounts.values():
+            path.mkdir(parents=True)
+        with PushgatewayStandin() as gateway:
+            for demo in demo_cluster(run, lab_with_a_pending_pod(error=error)):
+                demo.server.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+                register_reports(demo.server, WG + OPEN)
+                write_kubeconfig(demo.kubeconfig, "lab", demo.server.url)   # the lab cluster's kubeContext
+                env = container_env(objects, {"url": f"file://{make_bare_remote(run, demo.repo)}", "token": TOKEN},
+                                    mounts)
+                env["KAI_GITOPS_PUSHGATEWAY_URL"] = gateway.url
+                code, out, err = run_cli(expand(container["args"], env),
+                                         env={**env, "KUBECONFIG": str(demo.kubeconfig)})
+                assert code == expected, err
+                report = json.loads(out)
+                severities = {f["rule"]: f["severity"] for f in report["findings"]}
+                assert severities["NVCA-P-003"] == "warning"
+                assert ("error" in severities.values()) == error, severities
+                pod_report = demo.server.get_object("wgpolicyk8s.io/v1alpha2", "PolicyReport",
+                                                    "kai-gitops-lab-standalone", "nvcf-backend")
+                assert pod_report and {r["policy"] for r in pod_report["results"]} == {"NVCA-P-003"}
+            exposition = gateway.exposition()
+        assert re.search(r'kai_gitops_findings\{[^}]*rule="NVCA-P-003",severity="warning"[^}]*\} 1\.0', exposition)
+        assert re.search(rf'kai_gitops_last_run_exit_code\{{[^}}]*\}} {expected}\.0', exposition)

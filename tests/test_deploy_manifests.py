@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from click.testing import CliRunner
 from reconciler.cli import main
 from tests.helpers import ROOT
 from tests.support.kustomize import identity, render
+from tests.support.tools import require_tool
 
 DEPLOY = ROOT / "deploy"
 OVERLAYS = ("report-only", "self-heal")
@@ -169,7 +171,7 @@ def test_cronjob_is_bounded_and_hardened(tmp_path: Path, overlay: str) -> None:
     assert env["KAI_GITOPS_REPO_URL"]["valueFrom"]["secretKeyRef"]["name"] == "kai-gitops-git"
     assert env["KAI_GITOPS_GIT_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "kai-gitops-git"
     assert "--repo=$(KAI_GITOPS_REPO_URL)" in main_container(objects)["args"]
-    assert main_container(objects)["image"] == "ghcr.io/example-org/kai-gitops:0.1.0"
+    assert main_container(objects)["image"] == f"kai-gitops:{package_version('kai-gitops')}"
 
 
 def test_no_credential_or_repository_url_in_any_manifest() -> None:
@@ -288,3 +290,34 @@ def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str,
         command.make_context(args[0], args[1:], parent=parent)
     except click.UsageError as exc:
         pytest.fail(f"{overlay}+{components}: {exc.format_message()}")
+
+
+@pytest.mark.parametrize(("overlay", "components"), VARIANTS)
+def test_an_images_override_in_the_users_overlay_sets_the_image(tmp_path: Path, overlay: str,
+                                                                 components: tuple[str, ...]) -> None:
+    """What docs/deployment.md tells users to write. Kustomize matches `images:` by the name the manifests carry
+    after the base and overlays: a base that renamed the image to a registry path made `name: kai-gitops`
+    match nothing, silently (real `kubectl kustomize`, and the test renderer, which must agree)."""
+    kubectl = require_tool("kubectl")
+    directory = variant_dir(tmp_path, overlay, components)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(directory, user)],
+        "images": [{"name": "kai-gitops", "newName": "registry.example.com/platform/kai-gitops", "newTag": "9.9.9"}]}))
+    out = subprocess.run([str(kubectl), "kustomize", str(user)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    theirs = [o for o in yaml.safe_load_all(out.stdout) if o]
+    for objects in (theirs, render(user)):
+        assert main_container(objects)["image"] == "registry.example.com/platform/kai-gitops:9.9.9"
+        others = [c["image"] for c in pod_spec(objects).get("initContainers", [])]
+        assert all(image.startswith("openpolicyagent/opa:") for image in others), others
+
+
+def test_the_shipped_job_fails_on_errors_only(tmp_path: Path) -> None:
+    """The hourly Job is an alert: a failed Job means the run failed or an error-level finding remains; a warning
+    (a Pending pod, NVCA-P-003) is in the report, the PolicyReports and the metrics, not a red Job every hour."""
+    for overlay in OVERLAYS:
+        args = main_container(rendered(tmp_path, overlay))["args"]
+        assert [a for a in args if a.startswith("--fail-on")] == ["--fail-on=error"], (overlay, args)

@@ -256,3 +256,37 @@ def test_every_page_is_in_the_nav_and_the_build_is_offline_and_strict() -> None:
     assert config["theme"]["name"] == "material" and config["theme"].get("font") is False
     plugins = {next(iter(p)) if isinstance(p, dict) else p for p in config.get("plugins") or ["search"]}
     assert plugins <= {"search"}, f"a plugin that may fetch at build time, or is not installed by make: {plugins}"
+
+
+def _quick_start() -> str:
+    text = README.read_text()
+    start = text.index("## Quick start")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_the_quick_start_says_how_to_run_on_your_own_repository(tmp_path: Path) -> None:
+    """After `make demo` the command is in .venv, not on PATH: the quick start shows it run from there on another
+    repository (each line parses as the CLI would; the `check` line runs on the template repo), and how to
+    install it onto PATH (`pipx install .` needs the console script)."""
+    from tests.helpers import make_repo, run_cli
+
+    section = _quick_start()
+    lines = [line.split("  #")[0].split() for kind, line in _snippets(section)
+             if kind == "code" and line.startswith(".venv/bin/kai-gitops ")]
+    assert {words[1] for words in lines} >= {"check", "diff"}, lines
+    for words in lines:
+        args = words[1:]
+        parent = main.make_context(PROG, list(args))
+        command = main.get_command(parent, args[0])
+        assert command is not None, words
+        command.make_context(args[0], args[1:], parent=parent)   # a usage error raises
+    assert re.search(r"^VENV := \.venv$", (ROOT / "Makefile").read_text(), re.MULTILINE)
+    assert 'kai-gitops = "reconciler.cli:main"' in (ROOT / "pyproject.toml").read_text()
+    assert "`pipx install .`" in section and "`pip install .`" in section
+    template = ROOT / "repo-templates" / "gitops-repo"
+    repo, _ = make_repo(tmp_path, {str(f.relative_to(template)): f.read_bytes()
+                                   for f in template.rglob("*") if f.is_file()}, name="my-gitops")
+    (check,) = [words for words in lines if words[1] == "check"]
+    code, out, err = run_cli([str(repo) if word == "../my-gitops" else word for word in check[1:]])
+    assert code in (0, 2), err
+    assert "prod-addon" in out

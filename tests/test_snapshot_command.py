@@ -171,3 +171,34 @@ def test_snapshot_keeps_only_the_gates_of_the_cluster_dto(prod: Any, tmp_path: P
     text = target.read_text()
     assert SECRET_VALUE not in text and "client-7f3a" not in text and "https://sso/x" not in text
     assert read_snapshot(str(target)).dto_capabilities == ["SelfHosted", "KAIScheduler"]
+
+
+def test_output_takes_fmt_and_path_like_every_other_o(prod: Any, tmp_path: Path) -> None:
+    """-o FMT[=PATH] as for the reports: yaml or json, to stdout or a file; a bare PATH keeps working."""
+    from tests.helpers import assert_one_line_error
+    from tests.helpers import run_cli as cli
+
+    server, kubeconfig = prod
+    code, out, err = cli(["snapshot", "-o", "yaml", "--kubeconfig", kubeconfig])
+    assert code == 0 and "objects to stdout" in err
+    (tmp_path / "printed.yaml").write_text(out)
+    assert out.startswith("# kai-gitops snapshot of context prod")
+    assert read_snapshot(str(tmp_path / "printed.yaml")).nodes_total == read_state(server).nodes_total
+    code, out, err = cli(["snapshot", "-o", "json", "--kubeconfig", kubeconfig])
+    assert code == 0 and orjson.loads(out)["kind"] == "List"
+    for value, starts in ((f"json={tmp_path / 'a.snapshot'}", b"{"), (f"yaml={tmp_path / 'b.json'}", b"# "),
+                          (str(tmp_path / "c.json"), b"{"), (str(tmp_path / "d.yaml"), b"# ")):
+        code, out, err = cli(["snapshot", "--output", value, "--kubeconfig", kubeconfig])
+        assert code == 0 and out == "", err
+        written = Path(value.partition("=")[2] or value)
+        assert written.read_bytes().startswith(starts), value
+        assert f"objects to {written}" in err
+    code, out, err = cli(["snapshot", "--output-file", str(tmp_path / "e.yaml"), "--kubeconfig", kubeconfig])
+    assert code == 0 and (tmp_path / "e.yaml").is_file()                     # the option's first name
+    assert_one_line_error(*cli(["snapshot", "-o", "json=", "--kubeconfig", kubeconfig]), "names no file",
+                          "-o json=PATH")
+    assert_one_line_error(*cli(["snapshot", "-o", "sarif=x.sarif", "--kubeconfig", kubeconfig]),
+                          "a snapshot is yaml or json, not sarif")
+    server.inject_fault(Fault(r"^/api/v1/pods$", status=500, times=-1))
+    code, out, err = cli(["snapshot", "-o", "yaml", "--kubeconfig", kubeconfig], env={"KAI_GITOPS_KUBE_ATTEMPTS": "1"})
+    assert code == 1 and out == ""                                            # never half a List on stdout

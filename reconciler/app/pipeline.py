@@ -28,7 +28,7 @@ from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
-from reconciler.report.report import ClusterReport, GitInfo, Report
+from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 from reconciler.report.shards import select as select_shard
 from reconciler.sources.git import GitTree, open_tree
@@ -164,7 +164,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
         context = context or desired.config.kube_context
     live = read_live(context)
     prediction = _predict(live, desired)
-    name = desired.name if desired else (settings.cluster or context or "live")
+    name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
     findings = diff(desired, live) + values_key_findings(desired) if desired else []
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])

@@ -108,7 +108,7 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
         return []
     ref = SCHEDULING_SHARD.ref("default")
     location = desired.locate(expected.doc, expected.path)
-    command = _helm_upgrade(desired)
+    command = desired.kai_upgrade_command
     if live.shard is None:
         if not live.queue_kind_served:
             return []  # KAI not installed at all: the NVCA/CRD findings say so once
@@ -145,7 +145,7 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
         f"values that differ from Git at {shown}",
         desired.name, subject=release_ref(RELEASE_NAME, RELEASE_NAMESPACE),
         location=desired.locate(doc, _first_path(desired, doc, paths) or anchor), extra={"paths": paths},
-        fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=_helm_upgrade(desired)))]
+        fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=desired.kai_upgrade_command))]
 
 
 def _project(have: JSONValue, shape: JSONValue) -> JSONValue:
@@ -182,12 +182,3 @@ def _normalise(value: JSONValue) -> JSONValue:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return value
-
-
-def _helm_upgrade(desired: DesiredCluster) -> str:
-    version = desired.config.kai_chart_version
-    values = desired.config.kai_values_file or "values.yaml"
-    if desired.config.mode == "addon":
-        return f"apply environment {desired.config.environment_file} through the compute plane stack workflow"
-    return (f"helm upgrade {RELEASE_NAME} oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "
-            f"--namespace {RELEASE_NAMESPACE} --version {version} -f {values}")

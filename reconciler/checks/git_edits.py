@@ -28,6 +28,7 @@ _CANONICAL_VALUE_RULES = frozenset({"KAI-V-001", "KAI-V-002", "KAI-V-003", "KAI-
 _WRITE_OUT_RULE = "KAI-V-004"
 _CANONICAL_RULES = _CANONICAL_VALUE_RULES | {_WRITE_OUT_RULE}
 _QUEUE_FILE_RULES = frozenset({"KAI-Q-011", "KAI-Q-012"})
+_GATE_SPELLING_RULES = frozenset({"NVCA-G-004", "NVCA-G-005"})   # a misspelt gate, harmful or not
 
 
 def attach_git_edits(findings: list[Finding], desired: DesiredCluster | None) -> list[Finding]:
@@ -54,8 +55,8 @@ def git_edits_for(finding: Finding, desired: DesiredCluster,
         return _canonical_edits(desired, finding.location.path, respelt or [])
     if rule == _WRITE_OUT_RULE:
         return _canonical_edits(desired, (), respelt or [], only_missing=True)
-    if rule == "NVCA-G-005" and finding.location is not None:
-        return _gate_spelling_edits(desired, finding.location.path)
+    if rule in _GATE_SPELLING_RULES and finding.location is not None:
+        return _gate_spelling_edits(desired, finding.location.path)   # G-004: a harmless typo is respelled too
     if rule == "NVCA-G-001":
         return _kai_gate_edits(desired)
     if rule in _QUEUE_FILE_RULES and finding.subject is not None and finding.subject.kind == QUEUE.kind:

@@ -22,6 +22,7 @@ from reconciler.yamlio.document import YamlDoc, load_document
 
 RELEASE_NAME = "kai-scheduler"
 RELEASE_NAMESPACE = "kai-scheduler"
+KAI_CHART_REF = "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
 DEFAULT_PARENT = "default-parent-queue"
 DEFAULT_CHILD = "default-queue"
 ENV_GATES_PATH: YamlPath = ("global", "nvcaOperator", "selfManaged", "featureGateValues")
@@ -100,6 +101,16 @@ class DesiredCluster:
         if doc is None or doc not in self.docs:
             return None
         return self.docs[doc].locate(tuple(path or ()))
+
+    @property
+    def kai_upgrade_command(self) -> str:
+        """How the operator brings the KAI release to Git's version and values: one text for every finding that
+        asks for it (KAI-D-003, KAI-D-004, and KAI-R-012 through the facts), so they never name different files."""
+        if self.config.mode == "addon":
+            return f"apply environment {self.config.environment_file} through the compute plane stack workflow"
+        values = self.config.kai_values_file or "values.yaml"
+        return (f"helm upgrade {RELEASE_NAME} {KAI_CHART_REF} --namespace {RELEASE_NAMESPACE} "
+                f"--version {self.config.kai_chart_version} -f {values}")
 
     def release_values_anchor(self) -> tuple[str, YamlPath]:
         """Where to point a finding about the release's values."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.core.exits import ExitCode
+from reconciler.findings.finding import Severity
 from reconciler.outputs.plan_text import render_reconcile
 from reconciler.plans.applied import ApplyResult
 from reconciler.plans.plan import Plan
@@ -26,13 +27,13 @@ class ReconcileOutcome:
 
     @property
     def exit_code(self) -> ExitCode:
-        """1 a failed apply; 2 changes or operator items left (whatever --fail-on says: the plan alone
-        exits 2 for them, and so does an apply that leaves them) or findings at/above --fail-on; else 0."""
+        """1 a failed apply; 2 changes or operator items left whose rules are at/above --fail-on (the plan
+        alone exits 2 for them, and so does an apply that leaves them) or findings at/above --fail-on; else 0."""
         if self.applied is not None and not self.applied.ok:
             return ExitCode.ERROR
         final = self.after or self.report
         left = self.left or self.plan   # no re-read: nothing was applied (a failed apply is 1 above)
-        if left.changes or left.operator:
+        if _left_at_or_above(left, final):
             return ExitCode.FINDINGS
         return final.exit_code
 
@@ -49,3 +50,16 @@ class ReconcileOutcome:
     def render_text(self) -> str:
         return render_reconcile(self.report.redacted(), self.plan, self.applied,
                                 self.after.redacted() if self.after else None)
+
+
+def _left_at_or_above(left: Plan, report: Report) -> bool:
+    """Whether a change or operator item left comes from a rule at or above --fail-on.
+
+    Below it, an item is in the plan, the report and the metrics but fails nothing: the CronJob's
+    `--fail-on error` must not fail every hour for a Pending pod's `kubectl describe` (a warning). A rule the
+    report does not know, or a change naming none, counts as an error: an unknown item never passes quietly.
+    """
+    severity = {meta.id: meta.severity for meta in report.rules()}
+    items = [change.rules for change in left.changes] + [(item.rule,) for item in left.operator]
+    return any(max((severity.get(rule, Severity.ERROR).rank for rule in rules), default=Severity.ERROR.rank)
+               >= report.fail_on.rank for rules in items)

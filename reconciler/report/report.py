@@ -20,6 +20,9 @@ from reconciler.model.config import RepoConfig
 from reconciler.report.shards import Shard
 
 SCHEMA_VERSION = 1
+# The cluster name of a run that reads live state only, with nothing naming the cluster (`doctor` without
+# --repo, --cluster or --context): a report key, not a cluster anyone called that.
+UNNAMED_LIVE = "live"
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,22 @@
-"""`kai-gitops snapshot -o FILE`: the live state the checks read, saved as a `List` the snapshot reader reads.
+"""`kai-gitops snapshot -o FMT[=PATH]`: the live state the checks read, saved as a `List` the snapshot reader reads.
 
 Objects are written as the cluster reader reduced them (pods and nodes to the fields the checks use, CRDs
 without schemas); Secrets never appear -- only redacted Helm release summaries. Items stream into a temp
-file next to FILE, renamed into place only when the whole read succeeded: never a partial snapshot.
+file next to PATH, renamed into place only when the whole read succeeded (on stdout: printed only then):
+never a partial snapshot.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import orjson
 import yaml
@@ -51,6 +54,36 @@ def _represent_str(dumper: SafeRepresenter, value: str) -> ScalarNode:
 _SnapshotDumper.add_representer(str, _represent_str)
 
 
+SNAPSHOT_FORMATS = ("yaml", "json")
+
+
+@dataclass(frozen=True)
+class SnapshotTarget:
+    """Where `-o` sends the snapshot: `yaml`/`json` to stdout, `yaml=PATH`/`json=PATH`, or a bare PATH (the
+    option's first form, kept: JSON when the name ends in .json, else YAML)."""
+
+    format: str
+    path: str | None          # None: stdout
+
+    @classmethod
+    def parse(cls, value: str) -> SnapshotTarget:
+        fmt, equals, path = value.partition("=")
+        if fmt.strip().lower() in SNAPSHOT_FORMATS:
+            fmt = fmt.strip().lower()
+            if equals and not path:
+                raise UserError(f"'-o {value}' names no file", hint=f"write -o {fmt}=PATH, or -o {fmt} for stdout")
+            return cls(fmt, path or None)
+        if not value.strip():
+            raise UserError("'-o' names no format or file", hint="write -o yaml, -o json=PATH or -o PATH")
+        if value == "-":
+            return cls("yaml", None)
+        return cls("json" if Path(value).suffix.lower() == ".json" else "yaml", value)
+
+    @property
+    def shown(self) -> str:
+        return self.path if self.path is not None else "stdout"
+
+
 @dataclass
 class SnapshotResult:
     path: str
@@ -62,18 +95,23 @@ class SnapshotResult:
 
 
 class SnapshotWriter:
-    """An ObjectSink that streams a Kubernetes `List` to a temp file; `commit()` renames it to `path`."""
+    """An ObjectSink that streams a Kubernetes `List` to a temp file (or a buffer for stdout); `commit()` renames
+    it to the target's path (or prints it). `output` is the value of `-o` (see `SnapshotTarget`)."""
 
-    def __init__(self, path: str, *, comment: str = "") -> None:
-        self.path = Path(path)
-        self.json = self.path.suffix.lower() == ".json"
+    def __init__(self, output: str, *, comment: str = "", stdout: TextIO | None = None) -> None:
+        self.target = SnapshotTarget.parse(output)
+        self.json = self.target.format == "json"
         self.comment = comment
         self.counts: Counter[str] = Counter()
-        self._file: AtomicFile | None = None
+        self._stdout = stdout
+        self._file: AtomicFile | _PrintedWhole | None = None
 
     def __enter__(self) -> SnapshotWriter:
-        check_output_target(self.path, "-o")
-        self._file = AtomicFile(self.path, OWNER_ONLY, text=True)   # the snapshot describes the cluster
+        if self.target.path is None:
+            self._file = _PrintedWhole(self._stdout or sys.stdout)
+        else:
+            check_output_target(Path(self.target.path), "-o")
+            self._file = AtomicFile(self.target.path, OWNER_ONLY, text=True)   # the snapshot describes the cluster
         self._file.write(self._head())
         return self
 
@@ -111,9 +149,31 @@ class SnapshotWriter:
         return "" if self.counts else "items: []\n"
 
 
-def snapshot_command(output_file: str, kubeconfig: str | None, context: str | None, *,
+class _PrintedWhole:
+    """Stdout as a snapshot target: kept until `commit()`, so a failed read prints nothing rather than half a List."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._buffer: io.StringIO | None = io.StringIO()
+
+    def write(self, text: str) -> None:
+        assert self._buffer is not None
+        self._buffer.write(text)
+
+    def commit(self) -> None:
+        assert self._buffer is not None
+        self._out.write(self._buffer.getvalue())
+        self._out.flush()
+        self._buffer = None
+
+    def discard(self) -> None:
+        self._buffer = None
+
+
+def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *,
                      settings: ReadSettings | None = None) -> SnapshotResult:
-    """Read the cluster and write the snapshot; raises UserError (and leaves no file) when any read fails."""
+    """Read the cluster and write the snapshot to `output` (the value of `-o`); raises UserError (and leaves no
+    file) when any read fails."""
     from reconciler.sources.cluster import ClusterClient, ReadProgress, read_live
 
     client = ClusterClient.connect(kubeconfig, context, settings)
@@ -122,11 +182,11 @@ def snapshot_command(output_file: str, kubeconfig: str | None, context: str | No
                "Read it with: kai-gitops diff|doctor --snapshot FILE. Secrets appear only as redacted Helm "
                "release summaries.")
     try:
-        with SnapshotWriter(output_file, comment=comment) as writer, ReadProgress(client.label) as progress:
+        with SnapshotWriter(output, comment=comment) as writer, ReadProgress(client.label) as progress:
             read_live(client, writer, progress)
             writer.commit()
     except OSError as exc:
-        raise UserError(f"cannot write the snapshot: {exc.strerror or exc}", where=output_file) from None
+        raise UserError(f"cannot write the snapshot: {exc.strerror or exc}", where=output) from None
     finally:
         client.close()
-    return SnapshotResult(output_file, writer.counts)
+    return SnapshotResult(writer.target.shown, writer.counts)

@@ -188,3 +188,35 @@ def test_incomplete_live_queue_numbers_are_a_contract_breach(shipped) -> None:
     del facts["live"]["queues"][2]["resources"]["gpu"]["quota"]
     with pytest.raises(UserError, match=r"live.queues\[2\] needs a name and resources"):
         make_engine(shipped).evaluate(facts)
+
+
+def test_engines_collected_on_another_thread_are_freed_on_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyo3 refuses to drop a regorus Engine on any thread but its maker's ("regoruspy::Engine is unsendable, but
+    is being dropped on another thread", an unraisable error `make test` printed). The cyclic garbage collector
+    runs on whichever thread allocates -- in the suite an HTTP stand-in's -- so an engine caught in a reference
+    cycle (a traceback's frame holding the policy set) must still be freed on the thread that made it."""
+    import gc
+    import threading
+
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}"))
+    gc.collect()
+    gc.disable()   # nothing is collected on this thread before the other one runs
+    try:
+        policy_set = load_policy_set()
+        engine = make_engine(policy_set)
+        engine.evaluate(example("facts-live.json"))      # a warm clone kept by the engine, beside the compiled pack
+        cycle: list[object] = [policy_set, engine]
+        cycle.append(cycle)
+        del policy_set, engine, cycle
+        collector = threading.Thread(target=gc.collect)
+        collector.start()
+        collector.join()
+        assert unraisable == []
+        from reconciler.checks.policy import owned
+
+        assert owned.parked() == 2                      # the compiled pack and the warm clone, kept for this thread
+        load_policy_set()                                # making an engine frees this thread's parked ones
+        assert owned.parked() == 0 and unraisable == []
+    finally:
+        gc.enable()

@@ -54,8 +54,9 @@ def test_the_trap_is_found_fixed_and_stays_fixed(cluster: KaiCluster) -> None:
     assert set(re.findall(r"\b(?:KAI|NVCA)-[A-Z]-\d{3}\b", diff.out)) == {"KAI-D-002", "NVCA-H-002", "NVCA-H-004"}
 
     applied = cluster.run("reconcile", "--apply")
-    # 2: NVCA's /healthz cannot be read (no agent runs here), which only an operator can look into
-    assert applied.code == 2, applied
+    # NVCA's /healthz cannot be read (no agent runs here): an operator's item, shown, but info (NVCA-H-004), below
+    # --fail-on, so it fails nothing -- as doctor below exits 0 with it
+    assert applied.code == 0, applied
     assert "! operator NVCA-H-004 Service/nvca-system/nvca" in applied.out
     assert "Apply complete: 2 applied, 0 failed, 0 not applied (of 2)." in applied.out
     assert "warning:" not in applied.out

@@ -2,6 +2,8 @@
 # (docs/policies.md#feature-gates).
 package kai_gitops.lib.gates
 
+import data.kai_gitops.lib.util
+
 known := {g | some g in data.nvca.feature_gates.known}
 
 known_by_lower := {lower(g): g | some g in known}
@@ -42,3 +44,42 @@ fmt_set(s) := sprintf("[%s]", [concat(", ", sort([x | some x in s]))])
 
 # One-line description of the difference between two signed sets, for messages.
 fmt_diff(a, b, a_name, b_name) := sprintf("only in %s: %s; only in %s: %s", [a_name, fmt_set(a - b), b_name, fmt_set(b - a)])
+
+on_by_default := {g | some g in data.nvca.feature_gates.on_by_default}
+
+# Whether NVCA runs with gate `name` on, from the effective list it is given (after the add-on stack's
+# defaulting): listed enabled, or on by default and not disabled.
+runs_on(name) if name in object.get(util.gates, "enabled", [])
+
+runs_on(name) if {
+	name in on_by_default
+	not name in object.get(util.gates, "disabled", [])
+}
+
+# A misspelt item (a known gate in another case) that NVCA ignores, as (item index, item, right spelling,
+# whether NVCA still ends up as the item means, what NVCA then runs). Add-on mode appends a stack default unless the user's list
+# names it exactly, so `KaiScheduler` there leaves `KAIScheduler` on anyway, and `-KaiScheduler` does not turn it
+# off: the harm is in the outcome, not in the spelling.
+typos contains [i, item, right, as_meant, outcome(right)] if {
+	some i, item in object.get(util.gates, "user", [])
+	n := name(item)
+	not n in known
+	right := known_by_lower[lower(trim_space(n))]
+	as_meant := (sign(item) == "+") == runs_on_bool(right)
+}
+
+runs_on_bool(name) if {
+	runs_on(name)
+} else := false
+
+# What NVCA then runs, said for a message.
+outcome(right) := sprintf("NVCA runs with %s on (%s)", [right, why_on(right)]) if {
+	runs_on(right)
+} else := sprintf("NVCA runs without %s", [right])
+
+why_on(right) := "the add-on stack appends it itself, as the list does not name it exactly" if {
+	right in object.get(util.gates, "effective", [])
+	not right in object.get(util.gates, "user", [])
+} else := "on by default" if {
+	not right in object.get(util.gates, "enabled", [])
+} else := "another item enables it"

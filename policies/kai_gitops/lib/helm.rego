@@ -11,7 +11,11 @@ install_kai_cmd := sprintf(
 	[kai_chart_ref, util.kai_version_or_placeholder],
 )
 
-upgrade_kai_cmd := sprintf(
+# Git's own command when the facts carry Git (the values file it keeps, or the stack workflow in add-on mode): the
+# differ prints the same for KAI-D-003/KAI-D-004. Without Git, a placeholder values file.
+upgrade_kai_cmd := util.desired.kai_upgrade_command if {
+	is_string(util.desired.kai_upgrade_command)
+} else := sprintf(
 	"helm upgrade kai-scheduler %s --namespace kai-scheduler --version %s -f values.yaml",
 	[kai_chart_ref, util.kai_version_or_placeholder],
 )

@@ -23,7 +23,7 @@ from reconciler.core.refs import ObjectRef
 from reconciler.findings.rules import SCOPES, RuleMeta, Scope
 
 if TYPE_CHECKING:
-    import regorus
+    from reconciler.checks.policy.owned import OwnedEngine
 
 RULES_PACKAGE = "kai_gitops.rules"
 # How shipped files are named in messages: never the same as a repo path, even a repo dir called policies/.
@@ -65,7 +65,7 @@ class PolicySet:
     rules: dict[str, RuleMeta]           # rule id -> meta
     rule_files: dict[str, str]           # rule id -> file name
     # the prepared pack, for the embedded engine (an OPA server compiles what it is sent)
-    compiled: regorus.Engine | None = field(default=None, compare=False, repr=False)
+    compiled: OwnedEngine | None = field(default=None, compare=False, repr=False)
 
     def file_of(self, rule_id: str) -> str:
         return self.rule_files.get(rule_id, "<unknown file>")

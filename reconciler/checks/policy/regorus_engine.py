@@ -10,6 +10,7 @@ import orjson
 import regorus
 
 from reconciler.checks.policy.budget import RegoBudget, run_within
+from reconciler.checks.policy.owned import OwnedEngine
 from reconciler.checks.policy.pack import (
     RULES_QUERY,
     PolicyFile,
@@ -41,7 +42,7 @@ def rego_error(exc: BaseException, context: str = "") -> UserError:
     return UserError(f"{context}{message}", where=where)
 
 
-def compile_policies(files: list[PolicyFile], data: Mapping[str, JSONLike]) -> regorus.Engine:
+def compile_policies(files: list[PolicyFile], data: Mapping[str, JSONLike]) -> OwnedEngine:
     engine = regorus.Engine()
     for f in files:
         try:
@@ -52,20 +53,20 @@ def compile_policies(files: list[PolicyFile], data: Mapping[str, JSONLike]) -> r
         engine.add_data_json(json.dumps(data))
     except RuntimeError as exc:
         raise rego_error(exc, "policy data: ") from None
-    return engine
+    return OwnedEngine(engine)
 
 
-def clone(engine: regorus.Engine) -> regorus.Engine:
+def clone(prepared: OwnedEngine) -> OwnedEngine:
     """A copy of the prepared engine: rules and data shared, input and caches its own."""
     # attr-defined: regorus.pyi (0.9) does not declare Engine.clone, which the compiled extension has
-    copy: regorus.Engine = engine.clone()  # type: ignore[attr-defined]
-    return copy
+    copy: regorus.Engine = prepared.engine.clone()  # type: ignore[attr-defined]
+    return OwnedEngine(copy)
 
 
-def eval_value(engine: regorus.Engine, query: str) -> tuple[bool, JSONValue]:
+def eval_value(owned: OwnedEngine, query: str) -> tuple[bool, JSONValue]:
     """(defined, value) of a single-expression query; errors become one-line UserErrors."""
     try:
-        answer: JSONValue = json.loads(engine.eval_query_as_json(query))
+        answer: JSONValue = json.loads(owned.engine.eval_query_as_json(query))
     except RuntimeError as exc:
         raise rego_error(exc) from None
     rows = list_at(expect_object(answer, "the query's answer"), "result")
@@ -75,7 +76,7 @@ def eval_value(engine: regorus.Engine, query: str) -> tuple[bool, JSONValue]:
     return True, expect_object(expressions[0], "an expression")["value"]
 
 
-def read_metas(engine: regorus.Engine, files: list[PolicyFile],
+def read_metas(engine: OwnedEngine, files: list[PolicyFile],
                budget: RegoBudget | None = None) -> dict[str, JSONValue]:
     """Every rule package's `meta`. One clone answers them all: `meta` reads no input, and a fresh clone per
     package prepared the pack 50 times (~0.1 s of every run's start-up). With a budget, in a child process:
@@ -99,7 +100,7 @@ class RegorusEngine:
     ~5 ms a cluster's check costs), and `set_input_json` replaces the input entirely, so a kept engine
     gives the same results (tests/test_fast_paths.py compares them in any order). regorus engines are
     bound to the thread that made them (pyo3 "unsendable"), so there is no sharing between threads to
-    guard against.
+    guard against; `OwnedEngine` frees them there even when another thread collects them.
     """
 
     def __init__(self, policy_set: PolicySet) -> None:
@@ -107,7 +108,7 @@ class RegorusEngine:
         if policy_set.compiled is None:
             raise ValueError("the embedded engine needs the compiled pack: load the set with load_policy_set()")
         self._prepared = policy_set.compiled
-        self._warm: regorus.Engine | None = None
+        self._warm: OwnedEngine | None = None
 
     def evaluate(self, facts: Mapping[str, JSONLike]) -> list[PolicyResult]:
         scope = facts_scope(facts)
@@ -117,7 +118,7 @@ class RegorusEngine:
         engine, self._warm = self._warm or clone(self._prepared), None   # a failed evaluation keeps none
         # JSON, not Python objects: regorus turns Python True into the number 1. orjson: a 5,000-node
         # cluster's facts serialise in ~2 ms instead of ~12 ms.
-        engine.set_input_json(orjson.dumps(facts).decode())
+        engine.engine.set_input_json(orjson.dumps(facts).decode())
         _, tree = eval_value(engine, RULES_QUERY)
         self._warm = engine
         return tree or {}
@@ -136,7 +137,7 @@ class BudgetedRegorusEngine(RegorusEngine):
 
         def work() -> bytes:
             engine = clone(self._prepared)
-            engine.set_input_json(payload)
+            engine.engine.set_input_json(payload)
             _, tree = eval_value(engine, RULES_QUERY)
             return orjson.dumps(tree or {})
 

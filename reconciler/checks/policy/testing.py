@@ -26,7 +26,7 @@ from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.printable import visible
 
 if TYPE_CHECKING:
-    import regorus
+    from reconciler.checks.policy.owned import OwnedEngine
 
 _TEST_RULE_RE = re.compile(r"^(test_\w+)\b", re.MULTILINE)
 
@@ -90,7 +90,7 @@ def find_test_rules(f: PolicyFile) -> list[str]:
     return list(dict.fromkeys(_TEST_RULE_RE.findall(f.text)))  # a test may have several bodies
 
 
-def run_one(engine: regorus.Engine, f: PolicyFile, name: str) -> PolicyTestResult:
+def run_one(engine: OwnedEngine, f: PolicyFile, name: str) -> PolicyTestResult:
     try:
         defined, value = eval_value(engine, f"data.{f.package}.{name}")
     except UserError as exc:

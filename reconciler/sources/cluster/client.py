@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import orjson
 import urllib3
@@ -174,6 +174,10 @@ def status_message(body: bytes) -> str:
     return ""
 
 
+# Failures before any byte reached the server: most often the kubeconfig points elsewhere than meant.
+_NOT_REACHED = ("connection refused", "cannot connect", "connect timed out")
+
+
 def _transport_failure(exc: Exception) -> tuple[str, bool]:
     """(what happened, retry?) for an exception from urllib3 with retries disabled."""
     if isinstance(exc, urllib3.exceptions.SSLError):
@@ -224,6 +228,7 @@ class ClusterClient:
         self._api: KubeApiClient = ApiClient(configuration)
         self._pool = self._api.rest_client.pool_manager
         self._base = str(configuration.host).rstrip("/")
+        self.server = shown_server(self._base)
         self._auth_lock = threading.Lock()
         self.cancelled = threading.Event()
         self._count_lock = threading.Lock()
@@ -333,8 +338,26 @@ class ClusterClient:
 
     def error(self, what: str, path: str, query: dict[str, str] | None, failure: str, *,
               status: int | None = None, hint: str | None = None) -> ReadError:
-        return ReadError(f"reading {what} from {self.label} ({display(path, query)}): {failure}",
-                         status=status, hint=hint)
+        if status is not None:
+            return ReadError(f"reading {what} from {self.label} ({display(path, query)}): {failure}",
+                             status=status, hint=hint)
+        # No answer (refused, reset, timed out, TLS): which server it was is the first question, so name it.
+        unreached = failure.startswith(_NOT_REACHED)
+        return ReadError(f"reading {what} from {self.label} at {self.server} ({display(path, query)}): {failure}",
+                         hint=hint or (self._unreachable_hint() if unreached else None))
+
+    def _unreachable_hint(self) -> str:
+        if self.label == "in-cluster":
+            return "the pod cannot reach the API server; check its network policies"
+        return (f"check that {self.label} is the cluster you mean (kubectl config get-contexts; pass --context "
+                "NAME) and that its API server is reachable from here")
+
+
+def shown_server(url: str) -> str:
+    """The API server's URL for messages: scheme, host, port and path; never userinfo, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else host + parts.path
 
 
 def _http_failure(status: int, body: bytes) -> str:

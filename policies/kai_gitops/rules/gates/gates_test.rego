@@ -111,10 +111,35 @@ test_g005_correct_case_passes if {
 test_g005_wrong_case_fails_with_spelling if {
 	facts := sa_gates(["SelfHosted", "kaischeduler", "-dynamicgpudiscovery"], ["SelfHosted", "kaischeduler"], ["dynamicgpudiscovery"])
 	msgs := {v.message | some v in gates.nvca_g_005.violations with input as facts}
-	msgs == {
-		"feature gate \"kaischeduler\" is a typo of \"KAIScheduler\" (names are case-sensitive; NVCA ignores it); write \"KAIScheduler\"",
-		"feature gate \"-dynamicgpudiscovery\" is a typo of \"DynamicGPUDiscovery\" (names are case-sensitive; NVCA ignores it); write \"-DynamicGPUDiscovery\"",
-	}
+	msgs == {"feature gate \"kaischeduler\" is a typo of \"KAIScheduler\" (names are case-sensitive; NVCA ignores it, so NVCA runs without KAIScheduler); write \"KAIScheduler\""}
+}
+
+# The same slip judged by what NVCA then runs: the disabling typo of a gate that is off anyway is a warning.
+test_g004_a_typo_that_changes_nothing_warns if {
+	facts := sa_gates(["SelfHosted", "kaischeduler", "-dynamicgpudiscovery"], ["SelfHosted", "kaischeduler"], ["dynamicgpudiscovery"])
+	msgs := {v.message | some v in gates.nvca_g_004.violations with input as facts}
+	msgs == {"feature gate \"-dynamicgpudiscovery\" is not a gate NVCA knows (a typo of \"DynamicGPUDiscovery\": names are case-sensitive), so NVCA ignores it; it does no harm, as NVCA runs without DynamicGPUDiscovery, but write \"-DynamicGPUDiscovery\" or drop it"}
+}
+
+# Add-on mode: the stack appends KAIScheduler unless the list names it exactly, so a misspelt KAIScheduler
+# leaves NVCA with the gate on (a warning), and a misspelt -KAIScheduler cannot turn it off (an error).
+addon_typo(item, enabled, disabled) := object.union(testdata.addon_static, {"desired": {"gates": {
+	"user": ["SelfHosted", item], "effective": array.concat(["SelfHosted", item], testdata.addon_gates),
+	"enabled": enabled, "disabled": disabled,
+}}})
+
+test_g004_addon_misspelt_kaischeduler_warns_as_the_stack_appends_it if {
+	facts := addon_typo("KaiScheduler", sort(array.concat(["KaiScheduler", "SelfHosted"], testdata.addon_gates)), [])
+	count(gates.nvca_g_005.violations) == 0 with input as facts
+	some v in gates.nvca_g_004.violations with input as facts
+	contains(v.message, "it does no harm, as NVCA runs with KAIScheduler on (the add-on stack appends it itself")
+}
+
+test_g005_addon_misspelt_minus_kaischeduler_fails_as_the_stack_turns_it_on if {
+	facts := addon_typo("-KaiScheduler", sort(array.concat(["SelfHosted"], testdata.addon_gates)), ["KaiScheduler"])
+	count(gates.nvca_g_004.violations) == 0 with input as facts
+	some v in gates.nvca_g_005.violations with input as facts
+	contains(v.message, "NVCA ignores it, so NVCA runs with KAIScheduler on (the add-on stack appends it itself")
 }
 
 # NVCA-G-006
@@ -195,6 +220,19 @@ test_g013_overrides_warn if {
 	facts := hops({"overrides": ["SelfHosted"], "status": ["SelfHosted"]})
 	some v in gates.nvca_g_013.violations with input as facts
 	contains(v.message, "spec.overrides.featureGate.values [\"SelfHosted\"]")
+}
+
+test_g013_names_the_git_list if {
+	facts := hops({"overrides": ["SelfHosted"], "status": ["SelfHosted"]})
+	some v in gates.nvca_g_013.violations with input as facts
+	contains(v.message, sprintf("which replace the Git list %s until", [json.marshal(facts.desired.gates.effective)]))
+}
+
+test_g013_without_git_names_the_spec_list_not_a_git_list if {
+	facts := object.remove(hops({"overrides": ["SelfHosted"], "status": ["SelfHosted"]}), ["desired"])
+	some v in gates.nvca_g_013.violations with input as facts
+	not contains(v.message, "Git list")
+	contains(v.message, sprintf("which replace spec.featureGate.values %s until the next Helm upgrade wipes them (Git's list was not read", [json.marshal(spec)]))
 }
 
 test_g010_needs_a_gate_list_in_git if {

@@ -8,7 +8,7 @@ meta := {
 	"title": "Feature gate names are known to NVCA",
 	"severity": "warning",
 	"scope": "static",
-	"rationale": "NVCA ignores unknown gate names with only a log warning, so a misspelt gate silently does nothing.",
+	"rationale": "NVCA ignores unknown gate names with only a log warning, so a misspelt gate silently does nothing. A misspelling of a known gate is reported here when NVCA still runs as the item means, else as NVCA-G-005 (an error).",
 	"remediation": "Fix or remove the unknown gate name; known names are listed in policies/kai_gitops/data/known_gates.json (extend it with a data file if your NVCA has newer gates).",
 	"source": "docs/policies.md#feature-gates (unknown names are ignored by NVCA with a warning)",
 }
@@ -22,6 +22,24 @@ violations contains v if {
 		"message": sprintf(
 			"feature gate %s is not a gate NVCA knows; NVCA ignores it%s. Known gates: %s",
 			[json.marshal(item), sign_note(name), concat(", ", sort([g | some g in gates.known]))],
+		),
+		"subject": null,
+		"doc": util.gates_doc,
+		"path": data.kai_gitops.lib.util.gate_item_path(i),
+		"fix": null,
+	}
+}
+
+# A misspelt gate that NVCA ignores but whose gate still ends up as the item means (the add-on stack appends
+# `KAIScheduler` when the list names only `KaiScheduler`): noise to clean up, not a broken gate (NVCA-G-005).
+violations contains v if {
+	some [i, item, right, as_meant, outcome] in gates.typos
+	as_meant
+	fixed := concat("", [data.kai_gitops.lib.gates.sign_text(item), right])
+	v := {
+		"message": sprintf(
+			"feature gate %s is not a gate NVCA knows (a typo of %s: names are case-sensitive), so NVCA ignores it; it does no harm, as %s, but write %s or drop it",
+			[json.marshal(item), json.marshal(right), outcome, json.marshal(fixed)],
 		),
 		"subject": null,
 		"doc": util.gates_doc,

@@ -8,21 +8,19 @@ meta := {
 	"title": "Feature gate names are correctly cased",
 	"severity": "error",
 	"scope": "static",
-	"rationale": "Gate names are case-sensitive: `kaischeduler` is an unknown name that NVCA ignores, so the intended gate is not applied.",
+	"rationale": "Gate names are case-sensitive: `kaischeduler` is an unknown name that NVCA ignores, so the intended gate is not applied. An error when NVCA then runs other than the item means (in add-on mode the stack may append the right gate itself: then NVCA-G-004 warns instead).",
 	"remediation": "Spell the gate exactly as NVCA does (the message gives the right spelling).",
 	"source": "docs/policies.md#feature-gates (case-sensitive)",
 }
 
 violations contains v if {
-	some i, item in object.get(util.gates, "user", [])
-	name := data.kai_gitops.lib.gates.name(item)
-	not name in gates.known
-	right := gates.known_by_lower[lower(trim_space(name))]
+	some [i, item, right, as_meant, outcome] in gates.typos
+	not as_meant
 	fixed := concat("", [data.kai_gitops.lib.gates.sign_text(item), right])
 	v := {
 		"message": sprintf(
-			"feature gate %s is a typo of %s (names are case-sensitive; NVCA ignores it); write %s",
-			[json.marshal(item), json.marshal(right), json.marshal(fixed)],
+			"feature gate %s is a typo of %s (names are case-sensitive; NVCA ignores it, so %s); write %s",
+			[json.marshal(item), json.marshal(right), outcome, json.marshal(fixed)],
 		),
 		"subject": null,
 		"doc": util.gates_doc,

@@ -18,8 +18,8 @@ violations contains v if {
 	backend := util.live.backend
 	v := {
 		"message": sprintf(
-			"NVCFBackend %s/%s has spec.overrides.featureGate.values %s, which replace the Git list %s until the next Helm upgrade wipes them",
-			[backend.namespace, backend.name, json.marshal(overrides), json.marshal(object.get(util.gates, "effective", []))],
+			"NVCFBackend %s/%s has spec.overrides.featureGate.values %s, which replace %s until the next Helm upgrade wipes them%s",
+			[backend.namespace, backend.name, json.marshal(overrides), replaced, without_git_note],
 		),
 		"subject": util.live_backend,
 		"doc": null,
@@ -30,3 +30,15 @@ violations contains v if {
 		),
 	}
 }
+
+# What the overrides stand in for: Git's list when the run read Git; without it (doctor with no --repo) the list
+# the operator rendered into the NVCFBackend's spec, the only one the cluster shows.
+replaced := sprintf("the Git list %s", [json.marshal(object.get(util.gates, "effective", []))]) if {
+	util.has_desired
+} else := sprintf("spec.featureGate.values %s", [json.marshal(util.live.gate_hops.spec)]) if {
+	is_array(util.live.gate_hops.spec)
+} else := "the rendered gate list"
+
+without_git_note := "" if {
+	util.has_desired
+} else := " (Git's list was not read: pass --repo to compare with it)"
