@@ -47,11 +47,12 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
         return func(*args, **kwargs)
     except UserError as exc:
         error_line(exc.line())
-        if kwargs.get("output"):   # the -o targets, parsed: in CI the error goes where the reviewer looks
-            from reconciler.cli.delivery import emit_error
-            from reconciler.cli.settings import outputs
+        from reconciler.cli.settings import report_outputs
 
-            emit_error(exc, command, outputs(kwargs))
+        if specs := report_outputs(kwargs):   # in CI the error goes where the reviewer looks
+            from reconciler.cli.delivery import emit_error
+
+            emit_error(exc, command, specs)
         return ExitCode.ERROR
     except BrokenPipeError:
         if not _stdout_reader_gone():

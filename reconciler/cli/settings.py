@@ -71,6 +71,14 @@ def outputs(opts: Options) -> list[OutputSpec]:
     return list(opts["output"])
 
 
+def report_outputs(opts: Options) -> list[OutputSpec]:
+    """The report formats a failed run can still write its error into: `-o FMT[=PATH]` of the commands that
+    make a report. `snapshot -o` and `policy bundle -o` name their own file (a plain string), and have none."""
+    from reconciler.outputs.destinations import OutputSpec
+
+    return [spec for spec in opts.get("output") or () if isinstance(spec, OutputSpec)]
+
+
 def merge_fail_on(opts: Options) -> Severity | None:
     """`report merge --fail-on`; None keeps the reports' own."""
     from reconciler.findings.finding import Severity
