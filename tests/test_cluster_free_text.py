@@ -26,7 +26,10 @@ EVENT_URL, EVENT_BEARER = "EvUrlSecret0001", "eyJhbGciOi.EvBearerSecret0002"
 NGC_PASSWORD, BACKEND_KEY = "NgcPasswordSecret0003", "BackendApiKeySecret0004"
 HEALTHZ_TOKEN, QUEUE_TOKEN = "glpat-HealthzSecret0005", "QueueAnnotationSecret0006"
 BLOB = "Zq9BlobInsideASentence0007abcdefghijklmnopqrstuvwxyz"
-SECRETS = [EVENT_URL, EVENT_BEARER, NGC_PASSWORD, BACKEND_KEY, HEALTHZ_TOKEN, QUEUE_TOKEN, BLOB]
+# `name: value` pairs quoted in free text: JSON, YAML, a header
+EVENT_JSON, NOTE_YAML, HEALTHZ_HEADER = "EvJsonSecret0008", "NoteYamlSecret0009", "HdrSecret0010"
+SECRETS = [EVENT_URL, EVENT_BEARER, NGC_PASSWORD, BACKEND_KEY, HEALTHZ_TOKEN, QUEUE_TOKEN, BLOB,
+           EVENT_JSON, NOTE_YAML, HEALTHZ_HEADER]
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
@@ -36,16 +39,19 @@ def planted_items() -> list[dict[str, Any]]:
         kind, meta = item["kind"], item["metadata"]
         if kind == "Event":
             item["message"] += (f" pulling from https://{EVENT_URL}@registry.example.com failed with "
-                                f"Authorization: Bearer {EVENT_BEARER}; cached key {BLOB} rejected")
+                                f"Authorization: Bearer {EVENT_BEARER}; cached key {BLOB} rejected; "
+                                f'body {{"user":"svc","password":"{EVENT_JSON}"}}')
         if kind == "NVCFBackend":
             item["spec"]["ngcAuth"] = {"user": "$oauthtoken", "password": NGC_PASSWORD}
             meta["annotations"] = {"nvcf/notes": f"debug with ?apikey={BACKEND_KEY}",
+                                   "nvcf/howto": f'login with "token: {NOTE_YAML}"',
                                    LAST_APPLIED: f'{{"spec":{{"ngcAuth":{{"password":"{NGC_PASSWORD}"}}}}}}'}
         if kind == "Queue":
             meta["annotations"] = {"team/contact": f"https://ops:{QUEUE_TOKEN}@chat.example.com/hook"}
         if kind == "NVCAHealthz":
             errors = item["body"]["Components"]["kai-scheduler-queues"]["Errors"]
             errors.append(f"token refresh failed: NGC_API_KEY={HEALTHZ_TOKEN} (key {BLOB})")
+            errors.append(f"upstream refused X-Api-Key: {HEALTHZ_HEADER}")
     return items
 
 
@@ -102,3 +108,18 @@ def test_a_finding_message_is_masked_in_to_dict_and_every_format() -> None:
     assert_masked(str(finding.to_dict()))
     report = Report("doctor", [ClusterReport("lab", findings=[finding])])
     assert_masked(*(render(report, fmt) for fmt in FORMATS))
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ('{"user":"svc","password":"pw-one"}', '{"user":"svc","password":"<redacted>"}'),
+    ("password: hunter2", "password: <redacted>"),
+    ("X-Api-Key: abc123", "X-Api-Key: <redacted>"),
+    ("apiKey: 'two words'", "apiKey: '<redacted>'"),
+    ('note: "token: inner"', 'note: "token: <redacted>"'),   # a pair inside another pair's quoted value
+    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abcdefghijkl", "Authorization: Bearer <redacted>"),
+    ("secretName: my-secret", None), ("author: bob", None), ("time: 12:00", None), ("password: <redacted>", None),
+])
+def test_a_secret_name_value_pair_in_free_text_is_masked(text: str, masked: str | None) -> None:
+    from reconciler.core.redact import redact_free_text
+
+    assert redact_free_text(text) == (masked or text)

@@ -96,6 +96,23 @@ def test_a_token_as_user_clone_url_is_in_no_report_and_not_in_the_clone_cache(tm
     assert TOKEN not in as_json + err + as_text + err2
 
 
+def test_a_query_token_of_a_clone_url_is_used_but_never_written_into_the_clone_cache(tmp_path: Path,
+                                                                                     served_repo: str) -> None:
+    """The cache's config and key hold the URL without its secret parameters; the fetch still sends them (an
+    anonymous remote, in memory), and the other parameters stay."""
+    cache, query_secret = tmp_path / "cache", "QUERYSECRET0123456789"
+    url = f"{served_repo}?private_token={query_secret}&ref=main"
+    args = ["check", "--repo", url, "--cluster", "lab-standalone", "-o", "json"]
+    for _ in range(2):   # a fresh clone, then a fetch into the cached one
+        code, out, err = run_cli(args, env={"KAI_GITOPS_CACHE": str(cache)})
+        assert code in (0, 2), err
+        assert query_secret not in out + err and TOKEN not in out + err
+    [clone] = (cache / "repos").iterdir()
+    config = (clone / "config").read_text()
+    assert "/demo.git?ref=main" in config and query_secret not in config and TOKEN not in config
+    assert pygit2.Repository(str(clone)).head.shorthand == "main"   # HEAD as a clone would set it
+
+
 @pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
 def test_the_fix_branch_push_audit_line_shows_no_token_of_the_remote_url(tmp_path: Path) -> None:
     from tests.support.githost.github import GitHubStandIn

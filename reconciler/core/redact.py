@@ -2,8 +2,9 @@
 
 Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (a URL's userinfo in every
 form, secret query parameters and `name=value` pairs, `Bearer`/`Basic` credentials, `--token=…` arguments,
-PEM blocks, long base64 blobs), because Helm values hide secrets under any name. `redact_text` judges one
-value; `redact_free_text` judges text made of many (a message, an Event, a Markdown body) token by token.
+PEM blocks, long base64 blobs, and in free text `name: value` pairs), because Helm values hide secrets under
+any name. `redact_text` judges one value; `redact_free_text` judges text made of many (a message, an Event,
+a Markdown body) token by token.
 The nets err on the side of masking: a masked value can still be compared, a leaked one cannot be unleaked.
 """
 
@@ -35,6 +36,11 @@ _URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z]
 # `?private_token=…`, `&apikey=…`, `NGC_API_KEY=…`: a name the key-name net calls secret, then its value (to
 # the next & or # of a query, white space or a quote). A flag (`--token=`) is _SECRET_ARG's.
 _SECRET_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#\"'<>`]+)")
+# `password: hunter2`, `"password":"x y"`, `X-Api-Key: abc` (YAML, JSON and headers quoted in free text): a
+# name the key-name net calls secret (dashes and underscores ignored), a colon, then its value -- a quoted
+# one to its closing quote, a bare one to white space or punctuation.
+_SECRET_COLON = re.compile(r"(?<![\w.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)(?P<sep>\s*:[ \t]*)"
+                           r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"'`,;:{}\[\]<>]+))")
 _SIGNATURE_PARAMS = frozenset({"sig", "signature", "x-amz-signature"})   # presigned URLs (S3, Azure SAS)
 # An Authorization header's credential, as a client or server error may quote it. Only a word shaped like a
 # credential (see _credential_shaped): "the bearer token" and "Basic settings" are prose.
@@ -123,6 +129,30 @@ def _mask_userinfo(match: re.Match[str]) -> str:
     return f"{match.group('lead')}{scheme}{REDACTED}@"
 
 
+def _mask_colon_pairs(text: str) -> str:
+    """`name: value` pairs whose name is secret, their values masked. A scan, not `sub`: after a pair whose name
+    is not secret the scan resumes at its value, which may hold one (`note: "token: abc"`)."""
+    out, pos = [], 0
+    while match := _SECRET_COLON.search(text, pos):
+        value_start = match.end("sep")
+        if _is_secret_colon_pair(match):
+            quote = "" if match.group("bare") is not None else text[value_start]
+            out.append(text[pos:value_start] + quote + REDACTED + quote)
+            pos = match.end()
+        else:   # resume inside the value (after its opening quote): it may hold a pair itself
+            pos, start = value_start + (0 if match.group("bare") is not None else 1), pos
+            out.append(text[start:pos])
+    return "".join(out) + text[pos:]
+
+
+def _is_secret_colon_pair(match: re.Match[str]) -> bool:
+    bare = match.group("bare")
+    value = bare if bare is not None else match.group("dq") if match.group("dq") is not None else match.group("sq")
+    if not value or REDACTED in value or (bare or "").lower() in ("bearer", "basic"):   # a header's scheme
+        return False
+    return _is_secret_param(match.group("name").replace("-", "").replace("_", ""))
+
+
 def _mask_credential(match: re.Match[str]) -> str:
     credential = match.group("credential")
     if not _credential_shaped(credential):
@@ -138,7 +168,7 @@ def _credential_shaped(word: str) -> bool:
 
 def _mask_pair(match: re.Match[str]) -> str:
     name, value = match.group("name"), match.group("value")
-    if value == REDACTED or not (is_secret_key(name) or name.lower() in _SIGNATURE_PARAMS):
+    if value == REDACTED or not _is_secret_param(name):
         return match.group(0)
     return f"{name}={REDACTED}"
 
@@ -156,10 +186,11 @@ def redact_free_text(text: str) -> str:
     backslash escapes and HTML entities undone, because escaping splits or wraps a value (`abc\\_DEF`,
     `&quot;TOKEN&quot;`) in ways the value-shape patterns would not recognise."""
     text = _PEM_BLOCK.sub(REDACTED, text)
+    # A `name: value` pair (YAML, JSON, a header) is free text's own shape: one value never holds one.
     # Tokens first: the line-level `--flag=value` pattern takes everything up to the next space, so in
     # `"--token=A","--secret B"` it would swallow `--secret` and leave B; token by token, A goes first.
     lines = [_TOKEN.sub(_mask_token, line) for line in text.split("\n")]
-    return "\n".join(redact_text(line) if line.strip() else line for line in lines)
+    return "\n".join(_mask_colon_pairs(redact_text(line)) if line.strip() else line for line in lines)
 
 
 def _mask_token(match: re.Match[str]) -> str:
@@ -187,6 +218,23 @@ def url_without_userinfo(url: str) -> str:
     For a URL that is an identity (the API server a plan is bound to) rather than text to show: masking
     would keep a marker that changes when the credential does, stripping keeps the endpoint itself."""
     return _USERINFO.sub(lambda m: m.group("scheme"), url, count=1)
+
+
+def url_without_secrets(url: str) -> str:
+    """The URL without its userinfo and without the query parameters that carry a credential
+    (`?private_token=…`, a presigned signature): what may be written down (a clone cache's config) or used as a
+    key; the other parameters stay, in their order."""
+    endpoint = url_without_userinfo(url)
+    base, mark, rest = endpoint.partition("?")
+    if not mark:
+        return endpoint
+    query, hash_mark, fragment = rest.partition("#")
+    kept = [pair for pair in query.split("&") if pair and not _is_secret_param(pair.partition("=")[0])]
+    return base + ("?" + "&".join(kept) if kept else "") + hash_mark + fragment
+
+
+def _is_secret_param(name: str) -> bool:
+    return is_secret_key(name) or name.lower() in _SIGNATURE_PARAMS
 
 
 def _is_env_entry(value: JSONObject) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from reconciler.core.errors import UserError
-from reconciler.core.redact import redact_text, url_without_userinfo
+from reconciler.core.redact import redact_text, url_without_secrets, url_without_userinfo
 
 if TYPE_CHECKING:
     import pygit2
@@ -175,24 +176,34 @@ def open_repository(path: str) -> pygit2.Repository:
 
 
 def _cached_clone(url: str, label: str) -> pygit2.Repository:
-    """A bare clone kept under the cache, keyed and configured by the URL without its credential: a token
-    in the URL (`https://TOKEN@host/…`, `user:password@`) is offered when the server asks, never written
-    into the cache's config, where `git config -l` or a copied cache would show it."""
+    """A bare clone kept under the cache, keyed and configured by the URL without its credential: a token in
+    the URL (`https://TOKEN@host/…`, `user:password@`) is offered when the server asks, and a token in its
+    query (`?private_token=…`) is used only by an in-memory (anonymous) remote; neither is ever written into
+    the cache's config, where `git config -l` or a copied cache would show it."""
     import pygit2
 
-    endpoint = url_without_userinfo(url)
+    endpoint = url_without_secrets(url)
     target = cache_dir() / hashlib.sha256(endpoint.encode()).hexdigest()[:16]
     callbacks = git_callbacks(url_credential=_url_credential(url))
+    fresh = not (target / "HEAD").exists()
     try:
-        if (target / "HEAD").exists():
+        if fresh:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            repo = pygit2.init_repository(str(target), bare=True)
+            repo.remotes.create("origin", endpoint)
+        else:
             repo = open_repository(str(target))
             repo.remotes.set_url("origin", endpoint)
-            repo.remotes["origin"].fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
-                                         callbacks=callbacks)
-            return repo
-        target.parent.mkdir(parents=True, exist_ok=True)
-        return pygit2.clone_repository(endpoint, str(target), bare=True, callbacks=callbacks)
+        remote = repo.remotes.create_anonymous(url_without_userinfo(url))
+        if fresh:   # HEAD as a clone sets it: the branch the server's HEAD names
+            head = next((h.symref_target for h in remote.list_heads(callbacks) if h.name == "HEAD"), None)
+            if head:
+                repo.set_head(head)
+        remote.fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], callbacks=callbacks)
+        return repo
     except pygit2.GitError as exc:
+        if fresh:   # no half-made cache: the next run clones again instead of reading an empty one
+            shutil.rmtree(target, ignore_errors=True)
         raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
                         hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
     except OSError as exc:  # e.g. a read-only root filesystem and no cache volume
