@@ -26,12 +26,20 @@ def _plain_userinfo(m: re.Match[str]) -> str:
     return m.group(0) if login or not m.group("userinfo") else f"{m.group('scheme')}{REDACTED}@"
 
 
-def _plain_pair(m: re.Match[str]) -> str:
-    start = m.start()
-    # the lookbehind's rule, spelled out: a name starts a run (else the run's own start was tried)
-    if start and re.match(r"[\w.-]", m.string[start - 1]):
-        return m.group(0)
-    return f"{m.group('name')}={REDACTED}" if is_secret_key(m.group("name")) else m.group(0)
+def _plain_pairs(text: str) -> str:
+    """The pair net with its lookbehind's rule spelled out: a name starts a run. A match refused by the rule
+    consumes nothing, so the scan goes on from the next character (a suffix of the run may start a pair
+    after a separator, as `token` does in `-_=token=x`)."""
+    out, pos, at = [], 0, 0
+    while match := _PLAIN_PAIR.search(text, at):
+        start = match.start()
+        if start and re.match(r"[\w.-]", text[start - 1]):
+            at = start + 1
+            continue
+        secret = is_secret_key(match.group("name"))
+        out.append(text[pos:start] + (f"{match.group('name')}={REDACTED}" if secret else match.group(0)))
+        pos = at = match.end()
+    return "".join(out) + text[pos:]
 
 
 def _credential_shaped(word: str) -> bool:
@@ -40,7 +48,7 @@ def _credential_shaped(word: str) -> bool:
 
 def _plain(text: str) -> str:
     text = _PLAIN_URL.sub(_plain_userinfo, text)
-    text = _PLAIN_PAIR.sub(_plain_pair, text)
+    text = _plain_pairs(text)
     text = _PLAIN_AUTH.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}"
                            if _credential_shaped(m.group("credential")) else m.group(0), text)
     return _PLAIN_ARG.sub(lambda m: f"{m.group('flag')}{REDACTED}", text)
