@@ -50,6 +50,7 @@ def desired_facts(d: DesiredCluster) -> Facts:
     return {
         "mode": d.config.mode,
         "docs": {doc_id: doc.file for doc_id, doc in d.docs.items()},
+        "config_entry": ["clusters", d.config.index],
         "kai_chart_pin": d.config.kai_chart_version,
         "stack_kai_version": d.config.stack_kai_version if d.config.mode == "addon" or "env" in d.docs else None,
         "defaults_version": d.defaults_version,
