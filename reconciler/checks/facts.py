@@ -58,6 +58,7 @@ def desired_facts(d: DesiredCluster) -> Facts:
         "addons_doc": "env" if "env" in d.docs else None,
         "standalone_kai": d.config.kai_values_file is not None,
         "kai_upgrade_command": d.kai_upgrade_command,
+        "kai_install_command": d.kai_install_command,
         "kai_values_doc": d.kai_values_doc,
         # Redacted: the facts may travel to an OPA server whose decision log keeps its input.
         "kai_values_user": redact(d.kai_values_user) if d.kai_values_doc else {},
