@@ -420,6 +420,7 @@ def test_a_finding_about_the_kai_pin_points_at_the_clusters_pin(tmp_path: Path, 
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config,
                                    "env.yaml": "addons:\n  kaiScheduler:\n    enabled: true\n"})
     code, report = check_json("--repo", repo, "--cluster", "prod")
+    assert code == 2
     (finding,) = [f for f in cluster_of(report, "prod")["findings"] if f["rule"] == rule]
     location = finding["location"]
     assert (location["file"], location["line"], location["column"]) == ("kai-gitops.yaml", 9, 5), location

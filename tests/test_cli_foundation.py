@@ -460,7 +460,8 @@ def test_version_and_schema_commands() -> None:
 
 @pytest.mark.parametrize(("cluster", "command"), [
     ("lab-standalone", "helm install kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "
-                       "--namespace kai-scheduler --create-namespace --version v0.14.7 -f clusters/lab/kai-values.yaml"),
+                       "--namespace kai-scheduler --create-namespace --version v0.14.7 "
+                       "-f clusters/lab/kai-values.yaml"),
     ("prod-addon", "apply environment environments/prod.yaml through the compute plane stack workflow"),
 ])
 def test_the_install_command_names_the_values_file_git_keeps(demo: Path, tmp_path: Path, cluster: str,
