@@ -12,12 +12,14 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
 import click
+import pygit2
 import pytest
 import yaml
 
@@ -42,7 +44,7 @@ def kai_gitops_calls(script: str) -> list[list[str]]:
     calls = []
     text = re.sub(r"\$\{?(\w+)\}?", lambda m: f"SAMPLE_{m.group(1)}", script.replace("\\\n", " "))
     for line in text.splitlines():
-        tokens = shlex.split(line, comments=True)
+        tokens = shlex.split(re.sub(r";(\s|$)", r" ;\1", line), comments=True)   # `cmd; exit 1`: `;` ends it
         while "kai-gitops" in tokens:
             tokens = tokens[tokens.index("kai-gitops") + 1:]
             end = next((i for i, t in enumerate(tokens) if t in _SHELL_END), len(tokens))
@@ -239,7 +241,7 @@ def test_github_sharded_workflow_is_a_shard_matrix_and_a_merge_job() -> None:
     step = next(s for s in shard_job["steps"] if "kai-gitops check" in s.get("run", ""))
     assert step["env"] == {"BASE_REF": "${{ github.base_ref }}", "SHARD": "${{ matrix.shard }}",
                            "SHARDS": "${{ strategy.job-total }}"}
-    call = only_call(step["run"], "check")
+    call = kai_gitops_calls(step["run"])[0]   # the second runs only on an error
     _, params = parse_call(call)
     assert params["shard"] == "SAMPLE_SHARD/SAMPLE_SHARDS" and params["base"] == "origin/SAMPLE_BASE_REF"
     report = outputs_of(call)["json"]
@@ -275,7 +277,7 @@ def test_gitlab_sharded_pipeline_is_parallel_shards_and_a_merge_job() -> None:
     pipeline = load(GITLAB_SHARDED)
     shard_job, merge_job = pipeline["kai-gitops-shard"], pipeline["kai-gitops"]
     assert isinstance(shard_job["parallel"], int) and shard_job["parallel"] > 1
-    call = only_call(shard_job["script"][0], "check")
+    call = kai_gitops_calls(shard_job["script"][0])[0]   # the second runs only on an error
     _, params = parse_call(call)
     assert params["shard"] == "SAMPLE_CI_NODE_INDEX/SAMPLE_CI_NODE_TOTAL"
     report = outputs_of(call)["json"].replace("SAMPLE_CI_NODE_INDEX", "2")
@@ -304,6 +306,68 @@ def test_a_shard_fails_on_errors_only(tmp_path: Path, script: Any, exit_code: in
     env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
     done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script()], env=env, timeout=30)
     assert (done.returncode == 0) is passes
+
+
+def _shard_repo(tmp_path: Path, values: str) -> Path:
+    """The lab template repo with `values` as its KAI values file, and origin/main at its base commit."""
+    from tests.helpers import make_repo, template_files
+
+    repo, (base, _) = make_repo(tmp_path, template_files(), [{"clusters/lab/kai-values.yaml": values}])
+    pygit2.Repository(str(repo)).references.create("refs/remotes/origin/main", pygit2.Oid(hex=base))
+    return repo
+
+
+_TAB_ERROR = "scheduler:\n\tplacementStrategy: spread\n"       # a YAML tab: an input error at line 2
+_FINDING = "scheduler:\n  placementStrategy: spread\n"         # findings only (KAI-V-001 and more)
+
+
+def _run(script: str, repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=repo, env={**env, "PATH": path},
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(("values", "stopped"), [(_TAB_ERROR, True), (_FINDING, False)])
+def test_a_github_shard_stopped_by_an_error_annotates_it(tmp_path: Path, values: str, stopped: bool) -> None:
+    """The shard's JSON report has no error form and the merge job does not run after a failed shard: the shard's
+    own step shows the error as an annotation at its line and in the job summary, and only then (the merge job
+    annotates findings, once)."""
+    steps = load(GITHUB_SHARDED)["jobs"]["shard"]["steps"]
+    check = next(s for s in steps if "--shard" in s.get("run", ""))
+    summary = tmp_path / "summary.md"
+    env = {"BASE_REF": "main", "SHARD": "1", "SHARDS": "1", "GITHUB_ACTIONS": "true",
+           "GITHUB_STEP_SUMMARY": str(summary)}
+    repo = _shard_repo(tmp_path, values)
+    done = _run(check["run"], repo, env)
+    assert (done.returncode != 0) is stopped, done.stderr
+    if not stopped:
+        assert "::error" not in done.stdout and not summary.exists()
+        assert (repo / "kai-gitops-shard.json").is_file()
+        return
+    assert done.stdout.count("::error") == 1
+    assert "::error file=clusters/lab/kai-values.yaml,line=2,col=1,title=kai-gitops check stopped on an error::" \
+        in done.stdout, done.stdout
+    assert "stopped on an error" in summary.read_text()
+
+
+@pytest.mark.parametrize(("values", "stopped"), [(_TAB_ERROR, True), (_FINDING, False)])
+def test_a_gitlab_shard_stopped_by_an_error_reports_it_to_the_mr(tmp_path: Path, values: str, stopped: bool) -> None:
+    """GitLab: on an error the shard writes the Code Quality and JUnit error forms its job declares as reports
+    (kept even when it fails), so the MR's widgets show the error at its line; on findings it writes neither."""
+    job = load(GITLAB_SHARDED)["kai-gitops-shard"]
+    reports, when = job["artifacts"]["reports"], job["artifacts"]["when"]
+    assert when == "always"
+    env = {"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_NODE_INDEX": "1", "CI_NODE_TOTAL": "1"}
+    repo = _shard_repo(tmp_path, values)
+    done = _run(job["script"][0], repo, env)
+    assert (done.returncode != 0) is stopped, done.stderr
+    if not stopped:
+        assert not (repo / reports["codequality"]).exists() and not (repo / reports["junit"]).exists()
+        return
+    (issue,) = json.loads((repo / reports["codequality"]).read_text())
+    assert issue["check_name"] == "input-error"
+    assert issue["location"]["path"] == "clusters/lab/kai-values.yaml" and issue["location"]["lines"]["begin"] == 2
+    assert "tabs are not allowed" in (repo / reports["junit"]).read_text()
 
 
 # -- installing kai-gitops as copied: from its own Git repository, never from an index it is not on -------------

@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers import (
     USER_RULE,
+    addon_config,
     assert_one_line_error,
     commit_files,
     load_demo_builder,
@@ -408,3 +409,19 @@ def test_a_misspelt_gate_is_judged_by_what_nvca_then_runs(tmp_path: Path, item: 
     assert outcome in typos[0]["message"]
     (edit,) = typos[0]["fix"]["git_edits"]          # --fix-git respells it either way
     assert edit["value"] == fixed and edit["path"][-1] == 1
+
+
+@pytest.mark.parametrize(("pin", "rule"), [("v0.16.5", "KAI-R-002"), ("v0.13.4", "KAI-R-003")])
+def test_a_finding_about_the_kai_pin_points_at_the_clusters_pin(tmp_path: Path, pin: str, rule: str) -> None:
+    """The pin is one key of one cluster's entry in kai-gitops.yaml: the finding names its line, not the file's
+    first line, so the reviewer lands on the value to change (here the second cluster's)."""
+    config = (addon_config(name="other") + "  - name: prod\n    mode: addon\n"
+              f"    kaiChartVersion: {pin}\n    environmentFile: env.yaml\n")
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config,
+                                   "env.yaml": "addons:\n  kaiScheduler:\n    enabled: true\n"})
+    code, report = check_json("--repo", repo, "--cluster", "prod")
+    assert code == 2
+    (finding,) = [f for f in cluster_of(report, "prod")["findings"] if f["rule"] == rule]
+    location = finding["location"]
+    assert (location["file"], location["line"], location["column"]) == ("kai-gitops.yaml", 9, 5), location
+    assert config.splitlines()[8].strip() == f"kaiChartVersion: {pin}"

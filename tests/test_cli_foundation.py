@@ -456,3 +456,22 @@ def test_version_and_schema_commands() -> None:
     code, stdout, _ = run_cli(["schema"])
     assert code == 0
     assert json.loads(stdout) == json.loads((DATA / "kai-gitops.schema.json").read_text())
+
+
+@pytest.mark.parametrize(("cluster", "command"), [
+    ("lab-standalone", "helm install kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "
+                       "--namespace kai-scheduler --create-namespace --version v0.14.7 "
+                       "-f clusters/lab/kai-values.yaml"),
+    ("prod-addon", "apply environment environments/prod.yaml through the compute plane stack workflow"),
+])
+def test_the_install_command_names_the_values_file_git_keeps(demo: Path, tmp_path: Path, cluster: str,
+                                                             command: str) -> None:
+    """KAI-R-010 (no KAI release while Git installs KAI) asks for an install: with the values file the desired state
+    came from (standalone) or the stack workflow (add-on), as the upgrade command does, never a generic values.yaml."""
+    demo_builder = load_demo_builder()
+    items = demo_builder.lab_standalone_snapshot() if cluster == "lab-standalone" else \
+        demo_builder.prod_addon_snapshot()
+    items = [i for i in items if i["kind"] != "Secret" or not i["metadata"]["name"].startswith("sh.helm.release.")]
+    _, report, err = diff_json("--repo", demo, "--cluster", cluster, "--snapshot", snapshot_file(tmp_path, items))
+    (fix,) = [f["fix"]["command"] for f in report["findings"] if f["rule"] == "KAI-R-010"]
+    assert fix == command, err

@@ -156,3 +156,11 @@ def test_bad_options_are_one_line_errors_and_write_nothing(tmp_path: Path, args:
 def test_a_file_as_the_directory_is_a_one_line_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x\n")
     assert_one_line_error(*init(tmp_path / "notes.txt", "--cluster", "a=addon"), "is a file")
+
+
+def test_the_comments_in_kai_gitops_yaml_line_up(tmp_path: Path) -> None:
+    """The first file a new user reads: every trailing comment of a cluster entry starts in the same column."""
+    init(tmp_path, *TWO_CLUSTERS)
+    lines = (tmp_path / "kai-gitops.yaml").read_text().splitlines()
+    columns = {line.index(" # ") for line in lines if line.startswith("    ") and " # " in line}
+    assert len(columns) == 1, [line for line in lines if " # " in line]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -199,7 +200,7 @@ def test_the_image_is_one_documented_setting_with_a_build_and_push_recipe() -> N
     page = (ROOT / "docs" / "deployment.md").read_text()
     section = page.split("## The image\n", 1)[1].split("\n## ", 1)[0]
     shell, kustomize = (block.split("\n", 1)[1] for block in section.split("```")[1::2])
-    image = next(line.split("=", 1)[1] for line in shell.splitlines() if line.startswith("IMAGE="))
+    image = next(line.split("=", 1)[1].strip('"') for line in shell.splitlines() if line.startswith("IMAGE="))
     assert '-t "$IMAGE"' in shell and 'docker push "$IMAGE"' in shell
     (entry,) = yaml.safe_load(kustomize)["images"]
     cronjob_yaml = yaml.safe_load((ROOT / "deploy" / "base" / "cronjob.yaml").read_text())
@@ -208,3 +209,26 @@ def test_the_image_is_one_documented_setting_with_a_build_and_push_recipe() -> N
     assert entry["name"] == container["image"] == "kai-gitops"   # a short name `images:` can match
     assert f"{entry['newName']}:{entry['newTag']}" == image
     assert "example-org" not in DOCKERFILE.read_text()
+
+
+# Registries, hosts and organisations that look real but are no one's: a user who copies them gets a pull or clone
+# error far from the line to edit. What the user must fill in is a <placeholder>, explained where it stands.
+_FAKE_NAMES = re.compile(r"example-org|example-team|registry\.example|git\.example\.com")
+
+
+def _copied_files() -> list[Path]:
+    trees = [ROOT / "deploy", ROOT / "repo-templates" / "ci", ROOT / "repo-templates" / "gitops-repo",
+             ROOT / "reconciler" / "data" / "init"]
+    return [DOCKERFILE, ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            *(f for tree in trees for f in sorted(tree.rglob("*")) if f.is_file())]
+
+
+def test_nothing_a_user_copies_names_a_made_up_registry_or_organisation() -> None:
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in _copied_files()
+             for number, line in enumerate(path.read_text().splitlines(), 1) if _FAKE_NAMES.search(line)]
+    assert not found, "\n".join(found)
+    page = (ROOT / "docs" / "deployment.md").read_text()
+    assert "with `<your-registry>` replaced by your registry" in page
+    prod = (ROOT / "repo-templates" / "gitops-repo" / "environments" / "prod.yaml").read_text()
+    assert "replace <ngc-org>/<ngc-team> with your NGC org and team" in prod
+    assert yaml.safe_load(prod)["global"]["image"]["repository"] == "<ngc-org>/<ngc-team>"

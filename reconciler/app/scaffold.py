@@ -135,7 +135,7 @@ def cluster_entry(seed: ClusterSeed, version: str) -> list[str]:
     entry = [f"  - name: {seed.name}"]
     if seed.mode == "addon":
         entry += ["    mode: addon                      # the nvcf-compute-plane stack installs KAI",
-                  f"    kaiChartVersion: {version:<20} # the KAI version the stack pins"]
+                  f"{'    kaiChartVersion: ' + version:<37}# the KAI version the stack pins"]
         if version != DEFAULT_STACK_KAI_VERSION:   # the bundled stack's own pin needs no repeating
             entry.append(f"    stackKaiVersion: {version}")
         entry.append(f"    environmentFile: {environment_path(seed)}")

@@ -50,6 +50,7 @@ def desired_facts(d: DesiredCluster) -> Facts:
     return {
         "mode": d.config.mode,
         "docs": {doc_id: doc.file for doc_id, doc in d.docs.items()},
+        "config_entry": ["clusters", d.config.index],
         "kai_chart_pin": d.config.kai_chart_version,
         "stack_kai_version": d.config.stack_kai_version if d.config.mode == "addon" or "env" in d.docs else None,
         "defaults_version": d.defaults_version,
@@ -57,6 +58,7 @@ def desired_facts(d: DesiredCluster) -> Facts:
         "addons_doc": "env" if "env" in d.docs else None,
         "standalone_kai": d.config.kai_values_file is not None,
         "kai_upgrade_command": d.kai_upgrade_command,
+        "kai_install_command": d.kai_install_command,
         "kai_values_doc": d.kai_values_doc,
         # Redacted: the facts may travel to an OPA server whose decision log keeps its input.
         "kai_values_user": redact(d.kai_values_user) if d.kai_values_doc else {},

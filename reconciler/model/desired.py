@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from importlib import resources
-from typing import TypeGuard
+from typing import Literal, TypeGuard
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_object, mapping_at
@@ -106,10 +106,20 @@ class DesiredCluster:
     def kai_upgrade_command(self) -> str:
         """How the operator brings the KAI release to Git's version and values: one text for every finding that
         asks for it (KAI-D-003, KAI-D-004, and KAI-R-012 through the facts), so they never name different files."""
+        return self._kai_release_command("upgrade")
+
+    @property
+    def kai_install_command(self) -> str:
+        """How the operator installs the missing KAI release (KAI-R-010, NVCA-H-001 through the facts)."""
+        return self._kai_release_command("install")
+
+    def _kai_release_command(self, verb: Literal["install", "upgrade"]) -> str:
+        """The one place a KAI Helm command is written: Git's values file, or the stack workflow in add-on mode."""
         if self.config.mode == "addon":
             return f"apply environment {self.config.environment_file} through the compute plane stack workflow"
         values = self.config.kai_values_file or "values.yaml"
-        return (f"helm upgrade {RELEASE_NAME} {KAI_CHART_REF} --namespace {RELEASE_NAMESPACE} "
+        create = " --create-namespace" if verb == "install" else ""
+        return (f"helm {verb} {RELEASE_NAME} {KAI_CHART_REF} --namespace {RELEASE_NAMESPACE}{create} "
                 f"--version {self.config.kai_chart_version} -f {values}")
 
     def release_values_anchor(self) -> tuple[str, YamlPath]:

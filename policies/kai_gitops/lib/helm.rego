@@ -5,14 +5,15 @@ import data.kai_gitops.lib.util
 
 kai_chart_ref := "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
 
-# The canonical release at the version Git expects (a placeholder when Git pins none).
-install_kai_cmd := sprintf(
+# Git's own commands when the facts carry Git (the values file it keeps, or the stack workflow in add-on mode): the
+# differ prints the same upgrade for KAI-D-003/KAI-D-004. Without Git, a placeholder values file.
+install_kai_cmd := util.desired.kai_install_command if {
+	is_string(util.desired.kai_install_command)
+} else := sprintf(
 	"helm install kai-scheduler %s --namespace kai-scheduler --create-namespace --version %s -f values.yaml",
 	[kai_chart_ref, util.kai_version_or_placeholder],
 )
 
-# Git's own command when the facts carry Git (the values file it keeps, or the stack workflow in add-on mode): the
-# differ prints the same for KAI-D-003/KAI-D-004. Without Git, a placeholder values file.
 upgrade_kai_cmd := util.desired.kai_upgrade_command if {
 	is_string(util.desired.kai_upgrade_command)
 } else := sprintf(

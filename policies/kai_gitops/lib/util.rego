@@ -39,6 +39,11 @@ config_doc := "config" if desired.docs.config
 
 config_doc := null if not desired.docs.config
 
+# Path of `key` in this cluster's entry of the repo config, so a finding about the entry names the key's line.
+config_key_path(key) := array.concat(desired.config_entry, [key]) if is_array(desired.config_entry)
+
+config_key_path(_) := null if not is_array(desired.config_entry)
+
 # Which chart version the cluster should run: the repo pin, else the version the stack pins.
 expected_kai_version := desired.kai_chart_pin if is_string(desired.kai_chart_pin)
 

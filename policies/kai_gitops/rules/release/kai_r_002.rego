@@ -26,7 +26,7 @@ violations contains v if {
 		),
 		"subject": null,
 		"doc": util.config_doc,
-		"path": null,
+		"path": data.kai_gitops.lib.util.config_key_path("kaiChartVersion"),
 		"fix": null,
 	}
 }
