@@ -97,3 +97,10 @@ def test_policy_test_report_shows_control_characters_as_escapes() -> None:
     text = format_report(TestReport((failed,)))
     assert "FAIL policies/q\\x1b]0;owned\\x07_test.rego: data.kai_gitops.q.test_x (rego error\\x9b2J)" in text
     assert not any(char in text for char in RAW)
+
+
+def test_the_written_file_line_shows_control_characters_as_escapes(tmp_path: Path) -> None:
+    target = tmp_path / "bundle\x1b]0;owned\x07.tar.gz"
+    code, _out, err = run_cli(["policy", "bundle", "-o", str(target)])
+    assert code == 0 and target.exists(), err
+    assert "bundle\\x1b]0;owned\\x07.tar.gz" in err and "\x1b" not in err and "\x07" not in err, err

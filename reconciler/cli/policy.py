@@ -57,5 +57,7 @@ def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree
     desired = open_desired(GitSettings(repo, ref, worktree)) if repo is not None else None
     bundle = build_bundle(desired)
     write_bundle(bundle, output_file)
-    click.echo(f"kai-gitops: wrote {output_file}: {bundle.describe()}", err=True)
+    from reconciler.telemetry.logs import say
+
+    say(f"wrote {output_file}: {bundle.describe()}")
     return ExitCode.CLEAN
