@@ -66,9 +66,10 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
     except Exception as exc:  # the last line of defence: no traceback reaches an operator
         if os.environ.get("KAI_GITOPS_DEBUG"):
             raise
-        from reconciler.core.redact import redact_text
+        from reconciler.core.redact import redact_free_text
 
-        text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
+        # An unknown error may quote a value: redacted whole, then cut (a token cut in half is not recognised).
+        text = redact_free_text(" ".join(str(exc).split()))[:300]
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
         return ExitCode.ERROR
 

@@ -23,6 +23,7 @@ import urllib3
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONValue
+from reconciler.core.redact import redact_free_text
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
@@ -168,7 +169,8 @@ def status_message(body: bytes) -> str:
     try:
         data: JSONValue = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return " ".join(body[:200].decode("utf-8", "replace").split())
+        # redacted before it is cut (a token cut in half is not recognised); what lies past 4 KiB is never shown
+        return redact_free_text(" ".join(body[:4096].decode("utf-8", "replace").split()))[:200]
     if isinstance(data, dict) and data.get("kind") == "Status":
         return " ".join(str(data.get("message", "")).split())
     return ""
