@@ -67,3 +67,16 @@ def test_a_kubeconfig_plugin_error_is_redacted_before_it_is_cut() -> None:
 
     shown = _one_line(RuntimeError(_cut_inside_the_password(300)))
     assert len(shown) == 300 and SHOWN_HALF not in shown, shown
+
+
+def test_every_output_redacts_what_the_drift_issue_redacted() -> None:
+    """One net for every output (Finding.redacted): the drift issue's own (a subject's name, key names in the
+    details) now covers SARIF, JSON and text too."""
+    from reconciler.core.refs import ObjectRef
+
+    blob = "AKIAq8RT3m9Zx0Lw7Ypd2Vn4Hs6Kc1Jf5Ub8Ge0Ti"   # a 40-character credential shape, a valid object name
+    queue = ObjectRef("scheduling.run.ai/v2", "Queue", blob)
+    finding = Finding("KAI-X-001", Kind.VIOLATION, Severity.ERROR, "m", "prod", subject=queue,
+                      extra={"object": {"password": "hunter2"}})
+    shown = str(finding.redacted().to_dict())
+    assert blob not in shown and "hunter2" not in shown, shown

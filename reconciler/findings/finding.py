@@ -135,16 +135,18 @@ class Finding:
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
     def redacted(self) -> Finding:
-        """This finding with every text it carries judged word by word, desired and live also by key name:
-        the net each output passes, whatever a check, a policy or the cluster put into a message. The fix's
-        patch and Git edits stay as they are: they are what a fix writes, not what is shown."""
+        """This finding with every text it carries judged word by word (the subject's name too), desired, live
+        and details also by key name: the net each output passes (text, SARIF, the drift issue …), whatever a
+        check, a policy or the cluster put into it. The fix's patch and Git edits stay as they are: they are
+        what a fix writes, not what is shown."""
         from reconciler.core.redact import redact, redact_free_text
 
+        subject = replace(self.subject, name=redact_free_text(self.subject.name)) if self.subject else None
         fix = replace(self.fix, description=redact_free_text(self.fix.description),
                       command=redact_free_text(self.fix.command) if self.fix.command else None) if self.fix else None
         return replace(self, message=redact_free_text(self.message), title=redact_free_text(self.title),
-                       desired=redact(self.desired), live=redact(self.live), fix=fix,
-                       extra=_free_text_redacted(self.extra))
+                       subject=subject, desired=redact(self.desired), live=redact(self.live), fix=fix,
+                       extra=_free_text_redacted(redact(self.extra)))
 
     def to_dict(self) -> dict[str, Any]:
         from reconciler.core.redact import redact, redact_free_text
