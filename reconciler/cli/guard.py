@@ -74,6 +74,24 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
         return ExitCode.ERROR
 
 
+def write_stdout(text: str, *, nl: bool = True) -> None:
+    """`text` on stdout; a stdout that cannot take it (a full disk, `> /dev/full`) is a one-line user error.
+
+    A reader that left (BrokenPipeError) is `_guarded`'s to judge. stdout is pointed at /dev/null before the
+    error is raised: what is left in its buffer would fail again at the interpreter's final flush."""
+    try:
+        click.echo(text, nl=nl)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        from reconciler.core.errors import UserError
+
+        _detach_stdout()
+        raise UserError(f"cannot write to standard output: {exc.strerror or exc}",
+                        hint="free space where stdout goes, or redirect it to a file elsewhere "
+                             "(/dev/null keeps only the exit code)") from None
+
+
 def _check_stdout() -> None:
     """A command started with stdout closed (`>&-`) has nowhere to put its report: say so before the run."""
     if sys.stdout is None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from reconciler.cli.guard import guard
+from reconciler.cli.guard import guard, write_stdout
 from reconciler.core.exits import ExitCode
 
 
@@ -36,7 +36,7 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
             raise UserError("policy data must be a mapping", where=f"{name}:1")
         user_data.update(value)
     report = run_policy_tests([Path(d) for d in dirs] or None, user_data=user_data or None)
-    click.echo(format_report(report, verbose))
+    write_stdout(format_report(report, verbose))
     return ExitCode.CLEAN if report.ok else ExitCode.FINDINGS
 
 
