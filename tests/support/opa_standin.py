@@ -11,6 +11,7 @@ tests/real/test_opa.py runs the same requests against OPA itself.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -30,7 +31,8 @@ from tests.support._local_http import LocalHttpServer
 class OpaStandin(LocalHttpServer):
     def __init__(self, token: str | None = None) -> None:
         self.token = token
-        self.fault: str | None = None  # None | "slow" | "garbage" | "500"
+        self.fault: str | None = None  # None | "slow" | "garbage" | "500" | "bomb"
+        self.bomb_bytes = 4 * 1024 * 1024   # what the "bomb" answer inflates to (gzip: a few KB on the wire)
         # Policy ids containing one of these are refused (like OPA's "undefined function") until every
         # other uploaded policy is present: exercises the adapter's upload-order retry.
         self.needs_others: set[str] = set()
@@ -151,6 +153,8 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
                 return self._send_raw(200, b"<html>proxy login</html>", "text/html")
             if standin.fault == "500":
                 return self._send(500, {"code": "internal_error", "message": "storage failure"})
+            if standin.fault == "bomb":
+                return self._send_bomb(standin.bomb_bytes)
             with standin._lock:
                 self._dispatch(method, path, body)
 
@@ -202,9 +206,16 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             self._send_raw(status, json.dumps(payload).encode(), "application/json")
 
-        def _send_raw(self, status: int, body: bytes, content_type: str) -> None:
+        def _send_bomb(self, size: int) -> None:
+            """A JSON answer of `size` bytes, sent gzip-compressed: a few KB that inflate to `size`."""
+            self._send_raw(200, gzip.compress(b'{"result": "' + b" " * size + b'"}'), "application/json",
+                           encoding="gzip")
+
+        def _send_raw(self, status: int, body: bytes, content_type: str, encoding: str | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            if encoding:
+                self.send_header("Content-Encoding", encoding)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
