@@ -33,6 +33,10 @@ class OpaStandin(LocalHttpServer):
         self.token = token
         self.fault: str | None = None  # None | "slow" | "garbage" | "500" | "bomb"
         self.bomb_bytes = 4 * 1024 * 1024   # what the "bomb" answer inflates to (gzip: a few KB on the wire)
+        # Appended to every violation's message and fix in an answer, as a server's own (preloaded) policies
+        # might word them: what the server says, not what was uploaded. `carried` counts the violations.
+        self.message_suffix = ""
+        self.carried = 0
         # Policy ids containing one of these are refused (like OPA's "undefined function") until every
         # other uploaded policy is present: exercises the adapter's upload-order retry.
         self.needs_others: set[str] = set()
@@ -115,7 +119,25 @@ class OpaStandin(LocalHttpServer):
         engine.set_input_json(json.dumps(payload.get("input", {})))
         query = "data" + "".join(f".{p}" for p in path.split("/") if p)
         rows = json.loads(engine.eval_query_as_json(query)).get("result") or []
-        return {"result": rows[0]["expressions"][0]["value"]} if rows else {}
+        if not rows:
+            return {}
+        value = rows[0]["expressions"][0]["value"]
+        if self.message_suffix:
+            self._append_suffix(value)
+        return {"result": value}
+
+    def _append_suffix(self, tree: Any) -> None:
+        if not isinstance(tree, dict):
+            return
+        if "meta" in tree and isinstance(tree.get("violations"), list):
+            for violation in tree["violations"]:
+                for key in ("message", "fix"):
+                    if isinstance(violation.get(key), str):
+                        violation[key] += f" {self.message_suffix}"
+                self.carried += 1
+            return
+        for child in tree.values():
+            self._append_suffix(child)
 
 
 def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
