@@ -21,10 +21,10 @@ from reconciler.checks.policy.pack import (
     facts_scope,
     iter_rule_nodes,
 )
+from reconciler.core.capped import read_capped
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike, JSONObject
 from reconciler.core.redact import redact_free_text, redact_text
-from reconciler.sources.cluster.client import read_capped
 
 POLICY_ID_PREFIX = "kai-gitops/"
 # An OPA answer is the run's findings as data: megabytes at most. A larger one (a misbehaving server or proxy,
