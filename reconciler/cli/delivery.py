@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from reconciler.cli.guard import write_stdout
+from reconciler.cli.stdout import write_stdout
 
 if TYPE_CHECKING:
     from reconciler.core.errors import UserError

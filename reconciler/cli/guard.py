@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from typing import Any
 
 import click
 
+from reconciler.cli.stdout import detach_stdout
 from reconciler.core.exits import ExitCode
 
 
@@ -58,7 +58,7 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
             raise
         # `kai-gitops … | head`: the reader took what it wanted and left. Quiet, as `cat` is; exit 1 (not the
         # run's own code), because a report that was cut off must never pass for a clean run.
-        _detach_stdout()
+        detach_stdout()
         return ExitCode.ERROR
     except KeyboardInterrupt:
         click.echo("kai-gitops: interrupted", err=True)
@@ -72,24 +72,6 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
         text = redact_free_text(" ".join(str(exc).split()))[:300]
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
         return ExitCode.ERROR
-
-
-def write_stdout(text: str, *, nl: bool = True) -> None:
-    """`text` on stdout; a stdout that cannot take it (a full disk, `> /dev/full`) is a one-line user error.
-
-    A reader that left (BrokenPipeError) is `_guarded`'s to judge. stdout is pointed at /dev/null before the
-    error is raised: what is left in its buffer would fail again at the interpreter's final flush."""
-    try:
-        click.echo(text, nl=nl)
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        from reconciler.core.errors import UserError
-
-        _detach_stdout()
-        raise UserError(f"cannot write to standard output: {exc.strerror or exc}",
-                        hint="free space where stdout goes, or redirect it to a file elsewhere "
-                             "(/dev/null keeps only the exit code)") from None
 
 
 def _check_stdout() -> None:
@@ -111,11 +93,3 @@ def _stdout_reader_gone() -> bool:
         return any(events & select.POLLERR for _, events in poller.poll(0))
     except (AttributeError, OSError, ValueError):
         return False
-
-
-def _detach_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's final flush does not print a BrokenPipeError of its own."""
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from reconciler.cli.guard import guard, write_stdout
+from reconciler.cli.guard import guard
+from reconciler.cli.stdout import write_stdout
 from reconciler.core.exits import ExitCode
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from reconciler.cli.guard import guard, write_stdout
+from reconciler.cli.guard import guard
+from reconciler.cli.stdout import write_stdout
 from reconciler.core.exits import ExitCode
 
 
