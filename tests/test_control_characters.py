@@ -97,3 +97,55 @@ def test_policy_test_report_shows_control_characters_as_escapes() -> None:
     text = format_report(TestReport((failed,)))
     assert "FAIL policies/q\\x1b]0;owned\\x07_test.rego: data.kai_gitops.q.test_x (rego error\\x9b2J)" in text
     assert not any(char in text for char in RAW)
+
+
+def test_the_written_file_line_shows_control_characters_as_escapes(tmp_path: Path) -> None:
+    target = tmp_path / "bundle\x1b]0;owned\x07.tar.gz"
+    code, _out, err = run_cli(["policy", "bundle", "-o", str(target)])
+    assert code == 0 and target.exists(), err
+    assert "bundle\\x1b]0;owned\\x07.tar.gz" in err and "\x1b" not in err and "\x07" not in err, err
+
+
+# Trojan Source (CVE-2021-42574): invisible controls that reorder what follows, so "fn-llama\u202e1-cod" reads
+# as another name. Every text and Markdown output shows them as escapes.
+BIDI = "fn-\u202eevil\u202c-\u2066x\u2069-\u200e\u200f"
+BIDI_SHOWN = "fn-\\u202eevil\\u202c-\\u2066x\\u2069-\\u200e\\u200f"
+BIDI_RAW = ("\u202e", "\u202c", "\u2066", "\u2069", "\u200e", "\u200f")
+
+
+@pytest.fixture(scope="module")
+def bidi_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    items: list[dict[str, Any]] = DEMO.prod_addon_snapshot()
+    for item in items:
+        if item["kind"] == "Pod" and item["metadata"]["name"] == "fn-llama-1":
+            item["metadata"]["name"] = BIDI
+        if item["kind"] == "Event" and item["involvedObject"]["name"] == "fn-llama-1":
+            item["involvedObject"]["name"] = BIDI
+    path = tmp_path_factory.mktemp("snap") / "bidi.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_bidirectional_controls_in_names_are_escapes(demo: Path, bidi_snapshot: Path, fmt: str) -> None:
+    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                                    bidi_snapshot, "-o", fmt])
+    assert code == 2, stderr
+    shown = BIDI_SHOWN if fmt == "text" else BIDI_SHOWN.replace("\\", "\\\\")   # Markdown escapes a backslash
+    assert shown in stdout, stdout
+    assert not any(char in stdout for char in BIDI_RAW), stdout
+
+
+def test_bidirectional_controls_in_an_error_line_are_escapes(demo: Path) -> None:
+    line = assert_one_line_error(*run_cli(["check", "--repo", demo, "-o", f"x{BIDI}"]), BIDI_SHOWN)
+    assert not any(char in line for char in BIDI_RAW)
+
+
+def test_markdown_code_shows_bidirectional_controls_as_escapes() -> None:
+    """A drift issue's plan and a fix PR's diff are code blocks, commands code spans: both render the text as it
+    is, so the escape happens before."""
+    from reconciler.outputs.markdown_format import code_block, escape_markdown, inline_code
+
+    for text in (code_block(f"+  parentQueue: {BIDI}\n-\tx", "diff"), inline_code(BIDI), escape_markdown(BIDI)):
+        assert "u202e" in text and not any(char in text for char in BIDI_RAW), text
+    assert "\n-\tx\n" in code_block(f"+ {BIDI}\n-\tx")   # a block's own lines and tabs stay

@@ -444,3 +444,45 @@ def test_a_fix_pull_request_someone_else_opened_is_never_rewritten_commented_or_
     assert f"pull request {pull['html_url']} carries kai-gitops's marker but was opened by 'mallory'" in err, err
     assert (pull["state"], pull["body"], server.comments[pull["number"]]) == ("open", planted, [])
     assert len(_writes(server)) == writes
+
+
+# What a Git host hands back (a URL) is quoted in the outcome line: it must neither drive the terminal, start a
+# line of its own, nor carry a credential onto stderr.
+HOSTILE_URL = "https://github.invalid/acme/gitops/pull/1\n::error::x\x1b]0;t\x07 https://u:hunter2hunter2@h"
+
+
+def test_the_fix_outcome_line_shows_what_the_host_said_escaped_and_redacted(
+        tmp_path: Path, server: GitHubStandIn) -> None:
+    work, _bare = _demo(tmp_path)
+    _push_main(work)
+    _check(work, "github", server)
+    [pull] = server.pulls.values()
+    pull["html_url"] = HOSTILE_URL
+    _code, _out, err = _check(work, "github", server)
+    [line] = [line for line in err.splitlines() if "fix pull request for" in line]
+    assert "unchanged" in line and "pull/1 ::error::x\\x1b]0;t\\x07 https://<redacted>@h" in line, err
+    assert not any(raw in err for raw in ("\x1b", "\x07", "\n::error", "hunter2")), err
+
+
+@pytest.mark.parametrize("body", ["marked", "unmarked"])
+def test_an_open_pull_request_someone_else_has_on_the_fix_branch_is_not_called_closed(
+        tmp_path: Path, host: tuple[str, Any], body: str) -> None:
+    """Not "closed by a person": it is open, and not the tool's (another author, or no marker). Left alone."""
+    kind, server = host
+    work, _bare = _demo(tmp_path)
+    _push_main(work)
+    _check(work, kind, server)
+    [pull] = _pulls(kind, server)
+    author = server._user("mallory") if kind == "github" else {"id": 666, "username": "mallory"}
+    key = "user" if kind == "github" else "author"
+    text = f"<!-- kai-gitops:fix cluster={CLUSTER} -->\nplanted" if body == "marked" else "my own take"
+    pull[key] = author
+    pull["body" if kind == "github" else "description"] = text
+    if kind == "github":
+        server.issues[pull["number"]].update(user=author, body=text)
+    code, _out, err = _check(work, kind, server, "--log-format", "text")
+    assert code == 2, err
+    [line] = [line for line in err.splitlines() if "fix pull request for" in line]
+    url = pull["html_url" if kind == "github" else "web_url"]
+    assert "is open but was opened by 'mallory', not by kai-gitops; left as it is" in line, err
+    assert url in line and "closed by a person" not in err, err

@@ -14,14 +14,16 @@ flag, a PEM block, a base64 blob inside a sentence, or a value under a secret-na
 * the cluster (the stand-in API server): an Event message, an NVCFBackend's NGC password and annotation,
   a Queue annotation, the KAI Helm release's values;
 * service answers: NVCA's /healthz, either its own JSON with the credential in a component error or an
-  API-server Status whose message carries it.
+  API-server Status whose message carries it; an OPA server's answer, each violation's message and fix
+  carrying it (`diff --opa-url`, with $KAI_GITOPS_OPA_TOKEN as the server's bearer token).
 
 The sinks, per example: stdout and stderr (text or JSON log lines, drawn) of `doctor`, `diff`, `check`,
 `reconcile` (each writing every format at once through `-o FMT=PATH`), `snapshot` and a refused clone; each
 of those format files; the snapshot file, the saved plan, the metrics file; every body the Pushgateway
 received; every request (path, query, body) the GitHub stand-in received from `diff --report-to github`;
-every path and query the API server received; every file in the clone cache. See INPUTS and
-SINKS for the counts (each example checks every planted token against every sink).
+every path and query the API server received; every method and path the OPA server received; every file in
+the clone cache. See INPUTS and SINKS for the counts (each example checks every planted token against every
+sink).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from tests.helpers import load_demo_builder, run_cli
 from tests.support.githost.github import GitHubStandIn
 from tests.support.kubeserver import KubeTestServer
 from tests.support.kubeserver._snapshot import serve_snapshot
+from tests.support.opa_standin import OpaStandin
 from tests.support.pushgateway import PushgatewayStandin
 
 DEMO = load_demo_builder()
@@ -86,7 +89,8 @@ INPUTS = ("git.values.secret-key", "git.values.free-value", "git.values.quoted",
           "git.queue.annotation", "git.clone-url", "kubeconfig.server-userinfo", "kubeconfig.token",
           "env.KAI_GITOPS_GIT_TOKEN", "env.GITHUB_TOKEN", "env.GITLAB_TOKEN", "env.KAI_GITOPS_OPA_TOKEN",
           "env.KAI_GITOPS_PUSHGATEWAY_PASSWORD", "cluster.event.message", "cluster.backend.ngc-password",
-          "cluster.backend.annotation", "cluster.queue.annotation", "cluster.release.values", "service.healthz")
+          "cluster.backend.annotation", "cluster.queue.annotation", "cluster.release.values", "service.healthz",
+          "service.opa")
 _RAW = {"git.values.secret-key", "kubeconfig.token", "cluster.backend.ngc-password", "env.KAI_GITOPS_GIT_TOKEN",
         "env.GITHUB_TOKEN", "env.GITLAB_TOKEN", "env.KAI_GITOPS_OPA_TOKEN", "env.KAI_GITOPS_PUSHGATEWAY_PASSWORD"}
 
@@ -196,6 +200,8 @@ def run_everything(repo: Path, tmp: Path, p: Planted) -> Sinks:
     sinks = Sinks()
     env = environment(p, tmp / "cache") | {"KAI_GITOPS_LOG_FORMAT": p.log_format}
     github = GitHubStandIn(token=p.texts["env.GITHUB_TOKEN"]).start()
+    opa = OpaStandin(token=p.texts["env.KAI_GITOPS_OPA_TOKEN"]).start()
+    opa.message_suffix = p.texts["service.opa"]
     with KubeTestServer() as server, PushgatewayStandin(
             credentials=("pusher", p.texts["env.KAI_GITOPS_PUSHGATEWAY_PASSWORD"])) as gateway:
         serve_snapshot(server, cluster_items(p))
@@ -208,7 +214,8 @@ def run_everything(repo: Path, tmp: Path, p: Planted) -> Sinks:
         sinks.run("doctor", ["doctor", *live], env, tmp / "doctor")
         sinks.run("diff", ["diff", *desired, "--cluster", "prod-addon", *live, "--metrics-file",
                            tmp / "metrics.prom", "--metrics-push", gateway.url, "--report-to", "github",
-                           "--git-host", "github", "--git-host-url", github.url, "--git-host-repo", github.full_name],
+                           "--git-host", "github", "--git-host-url", github.url, "--git-host-repo", github.full_name,
+                           "--opa-url", opa.url],
                   env, tmp / "diff")
         sinks.run("check", ["check", *desired], env, tmp / "check")
         sinks.run("reconcile", ["reconcile", *desired, "--cluster", "prod-addon", *live,
@@ -224,6 +231,9 @@ def run_everything(repo: Path, tmp: Path, p: Planted) -> Sinks:
         sinks.tree("clone cache", tmp / "cache")
     github.stop()
     github.assert_clean()
+    opa.stop()
+    sinks.seen["opa requests"] = "\n".join(f"{method} {path}" for method, path in opa.requests)
+    sinks.codes["opa violations carrying the text"] = opa.carried
     sinks.seen["github requests"] = "\n".join(f"{r.method} {r.path}?{r.query}\n{(r.body or b'').decode()}"
                                               for r in github.requests)
     return sinks
@@ -250,7 +260,7 @@ REPORTING = ("doctor", "diff", "check", "reconcile")   # each writes every forma
 SINKS = sorted([*(f"{run}.{stream}" for run in (*REPORTING, "snapshot", "clone") for stream in ("stdout", "stderr")),
                 *(f"{run}.-o {fmt}" for run in REPORTING for fmt in FORMATS if fmt != "text"),
                 "snapshot file", "plan file", "metrics file", "pushgateway bodies", "api server requests",
-                "clone cache", "github requests"])
+                "clone cache", "github requests", "opa requests"])
 
 
 # No shrinking: one example is six full runs; a failure prints the planted texts as they are.
@@ -273,8 +283,9 @@ def test_no_planted_credential_reaches_any_sink(pristine: Path, tmp_path_factory
              if token in text]
     assert not leaks, leaks
     # every run did its work (the texts were read, the reports written), so every sink was really checked
+    carried = sinks.codes.pop("opa violations carrying the text")
     expected = {"doctor": 2, "diff": 2, "check": 2, "reconcile": 2, "snapshot": 0, "clone": 1}
-    assert sinks.codes == expected, {name: sinks.seen[f"{name}.stderr"][-600:] for name in sinks.codes}
+    assert carried > 0 and sinks.codes == expected, {name: sinks.seen[f"{name}.stderr"][-600:] for name in sinks.codes}
     assert sinks.seen["pushgateway bodies"] and sinks.seen["metrics file"] and "POST" in sinks.seen["github requests"]
     # the planted texts were read: KAI-V-001 quotes the values file, the Event explains the Pending pod
     assert "<redacted>" in sinks.seen["check.-o json"] and "didn't have free GPUs" in sinks.seen["doctor.stdout"]
@@ -282,6 +293,6 @@ def test_no_planted_credential_reaches_any_sink(pristine: Path, tmp_path_factory
 
 def test_the_property_covers_every_input_and_sink() -> None:
     """The counts the property checks per example (printed with -s, for the record)."""
-    assert (len(INPUTS), len(SINKS)) == (19, 47)
+    assert (len(INPUTS), len(SINKS)) == (20, 48)
     print(f"inputs planted: {len(INPUTS)}; sinks checked: {len(SINKS)}; pairs per example: "
           f"{len(INPUTS) * len(SINKS)}; examples: {EXAMPLES}")

@@ -166,6 +166,13 @@ def test_directory_target_is_a_one_line_error(demo_repo: Path, tmp_path: Path) -
                           "-o FMT=PATH")
 
 
+@pytest.mark.parametrize("target", ["/sys/kernel/report.sarif", "/dev/full"], ids=["read-only-directory", "full"])
+def test_a_target_that_refuses_the_write_is_a_one_line_error(demo_repo: Path, target: str) -> None:
+    """A directory nobody may write to (as root, /sys refuses creating a file) and a full device."""
+    assert_one_line_error(*check(demo_repo, "-o", f"sarif={target}"), f"{target}: cannot write report",
+                          "-o FMT=PATH")
+
+
 def test_socket_target_is_a_one_line_error_and_stays(demo_repo: Path, tmp_path: Path) -> None:
     path = tmp_path / "s.sock"
     with socket.socket(socket.AF_UNIX) as server:

@@ -59,7 +59,7 @@ def test_a_name_that_walks_to_another_object_is_refused_before_any_request(demo:
     walk = dataclasses.replace(label, ref=dataclasses.replace(
         label.ref, name="../namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1"))
     path = crafted(demo, plan, walk)
-    apply_refused(demo, path, "is not a Kubernetes object name")
+    apply_refused(demo, path, "is not a Kubernetes object name (a DNS-1123 subdomain: at most 253 lower-case")
     assert [r for r in demo.server.requests if r.path == HELM_SECRET] == []   # urllib3 would normalise `..`
     assert demo.writes() == []                                                # not even the Lease
 
@@ -374,5 +374,5 @@ def test_a_saved_parent_queue_that_is_no_kubernetes_name_is_refused_naming_file_
     queue = _queue_update(plan)
     path = crafted(demo, plan, _with_fields(queue, FieldChange(("spec", "parentQueue"), None, parent)))
     requests = apply_refused(demo, path, f"plan sets {queue.ref} spec.parentQueue to {parent[:80]!r}",
-                             "is not a Kubernetes object name")
+                             "is not a Kubernetes object name (a DNS-1123 subdomain: at most 253 lower-case")
     assert [r for r in requests if r.method != "GET"] == []

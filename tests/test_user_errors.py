@@ -78,3 +78,15 @@ def test_a_closed_stdout_is_one_line_saying_where_the_report_should_go(demo_repo
     proc = _kai_gitops(*_diff(demo_repo), home=tmp_path, preexec_fn=lambda: os.close(1))
     code, out, err = _finished(proc)
     assert_one_line_error(code, out, err, "standard output is closed", "redirect it to a file")
+
+
+def test_a_full_stdout_is_one_line_saying_no_space_is_left(demo_repo: Path, tmp_path: Path) -> None:
+    """`kai-gitops diff … > /dev/full` (a full disk): not "internal error: OSError: [Errno 28]", and no second
+    complaint from the interpreter's own flush at exit. The report and every other stdout writer (schema)."""
+    with open("/dev/full", "wb") as full:
+        report = _finished(_kai_gitops(*_diff(demo_repo), home=tmp_path, stdout=full))
+        schema = _finished(subprocess.Popen([sys.executable, "-m", "reconciler", "schema"], cwd=ROOT, stdout=full,
+                                            stderr=subprocess.PIPE))
+    for code, out, err in (report, schema):
+        assert_one_line_error(code, out, err, "cannot write to standard output: No space left on device",
+                              "free space")

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import click
+from reconciler.cli.stdout import write_stdout
 
 if TYPE_CHECKING:
     from reconciler.core.errors import UserError
@@ -34,7 +34,7 @@ def emit(report: Report, specs: list[OutputSpec], overrides: dict[str, Callable[
     from reconciler.outputs.destinations import emit as emit_to
 
     record(report=report)
-    emit_to(report, specs, lambda text: click.echo(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
+    emit_to(report, specs, lambda text: write_stdout(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
     return report.exit_code
 
 
@@ -52,7 +52,7 @@ def emit_error(exc: UserError, command: str, specs: list[OutputSpec]) -> None:
     if has_report():
         return
     try:
-        emit_error_to(InputError.of(exc, command), specs, lambda text: click.echo(text, nl=False))
+        emit_error_to(InputError.of(exc, command), specs, lambda text: write_stdout(text, nl=False))
     except UserError as failed:   # the error line is already out; this one only says where it could not go
         logging.getLogger("kai_gitops").warning("the error was not written to the outputs: %s", failed.line())
 

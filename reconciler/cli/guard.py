@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from typing import Any
 
 import click
 
+from reconciler.cli.stdout import detach_stdout
 from reconciler.core.exits import ExitCode
 
 
@@ -59,7 +59,7 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
             raise
         # `kai-gitops … | head`: the reader took what it wanted and left. Quiet, as `cat` is; exit 1 (not the
         # run's own code), because a report that was cut off must never pass for a clean run.
-        _detach_stdout()
+        detach_stdout()
         return ExitCode.ERROR
     except KeyboardInterrupt:
         click.echo("kai-gitops: interrupted", err=True)
@@ -67,9 +67,10 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
     except Exception as exc:  # the last line of defence: no traceback reaches an operator
         if os.environ.get("KAI_GITOPS_DEBUG"):
             raise
-        from reconciler.core.redact import redact_text
+        from reconciler.core.redact import redact_free_text
 
-        text = redact_text(" ".join(str(exc).split())[:300])  # an unknown error may quote a value
+        # An unknown error may quote a value: redacted whole, then cut (a token cut in half is not recognised).
+        text = redact_free_text(" ".join(str(exc).split()))[:300]
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
         return ExitCode.ERROR
 
@@ -93,11 +94,3 @@ def _stdout_reader_gone() -> bool:
         return any(events & select.POLLERR for _, events in poller.poll(0))
     except (AttributeError, OSError, ValueError):
         return False
-
-
-def _detach_stdout() -> None:
-    """Point stdout at /dev/null, so the interpreter's final flush does not print a BrokenPipeError of its own."""
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)

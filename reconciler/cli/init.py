@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reconciler.cli.guard import guard
+from reconciler.cli.stdout import write_stdout
 from reconciler.core.exits import ExitCode
 
 if TYPE_CHECKING:
@@ -40,10 +41,10 @@ def init_command(directory: str, clusters: tuple[str, ...], chart_version: str |
 
     settings = init_settings(directory, clusters, chart_version, ci)
     written = write_scaffold(settings)
-    click.echo(f"Wrote {len(written)} files in {settings.directory}:")
+    write_stdout(f"Wrote {len(written)} files in {settings.directory}:")
     for path in written:
-        click.echo(f"  {path}")
-    click.echo(next_steps(settings))
+        write_stdout(f"  {path}")
+    write_stdout(next_steps(settings))
     return ExitCode.CLEAN
 
 

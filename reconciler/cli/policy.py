@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from reconciler.cli.guard import guard
+from reconciler.cli.stdout import write_stdout
 from reconciler.core.exits import ExitCode
 
 
@@ -36,7 +37,7 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
             raise UserError("policy data must be a mapping", where=f"{name}:1")
         user_data.update(value)
     report = run_policy_tests([Path(d) for d in dirs] or None, user_data=user_data or None)
-    click.echo(format_report(report, verbose))
+    write_stdout(format_report(report, verbose))
     return ExitCode.CLEAN if report.ok else ExitCode.FINDINGS
 
 
@@ -57,5 +58,7 @@ def policy_bundle_command(output_file: str, repo: str | None, ref: str, worktree
     desired = open_desired(GitSettings(repo, ref, worktree)) if repo is not None else None
     bundle = build_bundle(desired)
     write_bundle(bundle, output_file)
-    click.echo(f"kai-gitops: wrote {output_file}: {bundle.describe()}", err=True)
+    from reconciler.telemetry.logs import say
+
+    say(f"wrote {output_file}: {bundle.describe()}")
     return ExitCode.CLEAN

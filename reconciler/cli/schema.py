@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from reconciler.cli.guard import guard
+from reconciler.cli.stdout import write_stdout
 from reconciler.core.exits import ExitCode
 
 
@@ -16,5 +17,5 @@ def schema_command() -> ExitCode:
 
     from reconciler.sources.repoconfig import schema
 
-    click.echo(json.dumps(schema(), indent=2))
+    write_stdout(json.dumps(schema(), indent=2))
     return ExitCode.CLEAN

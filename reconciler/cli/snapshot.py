@@ -39,5 +39,7 @@ def snapshot_command(output: str, kubeconfig: str | None, kube_context: str | No
     from reconciler.sources.snapshot_writer import snapshot_command as write_snapshot
 
     result = write_snapshot(output, kubeconfig, kube_context)
-    click.echo(f"kai-gitops: wrote {result.describe()}", err=True)
+    from reconciler.telemetry.logs import say
+
+    say(f"wrote {result.describe()}")
     return ExitCode.CLEAN

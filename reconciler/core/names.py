@@ -17,6 +17,7 @@ from reconciler.core.errors import UserError
 
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+SUBDOMAIN_PATTERN = _SUBDOMAIN.pattern   # also what one segment of a write's URL path may be (allowed_writes)
 _QUALIFIED = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 # Every kind refuses these in a name (path segment names); the kinds kai-gitops reports also refuse controls.
 _NOT_IN_ANY_NAME = re.compile("[/%\x00-\x20\x7f-\x9f\u2028\u2029]")

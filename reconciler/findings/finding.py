@@ -84,9 +84,9 @@ class Fix:
 
     def __post_init__(self) -> None:
         # a policy's remedy and command are free text too (see Finding.__post_init__)
-        object.__setattr__(self, "description", truncate_text(self.description))
+        object.__setattr__(self, "description", bounded_text(self.description))
         if self.command is not None:
-            object.__setattr__(self, "command", truncate_text(self.command))
+            object.__setattr__(self, "command", bounded_text(self.command))
 
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.action.value, "description": self.description,
@@ -122,9 +122,9 @@ class Finding:
         for name in ("message", "title", "waived_by"):
             value = getattr(self, name)
             if isinstance(value, str):
-                object.__setattr__(self, name, truncate_text(value))
+                object.__setattr__(self, name, bounded_text(value))
         if any(isinstance(v, str) and len(v) > MAX_TEXT for v in self.extra.values()):
-            object.__setattr__(self, "extra", {k: truncate_text(v) if isinstance(v, str) else v
+            object.__setattr__(self, "extra", {k: bounded_text(v) if isinstance(v, str) else v
                                                for k, v in self.extra.items()})
 
     @property
@@ -135,16 +135,18 @@ class Finding:
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
     def redacted(self) -> Finding:
-        """This finding with every text it carries judged word by word, desired and live also by key name:
-        the net each output passes, whatever a check, a policy or the cluster put into a message. The fix's
-        patch and Git edits stay as they are: they are what a fix writes, not what is shown."""
+        """This finding with every text it carries judged word by word (the subject's name too), desired, live
+        and details also by key name: the net each output passes (text, SARIF, the drift issue …), whatever a
+        check, a policy or the cluster put into it. The fix's patch and Git edits stay as they are: they are
+        what a fix writes, not what is shown."""
         from reconciler.core.redact import redact, redact_free_text
 
+        subject = replace(self.subject, name=redact_free_text(self.subject.name)) if self.subject else None
         fix = replace(self.fix, description=redact_free_text(self.fix.description),
                       command=redact_free_text(self.fix.command) if self.fix.command else None) if self.fix else None
         return replace(self, message=redact_free_text(self.message), title=redact_free_text(self.title),
-                       desired=redact(self.desired), live=redact(self.live), fix=fix,
-                       extra=_free_text_redacted(self.extra))
+                       subject=subject, desired=redact(self.desired), live=redact(self.live), fix=fix,
+                       extra=_free_text_redacted(redact(self.extra)))
 
     def to_dict(self) -> dict[str, Any]:
         from reconciler.core.redact import redact, redact_free_text
@@ -167,6 +169,17 @@ class Finding:
             "waived_by": self.waived_by,
             "details": self.extra,
         }
+
+
+def bounded_text(text: str) -> str:
+    """`text` within MAX_TEXT characters. Text that must be cut is redacted first: the cut could fall inside a
+    token, and the half left is a shape no pattern recognises when the outputs redact it later. Text that fits
+    is left for the outputs to redact (`redacted()`): most text fits, and it is not judged twice."""
+    if len(text) <= MAX_TEXT:
+        return text
+    from reconciler.core.redact import redact_free_text
+
+    return truncate_text(redact_free_text(text))
 
 
 def _free_text_redacted(value: Any) -> Any:

@@ -56,6 +56,7 @@ class FixAction(StrEnum):
     UPDATED = "updated"
     UNCHANGED = "unchanged"
     DECLINED = "declined"         # a person closed the pull request for these findings: not reopened
+    FOREIGN = "foreign"           # someone else's pull request is open from the fix branch: left to them
     KEPT = "kept"                 # the branch has someone else's commits: not rewritten
     CLOSED = "closed"             # the base needs no edit any more
     NONE = "none"                 # no edit needed and no pull request open
@@ -81,6 +82,11 @@ class FixOutcome:
         if self.action == FixAction.KEPT:
             return (f"fix pull request for {self.cluster}: {self.branch} has commits by someone else; not "
                     "rewritten (review it, or delete the branch to have it proposed again)")
+        if self.action == FixAction.FOREIGN and self.pull is not None:
+            author = f"by {self.pull.author!r}" if self.pull.author else "by an unknown author"
+            return (f"fix pull request for {self.cluster}: #{self.pull.number} from {self.branch} ({self.pull.url}) "
+                    f"is open but was opened {author}, not by kai-gitops; left as it is (close it and delete the "
+                    "branch to have the fix proposed again)")
         if self.action == FixAction.DECLINED:
             return (f"fix pull request for {self.cluster}: the pull request from {self.branch} for these findings "
                     "was closed by a person; not reopened (delete the branch to propose it again)")
@@ -98,8 +104,10 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
         return FixOutcome(plan.cluster, FixAction.CLOSED if own else FixAction.NONE, closed=closed, skipped=skipped)
     branch = plan.branch
     pull = host.find_pull(marker, branch) if branch in own else None
-    if branch in own and pull is None:   # our branch, its PR closed: a person said no to these very findings
-        return FixOutcome(plan.cluster, FixAction.DECLINED, branch, skipped=skipped)
+    if branch in own and pull is None:   # our branch but no PR of ours: closed by a person, or someone else's
+        foreign = host.open_pull_from(branch)
+        action = FixAction.FOREIGN if foreign is not None else FixAction.DECLINED
+        return FixOutcome(plan.cluster, action, branch, foreign, skipped=skipped)
     published = branches.publish(branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author,
                                  own.get(branch))
     if published.foreign:

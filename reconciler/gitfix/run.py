@@ -7,7 +7,6 @@ commit the host knows), plans the edits, pushes the branch and opens/updates/clo
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ from reconciler.gitfix.plan import FixPlan, plan_fix
 from reconciler.gitfix.pull_request import FixAction, FixContext, FixOutcome, propose_fix, safe_diff
 from reconciler.githost.base import HostFlags, HostSettings
 from reconciler.report.report import Report
+from reconciler.telemetry import logs
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
     """Every cluster of `report`; `host` may be given (tests), else it comes from flags, `gitHost:` and the remote."""
     from reconciler.sources.git import open_tree
 
-    say = echo or (lambda line: print(f"kai-gitops: {line}", file=sys.stderr))
+    say = echo or logs.say
     commit = _read_commit(report)
     tree = open_tree(fix.repo, commit)
     author = Author.parse(fix.author)   # a bad --git-author fails before anything is pushed
@@ -74,7 +74,7 @@ def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None]) -> FixOutc
         files = ", ".join(change.path for change in plan.changes)
         say(f"fix pull request for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
             "[dry run]")
-        print(safe_diff(plan), file=sys.stderr)   # like the PR body: changed lines only, secrets masked
+        logs.say_lines(safe_diff(plan))   # like the PR body: changed lines only, secrets masked
     for skipped in plan.skipped:
         say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
     return FixOutcome(cluster, FixAction.DRY_RUN if not plan.empty else FixAction.NONE,

@@ -33,6 +33,9 @@ class AuditedHost:
     def find_pull(self, marker: str, head: str) -> HostPull | None:
         return self._host.find_pull(marker, head)
 
+    def open_pull_from(self, head: str) -> HostPull | None:
+        return self._host.open_pull_from(head)
+
     def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
                      assignees: tuple[str, ...] = ()) -> HostIssue:
         issue = self._host.create_issue(title, body, labels, assignees)

@@ -97,6 +97,11 @@ class GitHost(Protocol):
         identity `Adoption` adopts (others are passed over with a warning)."""
         ...
 
+    def open_pull_from(self, head: str) -> HostPull | None:
+        """An open PR/MR from branch `head`, whoever opened it and whatever its body: when `find_pull` finds none
+        of ours, whether the branch's PR was closed or someone else's is open on it."""
+        ...
+
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
                     assignees: tuple[str, ...] = ()) -> HostPull: ...
 

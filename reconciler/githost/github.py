@@ -185,6 +185,15 @@ class GitHubHost:
 
         return self._run(f"listing pull requests from '{head}'", scan)
 
+    def open_pull_from(self, head: str) -> HostPull | None:
+        owner = self.settings.repo.split("/")[0]
+
+        def scan() -> HostPull | None:
+            pulls = self._repo.get_pulls(state="open", head=f"{owner}:{head}")
+            return next((_pull(pull) for pull in pulls if pull.head.ref == head), None)
+
+        return self._run(f"listing pull requests from '{head}'", scan)
+
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
                     assignees: tuple[str, ...] = ()) -> HostPull:
         pull = self._run(f"opening a pull request from '{head}'", lambda: self._repo.create_pull(

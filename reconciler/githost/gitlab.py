@@ -200,6 +200,13 @@ class GitLabHost:
 
         return self._run(f"listing merge requests from '{head}'", scan)
 
+    def open_pull_from(self, head: str) -> HostPull | None:
+        def scan() -> HostPull | None:
+            requests = self._project.mergerequests.list(state="opened", source_branch=head, iterator=True)
+            return next((_pull(mr) for mr in requests if mr.source_branch == head), None)
+
+        return self._run(f"listing merge requests from '{head}'", scan)
+
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
                     assignees: tuple[str, ...] = ()) -> HostPull:
         data: dict[str, str | list[int]] = {"source_branch": head, "target_branch": base, "title": scrub_body(title),

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from reconciler.core.exits import ExitCode
+from reconciler.core.printable import visible, visible_block
 from reconciler.core.refs import Location
 from reconciler.core.show import show_value
 from reconciler.findings.finding import Finding, Kind
@@ -33,8 +34,9 @@ _MENTION = re.compile(r"([@#])(?=\w)")
 
 
 def escape_markdown(text: object) -> str:
-    """`text` shown literally in Markdown: HTML and Markdown syntax escaped, no mentions or issue links, one line."""
-    value = " ".join(str(text).split())   # a newline could end a table row or start a block
+    """`text` shown literally in Markdown: HTML and Markdown syntax escaped, no mentions or issue links, one line,
+    control and bidirectional-text characters as visible escapes (core.printable)."""
+    value = visible(" ".join(str(text).split()))   # a newline could end a table row or start a block
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     value = _INLINE_SPECIAL.sub(r"\\\1", value)
     value = _BLOCK_START.sub(lambda m: f"{m.group(1)}{m.group(2)[:-1]}\\{m.group(2)[-1]}", value)
@@ -43,7 +45,9 @@ def escape_markdown(text: object) -> str:
 
 
 def code_block(text: str, language: str = "") -> str:
-    """A fenced block that nothing inside can close: the fence is longer than the longest backtick run."""
+    """A fenced block that nothing inside can close: the fence is longer than the longest backtick run. Control
+    and bidirectional-text characters show as escapes: a code block renders them as they are."""
+    text = visible_block(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
@@ -51,7 +55,7 @@ def code_block(text: str, language: str = "") -> str:
 
 def inline_code(text: str) -> str:
     """A one-line code span (escape_markdown'd text would show its backslashes inside one)."""
-    value = " ".join(text.split())
+    value = visible(" ".join(text.split()))
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if value.startswith("`") or value.endswith("`") else ""

@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.core.names import SUBDOMAIN_RULE, dns_subdomain
 from reconciler.core.refs import ObjectRef
 from reconciler.plans.plan import Change, FieldChange, FieldPath, Operation
 from reconciler.plans.values import leaves, same_value
-from reconciler.plans.writable import Values, planned_write, valid_name, writable_summary
+from reconciler.plans.writable import Values, planned_write, writable_summary
 
 # A plan's free text (a change's reason, a note) as the planner writes it: one short printable line. Anything
 # else in a saved plan was written by someone else, for a person to read and perhaps act on.
@@ -37,9 +38,11 @@ def check_changes(changes: Iterable[Change], where: str) -> None:
 
 def check_change(change: Change, where: str) -> None:
     """Refuse anything the allowed writes do not allow, before any request: name, kind, operation, field, value."""
-    if not valid_name(change.ref.name):
+    # metadata.name of Nodes and Queues: anything else (a `/`, a `..`) would address another object once the
+    # URL is built and normalised, e.g. a Secret
+    if dns_subdomain(change.ref.name) is not None:
         raise UserError(f"plan change names {change.ref.kind} {change.ref.name!r}, which is not a Kubernetes "
-                        "object name (lower-case DNS subdomain)", where=where)
+                        f"object name ({SUBDOMAIN_RULE})", where=where)
     if not change.fields:
         raise UserError(f"plan change {change.ref} changes no field", where=where)
     if len({f.path for f in change.fields}) != len(change.fields):
@@ -81,7 +84,7 @@ def _check_field(change: Change, f: FieldChange, where: str) -> None:
                             f"not {value!r}", where=where)
     if values is Values.NAME and isinstance(f.after, str) and not values.allows(f.after):
         raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after[:80]!r}, which is not a Kubernetes "
-                        "object name (lower-case DNS subdomain)", where=where)
+                        f"object name ({SUBDOMAIN_RULE})", where=where)
 
 
 def _check_manifest(change: Change, where: str) -> None:

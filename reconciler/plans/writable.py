@@ -8,12 +8,12 @@ again just before it is sent (reconcile/allowed_writes.py).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE, Resource
 from reconciler.model.live import SCHEDULE_LABEL
@@ -21,16 +21,6 @@ from reconciler.model.queues import FIELDS, RESOURCES
 from reconciler.plans.plan import FieldPath, Operation
 
 LABEL_PATH: FieldPath = ("metadata", "labels", SCHEDULE_LABEL)
-
-# metadata.name of Nodes and Queues: a DNS-1123 subdomain. Anything else in a plan (a `/`, a `..`) would
-# address another object once the URL is built and normalised, e.g. a Secret.
-OBJECT_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-MAX_NAME = 253
-
-
-def valid_name(name: str) -> bool:
-    return len(name) <= MAX_NAME and OBJECT_NAME.fullmatch(name) is not None
-
 
 class Values(Enum):
     """What a writable field may be set to."""
@@ -43,7 +33,7 @@ class Values(Enum):
         if self is Values.NUMBER:
             return isinstance(value, int | float) and not isinstance(value, bool)
         if self is Values.NAME:   # a parent applied unchecked could name anything, up to the size of a request
-            return value is None or (isinstance(value, str) and valid_name(value))
+            return value is None or (isinstance(value, str) and dns_subdomain(value) is None)
         return value in (None, "true")
 
 

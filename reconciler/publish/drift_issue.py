@@ -21,11 +21,10 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from reconciler.core.redact import redact
 from reconciler.findings.finding import Finding
 from reconciler.githost.base import GitHost, HostIssue
 from reconciler.githost.redaction import scrub_body
@@ -92,7 +91,9 @@ class DriftContext:
 
 
 def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -> DriftOutcome:
-    findings = [_redacted(f) for f in sorted(cluster.active(), key=finding_order)]
+    # redacted before anything is escaped or shortened: a table cell cut at 160 characters could otherwise
+    # show the first half of a token no pattern recognises any more
+    findings = [f.redacted() for f in sorted(cluster.active(), key=finding_order)]
     marker = drift_marker(cluster.cluster)
     existing = host.find_issue(marker, context.labels[0])
     shown = _summaries(findings)
@@ -121,26 +122,6 @@ def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -
     issue = host.update_issue(existing.number, body=body)
     host.comment_issue(existing.number, _change_comment("Findings changed", cluster, appeared, resolved))
     return DriftOutcome(cluster.cluster, DriftAction.UPDATED, issue, appeared, resolved)
-
-
-def _redacted(f: Finding) -> Finding:
-    """Every text a finding carries, redacted word by word before it is escaped or shortened: a table cell
-    cut at 160 characters could otherwise show the first half of a token no pattern recognises any more."""
-    subject = replace(f.subject, name=scrub_body(f.subject.name)) if f.subject else None
-    fix = replace(f.fix, description=scrub_body(f.fix.description),
-                  command=scrub_body(f.fix.command) if f.fix.command else None) if f.fix else None
-    return replace(f, message=scrub_body(f.message), title=scrub_body(f.title), subject=subject,
-                   desired=_scrubbed(f.desired), live=_scrubbed(f.live), fix=fix, extra=_scrubbed(f.extra))
-
-
-def _scrubbed(value: Any) -> Any:
-    """Key-name redaction (`redact`), then every string word by word; tuples become lists (`redact` walks
-    dicts and lists only, and `extra["changes"]` holds tuples)."""
-    if isinstance(value, dict):
-        return {k: _scrubbed(v) for k, v in redact(value).items()}
-    if isinstance(value, (list, tuple)):
-        return [_scrubbed(v) for v in redact(list(value))]
-    return scrub_body(value) if isinstance(value, str) else value
 
 
 def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: DriftContext) -> str:

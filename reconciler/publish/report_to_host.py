@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -17,6 +16,7 @@ from reconciler.publish.drift_issue import DriftContext, DriftOutcome, report_dr
 from reconciler.publish.targets import PublishRequest, register
 from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import ClusterReport
+from reconciler.telemetry import logs
 
 
 def settings_for(kind: str, request: PublishRequest) -> HostSettings:
@@ -32,7 +32,7 @@ def publish_drift(kind: str, request: PublishRequest, *,
                   echo: Callable[[str], None] | None = None) -> list[DriftOutcome]:
     settings = settings_for(kind, request)
     host = open_host(settings)
-    say = echo or (lambda line: print(f"kai-gitops: {line}", file=sys.stderr))
+    say = echo or logs.say
     outcomes = []
     for cluster in request.report.clusters:
         outcome = report_drift(host, cluster, _context(settings, cluster, request))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reconciler.plans.writable import OBJECT_NAME, WRITES, Writable
+from reconciler.core.names import SUBDOMAIN_PATTERN
+from reconciler.plans.writable import WRITES, Writable
 
 MERGE_PATCH = "application/merge-patch+json"
-_NAME = OBJECT_NAME.pattern
+_NAME = SUBDOMAIN_PATTERN
 
 
 def _path_pattern(write: Writable) -> re.Pattern[str]:

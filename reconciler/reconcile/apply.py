@@ -28,12 +28,13 @@ from urllib.parse import urlencode
 import orjson
 import urllib3
 
+from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.plans.applied import ChangeResult, WriteResult
 from reconciler.plans.plan import Change, Operation
-from reconciler.plans.writable import LABEL_PATH, PLANNED, valid_name
+from reconciler.plans.writable import LABEL_PATH, PLANNED
 from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
 from reconciler.reconcile.staleness import change_state
 from reconciler.sources.cluster.client import status_message
@@ -212,7 +213,7 @@ class ClusterWriter:
 
 
 def object_path(ref: ObjectRef) -> str:
-    if not valid_name(ref.name):   # not even a GET: a `..` in a name is normalised into another object's URL
+    if dns_subdomain(ref.name) is not None:   # not even a GET: a `..` in a name is normalised into another object's URL
         raise WriteForbidden(f"{ref.name!r} is not a Kubernetes object name")
     resource = next((r for r in PLANNED if r.describes(ref)), None)
     if resource is None:

@@ -39,6 +39,20 @@ def one_line(message: str) -> str:
     return visible(redact_free_text(" ".join(message.split())))
 
 
+def say(text: str) -> None:
+    """A line about what the run did (a fix pull request, a drift issue, a file written) on stderr, made safe
+    as `one_line` makes it: the line quotes what a Git host or a repository handed back (URLs, names)."""
+    sys.stderr.write(f"kai-gitops: {one_line(text)}\n")
+    sys.stderr.flush()
+
+
+def say_lines(text: str) -> None:
+    """Several lines on stderr (a fix's diff), each made safe as `one_line` makes it but its indentation kept."""
+    for line in redact_free_text(text).split("\n"):   # whole first: a PEM block spans lines
+        sys.stderr.write(visible(line) + "\n")
+    sys.stderr.flush()
+
+
 def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 

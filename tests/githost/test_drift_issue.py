@@ -485,3 +485,23 @@ def test_cli_names_the_foreign_author_and_opens_its_own_issue(demo_repo: Path, m
         server.assert_clean()
     finally:
         server.stop()
+
+
+def test_cli_outcome_line_shows_what_the_host_said_escaped_and_redacted(
+        demo_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue URL the host hands back is quoted in the outcome line: no line, escape sequence or credential of
+    its own reaches stderr."""
+    from tests.support.githost.github import GitHubStandIn
+
+    monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
+    server = GitHubStandIn(token=TOKEN).start()
+    try:
+        args = _diff_args(demo_repo, server.url, "--report-to", "github", "--git-host-repo", "acme/gitops")
+        run_cli(args, {"GITHUB_TOKEN": TOKEN})
+        _issue(server)["html_url"] = "https://github.invalid/i/1\n::error::x\x1b]0;t\x07 https://u:hunter2hunter2@h"
+        code, _out, err = run_cli(args, {"GITHUB_TOKEN": TOKEN})
+        assert code == 2 and err.strip().splitlines() == [
+            "kai-gitops: drift issue #1 for prod-addon: unchanged: https://github.invalid/i/1 ::error::x\\x1b]0;t\\x07 "
+            "https://<redacted>@h"], err
+    finally:
+        server.stop()

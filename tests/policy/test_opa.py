@@ -214,3 +214,45 @@ def test_upload_gives_up_when_nothing_moves(shipped, standin) -> None:
     with pytest.raises(UserError) as err:
         opa(shipped, standin)
     assert one_line(err).startswith("kai-gitops:policies/kai_gitops/lib/gates.rego:1:1: undefined function (stand-in)")
+
+
+def test_an_answer_past_the_cap_is_one_error_naming_server_and_cap(shipped, standin,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted decompressed: the stand-in's gzip answer is a few KB on the wire and 4 MB inflated."""
+    monkeypatch.setattr("reconciler.checks.policy.opa_engine.ANSWER_MAX_BYTES", 1024 * 1024, raising=False)
+    engine = opa(shipped, standin)
+    standin.fault = "bomb"
+    with pytest.raises(UserError) as err:
+        engine.evaluate(example("facts-live.json"))
+    assert one_line(err) == (f"OPA at {standin.url} sent an answer larger than 1,048,576 bytes (decompressed) "
+                             "while evaluating policies (is --opa-url an OPA server, and its policies the ones "
+                             "this run uploads?)")
+
+
+def test_an_answer_under_the_cap_arrives_whole_compressed_or_not(shipped, standin,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = opa(shipped, standin)
+    standin.fault, standin.bomb_bytes = "bomb", 100_000
+    assert engine._query({}, "x", "reading")["result"] == " " * 100_000
+
+
+def test_the_cap_names_the_url_without_its_credential(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the CLI, with user:password in --opa-url: one line, the URL redacted, the cap named."""
+    from tests.helpers import load_demo_builder, run_cli
+    from tests.support.opa_standin import OpaStandin
+
+    monkeypatch.setattr("reconciler.checks.policy.opa_engine.ANSWER_MAX_BYTES", 1024 * 1024, raising=False)
+    server = OpaStandin().start()
+    server.fault = "bomb"
+    try:
+        url = server.url.replace("http://", "http://alice:hunter2hunter2@")
+        import tempfile
+
+        repo = Path(tempfile.mkdtemp()) / "repo"
+        load_demo_builder().build_repo(repo)
+        code, out, err = run_cli(["check", "--repo", repo, "--opa-url", url])
+        assert code == 1 and err.count("\n") == 1, err
+        assert "sent an answer larger than 1,048,576 bytes (decompressed) while uploading" in err, err
+        assert "http://<redacted>@127.0.0.1" in err and "hunter2" not in err + out, err
+    finally:
+        server.stop()

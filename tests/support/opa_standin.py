@@ -11,6 +11,7 @@ tests/real/test_opa.py runs the same requests against OPA itself.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -30,7 +31,12 @@ from tests.support._local_http import LocalHttpServer
 class OpaStandin(LocalHttpServer):
     def __init__(self, token: str | None = None) -> None:
         self.token = token
-        self.fault: str | None = None  # None | "slow" | "garbage" | "500"
+        self.fault: str | None = None  # None | "slow" | "garbage" | "500" | "bomb"
+        self.bomb_bytes = 4 * 1024 * 1024   # what the "bomb" answer inflates to (gzip: a few KB on the wire)
+        # Appended to every violation's message and fix in an answer, as a server's own (preloaded) policies
+        # might word them: what the server says, not what was uploaded. `carried` counts the violations.
+        self.message_suffix = ""
+        self.carried = 0
         # Policy ids containing one of these are refused (like OPA's "undefined function") until every
         # other uploaded policy is present: exercises the adapter's upload-order retry.
         self.needs_others: set[str] = set()
@@ -113,7 +119,25 @@ class OpaStandin(LocalHttpServer):
         engine.set_input_json(json.dumps(payload.get("input", {})))
         query = "data" + "".join(f".{p}" for p in path.split("/") if p)
         rows = json.loads(engine.eval_query_as_json(query)).get("result") or []
-        return {"result": rows[0]["expressions"][0]["value"]} if rows else {}
+        if not rows:
+            return {}
+        value = rows[0]["expressions"][0]["value"]
+        if self.message_suffix:
+            self._append_suffix(value)
+        return {"result": value}
+
+    def _append_suffix(self, tree: Any) -> None:
+        if not isinstance(tree, dict):
+            return
+        if "meta" in tree and isinstance(tree.get("violations"), list):
+            for violation in tree["violations"]:
+                for key in ("message", "fix"):
+                    if isinstance(violation.get(key), str):
+                        violation[key] += f" {self.message_suffix}"
+                self.carried += 1
+            return
+        for child in tree.values():
+            self._append_suffix(child)
 
 
 def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
@@ -151,6 +175,8 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
                 return self._send_raw(200, b"<html>proxy login</html>", "text/html")
             if standin.fault == "500":
                 return self._send(500, {"code": "internal_error", "message": "storage failure"})
+            if standin.fault == "bomb":
+                return self._send_bomb(standin.bomb_bytes)
             with standin._lock:
                 self._dispatch(method, path, body)
 
@@ -202,9 +228,16 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             self._send_raw(status, json.dumps(payload).encode(), "application/json")
 
-        def _send_raw(self, status: int, body: bytes, content_type: str) -> None:
+        def _send_bomb(self, size: int) -> None:
+            """A JSON answer of `size` bytes, sent gzip-compressed: a few KB that inflate to `size`."""
+            self._send_raw(200, gzip.compress(b'{"result": "' + b" " * size + b'"}'), "application/json",
+                           encoding="gzip")
+
+        def _send_raw(self, status: int, body: bytes, content_type: str, encoding: str | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
+            if encoding:
+                self.send_header("Content-Encoding", encoding)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

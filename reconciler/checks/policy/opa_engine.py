@@ -21,11 +21,16 @@ from reconciler.checks.policy.pack import (
     facts_scope,
     iter_rule_nodes,
 )
+from reconciler.core.capped import read_capped
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike, JSONObject
-from reconciler.core.redact import redact_text
+from reconciler.core.redact import redact_free_text, redact_text
 
 POLICY_ID_PREFIX = "kai-gitops/"
+# An OPA answer is the run's findings as data: megabytes at most. A larger one (a misbehaving server or proxy,
+# a gzip bomb) is refused before it is held whole, as the cluster reader refuses one (read_capped).
+ANSWER_MAX_BYTES = 64 * 1024 * 1024
+_CHUNK = 256 * 1024
 _REBUILD = ("serve a bundle built for this repository and version: kai-gitops policy bundle --repo REPO "
             "-o bundle.tar.gz; opa run --server --bundle bundle.tar.gz (or drop --opa-preloaded to upload)")
 
@@ -123,6 +128,10 @@ class OpaEngine:
         """Every client failure becomes one line naming the server and what to do about it."""
         try:
             yield
+        except AnswerTooLarge:
+            raise UserError(f"OPA at {self._shown} sent an answer larger than {ANSWER_MAX_BYTES:,} bytes "
+                            f"(decompressed) while {what}",
+                            hint="is --opa-url an OPA server, and its policies the ones this run uploads?") from None
         except RegoParseError as exc:
             if passthrough is not None and exc.errors and isinstance(exc, passthrough):
                 raise
@@ -192,7 +201,25 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
             client._session.request = functools.partial(client._session.request, verify=str(ca))
     elif ca:
         raise UserError("--opa-ca is given but --opa-url is not https")
+    client._session.headers["Accept-Encoding"] = "gzip"   # all read_capped inflates
+    client._session.hooks["response"].append(_read_capped_answer)
     return client
+
+
+class AnswerTooLarge(Exception):
+    """An OPA answer past ANSWER_MAX_BYTES (decompressed); `OpaEngine._calling` names the server and the call."""
+
+
+def _read_capped_answer(response: requests.Response, *_args: object, **_kwargs: object) -> requests.Response:
+    """requests' response hook, run before the body is read: read it here, a bounded slice at a time."""
+    body = read_capped(response.raw.stream(_CHUNK, decode_content=False),
+                       response.headers.get("Content-Encoding", ""), ANSWER_MAX_BYTES)
+    if body is None:
+        response.close()
+        raise AnswerTooLarge
+    response._content = body
+    response._content_consumed = True   # type: ignore[attr-defined]  # iter_content: from _content
+    return response
 
 
 def opa_message(response: requests.Response | None) -> str:
@@ -202,7 +229,7 @@ def opa_message(response: requests.Response | None) -> str:
         body = response.json()
     except ValueError:  # a proxy's HTML page, say: its first line is the most useful part
         lines = (response.text or "").strip().splitlines()
-        return lines[0][:200] if lines else str(response.reason)
+        return redact_free_text(lines[0])[:200] if lines else str(response.reason)   # redacted, then cut
     if isinstance(body, dict) and body.get("message"):
         return str(body["message"])
-    return str(body)[:200]
+    return redact_free_text(str(body))[:200]

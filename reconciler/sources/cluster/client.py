@@ -12,8 +12,7 @@ import os
 import random
 import threading
 import time
-import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
@@ -21,8 +20,10 @@ from urllib.parse import urlencode, urlsplit
 import orjson
 import urllib3
 
+from reconciler.core.capped import read_capped
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONValue
+from reconciler.core.redact import redact_free_text
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
@@ -118,30 +119,6 @@ class AnswerTooLarge(Exception):
 _CHUNK = 256 * 1024
 
 
-def read_capped(chunks: Iterable[bytes], encoding: str, max_bytes: int) -> bytes | None:
-    """The body, decompressed (gzip, which is all we ask for, or identity), or None past `max_bytes`.
-
-    Decompressed here, a bounded slice at a time, not by urllib3: what a compressed chunk inflates to is
-    never held whole, so a gzip bomb costs `max_bytes`, not its expansion."""
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding.strip().lower() in ("gzip", "x-gzip") else None
-    parts: list[bytes] = []
-    size = 0
-    for chunk in chunks:
-        while chunk:
-            if inflater is None:
-                data, chunk = chunk, b""
-            else:
-                data = inflater.decompress(chunk, max_bytes - size + 1)
-                chunk = inflater.unconsumed_tail
-            size += len(data)
-            if size > max_bytes:
-                return None
-            parts.append(data)
-    if inflater is not None:
-        parts.append(inflater.flush())
-    return b"".join(parts)
-
-
 @dataclass(frozen=True)
 class Answer:
     status: int
@@ -168,7 +145,8 @@ def status_message(body: bytes) -> str:
     try:
         data: JSONValue = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return " ".join(body[:200].decode("utf-8", "replace").split())
+        # redacted before it is cut (a token cut in half is not recognised); what lies past 4 KiB is never shown
+        return redact_free_text(" ".join(body[:4096].decode("utf-8", "replace").split()))[:200]
     if isinstance(data, dict) and data.get("kind") == "Status":
         return " ".join(str(data.get("message", "")).split())
     return ""
