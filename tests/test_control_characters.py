@@ -60,6 +60,7 @@ def test_github_output_lets_no_value_start_a_line(demo: Path, hostile_snapshot: 
     assert code == 2, stderr
     assert "pwned" in stdout
     assert not any(line.startswith("::error file=x") for line in stdout.split("\n"))
+    assert not any(char in stdout for char in "\x1b\x07\x9b\u2028"), stdout   # no escape sequence reaches the log
 
 
 def test_reconcile_plan_text_shows_control_characters_as_escapes(demo: Path, hostile_snapshot: Path) -> None:
@@ -126,12 +127,12 @@ def bidi_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "github"])
 def test_bidirectional_controls_in_names_are_escapes(demo: Path, bidi_snapshot: Path, fmt: str) -> None:
     code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
                                     bidi_snapshot, "-o", fmt])
     assert code == 2, stderr
-    shown = BIDI_SHOWN if fmt == "text" else BIDI_SHOWN.replace("\\", "\\\\")   # Markdown escapes a backslash
+    shown = BIDI_SHOWN.replace("\\", "\\\\") if fmt == "markdown" else BIDI_SHOWN   # Markdown escapes a backslash
     assert shown in stdout, stdout
     assert not any(char in stdout for char in BIDI_RAW), stdout
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 
+from reconciler.core.printable import visible_block
 from reconciler.core.refs import Location
 from reconciler.findings.finding import REPOSITORY
 from reconciler.findings.problems import Problem, group_problems
@@ -29,7 +30,10 @@ _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """GitHub's own escapes for a workflow command's data (`%`, CR, LF: a message may span lines), and every
+    other control character (ESC, BEL, C1, bidirectional overrides) shown as an escape, as in the text output:
+    the runner prints the annotation into the log, and a name from Git or the cluster may carry them."""
+    return visible_block(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:
