@@ -150,3 +150,12 @@ def test_markdown_code_shows_bidirectional_controls_as_escapes() -> None:
     for text in (code_block(f"+  parentQueue: {BIDI}\n-\tx", "diff"), inline_code(BIDI), escape_markdown(BIDI)):
         assert "u202e" in text and not any(char in text for char in BIDI_RAW), text
     assert "\n-\tx\n" in code_block(f"+ {BIDI}\n-\tx")   # a block's own lines and tabs stay
+
+
+def test_markdown_fix_commands_let_no_name_start_a_line(demo: Path, hostile_snapshot: Path) -> None:
+    """The PR comment printed into a CI log: a name with a line break inside a fix command stays on its line."""
+    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                                    hostile_snapshot, "-o", "markdown"])
+    assert code == 2, stderr
+    assert "pwned" in stdout
+    assert not any(line.lstrip().startswith("::error file=x") for line in stdout.split("\n")), stdout

@@ -141,7 +141,9 @@ def finding_details(f: Finding, link: Link | None = None) -> str:
         lines.append(f"- fix: {escape_markdown(f.fix.description)}")
     lines.append("")
     if f.fix and f.fix.command:
-        lines += [code_block(f.fix.command, "sh"), ""]
+        # One command, one line: a line break in it can only come from a name, and a line of its own in a CI
+        # log may be a workflow command (`::error …`).
+        lines += [code_block(visible(f.fix.command), "sh"), ""]
     lines.append("</details>")
     return "\n".join(lines)
 
