@@ -298,8 +298,8 @@ def _nested_blocks(levels: int) -> str:
     (_nested_blocks(3_000), 101),                  # valid YAML, 3,000 mappings deep
     ("deep: " + "[" * 100_000 + "]" * 100_000 + "\n", 1),
 ])
-def test_yaml_nested_too_deep_is_one_line_naming_file_line_and_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                         reader: str, bomb: str, line: int) -> None:
+def test_yaml_nested_too_deep_is_one_line_naming_file_line_and_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     reader: str, bomb: str, line: int) -> None:
     monkeypatch.setenv("KAI_GITOPS_YAML_READER", reader)
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": bomb})
     code, stdout, stderr = run_cli(["check", "--repo", repo])
