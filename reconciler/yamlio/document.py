@@ -32,10 +32,6 @@ MAX_BYTES = 20 * 1024 * 1024
 # flow list `[a,a,a,…]` is 10 million values, ~40 s and ~6 GB to compose. Measured: the largest YAML file of
 # the project (a CRD, 843 KB) holds 14,367 values; a file at this budget costs ~2 s and ~300 MB in libyaml.
 MAX_NODES = 500_000
-# Collections one inside another. Both parsers recurse per level when they build a tree (ruamel runs out of
-# Python's stack near 300 levels, libyaml stops at 1,000), and so does the code that reads the tree; the
-# deepest YAML of the project (a CRD's schema) nests 29 levels.
-MAX_DEPTH = 100
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -147,6 +143,8 @@ def too_many_nodes(file: str, line: int, max_nodes: int) -> UserError:
 
 
 def too_deep(file: str, line: int | None) -> UserError:
+    from reconciler.yamlio.libyaml import MAX_DEPTH
+
     return UserError(f"YAML nested deeper than {MAX_DEPTH} levels (collections inside collections; the limit "
                      "keeps a file built to exhaust the parsers' stack from doing so)",
                      where=file if line is None else f"{file}:{line}",
@@ -205,6 +203,8 @@ def _too_deep_line(text: str) -> int | None:
     composer, does not recurse); None if the text ends or fails to parse before."""
     from ruamel.yaml import YAML
     from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
+
+    from reconciler.yamlio.libyaml import MAX_DEPTH
 
     depth = 0
     try:
@@ -334,11 +334,14 @@ class _Converter:
     """Turns a ruamel round-trip tree into plain data the way Helm sees it, recording positions."""
 
     def __init__(self, file: str) -> None:
+        from reconciler.yamlio.libyaml import MAX_DEPTH
+
         self.file = file
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
+        self.max_depth = MAX_DEPTH
 
     def convert(self, node: object, path: YamlPath) -> JSONValue:
-        if isinstance(node, (dict, list)) and len(path) >= MAX_DEPTH:
+        if isinstance(node, (dict, list)) and len(path) >= self.max_depth:
             from reconciler.yamlio.libyaml import TooDeep
 
             lc = getattr(node, "lc", None)   # where the collection itself starts, as libyaml's events say

@@ -23,7 +23,6 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reconciler.core.jsonvalue import JSONScalar, JSONValue
 from reconciler.core.refs import YamlPath
-from reconciler.yamlio.document import MAX_DEPTH
 from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
 
 # None when PyYAML was built without libyaml: yamlio.document falls back to ruamel
@@ -64,6 +63,12 @@ class TooManyNodes(Exception):
     def __init__(self, line: int) -> None:
         super().__init__(line)
         self.line = line
+
+
+# Collections one inside another. Both parsers recurse per level when they build a tree (ruamel runs out of
+# Python's stack near 300 levels, libyaml stops at 1,000), and so does the code that reads the tree; the
+# deepest YAML of the project (a CRD's schema) nests 29 levels.
+MAX_DEPTH = 100
 
 
 class TooDeep(Exception):
