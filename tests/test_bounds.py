@@ -284,3 +284,35 @@ def test_the_base_rules_are_not_budgeted(tmp_path: Path, monkeypatch: pytest.Mon
     repo, base = _policy_repo(tmp_path, _ENDLESS)
     code, _, stderr = run_cli(["check", "--repo", repo, "--base", base, "-o", "json"])
     assert code in (0, 2), stderr
+
+
+# -- YAML nesting depth ---------------------------------------------------------------------------------------
+
+
+def _nested_blocks(levels: int) -> str:
+    return "".join("  " * i + f"k{i}:\n" for i in range(levels)) + "  " * levels + "v\n"
+
+
+@pytest.mark.parametrize("reader", ["libyaml", "ruamel"])
+@pytest.mark.parametrize(("bomb", "line"), [
+    (_nested_blocks(3_000), 101),                  # valid YAML, 3,000 mappings deep
+    ("deep: " + "[" * 100_000 + "]" * 100_000 + "\n", 1),
+])
+def test_yaml_nested_too_deep_is_one_line_naming_file_line_and_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     reader: str, bomb: str, line: int) -> None:
+    monkeypatch.setenv("KAI_GITOPS_YAML_READER", reader)
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": bomb})
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    err = assert_one_line_error(code, stdout, stderr, f"kai-values.yaml:{line}: YAML nested deeper than 100 levels")
+    assert "recursion" not in err and "syntax" not in err
+
+
+def test_the_ruamel_reader_measures_depth_itself_without_libyamls_first_pass() -> None:
+    from reconciler.core.errors import UserError
+    from reconciler.yamlio.document import ruamel_documents
+
+    assert ruamel_documents(_nested_blocks(100), "f.yaml")   # the limit itself is read
+    for levels in (101, 3_000):
+        with pytest.raises(UserError, match="nested deeper than 100 levels") as caught:
+            ruamel_documents(_nested_blocks(levels), "f.yaml")
+        assert caught.value.where == "f.yaml:101"

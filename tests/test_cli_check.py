@@ -393,22 +393,29 @@ def test_total_summary_accounts_for_the_findings_that_set_the_exit_code(tmp_path
     # The stack appends KAIScheduler (the add-on is on) as the list does not name it exactly: NVCA runs as meant.
     ("KaiScheduler", "NVCA-G-004", "warning",
      "it does no harm, as NVCA runs with KAIScheduler on (the add-on stack appends it itself", "KAIScheduler"),
-    # Meant to turn the gate off, but NVCA ignores the item and the stack appends KAIScheduler: on after all.
+    # Meant to turn the gate off, but NVCA ignores the item and the stack appends KAIScheduler: on after all. The
+    # add-on needs the gate, so the fix removes the item; `-KAIScheduler` would stop NVCA from using KAI.
     ("-KaiScheduler", "NVCA-G-005", "error", "NVCA ignores it, so NVCA runs with KAIScheduler on (the add-on stack",
-     "-KAIScheduler"),
+     None),
     # LogPosting is no stack default: nothing puts it back, so NVCA runs without it.
     ("logposting", "NVCA-G-005", "error", "NVCA ignores it, so NVCA runs without LogPosting", "LogPosting"),
 ])
 def test_a_misspelt_gate_is_judged_by_what_nvca_then_runs(tmp_path: Path, item: str, rule: str, severity: str,
-                                                           outcome: str, fixed: str) -> None:
+                                                           outcome: str, fixed: str | None) -> None:
     repo, _ = make_repo(tmp_path, template_files(
         (PROD_ENV, 'featureGateValues: ["SelfHosted", "LogPosting"]', f'featureGateValues: ["SelfHosted", "{item}"]')))
     _, report = check_json("--repo", repo, "--cluster", "prod-addon")
     typos = [f for f in cluster_of(report, "prod-addon")["findings"] if f["rule"] in ("NVCA-G-004", "NVCA-G-005")]
     assert [(f["rule"], f["severity"]) for f in typos] == [(rule, severity)], typos
     assert outcome in typos[0]["message"]
-    (edit,) = typos[0]["fix"]["git_edits"]          # --fix-git respells it either way
-    assert edit["value"] == fixed and edit["path"][-1] == 1
+    (edit,) = typos[0]["fix"]["git_edits"]          # --fix-git does what the message says
+    if fixed is None:
+        assert "remove the item: the add-on stack turns KAIScheduler on for the kaiScheduler add-on" in typos[0][
+            "message"] and '"-KAIScheduler"' not in typos[0]["message"].split("remove the item")[0]
+        assert edit["op"] == "remove" and edit["path"][-1] == 1
+    else:
+        assert f'write "{fixed}"' in typos[0]["message"] or f'but write "{fixed}"' in typos[0]["message"]
+        assert edit["value"] == fixed and edit["path"][-1] == 1
 
 
 @pytest.mark.parametrize(("pin", "rule"), [("v0.16.5", "KAI-R-002"), ("v0.13.4", "KAI-R-003")])

@@ -146,6 +146,22 @@ def test_doctor_without_a_repo_claims_no_cluster_name_and_no_git_list(demo: Path
     assert "which replace the Git list [" in finding["message"] and "--repo" not in finding["message"]
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "github"])
+def test_doctor_without_a_repo_names_no_cluster_in_markdown_either(fmt: str, tmp_path: Path) -> None:
+    """Markdown (and the GitHub job summary, which is Markdown) says what the text says: live state, Git not
+    read; the machine formats keep the report key `live`."""
+    summary = tmp_path / "summary.md"
+    code, stdout, stderr = run_cli(["doctor", "--snapshot", PROD_SNAPSHOT, "-o", fmt],
+                                   env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert code == 2, stderr
+    markdown = stdout if fmt == "markdown" else summary.read_text()
+    assert "| live state (Git not read) | " in markdown and "\n### Live state\n" in markdown, markdown
+    assert "Git was not read (no --repo): only the live checks ran" in markdown
+    assert "| live |" not in markdown and "Cluster live" not in markdown
+    report = json.loads(run_cli(["doctor", "--snapshot", PROD_SNAPSHOT, "-o", "json"])[1])
+    assert report["cluster"] == "live" and report["git"] is None
+
+
 @pytest.mark.parametrize(("cluster", "version", "command"), [
     ("lab-standalone", "v0.14.0", "--version v0.14.7 -f clusters/lab/kai-values.yaml"),
     ("prod-addon", "v0.16.5", "apply environment environments/prod.yaml through the compute plane stack workflow"),

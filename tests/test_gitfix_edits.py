@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reconciler.app.settings import GitSettings, RunSettings
 from reconciler.core.resources import queue_ref
 from reconciler.findings.finding import Action, EditOp, Finding, Fix, GitEdit, Kind, Severity
@@ -71,6 +73,26 @@ def test_env_file_gate_typo_is_respelled_in_place(tmp_path: Path) -> None:
     assert "NVCA-G-005" in {f.rule_id for f in before}
     assert after["env.yaml"].decode() == env.replace("logposting", "LogPosting")
     assert "NVCA-G-005" not in {f.rule_id for f in again}
+
+
+@pytest.mark.parametrize(("gates", "fixed"), [
+    ('"SelfHosted,-KaiScheduler"', '"SelfHosted"'),
+    ('["SelfHosted", "-KaiScheduler"]', '["SelfHosted"]'),
+    ("\n        - -KaiScheduler   # off, we thought\n        - SelfHosted", None),
+])
+def test_an_addon_gates_disabling_typo_is_removed_never_respelled_off(tmp_path: Path, gates: str,
+                                                                      fixed: str | None) -> None:
+    """`-KaiScheduler` in add-on mode: the stack turns KAIScheduler on for the add-on, which needs it, so the fix
+    drops the item; `-KAIScheduler` would stop NVCA from using the KAI the stack installs (NVCA-G-002)."""
+    env = (f"global:\n  nvcaOperator:\n    selfManaged:\n      featureGateValues: {gates}\n"
+           "addons:\n  kaiScheduler:\n    enabled: true\n")
+    after, before, again = _fix_and_recheck(tmp_path, {"kai-gitops.yaml": addon_config(), "env.yaml": env})
+    assert "NVCA-G-005" in {f.rule_id for f in before}
+    text = after["env.yaml"].decode()
+    assert "KAIScheduler" not in text and "KaiScheduler" not in text, text
+    if fixed is not None:
+        assert f"featureGateValues: {fixed}\n" in text, text
+    assert not {"NVCA-G-002", "NVCA-G-004", "NVCA-G-005"} & {f.rule_id for f in again}
 
 
 def test_queue_file_queue_used_by_nvcf_is_made_unlimited(tmp_path: Path) -> None:

@@ -376,3 +376,47 @@ def test_a_saved_parent_queue_that_is_no_kubernetes_name_is_refused_naming_file_
     requests = apply_refused(demo, path, f"plan sets {queue.ref} spec.parentQueue to {parent[:80]!r}",
                              "is not a Kubernetes object name (a DNS-1123 subdomain: at most 253 lower-case")
     assert [r for r in requests if r.method != "GET"] == []
+
+
+def test_a_saved_queue_made_its_own_parent_is_refused_naming_file_and_queue(demo: Demo) -> None:
+    plan = saved_plan(demo)
+    queue = _queue_update(plan)
+    own = FieldChange(("spec", "parentQueue"), "default-parent-queue", queue.ref.name)
+    path = crafted(demo, plan, _with_fields(queue, *queue.fields, own))
+    requests = apply_refused(demo, path, f"plan makes {queue.ref} its own spec.parentQueue")
+    assert [r for r in requests if r.method != "GET"] == []
+
+
+@pytest.mark.parametrize("field", [
+    FieldChange(("spec", "parentQueue"), None, "evil-parent"),                     # a queue Git never names
+    FieldChange(("spec", "resources", "gpu", "quota"), 0, 1000),                   # a value Git does not give
+])
+def test_a_saved_change_git_does_not_back_refuses_the_whole_plan_before_any_write(demo: Demo,
+                                                                                  field: FieldChange) -> None:
+    plan = saved_plan(demo)
+    queue = _queue_update(plan)
+    edited = _with_fields(queue, *(f for f in queue.fields if f.path != field.path), field)
+    path = crafted(demo, plan, *(edited if c is queue else c for c in plan.changes))
+    index = plan.changes.index(queue)
+    requests = apply_refused(demo, path, f"the saved plan's changes[{index}] (update {queue.ref} {field.dotted()} = ",
+                             "is not a change the repository backs now", "the file was edited", "re-create the plan")
+    assert [r for r in requests if r.method != "GET"] == []   # not the other changes, not even the Lease
+
+
+def test_a_plan_git_no_longer_backs_is_refused_saying_git_moved(demo: Demo) -> None:
+    import subprocess
+
+    plan = saved_plan(demo)
+    label = node_change(plan)   # the dedicated cluster's plan removes the label from this node
+    config = demo.repo / "kai-gitops.yaml"
+    config.write_text(config.read_text().replace(
+        "intent: dedicated               # no node may carry nvca.nvcf.nvidia.io/schedule=true",
+        f"intent: shared\n      nodes: [{label.ref.name}]", 1))
+    subprocess.run(["git", "-C", demo.repo, "commit", "-qam", "share the cluster"], check=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin"})
+    assert plan.git is not None and plan.git.commit
+    requests = apply_refused(demo, demo.tmp / "fresh.json", f"update {label.ref} ",
+                             f"Git moved since the plan was made (commit {plan.git.commit[:12]}, now ",
+                             "re-create the plan")
+    assert [r for r in requests if r.method != "GET"] == []

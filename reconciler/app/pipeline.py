@@ -111,6 +111,7 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
 class Reconciliation(NamedTuple):
     report: Report
     plan: Plan
+    live: LiveState   # what the plan was made from: a saved plan is held to it (reconcile/backed.py)
 
 
 def run_reconcile(settings: RunSettings, read_live: LiveReader,
@@ -123,7 +124,7 @@ def run_reconcile(settings: RunSettings, read_live: LiveReader,
     identity = identify(run.desired.config.kube_context) if identify is not None else None
     plan = build_plan(run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git,
                       identity=identity)
-    return Reconciliation(run.report, plan)
+    return Reconciliation(run.report, plan, run.live)
 
 
 class _OneCluster(NamedTuple):
@@ -309,12 +310,12 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
         from reconciler.sources.snapshot import read_snapshot
 
         snapshot = reconcile.snapshot or ""
-        report, fresh = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
+        report, fresh, live = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
     else:
-        report, fresh = run_reconcile(settings, target.read_live, lambda ctx: target.connect(ctx).identity())
-    plan = steps.saved_or_fresh(reconcile, fresh)
+        report, fresh, live = run_reconcile(settings, target.read_live, lambda ctx: target.connect(ctx).identity())
+    plan = steps.saved_or_fresh(reconcile, fresh, live)
     if not reconcile.apply or target is None:
         return steps.plan_only(report, plan)
     connection = target.connect(None)   # the connection the plan was read through (connect() keeps it)
     return steps.apply_plan(plan, report, reconcile, connection,
-                            reread=lambda: run_reconcile(settings, target.read_live))
+                            reread=lambda: run_reconcile(settings, target.read_live)[:2])

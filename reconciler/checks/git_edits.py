@@ -17,7 +17,7 @@ from reconciler.core.refs import YamlPath
 from reconciler.core.resources import QUEUE
 from reconciler.findings.finding import EditOp, Finding, GitEdit
 from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, QueueOrigin, canonical_kai_values
-from reconciler.model.gates import gate_name, split_gate_string
+from reconciler.model.gates import ADDON_GATES, gate_name, split_gate_string
 from reconciler.model.queues import RESOURCES
 from reconciler.yamlio.document import YamlDoc
 
@@ -151,7 +151,29 @@ def _gate_spelling_edits(desired: DesiredCluster, item_path: YamlPath) -> tuple[
     index = item_path[-1]
     if index not in fixed:
         return ()
+    if fixed[index].startswith("-") and fixed[index][1:] in _addon_needed_gates(desired):
+        return _remove_gate_item(desired, index)   # `-KAIScheduler` would break the add-on: NVCA-G-005 says so
     return _set_gate_items(desired, {index: fixed[index]})
+
+
+def _addon_needed_gates(desired: DesiredCluster) -> set[str]:
+    """Gates the add-on stack turns on for an enabled add-on that needs them (add-on mode only)."""
+    if desired.config.mode != "addon":
+        return set()
+    return {gate for addon, gate in ADDON_GATES.items() if desired.addons.get(addon)}
+
+
+def _remove_gate_item(desired: DesiredCluster, index: int) -> tuple[GitEdit, ...]:
+    gates = desired.gates
+    assert gates is not None
+    doc = desired.docs[gates.doc]
+    raw = _in_file(doc, gates.path)
+    if isinstance(raw, str):
+        return (GitEdit(doc.file, gates.path,
+                        _join_like(raw, [p for i, p in enumerate(split_gate_string(raw)) if i != index])),)
+    if raw is None:   # the list comes from the stack's base file: the env file gets the list without it
+        return (GitEdit(doc.file, gates.path, [item for i, item in enumerate(gates.user) if i != index]),)
+    return (GitEdit(doc.file, (*gates.path, index), None, EditOp.REMOVE),) if isinstance(raw, list) else ()
 
 
 def _kai_gate_edits(desired: DesiredCluster) -> tuple[GitEdit, ...]:

@@ -39,11 +39,13 @@ def guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
 
 
 def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str) -> ExitCode:
+    from reconciler.cli.settings import check_stdout_sharing
     from reconciler.core.errors import UserError
     from reconciler.telemetry.logs import error_line
 
     try:
         _check_stdout()
+        check_stdout_sharing(kwargs)
         return func(*args, **kwargs)
     except UserError as exc:
         error_line(exc.line())

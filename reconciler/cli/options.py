@@ -65,6 +65,20 @@ def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
              "github also appends the job summary to $GITHUB_STEP_SUMMARY.")(func)
 
 
+def _url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A URL option Python cannot split (an unclosed IPv6 bracket, a port that is no number) is a usage error
+    now, not an internal error when the URL is first used."""
+    from reconciler.core.errors import UserError
+    from reconciler.core.urls import split_url
+
+    if value is not None:
+        try:
+            split_url(value, "the URL")
+        except UserError as exc:
+            raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
+    return value
+
+
 def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--opa-preloaded", is_flag=True,
                         help="Assume the OPA server already has the policies; do not upload them.")(func)
@@ -74,7 +88,7 @@ def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="CA bundle to verify the OPA server's TLS certificate.")(func)
     func = click.option("--opa-token", envvar="KAI_GITOPS_OPA_TOKEN", default=None,
                         help="Bearer token for the OPA server (or $KAI_GITOPS_OPA_TOKEN).")(func)
-    func = click.option("--opa-url", default=None,
+    func = click.option("--opa-url", default=None, callback=_url,
                         help="Evaluate policies on this OPA server instead of the embedded engine.")(func)
     return func
 
@@ -86,7 +100,7 @@ def git_host_options(func: Callable[..., Any]) -> Callable[..., Any]:
                              "[default: 300].")(func)
     func = click.option("--git-host-repo", metavar="OWNER/NAME", default=None,
                         help="Repository (GitLab: group/project path). Default: from the remote URL.")(func)
-    func = click.option("--git-host-url", metavar="URL", default=None,
+    func = click.option("--git-host-url", metavar="URL", default=None, callback=_url,
                         help="API base: GitHub Enterprise https://HOST/api/v3, self-managed GitLab "
                              "https://HOST[/PREFIX].")(func)
     func = click.option("--git-host", type=click.Choice(["github", "gitlab"]), default=None,
@@ -106,7 +120,7 @@ def metrics_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--metrics-file", type=click.Path(dir_okay=False), default=None,
                         help="Write the run's Prometheus metrics to this file (node-exporter textfile "
                              "collector; replaced atomically).")(func)
-    func = click.option("--metrics-push", metavar="URL", default=None,
+    func = click.option("--metrics-push", metavar="URL", default=None, callback=_url,
                         help="Push the run's Prometheus metrics to this Pushgateway (job kai-gitops, grouped by "
                              "cluster; basic auth from $KAI_GITOPS_PUSHGATEWAY_USERNAME/_PASSWORD).")(func)
     return log_option(func)

@@ -71,6 +71,15 @@ def outputs(opts: Options) -> list[OutputSpec]:
     return list(opts["output"])
 
 
+def check_stdout_sharing(opts: Options) -> None:
+    """The report formats and the other outputs a command writes may not share stdout (destinations.py)."""
+    from reconciler.outputs.destinations import check_stdout_streams
+
+    check_stdout_streams(report_outputs(opts), {"--plan-out": opts.get("plan_out"),
+                                                "--metrics-file": opts.get("metrics_file"),
+                                                "--audit-log": opts.get("audit_log")})
+
+
 def report_outputs(opts: Options) -> list[OutputSpec]:
     """The report formats a failed run can still write its error into: `-o FMT[=PATH]` of the commands that
     make a report. `snapshot -o` and `policy bundle -o` name their own file (a plain string), and have none."""

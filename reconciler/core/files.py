@@ -70,6 +70,11 @@ def _refuse(mode: int) -> OSError:
     return OSError(number, f"is {kind}, not a file")
 
 
+def names_stdout(path: str | Path) -> bool:
+    """`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`, or a symbolic link to one: this process's stdout."""
+    return _own_descriptor(Path(path)) == 1
+
+
 def writes_in_place(path: str | Path) -> bool:
     """True when `path` is a stream written in place (a device, a FIFO, /dev/stdout); False when it is a
     regular file, or no file yet, that a write replaces. Raises OSError for a target that is neither."""

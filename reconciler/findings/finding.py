@@ -42,6 +42,7 @@ class EditOp(StrEnum):
     SET = "set"          # the value at `path` becomes `value` (the key is added when absent)
     APPEND = "append"    # `value` is appended to the list at `path`
     RENAME = "rename"    # the key at `path` is respelt `value` (a string), its value kept
+    REMOVE = "remove"    # the list item at `path` (ending in its index) is removed; `value` is unused
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class GitEdit:
     def describe(self) -> str:
         if self.op is EditOp.RENAME:
             return f"{self.file}: rename {format_path(self.path)} to {self.value!r}"
+        if self.op is EditOp.REMOVE:
+            return f"{self.file}: remove {format_path(self.path)}"
         verb = "append to" if self.op is EditOp.APPEND else "set"
         return f"{self.file}: {verb} {format_path(self.path)} = {self.value!r}"
 

@@ -64,7 +64,7 @@ def plan_fix(cluster: str, findings: list[Finding], read: Callable[[str], bytes]
     skipped with its reason (and the file keeps the other findings' edits)."""
     contents: dict[str, bytes] = {}
     originals: dict[str, bytes] = {}
-    done: set[GitEdit] = set()
+    done: list[GitEdit] = []   # a list: an edit's value may be a list (a gate list rewritten), unhashable
     fixed: list[Finding] = []
     skipped: list[Skipped] = []
     for finding in _fixable(findings, cluster):
@@ -75,7 +75,7 @@ def plan_fix(cluster: str, findings: list[Finding], read: Callable[[str], bytes]
             skipped.append(Skipped(finding, exc.line()))
             continue
         contents.update(updated)
-        done.update(edits)
+        done.extend(edits)
         fixed.append(finding)
     changes = tuple(FileChange(path, originals[path], data) for path, data in sorted(contents.items())
                     if data != originals[path])

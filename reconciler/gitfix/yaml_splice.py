@@ -61,6 +61,12 @@ def _apply_one(text: str, file: str, edit: GitEdit) -> str:
     where = f"{file}:{node.start_mark.line + 1}"
     if edit.op is EditOp.RENAME:
         return _rename_key(root, edit, file).apply(text)
+    if edit.op is EditOp.REMOVE:
+        parent, found = _descend(root, edit.path[:-1])
+        if (found != len(edit.path) - 1 or type(parent).__name__ != "SequenceNode" or depth != len(edit.path)
+                or not isinstance(edit.path[-1], int)):
+            raise UserError(f"cannot remove {format_path(edit.path)}: no such list item in this file", where=where)
+        return _remove_item(text, parent, edit.path[-1] % len(parent.value), where).apply(text)
     if edit.op is EditOp.APPEND:
         if depth != len(edit.path) or type(node).__name__ != "SequenceNode":
             raise UserError(f"cannot append to {format_path(edit.path)}: not a list in this file", where=where)
@@ -162,6 +168,25 @@ def _append_item(text: str, seq: Any, value: Any, newline: str) -> _Splice:
         return _Splice(end, end, f", {rendered}")
     at = _line_after(text, _block_end(items[-1]))
     return _insert_lines(text, at, [f"{' ' * seq.start_mark.column}- {rendered}"], newline)
+
+
+def _remove_item(text: str, seq: Any, index: int, where: str) -> _Splice:
+    """The item's text gone: in a flow list with the comma that joined it, in a block list its whole lines
+    (with the comment on them). A block list is never emptied: `key:` alone would read as null, not []."""
+    items = seq.value
+    item = items[index]
+    if seq.flow_style:
+        if index + 1 < len(items):
+            return _Splice(item.start_mark.index, items[index + 1].start_mark.index, "")
+        start = items[index - 1].end_mark.index if index else item.start_mark.index
+        return _Splice(start, item.end_mark.index, "")
+    if len(items) == 1:
+        raise UserError("the item to remove is the list's only one", where=where, hint="make this edit by hand")
+    line_start = text.rfind("\n", 0, item.start_mark.index) + 1
+    if text[line_start:item.start_mark.index].strip() not in ("", "-"):
+        raise UserError("the item to remove shares its line with other text", where=where,
+                        hint="make this edit by hand")
+    return _Splice(line_start, _line_after(text, _block_end(item)), "")
 
 
 def _insert_key(text: str, mapping: Any, rest: YamlPath, value: Any, newline: str, where: str,
@@ -279,5 +304,7 @@ def _apply_to_data(docs: list[Any], edit: GitEdit) -> None:
     elif edit.op is EditOp.APPEND:
         target = node[last] if last is not None else node
         target.append(edit.value)
+    elif edit.op is EditOp.REMOVE:
+        del node[last]
     elif last is not None:
         node[last] = edit.value

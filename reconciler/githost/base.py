@@ -15,9 +15,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from reconciler.core.errors import UserError
+from reconciler.core.urls import split_url
 from reconciler.model.config import GitHostConfig
 
 HOST_KINDS = ("github", "gitlab")
@@ -141,7 +142,7 @@ class HostSettings:
     def web_url(self) -> str:
         """The repository's page: where people read issues and where blob links point."""
         if self.kind == "github":
-            api = urlsplit(self.api_url)
+            api = split_url(self.api_url, "the Git host API URL")
             root = "https://github.com" if api.hostname == "api.github.com" else self.api_url.removesuffix("/api/v3")
         else:
             root = self.api_url
@@ -235,7 +236,7 @@ def _parse_remote(remote_url: str | None) -> _Remote | None:
     if not remote_url:
         return None
     if "://" in remote_url:
-        parts = urlsplit(remote_url)
+        parts = split_url(remote_url, "the Git remote URL")
         if parts.scheme == "file" or not parts.hostname:
             return None
         return _Remote(parts.hostname.lower(), _clean_path(parts.path))
@@ -249,7 +250,8 @@ def _clean_path(path: str) -> str:
 
 
 def _infer_kind(remote: _Remote | None, url: str | None) -> str:
-    hosts = [h for h in (remote.host if remote else None, urlsplit(url).hostname if url else None) if h]
+    api_host = split_url(url, "the Git host API URL").hostname if url else None
+    hosts = [h for h in (remote.host if remote else None, api_host) if h]
     for host in hosts:
         for kind in HOST_KINDS:
             if kind in host.split(".")[0] or host in (f"{kind}.com", f"api.{kind}.com"):
@@ -269,7 +271,7 @@ def _repo_from_remote(remote: _Remote | None, url: str | None) -> str | None:
     if remote is None:
         return None
     path = remote.path
-    prefix = urlsplit(url).path.strip("/") if url else ""
+    prefix = split_url(url, "the Git host API URL").path.strip("/") if url else ""
     for strip in (prefix, prefix.removesuffix("api/v3").strip("/")):   # self-managed GitLab under /gitlab
         if strip and path.startswith(strip + "/"):
             return path[len(strip) + 1:]

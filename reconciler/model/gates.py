@@ -12,6 +12,9 @@ STACK_DEFAULT_GATES = (
     "EnforceContainerTaskResourceLimits",
 )
 
+# Gates the stack turns on because an enabled add-on needs them, by add-on (the Rego's lib/gates.rego addon_gates).
+ADDON_GATES = {"kaiScheduler": "KAIScheduler", "dynamoOperator": "DynamoOperatorSupport"}
+
 
 def gate_name(item: str) -> str:
     """NVCA strips one sign: `--X` is the disabled gate named `-X` (unknown), not a disabled X."""

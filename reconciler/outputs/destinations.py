@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
-from reconciler.core.files import new_file_mode, write_atomically
+from reconciler.core.files import names_stdout, new_file_mode, write_atomically
 from reconciler.outputs import FORMATS, MACHINE_FORMATS
 from reconciler.outputs.input_error import InputError
 from reconciler.report.report import Report
@@ -65,6 +65,19 @@ def _check_stdout(specs: list[OutputSpec]) -> None:
     if machine and len(on_stdout) > 1:
         raise UserError(f"{machine[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != machine[0])}",
                         hint=f"write it to a file: -o {machine[0]}=PATH")
+
+
+def check_stdout_streams(specs: list[OutputSpec], streams: Mapping[str, str | None]) -> None:
+    """`streams`: the other outputs a command writes, by option (`--plan-out`: PATH). A plan, metrics or
+    audit lines sent to stdout are machine-read like json: alone on stdout, or the run is refused before
+    it starts (two documents in one stream parse as neither)."""
+    named = [option for option, path in streams.items() if path and names_stdout(path)]
+    if not named:
+        return
+    others = [f"the {s.format} report (-o {s.format})" for s in specs if s.to_stdout] + named[1:]
+    if others:
+        raise UserError(f"{named[0]} {streams[named[0]]} cannot share stdout with {', '.join(others)}",
+                        hint="write all but one of them to a file, e.g. -o json=report.json")
 
 
 def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *, color: bool = False,

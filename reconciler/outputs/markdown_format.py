@@ -173,13 +173,18 @@ def _heading(report: Report) -> str:
             f"{_waived_note(totals['waived'])}; fails on {report.fail_on.value} and above.")
 
 
+# The overview's name for the one live state a run read with nothing naming its cluster (ClusterReport.unnamed_live).
+UNNAMED_LIVE_TITLE = "live state (Git not read)"
+
+
 def _overview(report: Report) -> str:
     rows = ["| cluster | problems | errors | warnings | info | drift | waived | NVCA kai-scheduler-queues |",
             "|---|---|---|---|---|---|---|---|"]
     for c in report.clusters:
         s = c.summary()
         nvca = escape_markdown(c.nvca.status) if c.nvca else "—"
-        rows.append(f"| {escape_markdown(c.cluster)} | {s['problems']} | {s['errors']} | {s['warnings']} | "
+        name = UNNAMED_LIVE_TITLE if c.unnamed_live else escape_markdown(c.cluster)
+        rows.append(f"| {name} | {s['problems']} | {s['errors']} | {s['warnings']} | "
                     f"{s['info']} | {s['drift']} | {s['waived']} | {nvca} |")
     return "\n".join(rows)
 
@@ -188,10 +193,13 @@ def _cluster_section(command: str, c: ClusterReport, link: Link | None) -> str:
     head = []
     if c.git:
         head.append(f"desired {inline_code(c.git.ref)} ({inline_code(c.git.short_commit)})")
+    elif c.unnamed_live:
+        head.append("Git was not read (no --repo): only the live checks ran")
     if c.live_source:
         head.append(f"live {escape_markdown(c.live_source)}")
     findings = sorted(c.findings, key=finding_order)
-    parts = [_section(f"Cluster {c.cluster}", " · ".join(head), findings, link)]
+    title = "Live state" if c.unnamed_live else f"Cluster {c.cluster}"
+    parts = [_section(title, " · ".join(head), findings, link)]
     plan = plan_excerpt(findings)
     if plan:
         parts.append(f"**Plan** (what `kai-gitops` would change in {escape_markdown(c.cluster)}):\n\n{plan}")

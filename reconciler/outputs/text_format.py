@@ -14,7 +14,7 @@ from reconciler.core.printable import visible
 from reconciler.core.show import show_value
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
-from reconciler.report.report import UNNAMED_LIVE, ClusterReport, Report, finding_order
+from reconciler.report.report import ClusterReport, Report, finding_order
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,8 +41,7 @@ def render(report: Report, *, color: bool | None = None) -> str:
 
 
 def _cluster(console: Console, command: str, c: ClusterReport) -> None:
-    named = c.git is not None or c.cluster != UNNAMED_LIVE
-    subject = f"cluster [bold]{_escape(c.cluster)}[/]" if named else "live state"
+    subject = "live state" if c.unnamed_live else f"cluster [bold]{_escape(c.cluster)}[/]"
     console.print(f"[bold]kai-gitops {command}[/] — {subject}")
     if c.git:
         console.print(f"  desired: {_escape(c.git.repo)} @ {_escape(c.git.ref)} ({c.git.short_commit})")

@@ -85,6 +85,9 @@ def _check_field(change: Change, f: FieldChange, where: str) -> None:
     if values is Values.NAME and isinstance(f.after, str) and not values.allows(f.after):
         raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after[:80]!r}, which is not a Kubernetes "
                         f"object name ({SUBDOMAIN_RULE})", where=where)
+    if values is Values.NAME and f.after == change.ref.name:
+        raise UserError(f"plan makes {change.ref} its own {f.dotted()}: a queue cannot be its own parent",
+                        where=where, hint="re-create the plan")
 
 
 def _check_manifest(change: Change, where: str) -> None:

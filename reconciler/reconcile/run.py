@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from reconciler.core.errors import UserError
+from reconciler.model.live import LiveState
 from reconciler.plans.applied import ApplyResult, ChangeResult, WriteResult
 from reconciler.plans.plan import Plan
 from reconciler.plans.saved import keep_planned_operator_steps, read_plan, write_plan
 from reconciler.reconcile.apply import ApiFailure, ClusterWriter, apply_changes
 from reconciler.reconcile.audit import AuditLog
+from reconciler.reconcile.backed import check_backed_by_git
 from reconciler.reconcile.cluster import Connection
 from reconciler.reconcile.dryrun import dry_run
 from reconciler.reconcile.events import EVENT_NAMESPACE, event_for
@@ -48,9 +50,14 @@ def check_settings(settings: ReconcileSettings, live_cluster: bool) -> None:
         raise UserError(f"--lease-namespace {namespace!r} is not a namespace name (lower-case DNS label)")
 
 
-def saved_or_fresh(settings: ReconcileSettings, fresh: Plan) -> Plan:
-    plan = keep_planned_operator_steps(read_plan(settings.plan_file), fresh, settings.plan_file) \
-        if settings.plan_file else fresh
+def saved_or_fresh(settings: ReconcileSettings, fresh: Plan, live: LiveState) -> Plan:
+    """The plan to show or apply: the fresh one, or the saved one held to it (changes Git backs, steps the
+    planner writes)."""
+    plan = fresh
+    if settings.plan_file:
+        saved = read_plan(settings.plan_file)
+        check_backed_by_git(saved, fresh, live, settings.plan_file)
+        plan = keep_planned_operator_steps(saved, fresh, settings.plan_file)
     if settings.plan_out:
         write_plan(plan, settings.plan_out)
     return plan

@@ -51,6 +51,12 @@ class ClusterReport:
     rules: list[RuleMeta] = field(default_factory=list)   # every rule evaluated here, found something or not
     anchor: Location | None = None   # the cluster's entry in kai-gitops.yaml: where live-only findings point
 
+    @property
+    def unnamed_live(self) -> bool:
+        """Live state read with nothing naming its cluster (`doctor` without --repo, --cluster, --context):
+        `cluster` is then the report key UNNAMED_LIVE, which the formats for people must not show as a name."""
+        return self.git is None and self.cluster == UNNAMED_LIVE
+
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.waived_by is None]
 

@@ -131,6 +131,8 @@ def _parse(text: str, file: str, max_nodes: int) -> list[YamlDoc]:
         yaml_libyaml.check_budget(text, max_nodes)   # ruamel counts too, but at ~50x libyaml's cost per value
     except yaml_libyaml.TooManyNodes as exc:
         raise too_many_nodes(file, exc.line, max_nodes) from None
+    except yaml_libyaml.TooDeep as exc:
+        raise too_deep(file, exc.line) from None
     return ruamel_documents(text, file, max_nodes)
 
 
@@ -138,6 +140,15 @@ def too_many_nodes(file: str, line: int, max_nodes: int) -> UserError:
     return UserError(f"more than {max_nodes:,} YAML values in one file (the limit that keeps a file built to "
                      "exhaust memory from doing so)", where=f"{file}:{line}",
                      hint="split the file; a large snapshot can be written as JSON (`-o FILE.json`)")
+
+
+def too_deep(file: str, line: int | None) -> UserError:
+    from reconciler.yamlio.libyaml import MAX_DEPTH
+
+    return UserError(f"YAML nested deeper than {MAX_DEPTH} levels (collections inside collections; the limit "
+                     "keeps a file built to exhaust the parsers' stack from doing so)",
+                     where=file if line is None else f"{file}:{line}",
+                     hint="flatten the structure; no kai-gitops input needs more than a few dozen levels")
 
 
 def reader_engine() -> str:
@@ -160,7 +171,7 @@ _READERS = ("libyaml", "ruamel")
 
 def ruamel_documents(text: str, file: str, max_nodes: int | None = None) -> list[YamlDoc]:
     """The reference reader: ruamel's round-trip loader, converted to what Helm sees."""
-    from reconciler.yamlio.libyaml import TooManyNodes
+    from reconciler.yamlio.libyaml import TooDeep, TooManyNodes
 
     budget = MAX_NODES if max_nodes is None else max_nodes
     yaml = _parser(budget)
@@ -168,6 +179,8 @@ def ruamel_documents(text: str, file: str, max_nodes: int | None = None) -> list
         loaded = list(yaml.load_all(text))
     except TooManyNodes as exc:
         raise too_many_nodes(file, exc.line, budget) from None
+    except RecursionError:   # without libyaml's first pass (check_budget) nothing measured the depth before
+        raise too_deep(file, _too_deep_line(text)) from None
     except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
         raise _yaml_error(exc, file, text) from None
     docs = []
@@ -177,9 +190,31 @@ def ruamel_documents(text: str, file: str, max_nodes: int | None = None) -> list
             continue
         _refuse_alias_bomb(node, file)
         converter = _Converter(file)
-        data = converter.convert(node, ())
+        try:
+            data = converter.convert(node, ())
+        except TooDeep as exc:
+            raise too_deep(file, exc.line) from None
         docs.append(YamlDoc(file, data, converter.positions, spans))
     return docs
+
+
+def _too_deep_line(text: str) -> int | None:
+    """Where a collection first nests deeper than MAX_DEPTH, from ruamel's events (its parser, unlike its
+    composer, does not recurse); None if the text ends or fails to parse before."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent
+
+    from reconciler.yamlio.libyaml import MAX_DEPTH
+
+    depth = 0
+    try:
+        for event in YAML(typ="rt").parse(text):
+            depth += isinstance(event, CollectionStartEvent) - isinstance(event, CollectionEndEvent)
+            if depth > MAX_DEPTH:
+                return int(event.start_mark.line) + 1
+    except Exception:  # ruamel raises many types; the depth error stays true without a line
+        return None
+    return None
 
 
 def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared: bool = False) -> YamlDoc:
@@ -299,10 +334,18 @@ class _Converter:
     """Turns a ruamel round-trip tree into plain data the way Helm sees it, recording positions."""
 
     def __init__(self, file: str) -> None:
+        from reconciler.yamlio.libyaml import MAX_DEPTH
+
         self.file = file
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
+        self.max_depth = MAX_DEPTH
 
     def convert(self, node: object, path: YamlPath) -> JSONValue:
+        if isinstance(node, (dict, list)) and len(path) >= self.max_depth:
+            from reconciler.yamlio.libyaml import TooDeep
+
+            lc = getattr(node, "lc", None)   # where the collection itself starts, as libyaml's events say
+            raise TooDeep(lc.line + 1 if lc is not None and lc.line is not None else self.positions[path][0])
         if isinstance(node, dict):
             return dict(self._mapping_items(node, path))
         if isinstance(node, list):

@@ -65,6 +65,21 @@ class TooManyNodes(Exception):
         self.line = line
 
 
+# Collections one inside another. Both parsers recurse per level when they build a tree (ruamel runs out of
+# Python's stack near 300 levels, libyaml stops at 1,000), and so does the code that reads the tree; the
+# deepest YAML of the project (a CRD's schema) nests 29 levels.
+MAX_DEPTH = 100
+
+
+class TooDeep(Exception):
+    """A collection nested deeper than MAX_DEPTH; `line` is where the first one past it starts (raised by both
+    readers)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 def available() -> bool:
     return CSafeLoader is not None
 
@@ -109,6 +124,8 @@ def documents(text: str, max_nodes: int) -> list[tuple[JSONValue, dict[YamlPath,
         return _convert(_compose(loader))
     except _OverBudget:
         raise TooManyNodes(_line_of_node(text, max_nodes + 1) or 1) from None
+    except TooDeep:
+        raise
     except Exception:  # libyaml errors, Decline, a scalar ruamel also fails on: ruamel decides
         return None
     finally:
@@ -137,9 +154,9 @@ def _convert(roots: list[Node]) -> list[tuple[JSONValue, dict[YamlPath, tuple[in
 
 
 def check_budget(text: str, max_nodes: int) -> None:
-    """Raises TooManyNodes when libyaml's parser counts more than `max_nodes` values: a cheap first pass (~0.7 s
-    per million values) for text ruamel will compose at ~40 us a value. Text libyaml cannot parse passes; ruamel
-    counts it itself."""
+    """Raises TooManyNodes when libyaml's parser counts more than `max_nodes` values, TooDeep when a collection
+    nests deeper than MAX_DEPTH: a cheap first pass (~0.7 s per million values) for text ruamel will compose at
+    ~40 us a value, and recursively. Text libyaml cannot parse passes; ruamel counts and measures it itself."""
     if CSafeLoader is not None:
         line = _line_of_node(text, max_nodes + 1)
         if line is not None:
@@ -148,22 +165,31 @@ def check_budget(text: str, max_nodes: int) -> None:
 
 def _line_of_node(text: str, ordinal: int) -> int | None:
     """The line where the `ordinal`-th value starts, None when there are fewer (or libyaml cannot parse the
-    text). The C composer keeps no position a Python hook can read, so its events are replayed."""
+    text); TooDeep first if a collection nests too deep before it. The C composer keeps no position a Python
+    hook can read, so its events are replayed."""
     assert CSafeLoader is not None
     parser = CSafeLoader(text)
-    seen = 0
+    seen = depth = 0
     try:
         while parser.check_event():
             event = parser.get_event()
-            if isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+            elif isinstance(event, (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
                 seen += 1
                 if seen >= ordinal:
-                    return int(event.start_mark.line) + 1 if event.start_mark is not None else 1
+                    return _line(event)
+                if not isinstance(event, yaml.ScalarEvent) and (depth := depth + 1) > MAX_DEPTH:
+                    raise TooDeep(_line(event))
     except yaml.YAMLError:
         return None
     finally:
         parser.dispose()
     return None
+
+
+def _line(event: yaml.Event) -> int:
+    return int(event.start_mark.line) + 1 if event.start_mark is not None else 1
 
 
 # Where the two parsers part ways (found by fuzzing both, tests/test_fast_paths.py): anchor and alias
@@ -201,6 +227,8 @@ class _Converter:
         self.seen.add(id(node))
         if isinstance(node, ScalarNode):
             return _scalar(node)
+        if len(path) >= MAX_DEPTH:
+            raise TooDeep(node.start_mark.line + 1)
         if node.tag != _COLLECTION:
             raise Decline(f"explicit tag {node.tag}")
         if isinstance(node, SequenceNode):

@@ -68,6 +68,30 @@ typos contains [i, item, right, as_meant, outcome(right)] if {
 	as_meant := (sign(item) == "+") == runs_on_bool(right)
 }
 
+# Gates the add-on stack turns on because an enabled add-on needs them (reconciler/model/gates.py ADDON_GATES).
+addon_gates := {"KAIScheduler": "kaiScheduler", "DynamoOperatorSupport": "dynamoOperator"}
+
+needed_by_addon(gate) if {
+	data.kai_gitops.lib.util.desired.mode == "addon"
+	data.kai_gitops.lib.util.addon(addon_gates[gate])
+}
+
+# What to do about a misspelt item, said for a message: write the right spelling, sign kept; but a disabling
+# typo of a gate an enabled add-on needs is removed, since `-KAIScheduler` would stop NVCA from using the
+# KAI the stack installs (NVCA-G-002), and the stack turns the gate on by itself.
+typo_fix(item, right) := sprintf("remove the item: the add-on stack turns %s on for the %s add-on, which needs it (writing %s would turn it off)", [right, addon_gates[right], json.marshal(concat("", ["-", right]))]) if {
+	removed_typo(item, right)
+}
+
+typo_fix(item, right) := sprintf("write %s", [json.marshal(concat("", [sign_text(item), right]))]) if {
+	not removed_typo(item, right)
+}
+
+removed_typo(item, right) if {
+	sign(item) == "-"
+	needed_by_addon(right)
+}
+
 runs_on_bool(name) if {
 	runs_on(name)
 } else := false

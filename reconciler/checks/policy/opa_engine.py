@@ -6,7 +6,7 @@ import contextlib
 import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import requests
 from opa_client import OpaClient
@@ -25,6 +25,7 @@ from reconciler.core.capped import read_capped
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike, JSONObject
 from reconciler.core.redact import redact_free_text, redact_text
+from reconciler.core.urls import split_url
 
 POLICY_ID_PREFIX = "kai-gitops/"
 # An OPA answer is the run's findings as data: megabytes at most. A larger one (a misbehaving server or proxy,
@@ -186,7 +187,7 @@ def policy_id(name: str) -> str:
 
 
 def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float) -> OpaClient:
-    parts = urlsplit(url)
+    parts = split_url(url, "--opa-url")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UserError(f"--opa-url {redact_text(url)!r} is not an http(s) URL", hint="e.g. https://opa.example:8181")
     https = parts.scheme == "https"

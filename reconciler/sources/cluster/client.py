@@ -23,7 +23,7 @@ import urllib3
 from reconciler.core.capped import read_capped
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONValue
-from reconciler.core.redact import redact_free_text
+from reconciler.core.redact import redact_free_text, url_without_userinfo
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
@@ -333,7 +333,10 @@ class ClusterClient:
 
 def shown_server(url: str) -> str:
     """The API server's URL for messages: scheme, host, port and path; never userinfo, query or fragment."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:   # an unclosed IPv6 bracket: the message shows the URL, its credential cut off
+        return url_without_userinfo(url)
     host = parts.netloc.rpartition("@")[2]
     return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else host + parts.path
 

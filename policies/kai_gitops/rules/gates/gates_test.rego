@@ -140,6 +140,8 @@ test_g005_addon_misspelt_minus_kaischeduler_fails_as_the_stack_turns_it_on if {
 	count(gates.nvca_g_004.violations) == 0 with input as facts
 	some v in gates.nvca_g_005.violations with input as facts
 	contains(v.message, "NVCA ignores it, so NVCA runs with KAIScheduler on (the add-on stack appends it itself")
+	# the add-on needs the gate: the fix removes the item, never `-KAIScheduler`, which would turn it off
+	endswith(v.message, "; remove the item: the add-on stack turns KAIScheduler on for the kaiScheduler add-on, which needs it (writing \"-KAIScheduler\" would turn it off)")
 }
 
 # NVCA-G-006
