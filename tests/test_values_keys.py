@@ -412,3 +412,16 @@ def test_a_kai_manifest_name_kubernetes_would_refuse_is_a_one_line_error(tmp_pat
     code, _out, err = run_cli(["check", "--repo", repo])
     assert code == 1 and "kai-objects.yaml:9" in err and "'Kai_Config'" in err and "Kubernetes would refuse" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("pin", "named"), [
+    ("v0.16.7", "chart v0.16.7 defaults (as in v0.16.8, the nearest chart kai-gitops models)"),
+    ("v0.16.8", "chart v0.16.8 defaults"),
+])
+def test_inherited_values_name_the_pinned_chart_and_the_one_that_stands_in(tmp_path: Path, pin: str,
+                                                                          named: str) -> None:
+    """A user pinned v0.16.7: naming only v0.16.8 (whose values kai-gitops ships) read as a wrong version."""
+    files = {"kai-gitops.yaml": standalone_config(version=pin), "kai-values.yaml": "{}\n"}
+    _, report, _ = _check(tmp_path, files)
+    [written_out] = _findings(report, "KAI-V-004")
+    assert f"rely on {named}:" in written_out["message"], written_out["message"]

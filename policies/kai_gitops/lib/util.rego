@@ -52,6 +52,14 @@ expected_kai_version := desired.stack_kai_version if {
 	is_string(desired.stack_kai_version)
 }
 
+# Whose defaults an unset value takes, named by the pin the reader wrote: when kai-gitops ships no values file
+# for that exact version, the nearest modelled chart's stand in, and the text says so.
+chart_defaults := sprintf("chart %s defaults", [desired.defaults_version]) if {
+	desired.defaults_version == expected_kai_version
+} else := sprintf("chart %s defaults (as in %s, the nearest chart kai-gitops models)", [expected_kai_version, desired.defaults_version]) if {
+	is_string(expected_kai_version)
+} else := sprintf("chart %s defaults", [desired.defaults_version])
+
 kai_version_or_placeholder := v if {
 	v := expected_kai_version
 } else := "<kai-version>"

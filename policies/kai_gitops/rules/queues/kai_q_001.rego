@@ -45,6 +45,6 @@ queue_name(key) := name if {
 	name != ""
 } else := default_name[key]
 
-inherited_note(which, kind) := sprintf(" (not set: chart %s default)", [util.desired.defaults_version]) if {
+inherited_note(which, kind) := sprintf(" (not set: %s)", [util.chart_defaults]) if {
 	object.get(util.desired.kai_values_user, ["defaultQueue", which, kind], null) == null
 } else := ""

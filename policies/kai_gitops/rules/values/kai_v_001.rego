@@ -34,6 +34,6 @@ placement_message(effective) := sprintf(
 ) if object.get(util.desired.kai_values_user, path, null) != null
 
 placement_message(effective) := sprintf(
-	"scheduler.placementStrategy is not set and chart %s defaults to %s; NVCA requires \"binpack\". Set scheduler.placementStrategy: binpack",
-	[util.desired.defaults_version, json.marshal(effective)],
+	"scheduler.placementStrategy is not set, so it is %s by %s; NVCA requires \"binpack\". Set scheduler.placementStrategy: binpack",
+	[json.marshal(effective), util.chart_defaults],
 ) if object.get(util.desired.kai_values_user, path, null) == null

@@ -51,8 +51,8 @@ violations contains v if {
 	count(inherited) > 0
 	v := {
 		"message": sprintf(
-			"%d canonical KAI value(s) are not set and rely on chart %s defaults: %s; write them out",
-			[count(inherited), util.desired.defaults_version, concat(", ", inherited)],
+			"%d canonical KAI value(s) are not set and rely on %s: %s; write them out",
+			[count(inherited), util.chart_defaults, concat(", ", inherited)],
 		),
 		"subject": null,
 		"doc": doc,
