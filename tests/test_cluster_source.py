@@ -557,3 +557,47 @@ def test_release_secret_pages_are_summarised(prod: KubeTestServer) -> None:
     assert not sink.kinds("Secret")
     assert sorted(s["metadata"]["name"] for s in sink.kinds("HelmReleaseSummary")) == [
         "kai", "kai-scheduler", "kai-scheduler"]
+
+
+# -- kai-config and every SchedulingShard ----------------------------------------------------------------
+
+
+def _kai_config(spec: Obj, **meta: Any) -> Obj:
+    return {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config", **meta},
+            "spec": spec, "status": {"conditions": [
+                {"type": "Available", "status": "False", "reason": "available",
+                 "message": "Binder: not available; token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"}]}}
+
+
+def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestServer, tmp_path: Path) -> None:
+    from reconciler.sources.snapshot import read_snapshot
+    from reconciler.sources.snapshot_writer import SnapshotWriter
+
+    extra_shards = [{"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard", "metadata": {"name": name},
+                     "spec": {"partitionLabelValue": name}} for name in ("team-a", "team-b")]
+    serve(server, [*lab_items(), _kai_config({"admission": {"gpuSharing": True}}), *extra_shards,
+                   {**_kai_config({}), "metadata": {"name": "not-the-singleton"}}])
+    live = read_state(server)
+    assert live.kai_config_read and live.kai_config is not None
+    assert live.kai_config.spec == {"admission": {"gpuSharing": True}} and live.kai_config.uid
+    assert "ghp_" not in str(live.kai_config.conditions)    # the operator's messages are free text
+    assert sorted(live.shards) == ["default", "team-a", "team-b"]
+    assert live.shards["team-a"].spec == {"partitionLabelValue": "team-a"}
+    assert requests_to(server, "/apis/kai.scheduler/v1/schedulingshards")        # one paged list
+    assert not requests_to(server, "/apis/kai.scheduler/v1/schedulingshards/default")
+    # the snapshot written from the same read gives the same objects back
+    path = tmp_path / "snap.yaml"
+    with SnapshotWriter(str(path)) as writer:
+        read_live(client_for(server), writer)
+        writer.commit()
+    again = read_snapshot(str(path))
+    assert again.kai_config == live.kai_config and again.shards == live.shards and again.kai_config_read
+
+
+def test_a_missing_kai_config_is_read_as_missing_not_unread(server: KubeTestServer) -> None:
+    serve(server, lab_items())
+    live = read_state(server)
+    assert live.kai_config is None and live.kai_config_read
+    with KubeTestServer() as bare:
+        serve(bare, lab_items(), kai_installed=False)
+        assert not read_state(bare).kai_config_read       # Config kind not served: nothing to say

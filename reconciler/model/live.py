@@ -74,13 +74,39 @@ class Healthz:
         return (None if status is None else str(status)), [str(e) for e in listed]
 
 
+@dataclass(frozen=True)
+class KaiObject:
+    """A live KAI Config or SchedulingShard: its spec, and what says whether the operator acted on it."""
+
+    name: str
+    spec: JSONObject
+    uid: str = ""
+    generation: int | None = None
+    created: str = ""
+    annotations: dict[str, str] = field(default_factory=dict)
+    conditions: list[JSONObject] = field(default_factory=list)
+
+
+def kai_object(obj: Mapping[str, JSONValue]) -> KaiObject:
+    meta = mapping_at(obj, "metadata")
+    generation = meta.get("generation")
+    return KaiObject(str(meta.get("name", "")), dict(mapping_at(obj, "spec")), str(meta.get("uid") or ""),
+                     generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
+                     str(meta.get("creationTimestamp") or ""),
+                     {str(k): str(v) for k, v in mapping_at(meta, "annotations").items()},
+                     [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)])
+
+
 @dataclass
 class LiveState:
     source: str
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)
-    shard: JSONObject | None = None
+    shard: JSONObject | None = None                               # the spec of SchedulingShard default
+    shards: dict[str, KaiObject] = field(default_factory=dict)     # every SchedulingShard, by name
+    kai_config: KaiObject | None = None
+    kai_config_read: bool = False      # the Config kind is served and kai-config was looked for
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
@@ -144,8 +170,18 @@ class LiveStateBuilder:
         self.state.crds.add(_meta(obj, "name"))
 
     def _shard(self, obj: JSONObject) -> None:
-        if _meta(obj, "name") == "default":
+        shard = kai_object(obj)
+        self.state.shards[shard.name] = shard
+        if shard.name == "default":
             self.state.shard = mapping_at(obj, "spec")
+
+    def _config(self, obj: JSONObject) -> None:
+        if _meta(obj, "name") == "kai-config":   # the operator ignores any other name
+            self.state.kai_config = kai_object(obj)
+            self.state.kai_config_read = True
+
+    def _config_read(self, obj: JSONObject) -> None:
+        self.state.kai_config_read = True
 
     def _secret(self, obj: JSONObject) -> None:
         if obj.get("type") != RELEASE_SECRET_TYPE:
@@ -297,6 +333,8 @@ _HANDLERS = {
     k8s.QUEUE.type_key: LiveStateBuilder._queue,
     k8s.CUSTOM_RESOURCE_DEFINITION.type_key: LiveStateBuilder._crd,
     k8s.SCHEDULING_SHARD.type_key: LiveStateBuilder._shard,
+    k8s.CONFIG.type_key: LiveStateBuilder._config,
+    ("kai-gitops/v1", "KaiConfigRead"): LiveStateBuilder._config_read,
     k8s.SECRET.type_key: LiveStateBuilder._secret,
     ("kai-gitops/v1", "HelmReleaseSummary"): LiveStateBuilder._release_summary,
     k8s.NVCF_BACKEND.type_key: LiveStateBuilder._backend,

@@ -27,6 +27,7 @@ import orjson
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.resources import (
+    CONFIG,
     CONFIG_MAP,
     CORE_EVENT,
     CUSTOM_RESOURCE_DEFINITION,
@@ -59,7 +60,8 @@ Slim = Callable[[Obj], Obj | None]
 Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
-DISCOVERED = (QUEUE, SCHEDULING_SHARD, NVCF_BACKEND)
+DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND)
+KAI_CONFIG_NAME = "kai-config"   # the operator acts only on the Config of this name
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
 HEALTHZ_PATH = SERVICE.object_path("nvca:8000", "nvca-system", "proxy/healthz")
 EVENT_REASONS = ("Unschedulable", "FailedScheduling")   # KAI's reason, then the default scheduler's
@@ -281,8 +283,12 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     if QUEUE in served:
         plan.append(_list(reader, ListRead("queues", "queues", QUEUE, limit=limit)))
     if SCHEDULING_SHARD in served:
-        plan.append(("shard", lambda: reader.object("shard", "SchedulingShard",
-                                                    SCHEDULING_SHARD.object_path("default"))))
+        plan.append(_list(reader, ListRead("shards", "SchedulingShards", SCHEDULING_SHARD, limit=limit,
+                                           reduce=slim.kai_object)))
+    if CONFIG in served:
+        plan.append(("kai-config", partial(reader.object, "kai-config", "Config kai-config",
+                                           CONFIG.object_path(KAI_CONFIG_NAME), slim.kai_object)))
+        plan.append(("kai-config-read", lambda: [slim.config_read_item()]))
     plan.append(("releases", reader.releases))
     if NVCF_BACKEND in served:
         plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit,

@@ -24,6 +24,7 @@ Obj = JSONObject
 HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
 RELEASE_ERROR_KIND = ("kai-gitops/v1", "HelmReleaseError")
 RELEASE_SEARCH_KIND = ("kai-gitops/v1", "HelmReleaseSearch")
+CONFIG_READ_KIND = ("kai-gitops/v1", "KaiConfigRead")
 _YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # kubectl's copy of the object as last applied: the whole spec again, secrets included, as one JSON string
 # whose values no key-name net sees.
@@ -103,6 +104,23 @@ def as_is(obj: Obj) -> Obj:
             annotations.pop(LAST_APPLIED, None)
             meta["annotations"] = redact(annotations)
     return obj
+
+
+def kai_object(obj: Obj) -> Obj:
+    """A KAI Config or SchedulingShard: kept whole (the differ compares its spec with Git), its condition
+    messages redacted (the operator quotes the errors of what it deployed)."""
+    kept = as_is(obj)
+    for condition in objects_at(mapping_at(kept, "status"), "conditions"):
+        message = condition.get("message")
+        if isinstance(message, str):
+            condition["message"] = redact_free_text(message)
+    return kept
+
+
+def config_read_item() -> Obj:
+    """Says the Config kind is served and kai-config was looked for, so a snapshot without a kai-config
+    says "missing", not "not read"."""
+    return {"apiVersion": CONFIG_READ_KIND[0], "kind": CONFIG_READ_KIND[1], "metadata": {"name": "kai-config"}}
 
 
 def redacted(obj: Obj) -> Obj:
