@@ -6,6 +6,7 @@ is slow (48 s on two 50k-item dicts), and almost everything is equal in a health
 
 from __future__ import annotations
 
+from reconciler.checks.kai_config_diff import diff_kai_config, normalise_numbers
 from reconciler.core.jsonvalue import JSONObject, JSONScalar, JSONValue
 from reconciler.core.redact import redact
 from reconciler.core.refs import release_ref
@@ -28,6 +29,7 @@ def diff(desired: DesiredCluster, live: LiveState) -> list[Finding]:
             findings.extend(_diff_queue(desired, expected, live.queues.get(expected.spec.name)))
     findings.extend(_diff_shard(desired, live))
     findings.extend(_diff_release_values(desired, live))
+    findings.extend(diff_kai_config(desired, live, _helm_upgrade(desired)))
     return findings
 
 
@@ -173,15 +175,7 @@ def _changed_paths(want: JSONValue, have: JSONValue) -> list[str]:
     return sorted(set(paths))
 
 
-def _normalise(value: JSONValue) -> JSONValue:
-    """Numbers compare as floats (Helm decodes them as float64); everything else as is."""
-    if isinstance(value, dict):
-        return {str(k): _normalise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return value
+_normalise = normalise_numbers
 
 
 def _helm_upgrade(desired: DesiredCluster) -> str:

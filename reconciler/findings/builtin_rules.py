@@ -32,6 +32,25 @@ RELEASE_VALUES_DRIFT = RuleMeta(
     "KAI-D-004", "Release values differ from Git", Severity.WARNING, Scope.LIVE,
     "The kai-scheduler Helm release was installed with values that differ from Git.",
     "helm upgrade the release with the values from Git.", _DRIFT_SOURCE)
+CONFIG_DRIFT = RuleMeta(
+    "KAI-D-005", "kai-config differs from Git", Severity.ERROR, Scope.LIVE,
+    "The KAI operator deploys every component from kai-config; a field that differs from what the pinned "
+    "chart renders from the values (a hand edit, a deployer hook that did not run, an E1 chart re-creating it "
+    "on upgrade) runs the components with settings Git does not hold.",
+    "Patch kai-config's spec to Git's values (kai-gitops reconcile --apply does it; the finding shows the "
+    "merge patch), or change the values.", _DRIFT_SOURCE)
+CONFIG_MISSING = RuleMeta(
+    "KAI-D-006", "kai-config missing", Severity.ERROR, Scope.LIVE,
+    "The KAI release is deployed but the operator's kai-config does not exist: the operator deploys nothing, "
+    "and what it owned is garbage-collected (KAI-Scheduler #1751; Argo CD runs no post-install hook on an "
+    "automated sync).",
+    "Re-create kai-config: re-run the chart's hooks (helm upgrade), or apply it from Git when Git keeps it.",
+    _DRIFT_SOURCE)
+SHARD_UNDECLARED = RuleMeta(
+    "KAI-D-007", "SchedulingShard not declared in Git", Severity.WARNING, Scope.LIVE,
+    "Every SchedulingShard runs a scheduler of its own; one that Git does not declare is configuration "
+    "nobody reviews. kai-gitops reports it and never deletes it.",
+    "Declare it in kaiManifestFiles, or delete it if nobody uses it.", _DRIFT_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -59,7 +78,8 @@ VALUE_UNKNOWN = RuleMeta(
     "Correct the key's spelling (the message suggests the closest known key; --fix-git renames it when "
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
-DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT)
+DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
+               SHARD_UNDECLARED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES)}
