@@ -147,3 +147,14 @@ def test_cli_diff_names_each_kai_config_rule(tmp_path: Path) -> None:
                             name="missing")
     code, stdout, _ = run_cli(["diff", "--repo", repo, "--snapshot", missing])
     assert code == 2 and "kai-config does not exist while the KAI release is deployed" in stdout
+
+
+def test_a_value_that_looks_like_a_credential_is_left_to_the_operator_redacted(tmp_path: Path) -> None:
+    desired = lab(tmp_path, 'global:\n  priorityClassName: "--token=s3cr3t-t0ken-value-1234567890"\n',
+                  version="v0.17.0")
+    spec = desired.kai_config.spec()
+    spec["global"]["priorityClassName"] = "kai-high"
+    [finding] = [f for f in diff(desired, released(kai_config(spec))) if f.rule_id == "KAI-D-005"]
+    assert finding.fix.action.value == "none" and finding.fix.patch is None     # a plan never carries it
+    assert "s3cr3t" not in (finding.fix.command or "") and "s3cr3t" not in finding.message
+    assert "s3cr3t" not in json.dumps(finding.desired)

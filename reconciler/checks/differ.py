@@ -124,7 +124,17 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     return [SHARD_DRIFT.finding(
         Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(paths)}", desired.name,
         subject=ref, location=location, desired=redact(expected.spec), live=redact(actual),
-        fix=Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)", command=command))]
+        fix=_shard_fix(expected.spec, command))]
+
+
+def _shard_fix(spec: JSONObject, command: str) -> Fix:
+    """A patch the plan may apply, unless a value looks like a credential: a plan and its outputs carry the
+    patch as it is, so such a value is left to the operator's Helm upgrade."""
+    if redact(spec) != spec:
+        return Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)",
+                   command=command)
+    return Fix(Action.UPDATE, "patch SchedulingShard default's spec to what the KAI values render (a Helm "
+                              "upgrade renders the same)", command=command, patch={"spec": spec})
 
 
 def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Finding]:

@@ -83,9 +83,17 @@ def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiOb
         location=location, desired=redact({path: want for path, _, want, _ in changes}),
         live=redact({path: have for path, have, _, _ in changes}),
         extra={"fields": [{"path": path, "where": str(where) if where else None} for path, *_, where in changes]},
-        fix=Fix(Action.NONE, "patch kai-config's spec to Git's values",
-                command=f"kubectl patch configs.kai.scheduler {CONFIG_NAME} --type merge -p "
-                        f"'{json.dumps(redact(patch), separators=(',', ':'))}'"))]
+        fix=_patch_fix(patch, f"kubectl patch configs.kai.scheduler {CONFIG_NAME} --type merge -p "
+                              f"'{json.dumps(redact(patch), separators=(',', ':'))}'"))]
+
+
+def _patch_fix(patch: JSONObject, command: str) -> Fix:
+    """Patched by the plan, unless a value looks like a credential: plans and outputs carry the patch as it
+    is, so that one is left to the operator (the command shows it redacted)."""
+    if redact(patch) != patch:
+        return Fix(Action.NONE, "patch kai-config's spec to Git's values (a value looks like a credential)",
+                   command=command)
+    return Fix(Action.UPDATE, "patch kai-config's spec to Git's values", command=command, patch=patch)
 
 
 def _shown_want(want: JSONValue) -> str:

@@ -338,6 +338,53 @@ def _numa_placement_exporter(r: _Render) -> None:
         r.put_if_set(f"numaPlacementExporter.{key}", (*base, key))
 
 
+# -- what a patch of kai-config may set ------------------------------------------------------------
+
+def spec_field_types() -> dict[str, str]:
+    """Every dotted spec path a desired kai-config of any modelled column can hold, or that the operator
+    defaults, with its value type ("bool", "text", "number", "structure"): the fields a plan may patch."""
+    from reconciler.model.values import chart_defaults
+
+    samples: dict[str, JSONValue] = {}
+    for version in COLUMNS:
+        values = deep_merge(chart_defaults(version), _EVERY_OPTIONAL_VALUE)
+        where = ValueSource("values", values, ("config", ()))
+        for item in render_kai_config(version, values, where, version).fields.values():
+            samples.setdefault(item.path, item.value)
+    for path in _GLOBAL_DEFAULTS:
+        samples.setdefault(path, _GLOBAL_DEFAULTS[path])
+    for _, block in COMPONENTS:
+        samples.setdefault(f"{block}.replicas", 1)
+    return {path: _type_of(value) for path, value in samples.items()}
+
+
+# One value for each field the chart renders only when set, so that the table above names it.
+_EVERY_OPTIONAL_VALUE: JSONObject = {
+    "global": {"namespaceLabelSelector": {"a": "b"}, "podLabelSelector": {"a": "b"}, "affinity": {"a": {}},
+               "tolerations": [{}], "securityContext": {"a": 1}, "requireDefaultPodAntiAffinityTerm": True,
+               "nodeSelector": {"a": "b"}, "imagePullSecrets": [{"name": "a"}], "jsonLog": True,
+               "priorityClassName": "a", "nodePoolLabelKey": "a"},
+    **{key: {"resources": {"a": {}}, "affinity": {"a": {}}} for key, _ in COMPONENTS},
+    "binder": {"resources": {"a": {}}, "affinity": {"a": {}}, "runtimeClassName": "a",
+               "resourceReservationPodResources": {"a": {}}, "cdiEnabled": True, "plugins": {"a": {}}},
+    "prometheus": {"enabled": True, "externalPrometheusUrl": "a"},
+    "numaPlacementExporter": {"enabled": True, "resources": {"a": {}}, "affinity": {"a": {}},
+                              "nodeSelector": {"a": "b"}, "tolerations": [{}], "pollInterval": "a",
+                              "driftResyncInterval": "a", "podResourcesHostPath": "a", "podResourcesSocket": "a",
+                              "sysfsHostPath": "a"},
+}
+
+
+def _type_of(value: JSONValue) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    return "structure"
+
+
 # -- add-on: what the stack forwards ------------------------------------------------------------------
 
 # helmfile.d/01-dependencies.yaml.gotmpl: each number addons.kaiScheduler.<component>.resources leaves out

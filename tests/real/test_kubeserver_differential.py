@@ -26,6 +26,7 @@ GET .../services/nvca:8000/proxy/healthz  (any status is an answer)  reads.py Re
 GET /apis/scheduling.run.ai/v2/queues/NAME (200 | 404)               apply.py ClusterWriter.get (preflight)
 POST /apis/scheduling.run.ai/v2/queues ?fieldManager[&dryRun=All]    apply.py create_queue (dryrun.py, then apply)
 PATCH queues/NAME, nodes/NAME merge patch + metadata.resourceVersion apply.py patch_queue, patch_node_label
+PATCH configs/kai-config, schedulingshards/NAME merge patch + RV      apply.py write_change (KAI-D-005, KAI-D-003)
     (match 200, stale 409, dryRun=All 200 and nothing stored)
 GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/N]   reconcile/lease.py (get_lease, create, update)
 POST /apis/events.k8s.io/v1/namespaces/default/events                reconcile/events.py event_for, run.py EventSender
@@ -403,6 +404,37 @@ def test_queue_create_dry_run_conflicts_and_merge_patches(pair: Pair) -> None:
         stale = side.call("PATCH", path, body, query=WRITE, content_type=MERGE_PATCH)
         assert (stale.status, stale.reason) == (409, "Conflict"), (side.name, stale)
     same_answer(pair.both("PATCH", f"{QUEUES}/absent", patch, query=WRITE, content_type=MERGE_PATCH))
+
+
+def test_kai_config_and_shard_merge_patches(pair: Pair) -> None:
+    """A mapping field replaced whole (keys only the live object had sent as null), with the RV precondition."""
+    config = "/apis/kai.scheduler/v1/configs/kai-config"
+    spec = {"admission": {"gpuSharing": True}, "scheduler": {"service": {"resources": {
+        "limits": {"cpu": "4000m"}, "requests": {"cpu": "50m"}}}}}
+    created = same_answer(pair.both("POST", "/apis/kai.scheduler/v1/configs", {
+        "apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"}, "spec": spec},
+        query=WRITE))
+    patch = {"spec": {"admission": {"gpuSharing": False},
+                      "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"},
+                                                              "requests": None}}}}}
+    for side, answer in zip((pair.standin, pair.real), created, strict=True):
+        body = {**patch, "metadata": {"resourceVersion": answer.meta["resourceVersion"]}}
+        dry = side.call("PATCH", config, body, query=DRY_RUN, content_type=MERGE_PATCH)
+        assert dry.status == 200 and dry.body["spec"]["admission"]["gpuSharing"] is False, (side.name, dry)
+        assert side.call("GET", config).body["spec"] == spec, side.name           # the dry run stored nothing
+        done = side.call("PATCH", config, body, query=WRITE, content_type=MERGE_PATCH)
+        assert done.status == 200 and done.body["spec"] == {
+            "admission": {"gpuSharing": False},
+            "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"}}}}}, (side.name, done)
+        stale = side.call("PATCH", config, body, query=WRITE, content_type=MERGE_PATCH)
+        assert (stale.status, stale.reason) == (409, "Conflict"), (side.name, stale)
+    shard = pair.create(SHARDS, {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+                                 "metadata": {"name": "default"}, "spec": {"placementStrategy": {"gpu": "spread"}}})
+    for side, answer in zip((pair.standin, pair.real), shard, strict=True):
+        body = {"spec": {"placementStrategy": {"gpu": "binpack"}},
+                "metadata": {"resourceVersion": answer["metadata"]["resourceVersion"]}}
+        done = side.call("PATCH", f"{SHARDS}/default", body, query=WRITE, content_type=MERGE_PATCH)
+        assert done.status == 200 and done.body["spec"]["placementStrategy"] == {"gpu": "binpack"}, side.name
 
 
 def test_invalid_names_are_422(pair: Pair) -> None:
