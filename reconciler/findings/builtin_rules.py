@@ -11,6 +11,8 @@ from reconciler.findings.rules import RuleMeta, Scope
 
 _DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
 _WAIVER_SOURCE = "kai-gitops waivers (docs/policies.md#waivers)"
+_OPERATOR_SOURCE = ("docs/policies.md#kai-config-health / KAI-Scheduler pkg/operator/controller/status_reconciler, "
+                    "templates/hooks/post/kai-config-deployer at each tag")
 _KEYS_SOURCE = ("docs/policies.md#every-values-key-accounted-for / KAI-Scheduler deployments/kai-scheduler "
                 "values.yaml and templates at the pinned tag; nvcf-compute-plane environments/base.yaml")
 
@@ -51,6 +53,19 @@ SHARD_UNDECLARED = RuleMeta(
     "Every SchedulingShard runs a scheduler of its own; one that Git does not declare is configuration "
     "nobody reviews. kai-gitops reports it and never deletes it.",
     "Declare it in kaiManifestFiles, or delete it if nobody uses it.", _DRIFT_SOURCE)
+CONFIG_NOT_RECONCILED = RuleMeta(
+    "KAI-O-001", "kai-config reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
+    "A kai-config that matches Git does nothing until the operator acts on it: its conditions say whether "
+    "the current generation was deployed and every operand is available. v0.10.0 to v0.12.15 set Reconciling "
+    "True on every pass and write no Ready, so those two are not read there.",
+    "Read the conditions' messages, the operand Deployments in kai-scheduler and the kai-operator logs.",
+    _OPERATOR_SOURCE)
+CONFIG_HOOK_LEFT = RuleMeta(
+    "KAI-O-002", "kai-config carries no Helm hook annotation", Severity.WARNING, Scope.LIVE,
+    "Pre-hook charts rendered kai-config as a pre-install/pre-upgrade hook, which Helm deletes and re-creates on "
+    "every upgrade (KAI-Scheduler #1536); the post-install kai-config-deployer Job of later charts strips the "
+    "annotations. Still there means the Job has not run successfully.",
+    "Check Job kai-config-deployer in kai-scheduler, then remove the annotations.", _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -82,4 +97,5 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
                SHARD_UNDECLARED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
-BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES)}
+OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT)
+BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}

@@ -143,7 +143,17 @@ def _backend(spec_gates: list[str], status_gates: list[str], health: str,
 
 
 def _kai_config(spec: dict[str, Any]) -> dict[str, Any]:
-    return _obj("kai.scheduler/v1", "Config", "kai-config", spec=spec)
+    """kai-config as the operator leaves it once it has deployed everything (its five conditions)."""
+    healthy = [("Reconciling", "False", "reconciled", "Reconciliation completed successfully"),
+               ("Deployed", "True", "deployed", "Resources deployed"),
+               ("Available", "True", "available", "System available"),
+               ("DependenciesFulfilled", "True", "dependencies_fulfilled", "Dependencies are fulfilled"),
+               ("Ready", "True", "ready", "System is ready")]
+    conditions = [{"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 1,
+                   "lastTransitionTime": "2026-10-01T08:00:00Z"} for t, s, r, m in healthy]
+    config = _obj("kai.scheduler/v1", "Config", "kai-config", spec=spec, status={"conditions": conditions})
+    config["metadata"]["generation"] = 1
+    return config
 
 
 def _rendered_kai_config(addon: bool) -> dict[str, Any]:

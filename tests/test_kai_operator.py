@@ -1,0 +1,89 @@
+"""kai-config synced but not acted on (KAI-O-001) and Helm hook annotations left on it (KAI-O-002).
+
+Conditions as the KAI operator's status reconciler writes them (KAI-Scheduler
+pkg/operator/controller/status_reconciler at each tag): v0.10.0-v0.12.15 keep Reconciling True with reason
+`reconciled` on every pass and write no Ready condition; later versions write all five.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.checks.kai_operator import kai_operator_findings
+from tests.helpers import kai_crds, live_state, obj, release_secret, run_cli, snapshot_file
+
+MODERN = [("Reconciling", "False", "reconciled", "Reconciliation completed successfully"),
+          ("Deployed", "True", "deployed", "Resources deployed"),
+          ("Available", "True", "available", "System available"),
+          ("DependenciesFulfilled", "True", "dependencies_fulfilled", "Dependencies are fulfilled"),
+          ("Ready", "True", "ready", "System is ready")]
+# v0.10.5 / v0.12.13: Reconciling always True, no Ready
+OLD = [("Reconciling", "True", "reconciled", "Reconciliation completed successfully"), *MODERN[1:4]]
+
+
+def config(conditions: list[tuple[str, str, str, str]], *, generation: int = 3, observed: int = 3,
+           annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    item = obj("kai.scheduler/v1", "Config", "kai-config", spec={},
+               status={"conditions": [{"type": t, "status": s, "reason": r, "message": m,
+                                       "observedGeneration": observed} for t, s, r, m in conditions]})
+    item["metadata"]["generation"] = generation
+    if annotations:
+        item["metadata"]["annotations"] = annotations
+    return item
+
+
+def findings(version: str, item: dict[str, Any]) -> list[Any]:
+    return kai_operator_findings(live_state([*kai_crds(), release_secret(version=version), item]), None)
+
+
+@pytest.mark.parametrize("version", ["v0.12.23", "v0.13.4", "v0.14.7", "v0.16.8", "v0.17.0"])
+def test_healthy_conditions_of_current_operators(version: str) -> None:
+    assert findings(version, config(MODERN)) == []
+
+
+@pytest.mark.parametrize("version", ["v0.10.5", "v0.12.13"])
+def test_reconciling_true_and_no_ready_mean_nothing_on_v0_10_to_v0_12_15(version: str) -> None:
+    assert findings(version, config(OLD)) == []
+    [f] = findings("v0.12.23", config(OLD))        # the same conditions from a v0.12.16+ operator are not healthy
+    assert f.rule_id == "KAI-O-001" and "Reconciling=True" in f.message and "no Ready condition" in f.message
+
+
+def test_an_operand_not_available_is_named_with_the_operators_message() -> None:
+    conditions = [c if c[0] != "Available" else ("Available", "False", "available", "Binder: not available")
+                  for c in MODERN]
+    [f] = findings("v0.16.8", config(conditions))
+    assert f.message == ("kai-config is not reconciled by the KAI operator: Available=False (available: Binder: "
+                         "not available)")
+    assert f.fix.command.startswith("kubectl get configs.kai.scheduler kai-config -o jsonpath=")
+
+
+def test_a_generation_the_operator_has_not_seen() -> None:
+    [f] = findings("v0.17.0", config(MODERN, generation=4, observed=3))
+    assert "Deployed is for generation 3, the spec is at 4" in f.message
+
+
+def test_no_conditions_at_all() -> None:
+    [f] = findings("v0.16.8", config([]))
+    assert "no status conditions (is the kai-operator Deployment running?)" in f.message
+
+
+def test_hook_annotations_left_by_a_pre_hook_chart_after_an_upgrade_to_a_deployer_chart() -> None:
+    hooked = config(MODERN, annotations={"helm.sh/hook": "pre-install,pre-upgrade", "helm.sh/hook-weight": "3"})
+    [f] = findings("v0.16.8", hooked)
+    assert f.rule_id == "KAI-O-002"
+    assert f.fix.command.endswith("kubectl annotate configs.kai.scheduler kai-config helm.sh/hook- "
+                                  "helm.sh/hook-weight-")
+    assert findings("v0.14.5", hooked) == []        # a pre-hook chart itself: the annotations are its own
+
+
+def test_doctor_needs_no_git_to_report_them(tmp_path: Path) -> None:
+    conditions = [c if c[0] != "Deployed" else ("Deployed", "False", "deployed", "KAIAdmission: not deployed")
+                  for c in MODERN]
+    snapshot = snapshot_file(tmp_path, [*kai_crds(), release_secret(version="v0.16.8"), config(conditions)])
+    code, out, _ = run_cli(["doctor", "--snapshot", snapshot])
+    assert code == 2
+    assert "kai-config is not reconciled by the KAI operator: Deployed=False (deployed: KAIAdmission: not " \
+           "deployed)" in out
