@@ -575,7 +575,18 @@ def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestSer
 
     extra_shards = [{"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard", "metadata": {"name": name},
                      "spec": {"partitionLabelValue": name}} for name in ("team-a", "team-b")]
-    serve(server, [*lab_items(), _kai_config({"admission": {"gpuSharing": True}}), *extra_shards,
+    operands = [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+            "name": "binder", "namespace": "kai-scheduler",
+            "ownerReferences": [{"kind": "Config", "name": "kai-config", "uid": "u-1", "controller": True}]},
+         "spec": {"replicas": 2, "template": {}}, "status": {"updatedReplicas": 2, "availableReplicas": 1}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
+            "name": "scheduler", "namespace": "kai-scheduler", "creationTimestamp": "2026-10-01T09:00:00Z"}},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "kai-config-deployer",
+                                                               "namespace": "kai-scheduler"},
+         "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}}]
+    serve(server, [*[i for i in lab_items() if i["kind"] != "Config"], *operands,
+                   _kai_config({"admission": {"gpuSharing": True}}), *extra_shards,
                    {**_kai_config({}), "metadata": {"name": "not-the-singleton"}}])
     live = read_state(server)
     assert live.kai_config_read and live.kai_config is not None
@@ -592,6 +603,13 @@ def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestSer
         writer.commit()
     again = read_snapshot(str(path))
     assert again.kai_config == live.kai_config and again.shards == live.shards and again.kai_config_read
+    # what the operator deployed, in kai-scheduler
+    assert [(o.name, o.owners, o.replicas, o.updated, o.available) for o in live.operands] == [
+        ("binder", (("Config", "kai-config", "u-1"),), 2, 2, 1)]
+    assert live.service_accounts == {"scheduler": "2026-10-01T09:00:00Z"}
+    assert live.deployer_job_failed == "BackoffLimitExceeded"
+    assert (again.operands, again.service_accounts, again.deployer_job_failed) == (
+        live.operands, live.service_accounts, live.deployer_job_failed)
 
 
 def test_a_missing_kai_config_is_read_as_missing_not_unread(server: KubeTestServer) -> None:

@@ -36,7 +36,7 @@ def config(conditions: list[tuple[str, str, str, str]], *, generation: int = 3, 
 
 
 def findings(version: str, item: dict[str, Any]) -> list[Any]:
-    return kai_operator_findings(live_state([*kai_crds(), release_secret(version=version), item]), None)
+    return kai_operator_findings(live_state([*kai_crds(), release_secret(version=version), item]), None, "live")
 
 
 @pytest.mark.parametrize("version", ["v0.12.23", "v0.13.4", "v0.14.7", "v0.16.8", "v0.17.0"])
@@ -87,3 +87,71 @@ def test_doctor_needs_no_git_to_report_them(tmp_path: Path) -> None:
     assert code == 2
     assert "kai-config is not reconciled by the KAI operator: Deployed=False (deployed: KAIAdmission: not " \
            "deployed)" in out
+
+
+# -- what the operator deployed -------------------------------------------------------------------------------
+
+UID = "11111111-2222-3333-4444-555555555555"
+
+
+def deployment(name: str, *, available: int = 1, updated: int = 1, owner_uid: str = UID,
+               owner_kind: str = "Config") -> dict[str, Any]:
+    owner = {"kind": owner_kind, "name": "kai-config" if owner_kind == "Config" else "default", "uid": owner_uid}
+    return obj("apps/v1", "Deployment", name, "kai-scheduler", metadata={"ownerReferences": [owner]},
+               spec={"replicas": 1}, status={"updatedReplicas": updated, "availableReplicas": available})
+
+
+def with_uid(item: dict[str, Any]) -> dict[str, Any]:
+    item["metadata"]["uid"] = UID
+    return item
+
+
+def pod_using(name: str, account: str, started: str) -> dict[str, Any]:
+    return obj("v1", "Pod", name, "kai-scheduler", spec={"serviceAccountName": account, "schedulerName": "x"},
+               status={"phase": "Running", "startTime": started})
+
+
+def account(name: str, created: str) -> dict[str, Any]:
+    return obj("v1", "ServiceAccount", name, "kai-scheduler", metadata={"creationTimestamp": created})
+
+
+def operator_findings(*items: dict[str, Any]) -> list[Any]:
+    live = live_state([*kai_crds(), release_secret(version="v0.16.8"), with_uid(config(MODERN)), *items])
+    return [f for f in kai_operator_findings(live, None, "live") if f.rule_id != "KAI-O-001"]
+
+
+def test_operands_up_and_owned_by_the_current_kai_config_are_fine() -> None:
+    assert operator_findings(deployment("binder"), deployment("kai-scheduler-default", owner_kind="SchedulingShard"),
+                             obj("apps/v1", "Deployment", "kai-operator", "kai-scheduler", spec={"replicas": 1})) == []
+
+
+def test_an_operand_not_available() -> None:
+    [f] = operator_findings(deployment("binder", available=0, updated=1))
+    assert (f.rule_id, f.message) == ("KAI-O-003", "Deployment kai-scheduler/binder: 0/1 available, 1 updated")
+    assert f.fix.command == "kubectl -n kai-scheduler describe deployment binder"
+
+
+def test_an_operand_owned_by_a_deleted_kai_config() -> None:
+    [f] = operator_findings(deployment("admission", owner_uid="99999999-0000-0000-0000-000000000000"))
+    assert f.message == ("Deployment kai-scheduler/admission: owned by kai-config UID "
+                         f"99999999-0000-0000-0000-000000000000, not the current {UID}")
+
+
+def test_pods_started_before_their_service_account_was_re_created_get_the_restart_command() -> None:
+    findings = operator_findings(
+        account("scheduler", "2026-10-01T09:00:00Z"), account("binder", "2026-10-01T07:00:00Z"),
+        pod_using("kai-scheduler-default-7d9f5-abcde", "scheduler", "2026-10-01T08:00:00Z"),
+        pod_using("binder-5c6b8-xyz12", "binder", "2026-10-01T08:00:00Z"))
+    [f] = findings
+    assert f.rule_id == "KAI-O-004" and "before its ServiceAccount scheduler was created" in f.message
+    assert f.fix.command == "kubectl -n kai-scheduler rollout restart deployment/kai-scheduler-default"
+
+
+def test_a_failed_deployer_job() -> None:
+    job = obj("batch/v1", "Job", "kai-config-deployer", "kai-scheduler",
+              status={"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]})
+    [f] = operator_findings(job)
+    assert f.rule_id == "KAI-O-005" and "failed (BackoffLimitExceeded)" in f.message
+    assert f.fix.command == "kubectl -n kai-scheduler logs job/kai-config-deployer"
+    running = obj("batch/v1", "Job", "kai-config-deployer", "kai-scheduler", status={"conditions": []})
+    assert operator_findings(running) == []

@@ -140,7 +140,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
     with phase("evaluate"):
         prediction = _predict(live, desired)
-        findings = diff(desired, live) + kai_operator_findings(live, desired)
+        findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
     waivers = Waiving(repo, [desired.name])
@@ -165,7 +165,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or "live")
     findings = diff(desired, live) + values_key_findings(desired) if desired else []
-    findings += kai_operator_findings(live, desired)
+    findings += kai_operator_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])
     with_git = desired is not None

@@ -1,5 +1,7 @@
-"""kai-config synced but not acted on: the operator's conditions read as the running chart version writes
-them (KAI-O-001), and Helm hook annotations an E1 chart left on it (KAI-O-002) (docs/policies.md#kai-config-health).
+"""KAI synced but broken (docs/policies.md#kai-config-health): kai-config's conditions read as the running chart
+version's operator writes them (KAI-O-001), Helm hook annotations an E1 chart left on it (KAI-O-002), operands
+not available or owned by a deleted kai-config (KAI-O-003), pods started before the ServiceAccount they use
+was re-created (KAI-O-004, the 401 window of KAI-Scheduler #1536), a failed deployer Job (KAI-O-005).
 
 The KAI operator's status reconciler (pkg/operator/controller/status_reconciler at each tag) writes
 Reconciling, Deployed, Available, DependenciesFulfilled and Ready, each with its observedGeneration.
@@ -9,15 +11,24 @@ there, True means nothing and a missing Ready is normal.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.redact import redact_free_text
-from reconciler.core.resources import CONFIG
-from reconciler.findings.builtin_rules import CONFIG_HOOK_LEFT, CONFIG_NOT_RECONCILED
+from reconciler.core.refs import Location
+from reconciler.core.resources import CONFIG, DEPLOYMENT, JOB, POD
+from reconciler.findings.builtin_rules import (
+    CONFIG_HOOK_LEFT,
+    CONFIG_NOT_RECONCILED,
+    DEPLOYER_FAILED,
+    OPERANDS_UNAVAILABLE,
+    TOKEN_WINDOW,
+)
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.chart_keys import era_of
 from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster
 from reconciler.model.kai_config import CONFIG_NAME
-from reconciler.model.live import KaiObject, LiveState
+from reconciler.model.live import KaiObject, LiveState, Operand, PodSummary
 from reconciler.model.values import parse_version
 
 Version = tuple[int, int, int]
@@ -25,13 +36,78 @@ _RECONCILING_ALWAYS_TRUE = ((0, 10, 0), (0, 12, 15))     # and no Ready conditio
 HOOK_ANNOTATIONS = ("helm.sh/hook", "helm.sh/hook-weight")
 
 
-def kai_operator_findings(live: LiveState, desired: DesiredCluster | None) -> list[Finding]:
+def kai_operator_findings(live: LiveState, desired: DesiredCluster | None, cluster: str) -> list[Finding]:
+    anchor = desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
+    findings = _config_findings(live, desired, cluster, anchor) + _operand_findings(live, cluster, anchor)
+    if live.deployer_job_failed is not None:
+        findings.append(DEPLOYER_FAILED.finding(
+            Kind.VIOLATION, f"Job {RELEASE_NAMESPACE}/kai-config-deployer failed ({live.deployer_job_failed}): "
+                            "kai-config was not applied from the release's values", cluster,
+            subject=JOB.ref("kai-config-deployer", RELEASE_NAMESPACE), location=anchor,
+            fix=Fix(Action.NONE, "read its pod's logs, fix the cause, upgrade the release again",
+                    command=f"kubectl -n {RELEASE_NAMESPACE} logs job/kai-config-deployer")))
+    return findings
+
+
+def _operand_findings(live: LiveState, cluster: str, anchor: Location | None) -> list[Finding]:
+    findings = []
+    uid = live.kai_config.uid if live.kai_config is not None else ""
+    for operand in sorted(live.operands, key=lambda o: o.name):
+        evidence = operand_problems(operand, uid)
+        if evidence:
+            findings.append(OPERANDS_UNAVAILABLE.finding(
+                Kind.VIOLATION, f"Deployment {RELEASE_NAMESPACE}/{operand.name}: {'; '.join(evidence)}", cluster,
+                subject=DEPLOYMENT.ref(operand.name, RELEASE_NAMESPACE), location=anchor,
+                fix=Fix(Action.NONE, "see why it is not up",
+                        command=f"kubectl -n {RELEASE_NAMESPACE} describe deployment {operand.name}")))
+    for pod, account, created in token_window(live):
+        deployment = pod.name.rsplit("-", 2)[0]
+        findings.append(TOKEN_WINDOW.finding(
+            Kind.VIOLATION, f"pod {pod.namespace}/{pod.name} started at {pod.started}, before its ServiceAccount "
+                            f"{account} was created at {created}: its token is bound to the deleted one (401 "
+                            "Unauthorized until the kubelet rotates it)", cluster,
+            subject=POD.ref(pod.name, pod.namespace), location=anchor,
+            fix=Fix(Action.NONE, "restart it so it gets a token of the current ServiceAccount",
+                    command=f"kubectl -n {pod.namespace} rollout restart deployment/{deployment}")))
+    return findings
+
+
+def operand_problems(operand: Operand, config_uid: str) -> list[str]:
+    """Why an operand of the KAI operator is not serving, or is about to be garbage-collected."""
+    if not any(kind in ("Config", "SchedulingShard") for kind, _, _ in operand.owners):
+        return []          # not the operator's (kai-operator itself, a chart Deployment of v0.9.x)
+    problems = []
+    if operand.available < operand.replicas or operand.updated < operand.replicas:
+        problems.append(f"{operand.available}/{operand.replicas} available, {operand.updated} updated")
+    stale = [u for kind, name, u in operand.owners if kind == "Config" and name == CONFIG_NAME and u != config_uid]
+    if stale and config_uid:
+        problems.append(f"owned by kai-config UID {stale[0]}, not the current {config_uid}")
+    return problems
+
+
+def token_window(live: LiveState) -> list[tuple[PodSummary, str, str]]:
+    """Running KAI pods started before the ServiceAccount they use was (re-)created."""
+    found = []
+    for pod in live.kai_pods:
+        created = live.service_accounts.get(pod.service_account)
+        if pod.phase == "Running" and created and pod.started and _instant(pod.started) < _instant(created):
+            found.append((pod, pod.service_account, created))
+    return found
+
+
+def _instant(stamp: str) -> datetime:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.max.replace(tzinfo=UTC)
+
+
+def _config_findings(live: LiveState, desired: DesiredCluster | None, cluster: str,
+                     anchor: Location | None) -> list[Finding]:
     config = live.kai_config
     if config is None:
         return []
     version = _running_version(live, desired)
-    cluster = desired.name if desired is not None else ""
-    anchor = desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
     findings = []
     evidence = condition_problems(config, version)
     if evidence:

@@ -66,6 +66,24 @@ CONFIG_HOOK_LEFT = RuleMeta(
     "every upgrade (KAI-Scheduler #1536); the post-install kai-config-deployer Job of later charts strips the "
     "annotations. Still there means the Job has not run successfully.",
     "Check Job kai-config-deployer in kai-scheduler, then remove the annotations.", _OPERATOR_SOURCE)
+OPERANDS_UNAVAILABLE = RuleMeta(
+    "KAI-O-003", "KAI operands available and owned by the current kai-config", Severity.ERROR, Scope.LIVE,
+    "The operator deploys every component from kai-config and owns what it deploys; an operand with fewer "
+    "available or updated replicas than wanted is not serving, and one owned by another kai-config UID was "
+    "deployed from a kai-config that was deleted (an E1 upgrade re-creates it) and is being garbage-collected.",
+    "Describe the Deployment; for an old owner, wait for the operator to re-create it or restart kai-operator.",
+    _OPERATOR_SOURCE)
+TOKEN_WINDOW = RuleMeta(
+    "KAI-O-004", "KAI pods started after their ServiceAccount was created", Severity.ERROR, Scope.LIVE,
+    "When kai-config is re-created the operator re-creates the ServiceAccounts it owns; pods started before "
+    "keep a token bound to the deleted one and get 401 Unauthorized (leader election, watches) until the "
+    "kubelet rotates it, about 48 minutes (KAI-Scheduler #1536; before v0.17.0 the scheduler stays Ready).",
+    "Restart the Deployment of each such pod (the message gives the command).", _OPERATOR_SOURCE)
+DEPLOYER_FAILED = RuleMeta(
+    "KAI-O-005", "kai-config-deployer Job did not fail", Severity.ERROR, Scope.LIVE,
+    "E2/E3 charts apply kai-config with a post-install Job; a failed one (image pull, RBAC) leaves kai-config "
+    "as it was and the release failed, and Helm keeps the Job.",
+    "Read the Job's pod logs, fix the cause, and run the Helm upgrade again.", _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -97,5 +115,5 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
                SHARD_UNDECLARED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
-OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT)
+OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}

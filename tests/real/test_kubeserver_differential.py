@@ -10,12 +10,14 @@ GET /apis/{wgpolicyk8s.io/v1alpha2,openreports.io/v1alpha1}          publish/pol
 GET .../customresourcedefinitions/{name}           (200 | 404)       reads.py base_reads "crds/*" (Reader.object)
 GET /apis/kai.scheduler/v1/configs/kai-config (200 | 404)            reads.py base_reads "kai-config"
 GET /api/v1/namespaces/nvca-operator/configmaps/... (200 | 404)      reads.py base_reads "dto"
+GET /apis/batch/v1/namespaces/kai-scheduler/jobs/kai-config-deployer reads.py operand_reads "deployer-job"
 GET /api/v1/namespaces/kube-system                                   reconcile/cluster.py read_identity (the uid)
 GET lists ?limit=N[&continue=T]                                      reads.py Reader._list_once, every ListRead:
     /apis/scheduling.run.ai/v2/queues, /apis/kai.scheduler/v1/schedulingshards,
     /apis/nvcf.nvidia.io/v1/nvcfbackends, /api/v1/nodes,
     /api/v1/namespaces ?labelSelector=<NVCF namespace label>, /api/v1/pods ?labelSelector=icms-request-id,
     /api/v1/namespaces/kai-scheduler/pods, /api/v1/namespaces/NS/pods ?labelSelector=!icms-request-id,
+    /apis/apps/v1/namespaces/kai-scheduler/deployments, /api/v1/namespaces/kai-scheduler/serviceaccounts,
     /api/v1/secrets ?labelSelector=owner=helm&fieldSelector=type=helm.sh/release.v1 (403: the namespace's),
     /api/v1/events ?fieldSelector=involvedObject.kind=Pod,reason=R
 GET /api/v1/nodes ?limit&continue                                    reconcile/apply.py ClusterWriter.list_nodes
@@ -435,6 +437,22 @@ def test_kai_config_and_shard_merge_patches(pair: Pair) -> None:
                 "metadata": {"resourceVersion": answer["metadata"]["resourceVersion"]}}
         done = side.call("PATCH", f"{SHARDS}/default", body, query=WRITE, content_type=MERGE_PATCH)
         assert done.status == 200 and done.body["spec"]["placementStrategy"] == {"gpu": "binpack"}, side.name
+
+
+def test_operand_reads_in_kai_scheduler(pair: Pair) -> None:
+    """The Deployments list and the deployer Job's get (404 is an answer) as reads.py sends them."""
+    pair.namespace(KAI_NAMESPACE)
+    job = f"/apis/batch/v1/namespaces/{KAI_NAMESPACE}/jobs/kai-config-deployer"
+    assert same_answer(pair.both("GET", job))[0].status == 404
+    deployments = f"/apis/apps/v1/namespaces/{KAI_NAMESPACE}/deployments"
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "binder"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "binder"}},
+                     "template": {"metadata": {"labels": {"app": "binder"}},
+                                  "spec": {"containers": [{"name": "binder", "image": "example.invalid/b:1"}]}}}}
+    pair.create(deployments, body)
+    for answer in same_answer(pair.both("GET", deployments, query={"limit": "1"})):
+        [item] = answer.body["items"]
+        assert item["metadata"]["name"] == "binder" and item["spec"]["replicas"] == 1
 
 
 def test_invalid_names_are_422(pair: Pair) -> None:

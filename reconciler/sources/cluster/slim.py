@@ -17,7 +17,7 @@ import yaml
 
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, mapping_at, objects_at
 from reconciler.core.redact import redact, redact_free_text, redact_free_values
-from reconciler.core.resources import CONFIG_MAP, NAMESPACE, NODE, POD, Resource
+from reconciler.core.resources import CONFIG_MAP, DEPLOYMENT, NAMESPACE, NODE, POD, SERVICE_ACCOUNT, Resource
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
 
 Obj = JSONObject
@@ -65,9 +65,36 @@ def slim_pod(obj: Obj) -> Obj:
     pod_status: Obj = {"phase": status.get("phase", "")}
     if conditions:
         pod_status["conditions"] = conditions
+    if status.get("startTime"):
+        pod_status["startTime"] = status["startTime"]
     return typed({"metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
-                  "spec": {k: spec[k] for k in ("schedulerName", "nodeName") if spec.get(k)},
+                  "spec": {k: spec[k] for k in ("schedulerName", "nodeName", "serviceAccountName") if spec.get(k)},
                   "status": pod_status}, POD)
+
+
+def slim_deployment(obj: Obj) -> Obj:
+    """What says whether an operand is up, and which kai-config (by UID) created it."""
+    spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
+    owners: JSONArray = [{k: o[k] for k in ("kind", "name", "uid") if k in o}
+                         for o in objects_at(mapping_at(obj, "metadata"), "ownerReferences")]
+    kept_status: Obj = {k: status[k] for k in ("updatedReplicas", "availableReplicas") if k in status}
+    meta = _meta(obj, "name", "namespace", "labels")
+    if owners:
+        meta["ownerReferences"] = owners
+    return typed({"metadata": meta, "spec": {"replicas": spec.get("replicas", 1)}, "status": kept_status},
+                 DEPLOYMENT)
+
+
+def slim_service_account(obj: Obj) -> Obj:
+    """When it was created (a re-created one invalidates the tokens of pods started before it)."""
+    return typed({"metadata": _meta(obj, "name", "namespace", "uid", "creationTimestamp")}, SERVICE_ACCOUNT)
+
+
+def slim_job(obj: Obj) -> Obj:
+    conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
+                             for c in objects_at(mapping_at(obj, "status"), "conditions")]
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": _meta(obj, "name", "namespace"), "status": {"conditions": conditions}}
 
 
 def slim_node(obj: Obj) -> Obj:
