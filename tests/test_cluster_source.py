@@ -584,7 +584,11 @@ def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestSer
             "name": "scheduler", "namespace": "kai-scheduler", "creationTimestamp": "2026-10-01T09:00:00Z"}},
         {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "kai-config-deployer",
                                                                "namespace": "kai-scheduler"},
-         "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}}]
+         "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}},
+        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "kai-scheduler",
+                                                                              "namespace": "kai-scheduler"},
+         "spec": {"holderIdentity": "kai-scheduler-default-1", "leaseDurationSeconds": 15,
+                  "renewTime": "2026-10-01T08:00:00.000000Z"}}]
     serve(server, [*[i for i in lab_items() if i["kind"] != "Config"], *operands,
                    _kai_config({"admission": {"gpuSharing": True}}), *extra_shards,
                    {**_kai_config({}), "metadata": {"name": "not-the-singleton"}}])
@@ -608,8 +612,10 @@ def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestSer
         ("binder", (("Config", "kai-config", "u-1"),), 2, 2, 1)]
     assert live.service_accounts == {"scheduler": "2026-10-01T09:00:00Z"}
     assert live.deployer_job_failed == "BackoffLimitExceeded"
+    assert live.scheduler_lease is not None and live.scheduler_lease[1] == 15
     assert (again.operands, again.service_accounts, again.deployer_job_failed) == (
         live.operands, live.service_accounts, live.deployer_job_failed)
+    assert again.scheduler_lease is not None and again.scheduler_lease[1] == 15
 
 
 def test_a_missing_kai_config_is_read_as_missing_not_unread(server: KubeTestServer) -> None:

@@ -155,3 +155,26 @@ def test_a_failed_deployer_job() -> None:
     assert f.fix.command == "kubectl -n kai-scheduler logs job/kai-config-deployer"
     running = obj("batch/v1", "Job", "kai-config-deployer", "kai-scheduler", status={"conditions": []})
     assert operator_findings(running) == []
+
+
+def lease(renewed: str, duration: int = 15) -> dict[str, Any]:
+    return obj("coordination.k8s.io/v1", "Lease", "kai-scheduler", "kai-scheduler",
+               spec={"holderIdentity": "kai-scheduler-default-7d9f", "leaseDurationSeconds": duration,
+                     "renewTime": renewed})
+
+
+def test_the_schedulers_leader_lease_not_renewed() -> None:
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 10, 1, 9, 0, 0, tzinfo=UTC)
+    stale = live_state([*kai_crds(), with_uid(config(MODERN)), lease("2026-10-01T08:58:00.000000Z")], now=now)
+    [f] = [f for f in kai_operator_findings(stale, None, "live") if f.rule_id == "KAI-O-006"]
+    assert f.message == "Lease kai-scheduler/kai-scheduler was last renewed 120 s ago (its duration is 15 s): " \
+                        "no scheduler leads"
+    assert f.fix.command.endswith("rollout restart deployment/kai-scheduler-default")
+    fresh = live_state([*kai_crds(), with_uid(config(MODERN)), lease("2026-10-01T08:59:55.000000Z")], now=now)
+    assert [f for f in kai_operator_findings(fresh, None, "live") if f.rule_id == "KAI-O-006"] == []
+    other = live_state([*kai_crds(), {**lease("2026-10-01T08:00:00.000000Z"),
+                                      "metadata": {"name": "kai-gitops-reconcile", "namespace": "kai-gitops"}}],
+                       now=now)
+    assert other.scheduler_lease is None

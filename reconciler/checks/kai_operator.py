@@ -1,7 +1,8 @@
 """KAI synced but broken (docs/policies.md#kai-config-health): kai-config's conditions read as the running chart
 version's operator writes them (KAI-O-001), Helm hook annotations an E1 chart left on it (KAI-O-002), operands
 not available or owned by a deleted kai-config (KAI-O-003), pods started before the ServiceAccount they use
-was re-created (KAI-O-004, the 401 window of KAI-Scheduler #1536), a failed deployer Job (KAI-O-005).
+was re-created (KAI-O-004, the 401 window of KAI-Scheduler #1536), a failed deployer Job (KAI-O-005), the
+scheduler's leader Lease not renewed (KAI-O-006).
 
 The KAI operator's status reconciler (pkg/operator/controller/status_reconciler at each tag) writes
 Reconciling, Deployed, Available, DependenciesFulfilled and Ready, each with its observedGeneration.
@@ -16,11 +17,12 @@ from datetime import UTC, datetime
 from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.redact import redact_free_text
 from reconciler.core.refs import Location
-from reconciler.core.resources import CONFIG, DEPLOYMENT, JOB, POD
+from reconciler.core.resources import CONFIG, DEPLOYMENT, JOB, LEASE, POD
 from reconciler.findings.builtin_rules import (
     CONFIG_HOOK_LEFT,
     CONFIG_NOT_RECONCILED,
     DEPLOYER_FAILED,
+    LEADER_NOT_RENEWED,
     OPERANDS_UNAVAILABLE,
     TOKEN_WINDOW,
 )
@@ -34,6 +36,7 @@ from reconciler.model.values import parse_version
 Version = tuple[int, int, int]
 _RECONCILING_ALWAYS_TRUE = ((0, 10, 0), (0, 12, 15))     # and no Ready condition
 HOOK_ANNOTATIONS = ("helm.sh/hook", "helm.sh/hook-weight")
+STALE_LEASES = 4   # durations without a renewal before the leader counts as gone (a renewal is every 2 s or so)
 
 
 def kai_operator_findings(live: LiveState, desired: DesiredCluster | None, cluster: str) -> list[Finding]:
@@ -46,6 +49,15 @@ def kai_operator_findings(live: LiveState, desired: DesiredCluster | None, clust
             subject=JOB.ref("kai-config-deployer", RELEASE_NAMESPACE), location=anchor,
             fix=Fix(Action.NONE, "read its pod's logs, fix the cause, upgrade the release again",
                     command=f"kubectl -n {RELEASE_NAMESPACE} logs job/kai-config-deployer")))
+    if live.scheduler_lease is not None and live.scheduler_lease[0] > STALE_LEASES * live.scheduler_lease[1]:
+        age, duration = live.scheduler_lease
+        findings.append(LEADER_NOT_RENEWED.finding(
+            Kind.VIOLATION, f"Lease {RELEASE_NAMESPACE}/kai-scheduler was last renewed {age:.0f} s ago (its duration "
+                            f"is {duration} s): no scheduler leads", cluster,
+            subject=LEASE.ref("kai-scheduler", RELEASE_NAMESPACE), location=anchor,
+            fix=Fix(Action.NONE, "read the scheduler's logs; on Unauthorized restart it",
+                    command=f"kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-scheduler-default --tail=50; "
+                            f"kubectl -n {RELEASE_NAMESPACE} rollout restart deployment/kai-scheduler-default")))
     return findings
 
 

@@ -84,6 +84,12 @@ DEPLOYER_FAILED = RuleMeta(
     "E2/E3 charts apply kai-config with a post-install Job; a failed one (image pull, RBAC) leaves kai-config "
     "as it was and the release failed, and Helm keeps the Job.",
     "Read the Job's pod logs, fix the cause, and run the Helm upgrade again.", _OPERATOR_SOURCE)
+LEADER_NOT_RENEWED = RuleMeta(
+    "KAI-O-006", "KAI scheduler's leader Lease renewed", Severity.ERROR, Scope.LIVE,
+    "The scheduler renews its leader Lease (kai-scheduler in kai-scheduler) every few seconds; one not renewed "
+    "for several durations means no scheduler leads, e.g. on 401 Unauthorized after its ServiceAccount was "
+    "re-created (KAI-Scheduler #1536): pods stay Pending while everything looks Running.",
+    "Read the scheduler's logs; on Unauthorized, restart deployment/kai-scheduler-default.", _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -115,5 +121,6 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
                SHARD_UNDECLARED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
-OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED)
+OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
+                  LEADER_NOT_RENEWED)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}

@@ -123,6 +123,9 @@ class LiveState:
     operands: list[Operand] = field(default_factory=list)            # Deployments in kai-scheduler
     service_accounts: dict[str, str] = field(default_factory=dict)   # kai-scheduler SA -> creationTimestamp
     deployer_job_failed: str | None = None   # Job kai-config-deployer's Failed reason, when it failed
+    # The scheduler's leader Lease kai-scheduler/kai-scheduler: seconds since its last renewal (at read time)
+    # and its duration; None when there is none
+    scheduler_lease: tuple[float, int] | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
@@ -210,6 +213,14 @@ class LiveStateBuilder:
     def _service_account(self, obj: JSONObject) -> None:
         if _meta(obj, "namespace") == KAI_NAMESPACE:
             self.state.service_accounts[_meta(obj, "name")] = _meta(obj, "creationTimestamp")
+
+    def _lease(self, obj: JSONObject) -> None:
+        if (_meta(obj, "namespace"), _meta(obj, "name")) != (KAI_NAMESPACE, "kai-scheduler"):
+            return
+        spec = mapping_at(obj, "spec")
+        age = _age(spec.get("renewTime"), self.now)
+        if age is not None:
+            self.state.scheduler_lease = (age, _count(spec.get("leaseDurationSeconds"), 15))
 
     def _job(self, obj: JSONObject) -> None:
         if (_meta(obj, "namespace"), _meta(obj, "name")) != (KAI_NAMESPACE, "kai-config-deployer"):
@@ -378,6 +389,7 @@ _HANDLERS = {
     k8s.DEPLOYMENT.type_key: LiveStateBuilder._deployment,
     k8s.SERVICE_ACCOUNT.type_key: LiveStateBuilder._service_account,
     k8s.JOB.type_key: LiveStateBuilder._job,
+    k8s.LEASE.type_key: LiveStateBuilder._lease,
     ("kai-gitops/v1", "KaiConfigRead"): LiveStateBuilder._config_read,
     k8s.SECRET.type_key: LiveStateBuilder._secret,
     ("kai-gitops/v1", "HelmReleaseSummary"): LiveStateBuilder._release_summary,

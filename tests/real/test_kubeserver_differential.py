@@ -30,7 +30,8 @@ POST /apis/scheduling.run.ai/v2/queues ?fieldManager[&dryRun=All]    apply.py cr
 PATCH queues/NAME, nodes/NAME merge patch + metadata.resourceVersion apply.py patch_queue, patch_node_label
 PATCH configs/kai-config, schedulingshards/NAME merge patch + RV      apply.py write_change (KAI-D-005, KAI-D-003)
     (match 200, stale 409, dryRun=All 200 and nothing stored)
-GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/N]   reconcile/lease.py (get_lease, create, update)
+GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/N]   reconcile/lease.py (get_lease, create, update);
+    the GET also reads.py operand_reads "scheduler-lease" (kai-scheduler/kai-scheduler)
 POST /apis/events.k8s.io/v1/namespaces/default/events                reconcile/events.py event_for, run.py EventSender
 POST/PUT/GET policyreports, clusterpolicyreports (openreports alike) policyreport/cluster.py _Store create/replace/_get
 DELETE ... with preconditions.uid (match 200, other 409, gone 404)  policyreport/cluster.py _Store.delete

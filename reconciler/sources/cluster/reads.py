@@ -34,6 +34,7 @@ from reconciler.core.resources import (
     DEPLOYMENT,
     JOB,
     KAI_AND_NVCA,
+    LEASE,
     NAMESPACE,
     NODE,
     NVCF_BACKEND,
@@ -66,6 +67,7 @@ Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND)
 KAI_CONFIG_NAME = "kai-config"   # the operator acts only on the Config of this name
 DEPLOYER_JOB = "kai-config-deployer"   # E2/E3 charts apply kai-config with it
+SCHEDULER_LEASE = "kai-scheduler"       # the scheduler's leader Lease: <schedulerName> (no partition value)
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
 HEALTHZ_PATH = SERVICE.object_path("nvca:8000", "nvca-system", "proxy/healthz")
 EVENT_REASONS = ("Unschedulable", "FailedScheduling")   # KAI's reason, then the default scheduler's
@@ -320,7 +322,9 @@ def operand_reads(reader: Reader) -> list[tuple[str, Read]]:
                                    reduce=slim.slim_deployment)),
             _list(reader, ListRead("serviceaccounts", "ServiceAccounts", SERVICE_ACCOUNT, KAI_NAMESPACE, limit=limit,
                                    reduce=slim.slim_service_account)),
-            ("deployer-job", partial(reader.object, "deployer-job", f"Job {DEPLOYER_JOB}", job, slim.slim_job))]
+            ("deployer-job", partial(reader.object, "deployer-job", f"Job {DEPLOYER_JOB}", job, slim.slim_job)),
+            ("scheduler-lease", partial(reader.object, "scheduler-lease", f"Lease {SCHEDULER_LEASE}",
+                                        LEASE.object_path(SCHEDULER_LEASE, KAI_NAMESPACE), slim.slim_lease))]
 
 
 def namespace_pod_reads(reader: Reader, namespaces: list[Obj]) -> list[tuple[str, Read]]:

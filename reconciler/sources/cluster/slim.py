@@ -90,6 +90,13 @@ def slim_service_account(obj: Obj) -> Obj:
     return typed({"metadata": _meta(obj, "name", "namespace", "uid", "creationTimestamp")}, SERVICE_ACCOUNT)
 
 
+def slim_lease(obj: Obj) -> Obj:
+    """When the leader last renewed it, and for how long a renewal holds."""
+    spec = mapping_at(obj, "spec")
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": _meta(obj, "name", "namespace"),
+            "spec": {k: spec[k] for k in ("renewTime", "leaseDurationSeconds") if k in spec}}
+
+
 def slim_job(obj: Obj) -> Obj:
     conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
                              for c in objects_at(mapping_at(obj, "status"), "conditions")]
