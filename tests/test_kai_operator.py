@@ -178,3 +178,20 @@ def test_the_schedulers_leader_lease_not_renewed() -> None:
                                       "metadata": {"name": "kai-gitops-reconcile", "namespace": "kai-gitops"}}],
                        now=now)
     assert other.scheduler_lease is None
+
+
+def test_doctor_lists_each_kai_check_passed_or_failed_with_evidence_and_fix(tmp_path: Path) -> None:
+    items = [*kai_crds(), release_secret(version="v0.16.8"), with_uid(config(MODERN)),
+             deployment("binder", available=0, updated=1), deployment("admission")]
+    code, out, _ = run_cli(["doctor", "--snapshot", snapshot_file(tmp_path, items)])
+    assert code == 2
+    section = out.split("KAI (kai-config and what the operator deployed):\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        "  ✓ kai-config reconciled by the KAI operator KAI-O-001",
+        "  ✓ kai-config carries no Helm hook annotation KAI-O-002",
+        "  ✗ KAI operands available and owned by the current kai-config KAI-O-003",
+        "      Deployment kai-scheduler/binder: 0/1 available, 1 updated",
+        "      run: kubectl -n kai-scheduler describe deployment binder",
+        "  ✓ KAI pods started after their ServiceAccount was created KAI-O-004",
+        "  ✓ kai-config-deployer Job did not fail KAI-O-005",
+        "  ✓ KAI scheduler's leader Lease renewed KAI-O-006"]
