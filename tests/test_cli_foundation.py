@@ -101,8 +101,8 @@ def test_diff_prod_addon_json(demo: Path) -> None:
         assert finding["location"]["file"] == "environments/prod.yaml"
         assert isinstance(finding["location"]["line"], int) and finding["location"]["line"] > 0
         assert finding["location"]["path"] == "addons.kaiScheduler.enabled"
-    assert len({f["fingerprint"] for f in drift}) == len(drift) == 2
-    assert report["summary"]["to_update"] == 2
+    assert len({f["fingerprint"] for f in drift}) == len(drift) == 3      # two Queues and kai-config
+    assert report["summary"]["to_update"] == 3
     assert report["nvca"] == {"kai-scheduler-queues": {"status": "unhealthy", "errors": [DEMO_VIOLATION]}}
     assert report["healthz"]["kai-scheduler-queues"]["errors"] == [DEMO_VIOLATION]
 

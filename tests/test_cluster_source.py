@@ -575,3 +575,71 @@ def test_release_secret_pages_are_summarised(prod: KubeTestServer) -> None:
     assert not sink.kinds("Secret")
     assert sorted(s["metadata"]["name"] for s in sink.kinds("HelmReleaseSummary")) == [
         "kai", "kai-scheduler", "kai-scheduler"]
+
+
+# -- kai-config and every SchedulingShard ----------------------------------------------------------------
+
+
+def _kai_config(spec: Obj, **meta: Any) -> Obj:
+    return {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config", **meta},
+            "spec": spec, "status": {"conditions": [
+                {"type": "Available", "status": "False", "reason": "available",
+                 "message": "Binder: not available; token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"}]}}
+
+
+def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestServer, tmp_path: Path) -> None:
+    from reconciler.sources.snapshot import read_snapshot
+    from reconciler.sources.snapshot_writer import SnapshotWriter
+
+    extra_shards = [{"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard", "metadata": {"name": name},
+                     "spec": {"partitionLabelValue": name}} for name in ("team-a", "team-b")]
+    operands = [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+            "name": "binder", "namespace": "kai-scheduler",
+            "ownerReferences": [{"kind": "Config", "name": "kai-config", "uid": "u-1", "controller": True}]},
+         "spec": {"replicas": 2, "template": {}}, "status": {"updatedReplicas": 2, "availableReplicas": 1}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
+            "name": "scheduler", "namespace": "kai-scheduler", "creationTimestamp": "2026-10-01T09:00:00Z"}},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "kai-config-deployer",
+                                                               "namespace": "kai-scheduler"},
+         "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}},
+        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "kai-scheduler",
+                                                                              "namespace": "kai-scheduler"},
+         "spec": {"holderIdentity": "kai-scheduler-default-1", "leaseDurationSeconds": 15,
+                  "renewTime": "2026-10-01T08:00:00.000000Z"}}]
+    serve(server, [*[i for i in lab_items() if i["kind"] != "Config"], *operands,
+                   _kai_config({"admission": {"gpuSharing": True}}), *extra_shards,
+                   {**_kai_config({}), "metadata": {"name": "not-the-singleton"}}])
+    live = read_state(server)
+    assert live.kai_config_read and live.kai_config is not None
+    assert live.kai_config.spec == {"admission": {"gpuSharing": True}} and live.kai_config.uid
+    assert "ghp_" not in str(live.kai_config.conditions)    # the operator's messages are free text
+    assert sorted(live.shards) == ["default", "team-a", "team-b"]
+    assert live.shards["team-a"].spec == {"partitionLabelValue": "team-a"}
+    assert requests_to(server, "/apis/kai.scheduler/v1/schedulingshards")        # one paged list
+    assert not requests_to(server, "/apis/kai.scheduler/v1/schedulingshards/default")
+    # the snapshot written from the same read gives the same objects back
+    path = tmp_path / "snap.yaml"
+    with SnapshotWriter(str(path)) as writer:
+        read_live(client_for(server), writer)
+        writer.commit()
+    again = read_snapshot(str(path))
+    assert again.kai_config == live.kai_config and again.shards == live.shards and again.kai_config_read
+    # what the operator deployed, in kai-scheduler
+    assert [(o.name, o.owners, o.replicas, o.updated, o.available) for o in live.operands] == [
+        ("binder", (("Config", "kai-config", "u-1"),), 2, 2, 1)]
+    assert live.service_accounts == {"scheduler": "2026-10-01T09:00:00Z"}
+    assert live.deployer_job_failed == "BackoffLimitExceeded"
+    assert live.scheduler_lease is not None and live.scheduler_lease[1] == 15
+    assert (again.operands, again.service_accounts, again.deployer_job_failed) == (
+        live.operands, live.service_accounts, live.deployer_job_failed)
+    assert again.scheduler_lease is not None and again.scheduler_lease[1] == 15
+
+
+def test_a_missing_kai_config_is_read_as_missing_not_unread(server: KubeTestServer) -> None:
+    serve(server, [i for i in lab_items() if i["kind"] != "Config"])
+    live = read_state(server)
+    assert live.kai_config is None and live.kai_config_read
+    with KubeTestServer() as bare:
+        serve(bare, lab_items(), kai_installed=False)
+        assert not read_state(bare).kai_config_read       # Config kind not served: nothing to say

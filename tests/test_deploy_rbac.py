@@ -135,15 +135,18 @@ def test_report_only_writes_nothing_but_report_objects(tmp_path: Path) -> None:
 
 
 def test_fixer_role_grants_only_the_allowed_writes(tmp_path: Path) -> None:
-    """The allowed writes (docs/reconcile.md): create/patch Queues, the node label, plus the guard rails (Lease,
-    Events); never delete, Secrets or Pods."""
+    """The allowed writes (docs/reconcile.md): create/patch Queues, the node label, patch kai-config (that one
+    name only) and SchedulingShards, plus the guard rails (Lease, Events); never delete, Secrets or Pods."""
     rules = bound_rules(rendered(tmp_path, "self-heal"))
     writes = {(scope, g, res, v) for scope, name, r in rules for g in r["apiGroups"] for res in r["resources"]
               for v in r["verbs"] if v not in READS and name != "kai-gitops-report"}
     assert writes == {(None, "scheduling.run.ai", "queues", "create"), (None, "scheduling.run.ai", "queues", "patch"),
                       (None, "", "nodes", "patch"), ("default", "events.k8s.io", "events", "create"),
+                      (None, "kai.scheduler", "configs", "patch"), (None, "kai.scheduler", "schedulingshards", "patch"),
                       ("kai-gitops", "coordination.k8s.io", "leases", "create"),
                       ("kai-gitops", "coordination.k8s.io", "leases", "update")}
+    configs = [r for _, _, r in rules if "configs" in r["resources"] and "patch" in r["verbs"]]
+    assert [r.get("resourceNames") for r in configs] == [["kai-config"]]
     secrets = [r for _, _, r in rules if "secrets" in r["resources"]]
     assert all(set(r["verbs"]) == {"list"} for r in secrets)
 
@@ -173,7 +176,7 @@ def reconcile_requests(tmp_path: Path, *args: str, items: list[Obj] | None = Non
         assert code == 2, out + err   # the operator's items (Helm releases, gates…) remain findings
         assert "KAI-R-016" in out
         if "--apply" in args:
-            assert "Apply complete: 3 applied" in out, out + err
+            assert "Apply complete: 5 applied" in out, out + err
         return list(demo.server.requests)
     raise AssertionError("no demo cluster")
 
@@ -205,6 +208,8 @@ def test_self_heal_grants_every_request_of_an_apply_and_nothing_it_does_not_use(
     fixer = [r for r in rules if r[1] in ("kai-gitops-fixer", "kai-gitops-events", "kai-gitops-lease")]
     items = [i for i in load_demo_builder().prod_addon_snapshot()   # a missing queue: the apply creates it
              if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    shard = next(i for i in items if i["kind"] == "SchedulingShard")
+    shard["spec"]["placementStrategy"]["gpu"] = "spread"    # and patches the shard (kai-config drifts already)
     extra = [a for a in cronjob_args(objects) if a.startswith(("--apply", "--lease-namespace=", "--report-to="))]
     requests = reconcile_requests(tmp_path, *extra, items=items)
     assert judge(requests, rules) == ([], [])

@@ -267,7 +267,8 @@ def test_shard_drift(lab: Any) -> None:
     assert (f.rule_id, str(f.subject), f.severity) == ("KAI-D-003", "SchedulingShard/default", Severity.ERROR)
     assert f.message == ("SchedulingShard default differs from the KAI values at actions.preempt.enabled, "
                          "placementStrategy.gpu")
-    assert f.fix is not None and f.fix.action is Action.NONE
+    assert f.fix is not None and f.fix.action is Action.UPDATE    # reconcile patches it (test_reconcile_kai_config)
+    assert f.fix.patch == {"spec": lab.shard.spec}
     assert f.fix.command == ("helm upgrade kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "
                              "--namespace kai-scheduler --version v0.14.7 -f kai-values.yaml")
     assert f.location is not None and (f.location.file, f.location.line) == ("kai-values.yaml", 4)
@@ -373,8 +374,11 @@ def test_no_release_no_release_finding(lab: Any) -> None:
 def test_demo_prod_addon_headline_drift(prod: Any) -> None:
     findings = diff(prod, read_snapshot(str(DEMO_SNAPSHOTS / "prod-addon.yaml")))
     assert sorted((f.rule_id, str(f.subject)) for f in findings) == [
-        ("KAI-D-002", "Queue/default-parent-queue"), ("KAI-D-002", "Queue/default-queue")]
-    for f in findings:
+        ("KAI-D-002", "Queue/default-parent-queue"), ("KAI-D-002", "Queue/default-queue"),
+        ("KAI-D-005", "Config/kai-config")]
+    [config] = [f for f in findings if f.rule_id == "KAI-D-005"]
+    assert (config.desired, config.live) == ({"admission.gpuSharing": False}, {"admission.gpuSharing": True})
+    for f in findings[:2]:
         assert NOTE in f.message
         assert f.extra["changes"] == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0],
                                       ["memory.quota", 0.0, -1.0]]

@@ -103,7 +103,7 @@ def test_core_discovery(api: client.ApiClient) -> None:
     assert {"list", "get", "patch"} <= set(resources["secrets"].verbs)
     assert "services/proxy" in resources
     groups = {g.name for g in client.ApisApi(api).get_api_versions().groups}
-    assert groups == {"apiextensions.k8s.io", "coordination.k8s.io", "events.k8s.io"}
+    assert groups == {"apiextensions.k8s.io", "coordination.k8s.io", "events.k8s.io", "apps", "batch"}
 
 
 def test_custom_kind_is_not_served_until_registered(

@@ -115,7 +115,7 @@ def test_a_create_among_many_node_changes_is_applied(tmp_path: Path) -> None:
     for demo in demo_cluster(tmp_path, [*items, *extra]):
         _code, report, err = demo.reconcile_json("--apply", "--max-changes", "100")
         assert report["apply"] is not None and report["apply"]["ok"], err
-        assert report["apply"]["applied"] == len(report["plan"]["changes"]) == 54
+        assert report["apply"]["applied"] == len(report["plan"]["changes"]) == 55   # with kai-config
         assert demo.queue("default-queue")["spec"]["parentQueue"] == "default-parent-queue"
 
 

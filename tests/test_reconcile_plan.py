@@ -96,7 +96,7 @@ def test_snapshot_shows_the_plan_without_identity_and_cannot_apply(tmp_path: Pat
     args = ["reconcile", "--repo", repo, "--cluster", "prod-addon", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml"]
     code, out, err = run_cli(args)
     assert code == 2, err
-    assert "no cluster identity: a snapshot" in out and "Plan: 0 to create, 3 to change" in out
+    assert "no cluster identity: a snapshot" in out and "Plan: 0 to create, 4 to change" in out
 
 
 def test_missing_queue_is_planned_as_a_create_with_its_spec(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, build_facts
+from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
@@ -142,7 +143,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
     with phase("evaluate"):
         prediction = _predict(live, desired)
-        findings = diff(desired, live)
+        findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
     waivers = Waiving(repo, [desired.name])
@@ -167,6 +168,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
     findings = diff(desired, live) + values_key_findings(desired) if desired else []
+    findings += kai_operator_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])
     with_git = desired is not None
@@ -286,9 +288,10 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     """What one cluster's run evaluates: the policy rules of its scope, the values-key rules when Git is read,
     and the differ's when it diffs."""
     from reconciler.app.policy_run import evaluated_rules
-    from reconciler.findings.builtin_rules import DRIFT_RULES, VALUES_KEY_RULES
+    from reconciler.findings.builtin_rules import DRIFT_RULES, OPERATOR_RULES, VALUES_KEY_RULES
 
-    builtin = [*(DRIFT_RULES if drift else ()), *(VALUES_KEY_RULES if keys else ())]
+    builtin = [*(DRIFT_RULES if drift else ()), *(OPERATOR_RULES if scope == "live" else ()),
+               *(VALUES_KEY_RULES if keys else ())]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 

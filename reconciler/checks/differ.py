@@ -6,6 +6,7 @@ is slow (48 s on two 50k-item dicts), and almost everything is equal in a health
 
 from __future__ import annotations
 
+from reconciler.checks.kai_config_diff import diff_kai_config, normalise_numbers
 from reconciler.core.jsonvalue import JSONObject, JSONScalar, JSONValue
 from reconciler.core.redact import redact
 from reconciler.core.refs import release_ref
@@ -28,6 +29,7 @@ def diff(desired: DesiredCluster, live: LiveState) -> list[Finding]:
             findings.extend(_diff_queue(desired, expected, live.queues.get(expected.spec.name)))
     findings.extend(_diff_shard(desired, live))
     findings.extend(_diff_release_values(desired, live))
+    findings.extend(diff_kai_config(desired, live, desired.kai_upgrade_command))
     return findings
 
 
@@ -122,7 +124,17 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     return [SHARD_DRIFT.finding(
         Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(paths)}", desired.name,
         subject=ref, location=location, desired=redact(expected.spec), live=redact(actual),
-        fix=Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)", command=command))]
+        fix=_shard_fix(expected.spec, command))]
+
+
+def _shard_fix(spec: JSONObject, command: str) -> Fix:
+    """A patch the plan may apply, unless a value looks like a credential: a plan and its outputs carry the
+    patch as it is, so such a value is left to the operator's Helm upgrade."""
+    if redact(spec) != spec:
+        return Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)",
+                   command=command)
+    return Fix(Action.UPDATE, "patch SchedulingShard default's spec to what the KAI values render (a Helm "
+                              "upgrade renders the same)", command=command, patch={"spec": spec})
 
 
 def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Finding]:
@@ -173,12 +185,4 @@ def _changed_paths(want: JSONValue, have: JSONValue) -> list[str]:
     return sorted(set(paths))
 
 
-def _normalise(value: JSONValue) -> JSONValue:
-    """Numbers compare as floats (Helm decodes them as float64); everything else as is."""
-    if isinstance(value, dict):
-        return {str(k): _normalise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return value
+_normalise = normalise_numbers

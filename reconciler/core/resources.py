@@ -86,6 +86,10 @@ SERVICE = Resource("", "v1", "services", "Service", namespaced=True)
 CORE_EVENT = Resource("", "v1", "events", "Event", namespaced=True)                 # read: why a pod is Pending
 EVENT = Resource("events.k8s.io", "v1", "events", "Event", namespaced=True)        # written on a changed object
 LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
+# read in kai-scheduler: what the KAI operator deployed from kai-config, and the chart's deployer Job
+DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", namespaced=True)
+SERVICE_ACCOUNT = Resource("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True)
+JOB = Resource("batch", "v1", "jobs", "Job", namespaced=True)
 CUSTOM_RESOURCE_DEFINITION = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                       "CustomResourceDefinition", namespaced=False)
 

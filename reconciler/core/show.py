@@ -16,9 +16,12 @@ NONE = "<none>"
 
 def show_value(value: object, *, quote_strings: bool = False) -> str:
     """`<none>`, a float as Go prints it, a string as it is (as JSON with `quote_strings`: a plan shows
-    `"True"` apart from `true`), anything else as str() gives it."""
+    `"True"` apart from `true`), a boolean, mapping or list as JSON writes it (kai-config fields), anything
+    else as str() gives it."""
     if value is None:
         return NONE
+    if isinstance(value, bool | dict | list):
+        return orjson.dumps(value).decode()
     if isinstance(value, float):
         return format_go_float(value)
     if quote_strings and isinstance(value, str):

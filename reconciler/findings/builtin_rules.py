@@ -11,6 +11,8 @@ from reconciler.findings.rules import RuleMeta, Scope
 
 _DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
 _WAIVER_SOURCE = "kai-gitops waivers (docs/policies.md#waivers)"
+_OPERATOR_SOURCE = ("docs/policies.md#kai-config-health / KAI-Scheduler pkg/operator/controller/status_reconciler, "
+                    "templates/hooks/post/kai-config-deployer at each tag")
 _KEYS_SOURCE = ("docs/policies.md#every-values-key-accounted-for / KAI-Scheduler deployments/kai-scheduler "
                 "values.yaml and templates at the pinned tag; nvcf-compute-plane environments/base.yaml")
 
@@ -32,6 +34,62 @@ RELEASE_VALUES_DRIFT = RuleMeta(
     "KAI-D-004", "Release values differ from Git", Severity.WARNING, Scope.LIVE,
     "The kai-scheduler Helm release was installed with values that differ from Git.",
     "helm upgrade the release with the values from Git.", _DRIFT_SOURCE)
+CONFIG_DRIFT = RuleMeta(
+    "KAI-D-005", "kai-config differs from Git", Severity.ERROR, Scope.LIVE,
+    "The KAI operator deploys every component from kai-config; a field that differs from what the pinned "
+    "chart renders from the values (a hand edit, a deployer hook that did not run, an E1 chart re-creating it "
+    "on upgrade) runs the components with settings Git does not hold.",
+    "Patch kai-config's spec to Git's values (kai-gitops reconcile --apply does it; the finding shows the "
+    "merge patch), or change the values.", _DRIFT_SOURCE)
+CONFIG_MISSING = RuleMeta(
+    "KAI-D-006", "kai-config missing", Severity.ERROR, Scope.LIVE,
+    "The KAI release is deployed but the operator's kai-config does not exist: the operator deploys nothing, "
+    "and what it owned is garbage-collected (KAI-Scheduler #1751; Argo CD runs no post-install hook on an "
+    "automated sync).",
+    "Re-create kai-config: re-run the chart's hooks (helm upgrade), or apply it from Git when Git keeps it.",
+    _DRIFT_SOURCE)
+SHARD_UNDECLARED = RuleMeta(
+    "KAI-D-007", "SchedulingShard not declared in Git", Severity.WARNING, Scope.LIVE,
+    "Every SchedulingShard runs a scheduler of its own; one that Git does not declare is configuration "
+    "nobody reviews. kai-gitops reports it and never deletes it.",
+    "Declare it in kaiManifestFiles, or delete it if nobody uses it.", _DRIFT_SOURCE)
+CONFIG_NOT_RECONCILED = RuleMeta(
+    "KAI-O-001", "kai-config reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
+    "A kai-config that matches Git does nothing until the operator acts on it: its conditions say whether "
+    "the current generation was deployed and every operand is available. v0.10.0 to v0.12.15 set Reconciling "
+    "True on every pass and write no Ready, so those two are not read there.",
+    "Read the conditions' messages, the operand Deployments in kai-scheduler and the kai-operator logs.",
+    _OPERATOR_SOURCE)
+CONFIG_HOOK_LEFT = RuleMeta(
+    "KAI-O-002", "kai-config carries no Helm hook annotation", Severity.WARNING, Scope.LIVE,
+    "Pre-hook charts rendered kai-config as a pre-install/pre-upgrade hook, which Helm deletes and re-creates on "
+    "every upgrade (KAI-Scheduler #1536); the post-install kai-config-deployer Job of later charts strips the "
+    "annotations. Still there means the Job has not run successfully.",
+    "Check Job kai-config-deployer in kai-scheduler, then remove the annotations.", _OPERATOR_SOURCE)
+OPERANDS_UNAVAILABLE = RuleMeta(
+    "KAI-O-003", "KAI operands available and owned by the current kai-config", Severity.ERROR, Scope.LIVE,
+    "The operator deploys every component from kai-config and owns what it deploys; an operand with fewer "
+    "available or updated replicas than wanted is not serving, and one owned by another kai-config UID was "
+    "deployed from a kai-config that was deleted (an E1 upgrade re-creates it) and is being garbage-collected.",
+    "Describe the Deployment; for an old owner, wait for the operator to re-create it or restart kai-operator.",
+    _OPERATOR_SOURCE)
+TOKEN_WINDOW = RuleMeta(
+    "KAI-O-004", "KAI pods started after their ServiceAccount was created", Severity.ERROR, Scope.LIVE,
+    "When kai-config is re-created the operator re-creates the ServiceAccounts it owns; pods started before "
+    "keep a token bound to the deleted one and get 401 Unauthorized (leader election, watches) until the "
+    "kubelet rotates it, about 48 minutes (KAI-Scheduler #1536; before v0.17.0 the scheduler stays Ready).",
+    "Restart the Deployment of each such pod (the message gives the command).", _OPERATOR_SOURCE)
+DEPLOYER_FAILED = RuleMeta(
+    "KAI-O-005", "kai-config-deployer Job did not fail", Severity.ERROR, Scope.LIVE,
+    "E2/E3 charts apply kai-config with a post-install Job; a failed one (image pull, RBAC) leaves kai-config "
+    "as it was and the release failed, and Helm keeps the Job.",
+    "Read the Job's pod logs, fix the cause, and run the Helm upgrade again.", _OPERATOR_SOURCE)
+LEADER_NOT_RENEWED = RuleMeta(
+    "KAI-O-006", "KAI scheduler's leader Lease renewed", Severity.ERROR, Scope.LIVE,
+    "The scheduler renews its leader Lease (kai-scheduler in kai-scheduler) every few seconds; one not renewed "
+    "for several durations means no scheduler leads, e.g. on 401 Unauthorized after its ServiceAccount was "
+    "re-created (KAI-Scheduler #1536): pods stay Pending while everything looks Running.",
+    "Read the scheduler's logs; on Unauthorized, restart deployment/kai-scheduler-default.", _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -59,7 +117,10 @@ VALUE_UNKNOWN = RuleMeta(
     "Correct the key's spelling (the message suggests the closest known key; --fix-git renames it when "
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
-DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT)
+DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
+               SHARD_UNDECLARED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
-BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES)}
+OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
+                  LEADER_NOT_RENEWED)
+BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}

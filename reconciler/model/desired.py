@@ -16,6 +16,14 @@ from reconciler.core.refs import Location, YamlPath
 from reconciler.core.resources import CONFIG, QUEUE, SCHEDULING_SHARD
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
 from reconciler.model.gates import stack_effective_gates
+from reconciler.model.kai_config import (
+    CONFIG_NAME,
+    DesiredKaiConfig,
+    ValueSource,
+    addon_forwarded_values,
+    from_manifest,
+    render_kai_config,
+)
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
 from reconciler.model.values import chart_defaults, deep_merge, defaults_version_for, parse_version
 from reconciler.yamlio.document import YamlDoc, load_document
@@ -88,6 +96,8 @@ class DesiredCluster:
     installs_kai: bool = True
     kai_manifests: list[KaiManifest] = field(default_factory=list)
     stack_base: JSONObject | None = None       # the repo's own copy of the stack's base.yaml (stackBaseFile)
+    kai_config: DesiredKaiConfig | None = None   # None: Git installs no KAI, or kai-config is managed elsewhere
+    kai_config_elsewhere: bool = False         # the values turn both the chart's render and its deployer off
 
     @property
     def name(self) -> str:
@@ -165,10 +175,41 @@ def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig,
     desired.shard = _expected_shard(desired) if installs_kai else None
     desired.installs_kai = installs_kai
     desired.kai_manifests = manifests
+    if installs_kai:
+        desired.kai_config, desired.kai_config_elsewhere = _desired_kai_config(desired)
     if cluster.stack_base_file and "env" in docs:
         desired.stack_base = _load_mapping(read, cluster.stack_base_file).mapping()
     desired.gates = _desired_gates(docs, addons)
     return desired
+
+
+def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | None, bool]:
+    """kai-config as Git defines it: a Config kept in Git, else what the pinned chart renders from the values."""
+    version = desired.defaults_version
+    for manifest in desired.kai_manifests:
+        if (manifest.kind, manifest.name) == (CONFIG.kind, CONFIG_NAME):
+            spec = mapping_at(desired.docs[manifest.doc].mapping(), "spec")
+            return from_manifest(version, spec, manifest.doc), False
+    values = desired.kai_values_effective
+    deployer = mapping_at(values, "kaiConfigDeployer").get("enabled")
+    render = mapping_at(values, "kaiConfig").get("render") is True
+    # From v0.16.0 kaiConfigDeployer.enabled gates the deployer; with render off too, no chart writes kai-config.
+    if version in ("v0.16.8", "v0.17.0") and deployer is False and not render:
+        return None, True
+    pin = ("config", ("clusters", desired.config.index, "kaiChartVersion"))
+    app_version = desired.config.kai_chart_version
+    app_version = app_version if app_version.startswith("v") else f"v{app_version}"
+    env = desired.docs.get("env")
+    if desired.kai_values_doc is None and env is not None:
+        # the stack installs its own pinned KAI chart, not kaiChartVersion
+        app_version = desired.config.stack_kai_version
+        version = defaults_version_for(app_version)
+        forwarded, where = addon_forwarded_values(env.mapping(), desired.kai_values_user)
+        source = ValueSource("env", forwarded, pin, where, ("addons", "kaiScheduler", "enabled"))
+        values = deep_merge(chart_defaults(version), forwarded)
+    else:
+        source = ValueSource(desired.kai_values_doc or "config", desired.kai_values_user, pin)
+    return render_kai_config(version, values, source, app_version, RELEASE_NAMESPACE), False
 
 
 def _load_mapping(read: FileReader, path: str) -> YamlDoc:

@@ -46,6 +46,8 @@ class PodSummary:
     ready: bool
     age_s: float | None
     labels_nvcf: bool
+    service_account: str = ""
+    started: str = ""               # status.startTime: when its containers got their projected token
 
 
 @dataclass(frozen=True)
@@ -74,13 +76,56 @@ class Healthz:
         return (None if status is None else str(status)), [str(e) for e in listed]
 
 
+@dataclass(frozen=True)
+class KaiObject:
+    """A live KAI Config or SchedulingShard: its spec, and what says whether the operator acted on it."""
+
+    name: str
+    spec: JSONObject
+    uid: str = ""
+    generation: int | None = None
+    created: str = ""
+    annotations: dict[str, str] = field(default_factory=dict)
+    conditions: list[JSONObject] = field(default_factory=list)
+
+
+def kai_object(obj: Mapping[str, JSONValue]) -> KaiObject:
+    meta = mapping_at(obj, "metadata")
+    generation = meta.get("generation")
+    return KaiObject(str(meta.get("name", "")), dict(mapping_at(obj, "spec")), str(meta.get("uid") or ""),
+                     generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
+                     str(meta.get("creationTimestamp") or ""),
+                     {str(k): str(v) for k, v in mapping_at(meta, "annotations").items()},
+                     [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)])
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A Deployment in kai-scheduler: whether it is up, and which object (by UID) created it."""
+
+    name: str
+    owners: tuple[tuple[str, str, str], ...]     # (kind, name, uid) of its ownerReferences
+    replicas: int
+    updated: int
+    available: int
+
+
 @dataclass
 class LiveState:
     source: str
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)
-    shard: JSONObject | None = None
+    shard: JSONObject | None = None                               # the spec of SchedulingShard default
+    shards: dict[str, KaiObject] = field(default_factory=dict)     # every SchedulingShard, by name
+    kai_config: KaiObject | None = None
+    kai_config_read: bool = False      # the Config kind is served and kai-config was looked for
+    operands: list[Operand] = field(default_factory=list)            # Deployments in kai-scheduler
+    service_accounts: dict[str, str] = field(default_factory=dict)   # kai-scheduler SA -> creationTimestamp
+    deployer_job_failed: str | None = None   # Job kai-config-deployer's Failed reason, when it failed
+    # The scheduler's leader Lease kai-scheduler/kai-scheduler: seconds since its last renewal (at read time)
+    # and its duration; None when there is none
+    scheduler_lease: tuple[float, int] | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
@@ -144,8 +189,46 @@ class LiveStateBuilder:
         self.state.crds.add(_meta(obj, "name"))
 
     def _shard(self, obj: JSONObject) -> None:
-        if _meta(obj, "name") == "default":
+        shard = kai_object(obj)
+        self.state.shards[shard.name] = shard
+        if shard.name == "default":
             self.state.shard = mapping_at(obj, "spec")
+
+    def _config(self, obj: JSONObject) -> None:
+        if _meta(obj, "name") == "kai-config":   # the operator ignores any other name
+            self.state.kai_config = kai_object(obj)
+            self.state.kai_config_read = True
+
+    def _config_read(self, obj: JSONObject) -> None:
+        self.state.kai_config_read = True
+
+    def _deployment(self, obj: JSONObject) -> None:
+        meta, spec, status = mapping_at(obj, "metadata"), mapping_at(obj, "spec"), mapping_at(obj, "status")
+        owners = tuple((str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")))
+                       for o in list_at(meta, "ownerReferences") if isinstance(o, dict))
+        self.state.operands.append(Operand(_meta(obj, "name"), owners, _count(spec.get("replicas"), 1),
+                                           _count(status.get("updatedReplicas"), 0),
+                                           _count(status.get("availableReplicas"), 0)))
+
+    def _service_account(self, obj: JSONObject) -> None:
+        if _meta(obj, "namespace") == KAI_NAMESPACE:
+            self.state.service_accounts[_meta(obj, "name")] = _meta(obj, "creationTimestamp")
+
+    def _lease(self, obj: JSONObject) -> None:
+        if (_meta(obj, "namespace"), _meta(obj, "name")) != (KAI_NAMESPACE, "kai-scheduler"):
+            return
+        spec = mapping_at(obj, "spec")
+        age = _age(spec.get("renewTime"), self.now)
+        if age is not None:
+            self.state.scheduler_lease = (age, _count(spec.get("leaseDurationSeconds"), 15))
+
+    def _job(self, obj: JSONObject) -> None:
+        if (_meta(obj, "namespace"), _meta(obj, "name")) != (KAI_NAMESPACE, "kai-config-deployer"):
+            return
+        failed = [c for c in list_at(mapping_at(obj, "status"), "conditions")
+                  if isinstance(c, dict) and c.get("type") == "Failed" and c.get("status") == "True"]
+        if failed:
+            self.state.deployer_job_failed = redact_free_text(str(failed[0].get("reason") or "Failed"))
 
     def _secret(self, obj: JSONObject) -> None:
         if obj.get("type") != RELEASE_SECRET_TYPE:
@@ -221,7 +304,8 @@ def pod_summary(obj: Mapping[str, JSONValue], now: datetime) -> PodSummary:
                       str(spec.get("schedulerName") or "default-scheduler"),
                       None if queue_label is None else str(queue_label),
                       str(status.get("phase", "")), ready, _age(meta.get("creationTimestamp"), now),
-                      NVCF_POD_LABEL in labels)
+                      NVCF_POD_LABEL in labels, str(spec.get("serviceAccountName") or ""),
+                      str(status.get("startTime") or meta.get("creationTimestamp") or ""))
 
 
 def healthz_from_response(http_status: int | None, body: JSONValue) -> Healthz:
@@ -258,6 +342,10 @@ def _condition(value: JSONValue) -> JSONObject:
     if not isinstance(value, dict):
         raise TypeError(f"a pod condition is a {type(value).__name__}, not a mapping")
     return value
+
+
+def _count(value: JSONValue, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _http_status(value: JSONValue) -> int | None:
@@ -297,6 +385,12 @@ _HANDLERS = {
     k8s.QUEUE.type_key: LiveStateBuilder._queue,
     k8s.CUSTOM_RESOURCE_DEFINITION.type_key: LiveStateBuilder._crd,
     k8s.SCHEDULING_SHARD.type_key: LiveStateBuilder._shard,
+    k8s.CONFIG.type_key: LiveStateBuilder._config,
+    k8s.DEPLOYMENT.type_key: LiveStateBuilder._deployment,
+    k8s.SERVICE_ACCOUNT.type_key: LiveStateBuilder._service_account,
+    k8s.JOB.type_key: LiveStateBuilder._job,
+    k8s.LEASE.type_key: LiveStateBuilder._lease,
+    ("kai-gitops/v1", "KaiConfigRead"): LiveStateBuilder._config_read,
     k8s.SECRET.type_key: LiveStateBuilder._secret,
     ("kai-gitops/v1", "HelmReleaseSummary"): LiveStateBuilder._release_summary,
     k8s.NVCF_BACKEND.type_key: LiveStateBuilder._backend,

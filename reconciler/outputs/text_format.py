@@ -67,6 +67,8 @@ def _cluster(console: Console, command: str, c: ClusterReport) -> None:
         for f in waived:
             text = f"{f.rule_id} {f.subject or ''} — waiver {f.waived_by}"
             console.print(f"  [dim]{_escape(text)}[/]")
+    if command == "doctor":
+        _kai_checks(console, c)
     if c.nvca is not None:
         colour = "green" if c.nvca.healthy else "red"
         console.print(f"\n[bold]NVCA prediction[/] kai-scheduler-queues: [{colour}]{c.nvca.status}[/]")
@@ -74,6 +76,27 @@ def _cluster(console: Console, command: str, c: ClusterReport) -> None:
             console.print(f"  {_escape(error)}")
     # A plan needs both sides: Git and a live cluster.
     console.print("\n" + _summary_line(c, with_plan=c.git is not None and c.live_source is not None) + "\n")
+
+
+# The checks of KAI itself that doctor lists one by one, passed or not (docs/policies.md#kai-config-health).
+_KAI_CHECKS = ("KAI-D-006", "KAI-D-005", "KAI-O-")
+
+
+def _kai_checks(console: Console, c: ClusterReport) -> None:
+    """Each KAI check that ran: ✓ with its title, or ✗ with each finding's evidence and fix."""
+    ran = [r for r in c.rules if r.id.startswith(_KAI_CHECKS)]
+    if not ran:
+        return
+    console.print("\n[bold]KAI[/] (kai-config and what the operator deployed):")
+    active = [f for f in c.findings if f.waived_by is None]
+    for rule in ran:
+        failed = [f for f in active if f.rule_id == rule.id]
+        mark = "[red]✗[/]" if failed else "[green]✓[/]"
+        console.print(f"  {mark} {_escape(rule.title)} [dim]{_escape(rule.id)}[/]")
+        for f in failed:
+            console.print(f"      {_escape(f.message)}")
+            if f.fix and f.fix.command:
+                console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 
 
 def _drift(console: Console, f: Finding) -> None:

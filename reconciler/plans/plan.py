@@ -70,8 +70,19 @@ class Change:
             node = body
             for key in change.path[:-1]:
                 node = node.setdefault(key, {})
-            node[change.path[-1]] = change.after
+            node[change.path[-1]] = replacing(change.before, change.after)
         return body
+
+
+def replacing(before: Any, after: Any) -> Any:
+    """What a merge patch must send so that a mapping field becomes `after` exactly (a merge patch merges
+    mappings: keys only `before` has are sent as null); any other value is sent as it is."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return after
+    patch: dict[str, Any] = {key: None for key in before if key not in after}
+    for key, value in after.items():
+        patch[key] = replacing(before.get(key), value)
+    return patch
 
 
 @dataclass(frozen=True)

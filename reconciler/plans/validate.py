@@ -14,6 +14,8 @@ from reconciler.plans.plan import Change, FieldChange, FieldPath, Operation
 from reconciler.plans.values import leaves, same_value
 from reconciler.plans.writable import Values, planned_write, writable_summary
 
+SPEC_VALUES = (Values.BOOLEAN, Values.TEXT, Values.NUMBER_OR_REMOVAL, Values.STRUCTURE)
+
 # A plan's free text (a change's reason, a note) as the planner writes it: one short printable line. Anything
 # else in a saved plan was written by someone else, for a person to read and perhaps act on.
 TEXT_LIMIT = 512
@@ -71,6 +73,11 @@ def _check_field(change: Change, f: FieldChange, where: str) -> None:
     if values is None:
         raise UserError(f"plan change {change.operation.value} {change.ref} field {f.dotted()} is not one "
                         f"kai-gitops may write ({writable_summary()})", where=where)
+    if values in SPEC_VALUES:   # kai-config / SchedulingShard: after of the field's type; before as it was
+        if not values.allows(f.after):
+            raise UserError(f"plan sets {change.ref} {f.dotted()} to {str(f.after)[:80]!r}; only {values.value} "
+                            "is allowed", where=where)
+        return
     if values is Values.TRUE and not values.allows(f.after):
         raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after!r}; only {values.value} is allowed",
                         where=where)

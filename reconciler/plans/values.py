@@ -11,13 +11,14 @@ from collections.abc import Iterator, Mapping
 
 from reconciler.core.jsonvalue import JSONValue, mapping_at
 from reconciler.core.refs import ObjectRef
-from reconciler.core.resources import QUEUE
+from reconciler.core.resources import CONFIG, QUEUE, SCHEDULING_SHARD
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, queue_spec_from_values, same_number
 from reconciler.plans.plan import FieldChange, FieldPath
 from reconciler.plans.writable import LABEL_PATH
 
 FieldValue = str | int | float | None   # a planned field's value as NVCA reads it (None: absent)
+KAI_SPEC_KINDS = (CONFIG.kind, SCHEDULING_SHARD.kind)   # their planned fields are read as stored
 
 
 def queue_field(spec: QueueSpec, path: FieldPath) -> FieldValue:
@@ -32,14 +33,26 @@ def queue_field(spec: QueueSpec, path: FieldPath) -> FieldValue:
     raise ValueError(f"not a planned Queue field: {path}")
 
 
-def current_value(ref: ObjectRef, obj: Mapping[str, JSONValue], path: FieldPath) -> FieldValue:
+def current_value(ref: ObjectRef, obj: Mapping[str, JSONValue], path: FieldPath) -> JSONValue:
     """The value of a planned field in a freshly read object."""
+    if ref.kind in KAI_SPEC_KINDS:
+        return stored_value(obj, path)
     if ref.kind == QUEUE.kind:
         return queue_field(queue_spec_from_values(obj), path)
     if path == LABEL_PATH:
         value = mapping_at(mapping_at(obj, "metadata"), "labels").get(SCHEDULE_LABEL)
         return None if value is None else str(value)
     raise ValueError(f"not a planned field: {ref} {path}")
+
+
+def stored_value(obj: Mapping[str, JSONValue], path: FieldPath) -> JSONValue:
+    """The value at `path` as the object stores it (None: absent)."""
+    node: JSONValue = dict(obj)
+    for key in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
 
 
 def same_value(a: object, b: object) -> bool:

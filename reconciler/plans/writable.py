@@ -15,7 +15,8 @@ from typing import Any
 
 from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
-from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE, Resource
+from reconciler.core.resources import CONFIG, EVENT, LEASE, NODE, QUEUE, SCHEDULING_SHARD, Resource
+from reconciler.model.kai_config import spec_field_types
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.queues import FIELDS, RESOURCES
 from reconciler.plans.plan import FieldPath, Operation
@@ -28,13 +29,21 @@ class Values(Enum):
     NUMBER = "a number"
     NAME = "a name or null"          # a Queue's parent: another Queue, or none
     TRUE = '"true" or removal'       # the schedule label: set to exactly "true", or removed
+    # kai-config and SchedulingShard spec fields: the type the operator's CRD gives the field, or removal
+    # (the operator's default then applies)
+    BOOLEAN = "true, false or removal"
+    TEXT = "a string or removal"
+    NUMBER_OR_REMOVAL = "a number or removal"
+    STRUCTURE = "a mapping or list, or removal"
 
     def allows(self, value: Any) -> bool:
         if self is Values.NUMBER:
             return isinstance(value, int | float) and not isinstance(value, bool)
         if self is Values.NAME:   # a parent applied unchecked could name anything, up to the size of a request
             return value is None or (isinstance(value, str) and dns_subdomain(value) is None)
-        return value in (None, "true")
+        if self is Values.TRUE:
+            return value in (None, "true")
+        return value is None or _TYPES[self](value)
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,7 @@ class Writable:
     method: str                                    # POST creates; PATCH is a merge patch; PUT replaces
     fields: Mapping[FieldPath, Values] | None      # None: an object of the tool's own, built whole, never planned
     shown: str = ""                                # the fields, as messages name them
+    names: frozenset[str] | None = None            # only these objects (the operator's singleton Config)
 
     def fields_set(self, tree: Any) -> dict[FieldPath, Any] | None:
         """The writable fields `tree` sets (a merge patch, or a new object past its name), or None when it
@@ -69,10 +79,28 @@ QUEUE_SPEC: Mapping[FieldPath, Values] = {
 }
 _QUEUE_SHOWN = "spec.resources/spec.parentQueue"
 
+_TYPES = {Values.BOOLEAN: lambda v: isinstance(v, bool),
+          Values.TEXT: lambda v: isinstance(v, str),
+          Values.NUMBER_OR_REMOVAL: lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+          Values.STRUCTURE: lambda v: isinstance(v, dict | list)}
+_BY_TYPE = {"bool": Values.BOOLEAN, "text": Values.TEXT, "number": Values.NUMBER_OR_REMOVAL,
+            "structure": Values.STRUCTURE}
+# Every field of kai-config's spec the pinned chart renders or the operator defaults (model/kai_config.py).
+CONFIG_SPEC: Mapping[FieldPath, Values] = {
+    ("spec", *path.split(".")): _BY_TYPE[kind] for path, kind in spec_field_types().items()}
+# What the chart renders into SchedulingShard default from the values (KAI-D-003).
+SHARD_SPEC: Mapping[FieldPath, Values] = {
+    ("spec", "placementStrategy", "gpu"): Values.TEXT, ("spec", "placementStrategy", "cpu"): Values.TEXT,
+    ("spec", "plugins"): Values.STRUCTURE, ("spec", "actions"): Values.STRUCTURE,
+}
+
 WRITES = (
     Writable(QUEUE, "POST", QUEUE_SPEC, _QUEUE_SHOWN),          # create a Queue: its name and these fields
     Writable(QUEUE, "PATCH", QUEUE_SPEC, _QUEUE_SHOWN),
     Writable(NODE, "PATCH", {LABEL_PATH: Values.TRUE}, f"the {SCHEDULE_LABEL} label"),
+    Writable(CONFIG, "PATCH", CONFIG_SPEC, "spec fields the KAI chart renders or the operator defaults",
+             frozenset({"kai-config"})),
+    Writable(SCHEDULING_SHARD, "PATCH", SHARD_SPEC, "spec.placementStrategy/spec.plugins/spec.actions"),
     Writable(LEASE, "POST", None),      # the run's Lease (reconcile/lease.py), created and then renewed
     Writable(LEASE, "PUT", None),
     Writable(EVENT, "POST", None),      # an Event on each changed object (reconcile/events.py)
@@ -86,7 +114,7 @@ PLANNED = tuple(dict.fromkeys(w.resource for w in WRITES if w.fields is not None
 def planned_write(ref: ObjectRef, operation: Operation) -> Writable | None:
     """The write a planned change of `ref` would be, if kai-gitops may make it."""
     return next((w for w in WRITES if w.fields is not None and w.method == SENT_AS[operation]
-                 and w.resource.describes(ref)), None)
+                 and w.resource.describes(ref) and (w.names is None or ref.name in w.names)), None)
 
 
 def writable_summary() -> str:

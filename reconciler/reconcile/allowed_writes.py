@@ -21,7 +21,8 @@ def _path_pattern(write: Writable) -> re.Pattern[str]:
     """The paths `write` may be sent to: its resource's collection (POST) or one object in it, in any namespace."""
     resource = write.resource
     scope = f"/namespaces/{_NAME}" if resource.namespaced else ""
-    one = f"/{_NAME}" if write.method != "POST" else ""
+    name = "|".join(re.escape(n) for n in sorted(write.names)) if write.names else _NAME
+    one = f"/(?:{name})" if write.method != "POST" else ""
     return re.compile(rf"^{re.escape(resource.api_path)}{scope}/{re.escape(resource.plural)}{one}$")
 
 

@@ -30,7 +30,7 @@ import urllib3
 
 from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
-from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE
+from reconciler.core.resources import CONFIG, EVENT, LEASE, NODE, QUEUE, SCHEDULING_SHARD
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.plans.applied import ChangeResult, WriteResult
 from reconciler.plans.plan import Change, Operation
@@ -146,6 +146,9 @@ class ClusterWriter:
             return self.create_queue(change.manifest, dry_run=dry_run)
         if change.ref.kind == QUEUE.kind:
             return self.patch_queue(change.ref.name, change.merge_patch(resource_version), dry_run=dry_run)
+        if change.ref.kind in (CONFIG.kind, SCHEDULING_SHARD.kind):
+            return self._request("PATCH", object_path(change.ref), change.merge_patch(resource_version), MERGE_PATCH,
+                                 _write_query(dry_run))
         (label,) = change.fields
         assert label.path == LABEL_PATH
         return self.patch_node_label(change.ref.name, label.after, resource_version, dry_run=dry_run)

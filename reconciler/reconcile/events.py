@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from reconciler.core.resources import EVENT, QUEUE
+from reconciler.core.resources import CONFIG, EVENT, QUEUE, SCHEDULING_SHARD
 from reconciler.core.show import show_value
 from reconciler.plans.applied import ChangeResult
 from reconciler.plans.plan import Operation
@@ -19,7 +19,8 @@ NOTE_LIMIT = 1024   # bytes, not characters: the API server refuses longer notes
 def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
     change = result.change
     created = change.operation is Operation.CREATE
-    reason = {(QUEUE.kind, True): "QueueCreated", (QUEUE.kind, False): "QueueUpdated"}.get(
+    reason = {(QUEUE.kind, True): "QueueCreated", (QUEUE.kind, False): "QueueUpdated",
+              (CONFIG.kind, False): "ConfigUpdated", (SCHEDULING_SHARD.kind, False): "SchedulingShardUpdated"}.get(
         (change.ref.kind, created), "NodeLabelChanged")
     fields = ", ".join(f"{f.dotted()} {show_value(f.before, quote_strings=True)} → "
                        f"{show_value(f.after, quote_strings=True)}" for f in change.fields)

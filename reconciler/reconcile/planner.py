@@ -5,6 +5,8 @@ Pure: reads the findings, the desired cluster and the live state it was judged o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from reconciler.checks.node_labels import (
     LABEL_RULES,
     SHARED_UNLABELLED,
@@ -12,16 +14,17 @@ from reconciler.checks.node_labels import (
     label_changes,
     unresolvable_nodes,
 )
+from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.refs import ObjectRef
-from reconciler.core.resources import NODE, QUEUE
+from reconciler.core.resources import CONFIG, NODE, QUEUE, SCHEDULING_SHARD
 from reconciler.findings.finding import Action, Finding, Kind
 from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.live import LiveState
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
-from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, Operation, OperatorAction, Plan
+from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, FieldPath, Operation, OperatorAction, Plan
 from reconciler.plans.validate import check_changes
-from reconciler.plans.values import leaves, queue_update_fields
-from reconciler.plans.writable import LABEL_PATH
+from reconciler.plans.values import leaves, queue_update_fields, same_value, stored_value
+from reconciler.plans.writable import LABEL_PATH, Values, planned_write
 from reconciler.report.report import GitInfo
 
 HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
@@ -31,7 +34,7 @@ HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/re
 def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState, *, git: GitInfo | None,
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
-    changes = _queue_changes(active, live) + _label_changes(desired, live)
+    changes = _queue_changes(active, live) + _spec_changes(active, live) + _label_changes(desired, live)
     check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
     settled = {c.ref for c in changes}
     settled_rules = _settled_label_rules(desired, live, changes)
@@ -59,6 +62,51 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
             if fields:
                 updates.append(Change(f.subject, Operation.UPDATE, fields, (f.rule_id,), f.fix.description))
     return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
+
+
+def _spec_changes(findings: list[Finding], live: LiveState) -> list[Change]:
+    """kai-config and SchedulingShard spec patches: every field of the finding's patch, at the granularity the
+    allowed writes name it. A patch with a field no plan may write is left to the operator, whole."""
+    changes: list[Change] = []
+    for f in findings:
+        if f.kind is not Kind.DRIFT or f.fix is None or f.fix.action is not Action.UPDATE or f.fix.patch is None \
+                or f.subject is None or f.subject.kind not in (CONFIG.kind, SCHEDULING_SHARD.kind):
+            continue
+        stored = _stored(live, f.subject)
+        write = planned_write(f.subject, Operation.UPDATE)
+        if stored is None or write is None or write.fields is None:
+            continue
+        fields = _writable_fields(f.fix.patch, write.fields, stored, ())
+        if fields:
+            changes.append(Change(f.subject, Operation.UPDATE, tuple(fields), (f.rule_id,), f.fix.description))
+    return changes
+
+
+def _stored(live: LiveState, ref: ObjectRef) -> JSONObject | None:
+    if ref.kind == CONFIG.kind:
+        return {"spec": live.kai_config.spec} if live.kai_config is not None else None
+    shard = live.shards.get(ref.name)
+    if shard is None and ref.name == "default" and live.shard is not None:
+        return {"spec": live.shard}
+    return {"spec": shard.spec} if shard is not None else None
+
+
+def _writable_fields(patch: object, table: Mapping[FieldPath, Values], stored: JSONObject,
+                     prefix: FieldPath) -> list[FieldChange] | None:
+    """The changed fields `patch` sets, or None when it sets one outside `table`."""
+    if prefix in table:
+        before = stored_value(stored, prefix)
+        same = before is not None and patch is not None and same_value(before, patch)
+        return [] if same or (before is None and patch is None) else [FieldChange(prefix, before, patch)]
+    if not isinstance(patch, dict) or not any(p[:len(prefix)] == prefix for p in table):
+        return None
+    found: list[FieldChange] = []
+    for key, value in patch.items():
+        more = _writable_fields(value, table, stored, (*prefix, str(key)))
+        if more is None:
+            return None
+        found += more
+    return found
 
 
 def _parents_first(creates: list[Change]) -> list[Change]:
@@ -99,8 +147,10 @@ def _for_operator(f: Finding, settled: set[ObjectRef], settled_rules: set[str]) 
         return False   # the plan changes this object; what is left of the finding shows on the next run
     if f.rule_id in settled_rules:
         return False
-    if f.fix is None or f.fix.action is not Action.NONE:
+    if f.fix is None:
         return False
+    if f.fix.action is not Action.NONE:   # a fix the plan could not make (a field no plan may write)
+        return f.fix.action is Action.UPDATE and f.subject is not None and bool(f.fix.command)
     return f.kind is Kind.DRIFT or bool(f.fix.command)
 
 

@@ -6,7 +6,7 @@
 The pull request's mistakes include a value the KAI chart silently drops (binder.replicas).
 The snapshots show what the user guide's readers actually hit: default queues left at quota 0 after a
 `helm upgrade`, a node labelled schedule=True (wrong case), a feature-gate list without KAIScheduler,
-and a second KAI release under another name.
+a second KAI release under another name, and kai-config with GPU sharing turned on by hand.
 """
 
 from __future__ import annotations
@@ -142,6 +142,47 @@ def _backend(spec_gates: list[str], status_gates: list[str], health: str,
                 status={"featureGate": {"values": status_gates}, "agentStatus": health})
 
 
+def _kai_config(spec: dict[str, Any]) -> dict[str, Any]:
+    """kai-config as the operator leaves it once it has deployed everything (its five conditions)."""
+    healthy = [("Reconciling", "False", "reconciled", "Reconciliation completed successfully"),
+               ("Deployed", "True", "deployed", "Resources deployed"),
+               ("Available", "True", "available", "System available"),
+               ("DependenciesFulfilled", "True", "dependencies_fulfilled", "Dependencies are fulfilled"),
+               ("Ready", "True", "ready", "System is ready")]
+    conditions = [{"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 1,
+                   "lastTransitionTime": "2026-10-01T08:00:00Z"} for t, s, r, m in healthy]
+    config = _obj("kai.scheduler/v1", "Config", "kai-config", spec=spec, status={"conditions": conditions})
+    config["metadata"]["generation"] = 1
+    return config
+
+
+def _rendered_kai_config(addon: bool) -> dict[str, Any]:
+    """kai-config as the chart rendered it: prod's from what the stack forwards of its environment (chart
+    v0.16.7), lab's from its values (chart v0.14.7)."""
+    from reconciler.model.desired import canonical_kai_values
+    from reconciler.model.kai_config import ValueSource, addon_forwarded_values, render_kai_config
+    from reconciler.model.values import chart_defaults, deep_merge
+
+    read = YAML(typ="safe", pure=True).load
+    if addon:
+        given, _ = addon_forwarded_values(read((TEMPLATE / "environments" / "prod.yaml").read_text()),
+                                          canonical_kai_values())
+        version, tag = "v0.16.8", "v0.16.7"
+    else:
+        given = read((TEMPLATE / "clusters" / "lab" / "kai-values.yaml").read_text())
+        version, tag = "v0.14.7", "v0.14.7"
+    values = deep_merge(chart_defaults(version), given)
+    return render_kai_config(version, values, ValueSource("values", given, ("values", ())), tag).spec()
+
+
+def _prod_kai_config() -> dict[str, Any]:
+    """Someone turned GPU sharing on by hand with kubectl, which Git does not say (KAI-D-005; reconcile
+    patches it back)."""
+    spec = _rendered_kai_config(addon=True)
+    spec["admission"]["gpuSharing"] = True
+    return _kai_config(spec)
+
+
 def prod_addon_snapshot() -> list[dict[str, Any]]:
     violation = ("CPU resource violation for queue default-parent-queue: expected limit=-1, quota=-1, "
                  "overQuotaWeight=1, got limit=-1, quota=0, overQuotaWeight=1")
@@ -159,6 +200,7 @@ def prod_addon_snapshot() -> list[dict[str, Any]]:
              spec={"partitionLabelValue": "", "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
                    "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
                    "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
+        _prod_kai_config(),
         _release("kai-scheduler", "kai-scheduler", 1, "superseded", "v0.16.7", first_install),
         _release("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.16.7", upgraded),
         _release("kai", "runai", 4, "deployed", "v0.14.0", old),          # a second KAI release
@@ -200,6 +242,7 @@ def lab_standalone_snapshot() -> list[dict[str, Any]]:
              spec={"placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
                    "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
                    "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
+        _kai_config(_rendered_kai_config(addon=False)),
         _release("kai-scheduler", "kai-scheduler", 1, "deployed", "v0.14.7", values),
         _dto(gates),
         _backend([g for g in gates if g != "DynamicGPUDiscovery"], [g for g in gates if g != "DynamicGPUDiscovery"],

@@ -132,7 +132,7 @@ def test_body_shows_summary_links_plan_and_fix(demo_cluster: ClusterReport) -> N
 
     body = render_drift_body(demo_cluster, demo_cluster.active(), CONTEXT)
     assert body.startswith(drift_marker("prod-addon") + "\n")
-    assert "| drift | 2 |" in body and "| rule | where | problem |" in body
+    assert "| drift | 3 |" in body and "| rule | where | problem |" in body      # two Queues and kai-config
     assert "[environments/prod.yaml:26:5](https://github.invalid/acme/gitops/blob/c0ffee/environments/prod.yaml#L26)" \
         in body
     assert "### Plan" in body and "~ Queue/default-queue  KAI-D-002" in body

@@ -43,6 +43,7 @@ KINDS = {
     ("v1", "Endpoints"): Resource("", "v1", "endpoints", True),
     ("scheduling.run.ai/v2", "Queue"): Resource("scheduling.run.ai", "v2", "queues", False),
     ("kai.scheduler/v1", "SchedulingShard"): Resource("kai.scheduler", "v1", "schedulingshards", False),
+    ("kai.scheduler/v1", "Config"): Resource("kai.scheduler", "v1", "configs", False),
     ("nvcf.nvidia.io/v1", "NVCFBackend"): Resource("nvcf.nvidia.io", "v1", "nvcfbackends", True),
 }
 # Made by the harness (the product's CRDs) or turned into the real NVCA agent below.

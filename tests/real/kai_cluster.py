@@ -119,7 +119,29 @@ class KaiCluster:
         self.add_node("lab-cpu-1")
         self.add_running_pod(KAI_NAMESPACE, "kai-scheduler-default-7d9f", "lab-cpu-1")
         self.add_running_pod(KAI_NAMESPACE, "binder-5c6b8", "lab-cpu-1")
+        self.add_kai_config()
         self.add_nvca()
+
+    def add_kai_config(self) -> None:
+        """kai-config as v0.14.7's kai-config-deployer Job applies it from the guide's values (no Job controller
+        runs here), with the conditions the operator writes once everything is deployed."""
+        from ruamel.yaml import YAML
+
+        from reconciler.model.kai_config import ValueSource, render_kai_config
+        from reconciler.model.values import chart_defaults, deep_merge
+
+        given = YAML(typ="safe", pure=True).load(GUIDE_VALUES.read_text())
+        values = deep_merge(chart_defaults("v0.14.7"), given)
+        spec = render_kai_config("v0.14.7", values, ValueSource("values", given, ("values", ())), "v0.14.7").spec()
+        self.custom.create_cluster_custom_object("kai.scheduler", "v1", "configs", {
+            "apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"}, "spec": spec})
+        healthy = (("Reconciling", "False"), ("Deployed", "True"), ("Available", "True"),
+                   ("DependenciesFulfilled", "True"), ("Ready", "True"))
+        now = "2026-10-01T08:00:00Z"
+        conditions = [{"type": t, "status": v, "reason": t.lower(), "message": "", "observedGeneration": 1,
+                       "lastTransitionTime": now} for t, v in healthy]
+        self.custom.patch_cluster_custom_object_status("kai.scheduler", "v1", "configs", "kai-config",
+                                                       {"status": {"conditions": conditions}})
 
     def add_node(self, name: str, labels: dict[str, str] | None = None) -> None:
         self.core.create_node({"metadata": {"name": name, "labels": labels or {}}})

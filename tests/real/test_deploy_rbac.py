@@ -279,6 +279,8 @@ def deploy_and_run(cluster: EnvTest, variant: str, tmp: Path) -> Deployment:
     items = DEMO.prod_addon_snapshot()
     if variant == "self-heal":   # a missing default Queue: the fix creates it
         items = [i for i in items if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+        shard = next(i for i in items if i["kind"] == "SchedulingShard")
+        shard["spec"]["placementStrategy"]["gpu"] = "spread"   # and patches the shard; kai-config drifts already
     populate(cluster, items)
     planted = plant_reports(cluster)
     deployment = Deployment(variant, apply_deploy(cluster, directory(variant, tmp)), planted=planted)
@@ -310,6 +312,8 @@ def read_back(cluster: EnvTest) -> dict[str, Any]:
     rest = cluster.rest
     return {"queues": {q["metadata"]["name"]: q for q in rest.get("/apis/scheduling.run.ai/v2/queues")["items"]},
             "nodes": {n["metadata"]["name"]: n for n in rest.get("/api/v1/nodes")["items"]},
+            "kai-config": rest.get("/apis/kai.scheduler/v1/configs/kai-config"),
+            "shards": {s["metadata"]["name"]: s for s in rest.get("/apis/kai.scheduler/v1/schedulingshards")["items"]},
             "events": rest.get("/apis/events.k8s.io/v1/namespaces/default/events")["items"],
             "policyreports": rest.get("/apis/wgpolicyk8s.io/v1alpha2/policyreports")["items"],
             "clusterpolicyreports": rest.get("/apis/wgpolicyk8s.io/v1alpha2/clusterpolicyreports")["items"],
@@ -378,7 +382,7 @@ def test_read_and_report_modes_are_refused_a_queue_patch(deployments: dict[str, 
 def test_self_heal_applies_its_fixes(deployments: dict[str, Deployment]) -> None:
     deployment = deployments["self-heal"]
     apply = deployment.run("cronjob").report()["apply"]
-    assert (apply["ok"], apply["applied"], apply["failed"]) == (True, 3, 0)
+    assert (apply["ok"], apply["applied"], apply["failed"]) == (True, 5, 0)
     assert apply["warnings"] == []          # every change got its Event
     queues = deployment.after["queues"]
     assert {r: queues["default-parent-queue"]["spec"]["resources"][r]["quota"] for r in ("cpu", "gpu", "memory")} \
@@ -390,7 +394,11 @@ def test_self_heal_applies_its_fixes(deployments: dict[str, Deployment]) -> None
     assert "nvca.nvcf.nvidia.io/schedule" not in deployment.after["nodes"]["gpu-node-2"]["metadata"]["labels"]
     events = {(e["regarding"]["kind"], e["regarding"]["name"]): e["reason"] for e in deployment.after["events"]}
     assert events == {("Queue", "default-queue"): "QueueCreated", ("Queue", "default-parent-queue"): "QueueUpdated",
-                      ("Node", "gpu-node-2"): "NodeLabelChanged"}
+                      ("Node", "gpu-node-2"): "NodeLabelChanged", ("Config", "kai-config"): "ConfigUpdated",
+                      ("SchedulingShard", "default"): "SchedulingShardUpdated"}
+    # kai-config and the shard, read back from the real server: the drifted fields are Git's again
+    assert deployment.after["kai-config"]["spec"]["admission"]["gpuSharing"] is False
+    assert deployment.after["shards"]["default"]["spec"]["placementStrategy"] == {"gpu": "binpack", "cpu": "binpack"}
     assert deployment.probes == {"patch scheduling.run.ai/queues default-parent-queue": 200}
 
 

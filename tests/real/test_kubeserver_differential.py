@@ -8,13 +8,16 @@ GET /apis                                                            sources/clu
 GET /apis/{scheduling.run.ai/v2,kai.scheduler/v1,nvcf.nvidia.io/v1}  reads.py Reader._resources (404: not served)
 GET /apis/{wgpolicyk8s.io/v1alpha2,openreports.io/v1alpha1}          publish/policyreport/cluster.py served_kinds
 GET .../customresourcedefinitions/{name}           (200 | 404)       reads.py base_reads "crds/*" (Reader.object)
-GET /apis/kai.scheduler/v1/schedulingshards/default (200 | 404)      reads.py base_reads "shard"
+GET /apis/kai.scheduler/v1/configs/kai-config (200 | 404)            reads.py base_reads "kai-config"
 GET /api/v1/namespaces/nvca-operator/configmaps/... (200 | 404)      reads.py base_reads "dto"
+GET /apis/batch/v1/namespaces/kai-scheduler/jobs/kai-config-deployer reads.py operand_reads "deployer-job"
 GET /api/v1/namespaces/kube-system                                   reconcile/cluster.py read_identity (the uid)
 GET lists ?limit=N[&continue=T]                                      reads.py Reader._list_once, every ListRead:
-    /apis/scheduling.run.ai/v2/queues, /apis/nvcf.nvidia.io/v1/nvcfbackends, /api/v1/nodes,
+    /apis/scheduling.run.ai/v2/queues, /apis/kai.scheduler/v1/schedulingshards,
+    /apis/nvcf.nvidia.io/v1/nvcfbackends, /api/v1/nodes,
     /api/v1/namespaces ?labelSelector=<NVCF namespace label>, /api/v1/pods ?labelSelector=icms-request-id,
     /api/v1/namespaces/kai-scheduler/pods, /api/v1/namespaces/NS/pods ?labelSelector=!icms-request-id,
+    /apis/apps/v1/namespaces/kai-scheduler/deployments, /api/v1/namespaces/kai-scheduler/serviceaccounts,
     /api/v1/secrets ?labelSelector=owner=helm&fieldSelector=type=helm.sh/release.v1 (403: the namespace's),
     /api/v1/events ?fieldSelector=involvedObject.kind=Pod,reason=R
 GET /api/v1/nodes ?limit&continue                                    reconcile/apply.py ClusterWriter.list_nodes
@@ -25,8 +28,10 @@ GET .../services/nvca:8000/proxy/healthz  (any status is an answer)  reads.py Re
 GET /apis/scheduling.run.ai/v2/queues/NAME (200 | 404)               apply.py ClusterWriter.get (preflight)
 POST /apis/scheduling.run.ai/v2/queues ?fieldManager[&dryRun=All]    apply.py create_queue (dryrun.py, then apply)
 PATCH queues/NAME, nodes/NAME merge patch + metadata.resourceVersion apply.py patch_queue, patch_node_label
+PATCH configs/kai-config, schedulingshards/NAME merge patch + RV      apply.py write_change (KAI-D-005, KAI-D-003)
     (match 200, stale 409, dryRun=All 200 and nothing stored)
-GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/N]   reconcile/lease.py (get_lease, create, update)
+GET/POST/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases[/N]   reconcile/lease.py (get_lease, create, update);
+    the GET also reads.py operand_reads "scheduler-lease" (kai-scheduler/kai-scheduler)
 POST /apis/events.k8s.io/v1/namespaces/default/events                reconcile/events.py event_for, run.py EventSender
 POST/PUT/GET policyreports, clusterpolicyreports (openreports alike) policyreport/cluster.py _Store create/replace/_get
 DELETE ... with preconditions.uid (match 200, other 409, gone 404)  policyreport/cluster.py _Store.delete
@@ -53,7 +58,7 @@ import urllib3
 
 import tests.support.kubeserver as kubeserver_package
 from reconciler.core.refs import ObjectRef
-from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE
+from reconciler.core.resources import EVENT, LEASE, NODE, QUEUE, SCHEDULING_SHARD
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL, SCHEDULE_LABEL
 from reconciler.plans.applied import ChangeResult, WriteResult
 from reconciler.plans.plan import Change, FieldChange, Operation
@@ -72,6 +77,7 @@ JSON = "application/json"
 WRITE = {"fieldManager": FIELD_MANAGER}
 DRY_RUN = {**WRITE, "dryRun": "All"}
 QUEUES, NODES, HEALTHZ = QUEUE.collection_path(), NODE.collection_path(), HEALTHZ_PATH
+SHARDS = SCHEDULING_SHARD.collection_path()
 LEASES = LEASE.collection_path("kai-gitops")
 EVENTS = EVENT.collection_path(EVENT_NAMESPACE)
 POLICY_REPORTS = "/apis/wgpolicyk8s.io/v1alpha2"
@@ -212,11 +218,14 @@ def test_single_reads_crd_shard_configmap_and_identity(pair: Pair) -> None:
         assert (spec["group"], spec["scope"], spec["names"]["kind"]) == ("scheduling.run.ai", "Cluster", "Queue")
         assert {"name": "v2", "served": True, "storage": True}.items() <= spec["versions"][0].items()
     same_answer(pair.both("GET", f"{crd}/nope.example.com"))
-    shard = "/apis/kai.scheduler/v1/schedulingshards/default"
-    assert same_answer(pair.both("GET", shard))[0].status == 404
-    pair.create("/apis/kai.scheduler/v1/schedulingshards", {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
-                                                            "metadata": {"name": "default"}, "spec": {}})
-    assert same_answer(pair.both("GET", shard))[0].status == 200
+    config = "/apis/kai.scheduler/v1/configs/kai-config"
+    assert same_answer(pair.both("GET", config))[0].status == 404
+    pair.create("/apis/kai.scheduler/v1/configs", {"apiVersion": "kai.scheduler/v1", "kind": "Config",
+                                                   "metadata": {"name": "kai-config"},
+                                                   "spec": {"admission": {"gpuSharing": True}}})
+    for answer in same_answer(pair.both("GET", config)):   # what slim.kai_object and KaiObject keep
+        assert answer.status == 200 and answer.body["spec"] == {"admission": {"gpuSharing": True}}
+        assert answer.meta["uid"] and answer.meta["generation"] == 1 and answer.meta["creationTimestamp"]
     assert same_answer(pair.both("GET", "/api/v1/namespaces/nvca-operator/configmaps/nvcfbackend-self-managed")
                        )[0].status == 404
     for answer in same_answer(pair.both("GET", "/api/v1/namespaces/kube-system")):
@@ -232,6 +241,9 @@ def seed_cluster(pair: Pair) -> None:
     pair.namespace("nvcf-backend", {NVCF_NAMESPACE_LABEL: "GPU"})
     pair.namespace("team")
     pair.namespace(KAI_NAMESPACE)
+    for name in ("default", "team-a", "team-b"):
+        pair.create(SHARDS, {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+                             "metadata": {"name": name}, "spec": {"partitionLabelValue": name}})
     for i in range(5):
         labels = {"gpu": "yes" if i % 2 else "no", **({SCHEDULE_LABEL: "true"} if i == 3 else {})}
         pair.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": labels}})
@@ -263,6 +275,7 @@ def seed_cluster(pair: Pair) -> None:
 
 LISTS = (  # (path, query): the product's list reads, each with a page limit that makes it several pages
     (QUEUES, {"limit": "2"}),
+    (SHARDS, {"limit": "2"}),
     (NODES, {"limit": "2"}),
     ("/api/v1/namespaces", {"labelSelector": NVCF_NAMESPACE_LABEL, "limit": "1"}),
     ("/api/v1/pods", {"labelSelector": NVCF_POD_LABEL, "limit": "2"}),
@@ -290,7 +303,8 @@ def test_paged_lists_with_label_and_field_selectors(pair: Pair) -> None:
 def test_list_items_carry_api_version_and_kind_only_for_custom_resources(pair: Pair) -> None:
     """slim.typed adds them to every item read; both servers must agree on which lists carry them."""
     seed_cluster(pair)
-    for path, expected in ((QUEUES, ("scheduling.run.ai/v2", "Queue")), (NODES, (None, None))):
+    for path, expected in ((QUEUES, ("scheduling.run.ai/v2", "Queue")),
+                           (SHARDS, ("kai.scheduler/v1", "SchedulingShard")), (NODES, (None, None))):
         for answer in pair.both("GET", path, query={"limit": "500"}):
             assert set(typed_items(answer)) == {expected}, (path, answer.body["items"][:1])
 
@@ -393,6 +407,53 @@ def test_queue_create_dry_run_conflicts_and_merge_patches(pair: Pair) -> None:
         stale = side.call("PATCH", path, body, query=WRITE, content_type=MERGE_PATCH)
         assert (stale.status, stale.reason) == (409, "Conflict"), (side.name, stale)
     same_answer(pair.both("PATCH", f"{QUEUES}/absent", patch, query=WRITE, content_type=MERGE_PATCH))
+
+
+def test_kai_config_and_shard_merge_patches(pair: Pair) -> None:
+    """A mapping field replaced whole (keys only the live object had sent as null), with the RV precondition."""
+    config = "/apis/kai.scheduler/v1/configs/kai-config"
+    spec = {"admission": {"gpuSharing": True}, "scheduler": {"service": {"resources": {
+        "limits": {"cpu": "4000m"}, "requests": {"cpu": "50m"}}}}}
+    created = same_answer(pair.both("POST", "/apis/kai.scheduler/v1/configs", {
+        "apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"}, "spec": spec},
+        query=WRITE))
+    patch = {"spec": {"admission": {"gpuSharing": False},
+                      "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"},
+                                                              "requests": None}}}}}
+    for side, answer in zip((pair.standin, pair.real), created, strict=True):
+        body = {**patch, "metadata": {"resourceVersion": answer.meta["resourceVersion"]}}
+        dry = side.call("PATCH", config, body, query=DRY_RUN, content_type=MERGE_PATCH)
+        assert dry.status == 200 and dry.body["spec"]["admission"]["gpuSharing"] is False, (side.name, dry)
+        assert side.call("GET", config).body["spec"] == spec, side.name           # the dry run stored nothing
+        done = side.call("PATCH", config, body, query=WRITE, content_type=MERGE_PATCH)
+        assert done.status == 200 and done.body["spec"] == {
+            "admission": {"gpuSharing": False},
+            "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"}}}}}, (side.name, done)
+        stale = side.call("PATCH", config, body, query=WRITE, content_type=MERGE_PATCH)
+        assert (stale.status, stale.reason) == (409, "Conflict"), (side.name, stale)
+    shard = pair.create(SHARDS, {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+                                 "metadata": {"name": "default"}, "spec": {"placementStrategy": {"gpu": "spread"}}})
+    for side, answer in zip((pair.standin, pair.real), shard, strict=True):
+        body = {"spec": {"placementStrategy": {"gpu": "binpack"}},
+                "metadata": {"resourceVersion": answer["metadata"]["resourceVersion"]}}
+        done = side.call("PATCH", f"{SHARDS}/default", body, query=WRITE, content_type=MERGE_PATCH)
+        assert done.status == 200 and done.body["spec"]["placementStrategy"] == {"gpu": "binpack"}, side.name
+
+
+def test_operand_reads_in_kai_scheduler(pair: Pair) -> None:
+    """The Deployments list and the deployer Job's get (404 is an answer) as reads.py sends them."""
+    pair.namespace(KAI_NAMESPACE)
+    job = f"/apis/batch/v1/namespaces/{KAI_NAMESPACE}/jobs/kai-config-deployer"
+    assert same_answer(pair.both("GET", job))[0].status == 404
+    deployments = f"/apis/apps/v1/namespaces/{KAI_NAMESPACE}/deployments"
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "binder"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "binder"}},
+                     "template": {"metadata": {"labels": {"app": "binder"}},
+                                  "spec": {"containers": [{"name": "binder", "image": "example.invalid/b:1"}]}}}}
+    pair.create(deployments, body)
+    for answer in same_answer(pair.both("GET", deployments, query={"limit": "1"})):
+        [item] = answer.body["items"]
+        assert item["metadata"]["name"] == "binder" and item["spec"]["replicas"] == 1
 
 
 def test_invalid_names_are_422(pair: Pair) -> None:

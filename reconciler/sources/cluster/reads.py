@@ -27,10 +27,14 @@ import orjson
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.resources import (
+    CONFIG,
     CONFIG_MAP,
     CORE_EVENT,
     CUSTOM_RESOURCE_DEFINITION,
+    DEPLOYMENT,
+    JOB,
     KAI_AND_NVCA,
+    LEASE,
     NAMESPACE,
     NODE,
     NVCF_BACKEND,
@@ -39,6 +43,7 @@ from reconciler.core.resources import (
     SCHEDULING_SHARD,
     SECRET,
     SERVICE,
+    SERVICE_ACCOUNT,
     Resource,
 )
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
@@ -60,7 +65,10 @@ Slim = Callable[[Obj], Obj | None]
 Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
-DISCOVERED = (QUEUE, SCHEDULING_SHARD, NVCF_BACKEND)
+DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND)
+KAI_CONFIG_NAME = "kai-config"   # the operator acts only on the Config of this name
+DEPLOYER_JOB = "kai-config-deployer"   # E2/E3 charts apply kai-config with it
+SCHEDULER_LEASE = "kai-scheduler"       # the scheduler's leader Lease: <schedulerName> (no partition value)
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
 HEALTHZ_PATH = SERVICE.object_path("nvca:8000", "nvca-system", "proxy/healthz")
 EVENT_REASONS = ("Unschedulable", "FailedScheduling")   # KAI's reason, then the default scheduler's
@@ -314,8 +322,13 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     if QUEUE in served:
         plan.append(_list(reader, ListRead("queues", "queues", QUEUE, limit=limit)))
     if SCHEDULING_SHARD in served:
-        plan.append(("shard", lambda: reader.object("shard", "SchedulingShard",
-                                                    SCHEDULING_SHARD.object_path("default"))))
+        plan.append(_list(reader, ListRead("shards", "SchedulingShards", SCHEDULING_SHARD, limit=limit,
+                                           reduce=slim.kai_object)))
+    if CONFIG in served:
+        plan.append(("kai-config", partial(reader.object, "kai-config", "Config kai-config",
+                                           CONFIG.object_path(KAI_CONFIG_NAME), slim.kai_object)))
+        plan.append(("kai-config-read", lambda: [slim.config_read_item()]))
+        plan += operand_reads(reader)
     plan.append(("releases", reader.releases))
     if NVCF_BACKEND in served:
         plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit,
@@ -331,6 +344,20 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     plan.append(_list(reader, ListRead("pods/kai", "pods", POD, KAI_NAMESPACE, limit=limit, reduce=slim.slim_pod)))
     plan.append(("healthz", reader.healthz))
     return plan
+
+
+def operand_reads(reader: Reader) -> list[tuple[str, Read]]:
+    """What the KAI operator deployed from kai-config (A4.1 of the operator's design), and the chart's deployer
+    Job: all in kai-scheduler, the Job by name (404 is an answer)."""
+    limit = reader.client.settings.page_limit
+    job = JOB.object_path(DEPLOYER_JOB, KAI_NAMESPACE)
+    return [_list(reader, ListRead("deployments", "Deployments", DEPLOYMENT, KAI_NAMESPACE, limit=limit,
+                                   reduce=slim.slim_deployment)),
+            _list(reader, ListRead("serviceaccounts", "ServiceAccounts", SERVICE_ACCOUNT, KAI_NAMESPACE, limit=limit,
+                                   reduce=slim.slim_service_account)),
+            ("deployer-job", partial(reader.object, "deployer-job", f"Job {DEPLOYER_JOB}", job, slim.slim_job)),
+            ("scheduler-lease", partial(reader.object, "scheduler-lease", f"Lease {SCHEDULER_LEASE}",
+                                        LEASE.object_path(SCHEDULER_LEASE, KAI_NAMESPACE), slim.slim_lease))]
 
 
 def namespace_pod_reads(reader: Reader, namespaces: list[Obj]) -> list[tuple[str, Read]]:

@@ -17,13 +17,14 @@ import yaml
 
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, mapping_at, objects_at
 from reconciler.core.redact import redact, redact_free_text, redact_free_values
-from reconciler.core.resources import CONFIG_MAP, NAMESPACE, NODE, POD, Resource
+from reconciler.core.resources import CONFIG_MAP, DEPLOYMENT, NAMESPACE, NODE, POD, SERVICE_ACCOUNT, Resource
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
 
 Obj = JSONObject
 HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
 RELEASE_ERROR_KIND = ("kai-gitops/v1", "HelmReleaseError")
 RELEASE_SEARCH_KIND = ("kai-gitops/v1", "HelmReleaseSearch")
+CONFIG_READ_KIND = ("kai-gitops/v1", "KaiConfigRead")
 _YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # kubectl's copy of the object as last applied: the whole spec again, secrets included, as one JSON string
 # whose values no key-name net sees.
@@ -64,9 +65,43 @@ def slim_pod(obj: Obj) -> Obj:
     pod_status: Obj = {"phase": status.get("phase", "")}
     if conditions:
         pod_status["conditions"] = conditions
+    if status.get("startTime"):
+        pod_status["startTime"] = status["startTime"]
     return typed({"metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
-                  "spec": {k: spec[k] for k in ("schedulerName", "nodeName") if spec.get(k)},
+                  "spec": {k: spec[k] for k in ("schedulerName", "nodeName", "serviceAccountName") if spec.get(k)},
                   "status": pod_status}, POD)
+
+
+def slim_deployment(obj: Obj) -> Obj:
+    """What says whether an operand is up, and which kai-config (by UID) created it."""
+    spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
+    owners: JSONArray = [{k: o[k] for k in ("kind", "name", "uid") if k in o}
+                         for o in objects_at(mapping_at(obj, "metadata"), "ownerReferences")]
+    kept_status: Obj = {k: status[k] for k in ("updatedReplicas", "availableReplicas") if k in status}
+    meta = _meta(obj, "name", "namespace", "labels")
+    if owners:
+        meta["ownerReferences"] = owners
+    return typed({"metadata": meta, "spec": {"replicas": spec.get("replicas", 1)}, "status": kept_status},
+                 DEPLOYMENT)
+
+
+def slim_service_account(obj: Obj) -> Obj:
+    """When it was created (a re-created one invalidates the tokens of pods started before it)."""
+    return typed({"metadata": _meta(obj, "name", "namespace", "uid", "creationTimestamp")}, SERVICE_ACCOUNT)
+
+
+def slim_lease(obj: Obj) -> Obj:
+    """When the leader last renewed it, and for how long a renewal holds."""
+    spec = mapping_at(obj, "spec")
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": _meta(obj, "name", "namespace"),
+            "spec": {k: spec[k] for k in ("renewTime", "leaseDurationSeconds") if k in spec}}
+
+
+def slim_job(obj: Obj) -> Obj:
+    conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
+                             for c in objects_at(mapping_at(obj, "status"), "conditions")]
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": _meta(obj, "name", "namespace"), "status": {"conditions": conditions}}
 
 
 def slim_node(obj: Obj) -> Obj:
@@ -103,6 +138,23 @@ def as_is(obj: Obj) -> Obj:
             annotations.pop(LAST_APPLIED, None)
             meta["annotations"] = redact(annotations)
     return obj
+
+
+def kai_object(obj: Obj) -> Obj:
+    """A KAI Config or SchedulingShard: kept whole (the differ compares its spec with Git), its condition
+    messages redacted (the operator quotes the errors of what it deployed)."""
+    kept = as_is(obj)
+    for condition in objects_at(mapping_at(kept, "status"), "conditions"):
+        message = condition.get("message")
+        if isinstance(message, str):
+            condition["message"] = redact_free_text(message)
+    return kept
+
+
+def config_read_item() -> Obj:
+    """Says the Config kind is served and kai-config was looked for, so a snapshot without a kai-config
+    says "missing", not "not read"."""
+    return {"apiVersion": CONFIG_READ_KIND[0], "kind": CONFIG_READ_KIND[1], "metadata": {"name": "kai-config"}}
 
 
 def redacted(obj: Obj) -> Obj:

@@ -651,9 +651,13 @@ def register_defaults(registry: Registry) -> None:
         ("Namespace", "namespaces", False),
         ("Event", "events", True),
         ("Service", "services", True),
+        ("ServiceAccount", "serviceaccounts", True),
     ]
     for kind, plural, namespaced in core:
         registry.register(KindInfo("", "v1", kind, plural, namespaced))
+    # What kai-gitops reads of the KAI operator's operands and the chart's deployer Job (plain objects here).
+    registry.register(KindInfo("apps", "v1", "Deployment", "deployments", True))
+    registry.register(KindInfo("batch", "v1", "Job", "jobs", True))
     # Plain object kinds on the real server too: a Lease is only its spec (holder, renew time), with
     # resourceVersion preconditions doing the locking; events.k8s.io/v1 Events share storage with core
     # Events there (served here as a separate store: not modelled).
