@@ -33,7 +33,9 @@ def test_plan_text_shows_field_level_changes_and_writes_nothing(demo: Demo) -> N
     assert 'metadata.labels["nvca.nvcf.nvidia.io/schedule"]  "True" → <none>' in out
     assert "! operator KAI-R-011 HelmRelease/runai/kai" in out
     assert "run: helm uninstall kai --namespace runai" in out
-    assert "Plan: 0 to create, 3 to change, 5 for the operator." in out
+    assert "! operator KAI-O-004 Pod/kai-scheduler/kai-scheduler-default-7d9f" in out   # the 401 window
+    assert "run: kubectl -n kai-scheduler rollout restart deployment/kai-scheduler" in out
+    assert "Plan: 0 to create, 3 to change, 6 for the operator." in out
     assert f"for {demo.server.url} (kube-system " in out
     assert demo.writes() == []
     assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == 0
@@ -50,7 +52,7 @@ def test_json_is_the_diff_report_plus_the_plan(demo: Demo) -> None:
     assert {k for k in diff if k != "command"} <= set(report)
     plan = report["plan"]
     assert plan["kind"] == "kai-gitops/plan" and plan["version"] == 1
-    assert plan["summary"] == {"create": 0, "update": 3, "operator": 5}
+    assert plan["summary"] == {"create": 0, "update": 3, "operator": 6}
     uid = demo.server.get_object("v1", "Namespace", "kube-system")["metadata"]["uid"]
     assert plan["clusterIdentity"] == {"server": demo.server.url, "kubeSystemUID": uid}
     assert plan["git"]["commit"] == report["git"]["commit"]

@@ -117,7 +117,7 @@ def _rank(rel: HelmRelease) -> tuple[bool, int]:
 
 def encode_release_secret(release: JSONObject, *, secret_name: str | None = None) -> JSONObject:
     """The Secret Helm would write for `release` (used by the demo, tests and benchmarks)."""
-    helm_b64 = base64.b64encode(gzip.compress(orjson.dumps(release)))
+    helm_b64 = base64.b64encode(gzip.compress(orjson.dumps(release), mtime=0))   # same release, same bytes
     name, revision = release["name"], _number(release.get("version", 1))
     return {"apiVersion": SECRET.api_version, "kind": SECRET.kind, "type": RELEASE_SECRET_TYPE,
             "metadata": {"name": secret_name or f"sh.helm.release.v1.{name}.v{revision}",

@@ -187,28 +187,39 @@ def _cached_clone(url: str, label: str) -> pygit2.Repository:
     callbacks = git_callbacks(url_credential=_url_credential(url))
     fresh = not (target / "HEAD").exists()
     try:
-        if fresh:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            repo = pygit2.init_repository(str(target), bare=True)
-            repo.remotes.create("origin", endpoint)
-        else:
-            repo = open_repository(str(target))
-            repo.remotes.set_url("origin", endpoint)
-        remote = repo.remotes.create_anonymous(url_without_userinfo(url))
-        if fresh:   # HEAD as a clone sets it: the branch the server's HEAD names
-            head = next((h.symref_target for h in remote.list_heads(callbacks) if h.name == "HEAD"), None)
-            if head:
-                repo.set_head(head)
-        remote.fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], callbacks=callbacks)
-        return repo
-    except pygit2.GitError as exc:
-        if fresh:   # no half-made cache: the next run clones again instead of reading an empty one
+        return _fill_cache(target, endpoint, url_without_userinfo(url), callbacks, fresh=fresh)
+    except BaseException as exc:
+        if fresh:   # no half-made cache (a refused credential too): the next run clones again, not reads it empty
             shutil.rmtree(target, ignore_errors=True)
-        raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
-                        hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
-    except OSError as exc:  # e.g. a read-only root filesystem and no cache volume
-        raise UserError(f"cannot write the clone cache {target.parent}: {exc.strerror}", where=label,
-                        hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)") from None
+        if isinstance(exc, pygit2.GitError):
+            raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
+                            hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
+        if isinstance(exc, OSError):   # e.g. a read-only root filesystem and no cache volume
+            raise UserError(f"cannot write the clone cache {target.parent}: {exc.strerror}", where=label,
+                            hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)") from None
+        raise
+
+
+def _fill_cache(target: Path, endpoint: str, fetch_url: str, callbacks: GitCallbacks, *,
+                fresh: bool) -> pygit2.Repository:
+    """Fetch every branch and tag into the bare cache at `target` (made first when `fresh`), from `fetch_url`
+    through an anonymous remote: the config's `origin` is `endpoint`, which holds no credential."""
+    import pygit2
+
+    if fresh:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        repo = pygit2.init_repository(str(target), bare=True)
+        repo.remotes.create("origin", endpoint)
+    else:
+        repo = open_repository(str(target))
+        repo.remotes.set_url("origin", endpoint)
+    remote = repo.remotes.create_anonymous(fetch_url)
+    if fresh:   # HEAD as a clone sets it: the branch the server's HEAD names
+        head = next((h.symref_target for h in remote.list_heads(callbacks) if h.name == "HEAD"), None)
+        if head:
+            repo.set_head(head)
+    remote.fetch(["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], callbacks=callbacks)
+    return repo
 
 
 def _url_credential(url: str) -> tuple[str, str] | None:
