@@ -21,16 +21,18 @@ def guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        from reconciler.cli.settings import telemetry_settings
+        from reconciler.cli.settings import check_stdout_sharing, telemetry_settings
         from reconciler.core.errors import UserError
         from reconciler.telemetry.logs import error_line
         from reconciler.telemetry.run import observed_run
 
         command = func.__name__.removesuffix("_command").replace("_", " ")
         try:
+            # Before the run is observed: a refused run must not print its metrics to the stdout it refused.
+            check_stdout_sharing(kwargs)
             with observed_run(command, telemetry_settings(kwargs)) as run:
                 run.exit_code = code = _guarded(func, args, kwargs, command)
-        except UserError as exc:   # the run's own set-up, outside _guarded: e.g. a bad $KAI_GITOPS_LOG_FORMAT
+        except UserError as exc:   # the run's own set-up, outside _guarded: a bad $KAI_GITOPS_LOG_FORMAT, stdout shared
             error_line(exc.line())
             code = ExitCode.ERROR
         sys.exit(code)
@@ -39,13 +41,11 @@ def guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
 
 
 def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str) -> ExitCode:
-    from reconciler.cli.settings import check_stdout_sharing
     from reconciler.core.errors import UserError
     from reconciler.telemetry.logs import error_line
 
     try:
         _check_stdout()
-        check_stdout_sharing(kwargs)
         return func(*args, **kwargs)
     except UserError as exc:
         error_line(exc.line())

@@ -20,6 +20,7 @@ _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-
 SUBDOMAIN_PATTERN = _SUBDOMAIN.pattern   # also what one segment of a write's URL path may be (allowed_writes)
 _QUALIFIED = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 # Every kind refuses these in a name (path segment names); the kinds kai-gitops reports also refuse controls.
+_CONTROL_OR_SPACE = re.compile("[\x00-\x20\x7f-\x9f\u2028\u2029]")
 _NOT_IN_ANY_NAME = re.compile("[/%\x00-\x20\x7f-\x9f\u2028\u2029]")
 
 LABEL_RULE = "a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending alphanumeric"
@@ -29,6 +30,7 @@ LABEL_KEY_RULE = ("a label key: an optional DNS-1123 subdomain prefix and '/', t
                   "'-', '_' and '.', starting and ending alphanumeric")
 LABEL_VALUE_RULE = ("a label value: empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending "
                     "alphanumeric")
+CONTEXT_NAME_RULE = "a kube context name: at most 253 characters, no space or control character"
 OBJECT_NAME_RULE = "a Kubernetes object name: at most 253 characters, no '/', '%', space or control character"
 
 
@@ -56,6 +58,12 @@ def object_name(name: str) -> str | None:
     if 0 < len(name) <= 253 and name not in (".", "..") and not _NOT_IN_ANY_NAME.search(name):
         return None
     return OBJECT_NAME_RULE
+
+
+def context_name(name: str) -> str | None:
+    """A kube context's name (a report of `diff` or `doctor` may carry one as its cluster): kubectl allows
+    `/` and `:` (`arn:aws:eks:…:cluster/prod`), never white space or a control character."""
+    return None if 0 < len(name) <= 253 and not _CONTROL_OR_SPACE.search(name) else CONTEXT_NAME_RULE
 
 
 def require(rule: Callable[[str], str | None], name: str, what: str, where: str) -> None:

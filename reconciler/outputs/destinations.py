@@ -49,8 +49,9 @@ def parse_output_specs(values: Iterable[str]) -> list[OutputSpec]:
             raise UserError(f"unknown output format '{fmt}' in '-o {value}'", hint=f"choose from {', '.join(FORMATS)}")
         if "=" in value and not path:
             raise UserError(f"'-o {value}' names no file", hint=f"write -o {fmt}=PATH, or -o {fmt} for stdout")
-        # /dev/stdout is "-": printed in order with the other stdout formats, under the same sharing rules
-        specs.append(OutputSpec(fmt, STDOUT if path in ("", "/dev/stdout") else path))
+        # /dev/stdout (/dev/fd/1, a link to one) is "-": printed in order with the other stdout formats, under the
+        # same sharing rules
+        specs.append(OutputSpec(fmt, STDOUT if not path or names_stdout(path) else path))
     _check_stdout(specs)
     files = [s.path for s in specs if not s.to_stdout]
     duplicate = next((p for p in files if files.count(p) > 1), None)
@@ -104,7 +105,7 @@ def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *
         if not spec.to_stdout:
             write_report(Path(spec.path), text)
     if any(spec.format == "github" for spec in specs):
-        append_job_summary(report)
+        append_job_summary(report.redacted())   # as `render` redacts every format
     for spec, text in rendered:
         if spec.to_stdout:
             echo(text)
@@ -164,7 +165,10 @@ def _append_summary(text_for: SummaryText, commit: str | None, env: Mapping[str,
     if not target:
         return None
     path = Path(target)
-    used = path.stat().st_size if path.exists() else 0
+    try:
+        used = path.stat().st_size if path.exists() else 0
+    except OSError as exc:   # a name too long, a parent that is a file
+        raise UserError(f"cannot append the job summary: {exc.strerror}", where=target) from None
     link = None
     if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and commit:
         link = blob_link(env["GITHUB_SERVER_URL"], env["GITHUB_REPOSITORY"], commit)

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 
 from reconciler.core.errors import UserError
-from reconciler.core.redact import redact_text
+from reconciler.core.printable import visible
+from reconciler.core.redact import redact_free_text
 from reconciler.core.refs import Location
 
 CHECK_NAME = "input-error"   # the rule-like id the machine formats file the error under
@@ -32,13 +33,13 @@ class InputError:
 
     @classmethod
     def of(cls, exc: UserError, command: str) -> InputError:
-        where = redact_text(exc.where) if exc.where else None
+        where = _shown(exc.where) if exc.where else None
         found = _FILE_LINE.match(where) if where else None
         if found is None:   # an object, or a file without a line: part of the message, as on stderr
-            return cls(command, redact_text(exc.line()), None)
+            return cls(command, _shown(exc.line()), None)
         column = found.group("column")
         location = Location(found.group("file"), int(found.group("line")), int(column) if column else None)
-        return cls(command, redact_text(UserError(exc.message, hint=exc.hint).line()), location)
+        return cls(command, _shown(UserError(exc.message, hint=exc.hint).line()), location)
 
     @property
     def title(self) -> str:
@@ -47,3 +48,9 @@ class InputError:
     def line(self) -> str:
         """The error as it is printed on stderr: `file:line:column: message (hint)`."""
         return f"{self.location}: {self.message}" if self.location else self.message
+
+
+def _shown(text: str) -> str:
+    """As the stderr line shows it (telemetry.logs.one_line): an error quotes free text (a file's content, a
+    server's answer), so it is judged token by token, and its control characters become escapes."""
+    return visible(redact_free_text(" ".join(text.split())))

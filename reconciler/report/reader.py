@@ -17,7 +17,7 @@ import orjson
 from reconciler.checks.nvca import Verdict
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
-from reconciler.core.names import dns_label, object_name, require
+from reconciler.core.names import context_name, dns_label, object_name, require
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
@@ -63,12 +63,15 @@ def report_from_dict(data: JSONValue, where: str = "report") -> Report:
 
 def _check_names(report: Report, where: str) -> None:
     """The names a report carries, held to the rules kai-gitops.yaml and Kubernetes hold them to: an edited
-    report must not put a newline or a terminal sequence into the merged report's every format."""
+    report must not put a newline or a terminal sequence into the merged report's every format. A cluster is
+    named by kai-gitops.yaml in `check` (a DNS-1123 label); `diff` and `doctor` may name it after a kube
+    context (`gke_project_zone_name`, an EKS ARN), which only has to be printable."""
+    cluster_rule = dns_label if report.command == "check" else context_name
     for cluster in report.clusters:
-        require(dns_label, cluster.cluster, "cluster name", where)
+        require(cluster_rule, cluster.cluster, "cluster name", where)
     for finding in [*report.repository, *(f for c in report.clusters for f in c.findings)]:
         if finding.cluster != REPOSITORY:
-            require(dns_label, finding.cluster, "cluster name of a finding", where)
+            require(cluster_rule, finding.cluster, "cluster name of a finding", where)
         if finding.subject is not None:
             require(object_name, finding.subject.name, "subject name of a finding", where)
             if finding.subject.namespace is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -336,7 +337,7 @@ def shown_server(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:   # an unclosed IPv6 bracket: the message shows the URL, its credential cut off
-        return url_without_userinfo(url)
+        return re.split(r"[?#]", url_without_userinfo(url), maxsplit=1)[0]
     host = parts.netloc.rpartition("@")[2]
     return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else host + parts.path
 
