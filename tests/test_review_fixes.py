@@ -67,3 +67,12 @@ def test_a_server_url_python_cannot_split_is_shown_without_query_or_credential()
     from reconciler.sources.cluster.client import shown_server
 
     assert shown_server(f"https://u:{SECRET}@[::1/x?token={SECRET}#f") == "https://[::1/x"
+
+
+@pytest.mark.parametrize("value", ["json=-", "json=/dev/stdout", "yaml=/dev/fd/1", "/dev/stdout"])
+def test_snapshot_stdout_by_any_name_is_printed_whole_after_the_read(value: str) -> None:
+    """As for every other -o: `-` and /dev/stdout are stdout, never a file named `-` or a stream written
+    while the read may still fail."""
+    from reconciler.sources.snapshot_writer import SnapshotTarget
+
+    assert SnapshotTarget.parse(value).path is None

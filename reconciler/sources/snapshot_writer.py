@@ -24,7 +24,7 @@ from yaml.nodes import ScalarNode
 from yaml.representer import SafeRepresenter
 
 from reconciler.core.errors import UserError
-from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target
+from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target, names_stdout
 from reconciler.core.jsonvalue import JSONObject
 
 if TYPE_CHECKING:
@@ -72,10 +72,11 @@ class SnapshotTarget:
             fmt = fmt.strip().lower()
             if equals and not path:
                 raise UserError(f"'-o {value}' names no file", hint=f"write -o {fmt}=PATH, or -o {fmt} for stdout")
-            return cls(fmt, path or None)
+            # `-` and /dev/stdout are stdout, as for every other -o: printed whole once the read succeeded
+            return cls(fmt, None if not path or path == "-" or names_stdout(path) else path)
         if not value.strip():
             raise UserError("'-o' names no format or file", hint="write -o yaml, -o json=PATH or -o PATH")
-        if value == "-":
+        if value == "-" or names_stdout(value):
             return cls("yaml", None)
         return cls("json" if Path(value).suffix.lower() == ".json" else "yaml", value)
 
@@ -186,7 +187,8 @@ def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *
             read_live(client, writer, progress)
             writer.commit()
     except OSError as exc:
-        raise UserError(f"cannot write the snapshot: {exc.strerror or exc}", where=output) from None
+        raise UserError(f"cannot write the snapshot: {exc.strerror or exc}",
+                        where=SnapshotTarget.parse(output).shown) from None
     finally:
         client.close()
     return SnapshotResult(writer.target.shown, writer.counts)
