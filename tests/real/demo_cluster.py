@@ -36,6 +36,7 @@ KINDS = {
     ("v1", "Namespace"): Resource("", "v1", "namespaces", False),
     ("v1", "Node"): Resource("", "v1", "nodes", False),
     ("v1", "Pod"): Resource("", "v1", "pods", True),
+    ("v1", "ServiceAccount"): Resource("", "v1", "serviceaccounts", True),
     ("v1", "Secret"): Resource("", "v1", "secrets", True),
     ("v1", "ConfigMap"): Resource("", "v1", "configmaps", True),
     ("v1", "Event"): Resource("", "v1", "events", True),

@@ -40,9 +40,14 @@ config_doc := "config" if desired.docs.config
 config_doc := null if not desired.docs.config
 
 # Path of `key` in this cluster's entry of the repo config, so a finding about the entry names the key's line.
-config_key_path(key) := array.concat(desired.config_entry, [key]) if is_array(desired.config_entry)
+# (object.get, not `desired.config_entry`: OPA evaluates the reference before `not`, so a fact that is absent
+# would leave the function undefined there, where regorus returns null.)
+config_key_path(key) := array.concat(entry, [key]) if {
+	entry := object.get(desired, "config_entry", null)
+	is_array(entry)
+}
 
-config_key_path(_) := null if not is_array(desired.config_entry)
+config_key_path(_) := null if not is_array(object.get(desired, "config_entry", null))
 
 # Which chart version the cluster should run: the repo pin, else the version the stack pins.
 expected_kai_version := desired.kai_chart_pin if is_string(desired.kai_chart_pin)
