@@ -194,4 +194,39 @@ def test_doctor_lists_each_kai_check_passed_or_failed_with_evidence_and_fix(tmp_
         "      run: kubectl -n kai-scheduler describe deployment binder",
         "  ✓ KAI pods started after their ServiceAccount was created KAI-O-004",
         "  ✓ kai-config-deployer Job did not fail KAI-O-005",
-        "  ✓ KAI scheduler's leader Lease renewed KAI-O-006"]
+        "  ✓ KAI scheduler's leader Lease renewed KAI-O-006",
+        "  ✓ SchedulingShards reconciled by the KAI operator KAI-O-007"]
+
+
+# -- SchedulingShards (their conditions are the shard operand's, written as for kai-config) --------------------
+
+def shard(name: str, conditions: list[tuple[str, str, str, str]], *, generation: int = 2,
+          observed: int = 2) -> dict[str, Any]:
+    item = config(conditions, generation=generation, observed=observed)
+    item["kind"], item["metadata"]["name"] = "SchedulingShard", name
+    return item
+
+
+def shard_findings(version: str, *shards: dict[str, Any]) -> list[Any]:
+    live = live_state([*kai_crds(), release_secret(version=version), with_uid(config(MODERN)), *shards])
+    return [f for f in kai_operator_findings(live, None, "live") if f.rule_id == "KAI-O-007"]
+
+
+def test_every_shard_with_stale_or_not_ready_conditions_is_named() -> None:
+    not_ready = [c if c[0] != "Ready" else ("Ready", "False", "not_ready", "System not ready") for c in MODERN]
+    found = shard_findings("v0.17.0", shard("default", MODERN, generation=5, observed=4),
+                           shard("gpu-pool", not_ready), shard("cpu-pool", MODERN))
+    assert [f.message for f in found] == [
+        "SchedulingShard default is not reconciled by the KAI operator: Deployed is for generation 4, the spec is "
+        "at 5; Available is for generation 4, the spec is at 5; DependenciesFulfilled is for generation 4, the "
+        "spec is at 5; Reconciling is for generation 4, the spec is at 5; Ready is for generation 4, the spec is "
+        "at 5",
+        "SchedulingShard gpu-pool is not reconciled by the KAI operator: Ready=False (not_ready: System not ready)"]
+    assert found[0].fix.command.startswith("kubectl get schedulingshards.kai.scheduler default -o jsonpath=")
+
+
+def test_shard_conditions_read_per_era() -> None:
+    assert shard_findings("v0.12.13", shard("default", OLD)) == []     # Reconciling always True, no Ready
+    [f] = shard_findings("v0.13.4", shard("default", OLD))
+    assert "Reconciling=True" in f.message and "no Ready condition" in f.message
+    assert shard_findings("v0.9.20", shard("default", [])) == []       # no shard operand writes status there

@@ -2,7 +2,8 @@
 version's operator writes them (KAI-O-001), Helm hook annotations an E1 chart left on it (KAI-O-002), operands
 not available or owned by a deleted kai-config (KAI-O-003), pods started before the ServiceAccount they use
 was re-created (KAI-O-004, the 401 window of KAI-Scheduler #1536), a failed deployer Job (KAI-O-005), the
-scheduler's leader Lease not renewed (KAI-O-006).
+scheduler's leader Lease not renewed (KAI-O-006), SchedulingShards not reconciled, read as kai-config
+(KAI-O-007).
 
 The KAI operator's status reconciler (pkg/operator/controller/status_reconciler at each tag) writes
 Reconciling, Deployed, Available, DependenciesFulfilled and Ready, each with its observedGeneration.
@@ -17,13 +18,14 @@ from datetime import UTC, datetime
 from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.redact import redact_free_text
 from reconciler.core.refs import Location
-from reconciler.core.resources import CONFIG, DEPLOYMENT, JOB, LEASE, POD
+from reconciler.core.resources import CONFIG, DEPLOYMENT, JOB, LEASE, POD, SCHEDULING_SHARD
 from reconciler.findings.builtin_rules import (
     CONFIG_HOOK_LEFT,
     CONFIG_NOT_RECONCILED,
     DEPLOYER_FAILED,
     LEADER_NOT_RENEWED,
     OPERANDS_UNAVAILABLE,
+    SHARD_NOT_RECONCILED,
     TOKEN_WINDOW,
 )
 from reconciler.findings.finding import Action, Finding, Fix, Kind
@@ -35,13 +37,15 @@ from reconciler.model.values import parse_version
 
 Version = tuple[int, int, int]
 _RECONCILING_ALWAYS_TRUE = ((0, 10, 0), (0, 12, 15))     # and no Ready condition
+_FIRST_SHARD_OPERAND = (0, 10, 0)
 HOOK_ANNOTATIONS = ("helm.sh/hook", "helm.sh/hook-weight")
 STALE_LEASES = 4   # durations without a renewal before the leader counts as gone (a renewal is every 2 s or so)
 
 
 def kai_operator_findings(live: LiveState, desired: DesiredCluster | None, cluster: str) -> list[Finding]:
     anchor = desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
-    findings = _config_findings(live, desired, cluster, anchor) + _operand_findings(live, cluster, anchor)
+    findings = _config_findings(live, desired, cluster, anchor) + _shard_findings(live, desired, cluster, anchor)
+    findings += _operand_findings(live, cluster, anchor)
     if live.deployer_job_failed is not None:
         findings.append(DEPLOYER_FAILED.finding(
             Kind.VIOLATION, f"Job {RELEASE_NAMESPACE}/kai-config-deployer failed ({live.deployer_job_failed}): "
@@ -139,6 +143,28 @@ def _config_findings(live: LiveState, desired: DesiredCluster | None, cluster: s
             fix=Fix(Action.NONE, "check the deployer Job, then remove the annotations",
                     command=f"kubectl -n {RELEASE_NAMESPACE} get job kai-config-deployer; kubectl annotate "
                             f"configs.kai.scheduler {CONFIG_NAME} {' '.join(f'{a}-' for a in left)}")))
+    return findings
+
+
+def _shard_findings(live: LiveState, desired: DesiredCluster | None, cluster: str,
+                    anchor: Location | None) -> list[Finding]:
+    version = _running_version(live, desired)
+    if version is not None and version < _FIRST_SHARD_OPERAND:
+        return []          # v0.9.x configures the scheduler from a chart ConfigMap: nothing writes shard status
+    findings = []
+    for shard in sorted(live.shards.values(), key=lambda s: s.name):
+        evidence = condition_problems(shard, version)
+        if evidence:
+            findings.append(SHARD_NOT_RECONCILED.finding(
+                Kind.VIOLATION, f"SchedulingShard {shard.name} is not reconciled by the KAI operator: "
+                                f"{'; '.join(evidence)}", cluster,
+                subject=SCHEDULING_SHARD.ref(shard.name), location=anchor, extra={"evidence": evidence},
+                fix=Fix(Action.NONE, "read what the operator reports; stale conditions with no kai-config mean "
+                                     "the shard reconcile fails before its status update",
+                        command=f"kubectl get schedulingshards.kai.scheduler {shard.name} -o "
+                                f"jsonpath='{{.status.conditions}}'; kubectl get configs.kai.scheduler "
+                                f"{CONFIG_NAME}; kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-operator "
+                                "--tail=50")))
     return findings
 
 

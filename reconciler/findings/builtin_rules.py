@@ -90,6 +90,13 @@ LEADER_NOT_RENEWED = RuleMeta(
     "for several durations means no scheduler leads, e.g. on 401 Unauthorized after its ServiceAccount was "
     "re-created (KAI-Scheduler #1536): pods stay Pending while everything looks Running.",
     "Read the scheduler's logs; on Unauthorized, restart deployment/kai-scheduler-default.", _OPERATOR_SOURCE)
+SHARD_NOT_RECONCILED = RuleMeta(
+    "KAI-O-007", "SchedulingShards reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
+    "The operator writes the same conditions on every SchedulingShard as on kai-config (DependenciesFulfilled "
+    "is always True there). A shard whose conditions are for an older generation or say not ready runs a "
+    "scheduler with an old config, or none; with kai-config missing the shard reconcile fails before its "
+    "status update, so stale shard conditions are also the trace of a missing kai-config.",
+    "Read the shard's conditions, check that kai-config exists, then the kai-operator logs.", _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -122,5 +129,5 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
-                  LEADER_NOT_RENEWED)
+                  LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}
