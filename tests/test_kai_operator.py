@@ -195,7 +195,8 @@ def test_doctor_lists_each_kai_check_passed_or_failed_with_evidence_and_fix(tmp_
         "  ✓ KAI pods started after their ServiceAccount was created KAI-O-004",
         "  ✓ kai-config-deployer Job did not fail KAI-O-005",
         "  ✓ KAI scheduler's leader Lease renewed KAI-O-006",
-        "  ✓ SchedulingShards reconciled by the KAI operator KAI-O-007"]
+        "  ✓ SchedulingShards reconciled by the KAI operator KAI-O-007",
+        "  ✓ KAI scheduler not restarted by a 401 after a ServiceAccount change KAI-O-008"]
 
 
 # -- SchedulingShards (their conditions are the shard operand's, written as for kai-config) --------------------
@@ -230,3 +231,53 @@ def test_shard_conditions_read_per_era() -> None:
     [f] = shard_findings("v0.13.4", shard("default", OLD))
     assert "Reconciling=True" in f.message and "no Ready condition" in f.message
     assert shard_findings("v0.9.20", shard("default", [])) == []       # no shard operand writes status there
+
+
+# -- the scheduler's exit on 401 (v0.17.0+, KAI-Scheduler #1823) -------------------------------------------------
+
+def scheduler_pod(restarted_at: str | None, started: str = "2026-10-01T08:00:00Z") -> dict[str, Any]:
+    pod = pod_using("kai-scheduler-default-7d9f5-abcde", "scheduler", started)
+    status = {"name": "scheduler", "restartCount": 0, "lastState": {}}
+    if restarted_at:
+        status = {"name": "scheduler", "restartCount": 1, "lastState": {"terminated": {
+            "exitCode": 1, "reason": "Error", "finishedAt": restarted_at}}}
+    pod["status"]["containerStatuses"] = [status]
+    return pod
+
+
+def rules_for(version: str, *items: dict[str, Any]) -> list[tuple[str, str]]:
+    live = live_state([*kai_crds(), release_secret(version=version), with_uid(config(MODERN)),
+                       account("scheduler", "2026-10-01T09:00:00Z"), *items])
+    return [(f.rule_id, f.message) for f in kai_operator_findings(live, None, "live") if f.rule_id != "KAI-O-001"]
+
+
+def test_a_v0_17_scheduler_restarted_after_its_service_account_was_re_created_recovered_from_the_401() -> None:
+    [(rule, message)] = rules_for("v0.17.0", scheduler_pod("2026-10-01T09:00:07Z"))
+    assert rule == "KAI-O-008"          # and not KAI-O-004: the restart gave it a token of the new account
+    assert message == ("pod kai-scheduler/kai-scheduler-default-7d9f5-abcde: container scheduler ended at "
+                       "2026-10-01T09:00:07Z and was restarted (1 restarts), after its ServiceAccount scheduler was "
+                       "re-created at 2026-10-01T09:00:00Z: the 401 window happened and the restart recovered it")
+
+
+def test_no_restart_after_the_re_creation_is_still_the_401_window() -> None:
+    assert [r for r, _ in rules_for("v0.17.0", scheduler_pod(None))] == ["KAI-O-004"]
+    assert [r for r, _ in rules_for("v0.17.0", scheduler_pod("2026-10-01T08:30:00Z"))] == ["KAI-O-004"]
+    # a pod started after the re-creation had a good token: its restart is something else
+    assert rules_for("v0.17.0", scheduler_pod("2026-10-01T09:30:00Z", started="2026-10-01T09:10:00Z")) == []
+
+
+def test_before_v0_17_the_scheduler_does_not_exit_on_401_so_only_the_window_is_reported() -> None:
+    assert [r for r, _ in rules_for("v0.16.8", scheduler_pod("2026-10-01T09:00:07Z"))] == ["KAI-O-004"]
+
+
+def test_doctor_shows_the_recovered_401_window(tmp_path: Path) -> None:
+    items = [*kai_crds(), release_secret(version="v0.17.0"), with_uid(config(MODERN)),
+             account("scheduler", "2026-10-01T09:00:00Z"), scheduler_pod("2026-10-01T09:00:07Z")]
+    code, out, err = run_cli(["doctor", "--snapshot", snapshot_file(tmp_path, items)])
+    assert code == 2, err
+    section = out.split("KAI (kai-config and what the operator deployed):\n", 1)[1].split("\n\n", 1)[0]
+    assert "  ✓ KAI pods started after their ServiceAccount was created KAI-O-004" in section
+    assert "  ✗ KAI scheduler not restarted by a 401 after a ServiceAccount change KAI-O-008" in section
+    assert ("      run: kubectl -n kai-scheduler logs kai-scheduler-default-7d9f5-abcde -c scheduler --previous "
+            "--tail=20; kubectl get configs.kai.scheduler kai-config -o jsonpath='{.metadata.creationTimestamp}'"
+            in section)

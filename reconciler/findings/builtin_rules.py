@@ -97,6 +97,15 @@ SHARD_NOT_RECONCILED = RuleMeta(
     "scheduler with an old config, or none; with kai-config missing the shard reconcile fails before its "
     "status update, so stale shard conditions are also the trace of a missing kai-config.",
     "Read the shard's conditions, check that kai-config exists, then the kai-operator logs.", _OPERATOR_SOURCE)
+SCHEDULER_RESTARTED_ON_401 = RuleMeta(
+    "KAI-O-008", "KAI scheduler not restarted by a 401 after a ServiceAccount change", Severity.WARNING,
+    Scope.LIVE,
+    "From v0.17.0 the scheduler exits on 401 Unauthorized and the kubelet restarts it with a token of the "
+    "current ServiceAccount (KAI-Scheduler #1817, #1823). A scheduler container that ended after its "
+    "ServiceAccount was re-created, in a pod started before, went through the 401 window and recovered: no "
+    "scheduling from the re-creation to the restart, and the cause (kai-config deleted or re-created, as every "
+    "pre-hook chart upgrade does) comes back. A warning, not an error: nothing is broken now.",
+    "Find why kai-config was re-created (its creationTimestamp, the chart version's era).", _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -129,5 +138,5 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
-                  LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED)
+                  LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}
