@@ -196,7 +196,7 @@ def test_doctor_lists_each_kai_check_passed_or_failed_with_evidence_and_fix(tmp_
         "  ✓ kai-config-deployer Job did not fail KAI-O-005",
         "  ✓ KAI scheduler's leader Lease renewed KAI-O-006",
         "  ✓ SchedulingShards reconciled by the KAI operator KAI-O-007",
-        "  ✓ KAI scheduler not restarted by a 401 after a ServiceAccount change KAI-O-008"]
+        "  ✓ KAI scheduler not restarted by a 401 after a ServiceAccount change KAI-O-008"]   # KAI-O-009 needs Git
 
 
 # -- SchedulingShards (their conditions are the shard operand's, written as for kai-config) --------------------
@@ -281,3 +281,55 @@ def test_doctor_shows_the_recovered_401_window(tmp_path: Path) -> None:
     assert ("      run: kubectl -n kai-scheduler logs kai-scheduler-default-7d9f5-abcde -c scheduler --previous "
             "--tail=20; kubectl get configs.kai.scheduler kai-config -o jsonpath='{.metadata.creationTimestamp}'"
             in section)
+
+
+# -- E3 render mode over a kai-config Helm does not own (v0.17.0 kaiConfig.render) ----------------------------
+
+RENDER_VALUES = "kaiConfigDeployer:\n  enabled: false\nkaiConfig:\n  render: true\n"
+HELM_OWNED = {"meta.helm.sh/release-name": "kai-scheduler", "meta.helm.sh/release-namespace": "kai-scheduler"}
+
+
+def helm_rule_findings(tmp_path: Path, values: str, item: dict[str, Any]) -> list[Any]:
+    from tests.helpers import desired_for, standalone_config
+
+    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
+                                     "kai-values.yaml": values})
+    live = live_state([*kai_crds(), release_secret(version="v0.16.8"), item])
+    return [f for f in kai_operator_findings(live, desired, "lab") if f.rule_id == "KAI-O-009"]
+
+
+def test_render_mode_over_a_kai_config_without_helm_ownership_metadata(tmp_path: Path) -> None:
+    [f] = helm_rule_findings(tmp_path, RENDER_VALUES, config(MODERN))    # as the deployer Job applied it
+    assert f.message == (
+        "kaiConfig.render renders kai-config into the Helm release, but the live one has no annotation "
+        "meta.helm.sh/release-name, no annotation meta.helm.sh/release-namespace, no label "
+        "app.kubernetes.io/managed-by: Helm 3 refuses to adopt it (\"invalid ownership metadata\") and the install "
+        "or upgrade fails")
+    assert f.fix.command == (
+        "kubectl annotate configs.kai.scheduler kai-config --overwrite meta.helm.sh/release-name=kai-scheduler "
+        "meta.helm.sh/release-namespace=kai-scheduler; kubectl label configs.kai.scheduler kai-config --overwrite "
+        "app.kubernetes.io/managed-by=Helm")
+
+
+def test_a_kai_config_helm_owns_or_no_render_mode_is_fine(tmp_path: Path) -> None:
+    owned = config(MODERN, annotations=HELM_OWNED)
+    owned["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+    assert helm_rule_findings(tmp_path / "owned", RENDER_VALUES, owned) == []
+    assert helm_rule_findings(tmp_path / "deployer", "{}\n", config(MODERN)) == []     # E2 default: the Job applies it
+    other = config(MODERN, annotations={**HELM_OWNED, "meta.helm.sh/release-name": "kai"})
+    other["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+    [f] = helm_rule_findings(tmp_path / "other", RENDER_VALUES, other)
+    assert "annotation meta.helm.sh/release-name='kai' (not kai-scheduler)" in f.message
+
+
+def test_doctor_with_git_shows_the_adoption_check(tmp_path: Path) -> None:
+    from tests.helpers import make_repo, standalone_config
+
+    repo, _ = make_repo(tmp_path / "repo", {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
+                                            "kai-values.yaml": RENDER_VALUES})
+    snapshot = snapshot_file(tmp_path, [*kai_crds(), release_secret(version="v0.16.8"), config(MODERN)])
+    code, out, err = run_cli(["doctor", "--repo", repo, "--snapshot", snapshot])
+    assert code == 2, err
+    section = out.split("KAI (kai-config and what the operator deployed):\n", 1)[1].split("\n\n", 1)[0]
+    assert "  ✗ kai-config adoptable by Helm in render mode KAI-O-009" in section
+    assert "run: kubectl annotate configs.kai.scheduler kai-config --overwrite meta.helm.sh/release-name=" in section

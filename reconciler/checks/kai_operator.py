@@ -3,7 +3,8 @@ version's operator writes them (KAI-O-001), Helm hook annotations an E1 chart le
 not available or owned by a deleted kai-config (KAI-O-003), pods started before the ServiceAccount they use
 was re-created (KAI-O-004, the 401 window of KAI-Scheduler #1536), a failed deployer Job (KAI-O-005), the
 scheduler's leader Lease not renewed (KAI-O-006), SchedulingShards not reconciled, read as kai-config
-(KAI-O-007), a v0.17.0+ scheduler restarted by a 401 after its ServiceAccount was re-created (KAI-O-008).
+(KAI-O-007), a v0.17.0+ scheduler restarted by a 401 after its ServiceAccount was re-created (KAI-O-008),
+kai-config without the Helm ownership metadata render mode needs (KAI-O-009).
 
 The KAI operator's status reconciler (pkg/operator/controller/status_reconciler at each tag) writes
 Reconciling, Deployed, Available, DependenciesFulfilled and Ready, each with its observedGeneration.
@@ -21,6 +22,7 @@ from reconciler.core.refs import Location
 from reconciler.core.resources import CONFIG, DEPLOYMENT, JOB, LEASE, POD, SCHEDULING_SHARD
 from reconciler.findings.builtin_rules import (
     CONFIG_HOOK_LEFT,
+    CONFIG_NOT_HELM_OWNED,
     CONFIG_NOT_RECONCILED,
     DEPLOYER_FAILED,
     LEADER_NOT_RENEWED,
@@ -41,6 +43,9 @@ _RECONCILING_ALWAYS_TRUE = ((0, 10, 0), (0, 12, 15))     # and no Ready conditio
 _FIRST_SHARD_OPERAND = (0, 10, 0)
 _FIRST_EXIT_ON_401 = (0, 17, 0)    # KAI-Scheduler #1823: the scheduler exits on 401 so the kubelet restarts it
 SCHEDULER_ACCOUNT = "scheduler"     # the ServiceAccount kai-config owns and every shard's scheduler runs as
+HELM_OWNER_ANNOTATIONS = {"meta.helm.sh/release-name": RELEASE_NAME,
+                          "meta.helm.sh/release-namespace": RELEASE_NAMESPACE}
+HELM_OWNER_LABELS = {"app.kubernetes.io/managed-by": "Helm"}
 HOOK_ANNOTATIONS = ("helm.sh/hook", "helm.sh/hook-weight")
 STALE_LEASES = 4   # durations without a renewal before the leader counts as gone (a renewal is every 2 s or so)
 
@@ -173,6 +178,8 @@ def _config_findings(live: LiveState, desired: DesiredCluster | None, cluster: s
             fix=Fix(Action.NONE, "read what the operator reports, then its operands and logs",
                     command=f"kubectl get configs.kai.scheduler {CONFIG_NAME} -o jsonpath='{{.status.conditions}}'; "
                             f"kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-operator --tail=50")))
+    if desired is not None and desired.kai_config_in_release:
+        findings += _helm_ownership_findings(config, cluster, anchor)
     left = [a for a in HOOK_ANNOTATIONS if a in config.annotations]
     if left and era_of(_shown(version)) in ("E2", "E3"):
         findings.append(CONFIG_HOOK_LEFT.finding(
@@ -206,6 +213,30 @@ def _shard_findings(live: LiveState, desired: DesiredCluster | None, cluster: st
                                 f"{CONFIG_NAME}; kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-operator "
                                 "--tail=50")))
     return findings
+
+
+def helm_ownership_missing(config: KaiObject) -> list[str]:
+    """What Helm 3 checks before adopting an existing object into release kai-scheduler/kai-scheduler."""
+    wanted = {f"annotation {k}": (config.annotations.get(k), v) for k, v in HELM_OWNER_ANNOTATIONS.items()}
+    wanted |= {f"label {k}": (config.labels.get(k), v) for k, v in HELM_OWNER_LABELS.items()}
+    return [f"{what}={have!r} (not {want})" if have is not None else f"no {what}"
+            for what, (have, want) in wanted.items() if have != want]
+
+
+def _helm_ownership_findings(config: KaiObject, cluster: str, anchor: Location | None) -> list[Finding]:
+    missing = helm_ownership_missing(config)
+    if not missing:
+        return []
+    annotate = " ".join(f"{k}={v}" for k, v in HELM_OWNER_ANNOTATIONS.items())
+    label = " ".join(f"{k}={v}" for k, v in HELM_OWNER_LABELS.items())
+    return [CONFIG_NOT_HELM_OWNED.finding(
+        Kind.VIOLATION, f"kaiConfig.render renders kai-config into the Helm release, but the live one has "
+                        f"{', '.join(missing)}: Helm 3 refuses to adopt it (\"invalid ownership metadata\") and "
+                        "the install or upgrade fails", cluster,
+        subject=CONFIG.ref(CONFIG_NAME), location=anchor, extra={"evidence": missing},
+        fix=Fix(Action.NONE, "let Helm adopt it, then upgrade the release",
+                command=f"kubectl annotate configs.kai.scheduler {CONFIG_NAME} --overwrite {annotate}; "
+                        f"kubectl label configs.kai.scheduler {CONFIG_NAME} --overwrite {label}"))]
 
 
 def condition_problems(config: KaiObject, version: Version | None) -> list[str]:

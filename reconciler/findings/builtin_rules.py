@@ -106,6 +106,14 @@ SCHEDULER_RESTARTED_ON_401 = RuleMeta(
     "scheduling from the re-creation to the restart, and the cause (kai-config deleted or re-created, as every "
     "pre-hook chart upgrade does) comes back. A warning, not an error: nothing is broken now.",
     "Find why kai-config was re-created (its creationTimestamp, the chart version's era).", _OPERATOR_SOURCE)
+CONFIG_NOT_HELM_OWNED = RuleMeta(
+    "KAI-O-009", "kai-config adoptable by Helm in render mode", Severity.ERROR, Scope.LIVE,
+    "With kaiConfig.render true (v0.17.0+) the chart renders kai-config as a regular release resource. A live "
+    "kai-config written by the deployer Job or an older chart has no Helm ownership metadata, and Helm 3 refuses "
+    "to adopt it: the install or upgrade fails with \"invalid ownership metadata\" (Argo CD's server-side "
+    "apply adopts it).",
+    "Annotate and label kai-config for the release (the message gives the commands), then upgrade.",
+    _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -138,5 +146,7 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
-                  LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401)
+                  LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
+                  CONFIG_NOT_HELM_OWNED)
+OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values say render mode is on
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}

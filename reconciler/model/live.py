@@ -89,6 +89,7 @@ class KaiObject:
     created: str = ""
     annotations: dict[str, str] = field(default_factory=dict)
     conditions: list[JSONObject] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 def kai_object(obj: Mapping[str, JSONValue]) -> KaiObject:
@@ -98,7 +99,8 @@ def kai_object(obj: Mapping[str, JSONValue]) -> KaiObject:
                      generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
                      str(meta.get("creationTimestamp") or ""),
                      {str(k): str(v) for k, v in mapping_at(meta, "annotations").items()},
-                     [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)])
+                     [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)],
+                     {str(k): str(v) for k, v in mapping_at(meta, "labels").items()})
 
 
 @dataclass(frozen=True)
