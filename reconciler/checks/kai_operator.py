@@ -219,7 +219,7 @@ def helm_ownership_missing(config: KaiObject) -> list[str]:
     """What Helm 3 checks before adopting an existing object into release kai-scheduler/kai-scheduler."""
     wanted = {f"annotation {k}": (config.annotations.get(k), v) for k, v in HELM_OWNER_ANNOTATIONS.items()}
     wanted |= {f"label {k}": (config.labels.get(k), v) for k, v in HELM_OWNER_LABELS.items()}
-    return [f"{what}={have!r} (not {want})" if have is not None else f"no {what}"
+    return [f"{what}={redact_free_text(repr(have))} (not {want})" if have is not None else f"no {what}"
             for what, (have, want) in wanted.items() if have != want]
 
 
