@@ -185,11 +185,25 @@ def default_queues(triple: Mapping[str, Any] = UNLIMITED) -> list[dict[str, Any]
 
 
 def canonical_shard() -> dict[str, Any]:
-    return obj("kai.scheduler/v1", "SchedulingShard", "default", spec={
+    """Shard default as the canonical values render it, once the operator has reconciled it (KAI-O-007)."""
+    shard = obj("kai.scheduler/v1", "SchedulingShard", "default", spec={
         "partitionLabelValue": "",
         "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
         "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
-        "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}})
+        "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}},
+        status={"conditions": [dict(c) for c in RECONCILED_CONDITIONS]})
+    shard["metadata"]["generation"] = 1
+    return shard
+
+
+# What the KAI operator's status reconciler writes once generation 1 is deployed and every operand is available.
+RECONCILED_CONDITIONS = [
+    {"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 1}
+    for t, s, r, m in (("Reconciling", "False", "reconciled", "Reconciliation completed successfully"),
+                       ("Deployed", "True", "deployed", "Resources deployed"),
+                       ("Available", "True", "available", "System available"),
+                       ("DependenciesFulfilled", "True", "dependencies_fulfilled", "Dependencies are fulfilled"),
+                       ("Ready", "True", "ready", "System is ready"))]
 
 
 def release_payload(name: str = "kai-scheduler", namespace: str = "kai-scheduler", revision: int = 1,

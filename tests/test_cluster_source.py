@@ -643,3 +643,21 @@ def test_a_missing_kai_config_is_read_as_missing_not_unread(server: KubeTestServ
     with KubeTestServer() as bare:
         serve(bare, lab_items(), kai_installed=False)
         assert not read_state(bare).kai_config_read       # Config kind not served: nothing to say
+
+
+def test_kai_pods_keep_when_each_restarted_container_last_ended_and_other_pods_do_not(
+        server: KubeTestServer) -> None:
+    """KAI-O-008 reads the scheduler's restarts; the cluster's other pods (50,000 of them) stay as small as before."""
+    restarted = {"containerStatuses": [
+        {"name": "scheduler", "restartCount": 2, "image": "x", "imageID": "sha256:1", "ready": True,
+         "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "message": "401 Unauthorized",
+                                      "startedAt": "2026-10-01T08:00:00Z", "finishedAt": "2026-10-01T09:00:07Z"}}},
+        {"name": "sidecar", "restartCount": 0, "lastState": {}}]}
+    items = lab_items()
+    for pod in (i for i in items if i["kind"] == "Pod"):
+        pod["status"] |= copy.deepcopy(restarted)
+    serve(server, items)
+    live = read_state(server)
+    [kai] = live.kai_pods
+    assert kai.restarts == (("scheduler", 2, "2026-10-01T09:00:07Z"),)
+    assert [p.restarts for p in live.nvcf_pods] == [()]

@@ -264,6 +264,7 @@ def test_kai_config_managed_outside_the_chart(tmp_path: Path, version: str, valu
                                      "kai-values.yaml": values})
     assert desired.kai_config_elsewhere is elsewhere
     assert (desired.kai_config is None) is elsewhere
+    assert desired.kai_config_in_release is ("render: true" in values)     # E3 render mode: Helm must own it
 
 
 def test_a_config_kept_in_git_is_the_desired_one(tmp_path: Path) -> None:

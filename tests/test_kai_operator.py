@@ -194,4 +194,142 @@ def test_doctor_lists_each_kai_check_passed_or_failed_with_evidence_and_fix(tmp_
         "      run: kubectl -n kai-scheduler describe deployment binder",
         "  ✓ KAI pods started after their ServiceAccount was created KAI-O-004",
         "  ✓ kai-config-deployer Job did not fail KAI-O-005",
-        "  ✓ KAI scheduler's leader Lease renewed KAI-O-006"]
+        "  ✓ KAI scheduler's leader Lease renewed KAI-O-006",
+        "  ✓ SchedulingShards reconciled by the KAI operator KAI-O-007",
+        "  ✓ KAI scheduler not restarted by a 401 after a ServiceAccount change KAI-O-008"]   # KAI-O-009 needs Git
+
+
+# -- SchedulingShards (their conditions are the shard operand's, written as for kai-config) --------------------
+
+def shard(name: str, conditions: list[tuple[str, str, str, str]], *, generation: int = 2,
+          observed: int = 2) -> dict[str, Any]:
+    item = config(conditions, generation=generation, observed=observed)
+    item["kind"], item["metadata"]["name"] = "SchedulingShard", name
+    return item
+
+
+def shard_findings(version: str, *shards: dict[str, Any]) -> list[Any]:
+    live = live_state([*kai_crds(), release_secret(version=version), with_uid(config(MODERN)), *shards])
+    return [f for f in kai_operator_findings(live, None, "live") if f.rule_id == "KAI-O-007"]
+
+
+def test_every_shard_with_stale_or_not_ready_conditions_is_named() -> None:
+    not_ready = [c if c[0] != "Ready" else ("Ready", "False", "not_ready", "System not ready") for c in MODERN]
+    found = shard_findings("v0.17.0", shard("default", MODERN, generation=5, observed=4),
+                           shard("gpu-pool", not_ready), shard("cpu-pool", MODERN))
+    assert [f.message for f in found] == [
+        "SchedulingShard default is not reconciled by the KAI operator: Deployed is for generation 4, the spec is "
+        "at 5; Available is for generation 4, the spec is at 5; DependenciesFulfilled is for generation 4, the "
+        "spec is at 5; Reconciling is for generation 4, the spec is at 5; Ready is for generation 4, the spec is "
+        "at 5",
+        "SchedulingShard gpu-pool is not reconciled by the KAI operator: Ready=False (not_ready: System not ready)"]
+    assert found[0].fix.command.startswith("kubectl get schedulingshards.kai.scheduler default -o jsonpath=")
+
+
+def test_shard_conditions_read_per_era() -> None:
+    assert shard_findings("v0.12.13", shard("default", OLD)) == []     # Reconciling always True, no Ready
+    [f] = shard_findings("v0.13.4", shard("default", OLD))
+    assert "Reconciling=True" in f.message and "no Ready condition" in f.message
+    assert shard_findings("v0.9.20", shard("default", [])) == []       # no shard operand writes status there
+
+
+# -- the scheduler's exit on 401 (v0.17.0+, KAI-Scheduler #1823) -------------------------------------------------
+
+def scheduler_pod(restarted_at: str | None, started: str = "2026-10-01T08:00:00Z") -> dict[str, Any]:
+    pod = pod_using("kai-scheduler-default-7d9f5-abcde", "scheduler", started)
+    status = {"name": "scheduler", "restartCount": 0, "lastState": {}}
+    if restarted_at:
+        status = {"name": "scheduler", "restartCount": 1, "lastState": {"terminated": {
+            "exitCode": 1, "reason": "Error", "finishedAt": restarted_at}}}
+    pod["status"]["containerStatuses"] = [status]
+    return pod
+
+
+def rules_for(version: str, *items: dict[str, Any]) -> list[tuple[str, str]]:
+    live = live_state([*kai_crds(), release_secret(version=version), with_uid(config(MODERN)),
+                       account("scheduler", "2026-10-01T09:00:00Z"), *items])
+    return [(f.rule_id, f.message) for f in kai_operator_findings(live, None, "live") if f.rule_id != "KAI-O-001"]
+
+
+def test_a_v0_17_scheduler_restarted_after_its_service_account_was_re_created_recovered_from_the_401() -> None:
+    [(rule, message)] = rules_for("v0.17.0", scheduler_pod("2026-10-01T09:00:07Z"))
+    assert rule == "KAI-O-008"          # and not KAI-O-004: the restart gave it a token of the new account
+    assert message == ("pod kai-scheduler/kai-scheduler-default-7d9f5-abcde: container scheduler ended at "
+                       "2026-10-01T09:00:07Z and was restarted (1 restarts), after its ServiceAccount scheduler was "
+                       "re-created at 2026-10-01T09:00:00Z: the 401 window happened and the restart recovered it")
+
+
+def test_no_restart_after_the_re_creation_is_still_the_401_window() -> None:
+    assert [r for r, _ in rules_for("v0.17.0", scheduler_pod(None))] == ["KAI-O-004"]
+    assert [r for r, _ in rules_for("v0.17.0", scheduler_pod("2026-10-01T08:30:00Z"))] == ["KAI-O-004"]
+    # a pod started after the re-creation had a good token: its restart is something else
+    assert rules_for("v0.17.0", scheduler_pod("2026-10-01T09:30:00Z", started="2026-10-01T09:10:00Z")) == []
+
+
+def test_before_v0_17_the_scheduler_does_not_exit_on_401_so_only_the_window_is_reported() -> None:
+    assert [r for r, _ in rules_for("v0.16.8", scheduler_pod("2026-10-01T09:00:07Z"))] == ["KAI-O-004"]
+
+
+def test_doctor_shows_the_recovered_401_window(tmp_path: Path) -> None:
+    items = [*kai_crds(), release_secret(version="v0.17.0"), with_uid(config(MODERN)),
+             account("scheduler", "2026-10-01T09:00:00Z"), scheduler_pod("2026-10-01T09:00:07Z")]
+    code, out, err = run_cli(["doctor", "--snapshot", snapshot_file(tmp_path, items)])
+    assert code == 2, err
+    section = out.split("KAI (kai-config and what the operator deployed):\n", 1)[1].split("\n\n", 1)[0]
+    assert "  ✓ KAI pods started after their ServiceAccount was created KAI-O-004" in section
+    assert "  ✗ KAI scheduler not restarted by a 401 after a ServiceAccount change KAI-O-008" in section
+    assert ("      run: kubectl -n kai-scheduler logs kai-scheduler-default-7d9f5-abcde -c scheduler --previous "
+            "--tail=20; kubectl get configs.kai.scheduler kai-config -o jsonpath='{.metadata.creationTimestamp}'"
+            in section)
+
+
+# -- E3 render mode over a kai-config Helm does not own (v0.17.0 kaiConfig.render) ----------------------------
+
+RENDER_VALUES = "kaiConfigDeployer:\n  enabled: false\nkaiConfig:\n  render: true\n"
+HELM_OWNED = {"meta.helm.sh/release-name": "kai-scheduler", "meta.helm.sh/release-namespace": "kai-scheduler"}
+
+
+def helm_rule_findings(tmp_path: Path, values: str, item: dict[str, Any]) -> list[Any]:
+    from tests.helpers import desired_for, standalone_config
+
+    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
+                                     "kai-values.yaml": values})
+    live = live_state([*kai_crds(), release_secret(version="v0.16.8"), item])
+    return [f for f in kai_operator_findings(live, desired, "lab") if f.rule_id == "KAI-O-009"]
+
+
+def test_render_mode_over_a_kai_config_without_helm_ownership_metadata(tmp_path: Path) -> None:
+    [f] = helm_rule_findings(tmp_path, RENDER_VALUES, config(MODERN))    # as the deployer Job applied it
+    assert f.message == (
+        "kaiConfig.render renders kai-config into the Helm release, but the live one has no annotation "
+        "meta.helm.sh/release-name, no annotation meta.helm.sh/release-namespace, no label "
+        "app.kubernetes.io/managed-by: Helm 3 refuses to adopt it (\"invalid ownership metadata\") and the install "
+        "or upgrade fails")
+    assert f.fix.command == (
+        "kubectl annotate configs.kai.scheduler kai-config --overwrite meta.helm.sh/release-name=kai-scheduler "
+        "meta.helm.sh/release-namespace=kai-scheduler; kubectl label configs.kai.scheduler kai-config --overwrite "
+        "app.kubernetes.io/managed-by=Helm")
+
+
+def test_a_kai_config_helm_owns_or_no_render_mode_is_fine(tmp_path: Path) -> None:
+    owned = config(MODERN, annotations=HELM_OWNED)
+    owned["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+    assert helm_rule_findings(tmp_path / "owned", RENDER_VALUES, owned) == []
+    assert helm_rule_findings(tmp_path / "deployer", "{}\n", config(MODERN)) == []     # E2 default: the Job applies it
+    other = config(MODERN, annotations={**HELM_OWNED, "meta.helm.sh/release-name": "kai"})
+    other["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+    [f] = helm_rule_findings(tmp_path / "other", RENDER_VALUES, other)
+    assert "annotation meta.helm.sh/release-name='kai' (not kai-scheduler)" in f.message
+
+
+def test_doctor_with_git_shows_the_adoption_check(tmp_path: Path) -> None:
+    from tests.helpers import make_repo, standalone_config
+
+    repo, _ = make_repo(tmp_path / "repo", {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
+                                            "kai-values.yaml": RENDER_VALUES})
+    snapshot = snapshot_file(tmp_path, [*kai_crds(), release_secret(version="v0.16.8"), config(MODERN)])
+    code, out, err = run_cli(["doctor", "--repo", repo, "--snapshot", snapshot])
+    assert code == 2, err
+    section = out.split("KAI (kai-config and what the operator deployed):\n", 1)[1].split("\n\n", 1)[0]
+    assert "  ✗ kai-config adoptable by Helm in render mode KAI-O-009" in section
+    assert "run: kubectl annotate configs.kai.scheduler kai-config --overwrite meta.helm.sh/release-name=" in section

@@ -288,10 +288,16 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     """What one cluster's run evaluates: the policy rules of its scope, the values-key rules when Git is read,
     and the differ's when it diffs."""
     from reconciler.app.policy_run import evaluated_rules
-    from reconciler.findings.builtin_rules import DRIFT_RULES, OPERATOR_RULES, VALUES_KEY_RULES
+    from reconciler.findings.builtin_rules import (
+        DRIFT_RULES,
+        OPERATOR_RULES,
+        OPERATOR_RULES_NEEDING_GIT,
+        VALUES_KEY_RULES,
+    )
 
-    builtin = [*(DRIFT_RULES if drift else ()), *(OPERATOR_RULES if scope == "live" else ()),
-               *(VALUES_KEY_RULES if keys else ())]
+    # Without Git, a check that needs the values (render mode) did not run: doctor must not show it passed.
+    operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
+    builtin = [*(DRIFT_RULES if drift else ()), *operator, *(VALUES_KEY_RULES if keys else ())]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 

@@ -90,6 +90,30 @@ LEADER_NOT_RENEWED = RuleMeta(
     "for several durations means no scheduler leads, e.g. on 401 Unauthorized after its ServiceAccount was "
     "re-created (KAI-Scheduler #1536): pods stay Pending while everything looks Running.",
     "Read the scheduler's logs; on Unauthorized, restart deployment/kai-scheduler-default.", _OPERATOR_SOURCE)
+SHARD_NOT_RECONCILED = RuleMeta(
+    "KAI-O-007", "SchedulingShards reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
+    "The operator writes the same conditions on every SchedulingShard as on kai-config (DependenciesFulfilled "
+    "is always True there). A shard whose conditions are for an older generation or say not ready runs a "
+    "scheduler with an old config, or none; with kai-config missing the shard reconcile fails before its "
+    "status update, so stale shard conditions are also the trace of a missing kai-config.",
+    "Read the shard's conditions, check that kai-config exists, then the kai-operator logs.", _OPERATOR_SOURCE)
+SCHEDULER_RESTARTED_ON_401 = RuleMeta(
+    "KAI-O-008", "KAI scheduler not restarted by a 401 after a ServiceAccount change", Severity.WARNING,
+    Scope.LIVE,
+    "From v0.17.0 the scheduler exits on 401 Unauthorized and the kubelet restarts it with a token of the "
+    "current ServiceAccount (KAI-Scheduler #1817, #1823). A scheduler container that ended after its "
+    "ServiceAccount was re-created, in a pod started before, went through the 401 window and recovered: no "
+    "scheduling from the re-creation to the restart, and the cause (kai-config deleted or re-created, as every "
+    "pre-hook chart upgrade does) comes back. A warning, not an error: nothing is broken now.",
+    "Find why kai-config was re-created (its creationTimestamp, the chart version's era).", _OPERATOR_SOURCE)
+CONFIG_NOT_HELM_OWNED = RuleMeta(
+    "KAI-O-009", "kai-config adoptable by Helm in render mode", Severity.ERROR, Scope.LIVE,
+    "With kaiConfig.render true (v0.17.0+) the chart renders kai-config as a regular release resource. A live "
+    "kai-config written by the deployer Job or an older chart has no Helm ownership metadata, and Helm 3 refuses "
+    "to adopt it: the install or upgrade fails with \"invalid ownership metadata\" (Argo CD's server-side "
+    "apply adopts it).",
+    "Annotate and label kai-config for the release (the message gives the commands), then upgrade.",
+    _OPERATOR_SOURCE)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -122,5 +146,7 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
-                  LEADER_NOT_RENEWED)
+                  LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
+                  CONFIG_NOT_HELM_OWNED)
+OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values say render mode is on
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}

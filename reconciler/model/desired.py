@@ -98,6 +98,7 @@ class DesiredCluster:
     stack_base: JSONObject | None = None       # the repo's own copy of the stack's base.yaml (stackBaseFile)
     kai_config: DesiredKaiConfig | None = None   # None: Git installs no KAI, or kai-config is managed elsewhere
     kai_config_elsewhere: bool = False         # the values turn both the chart's render and its deployer off
+    kai_config_in_release: bool = False        # v0.17.0+ kaiConfig.render: a regular resource of the Helm release
 
     @property
     def name(self) -> str:
@@ -177,6 +178,7 @@ def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig,
     desired.kai_manifests = manifests
     if installs_kai:
         desired.kai_config, desired.kai_config_elsewhere = _desired_kai_config(desired)
+        desired.kai_config_in_release = _renders_kai_config_in_release(desired)
     if cluster.stack_base_file and "env" in docs:
         desired.stack_base = _load_mapping(read, cluster.stack_base_file).mapping()
     desired.gates = _desired_gates(docs, addons)
@@ -210,6 +212,13 @@ def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | Non
     else:
         source = ValueSource(desired.kai_values_doc or "config", desired.kai_values_user, pin)
     return render_kai_config(version, values, source, app_version, RELEASE_NAMESPACE), False
+
+
+def _renders_kai_config_in_release(desired: DesiredCluster) -> bool:
+    """v0.17.0's `kaiConfig.render: true` renders kai-config inline, so Helm must own the live one."""
+    version = parse_version(desired.defaults_version)
+    rendered = mapping_at(desired.kai_values_effective, "kaiConfig").get("render") is True
+    return rendered and version is not None and version >= (0, 17, 0)
 
 
 def _load_mapping(read: FileReader, path: str) -> YamlDoc:

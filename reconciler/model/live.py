@@ -48,6 +48,8 @@ class PodSummary:
     labels_nvcf: bool
     service_account: str = ""
     started: str = ""               # status.startTime: when its containers got their projected token
+    # (container, restartCount, lastState.terminated.finishedAt) of each container that restarted; kept for KAI pods
+    restarts: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class KaiObject:
     created: str = ""
     annotations: dict[str, str] = field(default_factory=dict)
     conditions: list[JSONObject] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 def kai_object(obj: Mapping[str, JSONValue]) -> KaiObject:
@@ -96,7 +99,8 @@ def kai_object(obj: Mapping[str, JSONValue]) -> KaiObject:
                      generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
                      str(meta.get("creationTimestamp") or ""),
                      {str(k): str(v) for k, v in mapping_at(meta, "annotations").items()},
-                     [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)])
+                     [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)],
+                     {str(k): str(v) for k, v in mapping_at(meta, "labels").items()})
 
 
 @dataclass(frozen=True)
@@ -305,7 +309,17 @@ def pod_summary(obj: Mapping[str, JSONValue], now: datetime) -> PodSummary:
                       None if queue_label is None else str(queue_label),
                       str(status.get("phase", "")), ready, _age(meta.get("creationTimestamp"), now),
                       NVCF_POD_LABEL in labels, str(spec.get("serviceAccountName") or ""),
-                      str(status.get("startTime") or meta.get("creationTimestamp") or ""))
+                      str(status.get("startTime") or meta.get("creationTimestamp") or ""), _restarts(status))
+
+
+def _restarts(status: Mapping[str, JSONValue]) -> tuple[tuple[str, int, str], ...]:
+    restarted = []
+    for container in list_at(status, "containerStatuses"):
+        if isinstance(container, dict) and _count(container.get("restartCount"), 0) > 0:
+            finished = mapping_at(mapping_at(container, "lastState"), "terminated").get("finishedAt")
+            restarted.append((str(container.get("name", "")), _count(container.get("restartCount"), 0),
+                              str(finished or "")))
+    return tuple(restarted)
 
 
 def healthz_from_response(http_status: int | None, body: JSONValue) -> Healthz:

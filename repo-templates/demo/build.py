@@ -148,18 +148,25 @@ def _backend(spec_gates: list[str], status_gates: list[str], health: str,
                 status={"featureGate": {"values": status_gates}, "agentStatus": health})
 
 
-def _kai_config(spec: dict[str, Any]) -> dict[str, Any]:
-    """kai-config as the operator leaves it once it has deployed everything (its five conditions)."""
+def _reconciled(item: dict[str, Any]) -> dict[str, Any]:
+    """`item` as the operator leaves it once it has deployed everything (its five conditions, generation 1)."""
     healthy = [("Reconciling", "False", "reconciled", "Reconciliation completed successfully"),
                ("Deployed", "True", "deployed", "Resources deployed"),
                ("Available", "True", "available", "System available"),
                ("DependenciesFulfilled", "True", "dependencies_fulfilled", "Dependencies are fulfilled"),
                ("Ready", "True", "ready", "System is ready")]
-    conditions = [{"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 1,
-                   "lastTransitionTime": "2026-10-01T08:00:00Z"} for t, s, r, m in healthy]
-    config = _obj("kai.scheduler/v1", "Config", "kai-config", spec=spec, status={"conditions": conditions})
-    config["metadata"]["generation"] = 1
-    return config
+    item["status"] = {"conditions": [{"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 1,
+                                      "lastTransitionTime": "2026-10-01T08:00:00Z"} for t, s, r, m in healthy]}
+    item["metadata"]["generation"] = 1
+    return item
+
+
+def _kai_config(spec: dict[str, Any]) -> dict[str, Any]:
+    return _reconciled(_obj("kai.scheduler/v1", "Config", "kai-config", spec=spec))
+
+
+def _shard(spec: dict[str, Any]) -> dict[str, Any]:
+    return _reconciled(_obj("kai.scheduler/v1", "SchedulingShard", "default", spec=spec))
 
 
 def _rendered_kai_config(addon: bool) -> dict[str, Any]:
@@ -202,10 +209,9 @@ def prod_addon_snapshot() -> list[dict[str, Any]]:
         # First installed with chart defaults, then upgraded with the guide's values: queues kept quota 0.
         _queue("default-parent-queue", CHART_DEFAULT_TRIPLE),
         _queue("default-queue", CHART_DEFAULT_TRIPLE, "default-parent-queue"),
-        _obj("kai.scheduler/v1", "SchedulingShard", "default",
-             spec={"partitionLabelValue": "", "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
-                   "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
-                   "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
+        _shard({"partitionLabelValue": "", "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
+                "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
+                "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
         _prod_kai_config(),
         _release("kai-scheduler", "kai-scheduler", 1, "superseded", "v0.16.7", first_install),
         _release("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.16.7", upgraded),
@@ -250,10 +256,9 @@ def lab_standalone_snapshot() -> list[dict[str, Any]]:
         _queue("default-parent-queue", CANONICAL_TRIPLE),
         _queue("default-queue", CANONICAL_TRIPLE, "default-parent-queue"),
         research,
-        _obj("kai.scheduler/v1", "SchedulingShard", "default",
-             spec={"placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
-                   "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
-                   "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
+        _shard({"placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
+                "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
+                "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
         _kai_config(_rendered_kai_config(addon=False)),
         _release("kai-scheduler", "kai-scheduler", 1, "deployed", "v0.14.7", values),
         _dto(gates),

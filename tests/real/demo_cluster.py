@@ -42,6 +42,7 @@ KINDS = {
     ("v1", "Event"): Resource("", "v1", "events", True),
     ("v1", "Service"): Resource("", "v1", "services", True),
     ("v1", "Endpoints"): Resource("", "v1", "endpoints", True),
+    ("v1", "ServiceAccount"): Resource("", "v1", "serviceaccounts", True),
     ("scheduling.run.ai/v2", "Queue"): Resource("scheduling.run.ai", "v2", "queues", False),
     ("kai.scheduler/v1", "SchedulingShard"): Resource("kai.scheduler", "v1", "schedulingshards", False),
     ("kai.scheduler/v1", "Config"): Resource("kai.scheduler", "v1", "configs", False),
@@ -74,7 +75,8 @@ def populate(envtest: EnvTest, items: list[Obj]) -> None:
     labels = {i["metadata"]["name"]: i["metadata"].get("labels") or {} for i in items if i["kind"] == "Namespace"}
     for namespace in sorted({NVCA_NAMESPACE, *labels, *(i["metadata"].get("namespace") for i in items)} - {None}):
         envtest.create_namespace(namespace, labels=labels.get(namespace), exist_ok=True)
-    for item in items:
+    # The API server admits a Pod only once the ServiceAccount it names exists.
+    for item in sorted(items, key=lambda i: i["kind"] != "ServiceAccount"):
         if item["kind"] not in NOT_CREATED and item["kind"] != "Namespace":
             create(envtest, item)
 

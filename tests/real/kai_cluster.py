@@ -120,6 +120,7 @@ class KaiCluster:
         self.add_running_pod(KAI_NAMESPACE, "kai-scheduler-default-7d9f", "lab-cpu-1")
         self.add_running_pod(KAI_NAMESPACE, "binder-5c6b8", "lab-cpu-1")
         self.add_kai_config()
+        self.mark_shards_reconciled()
         self.add_nvca()
 
     def add_kai_config(self) -> None:
@@ -135,13 +136,16 @@ class KaiCluster:
         spec = render_kai_config("v0.14.7", values, ValueSource("values", given, ("values", ())), "v0.14.7").spec()
         self.custom.create_cluster_custom_object("kai.scheduler", "v1", "configs", {
             "apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"}, "spec": spec})
-        healthy = (("Reconciling", "False"), ("Deployed", "True"), ("Available", "True"),
-                   ("DependenciesFulfilled", "True"), ("Ready", "True"))
-        now = "2026-10-01T08:00:00Z"
-        conditions = [{"type": t, "status": v, "reason": t.lower(), "message": "", "observedGeneration": 1,
-                       "lastTransitionTime": now} for t, v in healthy]
         self.custom.patch_cluster_custom_object_status("kai.scheduler", "v1", "configs", "kai-config",
-                                                       {"status": {"conditions": conditions}})
+                                                       {"status": {"conditions": _reconciled(1)}})
+
+    def mark_shards_reconciled(self) -> None:
+        """Each SchedulingShard the chart made, with the conditions the operator writes for its generation (no
+        operator runs here; KAI-O-007 reads them)."""
+        for shard in self.custom.list_cluster_custom_object(*SHARDS)["items"]:
+            name, generation = shard["metadata"]["name"], shard["metadata"]["generation"]
+            self.custom.patch_cluster_custom_object_status(*SHARDS, name,
+                                                           {"status": {"conditions": _reconciled(generation)}})
 
     def add_node(self, name: str, labels: dict[str, str] | None = None) -> None:
         self.core.create_node({"metadata": {"name": name, "labels": labels or {}}})
@@ -181,3 +185,11 @@ class KaiCluster:
         """kai-gitops' Lease as the server stores it, in its wire form (camelCase keys, times as formatted)."""
         path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases/kai-gitops-reconcile"
         return json.loads(self.kubectl("get", "--raw", path))
+
+
+def _reconciled(generation: int) -> list[dict[str, Any]]:
+    """The conditions the KAI operator writes once `generation` is deployed and every operand is available."""
+    healthy = (("Reconciling", "False"), ("Deployed", "True"), ("Available", "True"),
+               ("DependenciesFulfilled", "True"), ("Ready", "True"))
+    return [{"type": t, "status": v, "reason": t.lower(), "message": "", "observedGeneration": generation,
+             "lastTransitionTime": "2026-10-01T08:00:00Z"} for t, v in healthy]

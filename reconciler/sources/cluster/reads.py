@@ -341,7 +341,8 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     plan.append(_list(reader, ListRead("nodes", "nodes", NODE, limit=limit, reduce=slim.slim_node)))
     plan.append(_list(reader, ListRead("pods/labelled", "pods", POD, query={"labelSelector": NVCF_POD_LABEL},
                                        limit=limit, reduce=slim.slim_pod)))
-    plan.append(_list(reader, ListRead("pods/kai", "pods", POD, KAI_NAMESPACE, limit=limit, reduce=slim.slim_pod)))
+    plan.append(_list(reader, ListRead("pods/kai", "pods", POD, KAI_NAMESPACE, limit=limit,
+                                       reduce=slim.slim_kai_pod)))
     plan.append(("healthz", reader.healthz))
     return plan
 
