@@ -42,7 +42,6 @@ KINDS = {
     ("v1", "Event"): Resource("", "v1", "events", True),
     ("v1", "Service"): Resource("", "v1", "services", True),
     ("v1", "Endpoints"): Resource("", "v1", "endpoints", True),
-    ("v1", "ServiceAccount"): Resource("", "v1", "serviceaccounts", True),
     ("scheduling.run.ai/v2", "Queue"): Resource("scheduling.run.ai", "v2", "queues", False),
     ("kai.scheduler/v1", "SchedulingShard"): Resource("kai.scheduler", "v1", "schedulingshards", False),
     ("kai.scheduler/v1", "Config"): Resource("kai.scheduler", "v1", "configs", False),
