@@ -33,8 +33,8 @@ def test_plan_text_shows_field_level_changes_and_writes_nothing(demo: Demo) -> N
     assert 'metadata.labels["nvca.nvcf.nvidia.io/schedule"]  "True" → <none>' in out
     assert "! operator KAI-R-011 HelmRelease/runai/kai" in out
     assert "run: helm uninstall kai --namespace runai" in out
-    assert "! operator KAI-O-004 Pod/kai-scheduler/kai-scheduler-default-7d9f" in out   # the 401 window
-    assert "run: kubectl -n kai-scheduler rollout restart deployment/kai-scheduler" in out
+    assert "! operator KAI-O-004 Pod/kai-scheduler/kai-scheduler-default-7d9f5c6b8-x2k4q" in out   # the 401 window
+    assert "run: kubectl -n kai-scheduler rollout restart deployment/kai-scheduler-default\n" in out
     assert "Plan: 0 to create, 3 to change, 6 for the operator." in out
     assert f"for {demo.server.url} (kube-system " in out
     assert demo.writes() == []

@@ -72,7 +72,7 @@ def test_demo_prod_snapshot_is_read_completely() -> None:
     assert state.nodes_total == 4
     assert state.schedule_labels == {"gpu-node-2": "True"}
     assert sorted(p.name for p in state.nvcf_pods) == ["fn-llama-0", "fn-llama-1"]
-    assert sorted(p.name for p in state.kai_pods) == ["binder-5c6b8", "kai-scheduler-default-7d9f"]
+    assert sorted(p.name for p in state.kai_pods) == ["binder-5c6b8", "kai-scheduler-default-7d9f5c6b8-x2k4q"]
     assert state.unschedulable == {("nvcf-backend", "fn-llama-1"): "0/4 nodes are available: 4 node(s) didn't "
                                                                     "have free GPUs."}
     assert state.dto_capabilities is not None and "KAIScheduler" not in state.dto_capabilities

@@ -230,8 +230,8 @@ def prod_addon_snapshot() -> list[dict[str, Any]]:
         # (the account first: an API server admits a pod only once its ServiceAccount exists)
         _obj("v1", "ServiceAccount", "kai-scheduler", "kai-scheduler",
              metadata={"creationTimestamp": "2026-11-30T02:14:00Z"}),
-        _service_account_pod(_pod("kai-scheduler-default-7d9f", "kai-scheduler", "default-scheduler", "Running",
-                                  queue=None, nvcf=False), "kai-scheduler", started=CREATED),
+        _service_account_pod(_pod("kai-scheduler-default-7d9f5c6b8-x2k4q", "kai-scheduler", "default-scheduler",
+                                  "Running", queue=None, nvcf=False), "kai-scheduler", started=CREATED),
         _pod("binder-5c6b8", "kai-scheduler", "default-scheduler", "Running", queue=None, nvcf=False),
         _pod("fn-llama-0", "nvcf-backend", "default-scheduler", "Running", queue=None, created="2026-09-20T10:00:00Z"),
         _pod("fn-llama-1", "nvcf-backend", "kai-scheduler", "Pending", queue="default-queue", ready=False),
