@@ -121,7 +121,7 @@ def test_a_list_answer_past_the_byte_cap_is_one_line_naming_the_resource(tmp_pat
 
 
 def test_read_capped_inflates_gzip_and_stops_past_the_cap() -> None:
-    from reconciler.sources.cluster.client import read_capped
+    from reconciler.core.capped import read_capped
 
     body = b'{"items": []}' * 1000
     packed = gzip.compress(body)

@@ -69,10 +69,9 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
     except Exception as exc:  # the last line of defence: no traceback reaches an operator
         if os.environ.get("KAI_GITOPS_DEBUG"):
             raise
-        from reconciler.core.redact import redact_free_text
+        from reconciler.core.redact import excerpt
 
-        # An unknown error may quote a value: redacted whole, then cut (a token cut in half is not recognised).
-        text = redact_free_text(" ".join(str(exc).split()))[:300]
+        text = excerpt(str(exc), 300)   # an unknown error may quote a value
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
         return ExitCode.ERROR
 

@@ -193,6 +193,12 @@ def redact_free_text(text: str) -> str:
     return "\n".join(_mask_colon_pairs(redact_text(line)) if line.strip() else line for line in lines)
 
 
+def excerpt(text: str, limit: int) -> str:
+    """Free text from elsewhere (an error, an answer) as one short line: white space collapsed, redacted,
+    then cut to `limit` characters -- in that order, because a token cut in half is no longer recognised."""
+    return redact_free_text(" ".join(text.split()))[:limit]
+
+
 def _mask_token(match: re.Match[str]) -> str:
     raw = match.group(0)
     if len(raw) < _MIN_TOKEN or raw == REDACTED:

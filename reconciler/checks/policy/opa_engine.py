@@ -21,17 +21,16 @@ from reconciler.checks.policy.pack import (
     facts_scope,
     iter_rule_nodes,
 )
-from reconciler.core.capped import read_capped
+from reconciler.core.capped import AnswerTooLarge, read_response
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike, JSONObject
-from reconciler.core.redact import redact_free_text, redact_text
+from reconciler.core.redact import excerpt, redact_text
 from reconciler.core.urls import split_url
 
 POLICY_ID_PREFIX = "kai-gitops/"
 # An OPA answer is the run's findings as data: megabytes at most. A larger one (a misbehaving server or proxy,
 # a gzip bomb) is refused before it is held whole, as the cluster reader refuses one (read_capped).
 ANSWER_MAX_BYTES = 64 * 1024 * 1024
-_CHUNK = 256 * 1024
 _REBUILD = ("serve a bundle built for this repository and version: kai-gitops policy bundle --repo REPO "
             "-o bundle.tar.gz; opa run --server --bundle bundle.tar.gz (or drop --opa-preloaded to upload)")
 
@@ -207,17 +206,14 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
     return client
 
 
-class AnswerTooLarge(Exception):
-    """An OPA answer past ANSWER_MAX_BYTES (decompressed); `OpaEngine._calling` names the server and the call."""
-
-
 def _read_capped_answer(response: requests.Response, *_args: object, **_kwargs: object) -> requests.Response:
-    """requests' response hook, run before the body is read: read it here, a bounded slice at a time."""
-    body = read_capped(response.raw.stream(_CHUNK, decode_content=False),
-                       response.headers.get("Content-Encoding", ""), ANSWER_MAX_BYTES)
-    if body is None:
+    """requests' response hook, run before the body is read: read it here, a bounded slice at a time (past
+    ANSWER_MAX_BYTES, AnswerTooLarge: `OpaEngine._calling` names the server and the call)."""
+    try:
+        body = read_response(response.raw, ANSWER_MAX_BYTES)
+    except AnswerTooLarge:
         response.close()
-        raise AnswerTooLarge
+        raise
     response._content = body
     response._content_consumed = True   # type: ignore[attr-defined]  # iter_content: from _content
     return response
@@ -230,7 +226,7 @@ def opa_message(response: requests.Response | None) -> str:
         body = response.json()
     except ValueError:  # a proxy's HTML page, say: its first line is the most useful part
         lines = (response.text or "").strip().splitlines()
-        return redact_free_text(lines[0])[:200] if lines else str(response.reason)   # redacted, then cut
+        return excerpt(lines[0], 200) if lines else str(response.reason)
     if isinstance(body, dict) and body.get("message"):
         return str(body["message"])
-    return redact_free_text(str(body))[:200]
+    return excerpt(str(body), 200)

@@ -21,10 +21,10 @@ from urllib.parse import urlencode, urlsplit
 import orjson
 import urllib3
 
-from reconciler.core.capped import read_capped
+from reconciler.core.capped import AnswerTooLarge, read_response
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONValue
-from reconciler.core.redact import redact_free_text, url_without_userinfo
+from reconciler.core.redact import excerpt, url_without_userinfo
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
@@ -109,15 +109,6 @@ class ListExpired(Exception):
     """410 Gone on a `continue` token: the caller restarts that list from the beginning."""
 
 
-class AnswerTooLarge(Exception):
-    """An answer past its byte limit (after decompression); reading stopped there."""
-
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
-
-
-_CHUNK = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -146,8 +137,7 @@ def status_message(body: bytes) -> str:
     try:
         data: JSONValue = orjson.loads(body)
     except orjson.JSONDecodeError:
-        # redacted before it is cut (a token cut in half is not recognised); what lies past 4 KiB is never shown
-        return redact_free_text(" ".join(body[:4096].decode("utf-8", "replace").split()))[:200]
+        return excerpt(body[:4096].decode("utf-8", "replace"), 200)   # what lies past 4 KiB is never shown
     if isinstance(data, dict) and data.get("kind") == "Status":
         return " ".join(str(data.get("message", "")).split())
     return ""
@@ -245,14 +235,10 @@ class ClusterClient:
         response = self._pool.request("GET", url, headers=self._headers(), preload_content=False,
                                       decode_content=False, timeout=timeout, retries=False, redirect=False)
         try:
-            body = read_capped(response.stream(_CHUNK, decode_content=False),
-                               response.headers.get("Content-Encoding", ""), max_bytes)
+            body = read_response(response, max_bytes)
         except BaseException:
-            response.close()  # a half-read connection must not go back to the pool
+            response.close()  # a half-read connection (or one past the cap) must not go back to the pool
             raise
-        if body is None:
-            response.close()   # the rest is never read: the connection cannot be reused
-            raise AnswerTooLarge(response.status)
         response.release_conn()
         return response.status, body, response.headers
 

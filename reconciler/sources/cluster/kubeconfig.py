@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
-from reconciler.core.redact import redact_free_text
+from reconciler.core.redact import excerpt
 
 # Where the kubelet mounts a pod's service-account token and cluster CA; $KAI_GITOPS_SERVICE_ACCOUNT_DIR
 # points elsewhere (a test, or a debug shell with a copied token).
@@ -191,8 +191,7 @@ def _in_cluster() -> KubeConfiguration:
 
 def _one_line(exc: Exception) -> str:
     # exec plugins and auth providers put their own output in these errors: mask anything token-shaped
-    # (redacted whole, then cut: a token cut in half is not recognised)
-    return redact_free_text(" ".join(str(exc).split()))[:300] or type(exc).__name__
+    return excerpt(str(exc), 300) or type(exc).__name__
 
 
 def default_kubeconfig() -> str | None:
