@@ -420,3 +420,16 @@ def test_a_plan_git_no_longer_backs_is_refused_saying_git_moved(demo: Demo) -> N
                              f"Git moved since the plan was made (commit {plan.git.commit[:12]}, now ",
                              "re-create the plan")
     assert [r for r in requests if r.method != "GET"] == []
+
+
+def test_a_saved_plan_applied_again_finds_every_change_done_kai_config_included(tmp_path: Path) -> None:
+    """The second apply of the same saved plan (an interrupted run re-run): Git no longer plans what was applied,
+    so each saved field is held to what the cluster holds now -- a Queue's, a Node's label, kai-config's."""
+    for demo in demo_cluster(tmp_path, DEMO.prod_addon_snapshot()):   # kai-config's gpuSharing drifted
+        plan = saved_plan(demo)
+        assert any(c.ref.kind == "Config" for c in plan.changes)
+        for _ in range(2):
+            code, _out, err = demo.reconcile("--plan", demo.tmp / "fresh.json", "--apply", "--lease-wait", "0")
+            assert code in (0, 2) and "internal error" not in err, err
+        assert demo.server.get_object("kai.scheduler/v1", "Config", "kai-config")["spec"]["admission"][
+            "gpuSharing"] is False

@@ -46,6 +46,7 @@ from reconciler.core.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
+from reconciler.model.kai_config import CONFIG_NAME
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
 from reconciler.sources.cluster import slim
 from reconciler.sources.cluster.client import (
@@ -66,7 +67,6 @@ Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
 DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND)
-KAI_CONFIG_NAME = "kai-config"   # the operator acts only on the Config of this name
 DEPLOYER_JOB = "kai-config-deployer"   # E2/E3 charts apply kai-config with it
 SCHEDULER_LEASE = "kai-scheduler"       # the scheduler's leader Lease: <schedulerName> (no partition value)
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
@@ -326,7 +326,7 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
                                            reduce=slim.kai_object)))
     if CONFIG in served:
         plan.append(("kai-config", partial(reader.object, "kai-config", "Config kai-config",
-                                           CONFIG.object_path(KAI_CONFIG_NAME), slim.kai_object)))
+                                           CONFIG.object_path(CONFIG_NAME), slim.kai_object)))
         plan.append(("kai-config-read", lambda: [slim.config_read_item()]))
         plan += operand_reads(reader)
     plan.append(("releases", reader.releases))
