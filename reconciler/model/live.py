@@ -25,6 +25,7 @@ from reconciler.model.helm import (
     latest_per_release,
     release_from_summary,
 )
+from reconciler.model.managed_fields import ObjectManagers, object_managers
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
 
 SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
@@ -131,6 +132,10 @@ class LiveState:
     # and its duration; None when there is none
     scheduler_lease: tuple[float, int] | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
+    # latest revision of every release of any chart; values only for KAI's (the rest name a Helm-owned field)
+    all_releases: list[HelmRelease] = field(default_factory=list)
+    # managedFields of what the differ compares, by (kind, name): Queue, SchedulingShard, Config, Node (labels)
+    managers: dict[tuple[str, str], ObjectManagers] = field(default_factory=dict)
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
     # and `release_search_reason` says why.
@@ -175,6 +180,7 @@ class LiveStateBuilder:
     def finish(self) -> LiveState:
         state = self.state
         state.releases = latest_per_release([r for r in self._releases if r.chart_name == KAI_CHART])
+        state.all_releases = latest_per_release(self._releases)
         for pod in self._pods:
             if pod.namespace == KAI_NAMESPACE and not pod.labels_nvcf:
                 state.kai_pods.append(pod)
@@ -188,6 +194,12 @@ class LiveStateBuilder:
     def _queue(self, obj: JSONObject) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
+        self._keep_managers(k8s.QUEUE.kind, obj)
+
+    def _keep_managers(self, kind: str, obj: JSONObject) -> None:
+        managers = object_managers(obj)
+        if managers.entries:   # none: read without them (an older snapshot), so nothing to say
+            self.state.managers[(kind, _meta(obj, "name"))] = managers
 
     def _crd(self, obj: JSONObject) -> None:
         self.state.crds.add(_meta(obj, "name"))
@@ -195,6 +207,7 @@ class LiveStateBuilder:
     def _shard(self, obj: JSONObject) -> None:
         shard = kai_object(obj)
         self.state.shards[shard.name] = shard
+        self._keep_managers(k8s.SCHEDULING_SHARD.kind, obj)
         if shard.name == "default":
             self.state.shard = mapping_at(obj, "spec")
 
@@ -202,6 +215,7 @@ class LiveStateBuilder:
         if _meta(obj, "name") == "kai-config":   # the operator ignores any other name
             self.state.kai_config = kai_object(obj)
             self.state.kai_config_read = True
+            self._keep_managers(k8s.CONFIG.kind, obj)
 
     def _config_read(self, obj: JSONObject) -> None:
         self.state.kai_config_read = True
@@ -264,6 +278,7 @@ class LiveStateBuilder:
         if SCHEDULE_LABEL in labels:
             self.state.schedule_labels[name] = str(labels[SCHEDULE_LABEL])
         self.state.node_labels[name] = frozenset(sys.intern(f"{k}={v}") for k, v in labels.items())
+        self._keep_managers(k8s.NODE.kind, obj)
 
     def _namespace(self, obj: JSONObject) -> None:
         if NVCF_NAMESPACE_LABEL in mapping_at(mapping_at(obj, "metadata"), "labels"):
