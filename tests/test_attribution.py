@@ -156,8 +156,8 @@ HELM_RELEASE = {"meta.helm.sh/release-name": "kai-scheduler", "meta.helm.sh/rele
 
 
 def drifted_lab(tmp_path: Path) -> tuple[Path, Path]:
-    """The lab's default-queue with cpu.quota edited by hand (kubectl edit) and gpu.quota as Helm left it;
-    a node labelled "True" by kubectl label; the KAI release at revision 3."""
+    """The lab's default-queue with cpu.quota edited by hand (kubectl edit) and gpu.quota as Helm's revision 3
+    left it (revision 4, later, did not touch the Queue); a node labelled "True" by kubectl label."""
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(),
                                    "kai-values.yaml": CANONICAL_KAI_VALUES})
     parent = queue("default-parent-queue")
@@ -169,14 +169,16 @@ def drifted_lab(tmp_path: Path) -> tuple[Path, Path]:
     child["metadata"].update(annotations=dict(HELM_RELEASE), managedFields=[
         managed("helm", qhelm), managed("kubectl-edit", {"f:spec": {"f:resources": {"f:cpu": {"f:quota": {}}}}},
                                         time=EDIT_TIME)])
-    payload = release_payload(revision=3)
+    payload = release_payload(revision=3, status="superseded")
     payload["info"]["last_deployed"] = "2026-11-02T08:59:58.123456789Z"
+    later = release_payload(revision=4)
+    later["info"]["last_deployed"] = "2026-11-20T10:00:00.5+01:00"
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {
         "name": "gpu-1", "labels": {"nvca.nvcf.nvidia.io/schedule": "True"},
         "managedFields": [managed("kubectl-label", {"f:metadata": {"f:labels": {
             "f:nvca.nvcf.nvidia.io/schedule": {}}}}, time=LABEL_TIME)]}}
     snap = snapshot_file(tmp_path, [*kai_crds(), parent, child, canonical_shard(), node,
-                                    slim.release_summary(encode_release_secret(payload))])
+                                    *(slim.release_summary(encode_release_secret(p)) for p in (later, payload))])
     return repo, snap
 
 
@@ -196,7 +198,7 @@ def test_json_names_the_manager_of_each_drifted_field_and_the_helm_release(tmp_p
                                      "subresource": None, "time": EDIT_TIME}
     assert by_field["gpu.quota"]["manager"] == "helm"
     assert by_field["gpu.quota"]["helmRelease"] == {"name": "kai-scheduler", "namespace": "kai-scheduler",
-                                                    "revision": 3, "status": "deployed",
+                                                    "revision": 3, "status": "superseded",
                                                     "lastDeployed": "2026-11-02T08:59:58.123456789Z"}
     label = next(f for f in findings if f["rule"] == "NVCA-S-012")
     assert label["attribution"] == [{"field": "node/gpu-1 label nvca.nvcf.nvidia.io/schedule",
@@ -212,7 +214,7 @@ def test_text_shows_who_last_set_each_change_on_the_findings_lines(tmp_path: Pat
     assert code == 2, err
     assert "cpu.quota 0 → -1, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC" in out
     assert ("gpu.quota 4 → -1, last set by helm (Update) 2026-11-02 09:00 UTC — Helm release "
-            "kai-scheduler/kai-scheduler revision 3 (deployed, deployed 2026-11-02 08:59 UTC)") in out
+            "kai-scheduler/kai-scheduler revision 3 (superseded, deployed 2026-11-02 08:59 UTC)") in out
     assert ("node/gpu-1 label nvca.nvcf.nvidia.io/schedule, last set by kubectl-label (Update) "
             "2026-11-29 08:30 UTC") in out
 
@@ -260,7 +262,7 @@ def test_a_report_read_back_keeps_its_attribution(tmp_path: Path) -> None:
 
     drift = next(f for f in load_report(str(saved)).clusters[0].findings if f.rule_id == "KAI-D-002")
     assert drift.attribution[0] == Attribution("cpu.quota", "kubectl-edit", "Update", None, EDIT_TIME)
-    assert drift.attribution[1].helm_release == ReleaseRevision("kai-scheduler", "kai-scheduler", 3, "deployed",
+    assert drift.attribution[1].helm_release == ReleaseRevision("kai-scheduler", "kai-scheduler", 3, "superseded",
                                                                 "2026-11-02T08:59:58.123456789Z")
 
 
@@ -333,3 +335,28 @@ def test_kai_config_and_shard_fields_are_attributed_by_their_spec_paths() -> Non
         Attribution("admission.gpuSharing", "kubectl-patch", "Update", None, EDIT_TIME),)
     assert attributed[1].attribution == (Attribution("placementStrategy.gpu", "helm", "Update", None, HELM_TIME),
                                          Attribution("minRuntime"))
+
+
+@pytest.mark.parametrize(("written", "revision"), [("2026-11-02T09:00:00Z", 1), ("2026-11-20T09:00:01Z", 2),
+                                                    ("2026-11-02T08:00:00Z", 2), (None, 2)])
+def test_a_helm_owned_field_names_the_revision_deployed_at_or_before_its_write(written: str | None,
+                                                                               revision: int) -> None:
+    """Helm stamps a revision, then writes; managedFields times are whole seconds. Before the first revision or
+    without a time, the newest is named."""
+    from reconciler.checks.attribution import attribute
+    from tests.helpers import live_state
+
+    team = queue("team-a")
+    team["metadata"].update(annotations={"meta.helm.sh/release-name": "team", "meta.helm.sh/release-namespace": "t"},
+                            managedFields=[{**managed("helm", QUEUE_HELM), "time": written}])
+    first, second = release_payload("team", "t", 1, "superseded", chart="team"), release_payload("team", "t", 2,
+                                                                                                 chart="team")
+    first["info"]["last_deployed"] = "2026-11-02T09:00:00.9Z"     # the same second as the write
+    second["info"]["last_deployed"] = "2026-11-20T10:00:00.2+01:00"
+    live = live_state([*kai_crds(), team, *(slim.release_summary(encode_release_secret(p)) for p in (first, second))])
+    drift = Finding("KAI-D-002", Kind.DRIFT, Severity.ERROR, "Queue team-a differs", "lab",
+                    subject=ObjectRef("scheduling.run.ai/v2", "Queue", "team-a"),
+                    extra={"changes": [["gpu.quota", -1, 2]]})
+    [attributed] = attribute([drift], live, None)
+    release = attributed.attribution[0].helm_release
+    assert release is not None and (release.name, release.namespace, release.revision) == ("team", "t", revision)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime
 
 from reconciler.checks.node_labels import LABEL_RULES, label_changes
 from reconciler.core.jsonvalue import JSONObject, JSONValue
@@ -74,7 +75,7 @@ def _attribution(live: LiveState, kind: str, name: str, shown: str, path: FieldP
     entry = owner(managers.entries, path, _live_object(live, kind, name))
     if entry is None:
         return Attribution(shown)
-    release = _release(live, managers) if entry.manager in HELM_MANAGERS else None
+    release = _release(live, managers, entry.time) if entry.manager in HELM_MANAGERS else None
     return Attribution(shown, entry.manager, entry.operation, entry.subresource, entry.time, release)
 
 
@@ -87,14 +88,32 @@ def _live_object(live: LiveState, kind: str, name: str) -> JSONValue:
     return None
 
 
-def _release(live: LiveState, managers: ObjectManagers) -> ReleaseRevision | None:
+def _release(live: LiveState, managers: ObjectManagers, written: str | None) -> ReleaseRevision | None:
+    """The release the object's annotations name, at the revision that wrote the field: the newest deployed at
+    or before the write (Helm stamps a revision, then writes; a manager's time changes only when its write
+    changed something, so an upgrade that left the field alone does not move it)."""
     if managers.release is None:
         return None
     namespace, name = managers.release
-    found = next((r for r in live.all_releases if (r.namespace, r.name) == (namespace, name)), None)
-    if found is None:    # uninstalled, or its Secrets could not be read: the annotations still name it
+    history = live.release_history.get((namespace, name))
+    if not history:    # uninstalled, or its Secrets could not be read: the annotations still name it
         return ReleaseRevision(name, namespace)
-    return ReleaseRevision(name, namespace, found.revision, found.status or None, found.last_deployed or None)
+    before = [d for d in history if _at_or_before(d.last_deployed, written)]
+    deploy = before[-1] if before else history[-1]
+    return ReleaseRevision(name, namespace, deploy.revision, deploy.status or None, deploy.last_deployed or None)
+
+
+def _at_or_before(deployed: str, written: str | None) -> bool:
+    """To the second: managedFields times have no fraction, Helm's have nanoseconds."""
+    deployed_at, written_at = _seconds(deployed), _seconds(written)
+    return deployed_at is not None and written_at is not None and deployed_at <= written_at
+
+
+def _seconds(stamp: str | None) -> int | None:
+    try:
+        return int(datetime.fromisoformat(stamp).timestamp()) if stamp else None
+    except ValueError:
+        return None
 
 
 def owner(entries: tuple[ManagedEntry, ...], path: FieldPath, live: JSONValue = None) -> ManagedEntry | None:

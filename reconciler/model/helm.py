@@ -45,6 +45,23 @@ class HelmRelease:
         return summary
 
 
+@dataclass(frozen=True)
+class Deploy:
+    """One revision of a release, as far as naming it goes (never its values)."""
+
+    revision: int
+    status: str
+    last_deployed: str     # RFC 3339 with Helm's nanoseconds and zone; "" when the Secret does not say
+
+
+def release_history(releases: list[HelmRelease]) -> dict[tuple[str, str], tuple[Deploy, ...]]:
+    """Every revision read, per (namespace, name), oldest first."""
+    history: dict[tuple[str, str], list[Deploy]] = {}
+    for rel in releases:
+        history.setdefault((rel.namespace, rel.name), []).append(Deploy(rel.revision, rel.status, rel.last_deployed))
+    return {key: tuple(sorted(deploys, key=lambda d: d.revision)) for key, deploys in history.items()}
+
+
 class ReleaseDecodeError(ValueError):
     pass
 

@@ -19,11 +19,13 @@ from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
     RELEASE_SECRET_TYPE,
+    Deploy,
     HelmRelease,
     ReleaseDecodeError,
     decode_release_secret,
     latest_per_release,
     release_from_summary,
+    release_history,
 )
 from reconciler.model.managed_fields import ObjectManagers, object_managers
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
@@ -132,8 +134,8 @@ class LiveState:
     # and its duration; None when there is none
     scheduler_lease: tuple[float, int] | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
-    # latest revision of every release of any chart; values only for KAI's (the rest name a Helm-owned field)
-    all_releases: list[HelmRelease] = field(default_factory=list)
+    # every revision read of every release, by (namespace, name): which one set a Helm-owned field
+    release_history: dict[tuple[str, str], tuple[Deploy, ...]] = field(default_factory=dict)
     # managedFields of what the differ compares, by (kind, name): Queue, SchedulingShard, Config, Node (labels)
     managers: dict[tuple[str, str], ObjectManagers] = field(default_factory=dict)
     release_errors: list[str] = field(default_factory=list)
@@ -180,7 +182,7 @@ class LiveStateBuilder:
     def finish(self) -> LiveState:
         state = self.state
         state.releases = latest_per_release([r for r in self._releases if r.chart_name == KAI_CHART])
-        state.all_releases = latest_per_release(self._releases)
+        state.release_history = release_history(self._releases)
         for pod in self._pods:
             if pod.namespace == KAI_NAMESPACE and not pod.labels_nvcf:
                 state.kai_pods.append(pod)
