@@ -173,11 +173,12 @@ def drifted_lab(tmp_path: Path) -> tuple[Path, Path]:
     payload["info"]["last_deployed"] = "2026-11-02T08:59:58.123456789Z"
     later = release_payload(revision=4)
     later["info"]["last_deployed"] = "2026-11-20T10:00:00.5+01:00"
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {
-        "name": "gpu-1", "labels": {"nvca.nvcf.nvidia.io/schedule": "True"},
-        "managedFields": [managed("kubectl-label", {"f:metadata": {"f:labels": {
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": name, "labels": {"nvca.nvcf.nvidia.io/schedule": "True"},
+        "managedFields": [managed(manager, {"f:metadata": {"f:labels": {
             "f:nvca.nvcf.nvidia.io/schedule": {}}}}, time=LABEL_TIME)]}}
-    snap = snapshot_file(tmp_path, [*kai_crds(), parent, child, canonical_shard(), node,
+        for name, manager in (("gpu-1", "kubectl-label"), ("gpu-2", "node-labeller"))]
+    snap = snapshot_file(tmp_path, [*kai_crds(), parent, child, canonical_shard(), *nodes,
                                     *(slim.release_summary(encode_release_secret(p)) for p in (later, payload))])
     return repo, snap
 
@@ -200,10 +201,10 @@ def test_json_names_the_manager_of_each_drifted_field_and_the_helm_release(tmp_p
     assert by_field["gpu.quota"]["helmRelease"] == {"name": "kai-scheduler", "namespace": "kai-scheduler",
                                                     "revision": 3, "status": "superseded",
                                                     "lastDeployed": "2026-11-02T08:59:58.123456789Z"}
-    label = next(f for f in findings if f["rule"] == "NVCA-S-012")
+    label = next(f for f in findings if f["rule"] == "NVCA-S-012" and f["subject"]["name"] == "gpu-1")
     assert label["attribution"] == [{"field": "node/gpu-1 label nvca.nvcf.nvidia.io/schedule",
                                      "manager": "kubectl-label", "operation": "Update", "subresource": None,
-                                     "time": LABEL_TIME}]
+                                     "time": LABEL_TIME}]    # its node's label only (NVCA-S-012 is per node)
     quiet = [f for f in findings if f["rule"] not in ("KAI-D-002", "NVCA-S-012")]
     assert all("attribution" not in f for f in quiet)
 

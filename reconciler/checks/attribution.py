@@ -57,8 +57,9 @@ def _drifted_fields(finding: Finding, live: LiveState, shared: SharedClusterInte
         for path in finding.extra.get("paths") or ():
             yield SCHEDULING_SHARD.kind, name, path, ("spec", *path.split("."))
     elif finding.rule_id in LABEL_RULES and shared is not None:
+        one_node = name if finding.subject and finding.subject.kind == NODE.kind else None   # NVCA-S-012: per node
         for change in label_changes(shared, live):
-            if change.rule == finding.rule_id and change.before is not None:
+            if change.rule == finding.rule_id and change.before is not None and one_node in (None, change.node):
                 yield (NODE.kind, change.node, f"node/{change.node} label {SCHEDULE_LABEL}",
                        ("metadata", "labels", SCHEDULE_LABEL))
 
