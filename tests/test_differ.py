@@ -267,6 +267,7 @@ def test_shard_drift(lab: Any) -> None:
     assert (f.rule_id, str(f.subject), f.severity) == ("KAI-D-003", "SchedulingShard/default", Severity.ERROR)
     assert f.message == ("SchedulingShard default differs from the KAI values at actions.preempt.enabled, "
                          "placementStrategy.gpu")
+    assert f.extra["paths"] == ["actions.preempt.enabled", "placementStrategy.gpu"]   # what attribution looks up
     assert f.fix is not None and f.fix.action is Action.UPDATE    # reconcile patches it (test_reconcile_kai_config)
     assert f.fix.patch == {"spec": lab.shard.spec}
     assert f.fix.command == ("helm upgrade kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "

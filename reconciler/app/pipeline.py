@@ -15,6 +15,7 @@ from functools import wraps
 from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
+from reconciler.checks.attribution import attribute
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, build_facts
 from reconciler.checks.kai_operator import kai_operator_findings
@@ -146,6 +147,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
+        findings = attribute(findings, live, desired.shared)
     waivers = Waiving(repo, [desired.name])
     rules = ran_rules(repo, settings, "live", drift=True, keys=True)
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
@@ -170,6 +172,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings = diff(desired, live) + values_key_findings(desired) if desired else []
     findings += kai_operator_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
+    findings = attribute(findings, live, desired.shared if desired else None)
     waivers = Waiving(repo, [name])
     with_git = desired is not None
     rules = ran_rules(repo, settings, "live", drift=with_git, keys=with_git)

@@ -123,7 +123,7 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     paths = _changed_paths(expected.spec, actual)
     return [SHARD_DRIFT.finding(
         Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(paths)}", desired.name,
-        subject=ref, location=location, desired=redact(expected.spec), live=redact(actual),
+        subject=ref, location=location, desired=redact(expected.spec), live=redact(actual), extra={"paths": paths},
         fix=_shard_fix(expected.spec, command))]
 
 

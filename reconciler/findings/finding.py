@@ -9,6 +9,7 @@ from typing import Any
 
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.core.show import MAX_TEXT, truncate_text
+from reconciler.findings.attribution import Attribution
 
 # The `cluster` of findings about the repository itself (waivers, policy edits), not about one cluster: no
 # cluster can be called this (names are DNS labels), so it also names the outputs' repository-wide run or suite.
@@ -118,6 +119,7 @@ class Finding:
     title: str = ""
     waived_by: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    attribution: tuple[Attribution, ...] = ()   # who last set each drifted field (findings/attribution.py)
 
     def __post_init__(self) -> None:
         """Free text is bounded where a finding is made, so every format renders the same bounded text: a
@@ -149,14 +151,15 @@ class Finding:
                       command=redact_free_text(self.fix.command) if self.fix.command else None) if self.fix else None
         return replace(self, message=redact_free_text(self.message), title=redact_free_text(self.title),
                        subject=subject, desired=redact(self.desired), live=redact(self.live), fix=fix,
-                       extra=_free_text_redacted(redact(self.extra)))
+                       extra=_free_text_redacted(redact(self.extra)),
+                       attribution=tuple(a.redacted() for a in self.attribution))
 
     def to_dict(self) -> dict[str, Any]:
         from reconciler.core.redact import redact, redact_free_text
 
         # desired/live are copied from values, the message may quote live text; the checks and the cluster
         # reader redact them, and this is the net if one does not.
-        return {
+        body: dict[str, Any] = {
             "rule": self.rule_id,
             "title": redact_free_text(self.title),
             "kind": self.kind.value,
@@ -172,6 +175,9 @@ class Finding:
             "waived_by": self.waived_by,
             "details": self.extra,
         }
+        if self.attribution:
+            body["attribution"] = [a.redacted().to_dict() for a in self.attribution]
+        return body
 
 
 def bounded_text(text: str) -> str:

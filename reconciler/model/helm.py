@@ -31,13 +31,35 @@ class HelmRelease:
     values: JSONObject           # `config`: user-supplied values, already redacted
     latest_revision: int = 0     # newest revision of this release whatever its status (0: this one)
     latest_status: str = ""
+    last_deployed: str = ""      # info.last_deployed (RFC 3339), "" when the Secret does not say
 
     def to_summary(self) -> JSONObject:
-        return {"apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary",
-                "metadata": {"name": self.name, "namespace": self.namespace},
-                "revision": self.revision, "status": self.status,
-                "chart": {"name": self.chart_name, "version": self.chart_version, "appVersion": self.app_version},
-                "config": self.values}
+        summary: JSONObject = {
+            "apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "revision": self.revision, "status": self.status,
+            "chart": {"name": self.chart_name, "version": self.chart_version, "appVersion": self.app_version},
+            "config": self.values}
+        if self.last_deployed:
+            summary["lastDeployed"] = self.last_deployed
+        return summary
+
+
+@dataclass(frozen=True)
+class Deploy:
+    """One revision of a release, as far as naming it goes (never its values)."""
+
+    revision: int
+    status: str
+    last_deployed: str     # RFC 3339 with Helm's nanoseconds and zone; "" when the Secret does not say
+
+
+def release_history(releases: list[HelmRelease]) -> dict[tuple[str, str], tuple[Deploy, ...]]:
+    """Every revision read, per (namespace, name), oldest first."""
+    history: dict[tuple[str, str], list[Deploy]] = {}
+    for rel in releases:
+        history.setdefault((rel.namespace, rel.name), []).append(Deploy(rel.revision, rel.status, rel.last_deployed))
+    return {key: tuple(sorted(deploys, key=lambda d: d.revision)) for key, deploys in history.items()}
 
 
 class ReleaseDecodeError(ValueError):
@@ -75,7 +97,8 @@ def release_from_json(release: Mapping[str, JSONValue], secret: Mapping[str, JSO
         status=str(mapping_at(release, "info").get("status") or labels.get("status", "")),
         chart_name=str(meta.get("name", "")), chart_version=str(meta.get("version", "")),
         app_version=str(meta.get("appVersion", "")),
-        values=redact(mapping_at(release, "config")))
+        values=redact(mapping_at(release, "config")),
+        last_deployed=str(mapping_at(release, "info").get("last_deployed") or ""))
 
 
 def release_from_summary(obj: Mapping[str, JSONValue]) -> HelmRelease:
@@ -83,7 +106,8 @@ def release_from_summary(obj: Mapping[str, JSONValue]) -> HelmRelease:
     chart = mapping_at(obj, "chart")
     return HelmRelease(str(meta.get("name", "")), str(meta.get("namespace", "")), _number(obj.get("revision") or 0),
                        str(obj.get("status", "")), str(chart.get("name", "")), str(chart.get("version", "")),
-                       str(chart.get("appVersion", "")), redact(mapping_at(obj, "config")))
+                       str(chart.get("appVersion", "")), redact(mapping_at(obj, "config")),
+                       last_deployed=str(obj.get("lastDeployed") or ""))
 
 
 def _number(value: JSONValue) -> int:

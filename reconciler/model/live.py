@@ -19,12 +19,15 @@ from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
     RELEASE_SECRET_TYPE,
+    Deploy,
     HelmRelease,
     ReleaseDecodeError,
     decode_release_secret,
     latest_per_release,
     release_from_summary,
+    release_history,
 )
+from reconciler.model.managed_fields import ObjectManagers, object_managers
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
 
 SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
@@ -131,6 +134,10 @@ class LiveState:
     # and its duration; None when there is none
     scheduler_lease: tuple[float, int] | None = None
     releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
+    # every revision read of every release, by (namespace, name): which one set a Helm-owned field
+    release_history: dict[tuple[str, str], tuple[Deploy, ...]] = field(default_factory=dict)
+    # managedFields of what the differ compares, by (kind, name): Queue, SchedulingShard, Config, Node (labels)
+    managers: dict[tuple[str, str], ObjectManagers] = field(default_factory=dict)
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
     # and `release_search_reason` says why.
@@ -175,6 +182,7 @@ class LiveStateBuilder:
     def finish(self) -> LiveState:
         state = self.state
         state.releases = latest_per_release([r for r in self._releases if r.chart_name == KAI_CHART])
+        state.release_history = release_history(self._releases)
         for pod in self._pods:
             if pod.namespace == KAI_NAMESPACE and not pod.labels_nvcf:
                 state.kai_pods.append(pod)
@@ -188,6 +196,12 @@ class LiveStateBuilder:
     def _queue(self, obj: JSONObject) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
+        self._keep_managers(k8s.QUEUE.kind, obj)
+
+    def _keep_managers(self, kind: str, obj: JSONObject) -> None:
+        managers = object_managers(obj)
+        if managers.entries:   # none: read without them (an older snapshot), so nothing to say
+            self.state.managers[(kind, _meta(obj, "name"))] = managers
 
     def _crd(self, obj: JSONObject) -> None:
         self.state.crds.add(_meta(obj, "name"))
@@ -195,6 +209,7 @@ class LiveStateBuilder:
     def _shard(self, obj: JSONObject) -> None:
         shard = kai_object(obj)
         self.state.shards[shard.name] = shard
+        self._keep_managers(k8s.SCHEDULING_SHARD.kind, obj)
         if shard.name == "default":
             self.state.shard = mapping_at(obj, "spec")
 
@@ -202,6 +217,7 @@ class LiveStateBuilder:
         if _meta(obj, "name") == "kai-config":   # the operator ignores any other name
             self.state.kai_config = kai_object(obj)
             self.state.kai_config_read = True
+            self._keep_managers(k8s.CONFIG.kind, obj)
 
     def _config_read(self, obj: JSONObject) -> None:
         self.state.kai_config_read = True
@@ -264,6 +280,7 @@ class LiveStateBuilder:
         if SCHEDULE_LABEL in labels:
             self.state.schedule_labels[name] = str(labels[SCHEDULE_LABEL])
         self.state.node_labels[name] = frozenset(sys.intern(f"{k}={v}") for k, v in labels.items())
+        self._keep_managers(k8s.NODE.kind, obj)
 
     def _namespace(self, obj: JSONObject) -> None:
         if NVCF_NAMESPACE_LABEL in mapping_at(mapping_at(obj, "metadata"), "labels"):

@@ -20,6 +20,7 @@ from reconciler.core.exits import ExitCode
 from reconciler.core.printable import visible, visible_block
 from reconciler.core.refs import Location
 from reconciler.core.show import show_value
+from reconciler.findings.attribution import attribution_lines
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.outputs.input_error import InputError
@@ -135,6 +136,7 @@ def finding_details(f: Finding, link: Link | None = None) -> str:
     if f.location:
         path = f" ({inline_code(f.location.dotted_path())})" if f.location.path else ""
         lines.append(f"- where: {where(f.location, link)}{path}")
+    lines += [f"- {escape_markdown(line)}" for line in attribution_lines(f.attribution, f.live, f.desired)]
     if f.waived_by:
         lines.append(f"- waived: {escape_markdown(f.waived_by)}")
     if f.fix and f.fix.description:

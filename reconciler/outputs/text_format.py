@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.printable import visible
 from reconciler.core.show import show_value
+from reconciler.findings.attribution import attribution_lines
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.report.report import ClusterReport, Report, finding_order
@@ -105,9 +106,12 @@ def _drift(console: Console, f: Finding) -> None:
     where = f"  [dim]{_escape(str(f.location))}[/]" if f.location else ""
     console.print(f"  [{colour}]{sign}[/] {_escape(str(f.subject or ''))} [dim]{_escape(f.rule_id)}[/]{where}")
     changes = f.extra.get("changes")
+    attributed = attribution_lines(f.attribution, f.live, f.desired)
     if changes:
-        for key, live, want in changes:
+        for key, live, want in [] if attributed else changes:
             console.print(f"      {_escape(str(key)):<22} {_value(live)} → {_value(want)}")
+        for line in attributed:   # the same changes, each with who last set it
+            console.print(f"      {_escape(line)}")
         if f.extra.get("note"):
             console.print(f"      [dim]{_escape(f.extra['note'])}[/]")
     elif action is Action.CREATE and f.fix and f.fix.patch:
@@ -115,6 +119,8 @@ def _drift(console: Console, f: Finding) -> None:
             console.print(f"      spec: {_escape(line)}")
     else:
         console.print(f"      {_escape(f.message)}")
+    for line in [] if changes else attributed:
+        console.print(f"      [dim]{_escape(line)}[/]")
     if f.fix and f.fix.command:
         console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 
@@ -129,6 +135,8 @@ def _violations(console: Console, problems: list[Problem]) -> None:
         rules = " + ".join(problem.rule_ids)
         console.print(f"  [{colour}]{problem.severity.value.upper():<7}[/] {_escape(rules)}{where}")
         console.print(f"          {_escape(f.message)}")
+        for line in attribution_lines(f.attribution, f.live, f.desired):
+            console.print(f"          [dim]{_escape(line)}[/]")
         _also(console, problem, "          ")
         if f.fix and (f.fix.command or f.fix.description):
             console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")

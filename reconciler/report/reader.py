@@ -19,6 +19,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.names import context_name, dns_label, object_name, require
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
+from reconciler.findings.attribution import Attribution
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
@@ -148,6 +149,8 @@ def finding_from_dict(data: JSONObject) -> Finding:
         title=str(data["title"]),
         waived_by=_optional_text(data["waived_by"]),
         extra=dict(mapping_at(data, "details")),
+        attribution=tuple(Attribution.from_dict(expect_object(a, "an attribution"))
+                          for a in _array(data.get("attribution") or [], "attribution")),
     )
 
 

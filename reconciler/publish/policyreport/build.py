@@ -19,6 +19,7 @@ import orjson
 
 from reconciler.core.redact import redact_text
 from reconciler.core.resources import CLUSTER_POLICY_REPORT, OPEN_CLUSTER_REPORT, OPEN_REPORT, POLICY_REPORT, Resource
+from reconciler.findings.attribution import attribution_lines
 from reconciler.findings.finding import Finding, Severity
 from reconciler.report.report import finding_order
 
@@ -192,7 +193,11 @@ def _properties(finding: Finding, settings: ReportSettings) -> dict[str, str]:
         props["waivedBy"] = finding.waived_by
     if finding.fix and finding.fix.command:
         props["fix"] = finding.fix.command
-    return {k: _clip(redact_text(v), PROPERTY_LIMIT) for k, v in props.items()}
+    if finding.attribution:
+        redacted = tuple(a.redacted() for a in finding.attribution)   # manager names are free text
+        props["attribution"] = "; ".join(attribution_lines(redacted, finding.live, finding.desired))
+    return {k: _clip(redact_text(v), MESSAGE_LIMIT if k == "attribution" else PROPERTY_LIMIT)
+            for k, v in props.items()}
 
 
 def _truncation_result(omitted: int, total: int, settings: ReportSettings, stamp: dict[str, int]

@@ -46,8 +46,10 @@ from reconciler.core.resources import (
     SERVICE_ACCOUNT,
     Resource,
 )
+from reconciler.model.helm import KAI_CHART
 from reconciler.model.kai_config import CONFIG_NAME
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
+from reconciler.model.managed_fields import object_managers
 from reconciler.sources.cluster import slim
 from reconciler.sources.cluster.client import (
     RETRIES,
@@ -72,6 +74,7 @@ SCHEDULER_LEASE = "kai-scheduler"       # the scheduler's leader Lease: <schedul
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
 HEALTHZ_PATH = SERVICE.object_path("nvca:8000", "nvca-system", "proxy/healthz")
 EVENT_REASONS = ("Unschedulable", "FailedScheduling")   # KAI's reason, then the default scheduler's
+_MANAGED_READS = ("queues", "shards", "kai-config")     # read before the releases, which may own them
 
 
 @dataclass(frozen=True)
@@ -320,7 +323,7 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
         plan.append((f"crds/{name}", partial(reader.object, f"crds/{name}", "CRDs",
                                              CUSTOM_RESOURCE_DEFINITION.object_path(name), slim.slim_crd)))
     if QUEUE in served:
-        plan.append(_list(reader, ListRead("queues", "queues", QUEUE, limit=limit)))
+        plan.append(_list(reader, ListRead("queues", "queues", QUEUE, limit=limit, reduce=slim.checked_object)))
     if SCHEDULING_SHARD in served:
         plan.append(_list(reader, ListRead("shards", "SchedulingShards", SCHEDULING_SHARD, limit=limit,
                                            reduce=slim.kai_object)))
@@ -448,19 +451,32 @@ def _run(pool: ThreadPoolExecutor, plan: list[tuple[str, Read]],
 
 
 class _Feeder:
-    """Feeds the sink in plan order; drops a pod seen twice; keeps only events of pods that are Pending."""
+    """Feeds the sink in plan order; drops a pod seen twice; keeps only events of pods that are Pending; keeps
+    another chart's release only when an object fed before it (Queues, shards, kai-config) belongs to it."""
 
     def __init__(self, sink: slim.ObjectSink) -> None:
         self.sink = sink
         self.seen_pods: set[tuple[str, str]] = set()
         self.pending_pods: set[tuple[str, str]] = set()
+        self.owning_releases: set[tuple[str, str]] = set()
 
     def feed(self, key: str, items: list[Obj]) -> None:
         is_pods = key.startswith("pods/")
         for item in items:
             if is_pods and not self._first_sight(item):
                 continue
+            if key == "releases" and not self._kept_release(item):
+                continue
+            release = object_managers(item).release if key in _MANAGED_READS else None
+            if release is not None:
+                self.owning_releases.add(release)
             self.sink.add(item)
+
+    def _kept_release(self, summary: Obj) -> bool:
+        if mapping_at(summary, "chart").get("name", KAI_CHART) == KAI_CHART:
+            return True
+        meta = mapping_at(summary, "metadata")
+        return (str(meta.get("namespace", "")), str(meta.get("name", ""))) in self.owning_releases
 
     def _first_sight(self, pod: Obj) -> bool:
         meta = mapping_at(pod, "metadata")

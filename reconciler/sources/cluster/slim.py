@@ -10,6 +10,7 @@ read, so every format, the snapshot and the logs see it masked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Protocol
 
 import orjson
@@ -124,7 +125,48 @@ def slim_job(obj: Obj) -> Obj:
 
 
 def slim_node(obj: Obj) -> Obj:
-    return typed({"metadata": _meta(obj, "name", "labels", "creationTimestamp")}, NODE)
+    """Name and labels, and who set which label: the managedFields entries that own labels, cut down to them
+    (the kubelet's status entries are most of a node's and say nothing about its labels)."""
+    meta = _meta(obj, "name", "labels", "creationTimestamp")
+    managed = [_label_entry(e) for e in objects_at(mapping_at(obj, "metadata"), "managedFields")]
+    kept: JSONArray = [e for e in managed if e is not None]
+    if kept:
+        meta["managedFields"] = kept
+    return typed({"metadata": meta}, NODE)
+
+
+def _label_entry(entry: Obj) -> Obj | None:
+    labels = mapping_at(mapping_at(mapping_at(entry, "fieldsV1"), "f:metadata"), "f:labels")
+    if not labels:
+        return None
+    return _managed_entry({**entry, "fieldsV1": {"f:metadata": {"f:labels": labels}}})
+
+
+def checked_object(obj: Obj) -> Obj:
+    """An object the differ compares with Git (a Queue, kai-config, a SchedulingShard): as `as_is`, but its
+    managedFields kept, so a drifted field names the manager that last set it (a snapshot as the live read)."""
+    meta = obj.get("metadata")
+    managed = meta.get("managedFields") if isinstance(meta, dict) else None
+    kept = as_is(obj)
+    if isinstance(meta, dict) and isinstance(managed, list):
+        meta["managedFields"] = [_managed_entry(e) for e in managed if isinstance(e, dict)]
+    return kept
+
+
+def _managed_entry(entry: Obj) -> Obj:
+    """The entry's own keys; the manager's name (free text) and the values fieldsV1 spells in its keys (a set
+    member `v:"--token=…"`, a list key `k:{…}`) redacted, as everything else the cluster wrote."""
+    kept: Obj = {k: entry[k] for k in ("manager", "operation", "subresource", "apiVersion", "time", "fieldsType")
+                 if isinstance(entry.get(k), str)}
+    if "manager" in kept:
+        kept["manager"] = redact_free_text(str(kept["manager"]))
+    kept["fieldsV1"] = _redacted_field_set(mapping_at(entry, "fieldsV1"))
+    return kept
+
+
+def _redacted_field_set(fields: Obj) -> Obj:
+    return {(redact_free_text(k) if k.startswith(("v:", "k:")) else k): _redacted_field_set(v)
+            if isinstance(v, dict) else {} for k, v in fields.items()}
 
 
 def slim_namespace(obj: Obj) -> Obj:
@@ -162,7 +204,7 @@ def as_is(obj: Obj) -> Obj:
 def kai_object(obj: Obj) -> Obj:
     """A KAI Config or SchedulingShard: kept whole (the differ compares its spec with Git), its condition
     messages redacted (the operator quotes the errors of what it deployed)."""
-    kept = as_is(obj)
+    kept = checked_object(obj)
     for condition in objects_at(mapping_at(kept, "status"), "conditions"):
         message = condition.get("message")
         if isinstance(message, str):
@@ -199,7 +241,8 @@ def redacted_event(obj: Obj) -> Obj:
 
 
 def release_summary(obj: Obj) -> Obj | None:
-    """A release Secret as a redacted summary (no manifest, no raw values); other charts' releases dropped."""
+    """A release Secret as a redacted summary (no manifest, no raw values); other charts' releases without their
+    values, which the reader keeps only when they own a checked object (a Helm-owned field names its release)."""
     if obj.get("type") != RELEASE_SECRET_TYPE:
         return None  # never keep other Secrets, not even in memory
     try:
@@ -208,7 +251,7 @@ def release_summary(obj: Obj) -> Obj | None:
         return {"apiVersion": RELEASE_ERROR_KIND[0], "kind": RELEASE_ERROR_KIND[1],
                 "metadata": _meta(obj, "name", "namespace"), "message": redact_free_text(str(exc))}
     if release.chart_name != KAI_CHART:
-        return None
+        return replace(release, values={}).to_summary()
     return release.to_summary()
 
 
