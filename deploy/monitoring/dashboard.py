@@ -21,6 +21,7 @@ from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 OUTPUT = Path(__file__).with_name("grafana-dashboard.json")
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 CLUSTERS = 'cluster=~"$cluster"'
+FINDINGS_TABLE = f"sum by (cluster, rule, severity, kind) (kai_gitops_findings{{{CLUSTERS}}})"
 
 
 def query(expr: str, legend: str) -> prometheus.Dataquery:
@@ -58,8 +59,7 @@ def drift_and_findings(dashboard: Dashboard) -> Dashboard:
             .with_panel(table.Panel().title("Findings now, per cluster and rule")
                         .description("The last run's findings: one row per cluster, rule, severity and kind.")
                         .datasource(DATASOURCE).span(24).height(8)
-                        .with_target(query(f"sum by (cluster, rule, severity, kind) (kai_gitops_findings{{{CLUSTERS}}})",
-                                           "").instant().format(PromQueryFormat.TABLE))))
+                        .with_target(query(FINDINGS_TABLE, "").instant().format(PromQueryFormat.TABLE))))
 
 
 def runs(dashboard: Dashboard) -> Dashboard:
