@@ -20,7 +20,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 # The demo's findings are the point: exit 2 (findings) is expected and not an error for make.
-# Its log lines read as text even in a CI log (elsewhere a non-terminal stderr gets JSON lines).
+# Its log lines read as text even when `make demo` runs in a pod (where --log-format auto picks JSON lines).
 demo demo-fix: export KAI_GITOPS_LOG_FORMAT = text
 demo: $(STAMP)
 	@rm -rf .cache/demo-repo

@@ -26,8 +26,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def _text_logs() -> Iterator[None]:
-    """The CLI picks JSON log lines when stderr is not a terminal, as under the test runner; the suite's
-    error-line assertions read the text form. Tests of the JSON form pass --log-format json.
+    """The CLI picks JSON log lines inside a Kubernetes pod, where a CI runner may run this suite; the
+    suite's error-line assertions read the text form. Tests of the JSON form pass --log-format json, and
+    tests of `auto` set the variable themselves.
 
     Session-scoped, so module-scoped fixtures that run the CLI see it too."""
     previous = os.environ.get("KAI_GITOPS_LOG_FORMAT")

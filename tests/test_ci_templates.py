@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -87,8 +88,7 @@ def pre_commit_entries() -> list[str]:
     return [f"kai-gitops {hook['entry'].removeprefix('kai-gitops ')}" for hook in load(PRE_COMMIT)]
 
 
-@pytest.mark.parametrize("scripts", [github_runs, gitlab_scripts, github_sharded_runs, gitlab_sharded_scripts,
-                                     pre_commit_entries])
+@pytest.mark.parametrize("scripts", [gitlab_scripts, github_sharded_runs, gitlab_sharded_scripts, pre_commit_entries])
 def test_every_kai_gitops_call_parses_against_the_command_tree(scripts: Any) -> None:
     calls = [call for script in scripts() for call in kai_gitops_calls(script)]
     assert calls
@@ -110,20 +110,16 @@ def outputs_of(call: list[str]) -> dict[str, str]:
     return {spec.format: spec.path for spec in params["output"]}
 
 
-def test_github_workflow_checks_against_the_base_and_uploads_its_sarif() -> None:
-    workflow = load(GITHUB)
-    (call,) = [c for run in github_runs() for c in kai_gitops_calls(run)]
-    _, params = parse_call(call)
-    assert params["base"] == "origin/SAMPLE_BASE_REF"
-    assert workflow["jobs"]["check"]["steps"][-2]["env"]["BASE_REF"] == "${{ github.base_ref }}"
-    outputs = outputs_of(call)
-    assert outputs["github"] == "-" and "text" not in outputs   # github carries the text log (wrapped)
-    upload = next(s for s in workflow["jobs"]["check"]["steps"] if "upload-sarif" in s.get("uses", ""))
-    assert upload["uses"].startswith("github/codeql-action/upload-sarif@")
-    assert upload["with"]["sarif_file"] == outputs["sarif"]
-    assert upload["if"] == "success() || failure()"
-    checkout = workflow["jobs"]["check"]["steps"][0]
-    assert checkout["with"]["fetch-depth"] == 0
+def test_github_workflow_runs_the_action_on_the_full_history_without_persisted_credentials() -> None:
+    """The check itself (base, SARIF upload, annotations) is the action's: tests/test_github_action.py."""
+    from tests.test_github_action import ACTION_INPUTS, action_step
+
+    step = action_step(load(GITHUB))
+    assert set(step.get("with", {})) <= ACTION_INPUTS
+    assert step["uses"] == f"<owner>/kai-gitops@{release_ref()}"
+    checkout = load(GITHUB)["jobs"]["check"]["steps"][0]
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}
 
 
 def test_github_workflow_asks_for_least_privilege() -> None:
@@ -374,7 +370,7 @@ def test_a_gitlab_shard_stopped_by_an_error_reports_it_to_the_mr(tmp_path: Path,
 
 PLACEHOLDER = "<kai-gitops-git-url>"   # the one spot a user fills in: the Git URL of kai-gitops itself
 INSTALLING = ROOT / "docs" / "ci.md"
-TEMPLATES = [GITHUB, GITHUB_SHARDED, GITLAB, GITLAB_SHARDED]
+TEMPLATES = [GITHUB_SHARDED, GITLAB, GITLAB_SHARDED]   # github-actions.yml installs through the action
 
 
 def install_steps(path: Path) -> list[tuple[dict[str, str], str]]:
@@ -408,7 +404,7 @@ def test_every_template_installs_kai_gitops_from_its_git_repository(path: Path) 
 
 
 def test_the_project_url_is_one_placeholder_everywhere_a_user_copies_it() -> None:
-    copied = [*TEMPLATES, PRE_COMMIT, INSTALLING, ROOT / "README.md"]
+    copied = [*TEMPLATES, GITHUB, PRE_COMMIT, INSTALLING, ROOT / "README.md"]
     for path in copied:
         text = path.read_text()
         for stale in ("<your-org>", "example-org", "kai-gitops==", "https://…/kai-gitops"):
@@ -473,10 +469,29 @@ def test_the_install_step_installs_kai_gitops_from_a_local_clone(tmp_path: Path,
     assert Path(where).resolve().is_relative_to(venv_dir.resolve())   # the clone's copy, not this checkout's
 
 
-def test_the_github_workflow_templates_pass_actionlint() -> None:
+def test_the_github_workflow_templates_pass_actionlint(tmp_path: Path) -> None:
+    """Every template, and the template's use of the action checked against action.yml itself: actionlint reads
+    a local action's metadata (`uses: ./`, in a Git work tree) and refuses an input the action does not declare."""
     from tests.support.tools import require_tool
+    from tests.test_github_action import ACTION_INPUTS
 
     actionlint = require_tool("actionlint")
+    project = tmp_path / "project"
+    (project / ".github" / "workflows").mkdir(parents=True)
+    pygit2.init_repository(str(project))
+    shutil.copy(ROOT / "action.yml", project / "action.yml")
+    local = GITHUB.read_text().replace(f"<owner>/kai-gitops@{release_ref()}", "./")
+    assert local != GITHUB.read_text()
+    (project / ".github" / "workflows" / "kai-gitops.yml").write_text(local)
+    every_input = local.replace("          fail-on: warning", "\n".join(
+        f"          {name}: x" for name in sorted(ACTION_INPUTS)))
+    (project / ".github" / "workflows" / "every-input.yml").write_text(every_input)
     done = subprocess.run([str(actionlint), "-no-color", str(GITHUB), str(GITHUB_SHARDED)], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run([str(actionlint), "-no-color"], cwd=project, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (project / ".github" / "workflows" / "misnamed.yml").write_text(local.replace("fail-on:", "fail_on:"))
+    done = subprocess.run([str(actionlint), "-no-color"], cwd=project, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and 'input "fail_on" is not defined' in done.stdout, done.stdout + done.stderr
+

@@ -113,7 +113,8 @@ def log_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--log-format", type=click.Choice(["auto", "json", "text"]), default="auto",
                         envvar="KAI_GITOPS_LOG_FORMAT", show_default=True,
                         help="stderr log lines: text for people, json (one object per line) for log stacks; "
-                             "auto is text on a terminal, json otherwise (or $KAI_GITOPS_LOG_FORMAT).")(func)
+                             "auto is json inside a Kubernetes pod, text elsewhere, CI included "
+                             "(or $KAI_GITOPS_LOG_FORMAT).")(func)
 
 
 def metrics_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,4 +1,4 @@
-"""Logs on stderr (stdout is the report): human text on a terminal, one JSON object per line otherwise.
+"""Logs on stderr (stdout is the report): one JSON object per line inside a pod, human text everywhere else.
 
 Every module logs through stdlib `logging` under the `kai_gitops` logger; `configure` installs the one
 handler. Each JSON line carries the run id, the cluster and the phase of the run (context variables set by
@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TextIO
 
 import orjson
@@ -25,6 +27,9 @@ from reconciler.core.redact import redact, redact_free_text
 
 LOGGER = "kai_gitops"
 FORMATS = ("auto", "json", "text")
+# What client-go's rest.InClusterConfig requires: the service's address in the environment and the pod's
+# service account token mounted. A CI runner has no token there, whatever its stderr is.
+SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 _RUN_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitops_run_id", default=None)
 _CLUSTER: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitops_cluster", default=None)
 _PHASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("kai_gitops_phase", default=None)
@@ -130,15 +135,28 @@ def _no_audit_detail(record: logging.LogRecord) -> bool:
     return record.levelno > logging.INFO or not hasattr(record, "audit")
 
 
-def resolve_format(fmt: str, stream: TextIO | None = None) -> str:
+def in_pod() -> bool:
+    """Whether this process runs in a Kubernetes pod, as client-go's in-cluster config decides it."""
+    env = os.environ
+    return bool(env.get("KUBERNETES_SERVICE_HOST") and env.get("KUBERNETES_SERVICE_PORT")
+                and SERVICE_ACCOUNT_TOKEN.is_file())
+
+
+def _ci_job() -> bool:
+    """GitHub Actions, GitLab CI and most others set CI=true; their runners may be pods too."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
+def resolve_format(fmt: str) -> str:
+    """`auto` is JSON for the log stack that collects a pod's stderr, text for the people who read a terminal
+    or a CI job's log."""
     if fmt not in FORMATS:
         from reconciler.core.errors import UserError
 
         raise UserError(f"unknown log format '{fmt}'", hint="use json, text or auto")
     if fmt != "auto":
         return fmt
-    target = stream or sys.stderr
-    return "text" if getattr(target, "isatty", lambda: False)() else "json"
+    return "json" if in_pod() and not _ci_job() else "text"
 
 
 @contextmanager
@@ -146,7 +164,7 @@ def logging_to_stderr(fmt: str = "auto", *, stream: TextIO | None = None, level:
                       ) -> Iterator[str]:
     """The one kai-gitops handler for the length of a command (removed after, so runs in one process, like
     tests, never share it); yields the format chosen."""
-    chosen = resolve_format(fmt, stream)
+    chosen = resolve_format(fmt)
     logger = logging.getLogger(LOGGER)
     handler = _StderrHandler(stream)
     handler.setFormatter(JsonFormatter() if chosen == "json" else TextFormatter())
