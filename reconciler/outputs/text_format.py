@@ -115,6 +115,8 @@ def _drift(console: Console, f: Finding) -> None:
             console.print(f"      spec: {_escape(line)}")
     else:
         console.print(f"      {_escape(f.message)}")
+    if f.last_write:
+        console.print(f"      [{'bold' if f.last_write.by_person else 'dim'}]{_escape(f.last_write.shown())}[/]")
     if f.fix and f.fix.command:
         console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 
