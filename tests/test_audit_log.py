@@ -210,7 +210,7 @@ def test_gzip_is_read_by_its_magic_bytes_whatever_its_name(demo: Path, tmp_path:
 def test_malformed_lines_are_counted_and_skipped_with_one_warning(demo: Path, tmp_path: Path) -> None:
     events = [line(e) for e in story()]
     torn = events[5][: len(events[5]) // 2] + b"\n"                     # a write cut short
-    not_json = b'{"kind":"Event","verb":"update","name":"default-queue",}\n'
+    not_json = b'{"kind":"Event","stage":"ResponseComplete","verb":"update","objectRef":{"name":"default-queue",}}\n'
     log = tmp_path / "audit.log"
     log.write_bytes(b"".join([*events[:5], torn, b"\n", *events[5:10], not_json, b"garbage\n", *events[10:]]))
     code, stdout, stderr = diff(demo, "--k8s-audit-log", log)

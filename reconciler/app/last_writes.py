@@ -27,6 +27,8 @@ def with_last_writes(findings: list[Finding], files: Sequence[str], identities: 
         return findings
     targets = {f.subject: target for f in findings if f.kind is Kind.DRIFT and f.subject
                and (target := audit_target(f.subject)) is not None}
+    if not targets:   # no drift to explain: the logs were checked readable before the run, and need no read
+        return findings
     with phase("read-audit-log"):
         found = last_writes(files, set(targets.values()), until)
     return [_attributed(f, found.get(targets[f.subject]), identities)

@@ -3,8 +3,8 @@ backend writes them, plain or gzip.
 
 A log can be many GB, so it is streamed a line at a time and only the last successful write to each object asked
 about is kept: memory grows with the objects asked about, never with the log. Lines that cannot be a finished
-write to one of those objects are not parsed at all (the object's name and the stage ResponseComplete must
-appear in the line), which keeps a multi-GB read near the speed of the disk.
+write to one of those objects are not parsed at all (the object's name, a write verb and the stage
+ResponseComplete must appear in the line), which keeps a multi-GB read near the speed of the disk.
 
 A malformed line (a log cut mid-write, a stray line from another writer) is counted and skipped, with one warning
 per file naming the first: the writes around it are still the cluster's history, and dropping the whole answer
@@ -34,6 +34,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 # An Event at the RequestResponse level carries whole objects; no KAI or Kubernetes object comes near this.
 MAX_LINE = 16 * 1024 * 1024
 _STAGE = b"ResponseComplete"   # a line without it holds no finished write: it is not parsed
+_QUOTED_VERBS = tuple(f'"{verb}"'.encode() for verb in sorted(WRITE_VERBS))
 _HINT = "pass the API server's --audit-log-path file: JSON lines of audit.k8s.io/v1 Events, plain or gzip"
 
 
@@ -108,13 +109,19 @@ def _scan(file: str, wanted: tuple[AuditTarget, ...], until: datetime, found: di
                 first = False
             if not (text.startswith(b"{") and text.endswith(b"}")):   # cut short, or no JSON object at all
                 bad.add(number)
-            elif _STAGE in text and any(needle in text for needle in needles):
+            elif _may_be_write(text, needles):
                 event = _event(text)
                 if event is None:
                     bad.add(number)
                 else:
                     _keep(event, wanted, until, found, bad, number)
     bad.warn()
+
+
+def _may_be_write(text: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Substring tests that any encoding of a finished write to an asked object passes, whatever its spacing."""
+    return (any(needle in text for needle in needles) and _STAGE in text
+            and any(verb in text for verb in _QUOTED_VERBS))
 
 
 def _keep(event: dict[str, Any], wanted: tuple[AuditTarget, ...], until: datetime,
