@@ -187,13 +187,26 @@ def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None
     assert written["default-parent-queue"]["identity"] == "gitops"   # the operator, still listed by default
 
 
-def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path) -> None:
+def test_the_schema_command_describes_audit_identities() -> None:
+    code, stdout, _ = run_cli(["schema"])
+    identities = json.loads(stdout)["properties"]["audit"]["properties"]["identities"]
+    assert code == 0 and set(identities["properties"]) == {"gitops", "system"}
+    assert "KAI operator" in identities["description"]
+
+
+@pytest.mark.parametrize(("block", "needles"), [
+    ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
+    ("    gitops:\n      - agent: 'x/*'\n", ("unknown key(s) 'agent' in audit.identities.gitops.0",
+                                           "allowed: userAgent")),
+    ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
+])
+def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, needles: tuple[str, ...]) -> None:
     repo = tmp_path / "repo"
     load_demo_builder().build_repo(repo)
     config = (repo / "kai-gitops.yaml").read_text()
-    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n    person: [bob]\n"})
+    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n" + block})
     code, stdout, stderr = run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT])
-    assert_one_line_error(code, stdout, stderr, "kai-gitops.yaml:", "unknown key(s) 'person'", "gitops, system")
+    assert_one_line_error(code, stdout, stderr, "kai-gitops.yaml:3", *needles)
 
 
 # -- the file: gzip, malformed lines, not an audit log -----------------------------------------------------------
