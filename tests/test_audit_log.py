@@ -278,6 +278,15 @@ def test_user_agents_and_usernames_are_redacted(demo: Path, tmp_path: Path) -> N
         assert "curl/8.5" in out, fmt
 
 
+def test_a_megabyte_user_agent_is_bounded(demo: Path, tmp_path: Path) -> None:
+    huge = Writer("bob", tuple(f"group-{i}" for i in range(500)), "kubectl/" + "x" * 1_000_000, "10.0.0.8")
+    log = write_log(tmp_path / "audit.log", request(huge, "patch", QUEUES, "default-queue", START))
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    written = last_writes(stdout)["default-queue"]
+    assert written["userAgent"].startswith("kubectl/xxx") and "truncated" in written["userAgent"]
+    assert len(written["userAgent"]) <= 8192 and len(written["groups"]) == 50
+
+
 def test_the_drift_issue_and_a_saved_report_keep_the_last_write(demo: Path, tmp_path: Path) -> None:
     log = write_log(tmp_path / "audit.log", story())
     _, stdout, _ = diff(demo, "--k8s-audit-log", log)

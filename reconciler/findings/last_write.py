@@ -12,6 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from reconciler.core.show import MAX_TEXT, truncate_text
+
 
 class Identity(StrEnum):
     PERSON = "person"   # anyone on neither list: the change to look at
@@ -30,6 +32,16 @@ class LastWrite:
     user_agent: str | None = None
     source_ip: str | None = None
     impersonated_by: str | None = None   # the authenticated user, when `user` is the one it impersonated
+
+    def __post_init__(self) -> None:
+        """A client sends what it likes as its user agent (and an authenticator may pass long names): bounded
+        like a finding's text, so every format renders the same bounded sentence."""
+        for name in ("user", "user_agent", "impersonated_by"):
+            value = getattr(self, name)
+            if isinstance(value, str) and len(value) > MAX_TEXT:
+                object.__setattr__(self, name, _bounded(value))
+        if len(self.groups) > MAX_GROUPS or any(len(g) > MAX_TEXT for g in self.groups):
+            object.__setattr__(self, "groups", tuple(_bounded(g) for g in self.groups[:MAX_GROUPS]))
 
     def to_dict(self) -> dict[str, Any]:
         return {"user": self.user, "groups": list(self.groups), "userAgent": self.user_agent,
@@ -74,6 +86,14 @@ class LastWrite:
 
 
 PERSON_MARK = "⚠"
+MAX_GROUPS = 50   # groups shown of one writer; the auditID finds the rest in the log
+
+
+def _bounded(text: str) -> str:
+    """Redacted before it is cut: a cut inside a token leaves a half no pattern recognises (finding.bounded_text)."""
+    from reconciler.core.redact import redact_free_text
+
+    return truncate_text(redact_free_text(text)) if len(text) > MAX_TEXT else text
 
 
 _PAST = {"create": "created", "delete": "deleted"}
