@@ -10,10 +10,11 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import wraps
 from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
+from reconciler.app.last_writes import with_last_writes
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.attribution import attribute
 from reconciler.checks.differ import diff
@@ -27,7 +28,7 @@ from reconciler.core.refs import Location
 from reconciler.core.show import truncate_text
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
-from reconciler.model.config import ClusterConfig, RepoConfig
+from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
@@ -136,6 +137,7 @@ class _OneCluster(NamedTuple):
 
 
 def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
+    started = datetime.now(UTC)
     repo = open_desired(settings.git)
     chosen = _one_cluster(repo.config, settings.cluster, None)
     set_cluster(chosen.name)
@@ -148,6 +150,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
         findings = attribute(findings, live, desired.shared)
+    findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities, started)
     waivers = Waiving(repo, [desired.name])
     rules = ran_rules(repo, settings, "live", drift=True, keys=True)
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
@@ -159,6 +162,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
 @telling_uncommitted_edits
 def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None) -> Report:
     """Live-only checks; Git is optional (with --repo the cluster's intent is known too)."""
+    started = datetime.now(UTC)
     desired: DesiredCluster | None = None
     repo: DesiredRepo | None = None
     if settings.git.repo is not None:
@@ -173,6 +177,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += kai_operator_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
+    findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities if repo
+                                else AuditIdentities(), started)
     waivers = Waiving(repo, [name])
     with_git = desired is not None
     rules = ran_rules(repo, settings, "live", drift=with_git, keys=with_git)

@@ -54,6 +54,7 @@ class RunSettings:
     policy: PolicySettings = field(default_factory=PolicySettings)
     base_ref: str | None = None
     shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
+    k8s_audit_logs: tuple[str, ...] = ()   # the cluster's audit logs: who last wrote each drifted object
 
 
 @dataclass

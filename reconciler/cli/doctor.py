@@ -7,12 +7,13 @@ from typing import Any
 import click
 
 from reconciler.cli.guard import guard
-from reconciler.cli.options import judging_options, live_options, log_option
+from reconciler.cli.options import judging_options, k8s_audit_log_option, live_options, log_option
 from reconciler.core.exits import ExitCode
 
 
 @click.command("doctor")
 @live_options
+@k8s_audit_log_option
 @click.option("--repo", metavar="PATH|URL", default=None, help="Optional GitOps repository, for intent-aware checks.")
 @click.option("--ref", default="HEAD", show_default=True, help="Git ref (with --repo).")
 @click.option("--worktree", is_flag=True, help="Read the working tree (with --repo).")

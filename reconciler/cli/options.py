@@ -36,6 +36,27 @@ def live_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _audit_logs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Each file's first line is read before the run: a wrong path must not cost a cluster read first."""
+    from reconciler.core.errors import UserError
+    from reconciler.sources.audit_log import check_audit_log
+
+    for value in values:
+        try:
+            check_audit_log(value)
+        except UserError as exc:
+            raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
+    return values
+
+
+def k8s_audit_log_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The cluster's audit logs, read for who last wrote each drifted object (`lastWrite`)."""
+    return click.option("--k8s-audit-log", "k8s_audit_log", multiple=True, metavar="FILE", callback=_audit_logs,
+                        help="The API server's audit log (JSON lines of audit.k8s.io/v1 Events, plain or gzip), "
+                             "streamed: each drift finding names its object's last writer before the run, their "
+                             "user agent and source IP. Repeatable (rotated logs).")(func)
+
+
 def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--fail-on", type=click.Choice(SEVERITIES), default="warning", show_default=True,
                         help="Exit 2 when a finding at or above this severity remains (drift counts at its "
@@ -195,7 +216,7 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def desired_and_live_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--repo/--ref/--worktree, --cluster, and the live side: what diff and reconcile compare."""
-    return git_options(cluster_option(live_options(func)))
+    return git_options(cluster_option(live_options(k8s_audit_log_option(func))))
 
 
 def judging_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -10,6 +10,7 @@ from typing import Any
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.core.show import MAX_TEXT, truncate_text
 from reconciler.findings.attribution import Attribution
+from reconciler.findings.last_write import LastWrite
 
 # The `cluster` of findings about the repository itself (waivers, policy edits), not about one cluster: no
 # cluster can be called this (names are DNS labels), so it also names the outputs' repository-wide run or suite.
@@ -120,6 +121,7 @@ class Finding:
     waived_by: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     attribution: tuple[Attribution, ...] = ()   # who last set each drifted field (findings/attribution.py)
+    last_write: LastWrite | None = None   # who last wrote the subject, from --k8s-audit-log (drift only)
 
     def __post_init__(self) -> None:
         """Free text is bounded where a finding is made, so every format renders the same bounded text: a
@@ -152,7 +154,8 @@ class Finding:
         return replace(self, message=redact_free_text(self.message), title=redact_free_text(self.title),
                        subject=subject, desired=redact(self.desired), live=redact(self.live), fix=fix,
                        extra=_free_text_redacted(redact(self.extra)),
-                       attribution=tuple(a.redacted() for a in self.attribution))
+                       attribution=tuple(a.redacted() for a in self.attribution),
+                       last_write=self.last_write.redacted() if self.last_write else None)
 
     def to_dict(self) -> dict[str, Any]:
         from reconciler.core.redact import redact, redact_free_text
@@ -174,6 +177,7 @@ class Finding:
             "fingerprint": self.fingerprint,
             "waived_by": self.waived_by,
             "details": self.extra,
+            **({"lastWrite": self.last_write.redacted().to_dict()} if self.last_write else {}),
         }
         if self.attribution:
             body["attribution"] = [a.redacted().to_dict() for a in self.attribution]

@@ -48,6 +48,36 @@ class GitHostConfig:
 
 
 @dataclass(frozen=True)
+class IdentityPattern:
+    """One entry of `audit.identities`: an fnmatch pattern on the username, or on the user agent (for a tool
+    like Helm, which writes as whoever runs it)."""
+
+    user: str | None = None
+    user_agent: str | None = None
+
+
+# Listed whatever kai-gitops.yaml says (its lists add to these): kai-gitops itself (in the cluster, and run with
+# someone's kubeconfig), Helm, the KAI operator, and the controllers of Argo CD and Flux.
+DEFAULT_GITOPS = (IdentityPattern(user="system:serviceaccount:*:kai-gitops"),
+                  IdentityPattern(user_agent="kai-gitops/*"), IdentityPattern(user_agent="Helm/*"),
+                  IdentityPattern(user="system:serviceaccount:kai-scheduler:kai-operator"),
+                  IdentityPattern(user="system:serviceaccount:argocd:argocd-application-controller"),
+                  IdentityPattern(user="system:serviceaccount:flux-system:*"))
+# Besides every system:* user that is no ServiceAccount (a name only the cluster's own components get):
+# kube-system's ServiceAccounts and KAI's own components other than the operator.
+DEFAULT_SYSTEM = (IdentityPattern(user="system:serviceaccount:kube-system:*"),
+                  IdentityPattern(user="system:serviceaccount:kai-scheduler:*"))
+
+
+@dataclass(frozen=True)
+class AuditIdentities:
+    """The `audit.identities` block: who counts as a GitOps tool and who as the system; anyone else is a person."""
+
+    gitops: tuple[IdentityPattern, ...] = DEFAULT_GITOPS
+    system: tuple[IdentityPattern, ...] = DEFAULT_SYSTEM
+
+
+@dataclass(frozen=True)
 class RepoConfig:
     doc: YamlDoc
     clusters: tuple[ClusterConfig, ...]
@@ -55,6 +85,7 @@ class RepoConfig:
     policy_data: tuple[str, ...] = ()
     waivers_file: str | None = None
     git_host: GitHostConfig | None = None
+    audit_identities: AuditIdentities = field(default_factory=AuditIdentities)
 
     def select(self, name: str | None) -> tuple[ClusterConfig, ...]:
         if name is None:

@@ -139,6 +139,9 @@ def finding_details(f: Finding, link: Link | None = None) -> str:
     lines += [f"- {escape_markdown(line)}" for line in attribution_lines(f.attribution, f.live, f.desired)]
     if f.waived_by:
         lines.append(f"- waived: {escape_markdown(f.waived_by)}")
+    if f.last_write:
+        bold = "**" if f.last_write.by_person else ""
+        lines.append(f"- {bold}{escape_markdown(f.last_write.shown())}{bold}")
     if f.fix and f.fix.description:
         lines.append(f"- fix: {escape_markdown(f.fix.description)}")
     lines.append("")

@@ -71,6 +71,8 @@ def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, af
     lines.append(f"  plan:    {plan.id}{identity}")
     lines.append("")
     lines += render_plan(plan)
+    lines += [f"  {f.subject}: {f.last_write.shown()}" for f in report.clusters[0].active()
+              if f.last_write is not None]   # whose change the plan would undo
     if applied is not None:
         lines.append("")
         lines += render_apply(applied)

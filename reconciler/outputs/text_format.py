@@ -121,6 +121,8 @@ def _drift(console: Console, f: Finding) -> None:
         console.print(f"      {_escape(f.message)}")
     for line in [] if changes else attributed:
         console.print(f"      [dim]{_escape(line)}[/]")
+    if f.last_write:
+        console.print(f"      [{'bold' if f.last_write.by_person else 'dim'}]{_escape(f.last_write.shown())}[/]")
     if f.fix and f.fix.command:
         console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 

@@ -21,6 +21,7 @@ from reconciler.core.names import context_name, dns_label, object_name, require
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.attribution import Attribution
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
+from reconciler.findings.last_write import LastWrite
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
@@ -151,7 +152,13 @@ def finding_from_dict(data: JSONObject) -> Finding:
         extra=dict(mapping_at(data, "details")),
         attribution=tuple(Attribution.from_dict(expect_object(a, "an attribution"))
                           for a in _array(data.get("attribution") or [], "attribution")),
+        last_write=_last_write(data.get("lastWrite")),
     )
+
+
+def _last_write(value: JSONValue) -> LastWrite | None:
+    """Reports written without --k8s-audit-log, or before it existed, have none."""
+    return LastWrite.from_dict(expect_object(value, "lastWrite")) if value else None
 
 
 def _subject(data: JSONObject) -> ObjectRef:

@@ -14,8 +14,10 @@ from reconciler.core.names import dns_subdomain, label_key, label_value, require
 from reconciler.core.refs import YamlPath
 from reconciler.model.config import (
     DEFAULT_STACK_KAI_VERSION,
+    AuditIdentities,
     ClusterConfig,
     GitHostConfig,
+    IdentityPattern,
     RepoConfig,
     SharedClusterIntent,
 )
@@ -65,12 +67,25 @@ class _GitHost(TypedDict, total=False):
     botIdentities: list[str]
 
 
+_IdentityEntry = str | dict[str, str]   # a username pattern, or {"userAgent": pattern}
+
+
+class _Identities(TypedDict, total=False):
+    gitops: list[_IdentityEntry]
+    system: list[_IdentityEntry]
+
+
+class _Audit(TypedDict, total=False):
+    identities: _Identities
+
+
 class _RepoConfigFile(TypedDict):
     apiVersion: str
     clusters: list[_Cluster]
     policies: NotRequired[_Policies]
     waiversFile: NotRequired[str]
     gitHost: NotRequired[_GitHost]
+    audit: NotRequired[_Audit]
 
 
 def schema() -> JSONObject:
@@ -89,7 +104,7 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     policies = data.get("policies") or {}
     return RepoConfig(doc, clusters, tuple(_repo_path(d) for d in policies.get("dirs", ())),
                       tuple(_repo_path(f) for f in policies.get("data", ())), _repo_path(data.get("waiversFile")),
-                      _git_host(data.get("gitHost")))
+                      _git_host(data.get("gitHost")), _audit_identities(data.get("audit") or {}))
 
 
 def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
@@ -98,6 +113,20 @@ def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
     return GitHostConfig(raw.get("host"), raw.get("url"), raw.get("repo"), tuple(raw.get("labels", ())),
                          tuple(raw.get("assignees", ())), raw.get("baseBranch"),
                          tuple(raw.get("botIdentities", ())))
+
+
+def _audit_identities(raw: _Audit) -> AuditIdentities:
+    """The file's lists add to the defaults: naming Argo CD must not make kai-gitops's own writes a person's."""
+    listed = raw.get("identities") or {}
+    defaults = AuditIdentities()
+    return AuditIdentities(defaults.gitops + tuple(map(_identity, listed.get("gitops", ()))),
+                           defaults.system + tuple(map(_identity, listed.get("system", ()))))
+
+
+def _identity(entry: _IdentityEntry) -> IdentityPattern:
+    if isinstance(entry, str):
+        return IdentityPattern(user=entry)
+    return IdentityPattern(user_agent=entry["userAgent"])
 
 
 def _validate(doc: YamlDoc) -> None:

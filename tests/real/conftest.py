@@ -6,6 +6,7 @@ Every test in this folder is marked ``real`` (``pytest -m "not real"`` leaves th
                      Nodes, custom objects, cluster objects and CRDs the test created are removed, the
                      product's CRDs re-installed if the test deleted or changed one. Use this one.
 ``envtest_session``  the same server without the reset (one per pytest session; for session fixtures).
+                     It writes an audit log (``audit_log``, ``audit_events()``).
 ``admin_client``     a ``kubernetes.client.ApiClient`` as the admin (O=system:masters), closed after the test.
 ``cluster``          a ``KaiCluster`` (tests/real/kai_cluster.py): helm, kubectl and kai-gitops on a kubeconfig.
 
@@ -38,7 +39,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def envtest_session() -> Iterator[EnvTest]:
     for name in ("etcd", "kube-apiserver"):
         require_tool(name)
-    cluster = EnvTest()
+    cluster = EnvTest(audit=True)   # its own audit log: what --k8s-audit-log reads (test_audit_log.py)
     try:
         cluster.start()
         yield cluster

@@ -1,0 +1,74 @@
+"""Each drift finding's `lastWrite`: its object's last successful write in the cluster's audit logs, before the
+run began, with the writer's identity classed as a person, the system or a GitOps tool (`audit.identities`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from fnmatch import fnmatchcase
+
+from reconciler.core.refs import ObjectRef
+from reconciler.core.resources import CONFIG_MAP, KAI_AND_NVCA, NODE, SECRET, Resource
+from reconciler.findings.finding import Finding, Kind
+from reconciler.findings.last_write import Identity, LastWrite
+from reconciler.model.config import AuditIdentities, IdentityPattern
+from reconciler.sources.audit_log import AuditTarget, AuditWrite, last_writes
+from reconciler.telemetry.logs import phase
+
+_RESOURCES: dict[tuple[str, str], Resource] = {r.type_key: r for r in (*KAI_AND_NVCA, NODE, CONFIG_MAP, SECRET)}
+HELM_RELEASE_KIND = "HelmRelease"
+
+
+def with_last_writes(findings: list[Finding], files: Sequence[str], identities: AuditIdentities,
+                     until: datetime) -> list[Finding]:
+    """`findings` with `last_write` set on each drift finding whose object the logs saw written."""
+    if not files:
+        return findings
+    targets = {f.subject: target for f in findings if f.kind is Kind.DRIFT and f.subject
+               and (target := audit_target(f.subject)) is not None}
+    if not targets:   # no drift to explain: the logs were checked readable before the run, and need no read
+        return findings
+    with phase("read-audit-log"):
+        found = last_writes(files, set(targets.values()), until)
+    return [_attributed(f, found.get(targets[f.subject]), identities)
+            if f.kind is Kind.DRIFT and f.subject in targets else f for f in findings]
+
+
+def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIdentities) -> Finding:
+    return replace(finding, last_write=last_write(write, identities)) if write is not None else finding
+
+
+def audit_target(subject: ObjectRef) -> AuditTarget | None:
+    """How an audit Event names the subject; a Helm release is written as its revisions' Secrets."""
+    if subject.kind == HELM_RELEASE_KIND:
+        return AuditTarget(SECRET.group, SECRET.plural, subject.namespace, f"sh.helm.release.v1.{subject.name}.v",
+                           prefix=True)
+    resource = _RESOURCES.get((subject.api_version, subject.kind))
+    if resource is None:
+        return None
+    return AuditTarget(resource.group, resource.plural, subject.namespace, subject.name)
+
+
+def last_write(write: AuditWrite, identities: AuditIdentities) -> LastWrite:
+    """The impersonated user, when there is one, is who the API server authorized the write as: it is the one
+    named, with the authenticated user beside it."""
+    user, groups = (write.impersonated_user, write.impersonated_groups) if write.impersonated_user \
+        else (write.user, write.groups)
+    return LastWrite(user, classify(user, write.user_agent, identities), write.stamp, write.verb, write.audit_id,
+                     groups, write.user_agent, write.source_ip, write.user if write.impersonated_user else None)
+
+
+def classify(user: str, user_agent: str | None, identities: AuditIdentities) -> Identity:
+    if _listed(identities.gitops, user, user_agent):
+        return Identity.GITOPS
+    if (user.startswith("system:") and not user.startswith("system:serviceaccount:")) \
+            or _listed(identities.system, user, user_agent):
+        return Identity.SYSTEM
+    return Identity.PERSON
+
+
+def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None) -> bool:
+    return any((p.user is not None and fnmatchcase(user, p.user))
+               or (p.user_agent is not None and user_agent is not None and fnmatchcase(user_agent, p.user_agent))
+               for p in patterns)

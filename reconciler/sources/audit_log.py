@@ -1,0 +1,244 @@
+"""The Kubernetes API server's audit log (`--k8s-audit-log`): JSON lines of `audit.k8s.io/v1` Events, as its log
+backend writes them, plain or gzip.
+
+A log can be many GB, so it is streamed a line at a time and only the last successful write to each object asked
+about is kept: memory grows with the objects asked about, never with the log. Lines that cannot be a finished
+write to one of those objects are not parsed at all (the object's name, a write verb and the stage
+ResponseComplete must appear in the line), which keeps a multi-GB read near the speed of the disk.
+
+A malformed line (a log cut mid-write, a stray line from another writer) is counted and skipped, with one warning
+per file naming the first: the writes around it are still the cluster's history, and dropping the whole answer
+for one torn line would hide every other. A file whose first line is no audit Event is not an audit log at all
+(a wrong path, a different log): that is an error, as is a file that cannot be read or a gzip stream cut short
+(its lost tail would be the newest writes, the ones asked about).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO, Any, Protocol
+
+from reconciler.core.errors import UserError
+
+log = logging.getLogger("kai_gitops.audit")
+API_VERSION = "audit.k8s.io/v1"
+WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply"})
+_GZIP_MAGIC = b"\x1f\x8b"
+# An Event at the RequestResponse level carries whole objects; no KAI or Kubernetes object comes near this.
+MAX_LINE = 16 * 1024 * 1024
+_STAGE = b"ResponseComplete"   # a line without it holds no finished write: it is not parsed
+_QUOTED_VERBS = tuple(f'"{verb}"'.encode() for verb in sorted(WRITE_VERBS))
+_HINT = "pass the API server's --audit-log-path file: JSON lines of audit.k8s.io/v1 Events, plain or gzip"
+
+
+class _Lines(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class AuditTarget:
+    """An object asked about, as an audit Event's objectRef names it; `prefix` matches names that start with
+    `name` (a Helm release's Secrets, one per revision)."""
+
+    group: str          # "" for the core API group
+    resource: str       # the plural, as in the request's path
+    namespace: str | None
+    name: str
+    prefix: bool = False
+
+    def matches(self, ref: dict[str, Any]) -> bool:
+        name = ref.get("name") or ""
+        return (ref.get("resource") == self.resource and (ref.get("apiGroup") or "") == self.group
+                and (ref.get("namespace") or None) == self.namespace
+                and (name.startswith(self.name) if self.prefix else name == self.name))
+
+
+@dataclass(frozen=True)
+class AuditWrite:
+    """One successful write, with the identity as the API server authenticated it."""
+
+    time: datetime
+    verb: str
+    audit_id: str
+    user: str
+    groups: tuple[str, ...]
+    impersonated_user: str | None
+    impersonated_groups: tuple[str, ...]
+    user_agent: str | None
+    source_ip: str | None
+    stamp: str   # `time` as the log wrote it
+
+
+def last_writes(files: Sequence[str], targets: Iterable[AuditTarget], until: datetime) -> dict[AuditTarget, AuditWrite]:
+    """The last successful write to each target at or before `until`, over all `files` (in any order: rotated
+    logs are compared by time, not by where they are read)."""
+    wanted = tuple(targets)
+    found: dict[AuditTarget, AuditWrite] = {}
+    for file in files:
+        _scan(file, wanted, until, found)
+    return found
+
+
+def check_audit_log(file: str) -> None:
+    """Readable, and an audit log: its first Event read now, so a wrong path fails before the cluster is read."""
+    with _open(file) as raw, _decoded(raw) as stream:
+        for number, line in _lines(file, stream):
+            if line.strip():
+                _first_event(file, number, line.strip())
+                return
+
+
+def _scan(file: str, wanted: tuple[AuditTarget, ...], until: datetime, found: dict[AuditTarget, AuditWrite]) -> None:
+    needles = tuple({t.name.encode() for t in wanted})
+    bad = _BadLines(file)
+    first = True
+    with _open(file) as raw, _decoded(raw) as stream:
+        for number, line in _lines(file, stream):
+            text = line.strip()
+            if not text:
+                continue
+            if first:
+                _first_event(file, number, text)
+                first = False
+            if not (text.startswith(b"{") and text.endswith(b"}")):   # cut short, or no JSON object at all
+                bad.add(number)
+            elif _may_be_write(text, needles):
+                event = _event(text)
+                if event is None:
+                    bad.add(number)
+                else:
+                    _keep(event, wanted, until, found, bad, number)
+    bad.warn()
+
+
+def _may_be_write(text: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Substring tests that any encoding of a finished write to an asked object passes, whatever its spacing."""
+    return (any(needle in text for needle in needles) and _STAGE in text
+            and any(verb in text for verb in _QUOTED_VERBS))
+
+
+def _keep(event: dict[str, Any], wanted: tuple[AuditTarget, ...], until: datetime,
+          found: dict[AuditTarget, AuditWrite], bad: _BadLines, number: int) -> None:
+    if not _successful_write(event):
+        return
+    ref = event.get("objectRef")
+    if not isinstance(ref, dict) or ref.get("subresource") == "status":   # status is the controllers' report
+        return
+    targets = [t for t in wanted if t.matches(ref)]
+    if not targets:
+        return
+    write = _write(event)
+    if write is None:
+        bad.add(number)
+        return
+    if write.time > until:
+        return
+    for target in targets:
+        if target not in found or found[target].time <= write.time:
+            found[target] = write
+
+
+def _successful_write(event: dict[str, Any]) -> bool:
+    status = event.get("responseStatus")
+    code = status.get("code") if isinstance(status, dict) else None
+    return (event.get("stage") == "ResponseComplete" and event.get("verb") in WRITE_VERBS
+            and isinstance(code, int) and code < 400)
+
+
+def _write(event: dict[str, Any]) -> AuditWrite | None:
+    """The identity and time of one write; None when the Event lacks what every Event has (a user, a time)."""
+    user, impersonated = event.get("user"), event.get("impersonatedUser")
+    stamp = event.get("stageTimestamp") or event.get("requestReceivedTimestamp")
+    if not isinstance(user, dict) or not isinstance(user.get("username"), str) or not isinstance(stamp, str):
+        return None
+    try:
+        time = datetime.fromisoformat(stamp).astimezone(UTC)
+    except ValueError:
+        return None
+    ips = event.get("sourceIPs") or []
+    agent = event.get("userAgent")
+    other = impersonated if isinstance(impersonated, dict) and isinstance(impersonated.get("username"), str) else {}
+    return AuditWrite(time, str(event["verb"]), str(event.get("auditID") or ""), user["username"],
+                      _strings(user.get("groups")), other.get("username"), _strings(other.get("groups")),
+                      agent if isinstance(agent, str) else None,
+                      ips[0] if isinstance(ips, list) and ips and isinstance(ips[0], str) else None, stamp)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _event(line: bytes) -> dict[str, Any] | None:
+    try:
+        event = json.loads(line)
+    except ValueError:   # not JSON, or not UTF-8
+        return None
+    return event if isinstance(event, dict) and event.get("kind") == "Event" else None
+
+
+def _first_event(file: str, number: int, line: bytes) -> None:
+    event = _event(line)
+    if event is None or event.get("apiVersion") != API_VERSION:
+        raise UserError("is not a Kubernetes audit log: its first line is no audit.k8s.io/v1 Event",
+                        where=f"{file}:{number}", hint=_HINT)
+
+
+class _BadLines:
+    def __init__(self, file: str) -> None:
+        self.file, self.first, self.count = file, 0, 0
+
+    def add(self, number: int) -> None:
+        self.first, self.count = self.first or number, self.count + 1
+
+    def warn(self) -> None:
+        if self.count:
+            log.warning("%s:%d: %d malformed audit log line(s) skipped (not an audit.k8s.io/v1 Event); the "
+                        "writes they held are not counted", self.file, self.first, self.count)
+
+
+def _open(file: str) -> IO[bytes]:
+    try:
+        return open(file, "rb")   # the caller's `with` closes it
+    except OSError as exc:
+        raise UserError(f"cannot read the audit log: {exc.strerror or exc}", where=file, hint=_HINT) from None
+
+
+def _decoded(raw: IO[bytes]) -> AbstractContextManager[_Lines]:
+    """gzip by its magic bytes, not its name: rotated logs are renamed by tools that do not ask."""
+    head = raw.read(2)
+    raw.seek(0)
+    return gzip.GzipFile(fileobj=raw, mode="rb") if head == _GZIP_MAGIC else nullcontext(raw)
+
+
+def _lines(file: str, stream: _Lines) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines, each at most MAX_LINE bytes: a longer one (or a file with no line breaks) is yielded as
+    its first MAX_LINE bytes, which cannot parse and count as malformed, and the rest is skipped unread."""
+    number = 0
+    try:
+        while line := stream.readline(MAX_LINE):
+            number += 1
+            if len(line) == MAX_LINE and not line.endswith(b"\n"):
+                _skip_rest_of_line(stream)
+                line = line[:1]
+            yield number, line
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise UserError(f"the gzip stream is damaged or cut short after line {number} ({exc})", where=file,
+                        hint="the newest writes are at its end: pass a complete copy") from None
+    except OSError as exc:
+        raise UserError(f"cannot read the audit log: {exc.strerror or exc}", where=file, hint=_HINT) from None
+
+
+def _skip_rest_of_line(stream: _Lines) -> None:
+    while (chunk := stream.readline(MAX_LINE)) and not chunk.endswith(b"\n"):
+        pass
+
+
+def run_start() -> datetime:
+    return datetime.now(UTC)

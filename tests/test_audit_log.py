@@ -1,0 +1,345 @@
+"""`--k8s-audit-log`: who last wrote each drifted object, from the API server's audit log (docs/drift.md)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.app.last_writes import classify
+from reconciler.findings.last_write import Identity
+from reconciler.model.config import AuditIdentities
+from reconciler.publish.drift_issue import DriftContext, render_drift_body
+from reconciler.report.reader import report_from_dict
+from tests.helpers import (
+    DEMO_SNAPSHOTS,
+    assert_one_line_error,
+    commit_files,
+    load_demo_builder,
+    run_cli,
+)
+from tests.support.audit_log import (
+    APISERVER,
+    HELM,
+    KAI_GITOPS,
+    OPERATOR,
+    PERSON,
+    QUEUES,
+    START,
+    Writer,
+    line,
+    request,
+    story,
+    write_log,
+)
+
+SNAPSHOT = DEMO_SNAPSHOTS / "prod-addon.yaml"
+PERSON_LINE = ("⚠ last written by alice@example.com (person) via kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1 "
+               "from 10.0.0.7 at 2026-11-30 13:56 UTC")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("demo") / "repo"
+    load_demo_builder().build_repo(target)
+    return target
+
+
+def diff(demo: Path, *args: Any, fmt: str = "json", command: str = "diff") -> tuple[int, str, str]:
+    return run_cli([command, "--repo", demo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT, "-o", fmt, *args])
+
+
+def last_writes(stdout: str) -> dict[str, Any]:
+    return {f["subject"]["name"]: f.get("lastWrite") for f in json.loads(stdout)["findings"]
+            if f["kind"] == "drift" and f["rule"] == "KAI-D-002"}
+
+
+def person_id(events: list[dict[str, Any]]) -> str:
+    """The auditID of the person's successful update: the one the finding must name."""
+    return next(e["auditID"] for e in events if e["user"]["username"] == PERSON.username and e["verb"] == "update"
+                and e["stage"] == "ResponseComplete")
+
+
+# -- who: a person among ServiceAccounts and the operator ---------------------------------------------------------
+
+
+def test_a_persons_edit_is_named_among_service_accounts_and_the_operator(demo: Path, tmp_path: Path) -> None:
+    events = list(story())   # Helm, the operator, the API server, kai-gitops; then alice; then a 403 and a status write
+    log = write_log(tmp_path / "audit.log", events)
+    code, stdout, stderr = diff(demo, "--k8s-audit-log", log)
+    assert (code, stderr) == (2, "")
+    written = last_writes(stdout)
+    assert written["default-queue"] == {
+        "user": "alice@example.com", "groups": ["oidc:platform-admins", "system:authenticated"],
+        "userAgent": "kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1", "sourceIP": "10.0.0.7",
+        "time": "2026-11-30T13:56:00.004000Z", "verb": "update", "identity": "person",
+        "auditID": person_id(events), "impersonatedBy": None}
+    assert written["default-parent-queue"] is None   # the log never saw it written
+
+
+def test_text_and_markdown_mark_the_persons_change(demo: Path, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.log", story())
+    _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
+    assert PERSON_LINE in text
+    _, markdown, _ = diff(demo, "--k8s-audit-log", log, fmt="markdown")
+    assert "- **⚠ last written by alice@&#8203;example.com (person) via kubectl/v1.36.0" in markdown
+
+
+@pytest.mark.parametrize(("writer", "identity"), [
+    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "gitops"), (APISERVER, "system"), (PERSON, "person")])
+def test_each_writer_is_classed(demo: Path, tmp_path: Path, writer: Writer, identity: str) -> None:
+    last = request(writer, "patch", QUEUES, "default-queue", START + timedelta(days=1))
+    log = write_log(tmp_path / "audit.log", [*story(), *last])
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    written = last_writes(stdout)["default-queue"]
+    assert (written["user"], written["identity"], written["verb"]) == (writer.username, identity, "patch")
+    _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
+    assert ("⚠ last written by" in text) is (identity == "person")
+
+
+def test_failed_writes_reads_and_status_updates_are_not_writes(demo: Path, tmp_path: Path) -> None:
+    at = START + timedelta(days=1)
+    later = [*request(PERSON, "update", QUEUES, "default-queue", at, code=403),
+             *request(PERSON, "update", QUEUES, "default-queue", at, code=409),
+             *request(PERSON, "get", QUEUES, "default-queue", at),
+             *request(PERSON, "update", QUEUES, "default-queue", at, subresource="status")]
+    log = write_log(tmp_path / "audit.log", [*request(OPERATOR, "update", QUEUES, "default-queue", START), *later])
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    assert last_writes(stdout)["default-queue"]["user"] == OPERATOR.username
+
+
+def test_the_impersonated_user_is_named_and_who_impersonated(demo: Path, tmp_path: Path) -> None:
+    sudo = Writer("alice@example.com", (), "kubectl/v1.36.0", "10.0.0.7", impersonates=OPERATOR.username)
+    log = write_log(tmp_path / "audit.log", request(sudo, "patch", QUEUES, "default-queue", START))
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    written = last_writes(stdout)["default-queue"]
+    assert (written["user"], written["identity"], written["impersonatedBy"]) == (
+        OPERATOR.username, "gitops", "alice@example.com")
+    _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
+    assert f"last written by {OPERATOR.username} (gitops) impersonated by alice@example.com via" in text
+
+
+def test_writes_after_the_run_started_are_not_counted(demo: Path, tmp_path: Path) -> None:
+    future = datetime.now(UTC) + timedelta(days=1)
+    log = write_log(tmp_path / "audit.log", [*story(), *request(OPERATOR, "update", QUEUES, "default-queue", future)])
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    assert last_writes(stdout)["default-queue"]["user"] == PERSON.username
+
+
+def test_rotated_logs_are_compared_by_time_not_by_order(demo: Path, tmp_path: Path) -> None:
+    older = write_log(tmp_path / "audit-old.log", request(PERSON, "update", QUEUES, "default-queue", START))
+    newer = write_log(tmp_path / "audit.log", request(OPERATOR, "update", QUEUES, "default-queue",
+                                                      START + timedelta(hours=1)))
+    _, stdout, _ = diff(demo, "--k8s-audit-log", newer, "--k8s-audit-log", older)
+    assert last_writes(stdout)["default-queue"]["user"] == OPERATOR.username
+
+
+def test_a_helm_release_is_attributed_through_its_revision_secrets() -> None:
+    from reconciler.app.last_writes import audit_target
+    from reconciler.core.refs import release_ref
+    from reconciler.sources.audit_log import AuditTarget
+
+    target = audit_target(release_ref("kai-scheduler", "kai-scheduler"))
+    assert target == AuditTarget("", "secrets", "kai-scheduler", "sh.helm.release.v1.kai-scheduler.v", prefix=True)
+    assert target.matches({"resource": "secrets", "namespace": "kai-scheduler",
+                           "name": "sh.helm.release.v1.kai-scheduler.v7"})
+    assert not target.matches({"resource": "secrets", "namespace": "other",
+                               "name": "sh.helm.release.v1.kai-scheduler.v7"})
+
+
+# -- identities: the defaults and kai-gitops.yaml ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("user", "agent", "identity"), [
+    ("system:apiserver", None, Identity.SYSTEM),
+    ("system:kube-controller-manager", None, Identity.SYSTEM),
+    ("system:node:gpu-1", "kubelet/v1.36.0", Identity.SYSTEM),
+    ("system:serviceaccount:kube-system:generic-garbage-collector", None, Identity.SYSTEM),
+    ("system:serviceaccount:kai-scheduler:kai-operator", None, Identity.GITOPS),
+    ("system:serviceaccount:kai-scheduler:binder", None, Identity.SYSTEM),
+    ("system:serviceaccount:kai-gitops:kai-gitops", None, Identity.GITOPS),
+    ("system:serviceaccount:argocd:argocd-application-controller", None, Identity.GITOPS),
+    ("system:serviceaccount:flux-system:helm-controller", None, Identity.GITOPS),
+    ("ci-deployer", "Helm/3.19.0", Identity.GITOPS),
+    ("bob", "kai-gitops/0.1 (reconciler)", Identity.GITOPS),
+    ("system:serviceaccount:team-a:deployer", None, Identity.PERSON),   # on no list: it stands out
+    ("bob", "kubectl/v1.36.0", Identity.PERSON),
+])
+def test_default_identities(user: str, agent: str | None, identity: Identity) -> None:
+    assert classify(user, agent, AuditIdentities()) is identity
+
+
+def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    config = (repo / "kai-gitops.yaml").read_text()
+    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n      - alice@*\n"
+                                                    "      - userAgent: 'argocd/*'\n"})
+    operator = request(OPERATOR, "update", QUEUES, "default-parent-queue", START)
+    log = write_log(tmp_path / "audit.log", [*story(), *operator])
+    _, stdout, _ = diff(repo, "--k8s-audit-log", log)
+    written = last_writes(stdout)
+    assert written["default-queue"]["identity"] == "gitops"          # alice, listed
+    assert written["default-parent-queue"]["identity"] == "gitops"   # the operator, still listed by default
+
+
+def test_the_schema_command_describes_audit_identities() -> None:
+    code, stdout, _ = run_cli(["schema"])
+    identities = json.loads(stdout)["properties"]["audit"]["properties"]["identities"]
+    assert code == 0 and set(identities["properties"]) == {"gitops", "system"}
+    assert "KAI operator" in identities["description"]
+
+
+@pytest.mark.parametrize(("block", "needles"), [
+    ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
+    ("    gitops:\n      - agent: 'x/*'\n", ("unknown key(s) 'agent' in audit.identities.gitops.0",
+                                           "allowed: userAgent")),
+    ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
+])
+def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, needles: tuple[str, ...]) -> None:
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    config = (repo / "kai-gitops.yaml").read_text()
+    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n" + block})
+    code, stdout, stderr = run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT])
+    assert_one_line_error(code, stdout, stderr, "kai-gitops.yaml:3", *needles)
+
+
+# -- the file: gzip, malformed lines, not an audit log -----------------------------------------------------------
+
+
+def test_gzip_is_read_by_its_magic_bytes_whatever_its_name(demo: Path, tmp_path: Path) -> None:
+    events = list(story())
+    log = write_log(tmp_path / "audit.log", events, compress=True)   # no .gz: rotated logs get renamed
+    code, stdout, stderr = diff(demo, "--k8s-audit-log", log)
+    assert (code, stderr) == (2, "")
+    assert last_writes(stdout)["default-queue"]["auditID"] == person_id(events)
+
+
+def test_malformed_lines_are_counted_and_skipped_with_one_warning(demo: Path, tmp_path: Path) -> None:
+    events = [line(e) for e in story()]
+    torn = events[5][: len(events[5]) // 2] + b"\n"                     # a write cut short
+    not_json = b'{"kind":"Event","stage":"ResponseComplete","verb":"update","objectRef":{"name":"default-queue",}}\n'
+    log = tmp_path / "audit.log"
+    log.write_bytes(b"".join([*events[:5], torn, b"\n", *events[5:10], not_json, b"garbage\n", *events[10:]]))
+    code, stdout, stderr = diff(demo, "--k8s-audit-log", log)
+    assert code == 2
+    assert last_writes(stdout)["default-queue"]["user"] == PERSON.username
+    warnings = [w for w in stderr.splitlines() if "malformed" in w]
+    assert len(warnings) == 1, stderr
+    assert f"{log}:6: 3 malformed audit log line(s) skipped" in warnings[0]
+
+
+@pytest.mark.parametrize("content", [b"hello\n", b'{"kind":"Pod","apiVersion":"v1"}\n',
+                                     b"\x00\x01\x02binary\xff", gzip.compress(b"not an audit log\n")])
+def test_a_file_that_is_no_audit_log_is_one_line_error(demo: Path, tmp_path: Path, content: bytes) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(content)
+    code, stdout, stderr = diff(demo, "--k8s-audit-log", log)
+    assert_one_line_error(code, stdout, stderr, f"{log}:1: is not a Kubernetes audit log")
+
+
+def test_an_unreadable_file_is_one_line_error(demo: Path, tmp_path: Path) -> None:
+    for path, why in [(tmp_path / "missing.log", "No such file"), (tmp_path, "Is a directory")]:
+        code, stdout, stderr = diff(demo, "--k8s-audit-log", path)
+        assert_one_line_error(code, stdout, stderr, f"{path}: cannot read the audit log", why)
+
+
+def test_a_gzip_log_cut_short_is_one_line_error(demo: Path, tmp_path: Path) -> None:
+    whole = gzip.compress(b"".join(line(e) for e in story()))
+    log = tmp_path / "audit.log.gz"
+    log.write_bytes(whole[: len(whole) - 40])
+    code, stdout, stderr = diff(demo, "--k8s-audit-log", log)
+    assert_one_line_error(code, stdout, stderr, f"{log}: the gzip stream is damaged or cut short")
+
+
+def test_an_empty_log_names_no_one(demo: Path, tmp_path: Path) -> None:
+    log = tmp_path / "audit.log"
+    log.write_bytes(b"")
+    code, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    assert code == 2
+    assert last_writes(stdout) == {"default-queue": None, "default-parent-queue": None}
+
+
+# -- redaction, every surface -------------------------------------------------------------------------------------
+
+
+def test_user_agents_and_usernames_are_redacted(demo: Path, tmp_path: Path) -> None:
+    token = "ghp_" + "A1b2C3d4" * 5
+    leaky = Writer(f"bob token={token}", (), f"curl/8.5 Authorization: Bearer {token}", "10.0.0.8")
+    log = write_log(tmp_path / "audit.log", request(leaky, "patch", QUEUES, "default-queue", START))
+    for fmt in ("json", "text", "markdown"):
+        _, out, _ = diff(demo, "--k8s-audit-log", log, fmt=fmt)
+        assert token not in out, fmt
+        assert "curl/8.5" in out, fmt
+
+
+def test_a_megabyte_user_agent_is_bounded(demo: Path, tmp_path: Path) -> None:
+    huge = Writer("bob", tuple(f"group-{i}" for i in range(500)), "kubectl/" + "x" * 1_000_000, "10.0.0.8")
+    log = write_log(tmp_path / "audit.log", request(huge, "patch", QUEUES, "default-queue", START))
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    written = last_writes(stdout)["default-queue"]
+    assert written["userAgent"].startswith("kubectl/xxx") and "truncated" in written["userAgent"]
+    assert len(written["userAgent"]) <= 8192 and len(written["groups"]) == 50
+
+
+def test_the_drift_issue_and_a_saved_report_keep_the_last_write(demo: Path, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.log", story())
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    saved = json.loads(stdout)
+    report = report_from_dict(saved)
+    assert report.to_dict() == saved
+    cluster = report.clusters[0]
+    body = render_drift_body(cluster, [f.redacted() for f in cluster.active()], DriftContext(("kai-gitops",)))
+    assert "- **⚠ last written by alice@&#8203;example.com (person) via kubectl/v1.36.0" in body
+
+
+def test_doctor_and_reconcile_take_the_log(demo: Path, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.log", story())
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log, command="reconcile")
+    assert last_writes(stdout)["default-queue"]["user"] == PERSON.username
+    _, text, _ = diff(demo, "--k8s-audit-log", log, command="reconcile", fmt="text")
+    assert f"Queue/default-queue: {PERSON_LINE}" in text
+    _, out, err = run_cli(["doctor", "--repo", demo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
+                              "-o", "json", "--k8s-audit-log", log])
+    assert last_writes(out)["default-queue"]["user"] == PERSON.username, err
+
+
+def test_without_the_flag_findings_carry_no_last_write(demo: Path) -> None:
+    _, stdout, _ = diff(demo)
+    assert all("lastWrite" not in f for f in json.loads(stdout)["findings"])
+
+
+# -- bounded memory -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("hot", "compress"), [(False, False), (True, True)])
+def test_memory_stays_flat_as_the_log_grows(tmp_path: Path, hot: bool, compress: bool) -> None:
+    """Peak memory of the read (tracemalloc) on a log four times larger stays within the same small bound:
+    only the last write per asked object is held. With `hot`, every line names the drifted queue and is parsed.
+    bench/audit_log.py measures 200 MB logs, peak RSS and throughput."""
+    import tracemalloc
+
+    from reconciler.app.last_writes import audit_target
+    from reconciler.core.resources import queue_ref
+    from reconciler.sources.audit_log import last_writes as read_last_writes
+    from tests.support.audit_log import write_noise_log
+
+    target = audit_target(queue_ref("default-queue"))
+    assert target is not None
+    peaks = []
+    for size in (1_000_000, 4_000_000):
+        log = tmp_path / f"audit-{size}.log"
+        write_noise_log(log, size, hot=hot, compress=compress)
+        tracemalloc.start()
+        try:
+            found = read_last_writes([str(log)], [target], datetime.now(UTC))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert found[target].user == PERSON.username
+    assert max(peaks) < 1_000_000, peaks    # a line or two and one write: no part of the log is kept
