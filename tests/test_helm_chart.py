@@ -210,3 +210,19 @@ def test_no_credential_or_repository_url_in_the_rendered_objects_or_the_values(m
         text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
         assert not re.search(r"https?://(?!127\.0\.0\.1[:/]|[a-z0-9-]+\.[a-z0-9-]+\.svc:)", text)
     assert not [o for o in objects if o["kind"] == "Secret"]
+
+
+def test_the_deployment_page_documents_every_value() -> None:
+    """docs/deployment.md#install-with-helm: a row names each value (its leaves, resources as one)."""
+    page = (ROOT / "docs" / "deployment.md").read_text()
+    section = page.split("## Install with Helm\n", 1)[1].split("\n### ", 1)[0]
+    rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+
+    def leaves(node: Any, prefix: str) -> list[str]:
+        if not isinstance(node, dict) or prefix.endswith("resources"):
+            return [prefix]
+        return [leaf for key, value in node.items() for leaf in leaves(value, f"{prefix}.{key}" if prefix else key)]
+
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    missing = [leaf for leaf in leaves(values, "") if not any(f"`{leaf}`" in row for row in rows)]
+    assert not missing
