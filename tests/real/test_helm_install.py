@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,11 +77,17 @@ def installed_objects(cluster: EnvTest, tmp: Path) -> list[Obj]:
     return [o for o in yaml.safe_load_all(manifest) if o]
 
 
+@dataclass(frozen=True)
 class Installed:
-    def __init__(self, mode: str, notes: str, objects: list[Obj], run: Run, before: set[Identity],
-                 after_run: set[Identity], after_uninstall: set[Identity]) -> None:
-        self.mode, self.notes, self.objects, self.run = mode, notes, objects, run
-        self.before, self.after_run, self.after_uninstall = before, after_run, after_uninstall
+    """One mode's install, run and uninstall: helm's notes, the installed objects, the run, and the server's
+    objects before the install, after the run and after the uninstall."""
+
+    notes: str
+    objects: list[Obj]
+    run: Run
+    before: set[Identity]
+    after_run: set[Identity]
+    after_uninstall: set[Identity]
 
     def left_behind(self) -> set[Identity]:
         return self.after_uninstall - self.before
@@ -101,7 +108,7 @@ def install_run_uninstall(cluster: EnvTest, mode: str, tmp: Path) -> Installed:
         after_run = inventory(cluster)
         helm(cluster, tmp, "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait")
         after_uninstall = inventory(cluster)
-    return Installed(mode, notes, objects, run, before, after_run, after_uninstall)
+    return Installed(notes, objects, run, before, after_run, after_uninstall)
 
 
 def run_cronjob_command(cluster: EnvTest, objects: list[Obj], tmp: Path) -> Run:
