@@ -8,12 +8,14 @@ the image is an opt-in check; tests/test_image.py keeps the Dockerfile's promise
 
 The pod's restrictions are podman's: --read-only (no tmpfs of its own), the two emptyDir mounts as tmpfs, all
 capabilities dropped, no-new-privileges, the image's numeric user. The Git remote is a file:// bare clone
-mounted read-only and owned by the image's user (libgit2 refuses a repository another user owns).
+mounted read-only and owned by the image's user (libgit2 refuses a repository another user owns). The image is
+the one the script last built: rebuild it after changing the code.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -40,6 +42,8 @@ PROBE = ("import os\nfor path in ('/usr/local/probe', '/etc/probe', '/tmp/probe'
 
 def _missing() -> str | None:
     """Why the image cannot run here, or None. Decided at collection, so no server starts for a skipped test."""
+    if os.geteuid() != 0:
+        return "needs root: the image is in root's podman store, and the clone is handed to the image's user"
     found = shutil.which("podman")
     if found is None or shutil.which("runc") is None:
         return "podman and runc are not installed (see tools/image_without_docker.sh)"
