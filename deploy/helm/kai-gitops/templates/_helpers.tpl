@@ -1,0 +1,44 @@
+{{/* The prefix of every object's name: the release name when it already says kai-gitops (release
+kai-gitops gives the names deploy/ uses), else <release>-kai-gitops. */}}
+{{- define "kai-gitops.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kai-gitops.serviceAccountName" -}}
+{{- include "kai-gitops.fullname" . -}}
+{{- end -}}
+
+{{/* deploy/'s two labels, and Helm's own. */}}
+{{- define "kai-gitops.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/part-of: kai-gitops
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The one subject of every binding: the chart's ServiceAccount. */}}
+{{- define "kai-gitops.subjects" -}}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "kai-gitops.serviceAccountName" . }}
+    namespace: {{ .Release.Namespace }}
+{{- end -}}
+
+{{- define "kai-gitops.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* deploy/'s mode label: report-only or self-heal. */}}
+{{- define "kai-gitops.modeLabel" -}}
+{{- if eq .Values.mode "selfHeal" -}}self-heal{{- else -}}report-only{{- end -}}
+{{- end -}}
