@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, build_facts
+from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.values_keys import values_key_findings
@@ -144,6 +145,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
     with phase("evaluate"):
         prediction = _predict(live, desired)
         findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
+        findings += gang_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
     waivers = Waiving(repo, [desired.name])
@@ -168,7 +170,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
     findings = diff(desired, live) + values_key_findings(desired) if desired else []
-    findings += kai_operator_findings(live, desired, name)
+    findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     waivers = Waiving(repo, [name])
     with_git = desired is not None
@@ -290,6 +292,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     from reconciler.app.policy_run import evaluated_rules
     from reconciler.findings.builtin_rules import (
         DRIFT_RULES,
+        GANG_RULES,
         OPERATOR_RULES,
         OPERATOR_RULES_NEEDING_GIT,
         VALUES_KEY_RULES,
@@ -297,7 +300,8 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
 
     # Without Git, a check that needs the values (render mode) did not run: doctor must not show it passed.
     operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
-    builtin = [*(DRIFT_RULES if drift else ()), *operator, *(VALUES_KEY_RULES if keys else ())]
+    gangs = GANG_RULES if scope == "live" else ()
+    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *(VALUES_KEY_RULES if keys else ())]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 
