@@ -301,3 +301,14 @@ def test_live_read_lists_pod_groups_once_reuses_the_pod_reads_and_snapshots_equa
     text = snapshot.read_text()
     assert "pod-group-name: pg-trainer-0a1b" in text and "UnschedulableOnNodePool" in text
     assert "nvcf-mnnvl-topology-binding" in text
+
+
+def test_diff_reports_the_stuck_gang_and_the_missing_topology_beside_the_drift(tmp_path: Path) -> None:
+    from tests.helpers import make_repo
+
+    repo, _ = make_repo(tmp_path / "repo", {"kai-gitops.yaml": addon_config(),
+                                            "env.yaml": TAS_ENV.format(grove="false")})
+    code, out, err = run_cli(["diff", "--repo", repo, "--snapshot", snapshot_file(tmp_path, STUCK), "-o", "json"])
+    assert code == 2, err
+    rules = [f["rule"] for f in json.loads(out)["findings"] if f["rule"].startswith("KAI-T-")]
+    assert sorted(rules) == ["KAI-T-001", "KAI-T-002", "KAI-T-004", "KAI-T-006", "KAI-T-006", "KAI-T-007"]
