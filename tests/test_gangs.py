@@ -201,7 +201,19 @@ def test_a_binding_grove_reports_drifted() -> None:
     binding["status"] = {"conditions": [{"type": "SchedulerTopologyDrift", "status": "True", "reason": "Drift",
                                          "message": "levels differ from topology nvcf-mnnvl-topology"}]}
     [f] = found([*PREREQUISITES[:1], binding, *PREREQUISITES[2:]], rule="KAI-T-005")
-    assert "reports SchedulerTopologyDrift (Drift: levels differ from topology nvcf-mnnvl-topology)" in f.message
+    assert ("is out of sync with the scheduler's topology, Grove reports (Drift: levels differ from topology "
+            "nvcf-mnnvl-topology)") in f.message
+
+
+def test_a_scheduler_topology_grove_reports_out_of_sync() -> None:
+    binding = golden("grove-cluster-topology-binding.yaml")
+    binding["status"] = {"schedulerTopologyStatuses": [
+        {"schedulerName": "kai-scheduler", "topologyReference": "nvcf-mnnvl-topology", "inSync": False,
+         "message": "level 0 differs", "schedulerBackendTopologyObservedGeneration": 1}]}
+    [f] = found([*PREREQUISITES[:1], binding, *PREREQUISITES[2:]], rule="KAI-T-005")
+    assert "(kai-scheduler topology nvcf-mnnvl-topology not in sync: level 0 differs)" in f.message
+    binding["status"]["schedulerTopologyStatuses"][0]["inSync"] = True
+    assert found([*PREREQUISITES[:1], binding, *PREREQUISITES[2:]], rule="KAI-T-005") == []
 
 
 def test_without_git_a_pod_group_naming_a_missing_topology_turns_the_checks_on() -> None:

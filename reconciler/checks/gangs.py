@@ -259,7 +259,8 @@ def _referenced_findings(live: LiveState, wanted: dict[str, list[PodGroupSummary
 def _drifted_bindings(live: LiveState, cluster: str) -> Iterable[Finding]:
     for binding in sorted(live.gangs.bindings.values(), key=lambda b: b.name):
         if binding.drift:
-            yield _binding_finding(binding.name, f"reports SchedulerTopologyDrift ({binding.drift})", cluster, None)
+            yield _binding_finding(binding.name, "is out of sync with the scheduler's topology, Grove reports "
+                                                 f"({binding.drift})", cluster, None)
 
 
 def _label_findings(live: LiveState, topologies: list[TopologySummary], cluster: str,

@@ -61,7 +61,7 @@ class BindingSummary:
     name: str
     levels: tuple[tuple[str, str], ...]            # (domain, node label key), broadest first
     references: tuple[tuple[str, str], ...]        # (schedulerName, topologyReference)
-    drift: str = ""                                # the SchedulerTopologyDrift condition when it is True
+    drift: str = ""      # what Grove reports out of sync: SchedulerTopologyDrift True, statuses with inSync false
 
 
 @dataclass
@@ -106,10 +106,13 @@ def binding_summary(obj: Mapping[str, JSONValue]) -> BindingSummary:
                    for level in list_at(spec, "levels") if isinstance(level, dict))
     references = tuple((str(b.get("schedulerName", "")), str(b.get("topologyReference", "")))
                        for b in list_at(spec, "schedulerTopologyBindings") if isinstance(b, dict))
-    drift = next((redact_free_text(f"{c.get('reason', '')}: {c.get('message', '')}".strip(": "))
-                  for c in list_at(status, "conditions") if isinstance(c, dict)
-                  and c.get("type") == "SchedulerTopologyDrift" and c.get("status") == "True"), "")
-    return BindingSummary(str(mapping_at(obj, "metadata").get("name", "")), levels, references, drift)
+    drift = [redact_free_text(f"{c.get('reason', '')}: {c.get('message', '')}".strip(": "))
+             for c in list_at(status, "conditions") if isinstance(c, dict)
+             and c.get("type") == "SchedulerTopologyDrift" and c.get("status") == "True"]
+    drift += [redact_free_text(f"{s.get('schedulerName', '')} topology {s.get('topologyReference', '')} not in sync"
+                               + (f": {s['message']}" if s.get("message") else ""))
+              for s in list_at(status, "schedulerTopologyStatuses") if isinstance(s, dict) and s.get("inSync") is False]
+    return BindingSummary(str(mapping_at(obj, "metadata").get("name", "")), levels, references, "; ".join(drift))
 
 
 # -- what the stack renders ------------------------------------------------------------------------------------

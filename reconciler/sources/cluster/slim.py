@@ -103,13 +103,17 @@ def slim_pod_group(obj: Obj) -> Obj:
 
 
 def slim_binding(obj: Obj) -> Obj:
-    """A Grove ClusterTopologyBinding: its spec and whether Grove says KAI's Topology drifted from it."""
+    """A Grove ClusterTopologyBinding: its spec and whether Grove says KAI's Topology drifted from it (the
+    SchedulerTopologyDrift condition, each scheduler topology's inSync), messages redacted."""
     kept = as_is(obj)
     status = mapping_at(kept, "status")
     conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
                              | {"message": redact_free_text(str(c.get("message", "")))}
                              for c in objects_at(status, "conditions")]
-    kept["status"] = {"conditions": conditions} if conditions else {}
+    statuses: JSONArray = [{k: st[k] for k in ("schedulerName", "topologyReference", "inSync") if k in st}
+                           | {"message": redact_free_text(str(st.get("message", "")))}
+                           for st in objects_at(status, "schedulerTopologyStatuses")]
+    kept["status"] = {k: v for k, v in (("conditions", conditions), ("schedulerTopologyStatuses", statuses)) if v}
     return kept
 
 
