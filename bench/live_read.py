@@ -3,6 +3,7 @@
     python bench/live_read.py [--quick] [--runs 3] [--naive-timeout S]
     python bench/live_read.py --growth [--quick] [--runs 3]
     python bench/live_read.py --server real [--nodes 5000] [--pods 20000] [--runs 3]
+    python bench/live_read.py --gangs [--quick] [--runs 3]
 
 A KubeTestServer (tests/support/kubeserver) serves the cluster of bench/synthetic.py: 5,000 nodes, 50,000
 pods of which 10,000 are NVCF workload pods, 1,000 queues, 20 Helm release Secrets (`--quick`: 10x fewer).
@@ -18,6 +19,11 @@ Each measurement is a child process, so its wall time and peak RSS (from wait4) 
 the read only, in two series: the stand-in mode's mix (a fifth of them NVCF pods, the rest filtered out by
 the server's label selectors) and every pod one the product reads. Whether time grew at most linearly and
 memory stayed nearly flat is said in the JSON, with the ratios and the cost per 1,000 more pods read.
+
+`--gangs` (stand-in): the read of the same cluster without and with a PodGroup for every KAI-scheduled pod (one
+per pod, as KAI's pod-grouper makes them for Deployments: about 47,000 at full scale, the Pending pods' groups
+with an UnschedulableOnNodePool condition): time, peak memory and requests of each, which requests the PodGroups
+added (the pod and event lists must stay the same), and the gang findings of the second.
 
 `--server real`: etcd + kube-apiserver (tests/support/envtest, `make tools`) seeded with --nodes Nodes and
 --pods NVCF Pods (plus KAI's own 8) through the API (bench/real_cluster.py; its time is reported, not
@@ -141,7 +147,8 @@ def child_read(kubeconfig: str) -> None:
     live = cluster_reader(kubeconfig, None)(None)
     print(orjson.dumps({"nodes": live.nodes_total, "pods": len(live.nvcf_pods) + len(live.kai_pods),
                         "nvcf_pods": len(live.nvcf_pods), "kai_pods": len(live.kai_pods), "queues": len(live.queues),
-                        "releases": len(live.releases), "read_s": time.monotonic() - started}).decode())
+                        "releases": len(live.releases), "pod_groups": len(live.gangs.pod_groups),
+                        "read_s": time.monotonic() - started}).decode())
 
 
 def child_naive(kubeconfig: str) -> None:
@@ -297,6 +304,78 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     result["bench_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     result["note"] = NOTE.format(cpus=os.cpu_count())
     return result
+
+
+# -- PodGroups on the stand-in --------------------------------------------------------------------------
+
+def gangs_benchmark(args: argparse.Namespace) -> dict[str, Any]:
+    """Our read without and with the PodGroups: what reading them costs, and that the pod reads did not grow."""
+    import synthetic
+
+    scale = synthetic.Scale.quick() if args.quick else synthetic.Scale()
+    result: dict[str, Any] = {"quick": bool(args.quick), "mode": "gangs"}
+    for label, gangs in (("without", False), ("with", True)):
+        with KubeTestServerFor(scale, gangs) as (server, counts, kubeconfig):
+            before = len(server.requests)
+            runs, read = median_run([sys.executable, __file__, "_read", kubeconfig], args.runs,
+                                    f"read {label} PodGroups")
+            requests = server.requests[before:]
+            per_run = len(requests) // max(len(runs), 1)
+            result[label] = {"pods": counts["Pod"], "pod_groups": counts.get("PodGroup", 0),
+                             "read_s": round(read.wall_s, 2), "read_peak_mb": round(read.peak_mb, 1),
+                             "requests": per_run, "requests_by_path": _by_path(requests, len(runs)),
+                             "read_counts": _last_json(read.stdout)}
+            if gangs:
+                result["with"]["gang_findings"] = _gang_findings(kubeconfig)
+    without, with_ = result["without"]["requests_by_path"], result["with"]["requests_by_path"]
+    result["added_requests"] = {p: n - without.get(p, 0) for p, n in with_.items() if n != without.get(p, 0)}
+    result["pod_and_event_requests_unchanged"] = all(
+        with_.get(p) == n for p, n in without.items() if p.endswith(("/pods", "/events")))
+    result["extra_read_s"] = round(result["with"]["read_s"] - result["without"]["read_s"], 2)
+    result["extra_peak_mb"] = round(result["with"]["read_peak_mb"] - result["without"]["read_peak_mb"], 1)
+    result["note"] = STAND_IN_NOTE.format(cpus=os.cpu_count())
+    return result
+
+
+class KubeTestServerFor:
+    """A stand-in server loaded with the synthetic cluster, and a kubeconfig for it."""
+
+    def __init__(self, scale: Any, gangs: bool) -> None:
+        from tests.support.kubeserver import KubeTestServer
+
+        self.scale, self.gangs = scale, gangs
+        self.server = KubeTestServer()
+        self.tmp = tempfile.TemporaryDirectory(prefix="kai-bench-gangs-")
+
+    def __enter__(self) -> tuple[Any, dict[str, int], str]:
+        import synthetic
+
+        self.server.__enter__()
+        started = time.monotonic()
+        counts = synthetic.load(self.server, self.scale, gangs=self.gangs)
+        print(f"loaded {counts} in {time.monotonic() - started:.1f} s", file=sys.stderr)
+        return self.server, counts, _kubeconfig(Path(self.tmp.name) / "kubeconfig", self.server.url)
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.__exit__(None, None, None)
+        self.tmp.cleanup()
+
+
+def _by_path(requests: list[Any], runs: int) -> dict[str, int]:
+    counted: dict[str, int] = {}
+    for request in requests:
+        counted[request.path] = counted.get(request.path, 0) + 1
+    return {path: n // max(runs, 1) for path, n in sorted(counted.items())}
+
+
+def _gang_findings(kubeconfig: str) -> dict[str, int]:
+    done = subprocess.run([_cli(), "doctor", "--kubeconfig", kubeconfig, "-o", "json"], capture_output=True,
+                          text=True, check=False)
+    found: dict[str, int] = {}
+    for finding in orjson.loads(done.stdout or "{}").get("findings", []):
+        if finding["rule"].startswith("KAI-T-"):
+            found[finding["rule"]] = found.get(finding["rule"], 0) + 1
+    return found
 
 
 # -- growth on the stand-in -------------------------------------------------------------------------
@@ -467,6 +546,7 @@ def main() -> None:
     parser.add_argument("--server", choices=("stand-in", "real"), default="stand-in",
                         help="the project's stand-in API server (default) or etcd + kube-apiserver")
     parser.add_argument("--growth", action="store_true", help="stand-in: our read at 1x, 2x and 4x the pods")
+    parser.add_argument("--gangs", action="store_true", help="stand-in: our read without and with the PodGroups")
     parser.add_argument("--quick", action="store_true", help="stand-in: a 10x smaller cluster")
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement (median reported)")
     parser.add_argument("--naive-timeout", type=float, default=None,
@@ -482,7 +562,8 @@ def main() -> None:
             parser.error("--growth and --quick are stand-in modes; size the real run with --nodes/--pods")
         result = real_benchmark(args)
     else:
-        result = growth_benchmark(args) if args.growth else benchmark(args)
+        result = (growth_benchmark(args) if args.growth else gangs_benchmark(args) if args.gangs
+                  else benchmark(args))
     print(orjson.dumps(result).decode())
 
 

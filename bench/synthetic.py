@@ -146,6 +146,39 @@ def pod(rng: random.Random, name: str, namespace: str, *, nvcf: bool, scheduler:
             "spec": spec, "status": status}
 
 
+def gang_name(name: str) -> str:
+    """The PodGroup KAI's pod-grouper makes for a Deployment's pod: one per pod (pg-<pod>-<uid>)."""
+    return f"pg-{name}-{_h(len(name))}"
+
+
+def with_gangs(pods: Iterator[Obj]) -> Iterator[Obj]:
+    """Each KAI-scheduled pod as the pod-grouper leaves it (annotation pod-group-name), followed by its PodGroup;
+    a Pending one's group carries the scheduler's UnschedulableOnNodePool condition."""
+    for item in pods:
+        if item["spec"]["schedulerName"] != "kai-scheduler":
+            yield item
+            continue
+        meta = item["metadata"]
+        group = gang_name(meta["name"])
+        meta["annotations"] = {**meta["annotations"], "pod-group-name": group}
+        yield item
+        yield pod_group(group, meta["namespace"], pending=item["status"]["phase"] == "Pending")
+
+
+def pod_group(name: str, namespace: str, *, pending: bool) -> Obj:
+    conditions = [{"type": "UnschedulableOnNodePool", "nodePool": "default", "status": "True", "transitionID": "1",
+                   "reason": "Unschedulable", "message": "0/5000 nodes are available", "lastTransitionTime": CREATED,
+                   "reasons": [{"reason": "OverLimit", "message": "podgroup would exceed queue default-queue's limit"}]}
+                  ] if pending else []
+    return _obj("scheduling.run.ai/v2alpha2", "PodGroup", name, namespace,
+                metadata={"uid": f"{name[-5:]}-0000", "creationTimestamp": CREATED,
+                          "labels": {"kai.scheduler/queue": "default-queue"}},
+                spec={"minMember": 1, "queue": "default-queue", "priorityClassName": "inference",
+                      "markUnschedulable": True, "schedulingBackoff": 1},
+                status={"schedulingConditions": conditions,
+                        "resourcesStatus": {"requested": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "1"}}})
+
+
 def _pod_plan(scale: Scale) -> Iterator[tuple[str, str, bool]]:
     """(name, namespace, labelled NVCF) for every pod: NVCF pods in nvcf-backend and helm-function namespaces
     (half of those unlabelled: they count by namespace only), the rest spread over team namespaces."""
@@ -363,22 +396,24 @@ def _batched(objs: Iterator[Obj], size: int = BATCH) -> Iterator[list[Obj]]:
         yield batch
 
 
-def objects(scale: Scale, *, seed: int = 7) -> Iterator[Obj]:
-    """The whole synthetic cluster, generated lazily; pods come before the events about them."""
+def objects(scale: Scale, *, seed: int = 7, gangs: bool = False) -> Iterator[Obj]:
+    """The whole synthetic cluster, generated lazily; pods come before the events about them. With `gangs`, every
+    KAI-scheduled pod has its PodGroup, as KAI's pod-grouper makes them."""
     rng = random.Random(seed)
+    cluster_pods = with_gangs(pods(scale, rng)) if gangs else pods(scale, rng)
     sources = (platform_objects(scale), queues(scale), release_secrets(scale, rng), other_secrets(scale, rng),
-               (node(rng, i, scheduled=i % 10 == 0) for i in range(scale.nodes)), pods(scale, rng),
+               (node(rng, i, scheduled=i % 10 == 0) for i in range(scale.nodes)), cluster_pods,
                pending_events(scale), noise_events(scale))
     for source in sources:
         yield from source
 
 
-def load(server: Any, scale: Scale, *, seed: int = 7) -> dict[str, int]:
+def load(server: Any, scale: Scale, *, seed: int = 7, gangs: bool = False) -> dict[str, int]:
     """Fill a KubeTestServer with the synthetic cluster; returns object counts per kind."""
     server.register_kai_and_nvca_kinds(with_crds=True)
     server.set_healthz(503, healthz_body())
     counts: dict[str, int] = {}
-    for batch in _batched(objects(scale, seed=seed)):
+    for batch in _batched(objects(scale, seed=seed, gangs=gangs)):
         server.add_many(batch)
         for obj in batch:
             counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1

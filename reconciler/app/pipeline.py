@@ -19,6 +19,7 @@ from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.attribution import attribute
 from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, build_facts
+from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.values_keys import values_key_findings
@@ -147,6 +148,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
     with phase("evaluate"):
         prediction = _predict(live, desired)
         findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
+        findings += gang_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
         findings = attribute(findings, live, desired.shared)
@@ -174,7 +176,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
     findings = diff(desired, live) + values_key_findings(desired) if desired else []
-    findings += kai_operator_findings(live, desired, name)
+    findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
     findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities if repo
@@ -299,6 +301,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     from reconciler.app.policy_run import evaluated_rules
     from reconciler.findings.builtin_rules import (
         DRIFT_RULES,
+        GANG_RULES,
         OPERATOR_RULES,
         OPERATOR_RULES_NEEDING_GIT,
         VALUES_KEY_RULES,
@@ -306,7 +309,8 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
 
     # Without Git, a check that needs the values (render mode) did not run: doctor must not show it passed.
     operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
-    builtin = [*(DRIFT_RULES if drift else ()), *operator, *(VALUES_KEY_RULES if keys else ())]
+    gangs = GANG_RULES if scope == "live" else ()
+    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *(VALUES_KEY_RULES if keys else ())]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 

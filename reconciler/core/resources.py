@@ -75,6 +75,9 @@ CONFIG = Resource("kai.scheduler", "v1", "configs", "Config", namespaced=False)
 TOPOLOGY = Resource("kai.scheduler", "v1alpha1", "topologies", "Topology", namespaced=False)
 NVCF_BACKEND = Resource("nvcf.nvidia.io", "v1", "nvcfbackends", "NVCFBackend", namespaced=True)
 KAI_AND_NVCA = (QUEUE, POD_GROUP, SCHEDULING_SHARD, CONFIG, TOPOLOGY, NVCF_BACKEND)
+# Grove's binding of its topology domains to node labels and to KAI's Topology (the NVCF stack installs one).
+CLUSTER_TOPOLOGY_BINDING = Resource("grove.io", "v1alpha1", "clustertopologybindings", "ClusterTopologyBinding",
+                                    namespaced=False)
 
 # Kubernetes' own.
 NODE = Resource("", "v1", "nodes", "Node", namespaced=False)

@@ -115,6 +115,53 @@ CONFIG_NOT_HELM_OWNED = RuleMeta(
     "Annotate and label kai-config for the release (the message gives the commands), then upgrade.",
     _OPERATOR_SOURCE)
 
+_GANG_SOURCE = ("docs/policies.md#gangs-and-topology / KAI-Scheduler v0.17.0 pkg/apis/scheduling/v2alpha2 "
+                "(PodGroup status), pkg/podgrouper; NVIDIA/nvcf fadc0f81 nvcf-cluster-topology chart; Grove "
+                "v0.1.0-alpha.11 ClusterTopologyBinding; NVIDIA k8s-dra-driver-gpu")
+GANG_UNSCHEDULABLE = RuleMeta(
+    "KAI-T-001", "PodGroups with Pending members placed by the scheduler", Severity.ERROR, Scope.LIVE,
+    "KAI holds a gang until all its required members fit; when it cannot place one it writes an "
+    "UnschedulableOnNodePool scheduling condition per node pool on the PodGroup, with structured reasons "
+    "(QueueDoesNotExist, OverLimit, NonPreemptibleOverQuota, PreemptionDelayNotElapsed) or the topology or "
+    "capacity message. The function stays Pending with nothing else to say why. A condition on a gang whose pods "
+    "are all bound is stale (left behind before v0.17.0) and not reported.",
+    "Act on the reason (the message says what): create or fix the queue, raise its quota or limit, free "
+    "capacity in the node pool, or fix the topology the gang requires.", _GANG_SOURCE)
+GANG_PENDING = RuleMeta(
+    "KAI-T-002", "Gang members not Pending with scheduling failures", Severity.WARNING, Scope.LIVE,
+    "The Pending members of one gang fail for one cause; their Unschedulable / FailedScheduling events read per "
+    "gang (each distinct message once, with how many pods it was said of) say it once instead of once per pod.",
+    "Read the events and the PodGroup's scheduling conditions (the command is in the finding).", _GANG_SOURCE)
+GANG_GROUP_MISSING = RuleMeta(
+    "KAI-T-003", "Gang members name an existing PodGroup", Severity.ERROR, Scope.LIVE,
+    "A pod whose pod-group-name names a PodGroup that does not exist is never scheduled by KAI: an external "
+    "group was not created (or was deleted), or the pod-grouper is not running.",
+    "Create the PodGroup, or remove the annotation so the pod-grouper creates one.", _GANG_SOURCE)
+TOPOLOGY_NOT_AS_RENDERED = RuleMeta(
+    "KAI-T-004", "KAI Topology present as the stack renders it", Severity.ERROR, Scope.LIVE,
+    "With topology-aware scheduling on, the stack installs each Topology of addons.topologyAwareScheduling "
+    "(nvcf-mnnvl-topology: nvidia.com/gpu.clique, kubernetes.io/hostname); a workload or PodGroup that names a "
+    "missing Topology, or a level it does not have, stays Pending.",
+    "Sync the stack's topology release, or correct the topology the workload names.", _GANG_SOURCE)
+BINDING_NOT_AS_RENDERED = RuleMeta(
+    "KAI-T-005", "Grove ClusterTopologyBinding present, as rendered and in sync", Severity.ERROR, Scope.LIVE,
+    "With topology-aware scheduling and Grove on, the stack installs <topology>-binding, mapping each level to a "
+    "domain (gpuclique, hostname) and binding kai-scheduler to the KAI Topology; Grove refuses constraints naming "
+    "a missing binding and reports SchedulerTopologyDrift when KAI's Topology no longer matches it.",
+    "Sync the stack's Grove topology release; on drift, make the KAI Topology's levels match the binding.",
+    _GANG_SOURCE)
+LEVEL_LABEL_MISSING = RuleMeta(
+    "KAI-T-006", "Nodes carry every topology level's label", Severity.ERROR, Scope.LIVE,
+    "KAI places a gang inside one domain of the required level, read from a node label; with no node labelled "
+    "(nvidia.com/gpu.clique on NVLink clusters comes from the GPU operator's feature discovery) a gang that "
+    "requires that level never fits.",
+    "Label the nodes (the GPU operator with GFD on NVLink nodes), or drop the level.", _GANG_SOURCE)
+DRA_DRIVER_MISSING = RuleMeta(
+    "KAI-T-007", "GPU DRA driver's CRDs present for topology-aware scheduling", Severity.ERROR, Scope.LIVE,
+    "Multi-node NVLink gangs need the NVIDIA GPU DRA driver (its ComputeDomain kind, "
+    "computedomains.resource.nvidia.com) to set up the IMEX domain across the clique.",
+    "Install the NVIDIA DRA driver for GPUs.", _GANG_SOURCE)
+
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
     "An expired waiver no longer hides its findings; they are reported again.",
@@ -149,4 +196,7 @@ OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE,
                   LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
                   CONFIG_NOT_HELM_OWNED)
 OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values say render mode is on
-BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES)}
+GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
+              LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
+BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
+                                    *GANG_RULES)}

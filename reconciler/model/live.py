@@ -15,6 +15,13 @@ from reconciler.core import resources as k8s
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, list_at, mapping_at
 from reconciler.core.redact import redact_free_text, redact_free_values, redact_text
+from reconciler.model.gangs import (
+    POD_GROUP_KEY,
+    GangState,
+    binding_summary,
+    pod_group_summary,
+    topology_summary,
+)
 from reconciler.model.gates import split_gate_string
 from reconciler.model.helm import (
     KAI_CHART,
@@ -53,6 +60,9 @@ class PodSummary:
     started: str = ""               # status.startTime: when its containers got their projected token
     # (container, restartCount, lastState.terminated.finishedAt) of each container that restarted; kept for KAI pods
     restarts: tuple[tuple[str, int, str], ...] = ()
+    gang: str = ""                  # the PodGroup it belongs to (its pod-group-name)
+    # (resource, quantity) a Pending gang member asks for, summed over its containers as the scheduler sees them
+    requests: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -154,6 +164,7 @@ class LiveState:
     kai_pods: list[PodSummary] = field(default_factory=list)
     unschedulable: dict[tuple[str, str], str] = field(default_factory=dict)
     healthz: Healthz | None = None
+    gangs: GangState = field(default_factory=GangState)
 
 
 class LiveStateBuilder:
@@ -289,6 +300,18 @@ class LiveStateBuilder:
     def _pod(self, obj: JSONObject) -> None:
         self._pods.append(pod_summary(obj, self.now))
 
+    def _pod_group(self, obj: JSONObject) -> None:
+        group = pod_group_summary(obj)
+        self.state.gangs.pod_groups[(group.namespace, group.name)] = group
+
+    def _topology(self, obj: JSONObject) -> None:
+        topology = topology_summary(obj)
+        self.state.gangs.topologies[topology.name] = topology
+
+    def _binding(self, obj: JSONObject) -> None:
+        binding = binding_summary(obj)
+        self.state.gangs.bindings[binding.name] = binding
+
     def _event(self, obj: JSONObject) -> None:
         # core/v1 Events say involvedObject/message; events.k8s.io/v1 says regarding/note.
         involved = mapping_at(obj, "involvedObject") or mapping_at(obj, "regarding")
@@ -326,7 +349,24 @@ def pod_summary(obj: Mapping[str, JSONValue], now: datetime) -> PodSummary:
                       None if queue_label is None else str(queue_label),
                       str(status.get("phase", "")), ready, _age(meta.get("creationTimestamp"), now),
                       NVCF_POD_LABEL in labels, str(spec.get("serviceAccountName") or ""),
-                      str(status.get("startTime") or meta.get("creationTimestamp") or ""), _restarts(status))
+                      str(status.get("startTime") or meta.get("creationTimestamp") or ""), _restarts(status),
+                      _gang(meta), _requests(spec))
+
+
+def _gang(meta: Mapping[str, JSONValue]) -> str:
+    name = mapping_at(meta, "annotations").get(POD_GROUP_KEY) or mapping_at(meta, "labels").get(POD_GROUP_KEY)
+    return str(name or "")
+
+
+def _requests(spec: Mapping[str, JSONValue]) -> tuple[tuple[str, str], ...]:
+    """Each container's requests, joined per resource ("2 x 4" when containers ask separately): quantities
+    stay as written, since the checks only quote them."""
+    asked: dict[str, list[str]] = {}
+    for container in list_at(spec, "containers"):
+        if isinstance(container, dict):
+            for resource, quantity in mapping_at(mapping_at(container, "resources"), "requests").items():
+                asked.setdefault(str(resource), []).append(str(quantity))
+    return tuple((resource, " + ".join(quantities)) for resource, quantities in sorted(asked.items()))
 
 
 def _restarts(status: Mapping[str, JSONValue]) -> tuple[tuple[str, int, str], ...]:
@@ -429,6 +469,9 @@ _HANDLERS = {
     k8s.NODE.type_key: LiveStateBuilder._node,
     k8s.NAMESPACE.type_key: LiveStateBuilder._namespace,
     k8s.POD.type_key: LiveStateBuilder._pod,
+    k8s.POD_GROUP.type_key: LiveStateBuilder._pod_group,
+    k8s.TOPOLOGY.type_key: LiveStateBuilder._topology,
+    k8s.CLUSTER_TOPOLOGY_BINDING.type_key: LiveStateBuilder._binding,
     k8s.CORE_EVENT.type_key: LiveStateBuilder._event,
     k8s.EVENT.type_key: LiveStateBuilder._event,
     ("kai-gitops/v1", "NVCAHealthz"): LiveStateBuilder._healthz,

@@ -69,7 +69,8 @@ def _cluster(console: Console, command: str, c: ClusterReport) -> None:
             text = f"{f.rule_id} {f.subject or ''} — waiver {f.waived_by}"
             console.print(f"  [dim]{_escape(text)}[/]")
     if command == "doctor":
-        _kai_checks(console, c)
+        _checks(console, c, _KAI_CHECKS, "[bold]KAI[/] (kai-config and what the operator deployed):")
+        _checks(console, c, _GANG_CHECKS, "[bold]Gangs[/] (PodGroups, Pending members, topology prerequisites):")
     if c.nvca is not None:
         colour = "green" if c.nvca.healthy else "red"
         console.print(f"\n[bold]NVCA prediction[/] kai-scheduler-queues: [{colour}]{c.nvca.status}[/]")
@@ -81,14 +82,15 @@ def _cluster(console: Console, command: str, c: ClusterReport) -> None:
 
 # The checks of KAI itself that doctor lists one by one, passed or not (docs/policies.md#kai-config-health).
 _KAI_CHECKS = ("KAI-D-006", "KAI-D-005", "KAI-O-")
+_GANG_CHECKS = ("KAI-T-",)     # stuck gangs and topology prerequisites (docs/policies.md#gangs-and-topology)
 
 
-def _kai_checks(console: Console, c: ClusterReport) -> None:
-    """Each KAI check that ran: ✓ with its title, or ✗ with each finding's evidence and fix."""
-    ran = [r for r in c.rules if r.id.startswith(_KAI_CHECKS)]
+def _checks(console: Console, c: ClusterReport, prefixes: tuple[str, ...], heading: str) -> None:
+    """Each check of a doctor section that ran: ✓ with its title, or ✗ with each finding's evidence and fix."""
+    ran = [r for r in c.rules if r.id.startswith(prefixes)]
     if not ran:
         return
-    console.print("\n[bold]KAI[/] (kai-config and what the operator deployed):")
+    console.print("\n" + heading)
     active = [f for f in c.findings if f.waived_by is None]
     for rule in ran:
         failed = [f for f in active if f.rule_id == rule.id]

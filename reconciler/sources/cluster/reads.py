@@ -27,6 +27,7 @@ import orjson
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.resources import (
+    CLUSTER_TOPOLOGY_BINDING,
     CONFIG,
     CONFIG_MAP,
     CORE_EVENT,
@@ -39,13 +40,16 @@ from reconciler.core.resources import (
     NODE,
     NVCF_BACKEND,
     POD,
+    POD_GROUP,
     QUEUE,
     SCHEDULING_SHARD,
     SECRET,
     SERVICE,
     SERVICE_ACCOUNT,
+    TOPOLOGY,
     Resource,
 )
+from reconciler.model.gangs import DRA_CRDS
 from reconciler.model.helm import KAI_CHART
 from reconciler.model.kai_config import CONFIG_NAME
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
@@ -68,7 +72,9 @@ Slim = Callable[[Obj], Obj | None]
 Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
-DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND)
+DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND, POD_GROUP, TOPOLOGY, CLUSTER_TOPOLOGY_BINDING)
+# CRDs looked up by name: KAI's and NVCA's, and the topology prerequisites (Grove's binding, the GPU DRA driver's)
+NAMED_CRDS = (*(r.crd_name for r in KAI_AND_NVCA), CLUSTER_TOPOLOGY_BINDING.crd_name, *DRA_CRDS)
 DEPLOYER_JOB = "kai-config-deployer"   # E2/E3 charts apply kai-config with it
 SCHEDULER_LEASE = "kai-scheduler"       # the scheduler's leader Lease: <schedulerName> (no partition value)
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
@@ -319,7 +325,7 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     """Every read that needs nothing but discovery, in feed order."""
     limit = reader.client.settings.page_limit
     plan: list[tuple[str, Read]] = []
-    for name in (r.crd_name for r in KAI_AND_NVCA):
+    for name in NAMED_CRDS:
         plan.append((f"crds/{name}", partial(reader.object, f"crds/{name}", "CRDs",
                                              CUSTOM_RESOURCE_DEFINITION.object_path(name), slim.slim_crd)))
     if QUEUE in served:
@@ -332,6 +338,7 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
                                            CONFIG.object_path(CONFIG_NAME), slim.kai_object)))
         plan.append(("kai-config-read", lambda: [slim.config_read_item()]))
         plan += operand_reads(reader)
+    plan += gang_reads(reader, served)
     plan.append(("releases", reader.releases))
     if NVCF_BACKEND in served:
         plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit,
@@ -348,6 +355,17 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
                                        reduce=slim.slim_kai_pod)))
     plan.append(("healthz", reader.healthz))
     return plan
+
+
+def gang_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
+    """PodGroups (every namespace, reduced to queue, size, topology and scheduling conditions), KAI Topologies and
+    Grove's bindings: whichever the server serves. Their members are among the pods already read."""
+    limit = reader.client.settings.page_limit
+    reads = (ListRead("podgroups", "PodGroups", POD_GROUP, limit=limit, reduce=slim.slim_pod_group),
+             ListRead("topologies", "Topologies", TOPOLOGY, limit=limit, reduce=slim.as_is),
+             ListRead("bindings", "ClusterTopologyBindings", CLUSTER_TOPOLOGY_BINDING, limit=limit,
+                      reduce=slim.slim_binding))
+    return [_list(reader, spec) for spec in reads if spec.resource in served]
 
 
 def operand_reads(reader: Reader) -> list[tuple[str, Read]]:

@@ -19,6 +19,7 @@ import yaml
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, mapping_at, objects_at
 from reconciler.core.redact import redact, redact_free_text, redact_free_values
 from reconciler.core.resources import CONFIG_MAP, DEPLOYMENT, NAMESPACE, NODE, POD, SERVICE_ACCOUNT, Resource
+from reconciler.model.gangs import POD_GROUP_KEY
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
 
 Obj = JSONObject
@@ -68,9 +69,53 @@ def slim_pod(obj: Obj) -> Obj:
         pod_status["conditions"] = conditions
     if status.get("startTime"):
         pod_status["startTime"] = status["startTime"]
-    return typed({"metadata": _meta(obj, "name", "namespace", "labels", "creationTimestamp"),
-                  "spec": {k: spec[k] for k in ("schedulerName", "nodeName", "serviceAccountName") if spec.get(k)},
-                  "status": pod_status}, POD)
+    meta = _meta(obj, "name", "namespace", "labels", "creationTimestamp")
+    kept_spec: Obj = {k: spec[k] for k in ("schedulerName", "nodeName", "serviceAccountName") if spec.get(k)}
+    gang = mapping_at(mapping_at(obj, "metadata"), "annotations").get(POD_GROUP_KEY)
+    if gang is not None:
+        meta["annotations"] = {POD_GROUP_KEY: gang}
+        if status.get("phase") == "Pending":   # what a stuck gang member asks for (KAI-T-001 quotes it)
+            kept_spec["containers"] = _requests_only(spec)
+    return typed({"metadata": meta, "spec": kept_spec, "status": pod_status}, POD)
+
+
+def _requests_only(spec: Obj) -> JSONArray:
+    return [{"resources": {"requests": dict(mapping_at(mapping_at(c, "resources"), "requests"))}}
+            for c in objects_at(spec, "containers")]
+
+
+def slim_pod_group(obj: Obj) -> Obj:
+    """A PodGroup: its queue, size and topology, and the scheduler's UnschedulableOnNodePool conditions (their
+    messages redacted: the scheduler quotes the queue and what the gang asked for)."""
+    spec = mapping_at(obj, "spec")
+    kept_spec: Obj = {k: spec[k] for k in ("queue", "minMember", "topologyConstraint") if spec.get(k) is not None}
+    conditions: JSONArray = []
+    for condition in objects_at(mapping_at(obj, "status"), "schedulingConditions"):
+        kept: Obj = {k: condition[k] for k in ("type", "nodePool", "status", "reason", "lastTransitionTime")
+                     if k in condition}
+        if isinstance(condition.get("message"), str):
+            kept["message"] = redact_free_text(str(condition["message"]))
+        kept["reasons"] = [{"reason": r.get("reason", ""), "message": redact_free_text(str(r.get("message", "")))}
+                           for r in objects_at(condition, "reasons")]
+        conditions.append(kept)
+    status: Obj = {"schedulingConditions": conditions} if conditions else {}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": _meta(obj, "name", "namespace", "creationTimestamp"), "spec": kept_spec, "status": status}
+
+
+def slim_binding(obj: Obj) -> Obj:
+    """A Grove ClusterTopologyBinding: its spec and whether Grove says KAI's Topology drifted from it (the
+    SchedulerTopologyDrift condition, each scheduler topology's inSync), messages redacted."""
+    kept = as_is(obj)
+    status = mapping_at(kept, "status")
+    conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
+                             | {"message": redact_free_text(str(c.get("message", "")))}
+                             for c in objects_at(status, "conditions")]
+    statuses: JSONArray = [{k: st[k] for k in ("schedulerName", "topologyReference", "inSync") if k in st}
+                           | {"message": redact_free_text(str(st.get("message", "")))}
+                           for st in objects_at(status, "schedulerTopologyStatuses")]
+    kept["status"] = {k: v for k, v in (("conditions", conditions), ("schedulerTopologyStatuses", statuses)) if v}
+    return kept
 
 
 def slim_kai_pod(obj: Obj) -> Obj:
