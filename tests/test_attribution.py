@@ -213,8 +213,9 @@ def test_text_shows_who_last_set_each_change_on_the_findings_lines(tmp_path: Pat
     repo, snap = drifted_lab(tmp_path)
     code, out, err = run_cli(diff_args(repo, snap, "text"))
     assert code == 2, err
-    assert "cpu.quota 0 → -1, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC" in out
-    assert ("gpu.quota 4 → -1, last set by helm (Update) 2026-11-02 09:00 UTC — Helm release "
+    # The change lines keep their column (the key padded as without attribution), who set it after them.
+    assert "cpu.quota              0 → -1, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC" in out
+    assert ("gpu.quota              4 → -1, last set by helm (Update) 2026-11-02 09:00 UTC — Helm release "
             "kai-scheduler/kai-scheduler revision 3 (superseded, deployed 2026-11-02 08:59 UTC)") in out
     assert ("node/gpu-1 label nvca.nvcf.nvidia.io/schedule, last set by kubectl-label (Update) "
             "2026-11-29 08:30 UTC") in out

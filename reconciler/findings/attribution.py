@@ -91,8 +91,15 @@ def attribution_line(entry: Attribution, live: Any = None, desired: Any = None) 
         field = f"{field} {show_value(live[field])} → {show_value(desired[field])}"
     if entry.manager is None:
         return f"{field}: no field manager owns it"
+    return f"{field}, {who_set_it(entry)}"
+
+
+def who_set_it(entry: Attribution) -> str:
+    """"last set by kubectl-edit (Update) 2026-11-30 14:02 UTC", with the Helm release when Helm set it."""
+    if entry.manager is None:
+        return "no field manager owns it"
     how = ", ".join(part for part in (entry.operation, _subresource(entry.subresource)) if part)
-    line = f"{field}, last set by {entry.manager}{f' ({how})' if how else ''}"
+    line = f"last set by {entry.manager}{f' ({how})' if how else ''}"
     if entry.time:
         line += f" {short_time(entry.time)}"
     release = entry.helm_release

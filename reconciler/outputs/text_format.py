@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.printable import visible
 from reconciler.core.show import show_value
-from reconciler.findings.attribution import attribution_lines
+from reconciler.findings.attribution import attribution_lines, who_set_it
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.report.report import ClusterReport, Report, finding_order
@@ -108,12 +108,12 @@ def _drift(console: Console, f: Finding) -> None:
     where = f"  [dim]{_escape(str(f.location))}[/]" if f.location else ""
     console.print(f"  [{colour}]{sign}[/] {_escape(str(f.subject or ''))} [dim]{_escape(f.rule_id)}[/]{where}")
     changes = f.extra.get("changes")
-    attributed = attribution_lines(f.attribution, f.live, f.desired)
+    setters = {entry.field: entry for entry in f.attribution}
     if changes:
-        for key, live, want in [] if attributed else changes:
-            console.print(f"      {_escape(str(key)):<22} {_value(live)} → {_value(want)}")
-        for line in attributed:   # the same changes, each with who last set it
-            console.print(f"      {_escape(line)}")
+        for key, live, want in changes:
+            setter = setters.get(str(key))
+            who = f", {who_set_it(setter)}" if setter else ""
+            console.print(f"      {_escape(str(key)):<22} {_value(live)} → {_value(want)}{_escape(who)}")
         if f.extra.get("note"):
             console.print(f"      [dim]{_escape(f.extra['note'])}[/]")
     elif action is Action.CREATE and f.fix and f.fix.patch:
@@ -121,7 +121,9 @@ def _drift(console: Console, f: Finding) -> None:
             console.print(f"      spec: {_escape(line)}")
     else:
         console.print(f"      {_escape(f.message)}")
-    for line in [] if changes else attributed:
+    shown = {str(key) for key, _, _ in changes or ()}
+    rest = tuple(entry for field, entry in setters.items() if field not in shown)
+    for line in attribution_lines(rest, f.live, f.desired):
         console.print(f"      [dim]{_escape(line)}[/]")
     if f.last_write:
         console.print(f"      [{'bold' if f.last_write.by_person else 'dim'}]{_escape(f.last_write.shown())}[/]")

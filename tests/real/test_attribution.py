@@ -112,7 +112,7 @@ def test_kubectl_edit_and_kubectl_label_are_named_with_their_times(cluster: KaiC
                                  "subresource": None, "time": label[field]["time"]}}
         assert recent(label[field]["time"], since)
     text = cluster.run("diff").out
-    assert "gpu.limit 8 → -1, last set by kubectl-edit (Update) " in text
+    assert "gpu.limit              8 → -1, last set by kubectl-edit (Update) " in text
     assert f"node/lab-gpu-1 label {SCHEDULE}, last set by kubectl-label (Update) " in text
 
 
@@ -134,5 +134,5 @@ def test_a_queue_changed_by_helm_upgrade_names_the_release_revision(cluster: Kai
         "name": "team", "namespace": "teams", "revision": 2, "status": "deployed"}
     assert release["lastDeployed"] and cpu["time"]
     text = cluster.run("diff").out
-    assert "cpu.quota 2 → -1, last set by helm (Update) " in text
+    assert "cpu.quota              2 → -1, last set by helm (Update) " in text
     assert "Helm release teams/team revision 2 (deployed" in text
