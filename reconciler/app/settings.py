@@ -54,6 +54,7 @@ class RunSettings:
     policy: PolicySettings = field(default_factory=PolicySettings)
     base_ref: str | None = None
     shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
+    helm: str | None = None             # check --helm: the binary that renders function charts (else PATH)
 
 
 @dataclass
