@@ -23,7 +23,15 @@ from reconciler.core.errors import UserError
 from reconciler.yamlio import document as yamldoc
 from reconciler.yamlio import libyaml as yaml_libyaml
 from reconciler.yamlio.document import MAX_NODES, load_documents, ruamel_documents
-from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo_builder, load_fleet_builder, run_cli
+from tests.helpers import (
+    DEMO_SNAPSHOTS,
+    ROOT,
+    assert_one_line_error,
+    helm_template,
+    load_demo_builder,
+    load_fleet_builder,
+    run_cli,
+)
 
 # ruamel warns about reused anchors in generated documents; that is ruamel's business, not this test's.
 pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")
@@ -34,14 +42,9 @@ INIT_CI_COPIES = ROOT / "reconciler" / "data" / "init" / "ci"
 
 def corpus() -> list[Path]:
     files = [p for d in CORPUS_DIRS for p in sorted((ROOT / d).rglob("*")) if p.suffix in (".yaml", ".yml")
-             and not p.is_relative_to(INIT_CI_COPIES) and not _helm_template(p)]
+             and not p.is_relative_to(INIT_CI_COPIES) and not helm_template(p)]
     assert len(files) > 20, files
     return files
-
-
-def _helm_template(path: Path) -> bool:
-    """A Helm chart's template is Go template text, which no YAML reader of kai-gitops reads (helm renders it)."""
-    return any(part.name == "templates" and (part.parent / "Chart.yaml").is_file() for part in path.parents)
 
 
 def typed(value: Any) -> Any:
