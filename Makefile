@@ -47,6 +47,12 @@ demo: $(STAMP)
 	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1 --fix-git-dry-run > /dev/null; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
 	@echo
+	@echo "== kai-gitops check on function charts (repo-templates/function-charts: one broken chart per mistake)"
+	@rm -rf .cache/demo-charts; $(BIN)/python repo-templates/demo/build.py charts .cache/demo-charts
+	@helm="$$($(PYTHON) tools/build.py --print 2>/dev/null)/helm"; [ -x "$$helm" ] || helm=""; \
+	  $(BIN)/kai-gitops check --repo .cache/demo-charts $${helm:+--helm "$$helm"} | sed -n '/^  [A-Z]* *NVCF-F-/{p;n;p}'; \
+	  rc=$${PIPESTATUS[0]}; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@echo
 	@$(MAKE) --no-print-directory demo-fix
 
 # The fix loop on the same snapshot, served by the test API server: plan, apply, diff again.

@@ -37,6 +37,11 @@ Files = Mapping[str, FileContent]
 _SIGNATURE_TIME = 1764400000
 
 
+def helm_template(path: Path) -> bool:
+    """A Helm chart's template is Go template text that helm renders, not YAML any reader of kai-gitops reads."""
+    return any(part.name == "templates" and (part.parent / "Chart.yaml").is_file() for part in path.parents)
+
+
 # -- Git ---------------------------------------------------------------------------------------------
 
 

@@ -23,20 +23,26 @@ from reconciler.core.errors import UserError
 from reconciler.yamlio import document as yamldoc
 from reconciler.yamlio import libyaml as yaml_libyaml
 from reconciler.yamlio.document import MAX_NODES, load_documents, ruamel_documents
-from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo_builder, load_fleet_builder, run_cli
+from tests.helpers import (
+    DEMO_SNAPSHOTS,
+    ROOT,
+    assert_one_line_error,
+    helm_template,
+    load_demo_builder,
+    load_fleet_builder,
+    run_cli,
+)
 
 # ruamel warns about reused anchors in generated documents; that is ruamel's business, not this test's.
 pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")
 CORPUS_DIRS = ("tests/fixtures", "repo-templates", "reconciler/data", "policies", "deploy")
 # `kai-gitops init`'s CI templates: byte-for-byte copies of repo-templates/ci (tests/test_cli_init.py), read there.
 INIT_CI_COPIES = ROOT / "reconciler" / "data" / "init" / "ci"
-# Helm's templates are Go templates that render to YAML, not YAML the tool reads.
-HELM_TEMPLATES = ROOT / "deploy" / "helm" / "kai-gitops" / "templates"
 
 
 def corpus() -> list[Path]:
     files = [p for d in CORPUS_DIRS for p in sorted((ROOT / d).rglob("*")) if p.suffix in (".yaml", ".yml")
-             and not p.is_relative_to(INIT_CI_COPIES) and not p.is_relative_to(HELM_TEMPLATES)]
+             and not p.is_relative_to(INIT_CI_COPIES) and not helm_template(p)]
     assert len(files) > 20, files
     return files
 

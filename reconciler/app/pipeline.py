@@ -32,6 +32,7 @@ from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
+from reconciler.model.workloads import RenderedWorkload
 from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 from reconciler.report.shards import select as select_shard
@@ -208,8 +209,10 @@ def run_check(settings: RunSettings) -> Report:
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True)
+    rendered = _rendered_workloads(head, chosen, settings.helm)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
+        _add_workloads(facts, desired, [rendered[w.name] for w in head.config.workloads_for(desired.name)])
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
         findings = waivers.apply(found, desired.name)
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
@@ -217,6 +220,30 @@ def run_check(settings: RunSettings) -> Report:
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
     return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
                   shard=settings.shard, config=head.config)
+
+
+def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], helm: str | None
+                        ) -> dict[str, RenderedWorkload]:
+    """The function charts deployed to the clusters this run checks, each rendered once."""
+    from reconciler.sources.function_charts import render_workloads
+
+    names = {d.name for d in chosen}
+    wanted = tuple(w for w in repo.config.workloads if names & set(w.clusters))
+    if not wanted:
+        return {}
+    with phase("render-workloads"):
+        return render_workloads(repo.tree, wanted, helm)
+
+
+def _add_workloads(facts: Facts, desired: DesiredCluster, workloads: list[RenderedWorkload]) -> None:
+    from reconciler.checks.workload_facts import register_docs, workload_facts
+
+    if not workloads:
+        return
+    register_docs(desired, workloads)
+    section = facts["desired"]
+    if isinstance(section, dict):
+        section["workloads"] = workload_facts(desired, workloads)
 
 
 def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo | None, list[Finding]]:

@@ -55,6 +55,7 @@ class RunSettings:
     base_ref: str | None = None
     shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
     k8s_audit_logs: tuple[str, ...] = ()   # the cluster's audit logs: who last wrote each drifted object
+    helm: str | None = None             # check --helm: the binary that renders function charts (else PATH)
 
 
 @dataclass

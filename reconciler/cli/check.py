@@ -32,6 +32,9 @@ from reconciler.core.exits import ExitCode
 @click.option("--policy-memory", metavar="MB", type=click.IntRange(min=1), default=2048, show_default=True,
               help="Without --base: memory the pull request's own policies may take beyond what kai-gitops "
                    "already uses (an address-space limit on their process).")
+@click.option("--helm", metavar="PATH", default=None,
+              help="The helm binary that renders the function charts listed under workloads: in kai-gitops.yaml "
+                   "(default: helm on PATH).")
 @judging_options
 @metrics_options
 @fix_git_options

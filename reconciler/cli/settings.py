@@ -35,7 +35,8 @@ def run_settings(opts: Options) -> RunSettings:
                             timeout_s=opts.get("policy_timeout", 60.0), memory_mb=opts.get("policy_memory", 2048))
     git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
     return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
-                       opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()))
+                       opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
+                       helm=opts.get("helm"))
 
 
 def shard(opts: Options) -> Shard | None:

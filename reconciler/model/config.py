@@ -78,6 +78,22 @@ class AuditIdentities:
 
 
 @dataclass(frozen=True)
+class WorkloadConfig:
+    """A function chart (`chart` + `values`) or rendered manifest file (`manifests`) and where it deploys."""
+
+    name: str
+    clusters: tuple[str, ...]
+    chart: str | None = None               # chart directory, repo-relative
+    values: tuple[str, ...] = ()           # values files, repo-relative, in helm -f order
+    manifests: str | None = None           # an already rendered manifest file, repo-relative
+    index: int = 0                         # position in `workloads`, to locate errors about this entry
+
+    @property
+    def source(self) -> str:
+        return self.chart or self.manifests or ""
+
+
+@dataclass(frozen=True)
 class RepoConfig:
     doc: YamlDoc
     clusters: tuple[ClusterConfig, ...]
@@ -86,6 +102,10 @@ class RepoConfig:
     waivers_file: str | None = None
     git_host: GitHostConfig | None = None
     audit_identities: AuditIdentities = field(default_factory=AuditIdentities)
+    workloads: tuple[WorkloadConfig, ...] = ()
+
+    def workloads_for(self, cluster: str) -> tuple[WorkloadConfig, ...]:
+        return tuple(w for w in self.workloads if cluster in w.clusters)
 
     def select(self, name: str | None) -> tuple[ClusterConfig, ...]:
         if name is None:

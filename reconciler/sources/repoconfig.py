@@ -20,6 +20,7 @@ from reconciler.model.config import (
     IdentityPattern,
     RepoConfig,
     SharedClusterIntent,
+    WorkloadConfig,
 )
 from reconciler.yamlio.document import YamlDoc, load_document
 
@@ -77,6 +78,12 @@ class _Identities(TypedDict, total=False):
 
 class _Audit(TypedDict, total=False):
     identities: _Identities
+class _Workload(TypedDict):
+    name: str
+    clusters: list[str]
+    chart: NotRequired[str]
+    values: NotRequired[list[str]]
+    manifests: NotRequired[str]
 
 
 class _RepoConfigFile(TypedDict):
@@ -86,6 +93,7 @@ class _RepoConfigFile(TypedDict):
     waiversFile: NotRequired[str]
     gitHost: NotRequired[_GitHost]
     audit: NotRequired[_Audit]
+    workloads: NotRequired[list[_Workload]]
 
 
 def schema() -> JSONObject:
@@ -102,9 +110,34 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     _check_node_names(doc, clusters)
     _unique_names(doc, clusters)
     policies = data.get("policies") or {}
+    workloads = tuple(_workload(w, i) for i, w in enumerate(data.get("workloads", ())))
+    _check_workloads(doc, workloads, clusters)
     return RepoConfig(doc, clusters, tuple(_repo_path(d) for d in policies.get("dirs", ())),
                       tuple(_repo_path(f) for f in policies.get("data", ())), _repo_path(data.get("waiversFile")),
-                      _git_host(data.get("gitHost")), _audit_identities(data.get("audit") or {}))
+                      _git_host(data.get("gitHost")), _audit_identities(data.get("audit") or {}), workloads)
+
+
+def _workload(raw: _Workload, index: int) -> WorkloadConfig:
+    return WorkloadConfig(raw["name"], tuple(raw["clusters"]), _repo_path(raw.get("chart")),
+                          tuple(_repo_path(f) for f in raw.get("values", ())), _repo_path(raw.get("manifests")),
+                          index)
+
+
+def _check_workloads(doc: YamlDoc, workloads: tuple[WorkloadConfig, ...], clusters: tuple[ClusterConfig, ...]) -> None:
+    """Every workload names declared clusters, and no two share a name (findings and waivers name them)."""
+    known = {c.name for c in clusters}
+    seen: set[str] = set()
+    for workload in workloads:
+        for i, name in enumerate(workload.clusters):
+            if name not in known:
+                raise UserError(f"workload '{workload.name}' deploys to cluster '{name}', which clusters does not "
+                                "declare", where=str(doc.locate(("workloads", workload.index, "clusters", i))),
+                                hint="known clusters: " + ", ".join(sorted(known)))
+        if workload.name in seen:
+            raise UserError(f"workload name '{workload.name}' is used twice",
+                            where=str(doc.locate(("workloads", workload.index, "name"))),
+                            hint="workload names must be unique")
+        seen.add(workload.name)
 
 
 def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
@@ -139,12 +172,23 @@ def _validate(doc: YamlDoc) -> None:
     errors = sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return
+    if _is_workload_source_error(errors[0]):
+        where = ".".join(str(p) for p in errors[0].absolute_path)
+        raise UserError(f"{where}: give either chart (with optional values) or manifests, not both and not neither",
+                        where=str(doc.locate(tuple(errors[0].absolute_path))),
+                        hint="see the JSON Schema: kai-gitops schema")
     first = _most_specific(errors[0])
     path = tuple(first.absolute_path)
     if first.validator == "additionalProperties":  # point at the unknown key itself, not its parent
         path = (*path, sorted(_unknown_keys(first))[0])
     raise UserError(_describe(first), where=str(doc.locate(path)),
                     hint="see the JSON Schema: kai-gitops schema")
+
+
+def _is_workload_source_error(error: ValidationError) -> bool:
+    """The workload's oneOf (chart | manifests) failed as a whole: its branches' messages would mislead."""
+    path = list(error.absolute_path)
+    return error.validator == "oneOf" and len(path) == 2 and path[0] == "workloads"
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, _schema: Any) -> Iterator[ValidationError]:

@@ -2,6 +2,7 @@
 
     python repo-templates/demo/build.py repo DIR        # Git repo at DIR: commit 1 template, commit 2 PR edits
     python repo-templates/demo/build.py snapshots DIR   # regenerate the committed demo snapshots
+    python repo-templates/demo/build.py charts DIR      # Git repo at DIR: the function charts of repo-templates
 
 The pull request's mistakes include a value the KAI chart silently drops (binder.replicas).
 The snapshots show what the user guide's readers actually hit: default queues left at quota 0 after a
@@ -21,6 +22,7 @@ from ruamel.yaml import YAML
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE = HERE.parent / "gitops-repo"
+FUNCTION_CHARTS = HERE.parent / "function-charts"
 sys.path.insert(0, str(HERE.parent.parent))
 
 from reconciler.model.helm import encode_release_secret  # noqa: E402
@@ -53,6 +55,15 @@ def build_repo(target: Path) -> None:
             raise SystemExit(f"demo edit does not apply to {file}: {old!r}")
         path.write_text(text + new if old is None else text.replace(old, new, 1))
     _commit(repo, "lab: spread placement, tune queues, two binders; prod: enable Dynamo")
+
+
+def build_charts_repo(target: Path) -> None:
+    """The function charts (three done right, one broken chart per mistake) as a repository `check` reads."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(FUNCTION_CHARTS, target)
+    repo = pygit2.init_repository(str(target), initial_head="main")
+    _commit(repo, "Add function charts and the clusters they deploy to")
 
 
 def _commit(repo: pygit2.Repository, message: str) -> None:
@@ -284,6 +295,7 @@ def write_snapshots(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("repo", "snapshots"):
+    builders = {"repo": build_repo, "snapshots": write_snapshots, "charts": build_charts_repo}
+    if len(sys.argv) != 3 or sys.argv[1] not in builders:
         raise SystemExit(__doc__)
-    (build_repo if sys.argv[1] == "repo" else write_snapshots)(Path(sys.argv[2]))
+    builders[sys.argv[1]](Path(sys.argv[2]))

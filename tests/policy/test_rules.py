@@ -98,6 +98,42 @@ def release(**values: Any) -> Callable[[Facts], None]:
     return change
 
 
+def workloads(change: Callable[[list[Facts], Facts], None]) -> Facts:
+    """The example cluster running the gang patterns done right (policies/examples/facts-static-workloads.json),
+    its objects (StatefulSet gang and Service, PodCliqueSet, DynamoGraphDeployment) and offer bent by `change`."""
+    facts = example("facts-static-workloads.json")
+    section = facts["desired"]["workloads"]
+    change(section["objects"], section["context"])
+    return facts
+
+
+def workload_object(objects: list[Facts], kind: str) -> Facts:
+    return next(o for o in objects if o["kind"] == kind)
+
+
+def on_template(objects: list[Facts], _offer: Facts) -> None:
+    sts = workload_object(objects, "StatefulSet")
+    sts["spec"]["template"]["metadata"]["annotations"] = sts["metadata"].pop("annotations")
+
+
+def with_podgroup(spec: Facts, annotations: Facts | None = None) -> Callable[[list[Facts], Facts], None]:
+    def change(objects: list[Facts], _offer: Facts) -> None:
+        sts = workload_object(objects, "StatefulSet")
+        sts["spec"]["template"]["metadata"]["annotations"] = annotations or {}
+        objects.append({**sts, "apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "name": "gang",
+                        "gvk": "scheduling.run.ai/v2alpha2.PodGroup", "spec": spec})
+    return change
+
+
+def bend(kind: str, path: tuple[str, ...], value: Any) -> Callable[[list[Facts], Facts], None]:
+    def change(objects: list[Facts], _offer: Facts) -> None:
+        node = workload_object(objects, kind)
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    return change
+
+
 def default_queue_parent(f: Facts) -> None:
     f["live"]["queues"][1]["parent"] = "team-root"
 
@@ -158,6 +194,22 @@ TRIGGERS: dict[str, Facts] = {
     "NVCA-S-010": healthy(labelled("n1")),
     "NVCA-S-011": healthy(shared(["n1", "n2"])),
     "NVCA-S-013": healthy(chain(shared(["n1"]), labelled("n1", "n5"))),
+    "NVCF-F-001": workloads(lambda _objects, offer: offer.update({"allowed_types": []})),
+    "NVCF-F-002": workloads(on_template),
+    "NVCF-F-003": workloads(lambda _objects, offer: offer.update({"topology_aware": False})),
+    "NVCF-F-004": workloads(lambda objects, _offer: workload_object(objects, "StatefulSet").update(
+        {"kind": "Deployment", "gvk": "apps/v1.Deployment"})),
+    "NVCF-F-005": workloads(bend("StatefulSet", ("spec", "podManagementPolicy"), "OrderedReady")),
+    "NVCF-F-006": workloads(bend("StatefulSet", ("metadata", "annotations", "kai.scheduler/topology"), "mnnvl")),
+    "NVCF-F-007": workloads(with_podgroup({"queue": "team-a", "minMember": 2})),
+    "NVCF-F-008": workloads(bend("PodCliqueSet", ("spec", "template", "topologyConstraint", "topologyName"),
+                                 "nvcf-mnnvl-topology")),
+    "NVCF-F-009": workloads(bend("PodCliqueSet", ("spec", "template", "cliques", 1, "spec", "minAvailable"), 9)),
+    "NVCF-F-010": workloads(bend("DynamoGraphDeployment", ("spec", "topologyConstraint", "topologyProfile"), "x")),
+    "NVCF-F-011": workloads(lambda objects, _offer: objects.append({
+        **workload_object(objects, "Service"), "apiVersion": "kai.scheduler/v1alpha1", "kind": "Topology",
+        "gvk": "kai.scheduler/v1alpha1.Topology", "spec": {"levels": []}})),
+    "NVCF-F-012": workloads(with_podgroup({"queue": "default-queue", "minMember": 2}, {"pod-group-name": "gang"})),
 }
 
 
@@ -173,7 +225,7 @@ def test_every_shipped_rule_has_a_trigger(shipped) -> None:
     assert set(shipped.rules) == set(TRIGGERS)
 
 
-@pytest.mark.parametrize("name", ["facts-static-addon.json", "facts-live-healthy.json"])
+@pytest.mark.parametrize("name", ["facts-static-addon.json", "facts-live-healthy.json", "facts-static-workloads.json"])
 def test_clean_examples_have_no_findings(shipped, name: str) -> None:
     assert make_engine(shipped).evaluate(example(name)) == []
 
@@ -216,8 +268,8 @@ def test_the_rule_tables_name_every_rule(shipped) -> None:
     from tests.helpers import ROOT
 
     table = (ROOT / "policies" / "README.md").read_text()
-    listed = {line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| KAI-")
-              or line.startswith("| NVCA-")}
+    listed = {line.split("|")[1].strip() for line in table.splitlines()
+              if line.startswith(("| KAI-", "| NVCA-", "| NVCF-"))}
     assert listed == set(shipped.rules)
     page = (ROOT / "docs" / "policies.md").read_text()
     assert [rule for rule in BY_ID if f"`{rule}`" not in page] == []

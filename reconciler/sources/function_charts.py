@@ -1,0 +1,110 @@
+"""The function charts of `kai-gitops.yaml` `workloads:`, rendered with the real `helm template`.
+
+The chart and its values files are read at the checked ref (not from the working copy, unless --worktree),
+written to a private directory and rendered there; a manifest file is read as it is. Helm runs without
+cluster access (`helm template` never contacts one), within a time limit, and its output is read within the
+YAML byte budget.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from reconciler.core.errors import UserError
+from reconciler.core.redact import excerpt
+from reconciler.model.config import WorkloadConfig
+from reconciler.model.workloads import RenderedWorkload, TemplateReader, rendered_objects
+from reconciler.sources.git import GitTree
+from reconciler.yamlio.document import MAX_BYTES, decode_text
+
+HELM_TIMEOUT_S = 120.0
+ERROR_EXCERPT = 300
+
+
+def find_helm(explicit: str | None) -> str:
+    """`--helm PATH`, else `helm` on PATH; one clear line when neither is there."""
+    if explicit:
+        if not Path(explicit).is_file():
+            raise UserError(f"--helm {explicit}: no such file", hint="pass the path of the helm binary")
+        return explicit
+    found = shutil.which("helm")
+    if found is None:
+        raise UserError("helm not found on PATH: kai-gitops.yaml lists function charts under workloads:, and they "
+                        "are rendered with `helm template`", hint="install Helm 3, or pass --helm PATH")
+    return found
+
+
+def render_workloads(tree: GitTree, workloads: tuple[WorkloadConfig, ...],
+                     helm: str | None) -> dict[str, RenderedWorkload]:
+    """Each workload rendered once, by name (a workload deployed to several clusters is judged per cluster)."""
+    binary = find_helm(helm) if any(w.chart for w in workloads) else None
+    rendered = {}
+    for workload in workloads:
+        if workload.chart is not None and binary is not None:
+            text, read = _render_chart(tree, workload, binary)
+        else:
+            manifest = workload.manifests or ""
+            text, read = decode_text(tree.read(manifest), manifest), _no_template
+        rendered[workload.name] = rendered_objects(text, workload, read)
+    return rendered
+
+
+def _no_template(_path: str) -> str | None:
+    return None
+
+
+def _render_chart(tree: GitTree, workload: WorkloadConfig, helm: str) -> tuple[str, TemplateReader]:
+    chart = workload.chart or ""
+    files = {path: data for path, data in tree.iter_files(chart)}
+    if f"{chart}/Chart.yaml" not in files:
+        raise UserError(f"workload '{workload.name}': no Chart.yaml in chart directory {chart}",
+                        where=chart, hint="chart: must name a Helm chart directory of the repository")
+    texts = {path: data.decode("utf-8", "replace") for path, data in files.items()}
+    with tempfile.TemporaryDirectory(prefix="kai-gitops-chart-") as tmp:
+        root = Path(tmp)
+        for path, data in files.items():
+            target = root / "chart" / path[len(chart) + 1:]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        command = [helm, "template", workload.name, str(root / "chart")]
+        for i, values in enumerate(workload.values):
+            (root / f"values-{i}.yaml").write_bytes(tree.read(values))
+            command += ["--values", str(root / f"values-{i}.yaml")]
+        output = _run(command, workload, root)
+    return decode_text(output, f"{chart} (rendered)"), texts.get
+
+
+def _run(command: list[str], workload: WorkloadConfig, root: Path) -> bytes:
+    """helm's output, at most MAX_BYTES of it; a failure is one line naming the chart and helm's first words."""
+    chart = workload.chart or ""
+    with (root / "stderr").open("w+b") as errors:
+        try:
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
+                                       cwd=root)
+        except OSError as exc:
+            raise UserError(f"cannot run helm ({command[0]}): {exc.strerror}", hint="pass a working helm with --helm") \
+                from None
+        with process:
+            assert process.stdout is not None   # stdout=PIPE above
+            output = process.stdout.read(MAX_BYTES + 1)
+            if len(output) > MAX_BYTES:
+                process.kill()
+                raise UserError(f"workload '{workload.name}': the render of chart {chart} is over {MAX_BYTES} bytes",
+                                where=chart, hint="a function chart renders far less; check its values")
+            try:
+                code = process.wait(timeout=HELM_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                raise UserError(f"workload '{workload.name}': helm template of chart {chart} took over "
+                                f"{HELM_TIMEOUT_S:.0f} s", where=chart) from None
+        errors.seek(0)
+        # helm names the private copy; the user knows the chart by its repository path
+        said = errors.read(64 * 1024).decode("utf-8", "replace").replace(str(root / "chart"), chart)
+        said = excerpt(said, ERROR_EXCERPT)
+    if code != 0:
+        raise UserError(f"workload '{workload.name}': helm template failed for chart {chart}: {said or f'exit {code}'}",
+                        where=chart, hint="fix the chart or its values (render it with helm template to see more)")
+    return output

@@ -1,0 +1,255 @@
+"""`check` over function charts: rendered with the real `helm template`, every finding at the chart's template.
+
+The charts under repo-templates/function-charts are the examples users copy: each gives exactly the findings
+its entry in kai-gitops.yaml says, through the real helm binary (tests/support/tools.py puts it on PATH).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import ROOT, assert_one_line_error, make_repo, run_cli
+from tests.support.tools import ToolMissing, tool_path
+
+EXAMPLES = ROOT / "repo-templates" / "function-charts"
+ENV = """\
+addons:
+  kaiScheduler: {enabled: true}
+  topologyAwareScheduling: {enabled: true}
+  groveOperator: {enabled: true}
+  dynamoOperator: {enabled: true}
+"""
+CONFIG = """\
+apiVersion: kai-gitops/v1
+clusters:
+  - name: gpu
+    mode: addon
+    kaiChartVersion: v0.16.7
+    environmentFile: env.yaml
+workloads:
+  - name: fn
+    clusters: [gpu]
+"""
+CHART_YAML = "apiVersion: v2\nname: fn\nversion: 0.1.0\n"
+# A StatefulSet whose topology sits on its pod template (NVCF-F-002), with templated lines around it.
+TEMPLATE_STS = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Release.Name }}-worker
+spec:
+  replicas: {{ .Values.replicas }}
+  podManagementPolicy: Parallel
+  serviceName: {{ .Release.Name }}
+  selector:
+    matchLabels: {app: w}
+  template:
+    metadata:
+      labels: {app: w}
+      annotations:
+        kai.scheduler/topology: {{ .Values.topology | quote }}
+    spec:
+      containers:
+        - name: w
+          image: busybox
+          env:
+            - name: HF_TOKEN
+              value: s3cr3t-value-never-leaves
+"""
+
+
+@pytest.fixture(scope="module")
+def helm() -> Path:
+    try:
+        return tool_path("helm")
+    except ToolMissing as missing:
+        pytest.skip(str(missing))
+
+
+def chart_repo(tmp_path: Path, templates: dict[str, str], *, values: str = "replicas: 2\ntopology: t\n",
+               workload: str = "    chart: charts/fn\n") -> Path:
+    files = {"kai-gitops.yaml": CONFIG + workload, "env.yaml": ENV, "charts/fn/Chart.yaml": CHART_YAML,
+             "charts/fn/values.yaml": values}
+    files.update({f"charts/fn/templates/{name}": text for name, text in templates.items()})
+    return make_repo(tmp_path, files)[0]
+
+
+def check_json(repo: Path, *extra: Any, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "-o", "json", *extra], env=env)
+    assert code in (0, 2), stderr
+    return code, json.loads(stdout)
+
+
+def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for cluster in report["clusters"] for f in cluster["findings"]]
+
+
+# -- the examples -------------------------------------------------------------------------------------------
+
+# (cluster, rule, template file) of every finding the examples give: the three charts done right give none,
+# each broken chart exactly its own.
+EXPECTED = {
+    ("gpu-basic", "NVCF-F-001", "charts/grove-pcs/templates/podcliqueset.yaml"),
+    ("gpu-mnnvl", "NVCF-F-002", "charts/broken-topology-on-template/templates/statefulset.yaml"),
+    ("gpu-basic", "NVCF-F-003", "charts/statefulset-gang/templates/statefulset.yaml"),
+    ("gpu-mnnvl", "NVCF-F-004", "charts/broken-deployment-gang/templates/deployment.yaml"),
+    ("gpu-mnnvl", "NVCF-F-005", "charts/broken-statefulset-ordered/templates/statefulset.yaml"),
+    ("gpu-mnnvl", "NVCF-F-006", "charts/broken-topology-name/templates/statefulset.yaml"),
+    ("gpu-mnnvl", "NVCF-F-006", "charts/broken-topology-level/templates/statefulset.yaml"),
+    ("gpu-mnnvl", "NVCF-F-007", "charts/broken-podgroup-queue/templates/podgroup.yaml"),
+    ("gpu-mnnvl", "NVCF-F-008", "charts/broken-grove-wider-child/templates/podcliqueset.yaml"),
+    ("gpu-mnnvl", "NVCF-F-009", "charts/broken-grove-min-available/templates/podcliqueset.yaml"),
+    ("gpu-mnnvl", "NVCF-F-010", "charts/broken-dynamo-profile/templates/graph.yaml"),
+    ("gpu-mnnvl", "NVCF-F-012", "charts/broken-pod-group-name/templates/statefulset.yaml"),
+}
+
+
+@pytest.fixture(scope="module")
+def examples_report(helm: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from tests.helpers import load_demo_builder
+
+    repo = tmp_path_factory.mktemp("examples") / "repo"
+    load_demo_builder().build_charts_repo(repo)
+    code, report = check_json(repo)
+    assert code == 2
+    return report
+
+
+def test_each_example_gives_exactly_its_findings(examples_report: dict[str, Any]) -> None:
+    got = [(f["cluster"], f["rule"], f["location"]["file"]) for f in findings(examples_report)]
+    assert set(got) == EXPECTED
+    # one finding per mistake, but NVCF-F-002 once per misplaced annotation (two on that template)
+    assert sorted(got).count(("gpu-mnnvl", "NVCF-F-002",
+                              "charts/broken-topology-on-template/templates/statefulset.yaml")) == 2
+    assert len(got) == len(EXPECTED) + 1
+
+
+def test_examples_point_at_the_template_line(examples_report: dict[str, Any]) -> None:
+    """Every finding names a line of the chart's template file whose text is the value it is about."""
+    for finding in findings(examples_report):
+        location = finding["location"]
+        line = (EXAMPLES / location["file"]).read_text().splitlines()[location["line"] - 1]
+        last = location["path"].split(".")[-1]
+        assert last in line or last in ("kind", "podManagementPolicy"), (finding["rule"], location, line)
+
+
+def test_nvca_error_text_is_predicted(examples_report: dict[str, Any]) -> None:
+    [refused] = [f for f in findings(examples_report) if f["rule"] == "NVCF-F-001"]
+    assert 'unsupported types: ["grove.io/v1alpha1.PodCliqueSet"]' in refused["message"]
+    assert "addons.groveOperator.enabled in environments/gpu-basic.yaml" in refused["message"]
+    assert refused["subject"] == {"apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet", "namespace": None,
+                                  "name": "grove-on-basic"}
+
+
+def test_every_rule_of_the_examples_has_its_fix(examples_report: dict[str, Any]) -> None:
+    assert all(f["fix"]["description"] for f in findings(examples_report))
+
+
+# -- rendering --------------------------------------------------------------------------------------------------
+
+
+def test_template_line_and_values_files(helm: Path, tmp_path: Path) -> None:
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS},
+                      workload="    chart: charts/fn\n    values: [charts/fn/values.yaml, prod.yaml]\n")
+    from tests.helpers import commit_files
+
+    commit_files(repo, {"prod.yaml": "replicas: 3\n"})
+    _, report = check_json(repo)
+    [finding] = findings(report)
+    assert finding["rule"] == "NVCF-F-002"
+    assert finding["location"]["file"] == "charts/fn/templates/sts.yaml"
+    assert finding["location"]["line"] == 15   # the annotation's own line, though Helm filled its value in
+    assert finding["subject"]["name"] == "fn-worker"
+
+
+def test_a_rendered_manifest_file_is_read_without_helm(tmp_path: Path) -> None:
+    manifest = TEMPLATE_STS.replace("{{ .Release.Name }}", "fn").replace("{{ .Values.replicas }}", "2") \
+        .replace('{{ .Values.topology | quote }}', "t")
+    files = {"kai-gitops.yaml": CONFIG + "    manifests: rendered/fn.yaml\n", "env.yaml": ENV,
+             "rendered/fn.yaml": "---\n" + manifest}
+    repo = make_repo(tmp_path, files)[0]
+    _, report = check_json(repo, env={"PATH": str(tmp_path / "no-helm-here")})
+    [finding] = findings(report)
+    assert (finding["location"]["file"], finding["location"]["line"]) == ("rendered/fn.yaml", 16)
+
+
+def test_hooks_are_not_judged(helm: Path, tmp_path: Path) -> None:
+    hook = ("apiVersion: grove.io/v1alpha1\nkind: PodClique\nmetadata:\n  name: x\n  annotations:\n"
+            "    helm.sh/hook: pre-install\n")
+    code, report = check_json(chart_repo(tmp_path, {"hook.yaml": hook}))
+    assert (code, findings(report)) == (0, [])
+
+
+def test_no_secret_value_reaches_the_facts(helm: Path, tmp_path: Path) -> None:
+    from reconciler.app.pipeline import desired_clusters, open_desired
+    from reconciler.app.settings import GitSettings
+    from reconciler.checks.workload_facts import workload_facts
+    from reconciler.sources.function_charts import render_workloads
+
+    secret = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n"
+              "  token: s3cr3t-value-never-leaves\n")
+    repo = open_desired(GitSettings(str(chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS, "secret.yaml": secret}))))
+    [desired] = desired_clusters(repo, None)
+    rendered = render_workloads(repo.tree, repo.config.workloads, None)
+    facts = json.dumps(workload_facts(desired, list(rendered.values())))
+    assert "s3cr3t" not in facts
+    assert '"kind": "Secret"' in facts
+
+
+# -- errors: one line each, exit 1 ------------------------------------------------------------------------------
+
+
+def test_helm_missing_on_path(tmp_path: Path) -> None:
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS})
+    code, stdout, stderr = run_cli(["check", "--repo", repo], env={"PATH": str(tmp_path / "nothing")})
+    assert_one_line_error(code, stdout, stderr, "helm not found on PATH", "workloads:", "pass --helm PATH")
+
+
+def test_helm_flag_names_a_missing_file(tmp_path: Path) -> None:
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS})
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", tmp_path / "helm"])
+    assert_one_line_error(code, stdout, stderr, f"--helm {tmp_path / 'helm'}: no such file")
+
+
+def test_render_failure_names_the_chart(helm: Path, tmp_path: Path) -> None:
+    repo = chart_repo(tmp_path, {"bad.yaml": "kind: {{ .Values.nope.deeper }}\n"})
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", helm])
+    line = assert_one_line_error(code, stdout, stderr, "charts/fn:", "workload 'fn': helm template failed for chart "
+                                 "charts/fn:", "nil pointer")
+    assert "kai-gitops-chart-" not in line   # helm's words name the repository's chart, not the private copy
+
+
+def test_a_chart_directory_without_chart_yaml(helm: Path, tmp_path: Path) -> None:
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS}, workload="    chart: charts/missing\n")
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "charts/missing: workload 'fn': no Chart.yaml in chart directory")
+
+
+def test_a_rendered_document_without_kind(helm: Path, tmp_path: Path) -> None:
+    repo = chart_repo(tmp_path, {"x.yaml": "apiVersion: v1\nmetadata:\n  name: x\n"})
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/x.yaml:1:1: a rendered object has no "
+                          "apiVersion or kind")
+
+
+def test_a_render_over_the_byte_budget(helm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler.sources import function_charts
+
+    monkeypatch.setattr(function_charts, "MAX_BYTES", 200)
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS})
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "the render of chart charts/fn is over 200 bytes")
+
+
+def test_a_cluster_without_workloads_needs_no_helm(tmp_path: Path) -> None:
+    """Only the workloads of the clusters a run checks are rendered: --cluster other reads no chart."""
+    other = "  - name: other\n    mode: addon\n    kaiChartVersion: v0.16.7\n    environmentFile: env.yaml\n"
+    config = CONFIG.replace("workloads:\n", other + "workloads:\n") + "    chart: charts/fn\n"
+    repo = make_repo(tmp_path, {"kai-gitops.yaml": config, "env.yaml": ENV, "charts/fn/Chart.yaml": CHART_YAML})[0]
+    no_helm = {"PATH": str(tmp_path / "nothing")}
+    assert run_cli(["check", "--repo", repo, "--cluster", "other"], env=no_helm)[0] == 0
+    assert run_cli(["check", "--repo", repo, "--cluster", "gpu"], env=no_helm)[0] == 1
