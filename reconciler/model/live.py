@@ -25,7 +25,7 @@ from reconciler.model.helm import (
     latest_per_release,
     release_from_summary,
 )
-from reconciler.model.queues import QueueSpec, queue_spec_from_values
+from reconciler.model.queues import Allocation, QueueSpec, allocation_from_status, queue_spec_from_values
 
 SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
 QUEUE_LABEL = "kai.scheduler/queue"
@@ -120,6 +120,7 @@ class LiveState:
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)
+    allocations: dict[str, Allocation] = field(default_factory=dict)   # queues whose status KAI has written
     shard: JSONObject | None = None                               # the spec of SchedulingShard default
     shards: dict[str, KaiObject] = field(default_factory=dict)     # every SchedulingShard, by name
     kai_config: KaiObject | None = None
@@ -188,6 +189,9 @@ class LiveStateBuilder:
     def _queue(self, obj: JSONObject) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
+        allocation = allocation_from_status(obj)
+        if allocation is not None:
+            self.state.allocations[spec.name] = allocation
 
     def _crd(self, obj: JSONObject) -> None:
         self.state.crds.add(_meta(obj, "name"))
