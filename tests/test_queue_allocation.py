@@ -39,9 +39,9 @@ def test_a_bad_quantity_is_refused(text: object) -> None:
 
 def test_allocation_is_in_the_spec_units_kai_compares() -> None:
     """CPU cores -> millicores, memory bytes -> MB of 10^6 bytes (KAI's `mebibytes = 1000 * 1000`), GPUs as
-    devices, a fraction kept; any */gpu resource counts as GPUs."""
+    devices, a fraction kept; any */gpu resource counts as GPUs (a bare `gpu` is no resource KAI counts)."""
     obj = running("team-a", {"cpu": "2500m", "memory": "4Gi", "nvidia.com/gpu": "1500m", "example.com/gpu": "1",
-                             "pods": "3"}, {"memory": "2G", "nvidia.com/gpu": "500m"})
+                             "pods": "3", "gpu": "7"}, {"memory": "2G", "nvidia.com/gpu": "500m"})
     allocation = allocation_from_status(obj)
     assert allocation is not None
     assert allocation.allocated == {"cpu": 2500.0, "gpu": 2.5, "memory": 4294.9673}

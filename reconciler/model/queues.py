@@ -101,7 +101,7 @@ def _in_spec_units(raw: JSONValue, where: str) -> dict[str, float]:
     totals = dict.fromkeys(RESOURCES, Decimal(0))
     for name, value in as_object(raw).items():
         resource = "gpu" if name.endswith(GPU_SUFFIX) else name
-        if resource not in totals:
+        if resource not in totals or name == "gpu":   # a bare `gpu` is no Kubernetes resource name
             continue
         try:
             totals[resource] += parse_quantity(value)
