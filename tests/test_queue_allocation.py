@@ -71,3 +71,24 @@ def test_a_snapshot_with_a_broken_quantity_names_the_queue(tmp_path: Path) -> No
         read_snapshot(str(path))
     message = str(caught.value)
     assert "team-a" in message and "status.allocated.nvidia.com/gpu" in message and "'six'" in message
+
+
+def test_desired_facts_carry_every_git_queue_with_where_its_numbers_are(tmp_path: Path) -> None:
+    """The default queues from the values and the queue files' queues, each number's YAML path with it."""
+    from reconciler.app.pipeline import desired_clusters, open_desired
+    from reconciler.app.settings import GitSettings
+    from reconciler.checks.facts import desired_facts
+    from tests.helpers import load_demo_builder
+
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    [lab] = desired_clusters(open_desired(GitSettings(str(repo))), "lab-standalone")
+    queues = {q["name"]: q for q in desired_facts(lab)["queues"]}
+    assert list(queues) == ["default-parent-queue", "default-queue", "research", "research-nlp", "research-vision"]
+    child = queues["default-queue"]
+    assert (child["origin"], child["doc"], child["parent"]) == ("default-queue", "kai_values", "default-parent-queue")
+    assert child["paths"]["cpu.quota"] == ["defaultQueue", "childResources", "cpu", "quota"]
+    assert child["resources"]["cpu"] == {"quota": 0.0, "limit": -1.0, "overQuotaWeight": 1.0}   # the PR's edit
+    vision = queues["research-vision"]
+    assert (vision["origin"], vision["parent"], vision["resources"]["gpu"]["quota"]) == ("queue-file", "research", 6.0)
+    assert vision["paths"]["gpu.quota"] == ["spec", "resources", "gpu", "quota"]
