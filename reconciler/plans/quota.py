@@ -6,6 +6,7 @@ change to a queue the rule flags is the cut itself. Waived findings are accepted
 
 from __future__ import annotations
 
+from reconciler.core.refs import ObjectRef
 from reconciler.findings.finding import Finding
 from reconciler.plans.plan import Change, Plan
 from reconciler.report.report import Report
@@ -22,7 +23,7 @@ def queue_findings(report: Report) -> list[Finding]:
 
 def over_quota_changes(plan: Plan, report: Report) -> list[tuple[Change, list[Finding]]]:
     """Each planned change that KAI-Q-020 flags, with the findings that flag it."""
-    flagged: dict[object, list[Finding]] = {}
+    flagged: dict[ObjectRef, list[Finding]] = {}
     for f in queue_findings(report):
         if f.rule_id == OVER_QUOTA and f.subject is not None:
             flagged.setdefault(f.subject, []).append(f)
