@@ -100,6 +100,9 @@ def build_facts(n_queues: int, n_nodes: int, seed: int = 7) -> dict[str, Any]:
             "shared_cluster": {"intent": "shared", "nodes": intended, "selector": None},
             "extra_queues": [{"name": q["name"], "parent": q["parent"], "doc": f"queues:{i}",
                               "resources": q["resources"]} for i, q in enumerate(queues[2:])],
+            # every queue in Git too, so the hierarchy rules (KAI-Q-021..023) walk 1,000 queues
+            "queues": [{**q, "doc": f"queues:{i}", "origin": "queue-file",
+                        "paths": {"parent": ["spec", "parentQueue"]}} for i, q in enumerate(queues)],
         },
         "live": {
             "queue_kind_served": True,

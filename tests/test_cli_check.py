@@ -25,6 +25,7 @@ from tests.helpers import (
 
 LAB_VALUES = "clusters/lab/kai-values.yaml"
 LAB_NVCA = "clusters/lab/nvca-operator-values.yaml"
+LAB_QUEUES = "clusters/lab/queues.yaml"
 PROD_ENV = "environments/prod.yaml"
 WAIVERS = "kai-gitops-waivers.yaml"
 
@@ -42,6 +43,7 @@ DEMO_PR_FINDINGS = {
         ("NVCA-G-001", LAB_NVCA, 5, 3, "selfManaged.featureGateValues"),
         ("NVCA-G-005", LAB_NVCA, 5, 60, "selfManaged.featureGateValues[2]"),
         ("NVCA-G-006", LAB_NVCA, 5, 3, "selfManaged.featureGateValues"),
+        ("KAI-Q-021", LAB_QUEUES, 10, 11, "spec.resources.gpu.quota"),   # research's quota, its new children's sum
     },
 }
 # What the text at each location starts with, in the PR commit (guards the table above against drift).
@@ -54,6 +56,7 @@ DEMO_PR_TEXT_AT = {
     ("NVCA-G-001", LAB_NVCA): "featureGateValues:",
     ("NVCA-G-005", LAB_NVCA): '"kaischeduler"',
     ("NVCA-G-006", LAB_NVCA): "featureGateValues:",
+    ("KAI-Q-021", LAB_QUEUES): "quota: 8",
 }
 
 SPREAD = (LAB_VALUES, "  placementStrategy: binpack", "  placementStrategy: spread")
@@ -133,7 +136,7 @@ def test_demo_pr_reports_every_static_violation_with_file_and_line(demo: Path) -
         for f in cluster["findings"]:
             assert f["kind"] == "violation" and f["cluster"] == name and f["waived_by"] is None
     assert report["repository"] == {"findings": []}
-    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (6, 2, 0)
+    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (7, 2, 0)
 
 
 def test_demo_pr_locations_point_at_the_offending_text(demo: Path) -> None:
@@ -171,7 +174,7 @@ def test_demo_pr_text_report_names_file_line_column(demo: Path) -> None:
             assert f"{rule} {file}:{line}:{column}" in stdout, rule
     assert "kai-gitops check — cluster prod-addon" in stdout
     assert "kai-gitops check — cluster lab-standalone" in stdout
-    assert stdout.rstrip().splitlines()[-1] == ("All clusters: 2 checked, 8 problems (8 findings): 6 error(s), "
+    assert stdout.rstrip().splitlines()[-1] == ("All clusters: 2 checked, 9 problems (9 findings): 7 error(s), "
                                                 "2 warning(s), 0 info.")
 
 
@@ -211,7 +214,8 @@ def demo_with_errors_waived(tmp_path: Path) -> Path:
     load_demo_builder().build_repo(repo)
     commit_files(repo, {WAIVERS: waivers_file(
         waiver("KAI-M-004", cluster="prod-addon"), waiver("KAI-Q-001", cluster="lab-standalone"),
-        waiver("KAI-V-003", cluster="lab-standalone"), waiver("NVCA-G-00[156]", cluster="lab-standalone"))})
+        waiver("KAI-V-003", cluster="lab-standalone"), waiver("NVCA-G-00[156]", cluster="lab-standalone"),
+        waiver("KAI-Q-021", cluster="lab-standalone"))})
     return repo
 
 
@@ -223,7 +227,7 @@ def test_fail_on_when_only_a_warning_remains(tmp_path: Path, fail_on: str, expec
     assert code == expected
     assert active_rules(cluster_of(report, "lab-standalone")) == ["KAI-V-001", "KAI-V-010"]
     assert active_rules(cluster_of(report, "prod-addon")) == []
-    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (0, 2, 6)
+    assert (report["summary"]["errors"], report["summary"]["warnings"], report["summary"]["waived"]) == (0, 2, 7)
 
 
 @pytest.mark.parametrize("fail_on, expected", [("info", 2), ("warning", 0), ("error", 0)])

@@ -195,7 +195,8 @@ def test_doctor_with_repo_and_cluster_uses_that_cluster(demo: Path) -> None:
     report = json.loads(stdout)
     assert code == report["exitCode"] == 2
     assert report["cluster"] == "lab-standalone"
-    assert {f["rule"] for f in report["findings"] if f["kind"] == "drift"} == {"KAI-D-002", "KAI-D-003",
+    # KAI-D-001: the two queues the PR adds do not exist yet
+    assert {f["rule"] for f in report["findings"] if f["kind"] == "drift"} == {"KAI-D-001", "KAI-D-002", "KAI-D-003",
                                                                                 "KAI-D-004"}
 
 
@@ -217,7 +218,8 @@ def test_lab_standalone_pull_request_commit_drifts(demo: Path) -> None:
     code, report, _ = diff_json("--repo", demo, "--cluster", "lab-standalone", "--snapshot", LAB_SNAPSHOT)
     assert code == 2
     rules = sorted((f["rule"], f["subject"]["name"]) for f in report["findings"] if f["kind"] == "drift")
-    assert rules == [("KAI-D-002", "default-queue"), ("KAI-D-003", "default"), ("KAI-D-004", "kai-scheduler")]
+    assert rules == [("KAI-D-001", "research-nlp"), ("KAI-D-001", "research-vision"),   # the PR's new queues
+                     ("KAI-D-002", "default-queue"), ("KAI-D-003", "default"), ("KAI-D-004", "kai-scheduler")]
 
 
 def test_worktree_flag_reads_uncommitted_edit(demo: Path, tmp_path: Path) -> None:

@@ -66,6 +66,7 @@ def test_check_with_base_knows_the_lines_the_pull_request_changed(demo: Path) ->
     report = run_check(RunSettings(GitSettings(str(demo)), base_ref="HEAD~1"))
     assert report.changed_lines == {"clusters/lab/kai-values.yaml": frozenset({5, 13, 36, 47, 48, 49}),
                                     "clusters/lab/nvca-operator-values.yaml": frozenset({5}),
+                                    "clusters/lab/queues.yaml": frozenset(range(12, 34)),   # two queues appended
                                     "environments/prod.yaml": frozenset({32})}
     assert run_check(RunSettings(GitSettings(str(demo)))).changed_lines is None
 

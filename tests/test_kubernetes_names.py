@@ -67,9 +67,9 @@ def test_queue_names_kubernetes_would_refuse_are_file_line_errors(tmp_path: Path
     repo = tmp_path / "repo"
     DEMO.build_repo(repo)
     path = queue_file(repo)
-    queue = yaml.safe_load((repo / path).read_text())
+    queue, *others = yaml.safe_load_all((repo / path).read_text())   # the demo PR appends two sub-queues
     (queue["metadata"] if field == "name" else queue.setdefault("spec", {}))[field] = value
-    commit_files(repo, {path: yaml.safe_dump(queue, sort_keys=False)})
+    commit_files(repo, {path: yaml.safe_dump_all([queue, *others], sort_keys=False)})
     dotted = "metadata.name" if field == "name" else "spec.parentQueue"
     assert_one_line_error(*run_cli(["check", "--repo", repo]), f"{path}:", f"Queue name {dotted} {value!r}",
                           "is not a DNS-1123 subdomain")

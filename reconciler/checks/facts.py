@@ -10,10 +10,10 @@ from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.redact import redact
 from reconciler.core.resources import NVCF_BACKEND, POD_GROUP, QUEUE, SCHEDULING_SHARD, TOPOLOGY
 from reconciler.model.chart_keys import era_of
-from reconciler.model.desired import DesiredCluster, QueueOrigin
+from reconciler.model.desired import DesiredCluster, ExpectedQueue, QueueOrigin
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState, PodSummary
-from reconciler.model.queues import RESOURCES, QueueSpec
+from reconciler.model.queues import RESOURCES, Allocation, QueueSpec
 from reconciler.model.values import chart_defaults
 
 FACTS_VERSION = 1
@@ -74,6 +74,7 @@ def desired_facts(d: DesiredCluster) -> Facts:
         },
         "shared_cluster": {"intent": shared.intent, "nodes": list(shared.nodes), "selector": shared.node_selector},
         "extra_queues": [_queue_facts(q.spec) | {"doc": q.doc} for q in d.queues if q.origin == QueueOrigin.QUEUE_FILE],
+        "queues": [_git_queue_facts(q) for q in d.queues],
     }
 
 
@@ -91,7 +92,8 @@ def live_facts(live: LiveState, prediction: Verdict | None, selector: dict[str, 
     return {
         "queue_kind_served": live.queue_kind_served,
         "crds": {name: name in live.crds for name in CRDS},
-        "queues": [_queue_facts(q) for q in sorted(live.queues.values(), key=lambda q: q.name)],
+        "queues": [_queue_facts(q) | _allocation_facts(live.allocations.get(q.name))
+                   for q in sorted(live.queues.values(), key=lambda q: q.name)],
         "nvca_prediction": prediction.to_dict() if prediction else None,
         "healthz": _healthz_facts(live),
         "releases": [{"name": r.name, "namespace": r.namespace, "revision": r.revision, "status": r.status,
@@ -125,6 +127,19 @@ def _v(version: str) -> str:
 def _queue_facts(q: QueueSpec) -> Facts:
     return {"name": q.name, "parent": q.parent, "has_resources": q.resources is not None,
             "resources": {res: q.triple(res).to_dict() for res in RESOURCES}}
+
+
+def _git_queue_facts(q: ExpectedQueue) -> Facts:
+    """Every Queue Git declares (the default queues from the values too), with where each number is set."""
+    return _queue_facts(q.spec) | {"doc": q.doc, "origin": str(q.origin),
+                                   "paths": {key: list(path) for key, path in q.paths.items()}}
+
+
+def _allocation_facts(allocation: Allocation | None) -> Facts:
+    """What the queue's running work holds now, in its spec's units; null when KAI wrote no status."""
+    if allocation is None:
+        return {"allocated": None, "allocated_non_preemptible": None}
+    return {"allocated": dict(allocation.allocated), "allocated_non_preemptible": dict(allocation.non_preemptible)}
 
 
 def _healthz_facts(live: LiveState) -> Facts | None:

@@ -193,6 +193,9 @@ def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def apply_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option("--allow-over-quota", is_flag=True,
+                        help="Apply changes that cut a queue's quota or limit below what its running work "
+                             "holds now (KAI-Q-020); refused without it.")(func)
     func = click.option("--audit-log", type=click.Path(dir_okay=False), default=None,
                         help="Append the JSON audit lines (one per change) to this file instead of stderr.")(func)
     func = click.option("--lease-wait", type=click.FloatRange(min=0), default=30.0, show_default=True,

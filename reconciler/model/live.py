@@ -35,7 +35,7 @@ from reconciler.model.helm import (
     release_history,
 )
 from reconciler.model.managed_fields import ObjectManagers, object_managers
-from reconciler.model.queues import QueueSpec, queue_spec_from_values
+from reconciler.model.queues import Allocation, QueueSpec, allocation_from_status, queue_spec_from_values
 
 SCHEDULE_LABEL = "nvca.nvcf.nvidia.io/schedule"
 QUEUE_LABEL = "kai.scheduler/queue"
@@ -133,6 +133,7 @@ class LiveState:
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)
+    allocations: dict[str, Allocation] = field(default_factory=dict)   # queues whose status KAI has written
     shard: JSONObject | None = None                               # the spec of SchedulingShard default
     shards: dict[str, KaiObject] = field(default_factory=dict)     # every SchedulingShard, by name
     kai_config: KaiObject | None = None
@@ -207,6 +208,9 @@ class LiveStateBuilder:
     def _queue(self, obj: JSONObject) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
+        allocation = allocation_from_status(obj)
+        if allocation is not None:
+            self.state.allocations[spec.name] = allocation
         self._keep_managers(k8s.QUEUE.kind, obj)
 
     def _keep_managers(self, kind: str, obj: JSONObject) -> None:

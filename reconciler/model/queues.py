@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
 from reconciler.core.jsonvalue import JSONValue, as_object, mapping_at
+from reconciler.core.quantity import parse_quantity
 from reconciler.model.values import as_number
 
 RESOURCES = ("cpu", "gpu", "memory")
@@ -65,3 +67,45 @@ def _text(value: JSONValue) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise TypeError(f"spec.parentQueue is a {type(value).__name__}, not a queue name")
+
+
+# How KAI's scheduler scales a Queue's numbers to compare them with what pods request (its proportion
+# plugin): CPU in millicores, memory in MB of 10^6 bytes (its constant `mebibytes = 1000 * 1000`), GPUs in
+# devices, fractions included. status.allocated is a ResourceList of quantities (cpu cores, memory bytes,
+# nvidia.com/gpu devices), written by KAI's queue controller.
+SPEC_UNIT = {"cpu": Decimal("0.001"), "gpu": Decimal(1), "memory": Decimal(10 ** 6)}
+GPU_SUFFIX = "/gpu"   # the queue controller counts any resource named */gpu as GPUs
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A live Queue's status in its spec's units: what its running work (and its children's) holds now."""
+
+    allocated: dict[str, float]
+    non_preemptible: dict[str, float]
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        return {"allocated": self.allocated, "allocatedNonPreemptible": self.non_preemptible}
+
+
+def allocation_from_status(obj: Mapping[str, JSONValue]) -> Allocation | None:
+    """None when KAI has not written status.allocated (no queue controller yet, or a Queue just created)."""
+    status = as_object(obj.get("status"))
+    if not isinstance(status.get("allocated"), dict):
+        return None
+    return Allocation(_in_spec_units(status.get("allocated"), "status.allocated"),
+                      _in_spec_units(status.get("allocatedNonPreemptible"), "status.allocatedNonPreemptible"))
+
+
+def _in_spec_units(raw: JSONValue, where: str) -> dict[str, float]:
+    totals = dict.fromkeys(RESOURCES, Decimal(0))
+    for name, value in as_object(raw).items():
+        resource = "gpu" if name.endswith(GPU_SUFFIX) else name
+        if resource not in totals or name == "gpu":   # a bare `gpu` is no Kubernetes resource name
+            continue
+        try:
+            totals[resource] += parse_quantity(value)
+        except ValueError as exc:
+            raise ValueError(f"{where}.{name}: {exc}") from None
+    # Rounded as KAI's queue metrics round them: 4 GiB is 4294.9673 MB, not 4294.967296.
+    return {res: round(float(amount / SPEC_UNIT[res]), 4) for res, amount in totals.items()}

@@ -10,6 +10,7 @@ from reconciler.core.printable import visible
 from reconciler.core.show import show_value
 from reconciler.plans.applied import ApplyResult, WriteResult
 from reconciler.plans.plan import Operation, Plan
+from reconciler.plans.quota import OVER_QUOTA, over_quota_changes, queue_findings
 from reconciler.report.report import Report
 
 _MARKS = {WriteResult.APPLIED: "✓ applied", WriteResult.FAILED: "✗ failed",
@@ -56,6 +57,20 @@ def render_apply(applied: ApplyResult) -> list[str]:
     return [visible(line) for line in lines]
 
 
+def render_queue_checks(report: Report, plan: Plan) -> list[str]:
+    """The queue rules' findings (KAI-Q-020..023) beside the plan: what its queue changes would do."""
+    found = queue_findings(report)
+    if not found:
+        return []
+    lines = ["", "Queue checks (what the queues in Git would do):"]
+    lines += [f"  {f.severity.value.upper():<7} {f.rule_id} {f.message}" for f in found]
+    flagged = over_quota_changes(plan, report)
+    if flagged:
+        refs = ", ".join(str(change.ref) for change, _findings in flagged)
+        lines.append(f"  --apply refuses the change to {refs} unless --allow-over-quota ({OVER_QUOTA}).")
+    return lines
+
+
 def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, after: Report | None) -> str:
     """One `reconcile` run: where desired and live state came from, the plan, what was applied, the verdict.
 
@@ -73,6 +88,7 @@ def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, af
     lines += render_plan(plan)
     lines += [f"  {f.subject}: {f.last_write.shown()}" for f in report.clusters[0].active()
               if f.last_write is not None]   # whose change the plan would undo
+    lines += render_queue_checks(report, plan)
     if applied is not None:
         lines.append("")
         lines += render_apply(applied)

@@ -1,4 +1,5 @@
-"""Checks before any write: the plan is for this cluster, within the cap, and not stale, field by field.
+"""Checks before any write: the plan is for this cluster, within the cap, cuts no queue below its running
+work unless allowed, and is not stale, field by field.
 
 Staleness is judged per planned field, not by resourceVersion (KAI and the kubelet rewrite status all
 the time): each object is read again and every field it plans to change must still hold the plan's
@@ -14,8 +15,10 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.core.resources import NODE
 from reconciler.plans.plan import Change, ClusterIdentity, Plan
+from reconciler.plans.quota import OVER_QUOTA, over_quota_changes
 from reconciler.reconcile.apply import FIELD_MANAGER, ClusterWriter, Pending, concurrently
 from reconciler.reconcile.staleness import change_state
+from reconciler.report.report import Report
 
 
 def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
@@ -41,6 +44,19 @@ def check_cap(plan: Plan, max_changes: int) -> None:
     if len(plan.changes) > max_changes:
         raise UserError(f"the plan has {len(plan.changes)} changes, more than --max-changes {max_changes}: "
                         "refusing all of them", hint="review the plan and raise --max-changes if it is right")
+
+
+def check_over_quota(plan: Plan, report: Report, allowed: bool) -> None:
+    """A change that cuts a queue below what its running work holds (KAI-Q-020, judged on the read this run
+    just made, so a saved plan is held to today's allocation) is refused unless --allow-over-quota."""
+    flagged = over_quota_changes(plan, report)
+    if not flagged or allowed:
+        return
+    shown = "; ".join(f.message for _change, findings in flagged[:3] for f in findings)
+    more = f"; and {len(flagged) - 3} more queue(s)" if len(flagged) > 3 else ""
+    raise UserError(f"the plan cuts a queue below what its running work holds ({OVER_QUOTA}), nothing was "
+                    f"written: {shown}{more}",
+                    hint="review the work it affects; to apply the cut anyway, add --allow-over-quota")
 
 
 def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[Change]]:

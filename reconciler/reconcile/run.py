@@ -26,7 +26,13 @@ from reconciler.reconcile.dryrun import dry_run
 from reconciler.reconcile.events import EVENT_NAMESPACE, event_for
 from reconciler.reconcile.lease import Lease, holder_identity
 from reconciler.reconcile.outcome import ReconcileOutcome
-from reconciler.reconcile.preflight import check_cap, check_cluster_name, check_identity, fresh_state
+from reconciler.reconcile.preflight import (
+    check_cap,
+    check_cluster_name,
+    check_identity,
+    check_over_quota,
+    fresh_state,
+)
 from reconciler.reconcile.settings import ReconcileSettings
 from reconciler.report.report import Report
 
@@ -77,6 +83,7 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
     check_cluster_name(plan, report.clusters[0].cluster)
     check_identity(plan, connection.identity())
     check_cap(plan, settings.max_changes)
+    check_over_quota(plan, report, settings.allow_over_quota)
     if not plan.changes:
         return ReconcileOutcome(report, plan, ApplyResult(plan.id), None)
     holder = holder_identity()

@@ -17,6 +17,7 @@ class ReconcileSettings:
     lease_wait_s: float = 30.0
     audit_log: str | None = None
     snapshot: str | None = None       # live state from a snapshot: a plan can be shown, never applied
+    allow_over_quota: bool = False    # apply a change KAI-Q-020 flags (a quota cut below running work)
 
     def lease_ns(self) -> str:
         """--lease-namespace, else the pod's own namespace, else kai-gitops."""

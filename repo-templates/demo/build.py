@@ -4,7 +4,8 @@
     python repo-templates/demo/build.py snapshots DIR   # regenerate the committed demo snapshots
     python repo-templates/demo/build.py charts DIR      # Git repo at DIR: the function charts of repo-templates
 
-The pull request's mistakes include a value the KAI chart silently drops (binder.replicas).
+The pull request's mistakes include a value the KAI chart silently drops (binder.replicas) and two new
+queues whose GPU quotas add up to more than their parent's (KAI-Q-021, with the numbers).
 The snapshots show what the user guide's readers actually hit: default queues left at quota 0 after a
 `helm upgrade`, a node labelled schedule=True (wrong case), a feature-gate list without KAIScheduler,
 a second KAI release under another name, and kai-config with GPU sharing turned on by hand.
@@ -38,6 +39,12 @@ PR_EDITS = [
     ("clusters/lab/kai-values.yaml", None, "\nbinder:\n  replicas: 2\n"),
     ("clusters/lab/nvca-operator-values.yaml", '"KAIScheduler"]', '"kaischeduler", "HelmAllowCPUNodes"]'),
     ("environments/prod.yaml", "  dynamoOperator:\n    enabled: false", "  dynamoOperator:\n    enabled: true"),
+    # Two research sub-teams, each within research's 8 GPUs, but together promised 12 (KAI-Q-021).
+    ("clusters/lab/queues.yaml", None, "".join(
+        f"---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: research-{team}\nspec:\n"
+        "  parentQueue: research\n  resources:\n    cpu: {quota: 16000, limit: 64000, overQuotaWeight: 1}\n"
+        "    gpu: {quota: 6, limit: 8, overQuotaWeight: 1}\n"
+        "    memory: {quota: 128000, limit: 512000, overQuotaWeight: 1}\n" for team in ("nlp", "vision"))),
 ]
 SIGNATURE = ("kai-gitops demo", "demo@example.invalid")
 

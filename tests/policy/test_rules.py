@@ -144,6 +144,30 @@ def hop(name: str, items: list[str] | None) -> Callable[[Facts], None]:
     return change
 
 
+def git_queues(*queues: tuple[str, str | None, float]) -> Callable[[Facts], None]:
+    """desired.queues as the Python facts builder writes them: (name, parent, gpu quota), the rest unlimited."""
+    def change(f: Facts) -> None:
+        f["desired"]["queues"] = [queue_facts(name, parent, gpu) | {
+            "doc": "queues:0", "origin": "queue-file",
+            "paths": {"parent": ["spec", "parentQueue"], "gpu.quota": ["spec", "resources", "gpu", "quota"]}}
+            for name, parent, gpu in queues]
+    return change
+
+
+def queue_facts(name: str, parent: str | None, gpu: float) -> Facts:
+    unlimited = {"quota": -1.0, "limit": -1.0, "overQuotaWeight": 1.0}
+    return {"name": name, "parent": parent, "has_resources": True, "resources": {
+        "cpu": unlimited, "gpu": {"quota": gpu, "limit": -1.0, "overQuotaWeight": 1.0}, "memory": unlimited}}
+
+
+def running_team_queue(f: Facts) -> None:
+    """team-a holds 6 GPUs live under a quota of 8; Git cuts the quota to 2."""
+    git_queues(("team-a", "default-parent-queue", 2))(f)
+    f["live"]["queues"].append(queue_facts("team-a", "default-parent-queue", 8) | {
+        "allocated": {"cpu": 0.0, "gpu": 6.0, "memory": 0.0},
+        "allocated_non_preemptible": {"cpu": 0.0, "gpu": 0.0, "memory": 0.0}})
+
+
 TRIGGERS: dict[str, Facts] = {
     "KAI-V-001": standalone(), "KAI-V-002": standalone(), "KAI-V-003": standalone(), "KAI-V-004": standalone(),
     "KAI-Q-001": standalone(), "KAI-Q-002": standalone(),
@@ -194,6 +218,10 @@ TRIGGERS: dict[str, Facts] = {
     "NVCA-S-010": healthy(labelled("n1")),
     "NVCA-S-011": healthy(shared(["n1", "n2"])),
     "NVCA-S-013": healthy(chain(shared(["n1"]), labelled("n1", "n5"))),
+    "KAI-Q-020": healthy(running_team_queue),
+    "KAI-Q-021": standalone(git_queues(("research", None, 8), ("nlp", "research", 6), ("vision", "research", 6))),
+    "KAI-Q-022": standalone(git_queues(("research", None, 8), ("vision", "research", 12))),
+    "KAI-Q-023": standalone(git_queues(("a", "b", 1), ("b", "a", 1))),
     "NVCF-F-001": workloads(lambda _objects, offer: offer.update({"allowed_types": []})),
     "NVCF-F-002": workloads(on_template),
     "NVCF-F-003": workloads(lambda _objects, offer: offer.update({"topology_aware": False})),

@@ -74,3 +74,48 @@ default_queue_section := queue_object_or_empty(object.get(object.get(util.desire
 queue_object_or_empty(x) := x if is_object(x)
 
 queue_object_or_empty(x) := {} if not is_object(x)
+
+# --- The hierarchy once Git is applied (KAI-Q-020..023) ------------------------------------------------
+#
+# desired.queues holds every Queue Git declares (the default queues from the values and the queue files),
+# each with the YAML path of its numbers; in a live evaluation the live queues Git does not declare keep
+# their live spec. Numbers follow KAI: -1 is unlimited, an absent number is 0, CPU is in millicores, memory
+# in MB (10^6 bytes), GPUs in devices (fractions allowed); live.queues[].allocated is in the same units.
+
+git_declared := {q.name: q | some q in object.get(util.desired, "queues", [])}
+
+live_or_none := by_name if input.scope == "live"
+
+live_or_none := {} if input.scope != "live"
+
+planned := object.union(live_or_none, git_declared)
+
+planned_parent := {name: p |
+	some name in object.keys(planned)
+	p := object.get(planned[name], "parent", null)
+	is_string(p)
+	p != ""
+}
+
+# Parent -> its children: one pass per distinct parent (a few dozen), not per pair of queues.
+planned_children := {p: kids |
+	some p in {x | some n in object.keys(planned_parent); x := planned_parent[n]}
+	kids := {c | some c in object.keys(planned_parent); planned_parent[c] == p}
+}
+
+parent_edges := {n: {planned_parent[n]} | some n in object.keys(planned_parent)}
+
+# Where a planned queue's number is set in Git: [doc, path], or [null, null] for a queue only live.
+queue_number_at(name, key) := [q.doc, object.get(q.paths, key, null)] if {
+	q := git_declared[name]
+} else := [null, null]
+
+# The unit a queue's number is counted in, for messages.
+queue_unit := {"cpu": " millicores", "gpu": " GPU", "memory": " MB"}
+
+# A quantity for a message: KAI rounds its queue metrics to 4 decimals; so do we, to hide float noise.
+queue_amount(x) := sprintf("%v", [round(x * 10000) / 10000])
+
+queue_number_shown(x) := "-1 (unlimited)" if x == -1
+
+queue_number_shown(x) := data.kai_gitops.lib.queues.queue_amount(x) if x != -1

@@ -164,3 +164,200 @@ test_queue_verdicts if {
 	data.kai_gitops.lib.queues.queue_limited_kinds(qs) == {"share": ["gpu"], "cap": ["cpu", "gpu"]}
 	data.kai_gitops.lib.queues.queue_capped_kinds(qs) == {"cap": ["cpu", "gpu"]}
 }
+
+# --- KAI-Q-020..023: the hierarchy once Git is applied ------------------------------------------------
+
+# A Git queue as desired.queues carries it: numbers and where each is set.
+git_q(name, p, res) := {
+	"name": name, "parent": p, "has_resources": true, "resources": res, "doc": sprintf("queues:%s", [name]),
+	"origin": "queue-file",
+	"paths": object.union(
+		{k: ["spec", "resources", r, f] | some r in ["cpu", "gpu", "memory"]; some f in ["quota", "limit", "overQuotaWeight"]; k := sprintf("%s.%s", [r, f])},
+		{"parent": ["spec", "parentQueue"]},
+	),
+}
+
+gpu(quota, limit) := {"cpu": testdata.unlimited, "gpu": {"quota": quota, "limit": limit, "overQuotaWeight": 1}, "memory": testdata.unlimited}
+
+# A live queue with what its running work holds (in the spec's units), or no status (allocated null).
+live_q(name, p, res, allocated) := {
+	"name": name, "parent": p, "has_resources": true, "resources": res,
+	"allocated": allocated, "allocated_non_preemptible": np_of(allocated),
+}
+
+np_of(allocated) := {"cpu": 0, "gpu": 0, "memory": 0} if is_object(allocated)
+
+np_of(allocated) := null if not is_object(allocated)
+
+held(g) := {"cpu": 0, "gpu": g, "memory": 0}
+
+mem(quota) := {"cpu": testdata.unlimited, "gpu": testdata.unlimited, "memory": {"quota": quota, "limit": -1, "overQuotaWeight": 1}}
+
+static_git(qs) := object.union(sa, {"desired": {"queues": qs}})
+
+live_git(git, live) := object.union(data.kai_gitops.testdata.with_live({"queues": array.concat([parent, child("default-parent-queue")], live)}), {"desired": {"queues": git}})
+
+q020(facts) := [v | some v in queues.kai_q_020.violations with input as facts]
+
+# KAI-Q-020
+test_q020_cut_below_allocation_fails_with_numbers if {
+	vs := q020(live_git([git_q("team-a", "default-parent-queue", gpu(2, -1))], [live_q("team-a", "default-parent-queue", gpu(8, -1), held(6))]))
+	count(vs) == 1
+	vs[0].message == "Queue team-a: Git sets gpu quota 2 GPU (live 8), below the 6 GPU its running work holds now (status.allocated): 4 GPU of running work becomes over-quota (reclaimed first)"
+	vs[0].doc == "queues:team-a"
+	vs[0].path == ["spec", "resources", "gpu", "quota"]
+}
+
+test_q020_cut_that_still_fits_passes if {
+	count(q020(live_git([git_q("team-a", "default-parent-queue", gpu(6, -1))], [live_q("team-a", "default-parent-queue", gpu(8, -1), held(6))]))) == 0
+}
+
+test_q020_limit_below_allocation_fails if {
+	vs := q020(live_git([git_q("team-a", "default-parent-queue", gpu(2, 4))], [live_q("team-a", "default-parent-queue", gpu(2, 8), held(6))]))
+	[v.message | some v in vs] == ["Queue team-a: Git sets gpu limit 4 GPU (live 8), below the 6 GPU its running work holds now (status.allocated): 2 GPU of running work is over the limit (preempted)"]
+}
+
+test_q020_unlimited_is_never_below if {
+	count(q020(live_git([git_q("team-a", "default-parent-queue", gpu(-1, -1))], [live_q("team-a", "default-parent-queue", gpu(8, 8), held(6))]))) == 0
+}
+
+test_q020_from_unlimited_says_so if {
+	some v in q020(live_git([git_q("team-a", "default-parent-queue", gpu(2, -1))], [live_q("team-a", "default-parent-queue", gpu(-1, -1), held(6))]))
+	contains(v.message, "(live -1 (unlimited))")
+}
+
+test_q020_zero_quota_with_nothing_held_passes if {
+	count(q020(live_git([git_q("team-a", "default-parent-queue", gpu(0, -1))], [live_q("team-a", "default-parent-queue", gpu(8, -1), held(0))]))) == 0
+}
+
+test_q020_zero_quota_under_a_fraction_fails if {
+	some v in q020(live_git([git_q("team-a", "default-parent-queue", gpu(0, -1))], [live_q("team-a", "default-parent-queue", gpu(1, -1), held(0.5))]))
+	contains(v.message, "below the 0.5 GPU its running work holds now (status.allocated): 0.5 GPU of running work becomes over-quota")
+}
+
+test_q020_fractions_without_float_noise if {
+	some v in q020(live_git([git_q("team-a", "default-parent-queue", gpu(0.5, -1))], [live_q("team-a", "default-parent-queue", gpu(1, -1), held(0.7))]))
+	contains(v.message, ": 0.2 GPU of running work")
+}
+
+test_q020_unchanged_quota_is_not_a_change if {
+	# Work above an unchanged quota is KAI's over-quota borrowing, not something this change does.
+	count(q020(live_git([git_q("team-a", "default-parent-queue", gpu(2, -1))], [live_q("team-a", "default-parent-queue", gpu(2, -1), held(6))]))) == 0
+}
+
+test_q020_missing_status_cannot_judge if {
+	count(q020(live_git([git_q("team-a", "default-parent-queue", gpu(0, -1))], [live_q("team-a", "default-parent-queue", gpu(8, -1), null)]))) == 0
+}
+
+test_q020_memory_in_mb_and_non_preemptible if {
+	q := object.union(live_q("team-a", "default-parent-queue", mem(8000), {"cpu": 0, "gpu": 0, "memory": 4294.9673}), {"allocated_non_preemptible": {"cpu": 0, "gpu": 0, "memory": 2147.4836}})
+	some v in q020(live_git([git_q("team-a", "default-parent-queue", mem(2000))], [q]))
+	v.message == "Queue team-a: Git sets memory quota 2000 MB (live 8000), below the 4294.9673 MB its running work holds now (status.allocated): 2294.9673 MB of running work becomes over-quota (reclaimed first); 2147.4836 MB of it is non-preemptible"
+}
+
+test_q020_static_scope_is_silent if {
+	facts := object.union(static_git([git_q("team-a", "default-parent-queue", gpu(0, -1))]), {"live": {"queues": [live_q("team-a", "default-parent-queue", gpu(8, -1), held(6))]}})
+	count(q020(facts)) == 0
+}
+
+# KAI-Q-021
+research(quota) := git_q("research", "default-parent-queue", gpu(quota, -1))
+
+test_q021_children_over_parent_fails_with_numbers if {
+	facts := static_git([research(8), git_q("vision", "research", gpu(6, -1)), git_q("nlp", "research", gpu(6, -1))])
+	vs := [v | some v in queues.kai_q_021.violations with input as facts]
+	count(vs) == 1
+	vs[0].message == "Queue research: its children's gpu quotas add up to 12 GPU (nlp 6, vision 6), more than its own gpu quota 8 GPU by 4 GPU; KAI cannot guarantee every child its quota"
+	vs[0].subject.name == "research"
+	vs[0].path == ["spec", "resources", "gpu", "quota"]
+}
+
+test_q021_children_within_parent_pass if {
+	facts := static_git([research(8), git_q("vision", "research", gpu(4, -1)), git_q("nlp", "research", gpu(3.5, -1)), git_q("ops", "research", gpu(0.5, -1))])
+	count(queues.kai_q_021.violations) == 0 with input as facts
+}
+
+test_q021_unlimited_parent_and_zero_children_pass if {
+	facts := static_git([research(-1), git_q("vision", "research", gpu(6, -1)), git_q("nlp", "research", gpu(0, -1))])
+	count(queues.kai_q_021.violations) == 0 with input as facts
+}
+
+test_q021_fractions_add_up if {
+	facts := static_git([research(1), git_q("vision", "research", gpu(0.5, -1)), git_q("nlp", "research", gpu(0.75, -1))])
+	some v in queues.kai_q_021.violations with input as facts
+	contains(v.message, "add up to 1.25 GPU (nlp 0.75, vision 0.5), more than its own gpu quota 1 GPU by 0.25 GPU")
+}
+
+test_q021_live_child_counts_in_a_live_run if {
+	facts := live_git([research(8), git_q("vision", "research", gpu(6, -1))], [live_q("nlp", "research", gpu(4, -1), null)])
+	some v in queues.kai_q_021.violations with input as facts
+	contains(v.message, "(nlp 4, vision 6)")
+}
+
+# KAI-Q-022
+test_q022_child_quota_above_parent_fails if {
+	facts := static_git([research(8), git_q("vision", "research", gpu(12, -1))])
+	msgs := {v.message | some v in queues.kai_q_022.violations with input as facts}
+	msgs == {"Queue vision: gpu quota 12 GPU is above its parent research's gpu quota 8 GPU; KAI gives the subtree no more than the parent's, so set it to at most 8"}
+}
+
+test_q022_unlimited_child_under_a_limited_parent_fails if {
+	facts := static_git([git_q("research", "default-parent-queue", gpu(8, 16)), git_q("vision", "research", gpu(4, -1))])
+	msgs := {v.message | some v in queues.kai_q_022.violations with input as facts}
+	msgs == {"Queue vision: gpu limit -1 (unlimited) is above its parent research's gpu limit 16 GPU; KAI gives the subtree no more than the parent's, so set it to at most 16"}
+}
+
+test_q022_equal_zero_and_under_unlimited_pass if {
+	facts := static_git([research(8), git_q("vision", "research", gpu(8, -1)), git_q("nlp", "research", gpu(0, -1))])
+	count(queues.kai_q_022.violations) == 0 with input as facts
+	count(queues.kai_q_022.violations) == 0 with input as static_git([research(-1), git_q("vision", "research", gpu(-1, -1))])
+}
+
+test_q022_live_parent_caps_a_git_child if {
+	facts := live_git([git_q("vision", "research", gpu(0.5, -1))], [live_q("research", "default-parent-queue", gpu(0.25, -1), null)])
+	some v in queues.kai_q_022.violations with input as facts
+	v.message == "Queue vision: gpu quota 0.5 GPU is above its parent research's gpu quota 0.25 GPU; KAI gives the subtree no more than the parent's, so set it to at most 0.25"
+}
+
+test_q022_memory_compared_in_mb if {
+	facts := static_git([git_q("research", "default-parent-queue", mem(512000)), git_q("vision", "research", mem(1024000))])
+	some v in queues.kai_q_022.violations with input as facts
+	contains(v.message, "memory quota 1024000 MB is above its parent research's memory quota 512000 MB")
+}
+
+# KAI-Q-023
+test_q023_unknown_parent_fails_in_a_live_run if {
+	vs := [v | some v in queues.kai_q_023.violations with input as live_git([git_q("vision", "reserch", gpu(1, -1))], [])]
+	[v.message | some v in vs] == ["Queue vision has parentQueue reserch, which exists neither in Git nor in the cluster; KAI will not schedule its pods"]
+	vs[0].path == ["spec", "parentQueue"]
+}
+
+test_q023_parent_only_live_passes if {
+	count(queues.kai_q_023.violations) == 0 with input as live_git([git_q("vision", "research", gpu(1, -1))], [live_q("research", "default-parent-queue", gpu(8, -1), null)])
+}
+
+test_q023_unknown_parent_is_not_judged_without_the_cluster if {
+	count(queues.kai_q_023.violations) == 0 with input as static_git([git_q("vision", "reserch", gpu(1, -1))])
+}
+
+test_q023_cycle_of_two if {
+	facts := static_git([git_q("a", "b", gpu(1, -1)), git_q("b", "a", gpu(1, -1))])
+	msgs := [v.message | some v in queues.kai_q_023.violations with input as facts]
+	msgs == ["Queues a, b form a parentQueue cycle (a → b, b → a); KAI schedules none of their pods. Give one of them a parent outside the cycle"]
+}
+
+test_q023_cycle_of_three_with_a_queue_below_it if {
+	facts := static_git([git_q("a", "c", gpu(1, -1)), git_q("b", "a", gpu(1, -1)), git_q("c", "b", gpu(1, -1)), git_q("d", "a", gpu(1, -1))])
+	vs := [v | some v in queues.kai_q_023.violations with input as facts]
+	[v.message | some v in vs] == ["Queues a, b, c form a parentQueue cycle (a → c, b → a, c → b); KAI schedules none of their pods. Give one of them a parent outside the cycle"]
+	vs[0].subject.name == "a"
+}
+
+test_q023_self_parent_is_a_cycle if {
+	some v in queues.kai_q_023.violations with input as static_git([git_q("a", "a", gpu(1, -1))])
+	startswith(v.message, "Queues a form a parentQueue cycle (a → a)")
+}
+
+test_q023_tree_passes if {
+	count(queues.kai_q_023.violations) == 0 with input as static_git([research(8), git_q("vision", "research", gpu(1, -1))])
+}
