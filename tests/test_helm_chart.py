@@ -126,9 +126,16 @@ def test_helm_lint_strict_passes(mode: str, components: tuple[str, ...]) -> None
     ("image.digest=latest", "at '/image/digest'"),
     ("gitSecret.name=My_Secret", "at '/gitSecret/name'"),
     ("schedule=hourly", "at '/schedule'"),
+    # Values written into the CronJob as they are: a line break or a space would change or break its YAML.
+    ("timeZone=Etc/UTC\n  suspend: true", "at '/timeZone'"),
+    ("timeZone=0", "at '/timeZone'"),
+    ("image.tag=1.0 evil", "at '/image/tag'"),
+    ("image.repository=Registry.local/kai gitops", "at '/image/repository'"),
+    ("opaSidecar.image.tag=", "at '/opaSidecar/image/tag'"),
 ])
 def test_the_schema_refuses_unknown_keys_and_wrong_values(setting: str, error: str) -> None:
-    done = helm("template", RELEASE, str(CHART), "--set-string" if "enabled" in setting else "--set", setting)
+    strings = "enabled" in setting or "timeZone" in setting or "tag=" in setting
+    done = helm("template", RELEASE, str(CHART), "--set-string" if strings else "--set", setting)
     assert done.returncode == 1
     assert error in done.stderr, done.stderr
 
