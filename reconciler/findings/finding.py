@@ -9,6 +9,7 @@ from typing import Any
 
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.core.show import MAX_TEXT, truncate_text
+from reconciler.findings.age import Age, format_instant
 
 # The `cluster` of findings about the repository itself (waivers, policy edits), not about one cluster: no
 # cluster can be called this (names are DNS labels), so it also names the outputs' repository-wide run or suite.
@@ -118,6 +119,7 @@ class Finding:
     title: str = ""
     waived_by: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    age: Age | None = field(default=None, compare=False)   # history, not what was found (findings/age.py)
 
     def __post_init__(self) -> None:
         """Free text is bounded where a finding is made, so every format renders the same bounded text: a
@@ -171,6 +173,7 @@ class Finding:
             "fingerprint": self.fingerprint,
             "waived_by": self.waived_by,
             "details": self.extra,
+            "firstSeen": format_instant(self.age.first_seen) if self.age else None,
         }
 
 

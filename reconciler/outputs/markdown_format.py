@@ -20,6 +20,7 @@ from reconciler.core.exits import ExitCode
 from reconciler.core.printable import visible, visible_block
 from reconciler.core.refs import Location
 from reconciler.core.show import show_value
+from reconciler.findings.age import age_note
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.outputs.input_error import InputError
@@ -129,6 +130,7 @@ def problem_details(problem: Problem, link: Link | None = None) -> str:
 def finding_details(f: Finding, link: Link | None = None) -> str:
     """One finding in full, collapsed: message, subject, place, the fix and the command to run."""
     summary = f"{_ICON[f.severity.value]} <b>{escape_markdown(f.rule_id)}</b> {escape_markdown(f.title or f.kind)}"
+    summary += f" · {escape_markdown(note)}" if (note := age_note(f)) else ""
     lines = [f"<details><summary>{summary}</summary>", "", escape_markdown(f.message), ""]
     if f.subject:
         lines.append(f"- object: {inline_code(str(f.subject))}")

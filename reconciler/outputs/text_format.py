@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.printable import visible
 from reconciler.core.show import show_value
+from reconciler.findings.age import age_note
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.report.report import ClusterReport, Report, finding_order
@@ -104,6 +105,7 @@ def _drift(console: Console, f: Finding) -> None:
     sign, colour = _SIGN[action]
     where = f"  [dim]{_escape(str(f.location))}[/]" if f.location else ""
     console.print(f"  [{colour}]{sign}[/] {_escape(str(f.subject or ''))} [dim]{_escape(f.rule_id)}[/]{where}")
+    _age(console, f, "      ")
     changes = f.extra.get("changes")
     if changes:
         for key, live, want in changes:
@@ -129,9 +131,16 @@ def _violations(console: Console, problems: list[Problem]) -> None:
         rules = " + ".join(problem.rule_ids)
         console.print(f"  [{colour}]{problem.severity.value.upper():<7}[/] {_escape(rules)}{where}")
         console.print(f"          {_escape(f.message)}")
+        _age(console, f, "          ")
         _also(console, problem, "          ")
         if f.fix and (f.fix.command or f.fix.description):
             console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")
+
+
+def _age(console: Console, f: Finding, indent: str) -> None:
+    note = age_note(f)
+    if note:
+        console.print(f"{indent}[dim]{_escape(note)}[/]")
 
 
 def _also(console: Console, problem: Problem, indent: str) -> None:
