@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from reconciler.core.resources import CLUSTER_POLICY_REPORT
 from reconciler.findings.age import format_instant, parse_instant
@@ -173,6 +174,59 @@ def test_the_drift_issue_says_how_long_each_drift_has_lasted(demo_repo: Path, tm
         assert body.count("· new in this run</summary>") == first["summary"]["drift"] - 1
     finally:
         server.stop()
+
+
+# -- the metric ---------------------------------------------------------------------------------------------------
+
+
+def gauge(path: Path, name: str) -> dict[str, float]:
+    families = text_string_to_metric_families(path.read_text())
+    return {sample.labels.get("cluster", ""): sample.value for family in families for sample in family.samples
+            if sample.name == name}
+
+
+def test_oldest_drift_age_in_the_textfile_counts_drift_only(demo_repo: Path, tmp_path: Path) -> None:
+    first, _ = json_run(diff_args(demo_repo))
+    drift, violation = drift_and_violation(first)
+    started = parse_instant(first["generatedAt"])
+    previous = previous_report(first, tmp_path / "previous.json",
+                               {drift["fingerprint"]: started - 2 * DAY, violation["fingerprint"]: started - 9 * DAY})
+    metrics = tmp_path / "kai-gitops.prom"
+    report, _ = json_run(diff_args(demo_repo, "--previous-report", previous, "--metrics-file", metrics))
+    age = parse_instant(report["generatedAt"]) - (started - 2 * DAY)
+    assert gauge(metrics, "kai_gitops_oldest_drift_age_seconds") == {"prod-addon": age.total_seconds()}
+
+
+def test_oldest_drift_age_is_zero_without_drift(demo_repo: Path, tmp_path: Path) -> None:
+    metrics = tmp_path / "kai-gitops.prom"
+    code, out, err = run_cli(["check", "--repo", demo_repo, "--metrics-file", metrics, "-o", "json"])
+    assert code in (0, 2), err
+    clusters = {c["cluster"] for c in json.loads(out)["clusters"]}
+    assert gauge(metrics, "kai_gitops_oldest_drift_age_seconds") == dict.fromkeys(clusters, 0.0)
+
+
+def test_a_push_of_several_clusters_carries_the_oldest_drift_of_them_all() -> None:
+    """A push leaves the cluster to the grouping key (`all` for `check`): one series, the oldest drift."""
+    from prometheus_client import generate_latest
+
+    from reconciler.core.resources import queue_ref
+    from reconciler.findings.finding import Finding, Kind, Severity
+    from reconciler.report.history import with_ages
+    from reconciler.report.report import ClusterReport, Report
+    from reconciler.telemetry.metrics import RunFacts, build_registry
+
+    def drift(cluster: str) -> Finding:
+        return Finding("KAI-D-002", Kind.DRIFT, Severity.ERROR, "quota differs", cluster, queue_ref("q"))
+
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    a, b = drift("a"), drift("b")
+    report = with_ages(Report("check", [ClusterReport("a", findings=[a]), ClusterReport("b", findings=[b])]),
+                       [{a.fingerprint: now - DAY, b.fingerprint: now - 2 * DAY}], now)
+    facts = RunFacts("check", "all", 0.0, 1.0, ok=True, exit_code=2, report=report)
+    pushed = [s for f in text_string_to_metric_families(generate_latest(build_registry(facts, cluster_label=False))
+                                                        .decode()) for s in f.samples
+              if s.name == "kai_gitops_oldest_drift_age_seconds"]
+    assert [(s.labels, s.value) for s in pushed] == [({}, 2 * 86400)]
 
 
 # -- the cluster's PolicyReports ----------------------------------------------------------------------------------
