@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from reconciler.core.resources import queue_ref
-from reconciler.findings.age import Age, age_note, duration_text, format_instant, parse_instant
+from reconciler.findings.age import Age, duration_text, format_instant, parse_instant
 from reconciler.findings.finding import Finding, Kind, Severity
-from reconciler.report.history import first_seen_in, oldest_drift_age, with_ages
+from reconciler.report.history import age_note, first_seen_in, oldest_drift_age, with_ages
 from reconciler.report.reader import report_from_dict
 from reconciler.report.report import ClusterReport, Report
 

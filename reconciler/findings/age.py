@@ -13,10 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from reconciler.findings.finding import Finding
 
 _UNITS = ((86400, "day"), (3600, "hour"), (60, "minute"))
 
@@ -50,17 +46,6 @@ def duration_text(seconds: float) -> str:
             count = int(seconds // size)
             return f"{count} {unit}{'s' if count != 1 else ''}"
     return "less than a minute"
-
-
-def age_note(finding: Finding) -> str | None:
-    """What the outputs for people say about a finding's age: every drift's, and a violation's once an
-    earlier run reported it too (a pull request check would otherwise say "new" under every finding)."""
-    from reconciler.findings.finding import Kind
-
-    age = finding.age
-    if age is None or (age.new and finding.kind is not Kind.DRIFT):
-        return None
-    return age.describe()
 
 
 def instant(moment: datetime) -> datetime:

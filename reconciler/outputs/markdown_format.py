@@ -20,10 +20,10 @@ from reconciler.core.exits import ExitCode
 from reconciler.core.printable import visible, visible_block
 from reconciler.core.refs import Location
 from reconciler.core.show import show_value
-from reconciler.findings.age import age_note
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.outputs.input_error import InputError
+from reconciler.report.history import age_note
 from reconciler.report.report import ClusterReport, Report, finding_order
 
 Link = Callable[[str, int | None], str]   # (repo-relative path, line or None) -> URL, e.g. a blob at a commit

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.printable import visible
 from reconciler.core.show import show_value
-from reconciler.findings.age import age_note
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
+from reconciler.report.history import age_note
 from reconciler.report.report import ClusterReport, Report, finding_order
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@
 Each source maps fingerprints to first-seen times. The first source that knows a fingerprint gives its time,
 so a finding the PolicyReports list keeps their time whatever a previous report says; one that no source knows
 is new, first seen `now`. A finding that was resolved and is reported again later is new again only if no
-source still lists it. A time after `now` (a clock ahead, an edited file) counts as `now`.
+source still lists it. A time after `now` (a clock ahead, an edited file) counts as `now`. `age_note` is what
+the formats for people print about it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ def with_ages(report: Report, earlier: Sequence[FirstSeen], now: datetime) -> Re
 
     clusters = [replace(c, findings=[aged(f) for f in c.findings]) for c in report.clusters]
     return replace(report, clusters=clusters, repository=[aged(f) for f in report.repository], generated_at=now)
+
+
+def age_note(finding: Finding) -> str | None:
+    """What the outputs for people say about a finding's age: every drift's, and a violation's once an
+    earlier run reported it too (a pull request check would otherwise say "new" under every finding)."""
+    age = finding.age
+    if age is None or (age.new and finding.kind is not Kind.DRIFT):
+        return None
+    return age.describe()
 
 
 def oldest_drift_age(cluster: ClusterReport) -> float:
