@@ -304,6 +304,16 @@ def run_cli(args: Sequence[Any], env: Mapping[str, str] | None = None) -> tuple[
     return result.exit_code, result.stdout, result.stderr
 
 
+def timeless(report: Any) -> Any:
+    """A JSON report without the times that say when its run ran (`generatedAt`, each finding's `firstSeen`):
+    two runs over the same input find the same, a second or more apart."""
+    if isinstance(report, dict):
+        return {k: timeless(v) for k, v in report.items() if k not in ("generatedAt", "firstSeen")}
+    if isinstance(report, list):
+        return [timeless(v) for v in report]
+    return report
+
+
 def assert_one_line_error(code: int, stdout: str, stderr: str, *needles: str) -> str:
     """Exit 1, exactly one stderr line `kai-gitops: error: …` containing every needle, no traceback."""
     assert code == 1, (code, stdout, stderr)

@@ -30,6 +30,7 @@ from tests.helpers import (
     make_repo,
     run_cli,
     template_files,
+    timeless,
 )
 from tests.support.opa_standin import OpaStandin
 
@@ -410,7 +411,7 @@ _AGE = re.compile(r"is \d+d\d+h old")   # NVCA-P-001 quotes the pod's age, which
 
 
 def comparable(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(({**f, "message": _AGE.sub("is <age> old", f["message"])} for f in findings),
+    return sorted(({**timeless(f), "message": _AGE.sub("is <age> old", f["message"])} for f in findings),
                   key=lambda f: f["fingerprint"])
 
 

@@ -24,6 +24,7 @@ from reconciler.model.live import LiveState
 from reconciler.sources.cluster import ClusterClient, ReadProgress, ReadSettings, cluster_reader, read_live
 from reconciler.sources.cluster.client import _retry_after
 from reconciler.sources.cluster.reads import gc_paused
+from tests.helpers import timeless
 from tests.support.kubeserver import Fault, KubeTestServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -491,9 +492,9 @@ def run_cli(args: list[str], env: dict[str, str] | None = None) -> Any:
 
 
 def findings(output: str) -> list[Obj]:
-    """Findings of a JSON report, with pod ages (which move between two reads) masked."""
+    """Findings of a JSON report, with pod ages (which move between two reads) and run times masked."""
     report = orjson.loads(output)
-    found = [f for cluster in report.get("clusters", [report]) for f in cluster["findings"]]
+    found = [timeless(f) for cluster in report.get("clusters", [report]) for f in cluster["findings"]]
     return orjson.loads(re.sub(rb'"age_s":\s*[0-9.e+]+', b'"age_s":0', orjson.dumps(found)))
 
 

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from reconciler.checks.policy.pack import shipped_data_files
-from tests.helpers import assert_one_line_error, commit_files, load_demo_builder, run_cli
+from tests.helpers import assert_one_line_error, commit_files, load_demo_builder, run_cli, timeless
 from tests.policy.conftest import USER_RULE
 from tests.support.opa_standin import OpaStandin
 from tests.test_policy_run import DATA_RULE
@@ -102,7 +102,7 @@ def diff_findings(repo: Path, *opa: str) -> list[dict[str, object]]:
     code, out, err = run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
                               "-o", "json", *opa])
     assert code == 2, err
-    return orjson.loads(out)["findings"]
+    return timeless(orjson.loads(out)["findings"])
 
 
 def test_served_bundle_gives_the_embedded_engines_findings(repo: Path, tmp_path: Path, standin: OpaStandin) -> None:

@@ -8,6 +8,7 @@ format writes (NaN/Inf as Go's strings, so the file round-trips too).
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from reconciler.checks.nvca import Verdict
 from reconciler.core.names import object_name
 from reconciler.core.refs import Location, ObjectRef, format_path
+from reconciler.findings.age import Age
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.findings.rules import RuleMeta
 from reconciler.outputs import render
@@ -38,11 +40,14 @@ positions = st.none() | st.integers(1, 500)
 locations = st.builds(Location, text, positions, positions, paths, positions, positions)
 fixes = st.builds(Fix, st.sampled_from(list(Action)), text, st.none() | text,
                   st.none() | st.dictionaries(text, json_values, max_size=2))
+instants = st.datetimes(datetime(2000, 1, 1), datetime(2100, 1, 1)).map(
+    lambda moment: moment.replace(microsecond=0, tzinfo=UTC))
 findings = st.builds(
     Finding, rule_id=st.from_regex(r"KAI-[A-Z]-00[0-9]", fullmatch=True), kind=st.sampled_from(list(Kind)),
     severity=st.sampled_from(list(Severity)), message=text, cluster=names, subject=st.none() | subjects,
     location=st.none() | locations, desired=json_values, live=json_values, fix=st.none() | fixes, title=text,
-    waived_by=st.none() | text, extra=st.dictionaries(text, json_values, max_size=3))
+    waived_by=st.none() | text, extra=st.dictionaries(text, json_values, max_size=3),
+    age=st.none() | st.builds(Age, instants, instants))
 verdicts = st.builds(Verdict, st.booleans(), st.lists(text, max_size=2).map(tuple), evaluated=st.booleans())
 gits = st.builds(GitInfo, text, text, st.none() | st.from_regex(r"[0-9a-f]{40}", fullmatch=True), st.booleans())
 metas = st.builds(RuleMeta, st.from_regex(r"KAI-[A-Z]-0[0-9][0-9]", fullmatch=True), text.filter(bool),
@@ -68,7 +73,7 @@ def reports(draw: Any) -> Report:
     rules = draw(st.lists(metas, max_size=4, unique_by=lambda m: m.id))   # one meta per id, as in a run
     return Report(command, draw(st.lists(clusters(rules), min_size=count, max_size=count)),
                   draw(st.sampled_from(list(Severity))), draw(st.lists(findings, max_size=3)), draw(changed),
-                  shard=draw(shards) if command == "check" else None)
+                  shard=draw(shards) if command == "check" else None, generated_at=draw(st.none() | instants))
 
 
 @given(reports())

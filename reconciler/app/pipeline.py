@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime
 from functools import wraps
 from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
+from reconciler.app.history import RunHistory
 from reconciler.app.last_writes import with_last_writes
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.attribution import attribute
@@ -140,6 +141,7 @@ class _OneCluster(NamedTuple):
 
 def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
     started = datetime.now(UTC)
+    history = RunHistory(settings.history)
     repo = open_desired(settings.git)
     chosen = _one_cluster(repo.config, settings.cluster, None)
     set_cluster(chosen.name)
@@ -158,8 +160,8 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
     rules = ran_rules(repo, settings, "live", drift=True, keys=True)
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
                            waivers.apply(findings, desired.name), rules, cluster_anchor(desired))
-    return _OneCluster(Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config),
-                       desired, live)
+    done = Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config)
+    return _OneCluster(history.stamp(done, desired.config.kube_context), desired, live)
 
 
 @telling_uncommitted_edits
@@ -168,6 +170,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     started = datetime.now(UTC)
     desired: DesiredCluster | None = None
     repo: DesiredRepo | None = None
+    history = RunHistory(settings.history)
     if settings.git.repo is not None:
         repo = open_desired(settings.git)
         chosen = _one_cluster(repo.config, settings.cluster, context)
@@ -187,7 +190,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     rules = ran_rules(repo, settings, "live", drift=with_git, keys=with_git)
     report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
                            waivers.apply(findings, name), rules, cluster_anchor(desired))
-    return Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
+    done = Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
+    return history.stamp(done, context)
 
 
 @telling_uncommitted_edits
@@ -200,6 +204,7 @@ def run_check(settings: RunSettings) -> Report:
     """
     if not settings.base_ref:
         settings = replace(settings, policy=replace(settings.policy, untrusted=True))
+    history = RunHistory(settings.history)
     head = open_desired(settings.git)
     rules_repo: DesiredRepo | None = head
     repository: list[Finding] = []
@@ -218,8 +223,8 @@ def run_check(settings: RunSettings) -> Report:
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
                                      cluster_anchor(desired)))
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
-    return Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
-                  shard=settings.shard, config=head.config)
+    return history.stamp(Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
+                                shard=settings.shard, config=head.config))
 
 
 def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], helm: str | None

@@ -7,6 +7,7 @@ types: none of them has to import the pipeline for its signatures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from reconciler.findings.finding import Severity
@@ -46,6 +47,19 @@ class LiveSettings:
     snapshot: str | None = None
 
 
+def run_start() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """Where a run learns when its findings were first reported (app/history.py)."""
+
+    previous_report: str | None = None    # an earlier `-o json` report
+    cluster: LiveSettings | None = None   # whose PolicyReports are read: None without a live cluster (check, snapshots)
+    started: datetime = field(default_factory=run_start)   # the first-seen time of what is new
+
+
 @dataclass
 class RunSettings:
     git: GitSettings = field(default_factory=GitSettings)
@@ -56,6 +70,7 @@ class RunSettings:
     shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
     k8s_audit_logs: tuple[str, ...] = ()   # the cluster's audit logs: who last wrote each drifted object
     helm: str | None = None             # check --helm: the binary that renders function charts (else PATH)
+    history: HistorySettings = field(default_factory=HistorySettings)
 
 
 @dataclass

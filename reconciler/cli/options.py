@@ -222,6 +222,13 @@ def desired_and_live_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return git_options(cluster_option(live_options(k8s_audit_log_option(func))))
 
 
+def previous_report_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--previous-report", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+                        help="An earlier `-o json` report: a finding it lists keeps the firstSeen time it gives "
+                             "(the cluster's PolicyReports, where there are any, come first).")(func)
+
+
 def judging_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--fail-on, -o and the policy engine: every command that evaluates the policies and renders a report."""
-    return report_options(policy_options(func))
+    """--fail-on, -o, --previous-report and the policy engine: every command that evaluates the policies and
+    renders a report."""
+    return report_options(previous_report_option(policy_options(func)))

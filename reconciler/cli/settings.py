@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reconciler.app.settings import LiveSettings, RunSettings
+    from reconciler.app.settings import HistorySettings, LiveSettings, RunSettings
     from reconciler.findings.finding import Severity
     from reconciler.gitfix.run import FixGitSettings
     from reconciler.githost.base import HostFlags
@@ -36,7 +36,16 @@ def run_settings(opts: Options) -> RunSettings:
     git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
     return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
                        opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
-                       helm=opts.get("helm"))
+                       helm=opts.get("helm"), history=history_settings(opts))
+
+
+def history_settings(opts: Options) -> HistorySettings:
+    """--previous-report, and the live cluster whose PolicyReports say when findings were first reported: that
+    of the commands with live options (not `check`), unless they read a snapshot."""
+    from reconciler.app.settings import HistorySettings
+
+    live = "kubeconfig" in opts and not opts.get("snapshot")
+    return HistorySettings(opts.get("previous_report"), live_settings(opts) if live else None)
 
 
 def shard(opts: Options) -> Shard | None:

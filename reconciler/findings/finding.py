@@ -9,6 +9,7 @@ from typing import Any
 
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.core.show import MAX_TEXT, truncate_text
+from reconciler.findings.age import Age, format_instant
 from reconciler.findings.attribution import Attribution
 from reconciler.findings.last_write import LastWrite
 
@@ -122,6 +123,7 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
     attribution: tuple[Attribution, ...] = ()   # who last set each drifted field (findings/attribution.py)
     last_write: LastWrite | None = None   # who last wrote the subject, from --k8s-audit-log (drift only)
+    age: Age | None = field(default=None, compare=False)   # history, not what was found (findings/age.py)
 
     def __post_init__(self) -> None:
         """Free text is bounded where a finding is made, so every format renders the same bounded text: a
@@ -178,6 +180,7 @@ class Finding:
             "waived_by": self.waived_by,
             "details": self.extra,
             **({"lastWrite": self.last_write.redacted().to_dict()} if self.last_write else {}),
+            "firstSeen": format_instant(self.age.first_seen) if self.age else None,
         }
         if self.attribution:
             body["attribution"] = [a.redacted().to_dict() for a in self.attribution]

@@ -24,6 +24,7 @@ from reconciler.findings.attribution import attribution_lines
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.outputs.input_error import InputError
+from reconciler.report.history import age_note
 from reconciler.report.report import ClusterReport, Report, finding_order
 
 Link = Callable[[str, int | None], str]   # (repo-relative path, line or None) -> URL, e.g. a blob at a commit
@@ -130,6 +131,7 @@ def problem_details(problem: Problem, link: Link | None = None) -> str:
 def finding_details(f: Finding, link: Link | None = None) -> str:
     """One finding in full, collapsed: message, subject, place, the fix and the command to run."""
     summary = f"{_ICON[f.severity.value]} <b>{escape_markdown(f.rule_id)}</b> {escape_markdown(f.title or f.kind)}"
+    summary += f" · {escape_markdown(note)}" if (note := age_note(f)) else ""
     lines = [f"<details><summary>{summary}</summary>", "", escape_markdown(f.message), ""]
     if f.subject:
         lines.append(f"- object: {inline_code(str(f.subject))}")

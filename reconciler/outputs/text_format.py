@@ -15,6 +15,7 @@ from reconciler.core.show import show_value
 from reconciler.findings.attribution import attribution_lines, who_set_it
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
+from reconciler.report.history import age_note
 from reconciler.report.report import ClusterReport, Report, finding_order
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ def _drift(console: Console, f: Finding) -> None:
     sign, colour = _SIGN[action]
     where = f"  [dim]{_escape(str(f.location))}[/]" if f.location else ""
     console.print(f"  [{colour}]{sign}[/] {_escape(str(f.subject or ''))} [dim]{_escape(f.rule_id)}[/]{where}")
+    _age(console, f, "      ")
     changes = f.extra.get("changes")
     setters = {entry.field: entry for entry in f.attribution}
     if changes:
@@ -143,9 +145,16 @@ def _violations(console: Console, problems: list[Problem]) -> None:
         console.print(f"          {_escape(f.message)}")
         for line in attribution_lines(f.attribution, f.live, f.desired):
             console.print(f"          [dim]{_escape(line)}[/]")
+        _age(console, f, "          ")
         _also(console, problem, "          ")
         if f.fix and (f.fix.command or f.fix.description):
             console.print(f"          [dim]fix:[/] {_escape(f.fix.command or f.fix.description)}")
+
+
+def _age(console: Console, f: Finding, indent: str) -> None:
+    note = age_note(f)
+    if note:
+        console.print(f"{indent}[dim]{_escape(note)}[/]")
 
 
 def _also(console: Console, problem: Problem, indent: str) -> None:

@@ -42,7 +42,9 @@ def merge(inputs: Sequence[Input], fail_on: Severity | None = None) -> Report:
     _same_commit(inputs)
     _complete_shards(inputs)
     clusters = _clusters(inputs)
-    return Report("check", clusters, fail_on or _fail_on(inputs), _repository(inputs), _changed_lines(inputs))
+    started = min((i.report.generated_at for i in inputs if i.report.generated_at), default=None)   # the first shard
+    return Report("check", clusters, fail_on or _fail_on(inputs), _repository(inputs), _changed_lines(inputs),
+                  generated_at=started)
 
 
 def _same_commit(inputs: Sequence[Input]) -> None:

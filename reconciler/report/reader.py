@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -19,6 +20,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.names import context_name, dns_label, object_name, require
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
+from reconciler.findings.age import Age, parse_instant
 from reconciler.findings.attribution import Attribution
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
 from reconciler.findings.last_write import LastWrite
@@ -83,21 +85,22 @@ def _check_names(report: Report, where: str) -> None:
 def _report(data: JSONObject, where: str) -> Report:
     command = str(data["command"])
     catalog = {meta.id: meta for meta in (_meta(m) for m in objects_at(data, "rules"))}
+    generated = _instant(data.get("generatedAt"))
     # diff/doctor put their one cluster's fields at the top level
-    clusters = ([_cluster(c, catalog) for c in _objects(data["clusters"], "clusters")] if "clusters" in data
-                else [_cluster(data, catalog)])
+    clusters = ([_cluster(c, catalog, generated) for c in _objects(data["clusters"], "clusters")]
+                if "clusters" in data else [_cluster(data, catalog, generated)])
     shard_raw = data.get("shard")
     shard = Shard.from_dict(shard_raw, where) if shard_raw is not None else None
-    repository = [finding_from_dict(f)
+    repository = [finding_from_dict(f, generated)
                   for f in _objects(mapping_at(data, "repository").get("findings", []), "repository.findings")]
     changed = data.get("changedLines")
     return Report(command, clusters, Severity(_text(data["failOn"])), repository,
                   {f: frozenset(_line_number(n) for n in _array(lines, f"changedLines.{f}"))
                    for f, lines in expect_object(changed, "changedLines").items()}
-                  if changed is not None else None, shard=shard)
+                  if changed is not None else None, shard=shard, generated_at=generated)
 
 
-def _cluster(data: JSONObject, catalog: dict[str, RuleMeta]) -> ClusterReport:
+def _cluster(data: JSONObject, catalog: dict[str, RuleMeta], generated: datetime | None) -> ClusterReport:
     git = data.get("git")
     live = data.get("live")
     nvca = data.get("nvca")
@@ -109,7 +112,7 @@ def _cluster(data: JSONObject, catalog: dict[str, RuleMeta]) -> ClusterReport:
         live_source=_text(expect_object(live, "live")["source"]) if live else None,
         nvca=_verdict(expect_object(expect_object(nvca, "nvca")["kai-scheduler-queues"], "nvca")) if nvca else None,
         healthz=expect_object(healthz, "healthz") if healthz is not None else None,
-        findings=[finding_from_dict(f) for f in _objects(data["findings"], "findings")],
+        findings=[finding_from_dict(f, generated) for f in _objects(data["findings"], "findings")],
         rules=[catalog[str(rule_id)] for rule_id in list_at(data, "rulesEvaluated")],
         anchor=_location(expect_object(anchor, "anchor")) if anchor else None)
 
@@ -134,8 +137,11 @@ def _verdict(data: JSONObject) -> Verdict:
                    evaluated=status != "not-evaluated")
 
 
-def finding_from_dict(data: JSONObject) -> Finding:
+def finding_from_dict(data: JSONObject, generated: datetime | None = None) -> Finding:
+    """A finding as written; its age is measured to the report's `generatedAt` (reports written before
+    `firstSeen` existed have no age)."""
     subject, location, fix = data["subject"], data["location"], data["fix"]
+    first_seen = _instant(data.get("firstSeen"))
     return Finding(
         rule_id=str(data["rule"]),
         kind=Kind(_text(data["kind"])),
@@ -153,6 +159,7 @@ def finding_from_dict(data: JSONObject) -> Finding:
         attribution=tuple(Attribution.from_dict(expect_object(a, "an attribution"))
                           for a in _array(data.get("attribution") or [], "attribution")),
         last_write=_last_write(data.get("lastWrite")),
+        age=Age(first_seen, generated or first_seen) if first_seen else None,
     )
 
 
@@ -190,6 +197,10 @@ def _text(value: JSONValue) -> str:
 
 def _optional_text(value: JSONValue) -> str | None:
     return None if value is None else _text(value)
+
+
+def _instant(value: JSONValue) -> datetime | None:
+    return None if value is None else parse_instant(_text(value))
 
 
 def _array(value: JSONValue, what: str) -> JSONArray:

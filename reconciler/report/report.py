@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import cast
 
 from reconciler.checks.nvca import Verdict
@@ -12,6 +13,7 @@ from reconciler.core.exits import ExitCode
 from reconciler.core.jsonvalue import JSONLike, JSONValue
 from reconciler.core.redact import redact_free_text, redact_free_values, redact_text
 from reconciler.core.refs import Location
+from reconciler.findings.age import format_instant
 from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.findings.finding import Action, Finding, Kind, Severity, at_or_above
 from reconciler.findings.problems import group_problems, problem_id
@@ -104,6 +106,7 @@ class Report:
     # kai-gitops.yaml as the run read it, for the report targets (gitHost:, kubeContext): never serialised,
     # so a target need not open the repository again (a clone URL would be fetched again).
     config: RepoConfig | None = field(default=None, compare=False, repr=False)
+    generated_at: datetime | None = None   # the run's start: what its findings' ages are measured to
 
     def redacted(self) -> Report:
         """The report as every output format renders it: each text redacted once more (see ClusterReport)."""
@@ -117,7 +120,8 @@ class Report:
 
     def to_dict(self) -> dict[str, JSONLike]:
         head: dict[str, JSONLike] = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
-                                     "failOn": self.fail_on.value, "exitCode": self.exit_code.value}
+                                     "failOn": self.fail_on.value, "exitCode": self.exit_code.value,
+                                     "generatedAt": format_instant(self.generated_at) if self.generated_at else None}
         if self.shard is not None:
             head["shard"] = self.shard.to_dict()
         repository: dict[str, JSONLike] = {"repository": {"findings": finding_dicts(self.repository)}}

@@ -28,6 +28,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.files import WORLD_READABLE, AtomicFile, writes_in_place
 from reconciler.core.redact import redact_text
 from reconciler.findings.finding import Kind
+from reconciler.report.history import oldest_drift_age
 from reconciler.report.report import Report
 
 PREFIX = "kai_gitops"
@@ -70,6 +71,7 @@ def build_registry(facts: RunFacts, *, cluster_label: bool = True,
         return Gauge(f"{PREFIX}_{name}", doc, [*base, *labels], registry=registry)
 
     _findings(facts, gauge, own)
+    _oldest_drift(facts, gauge, own)
     run_labels = [*own, facts.command]
     gauge("run_duration_seconds", "Wall time of the last run.", ["command"]).labels(*run_labels).set(facts.duration_s)
     gauge("last_run_timestamp_seconds", "When the last run finished (Unix time).", ["command"]
@@ -115,6 +117,19 @@ def _findings(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> N
     clusters = ({c.cluster for c in facts.report.clusters} or {facts.cluster}) if own else {""}
     for cluster in clusters:
         _set(drift_gauge, _own(own, cluster), drift.get(cluster, 0))
+
+
+def _oldest_drift(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> None:
+    """Per cluster; in a push (one cluster per group) the oldest of the run's clusters."""
+    if facts.report is None:
+        return
+    ages = {c.cluster: oldest_drift_age(c) for c in facts.report.clusters} or {facts.cluster: 0.0}
+    if not own:
+        ages = {"": max(ages.values())}
+    oldest = gauge("oldest_drift_age_seconds", "Seconds since the oldest drift of the last run that is not waived "
+                   "was first reported (its firstSeen); 0 without drift.", [])
+    for cluster, seconds in ages.items():
+        _set(oldest, _own(own, cluster), seconds)
 
 
 def _own(own: list[str], cluster: str) -> list[str]:

@@ -29,6 +29,7 @@ from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.opa_engine import POLICY_ID_PREFIX
 from reconciler.checks.policy.pack import shipped_data_files, shipped_policy_dir
 from reconciler.core.errors import UserError
+from tests.helpers import timeless
 from tests.policy.conftest import EXAMPLES, USER_RULE, example
 from tests.policy.test_rules import TRIGGERS
 from tests.support.envtest import Pki
@@ -62,9 +63,11 @@ def kai_gitops(*args: object, env: dict[str, str] | None = None) -> subprocess.C
 
 
 def report(*args: object, env: dict[str, str] | None = None) -> dict[str, object]:
+    """The JSON report of a run, without when it ran (runs are compared with each other)."""
     done = kai_gitops(*args, "-o", "json", env=env)
     assert done.returncode == 2, done.stderr   # the demo has findings
-    return json.loads(done.stdout)
+    found: dict[str, object] = timeless(json.loads(done.stdout))
+    return found
 
 
 def pack_rego_files() -> list[Path]:

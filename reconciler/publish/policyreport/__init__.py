@@ -15,12 +15,14 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.publish.policyreport.build import DEFAULT_MAX_RESULTS, REPORT_KINDS, ReportSettings
 from reconciler.publish.policyreport.cluster import SyncResult, sync_reports
+from reconciler.publish.policyreport.cluster import recorded_first_seen as recorded_in
 from reconciler.publish.targets import PublishRequest, register
 from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import Report
 from reconciler.telemetry.logs import phase
 
-__all__ = ["DEFAULT_MAX_RESULTS", "REPORT_KINDS", "SyncResult", "publish_policy_reports", "write_policy_reports"]
+__all__ = ["DEFAULT_MAX_RESULTS", "REPORT_KINDS", "SyncResult", "publish_policy_reports", "recorded_first_seen",
+           "write_policy_reports"]
 
 log = logging.getLogger("kai_gitops.policyreport")
 
@@ -57,6 +59,21 @@ def publish_policy_reports(request: PublishRequest) -> None:
     configuration, _label = load_configuration(settings.kubeconfig, settings.kube_context, repo_context)
     with phase("publish-policyreport"), ApiClient(configuration) as api_client:
         write_policy_reports(api_client, request.report, max_results=settings.max_results or DEFAULT_MAX_RESULTS)
+
+
+def recorded_first_seen(kubeconfig: str | None, kube_context: str | None, repo_context: str | None,
+                        cluster: str) -> dict[str, datetime]:
+    """Read only: when our reports in the cluster of --kubeconfig/--context first listed each of `cluster`'s
+    fingerprints (their results' `timestamp`); empty when no report kind is served."""
+    from kubernetes.client import ApiClient
+
+    from reconciler.sources.cluster.kubeconfig import load_configuration
+
+    configuration, _label = load_configuration(kubeconfig, kube_context, repo_context)
+    with phase("read-policyreports"), ApiClient(configuration) as api_client:
+        recorded = recorded_in(api_client, cluster)
+    return {fingerprint: datetime.fromtimestamp(stamp["seconds"] + stamp["nanos"] / 1e9, UTC)
+            for fingerprint, stamp in recorded.items()}
 
 
 def _repo_kube_context(request: PublishRequest) -> str | None:

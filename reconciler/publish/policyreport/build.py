@@ -100,13 +100,14 @@ def scopes(findings: Iterable[Finding], *, cluster_namespaces: frozenset[str] = 
 def build_report(kind: Resource, scope: Scope, settings: ReportSettings, now: datetime,
                  first_seen: Mapping[str, dict[str, int]] | None = None) -> dict[str, Any]:
     """One report object; `first_seen` maps fingerprints (and TRUNCATED_POLICY) to the timestamps an earlier
-    run gave them."""
-    stamp = {"seconds": int(now.timestamp()), "nanos": now.microsecond * 1000}
+    run gave them. A result's timestamp is that, else its finding's firstSeen, else `now`."""
+    stamp = _stamp(now)
     # fingerprint and message break ties (the fingerprint leaves the message out), so the arrival order of
     # findings never rewrites an unchanged report
     ordered = sorted(scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f), f.fingerprint,
                                                     f.message))
-    results = [_result(f, settings, (first_seen or {}).get(f.fingerprint, stamp)) for f in ordered]
+    earlier = first_seen or {}
+    results = [_result(f, settings, earlier.get(f.fingerprint) or _seen(f, stamp)) for f in ordered]
     body = _skeleton(kind, scope, settings, len(results))
     kept = _within_bounds(body, results, settings)
     omitted = len(results) - len(kept)
@@ -118,6 +119,14 @@ def build_report(kind: Resource, scope: Scope, settings: ReportSettings, now: da
     body["results"] = kept
     body["summary"] = _summary(ordered)
     return body
+
+
+def _stamp(moment: datetime) -> dict[str, int]:
+    return {"seconds": int(moment.timestamp()), "nanos": moment.microsecond * 1000}
+
+
+def _seen(finding: Finding, now: dict[str, int]) -> dict[str, int]:
+    return _stamp(finding.age.first_seen) if finding.age else now
 
 
 def _skeleton(kind: Resource, scope: Scope, settings: ReportSettings, total: int) -> dict[str, Any]:

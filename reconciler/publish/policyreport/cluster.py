@@ -105,6 +105,23 @@ def sync_reports(api_client: Any, findings: list[Finding], settings: ReportSetti
     return result
 
 
+def recorded_first_seen(api_client: Any, cluster: str) -> dict[str, dict[str, int]]:
+    """Read only: each fingerprint's earliest timestamp in our reports for `cluster`, of every kind served."""
+    store = _Store(api_client)
+    seen: dict[str, dict[str, int]] = {}
+    for kind in served_kinds(api_client):
+        for old in store.list_managed(kind, cluster):
+            for fingerprint, stamp in _first_seen(old).items():
+                if fingerprint not in seen or _instant(stamp) < _instant(seen[fingerprint]):
+                    seen[fingerprint] = stamp
+    seen.pop(TRUNCATED_POLICY, None)
+    return seen
+
+
+def _instant(stamp: dict[str, int]) -> tuple[int, int]:
+    return stamp["seconds"], stamp["nanos"]
+
+
 def _all_in_one(planned: list[Scope], kind: Resource) -> list[Scope]:
     if kind.namespaced:
         if planned[0].findings:
