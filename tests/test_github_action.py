@@ -195,10 +195,16 @@ def recorded_args(tmp_path: Path, inputs: dict[str, str], github: dict[str, str]
 
 
 def test_each_input_becomes_its_option(tmp_path: Path) -> None:
+    snapshots = [tmp_path / "lab snapshot.yaml", tmp_path / "prod.json"]
+    for snapshot in snapshots:
+        snapshot.write_text("")
     args = recorded_args(tmp_path, {"base-ref": "release-1", "cluster": "lab", "shard": "2/4", "fail-on": "error",
-                                    "fix-pr": "true"}, {"base_ref": "main", "head_ref": "feature/x"})
+                                    "fix-pr": "true",
+                                    "live-snapshot": f"lab={snapshots[0]}\n\nprod-addon={snapshots[1]}\n"},
+                         {"base_ref": "main", "head_ref": "feature/x"})
     _, params = parse_call(args)   # the real command tree takes them
     assert params["base"] == "origin/release-1" and params["cluster"] == "lab" and params["shard"] == "2/4"
+    assert params["live_snapshot"] == (("lab", str(snapshots[0])), ("prod-addon", str(snapshots[1])))
     assert params["fail_on"] == "error" and params["fix_git"] is True and params["ref"] == "origin/feature/x"
     assert {spec.format for spec in params["output"]} == {"github", "sarif", "json"}
 
@@ -208,6 +214,7 @@ def test_without_inputs_it_checks_the_pull_request_against_its_base(tmp_path: Pa
     _, params = parse_call(args)
     assert params["base"] == "origin/main" and params["fail_on"] == "warning"
     assert not params["cluster"] and not params["shard"] and not params["fix_git"] and params["ref"] == "HEAD"
+    assert params["live_snapshot"] == ()
 
 
 def test_outside_a_pull_request_it_checks_the_whole_repository(tmp_path: Path) -> None:

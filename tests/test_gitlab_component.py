@@ -108,7 +108,9 @@ def test_the_job_writes_the_merge_requests_reports(tmp_path: Path) -> None:
     done = run_job(tmp_path, {}, _MR, _REAL)
     assert done.returncode == 2, done.stderr                # findings at or above warning fail the job
     issues = json.loads((repo / "gl-code-quality-report.json").read_text())
-    assert issues and all(i["location"]["path"] == "clusters/lab/kai-values.yaml" for i in issues)
+    # the values the PR rewrote, and the queue file whose research queue its default parent no longer holds
+    paths = {i["location"]["path"] for i in issues}
+    assert paths == {"clusters/lab/kai-values.yaml", "clusters/lab/queues.yaml"}, paths
     assert "<testsuite" in (repo / "kai-gitops-junit.xml").read_text()
     assert (repo / "kai-gitops-note.md").read_text().startswith("<!--")
     assert json.loads((repo / "kai-gitops.sarif").read_text())["runs"]
@@ -130,8 +132,10 @@ def test_each_input_becomes_its_option(tmp_path: Path) -> None:
     fake.parent.mkdir()
     fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path}/args\n")
     fake.chmod(0o755)
+    snapshot = tmp_path / "lab.yaml"
+    snapshot.write_text("")
     given = {"base-ref": "release-1", "cluster": "lab", "shard": "2/4", "fail-on": "error", "fix-pr": True,
-             "path": "gitops"}
+             "path": "gitops", "live-snapshot": f"{snapshot}\n"}
     done = run_job(tmp_path, given, {**_MR, "KAI_GITOPS_GITLAB_TOKEN": "glpat-test"},
                    f"{fake.parent}:{os.environ['PATH']}")
     assert done.returncode == 0, done.stderr
@@ -139,9 +143,11 @@ def test_each_input_becomes_its_option(tmp_path: Path) -> None:
     assert params["base"] == "origin/release-1" and params["cluster"] == "lab" and params["shard"] == "2/4"
     assert params["fail_on"] == "error" and params["fix_git"] is True and params["ref"] == "origin/feature/x"
     assert params["repo"] == "gitops"
+    assert params["live_snapshot"] == ((None, str(snapshot)),)
     (job,) = interpolate().values()
     _, defaults = parse_call(["check", *_default_args(tmp_path, fake)])
     assert defaults["base"] == "origin/main" and not defaults["fix_git"] and defaults["repo"] == "."
+    assert defaults["live_snapshot"] == ()
     assert {spec.format: spec.path for spec in defaults["output"]} == {
         "text": "-", "gitlab": job["artifacts"]["reports"]["codequality"],
         "junit": job["artifacts"]["reports"]["junit"], "markdown": "kai-gitops-note.md", "sarif": "kai-gitops.sarif"}

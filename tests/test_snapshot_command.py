@@ -202,3 +202,16 @@ def test_output_takes_fmt_and_path_like_every_other_o(prod: Any, tmp_path: Path)
     server.inject_fault(Fault(r"^/api/v1/pods$", status=500, times=-1))
     code, out, err = cli(["snapshot", "-o", "yaml", "--kubeconfig", kubeconfig], env={"KAI_GITOPS_KUBE_ATTEMPTS": "1"})
     assert code == 1 and out == ""                                            # never half a List on stdout
+
+
+@pytest.mark.parametrize("name", ["snap.yaml", "snap.json"])
+def test_snapshot_says_when_it_read_the_cluster(prod: Any, tmp_path: Path, name: str) -> None:
+    """`check --live-snapshot` shows the data's age: the List carries the time the cluster was read."""
+    from datetime import UTC, datetime, timedelta
+
+    from reconciler.sources.snapshot import read_snapshot_queues
+
+    before = datetime.now(UTC).replace(microsecond=0)
+    snapshot_command(str(tmp_path / name), prod[1], None, settings=FAST)
+    taken = read_snapshot_queues(str(tmp_path / name)).taken_at
+    assert taken is not None and before <= taken <= datetime.now(UTC) + timedelta(seconds=1)

@@ -19,7 +19,7 @@ from reconciler.app.last_writes import with_last_writes
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.attribution import attribute
 from reconciler.checks.differ import diff
-from reconciler.checks.facts import Facts, build_facts
+from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
 from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
@@ -33,6 +33,7 @@ from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
+from reconciler.model.queues import QueueSpec, SnapshotQueues
 from reconciler.model.workloads import RenderedWorkload
 from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
@@ -214,10 +215,14 @@ def run_check(settings: RunSettings) -> Report:
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True)
+    snapshots = _snapshot_queues(settings, head.config, chosen)
     rendered = _rendered_workloads(head, chosen, settings.helm)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
         _add_workloads(facts, desired, [rendered[w.name] for w in head.config.workloads_for(desired.name)])
+        if desired.name in snapshots:
+            base = _base_queues(rules_repo, desired.name) if settings.base_ref else None
+            add_snapshot_queues(facts, snapshots[desired.name], base)
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
         findings = waivers.apply(found, desired.name)
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
@@ -225,6 +230,48 @@ def run_check(settings: RunSettings) -> Report:
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
     return history.stamp(Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
                                 shard=settings.shard, config=head.config))
+
+
+def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster]
+                     ) -> dict[str, SnapshotQueues]:
+    """The snapshots `--live-snapshot` names for the clusters this run checks, read before anything else is:
+    a wrong name or file is one error, not a finding missing later. A shard ignores the other shards' clusters
+    (every shard job is given the same list)."""
+    from reconciler.sources.snapshot import read_snapshot_queues
+
+    files: dict[str, str] = {}
+    known = [c.name for c in config.clusters]
+    for named, path in settings.live_snapshots:
+        name = named or settings.cluster
+        if name is None:
+            raise UserError(f"--live-snapshot {path}: which cluster's snapshot is it?",
+                            hint="write --live-snapshot CLUSTER=FILE, or choose the cluster with --cluster")
+        if name not in known:
+            raise UserError(f"--live-snapshot names cluster '{name}', which {CONFIG_FILE} does not declare",
+                            hint="known clusters: " + ", ".join(known))
+        if settings.cluster is not None and name != settings.cluster:
+            raise UserError(f"--live-snapshot names cluster '{name}', but --cluster checks only "
+                            f"'{settings.cluster}'", hint="drop one of them")
+        if name in files:
+            raise UserError(f"--live-snapshot names cluster '{name}' twice ({files[name]}, {path})",
+                            hint="give one snapshot per cluster")
+        files[name] = path
+    wanted = {d.name for d in chosen}
+    return {name: read_snapshot_queues(path) for name, path in files.items() if name in wanted}
+
+
+def _base_queues(base: DesiredRepo | None, cluster: str) -> list[QueueSpec] | None:
+    """The queues the base ref declares for `cluster`: KAI-Q-020 in the PR check judges only the numbers the
+    pull request changes. None (judge against the snapshot's specs) when the base cannot tell: it has no
+    kai-gitops.yaml or no such cluster, or its files do not build (the pull request may be what fixes them)."""
+    entry = next((c for c in base.config.clusters if c.name == cluster), None) if base is not None else None
+    if base is None or entry is None:
+        return None
+    try:
+        desired = build_desired(base.tree.read, base.config.doc, entry, base.git.commit)
+    except UserError:
+        return None
+    return [q.spec for q in desired.queues]
 
 
 def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], helm: str | None

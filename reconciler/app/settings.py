@@ -71,6 +71,8 @@ class RunSettings:
     k8s_audit_logs: tuple[str, ...] = ()   # the cluster's audit logs: who last wrote each drifted object
     helm: str | None = None             # check --helm: the binary that renders function charts (else PATH)
     history: HistorySettings = field(default_factory=HistorySettings)
+    # check --live-snapshot: (cluster, snapshot file); cluster None means the one --cluster names
+    live_snapshots: tuple[tuple[str | None, str], ...] = ()
 
 
 @dataclass

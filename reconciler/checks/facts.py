@@ -13,7 +13,7 @@ from reconciler.model.chart_keys import era_of
 from reconciler.model.desired import DesiredCluster, ExpectedQueue, QueueOrigin
 from reconciler.model.gates import SignedGates
 from reconciler.model.live import LiveState, PodSummary
-from reconciler.model.queues import RESOURCES, Allocation, QueueSpec
+from reconciler.model.queues import RESOURCES, Allocation, QueueSpec, SnapshotQueues
 from reconciler.model.values import chart_defaults
 
 FACTS_VERSION = 1
@@ -117,6 +117,20 @@ def live_facts(live: LiveState, prediction: Verdict | None, selector: dict[str, 
         "nvcf_pods": _pod_facts(live),
         "kai_pods": [{"name": p.name, "ready": p.ready, "phase": p.phase} for p in live.kai_pods],
     }
+
+
+def add_snapshot_queues(facts: Facts, snapshot: SnapshotQueues, base_queues: list[QueueSpec] | None) -> None:
+    """`check --live-snapshot`: the snapshot's Queues beside Git's in a static evaluation (`live_queues`), and,
+    with --base, the base's queues (`desired.base_queues`): a PR is judged on the numbers it changes."""
+    taken = snapshot.taken_at.strftime("%Y-%m-%d %H:%M UTC") if snapshot.taken_at else None
+    facts["live_queues"] = {
+        "source": snapshot.source, "taken_at": taken,
+        "queues": [_queue_facts(q) | _allocation_facts(snapshot.allocations.get(q.name))
+                   for q in sorted(snapshot.queues.values(), key=lambda q: q.name)],
+    }
+    section = facts.get("desired")
+    if base_queues is not None and isinstance(section, dict):
+        section["base_queues"] = [_queue_facts(q) for q in base_queues]
 
 
 def _v(version: str) -> str:

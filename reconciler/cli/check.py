@@ -12,6 +12,7 @@ from reconciler.cli.options import (
     git_host_options,
     git_options,
     judging_options,
+    live_snapshot_option,
     metrics_options,
 )
 from reconciler.core.exits import ExitCode
@@ -35,13 +36,15 @@ from reconciler.core.exits import ExitCode
 @click.option("--helm", metavar="PATH", default=None,
               help="The helm binary that renders the function charts listed under workloads: in kai-gitops.yaml "
                    "(default: helm on PATH).")
+@live_snapshot_option
 @judging_options
 @metrics_options
 @fix_git_options
 @git_host_options
 @guard
 def check_command(**opts: Any) -> ExitCode:
-    """The PR check: static policies over the desired configuration in Git. No cluster access."""
+    """The PR check: static policies over the desired configuration in Git. No cluster access (the live Queues
+    only from --live-snapshot files)."""
     from reconciler.app import pipeline
     from reconciler.cli import settings
     from reconciler.cli.delivery import emit, propose_fixes

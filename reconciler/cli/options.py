@@ -57,6 +57,35 @@ def k8s_audit_log_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "user agent and source IP. Repeatable (rotated logs).")(func)
 
 
+def _live_snapshots(ctx: click.Context, param: click.Parameter,
+                    values: tuple[str, ...]) -> tuple[tuple[str | None, str], ...]:
+    """CLUSTER=FILE, or a bare FILE for the one --cluster names; each file must exist before the run starts."""
+    from pathlib import Path
+
+    parsed: list[tuple[str | None, str]] = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or "/" in name:   # no cluster name holds a slash; a path may
+            name, path = "", value
+        if not path:
+            raise click.BadParameter(f"'{value}' names no file: write CLUSTER=FILE", ctx=ctx, param=param)
+        if not Path(path).is_file():
+            raise click.BadParameter(f"{path}: snapshot file not found (write one with `kai-gitops snapshot`)",
+                                     ctx=ctx, param=param)
+        parsed.append((name or None, path))
+    return tuple(parsed)
+
+
+def live_snapshot_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`check`: live Queues from a saved snapshot, where `--snapshot` (diff, doctor) stands for the whole cluster."""
+    return click.option("--live-snapshot", "live_snapshot", multiple=True, metavar="[CLUSTER=]FILE",
+                        callback=_live_snapshots,
+                        help="The cluster's Queues from a `kai-gitops snapshot` file (only their specs and "
+                             "status.allocated are read): judge quota cuts below running work (KAI-Q-020) and "
+                             "parents that exist only live (KAI-Q-023). Repeatable, one per cluster; a bare FILE "
+                             "with --cluster.")(func)
+
+
 def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--fail-on", type=click.Choice(SEVERITIES), default="warning", show_default=True,
                         help="Exit 2 when a finding at or above this severity remains (drift counts at its "

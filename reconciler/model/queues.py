@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from reconciler.core.jsonvalue import JSONValue, as_object, mapping_at
@@ -109,3 +110,14 @@ def _in_spec_units(raw: JSONValue, where: str) -> dict[str, float]:
             raise ValueError(f"{where}.{name}: {exc}") from None
     # Rounded as KAI's queue metrics round them: 4 GiB is 4294.9673 MB, not 4294.967296.
     return {res: round(float(amount / SPEC_UNIT[res]), 4) for res, amount in totals.items()}
+
+
+@dataclass(frozen=True)
+class SnapshotQueues:
+    """A cluster's Queues as a saved snapshot holds them, for the PR check (`check --live-snapshot`): their specs
+    and allocations only, and when the snapshot was taken (None when it does not say)."""
+
+    source: str
+    taken_at: datetime | None
+    queues: dict[str, QueueSpec]
+    allocations: dict[str, Allocation]

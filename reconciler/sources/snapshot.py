@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
 from reconciler.core.errors import UserError
-from reconciler.core.jsonvalue import JSONObject, JSONValue
+from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object
+from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, QUEUE
 from reconciler.model.live import LiveState, LiveStateBuilder
+from reconciler.model.queues import SnapshotQueues
 from reconciler.yamlio.document import YamlDoc, decode_text, load_documents
 
 
@@ -21,8 +25,36 @@ def read_snapshot(path: str) -> LiveState:
     return builder.finish()
 
 
+# On the List `kai-gitops snapshot` writes: when the cluster was read (RFC 3339, UTC).
+TAKEN_AT_ANNOTATION = "kai-gitops.io/taken-at"
+
+
+def read_snapshot_queues(path: str) -> SnapshotQueues:
+    """Only the Queues of a snapshot (spec and status.allocated) and when it was taken: what the PR check judges
+    Git's queues against. A snapshot with neither a Queue nor the Queue CRD is of no KAI cluster: refused."""
+    builder = LiveStateBuilder(f"snapshot {path}")
+    loaded = _load(path)
+    for item in loaded.items:
+        if (item.get("apiVersion"), item.get("kind")) in (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key):
+            builder.add(item)
+    state = builder.finish()
+    if not state.queue_kind_served:
+        raise UserError("snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster", where=path,
+                        hint="pass a file written by `kai-gitops snapshot` on that cluster")
+    return SnapshotQueues(f"snapshot {path}", loaded.taken_at, state.queues, state.allocations)
+
+
 def snapshot_items(path: str) -> list[JSONObject]:
     """The objects of a snapshot file, checked to be Kubernetes objects (kind, apiVersion)."""
+    return _load(path).items
+
+
+class _Loaded(NamedTuple):
+    items: list[JSONObject]
+    taken_at: datetime | None
+
+
+def _load(path: str) -> _Loaded:
     file = Path(path)
     if not file.is_file():
         raise UserError("snapshot file not found", where=path, hint="pass a file written by `kai-gitops snapshot`"
@@ -34,13 +66,12 @@ def snapshot_items(path: str) -> list[JSONObject]:
     return _json_items(raw, path) if raw.lstrip()[:1] in (b"{", b"[") else _yaml_items(raw, path)
 
 
-def _json_items(raw: bytes, path: str) -> list[JSONObject]:
+def _json_items(raw: bytes, path: str) -> _Loaded:
     try:
         data: JSONValue = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise UserError(f"invalid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
-    items = _list_items(data, lambda i: f"{path}:1 (item {i})", path)
-    return items
+    return _Loaded(_list_items(data, lambda i: f"{path}:1 (item {i})", path), _taken_at(data, f"{path}:1"))
 
 
 # Snapshots of large clusters are big; the values-file limit would refuse a real `kubectl get pods -A -o yaml`.
@@ -50,12 +81,27 @@ SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024 * 1024
 SNAPSHOT_MAX_NODES = 10_000_000
 
 
-def _yaml_items(raw: bytes, path: str) -> list[JSONObject]:
+def _yaml_items(raw: bytes, path: str) -> _Loaded:
     items: list[JSONObject] = []
+    taken_at: datetime | None = None
     for doc in load_documents(decode_text(raw, path, max_bytes=SNAPSHOT_MAX_BYTES), path,
                               max_nodes=SNAPSHOT_MAX_NODES):
         items.extend(_list_items(doc.data, partial(_item_location, doc), path))
-    return items
+        taken_at = taken_at or _taken_at(doc.data, f"{path}:1")
+    return _Loaded(items, taken_at)
+
+
+def _taken_at(data: JSONValue, where: str) -> datetime | None:
+    """When `kai-gitops snapshot` read the cluster; None for a List that does not say (`kubectl get -o yaml`)."""
+    annotations = as_object(as_object(as_object(data).get("metadata")).get("annotations"))
+    stamp = annotations.get(TAKEN_AT_ANNOTATION)
+    if stamp is None:
+        return None
+    try:
+        return datetime.fromisoformat(str(stamp)).astimezone(UTC)
+    except ValueError:
+        raise UserError(f"{TAKEN_AT_ANNOTATION} is {str(stamp)[:40]!r}, not a time", where=where,
+                        hint="regenerate the snapshot with `kai-gitops snapshot`") from None
 
 
 def _item_location(doc: YamlDoc, index: int) -> str:

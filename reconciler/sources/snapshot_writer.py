@@ -26,6 +26,7 @@ from yaml.representer import SafeRepresenter
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target, names_stdout
 from reconciler.core.jsonvalue import JSONObject
+from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster import ReadSettings
@@ -99,10 +100,12 @@ class SnapshotWriter:
     """An ObjectSink that streams a Kubernetes `List` to a temp file (or a buffer for stdout); `commit()` renames
     it to the target's path (or prints it). `output` is the value of `-o` (see `SnapshotTarget`)."""
 
-    def __init__(self, output: str, *, comment: str = "", stdout: TextIO | None = None) -> None:
+    def __init__(self, output: str, *, comment: str = "", taken_at: str | None = None,
+                 stdout: TextIO | None = None) -> None:
         self.target = SnapshotTarget.parse(output)
         self.json = self.target.format == "json"
         self.comment = comment
+        self.taken_at = taken_at
         self.counts: Counter[str] = Counter()
         self._stdout = stdout
         self._file: AtomicFile | _PrintedWhole | None = None
@@ -139,10 +142,13 @@ class SnapshotWriter:
             self._file = None
 
     def _head(self) -> str:
+        # When the cluster was read, where `check --live-snapshot` finds it: a reviewer must know the data's age.
+        meta = {"annotations": {TAKEN_AT_ANNOTATION: self.taken_at}} if self.taken_at else {}
         if self.json:
-            return '{"apiVersion":"v1","kind":"List","metadata":{},"items":[\n'
+            return f'{{"apiVersion":"v1","kind":"List","metadata":{orjson.dumps(meta).decode()},"items":[\n'
         lines = [f"# {line}" for line in self.comment.splitlines()]
-        return "\n".join([*lines, "apiVersion: v1", "kind: List", "metadata: {}", ""])
+        shown = yaml.dump({"metadata": meta}, Dumper=_SnapshotDumper, default_flow_style=False, width=120).rstrip()
+        return "\n".join([*lines, "apiVersion: v1", "kind: List", shown, ""])
 
     def _tail(self) -> str:
         if self.json:
@@ -183,7 +189,7 @@ def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *
                "Read it with: kai-gitops diff|doctor --snapshot FILE. Secrets appear only as redacted Helm "
                "release summaries.")
     try:
-        with SnapshotWriter(output, comment=comment) as writer, ReadProgress(client.label) as progress:
+        with SnapshotWriter(output, comment=comment, taken_at=stamp) as writer, ReadProgress(client.label) as progress:
             read_live(client, writer, progress)
             writer.commit()
     except OSError as exc:

@@ -84,9 +84,49 @@ queue_object_or_empty(x) := {} if not is_object(x)
 
 git_declared := {q.name: q | some q in object.get(util.desired, "queues", [])}
 
+# The cluster's queues: live, or in the PR check those of a snapshot (`check --live-snapshot`: input.live_queues,
+# the Queues' specs and status.allocated only).
 live_or_none := by_name if input.scope == "live"
 
-live_or_none := {} if input.scope != "live"
+live_or_none := snapshot_by_name if input.scope != "live"
+
+snapshot_by_name := {q.name: q | some q in object.get(snapshot_section, "queues", [])}
+
+snapshot_section := queue_object_or_empty(object.get(input, "live_queues", {}))
+
+# The cluster's queues are known: a live evaluation, or a static one given a snapshot of them.
+live_known if input.scope == "live"
+
+live_known if is_object(input.live_queues)
+
+# With `check --base`, the queues the base declares: the PR check judges the numbers the pull request changes.
+base_declared := {q.name: q | some q in object.get(util.desired, "base_queues", [])}
+
+# Where the allocation was read, for messages: the PR check names the snapshot and when it was taken.
+allocation_note := "" if input.scope == "live"
+
+allocation_note := sprintf("; allocated as of %s (%s)", [snapshot_section.taken_at, snapshot_section.source]) if {
+	input.scope != "live"
+	is_string(snapshot_section.taken_at)
+}
+
+allocation_note := sprintf("; allocated per %s (it does not say when it was taken)", [snapshot_section.source]) if {
+	input.scope != "live"
+	not is_string(object.get(snapshot_section, "taken_at", null))
+}
+
+# Where the cluster's queues were read, for messages about a queue missing from them.
+cluster_note := "" if input.scope == "live"
+
+cluster_note := sprintf(" (cluster's queues as of %s, %s)", [snapshot_section.taken_at, snapshot_section.source]) if {
+	input.scope != "live"
+	is_string(snapshot_section.taken_at)
+}
+
+cluster_note := sprintf(" (cluster's queues from %s)", [snapshot_section.source]) if {
+	input.scope != "live"
+	not is_string(object.get(snapshot_section, "taken_at", null))
+}
 
 planned := object.union(live_or_none, git_declared)
 

@@ -1,28 +1,27 @@
 package kai_gitops.rules.queues.kai_q_023
 
 import data.kai_gitops.lib.queues
-import data.kai_gitops.lib.util
 
 meta := {
 	"id": "KAI-Q-023",
 	"title": "Every parentQueue exists and no queue is its own ancestor",
 	"severity": "error",
 	"scope": "static",
-	"rationale": "KAI schedules nothing in a queue whose parentQueue does not exist or whose parents loop back to it: the queue hangs outside the hierarchy and its pods stay Pending. A missing parent is judged only with a cluster (a queue may exist live without Git declaring it); a cycle is judged on Git alone.",
+	"rationale": "KAI schedules nothing in a queue whose parentQueue does not exist or whose parents loop back to it: the queue hangs outside the hierarchy and its pods stay Pending. A missing parent is judged only with the cluster's queues (live, a snapshot, or the PR check's --live-snapshot: a queue may exist live without Git declaring it); a cycle is judged on Git alone.",
 	"remediation": "Point parentQueue at an existing queue (or declare the parent in a queue file), or break the cycle by giving one of its queues a parent outside it (or none).",
 	"source": "docs/policies.md#queue-hierarchy-and-quotas",
 }
 
 violations contains v if {
-	util.live
+	queues.live_known
 	some child in object.keys(queues.planned_parent)
 	parent := queues.planned_parent[child]
 	not queues.planned[parent]
 	at := data.kai_gitops.lib.queues.queue_number_at(child, "parent")
 	v := {
 		"message": sprintf(
-			"Queue %s has parentQueue %s, which exists neither in Git nor in the cluster; KAI will not schedule its pods",
-			[child, parent],
+			"Queue %s has parentQueue %s, which exists neither in Git nor in the cluster%s; KAI will not schedule its pods",
+			[child, parent, queues.cluster_note],
 		),
 		"subject": data.kai_gitops.lib.util.queue_subject(child),
 		"doc": at[0],

@@ -340,6 +340,41 @@ test_q023_unknown_parent_is_not_judged_without_the_cluster if {
 	count(queues.kai_q_023.violations) == 0 with input as static_git([git_q("vision", "reserch", gpu(1, -1))])
 }
 
+# check --live-snapshot: a static evaluation given the snapshot's queues (input.live_queues)
+snapshot_git(git, live, taken) := object.union(static_git(git), {"live_queues": {"source": "snapshot lab.json", "taken_at": taken, "queues": array.concat([parent, child("default-parent-queue")], live)}})
+
+test_q023_unknown_parent_fails_with_a_snapshot if {
+	vs := [v | some v in queues.kai_q_023.violations with input as snapshot_git([git_q("vision", "reserch", gpu(1, -1))], [], "2026-12-01 20:00 UTC")]
+	[v.message | some v in vs] == ["Queue vision has parentQueue reserch, which exists neither in Git nor in the cluster (cluster's queues as of 2026-12-01 20:00 UTC, snapshot lab.json); KAI will not schedule its pods"]
+}
+
+test_q023_parent_only_in_the_snapshot_passes if {
+	count(queues.kai_q_023.violations) == 0 with input as snapshot_git([git_q("vision", "research", gpu(1, -1))], [live_q("research", "default-parent-queue", gpu(8, -1), null)], null)
+}
+
+test_q020_in_the_pr_check_names_the_snapshots_time if {
+	vs := q020(snapshot_git([git_q("team-a", "default-parent-queue", gpu(2, -1))], [live_q("team-a", "default-parent-queue", gpu(8, -1), held(6))], "2026-12-01 20:00 UTC"))
+	[v.message | some v in vs] == ["Queue team-a: Git sets gpu quota 2 GPU (live 8), below the 6 GPU its running work holds now (status.allocated): 4 GPU of running work becomes over-quota (reclaimed first); allocated as of 2026-12-01 20:00 UTC (snapshot lab.json)"]
+}
+
+test_q020_a_snapshot_without_time_says_so if {
+	some v in q020(snapshot_git([git_q("team-a", "default-parent-queue", gpu(2, -1))], [live_q("team-a", "default-parent-queue", gpu(8, -1), held(6))], null))
+	endswith(v.message, "; allocated per snapshot lab.json (it does not say when it was taken)")
+}
+
+test_q020_with_base_compares_with_the_base if {
+	facts := snapshot_git([git_q("team-a", "default-parent-queue", gpu(2, -1))], [live_q("team-a", "default-parent-queue", gpu(8, -1), held(6))], null)
+	unchanged := object.union(facts, {"desired": {"base_queues": [git_q("team-a", "default-parent-queue", gpu(2, -1))]}})
+	count(q020(unchanged)) == 0
+	cut := object.union(facts, {"desired": {"base_queues": [git_q("team-a", "default-parent-queue", gpu(4, -1))]}})
+	some v in q020(cut)
+	startswith(v.message, "Queue team-a: Git sets gpu quota 2 GPU (base 4), below the 6 GPU")
+}
+
+test_q020_static_without_a_snapshot_is_silent if {
+	count(q020(static_git([git_q("team-a", "default-parent-queue", gpu(2, -1))]))) == 0
+}
+
 test_q023_cycle_of_two if {
 	facts := static_git([git_q("a", "b", gpu(1, -1)), git_q("b", "a", gpu(1, -1))])
 	msgs := [v.message | some v in queues.kai_q_023.violations with input as facts]
