@@ -25,8 +25,9 @@ demo demo-fix: export KAI_GITOPS_LOG_FORMAT = text
 demo: $(STAMP)
 	@rm -rf .cache/demo-repo
 	@$(BIN)/python repo-templates/demo/build.py repo .cache/demo-repo
-	@echo "== kai-gitops diff (add-on cluster, demo snapshot)"
-	@$(BIN)/kai-gitops diff --repo .cache/demo-repo --cluster prod-addon --snapshot $(EXAMPLE)/snapshots/prod-addon.yaml; \
+	@echo "== kai-gitops diff (add-on cluster, demo snapshot; who changed what from its managedFields and audit log)"
+	@$(BIN)/kai-gitops diff --repo .cache/demo-repo --cluster prod-addon --snapshot $(EXAMPLE)/snapshots/prod-addon.yaml \
+	  --k8s-audit-log $(EXAMPLE)/audit.log; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
 	@echo
 	@echo "== kai-gitops doctor (same snapshot, no Git needed)"
@@ -64,12 +65,13 @@ demo-fix: $(STAMP)
 	  trap 'kill $$server 2>/dev/null; wait $$server 2>/dev/null' EXIT; \
 	  for i in $$(seq 100); do [ -s $(DEMO_KUBECONFIG) ] && break; sleep 0.1; done; \
 	  k="--repo .cache/demo-repo --cluster prod-addon --kubeconfig $(DEMO_KUBECONFIG)"; \
-	  echo "== kai-gitops reconcile (the plan; the demo snapshot served by the test API server)"; \
-	  $(BIN)/kai-gitops reconcile $$k; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc; \
+	  echo "== kai-gitops reconcile (the plan; the demo snapshot served by the test API server; whose change it undoes)"; \
+	  $(BIN)/kai-gitops reconcile $$k --k8s-audit-log $(EXAMPLE)/audit.log; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc; \
 	  echo; echo "== kai-gitops reconcile --apply (dry-run, then the writes, under a Lease)"; \
 	  $(BIN)/kai-gitops reconcile $$k --apply --audit-log .cache/demo-audit.jsonl | sed -n '/^  [✓✗=-] /,$$p'; \
 	  rc=$${PIPESTATUS[0]}; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc; \
-	  echo "   audit: $$(wc -l < .cache/demo-audit.jsonl) line(s) in .cache/demo-audit.jsonl"; \
+	  echo "   audit: $$(wc -l < .cache/demo-audit.jsonl) line(s) in .cache/demo-audit.jsonl, naming whose fields each write took over:" \
+	    "$$($(BIN)/python -c 'import json, sys; print(", ".join(sorted({m for l in sys.stdin for m in json.loads(l).get("previousManagers") or ()})))' < .cache/demo-audit.jsonl)"; \
 	  echo; echo "== kai-gitops diff again (drift gone; the Helm and gate findings are the operator's)"; \
 	  $(BIN)/kai-gitops diff $$k | sed -n '/^NVCA prediction/,$$p'; \
 	  rc=$${PIPESTATUS[0]}; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc

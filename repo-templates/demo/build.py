@@ -2,6 +2,7 @@
 
     python repo-templates/demo/build.py repo DIR        # Git repo at DIR: commit 1 template, commit 2 PR edits
     python repo-templates/demo/build.py snapshots DIR   # regenerate the committed demo snapshots
+    python repo-templates/demo/build.py audit-log FILE  # regenerate the committed demo audit log (audit.log)
     python repo-templates/demo/build.py charts DIR      # Git repo at DIR: the function charts of repo-templates
 
 The pull request's mistakes include a value the KAI chart silently drops (binder.replicas) and two new
@@ -13,8 +14,11 @@ a second KAI release under another name, and kai-config with GPU sharing turned 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +94,17 @@ STACK_GATES = ["SelfHosted", "LogPosting", "DynamicGPUDiscovery", "InfraResource
                "EnforceHelmFunctionResourceLimits", "EnforceContainerFunctionResourceLimits",
                "EnforceHelmTaskResourceLimits", "EnforceContainerTaskResourceLimits", "BYOObservability"]
 CREATED = "2026-10-01T08:00:00Z"
+# The prod cluster's history, as its objects' managedFields, the KAI release's Secrets and the audit log tell it:
+# Helm installs KAI with chart defaults (revision 1, which creates the default queues at quota 0); on Nov 30 CI
+# upgrades it with the guide's values (revision 2: the queues, rendered on install only and kept by
+# helm.sh/resource-policy: keep, stay as they were; the KAI operator re-renders kai-config); that afternoon
+# alice turns GPU sharing on with `kubectl edit`. Someone had labelled gpu-node-2 by hand the week before.
+KAI_INSTALLED = "2026-10-01T07:59:58.482903117Z"   # Helm's info.*_deployed: its clock, nanoseconds
+KAI_UPGRADED = "2026-11-30T02:13:57.907113284Z"
+OPERATOR_RERENDERED = "2026-11-30T02:14:03Z"       # managedFields times: the API server's, to the second
+EDITED_BY_HAND = "2026-11-30T14:02:11Z"
+LABELLED_BY_HAND = "2026-11-24T09:41:37Z"
+KAI_OPERATOR = "operator"   # the KAI operator's field manager: its binary's name (controller-runtime's default)
 
 
 def _obj(api: str, kind: str, name: str, namespace: str | None = None, **rest: Any) -> dict[str, Any]:
@@ -114,9 +129,79 @@ def _queue(name: str, triple: dict[str, Any], parent: str | None = None) -> dict
                 metadata={"annotations": {"helm.sh/resource-policy": "keep"}})
 
 
+def _helm_installed_queue(name: str, triple: dict[str, Any], parent: str | None = None) -> dict[str, Any]:
+    """A default queue as `helm install` of the KAI release created it: Helm's labels and annotations, and every
+    field owned by Helm's field manager since that install."""
+    queue = _queue(name, triple, parent)
+    queue["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "Helm"}
+    queue["metadata"]["annotations"].update({"meta.helm.sh/release-name": "kai-scheduler",
+                                             "meta.helm.sh/release-namespace": "kai-scheduler"})
+    return _managed(queue, _entry("helm", "scheduling.run.ai/v2", CREATED, _owned(queue, "metadata", "spec")))
+
+
+def _managed(obj: dict[str, Any], *entries: dict[str, Any]) -> dict[str, Any]:
+    obj["metadata"]["managedFields"] = list(entries)
+    return obj
+
+
+def _entry(manager: str, api: str, time: str, fields: dict[str, Any], subresource: str | None = None
+           ) -> dict[str, Any]:
+    """One managedFields entry, its keys in the order the API server writes them."""
+    entry = {"manager": manager, "operation": "Update", "apiVersion": api, "time": time, "fieldsType": "FieldsV1",
+             "fieldsV1": fields}
+    if subresource:
+        entry["subresource"] = subresource
+    return entry
+
+
+def _owned(obj: dict[str, Any], *tops: str) -> dict[str, Any]:
+    """fieldsV1 of the whole of `tops` in `obj` (metadata: its labels and annotations), as the API server records a
+    create: `f:<name>` per field, `.` for each map set itself, lists whole (KAI's CRDs declare none mergeable)."""
+    fields: dict[str, Any] = {}
+    for top in tops:
+        value = obj[top]
+        if top == "metadata":
+            value = {k: v for k, v in value.items() if k in ("labels", "annotations")}
+            fields["f:metadata"] = {f"f:{k}": _field_set(v) for k, v in sorted(value.items())}
+        else:
+            fields[f"f:{top}"] = _field_set(value)
+    return fields
+
+
+def _field_set(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {}
+    return {".": {}, **{f"f:{k}": _field_set(v) for k, v in sorted(value.items())}}
+
+
+def _without(fields: dict[str, Any], *path: str) -> dict[str, Any]:
+    """`fields` less the field at `path`: what an Update by another manager takes over."""
+    inner = dict(fields)
+    head, *rest = path
+    key = f"f:{head}"
+    if rest:
+        inner[key] = _without(inner[key], *rest)
+    else:
+        del inner[key]
+    return inner
+
+
+def _only(*path: str) -> dict[str, Any]:
+    """fieldsV1 of the one field at `path`."""
+    fields: dict[str, Any] = {}
+    for step in reversed(path):
+        fields = {f"f:{step}": fields}
+    return fields
+
+
 def _release(name: str, namespace: str, revision: int, status: str, version: str,
-             config: dict[str, Any]) -> dict[str, Any]:
-    release = {"name": name, "namespace": namespace, "version": revision, "info": {"status": status},
+             config: dict[str, Any], deployed: tuple[str, str] = (CREATED, CREATED)) -> dict[str, Any]:
+    """The release Secret of one revision; `deployed` is (first, last) deployed as Helm writes them (RFC 3339 with
+    nanoseconds), the first install's time and this revision's."""
+    first, last = deployed
+    info = {"first_deployed": first, "last_deployed": last, "deleted": "", "status": status,
+            "description": "Install complete" if revision == 1 else "Upgrade complete"}
+    release = {"name": name, "namespace": namespace, "version": revision, "info": info,
                "chart": {"metadata": {"name": "kai-scheduler", "version": version, "appVersion": version}},
                "config": config, "manifest": "---\n# (rendered manifest omitted in the demo)\n"}
     return encode_release_secret(release)
@@ -211,7 +296,28 @@ def _prod_kai_config() -> dict[str, Any]:
     patches it back)."""
     spec = _rendered_kai_config(addon=True)
     spec["admission"]["gpuSharing"] = True
-    return _kai_config(spec)
+    config = _kai_config(spec)
+    api = "kai.scheduler/v1"
+    return _managed(config,
+                    _entry(KAI_OPERATOR, api, OPERATOR_RERENDERED, _without(_owned(config, "spec"),
+                                                                           "spec", "admission", "gpuSharing")),
+                    # its status write reporting her edit reconciled (the audit log's last write to kai-config/status)
+                    _entry(KAI_OPERATOR, api, EDITED_BY_HAND, _owned(config, "status"), "status"),
+                    _entry("kubectl-edit", api, EDITED_BY_HAND, _only("spec", "admission", "gpuSharing")))
+
+
+def _prod_node(name: str) -> dict[str, Any]:
+    """A GPU node as the kubelet and the GPU operator label it; gpu-node-2 also labelled by hand, in the wrong
+    case (NVCA-S-012)."""
+    node = _node(name, "True" if name == "gpu-node-2" else None)
+    hostname = {"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/hostname": {}}}}   # it created the node
+    entries = [_entry("kubelet", "v1", CREATED, hostname),
+               _entry("kubelet", "v1", CREATED, _owned(node, "status"), "status"),
+               _entry("gpu-operator", "v1", CREATED, _only("metadata", "labels", "nvidia.com/gpu.present"))]
+    if name == "gpu-node-2":
+        entries.append(_entry("kubectl-label", "v1", LABELLED_BY_HAND,
+                              _only("metadata", "labels", "nvca.nvcf.nvidia.io/schedule")))
+    return _managed(node, *entries)
 
 
 def prod_addon_snapshot() -> list[dict[str, Any]]:
@@ -225,14 +331,15 @@ def prod_addon_snapshot() -> list[dict[str, Any]]:
     items = [
         *_crds(),
         # First installed with chart defaults, then upgraded with the guide's values: queues kept quota 0.
-        _queue("default-parent-queue", CHART_DEFAULT_TRIPLE),
-        _queue("default-queue", CHART_DEFAULT_TRIPLE, "default-parent-queue"),
+        _helm_installed_queue("default-parent-queue", CHART_DEFAULT_TRIPLE),
+        _helm_installed_queue("default-queue", CHART_DEFAULT_TRIPLE, "default-parent-queue"),
         _shard({"partitionLabelValue": "", "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
                 "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
                 "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}}),
         _prod_kai_config(),
-        _release("kai-scheduler", "kai-scheduler", 1, "superseded", "v0.16.7", first_install),
-        _release("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.16.7", upgraded),
+        _release("kai-scheduler", "kai-scheduler", 1, "superseded", "v0.16.7", first_install,
+                 (KAI_INSTALLED, KAI_INSTALLED)),
+        _release("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.16.7", upgraded, (KAI_INSTALLED, KAI_UPGRADED)),
         _release("kai", "runai", 4, "deployed", "v0.14.0", old),          # a second KAI release
         _obj("v1", "Secret", "nvcr-pull-secret", "nvca-operator", type="kubernetes.io/dockerconfigjson",
              data={".dockerconfigjson": "eyJhdXRocyI6e319"}),            # never read, never printed
@@ -242,7 +349,7 @@ def prod_addon_snapshot() -> list[dict[str, Any]]:
         _backend(spec_gates, [*spec_gates, "KAIScheduler"], "Unknown", overrides=[*spec_gates, "KAIScheduler"]),
         _obj("v1", "Namespace", "nvcf-backend", metadata={"labels": {
             "nvca.nvcf.nvidia.io/workload-instance-type": "gpu"}}),
-        *[_node(f"gpu-node-{i}", "True" if i == 2 else None) for i in range(1, 5)],
+        *[_prod_node(f"gpu-node-{i}") for i in range(1, 5)],
         # The 401 window (KAI-Scheduler #1536): an upgrade re-created the scheduler's ServiceAccount after the
         # pod started, so the token the pod holds belongs to the deleted account until the pod restarts.
         # (the account first: an API server admits a pod only once its ServiceAccount exists)
@@ -301,8 +408,101 @@ def write_snapshots(folder: Path) -> None:
             yaml.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}, out)
 
 
+# -- the prod cluster's audit log --------------------------------------------------------------
+
+def write_audit_log(path: Path) -> None:
+    """The prod cluster's audit log over the day of the upgrade, as the API server's log backend writes it (JSON
+    lines of audit.k8s.io/v1 Events, at level Metadata): CI's `helm upgrade`, the KAI operator re-rendering
+    kai-config, the cluster's own components, alice's `kubectl edit` of kai-config, then kai-gitops reading."""
+    events = []
+    for number, (at, who, verb, resource, name, namespace, subresource, query) in enumerate(_audited_requests()):
+        for stage in ("RequestReceived", "ResponseComplete"):   # the log backend writes both stages of a request
+            events.append(_audit_event(number, at, WRITERS[who], verb, resource, name, namespace, subresource,
+                                       query, stage))
+    path.write_text("".join(json.dumps(event, separators=(",", ":")) + "\n" for event in events))   # as Go's json
+
+
+# who: (username, groups, user agent, source IP)
+WRITERS = {
+    "ci": ("ci-deployer", ["ci", "system:authenticated"], "Helm/3.19.0", "10.0.3.3"),
+    "operator": ("system:serviceaccount:kai-scheduler:kai-operator",
+                 ["system:serviceaccounts", "system:serviceaccounts:kai-scheduler", "system:authenticated"],
+                 "operator/v0.16.7 (linux/amd64) kubernetes/$Format", "10.244.0.12"),
+    "queue-controller": ("system:serviceaccount:kai-scheduler:queue-controller",
+                         ["system:serviceaccounts", "system:serviceaccounts:kai-scheduler", "system:authenticated"],
+                         "queue-controller/v0.16.7 (linux/amd64) kubernetes/$Format", "10.244.0.14"),
+    "controller-manager": ("system:kube-controller-manager", ["system:authenticated"],
+                           "kube-controller-manager/v1.34.2 (linux/amd64) kubernetes/0b3f2e1/leader-election",
+                           "10.0.1.10"),
+    "kubelet": ("system:node:gpu-node-2", ["system:nodes", "system:authenticated"],
+                "kubelet/v1.34.2 (linux/amd64) kubernetes/0b3f2e1", "10.0.2.12"),
+    "alice": ("alice@example.com", ["oidc:platform-admins", "system:authenticated"],
+              "kubectl/v1.34.2 (linux/amd64) kubernetes/0b3f2e1", "10.0.0.7"),
+    "kai-gitops": ("system:serviceaccount:kai-gitops:kai-gitops",
+                   ["system:serviceaccounts", "system:serviceaccounts:kai-gitops", "system:authenticated"],
+                   "kai-gitops/0.1.0 (diff)", "10.244.0.31"),
+}
+SECRETS, ACCOUNTS, NODES = ("", "v1", "secrets"), ("", "v1", "serviceaccounts"), ("", "v1", "nodes")
+CONFIGS, QUEUES = ("kai.scheduler", "v1", "configs"), ("scheduling.run.ai", "v2", "queues")
+LEASES = ("coordination.k8s.io", "v1", "leases")
+
+
+def _audited_requests() -> list[tuple[str, str, str, tuple[str, str, str], str, str | None, str | None, str]]:
+    """(time, who, verb, resource, name, namespace, subresource, query) of each request, in the log's order."""
+    release, ns = "sh.helm.release.v1.kai-scheduler", "kai-scheduler"
+    return [
+        ("2026-11-30T02:13:57.911", "ci", "create", SECRETS, f"{release}.v2", ns, None, ""),
+        ("2026-11-30T02:13:59.204", "operator", "delete", ACCOUNTS, "kai-scheduler", ns, None, ""),
+        ("2026-11-30T02:14:00.031", "operator", "create", ACCOUNTS, "kai-scheduler", ns, None, ""),
+        ("2026-11-30T02:14:01.518", "ci", "update", SECRETS, f"{release}.v1", ns, None, ""),
+        ("2026-11-30T02:14:03.377", "operator", "update", CONFIGS, "kai-config", None, None, ""),
+        ("2026-11-30T02:14:03.902", "operator", "update", CONFIGS, "kai-config", None, "status", ""),
+        ("2026-11-30T02:14:04.113", "ci", "update", SECRETS, f"{release}.v2", ns, None, ""),
+        ("2026-11-30T06:00:12.640", "queue-controller", "update", QUEUES, "default-queue", None, "status", ""),
+        ("2026-11-30T09:30:05.007", "kubelet", "patch", NODES, "gpu-node-2", None, "status", ""),
+        ("2026-11-30T11:12:44.350", "controller-manager", "update", LEASES, "kube-controller-manager", "kube-system",
+         None, ""),
+        ("2026-11-30T14:01:38.725", "alice", "get", CONFIGS, "kai-config", None, None, ""),
+        ("2026-11-30T14:02:11.096", "alice", "patch", CONFIGS, "kai-config", None, None, "?fieldManager=kubectl-edit"),
+        ("2026-11-30T14:02:11.410", "operator", "update", CONFIGS, "kai-config", None, "status", ""),
+        ("2026-12-01T06:00:09.518", "kai-gitops", "list", QUEUES, "", None, None, ""),
+        ("2026-12-01T06:00:09.604", "kai-gitops", "get", CONFIGS, "kai-config", None, None, ""),
+    ]
+
+
+def _audit_event(number: int, at: str, writer: tuple[str, list[str], str, str], verb: str,
+                 resource: tuple[str, str, str], name: str, namespace: str | None, subresource: str | None,
+                 query: str, stage: str) -> dict[str, Any]:
+    """One Event, its keys in the order of the API server's Go struct; ids derived from `number` (same bytes on
+    every build)."""
+    username, groups, agent, source_ip = writer
+    group, version, plural = resource
+    path = (f"/apis/{group}/{version}" if group else f"/api/{version}") + (f"/namespaces/{namespace}" if namespace
+                                                                           else "") + f"/{plural}"
+    path += (f"/{name}" if name else "") + (f"/{subresource}" if subresource else "")
+    ref = {"resource": plural, **({"namespace": namespace} if namespace else {}), **({"name": name} if name else {}),
+           **({"apiGroup": group} if group else {}), "apiVersion": version,
+           **({"subresource": subresource} if subresource else {})}
+    received = datetime.fromisoformat(at + "000+00:00")
+    event: dict[str, Any] = {
+        "kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Metadata",
+        "auditID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"kai-gitops-demo/audit/{number}")), "stage": stage,
+        "requestURI": path + query, "verb": verb,
+        "user": {"username": username, "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"kai-gitops-demo/{username}")),
+                 "groups": groups},
+        "sourceIPs": [source_ip], "userAgent": agent, "objectRef": ref}
+    if stage == "ResponseComplete":
+        event["responseStatus"] = {"metadata": {}, "code": 201 if verb == "create" else 200}
+    finished = received + timedelta(milliseconds=0 if stage == "RequestReceived" else 6)
+    event["requestReceivedTimestamp"] = received.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    event["stageTimestamp"] = finished.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    event["annotations"] = {"authorization.k8s.io/decision": "allow", "authorization.k8s.io/reason": ""}
+    return event
+
+
 if __name__ == "__main__":
-    builders = {"repo": build_repo, "snapshots": write_snapshots, "charts": build_charts_repo}
+    builders = {"repo": build_repo, "snapshots": write_snapshots, "audit-log": write_audit_log,
+                "charts": build_charts_repo}
     if len(sys.argv) != 3 or sys.argv[1] not in builders:
         raise SystemExit(__doc__)
     builders[sys.argv[1]](Path(sys.argv[2]))
