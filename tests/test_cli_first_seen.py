@@ -75,11 +75,23 @@ def test_without_history_every_finding_is_first_seen_when_the_run_started(demo_r
     assert set(first_seen(report).values()) == {report["generatedAt"]}
 
 
-def test_text_says_a_new_drift_is_new_and_nothing_about_new_violations(demo_repo: Path) -> None:
+def test_text_says_a_new_drift_is_new_and_nothing_about_new_violations(demo_repo: Path, tmp_path: Path) -> None:
+    earlier, _ = json_run(diff_args(demo_repo))
+    earlier["findings"] = []                 # an earlier run that saw none of today's findings
+    previous = tmp_path / "previous.json"
+    previous.write_text(json.dumps(earlier))
+    code, out, err = run_cli(diff_args(demo_repo, "--previous-report", str(previous)))
+    assert code == 2, err
+    assert out.count("new in this run") == earlier["summary"]["drift"] > 0
+
+
+def test_without_an_earlier_source_text_claims_no_age(demo_repo: Path) -> None:
+    """No PolicyReports read (a snapshot) and no --previous-report: every finding is first seen now, which says
+    nothing about how new it is, so the text says nothing (JSON still carries firstSeen)."""
     code, out, err = run_cli(diff_args(demo_repo))
     assert code == 2, err
-    drift_count = json_run(diff_args(demo_repo))[0]["summary"]["drift"]
-    assert out.count("new in this run") == drift_count > 0
+    assert "new in this run" not in out and "first seen" not in out
+    assert all(f["firstSeen"] for f in json_run(diff_args(demo_repo))[0]["findings"])
 
 
 # -- --previous-report -----------------------------------------------------------------------------------------

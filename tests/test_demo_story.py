@@ -87,7 +87,12 @@ def test_node_label_names_kubectl_label(demo_repo: Path) -> None:
 def test_demo_text_says_who_and_when_with_the_person_standing_out(demo_repo: Path) -> None:
     code, out, err = _diff(demo_repo)
     assert code == 2, err
-    assert "Helm release kai-scheduler/kai-scheduler revision 1 (superseded, deployed 2026-10-01 07:59 UTC)" in out
-    assert "admission.gpuSharing true → false, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC" in out
+    # One writer set all three fields of a queue: said once under them, not on each line.
+    assert ("memory.quota           0 → -1\n      each last set by helm (Update) 2026-10-01 08:00 UTC — Helm release "
+            "kai-scheduler/kai-scheduler revision 1 (superseded, deployed 2026-10-01 07:59 UTC)") in out
+    assert out.count("each last set by helm") == 2
+    # The message gave the values; the attribution line names the field only.
+    assert ("kai-config differs from Git: admission.gpuSharing true → false\n"
+            "      admission.gpuSharing, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC") in out
     assert "⚠ last written by alice@example.com (person)" in out
     assert out.count("⚠ last written by") == 1

@@ -31,8 +31,10 @@ class RunHistory:
     def stamp(self, report: Report, repo_context: str | None = None) -> Report:
         """`report` with every finding's age: PolicyReports first, then the previous report, then this run."""
         live = self.settings.cluster
-        in_cluster = _in_cluster(report, live, repo_context) if live is not None else {}
-        return with_ages(report, [in_cluster, self.previous], self.settings.started)
+        earlier = [_in_cluster(report, live, repo_context)] if live is not None else []
+        if self.settings.previous_report:
+            earlier.append(self.previous)
+        return with_ages(report, earlier, self.settings.started)
 
 
 def _in_cluster(report: Report, live: LiveSettings, repo_context: str | None) -> FirstSeen:

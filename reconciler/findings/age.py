@@ -21,6 +21,7 @@ _UNITS = ((86400, "day"), (3600, "hour"), (60, "minute"))
 class Age:
     first_seen: datetime   # when the fingerprint was first reported
     as_of: datetime        # the start of the run that reports it now: ages are measured to it
+    looked_back: bool = True   # an earlier sighting was looked for (PolicyReports, --previous-report)
 
     @property
     def seconds(self) -> float:

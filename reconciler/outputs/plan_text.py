@@ -86,8 +86,10 @@ def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, af
     lines.append(f"  plan:    {plan.id}{identity}")
     lines.append("")
     lines += render_plan(plan)
-    lines += [f"  {f.subject}: {f.last_write.shown()}" for f in report.clusters[0].active()
-              if f.last_write is not None]   # whose change the plan would undo
+    writers = [f"  {f.subject}: {f.last_write.shown()}" for f in report.clusters[0].active()
+               if f.last_write is not None]
+    if writers:
+        lines += ["Whose changes the plan undoes (the cluster's audit log):", *writers]
     lines += render_queue_checks(report, plan)
     if applied is not None:
         lines.append("")

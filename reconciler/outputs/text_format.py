@@ -112,10 +112,13 @@ def _drift(console: Console, f: Finding) -> None:
     changes = f.extra.get("changes")
     setters = {entry.field: entry for entry in f.attribution}
     if changes:
-        for key, live, want in changes:
-            setter = setters.get(str(key))
-            who = f", {who_set_it(setter)}" if setter else ""
-            console.print(f"      {_escape(str(key)):<22} {_value(live)} → {_value(want)}{_escape(who)}")
+        whos = [who_set_it(setters[str(key)]) if str(key) in setters else "" for key, _, _ in changes]
+        shared = whos[0] if len(changes) > 1 and whos[0] and len(set(whos)) == 1 else None
+        for (key, live, want), who in zip(changes, whos, strict=True):
+            said = f", {who}" if who and not shared else ""
+            console.print(f"      {_escape(str(key)):<22} {_value(live)} → {_value(want)}{_escape(said)}")
+        if shared:   # one writer set them all (Helm's install, usually): said once
+            console.print(f"      [dim]each {_escape(shared)}[/]")
         if f.extra.get("note"):
             console.print(f"      [dim]{_escape(f.extra['note'])}[/]")
     elif action is Action.CREATE and f.fix and f.fix.patch:
@@ -125,7 +128,7 @@ def _drift(console: Console, f: Finding) -> None:
         console.print(f"      {_escape(f.message)}")
     shown = {str(key) for key, _, _ in changes or ()}
     rest = tuple(entry for field, entry in setters.items() if field not in shown)
-    for line in attribution_lines(rest, f.live, f.desired):
+    for line in attribution_lines(rest):   # the field's name only: the message above gave its values
         console.print(f"      [dim]{_escape(line)}[/]")
     if f.last_write:
         console.print(f"      [{'bold' if f.last_write.by_person else 'dim'}]{_escape(f.last_write.shown())}[/]")

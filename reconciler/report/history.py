@@ -36,12 +36,13 @@ def first_seen_in(previous: Report, written: datetime | None = None) -> dict[str
 
 
 def with_ages(report: Report, earlier: Sequence[FirstSeen], now: datetime) -> Report:
-    """`report` generated at `now`, each finding with its age (sources in order of precedence)."""
+    """`report` generated at `now`, each finding with its age (sources in order of precedence; none: nothing
+    earlier was looked at)."""
     now = instant(now)
 
     def aged(finding: Finding) -> Finding:
         first = next((source[finding.fingerprint] for source in earlier if finding.fingerprint in source), now)
-        return replace(finding, age=Age(min(instant(first), now), now))
+        return replace(finding, age=Age(min(instant(first), now), now, looked_back=bool(earlier)))
 
     clusters = [replace(c, findings=[aged(f) for f in c.findings]) for c in report.clusters]
     return replace(report, clusters=clusters, repository=[aged(f) for f in report.repository], generated_at=now)
@@ -51,7 +52,8 @@ def age_note(finding: Finding) -> str | None:
     """What the outputs for people say about a finding's age: every drift's, and a violation's once an
     earlier run reported it too (a pull request check would otherwise say "new" under every finding)."""
     age = finding.age
-    if age is None or (age.new and finding.kind is not Kind.DRIFT):
+    # "new" is news only when earlier runs were asked: without any source every finding is first seen now.
+    if age is None or (age.new and (finding.kind is not Kind.DRIFT or not age.looked_back)):
         return None
     return age.describe()
 
