@@ -7,6 +7,7 @@ its entry in kai-gitops.yaml says, through the real helm binary (tests/support/t
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,28 @@ def test_a_cluster_without_workloads_needs_no_helm(tmp_path: Path) -> None:
     no_helm = {"PATH": str(tmp_path / "nothing")}
     assert run_cli(["check", "--repo", repo, "--cluster", "other"], env=no_helm)[0] == 0
     assert run_cli(["check", "--repo", repo, "--cluster", "gpu"], env=no_helm)[0] == 1
+
+
+def test_a_hanging_helm_is_stopped_at_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helm (or --helm wrapper) that writes a line and then hangs with stdout open: the limit covers the
+    read too, and the whole process group is killed."""
+    from reconciler.sources import function_charts
+
+    monkeypatch.setattr(function_charts, "HELM_TIMEOUT_S", 1.0)
+    pid_file = tmp_path / "sleeper.pid"
+    fake = tmp_path / "helm"
+    fake.write_text(f"#!/bin/sh\necho 'apiVersion: v1'\nsleep 300 &\necho $! > {pid_file}\nwait\n")
+    fake.chmod(0o755)
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS})
+    started = time.monotonic()
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", fake])
+    assert time.monotonic() - started < 30
+    assert_one_line_error(code, stdout, stderr, "charts/fn: workload 'fn': helm template of chart charts/fn took "
+                          "over 1 s")
+    sleeper = int(pid_file.read_text())
+    for _ in range(50):   # the group was killed: the wrapper's child goes too
+        if not Path(f"/proc/{sleeper}").exists() or "Z" in Path(f"/proc/{sleeper}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"helm's child {sleeper} outlived the time limit")
