@@ -279,3 +279,37 @@ def test_a_hanging_helm_is_stopped_at_the_time_limit(tmp_path: Path, monkeypatch
         time.sleep(0.1)
     else:
         raise AssertionError(f"helm's child {sleeper} outlived the time limit")
+
+
+# -- symbolic links in a chart ----------------------------------------------------------------------------------
+
+
+def linked_chart(tmp_path: Path, target: str) -> Path:
+    """The chart's only template is a symbolic link to `target` (relative to the link), committed as a link."""
+    from tests.helpers import commit_files
+
+    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: charts/fn\n", "env.yaml": ENV,
+                                "charts/fn/Chart.yaml": CHART_YAML, "shared/sts.yaml": TEMPLATE_STS,
+                                "charts/fn/values.yaml": "replicas: 2\ntopology: t\n"})[0]
+    (repo / "charts/fn/templates").mkdir()
+    (repo / "charts/fn/templates/sts.yaml").symlink_to(target)
+    commit_files(repo, {}, "link the template")
+    return repo
+
+
+def test_a_symbolic_link_in_a_chart_at_a_ref_is_an_error_not_a_missing_file(helm: Path, tmp_path: Path) -> None:
+    """Skipped, the linked template's findings would vanish; read() refuses a link the same way."""
+    repo = linked_chart(tmp_path, "../../../shared/sts.yaml")
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: is a symbolic link; links are not "
+                          "followed at a ref", "--worktree")
+
+
+def test_worktree_follows_a_link_inside_the_repository_and_refuses_one_leaving_it(helm: Path, tmp_path: Path) -> None:
+    inside = linked_chart(tmp_path / "inside", "../../../shared/sts.yaml")
+    code, report = check_json(inside, "--worktree")
+    assert code == 2 and "NVCF-F-002" in {f["rule"] for f in findings(report)}
+    (tmp_path / "outside.yaml").write_text(TEMPLATE_STS)
+    leaving = linked_chart(tmp_path / "leaving", str(tmp_path / "outside.yaml"))
+    code, stdout, stderr = run_cli(["check", "--repo", leaving, "--worktree"])
+    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: resolves outside the repository")
