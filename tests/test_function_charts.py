@@ -313,3 +313,24 @@ def test_worktree_follows_a_link_inside_the_repository_and_refuses_one_leaving_i
     leaving = linked_chart(tmp_path / "leaving", str(tmp_path / "outside.yaml"))
     code, stdout, stderr = run_cli(["check", "--repo", leaving, "--worktree"])
     assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: resolves outside the repository")
+
+
+# -- a chart at the repository root -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("worktree", [(), ("--worktree",)])
+def test_a_chart_at_the_repository_root_is_rendered(helm: Path, tmp_path: Path, worktree: tuple[str, ...]) -> None:
+    """`chart: .`: the repository is the chart (kai-gitops.yaml and env.yaml ride along, as in `helm template .`)."""
+    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: .\n", "env.yaml": ENV,
+                                "Chart.yaml": CHART_YAML, "values.yaml": "replicas: 2\ntopology: t\n",
+                                "templates/sts.yaml": TEMPLATE_STS})[0]
+    code, report = check_json(repo, *worktree)
+    assert code == 2
+    [finding] = [f for f in findings(report) if f["rule"] == "NVCF-F-002"]
+    assert finding["location"]["file"] == "templates/sts.yaml"
+
+
+def test_a_root_chart_without_chart_yaml_names_the_root(helm: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: ./\n", "env.yaml": ENV})[0]
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, ".: workload 'fn': no Chart.yaml in chart directory .")

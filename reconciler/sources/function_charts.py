@@ -46,7 +46,7 @@ def find_helm(explicit: str | None) -> str:
 def render_workloads(tree: GitTree, workloads: tuple[WorkloadConfig, ...],
                      helm: str | None) -> dict[str, RenderedWorkload]:
     """Each workload rendered once, by name (a workload deployed to several clusters is judged per cluster)."""
-    binary = find_helm(helm) if any(w.chart for w in workloads) else None
+    binary = find_helm(helm) if any(w.chart is not None for w in workloads) else None
     rendered = {}
     for workload in workloads:
         if workload.chart is not None and binary is not None:
@@ -65,14 +65,14 @@ def _no_template(_path: str) -> str | None:
 def _render_chart(tree: GitTree, workload: WorkloadConfig, helm: str) -> tuple[str, TemplateReader]:
     chart = workload.chart or ""
     files = {path: data for path, data in tree.iter_files(chart)}
-    if f"{chart}/Chart.yaml" not in files:
-        raise UserError(f"workload '{workload.name}': no Chart.yaml in chart directory {chart}",
-                        where=chart, hint="chart: must name a Helm chart directory of the repository")
+    if workload.chart_file("Chart.yaml") not in files:
+        raise UserError(f"workload '{workload.name}': no Chart.yaml in chart directory {workload.chart_shown}",
+                        where=workload.chart_shown, hint="chart: must name a Helm chart directory of the repository")
     texts = {path: data.decode("utf-8", "replace") for path, data in files.items()}
     with tempfile.TemporaryDirectory(prefix="kai-gitops-chart-") as tmp:
         root = Path(tmp)
         for path, data in files.items():
-            target = root / "chart" / path[len(chart) + 1:]
+            target = root / "chart" / (path[len(chart) + 1:] if chart else path)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         command = [helm, "template", workload.name, str(root / "chart")]
@@ -85,7 +85,7 @@ def _render_chart(tree: GitTree, workload: WorkloadConfig, helm: str) -> tuple[s
 
 def _run(command: list[str], workload: WorkloadConfig, root: Path) -> bytes:
     """helm's output, at most MAX_BYTES of it; a failure is one line naming the chart and helm's first words."""
-    chart = workload.chart or ""
+    chart = workload.chart_shown
     with (root / "stderr").open("w+b") as errors:
         try:   # its own process group: a --helm wrapper's children are stopped with it
             process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
@@ -109,7 +109,7 @@ def _output_within_limit(process: subprocess.Popen[bytes], workload: WorkloadCon
     """(stdout, exit code) of a helm that finishes within HELM_TIMEOUT_S and MAX_BYTES; else its process group
     is killed and the error says which limit. The read runs in a thread because a read blocks until helm
     closes stdout, and a hanging helm never does."""
-    chart = workload.chart or ""
+    chart = workload.chart_shown
     deadline = time.monotonic() + HELM_TIMEOUT_S
     assert process.stdout is not None   # stdout=PIPE
     read: list[bytes] = []

@@ -80,11 +80,13 @@ class GitTree:
 
     def iter_files(self, top: str, *, suffix: str = "") -> Iterator[tuple[str, bytes]]:
         """(repo path, content) of every file under `top` ending in `suffix`, in path order."""
-        top = _normalise(top)
+        top = _normalise(top)    # "" is the repository's root
         if self.worktree:
             root = Path(self.repo.workdir or ".") / top
             for path in sorted(root.rglob(f"*{suffix}")) if root.is_dir() else []:
-                name = f"{top}/{path.relative_to(root).as_posix()}"
+                name = _under(top, path.relative_to(root).as_posix())
+                if name == ".git" or name.startswith(".git/"):
+                    continue     # Git's own store, not a file of the repository
                 if not _inside(Path(self.repo.workdir), path):   # as read() refuses it, not skipped unseen
                     raise UserError("resolves outside the repository (symbolic link?)", where=name,
                                     hint="kai-gitops reads only files inside the GitOps repository")
@@ -93,7 +95,7 @@ class GitTree:
             return
         self._walked.add((top, suffix))
         try:
-            node = self._resolve().tree[top]
+            node = self._resolve().tree[top] if top else self._resolve().tree
         except KeyError:
             return
         yield from _walk_tree(node, top, suffix)
@@ -258,13 +260,17 @@ def _walk_tree(node: pygit2.Object, prefix: str, suffix: str) -> Iterator[tuple[
     if not isinstance(node, pygit2.Tree):
         return
     for child in sorted(node, key=lambda c: c.name or ""):
-        path = f"{prefix}/{child.name}"
+        path = _under(prefix, child.name or "")
         if isinstance(child, pygit2.Tree):
             yield from _walk_tree(child, path, suffix)
         elif isinstance(child, pygit2.Blob) and (child.name or "").endswith(suffix):
             if child.filemode == _SYMLINK_MODE:   # as read() refuses it: a skipped file would hide its findings
                 raise UserError(_SYMLINK_AT_REF, where=path, hint=_SYMLINK_HINT)
             yield path, child.data
+
+
+def _under(top: str, inside: str) -> str:
+    return f"{top}/{inside}" if top else inside
 
 
 def _normalise(path: str) -> str:
