@@ -289,7 +289,7 @@ def linked_chart(tmp_path: Path, target: str) -> Path:
     from tests.helpers import commit_files
 
     repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: charts/fn\n", "env.yaml": ENV,
-                                "charts/fn/Chart.yaml": CHART_YAML, "shared/sts.yaml": TEMPLATE_STS,
+                                "charts/fn/Chart.yaml": CHART_YAML, "common/sts.yaml": TEMPLATE_STS,
                                 "charts/fn/values.yaml": "replicas: 2\ntopology: t\n"})[0]
     (repo / "charts/fn/templates").mkdir()
     (repo / "charts/fn/templates/sts.yaml").symlink_to(target)
@@ -299,14 +299,14 @@ def linked_chart(tmp_path: Path, target: str) -> Path:
 
 def test_a_symbolic_link_in_a_chart_at_a_ref_is_an_error_not_a_missing_file(helm: Path, tmp_path: Path) -> None:
     """Skipped, the linked template's findings would vanish; read() refuses a link the same way."""
-    repo = linked_chart(tmp_path, "../../../shared/sts.yaml")
+    repo = linked_chart(tmp_path, "../../../common/sts.yaml")
     code, stdout, stderr = run_cli(["check", "--repo", repo])
     assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: is a symbolic link; links are not "
                           "followed at a ref", "--worktree")
 
 
 def test_worktree_follows_a_link_inside_the_repository_and_refuses_one_leaving_it(helm: Path, tmp_path: Path) -> None:
-    inside = linked_chart(tmp_path / "inside", "../../../shared/sts.yaml")
+    inside = linked_chart(tmp_path / "inside", "../../../common/sts.yaml")
     code, report = check_json(inside, "--worktree")
     assert code == 2 and "NVCF-F-002" in {f["rule"] for f in findings(report)}
     (tmp_path / "outside.yaml").write_text(TEMPLATE_STS)
