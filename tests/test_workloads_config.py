@@ -79,6 +79,22 @@ def test_exactly_one_of_chart_or_manifests(body: str) -> None:
     assert error.hint == "see the JSON Schema: kai-gitops schema"
 
 
+@pytest.mark.parametrize(("body", "where", "key"), [
+    ("    manifests: ./\n", "kai-gitops.yaml:14:5", "manifests"),
+    ("    manifests: '.'\n", "kai-gitops.yaml:14:5", "manifests"),
+    ("    chart: charts/llm\n    values: [v.yaml, ./]\n", "kai-gitops.yaml:15:22", "values"),
+])
+def test_a_file_entry_naming_the_repository_root_names_its_line(body: str, where: str, key: str) -> None:
+    """Read as a file, the root path "" gave `file not found at ref HEAD` naming no file."""
+    error = error_of(BASE + "  - name: llm\n    clusters: [gpu-a]\n" + body)
+    assert (error.where, error.message) == (where, f"workload 'llm': {key} names the repository root, not a file")
+
+
+def test_a_chart_at_the_repository_root_is_a_chart() -> None:
+    [workload] = parse_repo_config((BASE + "  - name: llm\n    clusters: [gpu-a]\n    chart: .\n").encode()).workloads
+    assert (workload.chart, workload.chart_shown, workload.chart_file("Chart.yaml")) == ("", ".", "Chart.yaml")
+
+
 def test_unknown_key_in_a_workload() -> None:
     error = error_of(BASE + "  - name: llm\n    clusters: [gpu-a]\n    chart: c\n    valuesFiles: [v.yaml]\n")
     assert error.where == "kai-gitops.yaml:15:5"

@@ -14,9 +14,11 @@ KAI-T-001 needs a Pending member.
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from reconciler.core.names import dns_label, dns_subdomain, label_key
 from reconciler.core.refs import Location
 from reconciler.core.resources import CLUSTER_TOPOLOGY_BINDING, CUSTOM_RESOURCE_DEFINITION, POD_GROUP, TOPOLOGY
 from reconciler.findings.builtin_rules import (
@@ -72,9 +74,31 @@ def _members(live: LiveState) -> dict[Gang, list[PodSummary]]:
     return gangs
 
 
-def _gang_command(namespace: str, name: str) -> str:
-    return (f"kubectl -n {namespace} get podgroups.scheduling.run.ai {name} -o yaml; "
-            f"kubectl -n {namespace} get events --field-selector involvedObject.kind=Pod --sort-by=.lastTimestamp")
+def _command(*words: str | tuple[str, Callable[[str], str | None]]) -> str | None:
+    """A command for a person to paste into a shell. A word read from the cluster comes as (value, the name rule
+    of what it names): it is quoted, and a value its kind would refuse (a pod annotation is free text:
+    `pg; curl … | sh`) gives no command at all."""
+    said = []
+    for word in words:
+        if isinstance(word, tuple):
+            value, rule = word
+            if rule(value) is not None:
+                return None
+            said.append(shlex.quote(value))
+        else:
+            said.append(word)
+    return " ".join(said)
+
+
+def _name(value: str) -> str:
+    """A name from the cluster as a message shows it: escaped and quoted when no object could bear it."""
+    return value if dns_subdomain(value) is None else repr(value)
+
+
+def _gang_command(namespace: str, name: str) -> str | None:
+    return _command("kubectl -n", (namespace, dns_label), "get podgroups.scheduling.run.ai", (name, dns_subdomain),
+                    "-o yaml; kubectl -n", (namespace, dns_label),
+                    "get events --field-selector involvedObject.kind=Pod --sort-by=.lastTimestamp")
 
 
 def _pending(pods: Iterable[PodSummary]) -> list[PodSummary]:
@@ -127,7 +151,7 @@ def _pending_gangs(live: LiveState, members: dict[Gang, list[PodSummary]], clust
             continue
         events = "; ".join(f"{n} pod(s): {message}" if n > 1 else message for message, n in said.most_common())
         findings.append(GANG_PENDING.finding(
-            Kind.VIOLATION, f"gang {namespace}/{name}: {len(pending)} of {len(pods)} members Pending "
+            Kind.VIOLATION, f"gang {namespace}/{_name(name)}: {len(pending)} of {len(pods)} members Pending "
                             f"({_named(pending)}); the scheduler says: {events}", cluster,
             subject=POD_GROUP.ref(name, namespace), location=anchor,
             extra={"pending": [p.name for p in pending], "members": len(pods), "events": dict(said)},
@@ -146,13 +170,14 @@ def _missing_groups(live: LiveState, members: dict[Gang, list[PodSummary]], clus
         if not pending or (namespace, name) in live.gangs.pod_groups:
             continue
         findings.append(GANG_GROUP_MISSING.finding(
-            Kind.VIOLATION, f"{len(pending)} Pending pod(s) in {namespace} ({_named(pending)}) name PodGroup {name} "
-                            "in their pod-group-name, and it does not exist: the scheduler never places them",
+            Kind.VIOLATION, f"{len(pending)} Pending pod(s) in {namespace} ({_named(pending)}) name PodGroup "
+                            f"{_name(name)} in their pod-group-name, and it does not exist: the scheduler never "
+                            "places them",
             cluster, subject=POD_GROUP.ref(name, namespace), location=anchor,
             fix=Fix(Action.NONE, "create the PodGroup (an external group needs kai.scheduler/skip-podgrouper on the "
                                  "pod or its owner), or remove the annotation so the pod-grouper makes one",
-                    command=f"kubectl -n {namespace} get podgroups.scheduling.run.ai; "
-                            f"kubectl -n kai-scheduler logs deployment/pod-grouper --tail=50")))
+                    command=_command("kubectl -n", (namespace, dns_label), "get podgroups.scheduling.run.ai; "
+                                     "kubectl -n kai-scheduler logs deployment/pod-grouper --tail=50"))))
     return findings
 
 
@@ -212,10 +237,11 @@ def _topology_finding(name: str, problem: str, cluster: str, anchor: Location | 
     else:
         how = "create the Topology, or correct the topology the workload names"
     return TOPOLOGY_NOT_AS_RENDERED.finding(
-        Kind.VIOLATION, f"Topology {name} {problem}: workloads that name it stay Pending (\"Requested topology "
-                        f"{name} does not exist\" when it is missing)", cluster,
+        Kind.VIOLATION, f"Topology {_name(name)} {problem}: workloads that name it stay Pending (\"Requested "
+                        f"topology {_name(name)} does not exist\" when it is missing)", cluster,
         subject=TOPOLOGY.ref(name), location=anchor,
-        fix=Fix(Action.NONE, how, command=f"kubectl get topologies.kai.scheduler {name} -o yaml"))
+        fix=Fix(Action.NONE, how,
+                command=_command("kubectl get topologies.kai.scheduler", (name, dns_subdomain), "-o yaml")))
 
 
 def _binding_problem(live: LiveState, want: BindingSummary) -> str:
@@ -240,11 +266,13 @@ def _pairs(pairs: tuple[tuple[str, str], ...]) -> str:
 
 def _binding_finding(name: str, problem: str, cluster: str, anchor: Location | None) -> Finding:
     return BINDING_NOT_AS_RENDERED.finding(
-        Kind.VIOLATION, f"ClusterTopologyBinding {name} {problem}: Grove workloads whose topologyName is {name} are "
+        Kind.VIOLATION, f"ClusterTopologyBinding {_name(name)} {problem}: Grove workloads whose topologyName is "
+                        f"{_name(name)} are "
                         "refused at admission (\"ClusterTopologyBinding not found\") or placed in the wrong domains",
         cluster, subject=CLUSTER_TOPOLOGY_BINDING.ref(name), location=anchor,
         fix=Fix(Action.NONE, "sync the stack's nvcf-grove-topology release (helmfile apply)",
-                command=f"kubectl get clustertopologybindings.grove.io {name} -o yaml"))
+                command=_command("kubectl get clustertopologybindings.grove.io", (name, dns_subdomain),
+                                 "-o yaml")))
 
 
 def _referenced_findings(live: LiveState, wanted: dict[str, list[PodGroupSummary]], expected: set[str],
@@ -267,18 +295,19 @@ def _label_findings(live: LiveState, topologies: list[TopologySummary], cluster:
                     anchor: Location | None) -> Iterable[Finding]:
     keys = {key for t in topologies for key in t.levels}
     for key in sorted(keys):
+        shown = key if label_key(key) is None else repr(key)
         if any(label.partition("=")[0] == key for labels in live.node_labels.values() for label in labels):
             continue
         using = ", ".join(sorted(t.name for t in topologies if key in t.levels))
         labeller = (" (the GPU operator's feature discovery labels NVLink nodes with their clique)"
                     if key == CLIQUE_LABEL else "")
         yield LEVEL_LABEL_MISSING.finding(
-            Kind.VIOLATION, f"no node of the {live.nodes_total} read is labelled {key}, a level of Topology "
+            Kind.VIOLATION, f"no node of the {live.nodes_total} read is labelled {shown}, a level of Topology "
                             f"{using}{labeller}: a gang that requires that level can never be placed", cluster,
             location=anchor,
             fix=Fix(Action.NONE, "label the nodes (install the GPU operator with GFD on NVLink clusters), or drop "
                                  "the level from the topology",
-                    command=f"kubectl get nodes -L {key}"))
+                    command=_command("kubectl get nodes -L", (key, label_key))))
 
 
 def _dra_findings(live: LiveState, cluster: str, anchor: Location | None) -> Iterable[Finding]:

@@ -83,14 +83,23 @@ class WorkloadConfig:
 
     name: str
     clusters: tuple[str, ...]
-    chart: str | None = None               # chart directory, repo-relative
+    chart: str | None = None               # chart directory, repo-relative ("" for a chart at the root)
     values: tuple[str, ...] = ()           # values files, repo-relative, in helm -f order
     manifests: str | None = None           # an already rendered manifest file, repo-relative
     index: int = 0                         # position in `workloads`, to locate errors about this entry
 
     @property
     def source(self) -> str:
-        return self.chart or self.manifests or ""
+        return self.chart_shown if self.chart is not None else self.manifests or ""
+
+    @property
+    def chart_shown(self) -> str:
+        """The chart directory as messages name it: `.` for the repository root."""
+        return "." if self.chart == "" else self.chart or ""
+
+    def chart_file(self, inside: str) -> str:
+        """The repository path of `inside` (`templates/sts.yaml`) in the chart."""
+        return f"{self.chart}/{inside}" if self.chart else inside
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def rendered_objects(text: str, workload: WorkloadConfig, read_template: Templat
     Helm hooks are left out: NVCA does not run them. The whole text is read within the YAML budget of
     `yamlio` (bytes and values), so a chart cannot render its way past it.
     """
-    file = workload.manifests or f"{workload.chart} (rendered)"
+    file = f"{workload.chart_shown} (rendered)" if workload.chart is not None else workload.manifests or ""
     docs = load_documents(text, file)
     lines = text.splitlines()
     objects: list[RenderedObject] = []
@@ -76,18 +76,17 @@ def _source_above(lines: list[str], first: int) -> str | None:
     return None
 
 
-def _template_path(chart: str, source: str) -> str:
+def _template_path(workload: WorkloadConfig, source: str) -> str:
     """`# Source: fn/templates/sts.yaml` names the chart by its own name; the repo path is under `chart`."""
     _, _, inside = source.partition("/")
-    return f"{chart}/{inside}" if inside else chart
+    return workload.chart_file(inside) if inside else workload.chart_shown
 
 
 def _in_template(doc: YamlDoc, lines: list[str], first: int, workload: WorkloadConfig, source: str | None,
                  read_template: TemplateReader) -> YamlDoc:
-    chart = workload.chart or ""
     if source is None:
-        return YamlDoc(chart, doc.data, {path: (1, 1) for path in doc.positions})
-    path = _template_path(chart, source)
+        return YamlDoc(workload.chart_shown, doc.data, {path: (1, 1) for path in doc.positions})
+    path = _template_path(workload, source)
     template = read_template(path)
     start, end = _document_bounds(lines, first)
     mapping = _template_lines(lines[start:end], template.splitlines() if template else [])

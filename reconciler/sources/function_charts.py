@@ -8,10 +8,16 @@ YAML byte budget.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
+from typing import IO
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import excerpt
@@ -40,7 +46,7 @@ def find_helm(explicit: str | None) -> str:
 def render_workloads(tree: GitTree, workloads: tuple[WorkloadConfig, ...],
                      helm: str | None) -> dict[str, RenderedWorkload]:
     """Each workload rendered once, by name (a workload deployed to several clusters is judged per cluster)."""
-    binary = find_helm(helm) if any(w.chart for w in workloads) else None
+    binary = find_helm(helm) if any(w.chart is not None for w in workloads) else None
     rendered = {}
     for workload in workloads:
         if workload.chart is not None and binary is not None:
@@ -59,14 +65,14 @@ def _no_template(_path: str) -> str | None:
 def _render_chart(tree: GitTree, workload: WorkloadConfig, helm: str) -> tuple[str, TemplateReader]:
     chart = workload.chart or ""
     files = {path: data for path, data in tree.iter_files(chart)}
-    if f"{chart}/Chart.yaml" not in files:
-        raise UserError(f"workload '{workload.name}': no Chart.yaml in chart directory {chart}",
-                        where=chart, hint="chart: must name a Helm chart directory of the repository")
+    if workload.chart_file("Chart.yaml") not in files:
+        raise UserError(f"workload '{workload.name}': no Chart.yaml in chart directory {workload.chart_shown}",
+                        where=workload.chart_shown, hint="chart: must name a Helm chart directory of the repository")
     texts = {path: data.decode("utf-8", "replace") for path, data in files.items()}
     with tempfile.TemporaryDirectory(prefix="kai-gitops-chart-") as tmp:
         root = Path(tmp)
         for path, data in files.items():
-            target = root / "chart" / path[len(chart) + 1:]
+            target = root / "chart" / (path[len(chart) + 1:] if chart else path)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         command = [helm, "template", workload.name, str(root / "chart")]
@@ -79,27 +85,16 @@ def _render_chart(tree: GitTree, workload: WorkloadConfig, helm: str) -> tuple[s
 
 def _run(command: list[str], workload: WorkloadConfig, root: Path) -> bytes:
     """helm's output, at most MAX_BYTES of it; a failure is one line naming the chart and helm's first words."""
-    chart = workload.chart or ""
+    chart = workload.chart_shown
     with (root / "stderr").open("w+b") as errors:
-        try:
+        try:   # its own process group: a --helm wrapper's children are stopped with it
             process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
-                                       cwd=root)
+                                       cwd=root, start_new_session=True)
         except OSError as exc:
             raise UserError(f"cannot run helm ({command[0]}): {exc.strerror}", hint="pass a working helm with --helm") \
                 from None
         with process:
-            assert process.stdout is not None   # stdout=PIPE above
-            output = process.stdout.read(MAX_BYTES + 1)
-            if len(output) > MAX_BYTES:
-                process.kill()
-                raise UserError(f"workload '{workload.name}': the render of chart {chart} is over {MAX_BYTES} bytes",
-                                where=chart, hint="a function chart renders far less; check its values")
-            try:
-                code = process.wait(timeout=HELM_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                raise UserError(f"workload '{workload.name}': helm template of chart {chart} took over "
-                                f"{HELM_TIMEOUT_S:.0f} s", where=chart) from None
+            output, code = _output_within_limit(process, workload)
         errors.seek(0)
         # helm names the private copy; the user knows the chart by its repository path
         said = errors.read(64 * 1024).decode("utf-8", "replace").replace(str(root / "chart"), chart)
@@ -108,3 +103,39 @@ def _run(command: list[str], workload: WorkloadConfig, root: Path) -> bytes:
         raise UserError(f"workload '{workload.name}': helm template failed for chart {chart}: {said or f'exit {code}'}",
                         where=chart, hint="fix the chart or its values (render it with helm template to see more)")
     return output
+
+
+def _output_within_limit(process: subprocess.Popen[bytes], workload: WorkloadConfig) -> tuple[bytes, int]:
+    """(stdout, exit code) of a helm that finishes within HELM_TIMEOUT_S and MAX_BYTES; else its process group
+    is killed and the error says which limit. The read runs in a thread because a read blocks until helm
+    closes stdout, and a hanging helm never does."""
+    chart = workload.chart_shown
+    deadline = time.monotonic() + HELM_TIMEOUT_S
+    assert process.stdout is not None   # stdout=PIPE
+    read: list[bytes] = []
+    reader = threading.Thread(target=_read_capped, args=(process.stdout, read), daemon=True)
+    reader.start()
+    reader.join(HELM_TIMEOUT_S)
+    try:
+        if reader.is_alive():
+            raise subprocess.TimeoutExpired(process.args, HELM_TIMEOUT_S)
+        if len(read[0]) > MAX_BYTES:
+            _kill_group(process)
+            raise UserError(f"workload '{workload.name}': the render of chart {chart} is over {MAX_BYTES} bytes",
+                            where=chart, hint="a function chart renders far less; check its values")
+        return read[0], process.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise UserError(f"workload '{workload.name}': helm template of chart {chart} took over "
+                        f"{HELM_TIMEOUT_S:g} s", where=chart,
+                        hint="find why helm hangs (a --helm wrapper, a plugin, a lookup)") from None
+
+
+def _read_capped(stream: IO[bytes], into: list[bytes]) -> None:
+    into.append(stream.read(MAX_BYTES + 1))
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):   # already gone
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()

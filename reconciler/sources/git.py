@@ -72,8 +72,7 @@ class GitTree:
         if not isinstance(entry, pygit2.Blob):
             raise UserError(f"is a {entry.type_str}, not a file", where=path)
         if entry.filemode == _SYMLINK_MODE:  # its content is the link target's path, not the file
-            raise UserError("is a symbolic link; links are not followed at a ref", where=path,
-                            hint="commit the file itself")
+            raise UserError(_SYMLINK_AT_REF, where=path, hint=_SYMLINK_HINT)
         return entry.data
 
     def exists(self, path: str) -> bool:
@@ -81,16 +80,22 @@ class GitTree:
 
     def iter_files(self, top: str, *, suffix: str = "") -> Iterator[tuple[str, bytes]]:
         """(repo path, content) of every file under `top` ending in `suffix`, in path order."""
-        top = _normalise(top)
+        top = _normalise(top)    # "" is the repository's root
         if self.worktree:
             root = Path(self.repo.workdir or ".") / top
             for path in sorted(root.rglob(f"*{suffix}")) if root.is_dir() else []:
-                if path.is_file() and _inside(Path(self.repo.workdir), path):
-                    yield f"{top}/{path.relative_to(root).as_posix()}", path.read_bytes()
+                name = _under(top, path.relative_to(root).as_posix())
+                if name == ".git" or name.startswith(".git/"):
+                    continue     # Git's own store, not a file of the repository
+                if not _inside(Path(self.repo.workdir), path):   # as read() refuses it, not skipped unseen
+                    raise UserError("resolves outside the repository (symbolic link?)", where=name,
+                                    hint="kai-gitops reads only files inside the GitOps repository")
+                if path.is_file():
+                    yield name, path.read_bytes()
             return
         self._walked.add((top, suffix))
         try:
-            node = self._resolve().tree[top]
+            node = self._resolve().tree[top] if top else self._resolve().tree
         except KeyError:
             return
         yield from _walk_tree(node, top, suffix)
@@ -241,6 +246,8 @@ def git_callbacks(ssh_key: str | None = None, *, url_credential: tuple[str, str]
 
 
 _SYMLINK_MODE = 0o120000
+_SYMLINK_AT_REF = "is a symbolic link; links are not followed at a ref"
+_SYMLINK_HINT = "commit the file itself (or pass --worktree to follow links inside the repository)"
 
 
 def _inside(root: Path, path: Path) -> bool:
@@ -253,11 +260,17 @@ def _walk_tree(node: pygit2.Object, prefix: str, suffix: str) -> Iterator[tuple[
     if not isinstance(node, pygit2.Tree):
         return
     for child in sorted(node, key=lambda c: c.name or ""):
-        path = f"{prefix}/{child.name}"
+        path = _under(prefix, child.name or "")
         if isinstance(child, pygit2.Tree):
             yield from _walk_tree(child, path, suffix)
-        elif isinstance(child, pygit2.Blob) and (child.name or "").endswith(suffix) and child.filemode != _SYMLINK_MODE:
+        elif isinstance(child, pygit2.Blob) and (child.name or "").endswith(suffix):
+            if child.filemode == _SYMLINK_MODE:   # as read() refuses it: a skipped file would hide its findings
+                raise UserError(_SYMLINK_AT_REF, where=path, hint=_SYMLINK_HINT)
             yield path, child.data
+
+
+def _under(top: str, inside: str) -> str:
+    return f"{top}/{inside}" if top else inside
 
 
 def _normalise(path: str) -> str:

@@ -138,6 +138,17 @@ def _check_workloads(doc: YamlDoc, workloads: tuple[WorkloadConfig, ...], cluste
                             where=str(doc.locate(("workloads", workload.index, "name"))),
                             hint="workload names must be unique")
         seen.add(workload.name)
+        _no_root_file(doc, workload)
+
+
+def _no_root_file(doc: YamlDoc, workload: WorkloadConfig) -> None:
+    """`chart: .` is a chart at the root, but a file entry that names the root (`manifests: ./`) names no file."""
+    keys: list[tuple[str | int, ...]] = [("manifests",)] if workload.manifests == "" else []
+    keys += [("values", i) for i, path in enumerate(workload.values) if path == ""]
+    if keys:
+        raise UserError(f"workload '{workload.name}': {keys[0][0]} names the repository root, not a file",
+                        where=str(doc.locate(("workloads", workload.index, *keys[0]))),
+                        hint="give the repository path of the file")
 
 
 def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
