@@ -9,7 +9,7 @@ import pytest
 
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location
-from reconciler.yamlio.document import YamlDoc, decode_text, load_document, load_documents
+from reconciler.yamlio.document import YamlDoc, decode_text, load_document, load_documents, ruamel_documents
 
 HELM_TRUE = ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"]
 HELM_FALSE = ["n", "N", "no", "No", "NO", "off", "Off", "OFF"]
@@ -322,3 +322,23 @@ def test_load_documents_skips_empty_documents_and_keeps_per_document_positions()
 def test_timestamps_stay_text_and_a_bad_date_is_not_a_crash() -> None:
     doc = load_document("a: 2026-12-31\nb: 2026-12-31T10:00:00Z\nc: 2027-13-01\n", "v.yaml")
     assert doc.data == {"a": "2026-12-31", "b": "2026-12-31T10:00:00Z", "c": "2027-13-01"}
+
+
+def test_a_tagged_value_before_a_failing_one_leaves_no_exception_for_exit() -> None:
+    """ruamel's construct_unknown turned its generator's close() into a ConstructorError, which Python printed at
+    exit ("Exception ignored in: <generator …>", a traceback) after the one-line error."""
+    import gc
+    import sys
+
+    ignored: list[BaseException | None] = []
+    previous, sys.unraisablehook = sys.unraisablehook, lambda u: ignored.append(u.exc_value)
+    try:
+        for text in ("- !!str 1\n- !!int x\n", "- !!str [1]\n- !!int x\n", "a: !!str {b: 1}\nc: !!int x\n"):
+            with pytest.raises(UserError, match="invalid literal for int"):
+                ruamel_documents(text, "f.yaml")
+            gc.collect()
+    finally:
+        sys.unraisablehook = previous
+    assert ignored == []
+    assert [d.data for d in ruamel_documents("- !!str 1\n- !!str [1]\n- !!str {a: 1}\n", "f.yaml")] == [
+        ["1", [1], {"a": 1}]]

@@ -8,12 +8,13 @@ a finding must never depend silently on which of two lines wins.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
@@ -231,7 +232,7 @@ def load_document(raw: bytes | str, file: str, *, empty_ok: bool = True, shared:
 def _parser(max_nodes: int) -> YAML:
     from ruamel.yaml import YAML
     from ruamel.yaml.composer import Composer
-    from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
     from ruamel.yaml.events import AliasEvent
 
     from reconciler.yamlio.libyaml import TooManyNodes
@@ -252,7 +253,22 @@ def _parser(max_nodes: int) -> YAML:
         """Helm turns values into JSON, where a timestamp is its text; and a bad date (2027-13-01) must be a
         string to report with its line, not a constructor crash with none."""
 
+        def construct_unknown(self, node: Any) -> Iterator[Any]:
+            """ruamel's, closed cleanly: its bare `except` turns the GeneratorExit of a document that failed
+            later into a ConstructorError, which Python prints at exit as "Exception ignored in: <generator …>"
+            (a traceback after the one-line error)."""
+            inner = cast("Generator[Any, None, None]", super().construct_unknown(node))
+            data = next(inner)
+            try:
+                yield data
+            except GeneratorExit:
+                with contextlib.suppress(ConstructorError):
+                    inner.close()
+                raise
+            next(inner, None)    # the rest: anchors, the mapping's or sequence's items
+
     _TimestampsAsText.add_constructor("tag:yaml.org,2002:timestamp", _TimestampsAsText.construct_yaml_str)
+    _TimestampsAsText.add_constructor(None, _TimestampsAsText.construct_unknown)
     yaml = YAML(typ="rt")
     yaml.Composer = _CountingComposer
     yaml.Constructor = _TimestampsAsText
