@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -247,6 +249,24 @@ def test_an_unreadable_file_is_one_line_error(demo: Path, tmp_path: Path) -> Non
     for path, why in [(tmp_path / "missing.log", "No such file"), (tmp_path, "Is a directory")]:
         code, stdout, stderr = diff(demo, "--k8s-audit-log", path)
         assert_one_line_error(code, stdout, stderr, f"{path}: cannot read the audit log", why)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_pipe_is_refused_before_it_is_read(demo: Path, tmp_path: Path, compress: bool) -> None:
+    """A FIFO (what `/dev/stdin` and `<(zcat …)` are) can be read once; the log is read twice. The writer is
+    never read from: the refusal comes before the pipe is opened, so the run neither blocks nor half-reads it."""
+    plain = b"".join(line(e) for e in story())
+    data = gzip.compress(plain) if compress else plain
+    fifo = tmp_path / "audit.pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(data,), daemon=True)
+    writer.start()
+    code, stdout, stderr = diff(demo, "--k8s-audit-log", fifo)
+    with fifo.open("rb") as drain:   # let the writer finish
+        assert drain.read() == data
+    writer.join(timeout=10)
+    assert_one_line_error(code, stdout, stderr, f"{fifo}: is not a regular file: pass the log's path; a pipe "
+                                                "can be read only once")
 
 
 def test_a_gzip_log_cut_short_is_one_line_error(demo: Path, tmp_path: Path) -> None:
