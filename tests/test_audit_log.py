@@ -27,6 +27,7 @@ from tests.helpers import (
 from tests.support.audit_log import (
     APISERVER,
     HELM,
+    HELM_BY_HAND,
     KAI_GITOPS,
     OPERATOR,
     PERSON,
@@ -92,7 +93,8 @@ def test_text_and_markdown_mark_the_persons_change(demo: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("writer", "identity"), [
-    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "gitops"), (APISERVER, "system"), (PERSON, "person")])
+    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "gitops"), (APISERVER, "system"), (PERSON, "person"),
+    (HELM_BY_HAND, "person")])
 def test_each_writer_is_classed(demo: Path, tmp_path: Path, writer: Writer, identity: str) -> None:
     last = request(writer, "patch", QUEUES, "default-queue", START + timedelta(days=1))
     log = write_log(tmp_path / "audit.log", [*story(), *last])
@@ -166,8 +168,12 @@ def test_a_helm_release_is_attributed_through_its_revision_secrets() -> None:
     ("system:serviceaccount:kai-gitops:kai-gitops", None, Identity.GITOPS),
     ("system:serviceaccount:argocd:argocd-application-controller", None, Identity.GITOPS),
     ("system:serviceaccount:flux-system:helm-controller", None, Identity.GITOPS),
-    ("ci-deployer", "Helm/3.19.0", Identity.GITOPS),
-    ("bob", "kai-gitops/0.1 (reconciler)", Identity.GITOPS),
+    ("system:serviceaccount:ci:deployer", "Helm/3.19.0", Identity.GITOPS),
+    ("system:serviceaccount:team-a:runner", "kai-gitops/0.1 (reconciler)", Identity.GITOPS),
+    # a user agent is self-declared: it never makes a user who is no ServiceAccount a tool
+    ("ci-deployer", "Helm/3.19.0", Identity.PERSON),
+    ("alice@example.com", "Helm/3.16.0", Identity.PERSON),
+    ("bob", "kai-gitops/0.1 (reconciler)", Identity.PERSON),
     ("system:serviceaccount:team-a:deployer", None, Identity.PERSON),   # on no list: it stands out
     ("bob", "kubectl/v1.36.0", Identity.PERSON),
 ])
@@ -189,6 +195,30 @@ def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None
     assert written["default-parent-queue"]["identity"] == "gitops"   # the operator, still listed by default
 
 
+def test_a_person_running_helm_is_named_as_a_person_with_the_tool(demo: Path, tmp_path: Path) -> None:
+    last = request(HELM_BY_HAND, "patch", QUEUES, "default-queue", START + timedelta(days=1))
+    log = write_log(tmp_path / "audit.log", [*story(), *last])
+    _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
+    assert "⚠ last written by alice@example.com (person) via Helm/3.16.0 from 10.0.0.7" in text
+
+
+def test_a_user_is_classed_by_its_tool_only_when_both_are_named(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    config = (repo / "kai-gitops.yaml").read_text()
+    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n"
+                                                    "      - {user: 'ci-*', userAgent: 'Helm/*'}\n"})
+    ci_helm = Writer("ci-deployer", ("ci",), "Helm/3.19.0", "10.0.3.3")
+    ci_kubectl = Writer("ci-deployer", ("ci",), "kubectl/v1.36.0", "10.0.3.3")
+    log = write_log(tmp_path / "audit.log", [
+        *story(), *request(ci_helm, "patch", QUEUES, "default-queue", START + timedelta(days=1)),
+        *request(ci_kubectl, "patch", QUEUES, "default-parent-queue", START + timedelta(days=1))])
+    _, stdout, _ = diff(repo, "--k8s-audit-log", log)
+    written = last_writes(stdout)
+    assert written["default-queue"]["identity"] == "gitops"          # ci-deployer, by Helm: both named
+    assert written["default-parent-queue"]["identity"] == "person"   # ci-deployer, by hand
+
+
 def test_the_schema_command_describes_audit_identities() -> None:
     code, stdout, _ = run_cli(["schema"])
     identities = json.loads(stdout)["properties"]["audit"]["properties"]["identities"]
@@ -199,7 +229,7 @@ def test_the_schema_command_describes_audit_identities() -> None:
 @pytest.mark.parametrize(("block", "needles"), [
     ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
     ("    gitops:\n      - agent: 'x/*'\n", ("unknown key(s) 'agent' in audit.identities.gitops.0",
-                                           "allowed: userAgent")),
+                                           "allowed: user, userAgent")),
     ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
 ])
 def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, needles: tuple[str, ...]) -> None:

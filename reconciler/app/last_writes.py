@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from fnmatch import fnmatchcase
 
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG_MAP, KAI_AND_NVCA, NODE, SECRET, Resource
@@ -69,6 +68,5 @@ def classify(user: str, user_agent: str | None, identities: AuditIdentities) -> 
 
 
 def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None) -> bool:
-    return any((p.user is not None and fnmatchcase(user, p.user))
-               or (p.user_agent is not None and user_agent is not None and fnmatchcase(user_agent, p.user_agent))
-               for p in patterns)
+    """The authenticated user decides: a user agent alone (self-declared) classes only ServiceAccounts."""
+    return any(p.matches(user, user_agent) for p in patterns)
