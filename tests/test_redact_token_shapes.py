@@ -1,5 +1,5 @@
-"""Tokens known by their own shape (a JWT, GitLab's and GitHub's prefixed tokens, AWS access key ids) and a secret name whose
-value is an Authorization header's: masked wherever they stand in free text and in one value."""
+"""Tokens known by their own shape (a JWT, GitLab's and GitHub's prefixed tokens, AWS access key ids) and a
+secret name whose value is an Authorization header's: masked wherever they stand in free text and in one value."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def test_token_shapes_are_masked_in_free_text_and_in_a_value(text: str, secret: 
 
 @pytest.mark.parametrize("text", [
     "queue global-default-queue-with-a-long-name", "the Bearer token is missing", "eyJ is how a JWT starts",
-    "AKIA is an AWS key id prefix", "ghp_ starts a GitHub token", "gitlab-runner-0123456789abcdef registered", "image nginx:1.27.3",
+    "AKIA is an AWS key id prefix", "ghp_ starts a GitHub token", "gitlab-runner-0123456789abcdef registered",
+    "image nginx:1.27.3",
 ])
 def test_lookalikes_stay(text: str) -> None:
     assert redact_free_text(text) == text

@@ -2,9 +2,9 @@
 
 Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (a URL's userinfo in every
 form, secret query parameters and `name=value` pairs, `Bearer`/`Basic` credentials, `--token=…` arguments,
-PEM blocks, long base64 blobs, JWTs, GitLab and GitHub tokens, AWS access key ids, and in free text `name: value` pairs),
-because Helm values hide secrets under any name. `redact_text` judges one value; `redact_free_text` judges text made of many (a message, an Event,
-a Markdown body) token by token.
+PEM blocks, long base64 blobs, JWTs, GitLab and GitHub tokens, AWS access key ids, and in free text
+`name: value` pairs), because Helm values hide secrets under any name. `redact_text` judges one value;
+`redact_free_text` judges text made of many (a message, an Event, a Markdown body) token by token.
 The nets err on the side of masking: a masked value can still be compared, a leaked one cannot be unleaked.
 """
 
@@ -53,9 +53,9 @@ _SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(passwo
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
 # Any run of dashes: a message may quote a PEM block with one leading sign stripped (NVCA gate names).
 _PEM = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----")
-# Tokens known by their own shape, wherever they stand: a JWT (three base64url parts, the first two JSON objects,
-# so `eyJ`), GitLab's and GitHub's tokens by their documented prefixes, AWS access key ids. Each starts only at a run start
-# (the lookbehind) and its character classes exclude what follows, so a scan is linear.
+# Tokens known by their own shape, wherever they stand: a JWT (three base64url parts, the first two JSON
+# objects, so `eyJ`), GitLab's and GitHub's tokens by their documented prefixes, AWS access key ids. Each starts
+# only at a run start (the lookbehind) and its character classes exclude what follows, so a scan is linear.
 _TOKEN_SHAPE = re.compile(
     r"(?<![\w-])(?:eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.[\w-]*"
     r"|(?:glpat|gloas|gldt|glrt|glrtr|glcbt|glptt|glft|glimt|glagent|glsoat|glffc|glffct|gltst|glwt)-[\w-]{20,}"
