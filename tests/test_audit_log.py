@@ -17,6 +17,7 @@ from reconciler.findings.last_write import Identity
 from reconciler.model.config import AuditIdentities
 from reconciler.publish.drift_issue import DriftContext, render_drift_body
 from reconciler.report.reader import report_from_dict
+from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION
 from tests.helpers import (
     DEMO_SNAPSHOTS,
     assert_one_line_error,
@@ -45,15 +46,26 @@ PERSON_LINE = ("⚠ last written by alice@example.com (person) via kubectl/v1.36
                "from 10.0.0.7 at 2026-11-30 13:56 UTC")
 
 
+def taken_at(snapshot: Path, stamp: str) -> str:
+    """The demo snapshot's text as `kai-gitops snapshot` writes it, saying when it was taken."""
+    head = f'metadata:\n  annotations:\n    {TAKEN_AT_ANNOTATION}: "{stamp}"\n'
+    return snapshot.read_text().replace("metadata: {}\n", head, 1)
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo repo; beside it, the demo snapshot as taken now (the log's story is before it)."""
     target = tmp_path_factory.mktemp("demo") / "repo"
     load_demo_builder().build_repo(target)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    (target.parent / "snapshot.yaml").write_text(taken_at(SNAPSHOT, now))
     return target
 
 
-def diff(demo: Path, *args: Any, fmt: str = "json", command: str = "diff") -> tuple[int, str, str]:
-    return run_cli([command, "--repo", demo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT, "-o", fmt, *args])
+def diff(demo: Path, *args: Any, fmt: str = "json", command: str = "diff",
+         snapshot: Path | None = None) -> tuple[int, str, str]:
+    return run_cli([command, "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                    snapshot or demo.parent / "snapshot.yaml", "-o", fmt, *args])
 
 
 def last_writes(stdout: str) -> dict[str, Any]:
@@ -80,7 +92,7 @@ def test_a_persons_edit_is_named_among_service_accounts_and_the_operator(demo: P
         "user": "alice@example.com", "groups": ["oidc:platform-admins", "system:authenticated"],
         "userAgent": "kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1", "sourceIP": "10.0.0.7",
         "time": "2026-11-30T13:56:00.004000Z", "verb": "update", "identity": "person",
-        "auditID": person_id(events), "impersonatedBy": None}
+        "auditID": person_id(events), "impersonatedBy": None, "caveat": None}
     assert written["default-parent-queue"] is None   # the log never saw it written
 
 
@@ -132,6 +144,36 @@ def test_writes_after_the_run_started_are_not_counted(demo: Path, tmp_path: Path
     log = write_log(tmp_path / "audit.log", [*story(), *request(OPERATOR, "update", QUEUES, "default-queue", future)])
     _, stdout, _ = diff(demo, "--k8s-audit-log", log)
     assert last_writes(stdout)["default-queue"]["user"] == PERSON.username
+
+
+def test_a_snapshot_cuts_the_log_off_when_it_was_taken(demo: Path, tmp_path: Path) -> None:
+    """kai-gitops (or anyone) writing after the snapshot did not make what it shows: alice did, before it."""
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(taken_at(SNAPSHOT, "2026-11-30T14:30:00.000000Z"))   # after the story, before the repair
+    repair = request(KAI_GITOPS, "patch", QUEUES, "default-queue", START + timedelta(hours=2))
+    log = write_log(tmp_path / "audit.log", [*story(), *repair])
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log, snapshot=snapshot)
+    written = last_writes(stdout)["default-queue"]
+    assert (written["user"], written["identity"], written["caveat"]) == (PERSON.username, "person", None)
+
+
+def test_a_snapshot_that_does_not_say_when_it_was_taken_says_a_later_write_may_be_counted(
+        demo: Path, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.log", story())
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log, snapshot=SNAPSHOT)   # kubectl get -o yaml: no time
+    caveat = "the snapshot does not say when it was taken: this write may be after it"
+    assert last_writes(stdout)["default-queue"]["caveat"] == caveat
+    _, text, _ = diff(demo, "--k8s-audit-log", log, snapshot=SNAPSHOT, fmt="text")
+    assert f"{PERSON_LINE} ({caveat})" in text
+
+
+@pytest.mark.parametrize("stamp", ["yesterday", "2026-11-30T14:30:00", "2026-13-30T14:30:00Z"])
+def test_a_wrong_taken_at_is_one_line_error(demo: Path, tmp_path: Path, stamp: str) -> None:
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(taken_at(SNAPSHOT, stamp))
+    code, stdout, stderr = diff(demo, snapshot=snapshot)
+    assert_one_line_error(code, stdout, stderr, f"{snapshot}:", f"annotation {TAKEN_AT_ANNOTATION} is not an "
+                                                                "RFC 3339 time")
 
 
 def test_rotated_logs_are_compared_by_time_not_by_order(demo: Path, tmp_path: Path) -> None:
@@ -189,7 +231,7 @@ def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None
                                                     "      - userAgent: 'argocd/*'\n"})
     operator = request(OPERATOR, "update", QUEUES, "default-parent-queue", START)
     log = write_log(tmp_path / "audit.log", [*story(), *operator])
-    _, stdout, _ = diff(repo, "--k8s-audit-log", log)
+    _, stdout, _ = diff(repo, "--k8s-audit-log", log, snapshot=SNAPSHOT)
     written = last_writes(stdout)
     assert written["default-queue"]["identity"] == "gitops"          # alice, listed
     assert written["default-parent-queue"]["identity"] == "gitops"   # the operator, still listed by default
@@ -213,7 +255,7 @@ def test_a_user_is_classed_by_its_tool_only_when_both_are_named(tmp_path: Path) 
     log = write_log(tmp_path / "audit.log", [
         *story(), *request(ci_helm, "patch", QUEUES, "default-queue", START + timedelta(days=1)),
         *request(ci_kubectl, "patch", QUEUES, "default-parent-queue", START + timedelta(days=1))])
-    _, stdout, _ = diff(repo, "--k8s-audit-log", log)
+    _, stdout, _ = diff(repo, "--k8s-audit-log", log, snapshot=SNAPSHOT)
     written = last_writes(stdout)
     assert written["default-queue"]["identity"] == "gitops"          # ci-deployer, by Helm: both named
     assert written["default-parent-queue"]["identity"] == "person"   # ci-deployer, by hand

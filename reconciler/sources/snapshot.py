@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
@@ -13,16 +14,33 @@ from reconciler.core.jsonvalue import JSONObject, JSONValue
 from reconciler.model.live import LiveState, LiveStateBuilder
 from reconciler.yamlio.document import YamlDoc, decode_text, load_documents
 
+# On the List: when `kai-gitops snapshot` began reading the cluster, RFC 3339 in UTC. Written by the tool only; a
+# snapshot without it (kubectl get -o yaml, an older kai-gitops) was taken at an unknown time.
+TAKEN_AT_ANNOTATION = "kai-gitops/taken-at"
+
+
+def taken_at_stamp(when: datetime) -> str:
+    """Microseconds: a write in the same second as the read began is on the right side of the cut."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
 
 def read_snapshot(path: str) -> LiveState:
     builder = LiveStateBuilder(f"snapshot {path}")
-    for item in snapshot_items(path):
+    items, taken_at = _snapshot(path)
+    for item in items:
         builder.add(item)
-    return builder.finish()
+    state = builder.finish()
+    state.from_snapshot, state.captured_at = True, taken_at
+    return state
 
 
 def snapshot_items(path: str) -> list[JSONObject]:
     """The objects of a snapshot file, checked to be Kubernetes objects (kind, apiVersion)."""
+    return _snapshot(path)[0]
+
+
+def _snapshot(path: str) -> tuple[list[JSONObject], datetime | None]:
+    """The objects of a snapshot file and when it was taken (None when it does not say)."""
     file = Path(path)
     if not file.is_file():
         raise UserError("snapshot file not found", where=path, hint="pass a file written by `kai-gitops snapshot`"
@@ -34,13 +52,12 @@ def snapshot_items(path: str) -> list[JSONObject]:
     return _json_items(raw, path) if raw.lstrip()[:1] in (b"{", b"[") else _yaml_items(raw, path)
 
 
-def _json_items(raw: bytes, path: str) -> list[JSONObject]:
+def _json_items(raw: bytes, path: str) -> tuple[list[JSONObject], datetime | None]:
     try:
         data: JSONValue = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise UserError(f"invalid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
-    items = _list_items(data, lambda i: f"{path}:1 (item {i})", path)
-    return items
+    return _list_items(data, lambda i: f"{path}:1 (item {i})", path), _taken_at(data, f"{path}:1")
 
 
 # Snapshots of large clusters are big; the values-file limit would refuse a real `kubectl get pods -A -o yaml`.
@@ -50,12 +67,32 @@ SNAPSHOT_MAX_BYTES = 4 * 1024 * 1024 * 1024
 SNAPSHOT_MAX_NODES = 10_000_000
 
 
-def _yaml_items(raw: bytes, path: str) -> list[JSONObject]:
+def _yaml_items(raw: bytes, path: str) -> tuple[list[JSONObject], datetime | None]:
     items: list[JSONObject] = []
+    taken_at: datetime | None = None
     for doc in load_documents(decode_text(raw, path, max_bytes=SNAPSHOT_MAX_BYTES), path,
                               max_nodes=SNAPSHOT_MAX_NODES):
         items.extend(_list_items(doc.data, partial(_item_location, doc), path))
-    return items
+        where = str(doc.locate(("metadata", "annotations", TAKEN_AT_ANNOTATION)))
+        taken_at = taken_at or _taken_at(doc.data, where)
+    return items, taken_at
+
+
+def _taken_at(data: JSONValue, where: str) -> datetime | None:
+    meta = data.get("metadata") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    stamp = annotations.get(TAKEN_AT_ANNOTATION) if isinstance(annotations, dict) else None
+    if stamp is None:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise UserError(f"annotation {TAKEN_AT_ANNOTATION} is not an RFC 3339 time with a zone: {str(stamp)[:40]!r}",
+                        where=where, hint="`kai-gitops snapshot` writes it, e.g. 2026-12-01T10:00:00.000000Z; "
+                        "remove the annotation if the time is unknown")
+    return when.astimezone(UTC)
 
 
 def _item_location(doc: YamlDoc, index: int) -> str:

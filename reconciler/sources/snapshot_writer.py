@@ -26,6 +26,7 @@ from yaml.representer import SafeRepresenter
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target, names_stdout
 from reconciler.core.jsonvalue import JSONObject
+from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION, taken_at_stamp
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster import ReadSettings
@@ -99,10 +100,12 @@ class SnapshotWriter:
     """An ObjectSink that streams a Kubernetes `List` to a temp file (or a buffer for stdout); `commit()` renames
     it to the target's path (or prints it). `output` is the value of `-o` (see `SnapshotTarget`)."""
 
-    def __init__(self, output: str, *, comment: str = "", stdout: TextIO | None = None) -> None:
+    def __init__(self, output: str, *, comment: str = "", stdout: TextIO | None = None,
+                 taken_at: datetime | None = None) -> None:
         self.target = SnapshotTarget.parse(output)
         self.json = self.target.format == "json"
         self.comment = comment
+        self.taken_at = taken_at
         self.counts: Counter[str] = Counter()
         self._stdout = stdout
         self._file: AtomicFile | _PrintedWhole | None = None
@@ -139,10 +142,14 @@ class SnapshotWriter:
             self._file = None
 
     def _head(self) -> str:
+        """The List's metadata says when the read began (TAKEN_AT_ANNOTATION): the audit log is cut off there."""
+        stamp = taken_at_stamp(self.taken_at) if self.taken_at else None
         if self.json:
-            return '{"apiVersion":"v1","kind":"List","metadata":{},"items":[\n'
+            meta = orjson.dumps({"annotations": {TAKEN_AT_ANNOTATION: stamp}} if stamp else {}).decode()
+            return f'{{"apiVersion":"v1","kind":"List","metadata":{meta},"items":[\n'
         lines = [f"# {line}" for line in self.comment.splitlines()]
-        return "\n".join([*lines, "apiVersion: v1", "kind: List", "metadata: {}", ""])
+        yaml_meta = f"metadata:\n  annotations:\n    {TAKEN_AT_ANNOTATION}: \"{stamp}\"" if stamp else "metadata: {}"
+        return "\n".join([*lines, "apiVersion: v1", "kind: List", yaml_meta, ""])
 
     def _tail(self) -> str:
         if self.json:
@@ -178,12 +185,14 @@ def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *
     from reconciler.sources.cluster import ClusterClient, ReadProgress, read_live
 
     client = ClusterClient.connect(kubeconfig, context, settings)
-    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    taken_at = datetime.now(UTC)
+    stamp = taken_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     comment = (f"kai-gitops snapshot of {client.label}, taken {stamp}.\n"
                "Read it with: kai-gitops diff|doctor --snapshot FILE. Secrets appear only as redacted Helm "
                "release summaries.")
     try:
-        with SnapshotWriter(output, comment=comment) as writer, ReadProgress(client.label) as progress:
+        with (SnapshotWriter(output, comment=comment, taken_at=taken_at) as writer,
+              ReadProgress(client.label) as progress):
             read_live(client, writer, progress)
             writer.commit()
     except OSError as exc:
