@@ -239,6 +239,56 @@ def test_a_manager_name_that_holds_a_credential_is_redacted_everywhere(tmp_path:
         assert code == 2 and SECRET not in out and shown in out, (fmt, err)
 
 
+def hostile_lab(tmp_path: Path) -> tuple[Path, Path]:
+    """The lab with a credential in every attribution field a snapshot carries: the kubectl-edit entry's operation,
+    subresource and time, the Helm release's status and lastDeployed."""
+    import yaml
+
+    repo, snap = drifted_lab(tmp_path)
+    document = yaml.safe_load(snap.read_text())
+    for item in document["items"]:
+        for managed_entry in item.get("metadata", {}).get("managedFields", []):
+            if managed_entry["manager"] == "kubectl-edit":
+                managed_entry.update(operation=f"token={SECRET}", subresource=f"Bearer {SECRET}",
+                                     time=f"2026-11-30T14:02:11Z {SECRET}")
+        if item.get("kind") == "HelmReleaseSummary":
+            item.update(status=f"password: {SECRET}", lastDeployed=f"x {SECRET}")
+    snap.write_text(yaml.safe_dump(document))
+    return repo, snap
+
+
+def test_attribution_fields_of_a_hostile_snapshot_keep_only_their_shape(tmp_path: Path) -> None:
+    repo, snap = hostile_lab(tmp_path)
+    code, out, err = run_cli(diff_args(repo, snap, "json"))
+    assert code == 2 and SECRET not in out, err
+    drift = next(f for f in json.loads(out)["findings"] if f["rule"] == "KAI-D-002")
+    by_field = {a["field"]: a for a in drift["attribution"]}
+    assert by_field["cpu.quota"] == {"field": "cpu.quota", "manager": "kubectl-edit", "operation": None,
+                                     "subresource": None, "time": None}
+    assert by_field["gpu.quota"]["helmRelease"] == {"name": "kai-scheduler", "namespace": "kai-scheduler",
+                                                    "revision": 4, "status": None, "lastDeployed": None}
+    # (no deploy time left to place the write: the newest revision, as for a release with no times)
+    for fmt in ("text", "markdown"):
+        code, out, err = run_cli(diff_args(repo, snap, fmt))
+        assert code == 2 and SECRET not in out, (fmt, err)
+        assert "cpu.quota 0 → -1, last set by kubectl-edit\n" in out.replace("              ", " "), fmt
+        assert "Helm release kai-scheduler/kai-scheduler revision 4\n" in out, fmt
+
+
+def test_a_report_with_free_text_in_the_attribution_is_redacted_in_the_policy_report() -> None:
+    """A saved report (`--previous-report`, a report read back) is a file too: what it says is judged again."""
+    release = ReleaseRevision("kai-scheduler", "kai-scheduler", 3, f"password: {SECRET}", f"x {SECRET}")
+    attribution = (Attribution("cpu.quota", "kubectl-edit", f"token={SECRET}", f"Bearer {SECRET}",
+                               f"when --token={SECRET}", release),)
+    finding = Finding("KAI-D-002", Kind.DRIFT, Severity.ERROR, "Queue default-queue differs from Git", "lab",
+                      subject=ObjectRef("scheduling.run.ai/v2", "Queue", "default-queue"),
+                      live={"cpu.quota": 0.0}, desired={"cpu.quota": -1.0}, attribution=attribution)
+    body = build_report(CLUSTER_POLICY_REPORT, Scope(None, [finding]), ReportSettings("lab"),
+                        datetime(2026, 12, 1, tzinfo=UTC))
+    assert SECRET not in json.dumps(body) and "last set by kubectl-edit" in json.dumps(body, ensure_ascii=False)
+    assert SECRET not in json.dumps(finding.to_dict())
+
+
 def test_policy_report_results_carry_the_attribution_as_a_string_property() -> None:
     attribution = (Attribution("cpu.quota", "kubectl-edit", "Update", "", EDIT_TIME),
                    Attribution("gpu.quota", f"token={SECRET}", "Apply", None, HELM_TIME))

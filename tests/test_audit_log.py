@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import re
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,10 +14,12 @@ from typing import Any
 import pytest
 
 from reconciler.app.last_writes import classify
+from reconciler.findings.age import format_instant
 from reconciler.findings.last_write import Identity
 from reconciler.model.config import AuditIdentities
 from reconciler.publish.drift_issue import DriftContext, render_drift_body
 from reconciler.report.reader import report_from_dict
+from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION
 from tests.helpers import (
     DEMO_SNAPSHOTS,
     assert_one_line_error,
@@ -25,6 +30,7 @@ from tests.helpers import (
 from tests.support.audit_log import (
     APISERVER,
     HELM,
+    HELM_BY_HAND,
     KAI_GITOPS,
     OPERATOR,
     PERSON,
@@ -42,15 +48,28 @@ PERSON_LINE = ("⚠ last written by alice@example.com (person) via kubectl/v1.36
                "from 10.0.0.7 at 2026-11-30 13:56 UTC")
 
 
+def taken_at(snapshot: Path, stamp: str) -> str:
+    """The demo snapshot's text as `kai-gitops snapshot` writes it, saying when it was taken."""
+    text = snapshot.read_text()
+    said = re.search(rf"^    {re.escape(TAKEN_AT_ANNOTATION)}: .*$", text, flags=re.MULTILINE)
+    assert said, "the demo snapshot says when it was taken"
+    return text[:said.start()] + f'    {TAKEN_AT_ANNOTATION}: "{stamp}"' + text[said.end():]
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo repo; beside it, the demo snapshot as taken now (the log's story is before it)."""
     target = tmp_path_factory.mktemp("demo") / "repo"
     load_demo_builder().build_repo(target)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    (target.parent / "snapshot.yaml").write_text(taken_at(SNAPSHOT, now))
     return target
 
 
-def diff(demo: Path, *args: Any, fmt: str = "json", command: str = "diff") -> tuple[int, str, str]:
-    return run_cli([command, "--repo", demo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT, "-o", fmt, *args])
+def diff(demo: Path, *args: Any, fmt: str = "json", command: str = "diff",
+         snapshot: Path | None = None) -> tuple[int, str, str]:
+    return run_cli([command, "--repo", demo, "--cluster", "prod-addon", "--snapshot",
+                    snapshot or demo.parent / "snapshot.yaml", "-o", fmt, *args])
 
 
 def last_writes(stdout: str) -> dict[str, Any]:
@@ -77,7 +96,7 @@ def test_a_persons_edit_is_named_among_service_accounts_and_the_operator(demo: P
         "user": "alice@example.com", "groups": ["oidc:platform-admins", "system:authenticated"],
         "userAgent": "kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1", "sourceIP": "10.0.0.7",
         "time": "2026-11-30T13:56:00.004000Z", "verb": "update", "identity": "person",
-        "auditID": person_id(events), "impersonatedBy": None}
+        "auditID": person_id(events), "impersonatedBy": None, "caveat": None}
     assert written["default-parent-queue"] is None   # the log never saw it written
 
 
@@ -90,7 +109,8 @@ def test_text_and_markdown_mark_the_persons_change(demo: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("writer", "identity"), [
-    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "gitops"), (APISERVER, "system"), (PERSON, "person")])
+    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "gitops"), (APISERVER, "system"), (PERSON, "person"),
+    (HELM_BY_HAND, "person")])
 def test_each_writer_is_classed(demo: Path, tmp_path: Path, writer: Writer, identity: str) -> None:
     last = request(writer, "patch", QUEUES, "default-queue", START + timedelta(days=1))
     log = write_log(tmp_path / "audit.log", [*story(), *last])
@@ -130,6 +150,38 @@ def test_writes_after_the_run_started_are_not_counted(demo: Path, tmp_path: Path
     assert last_writes(stdout)["default-queue"]["user"] == PERSON.username
 
 
+def test_a_snapshot_cuts_the_log_off_when_it_was_taken(demo: Path, tmp_path: Path) -> None:
+    """kai-gitops (or anyone) writing after the snapshot did not make what it shows: alice did, before it."""
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(taken_at(SNAPSHOT, "2026-11-30T14:30:00.000000Z"))   # after the story, before the repair
+    repair = request(KAI_GITOPS, "patch", QUEUES, "default-queue", START + timedelta(hours=2))
+    log = write_log(tmp_path / "audit.log", [*story(), *repair])
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log, snapshot=snapshot)
+    written = last_writes(stdout)["default-queue"]
+    assert (written["user"], written["identity"], written["caveat"]) == (PERSON.username, "person", None)
+
+
+def test_a_snapshot_that_does_not_say_when_it_was_taken_says_a_later_write_may_be_counted(
+        demo: Path, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.log", story())
+    untimed = tmp_path / "snapshot.yaml"                                  # as kubectl get -o yaml: no time
+    untimed.write_text(re.sub(r"^metadata:\n(  .*\n)+", "metadata: {}\n", SNAPSHOT.read_text(), flags=re.MULTILINE))
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log, snapshot=untimed)
+    caveat = "the snapshot does not say when it was taken: this write may be after it"
+    assert last_writes(stdout)["default-queue"]["caveat"] == caveat
+    _, text, _ = diff(demo, "--k8s-audit-log", log, snapshot=untimed, fmt="text")
+    assert f"{PERSON_LINE} ({caveat})" in text
+
+
+@pytest.mark.parametrize("stamp", ["yesterday", "2026-11-30T14:30:00", "2026-13-30T14:30:00Z"])
+def test_a_wrong_taken_at_is_one_line_error(demo: Path, tmp_path: Path, stamp: str) -> None:
+    snapshot = tmp_path / "snapshot.yaml"
+    snapshot.write_text(taken_at(SNAPSHOT, stamp))
+    code, stdout, stderr = diff(demo, snapshot=snapshot)
+    assert_one_line_error(code, stdout, stderr, f"{snapshot}:", f"annotation {TAKEN_AT_ANNOTATION} is not an "
+                                                                "RFC 3339 time")
+
+
 def test_rotated_logs_are_compared_by_time_not_by_order(demo: Path, tmp_path: Path) -> None:
     older = write_log(tmp_path / "audit-old.log", request(PERSON, "update", QUEUES, "default-queue", START))
     newer = write_log(tmp_path / "audit.log", request(OPERATOR, "update", QUEUES, "default-queue",
@@ -164,8 +216,12 @@ def test_a_helm_release_is_attributed_through_its_revision_secrets() -> None:
     ("system:serviceaccount:kai-gitops:kai-gitops", None, Identity.GITOPS),
     ("system:serviceaccount:argocd:argocd-application-controller", None, Identity.GITOPS),
     ("system:serviceaccount:flux-system:helm-controller", None, Identity.GITOPS),
-    ("ci-deployer", "Helm/3.19.0", Identity.GITOPS),
-    ("bob", "kai-gitops/0.1 (reconciler)", Identity.GITOPS),
+    ("system:serviceaccount:ci:deployer", "Helm/3.19.0", Identity.GITOPS),
+    ("system:serviceaccount:team-a:runner", "kai-gitops/0.1 (reconciler)", Identity.GITOPS),
+    # a user agent is self-declared: it never makes a user who is no ServiceAccount a tool
+    ("ci-deployer", "Helm/3.19.0", Identity.PERSON),
+    ("alice@example.com", "Helm/3.16.0", Identity.PERSON),
+    ("bob", "kai-gitops/0.1 (reconciler)", Identity.PERSON),
     ("system:serviceaccount:team-a:deployer", None, Identity.PERSON),   # on no list: it stands out
     ("bob", "kubectl/v1.36.0", Identity.PERSON),
 ])
@@ -181,10 +237,36 @@ def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None
                                                     "      - userAgent: 'argocd/*'\n"})
     operator = request(OPERATOR, "update", QUEUES, "default-parent-queue", START)
     log = write_log(tmp_path / "audit.log", [*story(), *operator])
-    _, stdout, _ = diff(repo, "--k8s-audit-log", log)
+    _, stdout, _ = diff(repo, "--k8s-audit-log", log, snapshot=SNAPSHOT)
     written = last_writes(stdout)
     assert written["default-queue"]["identity"] == "gitops"          # alice, listed
     assert written["default-parent-queue"]["identity"] == "gitops"   # the operator, still listed by default
+
+
+def test_a_person_running_helm_is_named_as_a_person_with_the_tool(demo: Path, tmp_path: Path) -> None:
+    last = request(HELM_BY_HAND, "patch", QUEUES, "default-queue", START + timedelta(days=1))
+    log = write_log(tmp_path / "audit.log", [*story(), *last])
+    _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
+    assert "⚠ last written by alice@example.com (person) via Helm/3.16.0 from 10.0.0.7" in text
+
+
+def test_a_user_is_classed_by_its_tool_only_when_both_are_named(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    load_demo_builder().build_repo(repo)
+    config = (repo / "kai-gitops.yaml").read_text()
+    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n"
+                                                    "      - {user: 'ci-*', userAgent: 'Helm/*'}\n"})
+    ci_helm = Writer("ci-deployer", ("ci",), "Helm/3.19.0", "10.0.3.3")
+    ci_kubectl = Writer("ci-deployer", ("ci",), "kubectl/v1.36.0", "10.0.3.3")
+    log = write_log(tmp_path / "audit.log", [
+        *story(), *request(ci_helm, "patch", QUEUES, "default-queue", START + timedelta(days=1)),
+        *request(ci_kubectl, "patch", QUEUES, "default-parent-queue", START + timedelta(days=1))])
+    later = tmp_path / "snapshot.yaml"                  # taken after those writes
+    later.write_text(taken_at(SNAPSHOT, format_instant(START + timedelta(days=2))))
+    _, stdout, _ = diff(repo, "--k8s-audit-log", log, snapshot=later)
+    written = last_writes(stdout)
+    assert written["default-queue"]["identity"] == "gitops"          # ci-deployer, by Helm: both named
+    assert written["default-parent-queue"]["identity"] == "person"   # ci-deployer, by hand
 
 
 def test_the_schema_command_describes_audit_identities() -> None:
@@ -197,7 +279,7 @@ def test_the_schema_command_describes_audit_identities() -> None:
 @pytest.mark.parametrize(("block", "needles"), [
     ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
     ("    gitops:\n      - agent: 'x/*'\n", ("unknown key(s) 'agent' in audit.identities.gitops.0",
-                                           "allowed: userAgent")),
+                                           "allowed: user, userAgent")),
     ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
 ])
 def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, needles: tuple[str, ...]) -> None:
@@ -247,6 +329,24 @@ def test_an_unreadable_file_is_one_line_error(demo: Path, tmp_path: Path) -> Non
     for path, why in [(tmp_path / "missing.log", "No such file"), (tmp_path, "Is a directory")]:
         code, stdout, stderr = diff(demo, "--k8s-audit-log", path)
         assert_one_line_error(code, stdout, stderr, f"{path}: cannot read the audit log", why)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_pipe_is_refused_before_it_is_read(demo: Path, tmp_path: Path, compress: bool) -> None:
+    """A FIFO (what `/dev/stdin` and `<(zcat …)` are) can be read once; the log is read twice. The writer is
+    never read from: the refusal comes before the pipe is opened, so the run neither blocks nor half-reads it."""
+    plain = b"".join(line(e) for e in story())
+    data = gzip.compress(plain) if compress else plain
+    fifo = tmp_path / "audit.pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_bytes, args=(data,), daemon=True)
+    writer.start()
+    code, stdout, stderr = diff(demo, "--k8s-audit-log", fifo)
+    with fifo.open("rb") as drain:   # let the writer finish
+        assert drain.read() == data
+    writer.join(timeout=10)
+    assert_one_line_error(code, stdout, stderr, f"{fifo}: is not a regular file: pass the log's path; a pipe "
+                                                "can be read only once")
 
 
 def test_a_gzip_log_cut_short_is_one_line_error(demo: Path, tmp_path: Path) -> None:

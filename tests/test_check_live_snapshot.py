@@ -5,6 +5,7 @@ status.allocated), so a quota cut below running work (KAI-Q-020) and a parentQue
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,8 @@ def lab_queues(gpus_held: str = "6") -> list[dict[str, Any]]:
 
 def write_snapshot(path: Path, items: list[dict[str, Any]], taken_at: str | None = TAKEN) -> Path:
     """As `kai-gitops snapshot` writes it (the writer is the one the command uses)."""
-    with SnapshotWriter(str(path), taken_at=taken_at) as writer:
+    when = datetime.fromisoformat(taken_at) if taken_at else None
+    with SnapshotWriter(str(path), taken_at=when) as writer:
         for item in items:
             writer.add(item)
         writer.commit()
@@ -270,9 +272,10 @@ def test_a_queue_of_the_wrong_shape_is_an_error(cut: Path, tmp_path: Path) -> No
 
 
 def test_a_taken_at_that_is_no_time_is_an_error(cut: Path, tmp_path: Path) -> None:
-    bad = write_snapshot(tmp_path / "lab.yaml", lab_queues(), taken_at="yesterday")
+    bad = write_snapshot(tmp_path / "lab.yaml", lab_queues())
+    bad.write_text(bad.read_text().replace('"2026-12-01T20:00:00.000000Z"', "yesterday"))
     error_of(cut, "--live-snapshot", f"{LAB}={bad}",
-             needles=(f"{bad}:1", "kai-gitops.io/taken-at is 'yesterday', not a time"))
+             needles=(f"{bad}:", "kai-gitops.io/taken-at is not an RFC 3339 time with a zone: 'yesterday'"))
 
 
 @pytest.mark.parametrize("name", ["lab.yaml", "lab.json"])

@@ -66,6 +66,9 @@ TEXT_SHAPES: dict[str, Callable[[str], str]] = {
     "flag": lambda t: f"--client-secret={t}",
     "pem": lambda t: f"-----BEGIN PRIVATE KEY-----\n{t}\n-----END PRIVATE KEY-----",
     "blob-in-sentence": lambda t: f"the cached key {_blob(t)} was rejected",
+    "jwt": lambda t: f"the session eyJhbGciOiJIUzI1NiJ9.eyJ{t}.{t[::-1]} expired",
+    "gitlab": lambda t: f"clone refused glpat-{t} (revoked)",
+    "bearer-pair": lambda t: f"token=Bearer {t} rejected",
 }
 URL_SHAPES: dict[str, Callable[[str], str]] = {   # a URL's userinfo, with its @
     "token-as-user": lambda t: f"{t}@", "user-password": lambda t: f"bot:{t}@",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ def prod(tmp_path: Path) -> Any:
 def comparable(live: LiveState) -> Obj:
     data = dataclasses.asdict(live)
     data.pop("source")
+    data.pop("from_snapshot"), data.pop("captured_at")   # what a snapshot knows of itself, a cluster read not
     for pod in data["nvcf_pods"] + data["kai_pods"]:
         pod.pop("age_s")  # measured from "now", which moves between two reads
     return data
@@ -45,11 +47,17 @@ def test_snapshot_reads_back_as_the_same_live_state(tmp_path: Path, suffix: str,
         serve(server, items())
         kubeconfig = str(write_kubeconfig(tmp_path / "kc", {"c": server.url}, current="c"))
         target = tmp_path / f"snap.{suffix}"
+        before = datetime.now(UTC)
         result = snapshot_command(str(target), kubeconfig, None, settings=FAST)
+        after = datetime.now(UTC)
         live = read_state(server)
     raw = target.read_bytes()
     assert raw.startswith(b"{") if suffix.lower() == "json" else raw.startswith(b"# kai-gitops snapshot of context c")
-    assert comparable(read_snapshot(str(target))) == comparable(live)
+    snapshot = read_snapshot(str(target))
+    assert comparable(snapshot) == comparable(live)
+    # when the read began, for the audit log's cut-off (--k8s-audit-log): a write after it is not what it shows
+    assert b"kai-gitops.io/taken-at" in raw and snapshot.from_snapshot
+    assert snapshot.captured_at is not None and before <= snapshot.captured_at <= after
     assert result.counts["NVCAHealthz"] == 1 and result.counts["Pod"] >= 2
     assert f"{sum(result.counts.values())} objects to {target}" in result.describe()
     assert target.stat().st_mode & 0o077 == 0  # the snapshot describes a cluster: owner-only

@@ -1,18 +1,19 @@
 """Each drift finding's `lastWrite`: its object's last successful write in the cluster's audit logs, before the
-run began, with the writer's identity classed as a person, the system or a GitOps tool (`audit.identities`)."""
+live state was read (a snapshot: when it was taken), with the writer's identity classed as a person, the
+system or a GitOps tool (`audit.identities`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from fnmatch import fnmatchcase
 
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG_MAP, KAI_AND_NVCA, NODE, SECRET, Resource
 from reconciler.findings.finding import Finding, Kind
-from reconciler.findings.last_write import Identity, LastWrite
+from reconciler.findings.last_write import AFTER_SNAPSHOT, Identity, LastWrite
 from reconciler.model.config import AuditIdentities, IdentityPattern
+from reconciler.model.live import LiveState
 from reconciler.sources.audit_log import AuditTarget, AuditWrite, last_writes
 from reconciler.telemetry.logs import phase
 
@@ -20,8 +21,24 @@ _RESOURCES: dict[tuple[str, str], Resource] = {r.type_key: r for r in (*KAI_AND_
 HELM_RELEASE_KIND = "HelmRelease"
 
 
+@dataclass(frozen=True)
+class AuditCutOff:
+    """The last moment a write can have shaped the live state compared, and why it may be later than that."""
+
+    until: datetime
+    caveat: str | None = None
+
+
+def audit_cut_off(live: LiveState, started: datetime) -> AuditCutOff:
+    """A cluster read now: the run's start. A snapshot: when it was taken, as it says (a write after it, by
+    kai-gitops say, is not what it shows); one that does not say is cut at the run's start, and says so."""
+    if live.captured_at is not None:
+        return AuditCutOff(min(live.captured_at, started))
+    return AuditCutOff(started, AFTER_SNAPSHOT if live.from_snapshot else None)
+
+
 def with_last_writes(findings: list[Finding], files: Sequence[str], identities: AuditIdentities,
-                     until: datetime) -> list[Finding]:
+                     cut_off: AuditCutOff) -> list[Finding]:
     """`findings` with `last_write` set on each drift finding whose object the logs saw written."""
     if not files:
         return findings
@@ -30,13 +47,16 @@ def with_last_writes(findings: list[Finding], files: Sequence[str], identities: 
     if not targets:   # no drift to explain: the logs were checked readable before the run, and need no read
         return findings
     with phase("read-audit-log"):
-        found = last_writes(files, set(targets.values()), until)
-    return [_attributed(f, found.get(targets[f.subject]), identities)
+        found = last_writes(files, set(targets.values()), cut_off.until)
+    return [_attributed(f, found.get(targets[f.subject]), identities, cut_off.caveat)
             if f.kind is Kind.DRIFT and f.subject in targets else f for f in findings]
 
 
-def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIdentities) -> Finding:
-    return replace(finding, last_write=last_write(write, identities)) if write is not None else finding
+def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIdentities,
+                caveat: str | None) -> Finding:
+    if write is None:
+        return finding
+    return replace(finding, last_write=replace(last_write(write, identities), caveat=caveat))
 
 
 def audit_target(subject: ObjectRef) -> AuditTarget | None:
@@ -69,6 +89,5 @@ def classify(user: str, user_agent: str | None, identities: AuditIdentities) -> 
 
 
 def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None) -> bool:
-    return any((p.user is not None and fnmatchcase(user, p.user))
-               or (p.user_agent is not None and user_agent is not None and fnmatchcase(user_agent, p.user_agent))
-               for p in patterns)
+    """The authenticated user decides: a user agent alone (self-declared) classes only ServiceAccounts."""
+    return any(p.matches(user, user_agent) for p in patterns)

@@ -2,9 +2,9 @@
 
 Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (a URL's userinfo in every
 form, secret query parameters and `name=value` pairs, `Bearer`/`Basic` credentials, `--token=…` arguments,
-PEM blocks, long base64 blobs, and in free text `name: value` pairs), because Helm values hide secrets under
-any name. `redact_text` judges one value; `redact_free_text` judges text made of many (a message, an Event,
-a Markdown body) token by token.
+PEM blocks, long base64 blobs, JWTs, GitLab and GitHub tokens, AWS access key ids, and in free text
+`name: value` pairs), because Helm values hide secrets under any name. `redact_text` judges one value;
+`redact_free_text` judges text made of many (a message, an Event, a Markdown body) token by token.
 The nets err on the side of masking: a masked value can still be compared, a leaked one cannot be unleaked.
 """
 
@@ -53,6 +53,18 @@ _SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(passwo
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
 # Any run of dashes: a message may quote a PEM block with one leading sign stripped (NVCA gate names).
 _PEM = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----")
+# Tokens known by their own shape, wherever they stand: a JWT (three base64url parts, the first two JSON
+# objects, so `eyJ`), GitLab's and GitHub's tokens by their documented prefixes, AWS access key ids. Each starts
+# only at a run start (the lookbehind) and its character classes exclude what follows, so a scan is linear.
+_TOKEN_SHAPE = re.compile(
+    r"(?<![\w-])(?:eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.[\w-]*"
+    r"|(?:glpat|gloas|gldt|glrt|glrtr|glcbt|glptt|glft|glimt|glagent|glsoat|glffc|glffct|gltst|glwt)-[\w-]{20,}"
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,})")
+# `token=Bearer abc…`, `auth: Basic dXNl…`: a secret name whose value is an Authorization header's, scheme and
+# credential together (the pair net alone would stop at the scheme and leave the credential after it).
+_SECRET_SCHEME_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[=:][ \t]*)"
+                                 r"(?P<scheme>[Bb]earer|Basic)(?P<gap>[ \t]+)[A-Za-z0-9._~+/-]+=*")
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)
 _BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}$")
 
@@ -114,7 +126,9 @@ def redact_text(text: str) -> str:
     """One value judged whole: a PEM block or a base64 blob masks all of it; the other shapes mask their part."""
     if _PEM.search(text) or _BLOB.match(text):
         return REDACTED
-    text = _URL_USERINFO.sub(_mask_userinfo, text)
+    text = _SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, text)
+    text = _URL_USERINFO.sub(_mask_userinfo, text)   # before the token shapes: a URL's userinfo goes whole
+    text = _TOKEN_SHAPE.sub(REDACTED, text)
     text = _SECRET_PAIR.sub(_mask_pair, text)
     text = _AUTH_HEADER.sub(_mask_credential, text)
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
@@ -166,6 +180,12 @@ def _credential_shaped(word: str) -> bool:
     return len(word) >= 8 and (not word.isalpha() or any(c.isupper() for c in word[1:]))
 
 
+def _mask_scheme_pair(match: re.Match[str]) -> str:
+    if not _is_secret_param(match.group("name").replace("-", "").replace("_", "")):
+        return match.group(0)
+    return f"{match.group('name')}{match.group('sep')}{match.group('scheme')}{match.group('gap')}{REDACTED}"
+
+
 def _mask_pair(match: re.Match[str]) -> str:
     name, value = match.group("name"), match.group("value")
     if value == REDACTED or not _is_secret_param(name):
@@ -189,7 +209,8 @@ def redact_free_text(text: str) -> str:
     # A `name: value` pair (YAML, JSON, a header) is free text's own shape: one value never holds one.
     # Tokens first: the line-level `--flag=value` pattern takes everything up to the next space, so in
     # `"--token=A","--secret B"` it would swallow `--secret` and leave B; token by token, A goes first.
-    lines = [_TOKEN.sub(_mask_token, line) for line in text.split("\n")]
+    # A `name=Bearer credential` pair spans two tokens: masked whole before the text is cut into them.
+    lines = [_TOKEN.sub(_mask_token, _SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, line)) for line in text.split("\n")]
     return "\n".join(_mask_colon_pairs(redact_text(line)) if line.strip() else line for line in lines)
 
 

@@ -63,16 +63,14 @@ class Attribution:
                    ReleaseRevision.from_dict(release) if isinstance(release, Mapping) else None)
 
     def redacted(self) -> Attribution:
-        """Manager names and release names are free text anyone with write access chose."""
-        from reconciler.core.redact import redact_free_text
-
+        """Manager names and release names are free text anyone with write access chose; the other fields are
+        checked for their shape where they are read, and judged here too, as a saved report may hold anything."""
         release = self.helm_release
         if release is not None:
-            release = replace(release, name=redact_free_text(release.name),
-                              namespace=redact_free_text(release.namespace))
-        return replace(self, field=redact_free_text(self.field),
-                       manager=redact_free_text(self.manager) if self.manager is not None else None,
-                       helm_release=release)
+            release = replace(release, name=_free(release.name), namespace=_free(release.namespace),
+                              status=_text(release.status), last_deployed=_text(release.last_deployed))
+        return replace(self, field=_free(self.field), manager=_text(self.manager), operation=_text(self.operation),
+                       subresource=_text(self.subresource), time=_text(self.time), helm_release=release)
 
 
 def attribution_lines(entries: tuple[Attribution, ...], live: Any = None, desired: Any = None) -> list[str]:
@@ -125,6 +123,16 @@ def short_time(stamp: str) -> str:
 
 def _subresource(name: str | None) -> str:
     return f"subresource {name}" if name else ""
+
+
+def _free(text: str) -> str:
+    from reconciler.core.redact import redact_free_text
+
+    return redact_free_text(text)
+
+
+def _text(value: str | None) -> str | None:
+    return _free(value) if value is not None else None
 
 
 def _optional(value: Any) -> str | None:

@@ -32,6 +32,7 @@ class LastWrite:
     user_agent: str | None = None
     source_ip: str | None = None
     impersonated_by: str | None = None   # the authenticated user, when `user` is the one it impersonated
+    caveat: str | None = None            # what may make it not the write the live state shows (AFTER_SNAPSHOT)
 
     def __post_init__(self) -> None:
         """A client sends what it likes as its user agent (and an authenticator may pass long names): bounded
@@ -46,13 +47,14 @@ class LastWrite:
     def to_dict(self) -> dict[str, Any]:
         return {"user": self.user, "groups": list(self.groups), "userAgent": self.user_agent,
                 "sourceIP": self.source_ip, "time": self.time, "verb": self.verb,
-                "identity": self.identity.value, "auditID": self.audit_id, "impersonatedBy": self.impersonated_by}
+                "identity": self.identity.value, "auditID": self.audit_id, "impersonatedBy": self.impersonated_by,
+                "caveat": self.caveat}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> LastWrite:
         return cls(str(raw["user"]), Identity(raw["identity"]), str(raw["time"]), str(raw["verb"]),
                    str(raw["auditID"]), tuple(str(g) for g in raw.get("groups") or ()), raw.get("userAgent"),
-                   raw.get("sourceIP"), raw.get("impersonatedBy"))
+                   raw.get("sourceIP"), raw.get("impersonatedBy"), _text_or_none(raw.get("caveat")))
 
     def redacted(self) -> LastWrite:
         """User names and user agents are whatever a client sent: free text, judged as such."""
@@ -74,6 +76,8 @@ class LastWrite:
         if self.source_ip:
             parts.append(f"from {self.source_ip}")
         parts.append(f"at {_minute(self.time)}")
+        if self.caveat:
+            parts.append(f"({self.caveat})")
         return " ".join(parts)
 
     @property
@@ -86,6 +90,8 @@ class LastWrite:
 
 
 PERSON_MARK = "⚠"
+# A snapshot that does not say when it was taken: the log is cut at the run's start instead.
+AFTER_SNAPSHOT = "the snapshot does not say when it was taken: this write may be after it"
 MAX_GROUPS = 50   # groups shown of one writer; the auditID finds the rest in the log
 
 
@@ -97,6 +103,10 @@ def _bounded(text: str) -> str:
 
 
 _PAST = {"create": "created", "delete": "deleted"}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _minute(stamp: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from reconciler.core.errors import UserError
 from reconciler.yamlio.document import YamlDoc
@@ -47,17 +48,31 @@ class GitHostConfig:
     bot_identities: tuple[str, ...] = ()    # authors adopted as the tool's own, besides the token's user
 
 
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+
 @dataclass(frozen=True)
 class IdentityPattern:
-    """One entry of `audit.identities`: an fnmatch pattern on the username, or on the user agent (for a tool
-    like Helm, which writes as whoever runs it)."""
+    """One entry of `audit.identities`: fnmatch patterns on the username and/or on the user agent.
+
+    A user agent is whatever the client declares (`curl -A 'Helm/3.16.0'`), while the username is what the API
+    server authenticated: a pattern on the user agent alone therefore matches ServiceAccounts only (a machine's
+    credential, run by a tool), never a person's or any other user's name. To class a user by its tool, name
+    both: `{user: ci-deployer, userAgent: 'Helm/*'}`."""
 
     user: str | None = None
     user_agent: str | None = None
 
+    def matches(self, user: str, user_agent: str | None) -> bool:
+        if self.user_agent is not None and (user_agent is None or not fnmatchcase(user_agent, self.user_agent)):
+            return False
+        if self.user is not None:
+            return fnmatchcase(user, self.user)
+        return self.user_agent is not None and user.startswith(SERVICE_ACCOUNT_PREFIX)
 
-# Listed whatever kai-gitops.yaml says (its lists add to these): kai-gitops itself (in the cluster, and run with
-# someone's kubeconfig), Helm, the KAI operator, and the controllers of Argo CD and Flux.
+
+# Listed whatever kai-gitops.yaml says (its lists add to these): kai-gitops itself, Helm (both by user agent: a
+# ServiceAccount running them; a person running them stays a person), the KAI operator, Argo CD and Flux.
 DEFAULT_GITOPS = (IdentityPattern(user="system:serviceaccount:*:kai-gitops"),
                   IdentityPattern(user_agent="kai-gitops/*"), IdentityPattern(user_agent="Helm/*"),
                   IdentityPattern(user="system:serviceaccount:kai-scheduler:kai-operator"),

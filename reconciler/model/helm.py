@@ -14,6 +14,7 @@ import orjson
 from reconciler.core.jsonvalue import JSONObject, JSONValue, mapping_at
 from reconciler.core.redact import redact
 from reconciler.core.resources import SECRET
+from reconciler.model.managed_fields import rfc3339
 
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 KAI_CHART = "kai-scheduler"
@@ -54,11 +55,18 @@ class Deploy:
     last_deployed: str     # RFC 3339 with Helm's nanoseconds and zone; "" when the Secret does not say
 
 
+# Helm's release states (pkg/release/status.go): a status outside them came from a hand-written file.
+HELM_STATUSES = frozenset({"unknown", "deployed", "uninstalled", "superseded", "failed", "uninstalling",
+                           "pending-install", "pending-upgrade", "pending-rollback"})
+
+
 def release_history(releases: list[HelmRelease]) -> dict[tuple[str, str], tuple[Deploy, ...]]:
-    """Every revision read, per (namespace, name), oldest first."""
+    """Every revision read, per (namespace, name), oldest first; a status or time of no Helm shape as ""."""
     history: dict[tuple[str, str], list[Deploy]] = {}
     for rel in releases:
-        history.setdefault((rel.namespace, rel.name), []).append(Deploy(rel.revision, rel.status, rel.last_deployed))
+        deploy = Deploy(rel.revision, rel.status if rel.status in HELM_STATUSES else "",
+                        rfc3339(rel.last_deployed) or "")
+        history.setdefault((rel.namespace, rel.name), []).append(deploy)
     return {key: tuple(sorted(deploys, key=lambda d: d.revision)) for key, deploys in history.items()}
 
 

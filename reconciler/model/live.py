@@ -130,6 +130,8 @@ class Operand:
 @dataclass
 class LiveState:
     source: str
+    from_snapshot: bool = False
+    captured_at: datetime | None = None   # when a snapshot's read began, when it says; else None
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)

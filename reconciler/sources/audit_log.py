@@ -18,6 +18,8 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import os
+import stat
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -204,7 +206,14 @@ class _BadLines:
 
 
 def _open(file: str) -> IO[bytes]:
+    """The file, opened only when it is a regular file (or a directory, which `open` refuses by name): a pipe
+    (`/dev/stdin`, `<(zcat …)`, a FIFO) can be read only once, but the log is read twice, its first line before
+    the cluster is read and then whole, and gzip is told by bytes that would have to be read back."""
     try:
+        mode = os.stat(file).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):   # stat, not open: opening a FIFO blocks
+            raise UserError("is not a regular file: pass the log's path; a pipe can be read only once",
+                            where=file, hint="decompress or copy it to a file first if it comes from a command")
         return open(file, "rb")   # the caller's `with` closes it
     except OSError as exc:
         raise UserError(f"cannot read the audit log: {exc.strerror or exc}", where=file, hint=_HINT) from None

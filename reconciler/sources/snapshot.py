@@ -11,22 +11,30 @@ from typing import NamedTuple
 import orjson
 
 from reconciler.core.errors import UserError
-from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object
+from reconciler.core.jsonvalue import JSONObject, JSONValue
 from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, QUEUE
 from reconciler.model.live import LiveState, LiveStateBuilder
 from reconciler.model.queues import SnapshotQueues
 from reconciler.yamlio.document import YamlDoc, decode_text, load_documents
 
+# On the List: when `kai-gitops snapshot` began reading the cluster, RFC 3339 in UTC. Written by the tool only; a
+# snapshot without it (kubectl get -o yaml, an older kai-gitops) was taken at an unknown time.
+TAKEN_AT_ANNOTATION = "kai-gitops.io/taken-at"
+
+
+def taken_at_stamp(when: datetime) -> str:
+    """Microseconds: a write in the same second as the read began is on the right side of the cut."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
 
 def read_snapshot(path: str) -> LiveState:
     builder = LiveStateBuilder(f"snapshot {path}")
-    for item in snapshot_items(path):
+    items, taken_at = _load(path)
+    for item in items:
         builder.add(item)
-    return builder.finish()
-
-
-# On the List `kai-gitops snapshot` writes: when the cluster was read (RFC 3339, UTC).
-TAKEN_AT_ANNOTATION = "kai-gitops.io/taken-at"
+    state = builder.finish()
+    state.from_snapshot, state.captured_at = True, taken_at
+    return state
 
 
 def read_snapshot_queues(path: str) -> SnapshotQueues:
@@ -87,21 +95,26 @@ def _yaml_items(raw: bytes, path: str) -> _Loaded:
     for doc in load_documents(decode_text(raw, path, max_bytes=SNAPSHOT_MAX_BYTES), path,
                               max_nodes=SNAPSHOT_MAX_NODES):
         items.extend(_list_items(doc.data, partial(_item_location, doc), path))
-        taken_at = taken_at or _taken_at(doc.data, f"{path}:1")
+        where = str(doc.locate(("metadata", "annotations", TAKEN_AT_ANNOTATION)))
+        taken_at = taken_at or _taken_at(doc.data, where)
     return _Loaded(items, taken_at)
 
 
 def _taken_at(data: JSONValue, where: str) -> datetime | None:
-    """When `kai-gitops snapshot` read the cluster; None for a List that does not say (`kubectl get -o yaml`)."""
-    annotations = as_object(as_object(as_object(data).get("metadata")).get("annotations"))
-    stamp = annotations.get(TAKEN_AT_ANNOTATION)
+    meta = data.get("metadata") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    stamp = annotations.get(TAKEN_AT_ANNOTATION) if isinstance(annotations, dict) else None
     if stamp is None:
         return None
     try:
-        return datetime.fromisoformat(str(stamp)).astimezone(UTC)
+        when = datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
     except ValueError:
-        raise UserError(f"{TAKEN_AT_ANNOTATION} is {str(stamp)[:40]!r}, not a time", where=where,
-                        hint="regenerate the snapshot with `kai-gitops snapshot`") from None
+        when = None
+    if when is None or when.tzinfo is None:
+        raise UserError(f"annotation {TAKEN_AT_ANNOTATION} is not an RFC 3339 time with a zone: {str(stamp)[:40]!r}",
+                        where=where, hint="`kai-gitops snapshot` writes it, e.g. 2026-12-01T10:00:00.000000Z; "
+                        "remove the annotation if the time is unknown")
+    return when.astimezone(UTC)
 
 
 def _item_location(doc: YamlDoc, index: int) -> str:

@@ -26,7 +26,7 @@ from yaml.representer import SafeRepresenter
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target, names_stdout
 from reconciler.core.jsonvalue import JSONObject
-from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION
+from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION, taken_at_stamp
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster import ReadSettings
@@ -100,8 +100,8 @@ class SnapshotWriter:
     """An ObjectSink that streams a Kubernetes `List` to a temp file (or a buffer for stdout); `commit()` renames
     it to the target's path (or prints it). `output` is the value of `-o` (see `SnapshotTarget`)."""
 
-    def __init__(self, output: str, *, comment: str = "", taken_at: str | None = None,
-                 stdout: TextIO | None = None) -> None:
+    def __init__(self, output: str, *, comment: str = "", stdout: TextIO | None = None,
+                 taken_at: datetime | None = None) -> None:
         self.target = SnapshotTarget.parse(output)
         self.json = self.target.format == "json"
         self.comment = comment
@@ -142,13 +142,15 @@ class SnapshotWriter:
             self._file = None
 
     def _head(self) -> str:
-        # When the cluster was read, where `check --live-snapshot` finds it: a reviewer must know the data's age.
-        meta = {"annotations": {TAKEN_AT_ANNOTATION: self.taken_at}} if self.taken_at else {}
+        """The List's metadata says when the read began (TAKEN_AT_ANNOTATION): the audit log is cut off there,
+        and `check --live-snapshot` tells a reviewer how old its queues are."""
+        stamp = taken_at_stamp(self.taken_at) if self.taken_at else None
         if self.json:
-            return f'{{"apiVersion":"v1","kind":"List","metadata":{orjson.dumps(meta).decode()},"items":[\n'
+            meta = orjson.dumps({"annotations": {TAKEN_AT_ANNOTATION: stamp}} if stamp else {}).decode()
+            return f'{{"apiVersion":"v1","kind":"List","metadata":{meta},"items":[\n'
         lines = [f"# {line}" for line in self.comment.splitlines()]
-        shown = yaml.dump({"metadata": meta}, Dumper=_SnapshotDumper, default_flow_style=False, width=120).rstrip()
-        return "\n".join([*lines, "apiVersion: v1", "kind: List", shown, ""])
+        yaml_meta = f"metadata:\n  annotations:\n    {TAKEN_AT_ANNOTATION}: \"{stamp}\"" if stamp else "metadata: {}"
+        return "\n".join([*lines, "apiVersion: v1", "kind: List", yaml_meta, ""])
 
     def _tail(self) -> str:
         if self.json:
@@ -184,12 +186,14 @@ def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *
     from reconciler.sources.cluster import ClusterClient, ReadProgress, read_live
 
     client = ClusterClient.connect(kubeconfig, context, settings)
-    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    taken_at = datetime.now(UTC)
+    stamp = taken_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     comment = (f"kai-gitops snapshot of {client.label}, taken {stamp}.\n"
                "Read it with: kai-gitops diff|doctor --snapshot FILE. Secrets appear only as redacted Helm "
                "release summaries.")
     try:
-        with SnapshotWriter(output, comment=comment, taken_at=stamp) as writer, ReadProgress(client.label) as progress:
+        with (SnapshotWriter(output, comment=comment, taken_at=taken_at) as writer,
+              ReadProgress(client.label) as progress):
             read_live(client, writer, progress)
             writer.commit()
     except OSError as exc:

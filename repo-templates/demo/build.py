@@ -397,6 +397,9 @@ def lab_standalone_snapshot() -> list[dict[str, Any]]:
     ]
 
 
+TAKEN_AT = "2026-12-01T07:00:00.000000Z"
+
+
 def write_snapshots(folder: Path) -> None:
     yaml = YAML()
     yaml.default_flow_style = False
@@ -405,7 +408,9 @@ def write_snapshots(folder: Path) -> None:
         with (folder / f"{name}.yaml").open("w") as out:
             out.write(f"# Demo live snapshot of cluster {name}; regenerate: python repo-templates/demo/build.py "
                       "snapshots repo-templates/demo/snapshots\n")
-            yaml.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}, out)
+            # When the demo cluster was read, after the demo audit log's last write: the log is cut off there.
+            taken = {"annotations": {"kai-gitops.io/taken-at": TAKEN_AT}}
+            yaml.dump({"apiVersion": "v1", "kind": "List", "metadata": taken, "items": items}, out)
 
 
 # -- the prod cluster's audit log --------------------------------------------------------------

@@ -21,6 +21,7 @@ from reconciler.core.redact import redact, redact_free_text, redact_free_values
 from reconciler.core.resources import CONFIG_MAP, DEPLOYMENT, NAMESPACE, NODE, POD, SERVICE_ACCOUNT, Resource
 from reconciler.model.gangs import POD_GROUP_KEY
 from reconciler.model.helm import KAI_CHART, RELEASE_SECRET_TYPE, ReleaseDecodeError, decode_release_secret
+from reconciler.model.managed_fields import dns_label, known_operation, rfc3339
 
 Obj = JSONObject
 HEALTHZ_KIND = ("kai-gitops/v1", "NVCAHealthz")
@@ -198,11 +199,19 @@ def checked_object(obj: Obj) -> Obj:
     return kept
 
 
+# The entry's fields with a fixed shape keep only that shape: free text (a credential) cannot ride in them.
+_MANAGED_SHAPES = {"operation": known_operation, "subresource": dns_label, "time": rfc3339}
+
+
 def _managed_entry(entry: Obj) -> Obj:
     """The entry's own keys; the manager's name (free text) and the values fieldsV1 spells in its keys (a set
     member `v:"--token=…"`, a list key `k:{…}`) redacted, as everything else the cluster wrote."""
-    kept: Obj = {k: entry[k] for k in ("manager", "operation", "subresource", "apiVersion", "time", "fieldsType")
-                 if isinstance(entry.get(k), str)}
+    kept: Obj = {}
+    for key in ("manager", "operation", "subresource", "apiVersion", "time", "fieldsType"):
+        value = entry.get(key)
+        shaped = _MANAGED_SHAPES.get(key)
+        if isinstance(value, str) and (shaped is None or shaped(value) is not None):
+            kept[key] = value
     if "manager" in kept:
         kept["manager"] = redact_free_text(str(kept["manager"]))
     kept["fieldsV1"] = _redacted_field_set(mapping_at(entry, "fieldsV1"))
