@@ -137,10 +137,11 @@ def test_the_impersonated_user_is_named_and_who_impersonated(demo: Path, tmp_pat
     log = write_log(tmp_path / "audit.log", request(sudo, "patch", QUEUES, "default-queue", START))
     _, stdout, _ = diff(demo, "--k8s-audit-log", log)
     written = last_writes(stdout)["default-queue"]
+    # Named as the API server authorized it, classed as who sent it: a person with `kubectl --as` stands out.
     assert (written["user"], written["identity"], written["impersonatedBy"]) == (
-        OPERATOR.username, "gitops", "alice@example.com")
+        OPERATOR.username, "person", "alice@example.com")
     _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
-    assert f"last written by {OPERATOR.username} (gitops) impersonated by alice@example.com via" in text
+    assert f"⚠ last written by {OPERATOR.username} (person) impersonated by alice@example.com via" in text
 
 
 def test_writes_after_the_run_started_are_not_counted(demo: Path, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ issue and `kai_gitops_oldest_drift_age_seconds`; a bad previous report stops the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -82,7 +83,7 @@ def test_text_says_a_new_drift_is_new_and_nothing_about_new_violations(demo_repo
     previous.write_text(json.dumps(earlier))
     code, out, err = run_cli(diff_args(demo_repo, "--previous-report", str(previous)))
     assert code == 2, err
-    assert out.count("new in this run") == earlier["summary"]["drift"] > 0
+    assert out.count("      new (first seen ") == earlier["summary"]["drift"] > 0
 
 
 def test_without_an_earlier_source_text_claims_no_age(demo_repo: Path) -> None:
@@ -90,7 +91,7 @@ def test_without_an_earlier_source_text_claims_no_age(demo_repo: Path) -> None:
     nothing about how new it is, so the text says nothing (JSON still carries firstSeen)."""
     code, out, err = run_cli(diff_args(demo_repo))
     assert code == 2, err
-    assert "new in this run" not in out and "first seen" not in out
+    assert "new (first seen" not in out and "first seen" not in out
     assert all(f["firstSeen"] for f in json_run(diff_args(demo_repo))[0]["findings"])
 
 
@@ -183,7 +184,7 @@ def test_the_drift_issue_says_how_long_each_drift_has_lasted(demo_repo: Path, tm
         assert code == 2 and "drift issue #1 for prod-addon: opened" in err, err
         body = server.issues[1]["body"]
         assert f"· for 3 days (first seen {old:%Y-%m-%d %H:%M} UTC)</summary>" in body
-        assert body.count("· new in this run</summary>") == first["summary"]["drift"] - 1
+        assert len(re.findall(r"· new \(first seen [0-9: -]+ UTC\)</summary>", body)) == first["summary"]["drift"] - 1
     finally:
         server.stop()
 

@@ -75,14 +75,21 @@ def last_write(write: AuditWrite, identities: AuditIdentities) -> LastWrite:
     named, with the authenticated user beside it."""
     user, groups = (write.impersonated_user, write.impersonated_groups) if write.impersonated_user \
         else (write.user, write.groups)
-    return LastWrite(user, classify(user, write.user_agent, identities), write.stamp, write.verb, write.audit_id,
+    identity = classify(user, write.user_agent, identities)
+    if write.impersonated_user and classify(write.user, write.user_agent, identities) is Identity.PERSON:
+        identity = Identity.PERSON   # a person acting as the operator (kubectl --as) is still a person's change
+    return LastWrite(user, identity, write.stamp, write.verb, write.audit_id,
                      groups, write.user_agent, write.source_ip, write.user if write.impersonated_user else None)
+
+
+# Not the cluster's own component whatever its prefix: a write the API server let through unauthenticated.
+_NOBODY = "system:anonymous"
 
 
 def classify(user: str, user_agent: str | None, identities: AuditIdentities) -> Identity:
     if _listed(identities.gitops, user, user_agent):
         return Identity.GITOPS
-    if (user.startswith("system:") and not user.startswith("system:serviceaccount:")) \
+    if (user.startswith("system:") and not user.startswith("system:serviceaccount:") and user != _NOBODY) \
             or _listed(identities.system, user, user_agent):
         return Identity.SYSTEM
     return Identity.PERSON

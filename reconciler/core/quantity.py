@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException
 
+# Far past any quantity a cluster holds (exabytes are 1e18) and still finite where facts turn it into a float.
+_LARGEST = Decimal("1e30")
 _SUFFIX = {
     "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
     "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"), "P": Decimal("1e15"),
@@ -26,6 +28,9 @@ def parse_quantity(value: object) -> Decimal:
     number, suffix = match.groups()
     try:
         base = Decimal(number)
-        return base * _SUFFIX[suffix] if suffix in _SUFFIX else base * Decimal(f"1{suffix}")
-    except InvalidOperation:
+        amount = base * _SUFFIX[suffix] if suffix in _SUFFIX else base * Decimal(f"1{suffix}")
+    except DecimalException:   # also Overflow: 1e999999999
         raise ValueError(f"{text!r} is not a resource quantity (like 500m, 4Gi, 2)") from None
+    if not amount.is_finite() or abs(amount) > _LARGEST:
+        raise ValueError(f"{text!r} is larger than any resource quantity Kubernetes accepts")
+    return amount

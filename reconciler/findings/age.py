@@ -33,11 +33,11 @@ class Age:
         return self.first_seen >= self.as_of
 
     def phrase(self) -> str:
-        return "new in this run" if self.new else f"for {duration_text(self.seconds)}"
+        return "new" if self.new else f"for {duration_text(self.seconds)}"
 
     def describe(self) -> str:
         """The age and the instant it counts from, which stays true when the text is read days later."""
-        return self.phrase() if self.new else f"{self.phrase()} (first seen {self.first_seen:%Y-%m-%d %H:%M} UTC)"
+        return f"{self.phrase()} (first seen {self.first_seen:%Y-%m-%d %H:%M} UTC)"
 
 
 def duration_text(seconds: float) -> str:
@@ -65,4 +65,7 @@ def parse_instant(text: str) -> datetime:
     moment = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
     if moment.tzinfo is None or "T" not in text.upper():
         raise ValueError(f"{text!r} is not an RFC 3339 time with a zone (like 2026-11-28T14:02:00Z)")
-    return instant(moment)
+    try:
+        return instant(moment)
+    except OverflowError:   # 9999-12-31T23:59:59-01:00: a valid shape past the last UTC instant
+        raise ValueError(f"{text!r} is out of range") from None

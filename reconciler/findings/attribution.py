@@ -114,11 +114,9 @@ def short_time(stamp: str) -> str:
     its local zone and nanoseconds); anything else as it is."""
     try:
         when = datetime.fromisoformat(stamp)
-    except ValueError:
+        return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if when.tzinfo is not None else stamp
+    except (ValueError, OverflowError):   # OverflowError: a valid shape past the last UTC instant
         return stamp
-    if when.tzinfo is None:
-        return stamp
-    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _subresource(name: str | None) -> str:

@@ -8,7 +8,6 @@ person's change stands out among the cluster's own components and the GitOps too
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -37,7 +36,7 @@ class LastWrite:
     def __post_init__(self) -> None:
         """A client sends what it likes as its user agent (and an authenticator may pass long names): bounded
         like a finding's text, so every format renders the same bounded sentence."""
-        for name in ("user", "user_agent", "impersonated_by"):
+        for name in ("user", "user_agent", "impersonated_by", "time", "verb", "audit_id", "source_ip", "caveat"):
             value = getattr(self, name)
             if isinstance(value, str) and len(value) > MAX_TEXT:
                 object.__setattr__(self, name, _bounded(value))
@@ -52,9 +51,13 @@ class LastWrite:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> LastWrite:
-        return cls(str(raw["user"]), Identity(raw["identity"]), str(raw["time"]), str(raw["verb"]),
-                   str(raw["auditID"]), tuple(str(g) for g in raw.get("groups") or ()), raw.get("userAgent"),
-                   raw.get("sourceIP"), raw.get("impersonatedBy"), _text_or_none(raw.get("caveat")))
+        """A saved report's: each field of the type this tool writes, or TypeError (the reader's one-line error)."""
+        groups = raw.get("groups") or []
+        if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+            raise TypeError("lastWrite.groups must be a list of strings")
+        return cls(_text(raw, "user"), Identity(raw["identity"]), _text(raw, "time"), _text(raw, "verb"),
+                   _text(raw, "auditID"), tuple(groups), _optional(raw, "userAgent"), _optional(raw, "sourceIP"),
+                   _optional(raw, "impersonatedBy"), _optional(raw, "caveat"))
 
     def redacted(self) -> LastWrite:
         """User names and user agents are whatever a client sent: free text, judged as such."""
@@ -64,7 +67,10 @@ class LastWrite:
             return redact_free_text(value) if value is not None else None
 
         return replace(self, user=redact_free_text(self.user), groups=tuple(map(redact_free_text, self.groups)),
-                       user_agent=text(self.user_agent), impersonated_by=text(self.impersonated_by))
+                       user_agent=text(self.user_agent), impersonated_by=text(self.impersonated_by),
+                       time=redact_free_text(self.time), verb=redact_free_text(self.verb),
+                       audit_id=redact_free_text(self.audit_id), source_ip=text(self.source_ip),
+                       caveat=text(self.caveat))
 
     def sentence(self) -> str:
         """"last written by alice@example.com (person) via kubectl/v1.36.0 from 10.0.0.7 at 2026-11-30 14:02 UTC"."""
@@ -105,12 +111,19 @@ def _bounded(text: str) -> str:
 _PAST = {"create": "created", "delete": "deleted"}
 
 
-def _text_or_none(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _text(raw: dict[str, Any], key: str) -> str:
+    value = raw[key]
+    if not isinstance(value, str):
+        raise TypeError(f"lastWrite.{key} must be a string")
+    return value
+
+
+def _optional(raw: dict[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    return None if value is None else _text(raw, key)
 
 
 def _minute(stamp: str) -> str:
-    try:
-        return datetime.fromisoformat(stamp).strftime("%Y-%m-%d %H:%M UTC")
-    except ValueError:
-        return stamp
+    from reconciler.findings.attribution import short_time  # one way to show a time to people
+
+    return short_time(stamp)

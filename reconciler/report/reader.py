@@ -58,7 +58,7 @@ def report_from_dict(data: JSONValue, where: str = "report") -> Report:
                         f"{SCHEMA_VERSION}", where=where, hint="merge reports written by the same kai-gitops version")
     try:
         report = _report(data, where)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise UserError(f"report does not have the documented shape ({type(exc).__name__}: {exc})",
                         where=where, hint="pass files written by `kai-gitops … -o json`, unedited") from None
     _check_names(report, where)

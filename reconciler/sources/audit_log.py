@@ -16,9 +16,11 @@ for one torn line would hide every other. A file whose first line is no audit Ev
 from __future__ import annotations
 
 import gzip
+import ipaddress
 import json
 import logging
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -33,6 +35,8 @@ log = logging.getLogger("kai_gitops.audit")
 API_VERSION = "audit.k8s.io/v1"
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "apply"})
 _GZIP_MAGIC = b"\x1f\x8b"
+# The API server's own audit IDs are UUIDs; a client may send any Audit-ID header, which it passes on.
+_AUDIT_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 # An Event at the RequestResponse level carries whole objects; no KAI or Kubernetes object comes near this.
 MAX_LINE = 16 * 1024 * 1024
 _STAGE = b"ResponseComplete"   # a line without it holds no finished write: it is not parsed
@@ -161,16 +165,32 @@ def _write(event: dict[str, Any]) -> AuditWrite | None:
     if not isinstance(user, dict) or not isinstance(user.get("username"), str) or not isinstance(stamp, str):
         return None
     try:
-        time = datetime.fromisoformat(stamp).astimezone(UTC)
-    except ValueError:
+        moment = datetime.fromisoformat(stamp)
+        # The API server writes UTC with a zone; a time without one would be read in this machine's zone.
+        time = moment.astimezone(UTC) if moment.tzinfo is not None else None
+    except (ValueError, OverflowError):   # OverflowError: a valid shape past the last UTC instant
+        return None
+    if time is None:
         return None
     ips = event.get("sourceIPs") or []
     agent = event.get("userAgent")
     other = impersonated if isinstance(impersonated, dict) and isinstance(impersonated.get("username"), str) else {}
-    return AuditWrite(time, str(event["verb"]), str(event.get("auditID") or ""), user["username"],
+    return AuditWrite(time, str(event["verb"]), _audit_id(event.get("auditID")), user["username"],
                       _strings(user.get("groups")), other.get("username"), _strings(other.get("groups")),
-                      agent if isinstance(agent, str) else None,
-                      ips[0] if isinstance(ips, list) and ips and isinstance(ips[0], str) else None, stamp)
+                      agent if isinstance(agent, str) else None, _address(ips), stamp)
+
+
+def _audit_id(value: Any) -> str:
+    """The API server takes a client's Audit-ID header as it is: kept only in the shape it generates itself."""
+    return value if isinstance(value, str) and _AUDIT_ID.fullmatch(value) else ""
+
+
+def _address(ips: Any) -> str | None:
+    first = ips[0] if isinstance(ips, list) and ips else None
+    try:
+        return str(ipaddress.ip_address(first)) if isinstance(first, str) else None
+    except ValueError:
+        return None
 
 
 def _strings(value: Any) -> tuple[str, ...]:

@@ -108,13 +108,14 @@ def _taken_at(data: JSONValue, where: str) -> datetime | None:
         return None
     try:
         when = datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
-    except ValueError:
-        when = None
-    if when is None or when.tzinfo is None:
+        utc = when.astimezone(UTC) if when is not None and when.tzinfo is not None else None
+    except (ValueError, OverflowError):   # OverflowError: a valid shape past the last UTC instant
+        utc = None
+    if utc is None:
         raise UserError(f"annotation {TAKEN_AT_ANNOTATION} is not an RFC 3339 time with a zone: {str(stamp)[:40]!r}",
                         where=where, hint="`kai-gitops snapshot` writes it, e.g. 2026-12-01T10:00:00.000000Z; "
                         "remove the annotation if the time is unknown")
-    return when.astimezone(UTC)
+    return utc
 
 
 def _item_location(doc: YamlDoc, index: int) -> str:

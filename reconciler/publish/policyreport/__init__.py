@@ -72,8 +72,13 @@ def recorded_first_seen(kubeconfig: str | None, kube_context: str | None, repo_c
     configuration, _label = load_configuration(kubeconfig, kube_context, repo_context)
     with phase("read-policyreports"), ApiClient(configuration) as api_client:
         recorded = recorded_in(api_client, cluster)
-    return {fingerprint: datetime.fromtimestamp(stamp["seconds"] + stamp["nanos"] / 1e9, UTC)
-            for fingerprint, stamp in recorded.items()}
+    seen: dict[str, datetime] = {}
+    for fingerprint, stamp in recorded.items():
+        try:
+            seen[fingerprint] = datetime.fromtimestamp(stamp["seconds"] + stamp["nanos"] / 1e9, UTC)
+        except (ValueError, OverflowError, OSError):   # an edited timestamp no clock reaches: not a sighting
+            continue
+    return seen
 
 
 def _repo_kube_context(request: PublishRequest) -> str | None:

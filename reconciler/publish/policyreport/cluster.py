@@ -178,7 +178,10 @@ def _first_seen(old: dict[str, Any] | None) -> dict[str, dict[str, int]]:
             fingerprint = TRUNCATED_POLICY
         stamp = item.get("timestamp")
         if fingerprint and isinstance(stamp, dict) and {"seconds", "nanos"} <= stamp.keys():
-            seen[fingerprint] = {"seconds": int(stamp["seconds"]), "nanos": int(stamp["nanos"])}
+            try:
+                seen[fingerprint] = {"seconds": int(stamp["seconds"]), "nanos": int(stamp["nanos"])}
+            except (TypeError, ValueError):   # a hand-edited result: its finding is seen anew
+                continue
     return seen
 
 
