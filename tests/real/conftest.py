@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.real.kai_cluster import KaiCluster
-from tests.support.envtest import EnvTest
-from tests.support.tools import require_tool
+from tests.support.envtest import EnvTest, running_server
 
 HERE = Path(__file__).parent
 
@@ -37,14 +36,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def envtest_session() -> Iterator[EnvTest]:
-    for name in ("etcd", "kube-apiserver"):
-        require_tool(name)
-    cluster = EnvTest(audit=True)   # its own audit log: what --k8s-audit-log reads (test_audit_log.py)
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from running_server()
 
 
 @pytest.fixture

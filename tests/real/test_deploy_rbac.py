@@ -34,8 +34,7 @@ import pytest
 
 from tests.helpers import FIXTURES, ROOT, load_demo_builder, make_bare_remote
 from tests.real.demo_cluster import apply_deploy, nvca_agent, populate
-from tests.support.envtest import DEFAULT_CRD_FILES, EnvTest
-from tests.support.tools import require_tool
+from tests.support.envtest import DEFAULT_CRD_FILES, EnvTest, running_server
 from tests.test_deploy_cronjob_run import container_env, expand
 from tests.test_deploy_manifests import main_container, variant_dir
 
@@ -325,16 +324,9 @@ GROVE_BINDING_CRD = FIXTURES / "grove" / "grove.io_clustertopologybindings.yaml"
 
 @pytest.fixture(scope="module")
 def audited_cluster() -> Iterator[EnvTest]:
-    """A server of its own with the audit log on (the session's runs without it), serving Grove's
-    ClusterTopologyBinding too, so the reader lists it as on a cluster with Grove."""
-    for name in ("etcd", "kube-apiserver", "kubectl"):
-        require_tool(name)
-    cluster = EnvTest(audit=True, crd_files=(*DEFAULT_CRD_FILES, GROVE_BINDING_CRD))
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
+    """A server of its own, serving Grove's ClusterTopologyBinding too, so the reader lists it as on a cluster
+    with Grove (and every grant of the read role is used)."""
+    yield from running_server(("kubectl",), crd_files=(*DEFAULT_CRD_FILES, GROVE_BINDING_CRD))
 
 
 @pytest.fixture(scope="module")

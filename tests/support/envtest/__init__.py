@@ -32,9 +32,27 @@ one line ``ready <server-url>`` on stdout, serves until SIGTERM or SIGINT, then 
 kube-apiserver and removes its data dir.
 """
 
+from collections.abc import Iterator
+from typing import Any
+
+from tests.support.tools import require_tool
+
 from ._pki import Pki
 from ._rest import ApiError, RestClient
 from ._server import DEFAULT_CRD_FILES, EnvTest, EnvTestError, ResetReport, Resource
 
 __all__ = ["DEFAULT_CRD_FILES", "ApiError", "EnvTest", "EnvTestError", "Pki", "ResetReport", "Resource",
-           "RestClient"]
+           "RestClient", "running_server"]
+
+
+def running_server(tools: tuple[str, ...] = (), **options: Any) -> Iterator[EnvTest]:
+    """A server of its own with the audit log on (what --k8s-audit-log reads, and the authorizer's answer to
+    each request), stopped when the generator is closed: the body of a fixture that needs `tools` too."""
+    for name in ("etcd", "kube-apiserver", *tools):
+        require_tool(name)
+    server = EnvTest(audit=True, **options)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
