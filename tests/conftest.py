@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -38,3 +39,13 @@ def _text_logs() -> Iterator[None]:
         os.environ.pop("KAI_GITOPS_LOG_FORMAT", None)
     else:
         os.environ["KAI_GITOPS_LOG_FORMAT"] = previous
+
+
+@pytest.fixture(scope="module")
+def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled demo's GitOps repository (repo-templates/demo/build.py), built once per test module."""
+    from tests.helpers import load_demo_builder
+
+    target = tmp_path_factory.mktemp("demo") / "repo"
+    load_demo_builder().build_repo(target)
+    return target

@@ -19,19 +19,12 @@ from reconciler.core.resources import CLUSTER_POLICY_REPORT
 from reconciler.findings.age import format_instant, parse_instant
 from reconciler.report.reader import finding_from_dict
 from tests.githost.conftest import TOKEN
-from tests.helpers import DEMO_SNAPSHOTS, assert_one_line_error, load_demo_builder, run_cli
+from tests.helpers import DEMO_SNAPSHOTS, assert_one_line_error, run_cli
 from tests.reconcile_support import Demo, demo_cluster
 from tests.support.kubeserver import Fault
 from tests.support.report_crds import WG, register_reports
 
 DAY = timedelta(days=1)
-
-
-@pytest.fixture(scope="module")
-def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("demo") / "repo"
-    load_demo_builder().build_repo(target)
-    return target
 
 
 def diff_args(repo: Path, *extra: Any) -> list[str]:

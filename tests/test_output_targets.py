@@ -26,18 +26,11 @@ from reconciler.core.errors import UserError
 from reconciler.core.files import write_atomically
 from reconciler.reconcile.audit import AuditLog
 from reconciler.sources.snapshot_writer import SnapshotWriter
-from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo_builder, run_cli
+from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, run_cli
 from tests.reconcile_support import Demo, demo_cluster
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
 NULL = os.makedev(1, 3)
-
-
-@pytest.fixture(scope="module")
-def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("demo") / "repo"
-    load_demo_builder().build_repo(target)
-    return target
 
 
 def check(repo: Path, *args: object) -> tuple[int, str, str]:

@@ -149,13 +149,6 @@ def test_an_opa_url_credential_is_in_no_message(url: str) -> None:
     assert TOKEN not in line
 
 
-@pytest.fixture(scope="module")
-def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("demo") / "repo"
-    load_demo_builder().build_repo(target)
-    return target
-
-
 @pytest.mark.parametrize(("url", "needle"), [(f"http://{TOKEN}@127.0.0.1:9", "carries credentials"),
                                              (f"ftp://{TOKEN}@gateway", "needs an http(s) URL"),
                                              (f"http://127.0.0.1:9/?apikey={TOKEN}", "pushing metrics")])

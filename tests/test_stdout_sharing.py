@@ -11,14 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo_builder, run_cli
-
-
-@pytest.fixture(scope="module")
-def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("demo") / "repo"
-    load_demo_builder().build_repo(target)
-    return target
+from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, run_cli
 
 
 def _reconcile(repo: Path, *extra: Any) -> list[Any]:

@@ -16,13 +16,6 @@ from tests.helpers import DEMO_SNAPSHOTS, ROOT, assert_one_line_error, load_demo
 OTHER_USER = 12345
 
 
-@pytest.fixture(scope="module")
-def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("demo") / "repo"
-    load_demo_builder().build_repo(target)
-    return target
-
-
 def _kai_gitops(*args: Any, home: Path, **popen: Any) -> subprocess.Popen[bytes]:
     """The real command in its own process: HOME (Git's global config) and stdout as a user's shell has them."""
     env = {**os.environ, "HOME": str(home), "KAI_GITOPS_CACHE": str(home / "cache")}

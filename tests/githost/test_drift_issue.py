@@ -22,13 +22,6 @@ CONTEXT = DriftContext(("kai-gitops", "drift"), ("alice",),
 
 
 @pytest.fixture(scope="module")
-def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("demo") / "repo"
-    load_demo_builder().build_repo(target)
-    return target
-
-
-@pytest.fixture(scope="module")
 def demo_cluster(demo_repo: Path) -> ClusterReport:
     """The demo's prod-addon cluster as `diff` reports it from the demo snapshot: real findings."""
     from reconciler.app.pipeline import run_diff
