@@ -1,9 +1,9 @@
 """The function charts of `kai-gitops.yaml` `workloads:`, rendered with the real `helm template`.
 
 The chart and its values files are read at the checked ref (not from the working copy, unless --worktree),
-written to a private directory and rendered there; a manifest file is read as it is. Helm runs without
-cluster access (`helm template` never contacts one), within a time limit, and its output is read within the
-YAML byte budget.
+written to a private work area (sources/materialize.py: every name checked, nothing written outside it) and
+rendered there; a manifest file is read as it is. Helm runs without cluster access (`helm template` never
+contacts one), within a time limit, and its output is read within the YAML byte budget.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from reconciler.core.redact import excerpt
 from reconciler.model.config import WorkloadConfig
 from reconciler.model.workloads import RenderedWorkload, TemplateReader, rendered_objects
 from reconciler.sources.git import GitTree
+from reconciler.sources.materialize import WorkArea
 from reconciler.yamlio.document import MAX_BYTES, decode_text
 
 HELM_TIMEOUT_S = 120.0
@@ -69,17 +69,13 @@ def _render_chart(tree: GitTree, workload: WorkloadConfig, helm: str) -> tuple[s
         raise UserError(f"workload '{workload.name}': no Chart.yaml in chart directory {workload.chart_shown}",
                         where=workload.chart_shown, hint="chart: must name a Helm chart directory of the repository")
     texts = {path: data.decode("utf-8", "replace") for path, data in files.items()}
-    with tempfile.TemporaryDirectory(prefix="kai-gitops-chart-") as tmp:
-        root = Path(tmp)
+    with WorkArea("chart") as work:
         for path, data in files.items():
-            target = root / "chart" / (path[len(chart) + 1:] if chart else path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        command = [helm, "template", workload.name, str(root / "chart")]
+            work.write("chart/" + (path[len(chart) + 1:] if chart else path), data, shown=path)
+        command = [helm, "template", workload.name, str(work.path("chart"))]
         for i, values in enumerate(workload.values):
-            (root / f"values-{i}.yaml").write_bytes(tree.read(values))
-            command += ["--values", str(root / f"values-{i}.yaml")]
-        output = _run(command, workload, root)
+            command += ["--values", str(work.write(f"values-{i}.yaml", tree.read(values), shown=values))]
+        output = _run(command, workload, work.root)
     return decode_text(output, f"{chart} (rendered)"), texts.get
 
 
