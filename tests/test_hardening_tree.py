@@ -15,6 +15,7 @@ fresh folder, whose every file is hashed before and after. Absolute names only e
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -498,3 +499,46 @@ def test_a_corrupt_or_missing_object_is_one_line(tmp_path: Path) -> None:
     empty = tree_repo(tmp_path / "empty", (Raw(BLOB, b"", b"x"), Raw(BLOB, b"Chart.yaml", b"x")))
     with pytest.raises(UserError, match="the tree entry '' at ref main is not a file name"):
         walked(empty)
+
+
+# -- `# Source:` comments a template writes itself ----------------------------------------------------------------
+
+OWN_SOURCE = ["fn/../../../../etc/passwd", "/etc/passwd", "fn//etc/passwd", "fn/templates/../../../kai-gitops.yaml",
+              "fn/templates/missing.yaml", "fn/"]
+
+
+@pytest.mark.parametrize("source", OWN_SOURCE)
+def test_a_source_comment_naming_no_file_of_the_chart_points_at_the_chart(source: str) -> None:
+    from reconciler.model.config import WorkloadConfig
+    from reconciler.model.workloads import rendered_objects
+
+    files = {"charts/fn/templates/sts.yaml": "kind: ConfigMap\n"}
+    render = ("---\n# Source: fn/templates/sts.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+              f"---\n# Source: fn/templates/sts.yaml\n# Source: {source}\napiVersion: v1\nkind: ConfigMap\n"
+              "metadata:\n  name: b\n")
+    workload = WorkloadConfig("fn", ("gpu",), chart="charts/fn")
+    honest, forged = rendered_objects(render, workload, files.get).objects
+    assert honest.doc.file == "charts/fn/templates/sts.yaml"
+    assert forged.doc.file == "charts/fn" and forged.doc.locate(("kind",)).line == 1
+
+
+def test_sarif_and_annotations_stay_in_the_repository_whatever_a_template_says(helm: Path, tmp_path: Path) -> None:
+    """The template's own `# Source:` comment sits nearer its object than Helm's: the finding is the chart's."""
+    from tests.test_function_charts import TEMPLATE_STS, chart_repo
+
+    forged = "# Source: fn/../../../../../etc/passwd\n" + TEMPLATE_STS
+    repo = chart_repo(tmp_path, {"sts.yaml": forged, "other.yaml": "# Source: /etc/shadow\n" + TEMPLATE_STS.replace(
+        "{{ .Release.Name }}-worker", "{{ .Release.Name }}-other")})
+    out = tmp_path / "out"
+    code, _, stderr = run_cli(["check", "--repo", repo, "-o", f"sarif={out}/r.sarif", "-o", f"json={out}/r.json",
+                               "-o", f"github={out}/annotations.txt"])
+    assert code == 2, stderr
+    sarif = json.loads((out / "r.sarif").read_text())
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for run in sarif["runs"] for result in run["results"]
+            for loc in result.get("locations", [])}
+    workload = [f for c in json.loads((out / "r.json").read_text())["clusters"] for f in c["findings"]
+                if f["rule"] == "NVCF-F-002"]
+    assert len(workload) == 2 and {f["location"]["file"] for f in workload} == {"charts/fn"}
+    assert "charts/fn" in uris and not any("etc/" in uri or ".." in uri or uri.startswith("/") for uri in uris)
+    annotations = (out / "annotations.txt").read_text()
+    assert "file=charts/fn," in annotations and "etc/" not in annotations
