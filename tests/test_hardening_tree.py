@@ -542,3 +542,36 @@ def test_sarif_and_annotations_stay_in_the_repository_whatever_a_template_says(h
     assert "charts/fn" in uris and not any("etc/" in uri or ".." in uri or uri.startswith("/") for uri in uris)
     annotations = (out / "annotations.txt").read_text()
     assert "file=charts/fn," in annotations and "etc/" not in annotations
+
+
+# -- charts within a memory budget ------------------------------------------------------------------------------
+
+
+def test_helm_runs_under_the_address_space_limit_of_the_option(tmp_path: Path) -> None:
+    """The limit holds for the --helm binary and what it starts: a wrapper's shell reports its own."""
+    from tests.test_function_charts import TEMPLATE_STS, chart_repo
+
+    fake = tmp_path / "helm"
+    fake.write_text("#!/bin/sh\necho \"limit $(ulimit -v) KiB\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS})
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", fake, "--helm-memory", 123])
+    assert_one_line_error(code, stdout, stderr, "helm template failed for chart charts/fn: limit 125952 KiB")
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", fake])
+    assert_one_line_error(code, stdout, stderr, f"limit {4096 * 1024} KiB")
+
+
+SMALL_BUDGET_MB = 1536   # well above what helm maps to render a small chart, far below what `until` asks
+
+
+def test_a_chart_past_its_memory_budget_is_one_line_naming_the_option(helm: Path, tmp_path: Path) -> None:
+    """`until` makes a list of that many numbers at once: 8 bytes each, 3.2 GB here, refused at its mapping."""
+    from tests.test_function_charts import TEMPLATE_STS, chart_repo
+
+    small = chart_repo(tmp_path / "small", {"sts.yaml": TEMPLATE_STS})
+    code, _, stderr = run_cli(["check", "--repo", small, "--helm-memory", SMALL_BUDGET_MB])
+    assert code == 2, stderr   # an ordinary chart renders within the budget
+    huge = chart_repo(tmp_path / "huge", {"sts.yaml": TEMPLATE_STS, "huge.yaml": "{{- $n := until 400000000 }}\n"})
+    code, stdout, stderr = run_cli(["check", "--repo", huge, "--helm-memory", SMALL_BUDGET_MB])
+    assert_one_line_error(code, stdout, stderr, "charts/fn: workload 'fn': helm template of chart charts/fn exceeded "
+                          f"its memory budget of {SMALL_BUDGET_MB:,} MB", "raise --helm-memory")
