@@ -38,7 +38,7 @@ from reconciler.core.exits import ExitCode
                    "(default: helm on PATH).")
 @click.option("--helm-memory", metavar="MB", type=click.IntRange(min=1), default=4096, show_default=True,
               help="Address space `helm template` may map while it renders one function chart (a limit on its "
-                   "process).")
+                   "process; helm's Go runtime takes about 1.5 GB of it before rendering).")
 @live_snapshot_option
 @judging_options
 @metrics_options

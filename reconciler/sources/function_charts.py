@@ -30,9 +30,11 @@ from reconciler.sources.materialize import WorkArea
 from reconciler.yamlio.document import MAX_BYTES, decode_text
 
 HELM_TIMEOUT_S = 120.0
-HELM_MEMORY_MB = 4096    # helm's whole address space: a Go binary maps some hundreds of MB before it renders
+# helm's whole address space, not its resident memory: the Go runtime of helm 3.22 reserves about 1.5 GB of
+# address space (heap arena index, thread stacks) before it renders anything
+HELM_MEMORY_MB = 4096
 # How the Go runtime (and a --helm wrapper's shell) says that a mapping was refused
-_NO_MEMORY = ("out of memory", "cannot allocate memory", "failed to reserve")
+_NO_MEMORY = ("out of memory", "cannot allocate memory", "failed to reserve", "pthread_create failed")
 ERROR_EXCERPT = 300
 
 

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text, url_without_secrets, url_without_userinfo
-from reconciler.sources.materialize import SYMLINK_AT_REF, SYMLINK_HINT, SYMLINK_MODE, walk_subtree
+from reconciler.sources.materialize import SYMLINK_HINT, SYMLINK_MODE, symlink_at_ref, walk_subtree
 
 if TYPE_CHECKING:
     import pygit2
@@ -71,7 +71,7 @@ class GitTree:
             if not isinstance(entry, pygit2.Blob):
                 raise UserError(f"is a {entry.type_str}, not a file", where=path)
             if entry.filemode == SYMLINK_MODE:  # its content is the link target's path, not the file
-                raise UserError(SYMLINK_AT_REF, where=path, hint=SYMLINK_HINT)
+                raise UserError(symlink_at_ref(self.ref), where=path, hint=SYMLINK_HINT)
             return entry.data
         except KeyError:
             return None

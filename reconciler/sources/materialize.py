@@ -43,9 +43,13 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
                       *(f"{port}{n}" for port in ("COM", "LPT") for n in (*"123456789", "¹", "²", "³"))})
 
-SYMLINK_AT_REF = "is a symbolic link; links are not followed at a ref"
 SYMLINK_HINT = "commit the file itself (or pass --worktree to follow links inside the repository)"
 _NAME_HINT = "kai-gitops writes only plain file names; rename or remove the entry (git mv, or git rm --cached)"
+
+
+def symlink_at_ref(ref: str) -> str:
+    """A link's content is its target's path, not the file: refused, as `read` refuses one, never skipped."""
+    return f"is a symbolic link at ref {ref}; links are not followed at a ref"
 
 
 def name_problem(name: str) -> str | None:
@@ -77,7 +81,9 @@ def folded(name: str) -> str:
 
 
 def _shown(name: str) -> str:
-    return repr(name)[1:-1]   # control characters and undecodable bytes as escapes
+    """The name as an error shows it: control characters and undecodable bytes escaped, at most 80 characters."""
+    shown = repr(name)[1:-1]
+    return shown if len(shown) <= 80 else shown[:60] + "…"
 
 
 def _under(top: str, name: str) -> str:
@@ -104,7 +110,7 @@ def walk_subtree(repo: pygit2.Repository, tree_id: pygit2.Oid, top: str, suffix:
     found: list[tuple[str, pygit2.Oid]] = []
     while stack:
         path, oid, depth = stack.pop()
-        entries = [e for e in _read_tree(repo, oid, path, ref) if e.mode == TREE_MODE or e.name.endswith(suffix)]
+        entries = [e for e in _read_tree(repo, oid, path, ref) if _is_folder(e.mode) or e.name.endswith(suffix)]
         _check_names(entries, path, ref)
         taken += len(entries)
         if taken > MAX_ENTRIES or depth > MAX_DEPTH:
@@ -125,6 +131,11 @@ def walk_subtree(repo: pygit2.Repository, tree_id: pygit2.Oid, top: str, suffix:
             raise UserError(f"the files under this folder at ref {ref} are over {MAX_TOTAL_BYTES:,} bytes",
                             where=top or ".", hint="a chart or policy folder holds far less; check kai-gitops.yaml")
         yield path, data
+
+
+def _is_folder(mode: int) -> bool:
+    """A tree's type bits, whatever the rest says: libgit2 would walk it, so it is judged, never skipped."""
+    return mode & 0o170000 == TREE_MODE
 
 
 def _read_tree(repo: pygit2.Repository, oid: pygit2.Oid, path: str, ref: str) -> list[_Entry]:
@@ -184,11 +195,11 @@ def _check_file_mode(mode: int, path: str, ref: str) -> None:
     if mode in FILE_MODES:
         return
     if mode == SYMLINK_MODE:   # its content is the link target's path, not the file
-        raise UserError(SYMLINK_AT_REF, where=path, hint=SYMLINK_HINT)
+        raise UserError(symlink_at_ref(ref), where=path, hint=SYMLINK_HINT)
     if mode == GITLINK_MODE:
         raise UserError(f"is a submodule (gitlink) at ref {ref}; a submodule's files are not read", where=path,
                         hint="commit the files themselves into the repository")
-    raise UserError(f"has mode {mode:o} at ref {ref}, which Git never writes for a file", where=path,
+    raise UserError(f"has mode {mode:o} at ref {ref}, which Git never writes", where=path,
                     hint="the tree was not written by Git; commit the file again with git add")
 
 
