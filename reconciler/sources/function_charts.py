@@ -121,7 +121,8 @@ def _address_space(memory_mb: int) -> Callable[[], None]:
     limit = memory_mb * 1024 * 1024
 
     def limit_child() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        with contextlib.suppress(OSError, ValueError):   # a system without the limit: the time limit still holds
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     return limit_child
 
