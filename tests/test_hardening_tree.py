@@ -581,3 +581,23 @@ def test_a_chart_past_its_memory_budget_is_one_line_naming_the_option(helm: Path
     code, stdout, stderr = run_cli(["check", "--repo", huge, "--helm-memory", SMALL_BUDGET_MB])
     assert_one_line_error(code, stdout, stderr, "charts/fn: workload 'fn': helm template of chart charts/fn exceeded "
                           f"its memory budget of {SMALL_BUDGET_MB:,} MB", "raise --helm-memory")
+
+
+@pytest.mark.parametrize(("entries", "line"), [
+    ((Raw(BLOB, b"values.yaml", b"a"), Raw(BLOB, b"Values.yaml", b"b")),
+     "charts/fn: the tree at ref main names one file as 'Values.yaml' and 'values.yaml' (a case-insensitive"),
+    ((Raw(BLOB, b"a.yaml", b"a"), Raw(BLOB, b"a.yaml", b"b")), "charts/fn: the tree at ref main holds the entry "
+                                                               "'a.yaml' twice"),
+    ((Raw(GITLINK, b"vendor", b"\1" * 20),), "charts/fn/vendor: is a submodule (gitlink) at ref main"),
+    ((Raw(0o100600, b"x.yaml", b"a"),), "charts/fn/x.yaml: has mode 100600 at ref main, which Git never writes"),
+    ((Raw(LINK, b"x.yaml", b"/etc/passwd"),), "charts/fn/x.yaml: is a symbolic link at ref main"),
+    ((Raw(BLOB, b"x.yaml", (Raw(BLOB, b"y", b"y"),)),), "charts/fn/x.yaml: the entry at ref main says blob but its "
+                                                        "object is a tree"),
+    ((Raw(BLOB, b"evil\n::error::x", b"a"),), "charts/fn: the tree entry 'evil\\n::error::x' at ref main holds a "
+                                              "control character"),
+])
+def test_each_refusal_is_one_line_naming_the_path_and_the_ref(tmp_path: Path, entries: tuple[Raw, ...],
+                                                              line: str) -> None:
+    with pytest.raises(UserError) as refused:
+        walked(tree_repo(tmp_path, entries))
+    assert refused.value.line().startswith(line), refused.value.line()

@@ -185,10 +185,12 @@ def _check_names(entries: list[_Entry], path: str, ref: str) -> None:
                             hint=_NAME_HINT)
         other = seen.get(folded(entry.name))
         seen[folded(entry.name)] = entry.name
+        if other == entry.name:
+            raise UserError(f"the tree at ref {ref} holds the entry '{_shown(other)}' twice", where=path or ".",
+                            hint=_NAME_HINT)
         if other is not None:
-            same = "twice" if other == entry.name else f"as '{_shown(other)}' and '{_shown(entry.name)}'"
-            raise UserError(f"the tree at ref {ref} names one file {same} (a case-insensitive file system "
-                            "keeps one of them)", where=path or ".", hint=_NAME_HINT)
+            raise UserError(f"the tree at ref {ref} names one file as '{_shown(other)}' and '{_shown(entry.name)}' "
+                            "(a case-insensitive file system keeps one of them)", where=path or ".", hint=_NAME_HINT)
 
 
 def _check_file_mode(mode: int, path: str, ref: str) -> None:
