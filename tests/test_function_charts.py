@@ -301,8 +301,8 @@ def test_a_symbolic_link_in_a_chart_at_a_ref_is_an_error_not_a_missing_file(helm
     """Skipped, the linked template's findings would vanish; read() refuses a link the same way."""
     repo = linked_chart(tmp_path, "../../../common/sts.yaml")
     code, stdout, stderr = run_cli(["check", "--repo", repo])
-    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: is a symbolic link; links are not "
-                          "followed at a ref", "--worktree")
+    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: is a symbolic link at ref HEAD; links "
+                          "are not followed at a ref", "--worktree")
 
 
 def test_worktree_follows_a_link_inside_the_repository_and_refuses_one_leaving_it(helm: Path, tmp_path: Path) -> None:

@@ -217,7 +217,7 @@ def run_check(settings: RunSettings) -> Report:
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True)
     snapshots = _snapshot_queues(settings, head.config, chosen)
-    rendered = _rendered_workloads(head, chosen, settings.helm)
+    rendered = _rendered_workloads(head, chosen, settings)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
         _add_workloads(facts, desired, [rendered[w.name] for w in head.config.workloads_for(desired.name)])
@@ -275,7 +275,7 @@ def _base_queues(base: DesiredRepo | None, cluster: str) -> list[QueueSpec] | No
     return [q.spec for q in desired.queues]
 
 
-def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], helm: str | None
+def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], settings: RunSettings
                         ) -> dict[str, RenderedWorkload]:
     """The function charts deployed to the clusters this run checks, each rendered once."""
     from reconciler.sources.function_charts import render_workloads
@@ -285,7 +285,7 @@ def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], helm: s
     if not wanted:
         return {}
     with phase("render-workloads"):
-        return render_workloads(repo.tree, wanted, helm)
+        return render_workloads(repo.tree, wanted, settings.helm, settings.helm_memory_mb)
 
 
 def _add_workloads(facts: Facts, desired: DesiredCluster, workloads: list[RenderedWorkload]) -> None:

@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import tarfile
-import tempfile
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -25,6 +24,7 @@ from reconciler.checks.policy.engine import load_policy_set
 from reconciler.checks.policy.pack import SHIPPED_LABEL, PolicySet
 from reconciler.core.errors import UserError
 from reconciler.core.files import WORLD_READABLE, check_output_target, write_atomically
+from reconciler.sources.materialize import WorkArea
 
 if TYPE_CHECKING:
     from reconciler.app.settings import DesiredRepo
@@ -56,8 +56,8 @@ def build_bundle(repo: DesiredRepo | None) -> Bundle:
 
     files = repo_policy_files(repo) if repo is not None else {}
     data = repo_policy_data(repo) if repo is not None else {}
-    with tempfile.TemporaryDirectory(prefix="kai-gitops-bundle-") as tmp:
-        dirs, data_files = materialise(Path(tmp), files, data)
+    with WorkArea("bundle") as work:
+        dirs, data_files = materialise(work, files, data)
         policy_set = load_policy_set(dirs, data_files)
     content = _content(policy_set)
     manifest = _manifest(policy_set, content, repo)

@@ -8,7 +8,6 @@ cover drift findings too and are judged (expired, unused) once per run, not per 
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from reconciler.checks.policy.waivers import WAIVERS_FILE, Waiver, load_waivers
 from reconciler.core.errors import UserError
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta, Scope
+from reconciler.sources.materialize import WorkArea
 from reconciler.yamlio.document import load_document
 
 if TYPE_CHECKING:  # only types
@@ -62,9 +62,9 @@ def _compiled(repo: DesiredRepo | None, policy: PolicySettings) -> tuple[PolicyE
     key = json.dumps([sorted(files.items()), data, policy.opa_url, policy.opa_token, str(policy.opa_ca),
                       policy.opa_timeout, policy.opa_preloaded, budget], default=str)
     if key not in _ENGINES:
-        with tempfile.TemporaryDirectory(prefix="kai-gitops-policies-") as tmp:
-            dirs, data_files = materialise(Path(tmp), files, data)
-            policy_set = load_policy_set(dirs, data_files, budget=budget)  # reads every file now; tmp may then go
+        with WorkArea("policies") as work:
+            dirs, data_files = materialise(work, files, data)
+            policy_set = load_policy_set(dirs, data_files, budget=budget)  # reads every file now; the area may go
         _RULES[key] = policy_set.rules
         _ENGINES[key] = make_engine(policy_set, opa_url=policy.opa_url, opa_token=policy.opa_token,
                                     opa_ca=policy.opa_ca, opa_timeout=policy.opa_timeout,
@@ -79,16 +79,14 @@ def _budget(policy: PolicySettings, files: dict[str, str]) -> RegoBudget | None:
     return RegoBudget(policy.timeout_s, policy.memory_mb, tuple(sorted(files)))
 
 
-def materialise(tmp: Path, files: dict[str, str], data: dict[str, Any]) -> tuple[list[Any], list[Path]]:
-    """Write repo files to disk so errors still name them repo-relative (e.g. policies/acme/x.rego)."""
+def materialise(work: WorkArea, files: dict[str, str], data: dict[str, Any]) -> tuple[list[Any], list[Path]]:
+    """Write repo files into the work area so errors still name them repo-relative (e.g. policies/acme/x.rego)."""
     for rel, text in files.items():
-        (tmp / "repo" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / "repo" / rel).write_text(text)
-    dirs = [(tmp / "repo" / top, top) for top in sorted({rel.split("/")[0] for rel in files})]
+        work.write(f"repo/{rel}", text.encode("utf-8"), shown=rel)
+    dirs = [(work.path(f"repo/{top}"), top) for top in sorted({rel.split("/")[0] for rel in files})]
     data_files = []
     if data:
-        (tmp / "data.json").write_text(json.dumps({"user": data}))
-        data_files.append(tmp / "data.json")
+        data_files.append(work.write("data.json", json.dumps({"user": data}).encode("utf-8"), shown="policies.data"))
     return dirs, data_files
 
 

@@ -70,6 +70,7 @@ class RunSettings:
     shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
     k8s_audit_logs: tuple[str, ...] = ()   # the cluster's audit logs: who last wrote each drifted object
     helm: str | None = None             # check --helm: the binary that renders function charts (else PATH)
+    helm_memory_mb: int = 4096          # check --helm-memory: the address space `helm template` may map
     history: HistorySettings = field(default_factory=HistorySettings)
     # check --live-snapshot: (cluster, snapshot file); cluster None means the one --cluster names
     live_snapshots: tuple[tuple[str | None, str], ...] = ()

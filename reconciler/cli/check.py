@@ -36,6 +36,9 @@ from reconciler.core.exits import ExitCode
 @click.option("--helm", metavar="PATH", default=None,
               help="The helm binary that renders the function charts listed under workloads: in kai-gitops.yaml "
                    "(default: helm on PATH).")
+@click.option("--helm-memory", metavar="MB", type=click.IntRange(min=1), default=4096, show_default=True,
+              help="Address space `helm template` may map while it renders one function chart (a limit on its "
+                   "process; helm's Go runtime takes about 1.5 GB of it before rendering).")
 @live_snapshot_option
 @judging_options
 @metrics_options

@@ -36,7 +36,8 @@ def run_settings(opts: Options) -> RunSettings:
     git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
     return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
                        opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
-                       helm=opts.get("helm"), history=history_settings(opts),
+                       helm=opts.get("helm"), helm_memory_mb=opts.get("helm_memory", 4096),
+                       history=history_settings(opts),
                        live_snapshots=tuple(opts.get("live_snapshot") or ()))
 
 

@@ -23,7 +23,7 @@ _SEPARATOR = re.compile(r"^---(\s|$)")
 # its objects then point at the template's first line, still the right file.
 MAX_ALIGNED_LINES = 5_000
 HOOK_ANNOTATION = "helm.sh/hook"
-TemplateReader = Callable[[str], str | None]   # repo path of a chart file -> its text, or None
+TemplateReader = Callable[[str], str | None]   # repo path of a chart file -> its text, or None for no file of it
 
 
 @dataclass(frozen=True)
@@ -84,12 +84,13 @@ def _template_path(workload: WorkloadConfig, source: str) -> str:
 
 def _in_template(doc: YamlDoc, lines: list[str], first: int, workload: WorkloadConfig, source: str | None,
                  read_template: TemplateReader) -> YamlDoc:
-    if source is None:
-        return YamlDoc(workload.chart_shown, doc.data, {path: (1, 1) for path in doc.positions})
-    path = _template_path(workload, source)
-    template = read_template(path)
+    path = _template_path(workload, source) if source is not None else None
+    template = read_template(path) if path is not None else None
+    if path is None or template is None:   # no `# Source:`, or one naming no file of this chart: a template can
+        # write its own `# Source: ../../etc/passwd`, which must not point a result outside the repository
+        return YamlDoc(workload.chart_shown, doc.data, {key: (1, 1) for key in doc.positions})
     start, end = _document_bounds(lines, first)
-    mapping = _template_lines(lines[start:end], template.splitlines() if template else [])
+    mapping = _template_lines(lines[start:end], template.splitlines())
     positions = {key: (mapping.get(line - 1 - start, 1), column) for key, (line, column) in doc.positions.items()}
     return YamlDoc(path, doc.data, positions)
 

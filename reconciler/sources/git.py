@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text, url_without_secrets, url_without_userinfo
+from reconciler.sources.materialize import SYMLINK_HINT, SYMLINK_MODE, symlink_at_ref, walk_subtree
 
 if TYPE_CHECKING:
     import pygit2
@@ -67,13 +68,15 @@ class GitTree:
         self._read.add(path)
         try:
             entry = self._resolve().tree[path]
+            if not isinstance(entry, pygit2.Blob):
+                raise UserError(f"is a {entry.type_str}, not a file", where=path)
+            if entry.filemode == SYMLINK_MODE:  # its content is the link target's path, not the file
+                raise UserError(symlink_at_ref(self.ref), where=path, hint=SYMLINK_HINT)
+            return entry.data
         except KeyError:
             return None
-        if not isinstance(entry, pygit2.Blob):
-            raise UserError(f"is a {entry.type_str}, not a file", where=path)
-        if entry.filemode == _SYMLINK_MODE:  # its content is the link target's path, not the file
-            raise UserError(_SYMLINK_AT_REF, where=path, hint=_SYMLINK_HINT)
-        return entry.data
+        except pygit2.GitError as exc:   # a tree on the way that libgit2 cannot parse (an empty name, …)
+            raise self._unreadable(exc, path) from None
 
     def exists(self, path: str) -> bool:
         return self.read_optional(path) is not None
@@ -93,12 +96,17 @@ class GitTree:
                 if path.is_file():
                     yield name, path.read_bytes()
             return
+        import pygit2
+
         self._walked.add((top, suffix))
         try:
             node = self._resolve().tree[top] if top else self._resolve().tree
         except KeyError:
             return
-        yield from _walk_tree(node, top, suffix)
+        except pygit2.GitError as exc:
+            raise self._unreadable(exc, top or ".") from None
+        if node.type == pygit2.enums.ObjectType.TREE:
+            yield from walk_subtree(self.repo, node.id, top, suffix, self.ref)
 
     def edited_in_worktree(self) -> list[str]:
         """The files read at the ref that differ in the working copy (edited, staged, deleted, or new where
@@ -131,6 +139,10 @@ class GitTree:
         if not file.is_file():
             raise UserError("is a directory, not a file", where=path)
         return file.read_bytes()
+
+    def _unreadable(self, exc: Exception, path: str) -> UserError:
+        return UserError(f"a Git object on the way to this path at ref {self.ref} cannot be read: {exc}", where=path,
+                         hint="the tree was not written by Git; run git fsck on the repository")
 
     def _resolve(self) -> pygit2.Commit:
         import pygit2
@@ -245,28 +257,8 @@ def git_callbacks(ssh_key: str | None = None, *, url_credential: tuple[str, str]
     return GitCallbacks(ssh_key, url_credential=url_credential)
 
 
-_SYMLINK_MODE = 0o120000
-_SYMLINK_AT_REF = "is a symbolic link; links are not followed at a ref"
-_SYMLINK_HINT = "commit the file itself (or pass --worktree to follow links inside the repository)"
-
-
 def _inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
-
-
-def _walk_tree(node: pygit2.Object, prefix: str, suffix: str) -> Iterator[tuple[str, bytes]]:
-    import pygit2
-
-    if not isinstance(node, pygit2.Tree):
-        return
-    for child in sorted(node, key=lambda c: c.name or ""):
-        path = _under(prefix, child.name or "")
-        if isinstance(child, pygit2.Tree):
-            yield from _walk_tree(child, path, suffix)
-        elif isinstance(child, pygit2.Blob) and (child.name or "").endswith(suffix):
-            if child.filemode == _SYMLINK_MODE:   # as read() refuses it: a skipped file would hide its findings
-                raise UserError(_SYMLINK_AT_REF, where=path, hint=_SYMLINK_HINT)
-            yield path, child.data
 
 
 def _under(top: str, inside: str) -> str:
