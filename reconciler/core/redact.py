@@ -25,8 +25,10 @@ _SECRET_KEY = re.compile(
     r"client_?key|ssh_?key|signing_?key|cert|cabundle|auth(?!or(s)?$|ority)|docker_?config|connection_?string|dsn|"
     r"\.pem$|\.key$|\.crt$|\.p12$|\.jks$|^key$|^pass$|^pwd$)",
     re.IGNORECASE)
-# Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
-_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode)$", re.IGNORECASE)
+# Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath, and
+# imagePullSecrets, which name Secrets in every form: `[{name: …}]` or KAI's `additionalImagePullSecrets: [name]`).
+_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode|pullsecrets?)$",
+                        re.IGNORECASE)
 # The shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
 # run's `lead`: the leftmost match is the same as without them, but a long run of scheme or flag characters
 # (a base64 blob, a hostname) is scanned once instead of once per position -- quadratic before.
