@@ -47,12 +47,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from reconciler.outputs import FORMATS
-from tests.helpers import ROOT, load_demo_builder, run_cli
+from tests.helpers import ROOT, load_demo_builder, make_repo, run_cli
 from tests.support.githost.github import GitHubStandIn
 from tests.support.kubeserver import KubeTestServer
 from tests.support.kubeserver._snapshot import serve_snapshot
 from tests.support.opa_standin import OpaStandin
 from tests.support.pushgateway import PushgatewayStandin
+from tests.support.tools import require_tool
 
 DEMO = load_demo_builder()
 AUDIT_LOG = ROOT / "repo-templates" / "demo" / "audit.log"
@@ -369,5 +370,97 @@ def test_no_planted_credential_reaches_any_sink(pristine: Path, tmp_path_factory
 def test_the_property_covers_every_input_and_sink() -> None:
     """The counts the property checks per example (printed with -s, for the record)."""
     assert (len(INPUTS), len(SINKS)) == (34, 63)
+    assert (len(CHART_INPUTS), len(CHART_SINKS)) == (5, 9)
     print(f"inputs planted: {len(INPUTS)}; sinks checked: {len(SINKS)}; pairs per example: "
           f"{len(INPUTS) * len(SINKS)}; examples: {EXAMPLES}")
+    print(f"function chart inputs: {len(CHART_INPUTS)}; sinks: {len(CHART_SINKS)}; pairs per example: "
+          f"{len(CHART_INPUTS) * len(CHART_SINKS)}; examples: {EXAMPLES}")
+
+
+# -- function charts: their values, their templates, what helm renders ------------------------------------------
+
+CHART_INPUTS = ("chart.values.secret-key", "chart.values.free-value", "chart.values.topology",
+                "chart.template.literal", "chart.template.comment")
+CHART_CONFIG = """\
+apiVersion: kai-gitops/v1
+clusters:
+  - name: gpu
+    mode: addon
+    kaiChartVersion: v0.16.7
+    environmentFile: env.yaml
+workloads:
+  - name: fn
+    clusters: [gpu]
+    chart: charts/fn
+"""
+CHART_ENV = "addons:\n  kaiScheduler: {enabled: true}\n  topologyAwareScheduling: {enabled: true}\n"
+# A StatefulSet whose topology sits on its pod template: NVCF-F-002, whose finding quotes the annotation.
+CHART_TEMPLATE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Release.Name }}-worker
+  annotations:
+    team/notes: {{ .Values.note | quote }}
+    team/literal: LITERAL
+spec:
+  replicas: 2
+  serviceName: {{ .Release.Name }}
+  selector:
+    matchLabels: {app: w}
+  template:
+    metadata:
+      labels: {app: w}
+      annotations:
+        kai.scheduler/topology: {{ .Values.topology | quote }}
+    spec:
+      containers:
+        - name: w
+          image: busybox
+          # COMMENT
+          env:
+            - name: DB_PASSWORD
+              value: {{ .Values.registryPassword | quote }}
+"""
+CHART_SINKS = sorted([*(f"check.{stream}" for stream in ("stdout", "stderr")),
+                      *(f"check.-o {fmt}" for fmt in FORMATS if fmt != "text")])
+
+
+@st.composite
+def chart_planted(draw: st.DrawFn) -> Planted:
+    texts, secrets = {}, {}
+    for index, name in enumerate(CHART_INPUTS):
+        token = f"{draw(tokens)}C{index:02d}"
+        texts[name] = token if name == "chart.values.secret-key" else TEXT_SHAPES[draw(st.sampled_from(
+            sorted(TEXT_SHAPES)))](token)
+        secrets[name] = token
+    return Planted(texts, secrets, draw(st.sampled_from(["text", "json"])), False, "")
+
+
+def chart_files(p: Planted) -> dict[str, str]:
+    values = "".join(f"{key}: {json.dumps(p.texts[name])}\n" for key, name in (
+        ("registryPassword", "chart.values.secret-key"), ("note", "chart.values.free-value"),
+        ("topology", "chart.values.topology")))
+    template = (CHART_TEMPLATE.replace("LITERAL", json.dumps(p.texts["chart.template.literal"]))
+                .replace("COMMENT", p.texts["chart.template.comment"].replace("\n", " ")))
+    return {"kai-gitops.yaml": CHART_CONFIG, "env.yaml": CHART_ENV, "charts/fn/Chart.yaml":
+            "apiVersion: v2\nname: fn\nversion: 0.1.0\n", "charts/fn/values.yaml": values,
+            "charts/fn/templates/sts.yaml": template}
+
+
+@settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(p=chart_planted())
+def test_no_planted_credential_of_a_function_chart_reaches_any_sink(tmp_path_factory: pytest.TempPathFactory,
+                                                                    p: Planted) -> None:
+    """`check` renders the chart with the real helm (skipped without it, failed under CI=true)."""
+    require_tool("helm")
+    repo, _ = make_repo(tmp_path_factory.mktemp("chart"), chart_files(p))
+    sinks = Sinks()
+    outputs = tmp_path_factory.mktemp("chart-out")
+    code = sinks.run("check", ["check", "--repo", repo], {"KAI_GITOPS_LOG_FORMAT": p.log_format}, outputs)
+    assert sorted(sinks.seen) == CHART_SINKS
+    leaks = [(input_, sink) for input_, token in p.tokens.items() for sink, text in sinks.seen.items()
+             if token in text]
+    assert not leaks, leaks
+    assert code == 2 and "NVCF-F-002" in sinks.seen["check.-o json"], sinks.seen["check.stderr"][-600:]
