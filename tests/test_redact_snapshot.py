@@ -84,3 +84,45 @@ def test_the_snapshot_reads_back_with_the_credentials_masked(snapshots: dict[str
     assert live.kai_config is not None
     assert live.kai_config.spec["global"]["tolerations"] == [TOLERATION]
     assert not any(s in json.dumps(live.kai_config.spec) for s in SECRETS)
+
+
+# -- read back: a masked credential is no drift when Git's value, redacted, is what the file shows -------------
+
+PROM_VALUES = (f"prometheus:\n  enabled: true\n  externalPrometheusUrl: https://prom:{PROM_PASSWORD}@prom.example:9090\n")
+
+
+def test_a_credential_masked_in_a_snapshot_is_no_drift_but_a_live_one_is(tmp_path: Path) -> None:
+    from reconciler.checks.differ import diff
+    from reconciler.sources.snapshot_writer import shareable
+    from tests.helpers import desired_for, kai_crds, live_state, obj, release_secret, snapshot_file, standalone_config
+
+    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
+                                     "kai-values.yaml": PROM_VALUES})
+    spec = desired.kai_config.spec()
+    assert PROM_PASSWORD in spec["prometheus"]["externalPrometheusUrl"]
+    read = {"apiVersion": "kai-gitops/v1", "kind": "KaiConfigRead", "metadata": {"name": "kai-config"}}
+    items = [shareable(i) for i in (*kai_crds(), release_secret(version="v0.17.0"), read,
+                                    obj("kai.scheduler/v1", "Config", "kai-config", spec=spec))]
+    snapshot = read_snapshot(str(snapshot_file(tmp_path, items)))
+    assert snapshot.kai_config is not None and PROM_PASSWORD not in json.dumps(snapshot.kai_config.spec)
+    assert [f for f in diff(desired, snapshot) if f.rule_id == "KAI-D-005"] == []
+    # a cluster that holds the masked text itself (someone applied a shared snapshot) has drifted
+    [drift] = [f for f in diff(desired, live_state(items)) if f.rule_id == "KAI-D-005"]
+    assert "prometheus.externalPrometheusUrl" in drift.message and PROM_PASSWORD not in drift.message
+
+
+def test_a_shard_argument_masked_in_a_snapshot_is_no_drift(tmp_path: Path) -> None:
+    from reconciler.checks.differ import diff
+    from reconciler.sources.snapshot_writer import shareable
+    from tests.helpers import desired_for, kai_crds, live_state, obj, release_secret, snapshot_file, standalone_config
+
+    values = f"scheduler:\n  plugins:\n    external:\n      arguments:\n        apiKey: {SHARD_SECRET}\n"
+    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
+                                     "kai-values.yaml": values})
+    assert desired.shard.spec["plugins"]["external"]["arguments"] == {"apiKey": SHARD_SECRET}
+    items = [shareable(i) for i in (*kai_crds(), release_secret(version="v0.17.0"),
+                                    obj("kai.scheduler/v1", "SchedulingShard", "default", spec=desired.shard.spec))]
+    snapshot = read_snapshot(str(snapshot_file(tmp_path, items)))
+    assert SHARD_SECRET not in json.dumps(snapshot.shard)
+    assert [f.rule_id for f in diff(desired, snapshot) if f.rule_id == "KAI-D-003"] == []
+    assert [f.rule_id for f in diff(desired, live_state(items)) if f.rule_id == "KAI-D-003"] == ["KAI-D-003"]

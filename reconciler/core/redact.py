@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from typing import overload
 
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue
@@ -140,6 +141,19 @@ def _redact_named_entry(entry: JSONObject, named_by: str) -> JSONObject:
     secret = isinstance(name, str) and is_secret_key(name.replace("_", ""))
     return {k: (_mask(v) if (secret and k in ("value", "values")) or (k != named_by and is_secret_key(k))
                 else _redact(v, k)) for k, v in entry.items()}
+
+
+def redact_at(path: Sequence[str], value: JSONValue) -> JSONValue:
+    """`value` as `redact` shows it where it stands in its document, under the names on `path`: how a value read
+    back from a `kai-gitops snapshot` file (which redacts kai-config's spec whole) compares with Git's."""
+    nested = value
+    for name in reversed(path):
+        nested = {name: nested}
+    shown = redact(nested)
+    for name in path:
+        assert isinstance(shown, dict)
+        shown = shown[name]
+    return shown
 
 
 def redact_free_values(value: JSONValue) -> JSONValue:
