@@ -118,8 +118,8 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
                                     subject=ref, location=location, desired=redact(expected.spec),
                                     fix=Fix(Action.NONE, "re-apply the KAI chart values", command=command))]
     actual = {key: live.shard.get(key) for key in expected.spec}
-    if _normalise(actual) == _normalise(expected.spec):
-        return []
+    if _normalise(actual) == _normalise(expected.spec) or (live.from_snapshot and redact(expected.spec) == actual):
+        return []   # read back from a snapshot file, a credential is masked: compared as the file shows it
     paths = _changed_paths(expected.spec, actual)
     return [SHARD_DRIFT.finding(
         Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(paths)}", desired.name,

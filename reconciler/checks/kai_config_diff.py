@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue
-from reconciler.core.redact import redact
+from reconciler.core.redact import redact, redact_at
 from reconciler.core.refs import Location
 from reconciler.core.resources import CONFIG, SCHEDULING_SHARD
 from reconciler.core.show import show_value
@@ -30,19 +30,24 @@ def diff_kai_config(desired: DesiredCluster, live: LiveState, helm_command: str)
         return []
     findings: list[Finding] = []
     if live.kai_config is not None and desired.kai_config is not None:
-        findings.extend(_config_drift(desired, desired.kai_config, live.kai_config))
+        findings.extend(_config_drift(desired, desired.kai_config, live.kai_config, masked=live.from_snapshot))
     elif live.kai_config is None and live.kai_config_read:
         findings.extend(_config_missing(desired, live, helm_command))
     findings.extend(_undeclared_shards(desired, live))
     return findings
 
 
-def config_changes(desired: DesiredCluster, config: DesiredKaiConfig, spec: JSONObject) -> list[ConfigChange]:
+def config_changes(desired: DesiredCluster, config: DesiredKaiConfig, spec: JSONObject, *,
+                   masked: bool = False) -> list[ConfigChange]:
     """Every field whose live value differs from Git's; a live field Git leaves out differs when it is
-    not what the operator would default it to (A field whose default we do not model is left alone)."""
+    not what the operator would default it to (A field whose default we do not model is left alone).
+    `masked`: the spec was read from a snapshot file, whose credentials are redacted: such a field is the same
+    when Git's value, redacted where it stands, is what the file shows."""
     changes: list[ConfigChange] = []
     for field in config.fields.values():
         have = _at(spec, field.path)
+        if masked and have != field.value and redact_at(field.path.split("."), field.value) == have:
+            continue
         if normalise_numbers(have) != normalise_numbers(field.value):
             changes.append((field.path, have, field.value, desired.locate(field.doc, field.source)))
     for path, have in leaves(spec).items():
@@ -68,8 +73,9 @@ def config_patch(changes: list[ConfigChange]) -> JSONObject:
     return {"spec": spec}
 
 
-def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiObject) -> list[Finding]:
-    changes = config_changes(desired, config, live.spec)
+def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiObject, *,
+                  masked: bool) -> list[Finding]:
+    changes = config_changes(desired, config, live.spec, masked=masked)
     if not changes:
         return []
     shown = ", ".join(f"{path} {_show(redact(have))} → {_shown_want(want)}"

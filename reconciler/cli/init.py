@@ -75,7 +75,11 @@ def cluster_seed(text: str) -> ClusterSeed:
     for known in MODES:
         if mode == known:
             return ClusterSeed(name, known)
-    raise UserError(f"--cluster {text!r}: mode {mode!r} is not one of {', '.join(MODES)}",
+    from reconciler.core.redact import redact_text
+
+    # the mode as cut from the argument judged whole: cut first, a secret query parameter's value loses its name
+    shown = redact_text(text).partition("=")[2]
+    raise UserError(f"--cluster {text!r}: mode {shown!r} is not one of {', '.join(MODES)}",
                     hint="addon: the nvcf-compute-plane stack installs KAI; standalone: helm install with its "
                          "own values")
 

@@ -3,7 +3,9 @@
 Two nets: key names (password, token, tls.key, basicAuth, …) and value shapes (a URL's userinfo in every
 form, secret query parameters and `name=value` pairs, `Bearer`/`Basic` credentials, `--token=…` arguments,
 PEM blocks, long base64 blobs, JWTs, GitLab and GitHub tokens, AWS access key ids, and in free text
-`name: value` pairs), because Helm values hide secrets under any name. `redact_text` judges one value;
+`name: value` pairs), because Helm values hide secrets under any name. A name masks a value only where that
+value is the secret: the `key` of a toleration, a selector requirement, a volume item or a secretKeyRef names a
+taint, a label or a data key, and stays (see _named_by); only its shape can mask it. `redact_text` judges one value;
 `redact_free_text` judges text made of many (a message, an Event, a Markdown body) token by token.
 The nets err on the side of masking: a masked value can still be compared, a leaked one cannot be unleaked.
 """
@@ -12,18 +14,22 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from typing import overload
 
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue
 
 REDACTED = "<redacted>"
+# Matched against the name with dashes read as underscores: `apiKey`, `api_key`, `api-key` and `x-api-key` alike.
 _SECRET_KEY = re.compile(
-    r"(password|passwd|passphrase|secret|token|credential|apikey|api_key|accesskey|access_key|privatekey|"
-    r"private_key|servicekey|service_key|clientkey|client_key|sshkey|ssh_key|signingkey|cert|cabundle|"
-    r"auth(?!or(s)?$|ority)|dockerconfig|connectionstring|dsn|\.pem$|\.key$|\.crt$|\.p12$|\.jks$|^key$|^pass$|^pwd$)",
+    r"(password|passwd|passphrase|secret|token|credential|api_?key|access_?key|private_?key|service_?key|"
+    r"client_?key|ssh_?key|signing_?key|cert|cabundle|auth(?!or(s)?$|ority)|docker_?config|connection_?string|dsn|"
+    r"\.pem$|\.key$|\.crt$|\.p12$|\.jks$|^key$|^pass$|^pwd$)",
     re.IGNORECASE)
-# Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath).
-_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode)$", re.IGNORECASE)
+# Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath, and
+# imagePullSecrets, which name Secrets in every form: `[{name: …}]` or KAI's `additionalImagePullSecrets: [name]`).
+_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode|pullsecrets?)$",
+                        re.IGNORECASE)
 # The shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
 # run's `lead`: the leftmost match is the same as without them, but a long run of scheme or flag characters
 # (a base64 blob, a hostname) is scanned once instead of once per position -- quadratic before.
@@ -70,7 +76,7 @@ _BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}
 
 
 def is_secret_key(name: str) -> bool:
-    return bool(_SECRET_KEY.search(name)) and not _REFERENCE.search(name)
+    return bool(_SECRET_KEY.search(name.replace("-", "_"))) and not _REFERENCE.search(name)
 
 
 @overload
@@ -82,17 +88,72 @@ def redact(value: JSONValue) -> JSONValue: ...
 
 
 def redact(value: JSONValue) -> JSONValue:
-    """A copy of `value` with every secret-looking entry masked."""
+    """A copy of `value` with every credential masked: a value under a credential's name (where that value is
+    the secret), and a value with a credential's shape. Nothing else changes."""
+    return _redact(value, None)
+
+
+def _redact(value: JSONValue, parent: str | None) -> JSONValue:
+    """`parent`: the key `value` (or the list holding it) stands under, which says what a `key` field is."""
     if isinstance(value, dict):
-        if _is_env_entry(value):
-            return {k: (REDACTED if k == "value" and value.get("value") not in (None, "") else redact(v))
-                    for k, v in value.items()}
-        return {k: (_mask(v) if isinstance(k, str) and is_secret_key(k) else redact(v)) for k, v in value.items()}
+        named_by = _named_by(value, parent)
+        if named_by is not None:
+            return _redact_named_entry(value, named_by)
+        return {k: (_mask(v) if isinstance(k, str) and is_secret_key(k) else _redact(v, k)) for k, v in value.items()}
     if isinstance(value, list):
-        return _redact_list(value)
+        return _redact_list(value, parent)
     if isinstance(value, str):
         return _redact_string(value)
     return value
+
+
+# Kubernetes shapes whose `key` field is a name -- a taint's, a label's, a Secret's or ConfigMap's data key --
+# never the secret itself: a toleration, a label or node selector requirement, a volume's item (KeyToPath), a
+# secretKeyRef/configMapKeyRef. The `key` of any other mapping (`tls: {key: …}`) may be the secret.
+_TOLERATION = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
+_REQUIREMENT = frozenset({"key", "operator", "values"})
+_KEY_TO_PATH = frozenset({"key", "path", "mode"})
+_KEY_SELECTOR = frozenset({"key", "name", "optional"})
+_KEY_LISTS = frozenset({"tolerations", "matchexpressions", "matchfields"})
+_TOKEN_REQUEST = frozenset({"audience", "expirationSeconds", "path"})   # a projected serviceAccountToken
+
+
+def _named_by(entry: JSONObject, parent: str | None) -> str | None:
+    """The field that names `entry`'s value when `entry` is one of the Kubernetes shapes that say so: an env
+    entry `{name: DB_PASSWORD, value: …}`, a pair `{key: …, value: …}`, a toleration, a selector requirement,
+    a KeyToPath or a key selector. None for any other mapping."""
+    name, key, fields = entry.get("name"), entry.get("key"), entry.keys()
+    if isinstance(name, str) and "value" in entry:
+        return "name"
+    if not isinstance(key, str):
+        return None
+    context = (parent or "").lower()
+    names = (((fields <= _TOLERATION or fields <= _REQUIREMENT) and (len(fields) > 1 or context in _KEY_LISTS))
+             or (fields <= _KEY_TO_PATH and "path" in entry)
+             or (fields <= _KEY_SELECTOR and context.endswith("keyref")))
+    return "key" if names else None
+
+
+def _redact_named_entry(entry: JSONObject, named_by: str) -> JSONObject:
+    """The naming field shown (unless its text has a credential's shape); `value`/`values` masked when that
+    name is a credential's (`DB_PASSWORD`, a taint keyed `api-token`), judged by shape otherwise."""
+    name = entry[named_by]
+    secret = isinstance(name, str) and is_secret_key(name.replace("_", ""))
+    return {k: (_mask(v) if (secret and k in ("value", "values")) or (k != named_by and is_secret_key(k))
+                else _redact(v, k)) for k, v in entry.items()}
+
+
+def redact_at(path: Sequence[str], value: JSONValue) -> JSONValue:
+    """`value` as `redact` shows it where it stands in its document, under the names on `path`: how a value read
+    back from a `kai-gitops snapshot` file (which redacts kai-config's spec whole) compares with Git's."""
+    nested = value
+    for name in reversed(path):
+        nested = {name: nested}
+    shown = redact(nested)
+    for name in path:
+        assert isinstance(shown, dict)
+        shown = shown[name]
+    return shown
 
 
 def redact_free_values(value: JSONValue) -> JSONValue:
@@ -112,13 +173,13 @@ def _redact_string(text: str) -> str:
     return whole if whole == REDACTED else redact_free_text(whole)
 
 
-def _redact_list(items: JSONArray) -> JSONArray:
+def _redact_list(items: JSONArray, parent: str | None) -> JSONArray:
     """Also `args: ["--password", "pw"]`: a bare secret flag masks the item after it."""
     out: JSONArray = []
     for i, item in enumerate(items):
         previous = items[i - 1] if i else None
         flagged = isinstance(previous, str) and bool(_SECRET_FLAG.match(previous))
-        out.append(REDACTED if flagged and isinstance(item, str) else redact(item))
+        out.append(REDACTED if flagged and isinstance(item, str) else _redact(item, parent))
     return out
 
 
@@ -164,7 +225,28 @@ def _is_secret_colon_pair(match: re.Match[str]) -> bool:
     value = bare if bare is not None else match.group("dq") if match.group("dq") is not None else match.group("sq")
     if not value or REDACTED in value or (bare or "").lower() in ("bearer", "basic"):   # a header's scheme
         return False
-    return _is_secret_param(match.group("name").replace("-", "").replace("_", ""))
+    return _is_secret_param(match.group("name").replace("-", "").replace("_", "")) and not _quotes_a_named_key(match)
+
+
+# A field name in flow style or JSON (`"operator":`, `effect:`), and the name a `{` stands under (`"tolerations":[`).
+_FLOW_NAME = re.compile(r"[\"']?([A-Za-z_][\w.-]*)[\"']?\s*:")
+_FLOW_PARENT = re.compile(r"([A-Za-z_][\w.-]*)[\"']?\s*:\s*\[?\s*$")
+_FLOW_REACH = 512   # how far around a `key` the enclosing object is looked for: a bound keeps the scan linear
+
+
+def _quotes_a_named_key(match: re.Match[str]) -> bool:
+    """`{"key":"nvidia.com/gpu","operator":"Exists"}` quoted in a message or a command: the `key` of an object
+    whose fields are one of the Kubernetes shapes where it is a name (see _named_by), judged as redact does."""
+    if match.group("name") != "key":
+        return False
+    text, start = match.string, match.start()
+    opening = text.rfind("{", max(0, start - _FLOW_REACH), start)
+    closing = text.find("}", start, start + _FLOW_REACH)
+    if opening < 0 or closing < 0 or "}" in text[opening:start]:
+        return False
+    fields: JSONObject = {name.group(1): "" for name in _FLOW_NAME.finditer(text, opening + 1, closing)}
+    parent = _FLOW_PARENT.search(text[max(0, opening - 64):opening])
+    return _named_by(fields | {"key": ""}, parent.group(1) if parent else None) == "key"
 
 
 def _mask_credential(match: re.Match[str]) -> str:
@@ -264,15 +346,15 @@ def _is_secret_param(name: str) -> bool:
     return is_secret_key(name) or name.lower() in _SIGNATURE_PARAMS
 
 
-def _is_env_entry(value: JSONObject) -> bool:
-    """`env: [{name: DB_PASSWORD, value: …}]`: the secret's name is in a sibling field."""
-    name = value.get("name")
-    return isinstance(name, str) and "value" in value and is_secret_key(name.replace("_", ""))
-
-
 def _mask(value: JSONValue) -> JSONValue:
+    """Everything under a credential's name masked, but for the fields that point at a secret rather than hold
+    one (`secretName`, `path`, `defaultMode`, a volume item's `key`): `secret: {secretName: …, items: …}` and
+    `imagePullSecrets: [{name: …}]` are references, and a service account token projection a request."""
     if isinstance(value, dict):
-        return {k: _mask(v) for k, v in value.items()}
+        if value and value.keys() <= _TOKEN_REQUEST:
+            return _redact(value, None)
+        pointing = _KEY_TO_PATH if "path" in value and value.keys() <= _KEY_TO_PATH else frozenset()
+        return {k: (_redact(v, k) if k in pointing or _REFERENCE.search(k) else _mask(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [_mask(v) for v in value]
     return value if value in (None, "", False, True) else REDACTED

@@ -1,9 +1,11 @@
 """`kai-gitops snapshot -o FMT[=PATH]`: the live state the checks read, saved as a `List` the snapshot reader reads.
 
 Objects are written as the cluster reader reduced them (pods and nodes to the fields the checks use, CRDs
-without schemas); Secrets never appear -- only redacted Helm release summaries. Items stream into a temp
-file next to PATH, renamed into place only when the whole read succeeded (on stdout: printed only then):
-never a partial snapshot.
+without schemas); Secrets never appear -- only redacted Helm release summaries. The file is meant to be shared
+(a CI artifact, a bug report), so what the reader keeps as the cluster holds it for the differ -- kai-config's
+and the SchedulingShards' specs, every label and annotation -- is written redacted (`shareable`). Items stream
+into a temp file next to PATH, renamed into place only when the whole read succeeded (on stdout: printed only
+then): never a partial snapshot.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from yaml.representer import SafeRepresenter
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target, names_stdout
 from reconciler.core.jsonvalue import JSONObject
+from reconciler.core.redact import redact
+from reconciler.core.resources import CONFIG, SCHEDULING_SHARD
 from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION, taken_at_stamp
 
 if TYPE_CHECKING:
@@ -121,6 +125,7 @@ class SnapshotWriter:
 
     def add(self, obj: JSONObject) -> None:
         assert self._file is not None, "use SnapshotWriter as a context manager"
+        obj = shareable(obj)
         if self.json:
             self._file.write(("" if not self.counts else ",\n") + orjson.dumps(obj).decode())
         else:
@@ -156,6 +161,25 @@ class SnapshotWriter:
         if self.json:
             return "\n]}\n"
         return "" if self.counts else "items: []\n"
+
+
+# Read whole for the differ, which compares their specs with Git: a URL's password (an external Prometheus),
+# a value under `apiKey` or `x-api-key`, stays as the cluster holds it until the file is written.
+_SPEC_KEPT_WHOLE = frozenset({CONFIG.type_key, SCHEDULING_SHARD.type_key})
+
+
+def shareable(obj: JSONObject) -> JSONObject:
+    """`obj` as the snapshot file shows it: kai-config's and a SchedulingShard's spec and status redacted, and
+    every object's label and annotation values (a node label can hold a token as well as any text can). Names,
+    kinds and managedFields (already reduced to their shapes) stay; only credentials change, so a snapshot
+    read back finds what the live read found, but for them."""
+    kept_whole = (str(obj.get("apiVersion")), str(obj.get("kind"))) in _SPEC_KEPT_WHOLE
+    out = {k: (redact(v) if kept_whole and k not in ("apiVersion", "kind", "metadata") else v) for k, v in obj.items()}
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and any(isinstance(meta.get(k), dict) for k in ("labels", "annotations")):
+        out["metadata"] = {k: (redact(v) if k in ("labels", "annotations") and isinstance(v, dict) else v)
+                           for k, v in meta.items()}
+    return out
 
 
 class _PrintedWhole:

@@ -23,6 +23,7 @@ from datetime import date
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
+from reconciler.core.redact import redact_free_text
 from reconciler.core.refs import Location, ObjectRef, YamlPath
 from reconciler.findings.builtin_rules import WAIVER_EXPIRED, WAIVER_UNUSED
 from reconciler.findings.finding import REPOSITORY, Action, Finding, Fix, Kind
@@ -131,8 +132,11 @@ def parse_waiver(item: _Item, index: int) -> Waiver:
     missing = [k for k in REQUIRED if value.get(k) in (None, "")]
     if missing:
         raise UserError(f"waiver {index + 1}: missing {', '.join(missing)}", where=item.where())
+    # The reason and the owner are free text every output quotes (the waived finding, KAI-W-001/002, the job
+    # summary): a credential pasted into them is masked here, as it is read, like any free text from Git.
     return Waiver(rule=text_field(item, "rule", index), subject=subject_field(item, index),
-                  reason=text_field(item, "reason", index), owner=text_field(item, "owner", index),
+                  reason=redact_free_text(text_field(item, "reason", index)),
+                  owner=redact_free_text(text_field(item, "owner", index)),
                   expires=date_field(item, index), cluster=cluster_field(item, index),
                   file=item.doc.file, line=item.doc.locate(item.path).line or 1, index=index)
 
