@@ -27,8 +27,8 @@ VALUES = (DATA / "canonical-kai-values.yaml").read_text()
 CAPPED = {"quota": 4, "limit": 8, "overQuotaWeight": 1}
 
 
-def repo(version: str = "v0.14.7", extra: str = "") -> dict[str, str]:
-    return {"kai-gitops.yaml": standalone_config(version=version, extra=extra), "kai-values.yaml": VALUES}
+def repo(version: str = "v0.14.7", shared: str | None = None) -> dict[str, str]:
+    return {"kai-gitops.yaml": standalone_config(version=version, shared=shared), "kai-values.yaml": VALUES}
 
 
 # -- shared-cluster intent -----------------------------------------------------------------------------------
@@ -49,7 +49,7 @@ def test_an_entry_without_shared_cluster_is_an_info_finding_naming_the_line_to_a
 
 
 def test_a_declared_intent_raises_nothing(tmp_path: Path) -> None:
-    desired = desired_for(tmp_path, repo(extra="    sharedCluster: {intent: dedicated}\n"))
+    desired = desired_for(tmp_path, repo(shared="dedicated"))
     assert intent_findings(desired) == []
 
 
@@ -103,7 +103,7 @@ def live_config(version: str) -> dict[str, Any]:
 
 
 def config_plan(tmp_path: Path, pin: str, running: str) -> tuple[Plan, list[Any]]:
-    desired = desired_for(tmp_path, repo(pin, "    sharedCluster: {intent: dedicated}\n"))
+    desired = desired_for(tmp_path, repo(pin, "dedicated"))
     live = live_state([live_config(running), release_secret(version=running)])
     findings = diff(desired, live)
     return build_plan(findings, desired, live, git=None, identity=None), findings
@@ -124,7 +124,7 @@ def test_a_pin_ahead_of_the_live_chart_plans_no_version_dependent_field(tmp_path
 
 
 def test_after_the_upgrade_what_still_differs_is_planned(tmp_path: Path) -> None:
-    desired = desired_for(tmp_path, repo("v0.16.8", "    sharedCluster: {intent: dedicated}\n"))
+    desired = desired_for(tmp_path, repo("v0.16.8", "dedicated"))
     config = live_config("v0.16.8")
     config["spec"]["admission"]["gpuSharing"] = True                     # a hand edit
     live = live_state([config, release_secret(version="v0.16.8")])
@@ -135,14 +135,17 @@ def test_after_the_upgrade_what_still_differs_is_planned(tmp_path: Path) -> None
 
 
 def test_a_field_left_to_the_operators_default_is_reported_never_written(tmp_path: Path) -> None:
-    desired = desired_for(tmp_path, repo("v0.16.8", "    sharedCluster: {intent: dedicated}\n"))
+    desired = desired_for(tmp_path, repo("v0.16.8", "dedicated"))
     config = live_config("v0.16.8")
     config["spec"]["global"]["schedulerName"] = "my-scheduler"          # Git leaves it to the operator
     live = live_state([config, release_secret(version="v0.16.8")])
     assert desired.kai_config.provenance("global.schedulerName").origin is Origin.OPERATOR_DEFAULT
     assert desired.kai_config.provenance("admission.gpuSharing").origin is Origin.CHART
     findings = diff(desired, live)
-    assert "global.schedulerName" in next(f for f in findings if f.rule_id == "KAI-D-005").message
+    drift = next(f for f in findings if f.rule_id == "KAI-D-005")
+    assert "global.schedulerName" in drift.message        # reported, with where Git's value comes from
+    assert drift.extra["fields"] == [{"path": "global.schedulerName", "where": None,
+                                      "origin": "an operator default (nothing renders it)"}]
     plan = build_plan(findings, desired, live, git=None, identity=None)
     assert [c for c in plan.changes if c.ref.kind == "Config"] == []
     [held] = [o for o in plan.operator if o.subject is not None and o.subject.kind == "Config"]
@@ -194,7 +197,7 @@ def test_from_v0_15_3_the_chart_renders_every_components_enabled(version: str) -
 @pytest.mark.parametrize("version", ["v0.12.23", "v0.13.4", "v0.14.7"])
 def test_a_kai_config_the_chart_rendered_shows_no_drift(tmp_path: Path, version: str) -> None:
     """The false drift of scheduler.service.enabled null → true on clusters whose kai-config came from the chart."""
-    desired = desired_for(tmp_path, repo(version, "    sharedCluster: {intent: dedicated}\n"))
+    desired = desired_for(tmp_path, repo(version, "dedicated"))
     config = live_config(version)
     for path in NOT_RENDERED[version]:      # what the chart's own template leaves out, whatever the model says
         block = path.split(".")[0]
