@@ -72,29 +72,33 @@ class WriteScope:
             if not provenance.writable:
                 return f"Git's value is {provenance.origin.value}"
         if dotted not in column_fields(self.live_column):
-            unserved = f"KAI {self.running or self.pin}'s chart renders no such field, so its Config may not serve it"
-            return f"{unserved}; {self._waits()}" if self.skewed else unserved
+            if self.skewed:
+                return f"KAI {self.running}'s chart renders no such field: {self._waits()}"
+            return f"KAI {self.pin}'s chart renders no such field, so its Config may not serve it"
         if self.skewed and _image_version(dotted):
-            return self._waits()
+            return f"an image of the chart version: {self._waits()}"
         return None
 
     def _shard_reason(self, path: tuple[str, ...]) -> str | None:
         if not self.skewed or not path or path[0] not in _VERSIONED_SHARD_FIELDS:
             return None
         if path[0] not in mapping_at(chart_defaults(self.live_column), "scheduler"):
-            return f"KAI {self.running}'s chart renders no scheduler.{path[0]}; {self._waits()}"
+            return f"KAI {self.running}'s chart renders no scheduler.{path[0]}: {self._waits()}"
         return None
 
     def _waits(self) -> str:
-        return (f"it depends on the chart version: the release runs {self.running}, Git pins {self.pin}, and the "
-                f"upgrade is Helm's (KAI-R-012)")
+        return f"waits for the upgrade to {self.pin} (KAI-R-012)"
 
     def operator_item(self, finding: Finding, held: list[HeldField]) -> OperatorAction:
-        shown = "; ".join(f"{h.change.dotted()} ({h.reason})" for h in held)
-        after = " — the run after the upgrade writes what still differs" if self.skewed else ""
-        command = finding.fix.command if finding.fix is not None else None
-        return OperatorAction(finding.rule_id, finding.subject, f"not written by kai-gitops: {shown}{after}",
-                              command)
+        """One item for the object, its fields grouped by reason. No command: what settles them is the upgrade
+        (KAI-R-012's own item) or a decision in Git, not a patch."""
+        by_reason: dict[str, list[str]] = {}
+        for item in held:
+            by_reason.setdefault(item.reason, []).append(item.change.dotted())
+        shown = "; ".join(f"{', '.join(fields)} ({reason})" for reason, fields in by_reason.items())
+        after = (f" — the release runs {self.running}, Git pins {self.pin}: the upgrade is Helm's, and the run "
+                 "after it writes what still differs") if self.skewed else ""
+        return OperatorAction(finding.rule_id, finding.subject, f"not written by kai-gitops: {shown}{after}", None)
 
 
 def _image_version(dotted: str) -> bool:

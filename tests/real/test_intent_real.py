@@ -18,6 +18,7 @@ import yaml
 
 from tests.helpers import FIXTURES, commit_files
 from tests.real.kai_cluster import KaiCluster, repo_config
+from tests.test_intent import held_fields
 
 SCHEDULE = "nvca.nvcf.nvidia.io/schedule"
 CONFIG_CRD = "configs.kai.scheduler"
@@ -103,9 +104,11 @@ def test_a_pin_ahead_of_the_live_chart_writes_no_version_dependent_field(cluster
     [change] = [c for c in report["plan"]["changes"] if c["object"]["kind"] == "Config"]
     assert [(f["path"], f["after"]) for f in change["fields"]] == [(["spec", "admission", "gpuSharing"], False)]
     [held] = [o for o in report["plan"]["operator"] if (o["subject"] or {}).get("kind") == "Config"]
-    assert "spec.binder.service.image.tag (it depends on the chart version: the release runs v0.14.7, Git pins " \
-           "v0.16.8" in held["description"]
-    assert "spec.admission.blockNvidiaVisibleDevices (KAI v0.14.7's chart renders no such field" in held["description"]
+    groups = held_fields(held["description"])
+    waits = "waits for the upgrade to v0.16.8 (KAI-R-012)"
+    assert "spec.binder.service.image.tag" in groups[f"an image of the chart version: {waits}"]
+    assert "spec.admission.blockNvidiaVisibleDevices" in groups[f"KAI v0.14.7's chart renders no such field: {waits}"]
+    assert held["command"] is None
 
     applied = cluster.run("reconcile", "--apply", "--max-changes", "20")
     assert "Apply complete:" in applied.out and " 0 failed" in applied.out, applied
