@@ -162,6 +162,16 @@ def template_files(*edits: tuple[str, str, str], **extra: str | None) -> dict[st
     return files
 
 
+def held_fields(description: str) -> dict[str, list[str]]:
+    """`not written by kai-gitops: a, b (reason); c (reason) — tail` as {reason: [fields]}."""
+    listed = description.removeprefix("not written by kai-gitops: ").split(" — ")[0]
+    groups = {}
+    for group in listed.split("; "):
+        fields, _, reason = group.partition(" (")
+        groups[reason.removesuffix(")")] = fields.split(", ")
+    return groups
+
+
 # -- Kubernetes objects --------------------------------------------------------------------------------
 
 

@@ -21,7 +21,17 @@ from reconciler.plans.plan import Change, FieldChange, Operation, Plan
 from reconciler.plans.writable import LABEL_PATH
 from reconciler.reconcile.planner import build_plan
 from reconciler.reconcile.preflight import check_shared_mode_kept
-from tests.helpers import DATA, desired_for, live_state, node, obj, queue, release_secret, standalone_config
+from tests.helpers import (
+    DATA,
+    desired_for,
+    held_fields,
+    live_state,
+    node,
+    obj,
+    queue,
+    release_secret,
+    standalone_config,
+)
 
 VALUES = (DATA / "canonical-kai-values.yaml").read_text()
 CAPPED = {"quota": 4, "limit": 8, "overQuotaWeight": 1}
@@ -123,16 +133,6 @@ def test_a_pin_ahead_of_the_live_chart_plans_no_version_dependent_field(tmp_path
     assert held.command is None      # the upgrade is KAI-R-012's item; nothing here is a patch to run
     assert held.description.endswith(" — the release runs v0.14.7, Git pins v0.16.8: the upgrade is Helm's, and "
                                      "the run after it writes what still differs")
-
-
-def held_fields(description: str) -> dict[str, list[str]]:
-    """`not written by kai-gitops: a, b (reason); c (reason) — tail` as {reason: [fields]}."""
-    listed = description.removeprefix("not written by kai-gitops: ").split(" — ")[0]
-    groups = {}
-    for group in listed.split("; "):
-        fields, _, reason = group.partition(" (")
-        groups[reason.removesuffix(")")] = fields.split(", ")
-    return groups
 
 
 def test_after_the_upgrade_what_still_differs_is_planned(tmp_path: Path) -> None:
