@@ -70,6 +70,19 @@ def test_the_plan_of_an_undeclared_intent_removes_no_label(tmp_path: Path) -> No
     assert [c for c in plan.changes if c.ref.kind == "Node"] == []
 
 
+def test_queue_fields_are_declared_where_git_sets_them_and_the_charts_elsewhere(tmp_path: Path) -> None:
+    files = repo(shared="dedicated")
+    files["kai-values.yaml"] = "defaultQueue:\n  parentResources:\n    gpu:\n      quota: -1\n"
+    desired = desired_for(tmp_path, files)
+    parent = next(q for q in desired.queues if q.spec.name == "default-parent-queue")
+    declared = desired.queue_provenance(parent, "gpu.quota")
+    assert (declared.origin, declared.path) == (Origin.DECLARED, ("defaultQueue", "parentResources", "gpu", "quota"))
+    assert desired.queue_provenance(parent, "gpu.limit").origin is Origin.CHART   # the chart's default: writable
+    assert desired.queue_provenance(parent, "gpu.limit").writable
+    assert desired.shared_provenance.origin is Origin.DECLARED
+    assert desired_for(tmp_path / "other", repo()).shared_provenance.origin is Origin.ASSUMED
+
+
 def label_plan(*removed: str) -> Plan:
     changes = tuple(Change(obj_ref(name), Operation.UPDATE, (FieldChange(LABEL_PATH, "true", None),), ("NVCA-S-010",),
                            f"remove the label from {name}") for name in removed)

@@ -131,6 +131,8 @@ def _parents_first(creates: list[Change]) -> list[Change]:
 
 
 def _label_changes(desired: DesiredCluster, live: LiveState) -> list[Change]:
+    if not desired.shared_provenance.writable:
+        return []     # no intent declared: nothing to write toward (NVCA-S-003)
     return [_label_change(c) for c in label_changes(desired.shared, live)]
 
 
