@@ -114,19 +114,25 @@ def file_url(path: Path) -> str:
 
 
 def standalone_config(*, name: str = "lab", version: str = "v0.14.7", values: str = "kai-values.yaml",
-                      nvca: str | None = None, queue_files: Sequence[str] = (), extra: str = "") -> str:
+                      nvca: str | None = None, queue_files: Sequence[str] = (), extra: str = "",
+                      shared: str | None = "dedicated") -> str:
+    """`shared`: the sharedCluster intent written, or None for an entry that declares none (NVCA-S-003)."""
     text = (f"apiVersion: kai-gitops/v1\nclusters:\n  - name: {name}\n    mode: standalone\n"
             f"    kaiChartVersion: {version}\n    kaiValuesFile: {values}\n")
     if nvca:
         text += f"    nvcaValuesFile: {nvca}\n"
     if queue_files:
         text += "    queueFiles:\n" + "".join(f"      - {q}\n" for q in queue_files)
+    if shared is not None:   # last, so that the lines above keep their numbers
+        text += f"    sharedCluster: {{intent: {shared}}}\n"
     return text + extra
 
 
-def addon_config(*, name: str = "prod", version: str = "v0.16.7", env: str = "env.yaml", extra: str = "") -> str:
-    return (f"apiVersion: kai-gitops/v1\nclusters:\n  - name: {name}\n    mode: addon\n"
-            f"    kaiChartVersion: {version}\n    environmentFile: {env}\n") + extra
+def addon_config(*, name: str = "prod", version: str = "v0.16.7", env: str = "env.yaml", extra: str = "",
+                 shared: str | None = "dedicated") -> str:
+    text = (f"apiVersion: kai-gitops/v1\nclusters:\n  - name: {name}\n    mode: addon\n"
+            f"    kaiChartVersion: {version}\n    environmentFile: {env}\n")
+    return text + (f"    sharedCluster: {{intent: {shared}}}\n" if shared is not None else "") + extra
 
 
 def desired_for(tmp_path: Path, files: Files, cluster: str | None = None, *, ref: str = "HEAD") -> Any:
@@ -154,6 +160,16 @@ def template_files(*edits: tuple[str, str, str], **extra: str | None) -> dict[st
         files[file] = text.replace(old, new, 1)
     files.update({k.replace("__", "/"): v for k, v in extra.items()})
     return files
+
+
+def held_fields(description: str) -> dict[str, list[str]]:
+    """`not written by kai-gitops: a, b (reason); c (reason) — tail` as {reason: [fields]}."""
+    listed = description.removeprefix("not written by kai-gitops: ").split(" — ")[0]
+    groups = {}
+    for group in listed.split("; "):
+        fields, _, reason = group.partition(" (")
+        groups[reason.removesuffix(")")] = fields.split(", ")
+    return groups
 
 
 # -- Kubernetes objects --------------------------------------------------------------------------------

@@ -426,7 +426,7 @@ def test_a_misspelt_gate_is_judged_by_what_nvca_then_runs(tmp_path: Path, item: 
 def test_a_finding_about_the_kai_pin_points_at_the_clusters_pin(tmp_path: Path, pin: str, rule: str) -> None:
     """The pin is one key of one cluster's entry in kai-gitops.yaml: the finding names its line, not the file's
     first line, so the reviewer lands on the value to change (here the second cluster's)."""
-    config = (addon_config(name="other") + "  - name: prod\n    mode: addon\n"
+    config = (addon_config(name="other", shared=None) + "  - name: prod\n    mode: addon\n"
               f"    kaiChartVersion: {pin}\n    environmentFile: env.yaml\n")
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config,
                                    "env.yaml": "addons:\n  kaiScheduler:\n    enabled: true\n"})

@@ -50,8 +50,18 @@ def test_what_init_writes_passes_check_once_committed(tmp_path: Path, args: tupl
     commit(target)
     code, stdout, stderr = run_cli(["check", "--repo", target, "--fail-on", "info", "-o", "json"])
     report = json.loads(stdout)
-    assert code == 0, [f["message"] for c in report["clusters"] for f in c["findings"]]
-    assert [c["cluster"] for c in report["clusters"]] == ["prod", "lab"]
+    # The one thing left to the user: the shared-cluster intent, a commented choice none of which is acted on
+    assert [(c["cluster"], [f["rule"] for f in c["findings"]]) for c in report["clusters"]] == [
+        ("prod", ["NVCA-S-003"]), ("lab", ["NVCA-S-003"])], report
+    assert code == 2
+    code, stdout, stderr = run_cli(["check", "--repo", target, "-o", "json"])
+    assert code == 0, stdout
+    text = (target / "kai-gitops.yaml").read_text()
+    (target / "kai-gitops.yaml").write_text(text.replace("    # sharedCluster: {intent: dedicated}",
+                                                         "    sharedCluster: {intent: dedicated}"))
+    commit(target)
+    code, stdout, stderr = run_cli(["check", "--repo", target, "--fail-on", "info", "-o", "json"])
+    assert code == 0, [f["message"] for c in json.loads(stdout)["clusters"] for f in c["findings"]]
 
 
 def test_the_config_validates_against_the_schema_and_names_the_clusters_as_asked(tmp_path: Path) -> None:
@@ -162,5 +172,6 @@ def test_the_comments_in_kai_gitops_yaml_line_up(tmp_path: Path) -> None:
     """The first file a new user reads: every trailing comment of a cluster entry starts in the same column."""
     init(tmp_path, *TWO_CLUSTERS)
     lines = (tmp_path / "kai-gitops.yaml").read_text().splitlines()
-    columns = {line.index(" # ") for line in lines if line.startswith("    ") and " # " in line}
+    trailing = [line for line in lines if line.startswith("    ") and not line.lstrip().startswith("#")]
+    columns = {line.index(" # ") for line in trailing if " # " in line}
     assert len(columns) == 1, [line for line in lines if " # " in line]

@@ -31,6 +31,7 @@ clusters:
     mode: addon
     kaiChartVersion: v0.16.7
     environmentFile: env.yaml
+    sharedCluster: {intent: dedicated}
 workloads:
   - name: fn
     clusters: [gpu]

@@ -282,7 +282,7 @@ def test_no_gate_list_in_git_is_not_a_missing_gate(tmp_path: Path) -> None:
 
 
 def test_shared_intent_by_node_selector_is_resolved_against_node_labels(tmp_path: Path) -> None:
-    config = standalone_config().replace(
+    config = standalone_config(shared=None).replace(
         "    kaiValuesFile: kai-values.yaml\n",
         "    kaiValuesFile: kai-values.yaml\n    sharedCluster:\n      intent: shared\n"
         "      nodeSelector: {pool: nvcf}\n")

@@ -67,13 +67,18 @@ def test_plan_shows_each_kai_config_field_and_apply_patches_them_and_reads_back(
     assert {(".".join(f["path"]), json.dumps(f["before"]), json.dumps(f["after"])) for f in change["fields"]} == {
         ("spec.admission.gpuSharing", "true", "false"),
         ("spec.scheduler.service.resources",
-         json.dumps({"limits": {"cpu": "4000m"}, "requests": resources["requests"]}), json.dumps(resources)),
-        ("spec.global.nodePoolLabelKey", '"team.example/pool"', "null")}
+         json.dumps({"limits": {"cpu": "4000m"}, "requests": resources["requests"]}), json.dumps(resources))}
+    # Git leaves nodePoolLabelKey to the operator's in-memory default: no intent, so no write, but an operator item
+    [held] = [o for o in report["plan"]["operator"] if o["subject"] and o["subject"]["kind"] == "Config"]
+    assert held["rule"] == "KAI-D-005"
+    assert held["description"] == ("not written by kai-gitops: spec.global.nodePoolLabelKey (Git's value is an "
+                                   "operator default (nothing renders it))")
 
     audit = tmp_path / "audit.jsonl"
     code, applied, err = demo.reconcile_json("--apply", "--audit-log", audit)
     assert applied["apply"]["ok"], err
-    assert stored_spec(demo) == GOLDEN                                     # read back: exactly Git's render
+    # read back: exactly Git's render, and the field no intent covers as it was
+    assert stored_spec(demo) == {**GOLDEN, "global": {**GOLDEN["global"], "nodePoolLabelKey": "team.example/pool"}}
     writes = [r for r in demo.writes() if r.path == CONFIG_PATH]
     assert [(r.method, r.query.get("dryRun")) for r in writes] == [("PATCH", "All"), ("PATCH", None)]
     assert all(r.query.get("fieldManager") == "kai-gitops" for r in writes)
@@ -87,7 +92,9 @@ def test_plan_shows_each_kai_config_field_and_apply_patches_them_and_reads_back(
 
     code, again, _ = demo.reconcile_json()
     assert [c for c in again["plan"]["changes"] if c["object"]["kind"] == "Config"] == []
-    assert "KAI-D-005" not in {f["rule"] for f in again["findings"]}
+    # nothing diff reports is lost: the field left unwritten is still a finding
+    [left] = [f for f in again["findings"] if f["rule"] == "KAI-D-005"]
+    assert "global.nodePoolLabelKey" in left["message"] and "admission.gpuSharing" not in left["message"]
 
 
 def test_a_kai_config_field_changed_since_the_plan_refuses_the_plan(demo: Demo, tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ def test_template_points_editors_at_the_schema() -> None:
 def test_defaults() -> None:
     cluster = parse_repo_config(BASE.encode()).clusters[0]
     assert cluster.stack_kai_version == DEFAULT_STACK_KAI_VERSION == "v0.16.7"
-    assert cluster.shared_cluster.intent == "dedicated"
+    assert cluster.shared_cluster.intent == "undeclared" and not cluster.shared_cluster.declared   # no assumed intent
     assert cluster.shared_cluster.nodes == ()
     assert cluster.shared_cluster.node_selector is None
     assert cluster.queue_files == ()

@@ -67,6 +67,8 @@ def repo_with_waiver(tmp_path: Path, waiver: dict[str, Any] | None) -> Path:
     files = scaffold_files(ScaffoldSettings(tmp_path, (ClusterSeed("lab", "standalone"),), ci=None))
     values = "clusters/lab/kai-values.yaml"
     files[values] = files[values].replace("  placementStrategy: binpack\n", "")
+    files["kai-gitops.yaml"] = files["kai-gitops.yaml"].replace("    # sharedCluster: {intent: dedicated}",
+                                                                "    sharedCluster: {intent: dedicated}")
     if waiver is not None:
         files["kai-gitops-waivers.yaml"] = yaml.safe_dump({"waivers": [waiver]})
     path, _ = make_repo(tmp_path, dict(files))

@@ -22,6 +22,7 @@ from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
 from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
+from reconciler.checks.node_labels import intent_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
@@ -154,7 +155,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
         findings += gang_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
-        findings += values_key_findings(desired)
+        findings += values_key_findings(desired) + intent_findings(desired)
         findings = attribute(findings, live, desired.shared)
     findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities,
                                 audit_cut_off(live, started))
@@ -181,7 +182,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     live = read_live(context)
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
-    findings = diff(desired, live) + values_key_findings(desired) if desired else []
+    findings = diff(desired, live) + values_key_findings(desired) + intent_findings(desired) if desired else []
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
@@ -225,6 +226,7 @@ def run_check(settings: RunSettings) -> Report:
             base = _base_queues(rules_repo, desired.name) if settings.base_ref else None
             add_snapshot_queues(facts, snapshots[desired.name], base)
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
+        found += intent_findings(desired)
         findings = waivers.apply(found, desired.name)
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
                                      cluster_anchor(desired)))
@@ -382,6 +384,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     from reconciler.findings.builtin_rules import (
         DRIFT_RULES,
         GANG_RULES,
+        INTENT_RULES,
         OPERATOR_RULES,
         OPERATOR_RULES_NEEDING_GIT,
         VALUES_KEY_RULES,
@@ -390,7 +393,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     # Without Git, a check that needs the values (render mode) did not run: doctor must not show it passed.
     operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
     gangs = GANG_RULES if scope == "live" else ()
-    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *(VALUES_KEY_RULES if keys else ())]
+    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *(VALUES_KEY_RULES + INTENT_RULES if keys else ())]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 
@@ -420,4 +423,4 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
         return steps.plan_only(report, plan)
     connection = target.connect(None)   # the connection the plan was read through (connect() keeps it)
     return steps.apply_plan(plan, report, reconcile, connection,
-                            reread=lambda: run_reconcile(settings, target.read_live)[:2])
+                            reread=lambda: run_reconcile(settings, target.read_live)[:2], live=live)

@@ -144,7 +144,7 @@ def cluster_entry(seed: ClusterSeed, version: str) -> list[str]:
                   f"    kaiChartVersion: {version}",
                   f"    kaiValuesFile: {kai_values_path(seed)}",
                   f"    nvcaValuesFile: {nvca_values_path(seed)}"]
-    return entry
+    return entry + _data("init/shared-cluster.yaml").splitlines()   # a choice to make, none acted upon
 
 
 def environment_path(seed: ClusterSeed) -> str:

@@ -88,7 +88,8 @@ def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiOb
         Kind.DRIFT, f"kai-config differs from Git: {shown}{more}", desired.name, subject=CONFIG.ref(CONFIG_NAME),
         location=location, desired=redact({path: want for path, _, want, _ in changes}),
         live=redact({path: have for path, have, _, _ in changes}),
-        extra={"fields": [{"path": path, "where": str(where) if where else None} for path, *_, where in changes]},
+        extra={"fields": [{"path": path, "where": str(where) if where else None,
+                           "origin": config.provenance(path).origin.value} for path, *_, where in changes]},
         fix=_patch_fix(patch, f"kubectl patch configs.kai.scheduler {CONFIG_NAME} --type merge -p "
                               f"'{json.dumps(redact(patch), separators=(',', ':'))}'"))]
 

@@ -3,7 +3,9 @@
 The NVCA-S rules judge the labels and name the nodes; this computes the per-node change that settles
 them, so `reconcile` can apply it: set `nvca.nvcf.nvidia.io/schedule=true` on every intended node that
 lacks the exact value, remove the label from every other node that has it. With a "shared" intent whose
-nodes are unknown (no list, no selector) nothing is removed: there is no intent to remove against.
+nodes are unknown (no list, no selector) nothing is removed: there is no intent to remove against. Without
+a declared intent nothing changes at all (NVCA-S-003 says which line to add): one label turns NVCA's Shared
+Cluster mode on, and removing the last one turns it off.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reconciler.checks.facts import selector_matches
+from reconciler.findings.builtin_rules import SHARED_INTENT_UNDECLARED
+from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.config import SharedClusterIntent
+from reconciler.model.desired import DesiredCluster
 from reconciler.model.live import SCHEDULE_LABEL, LiveState
 
 # Rules whose findings a label change settles (see policies/kai_gitops/rules/shared/).
@@ -30,8 +35,29 @@ class NodeLabelChange:
     rule: str            # the rule whose finding this settles
 
 
+# The line NVCA-S-003 asks for, in the cluster's entry of kai-gitops.yaml.
+DEDICATED_LINE = "sharedCluster: {intent: dedicated}"
+SHARED_LINE = 'sharedCluster: {intent: shared, nodeSelector: {nvidia.com/gpu.present: "true"}}'
+
+
+def intent_findings(desired: DesiredCluster) -> list[Finding]:
+    """NVCA-S-003: the cluster's entry declares no shared-cluster intent, so no node label is ever written."""
+    if desired.shared.declared:
+        return []
+    entry = ("clusters", desired.config.index)
+    return [SHARED_INTENT_UNDECLARED.finding(
+        Kind.VIOLATION, f"cluster {desired.name} declares no shared-cluster intent, so kai-gitops changes no "
+                        f"{SCHEDULE_LABEL} node label: add `{DEDICATED_LINE}` to its entry when NVCF owns every "
+                        f"node, or `{SHARED_LINE}` (or nodes: [...]) when it shares the cluster",
+        desired.name, location=desired.locate("config", (*entry, "name")),
+        fix=Fix(Action.NONE, f"add `{DEDICATED_LINE}` or `{SHARED_LINE}` to the cluster's entry in kai-gitops.yaml"))]
+
+
 def label_changes(intent: SharedClusterIntent, live: LiveState) -> list[NodeLabelChange]:
-    """One change per node whose label differs from the intent; nodes the cluster lacks are left out."""
+    """One change per node whose label differs from the intent; nodes the cluster lacks are left out, and with
+    no declared intent there is none."""
+    if not intent.declared:
+        return []
     intended = _intended(intent, live)
     changes: list[NodeLabelChange] = []
     for node in sorted(live.node_labels):
@@ -73,4 +99,5 @@ def _rule(before: str | None, after: str | None, intent: SharedClusterIntent) ->
     return DEDICATED_LABELLED if intent.intent != "shared" else SHARED_EXTRA
 
 
-__all__ = ["LABEL_RULES", "SCHEDULE_LABEL", "NodeLabelChange", "label_changes", "unresolvable_nodes"]
+__all__ = ["LABEL_RULES", "SCHEDULE_LABEL", "NodeLabelChange", "intent_findings", "label_changes",
+           "unresolvable_nodes"]

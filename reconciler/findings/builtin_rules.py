@@ -188,10 +188,20 @@ VALUE_UNKNOWN = RuleMeta(
     "Correct the key's spelling (the message suggests the closest known key; --fix-git renames it when "
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
+_INTENT_SOURCE = "docs/policies.md#shared-cluster-mode / docs/configuration.md#intent-not-assumption"
+SHARED_INTENT_UNDECLARED = RuleMeta(
+    "NVCA-S-003", "Shared-cluster intent is declared", Severity.INFO, Scope.STATIC,
+    "One node labelled nvca.nvcf.nvidia.io/schedule=true turns NVCA's Shared Cluster mode on and removing the "
+    "last one turns it off, so kai-gitops acts on the label only when Git says which mode the cluster is in: "
+    "without sharedCluster it writes no node label, either way.",
+    "Add sharedCluster to the cluster's entry in kai-gitops.yaml: {intent: dedicated} when NVCF owns every "
+    "node, or {intent: shared} with the NVCF nodes (names or a nodeSelector).", _INTENT_SOURCE)
+
 DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
                SHARD_UNDECLARED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
+INTENT_RULES = (SHARED_INTENT_UNDECLARED,)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
                   LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
                   CONFIG_NOT_HELM_OWNED)
@@ -199,4 +209,4 @@ OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values sa
 GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
-                                    *GANG_RULES)}
+                                    *GANG_RULES, *INTENT_RULES)}

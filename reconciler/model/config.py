@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from typing import Literal
 
 from reconciler.core.errors import UserError
 from reconciler.yamlio.document import YamlDoc
@@ -11,11 +12,22 @@ from reconciler.yamlio.document import YamlDoc
 DEFAULT_STACK_KAI_VERSION = "v0.16.7"
 
 
+SharedIntent = Literal["dedicated", "shared", "undeclared"]
+UNDECLARED: SharedIntent = "undeclared"
+
+
 @dataclass(frozen=True)
 class SharedClusterIntent:
-    intent: str = "dedicated"              # "dedicated" | "shared"
+    """`sharedCluster` of a cluster entry. Without one the intent is "undeclared": no node label is written
+    for it either way (NVCA-S-003 says which line to add), since one label turns NVCA's Shared Cluster mode on."""
+
+    intent: SharedIntent = UNDECLARED
     nodes: tuple[str, ...] = ()
     node_selector: dict[str, str] | None = None
+
+    @property
+    def declared(self) -> bool:
+        return self.intent != UNDECLARED
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from reconciler.model.kai_config import (
     from_manifest,
     render_kai_config,
 )
+from reconciler.model.provenance import ASSUMED, Origin, Provenance
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
 from reconciler.model.values import chart_defaults, deep_merge, defaults_version_for, parse_version
 from reconciler.yamlio.document import YamlDoc, load_document
@@ -107,6 +108,24 @@ class DesiredCluster:
     @property
     def shared(self) -> SharedClusterIntent:
         return self.config.shared_cluster
+
+    @property
+    def shared_provenance(self) -> Provenance:
+        """The shared-cluster intent is declared in kai-gitops.yaml, or not at all: then nothing is assumed."""
+        if not self.shared.declared:
+            return ASSUMED
+        return Provenance(Origin.DECLARED, "config", ("clusters", self.config.index, "sharedCluster"))
+
+    def queue_provenance(self, queue: ExpectedQueue, key: str) -> Provenance:
+        """Where a Queue field's value comes from (`key`: "parent" or "<resource>.<field>"): a line of a queue
+        file or of the values file, else the pinned chart's default rendered from Git's values (the default
+        queues are the chart's template: in add-on mode the stack's canonical values)."""
+        path = queue.paths.get(key, queue.paths["parent"])
+        doc = self.docs.get(queue.doc)
+        if queue.origin == QueueOrigin.QUEUE_FILE or (doc is not None and queue.doc != "env"
+                                                       and doc.get(path) is not None):
+            return Provenance(Origin.DECLARED, queue.doc, path)
+        return Provenance(Origin.CHART, queue.doc, path)
 
     def locate(self, doc: str | None, path: YamlPath | None) -> Location | None:
         if doc is None or doc not in self.docs:

@@ -11,11 +11,13 @@ github.com/NVIDIA/nvcf fadc0f81, `deploy/stacks/nvcf-compute-plane/helmfile.d/01
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue, mapping_at
 from reconciler.core.refs import YamlPath
+from reconciler.model.provenance import ASSUMED, OPERATOR_DEFAULT, Origin, Provenance
 from reconciler.model.values import copy_values, deep_merge
 
 CONFIG_NAME = "kai-config"
@@ -48,6 +50,11 @@ class ConfigField:
     source: YamlPath        # where in `doc`
     from_values: bool       # False: the chart's default or a constant of its template
 
+    @property
+    def provenance(self) -> Provenance:
+        """Declared where Git sets the value; else rendered by the pinned chart (its default, or a constant)."""
+        return Provenance(Origin.DECLARED if self.from_values else Origin.CHART, self.doc, self.source)
+
 
 @dataclass(frozen=True)
 class DesiredKaiConfig:
@@ -71,6 +78,13 @@ class DesiredKaiConfig:
     def operator_default(self, path: str) -> JSONValue | None:
         """What the operator fills in for a field the Config leaves out, or None if we do not model it."""
         return operator_default(path, self.version, self.fields)
+
+    def provenance(self, path: str) -> Provenance:
+        """Where Git's value of `path` comes from: a desired field's own, else the operator's in-memory default
+        (never a desired field: it informs messages, not writes), else nothing."""
+        if path in self.fields:
+            return self.fields[path].provenance
+        return OPERATOR_DEFAULT if self.operator_default(path) is not None else ASSUMED
 
 
 # -- operator defaults for absent fields ----------------------------------------------------------------
@@ -244,17 +258,17 @@ def _component(r: _Render, key: str, block: str) -> None:
     v = r.version
     if v == "v0.9.20" and key in ("binder", "scheduler"):
         return      # chart Deployments in v0.9.x, not operands of the Config
+    if key == "podgrouper" and v not in since("v0.13.4"):
+        return      # v0.12.x and older render no podGrouper block at all (KAI#859)
     service = f"{block}.service"
     if key == "nodescaleadjuster":
         r.put(f"{service}.enabled", ("global", "clusterAutoscaling"), r.get(("global", "clusterAutoscaling")) is True,
               given=True)
     elif v in since("v0.15.3"):
         r.put(f"{service}.enabled", (key, "enabled"), r.get((key, "enabled")) is not False, given=True)
-    else:
+    elif key != "scheduler":
         r.const(f"{service}.enabled", True)
-    carried = v in since("v0.13.4") if key == "podgrouper" else True
-    if not carried:
-        return      # v0.12.x and older ignore podgrouper.image/resources/affinity (KAI#859)
+    # before v0.15.3 scheduler.service has no `enabled`: the operator defaults it in memory, not in the object
     r.image(f"{service}.image", (key, "image"), key)
     if v in since("v0.10.5"):
         r.put_if_set(f"{service}.resources", (key, "resources"))
@@ -343,19 +357,30 @@ def _numa_placement_exporter(r: _Render) -> None:
 def spec_field_types() -> dict[str, str]:
     """Every dotted spec path a desired kai-config of any modelled column can hold, or that the operator
     defaults, with its value type ("bool", "text", "number", "structure"): the fields a plan may patch."""
-    from reconciler.model.values import chart_defaults
-
     samples: dict[str, JSONValue] = {}
     for version in COLUMNS:
-        values = deep_merge(chart_defaults(version), _EVERY_OPTIONAL_VALUE)
-        where = ValueSource("values", values, ("config", ()))
-        for item in render_kai_config(version, values, where, version).fields.values():
-            samples.setdefault(item.path, item.value)
+        for path, value in _column_samples(version).items():
+            samples.setdefault(path, value)
     for path in _GLOBAL_DEFAULTS:
         samples.setdefault(path, _GLOBAL_DEFAULTS[path])
     for _, block in COMPONENTS:
         samples.setdefault(f"{block}.replicas", 1)
     return {path: _type_of(value) for path, value in samples.items()}
+
+
+def column_fields(version: str) -> frozenset[str]:
+    """The dotted spec paths chart column `version` can render into kai-config (every optional value set): the
+    fields a KAI of that version is known to serve."""
+    return frozenset(_column_samples(version))
+
+
+@functools.cache
+def _column_samples(version: str) -> dict[str, JSONValue]:
+    from reconciler.model.values import chart_defaults
+
+    values = deep_merge(chart_defaults(version), _EVERY_OPTIONAL_VALUE)
+    where = ValueSource("values", values, ("config", ()))
+    return {item.path: item.value for item in render_kai_config(version, values, where, version).fields.values()}
 
 
 # One value for each field the chart renders only when set, so that the table above names it.

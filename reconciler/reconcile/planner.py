@@ -25,6 +25,7 @@ from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, FieldPat
 from reconciler.plans.validate import check_changes
 from reconciler.plans.values import leaves, queue_update_fields, same_value, stored_value
 from reconciler.plans.writable import LABEL_PATH, Values, planned_write
+from reconciler.reconcile.write_scope import WriteScope
 from reconciler.report.report import GitInfo
 
 HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
@@ -34,11 +35,12 @@ HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/re
 def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState, *, git: GitInfo | None,
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
-    changes = _queue_changes(active, live) + _spec_changes(active, live) + _label_changes(desired, live)
+    spec_changes, held = _spec_changes(active, WriteScope(desired, live), live)
+    changes = _queue_changes(active, live) + spec_changes + _label_changes(desired, live)
     check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
-    settled = {c.ref for c in changes}
+    settled = {c.ref for c in changes} | {h.subject for h in held if h.subject is not None}
     settled_rules = _settled_label_rules(desired, live, changes)
-    operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules))
+    operator = (*held, *(_operator(f) for f in active if _for_operator(f, settled, settled_rules)))
     defaults = {q.spec.name for q in desired.queues if q.origin == QueueOrigin.DEFAULT_QUEUE}
     notes = (HELM_NOTE,) if any(c.ref.kind == QUEUE.kind and c.ref.name in defaults for c in changes) else ()
     return Plan(desired.name, git, identity, tuple(changes), operator, notes)
@@ -64,10 +66,13 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
     return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
 
 
-def _spec_changes(findings: list[Finding], live: LiveState) -> list[Change]:
+def _spec_changes(findings: list[Finding], scope: WriteScope,
+                  live: LiveState) -> tuple[list[Change], list[OperatorAction]]:
     """kai-config and SchedulingShard spec patches: every field of the finding's patch, at the granularity the
-    allowed writes name it. A patch with a field no plan may write is left to the operator, whole."""
+    allowed writes name it. A patch with a field no plan may write is left to the operator, whole; a field
+    the write scope holds back (no intent, not served, waiting for the upgrade) is an operator item."""
     changes: list[Change] = []
+    held_items: list[OperatorAction] = []
     for f in findings:
         if f.kind is not Kind.DRIFT or f.fix is None or f.fix.action is not Action.UPDATE or f.fix.patch is None \
                 or f.subject is None or f.subject.kind not in (CONFIG.kind, SCHEDULING_SHARD.kind):
@@ -76,10 +81,12 @@ def _spec_changes(findings: list[Finding], live: LiveState) -> list[Change]:
         write = planned_write(f.subject, Operation.UPDATE)
         if stored is None or write is None or write.fields is None:
             continue
-        fields = _writable_fields(f.fix.patch, write.fields, stored, ())
+        fields, held = scope.split(f.subject, _writable_fields(f.fix.patch, write.fields, stored, ()) or [])
         if fields:
             changes.append(Change(f.subject, Operation.UPDATE, tuple(fields), (f.rule_id,), f.fix.description))
-    return changes
+        if held:
+            held_items.append(scope.operator_item(f, held))
+    return changes, held_items
 
 
 def _stored(live: LiveState, ref: ObjectRef) -> JSONObject | None:
@@ -124,6 +131,8 @@ def _parents_first(creates: list[Change]) -> list[Change]:
 
 
 def _label_changes(desired: DesiredCluster, live: LiveState) -> list[Change]:
+    if not desired.shared_provenance.writable:
+        return []     # no intent declared: nothing to write toward (NVCA-S-003)
     return [_label_change(c) for c in label_changes(desired.shared, live)]
 
 

@@ -10,12 +10,16 @@ field. The fresh resourceVersion becomes the write's precondition, so nothing sl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.resources import NODE
+from reconciler.model.live import SCHEDULE_LABEL, LiveState
+from reconciler.model.queues import RESOURCES
 from reconciler.plans.plan import Change, ClusterIdentity, Plan
 from reconciler.plans.quota import OVER_QUOTA, over_quota_changes
+from reconciler.plans.writable import LABEL_PATH
 from reconciler.reconcile.apply import FIELD_MANAGER, ClusterWriter, Pending, concurrently
 from reconciler.reconcile.staleness import change_state
 from reconciler.report.report import Report
@@ -57,6 +61,30 @@ def check_over_quota(plan: Plan, report: Report, allowed: bool) -> None:
     raise UserError(f"the plan cuts a queue below what its running work holds ({OVER_QUOTA}), nothing was "
                     f"written: {shown}{more}",
                     hint="review the work it affects; to apply the cut anyway, add --allow-over-quota")
+
+
+def check_shared_mode_kept(plan: Plan, live: LiveState) -> None:
+    """A plan that removes the schedule label from the last node carrying it turns NVCA's Shared Cluster mode
+    off; while a queue caps usage (the NVCA-S-014 condition: non-NVCF work shares the cluster) that is refused."""
+    labels: dict[str, str | None] = dict(live.schedule_labels)
+    for change in plan.changes:
+        for field in change.fields:
+            if change.ref.kind == NODE.kind and field.path == LABEL_PATH:
+                labels[change.ref.name] = field.after
+    if not _shared_mode_on(live.schedule_labels) or _shared_mode_on(labels):
+        return
+    capped = sorted(name for name, spec in live.queues.items()
+                    if spec.resources is not None and any(spec.triple(r).limit != -1 for r in RESOURCES))
+    if capped:
+        shown = ", ".join(capped[:3]) + (f" and {len(capped) - 3} more" if len(capped) > 3 else "")
+        raise UserError(f"the plan removes {SCHEDULE_LABEL}=true from the last labelled node(s), which turns NVCA's "
+                        f"Shared Cluster mode off while {len(capped)} queue(s) cap usage ({shown}; NVCA-S-014): "
+                        "nothing was written",
+                        hint="declare sharedCluster intent shared with the NVCF nodes in kai-gitops.yaml")
+
+
+def _shared_mode_on(labels: Mapping[str, str | None]) -> bool:
+    return any(value == "true" for value in labels.values())
 
 
 def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[Change]]:

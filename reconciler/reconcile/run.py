@@ -31,6 +31,7 @@ from reconciler.reconcile.preflight import (
     check_cluster_name,
     check_identity,
     check_over_quota,
+    check_shared_mode_kept,
     fresh_state,
 )
 from reconciler.reconcile.settings import ReconcileSettings
@@ -78,12 +79,15 @@ ReReader = Callable[[], tuple[Report, Plan]]
 
 
 def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connection: Connection,
-               reread: ReReader) -> ReconcileOutcome:
-    """Identity, cap, Lease, fresh read per field, dry-run, writes (+ Events, audit), then a re-read."""
+               reread: ReReader, live: LiveState | None = None) -> ReconcileOutcome:
+    """Identity, cap, Lease, fresh read per field, dry-run, writes (+ Events, audit), then a re-read. `live`:
+    what the plan was judged on (the Shared Cluster mode check needs the queues and labels)."""
     check_cluster_name(plan, report.clusters[0].cluster)
     check_identity(plan, connection.identity())
     check_cap(plan, settings.max_changes)
     check_over_quota(plan, report, settings.allow_over_quota)
+    if live is not None:
+        check_shared_mode_kept(plan, live)
     if not plan.changes:
         return ReconcileOutcome(report, plan, ApplyResult(plan.id), None)
     holder = holder_identity()

@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from importlib import resources
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast, overload
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
@@ -33,7 +33,7 @@ _UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
 
 # The shape data/kai-gitops.schema.json gives the file: these types hold once _validate() has passed.
 class _SharedCluster(TypedDict):
-    intent: str
+    intent: Literal["dedicated", "shared"]
     nodes: NotRequired[list[str]]
     nodeSelector: NotRequired[dict[str, str]]
 
@@ -244,15 +244,15 @@ def _allowed_keys(error: ValidationError) -> set[str]:
 
 
 def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
-    shared: _SharedCluster = raw.get("sharedCluster") or {"intent": "dedicated"}
+    shared = raw.get("sharedCluster")
     return ClusterConfig(
         name=raw["name"], mode=raw["mode"], kai_chart_version=_v(raw["kaiChartVersion"]),
         kube_context=raw.get("kubeContext"), environment_file=_repo_path(raw.get("environmentFile")),
         stack_base_file=_repo_path(raw.get("stackBaseFile")),
         stack_kai_version=_v(raw.get("stackKaiVersion", DEFAULT_STACK_KAI_VERSION)),
         kai_values_file=_repo_path(raw.get("kaiValuesFile")), nvca_values_file=_repo_path(raw.get("nvcaValuesFile")),
-        shared_cluster=SharedClusterIntent(shared.get("intent", "dedicated"), tuple(shared.get("nodes", ())),
-                                           shared.get("nodeSelector")),
+        shared_cluster=SharedClusterIntent(shared["intent"], tuple(shared.get("nodes", ())), shared.get("nodeSelector"))
+        if shared else SharedClusterIntent(),
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
         kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index)
 

@@ -14,13 +14,13 @@ meta := {
 }
 
 violations contains v if {
-	util.shared_intent == "dedicated"
+	util.shared_intent != "shared"
 	some q in queues.git_queues
 	limited := queues.git_capped[q.name]
 	v := {
 		"message": sprintf(
-			"queue %s in Git caps %s (limit is not -1), so non-NVCF workloads share this cluster, but the shared-cluster intent is \"dedicated\"; declare intent \"shared\" with the NVCF nodes",
-			[q.name, concat(", ", limited)],
+			"queue %s in Git caps %s (limit is not -1), so non-NVCF workloads share this cluster, but the shared-cluster intent is \"%s\"; declare intent \"shared\" with the NVCF nodes",
+			[q.name, concat(", ", limited), util.shared_intent],
 		),
 		"subject": data.kai_gitops.lib.util.queue_subject(q.name),
 		"doc": object.get(q, "doc", null),

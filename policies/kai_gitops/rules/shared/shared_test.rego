@@ -20,6 +20,12 @@ test_s001_dedicated_with_limited_queue_warns if {
 	contains(v.message, "queue research in Git caps gpu (limit is not -1)")
 }
 
+test_s001_undeclared_intent_with_limited_queue_warns if {
+	undeclared := {"desired": {"shared_cluster": {"intent": "undeclared", "nodes": [], "selector": null}, "extra_queues": [research]}}
+	some v in shared.nvca_s_001.violations with input as object.union(testdata.addon_static, undeclared)
+	contains(v.message, "but the shared-cluster intent is \"undeclared\"")
+}
+
 test_s001_shared_intent_passes if {
 	facts := object.union(testdata.addon_static, object.union(data.kai_gitops.testdata.shared_intent(["n1"]), {"desired": {"extra_queues": [research]}}))
 	count(shared.nvca_s_001.violations) == 0 with input as facts
