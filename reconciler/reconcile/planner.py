@@ -5,8 +5,10 @@ Pure: reads the findings, the desired cluster and the live state it was judged o
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
+from reconciler.checks.kai_config_diff import config_patch
 from reconciler.checks.node_labels import (
     LABEL_RULES,
     SHARED_UNLABELLED,
@@ -15,18 +17,24 @@ from reconciler.checks.node_labels import (
     unresolvable_nodes,
 )
 from reconciler.core.jsonvalue import JSONObject
+from reconciler.core.redact import redact
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG, NODE, QUEUE, SCHEDULING_SHARD
+from reconciler.core.show import truncate_text
+from reconciler.findings.builtin_rules import SENSITIVE_CHANGE
 from reconciler.findings.finding import Action, Finding, Kind
 from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.live import LiveState
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
+from reconciler.model.sensitive import SensitiveAllow, category
 from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, FieldPath, Operation, OperatorAction, Plan
 from reconciler.plans.validate import check_changes
 from reconciler.plans.values import leaves, queue_update_fields, same_value, stored_value
 from reconciler.plans.writable import LABEL_PATH, Values, planned_write
 from reconciler.report.report import GitInfo
 
+SPEC_KINDS = {CONFIG.kind: "configs.kai.scheduler", SCHEDULING_SHARD.kind: "schedulingshards.kai.scheduler"}
+SENSITIVE_TEXT = 500   # a plan's free text is short: at most 512 characters (plans/validate.py)
 HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
              "never renders them again, so kai-gitops's merge patch takes over these fields without a fight.")
 
@@ -34,11 +42,12 @@ HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/re
 def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState, *, git: GitInfo | None,
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
-    changes = _queue_changes(active, live) + _spec_changes(active, live) + _label_changes(desired, live)
+    spec_changes, withheld = _spec_changes(active, live, desired.config.allow_sensitive_writes)
+    changes = _queue_changes(active, live) + spec_changes + _label_changes(desired, live)
     check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
-    settled = {c.ref for c in changes}
+    settled = {c.ref for c in changes} | {w.subject for w in withheld if w.subject is not None}
     settled_rules = _settled_label_rules(desired, live, changes)
-    operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules))
+    operator = tuple(_operator(f) for f in active if _for_operator(f, settled, settled_rules)) + withheld
     defaults = {q.spec.name for q in desired.queues if q.origin == QueueOrigin.DEFAULT_QUEUE}
     notes = (HELM_NOTE,) if any(c.ref.kind == QUEUE.kind and c.ref.name in defaults for c in changes) else ()
     return Plan(desired.name, git, identity, tuple(changes), operator, notes)
@@ -64,10 +73,13 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
     return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
 
 
-def _spec_changes(findings: list[Finding], live: LiveState) -> list[Change]:
+def _spec_changes(findings: list[Finding], live: LiveState, allowed: tuple[SensitiveAllow, ...]
+                  ) -> tuple[list[Change], tuple[OperatorAction, ...]]:
     """kai-config and SchedulingShard spec patches: every field of the finding's patch, at the granularity the
-    allowed writes name it. A patch with a field no plan may write is left to the operator, whole."""
+    allowed writes name it. A patch with a field no plan may write is left to the operator, whole; a
+    security-sensitive field the cluster's allowSensitiveWrites does not name is left to a person (KAI-S-001)."""
     changes: list[Change] = []
+    withheld: list[OperatorAction] = []
     for f in findings:
         if f.kind is not Kind.DRIFT or f.fix is None or f.fix.action is not Action.UPDATE or f.fix.patch is None \
                 or f.subject is None or f.subject.kind not in (CONFIG.kind, SCHEDULING_SHARD.kind):
@@ -77,9 +89,37 @@ def _spec_changes(findings: list[Finding], live: LiveState) -> list[Change]:
         if stored is None or write is None or write.fields is None:
             continue
         fields = _writable_fields(f.fix.patch, write.fields, stored, ())
-        if fields:
-            changes.append(Change(f.subject, Operation.UPDATE, tuple(fields), (f.rule_id,), f.fix.description))
-    return changes
+        if fields is None:
+            continue
+        kept, sensitive = _split_sensitive(f.subject, fields, allowed)
+        if kept:
+            changes.append(Change(f.subject, Operation.UPDATE, tuple(kept), (f.rule_id,), f.fix.description))
+        if sensitive:
+            withheld.append(_left_to_a_person(f.subject, sensitive))
+    return changes, tuple(withheld)
+
+
+def _split_sensitive(ref: ObjectRef, fields: list[FieldChange], allowed: tuple[SensitiveAllow, ...]
+                     ) -> tuple[list[FieldChange], list[FieldChange]]:
+    """The fields self-heal may write, and the security-sensitive ones no allowSensitiveWrites entry names."""
+    kept: list[FieldChange] = []
+    sensitive: list[FieldChange] = []
+    for field in fields:
+        named = any(a.allows(ref.kind, ref.name, field.path) for a in allowed)
+        (sensitive if category(field.path[1:]) is not None and not named else kept).append(field)
+    return kept, sensitive
+
+
+def _left_to_a_person(ref: ObjectRef, fields: list[FieldChange]) -> OperatorAction:
+    names = ", ".join(f.dotted() for f in fields)
+    description = truncate_text(
+        f"{ref.kind} {ref.name}: {names} {'is' if len(fields) == 1 else 'are'} security-sensitive (KAI-S-001), "
+        "left to a person; to let self-heal write "
+        "a field, name it in the cluster's allowSensitiveWrites", SENSITIVE_TEXT)
+    patch = json.dumps(redact(config_patch([(".".join(f.path[1:]), f.before, f.after, None) for f in fields])),
+                       separators=(",", ":"), sort_keys=True)
+    command = f"kubectl patch {SPEC_KINDS[ref.kind]} {ref.name} --type merge -p '{patch}'"
+    return OperatorAction(SENSITIVE_CHANGE.id, ref, description, command)
 
 
 def _stored(live: LiveState, ref: ObjectRef) -> JSONObject | None:
