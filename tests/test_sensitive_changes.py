@@ -83,6 +83,24 @@ def test_without_a_change_to_a_sensitive_field_the_base_check_is_quiet(tmp_path:
     assert found == [], err
 
 
+def test_a_removed_or_narrowed_security_context_is_a_change_too(tmp_path: Path) -> None:
+    hardened = VALUES.replace("global:\n", "global:\n  securityContext:\n    runAsNonRoot: true\n"
+                                          "    runAsUser: 10000\n")
+    kept_one = hardened.replace("    runAsUser: 10000\n", "")
+    repo, (base, narrowed) = make_repo(tmp_path, files({"kai-values.yaml": hardened}),
+                                       [files({"kai-values.yaml": kept_one})])
+    [found] = check(repo, "--base", base)[1]
+    assert (where(found), found["message"]) == (
+        "kai-values.yaml:2:3", 'KAI value global.securityContext (security context): '
+                               '{"runAsNonRoot":true,"runAsUser":10000} → {"runAsNonRoot":true} (against the base ref)')
+    commit_files(repo, {"kai-values.yaml": VALUES})
+    [found] = check(repo, "--base", base)[1]
+    assert (where(found), found["message"]) == (
+        "kai-values.yaml:1:1", 'KAI value global.securityContext (security context): '
+                               '{"runAsNonRoot":true,"runAsUser":10000} → unset (against the base ref)')
+    assert check(repo, "--base", narrowed)[1] != [] and check(repo, "--base", "HEAD")[1] == []
+
+
 def test_a_tag_bumped_to_the_new_pin_is_not_a_change_of_what_runs(tmp_path: Path) -> None:
     old = files({"kai/config.yaml": CONFIG.replace("v0.17.0", "v0.16.8"),
                  "kai-gitops.yaml": standalone_config(version="v0.16.8", extra=MANIFESTS)})

@@ -77,33 +77,39 @@ class _Check:
         for path in _sensitive_paths(doc, ()):
             before = _at(base_doc, path) if base_doc is not None else _or_unset(default(path))
             self._judge(doc, path, before, f"{product} value", None, base_doc is not None, kai=kai)
+        for path in _removed(base_doc, doc, ()):
+            self._judge(doc, path, base_doc.get(path) if base_doc else None, f"{product} value", None, True, kai=kai)
 
     def manifest(self, manifest: KaiManifest) -> None:
         doc = self.desired.docs[manifest.doc]
         ref = (CONFIG if manifest.kind == CONFIG.kind else SCHEDULING_SHARD).ref(manifest.name)
         base_doc = self._base_manifest(manifest)
         default = self._rendered_config() if manifest.kind == CONFIG.kind else {}
+        what = f"{manifest.kind} {manifest.name}"
         for path in _sensitive_paths(doc, ("spec",)):
             before = _at(base_doc, path) if base_doc is not None else _at_value(default, path[1:])
-            self._judge(doc, path, before, f"{manifest.kind} {manifest.name}", ref, base_doc is not None, kai=True)
+            self._judge(doc, path, before, what, ref, base_doc is not None, kai=True)
+        for path in _removed(base_doc, doc, ("spec",)):
+            self._judge(doc, path, base_doc.get(path) if base_doc else None, what, ref, True, kai=True)
 
     def _judge(self, doc: YamlDoc, path: YamlPath, before: object, what: str, ref: ObjectRef | None,
                from_base: bool, *, kai: bool) -> None:
-        after = doc.get(path)
-        if before is not UNSET and _same(after, before):
+        after = doc.get(path) if path in doc.positions else UNSET
+        if before is not UNSET and after is not UNSET and _same(after, before, exact=from_base):
             return
         _, category = sensitive_prefix(path)
-        if category == IMAGE and kai and self._pins_own(path, after):
+        if category == IMAGE and kai and after is not UNSET and self._pins_own(path, _json(after)):
             return
         was = "unset" if before is UNSET else _show(before)
+        now = "unset" if after is UNSET else _show(after)
         against = "the base ref" if from_base else "the pinned chart's default"
         self.findings.append(SENSITIVE_CHANGE.finding(
-            Kind.VIOLATION, f"{what} {format_path(path)} ({category}): {was} → {_show(after)} (against {against})",
+            Kind.VIOLATION, f"{what} {format_path(path)} ({category}): {was} → {now} (against {against})",
             self.desired.name, subject=ref, location=doc.locate(path),
             fix=Fix(Action.NONE, "have the change reviewed; self-heal writes it only where the cluster's "
                                  "allowSensitiveWrites names it"),
             extra={"field": format_path(path), "category": str(category), "before": None if before is UNSET
-                   else redact(_json(before)), "after": redact(after)}))
+                   else redact(_json(before)), "after": None if after is UNSET else redact(_json(after))}))
 
     def _pins_own(self, path: YamlPath, value: JSONValue) -> bool:
         """An image the pinned KAI chart would use anyway: its released registry, or its own version's tag."""
@@ -135,6 +141,12 @@ def _sensitive_paths(doc: YamlDoc, root: YamlPath) -> Iterator[YamlPath]:
             yield path
 
 
+def _removed(base_doc: YamlDoc | None, doc: YamlDoc, root: YamlPath) -> Iterator[YamlPath]:
+    """The sensitive fields the base sets and the head no longer does (a removed securityContext is a change)."""
+    if base_doc is not None:
+        yield from (path for path in _sensitive_paths(base_doc, root) if path not in doc.positions)
+
+
 def _value_at(values: JSONValue) -> Default:
     def default(path: YamlPath) -> JSONValue:
         found = _at_value(values, path)
@@ -158,12 +170,17 @@ def _or_unset(value: JSONValue) -> object:
     return UNSET if value is None else value
 
 
-def _same(got: JSONValue, before: object) -> bool:
-    """Whether `got` leaves `before` as it is (a map may repeat some of its keys)."""
+def _same(got: object, before: object, *, exact: bool) -> bool:
+    """Whether `got` leaves `before` as it is: against the base, the same value; against a chart default, a map
+    may also repeat some of its keys (Helm merges the values over the defaults)."""
     if isinstance(got, bool) or isinstance(before, bool):
         return got is before
     if isinstance(got, dict) and isinstance(before, dict):
+        if exact:
+            return got.keys() == before.keys() and all(_same(got[k], before[k], exact=True) for k in got)
         return deep_merge(before, got) == before
+    if isinstance(got, list) and isinstance(before, list):
+        return len(got) == len(before) and all(_same(a, b, exact=True) for a, b in zip(got, before, strict=True))
     if isinstance(got, int | float) and isinstance(before, int | float):
         return float(got) == float(before)
     return bool(got == before) or (got in ({}, [], "", None) and before in ({}, [], "", None))
