@@ -5,6 +5,7 @@ refusing such a patch on its own."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from reconciler.model.sensitive import SensitiveAllow
 from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
-from tests.helpers import commit_files
+from tests.helpers import assert_one_line_error, commit_files
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 from tests.test_reconcile_kai_config import CONFIG_PATH, GOLDEN, stored_spec
 
@@ -90,6 +91,21 @@ def test_allowed_by_path_self_heal_writes_them(demo: Demo) -> None:
     assert stored_spec(demo) == GOLDEN
 
 
+def test_a_saved_plan_made_while_allowed_is_refused_once_the_entry_is_gone(demo: Demo, tmp_path: Path) -> None:
+    config = (demo.repo / "kai-gitops.yaml").read_text()
+    allowed = config.replace("    environmentFile: environments/prod.yaml\n",
+                             "    environmentFile: environments/prod.yaml\n" + ALLOW, 1)
+    commit_files(demo.repo, {"kai-gitops.yaml": allowed}, "allow two sensitive fields")
+    plan = tmp_path / "plan.json"
+    code, _, err = demo.reconcile("--plan-out", plan)
+    saved = json.loads(plan.read_text())
+    assert code == 2 and list(IMAGE) in [f["path"] for c in saved["changes"] for f in c["fields"]], err
+    commit_files(demo.repo, {"kai-gitops.yaml": config}, "no longer")
+    code, out, err = demo.reconcile("--plan", plan, "--apply")
+    assert_one_line_error(code, out, err, "is not a change the repository backs now", "nothing was applied")
+    assert stored_spec(demo)["admission"]["service"]["image"]["repository"] == "evil.example/kai"
+
+
 def test_the_write_guard_refuses_a_sensitive_field_no_entry_names() -> None:
     body = {"spec": {"admission": {"service": {"image": {"repository": "evil.example/kai"}}}}}
     with pytest.raises(WriteForbidden, match=r"spec\.admission\.service\.image\.repository is security-sensitive"):
@@ -102,7 +118,7 @@ def test_the_write_guard_refuses_a_sensitive_field_no_entry_names() -> None:
 
 
 def test_a_malformed_allow_entry_is_one_line_naming_its_place(tmp_path: Path) -> None:
-    from tests.helpers import assert_one_line_error, make_repo, run_cli, standalone_config
+    from tests.helpers import make_repo, run_cli, standalone_config
 
     bad = standalone_config(extra="    allowSensitiveWrites:\n      - {object: Secret/x, path: data.token}\n")
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": bad, "kai-values.yaml": "{}\n"})
