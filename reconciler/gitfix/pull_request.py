@@ -205,7 +205,7 @@ def render_fix_body(plan: FixPlan, ctx: FixContext, *, listed: int | None = None
             f"{inline_code(ctx.base_commit[:12])}. This {ctx.words.pull} changes only the lines below; comments, key "
             "order and quoting in the files stay as they are.", "",
             "### Findings fixed", "", table, "",
-            "### Change", "", code_block(safe_diff(plan), "diff")]
+            "### Change", "", code_block(safe_diff(plan, ctx.words), "diff")]
     skipped = ["", "### Not fixed automatically", "",
                *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped)] \
         if plan.skipped else []
@@ -213,14 +213,14 @@ def render_fix_body(plan: FixPlan, ctx: FixContext, *, listed: int | None = None
             "(with its branch deleted) when the base branch no longer needs the edit. Do not remove the hidden "
             "marker._"]
     body = "\n".join([*head, *skipped, *tail]) + "\n"
-    if len(body) > BODY_LIMIT and plan.changes:   # a huge change: the diff is in the PR's own Files tab anyway
+    if len(body) > BODY_LIMIT and plan.changes:   # a huge change: the diff is in the host's own diff tab anyway
         return render_fix_body(FixPlan(plan.cluster, plan.fixed, (), plan.skipped), ctx, listed=listed)
     if len(body) > BODY_LIMIT and shown:   # still too long: the table itself, so list fewer findings
         return render_fix_body(plan, ctx, listed=len(shown) // 2)
     return body
 
 
-def safe_diff(plan: FixPlan) -> str:
+def safe_diff(plan: FixPlan, words: HostWords = WORDS["github"]) -> str:
     """The changed lines only (no context: a neighbouring line may hold a credential), values under secret-looking
     keys masked."""
     import difflib
@@ -231,7 +231,7 @@ def safe_diff(plan: FixPlan) -> str:
         after = change.after.decode().splitlines()
         for line in difflib.unified_diff(before, after, f"a/{change.path}", f"b/{change.path}", n=0, lineterm=""):
             out.append(_mask_line(line))
-    return "\n".join(out) if out else "(the change is too large to show here: see the Files tab)"
+    return "\n".join(out) if out else f"(the change is too large to show here: see the {words.diff_tab} tab)"
 
 
 def _mask_line(line: str) -> str:

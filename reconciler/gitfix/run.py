@@ -75,7 +75,7 @@ def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None], words: Hos
         files = ", ".join(change.path for change in plan.changes)
         say(f"fix {words.pull} for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
             "[dry run]")
-        logs.say_lines(safe_diff(plan))   # like the PR body: changed lines only, secrets masked
+        logs.say_lines(safe_diff(plan, words))   # like the PR body: changed lines only, secrets masked
     for skipped in plan.skipped:
         say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
     return FixOutcome(cluster, FixAction.DRY_RUN if not plan.empty else FixAction.NONE,

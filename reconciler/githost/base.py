@@ -38,6 +38,7 @@ class HostWords:
     pull: str                      # "pull request" | "merge request"
     short: str                     # "PR" | "MR"
     pull_sigil: str                # "#" | "!"
+    diff_tab: str                  # where the host shows a proposal's whole diff
 
     def pull_ref(self, number: int) -> str:
         return f"{self.pull_sigil}{number}"
@@ -46,7 +47,8 @@ class HostWords:
         return f"#{number}"
 
 
-WORDS = {"github": HostWords("pull request", "PR", "#"), "gitlab": HostWords("merge request", "MR", "!")}
+WORDS = {"github": HostWords("pull request", "PR", "#", "Files changed"),
+         "gitlab": HostWords("merge request", "MR", "!", "Changes")}
 
 
 def words_for(kind: str) -> HostWords:

@@ -29,6 +29,7 @@ def texts(kind: str) -> list[str]:
                       fix=Fix(Action.NONE, "x"), title="KAI placement strategy is binpack")
     ctx = FixContext("main", "0" * 40, Author.parse(None), words=words)
     lines.append(render_fix_body(FixPlan("lab", (finding,), (FileChange("v.yaml", b"a: 1\n", b"a: 2\n"),)), ctx))
+    lines.append(render_fix_body(FixPlan("lab", (finding,), ()), ctx))   # a change too large to show
     lines.append(_fixed_comment("lab", ctx))
     return lines
 
@@ -41,6 +42,7 @@ def test_every_fix_text_uses_the_hosts_own_words(kind: str) -> None:
         assert noun in text and other_noun not in text, text
     joined = "\n".join(texts(kind))
     assert f"{sigil}12" in joined and f"closed {sigil}3, {sigil}4" in joined
+    assert f"see the {'Files changed' if kind == 'github' else 'Changes'} tab" in joined
     if kind == "gitlab":
         assert not re.search(r"#\d", joined), "a merge request referred to as #N links an issue on GitLab"
     else:
