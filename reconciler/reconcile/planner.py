@@ -114,8 +114,8 @@ def _left_to_a_person(ref: ObjectRef, fields: list[FieldChange]) -> OperatorActi
     names = ", ".join(f.dotted() for f in fields)
     description = truncate_text(
         f"{ref.kind} {ref.name}: {names} {'is' if len(fields) == 1 else 'are'} security-sensitive (KAI-S-001), "
-        "left to a person; to let self-heal write "
-        "a field, name it in the cluster's allowSensitiveWrites", SENSITIVE_TEXT)
+        "left to a person; to let self-heal write a field, name it in the cluster's allowSensitiveWrites",
+        SENSITIVE_TEXT)
     patch = json.dumps(redact(config_patch([(".".join(f.path[1:]), f.before, f.after, None) for f in fields])),
                        separators=(",", ":"), sort_keys=True)
     command = f"kubectl patch {SPEC_KINDS[ref.kind]} {ref.name} --type merge -p '{patch}'"
