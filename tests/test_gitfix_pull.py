@@ -104,8 +104,9 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     branches = _fix_branches(bare)
     assert len(branches) == 1
     [(ref, tip)] = branches.items()
-    assert [(a["audit"], a["object"].split(" #")[0]) for a in _audits(err)] == [
-        ("push", f"branch {ref.removeprefix('refs/heads/')}"), ("create", "pull request")]
+    noun, sigil = _words(kind)
+    assert [(a["audit"], a["object"].split(f" {sigil}")[0]) for a in _audits(err)] == [
+        ("push", f"branch {ref.removeprefix('refs/heads/')}"), ("create", noun)]
     assert _audits(err)[0]["commit"] == tip and HOST_TOKEN not in err
     repo = pygit2.Repository(str(bare))
     commit = repo.get(tip)
@@ -137,33 +138,58 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     wc.references["refs/heads/main"].set_target(tip)
     _push_main(work)
     code, _out, err = _check(work, kind, server, "--log-format", "json")
-    assert "base already fixed; closed #" in err, err
+    assert f"fix {noun} for {CLUSTER}: base already fixed; closed {sigil}" in err, err
     assert _fix_branches(bare) == {}
-    assert {(a["audit"], a["object"].split(" #")[0]) for a in _audits(err)} >= {
-        ("close", "pull request"), ("delete", f"branch {ref.removeprefix('refs/heads/')}")}
+    assert {(a["audit"], a["object"].split(f" {sigil}")[0]) for a in _audits(err)} >= {
+        ("close", noun), ("delete", f"branch {ref.removeprefix('refs/heads/')}")}
     [pull] = _pulls(kind, server)
     assert pull["state"] == "closed"
     number = pull["number"] if kind == "github" else pull["iid"]
     comments = server.comments[number] if kind == "github" else server.notes[("merge_requests", number)]
-    assert [c["body"] for c in comments if "needs no kai-gitops edit" in c["body"]]
+    [closing] = [c["body"] for c in comments if "needs no kai-gitops edit" in c["body"]]
+    assert closing.endswith(f"Closing this {noun} and deleting its branch.")
 
 
-def test_changed_findings_supersede_the_old_pull_request(tmp_path: Path, server: GitHubStandIn) -> None:
+def _words(kind: str) -> tuple[str, str]:
+    """What each host calls a fix proposal and how it links one: on GitLab `#2` is an issue, `!2` a merge request."""
+    return ("pull request", "#") if kind == "github" else ("merge request", "!")
+
+
+def _number(kind: str, pull: dict[str, Any]) -> int:
+    return int(pull["number"] if kind == "github" else pull["iid"])
+
+
+def test_changed_findings_supersede_the_old_pull_request_in_the_hosts_words(
+        tmp_path: Path, host: tuple[str, Any]) -> None:
+    """Every host-facing text of a fix proposal, on both hosts: the stderr lines, the body, the superseded note."""
+    kind, server = host
+    noun, sigil = _words(kind)
+    other = "merge request" if kind == "github" else "pull request"
     work, bare = _demo(tmp_path)
     _push_main(work)
-    _check(work, "github", server)
+    _code, _out, err = _check(work, kind, server)
+    [old_pull] = _pulls(kind, server)
+    old_number = _number(kind, old_pull)
+    assert f"fix {noun} for {CLUSTER} {sigil}{old_number}: http" in err and ": opened (pushed " in err, err
     [old] = _fix_branches(bare)
     from tests.helpers import commit_files
 
     text = (work / "clusters/lab/kai-values.yaml").read_text().replace("      quota: -1\n", "      quota: 5\n", 1)
     commit_files(work, {"clusters/lab/kai-values.yaml": text}, "lab: parent cpu quota 5")
     _push_main(work)
-    _code, _out, err = _check(work, "github", server)
-    assert "opened" in err and "closed #" in err, err
+    _code, _out, err = _check(work, kind, server)
     [new] = _fix_branches(bare)
     assert new != old
-    states = sorted(p["state"] for p in server.pulls.values())
-    assert states == ["closed", "open"]
+    assert sorted(p["state"] for p in _pulls(kind, server)) == ["closed", "open" if kind == "github" else "opened"]
+    [new_pull] = [p for p in _pulls(kind, server) if p["state"] != "closed"]
+    new_number = _number(kind, new_pull)
+    assert f"fix {noun} for {CLUSTER} {sigil}{new_number}: http" in err and ": opened (pushed " in err, err
+    assert f"; closed {sigil}{old_number}" in err, err
+    comments = server.comments[old_number] if kind == "github" else server.notes[("merge_requests", old_number)]
+    assert [c["body"] for c in comments] == [f"Superseded by {sigil}{new_number}: the findings changed."]
+    body = new_pull.get("body") or new_pull.get("description") or ""
+    assert f"This {noun} changes only the lines below" in body and f"kai-gitops keeps this {noun} current" in body
+    assert other not in body and other not in err, err
 
 
 @pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
@@ -271,9 +297,18 @@ def test_dry_run_needs_no_remote_and_no_host(tmp_path: Path) -> None:
     load_demo_builder().build_repo(work)          # no remote at all, no token
     code, _out, err = run_cli(["check", "--repo", work, "--cluster", CLUSTER, "--fix-git-dry-run"])
     assert code == 2, err
-    assert f"would push kai-gitops/fix/{CLUSTER}-" in err and "+  placementStrategy: binpack" in err
+    assert f"fix pull request for {CLUSTER}: would push kai-gitops/fix/{CLUSTER}-" in err
+    assert "+  placementStrategy: binpack" in err
     assert "  plugins:" not in err                # changed lines only, as in the PR body
     assert not [r for r in pygit2.Repository(str(work)).references if "kai-gitops/fix" in r]
+
+
+def test_a_dry_run_for_a_gitlab_remote_speaks_of_a_merge_request(tmp_path: Path) -> None:
+    work, _bare = _demo(tmp_path, "https://gitlab.example.com/acme/gitops.git")
+    code, _out, err = run_cli(["check", "--repo", work, "--cluster", CLUSTER, "--fix-git-dry-run"])
+    assert code == 2, err
+    assert f"fix merge request for {CLUSTER}: would push kai-gitops/fix/{CLUSTER}-" in err, err
+    assert "pull request" not in err, err
 
 
 def test_another_clone_sees_the_same_fix_and_a_moved_base_rebuilds_it(tmp_path: Path, server: GitHubStandIn) -> None:
@@ -352,7 +387,7 @@ def test_a_pull_request_another_run_opened_meanwhile_is_taken_as_ours(tmp_path: 
     from reconciler.gitfix.branch import FixBranches
     from reconciler.gitfix.plan import plan_fix
     from reconciler.gitfix.pull_request import FixContext, fix_marker, propose_fix
-    from reconciler.githost.base import HostPull
+    from reconciler.githost.base import HostPull, HostSettings
 
     work, bare = _demo(tmp_path)
     _push_main(work)
@@ -366,6 +401,7 @@ def test_a_pull_request_another_run_opened_meanwhile_is_taken_as_ours(tmp_path: 
     class RacingHost:
         """The other run opens its PR between our push and our create."""
 
+        settings = HostSettings("github", "https://api.github.com", "acme/gitops", HOST_TOKEN)
         other_run_done = False
 
         def find_pull(self, marker: str, head: str) -> HostPull | None:
@@ -482,7 +518,7 @@ def test_an_open_pull_request_someone_else_has_on_the_fix_branch_is_not_called_c
         server.issues[pull["number"]].update(user=author, body=text)
     code, _out, err = _check(work, kind, server, "--log-format", "text")
     assert code == 2, err
-    [line] = [line for line in err.splitlines() if "fix pull request for" in line]
+    [line] = [line for line in err.splitlines() if f"fix {'pull' if kind == 'github' else 'merge'} request for" in line]
     url = pull["html_url" if kind == "github" else "web_url"]
     assert "is open but was opened by 'mallory', not by kai-gitops; left as it is" in line, err
     assert url in line and "closed by a person" not in err, err

@@ -24,17 +24,19 @@ from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.node_labels import intent_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.sensitive import sensitive_findings
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.core.show import truncate_text
+from reconciler.findings.builtin_rules import SENSITIVE_RULES
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
-from reconciler.model.queues import QueueSpec, SnapshotQueues
+from reconciler.model.queues import SnapshotQueues
 from reconciler.model.workloads import RenderedWorkload
 from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
@@ -216,17 +218,19 @@ def run_check(settings: RunSettings) -> Report:
     reports = []
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
-    rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True)
+    rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True) + list(SENSITIVE_RULES)
     snapshots = _snapshot_queues(settings, head.config, chosen)
     rendered = _rendered_workloads(head, chosen, settings)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
         _add_workloads(facts, desired, [rendered[w.name] for w in head.config.workloads_for(desired.name)])
+        base_desired = _base_desired(rules_repo, desired.name) if settings.base_ref else None
         if desired.name in snapshots:
-            base = _base_queues(rules_repo, desired.name) if settings.base_ref else None
+            base = [q.spec for q in base_desired.queues] if base_desired is not None else None
             add_snapshot_queues(facts, snapshots[desired.name], base)
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
         found += intent_findings(desired)
+        found += sensitive_findings(desired, base_desired)
         findings = waivers.apply(found, desired.name)
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
                                      cluster_anchor(desired)))
@@ -263,18 +267,18 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
     return {name: read_snapshot_queues(path) for name, path in files.items() if name in wanted}
 
 
-def _base_queues(base: DesiredRepo | None, cluster: str) -> list[QueueSpec] | None:
-    """The queues the base ref declares for `cluster`: KAI-Q-020 in the PR check judges only the numbers the
-    pull request changes. None (judge against the snapshot's specs) when the base cannot tell: it has no
-    kai-gitops.yaml or no such cluster, or its files do not build (the pull request may be what fixes them)."""
+def _base_desired(base: DesiredRepo | None, cluster: str) -> DesiredCluster | None:
+    """`cluster` as the base ref declares it: KAI-Q-020 in the PR check judges only the numbers the pull request
+    changes, KAI-S-001 only the sensitive fields it changes. None (judge against the snapshot's specs, the chart's
+    defaults) when the base cannot tell: it has no kai-gitops.yaml or no such cluster, or its files do not build
+    (the pull request may be what fixes them)."""
     entry = next((c for c in base.config.clusters if c.name == cluster), None) if base is not None else None
     if base is None or entry is None:
         return None
     try:
-        desired = build_desired(base.tree.read, base.config.doc, entry, base.git.commit)
+        return build_desired(base.tree.read, base.config.doc, entry, base.git.commit)
     except UserError:
         return None
-    return [q.spec for q in desired.queues]
 
 
 def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], settings: RunSettings

@@ -33,7 +33,15 @@ from reconciler.core.exits import ExitCode
 @metrics_options
 @guard
 def reconcile_command(**opts: Any) -> ExitCode:
-    """Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, apply it safely."""
+    """Plan what kai-gitops may fix (Queues, kai-config, SchedulingShards, node labels) and, with --apply, apply it
+    safely.
+
+    The only objects it may write: Queues (create a missing one, patch spec.resources and spec.parentQueue),
+    the Config kai-config and SchedulingShards (spec fields the pinned KAI chart renders; security-sensitive
+    ones only where allowSensitiveWrites names them), and the nvca.nvcf.nvidia.io/schedule label of Nodes;
+    besides, its own Lease and Events, and with --report-to its own PolicyReports, the only objects it ever
+    deletes. Never a Secret, a Pod or a Helm release (docs/reconcile-scope.md).
+    """
     from reconciler.app import pipeline
     from reconciler.cli import settings
     from reconciler.cli.delivery import emit, propose_fixes, publish_report, record

@@ -196,12 +196,22 @@ SHARED_INTENT_UNDECLARED = RuleMeta(
     "without sharedCluster it writes no node label, either way.",
     "Add sharedCluster to the cluster's entry in kai-gitops.yaml: {intent: dedicated} when NVCF owns every "
     "node, or {intent: shared} with the NVCF nodes (names or a nodeSelector).", _INTENT_SOURCE)
+SENSITIVE_CHANGE = RuleMeta(
+    "KAI-S-001", "Security-sensitive change to what KAI or NVCA runs", Severity.WARNING, Scope.STATIC,
+    "A change to an image (repository, registry, name or tag other than the pinned chart's), a securityContext "
+    "or privilege, host access (network, paths), extra args or a service account changes what the cluster runs "
+    "and with which rights; it passes every other check, so it is named at review time. Self-heal never writes "
+    "such a field unless the cluster's allowSensitiveWrites names it.",
+    "Have the change reviewed by someone who may approve it; to let self-heal write the field, name it in the "
+    "cluster's allowSensitiveWrites in kai-gitops.yaml.",
+    "kai-gitops sensitive fields (docs/policies.md#security-sensitive-changes)")
 
 DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
                SHARD_UNDECLARED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 INTENT_RULES = (SHARED_INTENT_UNDECLARED,)
+SENSITIVE_RULES = (SENSITIVE_CHANGE,)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
                   LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
                   CONFIG_NOT_HELM_OWNED)
@@ -209,4 +219,4 @@ OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values sa
 GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
-                                    *GANG_RULES, *INTENT_RULES)}
+                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES)}

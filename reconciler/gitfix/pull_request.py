@@ -18,13 +18,13 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from reconciler.core.redact import is_secret_key, redact_text
 from reconciler.gitfix.branch import Author, FixBranches
 from reconciler.gitfix.plan import BRANCH_PREFIX, FixPlan
-from reconciler.githost.base import GitHost, HostPull
+from reconciler.githost.base import WORDS, GitHost, HostPull, HostWords
 from reconciler.githost.redaction import scrub_body
 from reconciler.outputs.markdown_format import code_block, escape_markdown, findings_table, inline_code
 from reconciler.report.report import finding_order
@@ -47,6 +47,7 @@ class FixContext:
     assignees: tuple[str, ...] = ()
     link: Link | None = None      # file:line at the base commit
     command: str = "check"
+    words: HostWords = WORDS["github"]   # the host's own: propose_fix sets them from the host it talks to
 
 
 class FixAction(StrEnum):
@@ -72,46 +73,52 @@ class FixOutcome:
     pushed: bool = False
     closed: tuple[int, ...] = ()
     skipped: tuple[str, ...] = field(default_factory=tuple)
+    words: HostWords = WORDS["github"]
 
     def line(self) -> str:
-        closed = f"; closed {', '.join(f'#{n}' for n in self.closed)}" if self.closed else ""
+        words = self.words
+        fix = f"fix {words.pull} for {self.cluster}"
+        closed = f"; closed {', '.join(words.pull_ref(n) for n in self.closed)}" if self.closed else ""
         if self.action == FixAction.NONE:
-            return f"fix pull request for {self.cluster}: none needed (Git needs no edit){closed}"
+            return f"{fix}: none needed (Git needs no edit){closed}"
         if self.action == FixAction.CLOSED:
-            return f"fix pull request for {self.cluster}: base already fixed{closed}, branch deleted"
+            return f"{fix}: base already fixed{closed}, branch deleted"
         if self.action == FixAction.KEPT:
-            return (f"fix pull request for {self.cluster}: {self.branch} has commits by someone else; not "
+            return (f"{fix}: {self.branch} has commits by someone else; not "
                     "rewritten (review it, or delete the branch to have it proposed again)")
         if self.action == FixAction.FOREIGN and self.pull is not None:
             author = f"by {self.pull.author!r}" if self.pull.author else "by an unknown author"
-            return (f"fix pull request for {self.cluster}: #{self.pull.number} from {self.branch} ({self.pull.url}) "
+            return (f"{fix}: {words.pull_ref(self.pull.number)} from {self.branch} ({self.pull.url}) "
                     f"is open but was opened {author}, not by kai-gitops; left as it is (close it and delete the "
                     "branch to have the fix proposed again)")
         if self.action == FixAction.DECLINED:
-            return (f"fix pull request for {self.cluster}: the pull request from {self.branch} for these findings "
+            return (f"{fix}: the {words.pull} from {self.branch} for these findings "
                     "was closed by a person; not reopened (delete the branch to propose it again)")
-        pull = f" #{self.pull.number}: {self.pull.url}" if self.pull else ""
+        pull = f" {words.pull_ref(self.pull.number)}: {self.pull.url}" if self.pull else ""
         pushed = "pushed" if self.pushed else "branch unchanged"
-        return f"fix pull request for {self.cluster}{pull}: {self.action} ({pushed} {self.branch}){closed}"
+        return f"{fix}{pull}: {self.action} ({pushed} {self.branch}){closed}"
 
 
 def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixContext) -> FixOutcome:
+    words = host.settings.words
+    ctx = replace(ctx, words=words)
     marker = fix_marker(plan.cluster)
     own = own_branches(branches.heads(f"{BRANCH_PREFIX}{plan.cluster}-"), plan.cluster)
     skipped = tuple(f"{s.finding.rule_id}: {s.reason}" for s in plan.skipped)
     if plan.empty:
         closed = _close_all(host, branches, marker, sorted(own), _fixed_comment(plan.cluster, ctx))
-        return FixOutcome(plan.cluster, FixAction.CLOSED if own else FixAction.NONE, closed=closed, skipped=skipped)
+        return FixOutcome(plan.cluster, FixAction.CLOSED if own else FixAction.NONE, closed=closed, skipped=skipped,
+                          words=words)
     branch = plan.branch
     pull = host.find_pull(marker, branch) if branch in own else None
     if branch in own and pull is None:   # our branch but no PR of ours: closed by a person, or someone else's
         foreign = host.open_pull_from(branch)
         action = FixAction.FOREIGN if foreign is not None else FixAction.DECLINED
-        return FixOutcome(plan.cluster, action, branch, foreign, skipped=skipped)
+        return FixOutcome(plan.cluster, action, branch, foreign, skipped=skipped, words=words)
     published = branches.publish(branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author,
                                  own.get(branch))
     if published.foreign:
-        return FixOutcome(plan.cluster, FixAction.KEPT, branch, pull, skipped=skipped)
+        return FixOutcome(plan.cluster, FixAction.KEPT, branch, pull, skipped=skipped, words=words)
     body = render_fix_body(plan, ctx)
     if pull is None:
         pull = _open(host, branches, branch, published.pushed, marker, _title(plan), body, ctx)
@@ -122,8 +129,9 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
     else:
         action = FixAction.UNCHANGED
     stale = sorted(b for b in own if b != branch)
-    closed = _close_all(host, branches, marker, stale, f"Superseded by #{pull.number}: the findings changed.")
-    return FixOutcome(plan.cluster, action, branch, pull, published.pushed, closed, skipped)
+    closed = _close_all(host, branches, marker, stale,
+                        f"Superseded by {words.pull_ref(pull.number)}: the findings changed.")
+    return FixOutcome(plan.cluster, action, branch, pull, published.pushed, closed, skipped, words)
 
 
 def _open(host: GitHost, branches: FixBranches, branch: str, pushed: bool, marker: str, title: str, body: str,
@@ -167,7 +175,7 @@ def _close_all(host: GitHost, branches: FixBranches, marker: str, names: list[st
 def _fixed_comment(cluster: str, ctx: FixContext) -> str:
     return (f"The base branch {inline_code(ctx.base_branch)} at {inline_code(ctx.base_commit[:12])} needs no "
             f"kai-gitops edit for cluster {inline_code(cluster)} any more (already fixed, or the findings were "
-            "waived). Closing this pull request and deleting its branch.")
+            f"waived). Closing this {ctx.words.pull} and deleting its branch.")
 
 
 def _title(plan: FixPlan) -> str:
@@ -194,25 +202,25 @@ def render_fix_body(plan: FixPlan, ctx: FixContext, *, listed: int | None = None
         table += f"\n\n_{len(fixed) - len(shown)} more finding(s) not listed here; the commit message names each._"
     head = [fix_marker(plan.cluster), f"## kai-gitops: fix for cluster {inline_code(plan.cluster)}", "",
             f"Found by `kai-gitops {ctx.command}` on {inline_code(ctx.base_branch)} at "
-            f"{inline_code(ctx.base_commit[:12])}. This pull request changes only the lines below; comments, key "
+            f"{inline_code(ctx.base_commit[:12])}. This {ctx.words.pull} changes only the lines below; comments, key "
             "order and quoting in the files stay as they are.", "",
             "### Findings fixed", "", table, "",
-            "### Change", "", code_block(safe_diff(plan), "diff")]
+            "### Change", "", code_block(safe_diff(plan, ctx.words), "diff")]
     skipped = ["", "### Not fixed automatically", "",
                *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped)] \
         if plan.skipped else []
-    tail = ["", "_kai-gitops keeps this pull request current: it is updated when the findings change and closed "
+    tail = ["", f"_kai-gitops keeps this {ctx.words.pull} current: it is updated when the findings change and closed "
             "(with its branch deleted) when the base branch no longer needs the edit. Do not remove the hidden "
             "marker._"]
     body = "\n".join([*head, *skipped, *tail]) + "\n"
-    if len(body) > BODY_LIMIT and plan.changes:   # a huge change: the diff is in the PR's own Files tab anyway
+    if len(body) > BODY_LIMIT and plan.changes:   # a huge change: the diff is in the host's own diff tab anyway
         return render_fix_body(FixPlan(plan.cluster, plan.fixed, (), plan.skipped), ctx, listed=listed)
     if len(body) > BODY_LIMIT and shown:   # still too long: the table itself, so list fewer findings
         return render_fix_body(plan, ctx, listed=len(shown) // 2)
     return body
 
 
-def safe_diff(plan: FixPlan) -> str:
+def safe_diff(plan: FixPlan, words: HostWords = WORDS["github"]) -> str:
     """The changed lines only (no context: a neighbouring line may hold a credential), values under secret-looking
     keys masked."""
     import difflib
@@ -223,7 +231,7 @@ def safe_diff(plan: FixPlan) -> str:
         after = change.after.decode().splitlines()
         for line in difflib.unified_diff(before, after, f"a/{change.path}", f"b/{change.path}", n=0, lineterm=""):
             out.append(_mask_line(line))
-    return "\n".join(out) if out else "(the change is too large to show here: see the Files tab)"
+    return "\n".join(out) if out else f"(the change is too large to show here: see the {words.diff_tab} tab)"
 
 
 def _mask_line(line: str) -> str:

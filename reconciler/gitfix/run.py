@@ -15,7 +15,7 @@ from reconciler.core.errors import UserError
 from reconciler.gitfix.branch import Author, FixBranches
 from reconciler.gitfix.plan import FixPlan, plan_fix
 from reconciler.gitfix.pull_request import FixAction, FixContext, FixOutcome, propose_fix, safe_diff
-from reconciler.githost.base import HostFlags, HostSettings
+from reconciler.githost.base import WORDS, HostFlags, HostSettings, HostWords
 from reconciler.report.report import Report
 from reconciler.telemetry import logs
 
@@ -42,7 +42,8 @@ def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
     tree = open_tree(fix.repo, commit)
     author = Author.parse(fix.author)   # a bad --git-author fails before anything is pushed
     if fix.dry_run:
-        return [_dry_run(cluster.cluster, plan_fix(cluster.cluster, cluster.findings, tree.read), say)
+        words = _dry_run_words(report, tree, fix)
+        return [_dry_run(cluster.cluster, plan_fix(cluster.cluster, cluster.findings, tree.read), say, words)
                 for cluster in report.clusters]
     branches = FixBranches(tree.repo, fix.ssh_key)
     settings = None
@@ -57,7 +58,7 @@ def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
     for cluster in report.clusters:
         plan = plan_fix(cluster.cluster, cluster.findings, tree.read)
         ctx = FixContext(base_branch, commit, author, settings.labels, settings.assignees,
-                         lambda path, line: settings.blob_url(commit, path, line), report.command)
+                         lambda path, line: settings.blob_url(commit, path, line), report.command, settings.words)
         outcome = propose_fix(host, branches, plan, ctx)
         say(outcome.line())
         for reason in outcome.skipped:
@@ -66,19 +67,35 @@ def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
     return outcomes
 
 
-def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None]) -> FixOutcome:
+def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None], words: HostWords) -> FixOutcome:
     """What `--fix-git` would commit, on stderr: no push, no host call (no token needed)."""
     if plan.empty:
-        say(f"fix pull request for {cluster}: none needed (Git needs no edit) [dry run]")
+        say(f"fix {words.pull} for {cluster}: none needed (Git needs no edit) [dry run]")
     else:
         files = ", ".join(change.path for change in plan.changes)
-        say(f"fix pull request for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
+        say(f"fix {words.pull} for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
             "[dry run]")
-        logs.say_lines(safe_diff(plan))   # like the PR body: changed lines only, secrets masked
+        logs.say_lines(safe_diff(plan, words))   # like the PR body: changed lines only, secrets masked
     for skipped in plan.skipped:
         say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
     return FixOutcome(cluster, FixAction.DRY_RUN if not plan.empty else FixAction.NONE,
-                      None if plan.empty else plan.branch)
+                      None if plan.empty else plan.branch, words=words)
+
+
+def _dry_run_words(report: Report, tree: Any, fix: FixGitSettings) -> HostWords:
+    """The host's words when the flags, `gitHost:` or the remote tell which host it is; a pull request
+    otherwise (a dry run needs neither a host nor a token)."""
+    from reconciler.githost.base import host_kind
+    from reconciler.githost.remote import remote_url
+    from reconciler.report.repo_config import report_repo_config
+
+    try:
+        config = report_repo_config(report, fix.repo, tree=tree)
+        url = remote_url(fix.repo) if fix.repo is None or "://" not in fix.repo else fix.repo
+        kind = host_kind(url, config.git_host if config else None, fix.host_flags)
+    except UserError:
+        return WORDS["github"]
+    return WORDS.get(kind, WORDS["github"])
 
 
 def _read_commit(report: Report) -> str:

@@ -1,10 +1,10 @@
 """One structured audit line per Git-host write (issue and PR/MR create, update, comment, close, reopen).
 
 Reconcile's apply writes an audit line per cluster write; the Git host is written to as well, so each write
-there leaves the same kind of record: `audit` (the operation), the object (`issue #N`, `pull request #N`),
-the host and repository, the title, and the body's size and SHA-256 (so a log stack can tell two writes
-apart without holding the text). Never the token: every text passes `settings.scrub`, and the JSON log
-formatter redacts each field once more.
+there leaves the same kind of record: `audit` (the operation), the object in the host's words (`issue #N`,
+`pull request #N` on GitHub, `merge request !N` on GitLab), the host and repository, the title, and the
+body's size and SHA-256 (so a log stack can tell two writes apart without holding the text). Never the
+token: every text passes `settings.scrub`, and the JSON log formatter redacts each field once more.
 """
 
 from __future__ import annotations
@@ -65,28 +65,29 @@ class AuditedHost:
     def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
                     assignees: tuple[str, ...] = ()) -> HostPull:
         pull = self._host.create_pull(head, base, title, body, labels, assignees)
-        self._audit("create", "pull request", pull.number, title=title, body=body, head=head, base=base)
+        self._audit("create", self.settings.words.pull, pull.number, title=title, body=body, head=head, base=base)
         return pull
 
     def update_pull(self, number: int, *, title: str | None = None, body: str | None = None) -> HostPull:
         pull = self._host.update_pull(number, title=title, body=body)
-        self._audit("update", "pull request", number, title=title, body=body)
+        self._audit("update", self.settings.words.pull, number, title=title, body=body)
         return pull
 
     def comment_pull(self, number: int, body: str) -> HostComment:
         comment = self._host.comment_pull(number, body)
-        self._audit("comment", "pull request", number, body=body)
+        self._audit("comment", self.settings.words.pull, number, body=body)
         return comment
 
     def close_pull(self, number: int) -> HostPull:
         pull = self._host.close_pull(number)
-        self._audit("close", "pull request", number)
+        self._audit("close", self.settings.words.pull, number)
         return pull
 
     def _audit(self, operation: str, kind: str, number: int, *, title: str | None = None,
                body: str | None = None, **more: str | list[str]) -> None:
         scrub = self.settings.scrub
-        fields: dict[str, str | int | list[str]] = {"audit": operation, "object": f"{kind} #{number}",
+        ref = self.settings.words.issue_ref(number) if kind == "issue" else self.settings.words.pull_ref(number)
+        fields: dict[str, str | int | list[str]] = {"audit": operation, "object": f"{kind} {ref}",
                                                     "host": self.settings.kind, "repo": self.settings.repo, **more}
         if title is not None:
             fields["title"] = scrub(title)
@@ -94,4 +95,4 @@ class AuditedHost:
             data = scrub(body).encode()
             fields["bodyBytes"] = len(data)
             fields["bodySha256"] = hashlib.sha256(data).hexdigest()
-        log.info("git host: %s %s #%d in %s", operation, kind, number, self.settings.repo, extra=fields)
+        log.info("git host: %s %s in %s", operation, fields["object"], self.settings.repo, extra=fields)

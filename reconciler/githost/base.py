@@ -31,6 +31,31 @@ log = logging.getLogger("kai_gitops.githost")
 
 
 @dataclass(frozen=True)
+class HostWords:
+    """How a host names what the tool proposes and refers to: on GitLab `#2` links an issue and a merge request
+    is `!2`; on GitHub pull requests and issues share one numbering, `#2`."""
+
+    pull: str                      # "pull request" | "merge request"
+    short: str                     # "PR" | "MR"
+    pull_sigil: str                # "#" | "!"
+    diff_tab: str                  # where the host shows a proposal's whole diff
+
+    def pull_ref(self, number: int) -> str:
+        return f"{self.pull_sigil}{number}"
+
+    def issue_ref(self, number: int) -> str:
+        return f"#{number}"
+
+
+WORDS = {"github": HostWords("pull request", "PR", "#", "Files changed"),
+         "gitlab": HostWords("merge request", "MR", "!", "Changes")}
+
+
+def words_for(kind: str) -> HostWords:
+    return WORDS[kind]
+
+
+@dataclass(frozen=True)
 class HostIssue:
     number: int                    # GitHub issue number / GitLab issue iid: what humans see as #N
     title: str
@@ -139,6 +164,10 @@ class HostSettings:
     timeout: float = 30.0
     bot_identities: tuple[str, ...] = ()   # gitHost.botIdentities: adopted besides the token's own user
 
+    @property
+    def words(self) -> HostWords:
+        return WORDS[self.kind]
+
     def web_url(self) -> str:
         """The repository's page: where people read issues and where blob links point."""
         if self.kind == "github":
@@ -208,7 +237,7 @@ def resolve_host_settings(remote_url: str | None, config_block: GitHostConfig | 
     config = config_block or GitHostConfig()
     remote = _parse_remote(remote_url)
     url = cli_flags.url or config.url
-    kind = cli_flags.host or config.host or _infer_kind(remote, url)
+    kind = host_kind(remote_url, config_block, cli_flags)
     if kind not in HOST_KINDS:
         raise UserError(f"unknown Git host kind '{kind}'", hint="use --git-host github or --git-host gitlab")
     api_url = (url or _default_api_url(kind, remote)).rstrip("/")
@@ -221,6 +250,12 @@ def resolve_host_settings(remote_url: str | None, config_block: GitHostConfig | 
                         cli_flags.base_branch or config.base_branch,
                         DEFAULT_RATE_LIMIT_WAIT if cli_flags.rate_limit_wait is None else cli_flags.rate_limit_wait,
                         bot_identities=config.bot_identities)
+
+
+def host_kind(remote_url: str | None, config_block: GitHostConfig | None, cli_flags: HostFlags) -> str:
+    """github or gitlab (or what the flag or `gitHost.host` says, checked by the caller): no token needed."""
+    config = config_block or GitHostConfig()
+    return cli_flags.host or config.host or _infer_kind(_parse_remote(remote_url), cli_flags.url or config.url)
 
 
 @dataclass(frozen=True)
@@ -293,4 +328,5 @@ def _token(kind: str, env: Mapping[str, str]) -> str:
         if env.get(name):
             return env[name].strip()
     names = " or ".join(f"${n}" for n in TOKEN_ENV[kind])
-    raise UserError(f"no {kind} token: set {names}", hint="the token needs write access to issues/pull requests")
+    raise UserError(f"no {kind} token: set {names}",
+                    hint=f"the token needs write access to issues/{WORDS[kind].pull}s")

@@ -7,6 +7,7 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from reconciler.core.errors import UserError
+from reconciler.model.sensitive import SensitiveAllow
 from reconciler.yamlio.document import YamlDoc
 
 DEFAULT_STACK_KAI_VERSION = "v0.16.7"
@@ -45,6 +46,7 @@ class ClusterConfig:
     queue_files: tuple[str, ...] = ()
     kai_manifest_files: tuple[str, ...] = ()   # KAI Config / SchedulingShard objects applied outside the chart
     index: int = 0                         # position in `clusters`, to locate findings about this entry
+    allow_sensitive_writes: tuple[SensitiveAllow, ...] = ()   # KAI-S-001 fields self-heal may write
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ import re
 from typing import Any
 
 from reconciler.core.names import SUBDOMAIN_PATTERN
+from reconciler.core.resources import CONFIG, SCHEDULING_SHARD
+from reconciler.model.sensitive import SensitiveAllow, category
 from reconciler.plans.writable import WRITES, Writable
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -26,6 +28,7 @@ def _path_pattern(write: Writable) -> re.Pattern[str]:
     return re.compile(rf"^{re.escape(resource.api_path)}{scope}/{re.escape(resource.plural)}{one}$")
 
 
+SPEC_RESOURCES = (CONFIG, SCHEDULING_SHARD)   # where a write may set a security-sensitive field
 _ALLOWED_WRITES = tuple((write, _path_pattern(write)) for write in WRITES)
 
 
@@ -33,8 +36,10 @@ class WriteForbidden(Exception):
     """A write kai-gitops never makes was asked for: a bug or a tampered plan, never sent."""
 
 
-def check_write(method: str, path: str, body: Any, content_type: str | None) -> None:
-    """Refuse, before anything is sent, every write but those plans/writable.py lists."""
+def check_write(method: str, path: str, body: Any, content_type: str | None,
+                allowed: tuple[SensitiveAllow, ...] = ()) -> None:
+    """Refuse, before anything is sent, every write but those plans/writable.py lists, and a security-sensitive
+    field (KAI-S-001) no entry of `allowed` (the cluster's allowSensitiveWrites) names."""
     write = next((w for w, pattern in _ALLOWED_WRITES if w.method == method and pattern.match(path)), None)
     if write is None:
         raise WriteForbidden(f"{method} {path} is not a write kai-gitops makes")
@@ -43,11 +48,18 @@ def check_write(method: str, path: str, body: Any, content_type: str | None) -> 
     if write.fields is None:
         return   # the tool's own Lease and Events: objects it builds whole itself
     content = _created_content(write, body) if method == "POST" else _patched_content(body)
-    if content is None or not write.fields_set(content):
+    fields = write.fields_set(content) if content is not None else None
+    if not fields:
         kind = write.resource.kind
         limits = (f"a {kind} is created with its name and {write.shown} only" if method == "POST"
                   else f"a {kind} patch may set only {write.shown}")
         raise WriteForbidden(f"{method} {path}: {limits}")
+    if write.resource in SPEC_RESOURCES:
+        name = path.rsplit("/", 1)[-1]
+        for field in fields:
+            if category(field[1:]) is not None and not any(a.allows(write.resource.kind, name, field) for a in allowed):
+                raise WriteForbidden(f"{method} {path}: {'.'.join(field)} is security-sensitive (KAI-S-001) and the "
+                                     "cluster's allowSensitiveWrites does not name it")
 
 
 def _created_content(write: Writable, body: Any) -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG, EVENT, LEASE, NODE, QUEUE, SCHEDULING_SHARD
 from reconciler.model.live import SCHEDULE_LABEL
+from reconciler.model.sensitive import SensitiveAllow
 from reconciler.plans.applied import ChangeResult, WriteResult
 from reconciler.plans.plan import Change, Operation
 from reconciler.plans.writable import LABEL_PATH, PLANNED
@@ -68,8 +69,11 @@ class WriteSettings:
 class ClusterWriter:
     """Raw JSON over the kubernetes client's authenticated pool manager; safe to share between threads."""
 
-    def __init__(self, configuration: Any, *, label: str = "cluster", settings: WriteSettings | None = None) -> None:
+    def __init__(self, configuration: Any, *, label: str = "cluster", settings: WriteSettings | None = None,
+                 allowed_sensitive: tuple[SensitiveAllow, ...] = ()) -> None:
         from kubernetes.client import ApiClient
+
+        self.allowed_sensitive = allowed_sensitive   # the cluster's allowSensitiveWrites (KAI-S-001)
 
         self.settings = settings or WriteSettings()
         configuration.retries = False   # ours are the only retries (see _request)
@@ -170,7 +174,7 @@ class ClusterWriter:
                  query: dict[str, str] | None = None) -> dict[str, Any]:
         if method != "GET":
             content_type = content_type or "application/json"
-            check_write(method, path, body, content_type)
+            check_write(method, path, body, content_type, self.allowed_sensitive)
         url = self._base + path + (f"?{urlencode(query)}" if query else "")
         data = orjson.dumps(body) if body is not None else None
         started, attempt = time.monotonic(), 0

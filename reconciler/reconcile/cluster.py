@@ -15,6 +15,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.redact import url_without_userinfo
 from reconciler.core.resources import NAMESPACE
 from reconciler.model.live import LiveState
+from reconciler.model.sensitive import SensitiveAllow
 from reconciler.plans.plan import ClusterIdentity
 from reconciler.sources.cluster.client import ClusterClient, ReadSettings
 
@@ -40,10 +41,10 @@ class Connection:
     def identity(self) -> ClusterIdentity:
         return read_identity(self.client, self.server)
 
-    def writer(self) -> ClusterWriter:
+    def writer(self, allowed_sensitive: tuple[SensitiveAllow, ...] = ()) -> ClusterWriter:
         from reconciler.reconcile.apply import ClusterWriter
 
-        return ClusterWriter(self.configuration, label=self.label)
+        return ClusterWriter(self.configuration, label=self.label, allowed_sensitive=allowed_sensitive)
 
     def close(self) -> None:
         self.client.close()

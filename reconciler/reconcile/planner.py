@@ -5,8 +5,10 @@ Pure: reads the findings, the desired cluster and the live state it was judged o
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
+from reconciler.checks.kai_config_diff import config_patch
 from reconciler.checks.node_labels import (
     LABEL_RULES,
     SHARED_UNLABELLED,
@@ -15,12 +17,16 @@ from reconciler.checks.node_labels import (
     unresolvable_nodes,
 )
 from reconciler.core.jsonvalue import JSONObject
+from reconciler.core.redact import redact
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG, NODE, QUEUE, SCHEDULING_SHARD
+from reconciler.core.show import truncate_text
+from reconciler.findings.builtin_rules import SENSITIVE_CHANGE
 from reconciler.findings.finding import Action, Finding, Kind
 from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.live import LiveState
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
+from reconciler.model.sensitive import SensitiveAllow, category
 from reconciler.plans.plan import Change, ClusterIdentity, FieldChange, FieldPath, Operation, OperatorAction, Plan
 from reconciler.plans.validate import check_changes
 from reconciler.plans.values import leaves, queue_update_fields, same_value, stored_value
@@ -28,6 +34,8 @@ from reconciler.plans.writable import LABEL_PATH, Values, planned_write
 from reconciler.reconcile.write_scope import WriteScope
 from reconciler.report.report import GitInfo
 
+SPEC_KINDS = {CONFIG.kind: "configs.kai.scheduler", SCHEDULING_SHARD.kind: "schedulingshards.kai.scheduler"}
+SENSITIVE_TEXT = 500   # a plan's free text is short: at most 512 characters (plans/validate.py)
 HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
              "never renders them again, so kai-gitops's merge patch takes over these fields without a fight.")
 
@@ -35,7 +43,7 @@ HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/re
 def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState, *, git: GitInfo | None,
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
-    spec_changes, held = _spec_changes(active, WriteScope(desired, live), live)
+    spec_changes, held = _spec_changes(active, WriteScope(desired, live), live, desired.config.allow_sensitive_writes)
     changes = _queue_changes(active, live) + spec_changes + _label_changes(desired, live)
     check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
     settled = {c.ref for c in changes} | {h.subject for h in held if h.subject is not None}
@@ -66,11 +74,12 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
     return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
 
 
-def _spec_changes(findings: list[Finding], scope: WriteScope,
-                  live: LiveState) -> tuple[list[Change], list[OperatorAction]]:
+def _spec_changes(findings: list[Finding], scope: WriteScope, live: LiveState, allowed: tuple[SensitiveAllow, ...]
+                  ) -> tuple[list[Change], list[OperatorAction]]:
     """kai-config and SchedulingShard spec patches: every field of the finding's patch, at the granularity the
     allowed writes name it. A patch with a field no plan may write is left to the operator, whole; a field
-    the write scope holds back (no intent, not served, waiting for the upgrade) is an operator item."""
+    the write scope holds back (no intent, not served, waiting for the upgrade) is an operator item, and so is a
+    security-sensitive field the cluster's allowSensitiveWrites does not name (KAI-S-001), left to a person."""
     changes: list[Change] = []
     held_items: list[OperatorAction] = []
     for f in findings:
@@ -82,11 +91,37 @@ def _spec_changes(findings: list[Finding], scope: WriteScope,
         if stored is None or write is None or write.fields is None:
             continue
         fields, held = scope.split(f.subject, _writable_fields(f.fix.patch, write.fields, stored, ()) or [])
-        if fields:
-            changes.append(Change(f.subject, Operation.UPDATE, tuple(fields), (f.rule_id,), f.fix.description))
+        kept, sensitive = _split_sensitive(f.subject, fields, allowed)
+        if kept:
+            changes.append(Change(f.subject, Operation.UPDATE, tuple(kept), (f.rule_id,), f.fix.description))
         if held:
             held_items.append(scope.operator_item(f, held))
+        if sensitive:
+            held_items.append(_left_to_a_person(f.subject, sensitive))
     return changes, held_items
+
+
+def _split_sensitive(ref: ObjectRef, fields: list[FieldChange], allowed: tuple[SensitiveAllow, ...]
+                     ) -> tuple[list[FieldChange], list[FieldChange]]:
+    """The fields self-heal may write, and the security-sensitive ones no allowSensitiveWrites entry names."""
+    kept: list[FieldChange] = []
+    sensitive: list[FieldChange] = []
+    for field in fields:
+        named = any(a.allows(ref.kind, ref.name, field.path) for a in allowed)
+        (sensitive if category(field.path[1:]) is not None and not named else kept).append(field)
+    return kept, sensitive
+
+
+def _left_to_a_person(ref: ObjectRef, fields: list[FieldChange]) -> OperatorAction:
+    names = ", ".join(f.dotted() for f in fields)
+    description = truncate_text(
+        f"{ref.kind} {ref.name}: {names} {'is' if len(fields) == 1 else 'are'} security-sensitive (KAI-S-001), "
+        "left to a person; to let self-heal write a field, name it in the cluster's allowSensitiveWrites",
+        SENSITIVE_TEXT)
+    patch = json.dumps(redact(config_patch([(".".join(f.path[1:]), f.before, f.after, None) for f in fields])),
+                       separators=(",", ":"), sort_keys=True)
+    command = f"kubectl patch {SPEC_KINDS[ref.kind]} {ref.name} --type merge -p '{patch}'"
+    return OperatorAction(SENSITIVE_CHANGE.id, ref, description, command)
 
 
 def _stored(live: LiveState, ref: ObjectRef) -> JSONObject | None:

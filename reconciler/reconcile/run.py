@@ -15,6 +15,7 @@ from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.model.live import LiveState
+from reconciler.model.sensitive import SensitiveAllow
 from reconciler.plans.applied import ApplyResult, ChangeResult, WriteResult
 from reconciler.plans.plan import Plan
 from reconciler.plans.saved import keep_planned_operator_steps, read_plan, write_plan
@@ -94,7 +95,7 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
     # Opened before the first write: an audit log that cannot be written refuses the run, not half of it.
     audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=connection.server,
                      holder=holder)
-    writer = connection.writer()
+    writer = connection.writer(_allowed_sensitive(report, plan.cluster))
     try:
         with _sigterm_interrupts():
             result = _apply_under_lease(plan, settings, writer, audit)
@@ -103,6 +104,13 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
         audit.close()
     after, left = _reread(reread, result)
     return ReconcileOutcome(report, plan, result, after, left)
+
+
+def _allowed_sensitive(report: Report, cluster: str) -> tuple[SensitiveAllow, ...]:
+    """The security-sensitive fields the cluster's entry in kai-gitops.yaml lets self-heal write."""
+    config = report.config
+    entry = next((c for c in config.clusters if c.name == cluster), None) if config is not None else None
+    return entry.allow_sensitive_writes if entry is not None else ()
 
 
 @contextlib.contextmanager

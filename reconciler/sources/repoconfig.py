@@ -22,6 +22,7 @@ from reconciler.model.config import (
     SharedClusterIntent,
     WorkloadConfig,
 )
+from reconciler.model.sensitive import SensitiveAllow
 from reconciler.yamlio.document import YamlDoc, load_document
 
 if TYPE_CHECKING:
@@ -51,6 +52,12 @@ class _Cluster(TypedDict):
     sharedCluster: NotRequired[_SharedCluster]
     queueFiles: NotRequired[list[str]]
     kaiManifestFiles: NotRequired[list[str]]
+    allowSensitiveWrites: NotRequired[list[_SensitiveAllow]]
+
+
+class _SensitiveAllow(TypedDict):
+    object: str
+    path: str
 
 
 class _Policies(TypedDict, total=False):
@@ -254,7 +261,13 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
         shared_cluster=SharedClusterIntent(shared["intent"], tuple(shared.get("nodes", ())), shared.get("nodeSelector"))
         if shared else SharedClusterIntent(),
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
-        kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index)
+        kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index,
+        allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())))
+
+
+def _sensitive_allow(raw: _SensitiveAllow) -> SensitiveAllow:
+    kind, name = raw["object"].split("/", 1)     # the schema's pattern: Kind/name
+    return SensitiveAllow(kind, name, tuple(raw["path"].split(".")))
 
 
 @overload
