@@ -339,7 +339,8 @@ def _api_error(exc: Any, what: str) -> UserError:
     message = status_message(exc.body.encode() if isinstance(exc.body, str) else (exc.body or b""))
     hint = None
     if exc.status == 403:
-        hint = ("grant this identity get, list, create, update and delete on wgpolicyk8s.io policyreports and "
-                "clusterpolicyreports (and openreports.io reports, clusterreports), and list on namespaces")
+        hint = ("grant this identity list and create on wgpolicyk8s.io policyreports and clusterpolicyreports "
+                "(and openreports.io reports, clusterreports), get, update and delete on those named "
+                "kai-gitops-<cluster>, and list on namespaces")
     return UserError(f"policy reports: {what}: HTTP {exc.status}" + (f" ({message})" if message else ""),
                      hint=hint)
