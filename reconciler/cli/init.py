@@ -28,8 +28,10 @@ _CI_CHOICES = ("github", "gitlab", "none")
                    "(.gitlab-ci.yml), or none.")
 @guard
 def init_command(directory: str, clusters: tuple[str, ...], chart_version: str | None, ci: str) -> ExitCode:
-    """Scaffold a GitOps repository in DIRECTORY (default: here), all or nothing: it refuses to overwrite any
-    file or to write through a symbolic link below DIRECTORY, and removes what it wrote if a write fails.
+    """Scaffold a GitOps repository in DIRECTORY (default: here), refusing to overwrite any file.
+
+    All or nothing: it never writes through a symbolic link below DIRECTORY, and removes what it wrote if a
+    write fails half-way.
 
     Writes kai-gitops.yaml with the clusters given, their values files in the canonical form, a waivers
     file with commented examples, the JSON Schema for editor completion, and the CI template.
