@@ -15,7 +15,7 @@ from functools import wraps
 from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
 from reconciler.app.history import RunHistory
-from reconciler.app.last_writes import audit_cut_off, with_last_writes
+from reconciler.app.last_writes import audit_cut_off, identities_of_run, with_last_writes
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.attribution import attribute
 from reconciler.checks.differ import diff
@@ -156,8 +156,8 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
         findings = attribute(findings, live, desired.shared)
-    findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities,
-                                audit_cut_off(live, started))
+    identities = identities_of_run(repo.config.audit_identities, live)
+    findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
     rules = ran_rules(repo, settings, "live", drift=True, keys=True)
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
@@ -185,8 +185,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
-    findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities if repo
-                                else AuditIdentities(), audit_cut_off(live, started))
+    identities = identities_of_run(repo.config.audit_identities if repo else AuditIdentities(), live)
+    findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
     waivers = Waiving(repo, [name])
     with_git = desired is not None
     rules = ran_rules(repo, settings, "live", drift=with_git, keys=with_git)

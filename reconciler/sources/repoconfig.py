@@ -68,7 +68,7 @@ class _GitHost(TypedDict, total=False):
     botIdentities: list[str]
 
 
-_IdentityEntry = str | dict[str, str]   # a username pattern, or {"userAgent": pattern[, "user": pattern]}
+_IdentityEntry = str | dict[str, str]   # a username pattern, or {"user": pattern, "userAgent": pattern}
 
 
 class _Identities(TypedDict, total=False):
@@ -170,7 +170,7 @@ def _audit_identities(raw: _Audit) -> AuditIdentities:
 def _identity(entry: _IdentityEntry) -> IdentityPattern:
     if isinstance(entry, str):
         return IdentityPattern(user=entry)
-    return IdentityPattern(user=entry.get("user"), user_agent=entry["userAgent"])
+    return IdentityPattern(user=entry["user"], user_agent=entry["userAgent"])
 
 
 def _validate(doc: YamlDoc) -> None:

@@ -42,9 +42,14 @@ def cluster_reader(kubeconfig: str | None, context: str | None, *,
     return read
 
 
+def cluster_source(label: str) -> str:
+    """A LiveState's `source` when read from the cluster behind the connection `label` names."""
+    return f"live cluster ({label})"
+
+
 def read_cluster(client: ClusterClient, *extra_sinks: ObjectSink) -> LiveState:
     """Everything the checks need from `client`, reduced into a LiveState (and fed to `extra_sinks` too)."""
-    builder = LiveStateBuilder(f"live cluster ({client.label})")
+    builder = LiveStateBuilder(cluster_source(client.label))
     sink: ObjectSink = Tee([builder, *extra_sinks]) if extra_sinks else builder
     with ReadProgress(client.label) as progress:
         outcome = read_live(client, sink, progress)
