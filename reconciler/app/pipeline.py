@@ -216,7 +216,8 @@ def run_check(settings: RunSettings) -> Report:
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True)
-    snapshots = _snapshot_queues(settings, head.config, chosen)
+    snapshots = _snapshot_queues(settings, head.config, chosen, rules_repo.config if settings.base_ref and rules_repo
+                                 else None)
     rendered = _rendered_workloads(head, chosen, settings.helm)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
@@ -233,11 +234,12 @@ def run_check(settings: RunSettings) -> Report:
                                 shard=settings.shard, config=head.config))
 
 
-def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster]
-                     ) -> dict[str, SnapshotQueues]:
+def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster],
+                     base: RepoConfig | None) -> dict[str, SnapshotQueues]:
     """The snapshots `--live-snapshot` names for the clusters this run checks, read before anything else is:
     a wrong name or file is one error, not a finding missing later. A shard ignores the other shards' clusters
-    (every shard job is given the same list)."""
+    (every shard job is given the same list). Each is held to its cluster's identity (app/live_snapshots.py)."""
+    from reconciler.app.live_snapshots import checked, expected_cluster_uids
     from reconciler.sources.snapshot import read_snapshot_queues
 
     files: dict[str, str] = {}
@@ -258,7 +260,9 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
                             hint="give one snapshot per cluster")
         files[name] = path
     wanted = {d.name for d in chosen}
-    return {name: read_snapshot_queues(path) for name, path in files.items() if name in wanted}
+    pinned = expected_cluster_uids(config, base)
+    return {name: checked(name, read_snapshot_queues(path), pinned.get(name), settings.live_snapshot_max_age,
+                          settings.history.started) for name, path in files.items() if name in wanted}
 
 
 def _base_queues(base: DesiredRepo | None, cluster: str) -> list[QueueSpec] | None:

@@ -24,6 +24,7 @@ class ClusterConfig:
     mode: str                              # "addon" | "standalone"
     kai_chart_version: str
     kube_context: str | None = None
+    cluster_uid: str | None = None         # the kube-system namespace's UID: which cluster a snapshot must be of
     environment_file: str | None = None
     stack_base_file: str | None = None
     stack_kai_version: str = DEFAULT_STACK_KAI_VERSION

@@ -43,6 +43,7 @@ class _Cluster(TypedDict):
     mode: str
     kaiChartVersion: str
     kubeContext: NotRequired[str]
+    clusterUID: NotRequired[str]
     environmentFile: NotRequired[str]
     stackBaseFile: NotRequired[str]
     stackKaiVersion: NotRequired[str]
@@ -247,7 +248,8 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
     shared: _SharedCluster = raw.get("sharedCluster") or {"intent": "dedicated"}
     return ClusterConfig(
         name=raw["name"], mode=raw["mode"], kai_chart_version=_v(raw["kaiChartVersion"]),
-        kube_context=raw.get("kubeContext"), environment_file=_repo_path(raw.get("environmentFile")),
+        kube_context=raw.get("kubeContext"), cluster_uid=raw.get("clusterUID"),
+        environment_file=_repo_path(raw.get("environmentFile")),
         stack_base_file=_repo_path(raw.get("stackBaseFile")),
         stack_kai_version=_v(raw.get("stackKaiVersion", DEFAULT_STACK_KAI_VERSION)),
         kai_values_file=_repo_path(raw.get("kaiValuesFile")), nvca_values_file=_repo_path(raw.get("nvcaValuesFile")),

@@ -18,6 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import orjson
+
+from reconciler.core.errors import UserError
+from reconciler.core.resources import NAMESPACE
 from reconciler.model.live import LiveState, LiveStateBuilder
 from reconciler.sources.cluster.client import ClusterClient, ReadError, ReadSettings
 from reconciler.sources.cluster.progress import ReadProgress
@@ -40,6 +44,22 @@ def cluster_reader(kubeconfig: str | None, context: str | None, *,
             client.close()
 
     return read
+
+
+IDENTITY_PATH = NAMESPACE.object_path("kube-system")
+
+
+def kube_system_uid(client: ClusterClient, server: str) -> str:
+    """The cluster's identity: the kube-system namespace's UID, which a rebuilt cluster at the same URL does not
+    share. `server` names the API server in the error."""
+    answer = client.get("the kube-system namespace (cluster identity)", IDENTITY_PATH)
+    try:
+        uid = orjson.loads(answer.body)["metadata"]["uid"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        uid = None
+    if not isinstance(uid, str) or not uid:
+        raise UserError(f"{IDENTITY_PATH} on {server} has no metadata.uid; cannot identify the cluster")
+    return uid
 
 
 def cluster_source(label: str) -> str:
