@@ -147,7 +147,7 @@ class _Creation:
             return "link"
         return "folder" if stat.S_ISDIR(mode) else "file"
 
-    def _refuse_link(self, path: str) -> None:
+    def _refuse_link(self, path: str) -> NoReturn:
         raise UserError(f"refusing to write through {path} in {self.root}: it is a symbolic link",
                         hint="init writes only inside the directory given: replace the link with a folder, "
                              "or run init in another directory")
