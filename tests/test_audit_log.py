@@ -243,6 +243,26 @@ def test_default_identities(user: str, groups: tuple[str, ...], agent: str | Non
     assert classify(user, agent, AuditIdentities(), groups) is identity
 
 
+def test_helm_is_known_by_its_users_identity_and_the_field_manager_not_its_user_agent() -> None:
+    """{user, userAgent, fieldManager}: the CI account's Helm runs where Helm owns the drifted fields; the same
+    account's hand edit, or anyone else sending Helm's user agent and owning fields as `helm`, is a person."""
+    from reconciler.model.config import IdentityPattern
+    from reconciler.sources.repoconfig import parse_repo_config
+
+    text = (b"apiVersion: kai-gitops/v1\nclusters:\n  - {name: a, mode: addon, kaiChartVersion: v0.16.7, "
+            b"environmentFile: e.yaml}\naudit:\n  identities:\n    gitops:\n"
+            b"      - {user: 'system:serviceaccount:ci:deployer', userAgent: 'Helm/*', fieldManager: helm}\n")
+    identities = parse_repo_config(text).audit_identities
+    assert identities.gitops[-1] == IdentityPattern("system:serviceaccount:ci:deployer", "Helm/*", "helm")
+    ci = "system:serviceaccount:ci:deployer"
+    assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ("helm",)) is Identity.GITOPS
+    assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ("kubectl-edit",)) is Identity.PERSON
+    assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ()) is Identity.PERSON
+    assert classify(ci, "kubectl/v1.36.0", identities, SA_GROUPS, ("helm",)) is Identity.PERSON
+    assert classify("system:serviceaccount:team-a:runner", "Helm/3.19.0", identities, SA_GROUPS,
+                    ("helm",)) is Identity.PERSON
+
+
 def test_the_identity_the_run_authenticates_as_is_the_tools_own(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A chart installed under another release name and namespace: its ServiceAccount is known by the pod's
@@ -323,9 +343,11 @@ def test_the_schema_command_describes_audit_identities() -> None:
 @pytest.mark.parametrize(("block", "needles"), [
     ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
     ("    gitops:\n      - agent: 'x/*'\n", ("unknown key(s) 'agent' in audit.identities.gitops.0",
-                                           "allowed: user, userAgent")),
+                                           "allowed: fieldManager, user, userAgent")),
     ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
     ("    gitops:\n      - userAgent: 'Helm/*'\n", ("audit.identities.gitops.0", "'user' is a required property")),
+    ("    gitops:\n      - {user: 'ci-*'}\n", ("audit.identities.gitops.0: an entry with `user` alone is the "
+                                              "username as a string",)),
 ])
 def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, needles: tuple[str, ...]) -> None:
     repo = tmp_path / "repo"

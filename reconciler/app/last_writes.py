@@ -74,7 +74,8 @@ def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIde
                 caveat: str | None) -> Finding:
     if write is None:
         return finding
-    return replace(finding, last_write=replace(last_write(write, identities), caveat=caveat))
+    managers = tuple(a.manager for a in finding.attribution if a.manager)
+    return replace(finding, last_write=replace(last_write(write, identities, managers), caveat=caveat))
 
 
 def audit_target(subject: ObjectRef) -> AuditTarget | None:
@@ -88,26 +89,26 @@ def audit_target(subject: ObjectRef) -> AuditTarget | None:
     return AuditTarget(resource.group, resource.plural, subject.namespace, subject.name)
 
 
-def last_write(write: AuditWrite, identities: AuditIdentities) -> LastWrite:
+def last_write(write: AuditWrite, identities: AuditIdentities, managers: Sequence[str] = ()) -> LastWrite:
     """The impersonated user, when there is one, is who the API server authorized the write as: it is the one
-    named, with the authenticated user beside it."""
+    named, with the authenticated user beside it. `managers`: the field managers owning the drifted fields."""
     user, groups = (write.impersonated_user, write.impersonated_groups) if write.impersonated_user \
         else (write.user, write.groups)
-    identity = classify(user, write.user_agent, identities, groups)
-    if write.impersonated_user and classify(write.user, write.user_agent, identities, write.groups) \
+    identity = classify(user, write.user_agent, identities, groups, managers)
+    if write.impersonated_user and classify(write.user, write.user_agent, identities, write.groups, managers) \
             is Identity.PERSON:
         identity = Identity.PERSON   # a person acting as the operator (kubectl --as) is still a person's change
     return LastWrite(user, identity, write.stamp, write.verb, write.audit_id,
                      groups, write.user_agent, write.source_ip, write.user if write.impersonated_user else None)
 
 
-def classify(user: str, user_agent: str | None, identities: AuditIdentities,
-             groups: Sequence[str] = ()) -> Identity:
+def classify(user: str, user_agent: str | None, identities: AuditIdentities, groups: Sequence[str] = (),
+             managers: Sequence[str] = ()) -> Identity:
     """By the authenticated user (and its groups), never by a user agent alone: a listed tool, the control
     plane, or a person. An unknown login is a person, whatever its name looks like (`system:admin`)."""
-    if user in identities.running_as or _listed(identities.gitops, user, user_agent):
+    if user in identities.running_as or _listed(identities.gitops, user, user_agent, managers):
         return Identity.GITOPS
-    if _control_plane(user, groups) or _listed(identities.system, user, user_agent):
+    if _control_plane(user, groups) or _listed(identities.system, user, user_agent, managers):
         return Identity.SYSTEM
     return Identity.PERSON
 
@@ -117,5 +118,6 @@ def _control_plane(user: str, groups: Sequence[str]) -> bool:
     return user in CONTROL_PLANE_USERS or (user.startswith(NODE_USER_PREFIX) and NODES_GROUP in groups)
 
 
-def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None) -> bool:
-    return any(p.matches(user, user_agent) for p in patterns)
+def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None,
+            managers: Sequence[str]) -> bool:
+    return any(p.matches(user, user_agent, managers) for p in patterns)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
@@ -51,17 +52,22 @@ class GitHostConfig:
 
 @dataclass(frozen=True)
 class IdentityPattern:
-    """One entry of `audit.identities`: an fnmatch pattern on the username, and optionally one on the user agent.
+    """One entry of `audit.identities`: an fnmatch pattern on the username, optionally narrowed by one on the
+    user agent and one on the field manager that owns the drifted fields.
 
     The username is what the API server authenticated; a user agent is whatever the client declares
     (`curl -A 'Helm/3.16.0'`), so it only narrows a user already named, never classes anyone alone:
-    `{user: ci-deployer, userAgent: 'Helm/*'}` is that user's Helm runs, not its `kubectl` edits."""
+    `{user: ci-deployer, userAgent: 'Helm/*', fieldManager: helm}` is that user's Helm runs, where Helm owns
+    the fields (managedFields), not its `kubectl` edits."""
 
     user: str
     user_agent: str | None = None
+    field_manager: str | None = None
 
-    def matches(self, user: str, user_agent: str | None) -> bool:
+    def matches(self, user: str, user_agent: str | None, managers: Sequence[str] = ()) -> bool:
         if self.user_agent is not None and (user_agent is None or not fnmatchcase(user_agent, self.user_agent)):
+            return False
+        if self.field_manager is not None and not any(fnmatchcase(m, self.field_manager) for m in managers):
             return False
         return fnmatchcase(user, self.user)
 

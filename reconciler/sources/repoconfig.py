@@ -69,7 +69,8 @@ class _GitHost(TypedDict, total=False):
     botIdentities: list[str]
 
 
-_IdentityEntry = str | dict[str, str]   # a username pattern, or {"user": pattern, "userAgent": pattern}
+# a username pattern, or {"user": pattern, "userAgent": pattern and/or "fieldManager": pattern}
+_IdentityEntry = str | dict[str, str]
 
 
 class _Identities(TypedDict, total=False):
@@ -171,7 +172,8 @@ def _audit_identities(raw: _Audit) -> AuditIdentities:
 def _identity(entry: _IdentityEntry) -> IdentityPattern:
     if isinstance(entry, str):
         return IdentityPattern(user=entry)
-    return IdentityPattern(user=entry["user"], user_agent=entry["userAgent"])
+    return IdentityPattern(user=entry["user"], user_agent=entry.get("userAgent"),
+                           field_manager=entry.get("fieldManager"))
 
 
 def _validate(doc: YamlDoc) -> None:
@@ -230,6 +232,9 @@ def _describe(error: ValidationError) -> str:
         return f"{where}: {error.message}"
     if error.validator in ("enum", "const"):
         return f"{where}: {error.instance!r} is not one of {error.validator_value!r}"
+    if error.validator == "minProperties" and where.startswith("audit.identities."):
+        return f"{where}: an entry with `user` alone is the username as a string; an object narrows the user with " \
+               "userAgent and/or fieldManager"
     return f"{where}: {error.message}"
 
 
