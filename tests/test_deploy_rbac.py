@@ -166,13 +166,39 @@ def test_the_report_role_changes_and_deletes_only_the_reports_named_for_its_clus
     objects = rendered(tmp_path, overlay)
     (settings,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kai-gitops-settings"]
     ours = report_name(settings["data"]["cluster"])
-    assert report_role_names(objects) == [[ours], [ours]]
+    assert report_role_names(objects) == [[ours]] * 4
     rules = bound_rules(objects)
     for group, resource in REPORT_RESOURCES:
-        namespace = "retired" if resource in ("policyreports", "reports") else None
-        assert allowed(rules, (group, resource, namespace, ours, "delete"))
+        namespaced = resource in ("policyreports", "reports")
+        namespace = "retired" if namespaced else None
+        assert allowed(rules, (group, resource, namespace, ours, "update"))
+        # the cluster-scoped report is never stale (a clean run empties it): no delete at all
+        assert allowed(rules, (group, resource, namespace, ours, "delete")) is namespaced
         assert not allowed(rules, (group, resource, namespace, "kyverno-pol-audit", "delete"))
         assert not allowed(rules, (group, resource, namespace, "kyverno-pol-audit", "update"))
+
+
+def test_the_documented_patch_names_another_clusters_reports(tmp_path: Path) -> None:
+    """rbac-report.yaml's comment tells a user checking another cluster how to patch the names: it must work."""
+    import os
+
+    import yaml
+
+    from tests.support.kustomize import render
+    from tests.test_deploy_manifests import DEPLOY
+
+    comment = [line.removeprefix("#") for line in (DEPLOY / "overlays/report-only/rbac-report.yaml").read_text()
+               .splitlines() if line.startswith("#")]
+    start = next(i for i, line in enumerate(comment) if line.strip().startswith("patches:"))
+    (patch,) = yaml.safe_load("\n".join(comment[start:]).replace("<cluster>", "lab"))["patches"]
+    here = tmp_path / "mine"
+    here.mkdir()
+    (here / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(DEPLOY / "overlays" / "report-only", here)],
+        "patches": [{"target": {"kind": "ConfigMap", "name": "kai-gitops-settings"},
+                     "patch": '[{"op": "replace", "path": "/data/cluster", "value": "lab"}]'}, patch]}))
+    assert report_role_names(render(here)) == [["kai-gitops-lab"]] * 4
 
 
 def plant_reports(server: KubeTestServer) -> None:

@@ -568,14 +568,15 @@ OTHERS_DELETES = [("delete", api.split("/")[0], REPORT_PLURALS[kind], namespace 
 
 @pytest.mark.parametrize("variant", OVERLAYS)
 def test_no_delete_grant_is_broader_than_the_deletes(deployments: dict[str, Deployment], variant: str) -> None:
-    """The report role may delete exactly the names the runs deleted (kai-gitops-<cluster>): a delete grant
-    without resourceNames would reach every PolicyReport of the cluster."""
+    """The report role may delete exactly what the runs deleted: the namespaced reports named
+    kai-gitops-<cluster> (the cluster-scoped one always stays). A delete grant without resourceNames would
+    reach every PolicyReport of the cluster."""
     deployment = deployments[variant]
     granted = {(group, resource, name) for _, _, verb, group, resource, name in grants(deployment.objects)
                if verb == "delete"}
     deleted = {(r.group, r.resource, r.name) for r in deployment.requests if r.verb == "delete" and r.code == 200}
-    assert granted and {name for _, _, name in granted} == {name for _, _, name in deleted} == {
-        "kai-gitops-prod-addon"}
+    assert granted == deleted == {("wgpolicyk8s.io", "policyreports", "kai-gitops-prod-addon"),
+                                  ("openreports.io", "reports", "kai-gitops-prod-addon")}
 
 
 def test_the_authorizer_refuses_every_delete_of_others_reports(deployments: dict[str, Deployment],
