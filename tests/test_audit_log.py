@@ -109,7 +109,7 @@ def test_text_and_markdown_mark_the_persons_change(demo: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("writer", "identity"), [
-    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "gitops"), (APISERVER, "system"), (PERSON, "person"),
+    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "person"), (APISERVER, "system"), (PERSON, "person"),
     (HELM_BY_HAND, "person")])
 def test_each_writer_is_classed(demo: Path, tmp_path: Path, writer: Writer, identity: str) -> None:
     last = request(writer, "patch", QUEUES, "default-queue", START + timedelta(days=1))
@@ -207,27 +207,90 @@ def test_a_helm_release_is_attributed_through_its_revision_secrets() -> None:
 # -- identities: the defaults and kai-gitops.yaml ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("user", "agent", "identity"), [
-    ("system:apiserver", None, Identity.SYSTEM),
-    ("system:kube-controller-manager", None, Identity.SYSTEM),
-    ("system:node:gpu-1", "kubelet/v1.36.0", Identity.SYSTEM),
-    ("system:serviceaccount:kube-system:generic-garbage-collector", None, Identity.SYSTEM),
-    ("system:serviceaccount:kai-scheduler:kai-operator", None, Identity.GITOPS),
-    ("system:serviceaccount:kai-scheduler:binder", None, Identity.SYSTEM),
-    ("system:serviceaccount:kai-gitops:kai-gitops", None, Identity.GITOPS),
-    ("system:serviceaccount:argocd:argocd-application-controller", None, Identity.GITOPS),
-    ("system:serviceaccount:flux-system:helm-controller", None, Identity.GITOPS),
-    ("system:serviceaccount:ci:deployer", "Helm/3.19.0", Identity.GITOPS),
-    ("system:serviceaccount:team-a:runner", "kai-gitops/0.1 (reconciler)", Identity.GITOPS),
-    # a user agent is self-declared: it never makes a user who is no ServiceAccount a tool
-    ("ci-deployer", "Helm/3.19.0", Identity.PERSON),
-    ("alice@example.com", "Helm/3.16.0", Identity.PERSON),
-    ("bob", "kai-gitops/0.1 (reconciler)", Identity.PERSON),
-    ("system:serviceaccount:team-a:deployer", None, Identity.PERSON),   # on no list: it stands out
-    ("bob", "kubectl/v1.36.0", Identity.PERSON),
+NODE_GROUPS = ("system:nodes", "system:authenticated")
+SA_GROUPS = ("system:serviceaccounts", "system:authenticated")
+
+
+@pytest.mark.parametrize(("user", "groups", "agent", "identity"), [
+    ("system:apiserver", ("system:masters",), None, Identity.SYSTEM),
+    ("system:kube-controller-manager", (), None, Identity.SYSTEM),
+    ("system:kube-scheduler", (), None, Identity.SYSTEM),
+    ("system:node:gpu-1", NODE_GROUPS, "kubelet/v1.36.0", Identity.SYSTEM),
+    ("system:serviceaccount:kube-system:generic-garbage-collector", SA_GROUPS, None, Identity.SYSTEM),
+    ("system:serviceaccount:kai-scheduler:kai-operator", SA_GROUPS, None, Identity.GITOPS),
+    ("system:serviceaccount:kai-scheduler:binder", SA_GROUPS, None, Identity.SYSTEM),
+    ("system:serviceaccount:kai-gitops:kai-gitops", SA_GROUPS, None, Identity.GITOPS),
+    ("system:serviceaccount:argocd:argocd-application-controller", SA_GROUPS, None, Identity.GITOPS),
+    ("system:serviceaccount:flux-system:helm-controller", SA_GROUPS, None, Identity.GITOPS),
+    # forged: a name like ours in a tenant's namespace, a tool's user agent sent by any ServiceAccount
+    ("system:serviceaccount:team-a:kai-gitops", SA_GROUPS, "kai-gitops/0.1 (reconciler)", Identity.PERSON),
+    ("system:serviceaccount:ci:deployer", SA_GROUPS, "Helm/3.19.0", Identity.PERSON),
+    ("system:serviceaccount:team-a:runner", SA_GROUPS, "kai-gitops/0.1 (reconciler)", Identity.PERSON),
+    # forged: a `system:` login that is no component of upstream Kubernetes (OpenShift's, MicroK8s's admin),
+    # and a node's name without the nodes' group
+    ("system:admin", ("system:masters", "system:authenticated"), "oc/4.16.0", Identity.PERSON),
+    ("system:admin", ("system:authenticated",), "kubectl/v1.36.0", Identity.PERSON),
+    ("system:node:gpu-1", ("system:authenticated",), "kubelet/v1.36.0", Identity.PERSON),
+    ("system:masters", ("system:masters",), None, Identity.PERSON),
+    # a user agent is self-declared: it never makes anyone a tool
+    ("ci-deployer", (), "Helm/3.19.0", Identity.PERSON),
+    ("alice@example.com", (), "Helm/3.16.0", Identity.PERSON),
+    ("bob", (), "kai-gitops/0.1 (reconciler)", Identity.PERSON),
+    ("system:serviceaccount:team-a:deployer", SA_GROUPS, None, Identity.PERSON),   # on no list: it stands out
+    ("bob", (), "kubectl/v1.36.0", Identity.PERSON),
 ])
-def test_default_identities(user: str, agent: str | None, identity: Identity) -> None:
-    assert classify(user, agent, AuditIdentities()) is identity
+def test_default_identities(user: str, groups: tuple[str, ...], agent: str | None, identity: Identity) -> None:
+    assert classify(user, agent, AuditIdentities(), groups) is identity
+
+
+def test_helm_is_known_by_its_users_identity_and_the_field_manager_not_its_user_agent() -> None:
+    """{user, userAgent, fieldManager}: the CI account's Helm runs where Helm owns the drifted fields; the same
+    account's hand edit, or anyone else sending Helm's user agent and owning fields as `helm`, is a person."""
+    from reconciler.model.config import IdentityPattern
+    from reconciler.sources.repoconfig import parse_repo_config
+
+    text = (b"apiVersion: kai-gitops/v1\nclusters:\n  - {name: a, mode: addon, kaiChartVersion: v0.16.7, "
+            b"environmentFile: e.yaml}\naudit:\n  identities:\n    gitops:\n"
+            b"      - {user: 'system:serviceaccount:ci:deployer', userAgent: 'Helm/*', fieldManager: helm}\n")
+    identities = parse_repo_config(text).audit_identities
+    assert identities.gitops[-1] == IdentityPattern("system:serviceaccount:ci:deployer", "Helm/*", "helm")
+    ci = "system:serviceaccount:ci:deployer"
+    assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ("helm",)) is Identity.GITOPS
+    assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ("kubectl-edit",)) is Identity.PERSON
+    assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ()) is Identity.PERSON
+    assert classify(ci, "kubectl/v1.36.0", identities, SA_GROUPS, ("helm",)) is Identity.PERSON
+    assert classify("system:serviceaccount:team-a:runner", "Helm/3.19.0", identities, SA_GROUPS,
+                    ("helm",)) is Identity.PERSON
+
+
+def test_the_identity_the_run_authenticates_as_is_the_tools_own(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chart installed under another release name and namespace: its ServiceAccount is known by the pod's
+    token, not by a name pattern; the same name in another namespace stays a person."""
+    import base64
+
+    from reconciler.app.last_writes import identities_of_run
+    from reconciler.model.live import LiveState
+    from reconciler.sources.cluster import cluster_source
+    from reconciler.sources.cluster.kubeconfig import IN_CLUSTER_LABEL, SERVICE_ACCOUNT_DIR_ENV
+
+    ours = "system:serviceaccount:ops:gitops-kai-gitops"
+    claims = base64.urlsafe_b64encode(json.dumps({"sub": ours}).encode()).decode().rstrip("=")
+    (tmp_path / "token").write_text(f"eyJhbGciOiJSUzI1NiJ9.{claims}.c2lnbmF0dXJl\n")
+    monkeypatch.setenv(SERVICE_ACCOUNT_DIR_ENV, str(tmp_path))
+    in_pod = identities_of_run(AuditIdentities(), LiveState(cluster_source(IN_CLUSTER_LABEL)))
+    assert in_pod.running_as == (ours,)
+    assert classify(ours, "kai-gitops/0.1", in_pod, SA_GROUPS) is Identity.GITOPS
+    assert classify("system:serviceaccount:team-a:gitops-kai-gitops", None, in_pod, SA_GROUPS) is Identity.PERSON
+    assert classify(ours, None, AuditIdentities(), SA_GROUPS) is Identity.PERSON   # not in its pod: not known
+    # a kubeconfig's connection, or a snapshot, is not the pod's token: nothing is added
+    assert identities_of_run(AuditIdentities(), LiveState(cluster_source("context prod"))).running_as == ()
+    snapshot = LiveState(cluster_source(IN_CLUSTER_LABEL))
+    snapshot.from_snapshot = True
+    assert identities_of_run(AuditIdentities(), snapshot).running_as == ()
+    for token in ("not-a-jwt", "a.!!!.c", "a." + base64.urlsafe_b64encode(b'{"sub": "alice"}').decode() + ".c"):
+        (tmp_path / "token").write_text(token)
+        assert identities_of_run(AuditIdentities(), LiveState(cluster_source(IN_CLUSTER_LABEL))) == AuditIdentities()
 
 
 def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None:
@@ -235,7 +298,7 @@ def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None
     load_demo_builder().build_repo(repo)
     config = (repo / "kai-gitops.yaml").read_text()
     commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n      - alice@*\n"
-                                                    "      - userAgent: 'argocd/*'\n"})
+                                                    "      - {user: 'ci-*', userAgent: 'argocd/*'}\n"})
     operator = request(OPERATOR, "update", QUEUES, "default-parent-queue", START)
     log = write_log(tmp_path / "audit.log", [*story(), *operator])
     _, stdout, _ = diff(repo, "--k8s-audit-log", log, snapshot=SNAPSHOT)
@@ -280,8 +343,11 @@ def test_the_schema_command_describes_audit_identities() -> None:
 @pytest.mark.parametrize(("block", "needles"), [
     ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
     ("    gitops:\n      - agent: 'x/*'\n", ("unknown key(s) 'agent' in audit.identities.gitops.0",
-                                           "allowed: user, userAgent")),
+                                           "allowed: fieldManager, user, userAgent")),
     ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
+    ("    gitops:\n      - userAgent: 'Helm/*'\n", ("audit.identities.gitops.0", "'user' is a required property")),
+    ("    gitops:\n      - {user: 'ci-*'}\n", ("audit.identities.gitops.0: an entry with `user` alone is the "
+                                              "username as a string",)),
 ])
 def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, needles: tuple[str, ...]) -> None:
     repo = tmp_path / "repo"

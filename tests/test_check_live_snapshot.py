@@ -5,7 +5,7 @@ status.allocated), so a quota cut below running work (KAI-Q-020) and a parentQue
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,11 @@ from tests.helpers import assert_one_line_error, make_repo, queue, run_cli, temp
 
 LAB = "lab-standalone"
 LAB_QUEUES = "clusters/lab/queues.yaml"
-TAKEN = "2026-12-01T20:00:00Z"
-SHOWN_TAKEN = "2026-12-01 20:00 UTC"
+# An hour before the run: fresh (a day-old snapshot warns that its live checks are stale)
+TAKEN_AT = (datetime.now(UTC) - timedelta(hours=1)).replace(second=0, microsecond=0)
+TAKEN = TAKEN_AT.strftime("%Y-%m-%dT%H:%M:%SZ")
+SHOWN_TAKEN = TAKEN_AT.strftime("%Y-%m-%d %H:%M UTC")
+LAB_UID = "6f1c0a52-3d1e-4d0b-9a51-0c2f3e4b5a61"
 RESEARCH_GPU = ("gpu: {quota: 8, limit: 16, overQuotaWeight: 1}", "gpu: {quota: 2, limit: 16, overQuotaWeight: 1}")
 TEAM_X = """---
 apiVersion: scheduling.run.ai/v2
@@ -46,10 +49,11 @@ def lab_queues(gpus_held: str = "6") -> list[dict[str, Any]]:
             research, queue("platform", unlimited)]
 
 
-def write_snapshot(path: Path, items: list[dict[str, Any]], taken_at: str | None = TAKEN) -> Path:
+def write_snapshot(path: Path, items: list[dict[str, Any]], taken_at: str | None = TAKEN,
+                   cluster_uid: str | None = None) -> Path:
     """As `kai-gitops snapshot` writes it (the writer is the one the command uses)."""
     when = datetime.fromisoformat(taken_at) if taken_at else None
-    with SnapshotWriter(str(path), taken_at=when) as writer:
+    with SnapshotWriter(str(path), taken_at=when, cluster_uid=cluster_uid) as writer:
         for item in items:
             writer.add(item)
         writer.commit()
@@ -65,9 +69,13 @@ def pr_repo(tmp_path: Path, *edits: tuple[str, str, str], base_edits: tuple[tupl
     return path
 
 
-def check(repo: Path, *args: Any) -> tuple[int, dict[str, Any]]:
+def check(repo: Path, *args: Any, warning: str | None = None) -> tuple[int, dict[str, Any]]:
+    """The run's exit code and JSON report; stderr holds nothing, or the one warning line that says `warning`."""
     code, stdout, stderr = run_cli(["check", "--repo", repo, *args, "-o", "json"])
-    assert stderr == "", stderr
+    if warning is None:
+        assert stderr == "", stderr
+    else:
+        assert len(stderr.splitlines()) == 1 and "warning" in stderr and warning in stderr, stderr
     return code, json.loads(stdout)
 
 
@@ -115,7 +123,9 @@ def test_a_bare_file_is_the_snapshot_of_the_cluster_named_by_cluster(cut: Path, 
 
 def test_a_snapshot_that_does_not_say_when_it_was_taken_says_so(cut: Path, tmp_path: Path) -> None:
     snapshot = write_snapshot(tmp_path / "lab.yaml", lab_queues("6"), taken_at=None)
-    _, report = check(cut, "--live-snapshot", f"{LAB}={snapshot}")
+    _, report = check(cut, "--live-snapshot", f"{LAB}={snapshot}",
+                      warning=f"{snapshot}: the snapshot does not say when it was taken: the live checks of "
+                              f"'{LAB}' may be stale")
     [message] = messages(report, "KAI-Q-020")
     assert message.endswith(f"; allocated per snapshot {snapshot} (it does not say when it was taken)")
 
@@ -273,7 +283,7 @@ def test_a_queue_of_the_wrong_shape_is_an_error(cut: Path, tmp_path: Path) -> No
 
 def test_a_taken_at_that_is_no_time_is_an_error(cut: Path, tmp_path: Path) -> None:
     bad = write_snapshot(tmp_path / "lab.yaml", lab_queues())
-    bad.write_text(bad.read_text().replace('"2026-12-01T20:00:00.000000Z"', "yesterday"))
+    bad.write_text(bad.read_text().replace(f'"{TAKEN.removesuffix("Z")}.000000Z"', "yesterday"))
     error_of(cut, "--live-snapshot", f"{LAB}={bad}",
              needles=(f"{bad}:", "kai-gitops.io/taken-at is not an RFC 3339 time with a zone: 'yesterday'"))
 
@@ -283,5 +293,86 @@ def test_the_time_and_allocations_read_back_from_either_format(tmp_path: Path, n
     from reconciler.sources.snapshot import read_snapshot_queues
 
     read = read_snapshot_queues(str(write_snapshot(tmp_path / name, lab_queues())))
-    assert read.taken_at is not None and read.taken_at.isoformat() == "2026-12-01T20:00:00+00:00"
+    assert read.taken_at == TAKEN_AT
     assert read.allocations["research"].allocated["gpu"] == 6.0 and "platform" in read.queues
+
+
+# -- which cluster, and how old: the snapshot's identity ------------------------------------------------------------
+
+
+def pinned(tmp_path: Path, uid: str = LAB_UID, **kwargs: Any) -> Path:
+    """The cut, in a repository whose kai-gitops.yaml pins lab-standalone to its kube-system UID."""
+    pin = ("kai-gitops.yaml", f"  - name: {LAB}\n", f"  - name: {LAB}\n    clusterUID: {uid}\n")
+    return pr_repo(tmp_path, (LAB_QUEUES, *RESEARCH_GPU), base_edits=(pin,), **kwargs)
+
+
+@pytest.mark.parametrize("name", ["lab.yaml", "lab.json"])
+def test_the_snapshot_names_its_cluster_and_reads_back(tmp_path: Path, name: str) -> None:
+    from reconciler.sources.snapshot import CLUSTER_UID_ANNOTATION, read_snapshot_queues
+
+    path = write_snapshot(tmp_path / name, lab_queues(), cluster_uid=LAB_UID)
+    assert CLUSTER_UID_ANNOTATION in path.read_text()
+    assert read_snapshot_queues(str(path)).cluster_uid == LAB_UID
+
+
+def test_a_snapshot_of_the_pinned_cluster_is_judged(tmp_path: Path) -> None:
+    snapshot = write_snapshot(tmp_path / "lab.yaml", lab_queues("6"), cluster_uid=LAB_UID)
+    code, report = check(pinned(tmp_path), "--live-snapshot", f"{LAB}={snapshot}")
+    assert code == 2 and len(messages(report, "KAI-Q-020")) == 1
+
+
+def test_a_snapshot_of_another_cluster_is_refused(tmp_path: Path) -> None:
+    other = "0b7e5f1d-aaaa-4bbb-8ccc-123456789abc"
+    snapshot = write_snapshot(tmp_path / "prod.yaml", lab_queues("2"), cluster_uid=other)
+    error_of(pinned(tmp_path), "--live-snapshot", f"{LAB}={snapshot}",
+             needles=(str(snapshot), f"the snapshot is of another cluster (kube-system UID {other}, but "
+                                     f"kai-gitops.yaml pins '{LAB}' to {LAB_UID})"))
+
+
+def test_with_base_the_pin_is_the_bases(tmp_path: Path) -> None:
+    """A pull request that re-pins the cluster to another's UID cannot make that cluster's snapshot judge it."""
+    other = "0b7e5f1d-aaaa-4bbb-8ccc-123456789abc"
+    repo = pinned(tmp_path, **{"kai-gitops.yaml": template_files(
+        ("kai-gitops.yaml", f"  - name: {LAB}\n", f"  - name: {LAB}\n    clusterUID: {other}\n"))["kai-gitops.yaml"]})
+    snapshot = write_snapshot(tmp_path / "prod.yaml", lab_queues("2"), cluster_uid=other)
+    check(repo, "--live-snapshot", f"{LAB}={snapshot}")   # without --base, the PR's own pin is all there is
+    code, stdout, stderr = run_cli(["check", "--repo", repo, "--base", "HEAD~1", "--live-snapshot",
+                                    f"{LAB}={snapshot}"])
+    assert_one_line_error(code, stdout, stderr, f"pins '{LAB}' to {LAB_UID}")
+
+
+def test_a_snapshot_that_does_not_name_its_cluster_is_judged_with_a_warning(tmp_path: Path) -> None:
+    snapshot = write_snapshot(tmp_path / "lab.yaml", lab_queues("6"))
+    code, report = check(pinned(tmp_path), "--live-snapshot", f"{LAB}={snapshot}",
+                         warning="the snapshot does not say which cluster it is of (no kai-gitops.io/cluster-uid")
+    assert code == 2 and len(messages(report, "KAI-Q-020")) == 1
+    _, unpinned = check(pr_repo(tmp_path / "unpinned", (LAB_QUEUES, *RESEARCH_GPU)), "--live-snapshot",
+                        f"{LAB}={snapshot}")   # nothing to hold it to: no warning
+    assert len(messages(unpinned, "KAI-Q-020")) == 1
+
+
+def test_an_old_snapshot_is_judged_with_a_warning_that_its_live_checks_are_stale(cut: Path, tmp_path: Path) -> None:
+    old = (datetime.now(UTC) - timedelta(hours=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    snapshot = write_snapshot(tmp_path / "lab.yaml", lab_queues("6"), taken_at=old)
+    code, report = check(cut, "--live-snapshot", f"{LAB}={snapshot}",
+                         warning=f"{snapshot}: the snapshot was taken 1 day ago")
+    assert code == 2 and len(messages(report, "KAI-Q-020")) == 1   # still judged
+    _, _, stderr = run_cli(["check", "--repo", cut, "--live-snapshot", f"{LAB}={snapshot}", "-o", "json"])
+    assert "more than --live-snapshot-max-age allows (1 day)" in stderr and f"live checks of '{LAB}'" in stderr
+    assert "are stale" in stderr
+    check(cut, "--live-snapshot", f"{LAB}={snapshot}", "--live-snapshot-max-age", "36")   # allowed: no warning
+    check(cut, "--live-snapshot", f"{LAB}={write_snapshot(tmp_path / 'new.yaml', lab_queues('6'))}",
+          "--live-snapshot-max-age", "0.5", warning="the snapshot was taken 1 hour ago")
+
+
+def test_a_cluster_uid_that_is_no_uid_is_an_error(cut: Path, tmp_path: Path) -> None:
+    bad = write_snapshot(tmp_path / "lab.yaml", lab_queues(), cluster_uid=LAB_UID)
+    bad.write_text(bad.read_text().replace(f'"{LAB_UID}"', '"../../etc\\u001b[2J"'))
+    error_of(cut, "--live-snapshot", f"{LAB}={bad}",
+             needles=(f"{bad}:", "annotation kai-gitops.io/cluster-uid is not a Kubernetes UID"))
+
+
+def test_a_cluster_uid_that_is_no_uid_is_refused_by_the_schema(tmp_path: Path) -> None:
+    repo = pinned(tmp_path, uid="not a uid")
+    code, stdout, stderr = run_cli(["check", "--repo", repo])
+    assert_one_line_error(code, stdout, stderr, "clusterUID")

@@ -137,7 +137,7 @@ def test_a_file_where_init_needs_a_folder_is_refused_too(tmp_path: Path) -> None
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc, where nothing can be created")
 def test_a_directory_that_cannot_be_written_is_a_one_line_error() -> None:
     assert_one_line_error(*init(Path("/proc/kai-gitops-init"), "--cluster", "a=addon", "--ci", "none"),
-                          "cannot write /proc/kai-gitops-init/kai-gitops.yaml")
+                          "cannot write /proc/kai-gitops-init")
 
 
 def test_init_into_the_default_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,3 +175,97 @@ def test_the_comments_in_kai_gitops_yaml_line_up(tmp_path: Path) -> None:
     trailing = [line for line in lines if line.startswith("    ") and not line.lstrip().startswith("#")]
     columns = {line.index(" # ") for line in trailing if " # " in line}
     assert len(columns) == 1, [line for line in lines if " # " in line]
+
+
+@pytest.mark.parametrize("linked", ["clusters", ".github", "clusters/lab"])
+def test_a_linked_sub_folder_is_refused_and_nothing_is_written_outside(tmp_path: Path, linked: str) -> None:
+    outside, target = tmp_path / "outside", tmp_path / "gitops"
+    outside.mkdir()
+    (target / linked).parent.mkdir(parents=True, exist_ok=True)
+    (target / linked).symlink_to(outside, target_is_directory=True)
+    line = assert_one_line_error(*init(target, *TWO_CLUSTERS), f"refusing to write through {linked}",
+                                 "symbolic link")
+    assert "Traceback" not in line
+    assert list(outside.iterdir()) == []
+    assert files_under(target) == set()
+
+
+def test_a_link_that_appears_after_the_check_is_not_followed(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race the check alone would lose: `clusters/` becomes a link between the check and the write."""
+    from reconciler.app import scaffold
+
+    outside, target = tmp_path / "outside", tmp_path / "gitops"
+    outside.mkdir()
+    target.mkdir()
+    check = scaffold._Creation.occupied
+
+    def occupied_then_link(self: scaffold._Creation, path: str) -> bool:
+        found = check(self, path)
+        if path == ".github/workflows/kai-gitops.yml" and not (target / "clusters").is_symlink():
+            (target / "clusters").symlink_to(outside, target_is_directory=True)
+        return found
+
+    monkeypatch.setattr(scaffold._Creation, "occupied", occupied_then_link)
+    assert_one_line_error(*init(target, *TWO_CLUSTERS), "refusing to write through clusters", "symbolic link")
+    assert list(outside.iterdir()) == []
+    assert files_under(target) == set()   # and what was written before the link was met is gone
+
+
+@pytest.mark.parametrize("failing_write", [1, 4, 6])
+def test_a_write_failing_half_way_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        failing_write: int) -> None:
+    """A full disk at the Nth file: the files and folders this run made are removed, what was there stays."""
+    import errno
+    import os
+
+    from reconciler.app import scaffold
+
+    target = tmp_path / "a" / "gitops"
+    real_open, opened = os.open, []
+
+    def open_until_full(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT:
+            opened.append(path)
+            if len(opened) == failing_write:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scaffold.os, "open", open_until_full)
+    assert_one_line_error(*init(target, *TWO_CLUSTERS), "cannot write", "No space left on device")
+    assert not (tmp_path / "a").exists()   # the directory init created for the repository, too
+
+
+def test_a_failure_half_way_keeps_what_was_there_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from reconciler.app import scaffold
+
+    (tmp_path / "clusters").mkdir()
+    (tmp_path / "notes.md").write_text("ours\n")
+    real_mkdir = os.mkdir
+
+    def mkdir_refused(path: str, *args: object, **kwargs: object) -> None:
+        if path == "lab":
+            raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scaffold.os, "mkdir", mkdir_refused)
+    assert_one_line_error(*init(tmp_path, *TWO_CLUSTERS), f"cannot write {tmp_path}/clusters/lab")
+    assert files_under(tmp_path) == {"notes.md"} and (tmp_path / "clusters").is_dir()
+
+
+def test_the_directory_is_echoed_escaped_and_the_next_command_quoted(tmp_path: Path) -> None:
+    import shlex
+
+    target = tmp_path / "my repo\x1b]0;pwned\x07\nkai"
+    code, stdout, stderr = init(target, "--cluster", "lab=standalone", "--ci", "none")
+    assert (code, stderr) == (0, "")
+    assert "\x1b" not in stdout and "\x07" not in stdout
+    assert f"in {tmp_path}/my repo\\x1b]0;pwned\\x07\\nkai:" in stdout
+    assert (target / "kai-gitops.yaml").is_file()
+    spaced = tmp_path / "my gitops; rm -rf ~"
+    code, stdout, _ = init(spaced, "--cluster", "lab=standalone", "--ci", "none")
+    command = stdout.rstrip("\n").rsplit("then run: ", 1)[1]
+    assert code == 0 and shlex.split(command) == ["kai-gitops", "check", "--repo", str(spaced)]

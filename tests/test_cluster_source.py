@@ -76,7 +76,11 @@ def serve(server: KubeTestServer, items: list[Obj], *, kai_installed: bool = Tru
     for item in items:
         if item["kind"] == "NVCAHealthz":
             server.set_healthz(item["httpStatus"], item["body"])
-    server.add_many([i for i in items if i["kind"] != "NVCAHealthz"])
+    objects = [i for i in items if i["kind"] != "NVCAHealthz"]
+    if not any(i["kind"] == "Namespace" and i["metadata"]["name"] == "kube-system" for i in objects):
+        # a cluster always has it: `kai-gitops snapshot` reads its UID, the cluster's identity
+        objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}})
+    server.add_many(objects)
 
 
 def write_kubeconfig(path: Path, servers: dict[str, str], current: str | None = None) -> Path:

@@ -151,6 +151,56 @@ def test_fixer_role_grants_only_the_allowed_writes(tmp_path: Path) -> None:
     assert all(set(r["verbs"]) == {"list"} for r in secrets)
 
 
+def report_role_names(objects: list[Obj]) -> list[list[str] | None]:
+    """The resourceNames of every rule of the report role that may change or remove a report."""
+    (role,) = [o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "kai-gitops-report"]
+    return [r.get("resourceNames") for r in role["rules"] if {"update", "delete"} & set(r["verbs"])]
+
+
+@pytest.mark.parametrize("overlay", ["report-only", "self-heal"])
+def test_the_report_role_changes_and_deletes_only_the_reports_named_for_its_cluster(tmp_path: Path,
+                                                                                    overlay: str) -> None:
+    """RBAC cannot select by label; the names are the tool's own (kai-gitops-<cluster>, deterministic)."""
+    from reconciler.publish.policyreport.build import report_name
+
+    objects = rendered(tmp_path, overlay)
+    (settings,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kai-gitops-settings"]
+    ours = report_name(settings["data"]["cluster"])
+    assert report_role_names(objects) == [[ours]] * 4
+    rules = bound_rules(objects)
+    for group, resource in REPORT_RESOURCES:
+        namespaced = resource in ("policyreports", "reports")
+        namespace = "retired" if namespaced else None
+        assert allowed(rules, (group, resource, namespace, ours, "update"))
+        # the cluster-scoped report is never stale (a clean run empties it): no delete at all
+        assert allowed(rules, (group, resource, namespace, ours, "delete")) is namespaced
+        assert not allowed(rules, (group, resource, namespace, "kyverno-pol-audit", "delete"))
+        assert not allowed(rules, (group, resource, namespace, "kyverno-pol-audit", "update"))
+
+
+def test_the_documented_patch_names_another_clusters_reports(tmp_path: Path) -> None:
+    """rbac-report.yaml's comment tells a user checking another cluster how to patch the names: it must work."""
+    import os
+
+    import yaml
+
+    from tests.support.kustomize import render
+    from tests.test_deploy_manifests import DEPLOY
+
+    comment = [line.removeprefix("#") for line in (DEPLOY / "overlays/report-only/rbac-report.yaml").read_text()
+               .splitlines() if line.startswith("#")]
+    start = next(i for i, line in enumerate(comment) if line.strip().startswith("patches:"))
+    (patch,) = yaml.safe_load("\n".join(comment[start:]).replace("<cluster>", "lab"))["patches"]
+    here = tmp_path / "mine"
+    here.mkdir()
+    (here / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(DEPLOY / "overlays" / "report-only", here)],
+        "patches": [{"target": {"kind": "ConfigMap", "name": "kai-gitops-settings"},
+                     "patch": '[{"op": "replace", "path": "/data/cluster", "value": "lab"}]'}, patch]}))
+    assert report_role_names(render(here)) == [["kai-gitops-lab"]] * 4
+
+
 def plant_reports(server: KubeTestServer) -> None:
     """The report CRDs served, with two reports of an earlier run: one to update, one stale to delete."""
     from reconciler.publish.policyreport.build import CLUSTER_LABEL, MANAGED_BY_LABEL, SOURCE
@@ -198,6 +248,9 @@ def test_report_only_grants_every_request_of_a_reconcile(tmp_path: Path) -> None
     assert {(g, res, v) for g, res, v in writes if res in ("clusterpolicyreports", "policyreports")} >= {
         ("wgpolicyk8s.io", "clusterpolicyreports", "update"), ("wgpolicyk8s.io", "policyreports", "delete")}
     assert {g for g, _, _ in writes} == {"wgpolicyk8s.io", "openreports.io"}
+    # no grant broader than the requests: the names the role may delete are the names deleted
+    deleted = {a[3] for r in requests if r.method == "DELETE" and (a := attributes(r.method, r.path))}
+    assert {name for names in report_role_names(objects) for name in names or ["*"]} == deleted
 
 
 def test_self_heal_grants_every_request_of_an_apply_and_nothing_it_does_not_use(

@@ -336,7 +336,8 @@ def test_live_read_lists_pod_groups_once_reuses_the_pod_reads_and_snapshots_equa
         server.register_kai_and_nvca_kinds()
         server.register_kind("grove.io", "v1alpha1", "ClusterTopologyBinding", "clustertopologybindings",
                              namespaced=False)
-        server.add_many([NVCF_NAMESPACE, *[i for i in STUCK[2:] if i["kind"] != "Event"],
+        kube_system = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}}
+        server.add_many([NVCF_NAMESPACE, kube_system, *[i for i in STUCK[2:] if i["kind"] != "Event"],
                          golden("kai-topology.yaml"), golden("grove-cluster-topology-binding.yaml")])
         server.add_many([i for i in STUCK if i["kind"] == "Event"])
         kubeconfig = str(write_kubeconfig(tmp_path / "kc", {"live": server.url}, current="live"))

@@ -176,6 +176,20 @@ def test_stale_reports_deleted_and_nobody_elses(server: KubeTestServer, api: cli
     assert cluster is not None and cluster["results"] == [] and clean.updated
 
 
+def test_a_report_with_our_labels_under_another_name_is_not_ours(server: KubeTestServer,
+                                                                  api: client.ApiClient) -> None:
+    """Anyone may put our labels on their object: the tool's reports are also named kai-gitops-<cluster>, the
+    one name the shipped roles may update or delete, so another name is neither deleted nor updated."""
+    register_reports(server, WG)
+    labelled = {"apiVersion": POLICY_REPORT.api_version, "kind": "PolicyReport",
+                "metadata": {"name": "team-x-audit", "namespace": "team-x",
+                             "labels": {"app.kubernetes.io/managed-by": "kai-gitops", "kai-gitops/cluster": "prod"}}}
+    server.add(labelled)
+    [result] = write_policy_reports(api, report(*SAMPLE), now=NOW)
+    assert result.deleted == [] and not any("team-x" in u for u in result.updated)
+    assert server.get_object(POLICY_REPORT.api_version, "PolicyReport", "team-x-audit", "team-x") is not None
+
+
 def test_bounded_under_5000_findings(server: KubeTestServer, api: client.ApiClient) -> None:
     register_reports(server, WG + OPEN)
     many = [finding("KAI-D-002", queue_ref(f"q{i}"), n=i, message="x" * 3000) for i in range(4000)]

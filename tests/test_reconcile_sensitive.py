@@ -123,4 +123,5 @@ def test_a_malformed_allow_entry_is_one_line_naming_its_place(tmp_path: Path) ->
     bad = standalone_config(extra="    allowSensitiveWrites:\n      - {object: Secret/x, path: data.token}\n")
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": bad, "kai-values.yaml": "{}\n"})
     code, out, err = run_cli(["check", "--repo", str(repo)])
-    assert_one_line_error(code, out, err, "kai-gitops.yaml:8:10", "allowSensitiveWrites.0.object")
+    line = bad.splitlines().index("      - {object: Secret/x, path: data.token}") + 1
+    assert_one_line_error(code, out, err, f"kai-gitops.yaml:{line}:10", "allowSensitiveWrites.0.object")

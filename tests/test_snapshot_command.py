@@ -223,3 +223,23 @@ def test_snapshot_says_when_it_read_the_cluster(prod: Any, tmp_path: Path, name:
     snapshot_command(str(tmp_path / name), prod[1], None, settings=FAST)
     taken = read_snapshot_queues(str(tmp_path / name)).taken_at
     assert taken is not None and before <= taken <= datetime.now(UTC) + timedelta(seconds=1)
+
+
+@pytest.mark.parametrize("name", ["snap.yaml", "snap.json"])
+def test_snapshot_names_the_cluster_it_read(prod: Any, tmp_path: Path, name: str) -> None:
+    """`check --live-snapshot` holds the snapshot to the cluster's clusterUID: the List carries the API server's
+    identity, the kube-system namespace's UID, read as `reconcile` reads it to bind a plan."""
+    from reconciler.sources.snapshot import read_snapshot_queues
+
+    namespace = prod[0].get_object("v1", "Namespace", "kube-system")
+    uid = namespace["metadata"]["uid"]
+    assert uid
+    snapshot_command(str(tmp_path / name), prod[1], None, settings=FAST)
+    assert read_snapshot_queues(str(tmp_path / name)).cluster_uid == uid
+
+
+def test_a_cluster_whose_identity_cannot_be_read_leaves_no_snapshot(prod: Any, tmp_path: Path) -> None:
+    prod[0].inject_fault(Fault(r"^/api/v1/namespaces/kube-system$", status=403, times=-1))
+    with pytest.raises(UserError, match="kube-system"):
+        snapshot_command(str(tmp_path / "snap.yaml"), prod[1], None, settings=FAST)
+    assert not (tmp_path / "snap.yaml").exists()

@@ -12,7 +12,13 @@ from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG_MAP, KAI_AND_NVCA, NODE, SECRET, Resource
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.last_write import AFTER_SNAPSHOT, Identity, LastWrite
-from reconciler.model.config import AuditIdentities, IdentityPattern
+from reconciler.model.config import (
+    CONTROL_PLANE_USERS,
+    NODE_USER_PREFIX,
+    NODES_GROUP,
+    AuditIdentities,
+    IdentityPattern,
+)
 from reconciler.model.live import LiveState
 from reconciler.sources.audit_log import AuditTarget, AuditWrite, last_writes
 from reconciler.telemetry.logs import phase
@@ -37,6 +43,18 @@ def audit_cut_off(live: LiveState, started: datetime) -> AuditCutOff:
     return AuditCutOff(started, AFTER_SNAPSHOT if live.from_snapshot else None)
 
 
+def identities_of_run(identities: AuditIdentities, live: LiveState) -> AuditIdentities:
+    """The tool's own writes are known by who it runs as: a cluster read through the pod's service account
+    adds that ServiceAccount's username (whatever its namespace and name in this install)."""
+    from reconciler.sources.cluster import cluster_source
+    from reconciler.sources.cluster.kubeconfig import IN_CLUSTER_LABEL, service_account_user
+
+    if live.from_snapshot or live.source != cluster_source(IN_CLUSTER_LABEL):
+        return identities
+    user = service_account_user()
+    return replace(identities, running_as=(*identities.running_as, user)) if user else identities
+
+
 def with_last_writes(findings: list[Finding], files: Sequence[str], identities: AuditIdentities,
                      cut_off: AuditCutOff) -> list[Finding]:
     """`findings` with `last_write` set on each drift finding whose object the logs saw written."""
@@ -56,7 +74,8 @@ def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIde
                 caveat: str | None) -> Finding:
     if write is None:
         return finding
-    return replace(finding, last_write=replace(last_write(write, identities), caveat=caveat))
+    managers = tuple(a.manager for a in finding.attribution if a.manager)
+    return replace(finding, last_write=replace(last_write(write, identities, managers), caveat=caveat))
 
 
 def audit_target(subject: ObjectRef) -> AuditTarget | None:
@@ -70,31 +89,35 @@ def audit_target(subject: ObjectRef) -> AuditTarget | None:
     return AuditTarget(resource.group, resource.plural, subject.namespace, subject.name)
 
 
-def last_write(write: AuditWrite, identities: AuditIdentities) -> LastWrite:
+def last_write(write: AuditWrite, identities: AuditIdentities, managers: Sequence[str] = ()) -> LastWrite:
     """The impersonated user, when there is one, is who the API server authorized the write as: it is the one
-    named, with the authenticated user beside it."""
+    named, with the authenticated user beside it. `managers`: the field managers owning the drifted fields."""
     user, groups = (write.impersonated_user, write.impersonated_groups) if write.impersonated_user \
         else (write.user, write.groups)
-    identity = classify(user, write.user_agent, identities)
-    if write.impersonated_user and classify(write.user, write.user_agent, identities) is Identity.PERSON:
+    identity = classify(user, write.user_agent, identities, groups, managers)
+    if write.impersonated_user and classify(write.user, write.user_agent, identities, write.groups, managers) \
+            is Identity.PERSON:
         identity = Identity.PERSON   # a person acting as the operator (kubectl --as) is still a person's change
     return LastWrite(user, identity, write.stamp, write.verb, write.audit_id,
                      groups, write.user_agent, write.source_ip, write.user if write.impersonated_user else None)
 
 
-# Not the cluster's own component whatever its prefix: a write the API server let through unauthenticated.
-_NOBODY = "system:anonymous"
-
-
-def classify(user: str, user_agent: str | None, identities: AuditIdentities) -> Identity:
-    if _listed(identities.gitops, user, user_agent):
+def classify(user: str, user_agent: str | None, identities: AuditIdentities, groups: Sequence[str] = (),
+             managers: Sequence[str] = ()) -> Identity:
+    """By the authenticated user (and its groups), never by a user agent alone: a listed tool, the control
+    plane, or a person. An unknown login is a person, whatever its name looks like (`system:admin`)."""
+    if user in identities.running_as or _listed(identities.gitops, user, user_agent, managers):
         return Identity.GITOPS
-    if (user.startswith("system:") and not user.startswith("system:serviceaccount:") and user != _NOBODY) \
-            or _listed(identities.system, user, user_agent):
+    if _control_plane(user, groups) or _listed(identities.system, user, user_agent, managers):
         return Identity.SYSTEM
     return Identity.PERSON
 
 
-def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None) -> bool:
-    """The authenticated user decides: a user agent alone (self-declared) classes only ServiceAccounts."""
-    return any(p.matches(user, user_agent) for p in patterns)
+def _control_plane(user: str, groups: Sequence[str]) -> bool:
+    """Upstream Kubernetes's own components; a node only with the group the API server gives nodes."""
+    return user in CONTROL_PLANE_USERS or (user.startswith(NODE_USER_PREFIX) and NODES_GROUP in groups)
+
+
+def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None,
+            managers: Sequence[str]) -> bool:
+    return any(p.matches(user, user_agent, managers) for p in patterns)

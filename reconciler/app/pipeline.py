@@ -15,7 +15,7 @@ from functools import wraps
 from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
 from reconciler.app.history import RunHistory
-from reconciler.app.last_writes import audit_cut_off, with_last_writes
+from reconciler.app.last_writes import audit_cut_off, identities_of_run, with_last_writes
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
 from reconciler.checks.attribution import attribute
 from reconciler.checks.differ import diff
@@ -159,8 +159,8 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired) + intent_findings(desired)
         findings = attribute(findings, live, desired.shared)
-    findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities,
-                                audit_cut_off(live, started))
+    identities = identities_of_run(repo.config.audit_identities, live)
+    findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
     rules = ran_rules(repo, settings, "live", drift=True, keys=True)
     report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
@@ -188,8 +188,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
-    findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities if repo
-                                else AuditIdentities(), audit_cut_off(live, started))
+    identities = identities_of_run(repo.config.audit_identities if repo else AuditIdentities(), live)
+    findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
     waivers = Waiving(repo, [name])
     with_git = desired is not None
     rules = ran_rules(repo, settings, "live", drift=with_git, keys=with_git)
@@ -219,7 +219,8 @@ def run_check(settings: RunSettings) -> Report:
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True) + list(SENSITIVE_RULES)
-    snapshots = _snapshot_queues(settings, head.config, chosen)
+    snapshots = _snapshot_queues(settings, head.config, chosen, rules_repo.config if settings.base_ref and rules_repo
+                                 else None)
     rendered = _rendered_workloads(head, chosen, settings)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
@@ -239,11 +240,12 @@ def run_check(settings: RunSettings) -> Report:
                                 shard=settings.shard, config=head.config))
 
 
-def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster]
-                     ) -> dict[str, SnapshotQueues]:
+def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster],
+                     base: RepoConfig | None) -> dict[str, SnapshotQueues]:
     """The snapshots `--live-snapshot` names for the clusters this run checks, read before anything else is:
     a wrong name or file is one error, not a finding missing later. A shard ignores the other shards' clusters
-    (every shard job is given the same list)."""
+    (every shard job is given the same list). Each is held to its cluster's identity (app/live_snapshots.py)."""
+    from reconciler.app.live_snapshots import checked, expected_cluster_uids
     from reconciler.sources.snapshot import read_snapshot_queues
 
     files: dict[str, str] = {}
@@ -264,7 +266,9 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
                             hint="give one snapshot per cluster")
         files[name] = path
     wanted = {d.name for d in chosen}
-    return {name: read_snapshot_queues(path) for name, path in files.items() if name in wanted}
+    pinned = expected_cluster_uids(config, base)
+    return {name: checked(name, read_snapshot_queues(path), pinned.get(name), settings.live_snapshot_max_age,
+                          settings.history.started) for name, path in files.items() if name in wanted}
 
 
 def _base_desired(base: DesiredRepo | None, cluster: str) -> DesiredCluster | None:

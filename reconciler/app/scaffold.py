@@ -4,17 +4,23 @@ What it writes is what the docs tell a user to start from: `kai-gitops.yaml` wit
 its JSON Schema beside it (editor completion), per cluster the values files in the canonical form (a
 standalone cluster's KAI values are `data/canonical-kai-values.yaml`, written out), a waivers file with
 commented examples, and the CI template (the same bytes as `repo-templates/ci/`). Nothing is overwritten:
-every target is checked before the first byte is written, and each file is created exclusively.
+every target is checked before the first byte is written, and each file is created exclusively. Nothing is
+written outside the directory: below it, every folder and file is opened relative to its parent's handle
+without following a symbolic link. And it is all or nothing: a write that fails removes what this run wrote.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Literal
+from typing import Literal, NoReturn, TypeVar
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONValue, expect_object
@@ -28,6 +34,7 @@ CI_TARGETS: dict[CiHost, tuple[str, str]] = {   # host: (template in data/init/c
     "github": ("github-actions.yml", ".github/workflows/kai-gitops.yml"),
     "gitlab": ("gitlab-ci.yml", ".gitlab-ci.yml"),
 }
+_T = TypeVar("_T")
 SCHEMA_FILE = "kai-gitops.schema.json"
 WAIVERS_FILE = "kai-gitops-waivers.yaml"
 
@@ -62,36 +69,159 @@ def scaffold_files(settings: ScaffoldSettings) -> dict[str, str]:
 
 
 def write_scaffold(settings: ScaffoldSettings) -> list[str]:
-    """Write the files under `settings.directory`; refuse, writing nothing, if any of them exists."""
+    """Write the files under `settings.directory`, all or nothing: refuse, writing nothing, if any of them
+    exists or a folder on the way is a symbolic link; remove what was written if a write fails half-way."""
     files = scaffold_files(settings)
     root = settings.directory
     if root.exists() and not root.is_dir():
         raise UserError(f"{root} is not a directory", hint="give the directory to create the repository in")
-    existing = [path for path in files if _occupied(root, path)]
-    if existing:
-        raise UserError(f"refusing to overwrite existing files in {root}: {', '.join(existing)}",
-                        hint="move them away, or run init in another directory")
-    for path, text in files.items():
-        _create(root / path, text)
+    with _Creation(root) as creation:
+        existing = [path for path in files if creation.occupied(path)]
+        if existing:
+            raise UserError(f"refusing to overwrite existing files in {root}: {', '.join(existing)}",
+                            hint="move them away, or run init in another directory")
+        for path, text in files.items():
+            creation.create(path, text.encode())
     return list(files)
 
 
-def _occupied(root: Path, path: str) -> bool:
-    """Something is at `path` already, or one of its folders is a file: either way init cannot write it."""
-    target = root / path
-    folders = [root / parent for parent in Path(path).parents if str(parent) != "."]
-    return target.exists() or target.is_symlink() or any(f.exists() and not f.is_dir() for f in folders)
+_NO_FOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _create(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # "x": a file that appeared since the check above is still not overwritten.
-        with path.open("x", encoding="utf-8") as out:
-            out.write(text)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}", hint="choose a directory you can write to") \
-            from None
+class _Creation:
+    """Files created under one directory through directory handles (a symbolic link on the way is refused, not
+    followed), undone unless every one of them was written: `init` promises all or nothing.
+
+    The directory itself is the user's choice, links and all; everything below it is opened relative to its
+    handle with O_NOFOLLOW, and each file with O_EXCL, so a link or file that appears after the check is
+    refused at the write as well."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.made_roots: list[Path] = []                # the directory and the parents init created for it
+        self.folders: dict[str, int] = {}               # folder under root ("" is root) -> open handle
+        self.made: list[tuple[str, str, bool]] = []     # (folder, name, is a folder) in the order created
+
+    def __enter__(self) -> _Creation:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is not None:
+                self._undo()
+        finally:
+            for handle in self.folders.values():
+                os.close(handle)
+
+    def occupied(self, path: str) -> bool:
+        """Something is at `path` already, or a folder on its way is a file; a link on the way is refused."""
+        if not self.root.exists():
+            return False
+        folder = ""
+        *parents, name = path.split("/")
+        for part in parents:
+            kind = self._kind(folder, part)
+            if kind == "link":
+                self._refuse_link(folder + part)
+            if kind != "folder":
+                return kind is not None
+            folder = self._open(folder, part)
+        return self._kind(folder, name) is not None
+
+    def create(self, path: str, data: bytes) -> None:
+        *parents, name = path.split("/")
+        folder = ""
+        for part in parents:
+            folder = self._enter(folder, part)
+        self._attempt(path, lambda: self._write(folder, name, data))
+
+    def _kind(self, folder: str, name: str) -> Literal["folder", "file", "link"] | None:
+        try:
+            mode = os.lstat(name, dir_fd=self._handle(folder)).st_mode
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self._fail(folder + name, exc)
+        if stat.S_ISLNK(mode):
+            return "link"
+        return "folder" if stat.S_ISDIR(mode) else "file"
+
+    def _refuse_link(self, path: str) -> NoReturn:
+        raise UserError(f"refusing to write through {path} in {self.root}: it is a symbolic link",
+                        hint="init writes only inside the directory given: replace the link with a folder, "
+                             "or run init in another directory")
+
+    def _handle(self, folder: str) -> int:
+        if not self.folders:
+            self._make_root()
+            self.folders[""] = self._attempt("", lambda: os.open(self.root, os.O_RDONLY | os.O_DIRECTORY))
+        return self.folders[folder]
+
+    def _make_root(self) -> None:
+        for path in reversed([p for p in (self.root, *self.root.parents) if not p.exists()]):
+            try:
+                os.mkdir(path)
+            except OSError as exc:
+                self._fail("", exc)
+            self.made_roots.append(path)
+
+    def _enter(self, folder: str, name: str) -> str:
+        """`folder/name/`, created if absent and opened, never through a symbolic link."""
+        if f"{folder}{name}/" not in self.folders:
+            try:
+                os.mkdir(name, dir_fd=self._handle(folder))
+                self.made.append((folder, name, True))
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                self._fail(folder + name, exc)
+        return self._open(folder, name)
+
+    def _open(self, folder: str, name: str) -> str:
+        inner = f"{folder}{name}/"
+        if inner in self.folders:
+            return inner
+        try:
+            self.folders[inner] = os.open(name, _NO_FOLLOW_DIR, dir_fd=self._handle(folder))
+        except OSError as exc:
+            kind = self._kind(folder, name)
+            if kind == "link":
+                self._refuse_link(folder + name)
+            if kind == "file":
+                raise UserError(f"refusing to overwrite existing files in {self.root}: {folder}{name}",
+                                hint="move it away, or run init in another directory") from None
+            self._fail(folder + name, exc)
+        return inner
+
+    def _write(self, folder: str, name: str, data: bytes) -> None:
+        # O_EXCL: a file or link that appeared since the check is neither overwritten nor followed
+        handle = os.open(name, _NEW_FILE, 0o666, dir_fd=self._handle(folder))
+        self.made.append((folder, name, False))
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+
+    def _attempt(self, path: str, step: Callable[[], _T]) -> _T:
+        try:
+            return step()
+        except OSError as exc:
+            self._fail(path, exc)
+
+    def _fail(self, path: str, exc: OSError) -> NoReturn:
+        raise UserError(f"cannot write {self.root / path if path else self.root}: {exc.strerror or exc}",
+                        hint="choose a directory you can write to") from None
+
+    def _undo(self) -> None:
+        """Remove what this run created, newest first; what was there before is never touched."""
+        for folder, name, is_folder in reversed(self.made):
+            with contextlib.suppress(OSError):
+                if is_folder:
+                    os.rmdir(name, dir_fd=self.folders[folder])
+                else:
+                    os.unlink(name, dir_fd=self.folders[folder])
+        for path in reversed(self.made_roots):
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
 
 
 def check_seeds(settings: ScaffoldSettings) -> None:

@@ -7,7 +7,7 @@ types: none of them has to import the pipeline for its signatures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from reconciler.findings.finding import Severity
@@ -74,6 +74,7 @@ class RunSettings:
     history: HistorySettings = field(default_factory=HistorySettings)
     # check --live-snapshot: (cluster, snapshot file); cluster None means the one --cluster names
     live_snapshots: tuple[tuple[str | None, str], ...] = ()
+    live_snapshot_max_age: timedelta = timedelta(hours=24)   # older: its live checks are said to be stale
 
 
 @dataclass

@@ -30,6 +30,9 @@ _CI_CHOICES = ("github", "gitlab", "none")
 def init_command(directory: str, clusters: tuple[str, ...], chart_version: str | None, ci: str) -> ExitCode:
     """Scaffold a GitOps repository in DIRECTORY (default: here), refusing to overwrite any file.
 
+    All or nothing: it never writes through a symbolic link below DIRECTORY, and removes what it wrote if a
+    write fails half-way.
+
     Writes kai-gitops.yaml with the clusters given, their values files in the canonical form, a waivers
     file with commented examples, the JSON Schema for editor completion, and the CI template.
 
@@ -38,10 +41,11 @@ def init_command(directory: str, clusters: tuple[str, ...], chart_version: str |
       kai-gitops init --cluster prod=addon --cluster lab=standalone
     """
     from reconciler.app.scaffold import write_scaffold
+    from reconciler.core.printable import visible
 
     settings = init_settings(directory, clusters, chart_version, ci)
     written = write_scaffold(settings)
-    write_stdout(f"Wrote {len(written)} files in {settings.directory}:")
+    write_stdout(f"Wrote {len(written)} files in {visible(str(settings.directory))}:")
     for path in written:
         write_stdout(f"  {path}")
     write_stdout(next_steps(settings))
@@ -85,11 +89,17 @@ def cluster_seed(text: str) -> ClusterSeed:
 
 
 def next_steps(settings: ScaffoldSettings) -> str:
+    """What to do next, the command quoted for a POSIX shell; a control character in the directory's name shows
+    as its escape (a terminal never receives it raw), so such a command must be retyped, not pasted."""
+    import shlex
+
+    from reconciler.core.printable import visible
+
     steps = ["Next:"]
     if settings.ci is not None:
         steps.append("  - in the CI file, replace <kai-gitops-git-url> with the Git URL of kai-gitops "
                      "(docs/ci.md#installing-kai-gitops)")
     steps += ["  - complete the environment and values files with your clusters' settings",
               "  - commit the files (git init first in a new directory), then run: "
-              f"kai-gitops check --repo {settings.directory}"]
+              f"kai-gitops check --repo {visible(shlex.quote(str(settings.directory)))}"]
     return "\n".join(steps)

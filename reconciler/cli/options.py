@@ -78,6 +78,10 @@ def _live_snapshots(ctx: click.Context, param: click.Parameter,
 
 def live_snapshot_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """`check`: live Queues from a saved snapshot, where `--snapshot` (diff, doctor) stands for the whole cluster."""
+    func = click.option("--live-snapshot-max-age", "live_snapshot_max_age", metavar="HOURS", default=24.0,
+                        show_default=True, type=click.FloatRange(min=0, min_open=True),
+                        help="A --live-snapshot taken longer ago than this is still judged, with a warning that "
+                             "its live checks are stale.")(func)
     return click.option("--live-snapshot", "live_snapshot", multiple=True, metavar="[CLUSTER=]FILE",
                         callback=_live_snapshots,
                         help="The cluster's Queues from a `kai-gitops snapshot` file (only their specs and "

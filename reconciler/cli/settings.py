@@ -24,6 +24,7 @@ Options = Mapping[str, Any]   # a command's parameters by click's names, as the 
 
 
 def run_settings(opts: Options) -> RunSettings:
+    from datetime import timedelta
     from pathlib import Path
 
     from reconciler.app.settings import GitSettings, PolicySettings, RunSettings
@@ -38,7 +39,8 @@ def run_settings(opts: Options) -> RunSettings:
                        opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
                        helm=opts.get("helm"), helm_memory_mb=opts.get("helm_memory", 4096),
                        history=history_settings(opts),
-                       live_snapshots=tuple(opts.get("live_snapshot") or ()))
+                       live_snapshots=tuple(opts.get("live_snapshot") or ()),
+                       live_snapshot_max_age=timedelta(hours=opts.get("live_snapshot_max_age") or 24.0))
 
 
 def history_settings(opts: Options) -> HistorySettings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Literal
@@ -37,6 +38,7 @@ class ClusterConfig:
     mode: str                              # "addon" | "standalone"
     kai_chart_version: str
     kube_context: str | None = None
+    cluster_uid: str | None = None         # the kube-system namespace's UID: which cluster a snapshot must be of
     environment_file: str | None = None
     stack_base_file: str | None = None
     stack_kai_version: str = DEFAULT_STACK_KAI_VERSION
@@ -62,48 +64,55 @@ class GitHostConfig:
     bot_identities: tuple[str, ...] = ()    # authors adopted as the tool's own, besides the token's user
 
 
-SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
-
-
 @dataclass(frozen=True)
 class IdentityPattern:
-    """One entry of `audit.identities`: fnmatch patterns on the username and/or on the user agent.
+    """One entry of `audit.identities`: an fnmatch pattern on the username, optionally narrowed by one on the
+    user agent and one on the field manager that owns the drifted fields.
 
-    A user agent is whatever the client declares (`curl -A 'Helm/3.16.0'`), while the username is what the API
-    server authenticated: a pattern on the user agent alone therefore matches ServiceAccounts only (a machine's
-    credential, run by a tool), never a person's or any other user's name. To class a user by its tool, name
-    both: `{user: ci-deployer, userAgent: 'Helm/*'}`."""
+    The username is what the API server authenticated; a user agent is whatever the client declares
+    (`curl -A 'Helm/3.16.0'`), so it only narrows a user already named, never classes anyone alone:
+    `{user: ci-deployer, userAgent: 'Helm/*', fieldManager: helm}` is that user's Helm runs, where Helm owns
+    the fields (managedFields), not its `kubectl` edits."""
 
-    user: str | None = None
+    user: str
     user_agent: str | None = None
+    field_manager: str | None = None
 
-    def matches(self, user: str, user_agent: str | None) -> bool:
+    def matches(self, user: str, user_agent: str | None, managers: Sequence[str] = ()) -> bool:
         if self.user_agent is not None and (user_agent is None or not fnmatchcase(user_agent, self.user_agent)):
             return False
-        if self.user is not None:
-            return fnmatchcase(user, self.user)
-        return self.user_agent is not None and user.startswith(SERVICE_ACCOUNT_PREFIX)
+        if self.field_manager is not None and not any(fnmatchcase(m, self.field_manager) for m in managers):
+            return False
+        return fnmatchcase(user, self.user)
 
 
-# Listed whatever kai-gitops.yaml says (its lists add to these): kai-gitops itself, Helm (both by user agent: a
-# ServiceAccount running them; a person running them stays a person), the KAI operator, Argo CD and Flux.
-DEFAULT_GITOPS = (IdentityPattern(user="system:serviceaccount:*:kai-gitops"),
-                  IdentityPattern(user_agent="kai-gitops/*"), IdentityPattern(user_agent="Helm/*"),
+# Listed whatever kai-gitops.yaml says (its lists add to these), each by a name a tenant cannot take: a
+# ServiceAccount in a namespace of its own tool. kai-gitops's shipped ServiceAccount (deploy/: kai-gitops in
+# kai-gitops; a run in a pod adds the one it runs as), the KAI operator, Argo CD and Flux. Nothing by user
+# agent: any client sends any, and a tenant's ServiceAccount named kai-gitops in its own namespace is a tenant.
+DEFAULT_GITOPS = (IdentityPattern(user="system:serviceaccount:kai-gitops:kai-gitops"),
                   IdentityPattern(user="system:serviceaccount:kai-scheduler:kai-operator"),
                   IdentityPattern(user="system:serviceaccount:argocd:argocd-application-controller"),
                   IdentityPattern(user="system:serviceaccount:flux-system:*"))
-# Besides every system:* user that is no ServiceAccount (a name only the cluster's own components get):
+# Besides the Kubernetes control plane's own users (CONTROL_PLANE_USERS, and nodes by their group):
 # kube-system's ServiceAccounts and KAI's own components other than the operator.
 DEFAULT_SYSTEM = (IdentityPattern(user="system:serviceaccount:kube-system:*"),
                   IdentityPattern(user="system:serviceaccount:kai-scheduler:*"))
+# The users upstream Kubernetes's components authenticate as (their certificates' common names). Not every
+# `system:` name: other distributions give people such logins (OpenShift's and MicroK8s's `system:admin`).
+CONTROL_PLANE_USERS = frozenset({"system:apiserver", "system:kube-controller-manager", "system:kube-scheduler",
+                                 "system:kube-proxy", "system:volume-scheduler"})
+NODE_USER_PREFIX, NODES_GROUP = "system:node:", "system:nodes"   # the Node authorizer's pair: both, or no node
 
 
 @dataclass(frozen=True)
 class AuditIdentities:
-    """The `audit.identities` block: who counts as a GitOps tool and who as the system; anyone else is a person."""
+    """The `audit.identities` block: who counts as a GitOps tool and who as the system; anyone else is a person.
+    `running_as`: the usernames this run authenticates as (its pod's ServiceAccount), the tool's own writes."""
 
     gitops: tuple[IdentityPattern, ...] = DEFAULT_GITOPS
     system: tuple[IdentityPattern, ...] = DEFAULT_SYSTEM
+    running_as: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -115,9 +115,11 @@ def _in_spec_units(raw: JSONValue, where: str) -> dict[str, float]:
 @dataclass(frozen=True)
 class SnapshotQueues:
     """A cluster's Queues as a saved snapshot holds them, for the PR check (`check --live-snapshot`): their specs
-    and allocations only, and when the snapshot was taken (None when it does not say)."""
+    and allocations only, when the snapshot was taken and of which cluster (None when it does not say)."""
 
     source: str
     taken_at: datetime | None
     queues: dict[str, QueueSpec]
     allocations: dict[str, Allocation]
+    cluster_uid: str | None = None      # the kube-system namespace's UID it records: which cluster it is of
+    path: str = ""

@@ -9,20 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from reconciler.core.errors import UserError
 from reconciler.core.redact import url_without_userinfo
-from reconciler.core.resources import NAMESPACE
 from reconciler.model.live import LiveState
 from reconciler.model.sensitive import SensitiveAllow
 from reconciler.plans.plan import ClusterIdentity
+from reconciler.sources.cluster import kube_system_uid
 from reconciler.sources.cluster.client import ClusterClient, ReadSettings
 
 if TYPE_CHECKING:
     from reconciler.reconcile.apply import ClusterWriter
 
-IDENTITY_PATH = NAMESPACE.object_path("kube-system")
 
 
 @dataclass
@@ -80,14 +76,7 @@ class ClusterTarget:
 
 
 def read_identity(client: ClusterClient, server: str) -> ClusterIdentity:
-    answer = client.get("the kube-system namespace (cluster identity)", IDENTITY_PATH)
-    try:
-        uid = orjson.loads(answer.body)["metadata"]["uid"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        uid = None
-    if not isinstance(uid, str) or not uid:
-        raise UserError(f"{IDENTITY_PATH} on {server} has no metadata.uid; cannot identify the cluster")
-    return ClusterIdentity(server, uid)
+    return ClusterIdentity(server, kube_system_uid(client, server))
 
 
 def _copy(configuration: Any) -> Any:

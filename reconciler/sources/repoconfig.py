@@ -44,6 +44,7 @@ class _Cluster(TypedDict):
     mode: str
     kaiChartVersion: str
     kubeContext: NotRequired[str]
+    clusterUID: NotRequired[str]
     environmentFile: NotRequired[str]
     stackBaseFile: NotRequired[str]
     stackKaiVersion: NotRequired[str]
@@ -75,7 +76,8 @@ class _GitHost(TypedDict, total=False):
     botIdentities: list[str]
 
 
-_IdentityEntry = str | dict[str, str]   # a username pattern, or {"userAgent": pattern[, "user": pattern]}
+# a username pattern, or {"user": pattern, "userAgent": pattern and/or "fieldManager": pattern}
+_IdentityEntry = str | dict[str, str]
 
 
 class _Identities(TypedDict, total=False):
@@ -177,7 +179,8 @@ def _audit_identities(raw: _Audit) -> AuditIdentities:
 def _identity(entry: _IdentityEntry) -> IdentityPattern:
     if isinstance(entry, str):
         return IdentityPattern(user=entry)
-    return IdentityPattern(user=entry.get("user"), user_agent=entry["userAgent"])
+    return IdentityPattern(user=entry["user"], user_agent=entry.get("userAgent"),
+                           field_manager=entry.get("fieldManager"))
 
 
 def _validate(doc: YamlDoc) -> None:
@@ -236,6 +239,9 @@ def _describe(error: ValidationError) -> str:
         return f"{where}: {error.message}"
     if error.validator in ("enum", "const"):
         return f"{where}: {error.instance!r} is not one of {error.validator_value!r}"
+    if error.validator == "minProperties" and where.startswith("audit.identities."):
+        return f"{where}: an entry with `user` alone is the username as a string; an object narrows the user with " \
+               "userAgent and/or fieldManager"
     return f"{where}: {error.message}"
 
 
@@ -254,7 +260,8 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
     shared = raw.get("sharedCluster")
     return ClusterConfig(
         name=raw["name"], mode=raw["mode"], kai_chart_version=_v(raw["kaiChartVersion"]),
-        kube_context=raw.get("kubeContext"), environment_file=_repo_path(raw.get("environmentFile")),
+        kube_context=raw.get("kubeContext"), cluster_uid=raw.get("clusterUID"),
+        environment_file=_repo_path(raw.get("environmentFile")),
         stack_base_file=_repo_path(raw.get("stackBaseFile")),
         stack_kai_version=_v(raw.get("stackKaiVersion", DEFAULT_STACK_KAI_VERSION)),
         kai_values_file=_repo_path(raw.get("kaiValuesFile")), nvca_values_file=_repo_path(raw.get("nvcaValuesFile")),

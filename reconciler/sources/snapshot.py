@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -20,6 +21,10 @@ from reconciler.yamlio.document import YamlDoc, decode_text, load_documents
 # On the List: when `kai-gitops snapshot` began reading the cluster, RFC 3339 in UTC. Written by the tool only; a
 # snapshot without it (kubectl get -o yaml, an older kai-gitops) was taken at an unknown time.
 TAKEN_AT_ANNOTATION = "kai-gitops.io/taken-at"
+# Beside it: which cluster, as the API server identifies itself, the UID of its kube-system namespace (what
+# `reconcile` binds a plan to). Absent from a snapshot of `kubectl get` or of a kai-gitops before 0.2.
+CLUSTER_UID_ANNOTATION = "kai-gitops.io/cluster-uid"
+_UID = re.compile(r"[0-9A-Za-z][-0-9A-Za-z]{0,127}")
 
 
 def taken_at_stamp(when: datetime) -> str:
@@ -29,7 +34,7 @@ def taken_at_stamp(when: datetime) -> str:
 
 def read_snapshot(path: str) -> LiveState:
     builder = LiveStateBuilder(f"snapshot {path}")
-    items, taken_at = _load(path)
+    items, taken_at, _ = _load(path)
     for item in items:
         builder.add(item)
     state = builder.finish()
@@ -49,7 +54,8 @@ def read_snapshot_queues(path: str) -> SnapshotQueues:
     if not state.queue_kind_served:
         raise UserError("snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster", where=path,
                         hint="pass a file written by `kai-gitops snapshot` on that cluster")
-    return SnapshotQueues(f"snapshot {path}", loaded.taken_at, state.queues, state.allocations)
+    return SnapshotQueues(f"snapshot {path}", loaded.taken_at, state.queues, state.allocations, loaded.cluster_uid,
+                          path)
 
 
 def snapshot_items(path: str) -> list[JSONObject]:
@@ -60,6 +66,7 @@ def snapshot_items(path: str) -> list[JSONObject]:
 class _Loaded(NamedTuple):
     items: list[JSONObject]
     taken_at: datetime | None
+    cluster_uid: str | None = None
 
 
 def _load(path: str) -> _Loaded:
@@ -79,7 +86,8 @@ def _json_items(raw: bytes, path: str) -> _Loaded:
         data: JSONValue = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise UserError(f"invalid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
-    return _Loaded(_list_items(data, lambda i: f"{path}:1 (item {i})", path), _taken_at(data, f"{path}:1"))
+    return _Loaded(_list_items(data, lambda i: f"{path}:1 (item {i})", path), _taken_at(data, f"{path}:1"),
+                   _cluster_uid(data, f"{path}:1"))
 
 
 # Snapshots of large clusters are big; the values-file limit would refuse a real `kubectl get pods -A -o yaml`.
@@ -92,18 +100,36 @@ SNAPSHOT_MAX_NODES = 10_000_000
 def _yaml_items(raw: bytes, path: str) -> _Loaded:
     items: list[JSONObject] = []
     taken_at: datetime | None = None
+    cluster_uid: str | None = None
     for doc in load_documents(decode_text(raw, path, max_bytes=SNAPSHOT_MAX_BYTES), path,
                               max_nodes=SNAPSHOT_MAX_NODES):
         items.extend(_list_items(doc.data, partial(_item_location, doc), path))
         where = str(doc.locate(("metadata", "annotations", TAKEN_AT_ANNOTATION)))
         taken_at = taken_at or _taken_at(doc.data, where)
-    return _Loaded(items, taken_at)
+        uid_where = str(doc.locate(("metadata", "annotations", CLUSTER_UID_ANNOTATION)))
+        cluster_uid = cluster_uid or _cluster_uid(doc.data, uid_where)
+    return _Loaded(items, taken_at, cluster_uid)
+
+
+def _list_annotation(data: JSONValue, name: str) -> JSONValue:
+    meta = data.get("metadata") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return annotations.get(name) if isinstance(annotations, dict) else None
+
+
+def _cluster_uid(data: JSONValue, where: str) -> str | None:
+    uid = _list_annotation(data, CLUSTER_UID_ANNOTATION)
+    if uid is None:
+        return None
+    if not isinstance(uid, str) or not _UID.fullmatch(uid):
+        raise UserError(f"annotation {CLUSTER_UID_ANNOTATION} is not a Kubernetes UID: {str(uid)[:40]!r}",
+                        where=where, hint="`kai-gitops snapshot` writes the kube-system namespace's UID; take the "
+                        "snapshot again rather than editing it")
+    return uid
 
 
 def _taken_at(data: JSONValue, where: str) -> datetime | None:
-    meta = data.get("metadata") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
-    stamp = annotations.get(TAKEN_AT_ANNOTATION) if isinstance(annotations, dict) else None
+    stamp = _list_annotation(data, TAKEN_AT_ANNOTATION)
     if stamp is None:
         return None
     try:

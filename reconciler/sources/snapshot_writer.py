@@ -30,7 +30,7 @@ from reconciler.core.files import OWNER_ONLY, AtomicFile, check_output_target, n
 from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.redact import redact
 from reconciler.core.resources import CONFIG, SCHEDULING_SHARD
-from reconciler.sources.snapshot import TAKEN_AT_ANNOTATION, taken_at_stamp
+from reconciler.sources.snapshot import CLUSTER_UID_ANNOTATION, TAKEN_AT_ANNOTATION, taken_at_stamp
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster import ReadSettings
@@ -105,11 +105,12 @@ class SnapshotWriter:
     it to the target's path (or prints it). `output` is the value of `-o` (see `SnapshotTarget`)."""
 
     def __init__(self, output: str, *, comment: str = "", stdout: TextIO | None = None,
-                 taken_at: datetime | None = None) -> None:
+                 taken_at: datetime | None = None, cluster_uid: str | None = None) -> None:
         self.target = SnapshotTarget.parse(output)
         self.json = self.target.format == "json"
         self.comment = comment
         self.taken_at = taken_at
+        self.cluster_uid = cluster_uid
         self.counts: Counter[str] = Counter()
         self._stdout = stdout
         self._file: AtomicFile | _PrintedWhole | None = None
@@ -148,13 +149,18 @@ class SnapshotWriter:
 
     def _head(self) -> str:
         """The List's metadata says when the read began (TAKEN_AT_ANNOTATION): the audit log is cut off there,
-        and `check --live-snapshot` tells a reviewer how old its queues are."""
-        stamp = taken_at_stamp(self.taken_at) if self.taken_at else None
+        and `check --live-snapshot` tells a reviewer how old its queues are; and of which cluster
+        (CLUSTER_UID_ANNOTATION), which `check --live-snapshot` holds to the cluster's `clusterUID`."""
+        annotations = {name: value for name, value in (
+            (TAKEN_AT_ANNOTATION, taken_at_stamp(self.taken_at) if self.taken_at else None),
+            (CLUSTER_UID_ANNOTATION, self.cluster_uid)) if value}
         if self.json:
-            meta = orjson.dumps({"annotations": {TAKEN_AT_ANNOTATION: stamp}} if stamp else {}).decode()
+            meta = orjson.dumps({"annotations": annotations} if annotations else {}).decode()
             return f'{{"apiVersion":"v1","kind":"List","metadata":{meta},"items":[\n'
         lines = [f"# {line}" for line in self.comment.splitlines()]
-        yaml_meta = f"metadata:\n  annotations:\n    {TAKEN_AT_ANNOTATION}: \"{stamp}\"" if stamp else "metadata: {}"
+        yaml_meta = "metadata:\n  annotations:" + "".join(f"\n    {name}: {orjson.dumps(value).decode()}"
+                                                         for name, value in annotations.items()) \
+            if annotations else "metadata: {}"
         return "\n".join([*lines, "apiVersion: v1", "kind: List", yaml_meta, ""])
 
     def _tail(self) -> str:
@@ -207,7 +213,7 @@ def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *
                      settings: ReadSettings | None = None) -> SnapshotResult:
     """Read the cluster and write the snapshot to `output` (the value of `-o`); raises UserError (and leaves no
     file) when any read fails."""
-    from reconciler.sources.cluster import ClusterClient, ReadProgress, read_live
+    from reconciler.sources.cluster import ClusterClient, ReadProgress, kube_system_uid, read_live
 
     client = ClusterClient.connect(kubeconfig, context, settings)
     taken_at = datetime.now(UTC)
@@ -216,7 +222,8 @@ def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *
                "Read it with: kai-gitops diff|doctor --snapshot FILE. Secrets appear only as redacted Helm "
                "release summaries.")
     try:
-        with (SnapshotWriter(output, comment=comment, taken_at=taken_at) as writer,
+        cluster_uid = kube_system_uid(client, client.label)   # which cluster: check --live-snapshot holds to it
+        with (SnapshotWriter(output, comment=comment, taken_at=taken_at, cluster_uid=cluster_uid) as writer,
               ReadProgress(client.label) as progress):
             read_live(client, writer, progress)
             writer.commit()

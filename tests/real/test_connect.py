@@ -226,3 +226,38 @@ def test_a_snapshot_of_the_real_cluster_tells_diff_what_the_cluster_does(envtest
     payloads = [value for item in DEMO.prod_addon_snapshot() if item["kind"] == "Secret"
                 for value in item["data"].values()]   # release payloads and a registry credential
     assert payloads and not any(payload[:40] in text for payload in payloads)
+
+
+def test_a_snapshot_names_the_real_cluster_and_check_holds_it_to_its_pin(envtest: EnvTest, tmp_path: Path,
+                                                                       demo_repo: Path) -> None:
+    """The List annotation kai-gitops.io/cluster-uid is the real kube-system namespace's UID; `check
+    --live-snapshot` judges the snapshot for the cluster pinned to that UID and refuses it for another."""
+    from tests.helpers import commit_files
+
+    populate(envtest, DEMO.prod_addon_snapshot())
+    assert envtest.kubeconfig is not None and envtest.rest is not None
+    uid = envtest.rest.get("/api/v1/namespaces/kube-system")["metadata"]["uid"]
+    snapshot = tmp_path / "snap.json"
+    made = kai_gitops(["snapshot", "-o", str(snapshot), "--kubeconfig", str(envtest.kubeconfig)], {}, tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert json.loads(snapshot.read_text())["metadata"]["annotations"]["kai-gitops.io/cluster-uid"] == uid
+    config = (demo_repo / "kai-gitops.yaml").read_text()
+    check = ["check", "--repo", str(demo_repo), "--live-snapshot", f"prod-addon={snapshot}", "-o", "json"]
+    for pin, refused in ((uid, False), ("0b7e5f1d-aaaa-4bbb-8ccc-123456789abc", True)):
+        commit_files(demo_repo, {"kai-gitops.yaml": config.replace("  - name: prod-addon\n",
+                                                                   f"  - name: prod-addon\n    clusterUID: {pin}\n")})
+        done = kai_gitops(check, {}, tmp_path)
+        if refused:
+            assert done.returncode == 1 and "the snapshot is of another cluster" in done.stderr, done.stderr
+        else:
+            assert done.returncode in (0, 2) and "warning" not in done.stderr, done.stderr
+
+
+def test_the_identity_a_pod_runs_as_is_its_tokens_authenticated_user(envtest: EnvTest, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real ServiceAccount token (TokenRequest): the username the audit log names its writes by."""
+    from reconciler.sources.cluster.kubeconfig import service_account_user
+
+    env, _ = in_cluster(envtest, tmp_path)
+    monkeypatch.setenv("KAI_GITOPS_SERVICE_ACCOUNT_DIR", env["KAI_GITOPS_SERVICE_ACCOUNT_DIR"])
+    assert service_account_user() == f"system:serviceaccount:{READER[0]}:{READER[1]}"

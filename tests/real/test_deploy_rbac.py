@@ -78,8 +78,8 @@ class Request:
     @property
     def key(self) -> tuple[str, str, str, str, str]:
         """A matrix row: the name only where resourceNames can restrict the verb and the tool uses the name
-        (reads and updates of single objects, the proxy); creates and deletes of report objects are one row."""
-        name = self.name if self.verb in ("get", "patch", "update") or self.resource in _NAMED else None
+        (reads, updates and deletes of single objects, the proxy); creates of report objects are one row."""
+        name = self.name if self.verb in ("get", "patch", "update", "delete") or self.resource in _NAMED else None
         return self.verb, self.group, self.resource, self.namespace or "", name or ""
 
 
@@ -175,9 +175,9 @@ EARLIER_REPORTS = (   # (apiVersion, kind, name, namespace, labels) of reports a
     (OPEN, "ClusterReport", "kai-gitops-prod-addon", None, OURS),
     (WG, "PolicyReport", "kai-gitops-prod-addon", "nvcf-backend", OURS),
     (OPEN, "Report", "kai-gitops-prod-addon", "nvcf-backend", OURS),
-    (WG, "ClusterPolicyReport", "kai-gitops-prod-addon-v0", None, OURS),       # ours, stale: to delete
+    (WG, "ClusterPolicyReport", "kai-gitops-prod-addon-v0", None, OURS),       # our labels, not our name: kept
     (OPEN, "ClusterReport", "kai-gitops-prod-addon-v0", None, OURS),
-    (WG, "PolicyReport", "kai-gitops-prod-addon", "retired", OURS),
+    (WG, "PolicyReport", "kai-gitops-prod-addon", "retired", OURS),            # ours, stale: to delete
     (OPEN, "Report", "kai-gitops-prod-addon", "retired", OURS),
     (WG, "PolicyReport", "kyverno-pol", "retired", {"app.kubernetes.io/managed-by": "kyverno"}),  # others'
     (WG, "PolicyReport", "kai-gitops-lab", "retired", {**OURS, "kai-gitops/cluster": "lab"}))
@@ -240,13 +240,27 @@ def try_queue_patch(cluster: EnvTest, token: str) -> int:
 
 def concurrent_report_sync(cluster: EnvTest, token: str) -> Run:
     """One report sync as the ServiceAccount in which every update meets a concurrent writer: each PUT is
-    preceded by an admin edit of the same object, so the real server answers 409 and the writer re-reads."""
+    preceded by an admin edit of the same object, so the real server answers 409 and the writer re-reads.
+    Its reports are the deployed cluster's (prod-addon: the only name the role may update), so the
+    cronjob's are removed first (the admin) and the sync creates, then updates them."""
+    from dataclasses import replace
+
     from reconciler.findings.finding import Severity
     from reconciler.publish.policyreport import write_policy_reports
-    from tests.test_policyreport import SAMPLE, backend_ref, finding, report
+    from tests.test_policyreport import SAMPLE, backend_ref, finding
+    from tests.test_policyreport import report as sample_report
+
+    def report(*findings: Any) -> Any:
+        sample = sample_report(*findings)
+        return replace(sample, clusters=[replace(c, cluster="prod-addon") for c in sample.clusters])
 
     assert cluster.rest is not None and cluster.pki is not None
     rest = cluster.rest
+    for api, kind in ((WG, "PolicyReport"), (WG, "ClusterPolicyReport"), (OPEN, "Report"), (OPEN, "ClusterReport")):
+        for item in rest.get(report_path(api, kind, None))["items"]:
+            if item["metadata"]["name"] == "kai-gitops-prod-addon":
+                rest.call("DELETE", report_path(api, kind, item["metadata"].get("namespace"), "kai-gitops-prod-addon"),
+                          None, ok=(200, 202))
 
     touched: set[str] = set()
 
@@ -299,10 +313,10 @@ def deploy_and_run(cluster: EnvTest, variant: str, tmp: Path) -> Deployment:
     with nvca_agent(cluster):
         deployment.runs.append(run_as_pod(cluster, expand(container["args"], env), env, kubeconfig, "cronjob",
                                           cwd=tmp))
+    deployment.probes["patch scheduling.run.ai/queues default-parent-queue"] = try_queue_patch(cluster, token)
+    deployment.after = read_back(cluster)   # what the CronJob's run left
     if any(o["metadata"]["name"] == "kai-gitops-report" for o in deployment.objects):
         deployment.runs.append(concurrent_report_sync(cluster, token))
-    deployment.probes["patch scheduling.run.ai/queues default-parent-queue"] = try_queue_patch(cluster, token)
-    deployment.after = read_back(cluster)
     return deployment
 
 
@@ -404,9 +418,9 @@ def test_reports_are_updated_in_place_and_only_ours_deleted(deployments: dict[st
             for plural in REPORT_PLURALS.values() for o in after[plural]}
     for api, kind, name, namespace, labels in EARLIER_REPORTS:
         path = report_path(api, kind, namespace, name)
-        if labels != OURS:
-            assert path in live, path                                  # others' reports: untouched
-        elif namespace == "retired" or name.endswith("-v0"):
+        if labels != OURS or name.endswith("-v0"):
+            assert path in live, path                                  # others' reports (by label or name): kept
+        elif namespace == "retired":
             assert path not in live, path                              # ours and stale: deleted
         else:
             assert live[path]["metadata"]["uid"] == deployments[variant].planted[path]   # ours: in place
@@ -417,10 +431,10 @@ def test_reports_are_updated_in_place_and_only_ours_deleted(deployments: dict[st
 
 def test_an_update_meeting_a_concurrent_writer_rereads_and_retries(deployments: dict[str, Deployment]) -> None:
     run = deployments["report-only"].run("concurrent writer")
-    assert sorted(json.loads(run.stdout)["updated"]) == ["ClusterPolicyReport/kai-gitops-prod",
-                                                        "ClusterReport/kai-gitops-prod",
-                                                        "PolicyReport/nvcf-backend/kai-gitops-prod",
-                                                        "Report/nvcf-backend/kai-gitops-prod"]
+    assert sorted(json.loads(run.stdout)["updated"]) == ["ClusterPolicyReport/kai-gitops-prod-addon",
+                                                        "ClusterReport/kai-gitops-prod-addon",
+                                                        "PolicyReport/nvcf-backend/kai-gitops-prod-addon",
+                                                        "Report/nvcf-backend/kai-gitops-prod-addon"]
     for plural in REPORT_PLURALS.values():
         calls = [(r.verb, r.code) for r in run.requests if r.resource == plural and r.verb in ("get", "update")]
         assert calls == [("update", 409), ("get", 200), ("update", 200)], (plural, calls)
@@ -491,6 +505,8 @@ def matrix(deployments: dict[str, Deployment], cluster: EnvTest) -> dict[tuple[s
             verb, resource, name = probe.split(" ")
             group, plural = resource.split("/")
             made.setdefault((verb, group, plural, "", name), {})[variant] = status
+    for key in OTHERS_DELETES:
+        made.setdefault(key, {})
     assert cluster.kubeconfig is not None
     users = {}
     for index, (variant, deployment) in enumerate(deployments.items()):
@@ -542,6 +558,34 @@ def test_rbac_matrix(deployments: dict[str, Deployment], audited_cluster: EnvTes
     assert rows[("list", "", "secrets", "", "")] == {
         "base": "DENIED 403", "report-only": "DENIED 403", "report-only+cluster-wide-releases": "ALLOWED 200",
         "self-heal": "DENIED 403"}
+
+
+# Deletes no run makes: of the planted reports that are not the tool's (by label, or by name only)
+OTHERS_DELETES = [("delete", api.split("/")[0], REPORT_PLURALS[kind], namespace or "", name)
+                  for api, kind, name, namespace, labels in EARLIER_REPORTS
+                  if labels != OURS or name != "kai-gitops-prod-addon"]
+
+
+@pytest.mark.parametrize("variant", OVERLAYS)
+def test_no_delete_grant_is_broader_than_the_deletes(deployments: dict[str, Deployment], variant: str) -> None:
+    """The report role may delete exactly what the runs deleted: the namespaced reports named
+    kai-gitops-<cluster> (the cluster-scoped one always stays). A delete grant without resourceNames would
+    reach every PolicyReport of the cluster."""
+    deployment = deployments[variant]
+    granted = {(group, resource, name) for _, _, verb, group, resource, name in grants(deployment.objects)
+               if verb == "delete"}
+    deleted = {(r.group, r.resource, r.name) for r in deployment.requests if r.verb == "delete" and r.code == 200}
+    assert granted == deleted == {("wgpolicyk8s.io", "policyreports", "kai-gitops-prod-addon"),
+                                  ("openreports.io", "reports", "kai-gitops-prod-addon")}
+
+
+def test_the_authorizer_refuses_every_delete_of_others_reports(deployments: dict[str, Deployment],
+                                                               audited_cluster: EnvTest) -> None:
+    rows = matrix(deployments, audited_cluster)
+    assert OTHERS_DELETES and all(set(rows[key].values()) == {"deny"} for key in OTHERS_DELETES), \
+        {key: rows[key] for key in OTHERS_DELETES}
+    ours = [key for key in rows if key[0] == "delete"]
+    assert ours and all(rows[key]["report-only"] == "ALLOWED 200" for key in ours if key not in OTHERS_DELETES)
 
 
 def _row_name(key: tuple[str, ...]) -> str:

@@ -4,7 +4,7 @@ structural schemas (unknown fields pruned, types and enums enforced) and resourc
 
 Every body the writer sends is recorded on the client side and compared with what the server stored; the
 next run must update in place (same uid, new resourceVersion) or not write at all, and only our own stale
-reports, found by label, are deleted.
+reports, found by label and named kai-gitops-<cluster>, are deleted.
 """
 
 from __future__ import annotations
@@ -140,7 +140,10 @@ def test_the_next_run_updates_in_place_or_not_at_all(envtest: EnvTest, writer: R
     assert stamps["KAI-D-001"] == int((NOW + timedelta(hours=2)).timestamp())
 
 
-def test_stale_reports_are_deleted_by_label_and_nobody_elses(envtest: EnvTest, writer: RecordingClient) -> None:
+def test_stale_reports_are_deleted_by_label_and_name_and_nobody_elses(envtest: EnvTest,
+                                                                     writer: RecordingClient) -> None:
+    """Ours: both labels and the name kai-gitops-<cluster>. The cluster-scoped ones planted with our labels
+    under another name (kai-gitops-prod-retired) are someone's who copied the labels: kept."""
     assert envtest.rest is not None
     envtest.create_namespace("retired")
     planted: dict[str, Obj] = {}
@@ -160,12 +163,10 @@ def test_stale_reports_are_deleted_by_label_and_nobody_elses(envtest: EnvTest, w
             planted[url] = envtest.rest.call("POST", url.rsplit("/", 1)[0], body, ok=(201,))
 
     [result] = write_policy_reports(writer, report(*SAMPLE), now=NOW)
-    assert sorted(result.deleted) == sorted(
-        ["PolicyReport/retired/kai-gitops-prod", "Report/retired/kai-gitops-prod",
-         "ClusterPolicyReport/kai-gitops-prod-retired", "ClusterReport/kai-gitops-prod-retired"])
+    assert sorted(result.deleted) == sorted(["PolicyReport/retired/kai-gitops-prod", "Report/retired/kai-gitops-prod"])
     for url, before in planted.items():
         live = stored(envtest, url)
-        if before["metadata"].get("labels") == OURS:
+        if before["metadata"].get("labels") == OURS and before["metadata"]["name"] == "kai-gitops-prod":
             assert live is None, url
         else:
             assert live is not None and live["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]

@@ -41,7 +41,7 @@ KAI_GITOPS = Writer("system:serviceaccount:kai-gitops:kai-gitops",
                     ("system:serviceaccounts", "system:serviceaccounts:kai-gitops", "system:authenticated"),
                     "kai-gitops/0.1 (reconciler)", "10.244.0.31")
 HELM = Writer("system:serviceaccount:ci:deployer", ("system:serviceaccounts", "system:authenticated"), "Helm/3.19.0",
-              "10.0.3.3")   # a CI job's ServiceAccount running helm: its user agent classes it gitops
+              "10.0.3.3")   # a CI job's ServiceAccount running helm: a person's change until kai-gitops.yaml names it
 HELM_BY_HAND = Writer("alice@example.com", ("oidc:platform-admins", "system:authenticated"), "Helm/3.16.0",
                       "10.0.0.7")   # a person running helm (or `curl -A 'Helm/3.16.0'`): still a person
 SCHEDULER = Writer("system:serviceaccount:kai-scheduler:queue-controller",

@@ -1,11 +1,12 @@
 """Report objects in the cluster: which kinds are served, what we wrote before, create / update / delete.
 
-Writes are guarded like every write of the tool: the objects we own are found by label only
-(`app.kubernetes.io/managed-by=kai-gitops` and the cluster label), an update carries the `resourceVersion`
+Writes are guarded like every write of the tool: the objects we own are found by label
+(`app.kubernetes.io/managed-by=kai-gitops` and the cluster label) and have the one name the tool gives them
+(`kai-gitops-<cluster>`, the name the shipped roles grant update and delete on), an update carries the `resourceVersion`
 it read (a concurrent writer gets a 409, which is re-read once), an unchanged report is not written at all
 (no etcd churn, no Policy Reporter events), and each write is one audit log line. Deletes are the only
 ones the tool ever makes: `_Store.delete` accepts nothing but a listed object of one of `REPORT_KINDS` that
-carries both labels.
+carries both labels and that name.
 """
 
 from __future__ import annotations
@@ -329,8 +330,12 @@ class _Store:
 
 
 def _owned(obj: dict[str, Any], cluster: str) -> bool:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    return labels.get(MANAGED_BY_LABEL) == SOURCE and labels.get(CLUSTER_LABEL) == cluster_label_value(cluster)
+    """Both labels and the one name the tool gives its reports of `cluster`: anyone may put our labels on an
+    object of theirs, and the shipped roles may update or delete only that name (deploy/, resourceNames)."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return labels.get(MANAGED_BY_LABEL) == SOURCE and labels.get(CLUSTER_LABEL) == cluster_label_value(cluster) \
+        and meta.get("name") == report_name(cluster)
 
 
 def _api_error(exc: Any, what: str) -> UserError:
@@ -339,7 +344,8 @@ def _api_error(exc: Any, what: str) -> UserError:
     message = status_message(exc.body.encode() if isinstance(exc.body, str) else (exc.body or b""))
     hint = None
     if exc.status == 403:
-        hint = ("grant this identity get, list, create, update and delete on wgpolicyk8s.io policyreports and "
-                "clusterpolicyreports (and openreports.io reports, clusterreports), and list on namespaces")
+        hint = ("grant this identity list and create on wgpolicyk8s.io policyreports and clusterpolicyreports "
+                "(and openreports.io reports, clusterreports), get, update and delete on those named "
+                "kai-gitops-<cluster>, and list on namespaces")
     return UserError(f"policy reports: {what}: HTTP {exc.status}" + (f" ({message})" if message else ""),
                      hint=hint)

@@ -18,6 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import orjson
+
+from reconciler.core.errors import UserError
+from reconciler.core.resources import NAMESPACE
 from reconciler.model.live import LiveState, LiveStateBuilder
 from reconciler.sources.cluster.client import ClusterClient, ReadError, ReadSettings
 from reconciler.sources.cluster.progress import ReadProgress
@@ -42,9 +46,30 @@ def cluster_reader(kubeconfig: str | None, context: str | None, *,
     return read
 
 
+IDENTITY_PATH = NAMESPACE.object_path("kube-system")
+
+
+def kube_system_uid(client: ClusterClient, server: str) -> str:
+    """The cluster's identity: the kube-system namespace's UID, which a rebuilt cluster at the same URL does not
+    share. `server` names the API server in the error."""
+    answer = client.get("the kube-system namespace (cluster identity)", IDENTITY_PATH)
+    try:
+        uid = orjson.loads(answer.body)["metadata"]["uid"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        uid = None
+    if not isinstance(uid, str) or not uid:
+        raise UserError(f"{IDENTITY_PATH} on {server} has no metadata.uid; cannot identify the cluster")
+    return uid
+
+
+def cluster_source(label: str) -> str:
+    """A LiveState's `source` when read from the cluster behind the connection `label` names."""
+    return f"live cluster ({label})"
+
+
 def read_cluster(client: ClusterClient, *extra_sinks: ObjectSink) -> LiveState:
     """Everything the checks need from `client`, reduced into a LiveState (and fed to `extra_sinks` too)."""
-    builder = LiveStateBuilder(f"live cluster ({client.label})")
+    builder = LiveStateBuilder(cluster_source(client.label))
     sink: ObjectSink = Tee([builder, *extra_sinks]) if extra_sinks else builder
     with ReadProgress(client.label) as progress:
         outcome = read_live(client, sink, progress)

@@ -5,12 +5,16 @@ Every mistake here is the user's to fix, so each becomes one line naming the fil
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import orjson
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import excerpt
@@ -19,6 +23,9 @@ from reconciler.core.redact import excerpt
 # points elsewhere (a test, or a debug shell with a copied token).
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVICE_ACCOUNT_DIR_ENV = "KAI_GITOPS_SERVICE_ACCOUNT_DIR"
+IN_CLUSTER_LABEL = "in-cluster"     # the label of a connection through the pod's service account
+_SERVICE_ACCOUNT_USER = re.compile(r"system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
+                                   r"[a-z0-9]([-.a-z0-9]*[a-z0-9])?")
 
 
 def service_account_dir() -> Path:
@@ -43,7 +50,7 @@ def load_configuration(kubeconfig: str | None, context: str | None,
             configuration = _in_cluster()
             _keep_bearer_token_clean(configuration, "the service account token",
                                      str(service_account_dir() / "token"))
-            return configuration, "in-cluster"
+            return configuration, IN_CLUSTER_LABEL
         raise UserError("no kubeconfig found ($KUBECONFIG unset, ~/.kube/config missing) and not running in a "
                         "cluster", hint="pass --kubeconfig FILE, or --snapshot FILE to work offline")
     _check_files(path, explicit=kubeconfig is not None)
@@ -51,6 +58,20 @@ def load_configuration(kubeconfig: str | None, context: str | None,
     configuration = _from_kubeconfig(path, chosen)
     _keep_bearer_token_clean(configuration, f"kubeconfig user {_context_user(path, chosen)!r}", path)
     return configuration, f"context {chosen}"
+
+
+def service_account_user() -> str | None:
+    """The username the API server authenticates the pod's token as (`sub`, system:serviceaccount:NS:NAME), or
+    None when the token is not one. Its own token, so its claims are read, not verified: the API server
+    verifies it on every request this run makes with it. The token itself is never kept or shown."""
+    try:
+        token = (service_account_dir() / "token").read_text(encoding="ascii").strip()
+        payload = token.split(".")[1]
+        claims = orjson.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (OSError, IndexError, ValueError):   # binascii.Error, UnicodeDecodeError, JSONDecodeError
+        return None
+    subject = claims.get("sub") if isinstance(claims, dict) else None
+    return subject if isinstance(subject, str) and _SERVICE_ACCOUNT_USER.fullmatch(subject) else None
 
 
 def _check_files(path: str, *, explicit: bool) -> None:
