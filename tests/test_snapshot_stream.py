@@ -70,7 +70,7 @@ def test_scalars_mean_what_the_whole_file_reader_makes_of_them(tmp_path: Path,
 
 @pytest.mark.usefixtures("streamed")
 @pytest.mark.parametrize(("text", "needles"), [
-    ("items:\n- &a {apiVersion: v1, kind: Namespace}\n- *a\n", (":2:", "an anchor in a snapshot over 0 KB")),
+    ("items:\n- *a\n", (":2:", "an alias to an undefined anchor &a in a snapshot over 0 KB")),
     ("items:\n- !!map {apiVersion: v1, kind: Namespace}\n", (":2:", "the tag tag:yaml.org,2002:map")),
     ("items:\n- apiVersion: v1\n  kind: Namespace\n  <<: {a: 1}\n", (":4:", "a merge key")),
     ("items:\n- apiVersion: v1\n  kind: Namespace\n  ? [a]\n  : 1\n", (":4:", "a complex key")),
@@ -88,6 +88,53 @@ def test_what_the_streamed_reader_refuses_is_one_line_naming_file_and_line(tmp_p
     path = tmp_path / "snapshot.yaml"
     path.write_text(text)
     assert_one_line_error(*run_cli(["doctor", "--snapshot", path]), str(path), *needles)
+
+
+ALIASES = """\
+kind: List
+items:
+- apiVersion: nvcf.nvidia.io/v1
+  kind: NVCFBackend
+  metadata: {name: b, namespace: nvca-operator}
+  spec:
+    featureGate: {values: &gates [SelfHosted, LogPosting]}
+  status:
+    featureGate: {values: *gates}
+- &ns {apiVersion: v1, kind: Namespace, metadata: {name: team-a}}
+- *ns
+"""
+
+
+def test_anchors_and_aliases_read_as_the_whole_file_reader_reads_them(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML (kai-gitops snapshot's writer) anchors an object that appears twice in an item."""
+    path = tmp_path / "snapshot.yaml"
+    path.write_text(ALIASES)
+    monkeypatch.setattr(snapshot, "STREAM_ABOVE_BYTES", 1 << 40)
+    whole = snapshot_items(str(path))
+    monkeypatch.setattr(snapshot, "STREAM_ABOVE_BYTES", 0)
+    streamed = snapshot_items(str(path))
+    assert streamed == whole
+    assert streamed[0]["status"]["featureGate"]["values"] == ["SelfHosted", "LogPosting"]
+    assert streamed[1] == streamed[2] and streamed[1] is not streamed[2]
+
+
+@pytest.mark.usefixtures("streamed")
+def test_an_alias_bomb_stops_at_the_value_budget(tmp_path: Path) -> None:
+    lines = ["kind: List", "items:", "- apiVersion: v1", "  kind: ConfigMap", "  a0: &a0 [x, x, x, x, x, x, x, x]"]
+    lines += [f"  a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 12)]
+    path = tmp_path / "snapshot.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert_one_line_error(*run_cli(["doctor", "--snapshot", path]), str(path), "more than 10,000,000 YAML values")
+
+
+@pytest.mark.usefixtures("streamed")
+def test_aliases_cannot_nest_past_the_depth_limit(tmp_path: Path) -> None:
+    lines = ["kind: List", "items:", "- apiVersion: v1", "  kind: ConfigMap", "  a0: &a0 [x]"]
+    lines += [f"  a{i}: &a{i} [*a{i - 1}]" for i in range(1, 120)]
+    path = tmp_path / "snapshot.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert_one_line_error(*run_cli(["doctor", "--snapshot", path]), str(path), "nested deeper than 100 levels")
 
 
 @pytest.mark.usefixtures("streamed")

@@ -7,14 +7,17 @@ The whole-file readers (`yamlio.document`) keep every value's position and, for 
 starts on.
 
 Scalars get the meaning the fast reader gives them (`yamlio.libyaml`: YAML 1.2 resolution, then Helm's reading).
-What that reader would hand to ruamel — an anchor or alias, an explicit tag, a merge key, a complex key, a `%`
-directive — is refused here with its line (`Unusual`): kubectl and `kai-gitops snapshot` write none of them, and
-an alias is how a few lines expand into billions of values. A duplicate key is an error naming both lines, as in
-every reader; so are a value budget and a depth limit, counted as the events arrive.
+Anchors and aliases are read (PyYAML, which `kai-gitops snapshot` writes with, anchors an object that appears twice):
+an alias is a copy of its anchor's value, and counts its values again against the budget, so a few lines cannot
+expand into billions of values. What else the fast reader would hand to ruamel — an explicit tag, a merge key, a
+complex key, a `%` directive — is refused here with its line (`Unusual`): kubectl and `kai-gitops snapshot` write
+none of them. A duplicate key is an error naming both lines, as in every reader; so are the value budget and the
+depth limit, counted as the events arrive.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -60,6 +63,8 @@ class _Frame:
     streams: bool = False          # the top-level `items` list: its items go to the sink
     key: str | None = None         # a mapping's key waiting for its value
     key_lines: dict[str, int] = field(default_factory=dict)
+    anchor: str | None = None      # the anchor the value is kept under when it ends
+    nodes_before: int = 0          # the count before this value: its own size is the difference at its end
 
 
 _NO_DOCUMENT = object()
@@ -74,6 +79,7 @@ class _Reader:
         self.root: object = _NO_DOCUMENT
         self.positions: dict[YamlPath, tuple[int, int]] = {}
         self.streamed: int | None = None
+        self.anchors: dict[str, tuple[JSONValue, int, int]] = {}   # name -> (value, values in it, depth)
 
     def run(self, text: str) -> list[StreamedDocument]:
         assert CSafeLoader is not None
@@ -97,25 +103,65 @@ class _Reader:
     def document(self, event: yaml.Event) -> None:
         if getattr(event, "version", None) or getattr(event, "tags", None):
             raise Unusual("a % directive", _line(event))
-        self.root, self.positions, self.streamed = _NO_DOCUMENT, {(): (1, 1)}, None
+        self.root, self.positions, self.streamed, self.anchors = _NO_DOCUMENT, {(): (1, 1)}, None, {}
 
     def document_end(self, _event: yaml.Event) -> None:
         if self.root is not _NO_DOCUMENT and self.root is not None:
             self.documents.append(StreamedDocument(self.root, self.positions, self.streamed))  # type: ignore[arg-type]
 
     def alias(self, event: yaml.Event) -> None:
-        raise Unusual("an alias", _line(event))
+        line = _line(event)
+        name: str = event.anchor   # type: ignore[attr-defined]
+        if name not in self.anchors:
+            raise Unusual(f"an alias to an undefined anchor &{name}", line)
+        value, size, depth = self.anchors[name]
+        self.nodes += size
+        if self.nodes > self.max_nodes:
+            raise TooManyNodes(line)
+        if len(self.stack) + depth > MAX_DEPTH:
+            raise TooDeep(line)
+        top = self.stack[-1] if self.stack else None
+        if top is not None and isinstance(top.value, dict) and top.key is None:
+            if isinstance(value, dict | list):
+                raise Unusual("a complex key", line)
+            self._key(top, value, line, _column(event))
+            return
+        self._item_position(top, line, _column(event))
+        self._place(copy.deepcopy(value), line)
 
     def scalar(self, event: yaml.Event) -> None:
-        self._count(event)
-        if event.anchor is not None:   # type: ignore[attr-defined]
-            raise Unusual("an anchor", _line(event))
-        self.add(_scalar(event), event)
+        """The hot path (most events are scalars): counted, converted and placed in one call."""
+        mark = event.start_mark
+        line = mark.line + 1 if mark is not None else 1
+        self.nodes += 1
+        if self.nodes > self.max_nodes:
+            raise TooManyNodes(line)
+        value = _scalar(event, line)
+        anchor: str | None = event.anchor   # type: ignore[attr-defined]
+        if anchor is not None:
+            self.anchors[anchor] = (value, 1, 0)
+        top = self.stack[-1] if self.stack else None
+        if top is not None and isinstance(top.value, dict) and top.key is None:
+            self._key(top, value, line, _column(event))
+            return
+        if top is not None and top.path is not None and not top.streams and isinstance(top.value, list):
+            self.positions[(*top.path, len(top.value))] = (line, _column(event))
+        self._place(value, line)
+
+    def _key(self, top: _Frame, value: JSONScalar, line: int, column: int) -> None:
+        key = helm_key(value)
+        if key in top.key_lines:
+            raise DuplicateKey(key, top.key_lines[key], line)
+        top.key, top.key_lines[key] = key, line
+        if top.path is not None:
+            self.positions[(*top.path, key)] = (line, column)
+
+    def _item_position(self, top: _Frame | None, line: int, column: int) -> None:
+        if top is not None and top.path is not None and not top.streams and isinstance(top.value, list):
+            self.positions[(*top.path, len(top.value))] = (line, column)
 
     def start(self, event: yaml.Event) -> None:
         self._count(event)
-        if event.anchor is not None:   # type: ignore[attr-defined]
-            raise Unusual("an anchor", _line(event))
         if event.tag not in (None, "!"):   # type: ignore[attr-defined]
             raise Unusual(f"the tag {event.tag}", _line(event))   # type: ignore[attr-defined]
         if len(self.stack) >= MAX_DEPTH:
@@ -124,35 +170,24 @@ class _Reader:
         if parent is not None and isinstance(parent.value, dict) and parent.key is None:
             raise Unusual("a complex key", _line(event))
         path = self._child_path(parent)
-        if parent is not None and parent.path is not None and isinstance(parent.value, list) and not parent.streams:
-            self.positions[(*parent.path, len(parent.value))] = (_line(event), _column(event))
+        self._item_position(parent, _line(event), _column(event))
         streams = (parent is not None and len(self.stack) == 1 and isinstance(parent.value, dict)
                    and parent.key == self.stream_key and isinstance(event, yaml.SequenceStartEvent))
+        anchor: str | None = event.anchor   # type: ignore[attr-defined]
+        if streams and anchor is not None:   # its items are handed out, not kept: nothing to copy
+            raise Unusual("an anchor on the items list", _line(event))
         value: dict[str, JSONValue] | list[JSONValue] = {} if isinstance(event, yaml.MappingStartEvent) else []
-        self.stack.append(_Frame(value, _line(event), path, streams))
+        self.stack.append(_Frame(value, _line(event), path, streams, anchor=anchor, nodes_before=self.nodes - 1))
         if streams:
             self.streamed = 0
 
     def end(self, _event: yaml.Event) -> None:
         frame = self.stack.pop()
+        if frame.anchor is not None:
+            self.anchors[frame.anchor] = (frame.value, self.nodes - frame.nodes_before, _depth(frame.value))
         self._place(frame.value, frame.line)
 
     # -- building -------------------------------------------------------------------------------------------------
-
-    def add(self, value: JSONScalar, event: yaml.Event) -> None:
-        top = self.stack[-1] if self.stack else None
-        line = _line(event)
-        if top is not None and isinstance(top.value, dict) and top.key is None:
-            key = helm_key(value)
-            if key in top.key_lines:
-                raise DuplicateKey(key, top.key_lines[key], line)
-            top.key, top.key_lines[key] = key, line
-            if top.path is not None:
-                self.positions[(*top.path, key)] = (line, _column(event))
-            return
-        if top is not None and top.path is not None and isinstance(top.value, list) and not top.streams:
-            self.positions[(*top.path, len(top.value))] = (line, _column(event))
-        self._place(value, line)
 
     def _place(self, value: JSONValue, line: int) -> None:
         if not self.stack:
@@ -197,24 +232,35 @@ def available() -> bool:
     return CSafeLoader is not None
 
 
-def _scalar(event: yaml.Event) -> JSONScalar:
+def _scalar(event: yaml.Event, line: int) -> JSONScalar:
     """What `yamlio.libyaml` makes of a scalar: YAML 1.2 resolution of a plain one, then Helm's reading."""
     if event.tag is not None:   # type: ignore[attr-defined]
-        raise Unusual(f"the tag {event.tag}", _line(event))   # type: ignore[attr-defined]
+        raise Unusual(f"the tag {event.tag}", line)   # type: ignore[attr-defined]
     text: str = event.value   # type: ignore[attr-defined]
     plain, quoted = event.implicit   # type: ignore[attr-defined]
     if not plain:
         if not quoted:
-            raise Unusual("a tagged scalar", _line(event))
+            raise Unusual("a tagged scalar", line)
         return text
     if text in _NEEDS_RUAMEL:
-        raise Unusual("a merge key", _line(event))
+        raise Unusual("a merge key", line)
     raw = _plain(text)
     if isinstance(raw, str):
         return helm_plain_string(raw)
     if isinstance(raw, int) and not isinstance(raw, bool):
         return go_integer(raw)
     return raw
+
+
+def _depth(value: JSONValue) -> int:
+    """How many collections deep `value` nests (a scalar: 0); iterative, as anchored values are few and small."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            pending.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _line(event: yaml.Event) -> int:
