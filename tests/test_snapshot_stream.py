@@ -155,7 +155,8 @@ def test_a_wrong_taken_at_names_its_line_in_a_streamed_snapshot(tmp_path: Path) 
 
 
 def _pods(count: int) -> str:
-    pod = ("- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n    namespace: team\n    labels: {{app: a{i}}}\n"
+    pod = ("- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n    namespace: team\n"
+           "    labels: {{app: a{i}}}\n"
            "  spec: {{schedulerName: kai-scheduler, nodeName: n1, containers: [{{name: main, image: img}}]}}\n"
            "  status: {{phase: Running, conditions: [{{type: Ready, status: 'True'}}]}}\n")
     queue = ("- apiVersion: scheduling.run.ai/v2\n  kind: Queue\n  metadata: {name: default-queue}\n"
