@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -115,10 +116,21 @@ def _old_read(path: str) -> Any:
     return builder.finish()
 
 
-def read_one(way: str, path: str, limit_gb: float) -> None:
-    """In the child: one read under the address-space limit, then its time, peak RSS and what it found, as JSON."""
+class _PastTimeout(Exception):
+    pass
+
+
+def _stop(_signal: int, _frame: object) -> None:
+    raise _PastTimeout
+
+
+def read_one(way: str, path: str, limit_gb: float, timeout: float) -> None:
+    """In the child: one read under the address-space limit and the timeout, then its time, peak RSS and what it
+    found (or which limit it ran past), as JSON."""
     limit = int(limit_gb * 1024**3)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    signal.signal(signal.SIGALRM, _stop)
+    signal.alarm(int(timeout))
     from reconciler.sources.snapshot import read_snapshot
 
     started = time.perf_counter()
@@ -128,6 +140,8 @@ def read_one(way: str, path: str, limit_gb: float) -> None:
                                  "queues": len(state.queues)}
     except MemoryError:
         found = {"past_limit_gb": limit_gb}
+    except _PastTimeout:
+        found = {"past_timeout_s": timeout}
     seconds = time.perf_counter() - started
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # Linux: kilobytes
     print(json.dumps({"seconds": round(seconds, 2), "peak_rss_mb": round(peak_kb / 1024), **found}))
@@ -135,10 +149,10 @@ def read_one(way: str, path: str, limit_gb: float) -> None:
 
 def measured(way: str, path: Path, limit_gb: float, timeout: float) -> dict[str, Any]:
     try:
-        out = subprocess.run([sys.executable, __file__, "--read", way, str(path), "--limit-gb", str(limit_gb)],
-                             capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"past_timeout_s": timeout}
+        out = subprocess.run([sys.executable, __file__, "--read", way, str(path), "--limit-gb", str(limit_gb),
+                              "--timeout", str(timeout)], capture_output=True, text=True, timeout=timeout + 60)
+    except subprocess.TimeoutExpired:   # the child's own alarm did not stop it (stuck in C)
+        return {"past_timeout_s": timeout, "killed": True}
     if out.returncode != 0:
         return {"failed": out.stderr.strip().splitlines()[-1:]}
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -157,7 +171,7 @@ def main() -> None:
     parser.add_argument("--read", nargs=2, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.read is not None:
-        read_one(args.read[0], args.read[1], args.limit_gb)
+        read_one(args.read[0], args.read[1], args.limit_gb, args.timeout)
         return
     rows: dict[str, Any] = {"limit_gb": args.limit_gb}
     for name in ("18mb", "150k-pods"):
