@@ -70,6 +70,12 @@ def _refuse(mode: int) -> OSError:
     return OSError(number, f"is {kind}, not a file")
 
 
+def held_descriptor(path: str | Path) -> int | None:
+    """The descriptor of this process that `path` names (`/dev/stdin` → 0, the `/dev/fd/63` of a shell's
+    `<(command)`), or None for any other path."""
+    return _own_descriptor(Path(path))
+
+
 def names_stdout(path: str | Path) -> bool:
     """`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`, or a symbolic link to one: this process's stdout."""
     return _own_descriptor(Path(path)) == 1

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import orjson
 
+from reconciler.core.capped import MAX_JSON_DEPTH, TooDeep, line_at, load_json, read_input
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, write_atomically
 from reconciler.core.refs import ObjectRef
@@ -32,6 +32,9 @@ from reconciler.plans.validate import check_changes, check_text
 from reconciler.report.report import GitInfo
 
 log = logging.getLogger("kai_gitops.plans")
+# A plan holds the changes of one reconcile: a few objects and up to the change cap's node labels, kilobytes to
+# a few megabytes. Past this it is no plan, and is not read further.
+PLAN_MAX_BYTES = 64 * 1024 * 1024
 
 
 def write_plan(plan: Plan, path: str) -> None:
@@ -45,12 +48,12 @@ def write_plan(plan: Plan, path: str) -> None:
 
 
 def read_plan(path: str) -> Plan:
+    raw = read_input(path, PLAN_MAX_BYTES, "plan")
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read the plan: {exc.strerror}", where=path) from None
-    try:
-        data = orjson.loads(raw)
+        data = load_json(raw)
+    except TooDeep as exc:
+        raise UserError(f"plan nests deeper than {MAX_JSON_DEPTH} levels", where=f"{path}:{line_at(raw, exc.offset)}",
+                        hint="write one with `kai-gitops reconcile --plan-out FILE`") from None
     except orjson.JSONDecodeError as exc:
         raise UserError(f"plan is not JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
     return plan_from_dict(data, path)

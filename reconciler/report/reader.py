@@ -9,13 +9,12 @@ naming the file.
 from __future__ import annotations
 
 import re
-import sys
 from datetime import datetime
-from pathlib import Path
 
 import orjson
 
 from reconciler.checks.nvca import Verdict
+from reconciler.core.capped import MAX_JSON_DEPTH, TooDeep, line_at, load_json, read_input
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.names import context_name, dns_label, object_name, require
@@ -33,18 +32,15 @@ _PATH_PART = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
 
 
 def load_report(file: str) -> Report:
-    """A report written by `kai-gitops … -o json`, from a file (or '-' for stdin)."""
+    """A report written by `kai-gitops … -o json`, from a file (or '-' for stdin), read to MAX_REPORT_BYTES."""
+    raw = read_input(file, MAX_REPORT_BYTES, "report")
     try:
-        raw = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read the report: {exc.strerror}", where=file) from None
-    if len(raw) > MAX_REPORT_BYTES:
-        raise UserError(f"report is {len(raw)} bytes, over the {MAX_REPORT_BYTES} byte limit", where=file)
-    try:
-        data: JSONValue = orjson.loads(raw)
+        data = load_json(raw)
+    except TooDeep as exc:
+        raise UserError(f"report nests deeper than {MAX_JSON_DEPTH} levels", where=f"{file}:{line_at(raw, exc.offset)}",
+                        hint="pass files written by `kai-gitops check -o json`") from None
     except orjson.JSONDecodeError as exc:
-        line = raw[: exc.pos].count(b"\n") + 1
-        raise UserError(f"not a JSON report: {exc.msg}", where=f"{file}:{line}",
+        raise UserError(f"not a JSON report: {exc.msg}", where=f"{file}:{line_at(raw, exc.pos)}",
                         hint="pass files written by `kai-gitops check -o json`") from None
     return report_from_dict(data, file)
 

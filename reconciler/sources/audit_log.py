@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gzip
 import ipaddress
-import json
 import logging
 import os
 import re
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any, Protocol
 
+from reconciler.core.capped import TooDeep, load_json
 from reconciler.core.errors import UserError
 
 log = logging.getLogger("kai_gitops.audit")
@@ -198,9 +198,11 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 def _event(line: bytes) -> dict[str, Any] | None:
+    """The Event a line holds; None for a line that is no JSON object, or nests deeper than MAX_JSON_DEPTH (a tenant's
+    own object, written deep enough to exhaust a recursive parser)."""
     try:
-        event = json.loads(line)
-    except ValueError:   # not JSON, or not UTF-8
+        event = load_json(line)
+    except (ValueError, TooDeep):   # not JSON, not UTF-8, or too deep
         return None
     return event if isinstance(event, dict) and event.get("kind") == "Event" else None
 

@@ -229,6 +229,19 @@ def test_an_answer_past_the_cap_is_one_error_naming_server_and_cap(shipped, stan
                              "this run uploads?)")
 
 
+def test_an_answer_nested_too_deep_is_one_error_naming_server_and_bound(shipped, standin) -> None:
+    """Within the byte cap and what the json module parses, past what the rule tree's walk can recurse."""
+    from reconciler.core.capped import MAX_JSON_DEPTH
+
+    engine = opa(shipped, standin)
+    standin.fault = "deep"
+    with pytest.raises(UserError) as err:
+        engine.evaluate(example("facts-live.json"))
+    assert one_line(err) == (f"OPA at {standin.url} sent an answer nested deeper than {MAX_JSON_DEPTH} levels "
+                             "while evaluating policies (is --opa-url an OPA server, and its policies the ones "
+                             "this run uploads?)")
+
+
 def test_an_answer_under_the_cap_arrives_whole_compressed_or_not(shipped, standin,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     engine = opa(shipped, standin)

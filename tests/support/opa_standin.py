@@ -31,8 +31,9 @@ from tests.support._local_http import LocalHttpServer
 class OpaStandin(LocalHttpServer):
     def __init__(self, token: str | None = None) -> None:
         self.token = token
-        self.fault: str | None = None  # None | "slow" | "garbage" | "500" | "bomb"
+        self.fault: str | None = None  # None | "slow" | "garbage" | "500" | "bomb" | "deep"
         self.bomb_bytes = 4 * 1024 * 1024   # what the "bomb" answer inflates to (gzip: a few KB on the wire)
+        self.deep_levels = 900   # how deep the "deep" answer's result nests
         # Appended to every violation's message and fix in an answer, as a server's own (preloaded) policies
         # might word them: what the server says, not what was uploaded. `carried` counts the violations.
         self.message_suffix = ""
@@ -177,6 +178,10 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
                 return self._send(500, {"code": "internal_error", "message": "storage failure"})
             if standin.fault == "bomb":
                 return self._send_bomb(standin.bomb_bytes)
+            if standin.fault == "deep":
+                levels = standin.deep_levels
+                return self._send_raw(200, b'{"result": ' + b'{"a": ' * levels + b"1" + b"}" * (levels + 1),
+                                      "application/json")
             with standin._lock:
                 self._dispatch(method, path, body)
 

@@ -21,7 +21,7 @@ from reconciler.checks.policy.pack import (
     facts_scope,
     iter_rule_nodes,
 )
-from reconciler.core.capped import AnswerTooLarge, read_response
+from reconciler.core.capped import MAX_JSON_DEPTH, AnswerTooLarge, read_response, too_deep_at
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike, JSONObject
 from reconciler.core.redact import excerpt, redact_text
@@ -132,6 +132,10 @@ class OpaEngine:
             raise UserError(f"OPA at {self._shown} sent an answer larger than {ANSWER_MAX_BYTES:,} bytes "
                             f"(decompressed) while {what}",
                             hint="is --opa-url an OPA server, and its policies the ones this run uploads?") from None
+        except AnswerTooDeep:
+            raise UserError(f"OPA at {self._shown} sent an answer nested deeper than {MAX_JSON_DEPTH} levels "
+                            f"while {what}",
+                            hint="is --opa-url an OPA server, and its policies the ones this run uploads?") from None
         except RegoParseError as exc:
             if passthrough is not None and exc.errors and isinstance(exc, passthrough):
                 raise
@@ -206,14 +210,21 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
     return client
 
 
+class AnswerTooDeep(Exception):
+    """An answer nested deeper than MAX_JSON_DEPTH: the rule tree's walk and the formats recurse per level."""
+
+
 def _read_capped_answer(response: requests.Response, *_args: object, **_kwargs: object) -> requests.Response:
     """requests' response hook, run before the body is read: read it here, a bounded slice at a time (past
-    ANSWER_MAX_BYTES, AnswerTooLarge: `OpaEngine._calling` names the server and the call)."""
+    ANSWER_MAX_BYTES, AnswerTooLarge; nested past MAX_JSON_DEPTH, AnswerTooDeep: `OpaEngine._calling` names the
+    server and the call)."""
     try:
         body = read_response(response.raw, ANSWER_MAX_BYTES)
     except AnswerTooLarge:
         response.close()
         raise
+    if too_deep_at(body) is not None:
+        raise AnswerTooDeep(response.status_code)
     response._content = body
     response._content_consumed = True   # type: ignore[attr-defined]  # iter_content: from _content
     return response
