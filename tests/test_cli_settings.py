@@ -20,6 +20,7 @@ from reconciler.gitfix.run import FixGitSettings
 from reconciler.githost.base import HostFlags
 from reconciler.publish.targets import PublishSettings
 from reconciler.reconcile.settings import ReconcileSettings
+from reconciler.sources.cluster.session import ClusterSessions
 from reconciler.telemetry.run import TelemetrySettings
 
 HOST = ["--git-host", "gitlab", "--git-host-url", "https://gl.example", "--git-host-repo", "grp/proj",
@@ -53,8 +54,10 @@ def test_reconcile_options_reach_every_room(tmp_path: Path) -> None:
         apply=True, plan_file="plan.json", plan_out=None, max_changes=3, lease_namespace="ns", lease_wait_s=1.0,
         audit_log="audit.jsonl", snapshot=None)
     assert settings.report_targets(opts) == ("github",)
-    assert settings.publish_settings(opts) == PublishSettings("https://git.example/gitops.git", "kc", "ctx", None,
-                                                              7, FLAGS)
+    cluster = ClusterSessions("kc", "ctx")   # the run's cluster, opened from live_settings by cli/live.py
+    assert settings.publish_settings(opts, cluster) == PublishSettings("https://git.example/gitops.git", cluster,
+                                                                       None, 7, FLAGS)
+    assert settings.run_settings(opts, cluster).history.cluster is cluster
     assert settings.fix_git_settings(opts) == FixGitSettings(True, "https://git.example/gitops.git", "main",
                                                              "A <a@example.com>", str(key), FLAGS)
     assert settings.telemetry_settings(opts) == TelemetrySettings("json", "prod", "m.prom", "http://pushgateway")
@@ -65,7 +68,7 @@ def test_diff_has_no_fix_git_and_no_base_branch() -> None:
     opts = parsed("diff", "--snapshot", "s.yaml", "--report-to", "policyreport", *HOST)
     assert settings.fix_git_settings(opts) is None
     assert settings.live_settings(opts) == LiveSettings(None, None, "s.yaml")
-    assert settings.publish_settings(opts) == PublishSettings(None, None, None, "s.yaml", 100,
+    assert settings.publish_settings(opts) == PublishSettings(None, None, "s.yaml", 100,
                                                               HostFlags("gitlab", "https://gl.example", "grp/proj",
                                                                         None, 5.0))
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reconciler.findings.finding import Severity
 from reconciler.model.config import RepoConfig
 from reconciler.report.report import GitInfo
 from reconciler.report.shards import Shard
 from reconciler.sources.git import GitTree
+
+if TYPE_CHECKING:
+    from reconciler.sources.cluster.session import ClusterSessions
 
 
 @dataclass
@@ -56,7 +60,8 @@ class HistorySettings:
     """Where a run learns when its findings were first reported (app/history.py)."""
 
     previous_report: str | None = None    # an earlier `-o json` report
-    cluster: LiveSettings | None = None   # whose PolicyReports are read: None without a live cluster (check, snapshots)
+    # the run's cluster, whose PolicyReports are read: None without a live cluster (check, snapshots)
+    cluster: ClusterSessions | None = None
     started: datetime = field(default_factory=run_start)   # the first-seen time of what is new
 
 

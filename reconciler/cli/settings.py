@@ -18,12 +18,14 @@ if TYPE_CHECKING:
     from reconciler.publish.targets import PublishSettings
     from reconciler.reconcile.settings import ReconcileSettings
     from reconciler.report.shards import Shard
+    from reconciler.sources.cluster.session import ClusterSessions
     from reconciler.telemetry.run import TelemetrySettings
 
 Options = Mapping[str, Any]   # a command's parameters by click's names, as the command function receives them
 
 
-def run_settings(opts: Options) -> RunSettings:
+def run_settings(opts: Options, cluster: ClusterSessions | None = None) -> RunSettings:
+    """`cluster`: the run's cluster sessions (cli/live.py run_cluster), None without a live cluster."""
     from pathlib import Path
 
     from reconciler.app.settings import GitSettings, PolicySettings, RunSettings
@@ -36,17 +38,16 @@ def run_settings(opts: Options) -> RunSettings:
     git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
     return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
                        opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
-                       helm=opts.get("helm"), history=history_settings(opts),
+                       helm=opts.get("helm"), history=history_settings(opts, cluster),
                        live_snapshots=tuple(opts.get("live_snapshot") or ()))
 
 
-def history_settings(opts: Options) -> HistorySettings:
+def history_settings(opts: Options, cluster: ClusterSessions | None = None) -> HistorySettings:
     """--previous-report, and the live cluster whose PolicyReports say when findings were first reported: that
     of the commands with live options (not `check`), unless they read a snapshot."""
     from reconciler.app.settings import HistorySettings
 
-    live = "kubeconfig" in opts and not opts.get("snapshot")
-    return HistorySettings(opts.get("previous_report"), live_settings(opts) if live else None)
+    return HistorySettings(opts.get("previous_report"), cluster)
 
 
 def shard(opts: Options) -> Shard | None:
@@ -112,11 +113,10 @@ def report_targets(opts: Options) -> tuple[str, ...]:
     return tuple(opts.get("report_to") or ())
 
 
-def publish_settings(opts: Options) -> PublishSettings:
+def publish_settings(opts: Options, cluster: ClusterSessions | None = None) -> PublishSettings:
     from reconciler.publish.targets import PublishSettings
 
-    return PublishSettings(repo=opts.get("repo"), kubeconfig=opts.get("kubeconfig"),
-                           kube_context=opts.get("kube_context"), snapshot=opts.get("snapshot"),
+    return PublishSettings(repo=opts.get("repo"), cluster=cluster, snapshot=opts.get("snapshot"),
                            max_results=opts.get("report_max_results"), host_flags=host_flags(opts))
 
 

@@ -1,6 +1,8 @@
-"""The guard in front of the cluster writer: every request but a GET is checked against plans/writable.py, the
-one list of what kai-gitops may write, and anything else is refused before it leaves: another method, path
-or kind, a field it may not write or a value the field may not hold, a patch that is not a merge patch.
+"""The write guard: every request but a GET, from the plan's writer or the PolicyReport store alike, is checked
+against plans/writable.py, the one list of what kai-gitops may write, and anything else is refused before it
+leaves: another method, path or kind, a field it may not write or a value the field may not hold, a patch
+that is not a merge patch, a report without the tool's label, a delete without a uid precondition. The
+cluster session's transport (sources/cluster/session.py) is opened with it and calls it for every write.
 
 Kept apart from the writer so the check can be reviewed on one screen.
 """
@@ -11,7 +13,7 @@ import re
 from typing import Any
 
 from reconciler.core.names import SUBDOMAIN_PATTERN
-from reconciler.plans.writable import WRITES, Writable
+from reconciler.plans.writable import MANAGED_BY, MANAGED_BY_LABEL, WRITES, Writable
 
 MERGE_PATCH = "application/merge-patch+json"
 _NAME = SUBDOMAIN_PATTERN
@@ -40,6 +42,9 @@ def check_write(method: str, path: str, body: Any, content_type: str | None) -> 
         raise WriteForbidden(f"{method} {path} is not a write kai-gitops makes")
     if method == "PATCH" and (content_type != MERGE_PATCH or not isinstance(body, dict)):
         raise WriteForbidden(f"PATCH {path}: only merge patches are sent")
+    if write.labelled:
+        _check_labelled(method, path, body)
+        return
     if write.fields is None:
         return   # the tool's own Lease and Events: objects it builds whole itself
     content = _created_content(write, body) if method == "POST" else _patched_content(body)
@@ -48,6 +53,19 @@ def check_write(method: str, path: str, body: Any, content_type: str | None) -> 
         limits = (f"a {kind} is created with its name and {write.shown} only" if method == "POST"
                   else f"a {kind} patch may set only {write.shown}")
         raise WriteForbidden(f"{method} {path}: {limits}")
+
+
+def _check_labelled(method: str, path: str, body: Any) -> None:
+    """A report object of the tool's own: written with its label, deleted only by uid (the one it listed)."""
+    if method == "DELETE":
+        preconditions = body.get("preconditions") if isinstance(body, dict) else None
+        if not isinstance(preconditions, dict) or not preconditions.get("uid"):
+            raise WriteForbidden(f"DELETE {path}: only with the uid of the object read as a precondition")
+        return
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    if not isinstance(labels, dict) or labels.get(MANAGED_BY_LABEL) != MANAGED_BY:
+        raise WriteForbidden(f"{method} {path}: a report kai-gitops writes carries {MANAGED_BY_LABEL}={MANAGED_BY}")
 
 
 def _created_content(write: Writable, body: Any) -> dict[str, Any] | None:
