@@ -411,7 +411,7 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
     if target is None:
         from reconciler.sources.snapshot import read_snapshot
 
-        snapshot = reconcile.snapshot or ""
+        snapshot = reconcile.live.snapshot or ""
         report, fresh, live = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
     else:
         report, fresh, live = run_reconcile(settings, target.read_live, target.identity)

@@ -16,6 +16,8 @@ from reconciler.model.config import RepoConfig
 from reconciler.report.report import GitInfo
 from reconciler.report.shards import Shard
 from reconciler.sources.git import GitTree
+from reconciler.sources.settings import GitSettings as GitSettings  # where the run reads: below the rooms
+from reconciler.sources.settings import LiveSettings as LiveSettings
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.session import ClusterSessions
@@ -33,22 +35,6 @@ class PolicySettings:
     untrusted: bool = False
     timeout_s: float = 60.0
     memory_mb: int = 2048
-
-
-@dataclass
-class GitSettings:
-    repo: str | None = None
-    ref: str = "HEAD"
-    worktree: bool = False
-
-
-@dataclass(frozen=True)
-class LiveSettings:
-    """Where live state is read: a saved snapshot, or a cluster through a kubeconfig and context."""
-
-    kubeconfig: str | None = None
-    kube_context: str | None = None
-    snapshot: str | None = None
 
 
 def run_start() -> datetime:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reconciler.app.settings import HistorySettings, LiveSettings, RunSettings
+    from reconciler.app.settings import HistorySettings, RunSettings
     from reconciler.findings.finding import Severity
     from reconciler.gitfix.run import FixGitSettings
     from reconciler.githost.base import HostFlags
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from reconciler.reconcile.settings import ReconcileSettings
     from reconciler.report.shards import Shard
     from reconciler.sources.cluster.session import ClusterSessions
+    from reconciler.sources.settings import GitSettings, LiveSettings
     from reconciler.telemetry.run import TelemetrySettings
 
 Options = Mapping[str, Any]   # a command's parameters by click's names, as the command function receives them
@@ -28,14 +29,14 @@ def run_settings(opts: Options, cluster: ClusterSessions | None = None) -> RunSe
     """`cluster`: the run's cluster sessions (cli/live.py run_cluster), None without a live cluster."""
     from pathlib import Path
 
-    from reconciler.app.settings import GitSettings, PolicySettings, RunSettings
+    from reconciler.app.settings import PolicySettings, RunSettings
     from reconciler.findings.finding import Severity
 
     policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
                             Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
                             opts.get("opa_timeout", 10.0), bool(opts.get("opa_preloaded")),
                             timeout_s=opts.get("policy_timeout", 60.0), memory_mb=opts.get("policy_memory", 2048))
-    git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
+    git = git_settings(opts)
     return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
                        opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
                        helm=opts.get("helm"), history=history_settings(opts, cluster),
@@ -62,8 +63,14 @@ def shard(opts: Options) -> Shard | None:
     return parse_shard(opts["shard"])
 
 
+def git_settings(opts: Options) -> GitSettings:
+    from reconciler.sources.settings import GitSettings
+
+    return GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
+
+
 def live_settings(opts: Options) -> LiveSettings:
-    from reconciler.app.settings import LiveSettings
+    from reconciler.sources.settings import LiveSettings
 
     return LiveSettings(opts.get("kubeconfig"), opts.get("kube_context"), opts.get("snapshot"))
 
@@ -75,7 +82,7 @@ def reconcile_settings(opts: Options) -> ReconcileSettings:
                              plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),
                              lease_namespace=opts.get("lease_namespace"),
                              lease_wait_s=float(opts.get("lease_wait", 30.0)),
-                             audit_log=opts.get("audit_log"), snapshot=opts.get("snapshot"),
+                             audit_log=opts.get("audit_log"), live=live_settings(opts),
                              allow_over_quota=bool(opts.get("allow_over_quota")))
 
 
@@ -116,7 +123,7 @@ def report_targets(opts: Options) -> tuple[str, ...]:
 def publish_settings(opts: Options, cluster: ClusterSessions | None = None) -> PublishSettings:
     from reconciler.publish.targets import PublishSettings
 
-    return PublishSettings(repo=opts.get("repo"), cluster=cluster, snapshot=opts.get("snapshot"),
+    return PublishSettings(git=git_settings(opts), live=live_settings(opts), cluster=cluster,
                            max_results=opts.get("report_max_results"), host_flags=host_flags(opts))
 
 
@@ -126,9 +133,8 @@ def fix_git_settings(opts: Options) -> FixGitSettings | None:
         return None
     from reconciler.gitfix.run import FixGitSettings
 
-    return FixGitSettings(dry_run=bool(opts.get("fix_git_dry_run")), repo=opts.get("repo"),
-                          ref=str(opts.get("ref") or "HEAD"), author=opts.get("git_author"),
-                          ssh_key=opts.get("git_ssh_key"), host_flags=host_flags(opts))
+    return FixGitSettings(dry_run=bool(opts.get("fix_git_dry_run")), git=git_settings(opts),
+                          author=opts.get("git_author"), ssh_key=opts.get("git_ssh_key"), host_flags=host_flags(opts))
 
 
 def host_flags(opts: Options) -> HostFlags:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from reconciler.core.errors import UserError
 from reconciler.githost.base import HostFlags
 from reconciler.report.report import Report
+from reconciler.sources.settings import GitSettings, LiveSettings
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.session import ClusterSessions
@@ -24,11 +25,15 @@ if TYPE_CHECKING:
 class PublishSettings:
     """What the targets need of the run beyond its report: where it read from, and how to publish."""
 
-    repo: str | None = None               # the GitOps repository as given (path or clone URL); None: .
+    git: GitSettings = field(default_factory=GitSettings)     # the GitOps repository the run read
+    live: LiveSettings = field(default_factory=LiveSettings)  # a snapshot: there is no cluster to write to
     cluster: ClusterSessions | None = None   # the run's cluster sessions (what it read); None: no live cluster
-    snapshot: str | None = None           # live state came from a snapshot: there is no cluster to write to
     max_results: int | None = None        # per PolicyReport object; None: the target's default
     host_flags: HostFlags = field(default_factory=HostFlags)
+
+    @property
+    def repo(self) -> str | None:
+        return self.git.repo
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def write_policy_reports(session: ClusterSession, report: Report, *, max_results
 def publish_policy_reports(request: PublishRequest) -> None:
     """The `policyreport` publish target: writes into the cluster the run read, through the run's session."""
     settings = request.settings
-    if settings.snapshot or settings.cluster is None:
+    if settings.live.snapshot or settings.cluster is None:
         raise UserError("--report-to policyreport writes into a live cluster and cannot be used with --snapshot",
                         hint="drop --snapshot, or use another --report-to target")
     session = settings.cluster.open(None if settings.cluster.context else _repo_kube_context(request))
