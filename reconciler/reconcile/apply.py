@@ -23,8 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG, EVENT, LEASE, NODE, QUEUE, SCHEDULING_SHARD
@@ -70,15 +68,8 @@ class ClusterWriter:
 
     def list_nodes(self, page_limit: int = 500) -> dict[str, dict[str, Any]]:
         """Every Node by name, paged: one list instead of a GET per node when a plan labels many."""
-        nodes: dict[str, dict[str, Any]] = {}
-        token: str | None = None
-        while True:
-            query = {"limit": str(page_limit), **({"continue": token} if token else {})}
-            page = self._request("GET", NODE.collection_path(), query=query)
-            nodes.update({str(n["metadata"]["name"]): n for n in page.get("items") or []})
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return nodes
+        return {str(n["metadata"]["name"]): n
+                for n in self._transport.items(NODE.collection_path(), {"limit": str(page_limit)})}
 
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -130,8 +121,7 @@ class ClusterWriter:
 
     def _request(self, method: str, path: str, body: Any = None, content_type: str | None = None,
                  query: dict[str, str] | None = None) -> dict[str, Any]:
-        answer = self._transport.request(method, path, body, content_type=content_type, query=query)
-        return _answer(answer.status, answer.body)
+        return self._transport.json(method, path, body, content_type=content_type, query=query)
 
 
 def object_path(ref: ObjectRef) -> str:
@@ -148,15 +138,6 @@ def _write_query(dry_run: bool) -> dict[str, str]:
     if dry_run:
         query["dryRun"] = "All"
     return query
-
-
-def _answer(status: int, raw: bytes) -> dict[str, Any]:
-    """A 2xx body; HTML from a proxy or SSO gateway in front is a failure to report, not a crash."""
-    try:
-        data = orjson.loads(raw) if raw else {}
-    except orjson.JSONDecodeError:
-        raise ApiFailure(status, "the answer is not JSON: a proxy in front of the API server?") from None
-    return data if isinstance(data, dict) else {}
 
 
 # --- applying a change set ---------------------------------------------------------------------------

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from reconciler.core.errors import UserError
 from reconciler.core.resources import NAMESPACE, Resource
 from reconciler.findings.finding import Finding
@@ -36,7 +34,7 @@ from reconciler.publish.policyreport.build import (
     report_name,
     scopes,
 )
-from reconciler.sources.cluster.client import Answer, ApiError, Conflict, NotFound
+from reconciler.sources.cluster.client import ApiError, Conflict, NotFound
 from reconciler.sources.cluster.session import ClusterSession
 
 log = logging.getLogger("kai_gitops.policyreport")
@@ -72,7 +70,7 @@ def served_kinds(session: ClusterSession) -> list[Resource]:
     for group_version in dict.fromkeys((k.group, k.version) for k in REPORT_KINDS):
         path = f"/apis/{'/'.join(group_version)}"
         try:
-            resources = _json(session.transport.request("GET", path))
+            resources = session.transport.json("GET", path)
         except NotFound:
             continue
         except ApiError as exc:
@@ -214,7 +212,7 @@ class _Store:
     def _call(self, what: str, method: str, path: str, body: Any = None,
               query: dict[str, str] | None = None) -> dict[str, Any]:
         try:
-            return _json(self.transport.request(method, path, body, query=query))
+            return self.transport.json(method, path, body, query=query)
         except ApiError as exc:
             raise _api_error(exc, what) from None
 
@@ -224,14 +222,10 @@ class _Store:
                 for i in self._list("namespaces", NAMESPACE.collection_path(), {"limit": "500"})}
 
     def _list(self, what: str, path: str, query: dict[str, str]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        while True:
-            page = self._call(what, "GET", path, query={**query, **({"continue": token} if token else {})})
-            items += [i for i in page.get("items") or [] if isinstance(i, dict)]
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
+        try:
+            return self.transport.items(path, query)
+        except ApiError as exc:
+            raise _api_error(exc, what) from None
 
     def list_managed(self, kind: Resource, cluster: str) -> list[dict[str, Any]]:
         selector = f"{MANAGED_BY_LABEL}={SOURCE},{CLUSTER_LABEL}={cluster_label_value(cluster)}"
@@ -274,14 +268,6 @@ class _Store:
 
 def _object_path(kind: Resource, meta: dict[str, Any]) -> str:
     return kind.object_path(meta["name"], meta.get("namespace") if kind.namespaced else None)
-
-
-def _json(answer: Answer) -> dict[str, Any]:
-    try:
-        data = orjson.loads(answer.body) if answer.body else {}
-    except orjson.JSONDecodeError:
-        raise ApiError(answer.status, "the answer is not JSON: a proxy in front of the API server?") from None
-    return data if isinstance(data, dict) else {}
 
 
 def _owned(obj: dict[str, Any], cluster: str) -> bool:

@@ -352,6 +352,27 @@ class ClusterClient:
                 raise api_error(status, raw)
             time.sleep(delay)   # not in RETRIES: that metric counts the live read's retries
 
+    def json(self, method: str, path: str, body: Any = None, *, content_type: str | None = None,
+             query: dict[str, str] | None = None) -> dict[str, Any]:
+        """`request`'s answer as a JSON object; HTML from a proxy or SSO gateway in front is an ApiError."""
+        answer = self.request(method, path, body, content_type=content_type, query=query)
+        try:
+            data = orjson.loads(answer.body) if answer.body else {}
+        except orjson.JSONDecodeError:
+            raise ApiError(answer.status, "the answer is not JSON: a proxy in front of the API server?") from None
+        return data if isinstance(data, dict) else {}
+
+    def items(self, path: str, query: dict[str, str]) -> list[dict[str, Any]]:
+        """Every item of a paged list, for a writer (ApiError on failure): each `continue` token followed."""
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            page = self.json("GET", path, query={**query, **({"continue": token} if token else {})})
+            items += [i for i in page.get("items") or [] if isinstance(i, dict)]
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
     # -- retries ------------------------------------------------------------------------------------
 
     def get(self, what: str, path: str, query: dict[str, str] | None = None, *,
