@@ -98,11 +98,12 @@ def child_naive(kubeconfig: str, names_file: str) -> None:
 
 def child_ours(kubeconfig: str, plan_file: str, workers: int) -> None:
     from reconciler.plans.saved import read_plan
+    from reconciler.reconcile.allowed_writes import check_write
     from reconciler.reconcile.apply import ClusterWriter, Pending, WriteSettings, apply_changes
-    from reconciler.sources.cluster.kubeconfig import load_configuration
+    from reconciler.sources.cluster.session import ClusterSession
 
-    configuration, _ = load_configuration(kubeconfig, None)
-    writer = ClusterWriter(configuration, settings=WriteSettings(workers=workers))
+    session = ClusterSession.open(kubeconfig, None, guard=check_write)   # as a run opens it (cli/live.py)
+    writer = ClusterWriter(session, settings=WriteSettings(workers=workers))
     plan = read_plan(plan_file)
     # One paged list (not timed): the resourceVersions the planner's live read would have seen.
     versions = {name: node["metadata"]["resourceVersion"] for name, node in writer.list_nodes().items()}

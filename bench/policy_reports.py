@@ -34,7 +34,9 @@ from reconciler.publish.policyreport.build import (
     managed_labels,
     scopes,
 )
+from reconciler.reconcile.allowed_writes import check_write
 from reconciler.report.report import ClusterReport, GitInfo, Report
+from reconciler.sources.cluster.session import ClusterSession
 from tests.support.kubeserver import KubeTestServer
 from tests.support.report_crds import WG, register_reports
 
@@ -93,6 +95,7 @@ def measure(label: str, n: int, namespaces: int) -> dict[str, Any]:
         register_reports(server, WG)
         server.add_many({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i:03d}"}}
                         for i in range(namespaces))
+        session = ClusterSession(client.Configuration(host=server.url), guard=check_write)   # as cli/live.py opens it
         with client.ApiClient(client.Configuration(host=server.url)) as api:
             for run in (1, 2, 3):
                 items = findings(n, namespaces, changed=run == 3)
@@ -102,7 +105,7 @@ def measure(label: str, n: int, namespaces: int) -> dict[str, Any]:
                 if label == "naive":
                     naive_run(api, items, now)
                 else:
-                    write_policy_reports(api, report(items), now=now)
+                    write_policy_reports(session, report(items), now=now)
                 seconds = time.perf_counter() - started
                 writes = [r.method for r in server.requests[mark:] if r.method != "GET"]
                 runs.append({"run": ["first", "unchanged", "1% changed"][run - 1], "seconds": round(seconds, 3),

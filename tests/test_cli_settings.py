@@ -20,6 +20,7 @@ from reconciler.gitfix.run import FixGitSettings
 from reconciler.githost.base import HostFlags
 from reconciler.publish.targets import PublishSettings
 from reconciler.reconcile.settings import ReconcileSettings
+from reconciler.sources.cluster.session import ClusterSessions
 from reconciler.telemetry.run import TelemetrySettings
 
 HOST = ["--git-host", "gitlab", "--git-host-url", "https://gl.example", "--git-host-repo", "grp/proj",
@@ -51,12 +52,13 @@ def test_reconcile_options_reach_every_room(tmp_path: Path) -> None:
     assert settings.live_settings(opts) == LiveSettings("kc", "ctx", None)
     assert settings.reconcile_settings(opts) == ReconcileSettings(
         apply=True, plan_file="plan.json", plan_out=None, max_changes=3, lease_namespace="ns", lease_wait_s=1.0,
-        audit_log="audit.jsonl", snapshot=None)
+        audit_log="audit.jsonl", live=LiveSettings("kc", "ctx", None))
     assert settings.report_targets(opts) == ("github",)
-    assert settings.publish_settings(opts) == PublishSettings("https://git.example/gitops.git", "kc", "ctx", None,
-                                                              7, FLAGS)
-    assert settings.fix_git_settings(opts) == FixGitSettings(True, "https://git.example/gitops.git", "main",
-                                                             "A <a@example.com>", str(key), FLAGS)
+    cluster = ClusterSessions("kc", "ctx")   # the run's cluster, opened from live_settings by cli/live.py
+    assert settings.publish_settings(opts, cluster) == PublishSettings(run.git, LiveSettings("kc", "ctx", None),
+                                                                       cluster, 7, FLAGS)
+    assert settings.run_settings(opts, cluster).history.cluster is cluster
+    assert settings.fix_git_settings(opts) == FixGitSettings(True, run.git, "A <a@example.com>", str(key), FLAGS)
     assert settings.telemetry_settings(opts) == TelemetrySettings("json", "prod", "m.prom", "http://pushgateway")
     assert [spec.format for spec in settings.outputs(opts)] == ["text"]
 
@@ -65,7 +67,8 @@ def test_diff_has_no_fix_git_and_no_base_branch() -> None:
     opts = parsed("diff", "--snapshot", "s.yaml", "--report-to", "policyreport", *HOST)
     assert settings.fix_git_settings(opts) is None
     assert settings.live_settings(opts) == LiveSettings(None, None, "s.yaml")
-    assert settings.publish_settings(opts) == PublishSettings(None, None, None, "s.yaml", 100,
+    assert settings.publish_settings(opts) == PublishSettings(GitSettings(), LiveSettings(None, None, "s.yaml"),
+                                                              None, 100,
                                                               HostFlags("gitlab", "https://gl.example", "grp/proj",
                                                                         None, 5.0))
 
@@ -75,7 +78,7 @@ def test_check_shard_and_fix_git() -> None:
     shard = settings.shard(opts)
     assert str(shard) == "2/3"
     assert settings.run_settings(opts).base_ref == "origin/main"
-    assert settings.fix_git_settings(opts) == FixGitSettings(False, None, "HEAD", None, None,
+    assert settings.fix_git_settings(opts) == FixGitSettings(False, GitSettings(), None, None,
                                                              HostFlags(None, None, None, None, None))
     assert [spec.format for spec in settings.outputs(opts)] == ["json"]
     assert settings.shard(parsed("check")) is None

@@ -16,7 +16,6 @@ from typing import Any
 import jsonschema
 import orjson
 import pytest
-from kubernetes import client
 
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location, ObjectRef, release_ref
@@ -33,6 +32,8 @@ from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.policyreport import write_policy_reports
 from reconciler.publish.policyreport.build import REPORT_KINDS, SIZE_BUDGET
 from reconciler.report.report import ClusterReport, GitInfo, Report
+from reconciler.sources.cluster.session import ClusterSession
+from tests.support.cluster_session import session_at
 from tests.support.kubeserver import Fault, KubeTestServer
 from tests.support.report_crds import OPEN, WG, crd_schema, register_reports
 
@@ -49,9 +50,10 @@ def server() -> Iterator[KubeTestServer]:
 
 
 @pytest.fixture
-def api(server: KubeTestServer) -> Iterator[client.ApiClient]:
-    with client.ApiClient(client.Configuration(host=server.url)) as api_client:
-        yield api_client
+def api(server: KubeTestServer) -> Iterator[ClusterSession]:
+    session = session_at(server.url)
+    yield session
+    session.close()
 
 
 def finding(rule: str, subject: ObjectRef | None, severity: Severity = Severity.ERROR, *, n: int = 0,
@@ -85,7 +87,7 @@ SAMPLE = (finding("KAI-D-002", queue_ref("default-parent-queue")),
           finding("KAI-G-001", None, Severity.WARNING, waived="accepted until the upgrade"))
 
 
-def test_reports_per_scope_validate_against_the_crd_schemas(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_reports_per_scope_validate_against_the_crd_schemas(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG + OPEN)
     [result] = write_policy_reports(api, report(*SAMPLE), now=NOW)
     assert sorted(result.created) == sorted([
@@ -123,7 +125,7 @@ def test_reports_per_scope_validate_against_the_crd_schemas(server: KubeTestServ
     assert open_report["configuration"] == {"limits": {"maxResults": 100}}
 
 
-def test_next_run_updates_in_place_and_skips_unchanged(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_next_run_updates_in_place_and_skips_unchanged(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG)
     write_policy_reports(api, report(*SAMPLE), now=NOW)
     first = stored(server, CLUSTER_POLICY_REPORT)
@@ -147,7 +149,7 @@ def test_next_run_updates_in_place_and_skips_unchanged(server: KubeTestServer, a
     assert stamps["KAI-D-001"] == int((NOW + timedelta(hours=2)).timestamp())
 
 
-def test_stale_reports_deleted_and_nobody_elses(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_stale_reports_deleted_and_nobody_elses(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG)
     kyverno = {"apiVersion": POLICY_REPORT.api_version, "kind": "PolicyReport",
                "metadata": {"name": "kai-gitops-prod", "namespace": "team-x",
@@ -177,7 +179,7 @@ def test_stale_reports_deleted_and_nobody_elses(server: KubeTestServer, api: cli
 
 
 def test_a_report_with_our_labels_under_another_name_is_not_ours(server: KubeTestServer,
-                                                                  api: client.ApiClient) -> None:
+                                                                  api: ClusterSession) -> None:
     """Anyone may put our labels on their object: the tool's reports are also named kai-gitops-<cluster>, the
     one name the shipped roles may update or delete, so another name is neither deleted nor updated."""
     register_reports(server, WG)
@@ -190,7 +192,7 @@ def test_a_report_with_our_labels_under_another_name_is_not_ours(server: KubeTes
     assert server.get_object(POLICY_REPORT.api_version, "PolicyReport", "team-x-audit", "team-x") is not None
 
 
-def test_bounded_under_5000_findings(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_bounded_under_5000_findings(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG + OPEN)
     many = [finding("KAI-D-002", queue_ref(f"q{i}"), n=i, message="x" * 3000) for i in range(4000)]
     many += [finding("NVCA-P-001", ObjectRef("v1", "Pod", f"p{i}", "nvcf-backend"), Severity.WARNING, n=i)
@@ -213,7 +215,7 @@ def test_bounded_under_5000_findings(server: KubeTestServer, api: client.ApiClie
         assert sum(obj["summary"].values()) == total       # the summary counts every finding
 
 
-def test_max_results_option_bounds_each_object(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_max_results_option_bounds_each_object(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG)
     many = [finding("KAI-D-002", queue_ref(f"q{i}"), n=i) for i in range(30)]
     write_policy_reports(api, report(*many), max_results=10, now=NOW)
@@ -234,7 +236,7 @@ def test_max_results_option_bounds_each_object(server: KubeTestServer, api: clie
         write_policy_reports(api, report(*many), max_results=0)
 
 
-def test_absent_crds_one_warning_and_no_writes(server: KubeTestServer, api: client.ApiClient,
+def test_absent_crds_one_warning_and_no_writes(server: KubeTestServer, api: ClusterSession,
                                                caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="kai_gitops"):
         [result] = write_policy_reports(api, report(*SAMPLE), now=NOW)
@@ -242,7 +244,7 @@ def test_absent_crds_one_warning_and_no_writes(server: KubeTestServer, api: clie
     assert len(caplog.records) == 1 and "no reports written" in caplog.records[0].getMessage()
 
 
-def test_only_openreports_served(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_only_openreports_served(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, OPEN)
     [result] = write_policy_reports(api, report(*SAMPLE), now=NOW)
     assert result.kinds == ["ClusterReport", "Report"]
@@ -251,7 +253,7 @@ def test_only_openreports_served(server: KubeTestServer, api: client.ApiClient) 
 
 
 def test_finding_in_a_missing_namespace_joins_the_cluster_report(server: KubeTestServer,
-                                                                 api: client.ApiClient) -> None:
+                                                                 api: ClusterSession) -> None:
     register_reports(server, WG)
     gone = finding("KAI-R-002", release_ref("kai-scheduler", "kai-system"), message="KAI not installed")
     write_policy_reports(api, report(gone), now=NOW)
@@ -260,14 +262,14 @@ def test_finding_in_a_missing_namespace_joins_the_cluster_report(server: KubeTes
     assert stored(server, POLICY_REPORT, "kai-system") is None
 
 
-def test_secret_in_a_message_is_redacted(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_secret_in_a_message_is_redacted(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG)
     leak = finding("KAI-D-004", None, message="value https://admin:hunter2secret@git.example.com differs")
     write_policy_reports(api, report(leak), now=NOW)
     assert b"hunter2secret" not in orjson.dumps(stored(server, CLUSTER_POLICY_REPORT))
 
 
-def test_forbidden_is_one_clear_error(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_forbidden_is_one_clear_error(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG)
     server.inject_fault(Fault(r"/clusterpolicyreports", method="POST", status=403))
     with pytest.raises(UserError) as caught:
@@ -275,7 +277,7 @@ def test_forbidden_is_one_clear_error(server: KubeTestServer, api: client.ApiCli
     assert "HTTP 403" in caught.value.line() and "clusterpolicyreports" in caught.value.line()
 
 
-def test_concurrent_update_is_reread_once(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_concurrent_update_is_reread_once(server: KubeTestServer, api: ClusterSession) -> None:
     register_reports(server, WG)
     write_policy_reports(api, report(*SAMPLE), now=NOW)
     server.inject_fault(Fault(r"/clusterpolicyreports/kai-gitops-prod", method="PUT", status=409))
@@ -285,7 +287,7 @@ def test_concurrent_update_is_reread_once(server: KubeTestServer, api: client.Ap
     assert cluster is not None and [r["policy"] for r in cluster["results"]] == ["KAI-D-002"]
 
 
-def test_a_lone_kind_of_a_pair_still_gets_what_it_can_hold(server: KubeTestServer, api: client.ApiClient,
+def test_a_lone_kind_of_a_pair_still_gets_what_it_can_hold(server: KubeTestServer, api: ClusterSession,
                                                             caplog: pytest.LogCaptureFixture) -> None:
     register_reports(server, (CLUSTER_POLICY_REPORT, OPEN_REPORT))
     with caplog.at_level(logging.WARNING, logger="kai_gitops"):
@@ -301,9 +303,10 @@ def test_report_objects_are_the_only_cluster_deletes_in_the_code() -> None:
     """Structural: every delete call in the package is listed here, with what it deletes."""
     import ast
 
-    allowed = {("publish/policyreport/cluster.py", "delete_namespaced_custom_object"),
-               ("publish/policyreport/cluster.py", "delete_cluster_custom_object"),
+    allowed = {("publish/policyreport/cluster.py", "DELETE"),                  # _Store.delete's request
                ("publish/policyreport/cluster.py", "delete"),                  # _Store.delete: reports only
+               ("plans/writable.py", "DELETE"),          # the report kinds' deletes, in the write guard's table
+               ("reconcile/allowed_writes.py", "DELETE"),  # the guard: a delete only with a uid precondition
                ("checks/policy/opa_engine.py", "delete_policy"),                # OPA server policies, not a cluster
                ("gitfix/branch.py", "delete"),       # local ref of a kai-gitops/fix/* branch (guarded)
                ("gitfix/pull_request.py", "delete")}  # FixBranches.delete: kai-gitops/fix/* only
@@ -322,7 +325,7 @@ def test_report_objects_are_the_only_cluster_deletes_in_the_code() -> None:
     assert ("publish/policyreport/cluster.py", "delete") in found
 
 
-def test_the_delete_refuses_anything_not_ours(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_the_delete_refuses_anything_not_ours(server: KubeTestServer, api: ClusterSession) -> None:
     from reconciler.publish.policyreport.cluster import _Store
 
     register_reports(server, WG)
@@ -337,7 +340,7 @@ def test_the_delete_refuses_anything_not_ours(server: KubeTestServer, api: clien
     assert writes(server) == []
 
 
-def test_any_cluster_name_gives_valid_names_and_labels(server: KubeTestServer, api: client.ApiClient) -> None:
+def test_any_cluster_name_gives_valid_names_and_labels(server: KubeTestServer, api: ClusterSession) -> None:
     """kai-gitops.yaml bounds a cluster name's characters, not its length: a real API server refuses a label
     value over 63 characters (the test server does not check), so a long name must still give valid objects,
     found again on the next run, and two long names sharing a prefix must not share reports."""

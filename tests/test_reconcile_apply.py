@@ -20,6 +20,7 @@ from reconciler.core.errors import UserError
 from reconciler.reconcile.lease import Lease, micro_time
 from tests.helpers import assert_one_line_error, run_cli
 from tests.reconcile_support import DEMO, Demo, demo_cluster
+from tests.support.cluster_session import session_at
 from tests.support.kubeserver import Fault
 
 pytestmark = pytest.mark.usefixtures("short_lease")
@@ -330,12 +331,10 @@ def test_a_second_run_waits_for_the_lease_then_fails_naming_the_holder(demo: Dem
 
 
 def test_two_concurrent_runs_one_holds_the_other_waits_and_fails(demo: Demo) -> None:
-    from kubernetes import client
-
     from reconciler.reconcile.apply import ClusterWriter
 
     def writer() -> ClusterWriter:
-        return ClusterWriter(client.Configuration(host=demo.server.url))
+        return ClusterWriter(session_at(demo.server.url))
 
     first = Lease(writer(), "kai-gitops", wait_s=0, holder="run-a", duration_s=5)
     errors: list[str] = []
@@ -438,12 +437,10 @@ def _lease_spec(demo: Demo) -> dict[str, Any]:
 
 
 def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> None:
-    from kubernetes import client
-
     from reconciler.plans.saved import read_plan
     from reconciler.reconcile.apply import ClusterWriter, Pending, apply_changes
 
-    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    writer = ClusterWriter(session_at(demo.server.url))
     with Lease(writer, "kai-gitops", wait_s=0, holder="run-a", duration_s=1) as lease:
         first = _lease_spec(demo)["renewTime"]
         deadline = time.monotonic() + 3
@@ -479,11 +476,9 @@ def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> 
     ("POST", "/apis/coordination.k8s.io/v1/namespaces/kai-gitops/leases/x/y", {}),
 ])
 def test_the_writer_cannot_send_any_other_write(demo: Demo, method: str, path: str, body: Any) -> None:
-    from kubernetes import client
-
     from reconciler.reconcile.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
 
-    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    writer = ClusterWriter(session_at(demo.server.url))
     with pytest.raises(WriteForbidden):
         writer._request(method, path, body, MERGE_PATCH if method == "PATCH" else None)
     assert demo.server.requests == []

@@ -19,6 +19,7 @@ from reconciler.plans.saved import read_plan
 from reconciler.plans.writable import LABEL_PATH
 from tests.helpers import assert_one_line_error
 from tests.reconcile_support import DEMO, Demo, demo_cluster
+from tests.support.cluster_session import session_at
 
 HELM_SECRET = "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1"
 
@@ -152,22 +153,18 @@ QUEUE = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"na
 ])
 def test_the_writer_refuses_queue_bodies_beyond_resources_and_parent(demo: Demo, method: str, path: str,
                                                                      body: Any) -> None:
-    from kubernetes import client
-
     from reconciler.reconcile.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
 
-    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    writer = ClusterWriter(session_at(demo.server.url))
     with pytest.raises(WriteForbidden):
         writer._request(method, path, body, MERGE_PATCH if method == "PATCH" else None)
     assert demo.server.requests == []
 
 
 def test_the_writer_sends_the_queue_bodies_a_plan_makes(demo: Demo) -> None:
-    from kubernetes import client
-
     from reconciler.reconcile.apply import ClusterWriter
 
-    writer = ClusterWriter(client.Configuration(host=demo.server.url))
+    writer = ClusterWriter(session_at(demo.server.url))
     writer.create_queue(QUEUE, dry_run=True)
     version = demo.queue("default-queue")["metadata"]["resourceVersion"]
     writer.patch_queue("default-queue", {"metadata": {"resourceVersion": version}, "spec": {"parentQueue": None}},

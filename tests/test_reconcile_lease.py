@@ -14,6 +14,7 @@ from reconciler.core.errors import UserError
 from reconciler.reconcile.apply import ClusterWriter
 from reconciler.reconcile.lease import Lease, micro_time
 from tests.reconcile_support import Demo, demo_cluster
+from tests.support.cluster_session import session_at
 from tests.support.kubeserver import Fault
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kai-gitops/leases/kai-gitops-reconcile"
@@ -25,9 +26,7 @@ def demo(tmp_path: Path) -> Iterator[Demo]:
 
 
 def writer(demo: Demo) -> ClusterWriter:
-    from kubernetes import client
-
-    return ClusterWriter(client.Configuration(host=demo.server.url))
+    return ClusterWriter(session_at(demo.server.url))
 
 
 def wait_for(condition: Any, timeout_s: float) -> bool:

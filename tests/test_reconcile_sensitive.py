@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from reconciler.model.sensitive import SensitiveAllow
-from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
+from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_sensitive, check_write
 from tests.helpers import assert_one_line_error, commit_files
 from tests.reconcile_support import DEMO, Demo, demo_cluster
 from tests.test_reconcile_kai_config import CONFIG_PATH, GOLDEN, stored_spec
@@ -107,14 +107,17 @@ def test_a_saved_plan_made_while_allowed_is_refused_once_the_entry_is_gone(demo:
 
 
 def test_the_write_guard_refuses_a_sensitive_field_no_entry_names() -> None:
+    """The session's guard (check_write) holds every write to the table; the plan writer adds the cluster's
+    allowSensitiveWrites (check_sensitive), which only the plan's cluster knows."""
     body = {"spec": {"admission": {"service": {"image": {"repository": "evil.example/kai"}}}}}
+    check_write("PATCH", CONFIG_PATH, body, MERGE_PATCH)   # a field the table lists
     with pytest.raises(WriteForbidden, match=r"spec\.admission\.service\.image\.repository is security-sensitive"):
-        check_write("PATCH", CONFIG_PATH, body, MERGE_PATCH)
-    check_write("PATCH", CONFIG_PATH, body, MERGE_PATCH, (SensitiveAllow("Config", "kai-config", IMAGE),))
+        check_sensitive("PATCH", CONFIG_PATH, body, ())
+    check_sensitive("PATCH", CONFIG_PATH, body, (SensitiveAllow("Config", "kai-config", IMAGE),))
     with pytest.raises(WriteForbidden, match="securityContext is security-sensitive"):
-        check_write("PATCH", CONFIG_PATH, {"spec": {"global": {"securityContext": {"privileged": True}}}},
-                    MERGE_PATCH, (SensitiveAllow("Config", "kai-config", IMAGE),))
-    check_write("PATCH", CONFIG_PATH, {"spec": {"admission": {"gpuSharing": False}}}, MERGE_PATCH)
+        check_sensitive("PATCH", CONFIG_PATH, {"spec": {"global": {"securityContext": {"privileged": True}}}},
+                        (SensitiveAllow("Config", "kai-config", IMAGE),))
+    check_sensitive("PATCH", CONFIG_PATH, {"spec": {"admission": {"gpuSharing": False}}}, ())
 
 
 def test_a_malformed_allow_entry_is_one_line_naming_its_place(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@
     report = history.stamp(report, repo_context)    # every finding with its firstSeen (report/history.py)
 
 The previous report is read before anything else, so a bad file stops the run before the cluster is read or
-anything is written. The PolicyReports are only read (publish/policyreport: the read the report sync makes):
-a run that cannot read them says so in one log line and takes its times from the other sources.
+anything is written. The PolicyReports are only read, through the run's cluster session (publish/policyreport:
+the read the report sync makes): a run that cannot read them says so in one log line and takes its times
+from the other sources.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reconciler.app.settings import HistorySettings, LiveSettings
+from reconciler.app.settings import HistorySettings
 from reconciler.core.errors import UserError
 from reconciler.report.history import FirstSeen, first_seen_in, with_ages
 from reconciler.report.reader import load_report
 from reconciler.report.report import Report
+
+if TYPE_CHECKING:
+    from reconciler.sources.cluster.session import ClusterSessions
 
 log = logging.getLogger("kai_gitops.history")
 
@@ -37,13 +42,13 @@ class RunHistory:
         return with_ages(report, earlier, self.settings.started)
 
 
-def _in_cluster(report: Report, live: LiveSettings, repo_context: str | None) -> FirstSeen:
+def _in_cluster(report: Report, live: ClusterSessions, repo_context: str | None) -> FirstSeen:
     from reconciler.publish.policyreport import recorded_first_seen
 
     seen: dict[str, datetime] = {}
     for cluster in report.clusters:
         try:
-            seen |= recorded_first_seen(live.kubeconfig, live.kube_context, repo_context, cluster.cluster)
+            seen |= recorded_first_seen(live.open(repo_context), cluster.cluster)
         except UserError as exc:
             log.info("first-seen times: the PolicyReports of cluster %s were not read (%s); they come from "
                      "--previous-report or this run (grant list on them to use them)", cluster.cluster, exc.message)

@@ -422,13 +422,12 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
     if target is None:
         from reconciler.sources.snapshot import read_snapshot
 
-        snapshot = reconcile.snapshot or ""
+        snapshot = reconcile.live.snapshot or ""
         report, fresh, live = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
     else:
-        report, fresh, live = run_reconcile(settings, target.read_live, lambda ctx: target.connect(ctx).identity())
+        report, fresh, live = run_reconcile(settings, target.read_live, target.identity)
     plan = steps.saved_or_fresh(reconcile, fresh, live)
     if not reconcile.apply or target is None:
         return steps.plan_only(report, plan)
-    connection = target.connect(None)   # the connection the plan was read through (connect() keeps it)
-    return steps.apply_plan(plan, report, reconcile, connection,
+    return steps.apply_plan(plan, report, reconcile, target,
                             reread=lambda: run_reconcile(settings, target.read_live)[:2], live=live)

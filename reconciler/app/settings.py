@@ -9,12 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reconciler.findings.finding import Severity
 from reconciler.model.config import RepoConfig
 from reconciler.report.report import GitInfo
 from reconciler.report.shards import Shard
 from reconciler.sources.git import GitTree
+from reconciler.sources.settings import GitSettings as GitSettings  # where the run reads: below the rooms
+from reconciler.sources.settings import LiveSettings as LiveSettings
+
+if TYPE_CHECKING:
+    from reconciler.sources.cluster.session import ClusterSessions
 
 
 @dataclass
@@ -31,22 +37,6 @@ class PolicySettings:
     memory_mb: int = 2048
 
 
-@dataclass
-class GitSettings:
-    repo: str | None = None
-    ref: str = "HEAD"
-    worktree: bool = False
-
-
-@dataclass(frozen=True)
-class LiveSettings:
-    """Where live state is read: a saved snapshot, or a cluster through a kubeconfig and context."""
-
-    kubeconfig: str | None = None
-    kube_context: str | None = None
-    snapshot: str | None = None
-
-
 def run_start() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
@@ -56,7 +46,8 @@ class HistorySettings:
     """Where a run learns when its findings were first reported (app/history.py)."""
 
     previous_report: str | None = None    # an earlier `-o json` report
-    cluster: LiveSettings | None = None   # whose PolicyReports are read: None without a live cluster (check, snapshots)
+    # the run's cluster, whose PolicyReports are read: None without a live cluster (check, snapshots)
+    cluster: ClusterSessions | None = None
     started: datetime = field(default_factory=run_start)   # the first-seen time of what is new
 
 

@@ -31,10 +31,12 @@ def diff_command(**opts: Any) -> ExitCode:
     from reconciler.app import pipeline
     from reconciler.cli import settings
     from reconciler.cli.delivery import emit, publish_report
-    from reconciler.cli.live import live_reader
+    from reconciler.cli.live import live_reader, run_cluster
 
-    run = settings.run_settings(opts)
-    report = pipeline.run_diff(run, live_reader(settings.live_settings(opts)))
-    code = emit(report, settings.outputs(opts))
-    publish_report(report, None, settings.report_targets(opts), settings.publish_settings(opts))
+    live = settings.live_settings(opts)
+    with run_cluster(live) as cluster:
+        run = settings.run_settings(opts, cluster)
+        report = pipeline.run_diff(run, live_reader(live, cluster))
+        code = emit(report, settings.outputs(opts))
+        publish_report(report, None, settings.report_targets(opts), settings.publish_settings(opts, cluster))
     return code

@@ -26,9 +26,10 @@ def doctor_command(**opts: Any) -> ExitCode:
     from reconciler.app import pipeline
     from reconciler.cli import settings
     from reconciler.cli.delivery import emit
-    from reconciler.cli.live import live_reader
+    from reconciler.cli.live import live_reader, run_cluster
 
-    run = settings.run_settings(opts)
     live = settings.live_settings(opts)
-    report = pipeline.run_doctor(run, live_reader(live), live.kube_context)
+    with run_cluster(live) as cluster:
+        run = settings.run_settings(opts, cluster)
+        report = pipeline.run_doctor(run, live_reader(live, cluster), live.kube_context)
     return emit(report, settings.outputs(opts))

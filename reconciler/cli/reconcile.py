@@ -45,24 +45,21 @@ def reconcile_command(**opts: Any) -> ExitCode:
     from reconciler.app import pipeline
     from reconciler.cli import settings
     from reconciler.cli.delivery import emit, propose_fixes, publish_report, record
-    from reconciler.cli.live import cluster_target
+    from reconciler.cli.live import cluster_target, run_cluster
 
-    target = cluster_target(settings.live_settings(opts))
-    try:
-        outcome = pipeline.run_reconcile_command(settings.run_settings(opts), settings.reconcile_settings(opts),
-                                                 target)
-    finally:
-        if target is not None:
-            target.close()
-    record(outcome=outcome)
-    from reconciler.outputs.json_format import dumps
+    # One cluster session from the read to the published reports: one server, one identity, one guard.
+    with run_cluster(settings.live_settings(opts)) as cluster:
+        outcome = pipeline.run_reconcile_command(settings.run_settings(opts, cluster),
+                                                 settings.reconcile_settings(opts), cluster_target(cluster))
+        record(outcome=outcome)
+        from reconciler.outputs.json_format import dumps
 
-    # text, json and jsonl show the plan and the apply; the other formats render the findings after the run.
-    emit(outcome.after or outcome.report, settings.outputs(opts),
-         overrides={"json": lambda: dumps(outcome.to_dict()), "text": outcome.render_text,
-                    "jsonl": lambda: dumps(outcome.to_dict(), compact=True)})
-    # After an apply the issue shows what is left (the re-read's plan); the applied plan is history.
-    publish_report(outcome.after or outcome.report, outcome.plan if outcome.applied is None else outcome.left,
-                   settings.report_targets(opts), settings.publish_settings(opts))
+        # text, json and jsonl show the plan and the apply; the other formats render the findings after the run.
+        emit(outcome.after or outcome.report, settings.outputs(opts),
+             overrides={"json": lambda: dumps(outcome.to_dict()), "text": outcome.render_text,
+                        "jsonl": lambda: dumps(outcome.to_dict(), compact=True)})
+        # After an apply the issue shows what is left (the re-read's plan); the applied plan is history.
+        publish_report(outcome.after or outcome.report, outcome.plan if outcome.applied is None else outcome.left,
+                       settings.report_targets(opts), settings.publish_settings(opts, cluster))
     propose_fixes(outcome.report, settings.fix_git_settings(opts))
     return outcome.exit_code

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reconciler.app.settings import HistorySettings, LiveSettings, RunSettings
+    from reconciler.app.settings import HistorySettings, RunSettings
     from reconciler.findings.finding import Severity
     from reconciler.gitfix.run import FixGitSettings
     from reconciler.githost.base import HostFlags
@@ -18,38 +18,40 @@ if TYPE_CHECKING:
     from reconciler.publish.targets import PublishSettings
     from reconciler.reconcile.settings import ReconcileSettings
     from reconciler.report.shards import Shard
+    from reconciler.sources.cluster.session import ClusterSessions
+    from reconciler.sources.settings import GitSettings, LiveSettings
     from reconciler.telemetry.run import TelemetrySettings
 
 Options = Mapping[str, Any]   # a command's parameters by click's names, as the command function receives them
 
 
-def run_settings(opts: Options) -> RunSettings:
+def run_settings(opts: Options, cluster: ClusterSessions | None = None) -> RunSettings:
+    """`cluster`: the run's cluster sessions (cli/live.py run_cluster), None without a live cluster."""
     from datetime import timedelta
     from pathlib import Path
 
-    from reconciler.app.settings import GitSettings, PolicySettings, RunSettings
+    from reconciler.app.settings import PolicySettings, RunSettings
     from reconciler.findings.finding import Severity
 
     policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
                             Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
                             opts.get("opa_timeout", 10.0), bool(opts.get("opa_preloaded")),
                             timeout_s=opts.get("policy_timeout", 60.0), memory_mb=opts.get("policy_memory", 2048))
-    git = GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
+    git = git_settings(opts)
     return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
                        opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
                        helm=opts.get("helm"), helm_memory_mb=opts.get("helm_memory", 4096),
-                       history=history_settings(opts),
+                       history=history_settings(opts, cluster),
                        live_snapshots=tuple(opts.get("live_snapshot") or ()),
                        live_snapshot_max_age=timedelta(hours=opts.get("live_snapshot_max_age") or 24.0))
 
 
-def history_settings(opts: Options) -> HistorySettings:
+def history_settings(opts: Options, cluster: ClusterSessions | None = None) -> HistorySettings:
     """--previous-report, and the live cluster whose PolicyReports say when findings were first reported: that
     of the commands with live options (not `check`), unless they read a snapshot."""
     from reconciler.app.settings import HistorySettings
 
-    live = "kubeconfig" in opts and not opts.get("snapshot")
-    return HistorySettings(opts.get("previous_report"), live_settings(opts) if live else None)
+    return HistorySettings(opts.get("previous_report"), cluster)
 
 
 def shard(opts: Options) -> Shard | None:
@@ -64,8 +66,14 @@ def shard(opts: Options) -> Shard | None:
     return parse_shard(opts["shard"])
 
 
+def git_settings(opts: Options) -> GitSettings:
+    from reconciler.sources.settings import GitSettings
+
+    return GitSettings(opts.get("repo"), opts.get("ref") or "HEAD", bool(opts.get("worktree")))
+
+
 def live_settings(opts: Options) -> LiveSettings:
-    from reconciler.app.settings import LiveSettings
+    from reconciler.sources.settings import LiveSettings
 
     return LiveSettings(opts.get("kubeconfig"), opts.get("kube_context"), opts.get("snapshot"))
 
@@ -77,7 +85,7 @@ def reconcile_settings(opts: Options) -> ReconcileSettings:
                              plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),
                              lease_namespace=opts.get("lease_namespace"),
                              lease_wait_s=float(opts.get("lease_wait", 30.0)),
-                             audit_log=opts.get("audit_log"), snapshot=opts.get("snapshot"),
+                             audit_log=opts.get("audit_log"), live=live_settings(opts),
                              allow_over_quota=bool(opts.get("allow_over_quota")))
 
 
@@ -115,11 +123,10 @@ def report_targets(opts: Options) -> tuple[str, ...]:
     return tuple(opts.get("report_to") or ())
 
 
-def publish_settings(opts: Options) -> PublishSettings:
+def publish_settings(opts: Options, cluster: ClusterSessions | None = None) -> PublishSettings:
     from reconciler.publish.targets import PublishSettings
 
-    return PublishSettings(repo=opts.get("repo"), kubeconfig=opts.get("kubeconfig"),
-                           kube_context=opts.get("kube_context"), snapshot=opts.get("snapshot"),
+    return PublishSettings(git=git_settings(opts), live=live_settings(opts), cluster=cluster,
                            max_results=opts.get("report_max_results"), host_flags=host_flags(opts))
 
 
@@ -129,9 +136,8 @@ def fix_git_settings(opts: Options) -> FixGitSettings | None:
         return None
     from reconciler.gitfix.run import FixGitSettings
 
-    return FixGitSettings(dry_run=bool(opts.get("fix_git_dry_run")), repo=opts.get("repo"),
-                          ref=str(opts.get("ref") or "HEAD"), author=opts.get("git_author"),
-                          ssh_key=opts.get("git_ssh_key"), host_flags=host_flags(opts))
+    return FixGitSettings(dry_run=bool(opts.get("fix_git_dry_run")), git=git_settings(opts),
+                          author=opts.get("git_author"), ssh_key=opts.get("git_ssh_key"), host_flags=host_flags(opts))
 
 
 def host_flags(opts: Options) -> HostFlags:

@@ -17,6 +17,7 @@ from reconciler.gitfix.plan import FixPlan, plan_fix
 from reconciler.gitfix.pull_request import FixAction, FixContext, FixOutcome, propose_fix, safe_diff
 from reconciler.githost.base import WORDS, HostFlags, HostSettings, HostWords
 from reconciler.report.report import Report
+from reconciler.sources.settings import GitSettings
 from reconciler.telemetry import logs
 
 
@@ -25,11 +26,19 @@ class FixGitSettings:
     """`--fix-git` (or its dry run): the repository and ref the run read, and who pushes how."""
 
     dry_run: bool = False                 # show the fix branch and its lines; push nothing, call no host
-    repo: str | None = None               # the GitOps repository as given (path or clone URL); None: .
-    ref: str = "HEAD"                     # its branch is the pull request's target, unless one is set
+    # the GitOps repository and ref the run read; the ref's branch is the pull request's target, unless one is set
+    git: GitSettings = field(default_factory=GitSettings)
     author: str | None = None             # 'NAME <EMAIL>' of the fix commits; None: the default author
     ssh_key: str | None = None            # private key for an SSH push; None: ssh-agent
     host_flags: HostFlags = field(default_factory=HostFlags)
+
+    @property
+    def repo(self) -> str | None:
+        return self.git.repo
+
+    @property
+    def ref(self) -> str:
+        return self.git.ref
 
 
 def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,

@@ -15,13 +15,28 @@ from typing import Any
 
 from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
-from reconciler.core.resources import CONFIG, EVENT, LEASE, NODE, QUEUE, SCHEDULING_SHARD, Resource
+from reconciler.core.resources import (
+    CLUSTER_POLICY_REPORT,
+    CONFIG,
+    EVENT,
+    LEASE,
+    NODE,
+    OPEN_CLUSTER_REPORT,
+    OPEN_REPORT,
+    POLICY_REPORT,
+    QUEUE,
+    SCHEDULING_SHARD,
+    Resource,
+)
 from reconciler.model.kai_config import spec_field_types
 from reconciler.model.live import SCHEDULE_LABEL
 from reconciler.model.queues import FIELDS, RESOURCES
 from reconciler.plans.plan import FieldPath, Operation
 
 LABEL_PATH: FieldPath = ("metadata", "labels", SCHEDULE_LABEL)
+# The label on the report objects the tool writes (publish/policyreport): the only objects it ever deletes.
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "kai-gitops"
 
 class Values(Enum):
     """What a writable field may be set to."""
@@ -55,6 +70,8 @@ class Writable:
     fields: Mapping[FieldPath, Values] | None      # None: an object of the tool's own, built whole, never planned
     shown: str = ""                                # the fields, as messages name them
     names: frozenset[str] | None = None            # only these objects (the operator's singleton Config)
+    # An object of the tool's own that carries MANAGED_BY_LABEL: written whole with it, deleted only by uid
+    labelled: bool = False
 
     def fields_set(self, tree: Any) -> dict[FieldPath, Any] | None:
         """The writable fields `tree` sets (a merge patch, or a new object past its name), or None when it
@@ -104,6 +121,10 @@ WRITES = (
     Writable(LEASE, "POST", None),      # the run's Lease (reconcile/lease.py), created and then renewed
     Writable(LEASE, "PUT", None),
     Writable(EVENT, "POST", None),      # an Event on each changed object (reconcile/events.py)
+    # the run's PolicyReports (publish/policyreport): created, replaced in place, and deleted once stale
+    *(Writable(kind, method, None, labelled=True)
+      for kind in (CLUSTER_POLICY_REPORT, POLICY_REPORT, OPEN_CLUSTER_REPORT, OPEN_REPORT)
+      for method in ("POST", "PUT", "DELETE")),
 )
 
 # How a planned change is sent: a create is a POST of the whole object, an update a merge patch.

@@ -10,23 +10,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.core.errors import UserError
 from reconciler.githost.base import HostFlags
 from reconciler.report.report import Report
+from reconciler.sources.settings import GitSettings, LiveSettings
+
+if TYPE_CHECKING:
+    from reconciler.sources.cluster.session import ClusterSessions
 
 
 @dataclass(frozen=True)
 class PublishSettings:
     """What the targets need of the run beyond its report: where it read from, and how to publish."""
 
-    repo: str | None = None               # the GitOps repository as given (path or clone URL); None: .
-    kubeconfig: str | None = None
-    kube_context: str | None = None
-    snapshot: str | None = None           # live state came from a snapshot: there is no cluster to write to
+    git: GitSettings = field(default_factory=GitSettings)     # the GitOps repository the run read
+    live: LiveSettings = field(default_factory=LiveSettings)  # a snapshot: there is no cluster to write to
+    cluster: ClusterSessions | None = None   # the run's cluster sessions (what it read); None: no live cluster
     max_results: int | None = None        # per PolicyReport object; None: the target's default
     host_flags: HostFlags = field(default_factory=HostFlags)
+
+    @property
+    def repo(self) -> str | None:
+        return self.git.repo
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The only code in kai-gitops that writes to a cluster, and only the writes plans/writable.py lists.
 
-Every non-GET request passes `allowed_writes.check_write` first, which refuses any other method, path or
-body, so no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a Helm
-release.
+Every request goes through the run's cluster session (sources/cluster/session.py), whose transport passes
+every non-GET request to the write guard, `allowed_writes.check_write`, first: it refuses any other method,
+path or body, so no caller (or hand-edited plan) can make this module delete, or touch a Secret, a Pod or a
+Helm release.
 
 Why merge patches and not server-side apply: each change sets a few named fields to planned values,
 with the freshly read resourceVersion as precondition, so a patch lands only on the object whose fields
@@ -16,17 +17,11 @@ renders the default queues only on `helm install` and keeps them, so Helm never 
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
-
-import orjson
-import urllib3
 
 from reconciler.core.names import dns_subdomain
 from reconciler.core.refs import ObjectRef
@@ -36,57 +31,33 @@ from reconciler.model.sensitive import SensitiveAllow
 from reconciler.plans.applied import ChangeResult, WriteResult
 from reconciler.plans.plan import Change, Operation
 from reconciler.plans.writable import LABEL_PATH, PLANNED
-from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
+from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_sensitive
 from reconciler.reconcile.staleness import change_state
-from reconciler.sources.cluster.client import status_message
+from reconciler.sources.cluster.client import USER_AGENT as USER_AGENT  # the one user agent, shown here too
+from reconciler.sources.cluster.client import ApiError
+from reconciler.sources.cluster.session import ClusterSession
 
 FIELD_MANAGER = "kai-gitops"
-USER_AGENT = "kai-gitops/0.1 (reconciler)"
-
-
-class ApiFailure(Exception):
-    """The API server refused (status >= 300) or the connection failed (status 0)."""
-
-    def __init__(self, status: int, message: str, reason: str = "") -> None:
-        super().__init__(message)
-        self.status, self.message, self.reason = status, message, reason
-
-    def line(self) -> str:
-        return f"HTTP {self.status} ({self.message})" if self.status else self.message
+ApiFailure = ApiError   # the API server refused (status >= 300) or the connection failed (status 0)
 
 
 @dataclass(frozen=True)
 class WriteSettings:
-    attempts: int = 5               # 429/503 with Retry-After: the server did not process the request
-    retry_budget_s: float = 60.0
-    backoff_base_s: float = 0.2
-    backoff_cap_s: float = 5.0
-    connect_timeout_s: float = 10.0
-    read_timeout_s: float = 30.0
     workers: int = 16               # concurrent node-label writes; queues are written one by one, in order
 
 
 class ClusterWriter:
-    """Raw JSON over the kubernetes client's authenticated pool manager; safe to share between threads."""
+    """The writes a plan makes, as raw JSON over the session's transport, which holds them to the write guard;
+    safe to share between threads. `allowed_sensitive`: the cluster's allowSensitiveWrites (KAI-S-001), checked
+    here, before the session's guard, since only the plan's cluster says what it allows."""
 
-    def __init__(self, configuration: Any, *, label: str = "cluster", settings: WriteSettings | None = None,
+    def __init__(self, session: ClusterSession, *, settings: WriteSettings | None = None,
                  allowed_sensitive: tuple[SensitiveAllow, ...] = ()) -> None:
-        from kubernetes.client import ApiClient
-
-        self.allowed_sensitive = allowed_sensitive   # the cluster's allowSensitiveWrites (KAI-S-001)
-
+        self.allowed_sensitive = allowed_sensitive
         self.settings = settings or WriteSettings()
-        configuration.retries = False   # ours are the only retries (see _request)
-        configuration.connection_pool_maxsize = max(self.settings.workers, 1)
-        self._configuration = configuration
-        self._api = ApiClient(configuration)
-        self._pool = self._api.rest_client.pool_manager
-        self._base = str(configuration.host).rstrip("/")
-        self._auth_lock = threading.Lock()
-        self.label = label
-
-    def close(self) -> None:
-        self._api.close()
+        self.session = session
+        self.label = session.label
+        self._transport = session.transport
 
     # -- reads --------------------------------------------------------------------------------------
 
@@ -101,15 +72,8 @@ class ClusterWriter:
 
     def list_nodes(self, page_limit: int = 500) -> dict[str, dict[str, Any]]:
         """Every Node by name, paged: one list instead of a GET per node when a plan labels many."""
-        nodes: dict[str, dict[str, Any]] = {}
-        token: str | None = None
-        while True:
-            query = {"limit": str(page_limit), **({"continue": token} if token else {})}
-            page = self._request("GET", NODE.collection_path(), query=query)
-            nodes.update({str(n["metadata"]["name"]): n for n in page.get("items") or []})
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return nodes
+        return {str(n["metadata"]["name"]): n
+                for n in self._transport.items(NODE.collection_path(), {"limit": str(page_limit)})}
 
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -157,66 +121,13 @@ class ClusterWriter:
         assert label.path == LABEL_PATH
         return self.patch_node_label(change.ref.name, label.after, resource_version, dry_run=dry_run)
 
-    # -- one request, with retries only where the server cannot have acted -------------------------
-
-    def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        if content_type:
-            headers["Content-Type"] = content_type
-        with self._auth_lock:  # auth_settings() runs exec/OIDC refresh hooks
-            auth = self._configuration.auth_settings()
-        for setting in auth.values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
-        return headers
+    # -- one request: the transport guards, retries and sorts failures by status -------------------------
 
     def _request(self, method: str, path: str, body: Any = None, content_type: str | None = None,
                  query: dict[str, str] | None = None) -> dict[str, Any]:
         if method != "GET":
-            content_type = content_type or "application/json"
-            check_write(method, path, body, content_type, self.allowed_sensitive)
-        url = self._base + path + (f"?{urlencode(query)}" if query else "")
-        data = orjson.dumps(body) if body is not None else None
-        started, attempt = time.monotonic(), 0
-        while True:
-            attempt += 1
-            status, raw, headers = self._once(method, url, data, content_type, retry_transport=method == "GET",
-                                              shown=f"{method} {path}")
-            if 200 <= status < 300:
-                return _answer(status, raw)
-            failure = _failure(status, raw)
-            # 429 and 503 are answered before the request is processed; other errors may follow a write.
-            retryable = status in (429, 503) or (method == "GET" and status >= 500)
-            delay = _retry_after(headers) if status in (429, 503) else None
-            if delay is None:
-                delay = random.uniform(0, min(self.settings.backoff_cap_s,
-                                              self.settings.backoff_base_s * 2 ** (attempt - 1)))
-            spent = time.monotonic() - started
-            if not retryable or attempt >= self.settings.attempts or spent + delay > self.settings.retry_budget_s:
-                raise failure
-            time.sleep(delay)
-
-    def _once(self, method: str, url: str, data: bytes | None, content_type: str | None, *,
-              retry_transport: bool, shown: str) -> tuple[int, bytes, Any]:
-        timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=self.settings.read_timeout_s)
-        for attempt in range(1, 4):
-            try:
-                response = self._pool.request(method, url, body=data, headers=self._headers(content_type),
-                                              preload_content=False, timeout=timeout, retries=False,
-                                              redirect=False)
-                try:
-                    raw = response.read()
-                except BaseException:
-                    response.close()
-                    raise
-                response.release_conn()
-                return response.status, raw, response.headers
-            except urllib3.exceptions.HTTPError as exc:
-                # A write whose connection broke may or may not have landed: never resend it blindly.
-                if not retry_transport or attempt == 3:
-                    raise ApiFailure(0, f"{shown}: {_transport(exc)}") from None
-                time.sleep(0.05 * attempt)
-        raise AssertionError("unreachable")
+            check_sensitive(method, path, body, self.allowed_sensitive)
+        return self._transport.json(method, path, body, content_type=content_type, query=query)
 
 
 def object_path(ref: ObjectRef) -> str:
@@ -233,44 +144,6 @@ def _write_query(dry_run: bool) -> dict[str, str]:
     if dry_run:
         query["dryRun"] = "All"
     return query
-
-
-def _failure(status: int, raw: bytes) -> ApiFailure:
-    reason = ""
-    try:
-        data = orjson.loads(raw)
-        if isinstance(data, dict):
-            reason = str(data.get("reason") or "")
-    except orjson.JSONDecodeError:
-        pass
-    return ApiFailure(status, status_message(raw) or "no message", reason)
-
-
-def _answer(status: int, raw: bytes) -> dict[str, Any]:
-    """A 2xx body; HTML from a proxy or SSO gateway in front is a failure to report, not a crash."""
-    try:
-        data = orjson.loads(raw) if raw else {}
-    except orjson.JSONDecodeError:
-        raise ApiFailure(status, "the answer is not JSON: a proxy in front of the API server?") from None
-    return data if isinstance(data, dict) else {}
-
-
-def _retry_after(headers: Any) -> float | None:
-    raw = headers.get("Retry-After") if headers is not None else None
-    try:
-        return max(0.0, float(raw)) if raw else None
-    except ValueError:
-        return None
-
-
-def _transport(exc: Exception) -> str:
-    if isinstance(exc, urllib3.exceptions.ProtocolError):
-        return "connection reset"
-    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
-        return "read timed out (the write may or may not have been applied)"
-    if isinstance(exc, urllib3.exceptions.NewConnectionError):
-        return "cannot connect"
-    return f"{type(exc).__name__}: {exc}"
 
 
 # --- applying a change set ---------------------------------------------------------------------------

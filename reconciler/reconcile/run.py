@@ -22,7 +22,7 @@ from reconciler.plans.saved import keep_planned_operator_steps, read_plan, write
 from reconciler.reconcile.apply import ApiFailure, ClusterWriter, apply_changes
 from reconciler.reconcile.audit import AuditLog
 from reconciler.reconcile.backed import check_backed_by_git
-from reconciler.reconcile.cluster import Connection
+from reconciler.reconcile.cluster import ClusterTarget
 from reconciler.reconcile.dryrun import dry_run
 from reconciler.reconcile.events import EVENT_NAMESPACE, event_for
 from reconciler.reconcile.lease import Lease, holder_identity
@@ -79,12 +79,12 @@ def plan_only(report: Report, plan: Plan) -> ReconcileOutcome:
 ReReader = Callable[[], tuple[Report, Plan]]
 
 
-def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connection: Connection,
+def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, target: ClusterTarget,
                reread: ReReader, live: LiveState | None = None) -> ReconcileOutcome:
     """Identity, cap, Lease, fresh read per field, dry-run, writes (+ Events, audit), then a re-read. `live`:
     what the plan was judged on (the Shared Cluster mode check needs the queues and labels)."""
     check_cluster_name(plan, report.clusters[0].cluster)
-    check_identity(plan, connection.identity())
+    check_identity(plan, target.identity(None))   # the session the plan was read through
     check_cap(plan, settings.max_changes)
     check_over_quota(plan, report, settings.allow_over_quota)
     if live is not None:
@@ -93,14 +93,13 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, connecti
         return ReconcileOutcome(report, plan, ApplyResult(plan.id), None)
     holder = holder_identity()
     # Opened before the first write: an audit log that cannot be written refuses the run, not half of it.
-    audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=connection.server,
+    audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=target.connect(None).server,
                      holder=holder)
-    writer = connection.writer(_allowed_sensitive(report, plan.cluster))
+    writer = target.writer(_allowed_sensitive(report, plan.cluster))
     try:
         with _sigterm_interrupts():
             result = _apply_under_lease(plan, settings, writer, audit)
     finally:
-        writer.close()
         audit.close()
     after, left = _reread(reread, result)
     return ReconcileOutcome(report, plan, result, after, left)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from reconciler.sources.settings import LiveSettings
 
 DEFAULT_LEASE_NAMESPACE = "kai-gitops"
 
@@ -16,7 +18,7 @@ class ReconcileSettings:
     lease_namespace: str | None = None
     lease_wait_s: float = 30.0
     audit_log: str | None = None
-    snapshot: str | None = None       # live state from a snapshot: a plan can be shown, never applied
+    live: LiveSettings = field(default_factory=LiveSettings)   # a snapshot: a plan can be shown, never applied
     allow_over_quota: bool = False    # apply a change KAI-Q-020 flags (a quota cut below running work)
 
     def lease_ns(self) -> str:

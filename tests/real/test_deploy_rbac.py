@@ -247,6 +247,7 @@ def concurrent_report_sync(cluster: EnvTest, token: str) -> Run:
 
     from reconciler.findings.finding import Severity
     from reconciler.publish.policyreport import write_policy_reports
+    from tests.support.cluster_session import envtest_session
     from tests.test_policyreport import SAMPLE, backend_ref, finding
     from tests.test_policyreport import report as sample_report
 
@@ -264,24 +265,21 @@ def concurrent_report_sync(cluster: EnvTest, token: str) -> Run:
 
     touched: set[str] = set()
 
-    class ConcurrentWriter(kubernetes.client.ApiClient):
-        def call_api(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-            path = url.split("://", 1)[1].split("/", 1)[1].split("?")[0]
-            if method == "PUT" and path not in touched:
-                touched.add(path)
-                rest.call("PATCH", "/" + path, {"metadata": {"annotations": {"team.example.com/seen": "yes"}}},
-                          content_type="application/merge-patch+json")
-            return super().call_api(method, url, *args, **kwargs)
+    def concurrent_edit(method: str, path: str, _body: Any) -> None:
+        if method == "PUT" and path not in touched:
+            touched.add(path)
+            rest.call("PATCH", path, {"metadata": {"annotations": {"team.example.com/seen": "yes"}}},
+                      content_type="application/merge-patch+json")
 
-    configuration = kubernetes.client.Configuration(host=cluster.url)
-    configuration.ssl_ca_cert = str(cluster.pki.ca_cert)
-    configuration.api_key = {"BearerToken": f"Bearer {token}"}
     mark = cluster.audit_offset()
-    with ConcurrentWriter(configuration) as client:
-        write_policy_reports(client, report(*SAMPLE))
+    session = envtest_session(cluster, token=token, seen=concurrent_edit)
+    try:
+        write_policy_reports(session, report(*SAMPLE))
         # the cluster report loses the waived finding, the nvcf-backend report's message changes
         changed = finding("NVCA-G-004", backend_ref(), Severity.WARNING, message="gate Bar unknown")
-        [result] = write_policy_reports(client, report(SAMPLE[0], changed, SAMPLE[2]))
+        [result] = write_policy_reports(session, report(SAMPLE[0], changed, SAMPLE[2]))
+    finally:
+        session.close()
     run = Run("concurrent writer", 0, json.dumps(result.__dict__), "")
     run.requests = audited(cluster, mark)
     return run

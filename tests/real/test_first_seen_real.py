@@ -13,6 +13,8 @@ import pytest
 
 from reconciler.core.errors import UserError
 from reconciler.publish.policyreport import recorded_first_seen, write_policy_reports
+from reconciler.sources.cluster.session import ClusterSessions
+from tests.support.cluster_session import envtest_session
 from tests.support.envtest import EnvTest
 from tests.test_policyreport import NOW, SAMPLE, report
 
@@ -41,16 +43,17 @@ def test_a_get_and_list_only_identity_reads_when_each_finding_was_first_reported
     for namespace in ("kai-scheduler", "nvcf-backend"):
         envtest.create_namespace(namespace, exist_ok=True)
     written = NOW - timedelta(days=5)
-    with envtest.api_client() as admin:
-        write_policy_reports(admin, report(*SAMPLE), now=written)
-        write_policy_reports(admin, report(*SAMPLE), now=NOW)    # unchanged: the first time is kept
-    kubeconfig = identity(envtest, tmp_path, "history", role=True)
-    seen = recorded_first_seen(kubeconfig, None, None, "prod")
-    assert seen == {f.fingerprint: written for f in SAMPLE}
-    assert recorded_first_seen(kubeconfig, None, None, "another-cluster") == {}
+    admin = envtest_session(envtest)
+    write_policy_reports(admin, report(*SAMPLE), now=written)
+    write_policy_reports(admin, report(*SAMPLE), now=NOW)    # unchanged: the first time is kept
+    admin.close()
+    with ClusterSessions(identity(envtest, tmp_path, "history", role=True), None) as sessions:
+        seen = recorded_first_seen(sessions.open(None), "prod")
+        assert seen == {f.fingerprint: written for f in SAMPLE}
+        assert recorded_first_seen(sessions.open(None), "another-cluster") == {}
 
 
 def test_an_identity_that_may_not_list_the_reports_gets_a_403_error(envtest: EnvTest, tmp_path: Path) -> None:
-    kubeconfig = identity(envtest, tmp_path, "nobody", role=False)
-    with pytest.raises(UserError, match="HTTP 403"):
-        recorded_first_seen(kubeconfig, None, None, "prod")
+    with ClusterSessions(identity(envtest, tmp_path, "nobody", role=False), None) as sessions, \
+            pytest.raises(UserError, match="HTTP 403"):
+        recorded_first_seen(sessions.open(None), "prod")

@@ -12,21 +12,21 @@ from typing import Any
 import kubernetes
 import pytest
 
+from reconciler.reconcile.allowed_writes import check_write
 from reconciler.reconcile.apply import ClusterWriter
 from reconciler.reconcile.lease import LEASE_NAME, Lease
-from reconciler.sources.cluster.kubeconfig import load_configuration
+from reconciler.sources.cluster.session import ClusterSession
 from tests.real.kai_cluster import LEASE_NAMESPACE, KaiCluster
 
 
 @pytest.fixture
 def writer(cluster: KaiCluster) -> Iterator[ClusterWriter]:
     cluster.envtest.create_namespace(LEASE_NAMESPACE)
-    configuration, label = load_configuration(str(cluster.kubeconfig), None, None)
-    made = ClusterWriter(configuration, label=label)
+    session = ClusterSession.open(str(cluster.kubeconfig), None, guard=check_write)   # as cli/live.py opens it
     try:
-        yield made
+        yield ClusterWriter(session)
     finally:
-        made.close()
+        session.close()
 
 
 def coordination(cluster: KaiCluster) -> kubernetes.client.CoordinationV1Api:

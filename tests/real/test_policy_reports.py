@@ -15,7 +15,6 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-import kubernetes
 import pytest
 
 from reconciler.core.refs import ObjectRef
@@ -23,6 +22,7 @@ from reconciler.core.resources import Resource, queue_ref
 from reconciler.findings.finding import Severity
 from reconciler.publish.policyreport import write_policy_reports
 from reconciler.publish.policyreport.build import REPORT_KINDS
+from tests.support.cluster_session import envtest_session
 from tests.support.envtest import EnvTest
 from tests.test_policyreport import NOW, SAMPLE, finding, report
 
@@ -32,29 +32,26 @@ NAMESPACES = ("kai-scheduler", "nvcf-backend")   # where SAMPLE's namespaced fin
 OURS = {"app.kubernetes.io/managed-by": "kai-gitops", "kai-gitops/cluster": "prod"}
 
 
-class RecordingClient(kubernetes.client.ApiClient):
-    """The official client, keeping every create and update body it sends (as JSON goes over the wire)."""
+class Recording:
+    """A session as a run opens one, keeping every create and update body it sends (as JSON goes over the
+    wire), recorded where the write guard sees it."""
 
-    def __init__(self, configuration: Any) -> None:
-        super().__init__(configuration)
+    def __init__(self, envtest: EnvTest) -> None:
         self.sent: list[tuple[str, str, Obj]] = []
+        self.session = envtest_session(envtest, seen=self.record)
 
-    def call_api(self, method: str, url: str, header_params: Any = None, body: Any = None, *args: Any,
-                 **kwargs: Any) -> Any:
+    def record(self, method: str, path: str, body: Any) -> None:
         if method in ("POST", "PUT") and body is not None:
-            self.sent.append((method, urlsplit(url).path, json.loads(json.dumps(body))))
-        return super().call_api(method, url, header_params, body, *args, **kwargs)
+            self.sent.append((method, urlsplit(path).path, json.loads(json.dumps(body))))
 
 
 @pytest.fixture
-def writer(envtest: EnvTest) -> Iterator[RecordingClient]:
+def writer(envtest: EnvTest) -> Iterator[Recording]:
     for namespace in (*NAMESPACES, "team-x"):
         envtest.create_namespace(namespace)
-    configuration = kubernetes.client.Configuration(host=envtest.url)
-    configuration.ssl_ca_cert = str(envtest.pki.ca_cert)
-    configuration.cert_file, configuration.key_file = str(envtest.pki.admin_cert), str(envtest.pki.admin_key)
-    with RecordingClient(configuration) as client:
-        yield client
+    recording = Recording(envtest)
+    yield recording
+    recording.session.close()
 
 
 def path(kind: Resource, namespace: str | None, name: str) -> str:
@@ -90,12 +87,12 @@ MANY = (*SAMPLE, *(finding("KAI-D-002", queue_ref(f"team-{i}"), n=i, message=f"q
 
 
 @pytest.mark.parametrize("max_results", [100, 3], ids=["all-results", "truncated"])
-def test_what_the_writer_sends_reads_back_unchanged(envtest: EnvTest, writer: RecordingClient,
+def test_what_the_writer_sends_reads_back_unchanged(envtest: EnvTest, writer: Recording,
                                                     max_results: int) -> None:
     """Creates, then in-place updates: no field of any result, summary, label or annotation is pruned or
     changed by either API's schema, for the namespaced and the cluster-scoped kind."""
-    write_policy_reports(writer, report(*SAMPLE), max_results=max_results, now=NOW)
-    write_policy_reports(writer, report(*MANY), max_results=max_results, now=NOW + timedelta(hours=1))
+    write_policy_reports(writer.session, report(*SAMPLE), max_results=max_results, now=NOW)
+    write_policy_reports(writer.session, report(*MANY), max_results=max_results, now=NOW + timedelta(hours=1))
     methods = {(m, p.split("/")[2]) for m, p, _ in writer.sent}
     assert methods == {(m, g) for m in ("POST", "PUT") for g in ("wgpolicyk8s.io", "openreports.io")}
     last_body: dict[str, Obj] = {}
@@ -112,11 +109,11 @@ def test_what_the_writer_sends_reads_back_unchanged(envtest: EnvTest, writer: Re
     assert bool(truncated) == (max_results == 3)
 
 
-def test_the_next_run_updates_in_place_or_not_at_all(envtest: EnvTest, writer: RecordingClient) -> None:
-    write_policy_reports(writer, report(*SAMPLE), now=NOW)
+def test_the_next_run_updates_in_place_or_not_at_all(envtest: EnvTest, writer: Recording) -> None:
+    write_policy_reports(writer.session, report(*SAMPLE), now=NOW)
     first = every_report(envtest)
 
-    [same] = write_policy_reports(writer, report(*SAMPLE), now=NOW + timedelta(hours=1))
+    [same] = write_policy_reports(writer.session, report(*SAMPLE), now=NOW + timedelta(hours=1))
     assert (same.created, same.updated, same.deleted) == ([], [], [])
     again = every_report(envtest)
     assert {p: o["metadata"]["resourceVersion"] for p, o in again.items()} == \
@@ -124,7 +121,7 @@ def test_the_next_run_updates_in_place_or_not_at_all(envtest: EnvTest, writer: R
 
     extra = finding("KAI-D-001", queue_ref("team-a"), n=3)
     moved = finding("NVCA-G-004", SAMPLE[1].subject, Severity.WARNING, message="gate Bar unknown")
-    [changed] = write_policy_reports(writer, report(SAMPLE[0], moved, SAMPLE[2], SAMPLE[3], extra),
+    [changed] = write_policy_reports(writer.session, report(SAMPLE[0], moved, SAMPLE[2], SAMPLE[3], extra),
                                      now=NOW + timedelta(hours=2))
     assert sorted(changed.updated) == ["ClusterPolicyReport/kai-gitops-prod", "ClusterReport/kai-gitops-prod",
                                        "PolicyReport/nvcf-backend/kai-gitops-prod",
@@ -141,7 +138,7 @@ def test_the_next_run_updates_in_place_or_not_at_all(envtest: EnvTest, writer: R
 
 
 def test_stale_reports_are_deleted_by_label_and_name_and_nobody_elses(envtest: EnvTest,
-                                                                     writer: RecordingClient) -> None:
+                                                                     writer: Recording) -> None:
     """Ours: both labels and the name kai-gitops-<cluster>. The cluster-scoped ones planted with our labels
     under another name (kai-gitops-prod-retired) are someone's who copied the labels: kept."""
     assert envtest.rest is not None
@@ -162,7 +159,7 @@ def test_stale_reports_are_deleted_by_label_and_name_and_nobody_elses(envtest: E
             url = path(kind, namespace, name)
             planted[url] = envtest.rest.call("POST", url.rsplit("/", 1)[0], body, ok=(201,))
 
-    [result] = write_policy_reports(writer, report(*SAMPLE), now=NOW)
+    [result] = write_policy_reports(writer.session, report(*SAMPLE), now=NOW)
     assert sorted(result.deleted) == sorted(["PolicyReport/retired/kai-gitops-prod", "Report/retired/kai-gitops-prod"])
     for url, before in planted.items():
         live = stored(envtest, url)

@@ -12,6 +12,7 @@ from reconciler.plans.plan import Change, FieldChange, Operation
 from reconciler.plans.writable import LABEL_PATH
 from reconciler.reconcile.apply import ClusterWriter
 from reconciler.reconcile.events import EVENT_NAMESPACE, event_for
+from tests.support.cluster_session import envtest_session
 from tests.support.envtest import EnvTest
 
 LONGEST = ".".join(["n" * 63] * 3 + ["n" * 61])   # a valid object name of 253 characters, dots included
@@ -30,16 +31,13 @@ def test_the_real_server_accepts_the_event_of_every_change(envtest: EnvTest, adm
                                                            fields: tuple[FieldChange, ...]) -> None:
     api = "scheduling.run.ai/v2" if kind == "Queue" else "v1"
     change = Change(ObjectRef(api, kind, name), Operation.UPDATE, fields, ("KAI-D-002",), "drift")
-    configuration = kubernetes.client.Configuration(host=envtest.url)
-    configuration.ssl_ca_cert = str(envtest.pki.ca_cert)
-    configuration.cert_file, configuration.key_file = str(envtest.pki.admin_cert), str(envtest.pki.admin_key)
-    writer = ClusterWriter(configuration, label="envtest")
+    session = envtest_session(envtest)
     try:
         body = event_for(ChangeResult(change, WriteResult.APPLIED, resource_version="7", uid="0a1b"), plan_id="p1",
                          holder="host_1234")
-        created = writer.create_event(EVENT_NAMESPACE, body)
+        created = ClusterWriter(session).create_event(EVENT_NAMESPACE, body)
     finally:
-        writer.close()
+        session.close()
     stored = kubernetes.client.EventsV1Api(admin_client).read_namespaced_event(created["metadata"]["name"],
                                                                                EVENT_NAMESPACE)
     assert stored.metadata.name.startswith(body["metadata"]["generateName"][:58])

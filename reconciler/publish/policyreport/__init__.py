@@ -1,6 +1,6 @@
 """`--report-to policyreport`: the run's findings as PolicyReport / OpenReports objects in the cluster it read.
 
-    result = write_policy_reports(api_client, report, max_results=100)
+    result = write_policy_reports(session, report, max_results=100)   # the run's cluster session
 
 `build.py` turns findings into bounded report objects (no I/O), `cluster.py` finds the served kinds and
 creates, updates in place, or deletes our own earlier reports.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.publish.policyreport.build import DEFAULT_MAX_RESULTS, REPORT_KINDS, ReportSettings
@@ -19,6 +18,7 @@ from reconciler.publish.policyreport.cluster import recorded_first_seen as recor
 from reconciler.publish.targets import PublishRequest, register
 from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import Report
+from reconciler.sources.cluster.session import ClusterSession
 from reconciler.telemetry.logs import phase
 
 __all__ = ["DEFAULT_MAX_RESULTS", "REPORT_KINDS", "SyncResult", "publish_policy_reports", "recorded_first_seen",
@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_MAX_RESULTS", "REPORT_KINDS", "SyncResult", "publish_policy_
 log = logging.getLogger("kai_gitops.policyreport")
 
 
-def write_policy_reports(api_client: Any, report: Report, *, max_results: int = DEFAULT_MAX_RESULTS,
+def write_policy_reports(session: ClusterSession, report: Report, *, max_results: int = DEFAULT_MAX_RESULTS,
                          now: datetime | None = None) -> list[SyncResult]:
     """One sync per cluster of the report; findings about the run itself (waivers, policy edits) go with
     the first cluster, whose report is the only one a reconcile makes."""
@@ -38,7 +38,7 @@ def write_policy_reports(api_client: Any, report: Report, *, max_results: int = 
     for index, cluster in enumerate(report.clusters):
         findings = [*cluster.findings, *(report.repository if index == 0 else [])]
         settings = ReportSettings(cluster.cluster, cluster.git.commit if cluster.git else None, max_results)
-        result = sync_reports(api_client, findings, settings, stamp)
+        result = sync_reports(session, findings, settings, stamp)
         if result.kinds:
             log.info(result.describe())
         results.append(result)
@@ -46,32 +46,21 @@ def write_policy_reports(api_client: Any, report: Report, *, max_results: int = 
 
 
 def publish_policy_reports(request: PublishRequest) -> None:
-    """The `policyreport` publish target: writes into the cluster the run read (--kubeconfig/--context)."""
+    """The `policyreport` publish target: writes into the cluster the run read, through the run's session."""
     settings = request.settings
-    if settings.snapshot:
+    if settings.live.snapshot or settings.cluster is None:
         raise UserError("--report-to policyreport writes into a live cluster and cannot be used with --snapshot",
                         hint="drop --snapshot, or use another --report-to target")
-    from kubernetes.client import ApiClient
-
-    from reconciler.sources.cluster.kubeconfig import load_configuration
-
-    repo_context = None if settings.kube_context else _repo_kube_context(request)
-    configuration, _label = load_configuration(settings.kubeconfig, settings.kube_context, repo_context)
-    with phase("publish-policyreport"), ApiClient(configuration) as api_client:
-        write_policy_reports(api_client, request.report, max_results=settings.max_results or DEFAULT_MAX_RESULTS)
+    session = settings.cluster.open(None if settings.cluster.context else _repo_kube_context(request))
+    with phase("publish-policyreport"):
+        write_policy_reports(session, request.report, max_results=settings.max_results or DEFAULT_MAX_RESULTS)
 
 
-def recorded_first_seen(kubeconfig: str | None, kube_context: str | None, repo_context: str | None,
-                        cluster: str) -> dict[str, datetime]:
-    """Read only: when our reports in the cluster of --kubeconfig/--context first listed each of `cluster`'s
-    fingerprints (their results' `timestamp`); empty when no report kind is served."""
-    from kubernetes.client import ApiClient
-
-    from reconciler.sources.cluster.kubeconfig import load_configuration
-
-    configuration, _label = load_configuration(kubeconfig, kube_context, repo_context)
-    with phase("read-policyreports"), ApiClient(configuration) as api_client:
-        recorded = recorded_in(api_client, cluster)
+def recorded_first_seen(session: ClusterSession, cluster: str) -> dict[str, datetime]:
+    """Read only: when our reports in the session's cluster first listed each of `cluster`'s fingerprints
+    (their results' `timestamp`); empty when no report kind is served."""
+    with phase("read-policyreports"):
+        recorded = recorded_in(session, cluster)
     seen: dict[str, datetime] = {}
     for fingerprint, stamp in recorded.items():
         try:

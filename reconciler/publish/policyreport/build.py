@@ -21,10 +21,10 @@ from reconciler.core.redact import redact_text
 from reconciler.core.resources import CLUSTER_POLICY_REPORT, OPEN_CLUSTER_REPORT, OPEN_REPORT, POLICY_REPORT, Resource
 from reconciler.findings.attribution import attribution_lines
 from reconciler.findings.finding import Finding, Severity
+from reconciler.plans.writable import MANAGED_BY, MANAGED_BY_LABEL
 from reconciler.report.report import finding_order
 
-SOURCE = "kai-gitops"
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+SOURCE = MANAGED_BY   # the label's value, and the field manager of every write
 CLUSTER_LABEL = "kai-gitops/cluster"
 TOTAL_ANNOTATION = "kai-gitops/results-total"
 OMITTED_ANNOTATION = "kai-gitops/results-omitted"

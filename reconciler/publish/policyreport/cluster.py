@@ -1,6 +1,8 @@
 """Report objects in the cluster: which kinds are served, what we wrote before, create / update / delete.
 
-Writes are guarded like every write of the tool: the objects we own are found by label
+Every request goes through the run's cluster session, and every write passes the one write guard
+(reconcile/allowed_writes.py, with plans/writable.py: a report carries our label, a delete names the uid it
+read) before it leaves. The objects we own are found by label
 (`app.kubernetes.io/managed-by=kai-gitops` and the cluster label) and have the one name the tool gives them
 (`kai-gitops-<cluster>`, the name the shipped roles grant update and delete on), an update carries the `resourceVersion`
 it read (a concurrent writer gets a 409, which is re-read once), an unchanged report is not written at all
@@ -11,9 +13,7 @@ carries both labels and that name.
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,9 +21,9 @@ from typing import Any
 from reconciler.core.errors import UserError
 from reconciler.core.resources import NAMESPACE, Resource
 from reconciler.findings.finding import Finding
+from reconciler.plans.writable import MANAGED_BY_LABEL
 from reconciler.publish.policyreport.build import (
     CLUSTER_LABEL,
-    MANAGED_BY_LABEL,
     OMITTED_ANNOTATION,
     REPORT_KINDS,
     SOURCE,
@@ -35,6 +35,8 @@ from reconciler.publish.policyreport.build import (
     report_name,
     scopes,
 )
+from reconciler.sources.cluster.client import ApiError, Conflict, NotFound
+from reconciler.sources.cluster.session import ClusterSession
 
 log = logging.getLogger("kai_gitops.policyreport")
 _COMPARED = ("results", "summary", "configuration", "source")
@@ -63,35 +65,33 @@ class SyncResult:
                 + (f", {self.omitted_results} results beyond the bounds" if self.omitted_results else ""))
 
 
-def served_kinds(api_client: Any) -> list[Resource]:
+def served_kinds(session: ClusterSession) -> list[Resource]:
     """The report kinds this API server serves (discovery of each group version; 404 = not installed)."""
-    from kubernetes.client import CustomObjectsApi
-    from kubernetes.client.exceptions import ApiException
-
-    api = CustomObjectsApi(api_client)
     served: list[Resource] = []
     for group_version in dict.fromkeys((k.group, k.version) for k in REPORT_KINDS):
+        path = f"/apis/{'/'.join(group_version)}"
         try:
-            resources = api.get_api_resources(*group_version)
-        except ApiException as exc:
-            if exc.status == 404:
-                continue
+            resources = session.transport.json("GET", path)
+        except NotFound:
+            continue
+        except ApiError as exc:
             raise _api_error(exc, f"discovery of {'/'.join(group_version)}") from None
-        plurals = {r.name for r in resources.resources or []}
+        plurals = {r.get("name") for r in resources.get("resources") or [] if isinstance(r, dict)}
         served += [k for k in REPORT_KINDS if (k.group, k.version) == group_version and k.plural in plurals]
     return served
 
 
-def sync_reports(api_client: Any, findings: list[Finding], settings: ReportSettings, now: datetime) -> SyncResult:
+def sync_reports(session: ClusterSession, findings: list[Finding], settings: ReportSettings,
+                 now: datetime) -> SyncResult:
     """Make the cluster's kai-gitops reports for `settings.cluster` say exactly `findings`."""
-    kinds = served_kinds(api_client)
+    kinds = served_kinds(session)
     result = SyncResult()
     if not kinds:
         log.warning("policy reports: this cluster serves neither wgpolicyk8s.io/v1alpha2 nor "
                     "openreports.io/v1alpha1 report kinds; no reports written (install the PolicyReport or "
                     "OpenReports CRDs to get them)")
         return result
-    store = _Store(api_client)
+    store = _Store(session)
     namespaces = {f.subject.namespace for f in findings if f.subject and f.subject.namespace}
     missing = frozenset(namespaces - store.namespaces()) if namespaces else frozenset()
     planned = scopes(findings, cluster_namespaces=missing)
@@ -106,11 +106,11 @@ def sync_reports(api_client: Any, findings: list[Finding], settings: ReportSetti
     return result
 
 
-def recorded_first_seen(api_client: Any, cluster: str) -> dict[str, dict[str, int]]:
+def recorded_first_seen(session: ClusterSession, cluster: str) -> dict[str, dict[str, int]]:
     """Read only: each fingerprint's earliest timestamp in our reports for `cluster`, of every kind served."""
-    store = _Store(api_client)
+    store = _Store(session)
     seen: dict[str, dict[str, int]] = {}
-    for kind in served_kinds(api_client):
+    for kind in served_kinds(session):
         for old in store.list_managed(kind, cluster):
             for fingerprint, stamp in _first_seen(old).items():
                 if fingerprint not in seen or _instant(stamp) < _instant(seen[fingerprint]):
@@ -204,68 +204,41 @@ def _merged(old: dict[str, str] | None, new: dict[str, str]) -> dict[str, str]:
 
 
 class _Store:
-    """The custom-objects calls, with errors turned into one line naming the object and what to grant."""
+    """The report objects' requests over the session's transport (whose guard every write passes), with errors
+    turned into one line naming the object and what to grant."""
 
-    def __init__(self, api_client: Any) -> None:
-        from kubernetes.client import CustomObjectsApi
+    def __init__(self, session: ClusterSession) -> None:
+        self.transport = session.transport
 
-        self.api = CustomObjectsApi(api_client)
+    def _call(self, what: str, method: str, path: str, body: Any = None,
+              query: dict[str, str] | None = None) -> dict[str, Any]:
+        try:
+            return self.transport.json(method, path, body, query=query)
+        except ApiError as exc:
+            raise _api_error(exc, what) from None
 
     def namespaces(self) -> set[str]:
-        """Every namespace's name, paged. Raw JSON through the client's transport: CoreV1Api alone takes
-        ~2 s to import, longer than the whole report sync; `list` is what the reader role already grants."""
-        import orjson
+        """Every namespace's name, paged; `list` is what the reader role already grants."""
+        return {str((i.get("metadata") or {}).get("name"))
+                for i in self._list("namespaces", NAMESPACE.collection_path(), {"limit": "500"})}
 
-        names: set[str] = set()
-        query: list[tuple[str, str]] = [("limit", "500")]
-        while True:
-            page = orjson.loads(self._call("namespaces", functools.partial(self._get_raw, NAMESPACE.collection_path(),
-                                                                             query)))
-            names |= {str((i.get("metadata") or {}).get("name")) for i in page.get("items") or []}
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return names
-            query = [("limit", "500"), ("continue", token)]
-
-    def _get_raw(self, path: str, query: list[tuple[str, str]]) -> bytes:
-        from kubernetes.client.exceptions import ApiException
-
-        client = self.api.api_client
-        request = client.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"},
-                                         auth_settings=["BearerToken"])
-        response = client.call_api(*request)
-        body = response.read()
-        if not 200 <= response.status < 300:
-            raise ApiException(status=response.status, reason=response.reason, body=body.decode("utf-8", "replace"))
-        return bytes(body)
+    def _list(self, what: str, path: str, query: dict[str, str]) -> list[dict[str, Any]]:
+        try:
+            return self.transport.items(path, query)
+        except ApiError as exc:
+            raise _api_error(exc, what) from None
 
     def list_managed(self, kind: Resource, cluster: str) -> list[dict[str, Any]]:
         selector = f"{MANAGED_BY_LABEL}={SOURCE},{CLUSTER_LABEL}={cluster_label_value(cluster)}"
-        items: list[dict[str, Any]] = []
-        token: str | None = None
-        while True:
-            paging = {"_continue": token} if token else {}
-            page = self._call(kind.plural, functools.partial(
-                self.api.list_cluster_custom_object, kind.group, kind.version, kind.plural,
-                label_selector=selector, limit=100, **paging))
-            items += [i for i in page.get("items") or [] if _owned(i, cluster)]
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
+        return [i for i in self._list(kind.plural, kind.collection_path(), {"labelSelector": selector, "limit": "100"})
+                if _owned(i, cluster)]
 
     def create(self, kind: Resource, body: dict[str, Any]) -> None:
-        meta = body["metadata"]
-        if kind.namespaced:
-            self._call(kind.plural, lambda: self.api.create_namespaced_custom_object(
-                kind.group, kind.version, meta["namespace"], kind.plural, body, field_manager=SOURCE))
-        else:
-            self._call(kind.plural, lambda: self.api.create_cluster_custom_object(
-                kind.group, kind.version, kind.plural, body, field_manager=SOURCE))
+        namespace = body["metadata"].get("namespace") if kind.namespaced else None
+        self._call(kind.plural, "POST", kind.collection_path(namespace), body, {"fieldManager": SOURCE})
 
     def replace(self, kind: Resource, body: dict[str, Any], old: dict[str, Any]) -> None:
         """Update in place with the read resourceVersion as precondition; on a 409, re-read once and retry."""
-        from kubernetes.client.exceptions import ApiException
-
         for attempt in (1, 2):
             meta = body["metadata"]
             old_meta = old.get("metadata") or {}
@@ -273,60 +246,29 @@ class _Store:
             meta["labels"] = _merged(old_meta.get("labels"), meta["labels"])
             meta["annotations"] = _merged(old_meta.get("annotations"), meta["annotations"])
             try:
-                self._replace_once(kind, body)
+                self.transport.request("PUT", _object_path(kind, meta), body, query={"fieldManager": SOURCE})
                 return
-            except ApiException as exc:
-                if exc.status != 409 or attempt == 2:
+            except ApiError as exc:
+                if not isinstance(exc, Conflict) or attempt == 2:
                     raise _api_error(exc, f"update of {kind.plural}/{meta['name']}") from None
-                old = self._get(kind, meta.get("namespace"), meta["name"])
-
-    def _replace_once(self, kind: Resource, body: dict[str, Any]) -> None:
-        meta = body["metadata"]
-        if kind.namespaced:
-            self.api.replace_namespaced_custom_object(kind.group, kind.version, meta["namespace"], kind.plural,
-                                                      meta["name"], body, field_manager=SOURCE)
-        else:
-            self.api.replace_cluster_custom_object(kind.group, kind.version, kind.plural, meta["name"], body,
-                                                   field_manager=SOURCE)
-
-    def _get(self, kind: Resource, namespace: str | None, name: str) -> dict[str, Any]:
-        found: dict[str, Any]   # the API's JSON object (the client is untyped)
-        if kind.namespaced:
-            found = self._call(kind.plural, lambda: self.api.get_namespaced_custom_object(
-                kind.group, kind.version, namespace, kind.plural, name))
-        else:
-            found = self._call(kind.plural, lambda: self.api.get_cluster_custom_object(
-                kind.group, kind.version, kind.plural, name))
-        return found
+                old = self._call(kind.plural, "GET", _object_path(kind, meta))
 
     def delete(self, kind: Resource, obj: dict[str, Any], cluster: str) -> None:
         """Only a listed report of ours: one of REPORT_KINDS, both labels, uid as precondition."""
         if kind not in REPORT_KINDS or not _owned(obj, cluster):
             raise AssertionError(f"refusing to delete {obj.get('kind')} {_key(obj)}: not a kai-gitops report")
-        from kubernetes.client import V1DeleteOptions, V1Preconditions
-        from kubernetes.client.exceptions import ApiException
-
         meta = obj["metadata"]
-        options = V1DeleteOptions(preconditions=V1Preconditions(uid=meta.get("uid")))
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": meta.get("uid")}}
         try:
-            if kind.namespaced:
-                self.api.delete_namespaced_custom_object(kind.group, kind.version, meta["namespace"], kind.plural,
-                                                         meta["name"], body=options)
-            else:
-                self.api.delete_cluster_custom_object(kind.group, kind.version, kind.plural, meta["name"],
-                                                      body=options)
-        except ApiException as exc:
-            if exc.status != 404:  # already gone is what we wanted
-                raise _api_error(exc, f"delete of {kind.plural}/{meta['name']}") from None
+            self.transport.request("DELETE", _object_path(kind, meta), options)
+        except NotFound:
+            return   # already gone is what we wanted
+        except ApiError as exc:
+            raise _api_error(exc, f"delete of {kind.plural}/{meta['name']}") from None
 
-    @staticmethod
-    def _call(what: str, request: Callable[[], Any]) -> Any:
-        from kubernetes.client.exceptions import ApiException
 
-        try:
-            return request()
-        except ApiException as exc:
-            raise _api_error(exc, what) from None
+def _object_path(kind: Resource, meta: dict[str, Any]) -> str:
+    return kind.object_path(meta["name"], meta.get("namespace") if kind.namespaced else None)
 
 
 def _owned(obj: dict[str, Any], cluster: str) -> bool:
@@ -338,14 +280,10 @@ def _owned(obj: dict[str, Any], cluster: str) -> bool:
         and meta.get("name") == report_name(cluster)
 
 
-def _api_error(exc: Any, what: str) -> UserError:
-    from reconciler.sources.cluster.client import status_message
-
-    message = status_message(exc.body.encode() if isinstance(exc.body, str) else (exc.body or b""))
+def _api_error(exc: ApiError, what: str) -> UserError:
     hint = None
     if exc.status == 403:
         hint = ("grant this identity list and create on wgpolicyk8s.io policyreports and clusterpolicyreports "
                 "(and openreports.io reports, clusterreports), get, update and delete on those named "
                 "kai-gitops-<cluster>, and list on namespaces")
-    return UserError(f"policy reports: {what}: HTTP {exc.status}" + (f" ({message})" if message else ""),
-                     hint=hint)
+    return UserError(f"policy reports: {what}: {exc.line()}", hint=hint)

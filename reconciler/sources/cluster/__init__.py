@@ -1,7 +1,8 @@
 """Live state from a cluster: kubeconfig or in-cluster credentials, paged server-filtered reads, retries.
 
-    read = cluster_reader(kubeconfig, context)     # the CLI's --kubeconfig / --context
-    live = read(repo_kube_context)                 # complete LiveState, or UserError: never partial
+    session = ClusterSessions(kubeconfig, context, guard=check_write).open(repo_kube_context)   # session.py
+    live = session.read_live()                     # complete LiveState, or UserError: never partial
+    read = cluster_reader(kubeconfig, context)     # a reader alone (bench/live_read.py), no session kept
 
 `read_live(client, sink)` feeds any ObjectSink (LiveStateBuilder, snapshot writer, or a Tee of both).
 

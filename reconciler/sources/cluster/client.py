@@ -1,8 +1,14 @@
-"""Authenticated GETs against the Kubernetes API with our own bounded, jittered retries.
+"""The one transport to the Kubernetes API: every request of a run, read or write, with our own bounded,
+jittered retries (both `Retry-After` forms), one set of headers, answers capped in bytes, and failures
+sorted by status.
 
 The official client is used for what it is good at -- reading kubeconfig / in-cluster config, client
 certificates, exec and token-refresh plugins, proxies -- and its urllib3 pool manager is the transport.
 We never build client model objects: bodies stay bytes until `orjson.loads`, page by page.
+
+Reads (`get`) fail as ReadError, one line naming what was read; requests a writer makes (`request`) fail
+as an ApiError of the status's class. A request that is not a GET passes the guard the transport was made
+with first, and without a guard it is refused: the transport is the only place bytes leave for a cluster.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
@@ -30,7 +36,9 @@ if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-USER_AGENT = "kai-gitops/0.1 (cluster reader)"
+# One user agent for every request of a run, reads and writes alike (what the API server's audit log shows).
+USER_AGENT = "kai-gitops/0.1 (reconciler)"
+WRITE_WORKERS = 16   # concurrent writes a writer may make (node labels): connections the pool keeps for them
 _ENV_PREFIX = "KAI_GITOPS_KUBE_"
 
 
@@ -109,6 +117,60 @@ class ListExpired(Exception):
     """410 Gone on a `continue` token: the caller restarts that list from the beginning."""
 
 
+class ApiError(Exception):
+    """A request the API server refused (status >= 300) or that got no answer (status 0)."""
+
+    def __init__(self, status: int, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.status, self.message, self.reason = status, message, reason
+
+    def line(self) -> str:
+        return f"HTTP {self.status} ({self.message})" if self.status else self.message
+
+
+class Unauthorized(ApiError):
+    """401: the credentials were rejected."""
+
+
+class Forbidden(ApiError):
+    """403: this identity may not make the request."""
+
+
+class NotFound(ApiError):
+    """404: no such object, or the resource is not served."""
+
+
+class Conflict(ApiError):
+    """409: the resourceVersion precondition failed, or the object exists already."""
+
+
+class Invalid(ApiError):
+    """422: validation or admission refused the body."""
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
+                                         422: Invalid}
+
+
+def api_error(status: int, body: bytes) -> ApiError:
+    """The refusal a status and its body stand for: the Status `message` and `reason`, in the status's class."""
+    reason = ""
+    try:
+        data: JSONValue = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        reason = str(data.get("reason") or "")
+    return _BY_STATUS.get(status, ApiError)(status, status_message(body) or "no message", reason)
+
+
+class WriteRefused(Exception):
+    """A write sent through a transport that has no guard: only a session's guarded writer writes."""
+
+
+# The guard every request but a GET passes: (method, path, body, content type); it raises to refuse.
+WriteGuard = Callable[[str, str, Any, str | None], None]
+
 
 
 @dataclass(frozen=True)
@@ -179,10 +241,11 @@ def _plural(n: int, word: str) -> str:
 
 
 class ClusterClient:
-    """GETs with retries over the kubernetes client's authenticated pool manager; safe across threads."""
+    """Every request to one API server, with retries, over the kubernetes client's authenticated pool manager;
+    safe across threads."""
 
     def __init__(self, configuration: KubeConfiguration, settings: ReadSettings | None = None, *,
-                 label: str = "cluster") -> None:
+                 label: str = "cluster", guard: WriteGuard | None = None) -> None:
         from kubernetes.client import ApiClient
 
         # Ours are the only retries: urllib3's own (and the client's client_go_retries) would multiply our
@@ -191,8 +254,9 @@ class ClusterClient:
         configuration.retries = False
         configuration.client_go_retries = False
         self.settings = settings or ReadSettings.from_env()
-        configuration.connection_pool_maxsize = max(self.settings.workers, 1)
+        configuration.connection_pool_maxsize = max(self.settings.workers, WRITE_WORKERS, 1)
         self.label = label
+        self._guard = guard
         self._configuration = configuration
         self._api: KubeApiClient = ApiClient(configuration)
         self._pool = self._api.rest_client.pool_manager
@@ -216,8 +280,10 @@ class ClusterClient:
 
     # -- one GET ------------------------------------------------------------------------------------
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, content_type: str | None = None) -> dict[str, str]:
         headers = {"Accept": "application/json", "Accept-Encoding": "gzip", "User-Agent": USER_AGENT}
+        if content_type:
+            headers["Content-Type"] = content_type
         # auth_settings() runs the refresh hook of exec/OIDC/GCP plugins, so expiring tokens are renewed.
         with self._auth_lock:
             auth = self._configuration.auth_settings()
@@ -226,14 +292,16 @@ class ClusterClient:
                 headers[setting["key"]] = setting["value"]
         return headers
 
-    def _once(self, path: str, query: dict[str, str] | None, read_timeout: float,
-              max_bytes: int) -> tuple[int, bytes, Mapping[str, str]]:
+    def _once(self, path: str, query: dict[str, str] | None, read_timeout: float, max_bytes: int, *,
+              method: str = "GET", data: bytes | None = None,
+              content_type: str | None = None) -> tuple[int, bytes, Mapping[str, str]]:
         url = self._base + path + (f"?{urlencode(query)}" if query else "")
         timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=read_timeout)
         with self._count_lock:
             self.requests += 1
-        response = self._pool.request("GET", url, headers=self._headers(), preload_content=False,
-                                      decode_content=False, timeout=timeout, retries=False, redirect=False)
+        response = self._pool.request(method, url, body=data, headers=self._headers(content_type),
+                                      preload_content=False, decode_content=False, timeout=timeout, retries=False,
+                                      redirect=False)
         try:
             body = read_response(response, max_bytes)
         except BaseException:
@@ -241,6 +309,69 @@ class ClusterClient:
             raise
         response.release_conn()
         return response.status, body, response.headers
+
+    # -- a writer's request: guarded, retried only where the server cannot have acted ----------------
+
+    def request(self, method: str, path: str, body: Any = None, *, content_type: str | None = None,
+                query: dict[str, str] | None = None) -> Answer:
+        """One request for a writer (its GETs included): a 2xx answer, or an ApiError of the status's class.
+
+        Anything but a GET passes the guard first. A GET is retried like a read (429, 5xx, a lost connection);
+        a write only on 429 and 503, which the server answers before processing it: a write whose connection
+        broke may or may not have landed, and is never sent again blindly."""
+        if method != "GET":
+            content_type = content_type or "application/json"
+            if self._guard is None:
+                raise WriteRefused(f"{method} {path}: this cluster connection has no write guard")
+            self._guard(method, path, body, content_type)
+        data = orjson.dumps(body) if body is not None else None
+        started, attempt = time.monotonic(), 0
+        while True:
+            attempt += 1
+            try:
+                status, raw, headers = self._once(path, query, self.settings.read_timeout_s,
+                                                  self.settings.answer_max_bytes, method=method, data=data,
+                                                  content_type=content_type)
+            except AnswerTooLarge:
+                raise ApiError(0, f"{method} {path}: the answer is larger than "
+                                  f"{self.settings.answer_max_bytes:,} bytes (decompressed)") from None
+            except urllib3.exceptions.HTTPError as exc:
+                if method != "GET" or attempt >= 3:
+                    raise ApiError(0, f"{method} {path}: {_lost_request(exc)}") from None
+                time.sleep(0.05 * attempt)
+                continue
+            if 200 <= status < 300:
+                return Answer(status, raw, attempt)
+            retryable = status in (429, 503) or (method == "GET" and status >= 500)
+            delay = _retry_after(headers) if status in (429, 503) else None
+            if delay is None:
+                delay = random.uniform(0, min(self.settings.backoff_cap_s,
+                                              self.settings.backoff_base_s * 2 ** (attempt - 1)))
+            spent = time.monotonic() - started
+            if not retryable or attempt >= self.settings.attempts or spent + delay > self.settings.retry_budget_s:
+                raise api_error(status, raw)
+            time.sleep(delay)   # not in RETRIES: that metric counts the live read's retries
+
+    def json(self, method: str, path: str, body: Any = None, *, content_type: str | None = None,
+             query: dict[str, str] | None = None) -> dict[str, Any]:
+        """`request`'s answer as a JSON object; HTML from a proxy or SSO gateway in front is an ApiError."""
+        answer = self.request(method, path, body, content_type=content_type, query=query)
+        try:
+            data = orjson.loads(answer.body) if answer.body else {}
+        except orjson.JSONDecodeError:
+            raise ApiError(answer.status, "the answer is not JSON: a proxy in front of the API server?") from None
+        return data if isinstance(data, dict) else {}
+
+    def items(self, path: str, query: dict[str, str]) -> list[dict[str, Any]]:
+        """Every item of a paged list, for a writer (ApiError on failure): each `continue` token followed."""
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            page = self.json("GET", path, query={**query, **({"continue": token} if token else {})})
+            items += [i for i in page.get("items") or [] if isinstance(i, dict)]
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
 
     # -- retries ------------------------------------------------------------------------------------
 
@@ -316,6 +447,17 @@ class ClusterClient:
             return "the pod cannot reach the API server; check its network policies"
         return (f"check that {self.label} is the cluster you mean (kubectl config get-contexts; pass --context "
                 "NAME) and that its API server is reachable from here")
+
+
+def _lost_request(exc: Exception) -> str:
+    """What became of a writer's request that got no answer."""
+    if isinstance(exc, urllib3.exceptions.ProtocolError):
+        return "connection reset"
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        return "read timed out (the write may or may not have been applied)"
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return "cannot connect"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def shown_server(url: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import gc
 import math
 import re
@@ -10,6 +11,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -68,6 +70,7 @@ class Fault:
     method: str | None = None
     status: int | None = None
     retry_after: float | None = None
+    retry_after_date: bool = False   # send Retry-After in its HTTP-date form: now + retry_after
     delay_s: float = 0.0
     reset: bool = False
     times: int = 1
@@ -341,7 +344,9 @@ class KubeTestServer:
             response = error_response(_fault_error(fault))
         else:
             response = self._api.handle(request)
-        if fault.retry_after is not None:
+        if fault.retry_after is not None and fault.retry_after_date:
+            response.headers["Retry-After"] = email.utils.formatdate(time.time() + fault.retry_after, usegmt=True)
+        elif fault.retry_after is not None:
             response.headers["Retry-After"] = str(_whole_seconds(fault.retry_after))
         return response
 
