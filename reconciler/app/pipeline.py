@@ -23,6 +23,7 @@ from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
 from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.ownership import controllers, ownership_findings
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
@@ -156,6 +157,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
         findings = attribute(findings, live, desired.shared)
+        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers))
     findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities,
                                 audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
@@ -185,6 +187,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
+    if desired is not None and repo is not None:
+        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers))
     findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities if repo
                                 else AuditIdentities(), audit_cut_off(live, started))
     waivers = Waiving(repo, [name])

@@ -53,6 +53,14 @@ SHARD_UNDECLARED = RuleMeta(
     "Every SchedulingShard runs a scheduler of its own; one that Git does not declare is configuration "
     "nobody reviews. kai-gitops reports it and never deletes it.",
     "Declare it in kaiManifestFiles, or delete it if nobody uses it.", _DRIFT_SOURCE)
+FIELD_OWNED = RuleMeta(
+    "KAI-D-008", "Drifted field owned by another controller", Severity.WARNING, Scope.LIVE,
+    "The field's managedFields owner is a controller (the KAI operator or its chart's deployer, KAI Resource "
+    "Management, another Helm release, Argo CD, Flux, or one kai-gitops.yaml lists under ownership.controllers). "
+    "A patch would be written back by it on its next pass: a controller fight, not a fix. Hand edits (kubectl) "
+    "are not a controller's and are still undone.",
+    "Change the value where it comes from (the finding names it), or stop that controller managing the field; "
+    "reconcile never writes it.", _DRIFT_SOURCE)
 CONFIG_NOT_RECONCILED = RuleMeta(
     "KAI-O-001", "kai-config reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
     "A kai-config that matches Git does nothing until the operator acts on it: its conditions say whether "
@@ -189,7 +197,7 @@ VALUE_UNKNOWN = RuleMeta(
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
 DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
-               SHARD_UNDECLARED)
+               SHARD_UNDECLARED, FIELD_OWNED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,

@@ -1,0 +1,168 @@
+"""Ownership decides (checks/ownership.py): a drifted field another controller owns is reported (KAI-D-008) with
+where its value comes from and never planned; a person's edit is still undone; Helm's fields on the KAI release's
+install-only default queues are still taken over. The real API server's side is tests/real/test_ownership.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.checks.ownership import BUILTIN_CONTROLLERS, controller_of, controllers, overlaps
+from reconciler.core.errors import UserError
+from reconciler.sources.repoconfig import parse_repo_config
+from tests.helpers import (
+    CANONICAL_KAI_VALUES,
+    canonical_shard,
+    kai_crds,
+    make_repo,
+    queue,
+    run_cli,
+    snapshot_file,
+    standalone_config,
+)
+
+TIME, LATER = "2026-11-02T09:00:00Z", "2026-11-30T14:02:11Z"
+KAI_RELEASE = {"meta.helm.sh/release-name": "kai-scheduler", "meta.helm.sh/release-namespace": "kai-scheduler"}
+
+
+def managed(manager: str, fields: dict[str, Any], *, time: str = TIME, operation: str = "Update") -> dict[str, Any]:
+    return {"manager": manager, "operation": operation, "apiVersion": "scheduling.run.ai/v2", "time": time,
+            "fieldsType": "FieldsV1", "fieldsV1": fields}
+
+
+def quota(*resources: str) -> dict[str, Any]:
+    return {"f:spec": {"f:resources": {f"f:{r}": {"f:quota": {}} for r in resources}}}
+
+
+def lab(tmp_path: Path, entries: list[dict[str, Any]], *, release: dict[str, str] | None = None,
+        extra: str = "") -> tuple[Path, Path]:
+    """The lab's default-queue with cpu, gpu and memory quota drifted (0, 4, 0 where Git says -1), each field
+    owned by the manager `entries` give it."""
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(extra=extra),
+                                   "kai-values.yaml": CANONICAL_KAI_VALUES})
+    child = queue("default-queue", parent="default-parent-queue")
+    for resource, value in (("cpu", 0), ("gpu", 4), ("memory", 0)):
+        child["spec"]["resources"][resource]["quota"] = value
+    child["metadata"].update(annotations=dict(release if release is not None else KAI_RELEASE),
+                             managedFields=entries)
+    snap = snapshot_file(tmp_path, [*kai_crds(), queue("default-parent-queue"), child, canonical_shard()])
+    return repo, snap
+
+
+def reconcile(repo: Path, snap: Path) -> dict[str, Any]:
+    code, out, err = run_cli(["reconcile", "--repo", repo, "--cluster", "lab", "--snapshot", snap, "-o", "json"])
+    assert code == 2, err
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+def planned(report: dict[str, Any], name: str = "default-queue") -> set[str]:
+    return {".".join(f["path"][2:]) for c in report["plan"]["changes"] if c["object"]["name"] == name
+            for f in c["fields"]}
+
+
+def owned(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["rule"] == "KAI-D-008"]
+
+
+def test_a_field_krm_owns_is_not_planned_and_its_finding_names_the_project_queue_entry(tmp_path: Path) -> None:
+    entries = [managed("helm", quota("memory")), managed("kubectl-edit", quota("cpu"), time=LATER),
+               managed("project-controller", quota("gpu"), operation="Apply", time=LATER)]
+    report = reconcile(*lab(tmp_path, entries))
+    # the hand edit is undone; Helm's field on the KAI release's default queue is taken over (HELM_NOTE)
+    assert planned(report) == {"cpu.quota", "memory.quota"}
+    (finding,) = owned(report)
+    assert finding["subject"]["name"] == "default-queue" and finding["severity"] == "warning"
+    assert finding["details"]["fields"] == [{
+        "field": "gpu.quota", "path": ["spec", "resources", "gpu", "quota"], "manager": "project-controller",
+        "controller": "KAI Resource Management",
+        "source": "the Project or Department whose spec.queues[] entry generates Queue default-queue: "
+                  "resources.gpu.deserved"}]
+    assert "gpu.quota (manager project-controller, KAI Resource Management" in finding["message"]
+    steps = report["plan"]["operator"]
+    assert [s["rule"] for s in steps if s["rule"] == "KAI-D-008"] == ["KAI-D-008"]
+    assert any(f["rule"] == "KAI-D-002" for f in report["findings"])   # the drift itself is still reported
+
+
+def test_every_field_held_leaves_no_change_and_no_kubectl_patch_for_the_operator(tmp_path: Path) -> None:
+    entries = [managed("argocd-controller", quota("cpu", "gpu", "memory"), operation="Apply")]
+    report = reconcile(*lab(tmp_path, entries))
+    assert planned(report) == set()
+    (finding,) = owned(report)
+    assert {f["field"] for f in finding["details"]["fields"]} == {"cpu.quota", "gpu.quota", "memory.quota"}
+    assert "the Argo CD Application that syncs Queue/default-queue" in finding["fix"]["description"]
+    rules = [s["rule"] for s in report["plan"]["operator"] if (s.get("subject") or {}).get("name") == "default-queue"]
+    assert "KAI-D-008" in rules and "KAI-D-002" not in rules   # no `kubectl patch` that would start a fight
+
+
+def test_another_helm_release_owns_its_queue_fields_but_the_kai_release_default_queue_is_taken_over(
+        tmp_path: Path) -> None:
+    entries = [managed("helm", quota("cpu", "gpu", "memory"))]
+    team = {"meta.helm.sh/release-name": "team", "meta.helm.sh/release-namespace": "teams"}
+    report = reconcile(*lab(tmp_path / "team", entries, release=team))
+    assert planned(report) == set()
+    (finding,) = owned(report)
+    assert {f["source"] for f in finding["details"]["fields"]} == {"the values of Helm release teams/team "
+                                                                   "(helm upgrade)"}
+    report = reconcile(*lab(tmp_path / "kai", entries))
+    assert planned(report) == {"cpu.quota", "gpu.quota", "memory.quota"} and not owned(report)
+    assert any("Default queues are created by Helm" in n for n in report["plan"]["notes"])
+
+
+def test_kai_gitops_yaml_adds_controllers_and_a_person_is_never_one(tmp_path: Path) -> None:
+    entries = [managed("queue-syncer", quota("cpu")), managed("kubectl-patch", quota("gpu")),
+               managed("kai-gitops", quota("memory"))]
+    report = reconcile(*lab(tmp_path, entries, extra="ownership:\n  controllers: [queue-sync*, kai-gitops]\n"))
+    assert planned(report) == {"gpu.quota", "memory.quota"}
+    (finding,) = owned(report)
+    assert [(f["field"], f["manager"]) for f in finding["details"]["fields"]] == [("cpu.quota", "queue-syncer")]
+    assert finding["details"]["fields"][0]["controller"] == "field manager queue-sync* (ownership.controllers)"
+
+
+def test_a_queue_without_managed_fields_is_planned_as_before(tmp_path: Path) -> None:
+    report = reconcile(*lab(tmp_path, []))
+    assert planned(report) == {"cpu.quota", "gpu.quota", "memory.quota"} and not owned(report)
+
+
+def test_diff_reports_the_owned_field_too(tmp_path: Path) -> None:
+    repo, snap = lab(tmp_path, [managed("nodepool-controller", quota("gpu"), operation="Apply")])
+    code, out, err = run_cli(["diff", "--repo", repo, "--cluster", "lab", "--snapshot", snap, "-o", "json"])
+    assert code == 2, err
+    assert [f["rule"] for f in json.loads(out)["findings"] if f["rule"] == "KAI-D-008"] == ["KAI-D-008"]
+    code, out, err = run_cli(["diff", "--repo", repo, "--cluster", "lab", "--snapshot", snap])
+    assert "KAI-D-008" in out and "nodepool-controller" in out
+
+
+def test_people_and_kai_gitops_are_not_controllers() -> None:
+    known = controllers(["team-*"])
+    for person in ("kubectl-edit", "kubectl-patch", "kubectl-client-side-apply", "kubectl", "kubectl-label",
+                   "kai-gitops", None):
+        assert controller_of(person, known) is None, person
+    assert controller_of("team-sync", known) is not None
+    assert {c.pattern for c in BUILTIN_CONTROLLERS} >= {"helm", "kai-config-deployer", "project-controller",
+                                                        "argocd-controller", "kustomize-controller"}
+
+
+def test_a_write_of_a_parent_field_would_rewrite_a_held_child_and_is_held_too() -> None:
+    held = (("spec", "resources", "gpu", "quota"),)
+    assert overlaps(("spec", "resources"), held) and overlaps(("spec", "resources", "gpu", "quota", "x"), held)
+    assert not overlaps(("spec", "resources", "gpu", "limit"), held)
+
+
+@pytest.mark.parametrize("block", ["ownership:\n  controllers: ['']\n", "ownership:\n  other: 1\n",
+                                   "ownership:\n  controllers: [a, a]\n"])
+def test_a_bad_ownership_block_is_one_error_naming_its_line(block: str) -> None:
+    text = standalone_config(extra=block)
+    with pytest.raises(UserError) as caught:
+        parse_repo_config(text.encode())
+    assert caught.value.where and "kai-gitops.yaml:" in str(caught.value.where)
+
+
+def test_the_ownership_block_is_read() -> None:
+    config = parse_repo_config(standalone_config(extra="ownership:\n  controllers: [a-*, b]\n").encode())
+    assert config.ownership.controllers == ("a-*", "b")
+    assert parse_repo_config(standalone_config().encode()).ownership.controllers == ()
+
