@@ -166,3 +166,78 @@ def test_the_ownership_block_is_read() -> None:
     assert config.ownership.controllers == ("a-*", "b")
     assert parse_repo_config(standalone_config().encode()).ownership.controllers == ()
 
+
+
+# -- controller fights: a field kai-gitops wrote, written back by another manager -------------------------------
+
+OUR_WRITE = "2026-11-30T10:17:03.123456Z"
+
+
+def audit_line(name: str, *paths: tuple[str, ...], result: str = "applied", cluster: str = "lab") -> str:
+    return json.dumps({"time": OUR_WRITE, "planId": "p", "cluster": cluster, "server": "https://x", "holder": "h",
+                       "object": {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "namespace": None,
+                                  "name": name},
+                       "operation": "update", "fields": [{"path": list(p), "before": 0, "after": -1} for p in paths],
+                       "result": result, "error": None, "resourceVersion": "7", "previousManagers": ["helm"],
+                       "rules": ["KAI-D-002"]}) + "\n"
+
+
+def reconcile_with_log(repo: Path, snap: Path, log: Path) -> dict[str, Any]:
+    code, out, err = run_cli(["reconcile", "--repo", repo, "--cluster", "lab", "--snapshot", snap,
+                              "--audit-log", log, "-o", "json"])
+    assert code == 2, err
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+GPU = ("spec", "resources", "gpu", "quota")
+CPU = ("spec", "resources", "cpu", "quota")
+
+
+def test_a_field_written_back_after_our_write_is_a_fight_left_alone_naming_both_managers(tmp_path: Path) -> None:
+    entries = [managed("queue-syncer", quota("gpu"), time=LATER), managed("kubectl-edit", quota("cpu"), time=LATER),
+               managed("helm", quota("memory"))]
+    repo, snap = lab(tmp_path, entries)
+    log = tmp_path / "audit.jsonl"
+    log.write_text(audit_line("default-queue", GPU, CPU) + audit_line("default-queue", GPU, result="failed")
+                   + '{"time": "2026-11-30T10:18:00Z", "cluster": "lab", "result": "appl')   # cut by a crash
+    report = reconcile_with_log(repo, snap, log)
+    assert planned(report) == {"cpu.quota", "memory.quota"}    # the person's edit is undone, not a fight
+    (fight,) = [f for f in report["findings"] if f["rule"] == "KAI-D-009"]
+    assert fight["details"]["fields"] == [{
+        "field": "gpu.quota", "path": list(GPU), "manager": "queue-syncer", "controller": "field manager queue-syncer",
+        "source": "whatever field manager queue-syncer applies", "wroteFirst": "kai-gitops",
+        "wroteFirstAt": "2026-11-30T10:17:03Z", "wroteBackAt": LATER}]
+    assert "kai-gitops wrote it 2026-11-30 10:17:03 UTC, queue-syncer wrote it back" in fight["message"]
+    assert "KAI-D-009" in [s["rule"] for s in report["plan"]["operator"]]
+    assert not owned(report)
+
+
+def test_no_fight_without_our_earlier_write_or_when_theirs_came_first(tmp_path: Path) -> None:
+    entries = [managed("queue-syncer", quota("gpu"), time=TIME)]     # before our write: not written back
+    repo, snap = lab(tmp_path, entries)
+    for log_text in ("", audit_line("default-queue", GPU), audit_line("default-queue", GPU, cluster="other")):
+        log = tmp_path / "audit.jsonl"
+        log.write_text(log_text)
+        report = reconcile_with_log(repo, snap, log)
+        assert "gpu.quota" in planned(report) and not [f for f in report["findings"] if f["rule"] == "KAI-D-009"]
+    missing = tmp_path / "none.jsonl"    # the first run: no log yet
+    assert "gpu.quota" in planned(reconcile_with_log(repo, snap, missing))
+
+
+def test_the_fight_metric_counts_the_fields_left_alone() -> None:
+    from prometheus_client import generate_latest
+
+    from reconciler.core.resources import queue_ref
+    from reconciler.findings.builtin_rules import CONTROLLER_FIGHT
+    from reconciler.findings.finding import Kind
+    from reconciler.report.report import ClusterReport, Report
+    from reconciler.telemetry.metrics import RunFacts, build_registry
+
+    fight = CONTROLLER_FIGHT.finding(Kind.DRIFT, "fight", "lab", subject=queue_ref("q"),
+                                     extra={"fields": [{"field": "gpu.quota"}, {"field": "cpu.quota"}]})
+    for findings, expected in (([fight], 2.0), ([], 0.0)):
+        report = Report("reconcile", [ClusterReport("lab", None, None, None, None, findings)])
+        text = generate_latest(build_registry(RunFacts("reconcile", "lab", 0.0, 1.0, ok=True, exit_code=2,
+                                                       report=report))).decode()
+        assert f'kai_gitops_controller_fights{{cluster="lab"}} {expected}' in text

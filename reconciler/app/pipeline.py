@@ -23,7 +23,7 @@ from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
 from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
-from reconciler.checks.ownership import controllers, ownership_findings
+from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
@@ -123,12 +123,13 @@ class Reconciliation(NamedTuple):
 
 
 def run_reconcile(settings: RunSettings, read_live: LiveReader,
-                  identify: Callable[[str | None], ClusterIdentity] | None = None) -> Reconciliation:
+                  identify: Callable[[str | None], ClusterIdentity] | None = None,
+                  ours: tuple[OwnWrite, ...] = ()) -> Reconciliation:
     """The diff report plus the plan that settles what kai-gitops may fix; `identify` (live clusters only)
-    names the cluster the plan is for."""
+    names the cluster the plan is for; `ours`, the fields earlier runs wrote (their audit log)."""
     from reconciler.reconcile.planner import build_plan
 
-    run = _diff_one("reconcile", settings, read_live)
+    run = _diff_one("reconcile", settings, read_live, ours)
     identity = identify(run.desired.config.kube_context) if identify is not None else None
     plan = build_plan(run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git,
                       identity=identity)
@@ -141,7 +142,8 @@ class _OneCluster(NamedTuple):
     live: LiveState
 
 
-def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
+def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
+              ours: tuple[OwnWrite, ...] = ()) -> _OneCluster:
     started = datetime.now(UTC)
     history = RunHistory(settings.history)
     repo = open_desired(settings.git)
@@ -157,7 +159,8 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired)
         findings = attribute(findings, live, desired.shared)
-        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers))
+        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers),
+                                       ours)
     findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities,
                                 audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
@@ -410,18 +413,21 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
                           target: ClusterTarget | None) -> ReconcileOutcome:
     """`reconcile`: the plan for a live cluster (or a snapshot), saved or applied as asked."""
     from reconciler.reconcile import run as steps
+    from reconciler.reconcile.audit import read_own_writes
 
     steps.check_settings(reconcile, target is not None)
+    ours = read_own_writes(reconcile.audit_log)   # before the cluster is read: a fight needs our earlier writes
     if target is None:
         from reconciler.sources.snapshot import read_snapshot
 
         snapshot = reconcile.snapshot or ""
-        report, fresh, live = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
+        report, fresh, live = run_reconcile(settings, lambda _context: read_snapshot(snapshot), ours=ours)
     else:
-        report, fresh, live = run_reconcile(settings, target.read_live, lambda ctx: target.connect(ctx).identity())
+        report, fresh, live = run_reconcile(settings, target.read_live, lambda ctx: target.connect(ctx).identity(),
+                                            ours)
     plan = steps.saved_or_fresh(reconcile, fresh, live)
     if not reconcile.apply or target is None:
         return steps.plan_only(report, plan)
     connection = target.connect(None)   # the connection the plan was read through (connect() keeps it)
     return steps.apply_plan(plan, report, reconcile, connection,
-                            reread=lambda: run_reconcile(settings, target.read_live)[:2])
+                            reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2])

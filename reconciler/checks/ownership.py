@@ -11,6 +11,12 @@ Controllers are the built-in list below plus `ownership.controllers` in kai-gito
 the manager's name). kai-gitops itself never is one, and neither is a person: kubectl writes as kubectl-edit,
 kubectl-patch, kubectl-client-side-apply or kubectl, so a hand edit of a field Git declares is still undone.
 
+A controller on no list is caught by what it does: a **fight** is a field kai-gitops wrote on an earlier run
+(an `applied` line of reconcile's `--audit-log`, the only record of our writes that survives the run) that
+drifts again, now owned by another manager that wrote it at or after our write (managedFields time, whole
+seconds). It is held the same way and raised once per object as KAI-D-009, naming both managers; a person's
+kubectl (manager kubectl*) writing after us is a hand edit, undone, not a fight.
+
 One exception, the chart's own: the default queues. The KAI chart creates them on `helm install` only and
 keeps them (helm.sh/resource-policy: keep): Helm's manager owns their spec, but no later `helm upgrade`
 renders them, so nothing writes them back and kai-gitops takes them over (planner.HELM_NOTE). That holds only
@@ -22,13 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from fnmatch import fnmatchcase
 from typing import Any
 
 from reconciler.checks.attribution import HELM_MANAGERS, FieldPath, drifted_fields, live_object, owner
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import NODE, QUEUE, SCHEDULING_SHARD
-from reconciler.findings.builtin_rules import FIELD_OWNED
+from reconciler.findings.builtin_rules import CONTROLLER_FIGHT, FIELD_OWNED
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, QueueOrigin
 from reconciler.model.live import LiveState
@@ -62,6 +69,20 @@ BUILTIN_CONTROLLERS = (
 )
 
 
+PERSON = "kubectl*"   # kubectl-edit, kubectl-patch, kubectl-client-side-apply, kubectl-label, kubectl
+
+
+@dataclass(frozen=True)
+class OwnWrite:
+    """A field kai-gitops wrote on an earlier run (an `applied` audit line, reconcile/audit.read_own_writes)."""
+
+    cluster: str               # the kai-gitops.yaml name the plan was for
+    kind: str
+    name: str
+    path: tuple[str, ...]
+    time: datetime             # when the outcome was recorded (UTC)
+
+
 @dataclass(frozen=True)
 class HeldField:
     shown: str                 # the field as the drift finding shows it
@@ -69,10 +90,16 @@ class HeldField:
     manager: str
     what: str
     source: str                # where its value really comes from
+    ours_at: datetime | None = None    # a fight: when kai-gitops wrote it before `manager` wrote it back
+    theirs_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"field": self.shown, "path": list(self.path), "manager": self.manager, "controller": self.what,
-                "source": self.source}
+        body: dict[str, Any] = {"field": self.shown, "path": list(self.path), "manager": self.manager,
+                                "controller": self.what, "source": self.source}
+        if self.ours_at is not None:
+            body |= {"wroteFirst": OWN_MANAGER, "wroteFirstAt": f"{self.ours_at:%Y-%m-%dT%H:%M:%SZ}",
+                     "wroteBackAt": self.theirs_at}
+        return body
 
 
 def controllers(listed: Iterable[str]) -> tuple[Controller, ...]:
@@ -87,20 +114,25 @@ def controller_of(manager: str | None, known: tuple[Controller, ...]) -> Control
 
 
 def ownership_findings(findings: list[Finding], desired: DesiredCluster, live: LiveState,
-                       known: tuple[Controller, ...]) -> list[Finding]:
-    """One KAI-D-008 finding per drifted object with fields a controller owns."""
+                       known: tuple[Controller, ...], ours: tuple[OwnWrite, ...] = ()) -> list[Finding]:
+    """Per drifted object, one KAI-D-008 finding for the fields a controller owns and one KAI-D-009 for the
+    fields another manager wrote back after kai-gitops wrote them (`ours`: the earlier runs' writes)."""
     held: list[Finding] = []
     for finding in findings:
         if finding.subject is None:
             continue
-        fields = list(_held(finding, desired, live, known))
-        if fields:
-            held.append(_finding(finding, finding.subject, fields))
+        fields = list(_held(finding, desired, live, known, tuple(w for w in ours if w.cluster == desired.name)))
+        owned = [f for f in fields if f.ours_at is None]
+        fought = [f for f in fields if f.ours_at is not None]
+        if owned:
+            held.append(_finding(finding, finding.subject, owned))
+        if fought:
+            held.append(_fight(finding, finding.subject, fought))
     return held
 
 
-def _held(finding: Finding, desired: DesiredCluster, live: LiveState, known: tuple[Controller, ...]
-          ) -> Iterator[HeldField]:
+def _held(finding: Finding, desired: DesiredCluster, live: LiveState, known: tuple[Controller, ...],
+          ours: tuple[OwnWrite, ...]) -> Iterator[HeldField]:
     for kind, name, shown, path in drifted_fields(finding, live, desired.shared):
         if kind == NODE.kind:   # node labels are planned from Git's shared-cluster intent, not from drift
             continue
@@ -108,12 +140,35 @@ def _held(finding: Finding, desired: DesiredCluster, live: LiveState, known: tup
         if managers is None:
             continue
         entry = owner(managers.entries, path, live_object(live, kind, name))
-        controller = controller_of(entry.manager if entry else None, known)
-        if entry is None or entry.manager is None or controller is None:
+        if entry is None or entry.manager is None or _chart_default_queue(entry, managers, desired, kind, name):
             continue
-        if _chart_default_queue(entry, managers, desired, kind, name):
+        controller = controller_of(entry.manager, known)
+        if controller is not None:
+            yield HeldField(shown, path, entry.manager, controller.what,
+                            _source(controller, managers, kind, name, path))
             continue
-        yield HeldField(shown, path, entry.manager, controller.what, _source(controller, managers, kind, name, path))
+        ours_at = _written_back(entry, ours, kind, name, path)
+        if ours_at is not None:
+            yield HeldField(shown, path, entry.manager, f"field manager {entry.manager}",
+                            f"whatever field manager {entry.manager} applies", ours_at, entry.time)
+
+
+def _written_back(entry: ManagedEntry, ours: tuple[OwnWrite, ...], kind: str, name: str,
+                  path: FieldPath) -> datetime | None:
+    """When kai-gitops last wrote `path` if `entry`'s manager (no person, not us) set it at or after that."""
+    manager = entry.manager or ""
+    if manager == OWN_MANAGER or fnmatchcase(manager, PERSON) or entry.time is None:
+        return None
+    spelt = tuple(str(step) for step in path)
+    writes = [w.time for w in ours if (w.kind, w.name) == (kind, name) and overlaps(w.path, (spelt,))]
+    if not writes:
+        return None
+    last = max(writes)
+    try:
+        theirs = datetime.fromisoformat(entry.time.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return last if int(theirs.timestamp()) >= int(last.timestamp()) else None
 
 
 def _chart_default_queue(entry: ManagedEntry, managers: ObjectManagers, desired: DesiredCluster, kind: str,
@@ -169,11 +224,26 @@ def _finding(drift: Finding, ref: ObjectRef, fields: list[HeldField]) -> Finding
 PlanPath = tuple[str, ...]   # a field's path as a plan spells it (plans/plan.FieldPath)
 
 
+HOLDING_RULES = frozenset({FIELD_OWNED.id, CONTROLLER_FIGHT.id})
+
+
+def _fight(drift: Finding, ref: ObjectRef, fields: list[HeldField]) -> Finding:
+    named = "; ".join(f"{f.shown}: kai-gitops wrote it {f.ours_at:%Y-%m-%d %H:%M:%S} UTC, {f.manager} wrote it back "
+                      f"{f.theirs_at}" for f in fields[:SHOWN])
+    more = f"; and {len(fields) - SHOWN} more" if len(fields) > SHOWN else ""
+    managers = ", ".join(sorted({f.manager for f in fields}))
+    message = f"{ref}: controller fight over {len(fields)} field(s), left alone: {named}{more}"
+    fix = Fix(Action.NONE, f"stop one side: make {managers} apply Git's value, list it under ownership.controllers "
+              "in kai-gitops.yaml to leave it the field, or change Git to its value")
+    return CONTROLLER_FIGHT.finding(Kind.DRIFT, message, drift.cluster, subject=ref, location=drift.location,
+                                    fix=fix, extra={"fields": [f.to_dict() for f in fields], "drift": drift.rule_id})
+
+
 def held_paths(findings: Iterable[Finding]) -> dict[ObjectRef, tuple[PlanPath, ...]]:
-    """The fields KAI-D-008 leaves to their controllers, by object (read by the planner; waived or not)."""
+    """The fields KAI-D-008 and KAI-D-009 leave alone, by object (read by the planner; waived or not)."""
     held: dict[ObjectRef, tuple[PlanPath, ...]] = {}
     for finding in findings:
-        if finding.rule_id != FIELD_OWNED.id or finding.subject is None:
+        if finding.rule_id not in HOLDING_RULES or finding.subject is None:
             continue
         paths = tuple(tuple(str(step) for step in f["path"]) for f in finding.extra.get("fields") or ())
         held[finding.subject] = held.get(finding.subject, ()) + paths

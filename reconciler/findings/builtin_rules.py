@@ -61,6 +61,13 @@ FIELD_OWNED = RuleMeta(
     "are not a controller's and are still undone.",
     "Change the value where it comes from (the finding names it), or stop that controller managing the field; "
     "reconcile never writes it.", _DRIFT_SOURCE)
+CONTROLLER_FIGHT = RuleMeta(
+    "KAI-D-009", "Controller fight: a field kai-gitops wrote was written back", Severity.WARNING, Scope.LIVE,
+    "A field reconcile wrote on an earlier run (its --audit-log) drifts again, set since by another field "
+    "manager that is no person: writing it again would feed the fight, every run, forever. The field is left "
+    "alone and the finding names both managers.",
+    "Make the other manager apply Git's value, list it under ownership.controllers in kai-gitops.yaml to leave "
+    "it the field (KAI-D-008), or change Git to its value.", _DRIFT_SOURCE)
 CONFIG_NOT_RECONCILED = RuleMeta(
     "KAI-O-001", "kai-config reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
     "A kai-config that matches Git does nothing until the operator acts on it: its conditions say whether "
@@ -197,7 +204,7 @@ VALUE_UNKNOWN = RuleMeta(
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
 DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
-               SHARD_UNDECLARED, FIELD_OWNED)
+               SHARD_UNDECLARED, FIELD_OWNED, CONTROLLER_FIGHT)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,

@@ -15,11 +15,10 @@ from reconciler.checks.node_labels import (
     label_changes,
     unresolvable_nodes,
 )
-from reconciler.checks.ownership import held_paths, overlaps
+from reconciler.checks.ownership import HOLDING_RULES, held_paths, overlaps
 from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG, NODE, QUEUE, SCHEDULING_SHARD
-from reconciler.findings.builtin_rules import FIELD_OWNED
 from reconciler.findings.finding import Action, Finding, Kind
 from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.live import LiveState
@@ -162,8 +161,8 @@ def _settled_label_rules(desired: DesiredCluster, live: LiveState, changes: list
 
 
 def _for_operator(f: Finding, settled: set[ObjectRef], settled_rules: set[str], held: set[ObjectRef]) -> bool:
-    if f.rule_id == FIELD_OWNED.id:
-        return True    # the fields left to their controller: the operator changes them at their source
+    if f.rule_id in HOLDING_RULES:
+        return True    # the fields left alone (KAI-D-008, -009): the operator changes them at their source
     if f.subject is not None and f.subject in held and f.kind is Kind.DRIFT:
         return False   # its KAI-D-008 says where to change the held fields; a kubectl patch would start a fight
     if f.subject is not None and f.subject in settled:
