@@ -241,3 +241,53 @@ def test_the_fight_metric_counts_the_fields_left_alone() -> None:
         text = generate_latest(build_registry(RunFacts("reconcile", "lab", 0.0, 1.0, ok=True, exit_code=2,
                                                        report=report))).decode()
         assert f'kai_gitops_controller_fights{{cluster="lab"}} {expected}' in text
+
+
+# -- KAI Resource Management on the cluster (KAI-D-010) --------------------------------------------------------
+
+
+def krm_lab(tmp_path: Path, *, crds: tuple[str, ...] = ("projects.kai.resources",), queue_labels: dict[str, str]
+            | None = None, shard_labels: dict[str, str] | None = None, entries: list[dict[str, Any]] | None = None
+            ) -> tuple[Path, Path]:
+    from tests.helpers import crd
+
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": CANONICAL_KAI_VALUES})
+    parent, child = queue("default-parent-queue"), queue("default-queue", parent="default-parent-queue")
+    child["metadata"]["labels"] = dict(queue_labels or {})
+    parent["metadata"]["labels"] = dict(queue_labels or {})
+    child["metadata"]["managedFields"] = entries or []
+    shard = canonical_shard()
+    shard["metadata"]["labels"] = dict(shard_labels or {})
+    return repo, snapshot_file(tmp_path, [*kai_crds(), *(crd(c) for c in crds), parent, child, shard])
+
+
+def krm(repo: Path, snap: Path) -> list[dict[str, Any]]:
+    code, out, err = run_cli(["diff", "--repo", repo, "--cluster", "lab", "--snapshot", snap, "-o", "json"])
+    assert code in (0, 2), err
+    return [f for f in json.loads(out)["findings"] if f["rule"] == "KAI-D-010"]
+
+
+def test_git_queues_and_shards_on_a_krm_cluster_are_reported_with_the_opt_out_label(tmp_path: Path) -> None:
+    found = krm(*krm_lab(tmp_path, entries=[managed("project-controller", quota("gpu"), operation="Apply")]))
+    by_name = {(f["subject"]["kind"], f["subject"]["name"]): f for f in found}
+    assert set(by_name) == {("Queue", "default-parent-queue"), ("Queue", "default-queue"),
+                            ("SchedulingShard", "default")}
+    child = by_name[("Queue", "default-queue")]
+    assert "manages it (manager project-controller)" in child["message"] and child["location"]["file"]
+    assert "kubectl label queue default-queue kai.resources/resource-manual-override=true" in \
+        child["fix"]["description"]
+    assert "deserved" in child["fix"]["description"]
+    assert "would use its name" in by_name[("Queue", "default-parent-queue")]["message"]
+    shard = by_name[("SchedulingShard", "default")]
+    assert "kai.scheduler/ignore-shard-for-krm=true" in shard["fix"]["description"]
+    assert "overwrites its spec wholesale" in shard["message"]
+
+
+def test_the_opt_outs_are_honoured_and_no_krm_means_no_finding(tmp_path: Path) -> None:
+    labelled = krm_lab(tmp_path / "a", queue_labels={"kai.resources/resource-manual-override": "true"},
+                       shard_labels={"kai.scheduler/ignore-shard-for-krm": "true"})
+    assert krm(*labelled) == []
+    other_value = krm_lab(tmp_path / "b", queue_labels={"kai.resources/resource-manual-override": "false"})
+    assert len(krm(*other_value)) == 3
+    assert krm(*krm_lab(tmp_path / "c", crds=())) == []
+    assert len(krm(*krm_lab(tmp_path / "d", crds=("krmconfigs.kai.resources",)))) == 3

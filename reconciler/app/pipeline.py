@@ -22,6 +22,7 @@ from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
 from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
+from reconciler.checks.krm import krm_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
 from reconciler.checks.values_keys import values_key_findings
@@ -161,6 +162,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
         findings = attribute(findings, live, desired.shared)
         findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers),
                                        ours)
+        findings += krm_findings(desired, live)
     findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities,
                                 audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
@@ -192,6 +194,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings = attribute(findings, live, desired.shared if desired else None)
     if desired is not None and repo is not None:
         findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers))
+        findings += krm_findings(desired, live)
     findings = with_last_writes(findings, settings.k8s_audit_logs, repo.config.audit_identities if repo
                                 else AuditIdentities(), audit_cut_off(live, started))
     waivers = Waiving(repo, [name])

@@ -68,6 +68,15 @@ CONTROLLER_FIGHT = RuleMeta(
     "alone and the finding names both managers.",
     "Make the other manager apply Git's value, list it under ownership.controllers in kai-gitops.yaml to leave "
     "it the field (KAI-D-008), or change Git to its value.", _DRIFT_SOURCE)
+KRM_MANAGED = RuleMeta(
+    "KAI-D-010", "Queue or SchedulingShard in Git on a KAI Resource Management cluster", Severity.WARNING,
+    Scope.LIVE,
+    "KAI Resource Management generates Queues from its Projects and Departments and SchedulingShards from its "
+    "NodePools: it takes over a Queue whose name a Project or Department would use and adopts every existing "
+    "SchedulingShard, rewriting its spec. An object Git also declares is written by both, forever.",
+    "Declare it in KAI Resource Management (a Project or Department spec.queues[] entry, a NodePool's "
+    "schedulingShardConfig), or keep it Git's with KRM's opt-out label: kai.resources/resource-manual-override=true "
+    "on a Queue, kai.scheduler/ignore-shard-for-krm=true on a SchedulingShard.", _DRIFT_SOURCE)
 CONFIG_NOT_RECONCILED = RuleMeta(
     "KAI-O-001", "kai-config reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
     "A kai-config that matches Git does nothing until the operator acts on it: its conditions say whether "
@@ -204,7 +213,8 @@ VALUE_UNKNOWN = RuleMeta(
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
 DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
-               SHARD_UNDECLARED, FIELD_OWNED, CONTROLLER_FIGHT)
+               SHARD_UNDECLARED, FIELD_OWNED, CONTROLLER_FIGHT,
+               KRM_MANAGED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
