@@ -291,3 +291,19 @@ def test_the_opt_outs_are_honoured_and_no_krm_means_no_finding(tmp_path: Path) -
     assert len(krm(*other_value)) == 3
     assert krm(*krm_lab(tmp_path / "c", crds=())) == []
     assert len(krm(*krm_lab(tmp_path / "d", crds=("krmconfigs.kai.resources",)))) == 3
+
+
+def test_the_pr_check_with_a_live_snapshot_reports_krm_and_honours_the_opt_out(tmp_path: Path) -> None:
+    for labels, expected in (({}, 3), ({"kai.resources/resource-manual-override": "true"}, 1)):
+        repo, snap = krm_lab(tmp_path / str(expected), queue_labels=labels)
+        code, out, err = run_cli(["check", "--repo", repo, "--live-snapshot", f"lab={snap}", "-o", "json",
+                                  "--fail-on", "error"])
+        assert code in (0, 2), err
+        report = json.loads(out)
+        (lab,) = report["clusters"]
+        found = [f for f in lab["findings"] if f["rule"] == "KAI-D-010"]
+        assert len(found) == expected and all(f["subject"]["kind"] in ("Queue", "SchedulingShard") for f in found)
+        assert "KAI-D-010" in {r["id"] for r in report["rules"]}
+    code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])   # no snapshot: nothing to tell
+    (lab,) = json.loads(out)["clusters"]
+    assert not [f for f in lab["findings"] if f["rule"] == "KAI-D-010"], err

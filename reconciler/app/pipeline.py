@@ -30,6 +30,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.core.show import truncate_text
+from reconciler.findings.builtin_rules import KRM_MANAGED
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
@@ -233,10 +234,13 @@ def run_check(settings: RunSettings) -> Report:
         _add_workloads(facts, desired, [rendered[w.name] for w in head.config.workloads_for(desired.name)])
         if desired.name in snapshots:
             base = _base_queues(rules_repo, desired.name) if settings.base_ref else None
-            add_snapshot_queues(facts, snapshots[desired.name], base)
+            add_snapshot_queues(facts, snapshots[desired.name][0], base)
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
+        if desired.name in snapshots:
+            found += krm_findings(desired, snapshots[desired.name][1])
         findings = waivers.apply(found, desired.name)
-        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
+        ran = [*rules, KRM_MANAGED] if desired.name in snapshots else rules   # the snapshot's KAI-D-010 ran
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, ran,
                                      cluster_anchor(desired)))
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
     return history.stamp(Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
@@ -244,11 +248,11 @@ def run_check(settings: RunSettings) -> Report:
 
 
 def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster]
-                     ) -> dict[str, SnapshotQueues]:
+                     ) -> dict[str, tuple[SnapshotQueues, LiveState]]:
     """The snapshots `--live-snapshot` names for the clusters this run checks, read before anything else is:
     a wrong name or file is one error, not a finding missing later. A shard ignores the other shards' clusters
     (every shard job is given the same list)."""
-    from reconciler.sources.snapshot import read_snapshot_queues
+    from reconciler.sources.snapshot import read_snapshot_krm, read_snapshot_queues
 
     files: dict[str, str] = {}
     known = [c.name for c in config.clusters]
@@ -268,7 +272,8 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
                             hint="give one snapshot per cluster")
         files[name] = path
     wanted = {d.name for d in chosen}
-    return {name: read_snapshot_queues(path) for name, path in files.items() if name in wanted}
+    return {name: (read_snapshot_queues(path), read_snapshot_krm(path)) for name, path in files.items()
+            if name in wanted}
 
 
 def _base_queues(base: DesiredRepo | None, cluster: str) -> list[QueueSpec] | None:

@@ -12,7 +12,7 @@ import orjson
 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue
-from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, QUEUE
+from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, QUEUE, SCHEDULING_SHARD
 from reconciler.model.live import LiveState, LiveStateBuilder
 from reconciler.model.queues import SnapshotQueues
 from reconciler.yamlio.document import YamlDoc, decode_text, load_documents
@@ -50,6 +50,17 @@ def read_snapshot_queues(path: str) -> SnapshotQueues:
         raise UserError("snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster", where=path,
                         hint="pass a file written by `kai-gitops snapshot` on that cluster")
     return SnapshotQueues(f"snapshot {path}", loaded.taken_at, state.queues, state.allocations)
+
+
+def read_snapshot_krm(path: str) -> LiveState:
+    """What a snapshot says of KAI Resource Management for the PR check: the CRDs, Queues and SchedulingShards
+    (their labels and managedFields), read as the live read reads them (checks/krm.py)."""
+    builder = LiveStateBuilder(f"snapshot {path}")
+    for item in _load(path).items:
+        if (item.get("apiVersion"), item.get("kind")) in (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key,
+                                                          SCHEDULING_SHARD.type_key):
+            builder.add(item)
+    return builder.finish()
 
 
 def snapshot_items(path: str) -> list[JSONObject]:
