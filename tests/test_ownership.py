@@ -307,3 +307,27 @@ def test_the_pr_check_with_a_live_snapshot_reports_krm_and_honours_the_opt_out(t
     code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])   # no snapshot: nothing to tell
     (lab,) = json.loads(out)["clusters"]
     assert not [f for f in lab["findings"] if f["rule"] == "KAI-D-010"], err
+
+
+def test_kai_config_fields_the_operator_or_the_charts_deployer_own_are_left_to_them(tmp_path: Path) -> None:
+    from tests.reconcile_support import DEMO, demo_cluster
+    from tests.test_reconcile_kai_config import drifted_spec
+
+    fields = {"f:spec": {"f:admission": {"f:gpuSharing": {}}}}
+    config = {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config", "managedFields": [
+        managed("kubectl-edit", fields, time=LATER),
+        managed("kai-operator", {"f:spec": {"f:scheduler": {"f:service": {"f:resources": {}}}}}),
+        managed("kai-config-deployer", {"f:spec": {"f:global": {"f:nodePoolLabelKey": {}}}}, operation="Apply")]},
+        "spec": drifted_spec()}
+    items = [*[i for i in DEMO.prod_addon_snapshot() if i["kind"] != "Config"], config]
+    for cluster in demo_cluster(tmp_path, items):
+        code, report, err = cluster.reconcile_json()
+        assert code == 2, err
+        [change] = [c for c in report["plan"]["changes"] if c["object"]["kind"] == "Config"]
+        assert [f["path"] for f in change["fields"]] == [["spec", "admission", "gpuSharing"]]   # the hand edit
+        (finding,) = [f for f in report["findings"] if f["rule"] == "KAI-D-008"]
+        assert {(f["field"], f["manager"], f["source"]) for f in finding["details"]["fields"]} == {
+            ("scheduler.service.resources", "kai-operator",
+             "the KAI operator's own defaults (set it in kai-config or the chart's values)"),
+            ("global.nodePoolLabelKey", "kai-config-deployer",
+             "the KAI chart's values, applied by the kai-config-deployer hook on helm upgrade")}
