@@ -38,11 +38,11 @@ def quota(*resources: str) -> dict[str, Any]:
 
 
 def lab(tmp_path: Path, entries: list[dict[str, Any]], *, release: dict[str, str] | None = None,
-        extra: str = "") -> tuple[Path, Path]:
+        extra: str = "", files: dict[str, str] | None = None) -> tuple[Path, Path]:
     """The lab's default-queue with cpu, gpu and memory quota drifted (0, 4, 0 where Git says -1), each field
     owned by the manager `entries` give it."""
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(extra=extra),
-                                   "kai-values.yaml": CANONICAL_KAI_VALUES})
+                                   "kai-values.yaml": CANONICAL_KAI_VALUES, **(files or {})})
     child = queue("default-queue", parent="default-parent-queue")
     for resource, value in (("cpu", 0), ("gpu", 4), ("memory", 0)):
         child["spec"]["resources"][resource]["quota"] = value
@@ -85,6 +85,16 @@ def test_a_field_krm_owns_is_not_planned_and_its_finding_names_the_project_queue
     steps = report["plan"]["operator"]
     assert [s["rule"] for s in steps if s["rule"] == "KAI-D-008"] == ["KAI-D-008"]
     assert any(f["rule"] == "KAI-D-002" for f in report["findings"])   # the drift itself is still reported
+
+
+def test_a_waived_ownership_finding_still_leaves_the_field_to_its_controller(tmp_path: Path) -> None:
+    waivers = ("waivers:\n  - rule: KAI-D-008\n    subject: '*'\n    reason: known\n    owner: team@example.com\n"
+               "    expires: \"2099-12-31\"\n")
+    entries = [managed("project-controller", quota("gpu"), operation="Apply")]
+    report = reconcile(*lab(tmp_path, entries, files={"kai-gitops-waivers.yaml": waivers}))
+    (finding,) = owned(report)
+    assert finding["waived_by"] and "gpu.quota" not in planned(report)
+    assert "KAI-D-008" not in [s["rule"] for s in report["plan"]["operator"]]
 
 
 def test_every_field_held_leaves_no_change_and_no_kubectl_patch_for_the_operator(tmp_path: Path) -> None:
