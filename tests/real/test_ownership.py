@@ -76,7 +76,7 @@ def krm_owned(cluster: KaiCluster) -> KaiCluster:
     cluster.install_trapped()
     done = server_side_apply(cluster, "project-controller", KRM_APPLY, "--force-conflicts")
     assert done.returncode == 0, done.stderr
-    cluster.kubectl("patch", "queue", CHILD, "--type", "merge", "-p",
+    cluster.kubectl("patch", "queues.scheduling.run.ai", CHILD, "--type", "merge", "-p",
                     '{"spec": {"resources": {"memory": {"limit": 5}}}}')
     return cluster
 
