@@ -101,7 +101,8 @@ def test_the_prometheus_rule_names_the_alerts_the_issue_asks_for() -> None:
     assert (rule["apiVersion"], rule["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
     assert {a["alert"] for a in alerts()} == {
         "KaiGitopsDriftPersists", "KaiGitopsDriftOlderThanADay", "KaiGitopsNoSuccessfulRun",
-        "KaiGitopsNeverSucceeded", "KaiGitopsApplyFailed", "KaiGitopsNvcaPredictedUnhealthy"}
+        "KaiGitopsNeverSucceeded", "KaiGitopsApplyFailed", "KaiGitopsNvcaPredictedUnhealthy",
+        "KaiGitopsControllerFight"}
     for alert in alerts():
         assert alert["labels"]["severity"] in {"warning", "critical"}
         assert {"summary", "description", "runbook_url"} <= set(alert["annotations"])

@@ -22,15 +22,17 @@ from reconciler.checks.differ import diff
 from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
 from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
+from reconciler.checks.krm import krm_findings
 from reconciler.checks.node_labels import intent_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
 from reconciler.checks.sensitive import sensitive_findings
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.core.show import truncate_text
-from reconciler.findings.builtin_rules import SENSITIVE_RULES
+from reconciler.findings.builtin_rules import KRM_MANAGED, SENSITIVE_RULES
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
 from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
@@ -125,12 +127,13 @@ class Reconciliation(NamedTuple):
 
 
 def run_reconcile(settings: RunSettings, read_live: LiveReader,
-                  identify: Callable[[str | None], ClusterIdentity] | None = None) -> Reconciliation:
+                  identify: Callable[[str | None], ClusterIdentity] | None = None,
+                  ours: tuple[OwnWrite, ...] = ()) -> Reconciliation:
     """The diff report plus the plan that settles what kai-gitops may fix; `identify` (live clusters only)
-    names the cluster the plan is for."""
+    names the cluster the plan is for; `ours`, the fields earlier runs wrote (their audit log)."""
     from reconciler.reconcile.planner import build_plan
 
-    run = _diff_one("reconcile", settings, read_live)
+    run = _diff_one("reconcile", settings, read_live, ours)
     identity = identify(run.desired.config.kube_context) if identify is not None else None
     plan = build_plan(run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git,
                       identity=identity)
@@ -143,7 +146,8 @@ class _OneCluster(NamedTuple):
     live: LiveState
 
 
-def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
+def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
+              ours: tuple[OwnWrite, ...] = ()) -> _OneCluster:
     started = datetime.now(UTC)
     history = RunHistory(settings.history)
     repo = open_desired(settings.git)
@@ -159,6 +163,9 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired) + intent_findings(desired)
         findings = attribute(findings, live, desired.shared)
+        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers),
+                                       ours)
+        findings += krm_findings(desired, live)
     identities = identities_of_run(repo.config.audit_identities, live)
     findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
@@ -188,6 +195,9 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
+    if desired is not None and repo is not None:
+        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers))
+        findings += krm_findings(desired, live)
     identities = identities_of_run(repo.config.audit_identities if repo else AuditIdentities(), live)
     findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
     waivers = Waiving(repo, [name])
@@ -228,12 +238,15 @@ def run_check(settings: RunSettings) -> Report:
         base_desired = _base_desired(rules_repo, desired.name) if settings.base_ref else None
         if desired.name in snapshots:
             base = [q.spec for q in base_desired.queues] if base_desired is not None else None
-            add_snapshot_queues(facts, snapshots[desired.name], base)
+            add_snapshot_queues(facts, snapshots[desired.name][0], base)
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
         found += intent_findings(desired)
         found += sensitive_findings(desired, base_desired)
+        if desired.name in snapshots:
+            found += krm_findings(desired, snapshots[desired.name][1])
         findings = waivers.apply(found, desired.name)
-        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, rules,
+        ran = [*rules, KRM_MANAGED] if desired.name in snapshots else rules   # the snapshot's KAI-D-010 ran
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, ran,
                                      cluster_anchor(desired)))
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
     return history.stamp(Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
@@ -241,12 +254,13 @@ def run_check(settings: RunSettings) -> Report:
 
 
 def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster],
-                     base: RepoConfig | None) -> dict[str, SnapshotQueues]:
+                     base: RepoConfig | None) -> dict[str, tuple[SnapshotQueues, LiveState]]:
     """The snapshots `--live-snapshot` names for the clusters this run checks, read before anything else is:
     a wrong name or file is one error, not a finding missing later. A shard ignores the other shards' clusters
-    (every shard job is given the same list). Each is held to its cluster's identity (app/live_snapshots.py)."""
+    (every shard job is given the same list). Each is held to its cluster's identity (app/live_snapshots.py);
+    beside its queues, what it says of KAI Resource Management."""
     from reconciler.app.live_snapshots import checked, expected_cluster_uids
-    from reconciler.sources.snapshot import read_snapshot_queues
+    from reconciler.sources.snapshot import read_snapshot_krm, read_snapshot_queues
 
     files: dict[str, str] = {}
     known = [c.name for c in config.clusters]
@@ -267,8 +281,9 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
         files[name] = path
     wanted = {d.name for d in chosen}
     pinned = expected_cluster_uids(config, base)
-    return {name: checked(name, read_snapshot_queues(path), pinned.get(name), settings.live_snapshot_max_age,
-                          settings.history.started) for name, path in files.items() if name in wanted}
+    return {name: (checked(name, read_snapshot_queues(path), pinned.get(name), settings.live_snapshot_max_age,
+                           settings.history.started), read_snapshot_krm(path))
+            for name, path in files.items() if name in wanted}
 
 
 def _base_desired(base: DesiredRepo | None, cluster: str) -> DesiredCluster | None:
@@ -417,17 +432,19 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
                           target: ClusterTarget | None) -> ReconcileOutcome:
     """`reconcile`: the plan for a live cluster (or a snapshot), saved or applied as asked."""
     from reconciler.reconcile import run as steps
+    from reconciler.reconcile.audit import read_own_writes
 
     steps.check_settings(reconcile, target is not None)
+    ours = read_own_writes(reconcile.audit_log)   # before the cluster is read: a fight needs our earlier writes
     if target is None:
         from reconciler.sources.snapshot import read_snapshot
 
         snapshot = reconcile.live.snapshot or ""
-        report, fresh, live = run_reconcile(settings, lambda _context: read_snapshot(snapshot))
+        report, fresh, live = run_reconcile(settings, lambda _context: read_snapshot(snapshot), ours=ours)
     else:
-        report, fresh, live = run_reconcile(settings, target.read_live, target.identity)
+        report, fresh, live = run_reconcile(settings, target.read_live, target.identity, ours)
     plan = steps.saved_or_fresh(reconcile, fresh, live)
     if not reconcile.apply or target is None:
         return steps.plan_only(report, plan)
     return steps.apply_plan(plan, report, reconcile, target,
-                            reread=lambda: run_reconcile(settings, target.read_live)[:2], live=live)
+                            reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2], live=live)

@@ -36,14 +36,14 @@ def attribute(findings: list[Finding], live: LiveState, shared: SharedClusterInt
 
 def _attributed(finding: Finding, live: LiveState, shared: SharedClusterIntent | None) -> Finding:
     # An object read without managedFields (a snapshot written before they were kept) says nothing either way.
-    fields = [f for f in _drifted_fields(finding, live, shared) if f[:2] in live.managers]
+    fields = [f for f in drifted_fields(finding, live, shared) if f[:2] in live.managers]
     if not fields:
         return finding
     return replace(finding, attribution=tuple(_attribution(live, kind, name, shown, path)
                                               for kind, name, shown, path in fields))
 
 
-def _drifted_fields(finding: Finding, live: LiveState, shared: SharedClusterIntent | None
+def drifted_fields(finding: Finding, live: LiveState, shared: SharedClusterIntent | None
                     ) -> Iterator[tuple[str, str, str, FieldPath]]:
     """(kind, object name, field as the finding shows it, path in the object) of each drifted field."""
     name = finding.subject.name if finding.subject else ""
@@ -73,14 +73,14 @@ def _queue_path(key: str) -> FieldPath:
 
 def _attribution(live: LiveState, kind: str, name: str, shown: str, path: FieldPath) -> Attribution:
     managers = live.managers.get((kind, name), ObjectManagers())
-    entry = owner(managers.entries, path, _live_object(live, kind, name))
+    entry = owner(managers.entries, path, live_object(live, kind, name))
     if entry is None:
         return Attribution(shown)
     release = _release(live, managers, entry.time) if entry.manager in HELM_MANAGERS else None
     return Attribution(shown, entry.manager, entry.operation, entry.subresource, entry.time, release)
 
 
-def _live_object(live: LiveState, kind: str, name: str) -> JSONValue:
+def live_object(live: LiveState, kind: str, name: str) -> JSONValue:
     """What list items are matched against (`k:`/`v:` keys): the specs that may hold lists."""
     if kind == CONFIG.kind and live.kai_config is not None:
         return {"spec": live.kai_config.spec}

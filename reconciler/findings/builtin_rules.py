@@ -53,6 +53,30 @@ SHARD_UNDECLARED = RuleMeta(
     "Every SchedulingShard runs a scheduler of its own; one that Git does not declare is configuration "
     "nobody reviews. kai-gitops reports it and never deletes it.",
     "Declare it in kaiManifestFiles, or delete it if nobody uses it.", _DRIFT_SOURCE)
+FIELD_OWNED = RuleMeta(
+    "KAI-D-008", "Drifted field owned by another controller", Severity.WARNING, Scope.LIVE,
+    "The field's managedFields owner is a controller (the KAI operator or its chart's deployer, KAI Resource "
+    "Management, another Helm release, Argo CD, Flux, or one kai-gitops.yaml lists under ownership.controllers). "
+    "A patch would be written back by it on its next pass: a controller fight, not a fix. Hand edits (kubectl) "
+    "are not a controller's and are still undone.",
+    "Change the value where it comes from (the finding names it), or stop that controller managing the field; "
+    "reconcile never writes it.", _DRIFT_SOURCE)
+CONTROLLER_FIGHT = RuleMeta(
+    "KAI-D-009", "Controller fight: a field kai-gitops wrote was written back", Severity.WARNING, Scope.LIVE,
+    "A field reconcile wrote on an earlier run (its --audit-log) drifts again, set since by another field "
+    "manager that is no person: writing it again would feed the fight, every run, forever. The field is left "
+    "alone and the finding names both managers.",
+    "Make the other manager apply Git's value, list it under ownership.controllers in kai-gitops.yaml to leave "
+    "it the field (KAI-D-008), or change Git to its value.", _DRIFT_SOURCE)
+KRM_MANAGED = RuleMeta(
+    "KAI-D-010", "Queue or SchedulingShard in Git on a KAI Resource Management cluster", Severity.WARNING,
+    Scope.LIVE,
+    "KAI Resource Management generates Queues from its Projects and Departments and SchedulingShards from its "
+    "NodePools: it takes over a Queue whose name a Project or Department would use and adopts every existing "
+    "SchedulingShard, rewriting its spec. An object Git also declares is written by both, forever.",
+    "Declare it in KAI Resource Management (a Project or Department spec.queues[] entry, a NodePool's "
+    "schedulingShardConfig), or keep it Git's with KRM's opt-out label: kai.resources/resource-manual-override=true "
+    "on a Queue, kai.scheduler/ignore-shard-for-krm=true on a SchedulingShard.", _DRIFT_SOURCE)
 CONFIG_NOT_RECONCILED = RuleMeta(
     "KAI-O-001", "kai-config reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
     "A kai-config that matches Git does nothing until the operator acts on it: its conditions say whether "
@@ -207,7 +231,8 @@ SENSITIVE_CHANGE = RuleMeta(
     "kai-gitops sensitive fields (docs/policies.md#security-sensitive-changes)")
 
 DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CONFIG_DRIFT, CONFIG_MISSING,
-               SHARD_UNDECLARED)
+               SHARD_UNDECLARED, FIELD_OWNED, CONTROLLER_FIGHT,
+               KRM_MANAGED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
 INTENT_RULES = (SHARED_INTENT_UNDECLARED,)

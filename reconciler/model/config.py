@@ -116,6 +116,14 @@ class AuditIdentities:
 
 
 @dataclass(frozen=True)
+class FieldOwnership:
+    """The `ownership` block: more field managers (fnmatch patterns) whose fields reconcile leaves to them; the
+    built-in controllers (checks/ownership.py) are listed whatever it says."""
+
+    controllers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class WorkloadConfig:
     """A function chart (`chart` + `values`) or rendered manifest file (`manifests`) and where it deploys."""
 
@@ -150,6 +158,7 @@ class RepoConfig:
     git_host: GitHostConfig | None = None
     audit_identities: AuditIdentities = field(default_factory=AuditIdentities)
     workloads: tuple[WorkloadConfig, ...] = ()
+    ownership: FieldOwnership = field(default_factory=FieldOwnership)
 
     def workloads_for(self, cluster: str) -> tuple[WorkloadConfig, ...]:
         return tuple(w for w in self.workloads if cluster in w.clusters)

@@ -151,6 +151,7 @@ class LiveState:
     release_history: dict[tuple[str, str], tuple[Deploy, ...]] = field(default_factory=dict)
     # managedFields of what the differ compares, by (kind, name): Queue, SchedulingShard, Config, Node (labels)
     managers: dict[tuple[str, str], ObjectManagers] = field(default_factory=dict)
+    queue_labels: dict[str, dict[str, str]] = field(default_factory=dict)   # Queue name -> its labels
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
     # and `release_search_reason` says why.
@@ -210,6 +211,8 @@ class LiveStateBuilder:
     def _queue(self, obj: JSONObject) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
+        self.state.queue_labels[spec.name] = {str(k): str(v)
+                                              for k, v in mapping_at(mapping_at(obj, "metadata"), "labels").items()}
         allocation = allocation_from_status(obj)
         if allocation is not None:
             self.state.allocations[spec.name] = allocation

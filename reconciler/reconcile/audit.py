@@ -10,6 +10,7 @@ applied twice.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from typing import IO, Any
 
 import orjson
 
+from reconciler.checks.ownership import OwnWrite
 from reconciler.core.errors import UserError
 from reconciler.core.files import open_for_append, sync
 from reconciler.core.redact import redact
@@ -59,3 +61,35 @@ class AuditLog:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def read_own_writes(path: str | None) -> tuple[OwnWrite, ...]:
+    """The fields earlier runs wrote (`applied` lines) in the audit log this run appends to: how the next plan
+    knows a drifted field is one kai-gitops wrote (checks/ownership.py: a controller fight). Only a regular
+    file is read (a FIFO or /dev/stderr holds no history); a line cut short by a crash, or one this version
+    did not write, is skipped: the log is a record, and a line it cannot read holds no write to fight over."""
+    if not path:
+        return ()
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return ()
+        with open(path, "rb") as file:
+            return tuple(write for line in file for write in _writes(line))
+    except FileNotFoundError:
+        return ()
+    except OSError as exc:
+        raise UserError(f"cannot read the audit log: {exc.strerror}", where=path,
+                        hint="--audit-log takes a file this user may read and append to") from None
+
+
+def _writes(line: bytes) -> list[OwnWrite]:
+    try:
+        entry = orjson.loads(line)
+        if not isinstance(entry, dict) or entry.get("result") != "applied":
+            return []
+        obj, when = entry["object"], datetime.fromisoformat(str(entry["time"]).replace("Z", "+00:00"))
+        return [OwnWrite(str(entry["cluster"]), str(obj["kind"]), str(obj["name"]),
+                         tuple(str(step) for step in field["path"]), when.astimezone(UTC))
+                for field in entry["fields"]]
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 
 from reconciler.checks.kai_config_diff import config_patch
 from reconciler.checks.node_labels import (
@@ -16,6 +17,7 @@ from reconciler.checks.node_labels import (
     label_changes,
     unresolvable_nodes,
 )
+from reconciler.checks.ownership import HOLDING_RULES, held_paths, overlaps
 from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.redact import redact
 from reconciler.core.refs import ObjectRef
@@ -43,15 +45,31 @@ HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/re
 def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState, *, git: GitInfo | None,
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
+    owned = held_paths(findings)   # a waiver accepts the finding; the field stays its controller's
     spec_changes, held = _spec_changes(active, WriteScope(desired, live), live, desired.config.allow_sensitive_writes)
-    changes = _queue_changes(active, live) + spec_changes + _label_changes(desired, live)
+    changes = _unheld(_queue_changes(active, live) + spec_changes, owned) + _label_changes(desired, live)
     check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
     settled = {c.ref for c in changes} | {h.subject for h in held if h.subject is not None}
     settled_rules = _settled_label_rules(desired, live, changes)
-    operator = (*held, *(_operator(f) for f in active if _for_operator(f, settled, settled_rules)))
+    operator = (*held, *(_operator(f) for f in active if _for_operator(f, settled, settled_rules, set(owned))))
     defaults = {q.spec.name for q in desired.queues if q.origin == QueueOrigin.DEFAULT_QUEUE}
     notes = (HELM_NOTE,) if any(c.ref.kind == QUEUE.kind and c.ref.name in defaults for c in changes) else ()
     return Plan(desired.name, git, identity, tuple(changes), operator, notes)
+
+
+def _unheld(changes: list[Change], held: Mapping[ObjectRef, tuple[FieldPath, ...]]) -> list[Change]:
+    """`changes` without the fields another controller owns (checks/ownership.py: KAI-D-008 names each one);
+    a change left with no field is dropped. A create has no owner yet."""
+    kept: list[Change] = []
+    for change in changes:
+        paths = held.get(change.ref, ())
+        if change.operation is Operation.UPDATE and paths:
+            fields = tuple(f for f in change.fields if not overlaps(f.path, paths))
+            if not fields:
+                continue
+            change = replace(change, fields=fields)
+        kept.append(change)
+    return kept
 
 
 def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
@@ -186,7 +204,11 @@ def _settled_label_rules(desired: DesiredCluster, live: LiveState, changes: list
     return rules & LABEL_RULES
 
 
-def _for_operator(f: Finding, settled: set[ObjectRef], settled_rules: set[str]) -> bool:
+def _for_operator(f: Finding, settled: set[ObjectRef], settled_rules: set[str], held: set[ObjectRef]) -> bool:
+    if f.rule_id in HOLDING_RULES:
+        return True    # the fields left alone (KAI-D-008, -009): the operator changes them at their source
+    if f.subject is not None and f.subject in held and f.kind is Kind.DRIFT:
+        return False   # its KAI-D-008 says where to change the held fields; a kubectl patch would start a fight
     if f.subject is not None and f.subject in settled:
         return False   # the plan changes this object; what is left of the finding shows on the next run
     if f.rule_id in settled_rules:

@@ -16,6 +16,7 @@ from reconciler.model.config import (
     DEFAULT_STACK_KAI_VERSION,
     AuditIdentities,
     ClusterConfig,
+    FieldOwnership,
     GitHostConfig,
     IdentityPattern,
     RepoConfig,
@@ -87,6 +88,10 @@ class _Identities(TypedDict, total=False):
 
 class _Audit(TypedDict, total=False):
     identities: _Identities
+class _Ownership(TypedDict, total=False):
+    controllers: list[str]
+
+
 class _Workload(TypedDict):
     name: str
     clusters: list[str]
@@ -103,6 +108,7 @@ class _RepoConfigFile(TypedDict):
     gitHost: NotRequired[_GitHost]
     audit: NotRequired[_Audit]
     workloads: NotRequired[list[_Workload]]
+    ownership: NotRequired[_Ownership]
 
 
 def schema() -> JSONObject:
@@ -123,7 +129,8 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     _check_workloads(doc, workloads, clusters)
     return RepoConfig(doc, clusters, tuple(_repo_path(d) for d in policies.get("dirs", ())),
                       tuple(_repo_path(f) for f in policies.get("data", ())), _repo_path(data.get("waiversFile")),
-                      _git_host(data.get("gitHost")), _audit_identities(data.get("audit") or {}), workloads)
+                      _git_host(data.get("gitHost")), _audit_identities(data.get("audit") or {}), workloads,
+                      FieldOwnership(tuple((data.get("ownership") or {}).get("controllers", ()))))
 
 
 def _workload(raw: _Workload, index: int) -> WorkloadConfig:

@@ -16,7 +16,7 @@ from reconciler.core.capped import MAX_JSON_DEPTH, TooDeep, line_at, load_json, 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue
 from reconciler.core.refs import YamlPath
-from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, QUEUE
+from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, QUEUE, SCHEDULING_SHARD
 from reconciler.model.live import LiveState, LiveStateBuilder
 from reconciler.model.queues import SnapshotQueues
 from reconciler.yamlio import stream
@@ -69,6 +69,20 @@ def read_snapshot_queues(path: str) -> SnapshotQueues:
         raise UserError("snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster", where=path,
                         hint="pass a file written by `kai-gitops snapshot` on that cluster")
     return SnapshotQueues(f"snapshot {path}", head.taken_at, state.queues, state.allocations, head.cluster_uid, path)
+
+
+def read_snapshot_krm(path: str) -> LiveState:
+    """What a snapshot says of KAI Resource Management for the PR check: the CRDs, Queues and SchedulingShards
+    (their labels and managedFields), read as the live read reads them (checks/krm.py)."""
+    builder = LiveStateBuilder(f"snapshot {path}")
+    kept = (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key, SCHEDULING_SHARD.type_key)
+
+    def keep(item: JSONObject) -> None:
+        if (item.get("apiVersion"), item.get("kind")) in kept:
+            builder.add(item)
+
+    _each_item(path, keep)
+    return builder.finish()
 
 
 def snapshot_items(path: str) -> list[JSONObject]:

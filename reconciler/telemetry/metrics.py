@@ -27,6 +27,7 @@ from prometheus_client.exposition import default_handler, push_to_gateway, pusha
 from reconciler.core.errors import UserError
 from reconciler.core.files import WORLD_READABLE, AtomicFile, writes_in_place
 from reconciler.core.redact import redact_text
+from reconciler.findings.builtin_rules import CONTROLLER_FIGHT
 from reconciler.findings.finding import Kind
 from reconciler.report.history import oldest_drift_age
 from reconciler.report.report import Report
@@ -72,6 +73,7 @@ def build_registry(facts: RunFacts, *, cluster_label: bool = True,
 
     _findings(facts, gauge, own)
     _oldest_drift(facts, gauge, own)
+    _fights(facts, gauge, own)
     run_labels = [*own, facts.command]
     gauge("run_duration_seconds", "Wall time of the last run.", ["command"]).labels(*run_labels).set(facts.duration_s)
     gauge("last_run_timestamp_seconds", "When the last run finished (Unix time).", ["command"]
@@ -130,6 +132,23 @@ def _oldest_drift(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) 
                    "was first reported (its firstSeen); 0 without drift.", [])
     for cluster, seconds in ages.items():
         _set(oldest, _own(own, cluster), seconds)
+
+
+def _fights(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> None:
+    """Fields another manager wrote back after kai-gitops wrote them (KAI-D-009), which the plan left alone:
+    0 when none, so an alert on it resolves when the fight is settled."""
+    if facts.report is None:
+        return
+    fields: Counter[str] = Counter()
+    for report in facts.report.clusters:
+        for f in report.active():
+            if f.rule_id == CONTROLLER_FIGHT.id:
+                fields[report.cluster if own else ""] += len(f.extra.get("fields") or ())
+    fights = gauge("controller_fights", "Fields of the last run another field manager wrote back after kai-gitops "
+                   "wrote them (KAI-D-009): left alone, not written again.", [])
+    clusters = ({c.cluster for c in facts.report.clusters} or {facts.cluster}) if own else {""}
+    for cluster in clusters:
+        _set(fights, _own(own, cluster), fields.get(cluster, 0))
 
 
 def _own(own: list[str], cluster: str) -> list[str]:

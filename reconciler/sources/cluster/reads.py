@@ -52,6 +52,7 @@ from reconciler.core.resources import (
 from reconciler.model.gangs import DRA_CRDS
 from reconciler.model.helm import KAI_CHART
 from reconciler.model.kai_config import CONFIG_NAME
+from reconciler.model.krm import CRDS as KRM_CRDS
 from reconciler.model.live import KAI_NAMESPACE, NVCF_NAMESPACE_LABEL, NVCF_POD_LABEL
 from reconciler.model.managed_fields import object_managers
 from reconciler.sources.cluster import slim
@@ -74,7 +75,7 @@ Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
 DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND, POD_GROUP, TOPOLOGY, CLUSTER_TOPOLOGY_BINDING)
 # CRDs looked up by name: KAI's and NVCA's, and the topology prerequisites (Grove's binding, the GPU DRA driver's)
-NAMED_CRDS = (*(r.crd_name for r in KAI_AND_NVCA), CLUSTER_TOPOLOGY_BINDING.crd_name, *DRA_CRDS)
+NAMED_CRDS = (*(r.crd_name for r in KAI_AND_NVCA), CLUSTER_TOPOLOGY_BINDING.crd_name, *DRA_CRDS, *KRM_CRDS)
 DEPLOYER_JOB = "kai-config-deployer"   # E2/E3 charts apply kai-config with it
 SCHEDULER_LEASE = "kai-scheduler"       # the scheduler's leader Lease: <schedulerName> (no partition value)
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
