@@ -322,3 +322,20 @@ def test_the_shipped_job_fails_on_errors_only(tmp_path: Path) -> None:
     for overlay in OVERLAYS:
         args = main_container(rendered(tmp_path, overlay))["args"]
         assert [a for a in args if a.startswith("--fail-on")] == ["--fail-on=error"], (overlay, args)
+
+
+def test_the_my_cluster_example_names_your_cluster_and_registry() -> None:
+    """deploy/examples/my-cluster, as a user copies it: the base alone pulls a bare `kai-gitops` image and checks the
+    demo's cluster; the example overlay sets the registry and the cluster (rendered as `kubectl apply -k` would)."""
+    example = DEPLOY / "examples" / "my-cluster"
+    objects = render(example)
+    (job,) = [o for o in objects if o["kind"] == "CronJob"]
+    containers = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert containers[0]["image"] == "registry.example.com/platform/kai-gitops:0.1.0"
+    (settings,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kai-gitops-settings"]
+    assert settings["data"]["cluster"] == "lab"
+    kubectl = _kubectl_kustomize()
+    if kubectl:
+        out = subprocess.run([kubectl, "kustomize", str(example)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert {identity(o): o for o in yaml.safe_load_all(out.stdout) if o} == {identity(o): o for o in objects}
