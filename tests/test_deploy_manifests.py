@@ -29,7 +29,7 @@ from tests.support.tools import require_tool
 
 DEPLOY = ROOT / "deploy"
 OVERLAYS = ("report-only", "self-heal")
-COMPONENTS = ("opa-sidecar", "cluster-wide-releases", "metrics-push")
+COMPONENTS = ("opa-sidecar", "cluster-wide-releases", "metrics-push", "audit-log")
 VARIANTS = [(o, ()) for o in OVERLAYS] + [(o, (c,)) for o in OVERLAYS for c in COMPONENTS] + \
            [(o, COMPONENTS) for o in OVERLAYS]
 K8S_VERSIONS = ("1.29", kubernetes_validate.utils.latest_version())
@@ -283,7 +283,13 @@ def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str,
     and -o, repeated options, flags given a value), with each $(VAR) standing for a value the kubelet expands."""
     import click
 
-    args = [re.sub(r"\$\(\w+\)", "x", a) for a in main_container(rendered(tmp_path, overlay, components))["args"]]
+    from tests.support.audit_log import KAI_GITOPS, QUEUES, START, request, write_log
+
+    mounted = tmp_path / "kubernetes-audit"   # the audit-log component's volume, as the kubelet mounts it
+    mounted.mkdir()
+    write_log(mounted / "audit.log", request(KAI_GITOPS, "update", QUEUES, "default-queue", START))
+    args = [re.sub(r"\$\(\w+\)", "x", a).replace("/var/log/kubernetes-audit", str(mounted))
+            for a in main_container(rendered(tmp_path, overlay, components))["args"]]
     parent = main.make_context("kai-gitops", list(args))
     command = main.get_command(parent, args[0])
     assert command is not None, args

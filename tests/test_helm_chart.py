@@ -32,7 +32,7 @@ RELEASE = NAMESPACE = "kai-gitops"
 MODES = {"reportOnly": "report-only", "selfHeal": "self-heal"}
 # The chart's value that turns on each of deploy/'s components.
 COMPONENT_VALUES = {"opa-sidecar": "opaSidecar", "cluster-wide-releases": "clusterWideReleases",
-                    "metrics-push": "metricsPush"}
+                    "metrics-push": "metricsPush", "audit-log": "auditLog"}
 COMBINATIONS = [(mode, combo) for mode in MODES for n in range(len(COMPONENTS) + 1)
                 for combo in itertools.combinations(COMPONENTS, n)]
 HELM_LABELS = ("helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance",
