@@ -191,6 +191,40 @@ def test_rotated_logs_are_compared_by_time_not_by_order(demo: Path, tmp_path: Pa
     assert last_writes(stdout)["default-queue"]["user"] == OPERATOR.username
 
 
+def test_a_directory_is_the_log_and_its_rotated_backups(demo: Path, tmp_path: Path) -> None:
+    """The CronJob mounts the API server's log folder: the live log and the backups it rotated to (gzip or not)."""
+    folder = tmp_path / "audit"
+    folder.mkdir()
+    write_log(folder / "audit-2026-11-30T12-00-00.000.log", request(PERSON, "update", QUEUES, "default-queue", START))
+    newer = write_log(tmp_path / "audit.log", request(OPERATOR, "update", QUEUES, "default-queue",
+                                                      START + timedelta(hours=1)))
+    (folder / "audit.log.gz").write_bytes(gzip.compress(Path(newer).read_bytes()))
+    (folder / ".hidden").write_text("not a log")
+    (folder / "nested").mkdir()
+    _, stdout, stderr = diff(demo, "--k8s-audit-log", folder)
+    assert last_writes(stdout)["default-queue"]["user"] == OPERATOR.username, stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, stderr = diff(demo, "--k8s-audit-log", empty)
+    assert code == 1 and "is a directory with no log file in it" in stderr and str(empty) in stderr
+
+
+def test_an_object_the_logs_never_saw_written_says_so(demo: Path, tmp_path: Path) -> None:
+    """Read and not found is said per object, in every format that names writers; not read says nothing."""
+    log = write_log(tmp_path / "audit.log", request(PERSON, "update", QUEUES, "default-queue", START))
+    _, stdout, _ = diff(demo, "--k8s-audit-log", log)
+    found = {f["subject"]["name"]: f.get("noWriteFound") for f in json.loads(stdout)["findings"]
+             if f["kind"] == "drift" and f["rule"] == "KAI-D-002"}
+    assert found["default-queue"] is None and found["default-parent-queue"]["files"] == 1
+    _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
+    parent = text.split("Queue/default-parent-queue", 1)[1].split("\n  ~ ", 1)[0]
+    assert "no write to it in 1 audit log file up to " in parent
+    _, markdown, _ = diff(demo, "--k8s-audit-log", log, fmt="markdown")
+    assert "- no write to it in 1 audit log file up to " in markdown
+    _, unread, _ = diff(demo, fmt="text")
+    assert "no write to it" not in unread
+
+
 def test_a_helm_release_is_attributed_through_its_revision_secrets() -> None:
     from reconciler.app.last_writes import audit_target
     from reconciler.core.refs import release_ref
@@ -393,7 +427,7 @@ def test_a_file_that_is_no_audit_log_is_one_line_error(demo: Path, tmp_path: Pat
 
 
 def test_an_unreadable_file_is_one_line_error(demo: Path, tmp_path: Path) -> None:
-    for path, why in [(tmp_path / "missing.log", "No such file"), (tmp_path, "Is a directory")]:
+    for path, why in [(tmp_path / "missing.log", "No such file")]:   # a directory: its log files (a test above)
         code, stdout, stderr = diff(demo, "--k8s-audit-log", path)
         assert_one_line_error(code, stdout, stderr, f"{path}: cannot read the audit log", why)
 

@@ -423,7 +423,16 @@ def install_steps(path: Path) -> list[tuple[dict[str, str], str]]:
             for line in job.get("before_script", []) if "pip" in line]
 
 
+RELEASE_TAG = "<release-tag>"   # the release a user installs, explained once (docs/ci.md#installing-kai-gitops)
+
+
 def release_ref() -> str:
+    """The ref every copied line names: the placeholder, never a tag of its own (tests/test_release_refs.py)."""
+    return RELEASE_TAG
+
+
+def local_tag() -> str:
+    """The tag the test clone carries in the placeholder's place: `v` + this checkout's version."""
     from importlib.metadata import version
 
     return f"v{version('kai-gitops')}"
@@ -456,10 +465,10 @@ def test_the_project_url_is_one_placeholder_everywhere_a_user_copies_it() -> Non
 
 @pytest.fixture(scope="module")
 def local_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clone of this repository at HEAD, with the release tag the templates pin."""
+    """A clone of this repository at HEAD, tagged as a release is (the tag a user puts for `<release-tag>`)."""
     clone = tmp_path_factory.mktemp("kai-gitops-git") / "kai-gitops"
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=120)
-    subprocess.run(["git", "-C", str(clone), "tag", "--force", release_ref()], check=True, timeout=30)
+    subprocess.run(["git", "-C", str(clone), "tag", "--force", local_tag()], check=True, timeout=30)
     return clone
 
 
@@ -491,9 +500,11 @@ def distinct_install_steps() -> list[tuple[dict[str, str], str]]:
 @pytest.mark.parametrize(("env", "script"), distinct_install_steps())
 def test_the_install_step_installs_kai_gitops_from_a_local_clone(tmp_path: Path, local_release: Path,
                                                                  env: dict[str, str], script: str) -> None:
-    """The step exactly as a runner executes it, the placeholder replaced by a file:// URL of this repository."""
+    """The step exactly as a runner executes it, the placeholders replaced by a file:// URL of this repository and
+    the tag of its clone."""
     venv_dir = throwaway_venv(tmp_path / "venv")
-    step_env = {name: value.replace(PLACEHOLDER, local_release.as_uri()) for name, value in env.items()}
+    step_env = {name: value.replace(PLACEHOLDER, local_release.as_uri()).replace(RELEASE_TAG, local_tag())
+                for name, value in env.items()}
     base = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}}
     run_env = base | step_env | {"PATH": f"{venv_dir / 'bin'}:{os.environ['PATH']}", "PIP_NO_DEPS": "1",
                                  "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
@@ -502,7 +513,7 @@ def test_the_install_step_installs_kai_gitops_from_a_local_clone(tmp_path: Path,
     assert done.returncode == 0, done.stderr[-2000:]
     version = subprocess.run([str(venv_dir / "bin" / "kai-gitops"), "--version"], env=base, capture_output=True,
                              text=True, timeout=60)
-    assert version.stdout.strip() == f"kai-gitops, version {release_ref().removeprefix('v')}", version.stderr
+    assert version.stdout.strip() == f"kai-gitops, version {local_tag().removeprefix('v')}", version.stderr
     where = subprocess.run([str(venv_dir / "bin" / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
                            cwd=tmp_path, env=base, capture_output=True, text=True, timeout=60).stdout.strip()
     assert Path(where).resolve().is_relative_to(venv_dir.resolve())   # the clone's copy, not this checkout's

@@ -29,7 +29,7 @@ from tests.support.tools import require_tool
 
 DEPLOY = ROOT / "deploy"
 OVERLAYS = ("report-only", "self-heal")
-COMPONENTS = ("opa-sidecar", "cluster-wide-releases", "metrics-push")
+COMPONENTS = ("opa-sidecar", "cluster-wide-releases", "metrics-push", "audit-log")
 VARIANTS = [(o, ()) for o in OVERLAYS] + [(o, (c,)) for o in OVERLAYS for c in COMPONENTS] + \
            [(o, COMPONENTS) for o in OVERLAYS]
 K8S_VERSIONS = ("1.29", kubernetes_validate.utils.latest_version())
@@ -283,7 +283,13 @@ def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str,
     and -o, repeated options, flags given a value), with each $(VAR) standing for a value the kubelet expands."""
     import click
 
-    args = [re.sub(r"\$\(\w+\)", "x", a) for a in main_container(rendered(tmp_path, overlay, components))["args"]]
+    from tests.support.audit_log import KAI_GITOPS, QUEUES, START, request, write_log
+
+    mounted = tmp_path / "kubernetes-audit"   # the audit-log component's volume, as the kubelet mounts it
+    mounted.mkdir()
+    write_log(mounted / "audit.log", request(KAI_GITOPS, "update", QUEUES, "default-queue", START))
+    args = [re.sub(r"\$\(\w+\)", "x", a).replace("/var/log/kubernetes-audit", str(mounted))
+            for a in main_container(rendered(tmp_path, overlay, components))["args"]]
     parent = main.make_context("kai-gitops", list(args))
     command = main.get_command(parent, args[0])
     assert command is not None, args
@@ -322,3 +328,23 @@ def test_the_shipped_job_fails_on_errors_only(tmp_path: Path) -> None:
     for overlay in OVERLAYS:
         args = main_container(rendered(tmp_path, overlay))["args"]
         assert [a for a in args if a.startswith("--fail-on")] == ["--fail-on=error"], (overlay, args)
+
+
+def test_the_my_cluster_example_names_your_cluster_and_registry() -> None:
+    """deploy/examples/my-cluster, as a user copies it: the base alone pulls a bare `kai-gitops` image and checks the
+    demo's cluster; the example overlay sets the registry and the cluster (rendered as `kubectl apply -k` would)."""
+    example = DEPLOY / "examples" / "my-cluster"
+    objects = render(example)
+    (job,) = [o for o in objects if o["kind"] == "CronJob"]
+    containers = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert containers[0]["image"] == "registry.example.com/platform/kai-gitops:0.1.0"
+    (settings,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kai-gitops-settings"]
+    assert settings["data"]["cluster"] == "lab"
+    (role,) = [o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "kai-gitops-report"]
+    names = {name for rule in role["rules"] for name in rule.get("resourceNames", ())}
+    assert names == {"kai-gitops-lab"}, names   # the reports of the cluster it checks, no other
+    kubectl = _kubectl_kustomize()
+    if kubectl:
+        out = subprocess.run([kubectl, "kustomize", str(example)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert {identity(o): o for o in yaml.safe_load_all(out.stdout) if o} == {identity(o): o for o in objects}

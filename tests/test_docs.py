@@ -30,7 +30,7 @@ PROG = "kai-gitops"
 # Options of other programs the pages quote, told apart by the command a code span or code line starts with.
 FOREIGN_COMMANDS = {"opa", "kubectl", "helm", "git", "python", "python3", "pip", "make", "mkdocs", "docker",
                     "kustomize", "pytest", "ruff", "tar", "curl", "kube-apiserver", "etcd", "go", "promtool",
-                    "actionlint"}
+                    "actionlint", "aws", "jq"}
 # Strings that look like options but are none of ours, each with the reason.
 NOT_OPTIONS = {
     "--token": "a value shape the redaction masks (`--token=…` arguments), not an option",
@@ -282,7 +282,7 @@ def test_the_quick_start_says_how_to_start_on_your_own_repository(page: Path, tm
     block = re.search(r"^```sh\n(.*?)^```", own, re.S | re.M)
     assert block, "the start on your own repository shows its commands in one sh block"
     shell = [line.split("  #")[0].strip() for line in block.group(1).splitlines()]
-    assert shell[0] == 'pipx install "git+<kai-gitops-git-url>@v0.1.0"', shell
+    assert shell[0] == 'pipx install "git+<kai-gitops-git-url>@<release-tag>"', shell
     assert "`pip install .`" in own and "#installing-kai-gitops)" in own
     assert "`<kai-gitops-git-url>`" in _section(DOCS / "ci.md", "## Installing kai-gitops")
     lines = [line.split() for line in shell if line.startswith("kai-gitops ")]

@@ -24,8 +24,8 @@ import yaml
 from tests.helpers import ROOT, make_repo, template_files
 from tests.test_ci_templates import (  # noqa: F401 - local_release is a fixture
     local_release,
+    local_tag,
     parse_call,
-    release_ref,
     throwaway_venv,
 )
 
@@ -240,7 +240,7 @@ def test_the_install_step_installs_the_actions_own_checkout_or_the_version_asked
     repository (github.server_url/github.action_repository, here a file:// clone)."""
     venv_dir = throwaway_venv(tmp_path / "venv")
     server, repository = local_release.parent.as_uri(), local_release.name
-    ctx = contexts({"version": release_ref() if version else ""},
+    ctx = contexts({"version": local_tag() if version else ""},
                    {"action_path": str(local_release), "server_url": server, "action_repository": repository},
                    tmp_path)
     base = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}}
@@ -250,7 +250,7 @@ def test_the_install_step_installs_the_actions_own_checkout_or_the_version_asked
                                              "PIP_NO_DEPS": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().endswith(f"kai-gitops, version {release_ref().removeprefix('v')}")
+    assert done.stdout.strip().endswith(f"kai-gitops, version {local_tag().removeprefix('v')}")
     where = subprocess.run([str(venv_dir / "bin" / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
                            cwd=tmp_path, env=base, capture_output=True, text=True, timeout=60).stdout.strip()
     assert Path(where).resolve().is_relative_to(venv_dir.resolve())

@@ -36,8 +36,13 @@ def inputs() -> dict[str, dict[str, Any]]:
 
 
 def interpolate(given: dict[str, Any] | None = None, body: str | None = None) -> dict[str, Any]:
-    """The job as GitLab builds it: each `$[[ inputs.NAME ]]` replaced by the given value or the default."""
-    values = {name: spec.get("default") for name, spec in inputs().items()} | (given or {})
+    """The job as GitLab builds it: each `$[[ inputs.NAME ]]` replaced by the given value or the default. The
+    include gives `version` as the docs show it (the one required input); GitLab refuses an include without it."""
+    values = {name: spec["default"] for name, spec in inputs().items() if "default" in spec}
+    values |= {"version": release_ref()} | (given or {})
+    missing = set(inputs()) - set(values)
+    if missing:
+        raise KeyError(f"the include gives no value for required input(s) {sorted(missing)}")
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -55,7 +60,8 @@ def test_the_component_is_a_spec_header_and_one_job() -> None:
     for name, spec in inputs().items():
         assert set(spec) <= {"description", "default", "type", "options", "regex"}, name
         assert spec.get("type", "string") in {"string", "boolean", "number", "array"}, name
-        assert "default" in spec, f"{name}: an input without a default is required of every user"
+        # Only the release is required of every user: no default could name a tag their mirror has.
+        assert ("default" in spec) == (name != "version"), f"{name}: only `version` may be required"
         if "options" in spec:
             assert spec["default"] in spec["options"], name
     (job,) = interpolate().values()

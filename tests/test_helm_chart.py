@@ -32,7 +32,7 @@ RELEASE = NAMESPACE = "kai-gitops"
 MODES = {"reportOnly": "report-only", "selfHeal": "self-heal"}
 # The chart's value that turns on each of deploy/'s components.
 COMPONENT_VALUES = {"opa-sidecar": "opaSidecar", "cluster-wide-releases": "clusterWideReleases",
-                    "metrics-push": "metricsPush"}
+                    "metrics-push": "metricsPush", "audit-log": "auditLog"}
 COMBINATIONS = [(mode, combo) for mode in MODES for n in range(len(COMPONENTS) + 1)
                 for combo in itertools.combinations(COMPONENTS, n)]
 HELM_LABELS = ("helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance",
@@ -51,8 +51,13 @@ def chart_values(mode: str, components: tuple[str, ...], *, namespace: bool = Tr
     return [arg for s in sets for arg in ("--set", s)]
 
 
+# The two values an install must give (values.yaml leaves them empty): deploy/'s base names the same cluster and
+# image, which the chart-versus-Kustomize comparison needs. Later --set arguments win.
+REQUIRED = ["--set", "settings.cluster=prod-addon", "--set", "image.repository=kai-gitops"]
+
+
 def template(*args: str, release: str = RELEASE, namespace: str = NAMESPACE) -> list[Obj]:
-    done = helm("template", release, str(CHART), "--namespace", namespace, *args)
+    done = helm("template", release, str(CHART), "--namespace", namespace, *REQUIRED, *args)
     assert done.returncode == 0, done.stderr
     return [o for o in yaml.safe_load_all(done.stdout) if o]
 
@@ -112,7 +117,7 @@ def test_every_object_validates_against_the_kubernetes_schemas(mode: str) -> Non
 
 @pytest.mark.parametrize(("mode", "components"), [(m, c) for m in MODES for c in ((), COMPONENTS)])
 def test_helm_lint_strict_passes(mode: str, components: tuple[str, ...]) -> None:
-    done = helm("lint", "--strict", str(CHART), "--namespace", NAMESPACE, *chart_values(mode, components))
+    done = helm("lint", "--strict", str(CHART), "--namespace", NAMESPACE, *REQUIRED, *chart_values(mode, components))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 chart(s) failed" in done.stdout
 
@@ -233,3 +238,16 @@ def test_the_deployment_page_documents_every_value() -> None:
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     missing = [leaf for leaf in leaves(values, "") if not any(f"`{leaf}`" in row for row in rows)]
     assert not missing
+
+
+@pytest.mark.parametrize(("given", "missing"), [
+    ([], "settings.cluster is required"),
+    (["--set", "image.repository=registry.local/kai-gitops"], "settings.cluster is required"),
+    (["--set", "settings.cluster=lab"], "image.repository is required"),
+])
+def test_an_install_without_its_cluster_or_registry_says_which_set_to_give(given: list[str], missing: str) -> None:
+    """values.yaml names no cluster and no registry: the demo's `prod-addon` and a bare `kai-gitops` image were
+    installed as they stood. Helm's error names the value and the --set that gives it."""
+    done = helm("template", RELEASE, str(CHART), "--namespace", NAMESPACE, *given)
+    assert done.returncode != 0
+    assert missing in done.stderr and "--set " in done.stderr.split(missing, 1)[1].splitlines()[0], done.stderr

@@ -10,8 +10,9 @@ from datetime import datetime
 
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CONFIG_MAP, KAI_AND_NVCA, NODE, SECRET, Resource
+from reconciler.findings.age import format_instant
 from reconciler.findings.finding import Finding, Kind
-from reconciler.findings.last_write import AFTER_SNAPSHOT, Identity, LastWrite
+from reconciler.findings.last_write import AFTER_SNAPSHOT, Identity, LastWrite, NoWriteFound
 from reconciler.model.config import (
     CONTROL_PLANE_USERS,
     NODE_USER_PREFIX,
@@ -66,14 +67,15 @@ def with_last_writes(findings: list[Finding], files: Sequence[str], identities: 
         return findings
     with phase("read-audit-log"):
         found = last_writes(files, set(targets.values()), cut_off.until)
-    return [_attributed(f, found.get(targets[f.subject]), identities, cut_off.caveat)
+    none_found = NoWriteFound(len(files), format_instant(cut_off.until))
+    return [_attributed(f, found.get(targets[f.subject]), identities, cut_off.caveat, none_found)
             if f.kind is Kind.DRIFT and f.subject in targets else f for f in findings]
 
 
 def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIdentities,
-                caveat: str | None) -> Finding:
+                caveat: str | None, none_found: NoWriteFound) -> Finding:
     if write is None:
-        return finding
+        return replace(finding, no_write_found=none_found)
     managers = tuple(a.manager for a in finding.attribution if a.manager)
     return replace(finding, last_write=replace(last_write(write, identities, managers), caveat=caveat))
 

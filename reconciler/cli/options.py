@@ -37,24 +37,29 @@ def live_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _audit_logs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
-    """Each file's first line is read before the run: a wrong path must not cost a cluster read first."""
+    """A directory stands for the log files in it (the API server's log and its rotated backups); each file's first
+    line is read before the run: a wrong path must not cost a cluster read first."""
     from reconciler.core.errors import UserError
-    from reconciler.sources.audit_log import check_audit_log
+    from reconciler.sources.audit_log import audit_log_files, check_audit_log
 
-    for value in values:
-        try:
-            check_audit_log(value)
-        except UserError as exc:
-            raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
-    return values
+    files: list[str] = []
+    try:
+        for value in values:
+            files += audit_log_files(value)
+        for file in files:
+            check_audit_log(file)
+    except UserError as exc:
+        raise click.BadParameter(exc.line(), ctx=ctx, param=param) from None
+    return tuple(files)
 
 
 def k8s_audit_log_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """The cluster's audit logs, read for who last wrote each drifted object (`lastWrite`)."""
-    return click.option("--k8s-audit-log", "k8s_audit_log", multiple=True, metavar="FILE", callback=_audit_logs,
+    return click.option("--k8s-audit-log", "k8s_audit_log", multiple=True, metavar="PATH", callback=_audit_logs,
                         help="The API server's audit log (JSON lines of audit.k8s.io/v1 Events, plain or gzip), "
                              "streamed: each drift finding names its object's last writer before the run, their "
-                             "user agent and source IP. Repeatable (rotated logs).")(func)
+                             "user agent and source IP, or says that the log has no write to it. A directory "
+                             "means every log file in it (the log and its rotated backups). Repeatable.")(func)
 
 
 def _live_snapshots(ctx: click.Context, param: click.Parameter,

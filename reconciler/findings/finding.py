@@ -11,7 +11,7 @@ from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.core.show import MAX_TEXT, truncate_text
 from reconciler.findings.age import Age, format_instant
 from reconciler.findings.attribution import Attribution
-from reconciler.findings.last_write import LastWrite
+from reconciler.findings.last_write import LastWrite, NoWriteFound
 
 # The `cluster` of findings about the repository itself (waivers, policy edits), not about one cluster: no
 # cluster can be called this (names are DNS labels), so it also names the outputs' repository-wide run or suite.
@@ -123,6 +123,7 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict)
     attribution: tuple[Attribution, ...] = ()   # who last set each drifted field (findings/attribution.py)
     last_write: LastWrite | None = None   # who last wrote the subject, from --k8s-audit-log (drift only)
+    no_write_found: NoWriteFound | None = None   # the audit logs were read and hold no write to the subject
     age: Age | None = field(default=None, compare=False)   # history, not what was found (findings/age.py)
 
     def __post_init__(self) -> None:
@@ -181,6 +182,7 @@ class Finding:
             "waived_by": redact_free_text(self.waived_by) if self.waived_by else None,
             "details": self.extra,
             **({"lastWrite": self.last_write.redacted().to_dict()} if self.last_write else {}),
+            **({"noWriteFound": self.no_write_found.to_dict()} if self.no_write_found else {}),
             "firstSeen": format_instant(self.age.first_seen) if self.age else None,
         }
         if self.attribution:

@@ -95,6 +95,30 @@ class LastWrite:
         return f"{PERSON_MARK} {self.sentence()}" if self.by_person else self.sentence()
 
 
+@dataclass(frozen=True)
+class NoWriteFound:
+    """The audit logs were read and hold no successful write to the subject up to the cut-off: said per object, so
+    that "not found" and "not read" do not look the same."""
+
+    files: int      # how many log files were read
+    until: str      # the cut-off, RFC 3339: the run's start, or when the snapshot was taken
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": self.files, "until": self.until}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> NoWriteFound:
+        files = raw.get("files")
+        if not isinstance(files, int) or isinstance(files, bool) or files < 0:
+            raise TypeError("noWriteFound.files must be a count")
+        return cls(files, _text(raw, "until"))
+
+    def sentence(self) -> str:
+        logs = "1 audit log file" if self.files == 1 else f"{self.files} audit log files"
+        return (f"no write to it in {logs} up to {_minute(self.until)}: it was written before the log begins, "
+                "or the log does not record writes to it (docs/audit-logs.md)")
+
+
 PERSON_MARK = "⚠"
 # A snapshot that does not say when it was taken: the log is cut at the run's start instead.
 AFTER_SNAPSHOT = "the snapshot does not say when it was taken: this write may be after it"

@@ -144,6 +144,8 @@ def finding_details(f: Finding, link: Link | None = None) -> str:
     if f.last_write:
         bold = "**" if f.last_write.by_person else ""
         lines.append(f"- {bold}{escape_markdown(f.last_write.shown())}{bold}")
+    elif f.no_write_found:
+        lines.append(f"- {escape_markdown(f.no_write_found.sentence())}")
     if f.fix and f.fix.description:
         lines.append(f"- fix: {escape_markdown(f.fix.description)}")
     lines.append("")

@@ -132,6 +132,8 @@ def _drift(console: Console, f: Finding) -> None:
         console.print(f"      [dim]{_escape(line)}[/]")
     if f.last_write:
         console.print(f"      [{'bold' if f.last_write.by_person else 'dim'}]{_escape(f.last_write.shown())}[/]")
+    elif f.no_write_found:
+        console.print(f"      [dim]{_escape(f.no_write_found.sentence())}[/]")
     if f.fix and f.fix.command:
         console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 

@@ -22,7 +22,7 @@ from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.age import Age, parse_instant
 from reconciler.findings.attribution import Attribution
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
-from reconciler.findings.last_write import LastWrite
+from reconciler.findings.last_write import LastWrite, NoWriteFound
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
@@ -155,6 +155,8 @@ def finding_from_dict(data: JSONObject, generated: datetime | None = None) -> Fi
         attribution=tuple(Attribution.from_dict(expect_object(a, "an attribution"))
                           for a in _array(data.get("attribution") or [], "attribution")),
         last_write=_last_write(data.get("lastWrite")),
+        no_write_found=NoWriteFound.from_dict(expect_object(data["noWriteFound"], "noWriteFound"))
+        if data.get("noWriteFound") else None,
         age=Age(first_seen, generated or first_seen) if first_seen else None,
     )
 

@@ -273,3 +273,19 @@ def _skip_rest_of_line(stream: _Lines) -> None:
 
 def run_start() -> datetime:
     return datetime.now(UTC)
+
+
+def audit_log_files(path: str) -> list[str]:
+    """`path` itself, or for a directory (the API server's `--audit-log-path` folder, mounted into the CronJob) the
+    regular files directly in it, by name: the log and the backups it rotates to (`audit-<time>.log`, gzip with
+    `--audit-log-compress`). Links and sub-folders are not followed; a folder with no file is an error."""
+    try:
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            return [path]
+        with os.scandir(path) as entries:
+            files = sorted(e.path for e in entries if not e.name.startswith(".") and e.is_file(follow_symlinks=False))
+    except OSError as exc:
+        raise UserError(f"cannot read the audit log: {exc.strerror or exc}", where=path, hint=_HINT) from None
+    if not files:
+        raise UserError("is a directory with no log file in it", where=path, hint=_HINT)
+    return files

@@ -102,7 +102,8 @@ def install_run_uninstall(cluster: EnvTest, mode: str, tmp: Path) -> Installed:
     with nvca_agent(cluster):           # the agent's Pod and Service are the cluster's, made before the listing
         before = inventory(cluster)
         notes = helm(cluster, tmp, "install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace",
-                     "--set", f"mode={mode}")
+                     "--set", f"mode={mode}",
+                     "--set", "settings.cluster=prod-addon", "--set", "image.repository=kai-gitops")
         objects = installed_objects(cluster, tmp)
         run = run_cronjob_command(cluster, objects, tmp)
         after_run = inventory(cluster)

@@ -31,11 +31,16 @@ subjects:
 {{- end -}}
 
 {{- define "kai-gitops.image" -}}
+{{- $repository := required "image.repository is required: where you pushed the image built from kai-gitops's Dockerfile (kai-gitops publishes none), e.g. --set image.repository=<your-registry>/kai-gitops" .Values.image.repository -}}
 {{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- printf "%s@%s" $repository .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
+{{- end -}}
+
+{{- define "kai-gitops.cluster" -}}
+{{- required "settings.cluster is required: the name of this cluster in your GitOps repository's kai-gitops.yaml, e.g. --set settings.cluster=<cluster>" .Values.settings.cluster -}}
 {{- end -}}
 
 {{/* deploy/'s mode label: report-only or self-heal. */}}
