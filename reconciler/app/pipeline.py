@@ -260,7 +260,7 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
     (every shard job is given the same list). Each is held to its cluster's identity (app/live_snapshots.py);
     beside its queues, what it says of KAI Resource Management."""
     from reconciler.app.live_snapshots import checked, expected_cluster_uids
-    from reconciler.sources.snapshot import read_snapshot_krm, read_snapshot_queues
+    from reconciler.sources.snapshot import read_live_snapshot
 
     files: dict[str, str] = {}
     known = [c.name for c in config.clusters]
@@ -281,9 +281,9 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
         files[name] = path
     wanted = {d.name for d in chosen}
     pinned = expected_cluster_uids(config, base)
-    return {name: (checked(name, read_snapshot_queues(path), pinned.get(name), settings.live_snapshot_max_age,
-                           settings.history.started), read_snapshot_krm(path))
-            for name, path in files.items() if name in wanted}
+    read = {name: read_live_snapshot(path) for name, path in files.items() if name in wanted}
+    return {name: (checked(name, queues, pinned.get(name), settings.live_snapshot_max_age, settings.history.started),
+                   krm) for name, (queues, krm) in read.items()}
 
 
 def _base_desired(base: DesiredRepo | None, cluster: str) -> DesiredCluster | None:

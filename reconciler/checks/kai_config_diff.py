@@ -8,6 +8,7 @@ the first field's value.
 from __future__ import annotations
 
 import json
+import shlex
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue
 from reconciler.core.redact import redact, redact_at
@@ -91,7 +92,7 @@ def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiOb
         extra={"fields": [{"path": path, "where": str(where) if where else None,
                            "origin": config.provenance(path).origin.value} for path, *_, where in changes]},
         fix=_patch_fix(patch, f"kubectl patch configs.kai.scheduler {CONFIG_NAME} --type merge -p "
-                              f"'{json.dumps(redact(patch), separators=(',', ':'))}'"))]
+                              f"{shlex.quote(json.dumps(redact(patch), separators=(',', ':')))}"))]
 
 
 def _patch_fix(patch: JSONObject, command: str) -> Fix:

@@ -9,12 +9,14 @@ applied twice.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 import orjson
 
@@ -71,15 +73,41 @@ def read_own_writes(path: str | None) -> tuple[OwnWrite, ...]:
     if not path:
         return ()
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return ()
-        with open(path, "rb") as file:
-            return tuple(write for line in file for write in _writes(line))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return ()
     except OSError as exc:
+        if exc.errno == errno.ELOOP:   # a link: not the file this run appends to
+            return ()
         raise UserError(f"cannot read the audit log: {exc.strerror}", where=path,
                         hint="--audit-log takes a file this user may read and append to") from None
+    try:
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                return ()
+            return tuple(write for line in _recent_lines(file) for write in _writes(line))
+    except OSError as exc:
+        raise UserError(f"cannot read the audit log: {exc.strerror}", where=path,
+                        hint="--audit-log takes a file this user may read and append to") from None
+
+
+# The log only grows (every --apply appends): its last OWN_WRITES_TAIL bytes are read, the newest writes, which
+# are the ones a fight is about (each field's last write by kai-gitops). 64 MiB is ~100,000 applied lines.
+OWN_WRITES_TAIL = 64 * 1024 * 1024
+_LONGEST_LINE = 1024 * 1024   # an applied line names one object's fields: longer is no line this tool wrote
+
+
+def _recent_lines(file: BinaryIO) -> Iterator[bytes]:
+    size = os.fstat(file.fileno()).st_size
+    if size > OWN_WRITES_TAIL:
+        file.seek(size - OWN_WRITES_TAIL)
+        file.readline(_LONGEST_LINE)   # the line the cut fell into
+    while line := file.readline(_LONGEST_LINE):
+        if len(line) >= _LONGEST_LINE and not line.endswith(b"\n"):
+            while (rest := file.readline(_LONGEST_LINE)) and not rest.endswith(b"\n"):
+                pass   # skip the rest of an overlong line
+            continue
+        yield line
 
 
 def _writes(line: bytes) -> list[OwnWrite]:

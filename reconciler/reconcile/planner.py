@@ -6,6 +6,7 @@ Pure: reads the findings, the desired cluster and the live state it was judged o
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -46,8 +47,11 @@ def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState
                identity: ClusterIdentity | None) -> Plan:
     active = [f for f in findings if f.waived_by is None]
     owned = held_paths(findings)   # a waiver accepts the finding; the field stays its controller's
-    spec_changes, held = _spec_changes(active, WriteScope(desired, live), live, desired.config.allow_sensitive_writes)
-    changes = _unheld(_queue_changes(active, live) + spec_changes, owned) + _label_changes(desired, live)
+    # Another controller's field is out first: it is no one's to write, so neither held for an upgrade nor left to
+    # a person with a `kubectl patch` (that would start the fight KAI-D-008 avoids).
+    spec_changes, held = _spec_changes(active, WriteScope(desired, live), live, desired.config.allow_sensitive_writes,
+                                       owned)
+    changes = _unheld(_queue_changes(active, live), owned) + spec_changes + _label_changes(desired, live)
     check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
     settled = {c.ref for c in changes} | {h.subject for h in held if h.subject is not None}
     settled_rules = _settled_label_rules(desired, live, changes)
@@ -92,8 +96,8 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
     return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
 
 
-def _spec_changes(findings: list[Finding], scope: WriteScope, live: LiveState, allowed: tuple[SensitiveAllow, ...]
-                  ) -> tuple[list[Change], list[OperatorAction]]:
+def _spec_changes(findings: list[Finding], scope: WriteScope, live: LiveState, allowed: tuple[SensitiveAllow, ...],
+                  owned: Mapping[ObjectRef, tuple[FieldPath, ...]]) -> tuple[list[Change], list[OperatorAction]]:
     """kai-config and SchedulingShard spec patches: every field of the finding's patch, at the granularity the
     allowed writes name it. A patch with a field no plan may write is left to the operator, whole; a field
     the write scope holds back (no intent, not served, waiting for the upgrade) is an operator item, and so is a
@@ -108,7 +112,9 @@ def _spec_changes(findings: list[Finding], scope: WriteScope, live: LiveState, a
         write = planned_write(f.subject, Operation.UPDATE)
         if stored is None or write is None or write.fields is None:
             continue
-        fields, held = scope.split(f.subject, _writable_fields(f.fix.patch, write.fields, stored, ()) or [])
+        writable = _writable_fields(f.fix.patch, write.fields, stored, ()) or []
+        theirs = owned.get(f.subject, ())
+        fields, held = scope.split(f.subject, [c for c in writable if not overlaps(c.path, theirs)])
         kept, sensitive = _split_sensitive(f.subject, fields, allowed)
         if kept:
             changes.append(Change(f.subject, Operation.UPDATE, tuple(kept), (f.rule_id,), f.fix.description))
@@ -138,7 +144,8 @@ def _left_to_a_person(ref: ObjectRef, fields: list[FieldChange]) -> OperatorActi
         SENSITIVE_TEXT)
     patch = json.dumps(redact(config_patch([(".".join(f.path[1:]), f.before, f.after, None) for f in fields])),
                        separators=(",", ":"), sort_keys=True)
-    command = f"kubectl patch {SPEC_KINDS[ref.kind]} {ref.name} --type merge -p '{patch}'"
+    # Git's values are pasted into a shell by whoever runs it: quoted, a `'` in a value stays in the value.
+    command = f"kubectl patch {SPEC_KINDS[ref.kind]} {shlex.quote(ref.name)} --type merge -p {shlex.quote(patch)}"
     return OperatorAction(SENSITIVE_CHANGE.id, ref, description, command)
 
 

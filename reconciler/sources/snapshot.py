@@ -57,23 +57,13 @@ def read_snapshot(path: str) -> LiveState:
 def read_snapshot_queues(path: str) -> SnapshotQueues:
     """Only the Queues of a snapshot (spec and status.allocated) and when it was taken: what the PR check judges
     Git's queues against. A snapshot with neither a Queue nor the Queue CRD is of no KAI cluster: refused."""
-    builder = LiveStateBuilder(f"snapshot {path}")
-
-    def keep(item: JSONObject) -> None:
-        if (item.get("apiVersion"), item.get("kind")) in (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key):
-            builder.add(item)
-
-    head = _each_item(path, keep)
-    state = builder.finish()
-    if not state.queue_kind_served:
-        raise UserError("snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster", where=path,
-                        hint="pass a file written by `kai-gitops snapshot` on that cluster")
-    return SnapshotQueues(f"snapshot {path}", head.taken_at, state.queues, state.allocations, head.cluster_uid, path)
+    return read_live_snapshot(path)[0]
 
 
-def read_snapshot_krm(path: str) -> LiveState:
-    """What a snapshot says of KAI Resource Management for the PR check: the CRDs, Queues and SchedulingShards
-    (their labels and managedFields), read as the live read reads them (checks/krm.py)."""
+def read_live_snapshot(path: str) -> tuple[SnapshotQueues, LiveState]:
+    """What the PR check reads of a cluster's snapshot, in one read: its Queues (as read_snapshot_queues), and what
+    it says of KAI Resource Management, the CRDs, Queues and SchedulingShards with their labels and managedFields
+    (checks/krm.py), both from the bytes whose cluster and time the head names."""
     builder = LiveStateBuilder(f"snapshot {path}")
     kept = (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key, SCHEDULING_SHARD.type_key)
 
@@ -81,8 +71,13 @@ def read_snapshot_krm(path: str) -> LiveState:
         if (item.get("apiVersion"), item.get("kind")) in kept:
             builder.add(item)
 
-    _each_item(path, keep)
-    return builder.finish()
+    head = _each_item(path, keep)
+    state = builder.finish()
+    if not state.queue_kind_served:
+        raise UserError("snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster", where=path,
+                        hint="pass a file written by `kai-gitops snapshot` on that cluster")
+    queues = SnapshotQueues(f"snapshot {path}", head.taken_at, state.queues, state.allocations, head.cluster_uid, path)
+    return queues, state
 
 
 def snapshot_items(path: str) -> list[JSONObject]:
@@ -159,7 +154,7 @@ def _yaml_items(text: str, path: str) -> _Loaded:
     head = _Head(None, None)
     for doc in load_documents(text, path, max_nodes=SNAPSHOT_MAX_NODES):
         items.extend(_list_items(doc.data, partial(_item_location, doc), path))
-        head = _first(head, _head(doc.data, partial(_annotation_location, doc)))
+        head = _first(head, _head(doc.data, partial(_annotation_location, doc)), path)
     return _Loaded(items, head)
 
 
@@ -190,7 +185,7 @@ def _streamed_items(text: str, path: str, consume: Callable[[JSONObject], None])
         elif not (isinstance(doc.data, dict) and str(doc.data.get("kind", "")).endswith("List")):
             raise UserError("a document with a top-level `items` list must be a Kubernetes List (kind: List)",
                             where=f"{path}:1", hint="write one with `kai-gitops snapshot -o FILE`")
-        head = _first(head, _head(doc.data, partial(_annotation_location, doc)))
+        head = _first(head, _head(doc.data, partial(_annotation_location, doc)), path)
     return head
 
 
@@ -213,8 +208,13 @@ def _head(data: JSONValue, where: Callable[[str], str]) -> _Head:
     return _Head(_taken_at(data, where), _cluster_uid(data, where))
 
 
-def _first(seen: _Head, more: _Head) -> _Head:
-    """The first document that says each: a snapshot is one List, but a file may hold more documents."""
+def _first(seen: _Head, more: _Head, path: str) -> _Head:
+    """The first document that says each: a snapshot is one List, but a file may hold more documents. Two
+    documents of two clusters are one file pasted together, not a snapshot: which cluster it shows is unknown."""
+    if seen.cluster_uid and more.cluster_uid and seen.cluster_uid != more.cluster_uid:
+        raise UserError(f"the snapshot's documents name two clusters ({CLUSTER_UID_ANNOTATION} {seen.cluster_uid} "
+                        f"and {more.cluster_uid})", where=path, hint="take one snapshot of one cluster with "
+                        "`kai-gitops snapshot`")
     return _Head(seen.taken_at or more.taken_at, seen.cluster_uid or more.cluster_uid)
 
 

@@ -117,6 +117,29 @@ class ListExpired(Exception):
     """410 Gone on a `continue` token: the caller restarts that list from the beginning."""
 
 
+class PageBound:
+    """How far one paged list may go: a page count, a time budget, and no continue token twice."""
+
+    def __init__(self, settings: ReadSettings, limit: int, started: float) -> None:
+        self.max_pages = max(1, -(-settings.list_max_objects // max(limit, 1)))
+        self.budget_s, self.started = settings.list_budget_s, started
+        self.pages = 1
+        self.tokens: set[str] = set()
+
+    def next(self, token: str) -> str | None:
+        """Why the page after this one must not be read, or None."""
+        if token in self.tokens:
+            return f"the server repeated a continue token after {self.pages} pages: the list would never end"
+        if self.pages >= self.max_pages:
+            return f"the list did not end after {self.pages} pages (the limit at this page size)"
+        elapsed = time.monotonic() - self.started
+        if elapsed > self.budget_s:
+            return f"the list did not end within {self.budget_s:g} s ({self.pages} pages in {elapsed:.1f} s)"
+        self.tokens.add(token)
+        self.pages += 1
+        return None
+
+
 class ApiError(Exception):
     """A request the API server refused (status >= 300) or that got no answer (status 0)."""
 
@@ -363,15 +386,19 @@ class ClusterClient:
         return data if isinstance(data, dict) else {}
 
     def items(self, path: str, query: dict[str, str]) -> list[dict[str, Any]]:
-        """Every item of a paged list, for a writer (ApiError on failure): each `continue` token followed."""
+        """Every item of a paged list, for a writer (ApiError on failure): each `continue` token followed, within the
+        bounds every list of the run keeps (PageBound: a page count, a time budget, no token twice)."""
         items: list[dict[str, Any]] = []
         token: str | None = None
+        pages = PageBound(self.settings, int(query.get("limit") or 500), time.monotonic())
         while True:
             page = self.json("GET", path, query={**query, **({"continue": token} if token else {})})
             items += [i for i in page.get("items") or [] if isinstance(i, dict)]
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items
+            if (why := pages.next(str(token))) is not None:
+                raise ApiError(0, f"GET {path}: {why}")
 
     # -- retries ------------------------------------------------------------------------------------
 

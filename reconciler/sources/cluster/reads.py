@@ -60,9 +60,9 @@ from reconciler.sources.cluster.client import (
     RETRIES,
     ClusterClient,
     ListExpired,
+    PageBound,
     ReadCancelled,
     ReadError,
-    ReadSettings,
     display,
     status_message,
 )
@@ -172,7 +172,7 @@ class Reader:
     def _list_once(self, spec: ListRead, started: float) -> list[Obj]:
         items: list[Obj] = []
         query = {**spec.query, "limit": str(spec.limit)}
-        pages = _PageBound(self.client.settings, spec.limit, started)
+        pages = PageBound(self.client.settings, spec.limit, started)
         while True:
             token = self._page_into(items, self.client.get(spec.kind, spec.path, query).body, spec, query)
             self.progress.count(_tally(spec.key), spec.key, len(items))
@@ -259,29 +259,6 @@ class Reader:
 
 _PAGE_HINT = ("the API server keeps answering with `continue` tokens; if the list is genuinely this long, raise "
               "$KAI_GITOPS_KUBE_LIST_MAX_OBJECTS or $KAI_GITOPS_KUBE_LIST_BUDGET_S")
-
-
-class _PageBound:
-    """How far one paged list may go: a page count, a time budget, and no continue token twice."""
-
-    def __init__(self, settings: ReadSettings, limit: int, started: float) -> None:
-        self.max_pages = max(1, -(-settings.list_max_objects // max(limit, 1)))
-        self.budget_s, self.started = settings.list_budget_s, started
-        self.pages = 1
-        self.tokens: set[str] = set()
-
-    def next(self, token: str) -> str | None:
-        """Why the page after this one must not be read, or None."""
-        if token in self.tokens:
-            return f"the server repeated a continue token after {self.pages} pages: the list would never end"
-        if self.pages >= self.max_pages:
-            return f"the list did not end after {self.pages} pages (the limit at this page size)"
-        elapsed = time.monotonic() - self.started
-        if elapsed > self.budget_s:
-            return f"the list did not end within {self.budget_s:g} s ({self.pages} pages in {elapsed:.1f} s)"
-        self.tokens.add(token)
-        self.pages += 1
-        return None
 
 
 class _AnyStatusButRetried(frozenset[int]):
