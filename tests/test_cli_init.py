@@ -164,3 +164,12 @@ def test_the_comments_in_kai_gitops_yaml_line_up(tmp_path: Path) -> None:
     lines = (tmp_path / "kai-gitops.yaml").read_text().splitlines()
     columns = {line.index(" # ") for line in lines if line.startswith("    ") and " # " in line}
     assert len(columns) == 1, [line for line in lines if " # " in line]
+
+
+@pytest.mark.parametrize(("ci", "ci_file"), [("github", ".github/workflows/kai-gitops.yml"),
+                                             ("gitlab", ".gitlab-ci.yml")])
+def test_the_placeholder_init_says_to_replace_is_the_one_the_ci_file_has(tmp_path: Path, ci: str,
+                                                                         ci_file: str) -> None:
+    code, stdout, _ = init(tmp_path, *TWO_CLUSTERS, "--ci", ci)
+    [named] = re.findall(r"replace (<[a-z-]+>)", stdout)
+    assert code == 0 and named in (tmp_path / ci_file).read_text()
