@@ -63,7 +63,12 @@ def open_desired(settings: GitSettings) -> DesiredRepo:
     opened = _OPENED.get()
     if opened is not None:
         opened.append(tree)
-    config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+    raw = tree.read_optional(CONFIG_FILE)
+    if raw is None:
+        at = "in the working tree" if settings.worktree else f"at ref {settings.ref}"
+        raise UserError(f"no {CONFIG_FILE} at the root of the repository {at}", where=tree.label,
+                        hint="create one with `kai-gitops init`, or pass --repo PATH|URL of the GitOps repository")
+    config = parse_repo_config(raw, CONFIG_FILE)
     git = GitInfo(tree.label, settings.ref, tree.commit_id, settings.worktree)
     return DesiredRepo(tree, config, git)
 

@@ -29,8 +29,8 @@ COMMANDS = {
                         "Scaffold a GitOps repository in DIRECTORY (default: here), refusing to overwrite any file."),
     "policy": LazyCommand("reconciler.cli.policy:policy_group", "Work with the Rego policy pack."),
     "reconcile": LazyCommand("reconciler.cli.reconcile:reconcile_command",
-                             "Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, "
-                             "apply it safely."),
+                             "Plan what kai-gitops may fix (Queues, the shared-cluster node label, kai-config, "
+                             "SchedulingShards) and, with --apply, apply it safely."),
     "report": LazyCommand("reconciler.cli.report:report_group", "Work with saved JSON reports."),
     "schema": LazyCommand("reconciler.cli.schema:schema_command",
                           "Print the JSON Schema of kai-gitops.yaml (for editor completion)."),

@@ -33,7 +33,8 @@ from reconciler.core.exits import ExitCode
 @metrics_options
 @guard
 def reconcile_command(**opts: Any) -> ExitCode:
-    """Plan what kai-gitops may fix (Queues, the shared-cluster node label) and, with --apply, apply it safely."""
+    """Plan what kai-gitops may fix (Queues, the shared-cluster node label, kai-config, SchedulingShards) and, with
+    --apply, apply it safely."""
     from reconciler.app import pipeline
     from reconciler.cli import settings
     from reconciler.cli.delivery import emit, propose_fixes, publish_report, record
