@@ -161,9 +161,8 @@ def _age(console: Console, f: Finding, indent: str) -> None:
 
 
 def _also(console: Console, problem: Problem, indent: str) -> None:
-    for other in problem.findings[1:]:
-        if other.rule_id != problem.lead.rule_id:
-            console.print(f"{indent}[dim]also {_escape(other.rule_id)}:[/] {_escape(other.message)}")
+    for other in problem.also:
+        console.print(f"{indent}[dim]also {_escape(other.rule_id)}:[/] {_escape(other.message)}")
 
 
 def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
