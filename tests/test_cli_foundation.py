@@ -102,7 +102,8 @@ def test_diff_prod_addon_json(demo: Path) -> None:
         assert isinstance(finding["location"]["line"], int) and finding["location"]["line"] > 0
         assert finding["location"]["path"] == "addons.kaiScheduler.enabled"
     assert len({f["fingerprint"] for f in drift}) == len(drift) == 3      # two Queues and kai-config
-    assert report["summary"]["to_update"] == 3
+    # as reconcile plans them: the three, and the schedule label of gpu-node-2 (NVCA-S-012, a violation)
+    assert report["summary"]["to_update"] == 4
     assert report["nvca"] == {"kai-scheduler-queues": {"status": "unhealthy", "errors": [DEMO_VIOLATION]}}
     assert report["healthz"]["kai-scheduler-queues"]["errors"] == [DEMO_VIOLATION]
 

@@ -146,6 +146,8 @@ class _OneCluster(NamedTuple):
 
 
 def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _OneCluster:
+    from reconciler.reconcile.planner import build_plan
+
     started = datetime.now(UTC)
     history = RunHistory(settings.history)
     repo = open_desired(settings.git)
@@ -165,8 +167,11 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader) -> _On
                                 audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
     rules = ran_rules(repo, settings, "live", drift=True, keys=True)
-    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, desired.name), rules, cluster_anchor(desired))
+    findings = waivers.apply(findings, desired.name)
+    # diff counts its Plan: line as reconcile plans it, operator commands from violations (KAI-R-012) included
+    counts = build_plan(findings, desired, live, git=repo.git, identity=None).counts()
+    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings, rules,
+                           cluster_anchor(desired), counts)
     done = Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config)
     return _OneCluster(history.stamp(done, desired.config.kube_context), desired, live)
 
