@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,6 +28,8 @@ from reconciler.sources.git import GitTree
 from reconciler.yamlio.document import MAX_BYTES, decode_text
 
 HELM_TIMEOUT_S = 120.0
+# Where helm says a template failed: `template: fn/templates/x.yaml:4:18:` or `execution error at (fn/…:6:8)`.
+_HELM_PLACE = re.compile(r"(?:template: |error at \()[^/\s:()]+/([^\s:()]+):(\d+):(\d+)")
 ERROR_EXCERPT = 300
 
 
@@ -100,8 +103,10 @@ def _run(command: list[str], workload: WorkloadConfig, root: Path) -> bytes:
         said = errors.read(64 * 1024).decode("utf-8", "replace").replace(str(root / "chart"), chart)
         said = excerpt(said, ERROR_EXCERPT)
     if code != 0:
+        place = _HELM_PLACE.search(said)   # the template's own file and line, as findings name them
+        where = f"{workload.chart_file(place.group(1))}:{place.group(2)}:{place.group(3)}" if place else chart
         raise UserError(f"workload '{workload.name}': helm template failed for chart {chart}: {said or f'exit {code}'}",
-                        where=chart, hint="fix the chart or its values (render it with helm template to see more)")
+                        where=where, hint="fix the chart or its values (render it with helm template to see more)")
     return output
 
 
