@@ -178,6 +178,28 @@ def test_a_parent_missing_from_git_and_the_snapshot_is_reported(tmp_path: Path) 
         f"as of {SHOWN_TAKEN}, snapshot {snapshot}); KAI will not schedule its pods"]
 
 
+def test_each_kai_q_023_case_gets_its_own_remedy(tmp_path: Path) -> None:
+    """A missing parent's fix says nothing about cycles; a cycle's says nothing about missing parents."""
+    snapshot = write_snapshot(tmp_path / "lab.yaml", lab_queues())
+    _, missing = check(with_team_x(tmp_path / "missing", "nowhere"), "--live-snapshot", f"{LAB}={snapshot}")
+    _, cycle = check(with_team_x(tmp_path / "cycle", "team-x"))
+    [[missing_fix], [cycle_fix]] = [[f["fix"]["description"] for c in r["clusters"] for f in c["findings"]
+                                     if f["rule"] == "KAI-Q-023"] for r in (missing, cycle)]
+    assert "exists" in missing_fix and "cycle" not in missing_fix
+    assert "cycle" in cycle_fix and "declare" not in cycle_fix
+
+
+def test_a_parent_git_does_not_declare_is_an_info_finding_without_the_snapshot(tmp_path: Path) -> None:
+    repo = with_team_x(tmp_path, "nowhere")
+    code, without = check(repo)
+    assert code == 0 and messages(without, "KAI-Q-024") == [
+        "Queue team-x has parentQueue nowhere, which Git does not declare; not verified without --live-snapshot (if "
+        "it is a typo, KAI will not schedule the queue's pods)"]
+    snapshot = write_snapshot(tmp_path / "lab.yaml", lab_queues())
+    _, verified = check(repo, "--live-snapshot", f"{LAB}={snapshot}")
+    assert messages(verified, "KAI-Q-024") == [] and len(messages(verified, "KAI-Q-023")) == 1
+
+
 # -- fleets and shards -----------------------------------------------------------------------------------------------
 
 

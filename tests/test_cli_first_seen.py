@@ -300,3 +300,11 @@ def test_policy_reports_that_cannot_be_read_leave_the_other_sources(demo: Demo) 
     notes = [line for line in err.splitlines() if "first-seen times" in line]
     assert len(notes) == 1 and "PolicyReports of cluster prod-addon were not read" in notes[0], err
     assert "HTTP 403" in notes[0]
+
+
+def test_a_live_run_with_no_policy_report_and_no_previous_report_claims_no_age(demo: Demo) -> None:
+    """A manual live run reads the PolicyReports, finds none: that is no history, so no drift is called new."""
+    register_reports(demo.server, WG)
+    code, out, err = run_cli(live_diff(demo))
+    assert code == 2, err
+    assert "Drift (live differs from Git):" in out and "first seen" not in out

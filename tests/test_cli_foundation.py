@@ -102,7 +102,8 @@ def test_diff_prod_addon_json(demo: Path) -> None:
         assert isinstance(finding["location"]["line"], int) and finding["location"]["line"] > 0
         assert finding["location"]["path"] == "addons.kaiScheduler.enabled"
     assert len({f["fingerprint"] for f in drift}) == len(drift) == 3      # two Queues and kai-config
-    assert report["summary"]["to_update"] == 3
+    # as reconcile plans them: the three, and the schedule label of gpu-node-2 (NVCA-S-012, a violation)
+    assert report["summary"]["to_update"] == 4
     assert report["nvca"] == {"kai-scheduler-queues": {"status": "unhealthy", "errors": [DEMO_VIOLATION]}}
     assert report["healthz"]["kai-scheduler-queues"]["errors"] == [DEMO_VIOLATION]
 
@@ -355,8 +356,9 @@ def test_error_missing_file(tmp_path: Path) -> None:
 
 def test_error_missing_config_file(tmp_path: Path) -> None:
     repo, _ = make_repo(tmp_path, {"README.md": "no config\n"})
-    assert_one_line_error(*run_cli(["diff", "--repo", repo, "--snapshot", PROD_SNAPSHOT]), "kai-gitops.yaml",
-                          "not found")
+    assert_one_line_error(*run_cli(["diff", "--repo", repo, "--snapshot", PROD_SNAPSHOT]),
+                          "no kai-gitops.yaml at the root of the repository", "create one with `kai-gitops init`",
+                          "--repo")
 
 
 def test_error_ref_that_does_not_exist(demo: Path) -> None:
@@ -466,6 +468,16 @@ def test_command_table_says_what_each_command_says() -> None:
         for limit in range(20, 140):
             summary = click.Command(name, help=entry.summary).get_short_help_str(limit)
             assert summary == command.get_short_help_str(limit), (name, limit)
+
+
+def test_reconcile_help_names_every_kind_a_plan_may_change() -> None:
+    from reconciler.plans.writable import PLANNED
+
+    code, stdout, _ = run_cli(["reconcile", "--help"])
+    first = " ".join(stdout.split("\n\n")[1].split()).replace("- ", "-")   # click wraps after a hyphen
+    names = {"Queue": "Queues", "Node": "node label", "Config": "kai-config", "SchedulingShard": "SchedulingShards"}
+    assert code == 0 and {r.kind for r in PLANNED} == set(names)
+    assert all(shown in first for shown in names.values()), first
 
 
 def test_version_and_schema_commands() -> None:

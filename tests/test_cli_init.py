@@ -269,3 +269,12 @@ def test_the_directory_is_echoed_escaped_and_the_next_command_quoted(tmp_path: P
     code, stdout, _ = init(spaced, "--cluster", "lab=standalone", "--ci", "none")
     command = stdout.rstrip("\n").rsplit("then run: ", 1)[1]
     assert code == 0 and shlex.split(command) == ["kai-gitops", "check", "--repo", str(spaced)]
+
+
+@pytest.mark.parametrize(("ci", "ci_file"), [("github", ".github/workflows/kai-gitops.yml"),
+                                             ("gitlab", ".gitlab-ci.yml")])
+def test_the_placeholder_init_says_to_replace_is_the_one_the_ci_file_has(tmp_path: Path, ci: str,
+                                                                         ci_file: str) -> None:
+    code, stdout, _ = init(tmp_path, *TWO_CLUSTERS, "--ci", ci)
+    [named] = re.findall(r"replace (<[a-z-]+>)", stdout)
+    assert code == 0 and named in (tmp_path / ci_file).read_text()

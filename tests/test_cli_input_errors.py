@@ -216,3 +216,15 @@ def test_another_ref_than_the_checked_out_commit_is_not_about_the_edits(tmp_path
     (repo / QUEUES).write_text((repo / QUEUES).read_text() + "# edited\n")
     assert run_cli(["check", "--repo", repo, "--ref", commits[0]], env=NOT_CI)[2] == ""
     assert run_cli(["check", "--repo", repo], env=NOT_CI)[2] != ""
+
+
+# -- a repository that is not (yet) a GitOps repository ---------------------------------------------------------------
+
+
+def test_a_repository_with_no_commit_says_no_commits_yet(tmp_path: Path) -> None:
+    import pygit2
+
+    pygit2.init_repository(str(tmp_path))
+    (tmp_path / "kai-gitops.yaml").write_text("clusters: []\n")
+    line = assert_one_line_error(*run_cli(["check", "--repo", tmp_path]), "no commits yet", "commit")
+    assert "'HEAD' does not exist" not in line

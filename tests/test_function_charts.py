@@ -335,3 +335,22 @@ def test_a_root_chart_without_chart_yaml_names_the_root(helm: Path, tmp_path: Pa
     repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: ./\n", "env.yaml": ENV})[0]
     code, stdout, stderr = run_cli(["check", "--repo", repo])
     assert_one_line_error(code, stdout, stderr, ".: workload 'fn': no Chart.yaml in chart directory .")
+
+
+def test_a_duplicate_key_in_a_template_is_told_at_the_templates_own_line(helm: Path, tmp_path: Path) -> None:
+    """Not at `charts/fn (rendered):LINE`, a file nobody can open: the template from the render's `# Source:`."""
+    twice = TEMPLATE_STS.replace("kind: StatefulSet\n", "kind: StatefulSet\nkind: StatefulSet\n", 1)
+    repo = chart_repo(tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+                                 "sts.yaml": twice})
+    line = assert_one_line_error(*run_cli(["check", "--repo", repo, "--helm", helm]),
+                                 'charts/fn/templates/sts.yaml:3: duplicate key "kind" at lines 2 and 3')
+    assert "(rendered)" not in line
+
+
+def test_a_value_the_templates_need_missing_is_told_at_the_template_line(helm: Path, tmp_path: Path) -> None:
+    needs = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {{ required \"set a\" .Values.a }}\n"
+    repo = chart_repo(tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+                                 "needs.yaml": needs})
+    assert_one_line_error(*run_cli(["check", "--repo", repo, "--helm", helm]),
+                          "kai-gitops: error: charts/fn/templates/needs.yaml:6:8: workload 'fn': helm template failed",
+                          "set a")

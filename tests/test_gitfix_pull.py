@@ -522,3 +522,19 @@ def test_an_open_pull_request_someone_else_has_on_the_fix_branch_is_not_called_c
     url = pull["html_url" if kind == "github" else "web_url"]
     assert "is open but was opened by 'mallory', not by kai-gitops; left as it is" in line, err
     assert url in line and "closed by a person" not in err, err
+
+
+def test_dry_run_names_the_errors_no_edit_fixes_instead_of_saying_none_is_needed(tmp_path: Path) -> None:
+    from tests.helpers import make_repo, template_files
+
+    files = template_files()
+    files["clusters/lab/queues.yaml"] = (files["clusters/lab/queues.yaml"] or "") + "".join(
+        f"---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: {name}\nspec:\n"
+        f"  parentQueue: {parent}\n"
+        for name, parent in (("team-x", "team-y"), ("team-y", "team-x")))   # a cycle: only a person can break it
+    repo, _ = make_repo(tmp_path, files)
+    code, _out, err = run_cli(["check", "--repo", repo, "--fix-git-dry-run"])
+    assert code == 2, err
+    assert "fix pull request for lab-standalone: none possible (1 error(s) with no automatic fix) [dry run]" in err
+    assert "no automatic fix: KAI-Q-023 at clusters/lab/queues.yaml:" in err and "parentQueue cycle" in err
+    assert "fix pull request for prod-addon: none needed (Git needs no edit) [dry run]" in err

@@ -55,3 +55,18 @@ def test_text_lists_a_problem_once_with_every_rule() -> None:
     assert ("2 problems (4 findings). Plan: 0 to create, 1 to change, 0 for the operator. Violations: 2 error(s), "
             "1 warning(s), 0 info.") in text
     assert "All clusters: 3 checked, 4 problems (6 findings): 3 error(s), 1 warning(s), 1 info, 1 waived." in text
+
+
+def test_text_and_github_keep_a_second_finding_of_the_lead_rule() -> None:
+    """A queue's limit above its parent's beside its quota above its parent's: one rule, one fix, two findings.
+    JSON, SARIF and Markdown had both; text and GitHub annotations dropped the second."""
+    report = sample_report()
+    prod = report.clusters[0]
+    label = next(f for f in prod.findings if f.rule_id == "NVCA-S-012")
+    second = replace(label, message="node gpu-node-2 has the label twice")
+    report.clusters[0] = replace(prod, findings=[*prod.findings, second])
+    assert len({f["problem"] for f in json.loads(render(report, "json"))["clusters"][0]["findings"]}) == 2
+    for fmt in ("text", "github"):
+        out = render(report, fmt).replace("Also", "also")
+        assert 'node gpu-node-2 has nvca.nvcf.nvidia.io/schedule=' in out, fmt
+        assert "also NVCA-S-012: node gpu-node-2 has the label twice" in out, fmt

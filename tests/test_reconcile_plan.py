@@ -154,3 +154,15 @@ def test_a_clean_cluster_has_nothing_to_do_and_exits_0(tmp_path: Path) -> None:
                               "--snapshot", DEMO_SNAPSHOTS / "lab-standalone.yaml"])
     assert code == 0, out + err
     assert "No changes" in out and "Plan: 0 to create, 0 to change, 0 for the operator." in out
+
+
+def test_diff_counts_its_plan_line_as_reconcile_plans_it(demo_repo: Path) -> None:
+    """The same state, the same Plan: line: operator commands from violations (KAI-R-011's helm uninstall, the
+    releases' helm upgrade) and the node label a plan sets were counted by reconcile only."""
+    snapshot = ["--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml"]
+    _code, diff_out, _ = run_cli(["diff", *snapshot])
+    _code, reconcile_out, _ = run_cli(["reconcile", *snapshot])
+    [diff_plan] = [line.split(". Plan: ")[1].split(". ")[0] for line in diff_out.splitlines() if ". Plan: " in line]
+    [reconcile_plan] = [line.removeprefix("Plan: ").rstrip(".") for line in reconcile_out.splitlines()
+                        if line.startswith("Plan: ")]
+    assert diff_plan == reconcile_plan and not reconcile_plan.endswith(" 0 for the operator"), reconcile_out

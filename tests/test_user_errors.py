@@ -67,6 +67,18 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly(demo_repo: Path, tmp_pa
     assert (code, err) == (1, "")
 
 
+def test_a_reader_that_takes_the_start_and_leaves_cuts_the_report_which_exits_1(demo_repo: Path,
+                                                                                 tmp_path: Path) -> None:
+    """`kai-gitops check -o sarif | head -c 100`: the report (190 kB) outgrows the pipe; the reader leaves with
+    the pipe full, the write in progress returns short with no error. Exit 1, as for any cut-off report."""
+    proc = _kai_gitops("check", "--repo", demo_repo, "-o", "sarif", home=tmp_path, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    assert len(proc.stdout.read(100)) == 100
+    proc.stdout.close()
+    code, _, err = _finished(proc)
+    assert (code, err) == (1, "")
+
+
 def test_a_closed_stdout_is_one_line_saying_where_the_report_should_go(demo_repo: Path, tmp_path: Path) -> None:
     proc = _kai_gitops(*_diff(demo_repo), home=tmp_path, preexec_fn=lambda: os.close(1))
     code, out, err = _finished(proc)

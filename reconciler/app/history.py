@@ -36,7 +36,9 @@ class RunHistory:
     def stamp(self, report: Report, repo_context: str | None = None) -> Report:
         """`report` with every finding's age: PolicyReports first, then the previous report, then this run."""
         live = self.settings.cluster
-        earlier = [_in_cluster(report, live, repo_context)] if live is not None else []
+        in_cluster = _in_cluster(report, live, repo_context) if live is not None else {}
+        # No PolicyReport listing any finding is no history: every finding would be "new" in every manual run.
+        earlier = [in_cluster] if in_cluster else []
         if self.settings.previous_report:
             earlier.append(self.previous)
         return with_ages(report, earlier, self.settings.started)

@@ -68,7 +68,12 @@ def open_desired(settings: GitSettings) -> DesiredRepo:
     opened = _OPENED.get()
     if opened is not None:
         opened.append(tree)
-    config = parse_repo_config(tree.read(CONFIG_FILE), CONFIG_FILE)
+    raw = tree.read_optional(CONFIG_FILE)
+    if raw is None:
+        at = "in the working tree" if settings.worktree else f"at ref {settings.ref}"
+        raise UserError(f"no {CONFIG_FILE} at the root of the repository {at}", where=tree.label,
+                        hint="create one with `kai-gitops init`, or pass --repo PATH|URL of the GitOps repository")
+    config = parse_repo_config(raw, CONFIG_FILE)
     git = GitInfo(tree.label, settings.ref, tree.commit_id, settings.worktree)
     return DesiredRepo(tree, config, git)
 
@@ -148,6 +153,8 @@ class _OneCluster(NamedTuple):
 
 def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
               ours: tuple[OwnWrite, ...] = ()) -> _OneCluster:
+    from reconciler.reconcile.planner import build_plan
+
     started = datetime.now(UTC)
     history = RunHistory(settings.history)
     repo = open_desired(settings.git)
@@ -170,8 +177,11 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
     findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
     waivers = Waiving(repo, [desired.name])
     rules = ran_rules(repo, settings, "live", drift=True, keys=True)
-    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, desired.name), rules, cluster_anchor(desired))
+    findings = waivers.apply(findings, desired.name)
+    # diff counts its Plan: line as reconcile plans it, operator commands from violations (KAI-R-012) included
+    counts = build_plan(findings, desired, live, git=repo.git, identity=None).counts()
+    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings, rules,
+                           cluster_anchor(desired), counts)
     done = Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config)
     return _OneCluster(history.stamp(done, desired.config.kube_context), desired, live)
 

@@ -46,7 +46,13 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
 
     try:
         _check_stdout()
-        return func(*args, **kwargs)
+        code = func(*args, **kwargs)
+        sys.stdout.flush()
+        if _stdout_reader_gone():
+            # The reader left before the end (`| head -c 100`): CPython's buffered stdout takes the pipe's
+            # partial write without an error and drops the rest, so no BrokenPipeError says so.
+            raise BrokenPipeError
+        return code
     except UserError as exc:
         error_line(exc.line())
         from reconciler.cli.settings import report_outputs

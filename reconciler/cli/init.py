@@ -88,6 +88,14 @@ def cluster_seed(text: str) -> ClusterSeed:
                          "own values")
 
 
+# The placeholder each CI file has (one per file, the line its header comment explains).
+CI_STEPS: dict[CiHost, str] = {
+    "github": "  - in the CI file, replace <owner> with the GitHub owner of kai-gitops (docs/ci.md#the-github-action)",
+    "gitlab": "  - in the CI file, replace <kai-gitops-git-url> with the Git URL of kai-gitops "
+              "(docs/ci.md#installing-kai-gitops)",
+}
+
+
 def next_steps(settings: ScaffoldSettings) -> str:
     """What to do next, the command quoted for a POSIX shell; a control character in the directory's name shows
     as its escape (a terminal never receives it raw), so such a command must be retyped, not pasted."""
@@ -97,8 +105,7 @@ def next_steps(settings: ScaffoldSettings) -> str:
 
     steps = ["Next:"]
     if settings.ci is not None:
-        steps.append("  - in the CI file, replace <kai-gitops-git-url> with the Git URL of kai-gitops "
-                     "(docs/ci.md#installing-kai-gitops)")
+        steps.append(CI_STEPS[settings.ci])
     steps += ["  - complete the environment and values files with your clusters' settings",
               "  - commit the files (git init first in a new directory), then run: "
               f"kai-gitops check --repo {visible(shlex.quote(str(settings.directory)))}"]

@@ -34,6 +34,13 @@ class Problem:
         return self.findings[0]
 
     @property
+    def also(self) -> tuple[Finding, ...]:
+        """The findings people read under the lead: every other one, the same rule's included (a queue's quota and
+        its limit above the parent's are two findings of one rule); only a repeat of the lead's text is left out."""
+        lead = self.lead
+        return tuple(f for f in self.findings[1:] if (f.rule_id, f.message) != (lead.rule_id, lead.message))
+
+    @property
     def rule_ids(self) -> list[str]:
         return list(dict.fromkeys(f.rule_id for f in self.findings))
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reconciler.core.errors import UserError
-from reconciler.findings.finding import Finding, GitEdit
+from reconciler.findings.finding import Finding, GitEdit, Kind, Severity
 from reconciler.gitfix.yaml_splice import apply_edits
 
 BRANCH_PREFIX = "kai-gitops/fix/"
@@ -40,6 +40,7 @@ class FixPlan:
     fixed: tuple[Finding, ...]
     changes: tuple[FileChange, ...]
     skipped: tuple[Skipped, ...] = ()
+    unfixable: tuple[Finding, ...] = ()   # active errors in Git with no edit that fixes them: fixed by hand
 
     @property
     def empty(self) -> bool:
@@ -79,7 +80,15 @@ def plan_fix(cluster: str, findings: list[Finding], read: Callable[[str], bytes]
         fixed.append(finding)
     changes = tuple(FileChange(path, originals[path], data) for path, data in sorted(contents.items())
                     if data != originals[path])
-    return FixPlan(cluster, tuple(fixed) if changes else (), changes, tuple(skipped))
+    return FixPlan(cluster, tuple(fixed) if changes else (), changes, tuple(skipped), _unfixable(findings, cluster))
+
+
+def _unfixable(findings: list[Finding], cluster: str) -> tuple[Finding, ...]:
+    """The cluster's active errors that are broken rules with no Git edit: "Git needs no edit" would be false
+    while they remain. Drift is left out: Git is right there, the cluster is fixed by `reconcile`."""
+    return tuple(f for f in findings
+                 if f.cluster == cluster and f.waived_by is None and f.severity is Severity.ERROR
+                 and f.kind is Kind.VIOLATION and not (f.fix and f.fix.git_edits))
 
 
 def _fixable(findings: list[Finding], cluster: str) -> list[Finding]:

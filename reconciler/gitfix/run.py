@@ -69,16 +69,20 @@ def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
         ctx = FixContext(base_branch, commit, author, settings.labels, settings.assignees,
                          lambda path, line: settings.blob_url(commit, path, line), report.command, settings.words)
         outcome = propose_fix(host, branches, plan, ctx)
-        say(outcome.line())
+        say(_none_possible(cluster.cluster, plan, settings.words) if outcome.action is FixAction.NONE and plan.unfixable
+            else outcome.line())
         for reason in outcome.skipped:
             say(f"  not fixed automatically: {reason}")
+        _say_unfixable(plan, say)
         outcomes.append(outcome)
     return outcomes
 
 
 def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None], words: HostWords) -> FixOutcome:
     """What `--fix-git` would commit, on stderr: no push, no host call (no token needed)."""
-    if plan.empty:
+    if plan.empty and plan.unfixable:
+        say(f"{_none_possible(cluster, plan, words)} [dry run]")
+    elif plan.empty:
         say(f"fix {words.pull} for {cluster}: none needed (Git needs no edit) [dry run]")
     else:
         files = ", ".join(change.path for change in plan.changes)
@@ -87,6 +91,7 @@ def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None], words: Hos
         logs.say_lines(safe_diff(plan, words))   # like the PR body: changed lines only, secrets masked
     for skipped in plan.skipped:
         say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
+    _say_unfixable(plan, say)
     return FixOutcome(cluster, FixAction.DRY_RUN if not plan.empty else FixAction.NONE,
                       None if plan.empty else plan.branch, words=words)
 
@@ -105,6 +110,16 @@ def _dry_run_words(report: Report, tree: Any, fix: FixGitSettings) -> HostWords:
     except UserError:
         return WORDS["github"]
     return WORDS.get(kind, WORDS["github"])
+
+
+def _none_possible(cluster: str, plan: FixPlan, words: HostWords) -> str:
+    return f"fix {words.pull} for {cluster}: none possible ({len(plan.unfixable)} error(s) with no automatic fix)"
+
+
+def _say_unfixable(plan: FixPlan, say: Callable[[str], None]) -> None:
+    for finding in plan.unfixable:
+        where = finding.location or finding.subject or finding.cluster
+        say(f"  no automatic fix: {finding.rule_id} at {where}: {finding.message}")
 
 
 def _read_commit(report: Report) -> str:

@@ -19,6 +19,7 @@ from reconciler.yamlio.document import YamlDoc, load_documents
 
 _SOURCE = re.compile(r"^# Source: (\S.*?)\s*$")
 _SEPARATOR = re.compile(r"^---(\s|$)")
+_LINES = re.compile(r"\b(lines? )(\d+(?: and \d+)?)\b")   # the render's line numbers in a YAML error
 # Beyond this many lines a template is not aligned with its render (difflib is quadratic in the worst case):
 # its objects then point at the template's first line, still the right file.
 MAX_ALIGNED_LINES = 5_000
@@ -49,8 +50,13 @@ def rendered_objects(text: str, workload: WorkloadConfig, read_template: Templat
     `yamlio` (bytes and values), so a chart cannot render its way past it.
     """
     file = f"{workload.chart_shown} (rendered)" if workload.chart is not None else workload.manifests or ""
-    docs = load_documents(text, file)
     lines = text.splitlines()
+    try:
+        docs = load_documents(text, file)
+    except UserError as exc:
+        if workload.chart is None:
+            raise
+        raise _in_template_error(exc, file, lines, workload, read_template) from None
     objects: list[RenderedObject] = []
     for doc in docs:
         if doc.data is None:
@@ -64,6 +70,28 @@ def rendered_objects(text: str, workload: WorkloadConfig, read_template: Templat
         if obj is not None:
             objects.append(obj)
     return RenderedWorkload(workload, tuple(objects))
+
+
+def _in_template_error(exc: UserError, file: str, lines: list[str], workload: WorkloadConfig,
+                       read_template: TemplateReader) -> UserError:
+    """A render that is not valid YAML (a duplicate key in a template), told at the template's own file and line
+    (from the `# Source:` comment above it) as findings are, not at a line of the render nobody can open."""
+    match = re.fullmatch(rf"{re.escape(file)}:(\d+)(?::\d+)?", exc.where or "")
+    source = _source_above(lines, int(match.group(1))) if match else None
+    if match is None or source is None:
+        return exc
+    path = _template_path(workload, source)
+    template = read_template(path)
+    start, end = _document_bounds(lines, int(match.group(1)))
+    mapping = _template_lines(lines[start:end], template.splitlines() if template else [])
+
+    def in_template(rendered: int) -> str:
+        return str(mapping.get(rendered - 1 - start, "?"))
+
+    message = _LINES.sub(lambda m: m.group(1) + " and ".join(in_template(int(n)) for n in m.group(2).split(" and ")),
+                         exc.message)
+    line = mapping.get(int(match.group(1)) - 1 - start)
+    return UserError(message, where=f"{path}:{line}" if line else path, hint=exc.hint)
 
 
 def _source_above(lines: list[str], first: int) -> str | None:

@@ -106,9 +106,7 @@ def _message(problem: Problem) -> str:
     parts = [f.message]
     if f.location is None and f.subject is not None:
         parts.append(f"Live object {f.subject} (not in a file).")
-    for other in problem.findings[1:]:
-        if other.rule_id != f.rule_id:
-            parts.append(f"Also {other.rule_id}: {other.message}")
+    parts += [f"Also {other.rule_id}: {other.message}" for other in problem.also]
     if f.fix and (f.fix.command or f.fix.description):
         parts.append(f"Fix: {f.fix.command or f.fix.description}")
     return "\n".join(parts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import TYPE_CHECKING
 
 from reconciler.core.printable import visible
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
 
 _SIGN = {Action.CREATE: ("+", "green"), Action.UPDATE: ("~", "yellow"), Action.NONE: ("!", "magenta")}
 _SEVERITY = {"error": "red", "warning": "yellow", "info": "cyan"}
+# A list of quoted strings in a message, as rules print them (["SelfHosted","LogPosting",…]); its items.
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_STRING_LIST = re.compile(rf"\[{_STRING}(?:, ?{_STRING})*\]")
+_ITEM = re.compile(_STRING)
+LIST_KEPT = 3   # items of a long list a person reads; JSON and SARIF keep every one
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
@@ -98,7 +104,7 @@ def _checks(console: Console, c: ClusterReport, prefixes: tuple[str, ...], headi
         mark = "[red]✗[/]" if failed else "[green]✓[/]"
         console.print(f"  {mark} {_escape(rule.title)} [dim]{_escape(rule.id)}[/]")
         for f in failed:
-            console.print(f"      {_escape(f.message)}")
+            console.print(f"      {_message(f.message)}")
             if f.fix and f.fix.command:
                 console.print(f"      [dim]run:[/] {_escape(f.fix.command)}")
 
@@ -125,7 +131,7 @@ def _drift(console: Console, f: Finding) -> None:
         for line in json.dumps(f.fix.patch.get("spec", {}), sort_keys=True).split("\n"):
             console.print(f"      spec: {_escape(line)}")
     else:
-        console.print(f"      {_escape(f.message)}")
+        console.print(f"      {_message(f.message)}")
     shown = {str(key) for key, _, _ in changes or ()}
     rest = tuple(entry for field, entry in setters.items() if field not in shown)
     for line in attribution_lines(rest):   # the field's name only: the message above gave its values
@@ -147,7 +153,7 @@ def _violations(console: Console, problems: list[Problem]) -> None:
         where = f" [dim]{_escape(str(place))}[/]" if place else ""
         rules = " + ".join(problem.rule_ids)
         console.print(f"  [{colour}]{problem.severity.value.upper():<7}[/] {_escape(rules)}{where}")
-        console.print(f"          {_escape(f.message)}")
+        console.print(f"          {_message(f.message)}")
         for line in attribution_lines(f.attribution, f.live, f.desired):
             console.print(f"          [dim]{_escape(line)}[/]")
         _age(console, f, "          ")
@@ -163,9 +169,8 @@ def _age(console: Console, f: Finding, indent: str) -> None:
 
 
 def _also(console: Console, problem: Problem, indent: str) -> None:
-    for other in problem.findings[1:]:
-        if other.rule_id != problem.lead.rule_id:
-            console.print(f"{indent}[dim]also {_escape(other.rule_id)}:[/] {_escape(other.message)}")
+    for other in problem.also:
+        console.print(f"{indent}[dim]also {_escape(other.rule_id)}:[/] {_message(other.message)}")
 
 
 def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
@@ -192,6 +197,22 @@ def _problems(summary: dict[str, int]) -> str:
 
 def _value(value: object) -> str:
     return _escape(show_value(value))   # "<none>" and Go's floats hold no markup
+
+
+def _message(text: str) -> str:
+    return _escape(elide_lists(text))
+
+
+def elide_lists(text: str, kept: int = LIST_KEPT) -> str:
+    """Each list of quoted strings longer than `kept` + 2 items cut to its first `kept`, with a count of the rest:
+    two 11-gate lists in full made one finding a paragraph."""
+    def cut(match: re.Match[str]) -> str:
+        items = _ITEM.findall(match.group())
+        if len(items) <= kept + 2:
+            return match.group()
+        return f"[{','.join(items[:kept])}, … and {len(items) - kept} more]"
+
+    return _STRING_LIST.sub(cut, text)
 
 
 def _escape(text: str) -> str:

@@ -52,6 +52,9 @@ class ClusterReport:
     findings: list[Finding] = field(default_factory=list)
     rules: list[RuleMeta] = field(default_factory=list)   # every rule evaluated here, found something or not
     anchor: Location | None = None   # the cluster's entry in kai-gitops.yaml: where live-only findings point
+    # The plan made from these findings (diff, reconcile): create/update/operator, as reconcile's Plan: line counts
+    # them. None (check, doctor, a report read back): counted from the drift findings alone.
+    plan_counts: Mapping[str, int] | None = None
 
     @property
     def unnamed_live(self) -> bool:
@@ -74,6 +77,10 @@ class ClusterReport:
     def summary(self) -> dict[str, int]:
         active = self.active()
         plan = Counter(f.fix.action.value for f in active if f.kind is Kind.DRIFT and f.fix)
+        if self.plan_counts is not None:
+            plan = Counter({Action.CREATE.value: self.plan_counts["create"],
+                            Action.UPDATE.value: self.plan_counts["update"],
+                            Action.NONE.value: self.plan_counts["operator"]})
         severities = Counter(f.severity.value for f in active if f.kind is Kind.VIOLATION)
         return {"drift": sum(1 for f in active if f.kind is Kind.DRIFT),
                 "to_create": plan.get(Action.CREATE.value, 0), "to_update": plan.get(Action.UPDATE.value, 0),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import resource
 import shutil
 import signal
@@ -35,6 +36,8 @@ HELM_TIMEOUT_S = 120.0
 HELM_MEMORY_MB = 4096
 # How the Go runtime (and a --helm wrapper's shell) says that a mapping was refused
 _NO_MEMORY = ("out of memory", "cannot allocate memory", "failed to reserve", "pthread_create failed")
+# Where helm says a template failed: `template: fn/templates/x.yaml:4:18:` or `execution error at (fn/…:6:8)`.
+_HELM_PLACE = re.compile(r"(?:template: |error at \()[^/\s:()]+/([^\s:()]+):(\d+):(\d+)")
 ERROR_EXCERPT = 300
 
 
@@ -110,8 +113,10 @@ def _run(command: list[str], workload: WorkloadConfig, root: Path, memory_mb: in
                         f"{memory_mb:,} MB", where=chart,
                         hint="look for a template ranging over a huge list; if the chart is right, raise --helm-memory")
     if code != 0:
+        place = _HELM_PLACE.search(said)   # the template's own file and line, as findings name them
+        where = f"{workload.chart_file(place.group(1))}:{place.group(2)}:{place.group(3)}" if place else chart
         raise UserError(f"workload '{workload.name}': helm template failed for chart {chart}: {said or f'exit {code}'}",
-                        where=chart, hint="fix the chart or its values (render it with helm template to see more)")
+                        where=where, hint="fix the chart or its values (render it with helm template to see more)")
     return output
 
 

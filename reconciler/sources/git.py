@@ -151,6 +151,9 @@ class GitTree:
             try:
                 self._commit = self.repo.revparse_single(self.ref).peel(pygit2.Commit)
             except (KeyError, ValueError, TypeError):
+                if self.ref == "HEAD" and self.repo.head_is_unborn:
+                    raise UserError("the repository has no commits yet", where=self.label,
+                                    hint="commit the files (git add, git commit), then run again") from None
                 raise UserError(f"ref '{self.ref}' does not exist", where=self.label,
                                 hint="pass an existing branch, tag or commit with --ref") from None
         return self._commit

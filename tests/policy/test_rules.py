@@ -222,6 +222,7 @@ TRIGGERS: dict[str, Facts] = {
     "KAI-Q-021": standalone(git_queues(("research", None, 8), ("nlp", "research", 6), ("vision", "research", 6))),
     "KAI-Q-022": standalone(git_queues(("research", None, 8), ("vision", "research", 12))),
     "KAI-Q-023": standalone(git_queues(("a", "b", 1), ("b", "a", 1))),
+    "KAI-Q-024": standalone(git_queues(("vision", "reserch", 1))),
     "NVCF-F-001": workloads(lambda _objects, offer: offer.update({"allowed_types": []})),
     "NVCF-F-002": workloads(on_template),
     "NVCF-F-003": workloads(lambda _objects, offer: offer.update({"topology_aware": False})),

@@ -45,6 +45,7 @@ class PolicyResult:
     doc: str | None
     path: YamlPath | None
     fix: str | None
+    remediation: str | None = None   # this violation's own remedy, when the rule's meta covers several cases
 
     def sort_key(self) -> tuple[str, str, str, str]:
         return (self.rule.id, str(self.subject or ""), str(self.path or ""), self.message)
@@ -291,7 +292,8 @@ def to_result(meta: RuleMeta, raw: object, where: str) -> PolicyResult:
         raise UserError(f"rule {meta.id}: a violation must be an object with a string `message`", where=where)
     return PolicyResult(meta, raw["message"], to_subject(raw.get("subject"), meta, where),
                         optional_str(raw, "doc", meta, where), to_path(raw.get("path"), meta, where),
-                        optional_str(raw, "fix", meta, where) or None)
+                        optional_str(raw, "fix", meta, where) or None,
+                        optional_str(raw, "remediation", meta, where) or None)
 
 
 def optional_str(raw: Mapping[str, object], key: str, meta: RuleMeta, where: str) -> str | None:

@@ -23,6 +23,6 @@ def result_to_finding(result: PolicyResult, cluster: str, locate: Locate) -> Fin
         Kind.VIOLATION, result.message, cluster,
         subject=result.subject,
         location=location,
-        fix=Fix(Action.NONE, meta.remediation, command=result.fix or None),
+        fix=Fix(Action.NONE, result.remediation or meta.remediation, command=result.fix or None),
         extra={"source": meta.source, "scope": meta.scope.value, "rationale": meta.rationale},
     )

@@ -27,6 +27,7 @@ violations contains v if {
 		"doc": at[0],
 		"path": at[1],
 		"fix": null,
+		"remediation": "Point parentQueue at a queue that exists (check the name), or declare the parent in a queue file.",
 	}
 }
 
@@ -62,5 +63,6 @@ violations contains v if {
 		"doc": at[0],
 		"path": at[1],
 		"fix": null,
+		"remediation": "Break the cycle: give one of its queues a parent outside it (or none).",
 	}
 }

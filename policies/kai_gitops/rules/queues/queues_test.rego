@@ -340,6 +340,22 @@ test_q023_unknown_parent_is_not_judged_without_the_cluster if {
 	count(queues.kai_q_023.violations) == 0 with input as static_git([git_q("vision", "reserch", gpu(1, -1))])
 }
 
+# KAI-Q-024
+test_q024_a_parent_git_does_not_declare_is_said_without_the_cluster if {
+	vs := [v | some v in queues.kai_q_024.violations with input as static_git([git_q("vision", "reserch", gpu(1, -1))])]
+	[v.message | some v in vs] == ["Queue vision has parentQueue reserch, which Git does not declare; not verified without --live-snapshot (if it is a typo, KAI will not schedule the queue's pods)"]
+	vs[0].path == ["spec", "parentQueue"]
+}
+
+test_q024_a_parent_git_declares_is_no_finding if {
+	count(queues.kai_q_024.violations) == 0 with input as static_git([git_q("research", null, gpu(8, -1)), git_q("vision", "research", gpu(1, -1))])
+}
+
+test_q024_is_silent_where_the_cluster_is_known if {
+	count(queues.kai_q_024.violations) == 0 with input as live_git([git_q("vision", "reserch", gpu(1, -1))], [])
+	count(queues.kai_q_024.violations) == 0 with input as snapshot_git([git_q("vision", "reserch", gpu(1, -1))], [], null)
+}
+
 # check --live-snapshot: a static evaluation given the snapshot's queues (input.live_queues)
 snapshot_git(git, live, taken) := object.union(static_git(git), {"live_queues": {"source": "snapshot lab.json", "taken_at": taken, "queues": array.concat([parent, child("default-parent-queue")], live)}})
 
