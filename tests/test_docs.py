@@ -30,7 +30,7 @@ PROG = "kai-gitops"
 # Options of other programs the pages quote, told apart by the command a code span or code line starts with.
 FOREIGN_COMMANDS = {"opa", "kubectl", "helm", "git", "python", "python3", "pip", "make", "mkdocs", "docker",
                     "kustomize", "pytest", "ruff", "tar", "curl", "kube-apiserver", "etcd", "go", "promtool",
-                    "actionlint", "aws", "jq"}
+                    "actionlint", "aws", "jq", "pre-commit"}
 # Strings that look like options but are none of ours, each with the reason.
 NOT_OPTIONS = {
     "--token": "a value shape the redaction masks (`--token=…` arguments), not an option",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -184,6 +185,25 @@ def test_a_hand_edited_plan_with_a_wrong_type_is_one_line_naming_the_file(tmp_pa
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({**Plan("prod", None, ClusterIdentity("https://x", "u"), ()).to_dict(), **edit}))
     with pytest.raises(UserError, match="must be a list") as refused:
+        read_plan(str(path))
+    assert refused.value.where == str(path)
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    ({"git": {"repo": "r", "ref": "main", "commit": 5}}, "`git.commit` must be a string or null"),
+    ({"operator": [{"rule": "KAI-O-001", "description": "d", "command": ["kubectl", "delete"]}]},
+     "`operator[].command` must be a string or null"),
+    ({"changes": [{"object": {"apiVersion": "v1", "kind": "Node", "name": "n"}, "operation": "update",
+                   "fields": [{"path": ["metadata", 3], "after": "x"}]}]}, "fields[].path must be a list of keys"),
+])
+def test_a_saved_plan_field_of_another_json_type_is_refused_naming_it(tmp_path: Path, edit: Any,
+                                                                       needle: str) -> None:
+    from reconciler.core.errors import UserError
+    from reconciler.plans.plan import ClusterIdentity
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({**Plan("prod", None, ClusterIdentity("https://x", "u"), ()).to_dict(), **edit}))
+    with pytest.raises(UserError, match=re.escape(needle)) as refused:
         read_plan(str(path))
     assert refused.value.where == str(path)
 

@@ -40,6 +40,7 @@ from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.model.queues import SnapshotQueues
 from reconciler.model.workloads import RenderedWorkload
+from reconciler.reconcile.planner import build_plan
 from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 from reconciler.report.shards import select as select_shard
@@ -136,8 +137,6 @@ def run_reconcile(settings: RunSettings, read_live: LiveReader,
                   ours: tuple[OwnWrite, ...] = ()) -> Reconciliation:
     """The diff report plus the plan that settles what kai-gitops may fix; `identify` (live clusters only)
     names the cluster the plan is for; `ours`, the fields earlier runs wrote (their audit log)."""
-    from reconciler.reconcile.planner import build_plan
-
     run = _diff_one("reconcile", settings, read_live, ours)
     identity = identify(run.desired.config.kube_context) if identify is not None else None
     plan = build_plan(run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git,
@@ -153,8 +152,6 @@ class _OneCluster(NamedTuple):
 
 def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
               ours: tuple[OwnWrite, ...] = ()) -> _OneCluster:
-    from reconciler.reconcile.planner import build_plan
-
     started = datetime.now(UTC)
     history = RunHistory(settings.history)
     repo = open_desired(settings.git)

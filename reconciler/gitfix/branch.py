@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
 from reconciler.gitfix.plan import BRANCH_PREFIX, FileChange
+
+if TYPE_CHECKING:   # pygit2 is imported when a fix branch is made, not by every run that imports this module
+    from pygit2 import Oid, Repository, Tree
+    from pygit2.remotes import Remote
+
+    from reconciler.sources.git_credentials import GitCallbacks
+
+Answer = TypeVar("Answer")
 
 DEFAULT_AUTHOR = "kai-gitops <kai-gitops@users.noreply>"
 REMOTE = "origin"
@@ -47,7 +56,7 @@ class Published:
 class FixBranches:
     """The tool's own branches (`kai-gitops/fix/…`) on one remote of one repository."""
 
-    def __init__(self, repo: Any, ssh_key: str | None = None, remote: str = REMOTE) -> None:
+    def __init__(self, repo: Repository, ssh_key: str | None = None, remote: str = REMOTE) -> None:
         from reconciler.sources.git import git_callbacks
 
         self.repo = repo
@@ -61,7 +70,7 @@ class FixBranches:
         self.url = redact_text(url or "")
 
     @property
-    def remote(self) -> Any:
+    def remote(self) -> Remote:
         """A fresh remote per operation: libgit2 keeps a listed (fetch-direction) connection open, and a push
         over it fails with "this operation is only valid for push"."""
         return self.repo.remotes[self.remote_name]
@@ -76,10 +85,11 @@ class FixBranches:
                 author: Author, remote_tip: str | None) -> Published:
         import pygit2
 
-        base = self.repo.get(base_commit)
+        base = self.repo[base_commit].peel(pygit2.Commit)
         tree = self._tree_with(base.tree, changes)
         if remote_tip is not None:
-            tip = self._tip(branch, remote_tip)
+            self._fetch_tip(branch, remote_tip)
+            tip = self.repo[remote_tip].peel(pygit2.Commit)
             if tip.tree_id == tree and [str(p) for p in tip.parent_ids] == [base_commit]:
                 return Published(branch, remote_tip, pushed=False)
             if tip.committer.email != author.email:   # someone pushed onto the fix branch: never force over it
@@ -105,18 +115,17 @@ class FixBranches:
         if local in self.repo.references:
             self.repo.references.delete(local)
 
-    def _tip(self, branch: str, tip: str) -> Any:
+    def _fetch_tip(self, branch: str, tip: str) -> None:
         if tip not in self.repo:
             self._network("fetch", lambda cb: self.remote.fetch(
                 [f"+refs/heads/{branch}:refs/remotes/{self.remote_name}/{branch}"], callbacks=cb))
-        return self.repo.get(tip)
 
-    def _tree_with(self, tree: Any, changes: tuple[FileChange, ...]) -> Any:
+    def _tree_with(self, tree: Tree, changes: tuple[FileChange, ...]) -> Oid:
         for change in changes:
             tree = self._replace(tree, change.path.split("/"), self.repo.create_blob(change.after))
         return tree.id
 
-    def _replace(self, tree: Any, parts: list[str], blob: Any) -> Any:
+    def _replace(self, tree: Tree, parts: list[str], blob: Oid) -> Tree:
         import pygit2
 
         builder = self.repo.TreeBuilder(tree)
@@ -125,9 +134,9 @@ class FixBranches:
             mode = tree[name].filemode if name in tree else pygit2.enums.FileMode.BLOB
             builder.insert(name, blob, mode)
         else:
-            sub = self.repo.get(tree[name].id) if name in tree else self.repo.get(self.repo.TreeBuilder().write())
+            sub = self.repo[tree[name].id if name in tree else self.repo.TreeBuilder().write()].peel(pygit2.Tree)
             builder.insert(name, self._replace(sub, parts[1:], blob).id, pygit2.enums.FileMode.TREE)
-        return self.repo.get(builder.write())
+        return self.repo[builder.write()].peel(pygit2.Tree)
 
     def _push(self, specs: list[str]) -> None:
         callbacks = self._callbacks()
@@ -137,7 +146,8 @@ class FixBranches:
             raise UserError(f"the remote rejected {ref}: {redact_text(why)}", where=self.url,
                             hint="check branch protection rules for kai-gitops/fix/* branches")
 
-    def _network(self, what: str, call: Any, callbacks: Any = None) -> Any:
+    def _network(self, what: str, call: Callable[[GitCallbacks], Answer], callbacks: GitCallbacks | None = None
+                 ) -> Answer:
         import pygit2
 
         try:

@@ -17,7 +17,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONValue
 from reconciler.core.refs import YamlPath, format_path
 from reconciler.findings.finding import EditOp, GitEdit
 from reconciler.yamlio.document import load_document, load_documents
@@ -63,27 +67,27 @@ def _apply_one(text: str, file: str, edit: GitEdit) -> str:
         return _rename_key(root, edit, file).apply(text)
     if edit.op is EditOp.REMOVE:
         parent, found = _descend(root, edit.path[:-1])
-        if (found != len(edit.path) - 1 or type(parent).__name__ != "SequenceNode" or depth != len(edit.path)
+        if (found != len(edit.path) - 1 or not isinstance(parent, SequenceNode) or depth != len(edit.path)
                 or not isinstance(edit.path[-1], int)):
             raise UserError(f"cannot remove {format_path(edit.path)}: no such list item in this file", where=where)
         return _remove_item(text, parent, edit.path[-1] % len(parent.value), where).apply(text)
     if edit.op is EditOp.APPEND:
-        if depth != len(edit.path) or type(node).__name__ != "SequenceNode":
+        if depth != len(edit.path) or not isinstance(node, SequenceNode):
             raise UserError(f"cannot append to {format_path(edit.path)}: not a list in this file", where=where)
         return _append_item(text, node, edit.value, newline).apply(text)
     if depth == len(edit.path):
         return _replace_scalar(node, edit.value, where).apply(text)
-    if type(node).__name__ != "MappingNode" or isinstance(edit.path[depth], int):
+    if not isinstance(node, MappingNode) or isinstance(edit.path[depth], int):
         raise UserError(f"cannot set {format_path(edit.path)}: {format_path(edit.path[:depth]) or 'the document'}"
                         " is not a mapping in this file", where=where, hint="make this edit by hand")
     return _insert_key(text, node, edit.path[depth:], edit.value, newline, where, _indent_step(root)).apply(text)
 
 
-def _rename_key(root: Any, edit: GitEdit, file: str) -> _Splice:
+def _rename_key(root: Node, edit: GitEdit, file: str) -> _Splice:
     """The key's own text respelt; its value, comments and quoting style stay as they are."""
     parent, depth = _descend(root, edit.path[:-1])
     where = f"{file}:{parent.start_mark.line + 1}"
-    if depth != len(edit.path) - 1 or type(parent).__name__ != "MappingNode" or not isinstance(edit.value, str):
+    if depth != len(edit.path) - 1 or not isinstance(parent, MappingNode) or not isinstance(edit.value, str):
         raise UserError(f"cannot rename {format_path(edit.path)}: no such key in this file", where=where)
     keys = {_key_text(key): key for key, _ in parent.value}
     old = keys.get(str(edit.path[-1]))
@@ -98,16 +102,14 @@ def _rename_key(root: Any, edit: GitEdit, file: str) -> _Splice:
     return _Splice(old.start_mark.index, old.end_mark.index, render_scalar(edit.value, old.style))
 
 
-def _document_root(text: str, file: str, index: int) -> Any:
-    from ruamel.yaml import YAML
-
-    roots = [r for r in YAML(typ="rt").compose_all(text) if r is not None]
+def _document_root(text: str, file: str, index: int) -> Node:
+    roots: list[Node] = [r for r in YAML(typ="rt").compose_all(text) if r is not None]
     if index >= len(roots):
         raise UserError(f"has no YAML document number {index + 1}", where=file)
     return roots[index]
 
 
-def _descend(node: Any, path: YamlPath) -> tuple[Any, int]:
+def _descend(node: Node, path: YamlPath) -> tuple[Node, int]:
     """The node at `path`, or the deepest existing ancestor and how many path parts it covers."""
     for depth, part in enumerate(path):
         child = _child(node, part)
@@ -117,20 +119,18 @@ def _descend(node: Any, path: YamlPath) -> tuple[Any, int]:
     return node, len(path)
 
 
-def _child(node: Any, part: str | int) -> Any:
-    kind = type(node).__name__
-    if kind == "SequenceNode" and isinstance(part, int):
-        return node.value[part] if -len(node.value) <= part < len(node.value) else None
-    if kind == "MappingNode" and isinstance(part, str):
-        for key, value in node.value:
-            if _key_text(key) == part:
-                return value
-    return None
+def _child(node: Node, part: str | int) -> Node | None:
+    child: Node | None = None    # ruamel's nodes hold their children untyped
+    if isinstance(node, SequenceNode) and isinstance(part, int):
+        child = node.value[part] if -len(node.value) <= part < len(node.value) else None
+    elif isinstance(node, MappingNode) and isinstance(part, str):
+        child = next((value for key, value in node.value if _key_text(key) == part), None)
+    return child
 
 
-def _key_text(key: Any) -> str | None:
+def _key_text(key: Node) -> str | None:
     """The key as the reader names it (Helm: every key a string, plain `on` is "true")."""
-    if type(key).__name__ != "ScalarNode":
+    if not isinstance(key, ScalarNode):
         return None
     if key.style is not None:
         return str(key.value)
@@ -147,8 +147,8 @@ def _plain_key_text(text: str) -> str:
         return text
 
 
-def _replace_scalar(node: Any, value: Any, where: str) -> _Splice:
-    if (type(node).__name__ != "ScalarNode" or node.style in ("|", ">")
+def _replace_scalar(node: Node, value: JSONValue, where: str) -> _Splice:
+    if (not isinstance(node, ScalarNode) or node.style in ("|", ">")
             or node.start_mark.line != node.end_mark.line):
         raise UserError("the value to fix is not a single-line scalar", where=where, hint="make this edit by hand")
     if isinstance(value, dict | list):
@@ -156,9 +156,9 @@ def _replace_scalar(node: Any, value: Any, where: str) -> _Splice:
     return _Splice(node.start_mark.index, node.end_mark.index, render_scalar(value, node.style))
 
 
-def _append_item(text: str, seq: Any, value: Any, newline: str) -> _Splice:
+def _append_item(text: str, seq: SequenceNode, value: JSONValue, newline: str) -> _Splice:
     items = seq.value
-    style = items[-1].style if items and type(items[-1]).__name__ == "ScalarNode" else '"'
+    style = items[-1].style if items and isinstance(items[-1], ScalarNode) else '"'
     rendered = render_scalar(value, style)
     if seq.flow_style:
         if not items:
@@ -170,7 +170,7 @@ def _append_item(text: str, seq: Any, value: Any, newline: str) -> _Splice:
     return _insert_lines(text, at, [f"{' ' * seq.start_mark.column}- {rendered}"], newline)
 
 
-def _remove_item(text: str, seq: Any, index: int, where: str) -> _Splice:
+def _remove_item(text: str, seq: SequenceNode, index: int, where: str) -> _Splice:
     """The item's text gone: in a flow list with the comma that joined it, in a block list its whole lines
     (with the comment on them). A block list is never emptied: `key:` alone would read as null, not []."""
     items = seq.value
@@ -189,7 +189,7 @@ def _remove_item(text: str, seq: Any, index: int, where: str) -> _Splice:
     return _Splice(line_start, _line_after(text, _block_end(item)), "")
 
 
-def _insert_key(text: str, mapping: Any, rest: YamlPath, value: Any, newline: str, where: str,
+def _insert_key(text: str, mapping: MappingNode, rest: YamlPath, value: JSONValue, newline: str, where: str,
                 step: int) -> _Splice:
     if any(isinstance(part, int) for part in rest):
         raise UserError(f"cannot add list item {format_path(rest)}", where=where, hint="make this edit by hand")
@@ -224,15 +224,15 @@ def _insert_lines(text: str, at: int, lines: list[str], newline: str) -> _Splice
     return _Splice(at, at, newline + newline.join(lines))
 
 
-def _indent_step(root: Any) -> int:
+def _indent_step(root: Node) -> int:
     """The file's own nesting step, read from its first block mapping nested in another (else 2)."""
     stack = [root]
     while stack:
         node = stack.pop(0)
-        if type(node).__name__ != "MappingNode" or node.flow_style:
+        if not isinstance(node, MappingNode) or node.flow_style:
             continue
         for key, value in node.value:
-            if type(value).__name__ == "MappingNode" and not value.flow_style and value.value:
+            if isinstance(value, MappingNode) and not value.flow_style and value.value:
                 step = value.value[0][0].start_mark.column - key.start_mark.column
                 if step > 0:
                     return int(step)
@@ -240,10 +240,9 @@ def _indent_step(root: Any) -> int:
     return _DEFAULT_STEP
 
 
-def _block_end(node: Any) -> int:
+def _block_end(node: Node) -> int:
     """Where a value's text ends: the last scalar of a block collection, else the node's own end."""
-    kind = type(node).__name__
-    if kind in ("MappingNode", "SequenceNode") and not node.flow_style and node.value:
+    if isinstance(node, MappingNode | SequenceNode) and not node.flow_style and node.value:
         last = node.value[-1]
         return _block_end(last[1] if isinstance(last, tuple) else last)
     return int(node.end_mark.index)
@@ -256,7 +255,7 @@ def _line_after(text: str, index: int) -> int:
     return len(text) if newline < 0 else newline + 1
 
 
-def render_scalar(value: Any, style: str | None = None) -> str:
+def render_scalar(value: JSONValue, style: str | None = None) -> str:
     """YAML text for a scalar that the reader reads back as exactly `value`, in the original quoting style."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -285,7 +284,7 @@ def _plain_key(key: str | int) -> str:
     return render_scalar(str(key))
 
 
-def _flow(value: Any) -> str:
+def _flow(value: JSONValue) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_plain_key(k)}: {_flow(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Any
 
 import orjson
 
 from reconciler.core.capped import MAX_JSON_DEPTH, TooDeep, line_at, load_json, read_input
 from reconciler.core.errors import UserError
 from reconciler.core.files import OWNER_ONLY, write_atomically
+from reconciler.core.jsonvalue import JSONArray, JSONObject, JSONValue
 from reconciler.core.refs import ObjectRef
 from reconciler.plans.plan import (
     PLAN_KIND,
@@ -77,9 +77,17 @@ def keep_planned_operator_steps(saved: Plan, fresh: Plan, where: str) -> Plan:
     return kept
 
 
-def plan_from_dict(raw: Any, where: str) -> Plan:
+def plan_from_dict(raw: JSONValue, where: str) -> Plan:
     """The plan a saved plan's JSON holds; UserError naming `where` for anything but a valid, unedited plan."""
     return _PlanReader(where).plan(raw)
+
+
+def _keys(path: JSONValue) -> tuple[str, ...] | None:
+    """A field's path: a non-empty list of keys, or None."""
+    if not isinstance(path, list):
+        return None
+    keys = tuple(key for key in path if isinstance(key, str))
+    return keys if keys and len(keys) == len(path) else None
 
 
 class _PlanReader:
@@ -92,7 +100,7 @@ class _PlanReader:
         return UserError(f"not a kai-gitops plan: {what}", where=self.where,
                          hint="write one with `kai-gitops reconcile --plan-out FILE`")
 
-    def plan(self, raw: Any) -> Plan:
+    def plan(self, raw: JSONValue) -> Plan:
         if not isinstance(raw, dict) or raw.get("kind") != PLAN_KIND:
             raise self.fail(f"`kind` must be {PLAN_KIND}")
         if raw.get("version") != PLAN_VERSION:
@@ -108,13 +116,13 @@ class _PlanReader:
         check_changes(plan.changes, self.where)
         return plan
 
-    def note(self, raw: Any) -> str:
+    def note(self, raw: JSONValue) -> str:
         if not isinstance(raw, str):
             raise self.fail("`notes` must be a list of strings")
         check_text(raw, "note", self.where)
         return raw
 
-    def items(self, raw: dict[str, Any], key: str, *, optional: bool = False) -> list[Any]:
+    def items(self, raw: JSONObject, key: str, *, optional: bool = False) -> JSONArray:
         value = raw.get(key)
         if value is None and optional:
             return []
@@ -122,33 +130,37 @@ class _PlanReader:
             raise self.fail(f"`{key}` must be a list")
         return value
 
-    def text(self, raw: Any, key: str, *, optional: bool = False) -> Any:
+    def text(self, raw: JSONValue, key: str) -> str:
         value = raw.get(key) if isinstance(raw, dict) else None
-        if value is None and optional:
-            return None
         if not isinstance(value, str) or not value:
             raise self.fail(f"`{key}` must be a non-empty string")
         return value
 
-    def git(self, raw: Any) -> GitInfo | None:
+    def optional_text(self, raw: JSONObject, key: str) -> str | None:
+        return None if raw.get(key) is None else self.text(raw, key)
+
+    def git(self, raw: JSONValue) -> GitInfo | None:
         if raw is None:
             return None
         if not isinstance(raw, dict):
             raise self.fail("`git` must be an object")
-        return GitInfo(str(raw.get("repo", "")), str(raw.get("ref", "")), raw.get("commit"), bool(raw.get("worktree")))
+        commit = raw.get("commit")
+        if commit is not None and not isinstance(commit, str):
+            raise self.fail("`git.commit` must be a string or null")
+        return GitInfo(str(raw.get("repo", "")), str(raw.get("ref", "")), commit, bool(raw.get("worktree")))
 
-    def identity(self, raw: Any) -> ClusterIdentity | None:
+    def identity(self, raw: JSONValue) -> ClusterIdentity | None:
         if raw is None:
             return None
         return ClusterIdentity(self.text(raw, "server"), self.text(raw, "kubeSystemUID"))
 
-    def ref(self, raw: Any) -> ObjectRef:
+    def ref(self, raw: JSONValue) -> ObjectRef:
         if not isinstance(raw, dict):
             raise self.fail("`object` must be an object")
         return ObjectRef(self.text(raw, "apiVersion"), self.text(raw, "kind"), self.text(raw, "name"),
-                         self.text(raw, "namespace", optional=True))
+                         self.optional_text(raw, "namespace"))
 
-    def change(self, raw: Any, index: int) -> Change:
+    def change(self, raw: JSONValue, index: int) -> Change:
         if not isinstance(raw, dict):
             raise self.fail(f"changes[{index}] must be an object")
         try:
@@ -157,10 +169,10 @@ class _PlanReader:
             raise self.fail(f"changes[{index}].operation must be create or update") from None
         fields = []
         for f in self.items(raw, "fields"):
-            path = f.get("path") if isinstance(f, dict) else None
-            if not isinstance(path, list) or not path or not all(isinstance(p, str) for p in path):
+            path = _keys(f.get("path")) if isinstance(f, dict) else None
+            if path is None or not isinstance(f, dict):
                 raise self.fail(f"changes[{index}].fields[].path must be a list of keys")
-            fields.append(FieldChange(tuple(path), f.get("before"), f.get("after")))
+            fields.append(FieldChange(path, f.get("before"), f.get("after")))
         manifest = raw.get("manifest")
         if manifest is not None and not isinstance(manifest, dict):
             raise self.fail(f"changes[{index}].manifest must be an object or null")
@@ -168,9 +180,11 @@ class _PlanReader:
         return Change(self.ref(raw.get("object")), operation, tuple(fields), tuple(str(r) for r in rules),
                       str(raw.get("reason") or ""), manifest)
 
-    def operator(self, raw: Any) -> OperatorAction:
+    def operator(self, raw: JSONValue) -> OperatorAction:
         if not isinstance(raw, dict):
             raise self.fail("`operator` entries must be objects")
         subject = self.ref(raw["subject"]) if raw.get("subject") else None
-        return OperatorAction(str(raw.get("rule", "")), subject, str(raw.get("description") or ""),
-                              raw.get("command"))
+        command = raw.get("command")
+        if command is not None and not isinstance(command, str):
+            raise self.fail("`operator[].command` must be a string or null")
+        return OperatorAction(str(raw.get("rule", "")), subject, str(raw.get("description") or ""), command)

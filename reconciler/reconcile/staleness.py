@@ -49,5 +49,5 @@ def _field_state(change: Change, obj: dict[str, Any], f: FieldChange) -> str:
     return "other"
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     return (a is None and b is None) or (a is not None and b is not None and same_value(a, b))

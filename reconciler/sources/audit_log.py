@@ -30,6 +30,7 @@ from typing import IO, Any, Protocol
 
 from reconciler.core.capped import TooDeep, load_json
 from reconciler.core.errors import UserError
+from reconciler.core.jsonvalue import JSONValue
 
 log = logging.getLogger("kai_gitops.audit")
 API_VERSION = "audit.k8s.io/v1"
@@ -180,12 +181,12 @@ def _write(event: dict[str, Any]) -> AuditWrite | None:
                       agent if isinstance(agent, str) else None, _address(ips), stamp)
 
 
-def _audit_id(value: Any) -> str:
+def _audit_id(value: JSONValue) -> str:
     """The API server takes a client's Audit-ID header as it is: kept only in the shape it generates itself."""
     return value if isinstance(value, str) and _AUDIT_ID.fullmatch(value) else ""
 
 
-def _address(ips: Any) -> str | None:
+def _address(ips: JSONValue) -> str | None:
     first = ips[0] if isinstance(ips, list) and ips else None
     try:
         return str(ipaddress.ip_address(first)) if isinstance(first, str) else None
@@ -193,7 +194,7 @@ def _address(ips: Any) -> str | None:
         return None
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def _strings(value: JSONValue) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 

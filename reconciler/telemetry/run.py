@@ -17,11 +17,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from reconciler.core.errors import UserError
 from reconciler.core.exits import ExitCode
 from reconciler.telemetry import logs
+
+if TYPE_CHECKING:
+    from reconciler.plans.applied import ApplyResult
+    from reconciler.plans.plan import Plan
+    from reconciler.report.report import Report
+    from reconciler.telemetry.metrics import RunFacts
 
 log = logging.getLogger("kai_gitops.run")
 _CURRENT: contextvars.ContextVar[RunObservation | None] = contextvars.ContextVar("kai_gitops_run", default=None)
@@ -37,13 +43,26 @@ class TelemetrySettings:
     metrics_push: str | None = None    # Pushgateway URL
 
 
+class ReconcileResult(Protocol):
+    """What a run keeps of reconcile's outcome (reconciler.reconcile.outcome.ReconcileOutcome, a room above)."""
+
+    @property
+    def report(self) -> Report: ...
+    @property
+    def plan(self) -> Plan: ...
+    @property
+    def applied(self) -> ApplyResult | None: ...
+    @property
+    def after(self) -> Report | None: ...
+
+
 @dataclass
 class RunObservation:
     command: str
     started: float
     retries_before: int
-    report: Any = None      # reconciler.report.report.Report
-    outcome: Any = None     # reconciler.reconcile.outcome.ReconcileOutcome
+    report: Report | None = None
+    outcome: ReconcileResult | None = None
     exit_code: ExitCode = ExitCode.ERROR
     json_logs: bool = False
 
@@ -53,7 +72,7 @@ class RunObservation:
         return logging.INFO if self.json_logs else logging.DEBUG
 
 
-def record(*, report: Any = None, outcome: Any = None) -> None:
+def record(*, report: Report | None = None, outcome: ReconcileResult | None = None) -> None:
     """What the current command produced (no-op outside an observed run)."""
     current = _CURRENT.get()
     if current is None:
@@ -125,7 +144,7 @@ def _cluster(run: RunObservation, settings: TelemetrySettings) -> str:
     return str(settings.cluster or logs.current()["cluster"] or ("all" if clusters else "unknown"))
 
 
-def _changes(facts: Any, outcome: Any) -> None:
+def _changes(facts: RunFacts, outcome: ReconcileResult | None) -> None:
     if outcome is None:
         return
     facts.changes_planned = len(outcome.plan.changes)
