@@ -125,7 +125,7 @@ def run_cronjob_command(cluster: EnvTest, objects: list[Obj], tmp: Path) -> Run:
     repo = tmp / "repo"
     DEMO.build_repo(repo)
     env = container_env(objects, {"url": f"file://{make_bare_remote(tmp, repo)}", "token": GIT_TOKEN}, mounts)
-    return run_as_pod(cluster, expand(container["args"], env), env, kubeconfig, "cronjob", cwd=tmp)
+    return run_as_pod(cluster, expand(container["args"], env, mounts), env, kubeconfig, "cronjob", cwd=tmp)
 
 
 @pytest.fixture(scope="module")
