@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,12 @@ def container_env(objects: list[Obj], secret: dict[str, str], mounts: dict[str, 
     return env
 
 
-def expand(args: list[str], env: dict[str, str]) -> list[str]:
-    return [re.sub(r"\$\(([A-Z0-9_]+)\)", lambda m: env[m.group(1)], a) for a in args]
+def expand(args: list[str], env: dict[str, str], mounts: dict[str, Path] | None = None) -> list[str]:
+    """The args as the kubelet passes them ($(VAR) from the env), a mount path in them mapped to its stand-in dir."""
+    expanded = [re.sub(r"\$\(([A-Z0-9_]+)\)", lambda m: env[m.group(1)], a) for a in args]
+    for mount, path in (mounts or {}).items():
+        expanded = [re.sub(rf"(?<![\w/.-]){re.escape(mount)}(?=/|$)", str(path), a) for a in expanded]
+    return expanded
 
 
 @pytest.mark.parametrize("overlay", ["report-only", "self-heal"])
@@ -66,7 +72,7 @@ def test_the_cronjob_command_runs_reports_and_pushes(tmp_path: Path, overlay: st
             remote = make_bare_remote(tmp_path, demo.repo)
             env = container_env(objects, {"url": f"file://{remote}", "token": TOKEN}, mounts)
             env["KAI_GITOPS_PUSHGATEWAY_URL"] = gateway.url
-            args = expand(container["args"], env)
+            args = expand(container["args"], env, mounts)
             code, out, err = run_cli(args, env={**env, "KUBECONFIG": str(demo.kubeconfig)})
             assert code == 2, err          # demo findings remain (Helm release, gates): the Job fails on purpose
             report = json.loads(out)
@@ -128,7 +134,7 @@ def test_the_job_fails_on_an_error_not_on_warnings_which_stay_in_reports_and_met
                 env = container_env(objects, {"url": f"file://{make_bare_remote(run, demo.repo)}", "token": TOKEN},
                                     mounts)
                 env["KAI_GITOPS_PUSHGATEWAY_URL"] = gateway.url
-                code, out, err = run_cli(expand(container["args"], env),
+                code, out, err = run_cli(expand(container["args"], env, mounts),
                                          env={**env, "KUBECONFIG": str(demo.kubeconfig)})
                 assert code == expected, err
                 report = json.loads(out)
@@ -141,3 +147,55 @@ def test_the_job_fails_on_an_error_not_on_warnings_which_stay_in_reports_and_met
             exposition = gateway.exposition()
         assert re.search(r'kai_gitops_findings\{[^}]*rule="NVCA-P-003",severity="warning"[^}]*\} 1\.0', exposition)
         assert re.search(rf'kai_gitops_last_run_exit_code\{{[^}}]*\}} {expected}\.0', exposition)
+
+
+def write_back(server_url: str, queue: str, resources: Obj, manager: str) -> None:
+    """Another controller's merge patch of a Queue's resources, under its own field manager."""
+    request = urllib.request.Request(
+        f"{server_url}/apis/scheduling.run.ai/v2/queues/{queue}?fieldManager={manager}", method="PATCH",
+        data=json.dumps({"spec": {"resources": resources}}).encode(),
+        headers={"Content-Type": "application/merge-patch+json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200
+
+
+def test_the_self_heal_cronjob_catches_a_controller_fight_on_its_next_run(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped self-heal Job keeps its audit log on its claim: a field it wrote, written back by another
+    manager before the next Job, is KAI-D-009 on that Job and left alone. Each Job is a new pod, so the mounts
+    are fresh dirs but the claim's, which both Jobs share as the kubelet would mount it."""
+    monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
+    objects = rendered(tmp_path, "self-heal")
+    container = main_container(objects)
+    claim = tmp_path / "claim"
+    claim.mkdir()
+    for demo in demo_cluster(tmp_path):
+        demo.server.inject_fault(Fault(CLUSTER_WIDE_SECRETS, status=403, times=-1))
+        plant_reports(demo.server)
+        remote = make_bare_remote(tmp_path, demo.repo)
+        reports = []
+        for run in ("first", "second"):
+            mounts = {m["mountPath"]: claim if m["name"] == "state" else tmp_path / run / m["name"]
+                      for m in container["volumeMounts"]}
+            for path in mounts.values():
+                path.mkdir(parents=True, exist_ok=True)
+            env = container_env(objects, {"url": f"file://{remote}", "token": TOKEN}, mounts)
+            code, out, err = run_cli(expand(container["args"], env, mounts),
+                                     env={**env, "KUBECONFIG": str(demo.kubeconfig)})
+            assert code == 2, err
+            reports.append(json.loads(out))
+            if run == "first":
+                resources = demo.queue("default-parent-queue")["spec"]["resources"]
+                assert resources["cpu"]["quota"] == -1                     # the first Job's fix
+                # managedFields times are whole seconds, and the stand-in server does not move a field's
+                # ownership on an update (the real one does): the write back lands in a later second than ours.
+                time.sleep(1.0 - time.time() % 1.0 + 0.05)
+                write_back(demo.server.url, "default-parent-queue",
+                           {**resources, "cpu": {**resources["cpu"], "quota": 500}}, "queue-syncer")
+        first, second = reports
+        assert first["apply"]["applied"] == 3 and not [f for f in first["findings"] if f["rule"] == "KAI-D-009"]
+        (fight,) = [f for f in second["findings"] if f["rule"] == "KAI-D-009"]
+        assert [(f["field"], f["manager"], f["wroteFirst"]) for f in fight["details"]["fields"]] == [
+            ("cpu.quota", "queue-syncer", "kai-gitops")]
+        assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == 500   # left alone
+        assert (claim / "audit.jsonl").is_file()

@@ -135,7 +135,8 @@ def test_the_objects_of_each_overlay(tmp_path: Path) -> None:
              *{("rbac.authorization.k8s.io/v1", kind, "kai-gitops", "kai-gitops-lease")
                for kind in ("Role", "RoleBinding")},
              *{("rbac.authorization.k8s.io/v1", kind, "default", "kai-gitops-events")
-               for kind in ("Role", "RoleBinding")}}
+               for kind in ("Role", "RoleBinding")},
+             ("v1", "PersistentVolumeClaim", "kai-gitops", "kai-gitops-state")}   # the runs' audit log
     assert {identity(o) for o in rendered(tmp_path, "report-only")} == base
     assert {identity(o) for o in rendered(tmp_path, "self-heal")} == base | fixer
     wide = {identity(o) for o in rendered(tmp_path, "report-only", ("cluster-wide-releases",))}

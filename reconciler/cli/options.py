@@ -236,6 +236,9 @@ def apply_options(func: Callable[..., Any]) -> Callable[..., Any]:
                              "holds now (KAI-Q-020); refused without it.")(func)
     func = click.option("--audit-log", type=click.Path(dir_okay=False), default=None,
                         help="Append the JSON audit lines (one per change) to this file instead of stderr.")(func)
+    func = click.option("--audit-log-max-bytes", type=click.IntRange(min=0), default=0, show_default=True,
+                        help="Once the --audit-log file is larger, rewrite it to the last `applied` line of each "
+                             "field, the history that controller-fight detection (KAI-D-009) reads; 0: never.")(func)
     func = click.option("--lease-wait", type=click.FloatRange(min=0), default=30.0, show_default=True,
                         help="Seconds to wait for another reconciler's Lease before giving up.")(func)
     func = click.option("--lease-namespace", default=None,

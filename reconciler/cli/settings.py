@@ -85,7 +85,8 @@ def reconcile_settings(opts: Options) -> ReconcileSettings:
                              plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),
                              lease_namespace=opts.get("lease_namespace"),
                              lease_wait_s=float(opts.get("lease_wait", 30.0)),
-                             audit_log=opts.get("audit_log"), live=live_settings(opts),
+                             audit_log=opts.get("audit_log"),
+                             audit_log_max_bytes=int(opts.get("audit_log_max_bytes") or 0), live=live_settings(opts),
                              allow_over_quota=bool(opts.get("allow_over_quota")))
 
 

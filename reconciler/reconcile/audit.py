@@ -1,10 +1,12 @@
 """JSON audit lines of an apply, to stderr or appended to --audit-log FILE.
 
 Before each write an intent line (result `started`), after it the outcome (`applied`, `failed`), and one
-line for each change not written (`already-applied`, `not-attempted`). Each line is written and flushed
-(and fsynced, for a file) at once, so even a SIGKILL between a write and its outcome leaves the
-`started` line; a re-run finds the change applied (`already-applied`) or writes it, so no change is ever
-applied twice.
+line for each change not written (`already-applied`, `not-attempted`). A file kept from run to run (the
+self-heal CronJob's, on a volume) is bounded by --audit-log-max-bytes: once past it, the file keeps only
+the history controller-fight detection reads, the last `applied` line for each field (see trim).
+Each line is written and flushed (and fsynced, for a file) at once, so even a SIGKILL between a write and
+its outcome leaves the `started` line; a re-run finds the change applied (`already-applied`) or writes it,
+so no change is ever applied twice.
 """
 
 from __future__ import annotations
@@ -22,24 +24,49 @@ import orjson
 
 from reconciler.checks.ownership import OwnWrite
 from reconciler.core.errors import UserError
-from reconciler.core.files import open_for_append, sync
+from reconciler.core.files import open_for_append, sync, write_atomically
 from reconciler.core.redact import redact
 from reconciler.plans.applied import ChangeResult
 
 
 class AuditLog:
-    def __init__(self, path: str | None, *, plan_id: str, cluster: str, server: str, holder: str) -> None:
+    def __init__(self, path: str | None, *, plan_id: str, cluster: str, server: str, holder: str,
+                 max_bytes: int = 0) -> None:
         self.holder = holder
+        self._path, self._max_bytes = path, max_bytes
         self.context = {"planId": plan_id, "cluster": cluster, "server": server, "holder": holder}
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
         if path:
-            try:   # the file itself, never where a symbolic link planted at its name points
-                self._file = os.fdopen(open_for_append(path, 0o666), "ab")
-            except OSError as exc:
-                raise UserError(f"cannot open the audit log: {exc.strerror}", where=path,
-                                hint="--audit-log takes the file itself (never a symbolic link), a FIFO or a "
-                                     "character device") from None
+            self._open(path)
+
+    def _open(self, path: str) -> None:
+        try:   # the file itself, never where a symbolic link planted at its name points
+            self._file = os.fdopen(open_for_append(path, 0o666), "ab")
+        except OSError as exc:
+            raise UserError(f"cannot open the audit log: {exc.strerror}", where=path,
+                            hint="--audit-log takes the file itself (never a symbolic link), a FIFO or a "
+                                 "character device") from None
+
+    def trim(self) -> None:
+        """Past --audit-log-max-bytes, rewrite the file to the last `applied` line of each field: all that the
+        next run's fight detection reads (a field's last write by us, and when). Called under the Lease, before
+        the first line of this run, so no other writer's lines are lost; a stream or an unbounded log is left
+        as it is. The kept history grows only with the number of distinct fields ever written."""
+        if self._file is None or self._path is None or self._max_bytes <= 0:
+            return
+        status = os.fstat(self._file.fileno())
+        if not stat.S_ISREG(status.st_mode) or status.st_size <= self._max_bytes:
+            return
+        try:
+            with open(self._path, "rb") as file:
+                kept = last_write_lines(file.read().splitlines(keepends=True))
+            self.close()
+            write_atomically(self._path, b"".join(kept), stat.S_IMODE(status.st_mode))
+        except OSError as exc:
+            raise UserError(f"cannot trim the audit log: {exc.strerror}", where=self._path,
+                            hint="the folder of --audit-log must be writable (the file is replaced)") from None
+        self._open(self._path)
 
     def record(self, result: ChangeResult) -> None:
         change = result.change
@@ -108,6 +135,16 @@ def _recent_lines(file: BinaryIO) -> Iterator[bytes]:
                 pass   # skip the rest of an overlong line
             continue
         yield line
+
+
+def last_write_lines(lines: list[bytes]) -> list[bytes]:
+    """The `applied` lines that hold the last write of at least one field, in their order."""
+    last: dict[tuple[str, str, str, tuple[str, ...]], int] = {}
+    for index, line in enumerate(lines):
+        for write in _writes(line):
+            last[(write.cluster, write.kind, write.name, write.path)] = index
+    keep = set(last.values())
+    return [line if line.endswith(b"\n") else line + b"\n" for index, line in enumerate(lines) if index in keep]
 
 
 def _writes(line: bytes) -> list[OwnWrite]:

@@ -94,7 +94,7 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, target: 
     holder = holder_identity()
     # Opened before the first write: an audit log that cannot be written refuses the run, not half of it.
     audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=target.connect(None).server,
-                     holder=holder)
+                     holder=holder, max_bytes=settings.audit_log_max_bytes)
     writer = target.writer(_allowed_sensitive(report, plan.cluster))
     try:
         with _sigterm_interrupts():
@@ -144,6 +144,7 @@ def _reread(reread: ReReader, result: ApplyResult) -> tuple[Report | None, Plan 
 def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterWriter,
                        audit: AuditLog) -> ApplyResult:
     with Lease(writer, settings.lease_ns(), wait_s=settings.lease_wait_s, holder=audit.holder) as lease:
+        audit.trim()   # under the lease: no other run appends meanwhile
         try:
             pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
         except ApiFailure as exc:

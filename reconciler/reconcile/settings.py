@@ -18,6 +18,7 @@ class ReconcileSettings:
     lease_namespace: str | None = None
     lease_wait_s: float = 30.0
     audit_log: str | None = None
+    audit_log_max_bytes: int = 0      # past it, the audit log keeps only each field's last write (0: never trimmed)
     live: LiveSettings = field(default_factory=LiveSettings)   # a snapshot: a plan can be shown, never applied
     allow_over_quota: bool = False    # apply a change KAI-Q-020 flags (a quota cut below running work)
 

@@ -309,7 +309,7 @@ def deploy_and_run(cluster: EnvTest, variant: str, tmp: Path) -> Deployment:
     remote = make_bare_remote(tmp, repo)
     env = container_env(deployment.objects, {"url": f"file://{remote}", "token": GIT_TOKEN}, mounts)
     with nvca_agent(cluster):
-        deployment.runs.append(run_as_pod(cluster, expand(container["args"], env), env, kubeconfig, "cronjob",
+        deployment.runs.append(run_as_pod(cluster, expand(container["args"], env, mounts), env, kubeconfig, "cronjob",
                                           cwd=tmp))
     deployment.probes["patch scheduling.run.ai/queues default-parent-queue"] = try_queue_patch(cluster, token)
     deployment.after = read_back(cluster)   # what the CronJob's run left

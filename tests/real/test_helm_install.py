@@ -107,9 +107,20 @@ def install_run_uninstall(cluster: EnvTest, mode: str, tmp: Path) -> Installed:
         objects = installed_objects(cluster, tmp)
         run = run_cronjob_command(cluster, objects, tmp)
         after_run = inventory(cluster)
+        release_unused_claims(cluster, NAMESPACE)
         helm(cluster, tmp, "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait")
         after_uninstall = inventory(cluster)
     return Installed(notes, objects, run, before, after_run, after_uninstall)
+
+
+def release_unused_claims(cluster: EnvTest, namespace: str) -> None:
+    """What kube-controller-manager's pvc-protection controller does, and no controller runs here: a claim no Pod
+    uses (selfHeal's state claim, once the Job is done) loses its kubernetes.io/pvc-protection finalizer, so that
+    deleting it (helm uninstall --wait) removes it."""
+    path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+    for claim in cluster.rest.get(path)["items"]:
+        cluster.rest.call("PATCH", f"{path}/{claim['metadata']['name']}", {"metadata": {"finalizers": None}},
+                          content_type="application/merge-patch+json")
 
 
 def run_cronjob_command(cluster: EnvTest, objects: list[Obj], tmp: Path) -> Run:
@@ -125,7 +136,7 @@ def run_cronjob_command(cluster: EnvTest, objects: list[Obj], tmp: Path) -> Run:
     repo = tmp / "repo"
     DEMO.build_repo(repo)
     env = container_env(objects, {"url": f"file://{make_bare_remote(tmp, repo)}", "token": GIT_TOKEN}, mounts)
-    return run_as_pod(cluster, expand(container["args"], env), env, kubeconfig, "cronjob", cwd=tmp)
+    return run_as_pod(cluster, expand(container["args"], env, mounts), env, kubeconfig, "cronjob", cwd=tmp)
 
 
 @pytest.fixture(scope="module")

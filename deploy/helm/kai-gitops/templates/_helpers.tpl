@@ -47,3 +47,8 @@ subjects:
 {{- define "kai-gitops.modeLabel" -}}
 {{- if eq .Values.mode "selfHeal" -}}self-heal{{- else -}}report-only{{- end -}}
 {{- end -}}
+
+{{/* Mode selfHeal: the claim that keeps the runs' audit log (selfHeal.stateClaim.name, else <fullname>-state). */}}
+{{- define "kai-gitops.stateClaim" -}}
+{{- default (printf "%s-state" (include "kai-gitops.fullname" .)) .Values.selfHeal.stateClaim.name -}}
+{{- end -}}
