@@ -19,18 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import orjson
-
-from reconciler.core.errors import UserError
-from reconciler.core.resources import NAMESPACE
 from reconciler.model.live import LiveState, LiveStateBuilder
-from reconciler.sources.cluster.client import ClusterClient, ReadError, ReadSettings
+from reconciler.sources.cluster.client import ClusterClient, ReadError, ReadSettings, kube_system_uid
 from reconciler.sources.cluster.progress import ReadProgress
 from reconciler.sources.cluster.reads import ReadOutcome, read_live
 from reconciler.sources.cluster.slim import ObjectSink, Tee
 
 __all__ = ["ClusterClient", "ObjectSink", "ReadError", "ReadOutcome", "ReadProgress", "ReadSettings", "Tee",
-           "cluster_reader", "read_cluster", "read_live"]
+           "cluster_reader", "kube_system_uid", "read_cluster", "read_live"]
 
 
 def cluster_reader(kubeconfig: str | None, context: str | None, *,
@@ -45,22 +41,6 @@ def cluster_reader(kubeconfig: str | None, context: str | None, *,
             client.close()
 
     return read
-
-
-IDENTITY_PATH = NAMESPACE.object_path("kube-system")
-
-
-def kube_system_uid(client: ClusterClient, server: str) -> str:
-    """The cluster's identity: the kube-system namespace's UID, which a rebuilt cluster at the same URL does not
-    share. `server` names the API server in the error."""
-    answer = client.get("the kube-system namespace (cluster identity)", IDENTITY_PATH)
-    try:
-        uid = orjson.loads(answer.body)["metadata"]["uid"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        uid = None
-    if not isinstance(uid, str) or not uid:
-        raise UserError(f"{IDENTITY_PATH} on {server} has no metadata.uid; cannot identify the cluster")
-    return uid
 
 
 def cluster_source(label: str) -> str:

@@ -31,6 +31,7 @@ from reconciler.core.capped import AnswerTooLarge, read_response
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONValue
 from reconciler.core.redact import excerpt, url_without_userinfo
+from reconciler.core.resources import NAMESPACE
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
@@ -512,3 +513,19 @@ def _hint(status: int, what: str, path: str) -> str | None:
     if status == 404:
         return "the API server does not serve this resource"
     return None
+
+
+IDENTITY_PATH = NAMESPACE.object_path("kube-system")
+
+
+def kube_system_uid(client: ClusterClient, server: str) -> str:
+    """The cluster's identity: the kube-system namespace's UID, which a rebuilt cluster at the same URL does not
+    share. `server` names the API server in the error."""
+    answer = client.get("the kube-system namespace (cluster identity)", IDENTITY_PATH)
+    try:
+        uid = orjson.loads(answer.body)["metadata"]["uid"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        uid = None
+    if not isinstance(uid, str) or not uid:
+        raise UserError(f"{IDENTITY_PATH} on {server} has no metadata.uid; cannot identify the cluster")
+    return uid

@@ -16,18 +16,12 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-import orjson
-
-from reconciler.core.errors import UserError
 from reconciler.core.redact import url_without_userinfo
-from reconciler.core.resources import NAMESPACE
-from reconciler.sources.cluster.client import ClusterClient, ReadSettings, WriteGuard
+from reconciler.sources.cluster.client import ClusterClient, ReadSettings, WriteGuard, kube_system_uid
 
 if TYPE_CHECKING:
     from reconciler.model.live import LiveState
     from reconciler.sources.cluster.kube import KubeConfiguration
-
-IDENTITY_PATH = NAMESPACE.object_path("kube-system")
 
 
 class ClusterSession:
@@ -60,14 +54,7 @@ class ClusterSession:
             return self._uid
 
     def _read_uid(self) -> str:
-        answer = self.transport.get("the kube-system namespace (cluster identity)", IDENTITY_PATH)
-        try:
-            uid = orjson.loads(answer.body)["metadata"]["uid"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            uid = None
-        if not isinstance(uid, str) or not uid:
-            raise UserError(f"{IDENTITY_PATH} on {self.server} has no metadata.uid; cannot identify the cluster")
-        return uid
+        return kube_system_uid(self.transport, self.server)
 
     def read_live(self) -> LiveState:
         from reconciler.sources.cluster import read_cluster
