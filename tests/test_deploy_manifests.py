@@ -338,12 +338,12 @@ def test_the_my_cluster_example_names_your_cluster_and_registry() -> None:
     objects = render(example)
     (job,) = [o for o in objects if o["kind"] == "CronJob"]
     containers = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
-    assert containers[0]["image"] == "registry.example.com/platform/kai-gitops:0.1.0"
+    assert containers[0]["image"] == "<your-registry>/kai-gitops:<your-tag>"
     (settings,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kai-gitops-settings"]
-    assert settings["data"]["cluster"] == "lab"
+    assert settings["data"]["cluster"] == "<your-cluster>"
     (role,) = [o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "kai-gitops-report"]
     names = {name for rule in role["rules"] for name in rule.get("resourceNames", ())}
-    assert names == {"kai-gitops-lab"}, names   # the reports of the cluster it checks, no other
+    assert names == {"kai-gitops-<your-cluster>"}, names   # the reports of the cluster it checks, no other
     kubectl = _kubectl_kustomize()
     if kubectl:
         out = subprocess.run([kubectl, "kustomize", str(example)], capture_output=True, text=True, timeout=60)

@@ -155,7 +155,7 @@ class Finding:
         fix = replace(self.fix, description=redact_free_text(self.fix.description),
                       command=redact_free_text(self.fix.command) if self.fix.command else None) if self.fix else None
         return replace(self, message=redact_free_text(self.message), title=redact_free_text(self.title),
-                       waived_by=redact_free_text(self.waived_by) if self.waived_by else None,
+                       waived_by=redact_free_text(self.waived_by) if self.waived_by is not None else None,
                        subject=subject, desired=redact(self.desired), live=redact(self.live), fix=fix,
                        extra=_free_text_redacted(redact(self.extra)),
                        attribution=tuple(a.redacted() for a in self.attribution),
@@ -179,7 +179,7 @@ class Finding:
             "live": redact(self.live),
             "fix": self.fix.to_dict() if self.fix else None,
             "fingerprint": self.fingerprint,
-            "waived_by": redact_free_text(self.waived_by) if self.waived_by else None,
+            "waived_by": redact_free_text(self.waived_by) if self.waived_by is not None else None,
             "details": self.extra,
             **({"lastWrite": self.last_write.redacted().to_dict()} if self.last_write else {}),
             **({"noWriteFound": self.no_write_found.to_dict()} if self.no_write_found else {}),

@@ -110,7 +110,20 @@ def _cluster(data: JSONObject, catalog: dict[str, RuleMeta], generated: datetime
         healthz=expect_object(healthz, "healthz") if healthz is not None else None,
         findings=[finding_from_dict(f, generated) for f in _objects(data["findings"], "findings")],
         rules=[catalog[str(rule_id)] for rule_id in list_at(data, "rulesEvaluated")],
-        anchor=_location(expect_object(anchor, "anchor")) if anchor else None)
+        anchor=_location(expect_object(anchor, "anchor")) if anchor else None,
+        plan_counts=_plan_counts(data.get("planCounts")))
+
+
+def _plan_counts(value: JSONValue) -> dict[str, int] | None:
+    """The plan's counts the report was written with (diff, reconcile), so that a report read back says what it
+    said; a report without them (check, doctor, or written before they existed) counts its drift findings."""
+    if value is None:
+        return None
+    counts = expect_object(value, "planCounts")
+    if set(counts) != {"create", "update", "operator"} or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values()):
+        raise TypeError("planCounts must hold the counts create, update and operator")
+    return {name: int(n) for name, n in counts.items() if isinstance(n, int)}
 
 
 def _git(data: JSONObject) -> GitInfo:

@@ -97,6 +97,7 @@ class ClusterReport:
                 "healthz": self.healthz,
                 "findings": finding_dicts(self.findings),
                 "summary": self.summary(),
+                **({"planCounts": dict(self.plan_counts)} if self.plan_counts is not None else {}),
                 # For `report merge`: a merged report renders like one run (SARIF rules, JUnit cases, anchors).
                 "rulesEvaluated": sorted(m.id for m in self.rules),
                 "anchor": self.anchor.to_dict() if self.anchor else None}
