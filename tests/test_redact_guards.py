@@ -1,0 +1,55 @@
+"""The literal looked for before each redaction pattern runs is one the pattern cannot match without.
+
+redact_text and redact_free_text skip a pattern when its literal is absent (a large values file is a few
+hundred thousand short strings, and most hold none); a guard that could be false where its pattern matches
+would let that credential through, so each pair is checked on text built from the patterns' own pieces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reconciler.core import redact
+
+Guard = Callable[[str], bool]
+GUARDED: list[tuple[str, re.Pattern[str], Guard]] = [
+    ("pem", redact._PEM, lambda t: "BEGIN " in t),
+    ("pem block", redact._PEM_BLOCK, lambda t: "BEGIN " in t),
+    ("blob", redact._BLOB, lambda t: len(t) >= 40),
+    ("scheme pair", redact._SECRET_SCHEME_PAIR, redact._has_scheme),
+    ("auth header", redact._AUTH_HEADER, redact._has_scheme),
+    ("url userinfo", redact._URL_USERINFO, lambda t: "://" in t and "@" in t),
+    ("secret pair", redact._SECRET_PAIR, lambda t: "=" in t),
+    ("secret arg", redact._SECRET_ARG, lambda t: "-" in t),
+    ("secret colon", redact._SECRET_COLON, lambda t: ":" in t),
+]
+PIECES = ["-", "--", "-----", "BEGIN ", "BEGIN", "END ", "RSA KEY", "://", "@", ":", "=", " ", "\t", "\n", "Bearer",
+          "bearer", "Basic", "basic", "earer", "token", "password", "https", "a", "Z", "9", "_", "/", "+", ".", "'",
+          '"', "eyJhbGciOi", "AKIA", "ghp_", "glpat-", "dXNlcjpwYXNzd29yZA", "&quot;", "\\"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+@settings(max_examples=2000, deadline=None)
+def test_no_pattern_matches_text_without_its_literal(text: str) -> None:
+    for name, pattern, guard in GUARDED:
+        for match in pattern.finditer(text):
+            assert guard(match.group(0)) and guard(text), (name, text)
+
+
+def test_short_lines_hold_no_token_long_enough_to_judge() -> None:
+    # _mask_tokens skips lines shorter than _MIN_TOKEN: _mask_token leaves every shorter token as it is
+    line = "ghp_" + "A" * (redact._MIN_TOKEN - 5)
+    token = redact._TOKEN.fullmatch(line)
+    assert token is not None and redact._mask_token(token) == line
+    assert redact._mask_tokens(line) == line
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+@settings(max_examples=1000, deadline=None)
+def test_a_cached_judgement_is_the_judgement(text: str) -> None:
+    assert redact.redact_text(text) == redact.redact_text.__wrapped__(text)
+    assert redact.redact_text(text) == redact.redact_text(text)
