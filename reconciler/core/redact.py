@@ -68,6 +68,9 @@ _TOKEN_SHAPE = re.compile(
     r"|(?:glpat|gloas|gldt|glrt|glrtr|glcbt|glptt|glft|glimt|glagent|glsoat|glffc|glffct|gltst|glwt)-[\w-]{20,}"
     r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,})")
+_TOKEN_PREFIXES = ("eyJ", "gl", "AKIA", "ASIA", "gh", "github_pat_")   # what each of those shapes starts with
+# In _SECRET_ARG's flag, looked for case-folded: IGNORECASE also matches ſ for s, K (Kelvin) for k, ı for i.
+_FLAG_WORDS = ("passw", "secret", "token", "key", "credent")
 # `token=Bearer abc…`, `auth: Basic dXNl…`: a secret name whose value is an Authorization header's, scheme and
 # credential together (the pair net alone would stop at the scheme and leave the credential after it).
 _SECRET_SCHEME_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[=:][ \t]*)"
@@ -199,12 +202,13 @@ def redact_text(text: str) -> str:
         text = _SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, text)
     if "://" in text and "@" in text:
         text = _URL_USERINFO.sub(_mask_userinfo, text)   # before the token shapes: a URL's userinfo goes whole
-    text = _TOKEN_SHAPE.sub(REDACTED, text)
+    if any(prefix in text for prefix in _TOKEN_PREFIXES):
+        text = _TOKEN_SHAPE.sub(REDACTED, text)
     if "=" in text:
         text = _SECRET_PAIR.sub(_mask_pair, text)
     if _has_scheme(text):
         text = _AUTH_HEADER.sub(_mask_credential, text)
-    if "-" not in text:   # a flag's dash
+    if "-" not in text or not any(word in text.casefold() for word in _FLAG_WORDS):   # a flag's dash and word
         return text
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
