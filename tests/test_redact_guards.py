@@ -36,7 +36,7 @@ PIECES = ["-", "--", "-----", "BEGIN ", "BEGIN", "END ", "RSA KEY", "://", "@", 
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 def test_no_pattern_matches_text_without_its_literal(text: str) -> None:
     for name, pattern, guard in GUARDED:
         for match in pattern.finditer(text):
@@ -65,3 +65,27 @@ def test_the_flag_words_case_folded_cover_what_ignorecase_matches() -> None:
             for point in range(0x80, 0x2200):
                 if re.fullmatch(re.escape(letter), chr(point), re.IGNORECASE):
                     assert letter in chr(point).casefold(), (word, hex(point))
+
+
+KEY_NAMES = ["password", "db-passwd", "passphrase", "clientSecret", "api_token", "credentials", "apiKey", "api-key",
+             "accessKey", "private_key", "serviceKey", "client-key", "sshKey", "signingKey", "tlsCert", "caBundle",
+             "authToken", "basicAuth", "dockerConfigJson", "connectionString", "connection_string", "sentryDsn",
+             "server.pem", "tls.key", "tls.crt", "store.p12", "trust.jks", "key", "pass", "pwd", "PASSWORD",
+             "paſſword", "\u212aey", "credentıals", "author", "authority", "operator", "effect", "nodeSelector"]
+
+
+@given(st.lists(st.sampled_from([*KEY_NAMES, "_", "-", ".", "x", "Name", "Ref", "i", "ı"]), max_size=6).map("".join))
+@settings(max_examples=1000, deadline=None)
+def test_a_key_name_without_any_part_cannot_be_a_secret_key(name: str) -> None:
+    assert redact.is_secret_key(name) == bool(redact._SECRET_KEY.search(name.replace("-", "_"))
+                                                and not redact._REFERENCE.search(name))
+
+
+def test_the_secret_key_parts_case_folded_cover_what_ignorecase_matches() -> None:
+    letters = {c for part in redact._SECRET_KEY_PARTS for c in part}
+    any_letter = re.compile("[" + re.escape("".join(sorted(letters))) + "]", re.IGNORECASE)
+    for point in range(0x80, 0x30000):
+        char = chr(point)
+        if any_letter.fullmatch(char):   # then find which
+            assert any(re.fullmatch(re.escape(letter), char, re.IGNORECASE) and char.casefold() == letter
+                       for letter in letters), hex(point)
