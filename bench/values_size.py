@@ -9,7 +9,8 @@ literal each pattern needs (a scheme, `://`, `=`, a flag word) before running th
 
 The repository is bench/fleet_repo.py's (two clusters) with cluster fleet-0001's KAI values replaced by a
 file of N MB: `global.tolerations` of distinct entries (every key and value unique, so no cache can find
-them equal) and the placement the fleet's other findings need. Each size is checked as a separate
+them equal; ~155 bytes each, so 8 MB stays inside the reader's 500,000-value budget -- at the issue's ~93 bytes a
+toleration, 8 MB would be ~770,000 values and refused) and the placement the fleet's other findings need. Each size is checked as a separate
 `python -m reconciler check -o json` process, with this tree and, with `--baseline TREE`, with another one
 (e.g. main: `git archive main | tar -x -C TREE`); both reports must name the same findings.
 
@@ -47,8 +48,8 @@ def tolerations_values(megabytes: float) -> tuple[str, int]:
     size = len(head) + len(tail)
     while size < megabytes * 1_000_000:
         i = len(items)
-        item = (f"    - key: nvidia.com/gpu-pool-{i:06d}\n      operator: Equal\n"
-                f"      value: \"pool-{i}\"\n      effect: NoSchedule\n")
+        item = (f"    - key: nvidia.com/gpu-pool-{i:06d}.reserved.example.com\n      operator: Equal\n"
+                f"      value: \"team-{i:06d}-reserved-capacity\"\n      effect: NoSchedule\n")
         items.append(item)
         size += len(item)
     return head + "".join(items) + tail, len(items)
