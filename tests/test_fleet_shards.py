@@ -273,7 +273,9 @@ def test_merge_refuses_another_schema_version(two_shards: list[Path]) -> None:
 
 def test_merge_refuses_another_command(two_shards: list[Path]) -> None:
     other = edit(two_shards[1], lambda r: r.update(command="diff"))
-    assert_one_line_error(*merge(two_shards[0], other), str(other), "only 'check' reports")
+    assert_one_line_error(*merge(two_shards[0], other), str(other), "is a 'diff' report, but")
+    doctor = edit(two_shards[1], lambda r: r.update(command="doctor"))
+    assert_one_line_error(*merge(two_shards[0], doctor), str(doctor), "only check, reconcile, diff reports")
 
 
 def test_merge_refuses_another_commit(two_shards: list[Path]) -> None:
