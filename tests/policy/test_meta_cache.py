@@ -21,7 +21,7 @@ def tree(meta: Any) -> dict[str, Any]:
 
 def test_the_same_meta_gives_the_same_results_as_checking_it_afresh() -> None:
     first, again = (collect_results(tree(dict(META)), POLICIES, "static") for _ in range(2))
-    assert first == again and first[0].meta == RuleMeta.from_dict(META, "x.rego")
+    assert first == again and first[0].rule == RuleMeta.from_dict(META, "x.rego")
 
 
 @pytest.mark.parametrize("bad", [{**META, "severity": "fatal"}, {k: v for k, v in META.items() if k != "title"},
