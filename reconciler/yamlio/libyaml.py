@@ -266,7 +266,7 @@ class _Converter:
         self._collection_end(node)
         return out
 
-    def _collection_end(self, node: Node) -> None:
+    def _collection_end(self, node: SequenceNode | MappingNode) -> None:
         if node.flow_style or not node.value:
             self.last_end = pack_end(node.end_mark.line + 1, node.end_mark.column + 1)
         # else: a block collection ends where its last child's value ends, which was converted last
