@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reconciler.yamlio import libyaml as yaml_libyaml
 from reconciler.yamlio import spans
@@ -108,3 +109,10 @@ def test_recorded_ends_are_the_recomposed_ends_on_generated_documents(text: str)
 def test_recorded_ends_with_block_scalars_a_bom_and_crlf(text: str) -> None:
     both = recorded_and_recomposed(text)
     assert both is not None and both[0] == both[1]
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab:- \n\r'\"#&*!?[]{},|>%@`~01yo.\t")), max_size=40))
+@settings(max_examples=1000, deadline=None)
+def test_every_odd_token_holds_one_of_the_characters_looked_for_first(text: str) -> None:
+    for match in yaml_libyaml._ODD_TOKENS.finditer(text):
+        assert any(c in match.group(0) for c in yaml_libyaml._ODD_TOKEN_CHARS), text
