@@ -9,10 +9,11 @@ literal each pattern needs (a scheme, `://`, `=`, a flag word) before running th
 
 The repository is bench/fleet_repo.py's (two clusters) with cluster fleet-0001's KAI values replaced by a
 file of N MB: `global.tolerations` of distinct entries (every key and value unique, so no cache can find
-them equal; ~155 bytes each, so 8 MB stays inside the reader's 500,000-value budget -- at the issue's ~93 bytes a
-toleration, 8 MB would be ~770,000 values and refused) and the placement the fleet's other findings need. Each size is checked as a separate
-`python -m reconciler check -o json` process, with this tree and, with `--baseline TREE`, with another one
-(e.g. main: `git archive main | tar -x -C TREE`); both reports must name the same findings.
+them equal; ~155 bytes each, so 8 MB stays inside the reader's 500,000-value budget -- at the issue's ~93
+bytes a toleration, 8 MB would be ~770,000 values and refused) and the placement the fleet's other findings
+need. Each size is checked as a separate `python -m reconciler check -o json` process, with this tree and,
+with `--baseline TREE`, with another one (e.g. main: `git archive main | tar -x -C TREE`); both reports
+must name the same findings.
 
     python bench/values_size.py [--sizes 1,2,4,8] [--baseline TREE] [--repeat 1]
 
