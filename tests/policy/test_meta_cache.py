@@ -30,3 +30,13 @@ def test_a_bad_meta_is_refused_each_time(bad: Any) -> None:
     for _ in range(2):
         with pytest.raises(UserError):
             collect_results(tree(bad), POLICIES, "static")
+
+
+def test_the_meta_the_pack_declared_is_taken_as_loaded_and_a_different_one_is_checked_afresh() -> None:
+    declared = RuleMeta.from_dict(META, "x.rego")
+    policies = PolicySet(files=(), data={}, rules={"X-001": declared}, rule_files={"X-001": "x.rego"})
+    assert collect_results(tree(dict(META)), policies, "static")[0].rule is declared
+    changed = collect_results(tree({**META, "title": "another"}), policies, "static")[0].rule
+    assert changed.title == "another" and changed is not declared
+    with pytest.raises(UserError):
+        collect_results(tree({**META, "severity": "fatal"}), policies, "static")

@@ -268,12 +268,19 @@ def collect_results(tree: object, policy_set: PolicySet, scope: str) -> list[Pol
     """Results of every rule found in the evaluated `data.kai_gitops.rules` document, for one scope."""
     results: list[PolicyResult] = []
     for meta_raw, violations in iter_rule_nodes(tree):
-        where = policy_set.file_of(str(meta_raw.get("id"))) if isinstance(meta_raw, dict) else "<rule>"
-        meta = _rule_meta(meta_raw, where)
+        rule_id = str(meta_raw.get("id")) if isinstance(meta_raw, dict) else None
+        where = policy_set.file_of(rule_id) if rule_id is not None else "<rule>"
+        known = policy_set.rules.get(rule_id) if rule_id is not None else None
+        meta = known if known is not None and _declared(meta_raw, known) else _rule_meta(meta_raw, where)
         if scope == Scope.STATIC and meta.scope is not Scope.STATIC:
             continue
         results.extend(to_result(meta, v, where) for v in violations)
     return sorted(results, key=PolicyResult.sort_key)
+
+
+def _declared(raw: object, known: RuleMeta) -> bool:
+    """Whether `raw` is the meta the pack declared for its rule (checked when the pack was loaded)."""
+    return isinstance(raw, dict) and all(raw.get(k) == getattr(known, k) for k in META_KEYS)
 
 
 @functools.lru_cache(maxsize=1024)
