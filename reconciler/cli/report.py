@@ -10,6 +10,8 @@ from reconciler.cli import settings
 from reconciler.cli.guard import guard
 from reconciler.cli.options import SEVERITIES, output_option
 from reconciler.core.exits import ExitCode
+from reconciler.report.matrix import matrix_markdown
+from reconciler.report.reader import load_report
 
 
 @click.group("report")
@@ -50,4 +52,14 @@ def report_shard_command(names: tuple[str, ...], shard_spec: str) -> ExitCode:
     for name in names:
         if shard.owns(name):
             click.echo(name)
+    return ExitCode.CLEAN
+
+
+@report_group.command("matrix")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@guard
+def report_matrix_command(file: str) -> ExitCode:
+    """Print a saved JSON report (e.g. a fleet's `report merge`) as one Markdown table: a row per cluster, a column
+    per rule that found something, each cell the cluster's findings of that rule."""
+    click.echo(matrix_markdown(load_report(file)), nl=False)
     return ExitCode.CLEAN

@@ -118,6 +118,8 @@ def test_each_index_checks_its_shard_and_the_last_merges_the_fleet(server: EnvTe
     assert merged.returncode in (0, 2), merged.stderr
     assert timeless(json.loads(merged.stdout)) == timeless(fleet)
     assert "| prod-addon |" in (run_dir / "fleet.md").read_text()
+    matrix = (run_dir / "fleet-matrix.md").read_text().splitlines()   # the fleet summary: cluster × rule
+    assert [line.split("|")[1].strip() for line in matrix[2:]] == [c["cluster"] for c in fleet["clusters"]]
 
 
 def pr_check_shard(repo: Path, index: int) -> list[str]:
