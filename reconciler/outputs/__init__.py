@@ -66,7 +66,7 @@ _TABLE = (
     OutputFormat("sarif", "SARIF 2.1.0 for code scanning (GitHub, GitLab, IDEs)",
                  LazyRef(_here("sarif_format", "render")), whole_document=True,
                  render_error=LazyRef(_here("sarif_format", "render_error"))),
-    OutputFormat("github", "GitHub Actions annotations on the changed lines, and the job summary",
+    OutputFormat("github", "GitHub Actions annotations, the changed lines first; the log beside them kept inert",
                  LazyRef(_here("github_format", "render")),
                  render_error=LazyRef(_here("github_format", "render_error")),
                  guard_stdout=LazyRef(_here("github_format", "without_commands")), step_summary=True),
