@@ -43,6 +43,7 @@ class OutputFormat:
     summary: str                                      # one line: what it is and who reads it
     render: LazyRef[Renderer]
     whole_document: bool = False                      # alone on stdout (or in a file): two documents parse as neither
+    colors: bool = False                              # coloured when printed to a terminal
     render_error: LazyRef[ErrorRenderer] | None = None   # the form of a run that stopped before its report
     render_run: LazyRef[RunRenderer] | None = None    # reconcile's plan and apply; None: the final report's findings
     guard_stdout: LazyRef[StdoutGuard] | None = None  # on stdout, what the other formats' stdout text passes through
@@ -55,7 +56,7 @@ def _here(module: str, attribute: str) -> str:
 
 _TABLE = (
     OutputFormat("text", "the human report: a Terraform-style plan of drift, the violations, NVCA's verdict",
-                 LazyRef(_here("text_format", "render")),
+                 LazyRef(_here("text_format", "render")), colors=True,
                  render_run=LazyRef(_here("plan_views", "as_text"))),
     OutputFormat("json", "the versioned JSON report (schemaVersion 1), for scripts and dashboards",
                  LazyRef(_here("json_format", "render")), whole_document=True,

@@ -64,10 +64,10 @@ def parse_output_specs(values: Iterable[str]) -> list[OutputSpec]:
 
 def _check_stdout(specs: list[OutputSpec]) -> None:
     on_stdout = [s.format for s in specs if s.to_stdout]
-    machine = [f for f in on_stdout if FORMATS[f].whole_document]
-    if machine and len(on_stdout) > 1:
-        raise UserError(f"{machine[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != machine[0])}",
-                        hint=f"write it to a file: -o {machine[0]}=PATH")
+    whole = [f for f in on_stdout if FORMATS[f].whole_document]
+    if whole and len(on_stdout) > 1:
+        raise UserError(f"{whole[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != whole[0])}",
+                        hint=f"write it to a file: -o {whole[0]}=PATH")
 
 
 def check_stdout_streams(specs: list[OutputSpec], streams: Mapping[str, str | None]) -> None:
@@ -91,7 +91,7 @@ def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *
     report, which the others render).
     """
     def one(spec: OutputSpec) -> str:
-        shade = color and spec.to_stdout and spec.format == "text"
+        shade = color and spec.to_stdout and FORMATS[spec.format].colors
         return render(report, spec.format, color=shade) if run is None else render_run(run, spec.format, color=shade)
 
     rendered = _guarded([(spec, one(spec)) for spec in specs])
