@@ -18,7 +18,7 @@ from reconciler.core.errors import UserError
 from reconciler.findings.finding import Severity
 from reconciler.gitfix.run import FixGitSettings
 from reconciler.githost.base import HostFlags
-from reconciler.publish.targets import PublishSettings
+from reconciler.publish.request import PublishSettings
 from reconciler.reconcile.settings import ReconcileSettings
 from reconciler.sources.cluster.session import ClusterSessions
 from reconciler.telemetry.run import TelemetrySettings

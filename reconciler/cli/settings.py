@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from reconciler.gitfix.run import FixGitSettings
     from reconciler.githost.base import HostFlags
     from reconciler.outputs.destinations import OutputSpec
-    from reconciler.publish.targets import PublishSettings
+    from reconciler.publish.request import PublishSettings
     from reconciler.reconcile.settings import ReconcileSettings
     from reconciler.report.shards import Shard
     from reconciler.sources.cluster.session import ClusterSessions
@@ -125,7 +125,7 @@ def report_targets(opts: Options) -> tuple[str, ...]:
 
 
 def publish_settings(opts: Options, cluster: ClusterSessions | None = None) -> PublishSettings:
-    from reconciler.publish.targets import PublishSettings
+    from reconciler.publish.request import PublishSettings
 
     return PublishSettings(git=git_settings(opts), live=live_settings(opts), cluster=cluster,
                            max_results=opts.get("report_max_results"), host_flags=host_flags(opts))

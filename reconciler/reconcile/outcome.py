@@ -1,17 +1,13 @@
-"""What one `reconcile` run shows: the diff report, the plan, and (with --apply) what was applied.
-
-Text is the plan in Terraform's shape (outputs/plan_text.py); JSON is the diff report (same keys, same
-`summary`) with `plan` and `apply` added.
-"""
+"""What one `reconcile` run produced: the diff report, the plan, and (with --apply) what was applied; and its
+exit code. The formats show it as a `PlanRun` (outputs/plan_views.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from reconciler.core.exits import ExitCode
 from reconciler.findings.finding import Severity
-from reconciler.outputs.plan_text import render_reconcile
+from reconciler.outputs.plan_views import PlanRun
 from reconciler.plans.applied import ApplyResult
 from reconciler.plans.plan import Plan
 from reconciler.report.report import Report
@@ -37,19 +33,8 @@ class ReconcileOutcome:
             return ExitCode.FINDINGS
         return final.exit_code
 
-    def to_dict(self) -> dict[str, Any]:
-        final = (self.after or self.report).redacted()   # as every other format renders it
-        data = final.to_dict()
-        data["exitCode"] = self.exit_code.value
-        data["plan"] = self.plan.to_dict()
-        data["apply"] = self.applied.to_dict() if self.applied is not None else None
-        if self.after is not None:
-            data["before"] = {"nvca": self.report.to_dict().get("nvca"), "summary": self.report.totals()}
-        return data
-
-    def render_text(self) -> str:
-        return render_reconcile(self.report.redacted(), self.plan, self.applied,
-                                self.after.redacted() if self.after else None)
+    def shown(self) -> PlanRun:
+        return PlanRun(self.report, self.plan, self.applied, self.after, self.exit_code)
 
 
 def _left_at_or_above(left: Plan, report: Report) -> bool:
