@@ -19,6 +19,7 @@ import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from jsonschema.exceptions import ValidationError
 
@@ -143,7 +144,7 @@ def _from_error(error: ValidationError) -> Iterable[_Problem]:
             if key not in instance:
                 yield _Problem((*path, key), "required", None, None)
     else:
-        yield _Problem(path, str(error.validator), instance, expected)
+        yield _Problem(path, str(error.validator), cast("JSONValue", instance), cast("JSONValue", expected))
 
 
 def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pin: str, version: str,
@@ -159,7 +160,7 @@ def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pi
     if later:
         rule = MANIFEST_AHEAD_OF_VERSION
         message += f"; {_versions(later)} {'serves' if len(later) == 1 else 'serve'} it"
-        remedy = f"pin KAI {later[0]} or later, or leave it out until then"
+        remedy = f"pin a KAI version that serves it ({', '.join(later)}), or leave it out until then"
     else:
         rule = MANIFEST_FIELD_UNKNOWN if problem.what == "unknown" else MANIFEST_VALUE_INVALID
         if earlier:
@@ -184,7 +185,7 @@ def _what_is_wrong(problem: _Problem, release: str, manifest: _Manifest) -> str:
         case "required":
             return f"{field} is required by {crd}: the API server refuses the object without it"
         case "apiVersion":
-            served = ", ".join(expected) if isinstance(expected, list) and expected else "none"
+            served = ", ".join(map(str, expected)) if isinstance(expected, list) and expected else "none"
             return f"{release} does not serve {manifest.kind} as {manifest.api_version} (it serves: {served})"
         case "type":
             wanted = [t for t in (expected if isinstance(expected, list) else [expected]) if t != "null"]
@@ -215,6 +216,8 @@ def _close_fields(version: str, manifest: _Manifest, problem: _Problem) -> list[
     taken = set(written) if isinstance(written, dict) else set()
     candidates = [n for n in property_names(version, manifest.kind, manifest.api_version, parent) if n not in taken]
     by_lower = {c.lower(): c for c in candidates}
+    if key.lower() in by_lower:   # only the case is wrong: that is the field, whatever else is close
+        return [by_lower[key.lower()]]
     close = difflib.get_close_matches(key.lower(), list(by_lower), n=MAX_SUGGESTIONS, cutoff=0.75)
     return [by_lower[c] for c in close]
 

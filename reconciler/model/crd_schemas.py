@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import cast
@@ -47,7 +47,9 @@ def _is_integer(_checker: object, instance: object) -> bool:
 
 
 _TYPES = Draft4Validator.TYPE_CHECKER.redefine("integer", _is_integer)
-_KubeValidator = extend(Draft4Validator, type_checker=_TYPES)
+# the stubs leave `extend` unannotated; it returns a validator class
+_extend = cast("Callable[..., type[Validator]]", extend)
+_KubeValidator = _extend(Draft4Validator, type_checker=_TYPES)
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def _validator(file: str) -> Validator:
     properties = schema.get("properties")
     if isinstance(properties, dict):
         schema["properties"] = {**properties, **{key: _OPEN for key in _OPEN_UNDER_ROOT if key in properties}}
-    return cast("Validator", _KubeValidator(schema))
+    return _KubeValidator(schema)
 
 
 def to_json_schema(node: JSONValue) -> JSONObject:
@@ -143,7 +145,7 @@ def to_json_schema(node: JSONValue) -> JSONObject:
 def property_names(version: str, kind: str, api_version: str, path: tuple[str | int, ...]) -> Iterator[str]:
     """The field names the schema of `kind` allows in the mapping at `path` (list indexes step into items)."""
     found = validator(ServedKind(version, kind, api_version))
-    node: JSONValue = found.schema if found is not None else {}
+    node = cast("JSONValue", found.schema) if found is not None else {}
     for part in path:
         if not isinstance(node, dict):
             return

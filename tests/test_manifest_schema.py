@@ -1,0 +1,162 @@
+"""KAI manifests read from Git, field by field against the pinned version's CRD schema (KAI-V-020, -021, -022).
+
+The planted mistakes are in tests/manifest_schema_corpus/ (its README says how a case is written): each one runs
+through the CLI on a real repository and must raise exactly its expected findings at their lines. The
+repository's own examples and upstream's example manifests must raise none. The schemas themselves are checked
+against the CRDs they were extracted from (tests/fixtures/kai/*.yaml, KAI v0.17.0).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reconciler.model.crd_schemas import (
+    ServedKind,
+    crd_version_for,
+    to_json_schema,
+    validator,
+)
+from tests.helpers import FIXTURES, ROOT, make_repo, run_cli, standalone_config
+from tools.kai_crds import strip
+
+CORPUS = Path(__file__).parent / "manifest_schema_corpus"
+CASES = sorted(CORPUS.glob("*.yaml"))
+RULES = ("KAI-V-020", "KAI-V-021", "KAI-V-022")
+_EXPECT = re.compile(r"^# expect: (KAI-V-\d{3}) (\S+) @(\d+) (.+)$", re.M)
+_HEADER = re.compile(r"^# (pin|as): (\S+)$", re.M)
+WORKLOAD = "\nworkloads:\n  - name: fn\n    clusters: [lab]\n    manifests: {path}\n"
+
+
+def _setup(text: str, name: str) -> tuple[str, dict[str, str]]:
+    header = dict(_HEADER.findall(text))
+    path = f"manifests/{name}"
+    files = {"kai-values.yaml": "{}\n", path: text}
+    match header["as"]:
+        case "queues":
+            config = standalone_config(version=header["pin"], queue_files=[path])
+        case "kai-manifests":
+            config = standalone_config(version=header["pin"], extra=f"    kaiManifestFiles: [{path}]\n")
+        case _:
+            config = standalone_config(version=header["pin"]) + WORKLOAD.format(path=path)
+    return path, files | {"kai-gitops.yaml": config}
+
+
+def _schema_findings(tmp_path: Path, files: dict[str, str]) -> list[dict[str, Any]]:
+    repo, _ = make_repo(tmp_path, files)
+    code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])
+    assert code in (0, 2), err
+    return [f for c in json.loads(out)["clusters"] for f in c["findings"] if f["rule"] in RULES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def test_planted_mistake_is_found_at_its_line(tmp_path: Path, case: Path) -> None:
+    text = case.read_text()
+    expected = _EXPECT.findall(text)
+    assert expected, f"{case.name} expects nothing"
+    path, files = _setup(text, case.name)
+    found = _schema_findings(tmp_path, files)
+    got = {(f["rule"], f["location"]["path"], f["location"]["line"]): f["message"] for f in found}
+    assert {(f["location"]["file"]) for f in found} <= {path}
+    assert sorted(got) == sorted((rule, where, int(line)) for rule, where, line, _ in expected)
+    for rule, where, line, words in expected:
+        assert words in got[(rule, where, int(line))], got[(rule, where, int(line))]
+
+
+def test_corpus_covers_every_rule_and_kind() -> None:
+    expected = [m for case in CASES for m in _EXPECT.findall(case.read_text())]
+    kinds = {re.search(r"^kind: (\w+)$", case.read_text(), re.M)[1] for case in CASES}
+    assert {rule for rule, *_ in expected} == set(RULES)
+    assert kinds == {"Queue", "SchedulingShard", "Config", "PodGroup", "Topology"}
+    assert len(expected) >= 25
+
+
+def test_misspelt_parent_says_queue_results_are_incomplete(tmp_path: Path) -> None:
+    text = (CORPUS / "queue-parent-typo.yaml").read_text()
+    _, files = _setup(text, "queues.yaml")
+    [parent] = [f for f in _schema_findings(tmp_path, files) if f["location"]["path"] == "spec.parentQueu"]
+    assert parent["severity"] == "error"
+    assert "team-a is a top-level queue" in parent["message"]
+    assert "queue-tree results for team-a" in parent["message"] and "incomplete" in parent["message"]
+    assert parent["fix"]["description"] == "rename parentQueu to parentQueue"
+
+
+def test_the_example_repository_raises_none(tmp_path: Path) -> None:
+    files = {str(p.relative_to(ROOT / "repo-templates" / "gitops-repo")): p.read_text()
+             for p in (ROOT / "repo-templates" / "gitops-repo").rglob("*") if p.is_file()}
+    assert _schema_findings(tmp_path, files) == []
+
+
+# upstream's example manifests (tests/fixtures/SOURCES.md: KAI v0.17.0's docs, the NVCF stack's golden render of
+# KAI v0.16.x), each at the current releases
+CURRENT = ("v0.16.8", "v0.16.9", "v0.17.0", "v0.17.1")
+VALID_EXAMPLES = [
+    "kai/examples/fairshare-queues.yaml", "kai/examples/limited-queue.yaml",
+    "kai/examples/quickstart-default-queues.yaml", "nvcf/golden/kai-default-queues.yaml",
+    "nvcf/golden/kai-default-shard.yaml", "nvcf/golden/kai-topology.yaml",
+]
+
+
+@pytest.mark.parametrize("example", VALID_EXAMPLES)
+def test_upstream_examples_are_valid_at_every_version(example: str) -> None:
+    docs = [d for d in yaml.safe_load_all((FIXTURES / example).read_text()) if isinstance(d, dict)]
+    assert docs
+    checked = 0
+    for doc in docs:
+        for version in CURRENT:
+            found = validator(ServedKind(version, doc["kind"], doc["apiVersion"]))
+            if found is not None:
+                assert [e.message for e in found.iter_errors(doc)] == [], (version, doc["metadata"])
+                checked += 1
+    assert checked
+
+
+def test_example_queues_pass_through_the_check(tmp_path: Path) -> None:
+    """The same examples kept as queue files of a cluster: no finding of the schema rules."""
+    files = {"kai-values.yaml": "{}\n", "kai-gitops.yaml": standalone_config(version="v0.17.0",
+             queue_files=["q/fairshare.yaml", "q/limited.yaml"]),
+             "q/fairshare.yaml": (FIXTURES / "kai/examples/fairshare-queues.yaml").read_text(),
+             "q/limited.yaml": (FIXTURES / "kai/examples/limited-queue.yaml").read_text()}
+    assert _schema_findings(tmp_path, files) == []
+
+
+def test_stored_schema_is_the_fixture_crds_schema() -> None:
+    """v0.17.0's stored schemas are the fixture CRDs' (KAI v0.17.0), descriptions dropped."""
+    for crd_file, kind, api_version in (("scheduling.run.ai_queues.yaml", "Queue", "scheduling.run.ai/v2"),
+                                        ("scheduling.run.ai_podgroups.yaml", "PodGroup",
+                                         "scheduling.run.ai/v2alpha2")):
+        crd = yaml.safe_load((FIXTURES / "kai" / crd_file).read_text())
+        [served] = [v for v in crd["spec"]["versions"] if f"{crd['spec']['group']}/{v['name']}" == api_version]
+        stored = validator(ServedKind("v0.17.0", kind, api_version))
+        assert stored is not None
+        expected = to_json_schema(strip(served["schema"]["openAPIV3Schema"]))
+        assert {k: v for k, v in stored.schema.items() if k != "properties"} == \
+            {k: v for k, v in expected.items() if k != "properties"}
+        assert stored.schema["properties"]["spec"] == expected["properties"]["spec"]
+
+
+def test_structural_rules() -> None:
+    """Pruning, int-or-string, null and preserve-unknown-fields as the API server has them."""
+    schema = to_json_schema({"type": "object", "properties": {
+        "known": {"type": "integer"},
+        "size": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}],
+                 "pattern": "^[0-9]+(Gi|Mi)?$"},
+        "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "kind": {"type": "string", "enum": ["a", "b"]}}})
+    assert schema["additionalProperties"] is False
+    assert "additionalProperties" not in schema["properties"]["open"]
+    assert schema["properties"]["size"]["type"] == ["integer", "string", "null"]
+    assert "anyOf" not in schema["properties"]["size"]
+    assert schema["properties"]["kind"]["enum"] == ["a", "b", None]
+
+
+@pytest.mark.parametrize(("pin", "modelled"), [("v0.17.1", "v0.17.1"), ("0.16.8", "v0.16.8"),
+                                               ("v0.17.5", "v0.17.1"), ("v0.13.0", "v0.12.23"),
+                                               ("v0.8.0", "v0.9.20")])
+def test_pin_maps_to_the_release_whose_crds_it_serves(pin: str, modelled: str) -> None:
+    assert crd_version_for(pin) == modelled
