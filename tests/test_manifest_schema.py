@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from reconciler.model.crd_schemas import (
     validator,
 )
 from tests.helpers import FIXTURES, ROOT, make_repo, run_cli, standalone_config
-from tools.kai_crds import strip
+from tools.kai_crds import strip, write_crd_schemas
 
 CORPUS = Path(__file__).parent / "manifest_schema_corpus"
 CASES = sorted(CORPUS.glob("*.yaml"))
@@ -160,3 +161,36 @@ def test_structural_rules() -> None:
                                                ("v0.8.0", "v0.9.20")])
 def test_pin_maps_to_the_release_whose_crds_it_serves(pin: str, modelled: str) -> None:
     assert crd_version_for(pin) == modelled
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args], check=True,
+                   capture_output=True)
+
+
+def test_tool_writes_each_schema_once_with_its_source(tmp_path: Path) -> None:
+    """tools/kai_crds.py on a KAI-like repository: the fixture Queue CRD at two tags, the PodGroup CRD changed
+    by the second; identical schemas are stored once, descriptions dropped, the commit recorded."""
+    kai = tmp_path / "kai"
+    crds = kai / "deployments/kai-scheduler/crds"
+    crds.mkdir(parents=True)
+    _git(kai, "init", "-q")
+    (crds / "scheduling.run.ai_queues.yaml").write_text((FIXTURES / "kai/scheduling.run.ai_queues.yaml").read_text())
+    podgroups = (FIXTURES / "kai/scheduling.run.ai_podgroups.yaml").read_text()
+    (crds / "scheduling.run.ai_podgroups.yaml").write_text(podgroups)
+    _git(kai, "add", "-A")
+    _git(kai, "commit", "-qm", "one")
+    _git(kai, "tag", "v1.0.0")
+    (crds / "scheduling.run.ai_podgroups.yaml").write_text(podgroups.replace("minimum: 1", "minimum: 0"))
+    _git(kai, "commit", "-qam", "two")
+    out = tmp_path / "crds"
+    write_crd_schemas(kai, "v1.0.0", "v1.0.0", out)
+    write_crd_schemas(kai, "HEAD", "v1.0.1", out)
+    index = json.loads((out / "index.json").read_text())
+    assert list(index) == ["v1.0.0", "v1.0.1"]
+    assert index["v1.0.0"]["kinds"]["Queue"] == index["v1.0.1"]["kinds"]["Queue"]
+    assert index["v1.0.0"]["kinds"]["PodGroup"] != index["v1.0.1"]["kinds"]["PodGroup"]
+    assert len(list(out.glob("*-*.json"))) == 3
+    assert len(index["v1.0.1"]["source"]["commit"]) == 40
+    stored = (out / index["v1.0.0"]["kinds"]["Queue"]["scheduling.run.ai/v2"]).read_text()
+    assert '"description"' not in stored and '"parentQueue"' in stored

@@ -65,6 +65,7 @@ def _index() -> dict[str, JSONObject]:
     return cast("dict[str, JSONObject]", json.loads(text))
 
 
+@functools.cache
 def schema_versions() -> tuple[str, ...]:
     """The KAI releases whose CRD schemas are modelled, oldest first."""
     return tuple(sorted(_index(), key=lambda v: parse_version(v) or (0, 0, 0)))
