@@ -194,3 +194,41 @@ def test_tool_writes_each_schema_once_with_its_source(tmp_path: Path) -> None:
     assert len(index["v1.0.1"]["source"]["commit"]) == 40
     stored = (out / index["v1.0.0"]["kinds"]["Queue"]["scheduling.run.ai/v2"]).read_text()
     assert '"description"' not in stored and '"parentQueue"' in stored
+
+
+PARENT_AND_CHILD = """apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: research}
+spec:
+  resources:
+    gpu: {quota: 4, limit: 4}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec:
+  PARENT: research
+  resources:
+    gpu: {quota: 8, limit: 8}
+"""
+
+
+def test_the_typo_that_hid_child_above_parent_is_now_an_error(tmp_path: Path) -> None:
+    """The issue's case: with `parentQueu` the child is top-level and KAI-Q-022 (child above its parent) is not
+    raised; the typo is, and it says the queue-tree results are incomplete. Spelt right, KAI-Q-022 is there."""
+    def rules(parent_key: str, where: Path) -> dict[str, list[str]]:
+        repo, _ = make_repo(where, {"kai-values.yaml": "{}\n", "q.yaml": PARENT_AND_CHILD.replace("PARENT", parent_key),
+                                    "kai-gitops.yaml": standalone_config(version="v0.17.0", queue_files=["q.yaml"])})
+        code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])
+        assert code == 2, err
+        found: dict[str, list[str]] = {}
+        for f in json.loads(out)["clusters"][0]["findings"]:
+            found.setdefault(f["rule"], []).append(f["message"])
+        return found
+
+    typo = rules("parentQueu", tmp_path / "typo")
+    assert "KAI-Q-022" not in typo
+    [message] = typo["KAI-V-020"]
+    assert "did you mean parentQueue?" in message and "incomplete" in message
+    right = rules("parentQueue", tmp_path / "right")
+    assert "KAI-Q-022" in right and "KAI-V-020" not in right
