@@ -20,6 +20,7 @@ import yaml
 from reconciler.model.crd_schemas import (
     ServedKind,
     crd_version_for,
+    field_paths,
     to_json_schema,
     validator,
 )
@@ -232,3 +233,22 @@ def test_the_typo_that_hid_child_above_parent_is_now_an_error(tmp_path: Path) ->
     assert "did you mean parentQueue?" in message and "incomplete" in message
     right = rules("parentQueue", tmp_path / "right")
     assert "KAI-Q-022" in right and "KAI-V-020" not in right
+
+
+def test_field_changes_between_releases_match_upstream() -> None:
+    """What KAI changed between v0.16.8 and v0.17.0 (KAI-Scheduler `git diff v0.16.8 v0.17.0 --
+    deployments/kai-scheduler/crds/`), read back from the stored schemas."""
+    def change(kind: str, api_version: str) -> tuple[set[str], set[str]]:
+        old, new = (field_paths(v, kind, api_version) for v in ("v0.16.8", "v0.17.0"))
+        return set(new - old), set(old - new)
+
+    added, removed = change("PodGroup", "scheduling.run.ai/v2alpha2")
+    assert {"spec.preemptionDelay", "spec.stalenessGracePeriod"} <= added
+    assert {"status.phase", "status.running", "status.succeeded", "status.failed", "status.pending"} <= removed
+    added, removed = change("SchedulingShard", "kai.scheduler/v1")
+    assert {"spec.goMemLimit", "spec.goMemLimitRatio"} <= added
+    added, _ = change("Topology", "kai.scheduler/v1alpha1")
+    assert added == {"spec.levels[].alias"}
+    assert change("Queue", "scheduling.run.ai/v2") == (set(), set())
+    added, _ = change("Config", "kai.scheduler/v1")
+    assert {"spec.global.priorityClassName", "spec.podGrouper.args.genericKartaFallback"} <= added

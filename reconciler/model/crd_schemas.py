@@ -97,16 +97,24 @@ def is_kai_kind(api_version: str, kind: str) -> bool:
 
 def validator(served: ServedKind) -> Validator | None:
     """The validator of `served`, or None when that release does not serve the kind at that apiVersion."""
+    file = _schema_file(served)
+    return _validator(file) if file is not None else None
+
+
+def _schema_file(served: ServedKind) -> str | None:
     kinds = _index()[served.version]["kinds"]
     files = kinds.get(served.kind) if isinstance(kinds, dict) else None
     file = files.get(served.api_version) if isinstance(files, dict) else None
-    return _validator(file) if isinstance(file, str) else None
+    return file if isinstance(file, str) else None
+
+
+def _upstream_schema(file: str) -> JSONValue:
+    return cast("JSONValue", json.loads(resources.files("reconciler").joinpath(f"{CRD_DATA}/{file}").read_text()))
 
 
 @functools.cache
 def _validator(file: str) -> Validator:
-    raw = json.loads(resources.files("reconciler").joinpath(f"{CRD_DATA}/{file}").read_text())
-    schema = to_json_schema(raw)
+    schema = to_json_schema(_upstream_schema(file))
     properties = schema.get("properties")
     if isinstance(properties, dict):
         schema["properties"] = {**properties, **{key: _OPEN for key in _OPEN_UNDER_ROOT if key in properties}}
@@ -160,3 +168,28 @@ def property_names(version: str, kind: str, api_version: str, path: tuple[str | 
             node = node.get("additionalProperties")
     if isinstance(node, dict) and isinstance(node.get("properties"), dict):
         yield from cast("JSONObject", node["properties"])
+
+
+def field_paths(version: str, kind: str, api_version: str) -> frozenset[str]:
+    """Every field path the schema names (`spec.resources.gpu.quota`; `[]` steps into a list's items, `*` into a
+    map's values), for comparing what two releases serve (upgrade notes)."""
+    file = _schema_file(ServedKind(version, kind, api_version))
+    paths: set[str] = set()
+    if file is not None:
+        _walk_fields(_upstream_schema(file), "", paths)
+    return frozenset(paths)
+
+
+def _walk_fields(node: JSONValue, prefix: str, paths: set[str]) -> None:
+    if not isinstance(node, dict):
+        return
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            path = f"{prefix}.{name}" if prefix else name
+            paths.add(path)
+            _walk_fields(sub, path, paths)
+    if isinstance(node.get("items"), dict):
+        _walk_fields(node["items"], f"{prefix}[]", paths)
+    if isinstance(node.get("additionalProperties"), dict):
+        _walk_fields(node["additionalProperties"], f"{prefix}.*", paths)
