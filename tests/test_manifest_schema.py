@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.findings.finding import GitEdit
+from reconciler.gitfix.yaml_splice import apply_edits
 from reconciler.model.crd_schemas import (
     ServedKind,
     crd_version_for,
@@ -252,3 +254,18 @@ def test_field_changes_between_releases_match_upstream() -> None:
     assert change("Queue", "scheduling.run.ai/v2") == (set(), set())
     added, _ = change("Config", "kai.scheduler/v1")
     assert {"spec.global.priorityClassName", "spec.podGrouper.args.genericKartaFallback"} <= added
+
+
+def test_respelling_is_a_git_edit_of_the_right_document(tmp_path: Path) -> None:
+    """A unique "did you mean" in a queue file is a rename `--fix-git` applies to that document of the file;
+    a workload's objects (rendered from templates) get none."""
+    text = "# team queues\n" + PARENT_AND_CHILD.replace("PARENT", "parentQueu")
+    _, files = _setup("# pin: v0.17.0\n# as: queues\n" + text, "q.yaml")
+    [finding] = _schema_findings(tmp_path, files)
+    [edit] = finding["fix"]["git_edits"]
+    assert (edit["op"], edit["doc"], edit["value"]) == ("rename", 1, "parentQueue")
+    fixed = apply_edits(files["manifests/q.yaml"].encode(), "manifests/q.yaml", [GitEdit.from_dict(edit)])
+    assert fixed.decode() == files["manifests/q.yaml"].replace("parentQueu:", "parentQueue:")
+    _, files = _setup("# pin: v0.17.0\n# as: workload\n" + text, "q.yaml")
+    [finding] = _schema_findings(tmp_path / "workload", files)
+    assert finding["fix"]["git_edits"] == []

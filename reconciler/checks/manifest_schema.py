@@ -26,7 +26,7 @@ from jsonschema.exceptions import ValidationError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object
 from reconciler.core.refs import ObjectRef, YamlPath, format_path
 from reconciler.core.resources import QUEUE
-from reconciler.findings.finding import Action, Finding, Fix, Kind
+from reconciler.findings.finding import Action, EditOp, Finding, Fix, GitEdit, Kind
 from reconciler.findings.rules import RuleMeta
 from reconciler.findings.schema_rules import (
     MANIFEST_AHEAD_OF_VERSION,
@@ -48,6 +48,9 @@ from reconciler.yamlio.document import YamlDoc
 
 # The desired docs that are Kubernetes manifests read from Git (model/desired.py, checks/workload_facts.py).
 MANIFEST_DOCS = ("queues:", "kai_manifests:", "workload:")
+# Those kept in Git as they are applied (`<kind>:<file>:<document>`): a respelling is an edit of that file. A
+# workload's objects are rendered from templates, whose text is not the object's.
+EDITABLE_DOCS = ("queues:", "kai_manifests:")
 MAX_SUGGESTIONS = 3
 SHOWN_VALUE = 60
 _TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
@@ -169,8 +172,9 @@ def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pi
     consequence = _queue_consequence(manifest, problem, close)
     if consequence:
         message += ("" if message.endswith("?") else ".") + " " + consequence
+    edits = _respelling(manifest, problem, close)
     return rule.finding(Kind.VIOLATION, message, desired.name, subject=manifest.subject,
-                        location=manifest.doc.locate(problem.path), fix=Fix(Action.NONE, remedy),
+                        location=manifest.doc.locate(problem.path), fix=Fix(Action.NONE, remedy, git_edits=edits),
                         extra={"source": rule.source, "scope": rule.scope.value, "rationale": rule.rationale,
                                "crdVersion": version})
 
@@ -220,6 +224,14 @@ def _close_fields(version: str, manifest: _Manifest, problem: _Problem) -> list[
         return [by_lower[key.lower()]]
     close = difflib.get_close_matches(key.lower(), list(by_lower), n=MAX_SUGGESTIONS, cutoff=0.75)
     return [by_lower[c] for c in close]
+
+
+def _respelling(manifest: _Manifest, problem: _Problem, close: list[str]) -> tuple[GitEdit, ...]:
+    """The rename `--fix-git` applies when exactly one field is close, in a file applied as it is."""
+    if problem.what != "unknown" or len(close) != 1 or not manifest.doc_id.startswith(EDITABLE_DOCS):
+        return ()
+    index = int(manifest.doc_id.rsplit(":", 1)[1])
+    return (GitEdit(manifest.doc.file, problem.path, close[0], EditOp.RENAME, doc=index),)
 
 
 def _queue_consequence(manifest: _Manifest, problem: _Problem, close: list[str]) -> str:
