@@ -23,9 +23,11 @@ from reconciler.model.crd_schemas import (
     ServedKind,
     crd_version_for,
     field_paths,
+    schema_versions,
     to_json_schema,
     validator,
 )
+from reconciler.model.kai_config import COLUMNS
 from tests.helpers import FIXTURES, ROOT, make_repo, run_cli, standalone_config
 from tools.kai_crds import strip, write_crd_schemas
 
@@ -160,8 +162,9 @@ def test_structural_rules() -> None:
 
 
 @pytest.mark.parametrize(("pin", "modelled"), [("v0.17.1", "v0.17.1"), ("0.16.8", "v0.16.8"),
-                                               ("v0.17.5", "v0.17.1"), ("v0.13.0", "v0.12.23"),
-                                               ("v0.8.0", "v0.9.20")])
+                                               ("v0.17.5", "v0.17.1"), ("v0.16.7", "v0.16.8"),
+                                               ("v0.12.20", "v0.12.13"), ("v0.12.5", "v0.12.13"),
+                                               ("v0.11.0", "v0.10.5"), ("v0.8.0", "v0.9.20")])
 def test_pin_maps_to_the_release_whose_crds_it_serves(pin: str, modelled: str) -> None:
     assert crd_version_for(pin) == modelled
 
@@ -269,3 +272,8 @@ def test_respelling_is_a_git_edit_of_the_right_document(tmp_path: Path) -> None:
     _, files = _setup("# pin: v0.17.0\n# as: workload\n" + text, "q.yaml")
     [finding] = _schema_findings(tmp_path / "workload", files)
     assert finding["fix"]["git_edits"] == []
+
+
+def test_every_modelled_chart_version_has_its_crds() -> None:
+    """A release added to the chart models (model/kai_config.py COLUMNS) comes with its CRD schemas."""
+    assert set(COLUMNS) <= set(schema_versions())

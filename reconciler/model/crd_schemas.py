@@ -72,15 +72,22 @@ def schema_versions() -> tuple[str, ...]:
 
 
 def crd_version_for(pin: str) -> str:
-    """The modelled release whose CRDs a cluster pinned to `pin` serves: the pin itself, else the newest modelled
-    release not after it (the oldest when the pin is older than every model)."""
-    pin = pin if pin.startswith("v") else f"v{pin}"
+    """The modelled release whose CRDs stand for `pin`: the pin itself; else of its minor line the newest not
+    after it, or the oldest after it (patch releases rarely change a CRD, and never take a field back); else
+    the newest older release (the oldest when the pin is older than every model)."""
     versions = schema_versions()
-    if pin in versions:
-        return pin
     wanted = parse_version(pin)
-    earlier = [v for v in versions if wanted is not None and (parse_version(v) or (0, 0, 0)) <= wanted]
-    return earlier[-1] if earlier else versions[0]
+    if wanted is None:
+        return versions[-1]
+    parsed = [(v, parse_version(v) or (0, 0, 0)) for v in versions]
+    same_minor = [(v, n) for v, n in parsed if n[:2] == wanted[:2]]
+    not_after = [v for v, n in same_minor if n <= wanted]     # the pin itself when it is modelled
+    if not_after:
+        return not_after[-1]
+    if same_minor:
+        return same_minor[0][0]
+    older = [v for v, n in parsed if n < wanted]
+    return older[-1] if older else versions[0]
 
 
 def served_api_versions(version: str, kind: str) -> tuple[str, ...]:
