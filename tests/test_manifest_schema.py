@@ -36,6 +36,7 @@ CASES = sorted(CORPUS.glob("*.yaml"))
 RULES = ("KAI-V-020", "KAI-V-021", "KAI-V-022")
 _EXPECT = re.compile(r"^# expect: (KAI-V-\d{3}) (\S+) @(\d+) (.+)$", re.M)
 _HEADER = re.compile(r"^# (pin|as): (\S+)$", re.M)
+_NEVER = re.compile(r"^# never: (.+)$", re.M)
 WORKLOAD = "\nworkloads:\n  - name: fn\n    clusters: [lab]\n    manifests: {path}\n"
 
 
@@ -72,6 +73,8 @@ def test_planted_mistake_is_found_at_its_line(tmp_path: Path, case: Path) -> Non
     assert sorted(got) == sorted((rule, where, int(line)) for rule, where, line, _ in expected)
     for rule, where, line, words in expected:
         assert words in got[(rule, where, int(line))], got[(rule, where, int(line))]
+    for words in _NEVER.findall(text):
+        assert not [m for m in got.values() if words in m], words
 
 
 def test_corpus_covers_every_rule_and_kind() -> None:

@@ -98,7 +98,7 @@ def manifest_schema_findings(desired: DesiredCluster) -> list[Finding]:
         if problems:
             others = {v: _problems(v, manifest) for v in schema_versions() if v != version}
         for problem in problems.values():
-            accepting = [v for v, found in others.items() if problem.key not in found]
+            accepting = [v for v, found in others.items() if _accepts(found, problem)]
             findings.append(_finding(desired, manifest, problem, pin, version, accepting))
     return findings
 
@@ -133,6 +133,18 @@ def _problems(version: str, manifest: _Manifest) -> dict[tuple[YamlPath, str], _
     return problems
 
 
+def _accepts(found: dict[tuple[YamlPath, str], _Problem], problem: _Problem) -> bool:
+    """Whether a release with problems `found` takes what `problem` is about: it serves the kind at that
+    apiVersion and has no problem above the field (an unknown parent, another type); an unknown field is
+    served when that release knows it (whatever it says of its value), a value when it has no problem there."""
+    if problem.what != "apiVersion" and any(p.what == "apiVersion" for p in found.values()):
+        return False
+    if any(len(p.path) < len(problem.path) and problem.path[:len(p.path)] == p.path for p in found.values()):
+        return False
+    return not any(p.path == problem.path and (problem.what != "unknown" or p.what == "unknown")
+                   for p in found.values())
+
+
 def _from_error(error: ValidationError) -> Iterable[_Problem]:
     path: YamlPath = tuple(error.absolute_path)
     instance, expected = error.instance, error.validator_value
@@ -162,12 +174,14 @@ def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pi
     rule: RuleMeta
     if later:
         rule = MANIFEST_AHEAD_OF_VERSION
-        message += f"; {_versions(later)} {'serves' if len(later) == 1 else 'serve'} it"
+        verb = ("serves" if len(later) == 1 else "serve") if problem.what == "unknown" else \
+            ("accepts" if len(later) == 1 else "accept")
+        message += f"; {_versions(later)} {verb} it"
         remedy = f"pin a KAI version that serves it ({', '.join(later)}), or leave it out until then"
     else:
         rule = MANIFEST_FIELD_UNKNOWN if problem.what == "unknown" else MANIFEST_VALUE_INVALID
         if earlier:
-            message += f" ({_versions(earlier)} served it)"
+            message += f" ({_versions(earlier)} {'served' if problem.what == 'unknown' else 'accepted'} it)"
         remedy = f"rename {problem.path[-1]} to {close[0]}" if len(close) == 1 else rule.remediation
     consequence = _queue_consequence(manifest, problem, close)
     if consequence:
@@ -181,7 +195,7 @@ def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pi
 
 def _what_is_wrong(problem: _Problem, release: str, manifest: _Manifest) -> str:
     field, value = format_path(problem.path), _shown(problem.value)
-    crd = f"{release}'s {manifest.kind} CRD"
+    crd = f"the {manifest.kind} CRD of {release}"
     expected = problem.expected
     match problem.what:
         case "unknown":
@@ -201,7 +215,7 @@ def _what_is_wrong(problem: _Problem, release: str, manifest: _Manifest) -> str:
         case "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum":
             return f"{field} is {value}; {crd} allows {_bound(problem)}"
         case "pattern":
-            return f"{field} is {value}, which does not match {crd}'s pattern {expected}"
+            return f"{field} is {value}, which does not match the pattern {expected} of {crd}"
         case _:
             return f"{field} is {value}, which {crd} refuses ({problem.what} {_shown(expected)})"
 
