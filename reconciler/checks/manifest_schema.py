@@ -27,7 +27,6 @@ from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object
 from reconciler.core.refs import ObjectRef, YamlPath, format_path
 from reconciler.core.resources import QUEUE
 from reconciler.findings.finding import Action, EditOp, Finding, Fix, GitEdit, Kind
-from reconciler.findings.rules import RuleMeta
 from reconciler.findings.schema_rules import (
     MANIFEST_AHEAD_OF_VERSION,
     MANIFEST_FIELD_UNKNOWN,
@@ -166,31 +165,34 @@ def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pi
              accepting: list[str]) -> Finding:
     pinned = parse_version(version) or (0, 0, 0)
     later = [v for v in accepting if (parse_version(v) or (0, 0, 0)) > pinned]
-    earlier = [v for v in accepting if v not in later]
     release = f"KAI {pin}" if pin.lstrip("v") == version.lstrip("v") else f"KAI {pin} (modelled as {version})"
-    close = _close_fields(version, manifest, problem) if problem.what == "unknown" else []
-    hint = "; did you mean " + " or ".join(close) + "?" if close else ""
-    message = f"{manifest.subject}: {_what_is_wrong(problem, release, manifest)}{hint}"
-    rule: RuleMeta
+    # a field a later release serves is no typo: no respelling is offered for it
+    close = _close_fields(version, manifest, problem) if problem.what == "unknown" and not later else []
+    message = f"{manifest.subject}: {_what_is_wrong(problem, release, manifest)}"
+    message += "; did you mean " + " or ".join(close) + "?" if close else ""
+    message += _who_serves(problem, later, [v for v in accepting if v not in later])
+    consequence = _queue_consequence(manifest, problem, close)
+    message += ("" if message.endswith("?") else ".") + " " + consequence if consequence else ""
     if later:
         rule = MANIFEST_AHEAD_OF_VERSION
-        verb = ("serves" if len(later) == 1 else "serve") if problem.what == "unknown" else \
-            ("accepts" if len(later) == 1 else "accept")
-        message += f"; {_versions(later)} {verb} it"
         remedy = f"pin a KAI version that serves it ({', '.join(later)}), or leave it out until then"
     else:
         rule = MANIFEST_FIELD_UNKNOWN if problem.what == "unknown" else MANIFEST_VALUE_INVALID
-        if earlier:
-            message += f" ({_versions(earlier)} {'served' if problem.what == 'unknown' else 'accepted'} it)"
         remedy = f"rename {problem.path[-1]} to {close[0]}" if len(close) == 1 else rule.remediation
-    consequence = _queue_consequence(manifest, problem, close)
-    if consequence:
-        message += ("" if message.endswith("?") else ".") + " " + consequence
-    edits = _respelling(manifest, problem, close)
     return rule.finding(Kind.VIOLATION, message, desired.name, subject=manifest.subject,
-                        location=manifest.doc.locate(problem.path), fix=Fix(Action.NONE, remedy, git_edits=edits),
+                        location=manifest.doc.locate(problem.path),
+                        fix=Fix(Action.NONE, remedy, git_edits=_respelling(manifest, problem, close)),
                         extra={"source": rule.source, "scope": rule.scope.value, "rationale": rule.rationale,
                                "crdVersion": version})
+
+
+def _who_serves(problem: _Problem, later: list[str], earlier: list[str]) -> str:
+    """The other modelled releases that serve the field (or accept the value): later ones make it KAI-V-022."""
+    field = problem.what == "unknown"
+    if later:
+        verb = ("serves" if field else "accepts") if len(later) == 1 else ("serve" if field else "accept")
+        return f"; {_versions(later)} {verb} it"
+    return f" ({_versions(earlier)} {'served' if field else 'accepted'} it)" if earlier else ""
 
 
 def _what_is_wrong(problem: _Problem, release: str, manifest: _Manifest) -> str:
