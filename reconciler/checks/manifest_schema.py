@@ -182,8 +182,7 @@ def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pi
     return rule.finding(Kind.VIOLATION, message, desired.name, subject=manifest.subject,
                         location=manifest.doc.locate(problem.path),
                         fix=Fix(Action.NONE, remedy, git_edits=_respelling(manifest, problem, close)),
-                        extra={"source": rule.source, "scope": rule.scope.value, "rationale": rule.rationale,
-                               "crdVersion": version})
+                        extra={"source": rule.source, "scope": rule.scope.value, "rationale": rule.rationale})
 
 
 def _who_serves(problem: _Problem, later: list[str], earlier: list[str]) -> str:
