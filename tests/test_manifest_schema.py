@@ -280,3 +280,13 @@ def test_respelling_is_a_git_edit_of_the_right_document(tmp_path: Path) -> None:
 def test_every_modelled_chart_version_has_its_crds() -> None:
     """A release added to the chart models (model/kai_config.py COLUMNS) comes with its CRD schemas."""
     assert set(COLUMNS) <= set(schema_versions())
+
+
+def test_a_secret_valued_field_is_not_shown(tmp_path: Path) -> None:
+    shard = ("apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata: {name: default}\nspec:\n"
+             "  usageDBConfig:\n    clientType: prometheus\n    connectionString: [postgres://u:hunter2@db/x]\n")
+    files = {"kai-values.yaml": "{}\n", "shard.yaml": shard,
+             "kai-gitops.yaml": standalone_config(version="v0.17.0", extra="    kaiManifestFiles: [shard.yaml]\n")}
+    [finding] = _schema_findings(tmp_path, files)
+    assert finding["rule"] == "KAI-V-021" and "wants a string" in finding["message"]
+    assert "hunter2" not in json.dumps(finding)

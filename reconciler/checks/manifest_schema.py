@@ -24,6 +24,7 @@ from typing import cast
 from jsonschema.exceptions import ValidationError
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object
+from reconciler.core.redact import redact_at
 from reconciler.core.refs import ObjectRef, YamlPath, format_path
 from reconciler.core.resources import QUEUE
 from reconciler.findings.finding import Action, EditOp, Finding, Fix, GitEdit, Kind
@@ -195,7 +196,9 @@ def _who_serves(problem: _Problem, later: list[str], earlier: list[str]) -> str:
 
 
 def _what_is_wrong(problem: _Problem, release: str, manifest: _Manifest) -> str:
-    field, value = format_path(problem.path), _shown(problem.value)
+    # shown as the redaction shows it where it stands: a connectionString in the message is <redacted>
+    keys = [part for part in problem.path if isinstance(part, str)]
+    field, value = format_path(problem.path), _shown(redact_at(keys, problem.value))
     crd = f"the {manifest.kind} CRD of {release}"
     expected = problem.expected
     match problem.what:
