@@ -290,3 +290,16 @@ def test_a_secret_valued_field_is_not_shown(tmp_path: Path) -> None:
     [finding] = _schema_findings(tmp_path, files)
     assert finding["rule"] == "KAI-V-021" and "wants a string" in finding["message"]
     assert "hunter2" not in json.dumps(finding)
+
+
+def test_the_stacks_rendered_config_is_valid_from_v0_16() -> None:
+    """The kai-config the NVCF stack renders (KAI v0.16.x chart, golden render) names no field its CRD prunes
+    from v0.16.8 on, and several that v0.15.3's CRD does not serve (v0.16's admission and exporter fields)."""
+    configmap = next(d for d in yaml.safe_load_all(
+        (FIXTURES / "nvcf/golden/kai-config-manifest-configmap.yaml").read_text()) if d)
+    config = yaml.safe_load(configmap["data"]["kai-config.yaml"])
+    for version in CURRENT:
+        found = validator(ServedKind(version, "Config", "kai.scheduler/v1"))
+        assert found is not None and list(found.iter_errors(config)) == [], version
+    older = validator(ServedKind("v0.15.3", "Config", "kai.scheduler/v1"))
+    assert older is not None and list(older.iter_errors(config))
