@@ -27,7 +27,8 @@ from reconciler.model.crd_schemas import (
     to_json_schema,
     validator,
 )
-from reconciler.model.kai_config import COLUMNS
+from reconciler.model.kai_config import COLUMNS, ValueSource, render_kai_config
+from reconciler.model.values import chart_defaults
 from tests.helpers import FIXTURES, ROOT, make_repo, run_cli, standalone_config
 from tools.kai_crds import strip, write_crd_schemas
 
@@ -303,3 +304,16 @@ def test_the_stacks_rendered_config_is_valid_from_v0_16() -> None:
         assert found is not None and list(found.iter_errors(config)) == [], version
     older = validator(ServedKind("v0.15.3", "Config", "kai.scheduler/v1"))
     assert older is not None and list(older.iter_errors(config))
+
+
+@pytest.mark.parametrize("version", COLUMNS)
+def test_the_modelled_kai_config_is_valid_for_its_version(version: str) -> None:
+    """What model/kai_config.py renders from a chart's defaults names only fields that version's CRD serves:
+    the values -> Config model and the CRDs, written from different upstream files, agree."""
+    rendered = render_kai_config(version, chart_defaults(version), ValueSource("kai_values", {}, ("config", ())),
+                                 version)
+    config = {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"},
+              "spec": rendered.spec()}
+    found = validator(ServedKind(version, "Config", "kai.scheduler/v1"))
+    assert found is not None
+    assert [e.message for e in found.iter_errors(config)] == []
