@@ -23,6 +23,7 @@ from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
 from reconciler.checks.gangs import gang_findings
 from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.krm import krm_findings
+from reconciler.checks.manifest_schema import manifest_schema_findings
 from reconciler.checks.node_labels import intent_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
@@ -35,6 +36,7 @@ from reconciler.core.show import truncate_text
 from reconciler.findings.builtin_rules import KRM_MANAGED, SENSITIVE_RULES
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
+from reconciler.findings.schema_rules import MANIFEST_SCHEMA_RULES
 from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
@@ -166,6 +168,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
         findings += gang_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
         findings += values_key_findings(desired) + intent_findings(desired)
+        findings += manifest_schema_findings(desired)   # KAI manifests from Git against their CRD schema
         findings = attribute(findings, live, desired.shared)
         findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers),
                                        ours)
@@ -199,6 +202,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
     findings = diff(desired, live) + values_key_findings(desired) + intent_findings(desired) if desired else []
+    findings += manifest_schema_findings(desired) if desired else []   # KAI manifests against their CRD schema
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
@@ -248,6 +252,7 @@ def run_check(settings: RunSettings) -> Report:
             add_snapshot_queues(facts, snapshots[desired.name][0], base)
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
         found += intent_findings(desired)
+        found += manifest_schema_findings(desired)   # KAI manifests (queue files, charts) against their CRD schema
         found += sensitive_findings(desired, base_desired)
         if desired.name in snapshots:
             found += krm_findings(desired, snapshots[desired.name][1])
@@ -423,7 +428,8 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     # Without Git, a check that needs the values (render mode) did not run: doctor must not show it passed.
     operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
     gangs = GANG_RULES if scope == "live" else ()
-    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *(VALUES_KEY_RULES + INTENT_RULES if keys else ())]
+    keyed = (*VALUES_KEY_RULES, *INTENT_RULES, *MANIFEST_SCHEMA_RULES) if keys else ()
+    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *keyed]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reconciler.findings.finding import Severity
 from reconciler.findings.rules import RuleMeta, Scope
+from reconciler.findings.schema_rules import MANIFEST_SCHEMA_RULES
 
 _DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
 _WAIVER_SOURCE = "kai-gitops waivers (docs/policies.md#waivers)"
@@ -244,4 +245,5 @@ OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values sa
 GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
-                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES)}
+                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES,
+                                    *MANIFEST_SCHEMA_RULES)}   # schema: KAI manifests against their CRDs
