@@ -30,7 +30,16 @@ from reconciler.model.chart_keys import (
     with_keys_of,
 )
 from reconciler.model.desired import DesiredCluster
-from reconciler.model.key_history import AllowedValues, Change, KeyChange, Subchart, allowed_values, change_at, subchart
+from reconciler.model.key_history import (
+    AllowedValues,
+    Change,
+    KeyChange,
+    Subchart,
+    added_after_model,
+    allowed_values,
+    change_at,
+    subchart,
+)
 from reconciler.model.values import chart_defaults, deep_merge
 from reconciler.yamlio.document import YamlDoc
 
@@ -115,7 +124,7 @@ class _ValuesWalk(_Walk):
                 self.ignored(path, f"{format_path(path)} is ignored by KAI chart {pin}: it never reaches "
                                    f"{entry.target} ({entry.source}); {entry.carried_by}", remedy)
             return True
-        if path[-1] in siblings:
+        if path[-1] in siblings or added_after_model(path, pin, self.desired.defaults_version):
             return False
         elsewhere = [v for v in versions_knowing(path) if v != self.desired.defaults_version]
         why = f"KAI chart {pin} has no such value, so Helm ignores it"

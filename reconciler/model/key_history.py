@@ -84,6 +84,7 @@ KEY_CHANGES: tuple[KeyChange, ...] = (
                 "admission.certSecretName in values.yaml\")",
                 note="no template read it before either: the webhook certificates are the operator's")
       for component in ("admission", "queuecontroller")],
+    KeyChange(FIPS_MODE, Change.ADDED, "v0.17.1", "KAI-Scheduler fd7bfe99 (#2011, on the v0.17 branch)"),
     KeyChange(FIPS, Change.RENAMED, "v0.17.1",
               "KAI-Scheduler fd7bfe99 (#2011, \"rename global.fips to global.fipsMode with on/off values\", on the "
               "v0.17 branch; the v0.16 branch keeps global.fips): _helpers.tpl tests only "
@@ -152,6 +153,15 @@ def change_at(path: YamlPath, pin: str) -> KeyChange | None:
     """The rename, removal or deprecation a chart pinned at `pin` has for the key at `path`."""
     for entry in key_changes(path):
         if entry.change is not Change.ADDED and entry.applies_to(pin):
+            return entry
+    return None
+
+
+def added_after_model(path: YamlPath, pin: str, modelled: str) -> KeyChange | None:
+    """The hand entry adding `path` in a release newer than `modelled`, the shipped chart-values file a pin
+    falls back to (a pin ahead of the shipped files knows the keys its release added)."""
+    for entry in key_changes(path):
+        if entry.change is Change.ADDED and entry.applies_to(pin) and not entry.applies_to(modelled):
             return entry
     return None
 
