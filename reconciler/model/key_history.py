@@ -136,6 +136,25 @@ SUBCHARTS: tuple[Subchart, ...] = (
 
 
 @dataclass(frozen=True)
+class UpcomingValue:
+    """A value that a change on KAI main, in no release yet, makes stale: said in an upgrade plan, never a finding."""
+
+    paths: tuple[YamlPath, ...]
+    value: JSONValue
+    text: str
+    source: str
+
+
+UPCOMING_VALUES: tuple[UpcomingValue, ...] = (
+    UpcomingValue(tuple((hook, "image", "name") for hook in ("crdupgrader", "kaiConfigDeployer", "topologyMigration",
+                                                             "postCleanup")),
+                  "crd-upgrader", "the hook image crd-upgrader is replaced by helm-hooks (Go on distroless, no shell "
+                                  "or kubectl): an override naming crd-upgrader becomes stale",
+                  "KAI-Scheduler main, .changes/unreleased/changed-20260916-171806.yaml (c3390bc4)"),
+)
+
+
+@dataclass(frozen=True)
 class ComputedChange:
     """A key present in one shipped chart-values file and absent from the next (or the reverse)."""
 
