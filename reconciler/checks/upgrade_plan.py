@@ -11,12 +11,14 @@ for keys that disappear and defaults that change; the kai-config mapping of both
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue
 from reconciler.core.refs import Location, YamlPath, format_path
 from reconciler.core.show import show_value
+from reconciler.findings.builtin_rules import PIN_CHANGE
+from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.chart_keys import KeyTree, chart_keys
 from reconciler.model.crd_history import crd_changes_between
 from reconciler.model.desired import DesiredCluster
@@ -109,6 +111,32 @@ class UnknownTarget(ValueError):
 def target_versions() -> tuple[str, ...]:
     """The versions a plan can go to: the shipped chart-values files (a release added there appears here)."""
     return shipped_chart_versions()
+
+
+# -- in the PR check: a pin that changes ---------------------------------------------------------------------
+
+def pin_change_findings(desired: DesiredCluster, base: DesiredCluster | None) -> list[Finding]:
+    """KAI-V-018 at the new kaiChartVersion when the pull request moves it: what the plan holds, in counts, and
+    the command that prints it. The keys Git must change are findings of their own (KAI-V-015 to KAI-V-017)."""
+    if base is None or _same_release(base.config.kai_chart_version, desired.config.kai_chart_version):
+        return []
+    old, new = base.config.kai_chart_version, desired.config.kai_chart_version
+    command = f"kai-gitops upgrade-plan --cluster {desired.name} --to {new} -o markdown"
+    if new in target_versions():
+        plan = build_upgrade_plan(replace(desired, config=replace(desired.config, kai_chart_version=old)), new)
+        counts = {section: len(plan.section(section)) for section in Section}
+        summary = (f"{counts[Section.KEYS]} key(s) of the values to look at, {counts[Section.DEFAULTS]} default(s), "
+                   f"{counts[Section.CONFIG]} kai-config field(s) and {counts[Section.CRDS]} CRD change(s) move with "
+                   "it, and the live default queues stay as installed")
+    else:
+        summary = f"{new} is not a modelled chart version (modelled: {', '.join(target_versions())}), so no plan"
+    where = desired.locate("config", ("clusters", desired.config.index, "kaiChartVersion"))
+    return [PIN_CHANGE.finding(Kind.VIOLATION, f"KAI chart {old} → {new} for {desired.name}: {summary}; "
+                                               f"`{command}` prints the plan with its sources and steps",
+                               desired.name, location=where,
+                               fix=Fix(Action.NONE, f"run `{command}` and follow its steps in order"),
+                               extra={"source": PIN_CHANGE.source, "scope": PIN_CHANGE.scope.value,
+                                      "rationale": PIN_CHANGE.rationale})]
 
 
 # -- shard defaults: the hook for the per-version default plugins and actions ---------------------------------

@@ -232,6 +232,13 @@ VALUE_NOT_ALLOWED = RuleMeta(
     "an unquoted on/off that YAML reads as a boolean, a value of a later release) is silently the default.",
     "Write one of the values the message lists, quoted.", _HISTORY_SOURCE)
 
+PIN_CHANGE = RuleMeta(
+    "KAI-V-018", "KAI chart pin change comes with its upgrade plan", Severity.INFO, Scope.STATIC,
+    "A pull request that moves a cluster's kaiChartVersion changes more than its keys: defaults, kai-config "
+    "fields and CRDs move with the chart, and the live default queues stay as they were installed.",
+    "Read the plan (kai-gitops upgrade-plan --cluster C --to VERSION -o markdown) and follow its steps in order.",
+    "docs/upgrade-plan.md")
+
 _INTENT_SOURCE = "docs/policies.md#shared-cluster-mode / docs/configuration.md#intent-not-assumption"
 SHARED_INTENT_UNDECLARED = RuleMeta(
     "NVCA-S-003", "Shared-cluster intent is declared", Severity.INFO, Scope.STATIC,
@@ -257,6 +264,7 @@ REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
 VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN, VALUE_RENAMED, VALUE_DEPRECATED, VALUE_NOT_ALLOWED)
 INTENT_RULES = (SHARED_INTENT_UNDECLARED,)
 SENSITIVE_RULES = (SENSITIVE_CHANGE,)
+UPGRADE_RULES = (PIN_CHANGE,)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
                   LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
                   CONFIG_NOT_HELM_OWNED)
@@ -264,4 +272,4 @@ OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values sa
 GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
-                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES)}
+                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES, *UPGRADE_RULES)}
