@@ -22,7 +22,6 @@ from reconciler.model.key_history import (
     ALLOWED_VALUES,
     FIPS,
     FIPS_MODE,
-    GPU_POD_RUNTIME,
     KEY_CHANGES,
     Change,
     change_at,
