@@ -169,7 +169,7 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
              *_default_items(desired.kai_values_user, current, target, (old_model, new_model)),
              *_config_items(old_model, new_model),
              *_shard_items(old_model, new_model, shard_model),
-             *_crd_items(current, target),
+             *_crd_items(old_model, new_model),
              *_upcoming_items(desired),
              _default_queues_reminder()]
     notes = []
@@ -332,13 +332,21 @@ def _steps(items: list[PlanItem], desired: DesiredCluster) -> tuple[PlanStep, ..
         PlanStep("CRDs before the chart: the chart's crd-upgrader hook applies the target's CRDs before the upgrade; "
                  "where hooks do not run (helm template | kubectl apply, --no-hooks) apply the target's "
                  "deployments/kai-scheduler/crds/ yourself first", CRD_HOOK_SOURCE),
-        PlanStep("Upgrade the chart to the target (helm upgrade, or the GitOps controller syncing the new pin)",
-                 "KAI-Scheduler README.md (helm upgrade -i kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/"
-                 "kai-scheduler --version <VERSION>)"),
+        _upgrade_step(desired),
         PlanStep("Verify: `kai-gitops doctor` and `kai-gitops diff` (kai-config reconciled, operands available, the "
                  "default queues as Git says)", DEFAULT_QUEUES_SOURCE),
     ]
     return tuple(steps)
+
+
+def _upgrade_step(desired: DesiredCluster) -> PlanStep:
+    if desired.config.mode == "addon":
+        return PlanStep("Upgrade the compute-plane stack to the release that pins the target (in add-on mode the "
+                        "stack installs KAI and pins its chart; kaiChartVersion follows it)",
+                        "NVIDIA/nvcf deploy/stacks/nvcf-compute-plane/helmfile.d/01-dependencies.yaml.gotmpl")
+    return PlanStep("Upgrade the chart to the target (helm upgrade, or the GitOps controller syncing the new pin)",
+                    "KAI-Scheduler README.md (helm upgrade -i kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/"
+                    "kai-scheduler --version <VERSION>)")
 
 
 def _show(value: JSONValue) -> str:
