@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from reconciler.checks import values_keys
 from reconciler.model.chart_keys import _tree
 from reconciler.model.key_history import (
     ALLOWED_VALUES,
@@ -24,13 +25,15 @@ from reconciler.model.key_history import (
     FIPS_MODE,
     KEY_CHANGES,
     Change,
+    Subchart,
     change_at,
     computed_changes,
     explain_removal,
     leaf_paths,
+    subchart,
 )
 from reconciler.model.values import parse_version, shipped_chart_versions
-from tests.helpers import FIXTURES, TEMPLATE, make_repo, run_cli, standalone_config
+from tests.helpers import FIXTURES, TEMPLATE, load_demo_builder, make_repo, run_cli, standalone_config
 
 HISTORY = FIXTURES / "kai" / "key-history"
 
@@ -229,3 +232,26 @@ def test_the_gitops_template_and_init_raise_none_of_these(tmp_path: Path) -> Non
         code, out, err = run_cli(["check", "--repo", target, "-o", "json"])
         assert code in (0, 2), err
         assert _hits(json.loads(out), "KAI-V-011", "KAI-V-015", "KAI-V-016", "KAI-V-017") == [], version
+
+
+def test_subchart_values_are_dropped_while_the_gate_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No shipped release has the gpu-fractioning subchart yet, so its gate is checked with a release that
+    would: the same dependency, as if it had shipped with v0.17.0."""
+    real = subchart("gpu-fractioning")
+    assert real is not None and real.gate == ("global", "nvFractions", "set") and not real.in_chart("v0.17.1")
+    shipped = Subchart(real.key, real.gate, "v0.17.0", real.source)
+    monkeypatch.setattr(values_keys, "subchart", lambda key: shipped if key == real.key else None)
+    report = _check(tmp_path / "off", "v0.17.0", "gpu-fractioning:\n  replicas: 2\n")
+    [hit] = [f for f in _hits(report, "KAI-V-010") if f["location"]["path"] == "gpu-fractioning"]
+    assert "rendered only when global.nvFractions.set is true" in hit["message"]
+    report = _check(tmp_path / "on", "v0.17.0",
+                    "global:\n  nvFractions:\n    set: true\ngpu-fractioning:\n  replicas: 2\n")
+    assert [f for f in _hits(report, "KAI-V-010", "KAI-V-011") if f["location"]["path"] == "gpu-fractioning"] == []
+
+
+def test_the_demo_pull_request_raises_none_of_these(tmp_path: Path) -> None:
+    target = tmp_path / "demo"
+    load_demo_builder().build_repo(target)
+    code, out, err = run_cli(["check", "--repo", target, "--base", "HEAD~1", "-o", "json"])
+    assert code in (0, 2), err
+    assert _hits(json.loads(out), "KAI-V-015", "KAI-V-016", "KAI-V-017", "KAI-V-018") == []
