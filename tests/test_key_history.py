@@ -255,3 +255,9 @@ def test_the_demo_pull_request_raises_none_of_these(tmp_path: Path) -> None:
     code, out, err = run_cli(["check", "--repo", target, "--base", "HEAD~1", "-o", "json"])
     assert code in (0, 2), err
     assert _hits(json.loads(out), "KAI-V-015", "KAI-V-016", "KAI-V-017", "KAI-V-018") == []
+
+
+def test_a_key_of_a_later_release_names_it(tmp_path: Path) -> None:
+    report = _check(tmp_path, "v0.17.0", 'global:\n  fipsMode: "on"\n')
+    [hit] = _hits(report, "KAI-V-011")
+    assert "KAI chart v0.17.1 adds it" in hit["message"] and "#2011" in hit["message"]

@@ -36,6 +36,7 @@ from reconciler.model.key_history import (
     KeyChange,
     Subchart,
     added_after_model,
+    added_later,
     allowed_values,
     change_at,
     subchart,
@@ -134,6 +135,8 @@ class _ValuesWalk(_Walk):
             more = f" and {len(elsewhere) - 2} more" if len(elsewhere) > 3 else ""
             shown = elsewhere[:2] if more else elsewhere
             why += f" (charts {', '.join(shown)}{more} have it)"
+        elif later := added_later(path, pin):
+            why += f" (KAI chart {later.version} adds it: {later.source})"
         self.unknown(path, siblings, why)
         return True
 

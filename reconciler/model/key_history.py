@@ -185,6 +185,12 @@ def added_after_model(path: YamlPath, pin: str, modelled: str) -> KeyChange | No
     return None
 
 
+def added_later(path: YamlPath, pin: str) -> KeyChange | None:
+    """The hand entry adding `path` in a release after `pin`, when no shipped file has it yet."""
+    return next((e for e in key_changes(path) if e.change is Change.ADDED and not e.applies_to(pin)
+                 and parse_version(e.version) is not None), None)
+
+
 def changes_between(old: str, new: str) -> list[KeyChange]:
     """The hand-kept renames, removals and deprecations a move from pin `old` to pin `new` crosses."""
     return [entry for entry in KEY_CHANGES
