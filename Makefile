@@ -51,6 +51,11 @@ demo: $(STAMP)
 	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1 --fix-git-dry-run > /dev/null; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
 	@echo
+	@to="$$($(BIN)/python -c 'from reconciler.checks.upgrade_plan import target_versions; print(target_versions()[-1])')"; \
+	  echo "== kai-gitops upgrade-plan (lab-standalone from its pin to $$to, the newest modelled KAI release)"; \
+	  $(BIN)/kai-gitops upgrade-plan --repo .cache/demo-repo --cluster lab-standalone --to "$$to"; \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@echo
 	@$(MAKE) --no-print-directory demo-charts
 	@echo
 	@$(MAKE) --no-print-directory demo-fix

@@ -28,12 +28,13 @@ from reconciler.checks.node_labels import intent_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
 from reconciler.checks.sensitive import sensitive_findings
+from reconciler.checks.upgrade_plan import pin_change_findings
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.core.show import truncate_text
-from reconciler.findings.builtin_rules import KRM_MANAGED, SENSITIVE_RULES
+from reconciler.findings.builtin_rules import KRM_MANAGED, SENSITIVE_RULES, UPGRADE_RULES
 from reconciler.findings.finding import Finding
 from reconciler.findings.rules import RuleMeta
 from reconciler.findings.schema_rules import MANIFEST_SCHEMA_RULES
@@ -240,6 +241,7 @@ def run_check(settings: RunSettings) -> Report:
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True) + list(SENSITIVE_RULES)
+    rules += list(UPGRADE_RULES) if settings.base_ref else []   # upgrade plan (issue 28): a pin the PR moves
     snapshots = _snapshot_queues(settings, head.config, chosen, rules_repo.config if settings.base_ref and rules_repo
                                  else None)
     rendered = _rendered_workloads(head, chosen, settings)
@@ -254,6 +256,7 @@ def run_check(settings: RunSettings) -> Report:
         found += intent_findings(desired)
         found += manifest_schema_findings(desired)   # KAI manifests (queue files, charts) against their CRD schema
         found += sensitive_findings(desired, base_desired)
+        found += pin_change_findings(desired, base_desired)   # upgrade plan (issue 28): KAI-V-018
         if desired.name in snapshots:
             found += krm_findings(desired, snapshots[desired.name][1])
         findings = waivers.apply(found, desired.name)

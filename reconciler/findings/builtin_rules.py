@@ -213,6 +213,33 @@ VALUE_UNKNOWN = RuleMeta(
     "Correct the key's spelling (the message suggests the closest known key; --fix-git renames it when "
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
+# -- values keys a release renamed, removed or deprecated, and values outside a key's set (checks/key_changes.py)
+_HISTORY_SOURCE = ("docs/policies.md#renamed-removed-and-deprecated-keys / KAI-Scheduler deployments/kai-scheduler "
+                   "values.yaml and templates/_helpers.tpl at each tag and release branch")
+VALUE_RENAMED = RuleMeta(
+    "KAI-V-015", "Values key is not renamed or removed by the pinned KAI chart", Severity.ERROR, Scope.STATIC,
+    "A key the pinned chart version renamed or dropped is ignored by Helm without a word: global.fips: true on a "
+    "chart that reads only global.fipsMode installs the non-FIPS images.",
+    "Rename the key to the one the message names (--fix-git does it, converting the value, when the meaning is "
+    "the same), or delete a removed key.", _HISTORY_SOURCE)
+VALUE_DEPRECATED = RuleMeta(
+    "KAI-V-016", "Values key is not deprecated by the pinned KAI chart", Severity.WARNING, Scope.STATIC,
+    "A deprecated key is still honoured, but only while the new key is unset, and the next release may drop it.",
+    "Rename the key to the one the message names (--fix-git does it when the new key is not also set).",
+    _HISTORY_SOURCE)
+VALUE_NOT_ALLOWED = RuleMeta(
+    "KAI-V-017", "Value is one the pinned KAI chart acts on", Severity.ERROR, Scope.STATIC,
+    "Some keys take one of a few strings and the template compares against them: any other value (a typo, "
+    "an unquoted on/off that YAML reads as a boolean, a value of a later release) is silently the default.",
+    "Write one of the values the message lists, quoted.", _HISTORY_SOURCE)
+
+PIN_CHANGE = RuleMeta(
+    "KAI-V-018", "KAI chart pin change comes with its upgrade plan", Severity.INFO, Scope.STATIC,
+    "A pull request that moves a cluster's kaiChartVersion changes more than its keys: defaults, kai-config "
+    "fields and CRDs move with the chart, and the live default queues stay as they were installed.",
+    "Read the plan (kai-gitops upgrade-plan --cluster C --to VERSION -o markdown) and follow its steps in order.",
+    "docs/upgrade-plan.md")
+
 _INTENT_SOURCE = "docs/policies.md#shared-cluster-mode / docs/configuration.md#intent-not-assumption"
 SHARED_INTENT_UNDECLARED = RuleMeta(
     "NVCA-S-003", "Shared-cluster intent is declared", Severity.INFO, Scope.STATIC,
@@ -235,9 +262,10 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
                SHARD_UNDECLARED, FIELD_OWNED, CONTROLLER_FIGHT,
                KRM_MANAGED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
-VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
+VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN, VALUE_RENAMED, VALUE_DEPRECATED, VALUE_NOT_ALLOWED)
 INTENT_RULES = (SHARED_INTENT_UNDECLARED,)
 SENSITIVE_RULES = (SENSITIVE_CHANGE,)
+UPGRADE_RULES = (PIN_CHANGE,)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
                   LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
                   CONFIG_NOT_HELM_OWNED)
@@ -245,5 +273,5 @@ OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values sa
 GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
-                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES,
+                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES, *UPGRADE_RULES,
                                     *MANIFEST_SCHEMA_RULES)}   # schema: KAI manifests against their CRDs
