@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from reconciler.findings.finding import EditOp, GitEdit
+from reconciler.gitfix.yaml_splice import apply_edits
 from tests.helpers import FIXTURES, addon_config, make_repo, run_cli, standalone_config
 
 SOURCE = FIXTURES / "kai" / "release-v0.17.1" / "pkg" / "apis" / "kai" / "v1" / "schedulingshard_types.go"
@@ -156,3 +158,17 @@ def test_a_pin_without_its_own_model_names_the_stand_in(tmp_path: Path) -> None:
     files = {"kai-gitops.yaml": standalone_config(version="v0.16.7"), "kai-values.yaml": _values("gpupak")}
     [hit] = _check(tmp_path, files)[1]
     assert hit["message"].startswith('shard plugin "gpupak" is not a plugin of KAI v0.16.7 (modelled by v0.16.9): ')
+
+
+def test_the_rename_fix_applied_to_the_file_clears_the_finding(tmp_path: Path) -> None:
+    extra = "    kaiManifestFiles:\n      - shards.yaml\n"
+    text = SHARD.format(name="gpu", plugin="elastic", action="reclaim") + "---\n" + \
+        SHARD.format(name="cpu", plugin="elastc", action="reclaim")
+    config = standalone_config(version="v0.17.1", extra=extra)
+    files = {"kai-gitops.yaml": config, "kai-values.yaml": "{}\n", "shards.yaml": text}
+    [hit] = _check(tmp_path / "before", files)[1]
+    edits = [GitEdit(e["file"], tuple(e["path"]), e["value"], EditOp(e["op"]), e["doc"])
+             for e in hit["fix"]["git_edits"]]
+    fixed = apply_edits(text.encode(), "shards.yaml", edits).decode()
+    assert fixed == text.replace("elastc:", "elastic:")
+    assert _check(tmp_path / "after", {**files, "shards.yaml": fixed})[1] == []
