@@ -1,4 +1,4 @@
-"""Shard plugin and action names checked against the pinned KAI version (KAI-V-020).
+"""Shard plugin and action names checked against the pinned KAI version (KAI-V-023).
 
 The names each version knows are read here from the KAI Go source the release tool reads
 (tests/fixtures/kai/release-v0.17.1/, the `v0.17` branch), never from the model's data: a check that
@@ -47,7 +47,7 @@ def _check(tmp_path: Path, files: dict[str, str]) -> tuple[int, list[dict[str, A
     code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])
     assert code in (0, 2), err
     report = json.loads(out)
-    return code, [f for c in report["clusters"] for f in c["findings"] if f["rule"] == "KAI-V-020"]
+    return code, [f for c in report["clusters"] for f in c["findings"] if f["rule"] == "KAI-V-023"]
 
 
 def _values(plugins: str = "", actions: str = "") -> str:

@@ -403,9 +403,9 @@ def _healthz(live: LiveState) -> dict[str, JSONLike] | None:
             "detail": truncate_text(live.healthz.detail) or None}
 
 
-# -- issue 28 (versions): shard plugin and action names (KAI-V-020) are checked wherever the values keys are ----
+# -- issue 28 (versions): shard plugin and action names (KAI-V-023) are checked wherever the values keys are ----
 def _key_findings(desired: DesiredCluster) -> list[Finding]:
-    """Every key Git writes for KAI, accounted for: values keys (KAI-V-010/011) and shard names (KAI-V-020)."""
+    """Every key Git writes for KAI, accounted for: values keys (KAI-V-010/011) and shard names (KAI-V-023)."""
     return values_key_findings(desired) + shard_name_findings(desired)
 
 

@@ -1,4 +1,4 @@
-"""Shard plugin and action names, each known to the pinned KAI version or listed as custom (KAI-V-020).
+"""Shard plugin and action names, each known to the pinned KAI version or listed as custom (KAI-V-023).
 
 Two places name them: the values that render the chart's `default` SchedulingShard (`scheduler.plugins`,
 `scheduler.actions`) and the SchedulingShards kept in Git (`kaiManifestFiles`, `spec.plugins`,

@@ -214,7 +214,7 @@ VALUE_UNKNOWN = RuleMeta(
 
 # -- issue 28 (versions): shard plugin and action names -------------------------------------------------------
 SHARD_NAME_UNKNOWN = RuleMeta(
-    "KAI-V-020", "Shard plugin and action names are known to the pinned KAI version", Severity.ERROR,
+    "KAI-V-023", "Shard plugin and action names are known to the pinned KAI version", Severity.ERROR,
     Scope.STATIC,
     "The KAI operator merges a SchedulingShard's plugins and actions over its version's default set and takes "
     "any other name for a new one, enabled with priority 0; nothing rejects it. A misspelt plugin "
