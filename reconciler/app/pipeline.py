@@ -29,6 +29,7 @@ from reconciler.checks.nvca import Verdict, gate_enabled, predict
 from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
 from reconciler.checks.sensitive import sensitive_findings
 from reconciler.checks.upgrade_plan import pin_change_findings
+from reconciler.checks.shard_names import shard_name_findings
 from reconciler.checks.values_keys import values_key_findings
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
@@ -168,7 +169,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
         findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
         findings += gang_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
-        findings += values_key_findings(desired) + intent_findings(desired)
+        findings += _key_findings(desired) + intent_findings(desired)
         findings += manifest_schema_findings(desired)   # KAI manifests from Git against their CRD schema
         findings = attribute(findings, live, desired.shared)
         findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers),
@@ -202,7 +203,7 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     live = read_live(context)
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
-    findings = diff(desired, live) + values_key_findings(desired) + intent_findings(desired) if desired else []
+    findings = diff(desired, live) + _key_findings(desired) + intent_findings(desired) if desired else []
     findings += manifest_schema_findings(desired) if desired else []   # KAI manifests against their CRD schema
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
@@ -252,7 +253,7 @@ def run_check(settings: RunSettings) -> Report:
         if desired.name in snapshots:
             base = [q.spec for q in base_desired.queues] if base_desired is not None else None
             add_snapshot_queues(facts, snapshots[desired.name][0], base)
-        found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
+        found = evaluate_policies(facts, desired, rules_repo, settings) + _key_findings(desired)
         found += intent_findings(desired)
         found += manifest_schema_findings(desired)   # KAI manifests (queue files, charts) against their CRD schema
         found += sensitive_findings(desired, base_desired)
@@ -408,6 +409,12 @@ def _healthz(live: LiveState) -> dict[str, JSONLike] | None:
             "kai-scheduler-queues": {"status": status and truncate_text(status),
                                      "errors": [truncate_text(e) for e in errors]},
             "detail": truncate_text(live.healthz.detail) or None}
+
+
+# -- issue 28 (versions): shard plugin and action names (KAI-V-023) are checked wherever the values keys are ----
+def _key_findings(desired: DesiredCluster) -> list[Finding]:
+    """Every key Git writes for KAI, accounted for: values keys (KAI-V-010/011) and shard names (KAI-V-023)."""
+    return values_key_findings(desired) + shard_name_findings(desired)
 
 
 def cluster_anchor(desired: DesiredCluster | None) -> Location | None:

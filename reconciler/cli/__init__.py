@@ -40,8 +40,7 @@ COMMANDS = {
     "snapshot": LazyCommand(LazyRef("reconciler.cli.snapshot:snapshot_command"),
                             "Save the live state the checks read, for `diff`/`doctor --snapshot` (Secrets only as "
                             "redacted summaries)."),
-    # upgrade-plan (issue 28): what a KAI chart upgrade changes for a cluster's values
-    "upgrade-plan": LazyCommand("reconciler.cli.upgrade_plan:upgrade_plan_command",
+    "upgrade-plan": LazyCommand(LazyRef("reconciler.cli.upgrade_plan:upgrade_plan_command"),
                                 "What upgrading a cluster's KAI chart from its pin to --to changes, for its values: "
                                 "keys renamed or removed, defaults, kai-config fields, CRDs, and the steps in order. "
                                 "Exit 2 when Git must change first."),

@@ -240,6 +240,22 @@ PIN_CHANGE = RuleMeta(
     "Read the plan (kai-gitops upgrade-plan --cluster C --to VERSION -o markdown) and follow its steps in order.",
     "docs/upgrade-plan.md")
 
+# -- issue 28 (versions): shard plugin and action names -------------------------------------------------------
+SHARD_NAME_UNKNOWN = RuleMeta(
+    "KAI-V-023", "Shard plugin and action names are known to the pinned KAI version", Severity.ERROR,
+    Scope.STATIC,
+    "The KAI operator merges a SchedulingShard's plugins and actions over its version's default set and takes "
+    "any other name for a new one, enabled with priority 0; nothing rejects it. A misspelt plugin "
+    "(nodeplacment) is then skipped by the scheduler with only a log line (\"Failed to get plugin\"), and the "
+    "override meant for the real one (elastc: {enabled: false}) never applies; a misspelt action makes the "
+    "scheduler refuse its configuration (\"failed to find Action\").",
+    "Correct the name (the message suggests the closest one the pinned version knows, and names the versions "
+    "that have a name this one lacks), or, for a plugin or action built into your own scheduler image, list it "
+    "in the cluster's customSchedulerPlugins or customSchedulerActions in kai-gitops.yaml.",
+    "docs/policies.md#shard-plugins-and-actions / KAI-Scheduler pkg/apis/kai/v1/schedulingshard_types.go "
+    "(setDefaultPlugins, setDefaultActions) and pkg/scheduler/plugins/factory.go at the pinned tag")
+SHARD_NAME_RULES = (SHARD_NAME_UNKNOWN,)
+
 _INTENT_SOURCE = "docs/policies.md#shared-cluster-mode / docs/configuration.md#intent-not-assumption"
 SHARED_INTENT_UNDECLARED = RuleMeta(
     "NVCA-S-003", "Shared-cluster intent is declared", Severity.INFO, Scope.STATIC,
@@ -262,7 +278,8 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
                SHARD_UNDECLARED, FIELD_OWNED, CONTROLLER_FIGHT,
                KRM_MANAGED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
-VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN, VALUE_RENAMED, VALUE_DEPRECATED, VALUE_NOT_ALLOWED)
+VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN, VALUE_RENAMED, VALUE_DEPRECATED, VALUE_NOT_ALLOWED,
+                    *SHARD_NAME_RULES)
 INTENT_RULES = (SHARED_INTENT_UNDECLARED,)
 SENSITIVE_RULES = (SENSITIVE_CHANGE,)
 UPGRADE_RULES = (PIN_CHANGE,)

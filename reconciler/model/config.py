@@ -49,6 +49,8 @@ class ClusterConfig:
     kai_manifest_files: tuple[str, ...] = ()   # KAI Config / SchedulingShard objects applied outside the chart
     index: int = 0                         # position in `clusters`, to locate findings about this entry
     allow_sensitive_writes: tuple[SensitiveAllow, ...] = ()   # KAI-S-001 fields self-heal may write
+    custom_scheduler_plugins: tuple[str, ...] = ()   # shard plugin names beyond the pinned KAI's (KAI-V-023)
+    custom_scheduler_actions: tuple[str, ...] = ()   # shard action names beyond the pinned KAI's (KAI-V-023)
 
 
 @dataclass(frozen=True)

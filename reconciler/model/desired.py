@@ -23,6 +23,7 @@ from reconciler.model.kai_config import (
     addon_forwarded_values,
     from_manifest,
     render_kai_config,
+    since,
 )
 from reconciler.model.provenance import ASSUMED, Origin, Provenance
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
@@ -215,7 +216,7 @@ def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | Non
     deployer = mapping_at(values, "kaiConfigDeployer").get("enabled")
     render = mapping_at(values, "kaiConfig").get("render") is True
     # From v0.16.0 kaiConfigDeployer.enabled gates the deployer; with render off too, no chart writes kai-config.
-    if version in ("v0.16.8", "v0.17.0") and deployer is False and not render:
+    if version in since("v0.16.8") and deployer is False and not render:
         return None, True
     pin = ("config", ("clusters", desired.config.index, "kaiChartVersion"))
     app_version = desired.config.kai_chart_version

@@ -54,6 +54,8 @@ class _Cluster(TypedDict):
     sharedCluster: NotRequired[_SharedCluster]
     queueFiles: NotRequired[list[str]]
     kaiManifestFiles: NotRequired[list[str]]
+    customSchedulerPlugins: NotRequired[list[str]]
+    customSchedulerActions: NotRequired[list[str]]
     allowSensitiveWrites: NotRequired[list[_SensitiveAllow]]
 
 
@@ -276,7 +278,9 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
         if shared else SharedClusterIntent(),
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
         kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index,
-        allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())))
+        allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())),
+        custom_scheduler_plugins=tuple(raw.get("customSchedulerPlugins", ())),
+        custom_scheduler_actions=tuple(raw.get("customSchedulerActions", ())))
 
 
 def _sensitive_allow(raw: _SensitiveAllow) -> SensitiveAllow:
