@@ -141,6 +141,10 @@ CATALOGUE: tuple[Check, ...] = (
     Check("krm", (rules.KRM_MANAGED,), Needs.BOTH, _krm, Order.AFTER_ATTRIBUTION, snapshot_ok=True),
 )
 
+# The built-in rules no check of one cluster raises: the run judges the waivers and the pull request's policy
+# edits once, over every cluster (app/evaluate.py Waiving, app/policy_changes.py).
+RUN_RULES: tuple[RuleMeta, ...] = rules.REPOSITORY_RULES
+
 
 def applying(context: ClusterContext, order: Order) -> list[Check]:
     return [check for check in CATALOGUE if check.order is order and check.applies(context)]

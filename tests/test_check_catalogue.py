@@ -1,0 +1,134 @@
+"""The check catalogue (checks/catalogue.py): one row per Python check drives what diff, doctor, check and
+reconcile run and which rules their reports say ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from reconciler.checks import catalogue
+from reconciler.checks.catalogue import CATALOGUE, RUN_RULES, Check, ClusterContext, Needs, ran_rules
+from reconciler.findings import builtin_rules
+from reconciler.findings.finding import Kind, Severity
+from reconciler.findings.rules import RuleMeta, Scope
+from reconciler.model.desired import DesiredCluster
+from reconciler.model.live import LiveState
+from tests.helpers import DEMO_SNAPSHOTS, load_demo_builder, run_cli
+
+SNAPSHOT = DEMO_SNAPSHOTS / "prod-addon.yaml"
+DESIRED = cast("DesiredCluster", object())   # whether a check applies reads only whether there is one
+LIVE = LiveState("test")
+PLANTED = RuleMeta("KAI-X-900", "A check added in one table row", Severity.WARNING, Scope.STATIC,
+                   "why", "what to do", "tests/test_check_catalogue.py")
+PLANTED_LIVE = RuleMeta("KAI-X-901", "A live check added in one table row", Severity.WARNING, Scope.LIVE,
+                        "why", "what to do", "tests/test_check_catalogue.py")
+
+
+@pytest.fixture(scope="module")
+def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("demo") / "repo"
+    load_demo_builder().build_repo(target)
+    return target
+
+
+def report_of(args: list[Any], tmp_path: Path, name: str) -> dict[str, Any]:
+    out = tmp_path / f"{name}.json"
+    code, _, err = run_cli([*args, "-o", f"json={out}"])
+    assert code in (0, 2), err
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report
+
+
+def cluster_parts(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each cluster's part of a report: the report itself for one cluster, else its `clusters`."""
+    parts: list[dict[str, Any]] = report.get("clusters", [report])
+    return parts
+
+
+def test_every_builtin_rule_is_in_one_row_or_raised_by_the_run() -> None:
+    listed = [rule.id for check in CATALOGUE for rule in check.rules]
+    assert len(listed) == len(set(listed)), "a rule in two rows would be listed twice as ran"
+    run_wide = {rule.id for rule in RUN_RULES}
+    assert not run_wide & set(listed)
+    assert set(listed) | run_wide == set(builtin_rules.BY_ID)
+
+
+def test_rules_needing_git_are_rules_of_their_row() -> None:
+    for check in CATALOGUE:
+        assert set(check.rules_needing_git) <= set(check.rules), check.name
+
+
+@pytest.mark.parametrize(("context", "expected"), [
+    (ClusterContext("live-only", live=LIVE),
+     {"kai-operator", "gangs"}),
+    (ClusterContext("review", desired=DESIRED, reviewing=True),
+     {"values-keys", "shared-cluster-intent", "sensitive"}),
+    (ClusterContext("review+snapshot", desired=DESIRED, live=LIVE, snapshot=True,
+                    reviewing=True),
+     {"values-keys", "shared-cluster-intent", "sensitive", "krm"}),
+    (ClusterContext("both", desired=DESIRED, live=LIVE),
+     {"drift", "kai-operator", "gangs", "values-keys", "shared-cluster-intent", "ownership", "krm"}),
+], ids=lambda v: v.name if isinstance(v, ClusterContext) else "")
+def test_what_applies_follows_from_what_the_context_holds(context: ClusterContext, expected: set[str]) -> None:
+    assert {check.name for check in CATALOGUE if check.applies(context)} == expected
+
+
+def test_a_rule_needing_git_is_not_said_to_have_run_without_it() -> None:
+    ran = {rule.id for rule in ran_rules(ClusterContext("live-only", live=LIVE))}
+    assert builtin_rules.CONFIG_NOT_HELM_OWNED.id not in ran
+    assert builtin_rules.CONFIG_NOT_RECONCILED.id in ran
+
+
+def test_each_report_says_the_table_s_rules_ran_and_no_other_builtin(demo_repo: Path, tmp_path: Path) -> None:
+    """What each command lists as ran, among the built-in rules, is exactly the rows that apply to it; and every
+    built-in finding it reports is of a rule it lists."""
+    repo = ["--repo", demo_repo, "--cluster", "prod-addon"]
+    rows = {check.name: {r.id for r in check.rules} for check in CATALOGUE}
+    git_rows = rows["values-keys"] | rows["shared-cluster-intent"]
+    expected = {
+        "diff": rows["drift"] | rows["kai-operator"] | rows["gangs"] | git_rows | rows["ownership"] | rows["krm"],
+        "doctor": rows["kai-operator"] - {builtin_rules.CONFIG_NOT_HELM_OWNED.id} | rows["gangs"],
+        "check": git_rows | rows["sensitive"],
+        "check-snapshot": git_rows | rows["sensitive"] | rows["krm"],
+    }
+    commands = {
+        "diff": ["diff", *repo, "--snapshot", SNAPSHOT],
+        "doctor": ["doctor", "--snapshot", SNAPSHOT],
+        "check": ["check", *repo],
+        "check-snapshot": ["check", *repo, "--live-snapshot", SNAPSHOT],
+    }
+    for name, args in commands.items():
+        for part in cluster_parts(report_of(args, tmp_path, name)):
+            ran = set(part["rulesEvaluated"])
+            assert ran & set(builtin_rules.BY_ID) == expected[name], name
+            found = {f["rule"] for f in part["findings"]} & set(builtin_rules.BY_ID)
+            assert found <= ran, name
+
+
+def test_a_row_added_to_the_table_runs_in_every_command_it_applies_to(
+        demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One row, no other edit: its findings and its rule reach diff, doctor and check (and reconcile, which is
+    diff's run)."""
+    def planted(rule: RuleMeta) -> Check:
+        def find(context: ClusterContext) -> list[Any]:
+            return [rule.finding(Kind.VIOLATION, f"planted on {context.name}", context.name)]
+        return Check(rule.id, (rule,), Needs.GIT if rule is PLANTED else Needs.LIVE, find)
+
+    monkeypatch.setattr(catalogue, "CATALOGUE", (*CATALOGUE, planted(PLANTED), planted(PLANTED_LIVE)))
+    repo = ["--repo", demo_repo, "--cluster", "prod-addon"]
+    expected = {  # command: (runs the Git row, runs the live row)
+        "diff": (["diff", *repo, "--snapshot", SNAPSHOT], True, True),
+        "doctor": (["doctor", "--snapshot", SNAPSHOT], False, True),
+        "doctor-git": (["doctor", *repo, "--snapshot", SNAPSHOT], True, True),
+        "check": (["check", *repo], True, False),
+        "reconcile": (["reconcile", *repo, "--snapshot", SNAPSHOT], True, True),
+    }
+    for name, (args, git_row, live_row) in expected.items():
+        for part in cluster_parts(report_of(args, tmp_path, name)):
+            found = {f["rule"] for f in part["findings"]}
+            ran = set(part["rulesEvaluated"])
+            for rule, runs in ((PLANTED, git_row), (PLANTED_LIVE, live_row)):
+                assert (rule.id in found, rule.id in ran) == (runs, runs), (name, rule.id)
