@@ -61,19 +61,26 @@ def test_rules_needing_git_are_rules_of_their_row() -> None:
         assert set(check.rules_needing_git) <= set(check.rules), check.name
 
 
-@pytest.mark.parametrize(("context", "expected"), [
-    (ClusterContext("live-only", live=LIVE),
-     {"kai-operator", "gangs"}),
-    (ClusterContext("review", desired=DESIRED, reviewing=True),
-     {"values-keys", "shared-cluster-intent", "sensitive"}),
-    (ClusterContext("review+snapshot", desired=DESIRED, live=LIVE, snapshot=True,
-                    reviewing=True),
-     {"values-keys", "shared-cluster-intent", "sensitive", "krm"}),
-    (ClusterContext("both", desired=DESIRED, live=LIVE),
-     {"drift", "kai-operator", "gangs", "values-keys", "shared-cluster-intent", "ownership", "krm"}),
+@pytest.mark.parametrize(("context", "needs", "on_snapshot"), [
+    (ClusterContext("live-only", live=LIVE), {Needs.LIVE}, False),
+    (ClusterContext("review", desired=DESIRED, reviewing=True), {Needs.GIT, Needs.CHANGE}, False),
+    (ClusterContext("review+snapshot", desired=DESIRED, live=LIVE, snapshot=True, reviewing=True),
+     {Needs.GIT, Needs.CHANGE}, True),
+    (ClusterContext("both", desired=DESIRED, live=LIVE), {Needs.GIT, Needs.LIVE, Needs.BOTH}, False),
 ], ids=lambda v: v.name if isinstance(v, ClusterContext) else "")
-def test_what_applies_follows_from_what_the_context_holds(context: ClusterContext, expected: set[str]) -> None:
-    assert {check.name for check in CATALOGUE if check.applies(context)} == expected
+def test_what_applies_follows_from_what_the_context_holds(context: ClusterContext, needs: set[Needs],
+                                                          on_snapshot: bool) -> None:
+    """`on_snapshot`: a --live-snapshot's part of the cluster is there, for the rows that may read it."""
+    for check in CATALOGUE:
+        runs_on_snapshot = on_snapshot and check.snapshot_ok and check.needs in (Needs.LIVE, Needs.BOTH)
+        assert check.applies(context) == (check.needs in needs or runs_on_snapshot), check.name
+
+
+def test_the_table_has_rows_of_every_need_and_one_that_reads_a_snapshot() -> None:
+    """The commands' tests below mean something only if each kind of row is there."""
+    assert {check.needs for check in CATALOGUE} == set(Needs)
+    assert any(check.snapshot_ok for check in CATALOGUE)
+    assert any(check.rules_needing_git for check in CATALOGUE)
 
 
 def test_a_rule_needing_git_is_not_said_to_have_run_without_it() -> None:
@@ -86,13 +93,16 @@ def test_each_report_says_the_table_s_rules_ran_and_no_other_builtin(demo_repo: 
     """What each command lists as ran, among the built-in rules, is exactly the rows that apply to it; and every
     built-in finding it reports is of a rule it lists."""
     repo = ["--repo", demo_repo, "--cluster", "prod-addon"]
-    rows = {check.name: {r.id for r in check.rules} for check in CATALOGUE}
-    git_rows = rows["values-keys"] | rows["shared-cluster-intent"]
+
+    def rules_of(*needs: Needs, snapshot: bool = False, git: bool = True) -> set[str]:
+        rows = [c for c in CATALOGUE if c.needs in needs or (snapshot and c.snapshot_ok)]
+        return {r.id for c in rows for r in c.rules if git or r not in c.rules_needing_git}
+
     expected = {
-        "diff": rows["drift"] | rows["kai-operator"] | rows["gangs"] | git_rows | rows["ownership"] | rows["krm"],
-        "doctor": rows["kai-operator"] - {builtin_rules.CONFIG_NOT_HELM_OWNED.id} | rows["gangs"],
-        "check": git_rows | rows["sensitive"],
-        "check-snapshot": git_rows | rows["sensitive"] | rows["krm"],
+        "diff": rules_of(Needs.GIT, Needs.LIVE, Needs.BOTH),
+        "doctor": rules_of(Needs.LIVE, git=False),
+        "check": rules_of(Needs.GIT, Needs.CHANGE),
+        "check-snapshot": rules_of(Needs.GIT, Needs.CHANGE, snapshot=True),
     }
     commands = {
         "diff": ["diff", *repo, "--snapshot", SNAPSHOT],
