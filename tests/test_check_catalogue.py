@@ -13,9 +13,11 @@ from reconciler.checks import catalogue
 from reconciler.checks.catalogue import CATALOGUE, RUN_RULES, Check, ClusterContext, Needs, ran_rules
 from reconciler.findings import builtin_rules
 from reconciler.findings.finding import Kind, Severity
-from reconciler.findings.rules import RuleMeta, Scope
+from reconciler.findings.rules import DoctorList, RuleMeta, Scope
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.live import LiveState
+from reconciler.outputs import render
+from reconciler.report.reader import load_report
 from tests.helpers import DEMO_SNAPSHOTS, load_demo_builder, run_cli
 
 SNAPSHOT = DEMO_SNAPSHOTS / "prod-addon.yaml"
@@ -142,3 +144,22 @@ def test_a_row_added_to_the_table_runs_in_every_command_it_applies_to(
             ran = set(part["rulesEvaluated"])
             for rule, runs in ((PLANTED, git_row), (PLANTED_LIVE, live_row)):
                 assert (rule.id in found, rule.id in ran) == (runs, runs), (name, rule.id)
+
+
+@pytest.mark.parametrize(("section", "heading"), [(DoctorList.KAI, "KAI (kai-config"),
+                                                  (DoctorList.GANGS, "Gangs (PodGroups")])
+def test_doctor_lists_the_rules_whose_metadata_puts_them_there(demo_repo: Path, tmp_path: Path, section: DoctorList,
+                                                               heading: str) -> None:
+    """Each of doctor's lists shows the rules that ran whose metadata names it, also when the report is read back
+    (a saved report does not write the list; the built-in metadata says it)."""
+    args = ["doctor", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT]
+    ran = report_of(args, tmp_path, "doctor")["rulesEvaluated"]
+    listed = [r for r in ran if (meta := builtin_rules.BY_ID.get(r)) is not None and meta.listed_in is section]
+    assert listed
+    _, out, _ = run_cli(args)
+    again = render(load_report(str(tmp_path / "doctor.json")), "text", color=False)
+    for text in (out, again):
+        part = text[text.index(heading):]
+        part = part[:part.index("\n\n")]
+        shown = [line.split()[-1] for line in part.splitlines()[1:] if line.lstrip().startswith(("✓", "✗"))]
+        assert sorted(shown) == sorted(listed)
