@@ -3,7 +3,8 @@
 Each row's `find` takes one `ClusterContext` (the cluster's desired and live state and the few settings a check
 reads) and returns that cluster's findings. `app/evaluate.py` runs the rows that apply to a context, and the
 rules a report says ran (`ran_rules`) are read from the same rows: a check cannot run without its rules being
-listed, nor be listed without running. Adding a check is one module and one row here.
+listed, nor be listed without running. Adding a check is one module, one row here and its rules' metadata
+(docs/architecture.md#adding-a-check).
 """
 
 from __future__ import annotations
