@@ -149,8 +149,8 @@ def test_several_clusters_need_cluster(tmp_path: Path) -> None:
 
 def test_a_pin_ahead_of_the_models_is_read_as_the_nearest(tmp_path: Path) -> None:
     _, plan = _json(tmp_path, "v0.16.7", "{}\n", "v0.17.0")
-    assert plan["fromModel"] == "v0.16.8"
-    assert any("v0.16.7 is read as v0.16.8" in note for note in plan["notes"])
+    assert plan["fromModel"] == "v0.16.9"     # the newest model of the pin's minor line (values equal v0.16.8's)
+    assert any("v0.16.7 is read as v0.16.9" in note for note in plan["notes"])
 
 
 # -- the demo's clusters ----------------------------------------------------------------------------------------

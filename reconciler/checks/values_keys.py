@@ -129,14 +129,14 @@ class _ValuesWalk(_Walk):
             return False
         elsewhere = [v for v in versions_knowing(path) if v != self.desired.defaults_version]
         why = f"KAI chart {pin} has no such value, so Helm ignores it"
-        if len(elsewhere) == 1:
+        if later := added_later(path, pin):     # the key history names the release and its source
+            why += f" (KAI chart {later.version} adds it: {later.source})"
+        elif len(elsewhere) == 1:
             why += f" (chart {elsewhere[0]} has it)"
         elif elsewhere:
             more = f" and {len(elsewhere) - 2} more" if len(elsewhere) > 3 else ""
             shown = elsewhere[:2] if more else elsewhere
             why += f" (charts {', '.join(shown)}{more} have it)"
-        elif later := added_later(path, pin):
-            why += f" (KAI chart {later.version} adds it: {later.source})"
         self.unknown(path, siblings, why)
         return True
 
