@@ -249,8 +249,9 @@ def run_check(settings: RunSettings) -> Report:
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
         found += intent_findings(desired)
         found += sensitive_findings(desired, base_desired)
-        if desired.name in snapshots:
-            found += krm_findings(desired, snapshots[desired.name][1])
+        # KAI Resource Management (KAI-K-0xx; KAI-D-010 with a snapshot): wired here, Git's KRM objects alone
+        # suffice for the K rules
+        found += krm_findings(desired, snapshots[desired.name][1] if desired.name in snapshots else None)
         findings = waivers.apply(found, desired.name)
         ran = [*rules, KRM_MANAGED] if desired.name in snapshots else rules   # the snapshot's KAI-D-010 ran
         reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, ran,
@@ -415,6 +416,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
         DRIFT_RULES,
         GANG_RULES,
         INTENT_RULES,
+        KRM_RULES,
         OPERATOR_RULES,
         OPERATOR_RULES_NEEDING_GIT,
         VALUES_KEY_RULES,
@@ -423,7 +425,8 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     # Without Git, a check that needs the values (render mode) did not run: doctor must not show it passed.
     operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
     gangs = GANG_RULES if scope == "live" else ()
-    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *(VALUES_KEY_RULES + INTENT_RULES if keys else ())]
+    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs,
+               *(VALUES_KEY_RULES + INTENT_RULES + KRM_RULES if keys else ())]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 

@@ -54,6 +54,7 @@ class _Cluster(TypedDict):
     sharedCluster: NotRequired[_SharedCluster]
     queueFiles: NotRequired[list[str]]
     kaiManifestFiles: NotRequired[list[str]]
+    krmFiles: NotRequired[list[str]]
     allowSensitiveWrites: NotRequired[list[_SensitiveAllow]]
 
 
@@ -276,6 +277,7 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
         if shared else SharedClusterIntent(),
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
         kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index,
+        krm_files=tuple(_repo_path(f) for f in raw.get("krmFiles", ())),
         allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())))
 
 
