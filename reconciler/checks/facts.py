@@ -164,7 +164,7 @@ def _krm_queue_facts(d: DesiredCluster) -> list[Facts]:
 
 def _krm_paths(generated: GeneratedQueue) -> dict[str, list[str | int]]:
     entry = generated.entry
-    parent = ["spec", "parent"] if generated.owner.parent else list(entry_path(entry, "nodepool"))
+    parent: list[str | int] = ["spec", "parent"] if generated.owner.parent else list(entry_path(entry, "nodepool"))
     paths: dict[str, list[str | int]] = {"parent": parent}
     for res in RESOURCES:
         for krm_field, queue_field in TO_QUEUE_FIELD.items():

@@ -7,7 +7,7 @@ that ran with its description and remedy (SARIF's rule table, JUnit test cases).
 from __future__ import annotations
 
 from reconciler.findings.finding import Severity
-from reconciler.findings.krm_rules import KRM_RULES
+from reconciler.findings.krm_rules import KRM_RULES as KRM_RULES  # re-exported: the run lists them with these
 from reconciler.findings.rules import RuleMeta, Scope
 
 _DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
