@@ -1,5 +1,6 @@
-"""KAI Resource Management (KAI-K-001..004, KAI-D-010's fallback, Project queues under the queue rules): a corpus
-of planted mistakes, each found at its line, and the repository's own examples left clean."""
+"""KAI Resource Management (KAI-K-001..004, KAI-D-010's fallback, Project queues under the queue rules) and the NVCA
+operator values (NVCA-V-001, NVCA-G-014, KAI-R-011, NVCA-H-001): a corpus of planted mistakes, each found where
+it is, and the repository's own examples left clean."""
 
 from __future__ import annotations
 
@@ -13,15 +14,19 @@ import yaml
 from reconciler.model.krm import KrmObjects, generated_queues
 from tests.helpers import (
     CANONICAL_KAI_VALUES,
+    ROOT,
     canonical_shard,
     crd,
     kai_crds,
     make_repo,
     obj,
+    pod,
     queue,
+    release_secret,
     run_cli,
     snapshot_file,
     standalone_config,
+    template_files,
 )
 
 KRM = "kai.resources/v1alpha1"
@@ -254,3 +259,95 @@ def test_the_k_rules_are_listed_as_run(tmp_path: Path) -> None:
     assert code in (0, 2), err
     rules = {r["id"] for r in json.loads(out)["runs"][0]["tool"]["driver"]["rules"]}
     assert {"KAI-K-001", "KAI-K-002", "KAI-K-003", "KAI-K-004"} <= rules
+
+
+# -- NVCA operator values and gates ----------------------------------------------------------------------------
+
+NVCA_VALUES = """selfManaged:
+  featureGateValues: [SelfHosted, KAIScheduler]
+agentConfig:
+  mergeConfig: |-
+    agent:
+      byooOtelCollector:
+        logSampling:
+          samplingPercentage: 10
+      heartbeatInterval: 30s
+      logLevel: debug
+    cluster:
+      validationPolicy:
+        name: Unrestricted
+"""
+
+
+def nvca_lab(tmp_path: Path, nvca_values: str) -> Path:
+    config = standalone_config(nvca="nvca-values.yaml")
+    return make_repo(tmp_path, {"kai-gitops.yaml": config, "kai-values.yaml": CANONICAL_KAI_VALUES,
+                                "nvca-values.yaml": nvca_values})[0]
+
+
+def test_merge_config_setting_first_class_fields_is_nvca_v001(tmp_path: Path) -> None:
+    """Case 10: mergeConfig sets agent.byooOtelCollector and agent.heartbeatInterval, which the chart generates."""
+    repo = nvca_lab(tmp_path, NVCA_VALUES)
+    found = of(check(repo), "NVCA-V-001")
+    assert len(found) == 1
+    assert "agent.byooOtelCollector, agent.heartbeatInterval" in found[0]["message"]
+    assert "logLevel" not in found[0]["message"]             # no first-class value: mergeConfig is the way
+    assert at(found[0]) == ("nvca-values.yaml", line_of(repo, "nvca-values.yaml", "mergeConfig"))
+
+
+def test_the_chart_default_merge_config_is_clean(tmp_path: Path) -> None:
+    """The chart's own default (a validation policy only) and the shipped fixture raise nothing."""
+    chart = (ROOT / "tests" / "fixtures" / "nvcf" / "nvca-operator-chart-values.yaml").read_text()
+    assert of(check(nvca_lab(tmp_path, chart)), "NVCA-V-001") == []
+
+
+def nvca_snapshot(tmp_path: Path, gates: list[str], *items: dict[str, Any]) -> Path:
+    backend = obj("nvcf.nvidia.io/v1", "NVCFBackend", "nvcf-backend", "nvca-operator",
+                  spec={"featureGate": {"values": gates}}, status={"featureGate": {"values": gates}})
+    return snapshot_file(tmp_path, [backend, *items])
+
+
+def test_kai_disabled_with_nvcf_pods_on_kai_is_nvca_g014(tmp_path: Path) -> None:
+    """Case 11: NVCA rolled out -KAIScheduler while two NVCF pods are still KAI's."""
+    repo = nvca_lab(tmp_path, "selfManaged:\n  featureGateValues: [SelfHosted, KAIScheduler]\n")
+    pods = [pod(f"fn-{i}", "nvcf-backend", nvcf_label=True, queue_label="default-queue") for i in range(2)]
+    snap = nvca_snapshot(tmp_path, ["SelfHosted", "-KAIScheduler"], *kai_crds(), *pods)
+    found = of(diff(repo, snap), "NVCA-G-014")
+    assert len(found) == 1 and "2 NVCF pod(s) are scheduled by KAI" in found[0]["message"]
+    moved = [pod(f"fn-{i}", "nvcf-backend", nvcf_label=True, scheduler=None, created="2026-12-01T00:00:00Z")
+             for i in range(2)]
+    assert of(diff(repo, nvca_snapshot(tmp_path, ["SelfHosted", "-KAIScheduler"], *kai_crds(), *moved)),
+              "NVCA-G-014") == []
+
+
+def test_a_second_kai_release_is_kai_r011(tmp_path: Path) -> None:
+    """Case 12: KAI installed a second time as release kai in namespace team-a, which the add-on never adopts."""
+    repo = nvca_lab(tmp_path, "selfManaged:\n  featureGateValues: [SelfHosted, KAIScheduler]\n")
+    releases = [release_secret(), release_secret(name="kai", namespace="team-a")]
+    found = of(diff(repo, nvca_snapshot(tmp_path, ["SelfHosted", "KAIScheduler"], *kai_crds(), *releases)),
+               "KAI-R-011")
+    assert [f["subject"]["name"] for f in found] == ["kai"]
+
+
+def test_the_gate_on_without_kai_crds_is_nvca_h001(tmp_path: Path) -> None:
+    """Case 13: the KAIScheduler gate is on (Git and rolled out) but the cluster serves no KAI CRD."""
+    repo = nvca_lab(tmp_path, "selfManaged:\n  featureGateValues: [SelfHosted, KAIScheduler]\n")
+    found = of(diff(repo, nvca_snapshot(tmp_path, ["SelfHosted", "KAIScheduler"])), "NVCA-H-001")
+    assert len(found) == 1 and "KAI Scheduler is not installed" in found[0]["message"]
+
+
+# -- no false positives ------------------------------------------------------------------------------------------
+
+
+def test_the_repository_examples_raise_no_krm_or_nvca_values_finding(tmp_path: Path) -> None:
+    """The GitOps template as shipped, checked statically and against the demo's snapshots of its clusters: none
+    of this corpus's rules fires."""
+    repo = make_repo(tmp_path, template_files())[0]
+    ours = ("KAI-K-001", "KAI-K-002", "KAI-K-003", "KAI-K-004", "KAI-D-010", "NVCA-V-001", "NVCA-G-014")
+    assert [f["rule"] for f in check(repo) if f["rule"] in ours] == []
+    snapshots = sorted((ROOT / "repo-templates" / "demo" / "snapshots").glob("*.yaml"))
+    assert snapshots
+    for snap in snapshots:
+        code, out, err = run_cli(["diff", "--repo", repo, "--cluster", snap.stem, "--snapshot", snap, "-o", "json"])
+        assert code in (0, 2), err
+        assert [f["rule"] for f in json.loads(out)["findings"] if f["rule"] in ours] == [], snap.name

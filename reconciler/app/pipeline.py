@@ -25,6 +25,7 @@ from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.krm import krm_findings
 from reconciler.checks.node_labels import intent_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
+from reconciler.checks.nvca_values import nvca_values_findings
 from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
 from reconciler.checks.sensitive import sensitive_findings
 from reconciler.checks.values_keys import values_key_findings
@@ -165,7 +166,7 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
         findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
         findings += gang_findings(live, desired, desired.name)
         findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
-        findings += values_key_findings(desired) + intent_findings(desired)
+        findings += values_key_findings(desired) + intent_findings(desired) + nvca_values_findings(desired)
         findings = attribute(findings, live, desired.shared)
         findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers),
                                        ours)
@@ -198,7 +199,8 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     live = read_live(context)
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
-    findings = diff(desired, live) + values_key_findings(desired) + intent_findings(desired) if desired else []
+    findings = (diff(desired, live) + values_key_findings(desired) + intent_findings(desired)
+                + nvca_values_findings(desired)) if desired else []
     findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
     findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
     findings = attribute(findings, live, desired.shared if desired else None)
@@ -247,6 +249,7 @@ def run_check(settings: RunSettings) -> Report:
             base = [q.spec for q in base_desired.queues] if base_desired is not None else None
             add_snapshot_queues(facts, snapshots[desired.name][0], base)
         found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
+        found += nvca_values_findings(desired)
         found += intent_findings(desired)
         found += sensitive_findings(desired, base_desired)
         # KAI Resource Management (KAI-K-0xx; KAI-D-010 with a snapshot): wired here, Git's KRM objects alone
@@ -417,6 +420,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
         GANG_RULES,
         INTENT_RULES,
         KRM_RULES,
+        NVCA_VALUES_RULES,
         OPERATOR_RULES,
         OPERATOR_RULES_NEEDING_GIT,
         VALUES_KEY_RULES,
@@ -426,7 +430,7 @@ def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, dr
     operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
     gangs = GANG_RULES if scope == "live" else ()
     builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs,
-               *(VALUES_KEY_RULES + INTENT_RULES + KRM_RULES if keys else ())]
+               *(VALUES_KEY_RULES + INTENT_RULES + KRM_RULES + NVCA_VALUES_RULES if keys else ())]
     return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reconciler.findings.finding import Severity
 from reconciler.findings.krm_rules import KRM_RULES as KRM_RULES  # re-exported: the run lists them with these
+from reconciler.findings.nvca_values_rules import NVCA_VALUES_RULES as NVCA_VALUES_RULES
 from reconciler.findings.rules import RuleMeta, Scope
 
 _DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
@@ -245,4 +246,5 @@ OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values sa
 GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
-                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES, *KRM_RULES)}
+                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES, *KRM_RULES,
+                                    *NVCA_VALUES_RULES)}
