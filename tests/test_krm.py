@@ -351,3 +351,35 @@ def test_the_repository_examples_raise_no_krm_or_nvca_values_finding(tmp_path: P
         code, out, err = run_cli(["diff", "--repo", repo, "--cluster", snap.stem, "--snapshot", snap, "-o", "json"])
         assert code in (0, 2), err
         assert [f["rule"] for f in json.loads(out)["findings"] if f["rule"] in ours] == [], snap.name
+
+
+# -- the live read ----------------------------------------------------------------------------------------------
+
+
+def test_the_live_read_lists_krm_objects_only_where_served() -> None:
+    """Against the stand-in API server: KRM's kinds are discovered and listed; a server
+    that does not serve them is never asked."""
+    from kubernetes import client
+
+    from reconciler.sources.cluster import ClusterClient, ReadSettings, read_cluster
+    from tests.support.kubeserver import KubeTestServer
+
+    settings = ReadSettings(attempts=2, retry_budget_s=2.0, backoff_base_s=0.005, backoff_cap_s=0.02,
+                            connect_timeout_s=1.0, read_timeout_s=0.3, healthz_timeout_s=0.3, workers=2)
+    status = {"status": {"nodePoolsQuotaStatuses": [{"nodePoolName": "h100"}]}}
+    for served in (True, False):
+        with KubeTestServer() as server:
+            server.register_kai_and_nvca_kinds(with_crds=True)
+            server.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}})
+            if served:
+                for kind, plural in (("Project", "projects"), ("Department", "departments"),
+                                     ("NodePool", "nodepools"), ("KRMConfig", "krmconfigs")):
+                    server.register_kind("kai.resources", "v1alpha1", kind, plural, namespaced=False)
+                server.add_many([{**item, **status} for item in ORG])
+            live = read_cluster(ClusterClient(client.Configuration(host=server.url), settings, label="krm"))
+            paths = {r.path for r in server.requests}
+        if served:
+            assert set(live.krm.projects) == {"research", "production"} and set(live.krm.nodepools) == {"h100"}
+            assert "/apis/kai.resources/v1alpha1/projects" in paths
+        else:
+            assert not live.krm and not [p for p in paths if p.startswith("/apis/kai.resources/")]
