@@ -171,6 +171,8 @@ def test_a_live_project_takes_over_an_unowned_git_queue(tmp_path: Path) -> None:
     assert ("KAI-K-001", "ops") in by_subject and ("KAI-D-010", "ops") not in by_subject   # never both
     assert {("KAI-D-010", "default-parent-queue"), ("KAI-D-010", "default-queue"),
             ("KAI-D-010", "default")} <= by_subject                      # what no KRM object explains
+    child = next(f for f in found if f["subject"]["name"] == "default-queue")
+    assert at(child) == ("kai-values.yaml", line_of(repo, "kai-values.yaml", "childName"))
 
 
 def test_allow_external_queues_leaves_unowned_queues_alone(tmp_path: Path) -> None:

@@ -141,7 +141,14 @@ def _d010_queue(ctx: _Context, name: str, location: Location | None, manager: st
 
 
 def _queue_anchor(queue: ExpectedQueue) -> YamlPath:
-    return ("metadata", "name") if queue.origin == QueueOrigin.QUEUE_FILE else queue.paths["parent"]
+    """Where the queue's name is written: its manifest's metadata.name, or the values key naming a default queue
+    (both default queues' "parent" path is defaultQueue.parentName; the child's name is childName)."""
+    if queue.origin == QueueOrigin.QUEUE_FILE:
+        return ("metadata", "name")
+    path = queue.paths["parent"]
+    if path and path[-1] == "parentName" and queue.spec.parent is not None:
+        return (*path[:-1], "childName")
+    return path
 
 
 def _queue_labels(ctx: _Context, queue: ExpectedQueue) -> dict[str, str]:
