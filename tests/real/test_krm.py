@@ -13,8 +13,9 @@ from tests.support.envtest._server import load_crds
 
 KRM_CRDS = sorted((FIXTURES / "krm").glob("*.yaml"))
 
-# The platform department's default-pool queue is named as Git's parent queue; the project named as Git's child
-# queue derives that name on the default node pool (<owner>), parented to the department's queue.
+# The platform department's default-pool queue is named as Git's parent queue; the project's is named as Git's child
+# queue (the name KRM would derive for it on the default node pool, <owner>; the CRD copied requires the name),
+# parented to the department's queue.
 KRM_OBJECTS = f"""\
 apiVersion: kai.resources/v1alpha1
 kind: Department
@@ -34,7 +35,8 @@ metadata:
 spec:
   parent: platform
   queues:
-    - nodepool: default
+    - name: {CHILD}
+      nodepool: default
       resources:
         gpu: {{deserved: -1, limit: -1, overQuotaWeight: 1}}
 ---
