@@ -19,6 +19,7 @@ from reconciler.checks.kai_operator import kai_operator_findings
 from reconciler.checks.krm import krm_findings
 from reconciler.checks.manifest_schema import manifest_schema_findings
 from reconciler.checks.node_labels import intent_findings
+from reconciler.checks.nvca_values import nvca_values_findings
 from reconciler.checks.ownership import Controller, OwnWrite, ownership_findings
 from reconciler.checks.sensitive import sensitive_findings
 from reconciler.checks.shard_names import shard_name_findings
@@ -80,6 +81,8 @@ class Check:
     snapshot_ok: bool = False   # runs in `check` against a --live-snapshot's part of the cluster
     # rules it evaluates only with Git: without it, they did not run (doctor must not show them passed)
     rules_needing_git: tuple[RuleMeta, ...] = ()
+    # rules it evaluates only with the cluster (or the snapshot's part of it, when `snapshot_ok`)
+    rules_needing_live: tuple[RuleMeta, ...] = ()
 
     def applies(self, context: ClusterContext) -> bool:
         git, live = context.desired is not None, context.live is not None and (self.snapshot_ok or not context.snapshot)
@@ -87,9 +90,10 @@ class Check:
                 Needs.CHANGE: git and context.reviewing}[self.needs]
 
     def rules_ran(self, context: ClusterContext) -> tuple[RuleMeta, ...]:
-        if context.desired is not None:
-            return self.rules
-        return tuple(r for r in self.rules if r not in self.rules_needing_git)
+        live = context.live is not None and (self.snapshot_ok or not context.snapshot)
+        left_out = (() if context.desired is not None else self.rules_needing_git) + \
+            (() if live else self.rules_needing_live)
+        return tuple(r for r in self.rules if r not in left_out)
 
 
 # Each `find` adapts the context to its check's own signature: the check modules stay free of this table.
@@ -143,8 +147,13 @@ def _ownership(c: ClusterContext) -> list[Finding]:
     return ownership_findings(list(c.earlier), c.desired, c.live, c.controllers, c.ours)
 
 
+def _nvca_values(c: ClusterContext) -> list[Finding]:
+    assert c.desired is not None   # Needs.GIT
+    return nvca_values_findings(c.desired)
+
+
 def _krm(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None and c.live is not None   # Needs.BOTH
+    assert c.desired is not None   # Needs.GIT: Git's KAI Resource Management objects suffice for the K rules
     return krm_findings(c.desired, c.live)
 
 
@@ -156,12 +165,14 @@ CATALOGUE: tuple[Check, ...] = (
     Check("gangs", rules.GANG_RULES, Needs.LIVE, _gangs),
     Check("values-keys", rules.VALUES_KEY_RULES, Needs.GIT, _values_keys, Order.AFTER_POLICIES),
     Check("shard-names", rules.SHARD_NAME_RULES, Needs.GIT, _shard_names, Order.AFTER_POLICIES),
+    Check("nvca-values", rules.NVCA_VALUES_RULES, Needs.GIT, _nvca_values, Order.AFTER_POLICIES),
     Check("shared-cluster-intent", rules.INTENT_RULES, Needs.GIT, _intent, Order.AFTER_POLICIES),
     Check("manifest-schema", MANIFEST_SCHEMA_RULES, Needs.GIT, _manifest_schema, Order.AFTER_POLICIES),
     Check("sensitive", rules.SENSITIVE_RULES, Needs.CHANGE, _sensitive, Order.AFTER_POLICIES),
     Check("pin-change", rules.UPGRADE_RULES, Needs.CHANGE, _pin_change, Order.AFTER_POLICIES),
     Check("ownership", (rules.FIELD_OWNED, rules.CONTROLLER_FIGHT), Needs.BOTH, _ownership, Order.AFTER_ATTRIBUTION),
-    Check("krm", (rules.KRM_MANAGED,), Needs.BOTH, _krm, Order.AFTER_ATTRIBUTION, snapshot_ok=True),
+    Check("krm", (*rules.KRM_RULES, rules.KRM_MANAGED), Needs.GIT, _krm, Order.AFTER_ATTRIBUTION, snapshot_ok=True,
+          rules_needing_live=(rules.KRM_MANAGED,)),   # KAI-D-010 needs KRM's CRDs seen served
 )
 
 # The built-in rules no check of one cluster raises: the run judges the waivers and the pull request's policy

@@ -7,6 +7,8 @@ that ran with its description and remedy (SARIF's rule table, JUnit test cases).
 from __future__ import annotations
 
 from reconciler.findings.finding import Severity
+from reconciler.findings.krm_rules import KRM_RULES as KRM_RULES  # re-exported: the run lists them with these
+from reconciler.findings.nvca_values_rules import NVCA_VALUES_RULES as NVCA_VALUES_RULES
 from reconciler.findings.rules import DoctorList, RuleMeta, Scope
 from reconciler.findings.schema_rules import MANIFEST_SCHEMA_RULES
 
@@ -299,4 +301,5 @@ GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
 BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *SHARD_NAME_RULES,
                                     *MANIFEST_SCHEMA_RULES, *OPERATOR_RULES, *GANG_RULES, *INTENT_RULES,
-                                    *SENSITIVE_RULES, *UPGRADE_RULES)}
+                                    *SENSITIVE_RULES, *UPGRADE_RULES, *KRM_RULES,
+                                    *NVCA_VALUES_RULES)}

@@ -47,6 +47,7 @@ class ClusterConfig:
     shared_cluster: SharedClusterIntent = field(default_factory=SharedClusterIntent)
     queue_files: tuple[str, ...] = ()
     kai_manifest_files: tuple[str, ...] = ()   # KAI Config / SchedulingShard objects applied outside the chart
+    krm_files: tuple[str, ...] = ()   # KAI Resource Management Projects, Departments, NodePools kept in Git
     index: int = 0                         # position in `clusters`, to locate findings about this entry
     allow_sensitive_writes: tuple[SensitiveAllow, ...] = ()   # KAI-S-001 fields self-heal may write
     custom_scheduler_plugins: tuple[str, ...] = ()   # shard plugin names beyond the pinned KAI's (KAI-V-023)

@@ -56,6 +56,7 @@ class _Cluster(TypedDict):
     kaiManifestFiles: NotRequired[list[str]]
     customSchedulerPlugins: NotRequired[list[str]]
     customSchedulerActions: NotRequired[list[str]]
+    krmFiles: NotRequired[list[str]]
     allowSensitiveWrites: NotRequired[list[_SensitiveAllow]]
 
 
@@ -278,6 +279,7 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
         if shared else SharedClusterIntent(),
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
         kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index,
+        krm_files=tuple(_repo_path(f) for f in raw.get("krmFiles", ())),
         allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())),
         custom_scheduler_plugins=tuple(raw.get("customSchedulerPlugins", ())),
         custom_scheduler_actions=tuple(raw.get("customSchedulerActions", ())))
