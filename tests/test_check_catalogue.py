@@ -91,19 +91,28 @@ def test_a_rule_needing_git_is_not_said_to_have_run_without_it() -> None:
     assert builtin_rules.CONFIG_NOT_RECONCILED.id in ran
 
 
+def test_a_rule_needing_the_cluster_is_not_said_to_have_run_on_git_alone() -> None:
+    assert any(check.rules_needing_live for check in CATALOGUE)
+    git_only = {rule.id for rule in ran_rules(ClusterContext("git-only", desired=DESIRED, reviewing=True))}
+    with_live = {rule.id for rule in ran_rules(ClusterContext("both", desired=DESIRED, live=LIVE))}
+    assert builtin_rules.KRM_MANAGED.id not in git_only and builtin_rules.KRM_MANAGED.id in with_live
+    assert builtin_rules.KRM_RULES[0].id in git_only
+
+
 def test_each_report_says_the_table_s_rules_ran_and_no_other_builtin(demo_repo: Path, tmp_path: Path) -> None:
     """What each command lists as ran, among the built-in rules, is exactly the rows that apply to it; and every
     built-in finding it reports is of a rule it lists."""
     repo = ["--repo", demo_repo, "--cluster", "prod-addon"]
 
-    def rules_of(*needs: Needs, snapshot: bool = False, git: bool = True) -> set[str]:
+    def rules_of(*needs: Needs, snapshot: bool = False, git: bool = True, live: bool = True) -> set[str]:
         rows = [c for c in CATALOGUE if c.needs in needs or (snapshot and c.snapshot_ok)]
-        return {r.id for c in rows for r in c.rules if git or r not in c.rules_needing_git}
+        return {r.id for c in rows for r in c.rules
+                if (git or r not in c.rules_needing_git) and (live or snapshot or r not in c.rules_needing_live)}
 
     expected = {
         "diff": rules_of(Needs.GIT, Needs.LIVE, Needs.BOTH),
         "doctor": rules_of(Needs.LIVE, git=False),
-        "check": rules_of(Needs.GIT, Needs.CHANGE),
+        "check": rules_of(Needs.GIT, Needs.CHANGE, live=False),
         "check-snapshot": rules_of(Needs.GIT, Needs.CHANGE, snapshot=True),
     }
     commands = {
