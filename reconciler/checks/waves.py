@@ -43,17 +43,28 @@ def unreadable(reason: str) -> WaveDecision:
     return WaveDecision(False, "unreadable", f"commit statuses could not be read, nothing applied: {reason}")
 
 
-def latest_reports(statuses: Iterable[CommitStatus], lineage: frozenset[str]) -> dict[str, CommitStatus]:
-    """Each cluster's newest report on the commit or a descendant of it (a failure wins a tie: fail closed)."""
-    latest: dict[str, CommitStatus] = {}
-    for status in statuses:
-        cluster = status.cluster
-        if cluster is None or status.sha not in lineage or status.state == "pending":
-            continue
-        held = latest.get(cluster)
-        if held is None or (status.at, status.state in FAILED_STATES) > (held.at, held.state in FAILED_STATES):
-            latest[cluster] = status
-    return latest
+@dataclass(frozen=True)
+class Standing:
+    """A cluster's standing on a commit's lineage: its newest report's state, and since when it has held (a
+    run writes success every hour; the soak counts from the first success after the last failure)."""
+
+    state: str
+    since: float
+    status: CommitStatus
+
+
+def standings(statuses: Iterable[CommitStatus], lineage: frozenset[str]) -> dict[str, Standing]:
+    """Each cluster's standing on the commit or a descendant of it (a failure wins a tie: fail closed)."""
+    reports = sorted((s for s in statuses if s.cluster is not None and s.sha in lineage and s.state != "pending"),
+                     key=lambda s: (s.at, s.state in FAILED_STATES))
+    standing: dict[str, Standing] = {}
+    for status in reports:
+        cluster = status.cluster or ""
+        state = "failure" if status.state in FAILED_STATES else "success"
+        held = standing.get(cluster)
+        since = held.since if held is not None and held.state == state else status.at
+        standing[cluster] = Standing(state, since, status)
+    return standing
 
 
 def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: frozenset[str],
@@ -72,7 +83,7 @@ def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: fr
     if any(s.context == OVERRIDE_CONTEXT and s.state == "success" and s.sha in lineage for s in statuses):
         return WaveDecision(True, "override", f"status {OVERRIDE_CONTEXT} in success on {commit[:12]} releases the "
                             "rollout", wave.number, wave.name)
-    latest = latest_reports(statuses, lineage)
+    latest = standings(statuses, lineage)
     failed = _first_failure(rollout, latest, cluster)
     if failed is not None:
         failed_wave, failed_cluster = failed
@@ -85,19 +96,19 @@ def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: fr
                 return WaveDecision(False, "waiting", f"waiting for wave {earlier.number} ({earlier.name}): "
                                     f"{member} has not reported success for {commit[:12]}",
                                     wave.number, wave.name)
-            if now - report.at < earlier.soak_s:
-                left = show_soak(earlier.soak_s - (now - report.at))
+            if now - report.since < earlier.soak_s:
+                left = show_soak(earlier.soak_s - (now - report.since))
                 return WaveDecision(False, "waiting", f"waiting for wave {earlier.number} ({earlier.name}) to soak: "
-                                    f"{member} succeeded {show_soak(now - report.at)} ago, {left} to go",
+                                    f"{member} succeeded {show_soak(now - report.since)} ago, {left} to go",
                                     wave.number, wave.name)
     why = "first wave" if index == 0 else f"waves 1-{index} succeeded and soaked"
     return WaveDecision(True, "apply", f"wave {wave.number} ({wave.name}): {why}", wave.number, wave.name)
 
 
-def _first_failure(rollout: RolloutConfig, latest: dict[str, CommitStatus], cluster: str) -> tuple[int, str] | None:
+def _first_failure(rollout: RolloutConfig, latest: dict[str, Standing], cluster: str) -> tuple[int, str] | None:
     """(wave number, cluster) of the earliest failed cluster other than `cluster`, by wave then name."""
     failed = sorted((rollout.wave_of(name), name) for name, status in latest.items()
-                    if name != cluster and status.state in FAILED_STATES and rollout.wave_of(name) is not None)
+                    if name != cluster and status.state == "failure" and rollout.wave_of(name) is not None)
     if not failed:
         return None
     index, name = failed[0]

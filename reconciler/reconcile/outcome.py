@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.checks.waves import WaveDecision
 from reconciler.core.exits import ExitCode
 from reconciler.findings.finding import Severity
 from reconciler.outputs.plan_text import render_reconcile
@@ -24,6 +25,7 @@ class ReconcileOutcome:
     applied: ApplyResult | None = None
     after: Report | None = None        # re-read after a successful apply
     left: Plan | None = None           # the plan of that re-read: what is still to do
+    waves: WaveDecision | None = None  # the rollout's say on this run, when kai-gitops.yaml has waves
 
     @property
     def exit_code(self) -> ExitCode:
@@ -43,13 +45,18 @@ class ReconcileOutcome:
         data["exitCode"] = self.exit_code.value
         data["plan"] = self.plan.to_dict()
         data["apply"] = self.applied.to_dict() if self.applied is not None else None
+        if self.waves is not None:
+            data["waves"] = self.waves.to_dict()
         if self.after is not None:
             data["before"] = {"nvca": self.report.to_dict().get("nvca"), "summary": self.report.totals()}
         return data
 
     def render_text(self) -> str:
-        return render_reconcile(self.report.redacted(), self.plan, self.applied,
+        text = render_reconcile(self.report.redacted(), self.plan, self.applied,
                                 self.after.redacted() if self.after else None)
+        if self.waves is None or any(note.startswith("rollout: ") for note in self.plan.notes):
+            return text
+        return f"{text.rstrip()}\nrollout: {self.waves.reason}\n"   # the plan's note says it when held
 
 
 def _left_at_or_above(left: Plan, report: Report) -> bool:
