@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from reconciler.checks.waves import WaveDecision, decide, unreadable
+from reconciler.checks.waves import WaveDecision, decide, standings, unreadable
 from reconciler.core.errors import UserError
 from reconciler.findings.finding import Severity
 from reconciler.githost import open_host, resolve_host_settings
@@ -37,6 +37,7 @@ class Gate:
     cluster: str = ""
     commit: str = ""
     board: StatusBoard | None = None
+    own: str | None = None               # this cluster's standing on the commit as read: success | failure
 
     @property
     def note(self) -> str:
@@ -62,8 +63,10 @@ def gate(report: Report, settings: RolloutSettings) -> Gate | None:
         statuses: Sequence[CommitStatus] = board.commit_statuses(commit)
     except UserError as exc:
         return Gate(unreadable(exc.line()), cluster, commit)
-    return Gate(decide(config.rollout, cluster, commit, frozenset({commit}), statuses, settings.clock()),
-                cluster, commit, board)
+    lineage = frozenset({commit})
+    own = standings(statuses, lineage).get(cluster)
+    return Gate(decide(config.rollout, cluster, commit, lineage, statuses, settings.clock()), cluster, commit, board,
+                own.state if own is not None else None)
 
 
 def _host_board(report: Report, settings: RolloutSettings) -> StatusBoard:
@@ -83,12 +86,16 @@ def _noted(plan: Plan, gate_: Gate) -> Plan:
 
 
 def report_apply(outcome: ReconcileOutcome, gate_: Gate) -> ReconcileOutcome:
-    """Write the cluster's report on the commit after an apply; a write that fails is a warning (the next run
-    writes it again, and until then the later waves wait)."""
+    """Write the cluster's report on the commit after an apply, unless it stands so already (an hourly run
+    re-writing the same report would move nothing and fill the host's list, which GitHub caps at 1,000 per
+    commit and context); a write that fails is a warning (the next run writes it again, and until then the
+    later waves wait)."""
     if gate_.board is None or not gate_.commit:
         return replace(outcome, waves=gate_.decision)
     healthy, why = health_after_apply(outcome)
     state = "success" if healthy else "failure"
+    if gate_.own == state:
+        return replace(outcome, waves=gate_.decision)
     try:
         gate_.board.set_commit_status(gate_.commit, apply_context(gate_.cluster), state, why)
     except UserError as exc:
