@@ -128,6 +128,7 @@ def test_a_5xx_on_the_read_fails_closed_alike(github: GitHubStandIn) -> None:
     report = Report("reconcile", [ClusterReport("gpu-0000", GitInfo("fleet", "main", GOOD))], config=CONFIG)
     client = host(github, FakeTime())
     board = StatusBoard(lambda: 0.0, read_5xx=1.0)
-    gates = [rollout.gate(report, RolloutSettings(board=lambda _r, b=b: b)) for b in (client, board)]  # type: ignore
+    gates = [rollout.gate(report, RolloutSettings(board=lambda _r, b=b: b, descendants=lambda _c: ()))  # type: ignore
+             for b in (client, board)]
     assert [g.decision.state for g in gates if g is not None] == ["unreadable", "unreadable"]
     assert not any(g.decision.apply for g in gates if g is not None)

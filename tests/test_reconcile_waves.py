@@ -59,11 +59,15 @@ def github() -> Iterator[GitHubStandIn]:
 def _commit_rollout(repo_dir: Path) -> None:
     config = repo_dir / "kai-gitops.yaml"
     config.write_text(config.read_text() + ROLLOUT)
+    _commit(repo_dir, "rollout waves")
+
+
+def _commit(repo_dir: Path, message: str) -> str:
     repo = pygit2.Repository(str(repo_dir))
     repo.index.add_all()
     repo.index.write()
-    author = pygit2.Signature("t", "t@example.invalid", time=1764500000, offset=0)
-    repo.create_commit("HEAD", author, author, "rollout waves", repo.index.write_tree(), [repo.head.target])
+    author = pygit2.Signature("t", "t@example.invalid", time=1764500000 + len(message), offset=0)
+    return str(repo.create_commit("HEAD", author, author, message, repo.index.write_tree(), [repo.head.target]))
 
 
 def head(demo: Demo) -> str:
@@ -127,6 +131,18 @@ def test_an_unhealthy_operator_after_the_apply_reports_failure(tmp_path: Path, g
         assert ours["description"].startswith("KAI operator unhealthy: KAI-O-004")
 
 
+def test_reports_on_a_newer_commit_of_the_branch_count_for_an_older_one(demo: Demo, github: GitHubStandIn) -> None:
+    older = head(demo)
+    (demo.repo / "NOTES.md").write_text("a later commit\n")
+    newer = _commit(demo.repo, "notes")
+    seed(github, newer, "lab-standalone", "success", age_s=2 * 3600)
+    _code, report, err = run(demo, github, "--apply", "--ref", older)
+    assert report["waves"]["state"] == "apply" and report["apply"]["ok"], err
+    assert github.statuses[older][0]["context"] == "kai-gitops/apply/prod-addon"   # its report: on what it read
+    _code, report, _err = run(demo, github, "--apply", "--ref", newer)
+    assert report["apply"] is not None   # at the tip, the same report applies
+
+
 def test_a_failure_holds_the_later_wave_with_its_reason(demo: Demo, github: GitHubStandIn) -> None:
     seed(github, head(demo), "lab-standalone", "failure", age_s=3 * 3600)
     code, report, _err = run(demo, github, "--apply")
@@ -135,6 +151,13 @@ def test_a_failure_holds_the_later_wave_with_its_reason(demo: Demo, github: GitH
                                "wave": 2, "waveName": "prod", "heldBy": "lab-standalone"}
     assert "rollout: held by wave 1: lab-standalone failed" in report["plan"]["notes"]
     assert code == 2
+
+
+def test_the_hold_reaches_the_drift_issue(demo: Demo, github: GitHubStandIn) -> None:
+    seed(github, head(demo), "lab-standalone", "failure", age_s=3 * 3600)
+    _code, _report, err = run(demo, github, "--apply", "--report-to", "github")
+    (issue,) = [i for i in github.issues.values() if "prod-addon" in i["title"]]
+    assert "rollout: held by wave 1: lab-standalone failed" in issue["body"], err
 
 
 def test_an_override_status_releases_the_hold(demo: Demo, github: GitHubStandIn) -> None:

@@ -24,6 +24,7 @@ from reconciler.plans.plan import Plan
 from reconciler.reconcile.outcome import ReconcileOutcome
 from reconciler.reconcile.settings import RolloutSettings, StatusBoard
 from reconciler.report.report import Report
+from reconciler.sources.git import known_descendants
 
 log = logging.getLogger("kai_gitops.rollout")
 OPERATOR_RULES = "KAI-O-"
@@ -46,7 +47,9 @@ class Gate:
 
 def gate(report: Report, settings: RolloutSettings) -> Gate | None:
     """None when kai-gitops.yaml has no rollout (or the run is not of one cluster at a commit); else the
-    decision, fail-closed on any read error."""
+    decision, fail-closed on any read error. The statuses read are the commit's and those of the commits the
+    repository's branches know to descend from it (a cluster that reads an older commit than the branch tip
+    counts the earlier waves' reports on the newer one)."""
     config, clusters = report.config, report.clusters
     if config is None or config.rollout is None or len(clusters) != 1 or clusters[0].git is None:
         return None
@@ -60,10 +63,11 @@ def gate(report: Report, settings: RolloutSettings) -> Gate | None:
                     cluster, commit)
     try:
         board = settings.board(report) if settings.board else _host_board(report, settings)
-        statuses: Sequence[CommitStatus] = board.commit_statuses(commit)
+        later = settings.descendants(commit) if settings.descendants else known_descendants(settings.repo, commit)
+        lineage = frozenset({commit, *later})
+        statuses: Sequence[CommitStatus] = [s for sha in (commit, *later) for s in board.commit_statuses(sha)]
     except UserError as exc:
         return Gate(unreadable(exc.line()), cluster, commit)
-    lineage = frozenset({commit})
     own = standings(statuses, lineage).get(cluster)
     return Gate(decide(config.rollout, cluster, commit, lineage, statuses, settings.clock()), cluster, commit, board,
                 own.state if own is not None else None)

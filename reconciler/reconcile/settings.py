@@ -30,6 +30,7 @@ class RolloutSettings:
     host_flags: HostFlags = field(default_factory=HostFlags)
     repo: str | None = None                          # --repo, for the Git host its remote names
     board: Callable[[Report], StatusBoard] | None = None   # None: the Git host kai-gitops.yaml and the flags name
+    descendants: Callable[[str], tuple[str, ...]] | None = None   # None: the commits `repo`'s branches know
     clock: Callable[[], float] = time.time
 
 
