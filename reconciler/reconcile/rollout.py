@@ -54,13 +54,14 @@ def gate(report: Report, settings: RolloutSettings) -> Gate | None:
     if config is None or config.rollout is None or len(clusters) != 1 or clusters[0].git is None:
         return None
     cluster, commit = clusters[0].cluster, clusters[0].git.commit
+    if settings.ignore_waves:
+        log.warning("--ignore-waves: applying %s on %s whatever the rollout waves say",
+                    commit[:12] if commit else "the working tree", cluster)
+        return Gate(WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted"),
+                    cluster, commit or "")
     if commit is None or clusters[0].git.worktree:
         return Gate(WaveDecision(False, "unreadable", "the working tree is no commit: waves need a committed "
                                  "revision to report on"), cluster)
-    if settings.ignore_waves:
-        log.warning("--ignore-waves: applying %s on %s whatever the rollout waves say", commit[:12], cluster)
-        return Gate(WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted"),
-                    cluster, commit)
     try:
         board = settings.board(report) if settings.board else _host_board(report, settings)
         later = settings.descendants(commit) if settings.descendants else known_descendants(settings.repo, commit)
