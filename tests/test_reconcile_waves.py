@@ -14,6 +14,7 @@ import pytest
 from tests.reconcile_support import Demo, demo_cluster, prod_without_kai_config_drift
 from tests.support.githost._common import Fault
 from tests.support.githost.github import GitHubStandIn
+from tests.support.githost.gitlab import GitLabStandIn
 
 pytestmark = pytest.mark.usefixtures("short_lease")
 TOKEN = "ghp_WavesTestTokenThatMustNeverBeShown0123456"
@@ -188,3 +189,22 @@ def test_a_plan_by_hand_shows_the_wave_state(demo: Demo, github: GitHubStandIn) 
                                      github.full_name)
     assert "note: rollout: waiting for wave 1 (canary)" in out
     assert code == 2 and not queue_writes(demo)
+
+
+def test_on_gitlab_the_soaked_first_wave_lets_the_next_apply_and_it_reports(demo: Demo,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITLAB_TOKEN", TOKEN)
+    server = GitLabStandIn("acme/gitops", token=TOKEN).start()
+    try:
+        sha = head(demo)
+        server.status_clock = lambda: time.time() - 2 * 3600
+        server.post_statuses({}, {"state": "success", "name": "kai-gitops/apply/lab-standalone"}, {"sha": sha})
+        server.status_clock = time.time
+        _code, report, err = demo.reconcile_json("--apply", "--git-host", "gitlab", "--git-host-url",
+                                                 server.instance_url, "--git-host-repo", "acme/gitops")
+        assert report["waves"]["state"] == "apply" and report["apply"]["ok"], err
+        ours = server.statuses[sha][0]
+        assert (ours["name"], ours["status"]) == ("kai-gitops/apply/prod-addon", "success")
+    finally:
+        server.stop()
+    server.assert_clean()
