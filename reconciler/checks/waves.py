@@ -101,7 +101,8 @@ def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: fr
                 return WaveDecision(False, "waiting", f"waiting for wave {earlier.number} ({earlier.name}) to soak: "
                                     f"{member} succeeded {show_soak(now - report.since)} ago, {left} to go",
                                     wave.number, wave.name)
-    why = "first wave" if index == 0 else f"waves 1-{index} succeeded and soaked"
+    earlier_waves = "wave 1" if index == 1 else f"waves 1-{index}"
+    why = "first wave" if index == 0 else f"{earlier_waves} succeeded and soaked"
     return WaveDecision(True, "apply", f"wave {wave.number} ({wave.name}): {why}", wave.number, wave.name)
 
 
