@@ -33,6 +33,7 @@ from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.model.queues import SnapshotQueues
 from reconciler.model.workloads import RenderedWorkload
+from reconciler.reconcile import rollout
 from reconciler.reconcile.planner import build_plan
 from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
@@ -374,7 +375,12 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
     else:
         report, fresh, live = run_reconcile(settings, target.read_live, target.identity, ours)
     plan = steps.saved_or_fresh(reconcile, fresh, live)
-    if not reconcile.apply or target is None:
-        return steps.plan_only(report, plan)
-    return steps.apply_plan(plan, report, reconcile, target,
-                            reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2], live=live)
+    # Rollout waves (reconcile/rollout.py): with kai-gitops.yaml's `rollout`, the commit statuses say whether this
+    # cluster may apply the commit now; after an apply the cluster reports its own.
+    wave_gate = rollout.gate(report, reconcile.rollout)
+    if not reconcile.apply or target is None or (wave_gate is not None and not wave_gate.decision.apply):
+        shown = steps.plan_only(report, plan)
+        return shown if wave_gate is None else rollout.held(shown, wave_gate)
+    outcome = steps.apply_plan(plan, report, reconcile, target,
+                               reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2], live=live)
+    return outcome if wave_gate is None else rollout.report_apply(outcome, wave_gate)

@@ -31,6 +31,8 @@ from reconciler.core.exits import ExitCode
 @fix_git_options
 @git_host_options
 @metrics_options
+@click.option("--ignore-waves", is_flag=True,
+              help="Apply whatever kai-gitops.yaml's rollout waves say (a warning is logged); for a person's run.")
 @guard
 def reconcile_command(**opts: Any) -> ExitCode:
     """Plan what kai-gitops may fix (Queues, kai-config, SchedulingShards, node labels) and, with --apply, apply it

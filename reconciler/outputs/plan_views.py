@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from reconciler.checks.waves import WaveDecision
 from reconciler.core.exits import ExitCode
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.outputs.json_format import dumps
@@ -28,6 +29,7 @@ class PlanRun:
     applied: ApplyResult | None        # None: a plan only
     after: Report | None               # the cluster read again after a successful apply
     exit_code: ExitCode
+    waves: WaveDecision | None = None  # the rollout's say on this run, when kai-gitops.yaml has waves
 
     @property
     def final(self) -> Report:
@@ -39,7 +41,15 @@ class PlanRun:
 
 
 def as_text(run: PlanRun, *, color: bool | None = None) -> str:
-    return render_reconcile(run.report, run.plan, run.applied, run.after)
+    text = render_reconcile(run.report, run.plan, run.applied, run.after)
+    return text if (line := _rollout_line(run)) is None else f"{text.rstrip()}\n{line}\n"
+
+
+def _rollout_line(run: PlanRun) -> str | None:
+    """The waves' say, unless the plan's own note already gives it (a held run)."""
+    if run.waves is None or any(note.startswith("rollout: ") for note in run.plan.notes):
+        return None
+    return f"rollout: {run.waves.reason}"
 
 
 def as_json(run: PlanRun, *, color: bool | None = None) -> str:
@@ -58,6 +68,8 @@ def as_markdown(run: PlanRun, *, color: bool | None = None) -> str:
         identity = f" for {inline_code(str(run.plan.identity))}"
     blocks = [render_markdown(run.final).rstrip("\n"), f"### Plan {inline_code(run.plan.id)}{identity}",
               code_block(plan, "diff")]
+    if (line := _rollout_line(run)) is not None:
+        blocks.append(line)
     if run.applied is not None:
         blocks += ["### Apply", code_block("\n".join(render_apply(run.applied)))]
     return "\n\n".join(blocks) + "\n"
@@ -68,6 +80,8 @@ def _document(run: PlanRun) -> dict[str, JSONLike]:
     data["exitCode"] = run.exit_code.value
     data["plan"] = run.plan.to_dict()
     data["apply"] = run.applied.to_dict() if run.applied is not None else None
+    if run.waves is not None:
+        data["waves"] = run.waves.to_dict()
     if run.after is not None:
         data["before"] = {"nvca": run.report.to_dict().get("nvca"), "summary": run.report.totals()}
     return data

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reconciler.checks.waves import WaveDecision
 from reconciler.core.exits import ExitCode
 from reconciler.findings.finding import Severity
 from reconciler.outputs.plan_views import PlanRun
@@ -20,6 +21,7 @@ class ReconcileOutcome:
     applied: ApplyResult | None = None
     after: Report | None = None        # re-read after a successful apply
     left: Plan | None = None           # the plan of that re-read: what is still to do
+    waves: WaveDecision | None = None  # the rollout's say on this run, when kai-gitops.yaml has waves
 
     @property
     def exit_code(self) -> ExitCode:
@@ -34,7 +36,7 @@ class ReconcileOutcome:
         return final.exit_code
 
     def shown(self) -> PlanRun:
-        return PlanRun(self.report, self.plan, self.applied, self.after, self.exit_code)
+        return PlanRun(self.report, self.plan, self.applied, self.after, self.exit_code, self.waves)
 
 
 def _left_at_or_above(left: Plan, report: Report) -> bool:
