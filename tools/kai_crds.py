@@ -19,6 +19,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -40,11 +41,15 @@ def _git(mirror: Path, *args: str) -> str:
 
 def crd_schemas_at(mirror: Path, ref: str) -> dict[str, dict[str, object]]:
     """kind -> "group/version" -> schema (descriptions dropped), for every served version at `ref`."""
+    names = sorted(_git(mirror, "ls-tree", "--name-only", f"{ref}:{CRD_DIR}").split())
+    return crd_schemas_in(_git(mirror, "show", f"{ref}:{CRD_DIR}/{name}") for name in names if name.endswith(".yaml"))
+
+
+def crd_schemas_in(texts: Iterable[str]) -> dict[str, dict[str, object]]:
+    """The same, from the texts of the CRD files (a copied tree's `deployments/kai-scheduler/crds/*.yaml`)."""
     found: dict[str, dict[str, object]] = {}
-    for path in sorted(_git(mirror, "ls-tree", "--name-only", f"{ref}:{CRD_DIR}").split()):
-        if not path.endswith(".yaml"):
-            continue
-        crd = yaml.safe_load(_git(mirror, "show", f"{ref}:{CRD_DIR}/{path}"))
+    for text in texts:
+        crd = yaml.safe_load(text)
         if not isinstance(crd, dict) or crd.get("kind") != "CustomResourceDefinition":
             continue
         spec = crd["spec"]
@@ -78,9 +83,16 @@ def strip(schema: object) -> object:
 def write_crd_schemas(mirror: Path, ref: str, version: str, out_dir: Path = OUT_DIR) -> dict[str, dict[str, str]]:
     """Write the CRD schemas of KAI at `ref` as `version` into `out_dir` (schema files and the index entry);
     return the entry (kind -> apiVersion -> file). Files no version names any more are removed."""
+    commit = _git(mirror, "rev-parse", f"{ref}^{{commit}}").strip()
+    return write_schemas(crd_schemas_at(mirror, ref), version, {"ref": ref, "commit": commit}, out_dir)
+
+
+def write_schemas(found: dict[str, dict[str, object]], version: str, source: dict[str, str],
+                  out_dir: Path = OUT_DIR) -> dict[str, dict[str, str]]:
+    """Write schemas read elsewhere (`crd_schemas_at`, `crd_schemas_in`) as `version`, `source` naming where from."""
     out_dir.mkdir(parents=True, exist_ok=True)
     entry: dict[str, dict[str, str]] = {}
-    for kind, by_version in crd_schemas_at(mirror, ref).items():
+    for kind, by_version in found.items():
         for api_version, schema in by_version.items():
             text = json.dumps(schema, separators=(",", ":"), sort_keys=True)
             name = f"{kind.lower()}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
@@ -89,8 +101,7 @@ def write_crd_schemas(mirror: Path, ref: str, version: str, out_dir: Path = OUT_
                 target.write_text(text + "\n")
             entry.setdefault(kind, {})[api_version] = name
     index = _read_index(out_dir)
-    commit = _git(mirror, "rev-parse", f"{ref}^{{commit}}").strip()
-    index[version] = {"source": {"ref": ref, "commit": commit}, "kinds": entry}
+    index[version] = {"source": source, "kinds": entry}
     (out_dir / INDEX).write_text(json.dumps(dict(sorted(index.items(), key=lambda kv: _version_key(kv[0]))),
                                             indent=1, sort_keys=False) + "\n")
     _remove_unnamed(out_dir, index)

@@ -12,11 +12,13 @@ It writes, under `--out` (default `reconciler/data/`):
   (`defaultPluginPriorities` / `defaultActionPriorities` beside `setDefaultPlugins` / `setDefaultActions` in
   `pkg/apis/kai/v1/schedulingshard_types.go`) and the scheduler plugins built in but off by default (the
   `RegisterPluginBuilder` calls of `pkg/scheduler/plugins/factory.go`), read from the Go source as text.
-  A chart whose shard has no plugin defaults (before v0.12) gets no file: its shard has no plugins field.
+  A chart whose shard has no plugin defaults (before v0.12) gets no file: its shard has no plugins field;
+- `crds/`: the OpenAPI schemas of the CRDs under `deployments/kai-scheduler/crds/` at the ref, content-addressed,
+  with the version's entry in `crds/index.json` (`tools/kai_crds.py`: the manifest checks KAI-V-020..022).
 
 The Go source is read as text on purpose: the model must not depend on a Go toolchain, and the tables are
 plain map literals. A table the parser cannot find is an error, not an empty set, so an upstream refactor
-shows up here rather than as a model that accepts nothing. Standard library only.
+shows up here rather than as a model that accepts nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from kai_crds import CRD_DIR, INDEX, crd_schemas_in, write_crd_schemas, write_schemas  # tools/, beside this file
 
 REPO = Path(__file__).resolve().parents[1]
 UPSTREAM = "github.com/kai-scheduler/KAI-Scheduler"
@@ -130,9 +134,21 @@ def write_release(read: Reader, version: str, out: Path, source: dict[str, str])
     if defaults is not None:
         document = {"version": version, "source": source, **defaults}
         written.append(_write(out / "shard-defaults" / f"{version}.json", json.dumps(document, indent=2) + "\n"))
-    # CRD schemas per version: the "schema" work's tools/kai_crds.py writes them under out / "crds"; once it is
-    # in the tree, its call goes here (see docs/development.md#adding-a-kai-release).
     return written
+
+
+def write_crds(args: argparse.Namespace, source: dict[str, str]) -> list[Path]:
+    """The CRD schemas of the version (tools/kai_crds.py), for the manifest checks (KAI-V-020..022)."""
+    out = args.out / "crds"
+    if args.mirror is not None:
+        write_crd_schemas(args.mirror, args.ref, args.version, out)
+    else:
+        texts = [path.read_text() for path in sorted((args.tree / CRD_DIR).glob("*.yaml"))]
+        if not texts:
+            return []
+        write_schemas(crd_schemas_in(texts), args.version, {k: source[k] for k in ("ref", "commit") if k in source},
+                      out)
+    return [out / INDEX]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -164,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             source = {"repository": UPSTREAM, "ref": args.ref or args.version}
             if args.commit:
                 source["commit"] = args.commit
-        written = write_release(read, args.version, args.out, source)
+        written = write_release(read, args.version, args.out, source) + write_crds(args, source)
     except SourceError as error:
         print(f"kai_release: {error}", file=sys.stderr)
         return 1
