@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE := repo-templates/demo
 DEMO_OUT := .cache/demo-out
 
-.PHONY: demo demo-charts demo-fix test check unit ratchet lint typecheck contracts docs policy-test bench clean install tools
+.PHONY: demo demo-charts demo-fix test check unit ratchet tables lint typecheck contracts docs policy-test bench clean install tools
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ demo: $(STAMP)
 	@echo
 	@echo "== kai-gitops check --fix-git-dry-run (the fix pull request it would open: only these lines change)"
 	@$(BIN)/kai-gitops check --repo .cache/demo-repo --base HEAD~1 --fix-git-dry-run > /dev/null; \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
+	@echo
+	@to="$$($(BIN)/python -c 'from reconciler.checks.upgrade_plan import target_versions; print(target_versions()[-1])')"; \
+	  echo "== kai-gitops upgrade-plan (lab-standalone from its pin to $$to, the newest modelled KAI release)"; \
+	  $(BIN)/kai-gitops upgrade-plan --repo .cache/demo-repo --cluster lab-standalone --to "$$to"; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || exit $$rc
 	@echo
 	@$(MAKE) --no-print-directory demo-charts
@@ -114,6 +119,11 @@ unit: $(STAMP)
 # maxima in tools/ratchet.json); `$(BIN)/python tools/ratchet.py --update` lowers the maxima after a clean-up.
 ratchet:
 	$(PYTHON) tools/ratchet.py
+
+# The rule and format tables in policies/README.md, docs/policies.md and docs/outputs.md, from the code
+# (tests/test_docs_tables.py fails while one is stale).
+tables: $(STAMP)
+	$(BIN)/python tools/docs_tables.py
 
 # The documentation site (docs/, mkdocs.yml), built offline; --strict turns every warning (a broken link,
 # a page missing from the nav) into a failure. COLUMNS fixes the width of the generated help text.

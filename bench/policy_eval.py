@@ -89,7 +89,7 @@ def build_facts(n_queues: int, n_nodes: int, seed: int = 7) -> dict[str, Any]:
         "facts_version": 1, "cluster": "bench", "scope": "live",
         "desired": {
             "mode": "addon", "docs": {"env": "environments/bench.yaml", "config": "kai-gitops.yaml"},
-            "kai_chart_pin": "v0.16.7", "stack_kai_version": "v0.16.7", "defaults_version": "v0.16.8",
+            "kai_chart_pin": "v0.16.7", "stack_kai_version": "v0.16.7", "defaults_version": "v0.16.9",
             "addons": {"kaiScheduler": True, "groveOperator": True, "dynamoOperator": True,
                        "topologyAwareScheduling": True},
             "addons_doc": "env", "standalone_kai": False, "kai_values_doc": None, "kai_values_user": {},

@@ -398,4 +398,4 @@ violations contains v if {
 @pytest.fixture
 def no_policies(monkeypatch: pytest.MonkeyPatch) -> None:
     """For tests of the drift/exit-code machinery itself: policy findings are out of their scope."""
-    monkeypatch.setattr("reconciler.app.pipeline.evaluate_policies", lambda *args, **kwargs: [])
+    monkeypatch.setattr("reconciler.app.evaluate.evaluate_policies", lambda *args, **kwargs: [])

@@ -12,6 +12,7 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from reconciler.checks.policy.waivers import load_waivers
+from reconciler.sources.repoconfig import parse_repo_config
 from tests.helpers import DATA, ROOT, assert_one_line_error, run_cli
 
 CI_TEMPLATES = ROOT / "repo-templates" / "ci"
@@ -166,6 +167,17 @@ def test_bad_options_are_one_line_errors_and_write_nothing(tmp_path: Path, args:
 def test_a_file_as_the_directory_is_a_one_line_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x\n")
     assert_one_line_error(*init(tmp_path / "notes.txt", "--cluster", "a=addon"), "is a file")
+
+
+def test_a_fleet_gets_a_commented_rollout_that_parses_once_uncommented(tmp_path: Path) -> None:
+    init(tmp_path, *TWO_CLUSTERS)
+    text = (tmp_path / "kai-gitops.yaml").read_text()
+    assert "# rollout:" in text and "docs/fleet.md" in text
+    uncommented = "\n".join(line[2:] if line.startswith(("# rollout:", "#   ")) else line for line in text.splitlines())
+    rollout = parse_repo_config(uncommented.encode()).rollout
+    assert rollout is not None and rollout.members == (("prod",), ("lab",))
+    init(tmp_path / "one", "--cluster", "lab=standalone")
+    assert "rollout" not in (tmp_path / "one" / "kai-gitops.yaml").read_text()   # one cluster: nothing to order
 
 
 def test_the_comments_in_kai_gitops_yaml_line_up(tmp_path: Path) -> None:

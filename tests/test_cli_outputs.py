@@ -10,7 +10,7 @@ import pytest
 from junitparser import JUnitXml
 
 from reconciler.outputs import FORMATS
-from tests.helpers import ROOT, assert_one_line_error, load_demo_builder, run_cli
+from tests.helpers import assert_one_line_error, load_demo_builder, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -83,17 +83,14 @@ def test_github_appends_the_job_summary_with_links(demo: Path, tmp_path: Path) -
     assert "::stop-commands::" in stdout
 
 
-def test_every_registered_format_has_its_module_and_the_cli_help_lists_it() -> None:
-    import importlib
+def test_the_cli_help_lists_every_registered_format_and_target() -> None:
+    """(Each entry's code and type: tests/test_registries.py.)"""
+    from reconciler.publish.targets import TARGETS
 
-
-    for fmt in FORMATS:
-        assert callable(importlib.import_module(f"reconciler.outputs.{fmt}_format").render), fmt
-    modules = {p.name.removesuffix("_format.py") for p in (ROOT / "reconciler" / "outputs").glob("*_format.py")}
-    assert modules == set(FORMATS)
-    code, stdout, _ = run_cli(["diff", "--help"])
+    code, stdout, _ = run_cli(["reconcile", "--help"])
     help_text = " ".join(stdout.split())
     assert code == 0 and f"FMT: {', '.join(FORMATS)}." in help_text
+    assert all(f"{name}: {' '.join(entry.summary.split())}" in help_text for name, entry in TARGETS.items())
 
 
 def test_demo_sarif_is_valid_and_live_findings_sit_on_the_cluster_entry(demo: Path, tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from reconciler.core.errors import UserError
 from reconciler.findings.finding import Severity
 from reconciler.gitfix.run import FixGitSettings
 from reconciler.githost.base import HostFlags
-from reconciler.publish.targets import PublishSettings
-from reconciler.reconcile.settings import ReconcileSettings
+from reconciler.publish.request import PublishSettings
+from reconciler.reconcile.settings import ReconcileSettings, RolloutSettings
 from reconciler.sources.cluster.session import ClusterSessions
 from reconciler.telemetry.run import TelemetrySettings
 
@@ -44,7 +44,8 @@ def test_reconcile_options_reach_every_room(tmp_path: Path) -> None:
                   "--lease-wait", "1", "--audit-log", "audit.jsonl", "--report-to", "github",
                   "--report-max-results", "7", "--fix-git-dry-run", "--git-author", "A <a@example.com>",
                   "--git-ssh-key", str(key), "--git-host-base-branch", "dev", *HOST,
-                  "--metrics-file", "m.prom", "--metrics-push", "http://pushgateway", "--log-format", "json")
+                  "--metrics-file", "m.prom", "--metrics-push", "http://pushgateway", "--log-format", "json",
+                  "--ignore-waves")
     run = settings.run_settings(opts)
     assert (run.git, run.cluster, run.fail_on, run.base_ref) == (
         GitSettings("https://git.example/gitops.git", "main", False), "prod", Severity.ERROR, None)
@@ -52,7 +53,8 @@ def test_reconcile_options_reach_every_room(tmp_path: Path) -> None:
     assert settings.live_settings(opts) == LiveSettings("kc", "ctx", None)
     assert settings.reconcile_settings(opts) == ReconcileSettings(
         apply=True, plan_file="plan.json", plan_out=None, max_changes=3, lease_namespace="ns", lease_wait_s=1.0,
-        audit_log="audit.jsonl", live=LiveSettings("kc", "ctx", None))
+        audit_log="audit.jsonl", live=LiveSettings("kc", "ctx", None),
+        rollout=RolloutSettings(ignore_waves=True, host_flags=FLAGS, repo="https://git.example/gitops.git"))
     assert settings.report_targets(opts) == ("github",)
     cluster = ClusterSessions("kc", "ctx")   # the run's cluster, opened from live_settings by cli/live.py
     assert settings.publish_settings(opts, cluster) == PublishSettings(run.git, LiveSettings("kc", "ctx", None),

@@ -116,7 +116,7 @@ def test_addon_mode_uses_canonical_values_and_env(tmp_path: Path) -> None:
     desired = addon(tmp_path, env)
     assert desired.kai_values_doc is None
     assert desired.kai_values_user == safe_load(CANONICAL_KAI_VALUES)
-    assert desired.defaults_version == "v0.16.8"          # pin v0.16.7 → newest shipped of the same minor
+    assert desired.defaults_version == "v0.16.9"          # pin v0.16.7 → newest shipped of the same minor
     assert desired.addons["kaiScheduler"] is True
     queues = queues_by_name(desired)
     assert queues["default-queue"].spec.resources["cpu"] == UNLIMITED_T
@@ -184,8 +184,8 @@ def test_deep_merge_semantics_and_no_mutation() -> None:
 
 def test_every_fixture_chart_version_is_shipped() -> None:
     assert list(shipped_chart_versions()) == ALL_VERSIONS
-    assert ALL_VERSIONS[0] == "v0.9.20" and ALL_VERSIONS[-1] == "v0.17.0"
-    assert len(ALL_VERSIONS) == 9
+    assert ALL_VERSIONS[0] == "v0.9.20" and ALL_VERSIONS[-1] == "v0.17.1"
+    assert len(ALL_VERSIONS) == 11
 
 
 @pytest.mark.parametrize("version", ALL_VERSIONS)
@@ -228,16 +228,19 @@ def test_v0_9_chart_without_default_queue_block_expects_no_invented_queues(tmp_p
     ("v0.16.8", "v0.16.8"),      # exact
     ("0.16.8", "v0.16.8"),       # exact, without the v
     ("v0.17.0", "v0.17.0"),
+    ("v0.16.9", "v0.16.9"),
+    ("v0.17.1", "v0.17.1"),
     ("v0.9.20", "v0.9.20"),
-    ("v0.16.7", "v0.16.8"),      # same minor: newest shipped
+    ("v0.16.7", "v0.16.9"),      # same minor: newest shipped
     ("v0.12.14", "v0.12.23"),
     ("v0.12.1", "v0.12.23"),
     ("v0.9.3", "v0.9.20"),
     ("v0.11.2", "v0.10.5"),      # no same minor: newest older
-    ("v0.18.1", "v0.17.0"),
-    ("v1.0.0", "v0.17.0"),
+    ("v0.17.2", "v0.17.1"),
+    ("v0.18.1", "v0.17.1"),
+    ("v1.0.0", "v0.17.1"),
     ("v0.8.0", "v0.9.20"),       # older than everything shipped: the oldest
-    ("not-a-version", "v0.17.0"),
+    ("not-a-version", "v0.17.1"),
 ])
 def test_defaults_version_for(pin: str, expected: str) -> None:
     assert defaults_version_for(pin) == expected

@@ -251,3 +251,13 @@ def test_an_install_without_its_cluster_or_registry_says_which_set_to_give(given
     done = helm("template", RELEASE, str(CHART), "--namespace", NAMESPACE, *given)
     assert done.returncode != 0
     assert missing in done.stderr and "--set " in done.stderr.split(missing, 1)[1].splitlines()[0], done.stderr
+
+
+def test_self_heal_gets_the_git_host_token_for_rollout_waves_only_when_named() -> None:
+    def token_env(*args: str) -> list[Any]:
+        return [e for e in main_container(template(*args))["env"] if e["name"] == "KAI_GITOPS_GIT_HOST_TOKEN"]
+
+    named = ("--set", "selfHeal.gitHostTokenSecret=gh-statuses")
+    assert token_env("--set", "mode=selfHeal", *named) == [
+        {"name": "KAI_GITOPS_GIT_HOST_TOKEN", "valueFrom": {"secretKeyRef": {"name": "gh-statuses", "key": "token"}}}]
+    assert token_env("--set", "mode=selfHeal") == [] and token_env("--set", "mode=reportOnly", *named) == []

@@ -23,19 +23,19 @@ GOLDEN = FIXTURES / "nvcf" / "golden" / "kai-config-manifest-configmap.yaml"
 
 
 def _mapping_rows() -> dict[str, list[str]]:
-    """values-key cell -> the nine version cells, from the "Values → Config mapping" table."""
+    """values-key cell -> the eleven version cells, from the "Values → Config mapping" table."""
     section = TABLE.split("## Values → Config mapping", 1)[1].split("Footnotes:", 1)[0]
     rows: dict[str, list[str]] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 12 and not cells[0].startswith(("values key", "---")):
-            rows[cells[0]] = cells[2:11]
+        if len(cells) == 14 and not cells[0].startswith(("values key", "---")):
+            rows[cells[0]] = cells[2:13]
     return rows
 
 
 ROWS = _mapping_rows()
 # The table's column headers, in order, are the modelled versions.
-assert re.search(r"\| 9 \| 10 \| 12a \| 12b \| 13 \| 14 \| 15 \| 16 \| 17 \|", TABLE)
+assert re.search(r"\| 9 \| 10 \| 12a \| 12b \| 13 \| 14 \| 15 \| 16 \| 16.9 \| 17 \| 17.1 \|", TABLE)
 
 # One recipe per table row: the value set (a values path and a sample), and the Config field that carries
 # it (a dotted spec path) with the value expected there when carried.
@@ -142,7 +142,7 @@ def _carried(row: list[str], column: int) -> bool:
 
 
 def _column_version(label: str) -> str:
-    labels = ("9", "10", "12a", "12b", "13", "14", "15", "16", "17")
+    labels = ("9", "10", "12a", "12b", "13", "14", "15", "16", "16.9", "17", "17.1")
     return COLUMNS[labels.index(label)]
 
 
@@ -208,6 +208,18 @@ def test_the_released_registry_replaces_the_repositorys_placeholder() -> None:
 def test_fips_appends_to_every_resolved_tag() -> None:
     spec = _render("v0.16.8", {"global": {"fips": True, "tag": "v0.16.8"}})
     assert spec["scheduler"]["service"]["image"]["tag"] == "v0.16.8-fips"
+
+
+@pytest.mark.parametrize(("version", "user", "suffixed"), [
+    ("v0.16.9", {"fips": True}, True),          # v0.16.9 keeps the boolean (kai-resource-management PR #68)
+    ("v0.16.9", {"fipsMode": "on"}, False),     # ... and has no fipsMode
+    ("v0.17.1", {"fipsMode": "on"}, True),      # footnote 9: renamed on the v0.17 branch (#2011)
+    ("v0.17.1", {"fipsMode": "off"}, False),
+    ("v0.17.1", {"fips": True}, False),         # the old key is dropped with no fallback
+])
+def test_fips_mode_by_version(version: str, user: dict[str, Any], suffixed: bool) -> None:
+    spec = _render(version, {"global": {**user, "tag": "v9.9.9"}})
+    assert spec["scheduler"]["service"]["image"]["tag"] == ("v9.9.9-fips" if suffixed else "v9.9.9")
 
 
 def test_addon_desired_is_the_stacks_golden_render(tmp_path: Path) -> None:

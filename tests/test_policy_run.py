@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from reconciler.app import policy_run as runner
-from reconciler.app.pipeline import Waiving
+from reconciler.app.evaluate import Waiving
 from reconciler.core.errors import UserError
 from reconciler.sources.git import open_tree
 from tests.policy.conftest import USER_RULE, ZERO, example

@@ -166,3 +166,23 @@ def test_diff_counts_its_plan_line_as_reconcile_plans_it(demo_repo: Path) -> Non
     [reconcile_plan] = [line.removeprefix("Plan: ").rstrip(".") for line in reconcile_out.splitlines()
                         if line.startswith("Plan: ")]
     assert diff_plan == reconcile_plan and not reconcile_plan.endswith(" 0 for the operator"), reconcile_out
+
+
+def test_every_format_renders_the_run_through_the_registry(demo: Demo, tmp_path: Path) -> None:
+    """`-o FMT=PATH` behaves as for the other commands: one run feeds every format; text, JSON, JSON Lines and
+    Markdown carry the plan, the rest the findings; text on stdout is the plan."""
+    from reconciler.outputs import FORMATS
+
+    files = {fmt: tmp_path / f"out.{fmt}" for fmt in FORMATS if fmt != "text"}
+    code, out, err = demo.reconcile("-o", "text", *(f"-o{fmt}={path}" for fmt, path in files.items()))
+    assert code == 2, err
+    assert "Plan: 0 to create, 3 to change, 6 for the operator." in out
+    document = json.loads(files["json"].read_text())
+    assert json.loads(files["jsonl"].read_text()) == document and document["plan"]["summary"]["update"] == 3
+    markdown = files["markdown"].read_text()
+    assert "### Plan `" in markdown and "~ update Queue/default-parent-queue  (KAI-D-002)" in markdown
+    assert markdown.index("## ") < markdown.index("### Plan")   # the findings first, as for diff
+    sarif = json.loads(files["sarif"].read_text())
+    assert sarif["runs"][0]["results"] and "plan" not in sarif
+    assert "title=KAI-D-002" in files["github"].read_text()
+    assert "KAI-D-002" in files["junit"].read_text() and "KAI-D-002" in files["gitlab"].read_text()

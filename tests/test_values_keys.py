@@ -17,18 +17,23 @@ import pytest
 from tests.helpers import FIXTURES, addon_config, commit_files, make_repo, run_cli, standalone_config
 
 TABLE = (FIXTURES / "kai" / "values-to-config.md").read_text()
-COLUMNS = ("9", "10", "12a", "12b", "13", "14", "15", "16", "17")
+COLUMNS = ("9", "10", "12a", "12b", "13", "14", "15", "16", "16.9", "17", "17.1")
 
 
 def _column_versions() -> dict[str, str]:
     legend = re.search(r"Versions: (.*?)\. Sources", TABLE, re.S)
     assert legend is not None
-    pairs = dict(re.findall(r"(\w+)=(v[\d.]+)", legend[1]))
+    pairs = dict(re.findall(r"([\w.]+)=(v\d+\.\d+\.\d+)", legend[1]))
     assert tuple(pairs) == COLUMNS
     return pairs
 
 
 VERSIONS = _column_versions()
+
+
+def _name(column: str) -> str:
+    """A cluster name for a table column ("16.9" -> "v16-9")."""
+    return "v" + column.replace(".", "-")
 
 
 def _mapping_rows() -> dict[str, dict[str, str]]:
@@ -37,8 +42,11 @@ def _mapping_rows() -> dict[str, dict[str, str]]:
     section = TABLE.split("## Values → Config mapping", 1)[1].split("## Values that never", 1)[0]
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 12 and cells[0] not in ("values key", "---"):
-            rows[cells[0]] = dict(zip(COLUMNS, cells[2:11], strict=True)) | {"default": cells[11]}
+        if len(cells) == 14 and cells[0] not in ("values key", "---"):
+            versions = cells[2:13]
+            for i, cell in enumerate(versions):      # "same": as the column before it
+                versions[i] = versions[i - 1] if cell == "same" else cell
+            rows[cells[0]] = dict(zip(COLUMNS, versions, strict=True)) | {"default": cells[13]}
     return rows
 
 
@@ -123,12 +131,12 @@ def test_the_table_names_every_row_this_test_sets() -> None:
 def test_a_value_is_reported_exactly_where_the_table_says_the_version_drops_it(tmp_path: Path, row: str) -> None:
     cells = ROWS[row]
     columns = [c for c in COLUMNS if _dropped(cells[c]) is not None]
-    clusters = {f"v{c}": DROPPED_ROWS[row] for c in columns}
-    versions = {f"v{c}": VERSIONS[c] for c in columns}
+    clusters = {_name(c): DROPPED_ROWS[row] for c in columns}
+    versions = {_name(c): VERSIONS[c] for c in columns}
     _, report, _ = _check(tmp_path, _fleet(clusters, versions))
     path = _leaf(DROPPED_ROWS[row])
     for column in columns:
-        hits = [f for f in _findings(report, "KAI-V-010", f"v{column}") if f["location"]["path"] == path]
+        hits = [f for f in _findings(report, "KAI-V-010", _name(column)) if f["location"]["path"] == path]
         expected = _dropped(cells[column])
         assert bool(hits) is expected, (row, VERSIONS[column], cells[column], hits)
         if expected:
@@ -137,17 +145,17 @@ def test_a_value_is_reported_exactly_where_the_table_says_the_version_drops_it(t
             issue = _issue(row)
             assert issue is None or issue in hit["message"], hit["message"]
             assert hit["location"]["line"] == 1 + len(path.split(".")) and hit["severity"] == "warning"
-        unknown = [f for f in _findings(report, "KAI-V-011", f"v{column}") if f["location"]["path"].startswith(path)]
+        unknown = [f for f in _findings(report, "KAI-V-011", _name(column)) if f["location"]["path"].startswith(path)]
         assert not unknown, unknown   # a dropped value is not also called unknown
 
 
 def test_per_component_replicas_never_reach_the_config(tmp_path: Path) -> None:
     never = [line for line in TABLE.splitlines() if line.startswith("| `<component>.replicas`")]
     assert never and "nothing" in never[0] and "KAI#1124" in never[0]
-    clusters = {f"v{c}": {"scheduler": {"replicas": 2}} for c in COLUMNS}
-    _, report, _ = _check(tmp_path, _fleet(clusters, {f"v{c}": VERSIONS[c] for c in COLUMNS}))
+    clusters = {_name(c): {"scheduler": {"replicas": 2}} for c in COLUMNS}
+    _, report, _ = _check(tmp_path, _fleet(clusters, {_name(c): VERSIONS[c] for c in COLUMNS}))
     for column in COLUMNS:
-        [hit] = _findings(report, "KAI-V-010", f"v{column}")
+        [hit] = _findings(report, "KAI-V-010", _name(column))
         assert hit["location"]["path"] == "scheduler.replicas" and "KAI-Scheduler #1124" in hit["message"]
 
 
@@ -165,7 +173,7 @@ def test_v010_names_the_version_that_carries_the_value(tmp_path: Path) -> None:
     code, report, _ = _check(tmp_path, files)
     [hit] = _findings(report, "KAI-V-010")
     carried = [c for c in COLUMNS if not _dropped(ROWS["`podgrouper.queueLabelKey`"][c])]
-    assert carried == ["16", "17"]
+    assert carried == ["16", "16.9", "17", "17.1"]
     assert "carried from v0.16.0" in hit["message"] and code == 2
     assert (hit["location"]["line"], hit["location"]["column"]) == (2, 3)
 
@@ -223,17 +231,18 @@ def test_a_clean_values_file_has_no_unknown_keys(tmp_path: Path) -> None:
 
 
 def test_a_value_of_a_newer_chart_says_which_chart_has_it(tmp_path: Path) -> None:
-    files = {"kai-gitops.yaml": standalone_config(version="v0.16.8"),
+    files = {"kai-gitops.yaml": standalone_config(version="v0.16.9"),
              "kai-values.yaml": "kaiConfig:\n  render: true\n"}
     _, report, _ = _check(tmp_path, files)
     [hit] = _findings(report, "KAI-V-011")
-    assert hit["message"] == ("unknown key kaiConfig: KAI chart v0.16.8 has no such value, so Helm ignores it "
-                              "(chart v0.17.0 has it)")
+    # kai-resource-management PR #68: "The key does not exist in v0.16.9"
+    assert hit["message"] == ("unknown key kaiConfig: KAI chart v0.16.9 has no such value, so Helm ignores it "
+                              "(charts v0.17.0, v0.17.1 have it)")
     files = {"kai-gitops.yaml": standalone_config(version="v0.9.20"),
              "kai-values.yaml": "defaultQueue:\n  createDefaultQueue: true\n"}
     _, report, _ = _check(tmp_path / "v09", files)
     [hit] = _findings(report, "KAI-V-011")
-    assert hit["message"].endswith("(charts v0.10.5, v0.12.13 and 6 more have it)")
+    assert hit["message"].endswith("(charts v0.10.5, v0.12.13 and 8 more have it)")
 
 
 def test_addon_typo_is_named_and_the_disabled_addon_is_an_error(tmp_path: Path) -> None:
@@ -415,12 +424,12 @@ def test_a_kai_manifest_name_kubernetes_would_refuse_is_a_one_line_error(tmp_pat
 
 
 @pytest.mark.parametrize(("pin", "named"), [
-    ("v0.16.7", "chart v0.16.7 defaults (as in v0.16.8, the nearest chart kai-gitops models)"),
+    ("v0.16.7", "chart v0.16.7 defaults (as in v0.16.9, the nearest chart kai-gitops models)"),
     ("v0.16.8", "chart v0.16.8 defaults"),
 ])
 def test_inherited_values_name_the_pinned_chart_and_the_one_that_stands_in(tmp_path: Path, pin: str,
                                                                           named: str) -> None:
-    """A user pinned v0.16.7: naming only v0.16.8 (whose values kai-gitops ships) read as a wrong version."""
+    """A user pinned v0.16.7: naming only v0.16.9 (whose values kai-gitops ships) read as a wrong version."""
     files = {"kai-gitops.yaml": standalone_config(version=pin), "kai-values.yaml": "{}\n"}
     _, report, _ = _check(tmp_path, files)
     [written_out] = _findings(report, "KAI-V-004")

@@ -10,36 +10,30 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from functools import wraps
 from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
+from reconciler.app.evaluate import Waiving, evaluate_cluster
 from reconciler.app.history import RunHistory
-from reconciler.app.last_writes import audit_cut_off, identities_of_run, with_last_writes
+from reconciler.app.policy_run import evaluated_rules
 from reconciler.app.settings import DesiredRepo, GitSettings, RunSettings
-from reconciler.checks.attribution import attribute
-from reconciler.checks.differ import diff
+from reconciler.checks.catalogue import ClusterContext
 from reconciler.checks.facts import Facts, add_snapshot_queues, build_facts
-from reconciler.checks.gangs import gang_findings
-from reconciler.checks.kai_operator import kai_operator_findings
-from reconciler.checks.krm import krm_findings
-from reconciler.checks.node_labels import intent_findings
 from reconciler.checks.nvca import Verdict, gate_enabled, predict
-from reconciler.checks.ownership import OwnWrite, controllers, ownership_findings
-from reconciler.checks.sensitive import sensitive_findings
-from reconciler.checks.values_keys import values_key_findings
+from reconciler.checks.ownership import OwnWrite, controllers
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONLike
 from reconciler.core.refs import Location
 from reconciler.core.show import truncate_text
-from reconciler.findings.builtin_rules import KRM_MANAGED, SENSITIVE_RULES
 from reconciler.findings.finding import Finding
-from reconciler.findings.rules import RuleMeta
-from reconciler.model.config import AuditIdentities, ClusterConfig, RepoConfig
+from reconciler.findings.rules import Scope
+from reconciler.model.config import ClusterConfig, RepoConfig
 from reconciler.model.desired import DesiredCluster, build_desired
 from reconciler.model.live import LiveState
 from reconciler.model.queues import SnapshotQueues
 from reconciler.model.workloads import RenderedWorkload
+from reconciler.reconcile import rollout
 from reconciler.reconcile.planner import build_plan
 from reconciler.report.report import UNNAMED_LIVE, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
@@ -162,22 +156,15 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
         live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
     with phase("evaluate"):
         prediction = _predict(live, desired)
-        findings = diff(desired, live) + kai_operator_findings(live, desired, desired.name)
-        findings += gang_findings(live, desired, desired.name)
-        findings += evaluate_policies(build_facts(desired.name, desired, live, prediction), desired, repo, settings)
-        findings += values_key_findings(desired) + intent_findings(desired)
-        findings = attribute(findings, live, desired.shared)
-        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers),
-                                       ours)
-        findings += krm_findings(desired, live)
-    identities = identities_of_run(repo.config.audit_identities, live)
-    findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
-    waivers = Waiving(repo, [desired.name])
-    rules = ran_rules(repo, settings, "live", drift=True, keys=True)
-    findings = waivers.apply(findings, desired.name)
+        context = ClusterContext(desired.name, desired, live, ours=ours,
+                                 controllers=controllers(repo.config.ownership.controllers))
+        waivers = Waiving(repo, [desired.name])
+        run = evaluate_cluster(context, build_facts(desired.name, desired, live, prediction), repo, settings,
+                               evaluated_rules(repo, settings.policy, Scope.LIVE), waivers, started)
+    findings = run.findings
     # diff counts its Plan: line as reconcile plans it, operator commands from violations (KAI-R-012) included
     counts = build_plan(findings, desired, live, git=repo.git, identity=None).counts()
-    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings, rules,
+    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings, run.rules,
                            cluster_anchor(desired), counts)
     done = Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config)
     return _OneCluster(history.stamp(done, desired.config.kube_context), desired, live)
@@ -198,20 +185,13 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     live = read_live(context)
     prediction = _predict(live, desired)
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
-    findings = diff(desired, live) + values_key_findings(desired) + intent_findings(desired) if desired else []
-    findings += kai_operator_findings(live, desired, name) + gang_findings(live, desired, name)
-    findings += evaluate_policies(build_facts(name, desired, live, prediction), desired, repo, settings)
-    findings = attribute(findings, live, desired.shared if desired else None)
-    if desired is not None and repo is not None:
-        findings += ownership_findings(findings, desired, live, controllers(repo.config.ownership.controllers))
-        findings += krm_findings(desired, live)
-    identities = identities_of_run(repo.config.audit_identities if repo else AuditIdentities(), live)
-    findings = with_last_writes(findings, settings.k8s_audit_logs, identities, audit_cut_off(live, started))
+    known = controllers(repo.config.ownership.controllers) if repo else ()
     waivers = Waiving(repo, [name])
-    with_git = desired is not None
-    rules = ran_rules(repo, settings, "live", drift=with_git, keys=with_git)
-    report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live),
-                           waivers.apply(findings, name), rules, cluster_anchor(desired))
+    run = evaluate_cluster(ClusterContext(name, desired, live, controllers=known),
+                           build_facts(name, desired, live, prediction), repo, settings,
+                           evaluated_rules(repo, settings.policy, Scope.LIVE), waivers, started)
+    report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live), run.findings,
+                           run.rules, cluster_anchor(desired))
     done = Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
     return history.stamp(done, context)
 
@@ -235,7 +215,7 @@ def run_check(settings: RunSettings) -> Report:
     reports = []
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
-    rules = ran_rules(rules_repo, settings, "static", drift=False, keys=True) + list(SENSITIVE_RULES)
+    policy_rules = evaluated_rules(rules_repo, settings.policy, Scope.STATIC)
     snapshots = _snapshot_queues(settings, head.config, chosen, rules_repo.config if settings.base_ref and rules_repo
                                  else None)
     rendered = _rendered_workloads(head, chosen, settings)
@@ -246,14 +226,10 @@ def run_check(settings: RunSettings) -> Report:
         if desired.name in snapshots:
             base = [q.spec for q in base_desired.queues] if base_desired is not None else None
             add_snapshot_queues(facts, snapshots[desired.name][0], base)
-        found = evaluate_policies(facts, desired, rules_repo, settings) + values_key_findings(desired)
-        found += intent_findings(desired)
-        found += sensitive_findings(desired, base_desired)
-        if desired.name in snapshots:
-            found += krm_findings(desired, snapshots[desired.name][1])
-        findings = waivers.apply(found, desired.name)
-        ran = [*rules, KRM_MANAGED] if desired.name in snapshots else rules   # the snapshot's KAI-D-010 ran
-        reports.append(ClusterReport(desired.name, head.git, None, None, None, findings, ran,
+        snapshot = snapshots[desired.name][1] if desired.name in snapshots else None
+        context = ClusterContext(desired.name, desired, snapshot, snapshot=True, reviewing=True, base=base_desired)
+        run = evaluate_cluster(context, facts, rules_repo, settings, policy_rules, waivers, settings.history.started)
+        reports.append(ClusterReport(desired.name, head.git, None, None, None, run.findings, run.rules,
                                      cluster_anchor(desired)))
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
     return history.stamp(Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
@@ -350,30 +326,6 @@ def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo |
     return base, [policy_change_finding(changed, settings.base_ref or "")] if changed else []
 
 
-class Waiving:
-    """The repo's waivers over one run: read once, applied per cluster, judged (expired, unused) once."""
-
-    def __init__(self, repo: DesiredRepo | None, clusters: list[str]) -> None:
-        from reconciler.app.policy_run import repo_waivers
-
-        self.waivers = repo_waivers(repo)
-        self.clusters, self.used, self.today = clusters, set[int](), date.today()
-
-    def apply(self, findings: list[Finding], cluster: str) -> list[Finding]:
-        from reconciler.checks.policy.waivers import apply_waivers
-
-        if not self.waivers:
-            return findings
-        waived, matched = apply_waivers(findings, self.waivers, self.today, cluster=cluster)
-        self.used |= matched
-        return waived
-
-    def leftovers(self) -> list[Finding]:
-        from reconciler.checks.policy.waivers import waiver_findings
-
-        return waiver_findings(self.waivers, self.used, self.today, clusters=self.clusters)
-
-
 def _one_cluster(config: RepoConfig, name: str | None, context: str | None) -> ClusterConfig:
     """--cluster, else the one cluster whose kubeContext is --context, else the only cluster."""
     clusters = config.select(name)
@@ -406,34 +358,6 @@ def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
     return desired.locate("config", ("clusters", desired.config.index)) if desired is not None else None
 
 
-def ran_rules(repo: DesiredRepo | None, settings: RunSettings, scope: str, *, drift: bool,
-              keys: bool) -> list[RuleMeta]:
-    """What one cluster's run evaluates: the policy rules of its scope, the values-key rules when Git is read,
-    and the differ's when it diffs."""
-    from reconciler.app.policy_run import evaluated_rules
-    from reconciler.findings.builtin_rules import (
-        DRIFT_RULES,
-        GANG_RULES,
-        INTENT_RULES,
-        OPERATOR_RULES,
-        OPERATOR_RULES_NEEDING_GIT,
-        VALUES_KEY_RULES,
-    )
-
-    # Without Git, a check that needs the values (render mode) did not run: doctor must not show it passed.
-    operator = [r for r in OPERATOR_RULES if drift or r not in OPERATOR_RULES_NEEDING_GIT] if scope == "live" else []
-    gangs = GANG_RULES if scope == "live" else ()
-    builtin = [*(DRIFT_RULES if drift else ()), *operator, *gangs, *(VALUES_KEY_RULES + INTENT_RULES if keys else ())]
-    return [*builtin, *evaluated_rules(repo, settings.policy, scope)]
-
-
-def evaluate_policies(facts: Facts, desired: DesiredCluster | None, repo: DesiredRepo | None,
-                      settings: RunSettings) -> list[Finding]:
-    from reconciler.app.policy_run import evaluate
-
-    return evaluate(facts, desired, repo, settings)
-
-
 @telling_uncommitted_edits
 def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
                           target: ClusterTarget | None) -> ReconcileOutcome:
@@ -451,7 +375,12 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
     else:
         report, fresh, live = run_reconcile(settings, target.read_live, target.identity, ours)
     plan = steps.saved_or_fresh(reconcile, fresh, live)
-    if not reconcile.apply or target is None:
-        return steps.plan_only(report, plan)
-    return steps.apply_plan(plan, report, reconcile, target,
-                            reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2], live=live)
+    # Rollout waves (reconcile/rollout.py): with kai-gitops.yaml's `rollout`, the commit statuses say whether this
+    # cluster may apply the commit now; after an apply the cluster reports its own.
+    wave_gate = rollout.gate(report, reconcile.rollout)
+    if not reconcile.apply or target is None or (wave_gate is not None and not wave_gate.decision.apply):
+        shown = steps.plan_only(report, plan)
+        return shown if wave_gate is None else rollout.held(shown, wave_gate)
+    outcome = steps.apply_plan(plan, report, reconcile, target,
+                               reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2], live=live)
+    return outcome if wave_gate is None else rollout.report_apply(outcome, wave_gate)

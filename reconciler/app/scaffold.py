@@ -258,7 +258,17 @@ def repo_config_text(settings: ScaffoldSettings) -> str:
     for seed in settings.clusters:
         lines += cluster_entry(seed, settings.chart_version)
     lines.append(f"waiversFile: {WAIVERS_FILE}")
+    if len(settings.clusters) > 1:
+        lines += rollout_hint(settings.clusters[0].name)
     return "\n".join(lines) + "\n"
+
+
+def rollout_hint(first: str) -> list[str]:
+    """A fleet's choice, commented: without waves every self-heal CronJob applies a merged commit at its next run."""
+    return ["# Self-heal applies a merged commit on every cluster at its next run. To roll it out wave by wave",
+            "# and halt at the first cluster it makes unhealthy (docs/fleet.md), uncomment; the clusters no wave",
+            "# names go last.",
+            "# rollout:", "#   waves:", f"#     - {{name: canary, clusters: [{first}], soak: 1h}}"]
 
 
 def cluster_entry(seed: ClusterSeed, version: str) -> list[str]:

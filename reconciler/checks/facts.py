@@ -12,6 +12,7 @@ from reconciler.core.resources import NVCF_BACKEND, POD_GROUP, QUEUE, SCHEDULING
 from reconciler.model.chart_keys import era_of
 from reconciler.model.desired import DesiredCluster, ExpectedQueue, QueueOrigin
 from reconciler.model.gates import SignedGates
+from reconciler.model.krm import TO_QUEUE_FIELD, GeneratedQueue, entry_path, generated_queues
 from reconciler.model.live import LiveState, PodSummary
 from reconciler.model.queues import RESOURCES, Allocation, QueueSpec, SnapshotQueues
 from reconciler.model.values import chart_defaults
@@ -74,7 +75,7 @@ def desired_facts(d: DesiredCluster) -> Facts:
         },
         "shared_cluster": {"intent": shared.intent, "nodes": list(shared.nodes), "selector": shared.node_selector},
         "extra_queues": [_queue_facts(q.spec) | {"doc": q.doc} for q in d.queues if q.origin == QueueOrigin.QUEUE_FILE],
-        "queues": [_git_queue_facts(q) for q in d.queues],
+        "queues": [_git_queue_facts(q) for q in d.queues] + _krm_queue_facts(d),
     }
 
 
@@ -147,6 +148,28 @@ def _git_queue_facts(q: ExpectedQueue) -> Facts:
     """Every Queue Git declares (the default queues from the values too), with where each number is set."""
     return _queue_facts(q.spec) | {"doc": q.doc, "origin": str(q.origin),
                                    "paths": {key: list(path) for key, path in q.paths.items()}}
+
+
+def _krm_queue_facts(d: DesiredCluster) -> list[Facts]:
+    """The Queues Git's KAI Resource Management Projects and Departments (krmFiles) generate, in the Queue's terms
+    (deserved -> quota) with each number's path in the Project or Department: the queue rules judge them as they
+    judge queue files. A name a Queue file also declares is left to that file (KAI-K-001 reports the clash)."""
+    declared = {q.spec.name for q in d.queues}
+    generated = [g for g in generated_queues(d.krm) if g.owner.doc is not None and g.spec.name not in declared]
+    unique = {g.spec.name: g for g in reversed(generated)}   # two entries of one name: the first is judged
+    return [_queue_facts(g.spec) | {"doc": g.owner.doc, "origin": f"krm-{g.owner.kind.lower()}",
+                                    "paths": _krm_paths(g)}
+            for g in generated if unique[g.spec.name] is g]
+
+
+def _krm_paths(generated: GeneratedQueue) -> dict[str, list[str | int]]:
+    entry = generated.entry
+    parent: list[str | int] = ["spec", "parent"] if generated.owner.parent else list(entry_path(entry, "nodepool"))
+    paths: dict[str, list[str | int]] = {"parent": parent}
+    for res in RESOURCES:
+        for krm_field, queue_field in TO_QUEUE_FIELD.items():
+            paths[f"{res}.{queue_field}"] = list(entry_path(entry, "resources", res, krm_field))
+    return paths
 
 
 def _allocation_facts(allocation: Allocation | None) -> Facts:

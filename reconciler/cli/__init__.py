@@ -1,8 +1,10 @@
 """Command line: parses options, calls the pipeline, renders the report, exits 0 / 2 / 1.
 
-Only click is imported at start-up so `kai-gitops --help` answers at once: `COMMANDS` names each command's
-module, which is imported when the command runs or shows its help. Everything heavy is imported inside the
-command that needs it. Shared options are declared in `options.py`; `settings.py` turns them into typed settings.
+Only click is imported at start-up so `kai-gitops --help` answers at once: `COMMANDS` names each command as
+a string (`reconciler/core/lazy.py`), imported when the command runs or shows its help (tests/test_registries.py
+loads each: mypy cannot type a decorated command across the package's imports). Everything heavy is imported
+inside the command that needs it. Shared options are declared in `options.py`; `settings.py` turns them into
+typed settings.
 """
 
 from __future__ import annotations
@@ -14,31 +16,35 @@ import click
 
 from reconciler.cli.lazy import LazyCommand, LazyCommands, LazyGroup
 from reconciler.core.exits import ExitCode
+from reconciler.core.lazy import LazyRef
 
 # Each summary is the first paragraph of the command's help; tests/test_cli_foundation.py holds them equal.
 COMMANDS = {
-    "check": LazyCommand("reconciler.cli.check:check_command",
+    "check": LazyCommand(LazyRef("reconciler.cli.check:check_command"),
                          "The PR check: static policies over the desired configuration in Git. No cluster access."),
-    "diff": LazyCommand("reconciler.cli.diff:diff_command",
+    "diff": LazyCommand(LazyRef("reconciler.cli.diff:diff_command"),
                         "Desired (Git) vs live (cluster or snapshot): a plan of what would change, and what "
                         "violates."),
-    "doctor": LazyCommand("reconciler.cli.doctor:doctor_command",
+    "doctor": LazyCommand(LazyRef("reconciler.cli.doctor:doctor_command"),
                           "The user guide's Verify and Troubleshoot steps as checks, with NVCA's predicted verdict. "
                           "Needs no Git."),
-    "init": LazyCommand("reconciler.cli.init:init_command",
+    "init": LazyCommand(LazyRef("reconciler.cli.init:init_command"),
                         "Scaffold a GitOps repository in DIRECTORY (default: here), refusing to overwrite any file."),
-    "policy": LazyCommand("reconciler.cli.policy:policy_group", "Work with the Rego policy pack."),
-    "reconcile": LazyCommand("reconciler.cli.reconcile:reconcile_command",
+    "policy": LazyCommand(LazyRef("reconciler.cli.policy:policy_group"), "Work with the Rego policy pack."),
+    "reconcile": LazyCommand(LazyRef("reconciler.cli.reconcile:reconcile_command"),
                              "Plan what kai-gitops may fix (Queues, kai-config, SchedulingShards, node labels) and, "
                              "with --apply, apply it safely."),
-    "report": LazyCommand("reconciler.cli.report:report_group", "Work with saved JSON reports."),
-    "schema": LazyCommand("reconciler.cli.schema:schema_command",
+    "report": LazyCommand(LazyRef("reconciler.cli.report:report_group"), "Work with saved JSON reports."),
+    "schema": LazyCommand(LazyRef("reconciler.cli.schema:schema_command"),
                           "Print the JSON Schema of kai-gitops.yaml (for editor completion)."),
-    "snapshot": LazyCommand("reconciler.cli.snapshot:snapshot_command",
+    "snapshot": LazyCommand(LazyRef("reconciler.cli.snapshot:snapshot_command"),
                             "Save the live state the checks read, for `diff`/`doctor --snapshot` (Secrets only as "
                             "redacted summaries)."),
+    "upgrade-plan": LazyCommand(LazyRef("reconciler.cli.upgrade_plan:upgrade_plan_command"),
+                                "What upgrading a cluster's KAI chart from its pin to --to changes, for its values: "
+                                "keys renamed or removed, defaults, kai-config fields, CRDs, and the steps in order. "
+                                "Exit 2 when Git must change first."),
 }
-
 
 class _Cli(LazyGroup):
     """Usage mistakes exit 1 like every other error: click's own 2 would read as "findings" in a CronJob."""

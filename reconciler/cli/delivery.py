@@ -5,7 +5,6 @@ report, what its `-o` targets get instead (`emit_error`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reconciler.cli.stdout import write_stdout
@@ -15,7 +14,8 @@ if TYPE_CHECKING:
     from reconciler.core.exits import ExitCode
     from reconciler.gitfix.run import FixGitSettings
     from reconciler.outputs.destinations import OutputSpec
-    from reconciler.publish.targets import PublishSettings
+    from reconciler.outputs.plan_views import PlanRun
+    from reconciler.publish.request import PublishSettings
     from reconciler.report.report import Report
 
 
@@ -26,15 +26,16 @@ def record(**produced: Any) -> None:
     record_run(**produced)
 
 
-def emit(report: Report, specs: list[OutputSpec], overrides: dict[str, Callable[[], str]] | None = None) -> ExitCode:
+def emit(report: Report, specs: list[OutputSpec], run: PlanRun | None = None) -> ExitCode:
     """Render `report` to every `-o FMT[=PATH]` and return its exit code.
 
-    `overrides` render some formats another way (reconcile's text and json carry its plan).
+    `run`: reconcile's plan and apply, which the formats that have a form of it render (`report` is its final
+    report).
     """
     from reconciler.outputs.destinations import emit as emit_to
 
     record(report=report)
-    emit_to(report, specs, lambda text: write_stdout(text, nl=False), color=sys.stdout.isatty(), overrides=overrides)
+    emit_to(report, specs, lambda text: write_stdout(text, nl=False), color=sys.stdout.isatty(), run=run)
     return report.exit_code
 
 
@@ -60,7 +61,8 @@ def emit_error(exc: UserError, command: str, specs: list[OutputSpec]) -> None:
 def publish_report(report: Report, plan: Any, targets: tuple[str, ...], settings: PublishSettings) -> None:
     if not targets:
         return
-    from reconciler.publish.targets import PublishRequest, publish
+    from reconciler.publish.request import PublishRequest
+    from reconciler.publish.targets import publish
 
     publish(targets, PublishRequest(report, plan, settings))
 

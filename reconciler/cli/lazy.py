@@ -9,20 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
-from importlib import import_module
 
 import click
+
+from reconciler.core.lazy import LazyRef
 
 
 @dataclass(frozen=True)
 class LazyCommand:
-    target: str        # "package.module:attribute" of the click command
-    summary: str       # the first paragraph of the command's help: what `kai-gitops --help` shortens
+    """An entry of the command table, in the idiom of every extension point (`reconciler/core/lazy.py`)."""
+
+    command: LazyRef[click.Command]   # the click command, imported when it runs or shows its help
+    summary: str                      # the first paragraph of the command's help: what `kai-gitops --help` shortens
 
     def load(self) -> click.Command:
-        module, _, attribute = self.target.partition(":")
-        command: click.Command = getattr(import_module(module), attribute)
-        return command
+        return self.command.load()
 
 
 class LazyCommands(MutableMapping[str, click.Command]):

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from reconciler.outputs import FORMATS, MACHINE_FORMATS
+from reconciler.outputs import FORMATS
+from reconciler.publish.targets import TARGETS
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -120,8 +121,9 @@ def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
         callback=_output_specs,
         help=f"Report format, to stdout or to PATH (written atomically); repeatable. FMT: "
              f"{', '.join(FORMATS)}. Several may share stdout unless one is "
-             f"{'/'.join(f for f in FORMATS if f in MACHINE_FORMATS)}. "
-             "github also appends the job summary to $GITHUB_STEP_SUMMARY.")(func)
+             f"{'/'.join(f for f, entry in FORMATS.items() if entry.whole_document)}. "
+             f"{'/'.join(f for f, entry in FORMATS.items() if entry.step_summary)} also appends the job summary "
+             "to $GITHUB_STEP_SUMMARY.")(func)
 
 
 def _url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -225,9 +227,9 @@ def _report_targets(ctx: click.Context, param: click.Parameter, values: tuple[st
 
 def report_to_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--report-to", "report_to", multiple=True, metavar="TARGET", callback=_report_targets,
-                        help="Also publish the report: github or gitlab (one drift issue per cluster, kept "
-                             "current), policyreport (PolicyReport objects in the cluster read). "
-                             "Repeatable.")(func)
+                        help="Also publish the report: "
+                             + "; ".join(f"{name}: {entry.summary}" for name, entry in TARGETS.items())
+                             + ". Repeatable.")(func)
 
 
 def apply_options(func: Callable[..., Any]) -> Callable[..., Any]:

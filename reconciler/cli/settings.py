@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from reconciler.gitfix.run import FixGitSettings
     from reconciler.githost.base import HostFlags
     from reconciler.outputs.destinations import OutputSpec
-    from reconciler.publish.targets import PublishSettings
+    from reconciler.publish.request import PublishSettings
     from reconciler.reconcile.settings import ReconcileSettings
     from reconciler.report.shards import Shard
     from reconciler.sources.cluster.session import ClusterSessions
@@ -80,7 +80,7 @@ def live_settings(opts: Options) -> LiveSettings:
 
 
 def reconcile_settings(opts: Options) -> ReconcileSettings:
-    from reconciler.reconcile.settings import ReconcileSettings
+    from reconciler.reconcile.settings import ReconcileSettings, RolloutSettings
 
     return ReconcileSettings(apply=bool(opts.get("do_apply")), plan_file=opts.get("plan_file"),
                              plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),
@@ -88,7 +88,10 @@ def reconcile_settings(opts: Options) -> ReconcileSettings:
                              lease_wait_s=float(opts.get("lease_wait", 30.0)),
                              audit_log=opts.get("audit_log"),
                              audit_log_max_bytes=int(opts.get("audit_log_max_bytes") or 0), live=live_settings(opts),
-                             allow_over_quota=bool(opts.get("allow_over_quota")))
+                             allow_over_quota=bool(opts.get("allow_over_quota")),
+                             # --ignore-waves, and the Git host whose commit statuses carry the waves' reports
+                             rollout=RolloutSettings(ignore_waves=bool(opts.get("ignore_waves")),
+                                                     host_flags=host_flags(opts), repo=opts.get("repo")))
 
 
 def outputs(opts: Options) -> list[OutputSpec]:
@@ -126,7 +129,7 @@ def report_targets(opts: Options) -> tuple[str, ...]:
 
 
 def publish_settings(opts: Options, cluster: ClusterSessions | None = None) -> PublishSettings:
-    from reconciler.publish.targets import PublishSettings
+    from reconciler.publish.request import PublishSettings
 
     return PublishSettings(git=git_settings(opts), live=live_settings(opts), cluster=cluster,
                            max_results=opts.get("report_max_results"), host_flags=host_flags(opts))

@@ -78,6 +78,12 @@ KAI_AND_NVCA = (QUEUE, POD_GROUP, SCHEDULING_SHARD, CONFIG, TOPOLOGY, NVCF_BACKE
 # Grove's binding of its topology domains to node labels and to KAI's Topology (the NVCF stack installs one).
 CLUSTER_TOPOLOGY_BINDING = Resource("grove.io", "v1alpha1", "clustertopologybindings", "ClusterTopologyBinding",
                                     namespaced=False)
+# KAI Resource Management's (kai-scheduler/kai-resource-management-api kai/v1alpha1): all cluster-scoped.
+PROJECT = Resource("kai.resources", "v1alpha1", "projects", "Project", namespaced=False)
+DEPARTMENT = Resource("kai.resources", "v1alpha1", "departments", "Department", namespaced=False)
+NODE_POOL = Resource("kai.resources", "v1alpha1", "nodepools", "NodePool", namespaced=False)
+KRM_CONFIG = Resource("kai.resources", "v1alpha1", "krmconfigs", "KRMConfig", namespaced=False)
+KRM_KINDS = (PROJECT, DEPARTMENT, NODE_POOL, KRM_CONFIG)
 
 # Kubernetes' own.
 NODE = Resource("", "v1", "nodes", "Node", namespaced=False)

@@ -7,7 +7,10 @@ that ran with its description and remedy (SARIF's rule table, JUnit test cases).
 from __future__ import annotations
 
 from reconciler.findings.finding import Severity
-from reconciler.findings.rules import RuleMeta, Scope
+from reconciler.findings.krm_rules import KRM_RULES as KRM_RULES  # re-exported: the run lists them with these
+from reconciler.findings.nvca_values_rules import NVCA_VALUES_RULES as NVCA_VALUES_RULES
+from reconciler.findings.rules import DoctorList, RuleMeta, Scope
+from reconciler.findings.schema_rules import MANIFEST_SCHEMA_RULES
 
 _DRIFT_SOURCE = "kai-gitops differ (docs/policies.md#rule-ids)"
 _WAIVER_SOURCE = "kai-gitops waivers (docs/policies.md#waivers)"
@@ -40,14 +43,14 @@ CONFIG_DRIFT = RuleMeta(
     "chart renders from the values (a hand edit, a deployer hook that did not run, an E1 chart re-creating it "
     "on upgrade) runs the components with settings Git does not hold.",
     "Patch kai-config's spec to Git's values (kai-gitops reconcile --apply does it; the finding shows the "
-    "merge patch), or change the values.", _DRIFT_SOURCE)
+    "merge patch), or change the values.", _DRIFT_SOURCE, listed_in=DoctorList.KAI)
 CONFIG_MISSING = RuleMeta(
     "KAI-D-006", "kai-config missing", Severity.ERROR, Scope.LIVE,
     "The KAI release is deployed but the operator's kai-config does not exist: the operator deploys nothing, "
     "and what it owned is garbage-collected (KAI-Scheduler #1751; Argo CD runs no post-install hook on an "
     "automated sync).",
     "Re-create kai-config: re-run the chart's hooks (helm upgrade), or apply it from Git when Git keeps it.",
-    _DRIFT_SOURCE)
+    _DRIFT_SOURCE, listed_in=DoctorList.KAI)
 SHARD_UNDECLARED = RuleMeta(
     "KAI-D-007", "SchedulingShard not declared in Git", Severity.WARNING, Scope.LIVE,
     "Every SchedulingShard runs a scheduler of its own; one that Git does not declare is configuration "
@@ -83,44 +86,49 @@ CONFIG_NOT_RECONCILED = RuleMeta(
     "the current generation was deployed and every operand is available. v0.10.0 to v0.12.15 set Reconciling "
     "True on every pass and write no Ready, so those two are not read there.",
     "Read the conditions' messages, the operand Deployments in kai-scheduler and the kai-operator logs.",
-    _OPERATOR_SOURCE)
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 CONFIG_HOOK_LEFT = RuleMeta(
     "KAI-O-002", "kai-config carries no Helm hook annotation", Severity.WARNING, Scope.LIVE,
     "Pre-hook charts rendered kai-config as a pre-install/pre-upgrade hook, which Helm deletes and re-creates on "
     "every upgrade (KAI-Scheduler #1536); the post-install kai-config-deployer Job of later charts strips the "
     "annotations. Still there means the Job has not run successfully.",
-    "Check Job kai-config-deployer in kai-scheduler, then remove the annotations.", _OPERATOR_SOURCE)
+    "Check Job kai-config-deployer in kai-scheduler, then remove the annotations.",
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 OPERANDS_UNAVAILABLE = RuleMeta(
     "KAI-O-003", "KAI operands available and owned by the current kai-config", Severity.ERROR, Scope.LIVE,
     "The operator deploys every component from kai-config and owns what it deploys; an operand with fewer "
     "available or updated replicas than wanted is not serving, and one owned by another kai-config UID was "
     "deployed from a kai-config that was deleted (an E1 upgrade re-creates it) and is being garbage-collected.",
     "Describe the Deployment; for an old owner, wait for the operator to re-create it or restart kai-operator.",
-    _OPERATOR_SOURCE)
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 TOKEN_WINDOW = RuleMeta(
     "KAI-O-004", "KAI pods started after their ServiceAccount was created", Severity.ERROR, Scope.LIVE,
     "When kai-config is re-created the operator re-creates the ServiceAccounts it owns; pods started before "
     "keep a token bound to the deleted one and get 401 Unauthorized (leader election, watches) until the "
     "kubelet rotates it, about 48 minutes (KAI-Scheduler #1536; before v0.17.0 the scheduler stays Ready).",
-    "Restart the Deployment of each such pod (the message gives the command).", _OPERATOR_SOURCE)
+    "Restart the Deployment of each such pod (the message gives the command).",
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 DEPLOYER_FAILED = RuleMeta(
     "KAI-O-005", "kai-config-deployer Job did not fail", Severity.ERROR, Scope.LIVE,
     "E2/E3 charts apply kai-config with a post-install Job; a failed one (image pull, RBAC) leaves kai-config "
     "as it was and the release failed, and Helm keeps the Job.",
-    "Read the Job's pod logs, fix the cause, and run the Helm upgrade again.", _OPERATOR_SOURCE)
+    "Read the Job's pod logs, fix the cause, and run the Helm upgrade again.",
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 LEADER_NOT_RENEWED = RuleMeta(
     "KAI-O-006", "KAI scheduler's leader Lease renewed", Severity.ERROR, Scope.LIVE,
     "The scheduler renews its leader Lease (kai-scheduler in kai-scheduler) every few seconds; one not renewed "
     "for several durations means no scheduler leads, e.g. on 401 Unauthorized after its ServiceAccount was "
     "re-created (KAI-Scheduler #1536): pods stay Pending while everything looks Running.",
-    "Read the scheduler's logs; on Unauthorized, restart deployment/kai-scheduler-default.", _OPERATOR_SOURCE)
+    "Read the scheduler's logs; on Unauthorized, restart deployment/kai-scheduler-default.",
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 SHARD_NOT_RECONCILED = RuleMeta(
     "KAI-O-007", "SchedulingShards reconciled by the KAI operator", Severity.ERROR, Scope.LIVE,
     "The operator writes the same conditions on every SchedulingShard as on kai-config (DependenciesFulfilled "
     "is always True there). A shard whose conditions are for an older generation or say not ready runs a "
     "scheduler with an old config, or none; with kai-config missing the shard reconcile fails before its "
     "status update, so stale shard conditions are also the trace of a missing kai-config.",
-    "Read the shard's conditions, check that kai-config exists, then the kai-operator logs.", _OPERATOR_SOURCE)
+    "Read the shard's conditions, check that kai-config exists, then the kai-operator logs.",
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 SCHEDULER_RESTARTED_ON_401 = RuleMeta(
     "KAI-O-008", "KAI scheduler not restarted by a 401 after a ServiceAccount change", Severity.WARNING,
     Scope.LIVE,
@@ -129,7 +137,8 @@ SCHEDULER_RESTARTED_ON_401 = RuleMeta(
     "ServiceAccount was re-created, in a pod started before, went through the 401 window and recovered: no "
     "scheduling from the re-creation to the restart, and the cause (kai-config deleted or re-created, as every "
     "pre-hook chart upgrade does) comes back. A warning, not an error: nothing is broken now.",
-    "Find why kai-config was re-created (its creationTimestamp, the chart version's era).", _OPERATOR_SOURCE)
+    "Find why kai-config was re-created (its creationTimestamp, the chart version's era).",
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 CONFIG_NOT_HELM_OWNED = RuleMeta(
     "KAI-O-009", "kai-config adoptable by Helm in render mode", Severity.ERROR, Scope.LIVE,
     "With kaiConfig.render true (v0.17.0+) the chart renders kai-config as a regular release resource. A live "
@@ -137,7 +146,7 @@ CONFIG_NOT_HELM_OWNED = RuleMeta(
     "to adopt it: the install or upgrade fails with \"invalid ownership metadata\" (Argo CD's server-side "
     "apply adopts it).",
     "Annotate and label kai-config for the release (the message gives the commands), then upgrade.",
-    _OPERATOR_SOURCE)
+    _OPERATOR_SOURCE, listed_in=DoctorList.KAI)
 
 _GANG_SOURCE = ("docs/policies.md#gangs-and-topology / KAI-Scheduler v0.17.0 pkg/apis/scheduling/v2alpha2 "
                 "(PodGroup status), pkg/podgrouper; NVIDIA/nvcf fadc0f81 nvcf-cluster-topology chart; Grove "
@@ -150,41 +159,45 @@ GANG_UNSCHEDULABLE = RuleMeta(
     "capacity message. The function stays Pending with nothing else to say why. A condition on a gang whose pods "
     "are all bound is stale (left behind before v0.17.0) and not reported.",
     "Act on the reason (the message says what): create or fix the queue, raise its quota or limit, free "
-    "capacity in the node pool, or fix the topology the gang requires.", _GANG_SOURCE)
+    "capacity in the node pool, or fix the topology the gang requires.", _GANG_SOURCE, listed_in=DoctorList.GANGS)
 GANG_PENDING = RuleMeta(
     "KAI-T-002", "Gang members not Pending with scheduling failures", Severity.WARNING, Scope.LIVE,
     "The Pending members of one gang fail for one cause; their Unschedulable / FailedScheduling events read per "
     "gang (each distinct message once, with how many pods it was said of) say it once instead of once per pod.",
-    "Read the events and the PodGroup's scheduling conditions (the command is in the finding).", _GANG_SOURCE)
+    "Read the events and the PodGroup's scheduling conditions (the command is in the finding).",
+    _GANG_SOURCE, listed_in=DoctorList.GANGS)
 GANG_GROUP_MISSING = RuleMeta(
     "KAI-T-003", "Gang members name an existing PodGroup", Severity.ERROR, Scope.LIVE,
     "A pod whose pod-group-name names a PodGroup that does not exist is never scheduled by KAI: an external "
     "group was not created (or was deleted), or the pod-grouper is not running.",
-    "Create the PodGroup, or remove the annotation so the pod-grouper creates one.", _GANG_SOURCE)
+    "Create the PodGroup, or remove the annotation so the pod-grouper creates one.",
+    _GANG_SOURCE, listed_in=DoctorList.GANGS)
 TOPOLOGY_NOT_AS_RENDERED = RuleMeta(
     "KAI-T-004", "KAI Topology present as the stack renders it", Severity.ERROR, Scope.LIVE,
     "With topology-aware scheduling on, the stack installs each Topology of addons.topologyAwareScheduling "
     "(nvcf-mnnvl-topology: nvidia.com/gpu.clique, kubernetes.io/hostname); a workload or PodGroup that names a "
     "missing Topology, or a level it does not have, stays Pending.",
-    "Sync the stack's topology release, or correct the topology the workload names.", _GANG_SOURCE)
+    "Sync the stack's topology release, or correct the topology the workload names.",
+    _GANG_SOURCE, listed_in=DoctorList.GANGS)
 BINDING_NOT_AS_RENDERED = RuleMeta(
     "KAI-T-005", "Grove ClusterTopologyBinding present, as rendered and in sync", Severity.ERROR, Scope.LIVE,
     "With topology-aware scheduling and Grove on, the stack installs <topology>-binding, mapping each level to a "
     "domain (gpuclique, hostname) and binding kai-scheduler to the KAI Topology; Grove refuses constraints naming "
     "a missing binding and reports SchedulerTopologyDrift when KAI's Topology no longer matches it.",
     "Sync the stack's Grove topology release; on drift, make the KAI Topology's levels match the binding.",
-    _GANG_SOURCE)
+    _GANG_SOURCE, listed_in=DoctorList.GANGS)
 LEVEL_LABEL_MISSING = RuleMeta(
     "KAI-T-006", "Nodes carry every topology level's label", Severity.ERROR, Scope.LIVE,
     "KAI places a gang inside one domain of the required level, read from a node label; with no node labelled "
     "(nvidia.com/gpu.clique on NVLink clusters comes from the GPU operator's feature discovery) a gang that "
     "requires that level never fits.",
-    "Label the nodes (the GPU operator with GFD on NVLink nodes), or drop the level.", _GANG_SOURCE)
+    "Label the nodes (the GPU operator with GFD on NVLink nodes), or drop the level.",
+    _GANG_SOURCE, listed_in=DoctorList.GANGS)
 DRA_DRIVER_MISSING = RuleMeta(
     "KAI-T-007", "GPU DRA driver's CRDs present for topology-aware scheduling", Severity.ERROR, Scope.LIVE,
     "Multi-node NVLink gangs need the NVIDIA GPU DRA driver (its ComputeDomain kind, "
     "computedomains.resource.nvidia.com) to set up the IMEX domain across the clique.",
-    "Install the NVIDIA DRA driver for GPUs.", _GANG_SOURCE)
+    "Install the NVIDIA DRA driver for GPUs.", _GANG_SOURCE, listed_in=DoctorList.GANGS)
 
 WAIVER_EXPIRED = RuleMeta(
     "KAI-W-001", "Waiver has expired", Severity.WARNING, Scope.STATIC,
@@ -212,6 +225,49 @@ VALUE_UNKNOWN = RuleMeta(
     "Correct the key's spelling (the message suggests the closest known key; --fix-git renames it when "
     "exactly one is close) or delete it.", _KEYS_SOURCE)
 
+# -- values keys a release renamed, removed or deprecated, and values outside a key's set (checks/key_changes.py)
+_HISTORY_SOURCE = ("docs/policies.md#renamed-removed-and-deprecated-keys / KAI-Scheduler deployments/kai-scheduler "
+                   "values.yaml and templates/_helpers.tpl at each tag and release branch")
+VALUE_RENAMED = RuleMeta(
+    "KAI-V-015", "Values key is not renamed or removed by the pinned KAI chart", Severity.ERROR, Scope.STATIC,
+    "A key the pinned chart version renamed or dropped is ignored by Helm without a word: global.fips: true on a "
+    "chart that reads only global.fipsMode installs the non-FIPS images.",
+    "Rename the key to the one the message names (--fix-git does it, converting the value, when the meaning is "
+    "the same), or delete a removed key.", _HISTORY_SOURCE)
+VALUE_DEPRECATED = RuleMeta(
+    "KAI-V-016", "Values key is not deprecated by the pinned KAI chart", Severity.WARNING, Scope.STATIC,
+    "A deprecated key is still honoured, but only while the new key is unset, and the next release may drop it.",
+    "Rename the key to the one the message names (--fix-git does it when the new key is not also set).",
+    _HISTORY_SOURCE)
+VALUE_NOT_ALLOWED = RuleMeta(
+    "KAI-V-017", "Value is one the pinned KAI chart acts on", Severity.ERROR, Scope.STATIC,
+    "Some keys take one of a few strings and the template compares against them: any other value (a typo, "
+    "an unquoted on/off that YAML reads as a boolean, a value of a later release) is silently the default.",
+    "Write one of the values the message lists, quoted.", _HISTORY_SOURCE)
+
+PIN_CHANGE = RuleMeta(
+    "KAI-V-018", "KAI chart pin change comes with its upgrade plan", Severity.INFO, Scope.STATIC,
+    "A pull request that moves a cluster's kaiChartVersion changes more than its keys: defaults, kai-config "
+    "fields and CRDs move with the chart, and the live default queues stay as they were installed.",
+    "Read the plan (kai-gitops upgrade-plan --cluster C --to VERSION -o markdown) and follow its steps in order.",
+    "docs/upgrade-plan.md")
+
+# -- issue 28 (versions): shard plugin and action names -------------------------------------------------------
+SHARD_NAME_UNKNOWN = RuleMeta(
+    "KAI-V-023", "Shard plugin and action names are known to the pinned KAI version", Severity.ERROR,
+    Scope.STATIC,
+    "The KAI operator merges a SchedulingShard's plugins and actions over its version's default set and takes "
+    "any other name for a new one, enabled with priority 0; nothing rejects it. A misspelt plugin "
+    "(nodeplacment) is then skipped by the scheduler with only a log line (\"Failed to get plugin\"), and the "
+    "override meant for the real one (elastc: {enabled: false}) never applies; a misspelt action makes the "
+    "scheduler refuse its configuration (\"failed to find Action\").",
+    "Correct the name (the message suggests the closest one the pinned version knows, and names the versions "
+    "that have a name this one lacks), or, for a plugin or action built into your own scheduler image, list it "
+    "in the cluster's customSchedulerPlugins or customSchedulerActions in kai-gitops.yaml.",
+    "docs/policies.md#shard-plugins-and-actions / KAI-Scheduler pkg/apis/kai/v1/schedulingshard_types.go "
+    "(setDefaultPlugins, setDefaultActions) and pkg/scheduler/plugins/factory.go at the pinned tag")
+SHARD_NAME_RULES = (SHARD_NAME_UNKNOWN,)
+
 _INTENT_SOURCE = "docs/policies.md#shared-cluster-mode / docs/configuration.md#intent-not-assumption"
 SHARED_INTENT_UNDECLARED = RuleMeta(
     "NVCA-S-003", "Shared-cluster intent is declared", Severity.INFO, Scope.STATIC,
@@ -234,14 +290,16 @@ DRIFT_RULES = (QUEUE_MISSING, QUEUE_DRIFT, SHARD_DRIFT, RELEASE_VALUES_DRIFT, CO
                SHARD_UNDECLARED, FIELD_OWNED, CONTROLLER_FIGHT,
                KRM_MANAGED)
 REPOSITORY_RULES = (WAIVER_EXPIRED, WAIVER_UNUSED, POLICY_CHANGE)
-VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN)
+VALUES_KEY_RULES = (VALUE_IGNORED, VALUE_UNKNOWN, VALUE_RENAMED, VALUE_DEPRECATED, VALUE_NOT_ALLOWED)
 INTENT_RULES = (SHARED_INTENT_UNDECLARED,)
 SENSITIVE_RULES = (SENSITIVE_CHANGE,)
+UPGRADE_RULES = (PIN_CHANGE,)
 OPERATOR_RULES = (CONFIG_NOT_RECONCILED, CONFIG_HOOK_LEFT, OPERANDS_UNAVAILABLE, TOKEN_WINDOW, DEPLOYER_FAILED,
                   LEADER_NOT_RENEWED, SHARD_NOT_RECONCILED, SCHEDULER_RESTARTED_ON_401,
                   CONFIG_NOT_HELM_OWNED)
-OPERATOR_RULES_NEEDING_GIT = (CONFIG_NOT_HELM_OWNED,)     # only Git's values say render mode is on
 GANG_RULES = (GANG_UNSCHEDULABLE, GANG_PENDING, GANG_GROUP_MISSING, TOPOLOGY_NOT_AS_RENDERED, BINDING_NOT_AS_RENDERED,
               LEVEL_LABEL_MISSING, DRA_DRIVER_MISSING)
-BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *OPERATOR_RULES,
-                                    *GANG_RULES, *INTENT_RULES, *SENSITIVE_RULES)}
+BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY_RULES, *SHARD_NAME_RULES,
+                                    *MANIFEST_SCHEMA_RULES, *OPERATOR_RULES, *GANG_RULES, *INTENT_RULES,
+                                    *SENSITIVE_RULES, *UPGRADE_RULES, *KRM_RULES,
+                                    *NVCA_VALUES_RULES)}

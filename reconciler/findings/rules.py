@@ -19,6 +19,13 @@ class Scope(StrEnum):
     LIVE = "live"       # needs the cluster (`diff`, `doctor`, `reconcile`)
 
 
+class DoctorList(StrEnum):
+    """Which of doctor's lists of checks shows a rule, passed (✓) or not (✗)."""
+
+    KAI = "kai"        # kai-config and what the operator deployed (docs/policies.md#kai-config-health)
+    GANGS = "gangs"    # stuck gangs and topology prerequisites (docs/policies.md#gangs-and-topology)
+
+
 # As messages list them: the most severe first.
 SEVERITIES = tuple(s.value for s in sorted(Severity, key=lambda s: -s.rank))
 SCOPES = tuple(s.value for s in Scope)
@@ -34,6 +41,7 @@ class RuleMeta:
     rationale: str
     remediation: str
     source: str
+    listed_in: DoctorList | None = None   # a built-in rule's; not part of a Rego `meta` nor of a saved report
 
     def __post_init__(self) -> None:
         # Rego metas and saved reports spell both as strings; held as the enums (ValueError if neither).

@@ -13,6 +13,7 @@ import hashlib
 import logging
 
 from reconciler.githost.base import GitHost, HostComment, HostIssue, HostPull, HostSettings
+from reconciler.model.rollout import CommitStatus
 
 log = logging.getLogger("kai_gitops.githost")
 
@@ -82,6 +83,17 @@ class AuditedHost:
         pull = self._host.close_pull(number)
         self._audit("close", self.settings.words.pull, number)
         return pull
+
+    def commit_statuses(self, sha: str) -> list[CommitStatus]:
+        return self._host.commit_statuses(sha)
+
+    def set_commit_status(self, sha: str, context: str, state: str, description: str) -> CommitStatus:
+        status = self._host.set_commit_status(sha, context, state, description)
+        log.info("git host: status %s %s on %s in %s", context, state, sha[:12], self.settings.repo,
+                 extra={"audit": "status", "object": f"commit {sha}", "host": self.settings.kind,
+                        "repo": self.settings.repo, "context": context, "state": state,
+                        "description": self.settings.scrub(description)})
+        return status
 
     def _audit(self, operation: str, kind: str, number: int, *, title: str | None = None,
                body: str | None = None, **more: str | list[str]) -> None:

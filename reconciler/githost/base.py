@@ -20,6 +20,7 @@ from urllib.parse import quote
 from reconciler.core.errors import UserError
 from reconciler.core.urls import split_url
 from reconciler.model.config import GitHostConfig
+from reconciler.model.rollout import CommitStatus
 
 HOST_KINDS = ("github", "gitlab")
 TOKEN_ENV = {"github": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITHUB_TOKEN"),
@@ -136,6 +137,15 @@ class GitHost(Protocol):
     def comment_pull(self, number: int, body: str) -> HostComment: ...
 
     def close_pull(self, number: int) -> HostPull: ...
+
+    # -- commit statuses (rollout waves) ---------------------------------------------------------------------
+    def commit_statuses(self, sha: str) -> list[CommitStatus]:
+        """Every status on commit `sha` (all pages), newest first as both hosts list them."""
+        ...
+
+    def set_commit_status(self, sha: str, context: str, state: str, description: str) -> CommitStatus:
+        """`state`: success | failure | pending | error (GitLab: failed for failure and error)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict, TypeVar
+from urllib.parse import quote
+
+from github.CommitStatus import CommitStatus as GitHubStatus
+from github.PaginatedList import PaginatedList
 
 from reconciler.core.errors import UserError
 from reconciler.githost.base import Adoption, HostComment, HostIssue, HostPull, HostSettings, has_marker
@@ -27,6 +31,7 @@ from reconciler.githost.retry import (
     header,
     limit_wait,
 )
+from reconciler.model.rollout import CommitStatus, StatusState
 
 if TYPE_CHECKING:
     from github.Issue import Issue
@@ -214,6 +219,38 @@ class GitHubHost:
 
     def _edit_pull(self, number: int, what: str, changes: _Edit) -> HostPull:
         return _pull(self._edit(what, lambda: self._repo.get_pull(number), changes))
+
+    # -- commit statuses ------------------------------------------------------------------------------------
+    def commit_statuses(self, sha: str) -> list[CommitStatus]:
+        """`GET /repos/{o}/{r}/commits/{sha}/statuses`, every page (PyGithub's Commit.get_statuses calls the
+        older `/statuses/{sha}` form, which GitHub's description no longer lists)."""
+        def read() -> list[CommitStatus]:
+            url = f"{self._repo.url}/commits/{quote(sha, safe='')}/statuses"
+            listing = PaginatedList(GitHubStatus, self._repo._requester, url, None)
+            return [_status(sha, status) for status in listing]
+
+        return self._run(f"reading the statuses of {sha[:12]}", read)
+
+    def set_commit_status(self, sha: str, context: str, state: str, description: str) -> CommitStatus:
+        """`POST /repos/{o}/{r}/statuses/{sha}` (PyGithub's Commit.create_status would first GET the commit)."""
+        body = {"state": state, "context": context, "description": scrub_body(description)[:140]}
+
+        def write() -> GitHubStatus:
+            requester = self._repo._requester
+            headers, data = requester.requestJsonAndCheck("POST", f"{self._repo.url}/statuses/{quote(sha, safe='')}",
+                                                          input=body)
+            return GitHubStatus(requester, headers, data)
+
+        return _status(sha, self._run(f"writing status {context} on {sha[:12]}", write))
+
+
+_STATES: dict[str, StatusState] = {"success": "success", "failure": "failure", "pending": "pending"}
+
+
+def _status(sha: str, status: GitHubStatus) -> CommitStatus:
+    state = _STATES.get(status.state, "error")
+    return CommitStatus(sha, status.context or "default", state, status.updated_at.timestamp(),
+                        status.description or "")
 
 
 class _Fields(TypedDict, total=False):

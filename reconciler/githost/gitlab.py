@@ -12,6 +12,7 @@ user); a token that may not read it leaves only `gitHost.botIdentities` to adopt
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,6 +20,7 @@ from reconciler.core.errors import UserError
 from reconciler.githost.base import Adoption, HostComment, HostIssue, HostPull, HostSettings, has_marker
 from reconciler.githost.redaction import scrub_body
 from reconciler.githost.retry import RateLimited, RetryPolicy, Transient, limit_wait
+from reconciler.model.rollout import CommitStatus, StatusState
 
 if TYPE_CHECKING:
     import gitlab
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from gitlab.base import RESTObject
     from gitlab.v4.objects import (
         Project,
+        ProjectCommitStatus,
         ProjectIssue,
         ProjectIssueNote,
         ProjectMergeRequest,
@@ -35,6 +38,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Saved = TypeVar("Saved", "ProjectIssue", "ProjectMergeRequest")
 _STATES = {"opened": "open", "closed": "closed", "merged": "merged", "locked": "closed"}
+# GitLab's commit status states, read as both hosts' four; written: failure and error are `failed`.
+_STATUS_READ: dict[str, StatusState] = {"success": "success", "pending": "pending", "running": "pending",
+                                        "created": "pending", "failed": "failure", "canceled": "failure"}
+_STATUS_WRITE = {"success": "success", "pending": "pending", "failure": "failed", "error": "failed"}
 
 
 def _client(settings: HostSettings, last_response: dict[str, Mapping[str, str]]) -> gitlab.Gitlab:
@@ -230,6 +237,40 @@ class GitLabHost:
 
     def _save_pull(self, number: int, what: str, **changes: str | None) -> HostPull:
         return _pull(self._save(what, lambda: self._project.mergerequests.get(number), changes))
+
+    # -- commit statuses ------------------------------------------------------------------------------------
+    def commit_statuses(self, sha: str) -> list[CommitStatus]:
+        """`GET /projects/:id/repository/commits/:sha/statuses`, every page."""
+        def read() -> list[CommitStatus]:
+            listing = self._project.commits.get(sha, lazy=True).statuses.list(iterator=True)
+            return [_commit_status(sha, status) for status in listing]
+
+        return self._run(f"reading the statuses of {sha[:12]}", read)
+
+    def set_commit_status(self, sha: str, context: str, state: str, description: str) -> CommitStatus:
+        """`POST /projects/:id/statuses/:sha`, the context as the status's `name`."""
+        data = {"state": _STATUS_WRITE.get(state, state), "name": context, "description": scrub_body(description)[:255]}
+
+        def write() -> ProjectCommitStatus:
+            return self._project.commits.get(sha, lazy=True).statuses.create(data)
+
+        return _commit_status(sha, self._run(f"writing status {context} on {sha[:12]}", write))
+
+
+def _commit_status(sha: str, status: ProjectCommitStatus) -> CommitStatus:
+    stamp = str(getattr(status, "created_at", "") or "")
+    return CommitStatus(sha, str(getattr(status, "name", "") or "default"),
+                        _STATUS_READ.get(str(status.status), "error"), _epoch(stamp),
+                        str(getattr(status, "description", "") or ""))
+
+
+def _epoch(stamp: str) -> float:
+    """GitLab's ISO 8601 time (`2026-12-01T08:00:00.000Z`) as seconds; an unreadable one is the end of time,
+    so a status without a time never counts as soaked."""
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("inf")
 
 
 def _assign(obj: RESTObject, changes: dict[str, str | None]) -> None:

@@ -42,17 +42,19 @@ COMPONENTS = ("podgrouper", "podgroupcontroller", "queuecontroller", "admission"
 
 @dataclass(frozen=True)
 class Era:
-    name: str           # E1 (pre-install/pre-upgrade hook), E2 (post-install deployer Job), E3 (v0.17.0)
+    name: str           # E1 (pre-install/pre-upgrade hook), E2 (post-install deployer Job), E3 (v0.17.x)
     ranges: tuple[VersionRange, ...]
 
 
-# Every tag checked (templates/kai-config.yaml, templates/hooks/post/kai-config-deployer/ at each tag).
+# Every tag checked (templates/kai-config.yaml, templates/hooks/post/kai-config-deployer/ at each tag); v0.16.9
+# and v0.17.1 from the release branches v0.16 and v0.17, whose templates differ from v0.16.8/v0.17.0 only in
+# the image-tag helper (reconciler/data/README.md).
 ERAS = (
     Era("E1", (((0, 9, 0), (0, 12, 21)), ((0, 13, 0), (0, 13, 4)), ((0, 14, 0), (0, 14, 5)),
                ((0, 15, 0), (0, 15, 2)))),
     Era("E2", (((0, 12, 22), (0, 12, 23)), ((0, 14, 6), (0, 14, 7)), ((0, 15, 3), (0, 15, 3)),
-               ((0, 16, 0), (0, 16, 8)))),
-    Era("E3", (((0, 17, 0), (0, 17, 0)),)),
+               ((0, 16, 0), (0, 16, 9)))),
+    Era("E3", (((0, 17, 0), (0, 17, 1)),)),
 )
 
 

@@ -8,6 +8,7 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from reconciler.core.errors import UserError
+from reconciler.model.rollout import RolloutConfig
 from reconciler.model.sensitive import SensitiveAllow
 from reconciler.yamlio.document import YamlDoc
 
@@ -47,8 +48,12 @@ class ClusterConfig:
     shared_cluster: SharedClusterIntent = field(default_factory=SharedClusterIntent)
     queue_files: tuple[str, ...] = ()
     kai_manifest_files: tuple[str, ...] = ()   # KAI Config / SchedulingShard objects applied outside the chart
+    krm_files: tuple[str, ...] = ()   # KAI Resource Management Projects, Departments, NodePools kept in Git
     index: int = 0                         # position in `clusters`, to locate findings about this entry
     allow_sensitive_writes: tuple[SensitiveAllow, ...] = ()   # KAI-S-001 fields self-heal may write
+    custom_scheduler_plugins: tuple[str, ...] = ()   # shard plugin names beyond the pinned KAI's (KAI-V-023)
+    custom_scheduler_actions: tuple[str, ...] = ()   # shard action names beyond the pinned KAI's (KAI-V-023)
+    labels: tuple[tuple[str, str], ...] = ()   # the entry's labels, sorted: for rollout waves' selectors
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,7 @@ class RepoConfig:
     audit_identities: AuditIdentities = field(default_factory=AuditIdentities)
     workloads: tuple[WorkloadConfig, ...] = ()
     ownership: FieldOwnership = field(default_factory=FieldOwnership)
+    rollout: RolloutConfig | None = None
 
     def workloads_for(self, cluster: str) -> tuple[WorkloadConfig, ...]:
         return tuple(w for w in self.workloads if cluster in w.clusters)

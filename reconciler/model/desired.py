@@ -13,7 +13,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_object, mapping_at
 from reconciler.core.names import dns_subdomain, require
 from reconciler.core.refs import Location, YamlPath
-from reconciler.core.resources import CONFIG, QUEUE, SCHEDULING_SHARD
+from reconciler.core.resources import CONFIG, KRM_KINDS, QUEUE, SCHEDULING_SHARD
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
 from reconciler.model.gates import stack_effective_gates
 from reconciler.model.kai_config import (
@@ -23,11 +23,13 @@ from reconciler.model.kai_config import (
     addon_forwarded_values,
     from_manifest,
     render_kai_config,
+    since,
 )
+from reconciler.model.krm import KrmObjects
 from reconciler.model.provenance import ASSUMED, Origin, Provenance
 from reconciler.model.queues import RESOURCES, QueueSpec, queue_spec_from_values, triple_from_values
 from reconciler.model.values import chart_defaults, deep_merge, defaults_version_for, parse_version
-from reconciler.yamlio.document import YamlDoc, load_document
+from reconciler.yamlio.document import YamlDoc, load_document, load_documents
 
 RELEASE_NAME = "kai-scheduler"
 RELEASE_NAMESPACE = "kai-scheduler"
@@ -100,6 +102,8 @@ class DesiredCluster:
     kai_config: DesiredKaiConfig | None = None   # None: Git installs no KAI, or kai-config is managed elsewhere
     kai_config_elsewhere: bool = False         # the values turn both the chart's render and its deployer off
     kai_config_in_release: bool = False        # v0.17.0+ kaiConfig.render: a regular resource of the Helm release
+    # KAI Resource Management objects kept in Git (krmFiles): what generates Queues and shards on a KRM cluster
+    krm: KrmObjects = field(default_factory=KrmObjects)
 
     @property
     def name(self) -> str:
@@ -182,6 +186,11 @@ def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig,
         for doc, manifest in _load_kai_manifests(read, path, f"kai_manifests:{i}"):
             docs[manifest.doc] = doc
             manifests.append(manifest)
+    krm = KrmObjects()
+    for i, path in enumerate(cluster.krm_files):
+        for j, doc in enumerate(_load_krm_docs(read, path)):
+            docs[f"krm:{i}:{j}"] = doc
+            krm.add(doc.mapping(), f"krm:{i}:{j}")
 
     addons = _addons(docs.get("env"))
     version = defaults_version_for(cluster.kai_chart_version)
@@ -195,6 +204,7 @@ def build_desired(read: FileReader, config_doc: YamlDoc, cluster: ClusterConfig,
     desired.shard = _expected_shard(desired) if installs_kai else None
     desired.installs_kai = installs_kai
     desired.kai_manifests = manifests
+    desired.krm = krm
     if installs_kai:
         desired.kai_config, desired.kai_config_elsewhere = _desired_kai_config(desired)
         desired.kai_config_in_release = _renders_kai_config_in_release(desired)
@@ -215,7 +225,7 @@ def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | Non
     deployer = mapping_at(values, "kaiConfigDeployer").get("enabled")
     render = mapping_at(values, "kaiConfig").get("render") is True
     # From v0.16.0 kaiConfigDeployer.enabled gates the deployer; with render off too, no chart writes kai-config.
-    if version in ("v0.16.8", "v0.17.0") and deployer is False and not render:
+    if version in since("v0.16.8") and deployer is False and not render:
         return None, True
     pin = ("config", ("clusters", desired.config.index, "kaiChartVersion"))
     app_version = desired.config.kai_chart_version
@@ -302,6 +312,40 @@ def _load_kai_manifests(read: FileReader, path: str, prefix: str) -> list[tuple[
         require(dns_subdomain, name, f"{data['kind']} name", str(doc.locate(("metadata", "name"))))
         found.append((doc, KaiManifest(str(data["kind"]), name, f"{prefix}:{j}")))
     return found
+
+
+def _load_krm_docs(read: FileReader, path: str) -> list[YamlDoc]:
+    """KAI Resource Management objects (kai.resources/v1alpha1), each queue entry's fields typed as its CRD types
+    them: a number KRM would refuse, or a Kubernetes quantity ("32Gi"), is an error at its line."""
+    kinds = {r.type_key for r in KRM_KINDS}
+    docs = load_documents(read(path), path, shared=True)
+    for doc in docs:
+        data = doc.data if isinstance(doc.data, dict) else {}
+        if (data.get("apiVersion"), data.get("kind")) not in kinds:
+            raise UserError("KRM files may hold only kai.resources/v1alpha1 Project, Department, NodePool and "
+                            "KRMConfig objects", where=str(doc.locate(("kind",))), hint="keep Queues in queueFiles")
+        name = as_object(data.get("metadata")).get("name")
+        if not isinstance(name, str) or not name:
+            raise UserError(f"{data['kind']} has no metadata.name", where=str(doc.locate(("metadata",))))
+        require(dns_subdomain, name, f"{data['kind']} name", str(doc.locate(("metadata", "name"))))
+        _check_types(doc, _krm_types(doc))
+    return docs
+
+
+def _krm_types(doc: YamlDoc) -> list[tuple[YamlPath, tuple[type, ...], str]]:
+    checks: list[tuple[YamlPath, tuple[type, ...], str]] = [
+        (("spec",), (dict,), "a mapping"), (("spec", "queues"), (list,), "a list"),
+        (("spec", "parent"), (str,), "a string")]
+    queues = doc.get(("spec", "queues"))
+    for i in range(len(queues) if isinstance(queues, list) else 0):
+        entry: YamlPath = ("spec", "queues", i)
+        checks += [(entry, (dict,), "a mapping"), ((*entry, "name"), (str,), "a string"),
+                   ((*entry, "nodepool"), (str,), "a string"), ((*entry, "resources"), (dict,), "a mapping")]
+        for res in RESOURCES:
+            checks.append(((*entry, "resources", res), (dict,), "a mapping of deserved, limit, overQuotaWeight"))
+            checks += [((*entry, "resources", res, key), (int, float), "a plain number (cpu in millicores, "
+                        "memory in MB, gpu in devices)") for key in ("deserved", "limit", "overQuotaWeight")]
+    return checks
 
 
 def _queue_manifest_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from reconciler.core.jsonvalue import JSONObject, JSONValue, mapping_at
 from reconciler.core.refs import YamlPath
 from reconciler.model.provenance import ASSUMED, OPERATOR_DEFAULT, Origin, Provenance
-from reconciler.model.values import copy_values, deep_merge
+from reconciler.model.values import chart_defaults, copy_values, deep_merge, shipped_chart_versions
 
 CONFIG_NAME = "kai-config"
-# Chart columns of the mapping, oldest first (each a shipped chart-values file).
-COLUMNS = ("v0.9.20", "v0.10.5", "v0.12.13", "v0.12.23", "v0.13.4", "v0.14.7", "v0.15.3", "v0.16.8", "v0.17.0")
+# Chart columns of the mapping, oldest first: the shipped chart-values files (tools/kai_release.py writes one per
+# release). A column added later renders as the newest older column does unless a `since(...)` branch says not.
+COLUMNS = shipped_chart_versions()
 # The repository's values.yaml holds a placeholder; the released chart carries the real registry.
 RELEASED_REGISTRY = "ghcr.io/kai-scheduler/kai-scheduler"
 PLACEHOLDER_REGISTRY = "registry/local/kai-scheduler"
@@ -191,6 +192,10 @@ class _Render:
         return self._fips(self.app_version), ()
 
     def _fips(self, tag: str) -> str:
+        """-fips when the chart's FIPS switch is on: `global.fips: true` (v0.16.4 on), or `global.fipsMode: "on"`
+        where the chart's own values have fipsMode (the v0.17 branch renamed it, with no fallback: #2011)."""
+        if "fipsMode" in mapping_at(chart_defaults(self.version), "global"):
+            return f"{tag}-fips" if self.get(("global", "fipsMode")) == "on" else tag
         return f"{tag}-fips" if self.get(("global", "fips")) is True else tag
 
     def image(self, config_path: str, image_path: YamlPath, default_name: str, *, name_only: bool = False) -> None:
@@ -376,8 +381,6 @@ def column_fields(version: str) -> frozenset[str]:
 
 @functools.cache
 def _column_samples(version: str) -> dict[str, JSONValue]:
-    from reconciler.model.values import chart_defaults
-
     values = deep_merge(chart_defaults(version), _EVERY_OPTIONAL_VALUE)
     where = ValueSource("values", values, ("config", ()))
     return {item.path: item.value for item in render_kai_config(version, values, where, version).fields.values()}

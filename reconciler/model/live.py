@@ -34,6 +34,7 @@ from reconciler.model.helm import (
     release_from_summary,
     release_history,
 )
+from reconciler.model.krm import KrmObjects
 from reconciler.model.managed_fields import ObjectManagers, object_managers
 from reconciler.model.queues import Allocation, QueueSpec, allocation_from_status, queue_spec_from_values
 
@@ -169,6 +170,8 @@ class LiveState:
     unschedulable: dict[tuple[str, str], str] = field(default_factory=dict)
     healthz: Healthz | None = None
     gangs: GangState = field(default_factory=GangState)
+    # KAI Resource Management's Projects, Departments, NodePools and krm-config, when its CRDs are served
+    krm: KrmObjects = field(default_factory=KrmObjects)
 
 
 class LiveStateBuilder:
@@ -238,6 +241,9 @@ class LiveStateBuilder:
             self.state.kai_config = kai_object(obj)
             self.state.kai_config_read = True
             self._keep_managers(k8s.CONFIG.kind, obj)
+
+    def _krm(self, obj: JSONObject) -> None:
+        self.state.krm.add(obj)
 
     def _config_read(self, obj: JSONObject) -> None:
         self.state.kai_config_read = True
@@ -486,4 +492,5 @@ _HANDLERS = {
     ("kai-gitops/v1", "NVCAHealthz"): LiveStateBuilder._healthz,
     ("kai-gitops/v1", "HelmReleaseError"): LiveStateBuilder._release_error,
     ("kai-gitops/v1", "HelmReleaseSearch"): LiveStateBuilder._release_search,
+    **{kind.type_key: LiveStateBuilder._krm for kind in k8s.KRM_KINDS},
 }

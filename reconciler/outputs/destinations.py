@@ -4,9 +4,10 @@ Every format is rendered before anything is written, so a failure leaves no half
 replaced atomically (a temporary file in the same directory, then rename), so a CI step never uploads a
 truncated SARIF; a FIFO or a character device (`/dev/null`) is written in place (core/files.py). Several
 formats may go to stdout (`-` or `/dev/stdout`), printed in the order given, as long as none of them is a
-machine format (json, jsonl, sarif, gitlab, junit): those must be alone on stdout or go to a file. With
-`github`, the Markdown job summary is also appended to `$GITHUB_STEP_SUMMARY` when it is set.
-`emit_error` does the same with a run's error when it stopped before it had a report (`input_error.py`).
+whole document (json, jsonl, sarif, gitlab, junit: `whole_document` in the registry): those must be alone on
+stdout or go to a file. A format with a `step_summary` (github) also appends its Markdown job summary to
+`$GITHUB_STEP_SUMMARY` when it is set. `emit_error` does the same with a run's error when it stopped before it
+had a report (`input_error.py`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.errors import UserError
 from reconciler.core.files import names_stdout, new_file_mode, write_atomically
-from reconciler.outputs import FORMATS, MACHINE_FORMATS
+from reconciler.outputs import FORMATS, render, render_error, render_run
 from reconciler.outputs.input_error import InputError
 from reconciler.report.report import Report
 
 if TYPE_CHECKING:
     from reconciler.outputs.markdown_format import Link
+    from reconciler.outputs.plan_views import PlanRun
 
 STDOUT = "-"
 
@@ -62,10 +64,10 @@ def parse_output_specs(values: Iterable[str]) -> list[OutputSpec]:
 
 def _check_stdout(specs: list[OutputSpec]) -> None:
     on_stdout = [s.format for s in specs if s.to_stdout]
-    machine = [f for f in on_stdout if f in MACHINE_FORMATS]
-    if machine and len(on_stdout) > 1:
-        raise UserError(f"{machine[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != machine[0])}",
-                        hint=f"write it to a file: -o {machine[0]}=PATH")
+    whole = [f for f in on_stdout if FORMATS[f].whole_document]
+    if whole and len(on_stdout) > 1:
+        raise UserError(f"{whole[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != whole[0])}",
+                        hint=f"write it to a file: -o {whole[0]}=PATH")
 
 
 def check_stdout_streams(specs: list[OutputSpec], streams: Mapping[str, str | None]) -> None:
@@ -82,33 +84,36 @@ def check_stdout_streams(specs: list[OutputSpec], streams: Mapping[str, str | No
 
 
 def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *, color: bool = False,
-         overrides: Mapping[str, Callable[[], str]] | None = None) -> None:
+         run: PlanRun | None = None) -> None:
     """Render every spec, then write files atomically, then print the stdout ones in order.
 
-    `overrides` maps a format to another renderer (a command whose text/json carries more than the report).
+    `run`: reconcile's plan and apply, rendered by the formats that have a form of it (`report` is its final
+    report, which the others render).
     """
-    from reconciler.outputs import render
-
     def one(spec: OutputSpec) -> str:
-        if overrides and spec.format in overrides:
-            return overrides[spec.format]()
-        return render(report, spec.format, color=color and spec.to_stdout and spec.format == "text")
+        shade = color and spec.to_stdout and FORMATS[spec.format].colors
+        return render(report, spec.format, color=shade) if run is None else render_run(run, spec.format, color=shade)
 
-    rendered = [(spec, one(spec)) for spec in specs]
-    if any(spec.format == "github" and spec.to_stdout for spec in specs):
-        # In a GitHub Actions log, a line of another format's text could be a workflow command.
-        from reconciler.outputs.github_format import without_commands
-
-        rendered = [(spec, without_commands(text) if spec.to_stdout and spec.format != "github" else text)
-                    for spec, text in rendered]
+    rendered = _guarded([(spec, one(spec)) for spec in specs])
     for spec, text in rendered:
         if not spec.to_stdout:
             write_report(Path(spec.path), text)
-    if any(spec.format == "github" for spec in specs):
+    if any(FORMATS[spec.format].step_summary for spec in specs):
         append_job_summary(report.redacted())   # as `render` redacts every format
     for spec, text in rendered:
         if spec.to_stdout:
             echo(text)
+
+
+def _guarded(rendered: list[tuple[OutputSpec, str]]) -> list[tuple[OutputSpec, str]]:
+    """A format that guards stdout (github: in an Actions log a line of another format's text could be a
+    workflow command) wraps the other formats printed beside it."""
+    guards = [guard for spec, _ in rendered if spec.to_stdout and (guard := FORMATS[spec.format].guard_stdout)]
+    for guard in dict.fromkeys(guards):
+        wrap = guard.load()
+        rendered = [(spec, wrap(text) if spec.to_stdout and FORMATS[spec.format].guard_stdout != guard else text)
+                    for spec, text in rendered]
+    return rendered
 
 
 def write_report(path: Path, text: str) -> None:
@@ -124,13 +129,11 @@ def write_report(path: Path, text: str) -> None:
 def emit_error(error: InputError, specs: list[OutputSpec], echo: Callable[[str], None]) -> None:
     """The error-only form of every spec whose format has one, written and printed as `emit` does; the
     other formats write nothing."""
-    from reconciler.outputs import render_error
-
     rendered = [(spec, text) for spec in specs if (text := render_error(error, spec.format)) is not None]
     for spec, text in rendered:
         if not spec.to_stdout:
             write_report(Path(spec.path), text)
-    if any(spec.format == "github" for spec in specs):
+    if any(FORMATS[spec.format].step_summary for spec in specs):
         append_error_summary(error)
     for spec, text in rendered:
         if spec.to_stdout:

@@ -2,7 +2,7 @@
 
 Without a report there is nothing to write, but a missing SARIF file fails the upload step after it, and a
 reviewer who reads annotations, the job summary or the merge request widget would see nothing at all. So
-each format a CI system consumes renders the error itself, from its module's `render_error(error)`:
+each format a CI system consumes renders the error itself, with the `render_error` its registry entry names:
 sarif (a run whose invocation failed, with a tool execution notification), github (an `::error` annotation
 at the file and line; the job summary gets the markdown form), gitlab (one Code Quality issue), junit (one
 test case in error) and markdown (a short section). text, json and jsonl have none: the error line on

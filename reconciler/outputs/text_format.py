@@ -16,6 +16,7 @@ from reconciler.core.show import show_value
 from reconciler.findings.attribution import attribution_lines, who_set_it
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
+from reconciler.findings.rules import DoctorList
 from reconciler.report.history import age_note
 from reconciler.report.report import ClusterReport, Report, finding_order
 
@@ -76,8 +77,8 @@ def _cluster(console: Console, command: str, c: ClusterReport) -> None:
             text = f"{f.rule_id} {f.subject or ''} — waiver {f.waived_by}"
             console.print(f"  [dim]{_escape(text)}[/]")
     if command == "doctor":
-        _checks(console, c, _KAI_CHECKS, "[bold]KAI[/] (kai-config and what the operator deployed):")
-        _checks(console, c, _GANG_CHECKS, "[bold]Gangs[/] (PodGroups, Pending members, topology prerequisites):")
+        _checks(console, c, DoctorList.KAI, "[bold]KAI[/] (kai-config and what the operator deployed):")
+        _checks(console, c, DoctorList.GANGS, "[bold]Gangs[/] (PodGroups, Pending members, topology prerequisites):")
     if c.nvca is not None:
         colour = "green" if c.nvca.healthy else "red"
         console.print(f"\n[bold]NVCA prediction[/] kai-scheduler-queues: [{colour}]{c.nvca.status}[/]")
@@ -87,14 +88,10 @@ def _cluster(console: Console, command: str, c: ClusterReport) -> None:
     console.print("\n" + _summary_line(c, with_plan=c.git is not None and c.live_source is not None) + "\n")
 
 
-# The checks of KAI itself that doctor lists one by one, passed or not (docs/policies.md#kai-config-health).
-_KAI_CHECKS = ("KAI-D-006", "KAI-D-005", "KAI-O-")
-_GANG_CHECKS = ("KAI-T-",)     # stuck gangs and topology prerequisites (docs/policies.md#gangs-and-topology)
-
-
-def _checks(console: Console, c: ClusterReport, prefixes: tuple[str, ...], heading: str) -> None:
-    """Each check of a doctor section that ran: ✓ with its title, or ✗ with each finding's evidence and fix."""
-    ran = [r for r in c.rules if r.id.startswith(prefixes)]
+def _checks(console: Console, c: ClusterReport, section: DoctorList, heading: str) -> None:
+    """Each check of a doctor section that ran (the rules whose metadata lists them there): ✓ with its title, or
+    ✗ with each finding's evidence and fix."""
+    ran = [r for r in c.rules if r.listed_in is section]
     if not ran:
         return
     console.print("\n" + heading)

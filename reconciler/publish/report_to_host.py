@@ -13,7 +13,7 @@ from reconciler.githost.remote import remote_url
 from reconciler.outputs.plan_text import render_plan
 from reconciler.plans.plan import Plan
 from reconciler.publish.drift_issue import DriftContext, DriftOutcome, report_drift
-from reconciler.publish.targets import PublishRequest, register
+from reconciler.publish.request import PublishRequest
 from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import ClusterReport
 from reconciler.telemetry import logs
@@ -65,12 +65,9 @@ def _plan_for(plan: Plan | list[Plan] | None, cluster: str) -> Plan | None:
     return next((one for one in plans if one.cluster == cluster), None)
 
 
-def _target(kind: str) -> Callable[[PublishRequest], None]:
-    def target(request: PublishRequest) -> None:
-        publish_drift(kind, request)
-
-    return target
+def publish_to_github(request: PublishRequest) -> None:
+    publish_drift("github", request)
 
 
-register("github", _target("github"))
-register("gitlab", _target("gitlab"))
+def publish_to_gitlab(request: PublishRequest) -> None:
+    publish_drift("gitlab", request)

@@ -1,4 +1,6 @@
-"""The only code in kai-gitops that writes to a cluster, and only the writes plans/writable.py lists.
+"""The plan's writes: the only code that changes the objects a plan names (Queues, kai-config, shards, node
+labels), and only as plans/writable.py lists (the Lease, Events and PolicyReports have writers of their own,
+through the same guard).
 
 Every request goes through the run's cluster session (sources/cluster/session.py), whose transport passes
 every non-GET request to the write guard, `allowed_writes.check_write`, first: it refuses any other method,

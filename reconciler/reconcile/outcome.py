@@ -1,17 +1,14 @@
-"""What one `reconcile` run shows: the diff report, the plan, and (with --apply) what was applied.
-
-Text is the plan in Terraform's shape (outputs/plan_text.py); JSON is the diff report (same keys, same
-`summary`) with `plan` and `apply` added.
-"""
+"""What one `reconcile` run produced: the diff report, the plan, and (with --apply) what was applied; and its
+exit code. The formats show it as a `PlanRun` (outputs/plan_views.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from reconciler.checks.waves import WaveDecision
 from reconciler.core.exits import ExitCode
 from reconciler.findings.finding import Severity
-from reconciler.outputs.plan_text import render_reconcile
+from reconciler.outputs.plan_views import PlanRun
 from reconciler.plans.applied import ApplyResult
 from reconciler.plans.plan import Plan
 from reconciler.report.report import Report
@@ -24,6 +21,7 @@ class ReconcileOutcome:
     applied: ApplyResult | None = None
     after: Report | None = None        # re-read after a successful apply
     left: Plan | None = None           # the plan of that re-read: what is still to do
+    waves: WaveDecision | None = None  # the rollout's say on this run, when kai-gitops.yaml has waves
 
     @property
     def exit_code(self) -> ExitCode:
@@ -37,19 +35,8 @@ class ReconcileOutcome:
             return ExitCode.FINDINGS
         return final.exit_code
 
-    def to_dict(self) -> dict[str, Any]:
-        final = (self.after or self.report).redacted()   # as every other format renders it
-        data = final.to_dict()
-        data["exitCode"] = self.exit_code.value
-        data["plan"] = self.plan.to_dict()
-        data["apply"] = self.applied.to_dict() if self.applied is not None else None
-        if self.after is not None:
-            data["before"] = {"nvca": self.report.to_dict().get("nvca"), "summary": self.report.totals()}
-        return data
-
-    def render_text(self) -> str:
-        return render_reconcile(self.report.redacted(), self.plan, self.applied,
-                                self.after.redacted() if self.after else None)
+    def shown(self) -> PlanRun:
+        return PlanRun(self.report, self.plan, self.applied, self.after, self.exit_code, self.waves)
 
 
 def _left_at_or_above(left: Plan, report: Report) -> bool:

@@ -21,6 +21,7 @@ from reconciler.core.names import context_name, dns_label, object_name, require
 from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.age import Age, parse_instant
 from reconciler.findings.attribution import Attribution
+from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
 from reconciler.findings.last_write import LastWrite, NoWriteFound
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
@@ -134,8 +135,9 @@ def _meta(data: JSONObject) -> RuleMeta:
     """As written (a rule known only by its findings may have empty fields, which a policy's meta may not);
     severity and scope must be ones every format maps (RuleMeta refuses others)."""
     text = {key: str(data[key]) for key in META_KEYS}
+    builtin = BUILTIN_RULES.get(text["id"])   # which of doctor's lists shows it is not written, but known
     return RuleMeta(text["id"], text["title"], Severity(text["severity"]), Scope(text["scope"]), text["rationale"],
-                    text["remediation"], text["source"])
+                    text["remediation"], text["source"], listed_in=builtin.listed_in if builtin else None)
 
 
 def _verdict(data: JSONObject) -> Verdict:

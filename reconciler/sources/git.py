@@ -176,6 +176,34 @@ def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) ->
     return GitTree(open_repository(found), label, ref, worktree)
 
 
+def known_descendants(spec: str | None, commit: str, limit: int = 20) -> tuple[str, ...]:
+    """Commits on the repository's branches that descend from `commit`, newest first, at most `limit`: a
+    cluster's report on one of them speaks for `commit` too (rollout waves). A clone URL's cache is read as
+    this run's fetch left it, not fetched again; without a cache, none."""
+    label = spec or "."
+    if _URL.match(label):
+        cached = cache_dir() / hashlib.sha256(url_without_secrets(label).encode()).hexdigest()[:16]
+        if not (cached / "HEAD").exists():
+            return ()
+        repo = open_repository(str(cached))
+    else:
+        repo = open_tree(spec).repo
+    if commit not in repo:
+        return ()
+    tips = {repo.references[name].resolve().target for name in repo.references
+            if name.startswith(("refs/heads/", "refs/remotes/"))}
+    found: dict[str, int] = {}
+    for tip in tips:
+        if str(tip) == commit or not repo.descendant_of(tip, commit):
+            continue
+        for step, seen in enumerate(repo.walk(tip)):
+            if str(seen.id) == commit or step >= 10 * limit:
+                break
+            if repo.descendant_of(seen.id, commit):
+                found[str(seen.id)] = seen.commit_time
+    return tuple(sorted(found, key=lambda sha: -found[sha])[:limit])
+
+
 _NOT_OWNED = re.compile(r"repository path '(?P<path>[^']*)' is not owned by current user")
 
 

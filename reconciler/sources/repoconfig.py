@@ -23,6 +23,7 @@ from reconciler.model.config import (
     SharedClusterIntent,
     WorkloadConfig,
 )
+from reconciler.model.rollout import OVERRIDE_LABEL, UNLISTED_WAVE, RolloutConfig, Wave, parse_soak
 from reconciler.model.sensitive import SensitiveAllow
 from reconciler.yamlio.document import YamlDoc, load_document
 
@@ -54,7 +55,11 @@ class _Cluster(TypedDict):
     sharedCluster: NotRequired[_SharedCluster]
     queueFiles: NotRequired[list[str]]
     kaiManifestFiles: NotRequired[list[str]]
+    customSchedulerPlugins: NotRequired[list[str]]
+    customSchedulerActions: NotRequired[list[str]]
+    krmFiles: NotRequired[list[str]]
     allowSensitiveWrites: NotRequired[list[_SensitiveAllow]]
+    labels: NotRequired[dict[str, str]]
 
 
 class _SensitiveAllow(TypedDict):
@@ -92,6 +97,17 @@ class _Ownership(TypedDict, total=False):
     controllers: list[str]
 
 
+class _Wave(TypedDict):
+    name: str
+    clusters: NotRequired[list[str]]
+    selector: NotRequired[dict[str, str]]
+    soak: NotRequired[str]
+
+
+class _Rollout(TypedDict):
+    waves: list[_Wave]
+
+
 class _Workload(TypedDict):
     name: str
     clusters: list[str]
@@ -109,6 +125,7 @@ class _RepoConfigFile(TypedDict):
     audit: NotRequired[_Audit]
     workloads: NotRequired[list[_Workload]]
     ownership: NotRequired[_Ownership]
+    rollout: NotRequired[_Rollout]
 
 
 def schema() -> JSONObject:
@@ -130,7 +147,42 @@ def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     return RepoConfig(doc, clusters, tuple(_repo_path(d) for d in policies.get("dirs", ())),
                       tuple(_repo_path(f) for f in policies.get("data", ())), _repo_path(data.get("waiversFile")),
                       _git_host(data.get("gitHost")), _audit_identities(data.get("audit") or {}), workloads,
-                      FieldOwnership(tuple((data.get("ownership") or {}).get("controllers", ()))))
+                      FieldOwnership(tuple((data.get("ownership") or {}).get("controllers", ()))),
+                      _rollout(doc, data.get("rollout"), clusters))
+
+
+def _rollout(doc: YamlDoc, raw: _Rollout | None, clusters: tuple[ClusterConfig, ...]) -> RolloutConfig | None:
+    """The waves with their members resolved: a named cluster must be declared, and a cluster may be in one
+    wave only (two would give it two places in the order); the clusters no wave names form a last wave."""
+    if raw is None:
+        return None
+    waves = tuple(Wave(w["name"], tuple(w.get("clusters", ())), tuple(sorted(w.get("selector", {}).items())),
+                       parse_soak(w.get("soak", "0s")), i) for i, w in enumerate(raw["waves"]))
+    known = {c.name for c in clusters}
+    placed: dict[str, Wave] = {}
+    members: list[tuple[str, ...]] = []
+    for wave in waves:
+        for i, name in enumerate(wave.clusters):
+            if name not in known:
+                raise UserError(f"rollout wave '{wave.name}' names cluster '{name}', which clusters does not declare",
+                                where=str(doc.locate(("rollout", "waves", wave.index, "clusters", i))),
+                                hint="known clusters: " + ", ".join(sorted(known)))
+        chosen = tuple(c.name for c in clusters if wave.names(c.name, dict(c.labels)))
+        for name in chosen:
+            if name in placed:
+                raise UserError(f"cluster '{name}' is in rollout waves '{placed[name].name}' and '{wave.name}'",
+                                where=str(doc.locate(("rollout", "waves", wave.index))),
+                                hint="a cluster belongs to one wave: narrow the selector or drop the name")
+            placed[name] = wave
+        members.append(chosen)
+    if len({w.name for w in waves}) != len(waves):
+        raise UserError("rollout wave names must be unique", where=str(doc.locate(("rollout", "waves"))))
+    rest = tuple(c.name for c in clusters if c.name not in placed)
+    if rest:
+        waves += (Wave(UNLISTED_WAVE, rest, index=len(waves)),)
+        members.append(rest)
+    overridden = frozenset(c.name for c in clusters if dict(c.labels).get(OVERRIDE_LABEL) == "true")
+    return RolloutConfig(waves, tuple(members), overridden)
 
 
 def _workload(raw: _Workload, index: int) -> WorkloadConfig:
@@ -276,7 +328,11 @@ def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
         if shared else SharedClusterIntent(),
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
         kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index,
-        allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())))
+        krm_files=tuple(_repo_path(f) for f in raw.get("krmFiles", ())),
+        allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())),
+        custom_scheduler_plugins=tuple(raw.get("customSchedulerPlugins", ())),
+        custom_scheduler_actions=tuple(raw.get("customSchedulerActions", ())),
+        labels=tuple(sorted(raw.get("labels", {}).items())))
 
 
 def _sensitive_allow(raw: _SensitiveAllow) -> SensitiveAllow:
@@ -313,6 +369,10 @@ def _check_node_names(doc: YamlDoc, clusters: tuple[ClusterConfig, ...]) -> None
             where = str(doc.locate((*shared, "nodeSelector", key)))
             require(label_key, key, "node label key", where)
             require(label_value, value, "node label value", where)
+        for key, value in cluster.labels:   # Kubernetes' label rules, so a selector reads as people expect
+            where = str(doc.locate(("clusters", cluster.index, "labels", key)))
+            require(label_key, key, "cluster label key", where)
+            require(label_value, value, "cluster label value", where)
 
 
 def _unique_names(doc: YamlDoc, clusters: tuple[ClusterConfig, ...]) -> None:

@@ -16,7 +16,7 @@ from reconciler.core.capped import MAX_JSON_DEPTH, TooDeep, line_at, load_json, 
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue
 from reconciler.core.refs import YamlPath
-from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, QUEUE, SCHEDULING_SHARD
+from reconciler.core.resources import CUSTOM_RESOURCE_DEFINITION, KRM_KINDS, QUEUE, SCHEDULING_SHARD
 from reconciler.model.live import LiveState, LiveStateBuilder
 from reconciler.model.queues import SnapshotQueues
 from reconciler.yamlio import stream
@@ -62,10 +62,11 @@ def read_snapshot_queues(path: str) -> SnapshotQueues:
 
 def read_live_snapshot(path: str) -> tuple[SnapshotQueues, LiveState]:
     """What the PR check reads of a cluster's snapshot, in one read: its Queues (as read_snapshot_queues), and what
-    it says of KAI Resource Management, the CRDs, Queues and SchedulingShards with their labels and managedFields
-    (checks/krm.py), both from the bytes whose cluster and time the head names."""
+    it says of KAI Resource Management, the CRDs, Queues and SchedulingShards with their labels and managedFields,
+    and KRM's own objects (checks/krm.py), both from the bytes whose cluster and time the head names."""
     builder = LiveStateBuilder(f"snapshot {path}")
-    kept = (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key, SCHEDULING_SHARD.type_key)
+    kept = (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key, SCHEDULING_SHARD.type_key,
+            *(kind.type_key for kind in KRM_KINDS))
 
     def keep(item: JSONObject) -> None:
         if (item.get("apiVersion"), item.get("kind")) in kept:

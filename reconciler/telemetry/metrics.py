@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from prometheus_client.exposition import default_handler, push_to_gateway, pushadd_to_gateway
 
+from reconciler.checks.waves import WaveDecision
 from reconciler.core.errors import UserError
 from reconciler.core.files import WORLD_READABLE, AtomicFile, writes_in_place
 from reconciler.core.redact import redact_text
@@ -54,6 +55,7 @@ class RunFacts:
     changes_applied: int | None = None
     changes_failed: int | None = None
     live_read_retries: int = 0
+    rollout: WaveDecision | None = None     # reconcile with rollout waves: whether this cluster may apply
 
     @property
     def finished(self) -> float:
@@ -90,6 +92,7 @@ def build_registry(facts: RunFacts, *, cluster_label: bool = True,
     _set(gauge("live_read_retries", "Requests to the Kubernetes API retried (429, 5xx, timeouts, resets, "
                "expired continue tokens) during the last run.", []), own, facts.live_read_retries)
     _changes(facts, gauge, own)
+    _rollout(facts, gauge, own)
     return registry
 
 
@@ -168,6 +171,20 @@ def _changes(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> No
          facts.changes_applied or 0)
     _set(gauge("changes_failed", "Changes the last run tried to apply and could not.", []), own,
          facts.changes_failed or 0)
+
+
+def _rollout(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> None:
+    """1 while a failed cluster of an earlier wave holds this one (`held_by` names it), else 0; and whether
+    the run may apply the commit (0 waiting, held or unreadable statuses)."""
+    decision = facts.rollout
+    if decision is None:
+        return
+    held = gauge("rollout_held", "1 while the rollout holds this cluster: a cluster of wave `wave` failed "
+                 "(`held_by`), else 0.", ["wave", "held_by"])
+    held.labels(*own, str(decision.wave or ""), decision.held_by or "").set(1 if decision.state == "held" else 0)
+    _set(gauge("rollout_may_apply", "1 if the rollout waves let the last run apply its commit, else 0 (waiting, "
+               "held, or the commit statuses could not be read).", ["state"]), [*own, decision.state],
+         1 if decision.apply else 0)
 
 
 # -- textfile ----------------------------------------------------------------------------------------

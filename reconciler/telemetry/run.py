@@ -25,6 +25,7 @@ from reconciler.sources.retry_tally import RETRIES
 from reconciler.telemetry import logs
 
 if TYPE_CHECKING:
+    from reconciler.checks.waves import WaveDecision
     from reconciler.plans.applied import ApplyResult
     from reconciler.plans.plan import Plan
     from reconciler.report.report import Report
@@ -55,6 +56,8 @@ class ReconcileResult(Protocol):
     def applied(self) -> ApplyResult | None: ...
     @property
     def after(self) -> Report | None: ...
+    @property
+    def waves(self) -> WaveDecision | None: ...
 
 
 @dataclass
@@ -148,3 +151,4 @@ def _changes(facts: RunFacts, outcome: ReconcileResult | None) -> None:
     counts = outcome.applied.counts() if outcome.applied is not None else {}
     facts.changes_applied = counts.get("applied", 0)
     facts.changes_failed = counts.get("failed", 0)
+    facts.rollout = outcome.waves

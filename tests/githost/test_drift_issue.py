@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.errors import UserError
 from reconciler.core.refs import Location
 from reconciler.core.resources import queue_ref
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
@@ -330,29 +331,37 @@ def test_cli_reconcile_puts_its_plan_in_the_issue(demo_repo: Path, monkeypatch: 
         server.stop()
 
 
+PUBLISHED: list[str] = []   # what the stand-in targets below were asked to do, in order
+
+
+def broken_target(_request: object) -> None:
+    PUBLISHED.append("broken")
+    raise UserError("GitHub is down")
+
+
+def working_target(_request: object) -> None:
+    PUBLISHED.append("works")
+
+
 def test_one_failing_target_does_not_stop_the_others(demo_cluster: ClusterReport,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from reconciler.core.errors import UserError
+    from reconciler.core.lazy import LazyRef
     from reconciler.publish import targets as dispatch
+    from reconciler.publish.request import PublishRequest
     from reconciler.report.report import Report
 
-    seen: list[str] = []
-
-    def broken(_request: dispatch.PublishRequest) -> None:
-        seen.append("broken")
-        raise UserError("GitHub is down")
-
-    monkeypatch.setitem(dispatch.TARGETS, "broken-a", broken)
-    monkeypatch.setitem(dispatch.TARGETS, "works", lambda _request: seen.append("works"))
-    monkeypatch.setitem(dispatch.TARGETS, "broken-b", broken)
-    request = dispatch.PublishRequest(Report("diff", [demo_cluster]))
+    PUBLISHED.clear()
+    for name, function in (("broken-a", "broken_target"), ("works", "working_target"), ("broken-b", "broken_target")):
+        entry = dispatch.ReportTarget(name, "a stand-in", LazyRef(f"{__name__}:{function}"))
+        monkeypatch.setitem(dispatch.TARGETS, name, entry)   # the table is a dict at run time
+    request = PublishRequest(Report("diff", [demo_cluster]))
     with pytest.raises(UserError) as caught:
         dispatch.publish(["broken-a", "works", "broken-b"], request)
-    assert seen == ["broken", "works", "broken"]
+    assert PUBLISHED == ["broken", "works", "broken"]
     assert caught.value.line() == "--report-to broken-a: GitHub is down; --report-to broken-b: GitHub is down"
     with pytest.raises(UserError, match="unknown --report-to target 'nope'"):
         dispatch.publish(["works", "nope"], request)
-    assert seen == ["broken", "works", "broken"]          # nothing sent when a name is unknown
+    assert PUBLISHED == ["broken", "works", "broken"]          # nothing sent when a name is unknown
 
 
 def test_after_an_apply_the_issue_shows_what_is_left_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -215,6 +215,7 @@ TRIGGERS: dict[str, Facts] = {
     "NVCA-G-010": healthy(hop("configmap", ["SelfHosted"])),
     "NVCA-G-011": healthy(hop("spec", ["SelfHosted"])),
     "NVCA-G-013": healthy(chain(hop("overrides", ["SelfHosted"]), hop("status", ["SelfHosted"]))),
+    "NVCA-G-014": healthy(hop("status", ["SelfHosted", "-KAIScheduler"])),
     "NVCA-S-010": healthy(labelled("n1")),
     "NVCA-S-011": healthy(shared(["n1", "n2"])),
     "NVCA-S-013": healthy(chain(shared(["n1"]), labelled("n1", "n5"))),

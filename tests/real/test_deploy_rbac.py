@@ -332,13 +332,14 @@ def read_back(cluster: EnvTest) -> dict[str, Any]:
             "clusterreports": rest.get("/apis/openreports.io/v1alpha1/clusterreports")["items"]}
 
 GROVE_BINDING_CRD = FIXTURES / "grove" / "grove.io_clustertopologybindings.yaml"
+KRM_CRDS = tuple(sorted((FIXTURES / "krm").glob("*.yaml")))   # KAI Resource Management's kinds, listed when served
 
 
 @pytest.fixture(scope="module")
 def audited_cluster() -> Iterator[EnvTest]:
-    """A server of its own, serving Grove's ClusterTopologyBinding too, so the reader lists it as on a cluster
-    with Grove (and every grant of the read role is used)."""
-    yield from running_server(("kubectl",), crd_files=(*DEFAULT_CRD_FILES, GROVE_BINDING_CRD))
+    """A server of its own, serving Grove's ClusterTopologyBinding and KAI Resource Management's kinds too, so the
+    reader lists them as on a cluster with Grove and KRM (and every grant of the read role is used)."""
+    yield from running_server(("kubectl",), crd_files=(*DEFAULT_CRD_FILES, GROVE_BINDING_CRD, *KRM_CRDS))
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ canonical_values := {
 	},
 }
 
-# The top-level keys of KAI chart v0.16.8's values.yaml (reconciler/data/chart-values/v0.16.8.yaml).
+# The top-level keys of KAI chart v0.16.8's and v0.16.9's values.yaml (reconciler/data/chart-values/v0.16.{8,9}.yaml).
 chart_sections_v0_16 := [
 	"admission", "binder", "crdupgrader", "defaultPriorityClasses", "defaultQueue", "defaultShard", "global",
 	"kaiConfigDeployer", "nodescaleadjuster", "numaPlacementExporter", "operator", "podgroupcontroller", "podgrouper",
@@ -45,7 +45,7 @@ addon_static := {
 		"docs": {"env": "environments/test.yaml", "config": "kai-gitops.yaml"},
 		"kai_chart_pin": "v0.16.7",
 		"stack_kai_version": "v0.16.7",
-		"defaults_version": "v0.16.8",
+		"defaults_version": "v0.16.9",
 		"addons": {"kaiScheduler": true, "groveOperator": false, "dynamoOperator": false, "topologyAwareScheduling": false},
 		"addons_doc": "env",
 		"standalone_kai": false,

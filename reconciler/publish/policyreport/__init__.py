@@ -15,7 +15,7 @@ from reconciler.core.errors import UserError
 from reconciler.publish.policyreport.build import DEFAULT_MAX_RESULTS, REPORT_KINDS, ReportSettings
 from reconciler.publish.policyreport.cluster import SyncResult, sync_reports
 from reconciler.publish.policyreport.cluster import recorded_first_seen as recorded_in
-from reconciler.publish.targets import PublishRequest, register
+from reconciler.publish.request import PublishRequest
 from reconciler.report.repo_config import report_repo_config
 from reconciler.report.report import Report
 from reconciler.sources.cluster.session import ClusterSession
@@ -78,5 +78,3 @@ def _repo_kube_context(request: PublishRequest) -> str | None:
     names = {c.cluster for c in request.report.clusters}
     return next((c.kube_context for c in config.clusters if c.name in names), None)
 
-
-register("policyreport", publish_policy_reports, __name__)

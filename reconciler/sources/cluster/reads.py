@@ -35,6 +35,7 @@ from reconciler.core.resources import (
     DEPLOYMENT,
     JOB,
     KAI_AND_NVCA,
+    KRM_KINDS,
     LEASE,
     NAMESPACE,
     NODE,
@@ -73,7 +74,8 @@ Slim = Callable[[Obj], Obj | None]
 Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
 
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
-DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND, POD_GROUP, TOPOLOGY, CLUSTER_TOPOLOGY_BINDING)
+DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND, POD_GROUP, TOPOLOGY, CLUSTER_TOPOLOGY_BINDING,
+              *KRM_KINDS)
 # CRDs looked up by name: KAI's and NVCA's, and the topology prerequisites (Grove's binding, the GPU DRA driver's)
 NAMED_CRDS = (*(r.crd_name for r in KAI_AND_NVCA), CLUSTER_TOPOLOGY_BINDING.crd_name, *DRA_CRDS, *KRM_CRDS)
 DEPLOYER_JOB = "kai-config-deployer"   # E2/E3 charts apply kai-config with it
@@ -317,6 +319,7 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
         plan.append(("kai-config-read", lambda: [slim.config_read_item()]))
         plan += operand_reads(reader)
     plan += gang_reads(reader, served)
+    plan += krm_reads(reader, served)
     plan.append(("releases", reader.releases))
     if NVCF_BACKEND in served:
         plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit,
@@ -344,6 +347,14 @@ def gang_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
              ListRead("bindings", "ClusterTopologyBindings", CLUSTER_TOPOLOGY_BINDING, limit=limit,
                       reduce=slim.slim_binding))
     return [_list(reader, spec) for spec in reads if spec.resource in served]
+
+
+def krm_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
+    """KAI Resource Management's Projects, Departments, NodePools and KRMConfig, when served: what it generates
+    Queues and SchedulingShards from (checks/krm.py)."""
+    limit = reader.client.settings.page_limit
+    return [_list(reader, ListRead(f"krm/{kind.plural}", kind.kind + "s", kind, limit=limit, reduce=slim.slim_krm))
+            for kind in KRM_KINDS if kind in served]
 
 
 def operand_reads(reader: Reader) -> list[tuple[str, Read]]:

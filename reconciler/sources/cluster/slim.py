@@ -266,6 +266,13 @@ def kai_object(obj: Obj) -> Obj:
     return kept
 
 
+def slim_krm(obj: Obj) -> Obj:
+    """A KAI Resource Management Project, Department, NodePool or KRMConfig: its spec (what generates Queues and
+    shards), without its status (per-node-pool usage, node lists: large, and read by no check)."""
+    obj.pop("status", None)
+    return as_is(obj)
+
+
 def config_read_item() -> Obj:
     """Says the Config kind is served and kai-config was looked for, so a snapshot without a kai-config
     says "missing", not "not read"."""

@@ -7,28 +7,32 @@ answered 400, so a client that strays fails loudly. Response objects are built f
 schemas (every required field, then the values this stand-in tracks), so PyGithub parses what it would
 parse from GitHub.
 
-Models, for one repository: GET repo; issues (list with state/labels/sort/direction filters and Link
-pagination, get, create, edit incl. state open/closed, labels, assignees); issue comments (list, create);
-labels (list, create); pulls (list with state/head/base filters, get, create — 422 for a second open pull
-request from the same head to the same base — edit incl. close); `GET /user`, the token's own user (`login`;
-with `installation=True` it answers 403 "Resource not accessible by integration", as GitHub does for a
-GitHub App installation token); issues and pulls seeded as opened by someone else (`seed_issue`,
-`seed_pull` with `author`); `GET /search/issues` for `repo:`,
-`label:`, `is:issue|pr`, `is:open|closed` and quoted body text. Issues and pulls share one number space and
-pulls appear in the issues list with a `pull_request` key, as on GitHub. Token check (401 Bad credentials).
-Faults (`inject`): any status with headers, e.g. 403 `X-RateLimit-Remaining: 0`, a secondary limit, 429
-`Retry-After`, 5xx.
+Models, for one repository: GET repo; issues (list with state/labels/sort/direction filters and Link pagination,
+get, create, edit incl. state open/closed, labels, assignees); issue comments (list, create); labels (list,
+create); pulls (list with state/head/base filters, get, create — 422 for a second open pull request from the
+same head to the same base — edit incl. close); `GET /user`, the token's own user (`login`; with
+`installation=True` it answers 403 "Resource not accessible by integration", as GitHub does for a GitHub App
+installation token); issues and pulls seeded as opened by someone else (`seed_issue`, `seed_pull` with
+`author`); `GET /search/issues` for `repo:`, `label:`, `is:issue|pr`, `is:open|closed` and quoted body text;
+commit statuses (create on any SHA, list a SHA's newest first with Link pagination, 422 past 1,000 statuses for
+one SHA and context, as GitHub documents), stamped by `status_clock` (seconds; the real time unless a test
+scripts it). Issues and pulls share one number space and pulls appear in the issues list with a `pull_request`
+key, as on GitHub. Token check (401 Bad credentials). Faults (`inject`): any status with headers, e.g. 403
+`X-RateLimit-Remaining: 0`, a secondary limit, 429 `Retry-After`, 5xx.
 
-Does NOT model: other repositories, users and permissions, branches (a pull's head branch is not checked
-to exist), merging, reviews, label colours beyond a default, reactions, timelines, ETags/conditional
-requests, GraphQL, the search index lag. Responses with a status the description does not list for the
-operation (401, 429, 5xx) are not validated.
+Does NOT model: commits (a status's SHA is not checked to exist), the combined status, other repositories, users
+and permissions, branches (a pull's head branch is not checked to exist), merging, reviews, label colours beyond
+a default, reactions, timelines, ETags/conditional requests, GraphQL, the search index lag. Responses with a
+status the description does not list for the operation (401, 429, 5xx) are not validated.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -130,6 +134,8 @@ class GitHubStandIn(StandInServer):
         self.labels: dict[str, dict[str, Any]] = {}
         self._ids = 1000
         self._clock = 0
+        self.statuses: dict[str, list[dict[str, Any]]] = {}   # sha -> its statuses, newest first
+        self.status_clock: Callable[[], float] = time.time
 
     # -- helpers --------------------------------------------------------------------------------------------
     @property
@@ -431,6 +437,28 @@ class GitHubStandIn(StandInServer):
                                                         "items": reply.body}
         return reply
 
+    def create_status(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
+        sha, context = args["sha"], str(body.get("context") or "default")
+        earlier = self.statuses.setdefault(sha, [])
+        if sum(1 for s in earlier if s["context"] == context) >= 1000:
+            raise HttpError(422, "Validation Failed", {"errors": [
+                {"resource": "Status", "code": "custom",
+                 "message": "This SHA and context has reached the maximum number of statuses."}]})
+        status = _template_item("POST", "/repos/{owner}/{repo}/statuses/{sha}", 201)
+        status_id = self._next_id()
+        stamp = datetime.fromtimestamp(self.status_clock(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        status |= {"id": status_id, "node_id": f"SC_{status_id}", "url": f"{self.repo_url}/statuses/{sha}",
+                   "state": body["state"], "description": body.get("description"), "context": context,
+                   "target_url": body.get("target_url"), "creator": self._user(self.login),
+                   "created_at": stamp, "updated_at": stamp}
+        earlier.insert(0, status)
+        return Reply(201, status, {"Location": status["url"]})
+
+    def list_statuses(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
+        ref = args["ref"]
+        return self.page(self.statuses.get(ref, []), query, path=f"/repos/{self.full_name}/commits/{ref}/statuses",
+                         style="github")
+
 
 _HANDLERS = {
     ("GET", "/repos/{owner}/{repo}"): GitHubStandIn.get_repo,
@@ -448,6 +476,8 @@ _HANDLERS = {
     ("PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}"): GitHubStandIn.edit_pull,
     ("GET", "/search/issues"): GitHubStandIn.search_issues,
     ("GET", "/user"): GitHubStandIn.get_user,
+    ("POST", "/repos/{owner}/{repo}/statuses/{sha}"): GitHubStandIn.create_status,
+    ("GET", "/repos/{owner}/{repo}/commits/{ref}/statuses"): GitHubStandIn.list_statuses,
 }
 
 

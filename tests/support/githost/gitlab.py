@@ -8,15 +8,17 @@ attribute lists per endpoint (an unknown attribute, a missing required one or a 
 `problems`, asserted empty when the test ends, and answered 400); responses carry the documented fields
 python-gitlab reads.
 
-Models, for one project: GET /projects/:id by numeric id or URL-encoded path; issues (list with labels,
-state, order_by, sort and page/per_page pagination with Link and X-Page/X-Total headers; get; create with
-labels and assignee_ids; PUT with title/description/labels/state_event close|reopen); issue notes (list,
-create); merge requests (list with state/source_branch/target_branch, get, create — 409 for a second open
-MR from the same source branch to the same target — PUT with title/description/state_event close; notes);
-GET /users?username=; GET /user, the token's own user (`login`); issues and merge requests seeded as
-opened by someone else (`seed_issue`, `seed_merge_request` with `author`). PRIVATE-TOKEN check (401).
-Faults (`inject`): any status with headers, e.g. 429
-`Retry-After` / `RateLimit-Reset`, 5xx.
+Models, for one project: GET /projects/:id by numeric id or URL-encoded path; issues (list with labels, state,
+order_by, sort and page/per_page pagination with Link and X-Page/X-Total headers; get; create with labels and
+assignee_ids; PUT with title/description/labels/state_event close|reopen); issue notes (list, create); merge
+requests (list with state/source_branch/target_branch, get, create — 409 for a second open MR from the same
+source branch to the same target — PUT with title/description/state_event close; notes); commit statuses (POST
+/projects/:id/statuses/:sha with the documented attributes and states, GET
+/projects/:id/repository/commits/:sha/statuses newest first, paged; stamped by `status_clock`, the real time
+unless a test scripts it; commits are not checked to exist); GET /users?username=; GET /user, the token's own
+user (`login`); issues and merge requests seeded as opened by someone else (`seed_issue`, `seed_merge_request`
+with `author`). PRIVATE-TOKEN check (401). Faults (`inject`): any status with headers, e.g. 429 `Retry-After` /
+`RateLimit-Reset`, 5xx.
 
 Does NOT model: groups, permissions, other projects, branches (a source branch is not checked to exist),
 merging, approvals, pipelines, system notes, label objects and colours, keyset pagination, ETags, GraphQL.
@@ -25,6 +27,9 @@ merging, approvals, pipelines, system notes, label objects and colours, keyset p
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -41,10 +46,13 @@ _ATTRIBUTES: dict[tuple[str, str], tuple[dict[str, type | tuple[type, ...]], set
     ("POST", "merge_requests"): ({"source_branch": str, "target_branch": str, "title": str, "description": str,
                                   "labels": str, "assignee_ids": list, "remove_source_branch": bool,
                                   "squash": bool}, {"source_branch", "target_branch", "title"}),
+    ("POST", "statuses"): ({"state": str, "ref": str, "name": str, "context": str, "target_url": str,
+                            "description": str, "coverage": (int, float), "pipeline_id": int}, {"state"}),
     ("PUT", "merge_request"): ({"title": str, "description": str, "labels": str, "assignee_ids": list,
                                 "state_event": str, "target_branch": str, "remove_source_branch": bool},
                                set()),
 }
+_STATUS_STATES = {"pending", "running", "success", "failed", "canceled", "skipped"}
 _STATE_EVENTS = {"issue": {"close", "reopen"}, "merge_request": {"close", "reopen"}}
 _ROUTES = [
     ("project", re.compile(r"^/projects/(?P<project>[^/]+)$")),
@@ -53,6 +61,8 @@ _ROUTES = [
     ("notes", re.compile(r"^/projects/(?P<project>[^/]+)/(?P<kind>issues|merge_requests)/(?P<iid>\d+)/notes$")),
     ("merge_requests", re.compile(r"^/projects/(?P<project>[^/]+)/merge_requests$")),
     ("merge_request", re.compile(r"^/projects/(?P<project>[^/]+)/merge_requests/(?P<iid>\d+)$")),
+    ("commit_statuses", re.compile(r"^/projects/(?P<project>[^/]+)/repository/commits/(?P<sha>[^/]+)/statuses$")),
+    ("statuses", re.compile(r"^/projects/(?P<project>[^/]+)/statuses/(?P<sha>[^/]+)$")),
     ("users", re.compile(r"^/users$")),
     ("user", re.compile(r"^/user$")),
 ]
@@ -69,6 +79,8 @@ class GitLabStandIn(StandInServer):
         self.merge_requests: dict[int, dict[str, Any]] = {}
         self.notes: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self._ids, self._clock = 5000, 0
+        self.statuses: dict[str, list[dict[str, Any]]] = {}   # sha -> its statuses, newest first
+        self.status_clock: Callable[[], float] = time.time
 
     @property
     def instance_url(self) -> str:
@@ -122,6 +134,8 @@ class GitLabStandIn(StandInServer):
         wrong = sorted(k for k, v in body.items() if k in allowed and not isinstance(v, allowed[k]))
         if unknown or missing or wrong:
             self._refuse(recorded, f"unknown {unknown}, missing {missing}, wrong type {wrong}")
+        if name == "statuses" and body.get("state") not in _STATUS_STATES:
+            self._refuse(recorded, f"state {body.get('state')!r} is not one of {sorted(_STATUS_STATES)}")
         event = body.get("state_event")
         if event is not None and event not in _STATE_EVENTS.get(name, set()):
             self._refuse(recorded, f"state_event {event!r} is not documented for {name}")
@@ -233,6 +247,22 @@ class GitLabStandIn(StandInServer):
             item["state"], item["closed_at"] = "opened", None
         item["updated_at"] = self._tick()
         return item
+
+    def post_statuses(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
+        sha = args["sha"]
+        stamp = datetime.fromtimestamp(self.status_clock(), UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        status = {"id": self._id(), "sha": sha, "ref": body.get("ref") or "main", "status": body["state"],
+                  "name": body.get("name") or body.get("context") or "default", "target_url": body.get("target_url"),
+                  "description": body.get("description"), "created_at": stamp, "started_at": None,
+                  "finished_at": stamp, "allow_failure": False, "coverage": body.get("coverage"),
+                  "author": self._user(self.login)}
+        self.statuses.setdefault(sha, []).insert(0, status)
+        return Reply(201, status)
+
+    def get_commit_statuses(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
+        sha = args["sha"]
+        return self.page(self.statuses.get(sha, []), query,
+                         f"/projects/{self.project_id}/repository/commits/{sha}/statuses", style="gitlab")
 
     def get_notes(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         store = self.issues if args["kind"] == "issues" else self.merge_requests

@@ -241,3 +241,32 @@ test_g010_needs_a_gate_list_in_git if {
 	facts := object.remove(hops({"configmap": ["SelfHosted"]}), ["desired"])
 	count(gates.nvca_g_010.violations) == 0 with input as facts
 }
+
+# NVCA-G-014
+live_gates(user, disabled, status) := object.union(testdata.live_ok, {
+	"desired": {"gates": {"doc": "nvca_values", "path": ["selfManaged", "featureGateValues"], "user": user, "effective": user, "enabled": [], "disabled": disabled}},
+	"live": {"gate_hops": {"configmap": null, "spec": null, "overrides": null, "status": status}},
+})
+
+test_g014_gate_on_passes if {
+	count(gates.nvca_g_014.violations) == 0 with input as testdata.live_ok
+}
+
+test_g014_disabled_in_git_with_pods_on_kai_warns_at_the_item if {
+	facts := live_gates(["SelfHosted", "-KAIScheduler"], ["KAIScheduler"], null)
+	some v in gates.nvca_g_014.violations with input as facts
+	v.path == ["selfManaged", "featureGateValues", 1]
+	contains(v.message, "2 NVCF pod(s) are scheduled by KAI")
+}
+
+test_g014_disabled_live_only_warns_without_a_line if {
+	facts := live_gates(["SelfHosted"], [], ["SelfHosted", "-KAIScheduler"])
+	some v in gates.nvca_g_014.violations with input as facts
+	v.doc == null
+	contains(v.message, "rolled-out feature gates")
+}
+
+test_g014_no_pods_on_kai_passes if {
+	facts := object.union(live_gates(["-KAIScheduler"], ["KAIScheduler"], null), {"live": {"nvcf_pods": {"total": 2, "not_on_kai_count": 2}}})
+	count(gates.nvca_g_014.violations) == 0 with input as facts
+}

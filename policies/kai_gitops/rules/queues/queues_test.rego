@@ -19,7 +19,7 @@ test_q001_chart_default_quota_fails if {
 	count(vs) == 1
 	v := vs[0]
 	v.path == ["defaultQueue", "childResources", "cpu"]
-	contains(v.message, "quota=0, limit=-1, overQuotaWeight=1 (not set: chart v0.16.7 defaults (as in v0.16.8, the nearest chart kai-gitops models))")
+	contains(v.message, "quota=0, limit=-1, overQuotaWeight=1 (not set: chart v0.16.7 defaults (as in v0.16.9, the nearest chart kai-gitops models))")
 	contains(v.message, "\"CPU resource violation for queue default-queue\"")
 }
 

@@ -59,7 +59,7 @@ test_v004_written_out_values_pass if {
 test_v004_inherited_defaults_fail if {
 	facts := with_values({"scheduler": testdata.canonical_values.scheduler}, testdata.canonical_values)
 	some v in values.kai_v_004.violations with input as facts
-	startswith(v.message, "21 canonical KAI value(s) are not set and rely on chart v0.16.7 defaults (as in v0.16.8, the nearest chart kai-gitops models): defaultQueue.createDefaultQueue")
+	startswith(v.message, "21 canonical KAI value(s) are not set and rely on chart v0.16.7 defaults (as in v0.16.9, the nearest chart kai-gitops models): defaultQueue.createDefaultQueue")
 }
 
 # KAI-V-012

@@ -1,0 +1,207 @@
+"""`kai-gitops upgrade-plan` (checks/upgrade_plan.py, outputs/upgrade_plan_views.py) and KAI-V-018 in the PR check.
+
+Expected values are read from the shipped chart-values files and the upstream fixtures, never from the
+plan's own tables: a default that changes is one the two values.yaml files disagree on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from reconciler.app.pipeline import desired_clusters, open_desired
+from reconciler.app.settings import GitSettings
+from reconciler.checks.upgrade_plan import Section, build_upgrade_plan, target_versions
+from reconciler.model.values import shipped_chart_versions
+from tests.helpers import FIXTURES, load_demo_builder, make_repo, run_cli, standalone_config
+
+
+def _plan(tmp_path: Path, pin: str, values: str, target: str, *args: str) -> tuple[int, str, str]:
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(version=pin), "kai-values.yaml": values})
+    return run_cli(["upgrade-plan", "--repo", repo, "--to", target, *args])
+
+
+def _json(tmp_path: Path, pin: str, values: str, target: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = _plan(tmp_path, pin, values, target, "-o", "json")
+    assert code in (0, 2), err
+    plan: dict[str, Any] = json.loads(out)
+    return code, plan
+
+
+def test_the_targets_are_the_shipped_chart_versions() -> None:
+    assert target_versions() == shipped_chart_versions()
+    assert "v0.17.0" in target_versions()
+
+
+def test_an_unknown_target_is_one_line_naming_the_modelled_versions(tmp_path: Path) -> None:
+    code, out, err = _plan(tmp_path, "v0.16.8", "{}\n", "v9.9.9")
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "v9.9.9 is not a modelled version" in err and "v0.17.0" in err and "v0.16.8" in err
+
+
+def test_the_same_release_is_nothing_to_change(tmp_path: Path) -> None:
+    code, out, _ = _plan(tmp_path, "v0.17.0", "{}\n", "v0.17.0")
+    assert code == 0 and "Nothing to change" in out
+
+
+def test_a_removed_key_must_change_first_and_exits_2(tmp_path: Path) -> None:
+    code, plan = _json(tmp_path, "v0.16.8", "admission:\n  certSecretName: my-tls\n", "v0.17.0")
+    assert code == 2 and plan["changesNeeded"] is True
+    [item] = [i for i in plan["items"] if i["section"] == "keys"]
+    assert item["subject"] == "admission.certSecretName" and item["mustChange"] is True
+    assert item["location"] == {"file": "kai-values.yaml", "line": 2, "column": 3}
+    assert "#1791" in item["source"] and "removed in v0.17.0" in item["text"]
+    first = plan["steps"][0]["text"]
+    assert first.startswith("In Git first") and "admission.certSecretName" in first
+
+
+def test_a_deprecated_key_crossing_its_release_is_named(tmp_path: Path) -> None:
+    code, plan = _json(tmp_path, "v0.15.3", "admission:\n  gpuPodRuntimeClassName: nvidia\n", "v0.16.8")
+    assert code == 2
+    [item] = [i for i in plan["items"] if i["section"] == "keys"]
+    assert "deprecated from v0.16.0 in favour of admission.gpuFractionRuntimeClassName" in item["text"]
+    assert "GPU-fraction pods only" in item["text"] and "#1636" in item["source"]
+
+
+def test_a_key_the_target_starts_reading_takes_effect(tmp_path: Path) -> None:
+    code, plan = _json(tmp_path, "v0.16.8", "kaiConfig:\n  render: false\n", "v0.17.0")
+    [item] = [i for i in plan["items"] if i["section"] == "keys"]
+    assert item["subject"] == "kaiConfig" and "takes effect" in item["text"] and item["mustChange"] is False
+    assert code == 0
+
+
+def test_every_changed_default_is_one_the_two_values_files_disagree_on(tmp_path: Path) -> None:
+    code, plan = _json(tmp_path, "v0.16.8", "scheduler:\n  goMemLimitRatio: 0.5\n", "v0.17.0")
+    assert code == 0
+    old, new = (_flat(YAML(typ="safe").load((FIXTURES / "kai" / "chart-values" / f"{v}.yaml").read_text()))
+                for v in ("v0.16.8", "v0.17.0"))
+    differ = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+    shown = {i["subject"] for i in plan["items"] if i["section"] == "defaults"}
+    assert shown == differ - {"scheduler.goMemLimitRatio"}   # a value the cluster sets keeps its own
+    assert {"admission.certSecretName", "kaiConfig.render", "global.priorityClassName"} <= shown
+
+
+def _flat(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict) and data:
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out |= _flat(value, f"{prefix}.{key}" if prefix else key)
+        return out
+    return {prefix: data}
+
+
+def test_the_config_fields_and_crd_changes_are_sourced(tmp_path: Path) -> None:
+    _, plan = _json(tmp_path, "v0.16.8", "{}\n", "v0.17.0")
+    config = {i["subject"] for i in plan["items"] if i["section"] == "config"}
+    assert "spec.global.priorityClassName" in config and "spec.podGrouper.args.genericKartaFallback" in config
+    crds = [i for i in plan["items"] if i["section"] == "crds"]
+    crd_fields = " ".join(i["subject"] for i in crds)
+    assert "spec.goMemLimit" in crd_fields and "spec.levels[].alias" in crd_fields
+    assert "spec.minMember" not in crd_fields          # relaxed to 0 only on the v0.17 branch (v0.17.1)
+    assert all(i["source"] for i in plan["items"]) and all(s["source"] for s in plan["steps"])
+    [reminder] = [i for i in plan["items"] if i["section"] == "reminders"]
+    assert "only on helm install" in reminder["text"]
+
+
+def test_the_crd_table_agrees_with_the_v0_17_0_crds() -> None:
+    """The fields the table says v0.17.0 added are in the v0.17.0 CRDs copied into the fixtures."""
+    configs = (FIXTURES / "kai" / "kai.scheduler_configs.yaml").read_text()
+    shards = (FIXTURES / "kai" / "kai.scheduler_schedulingshards.yaml").read_text()
+    podgroups = (FIXTURES / "kai" / "scheduling.run.ai_podgroups.yaml").read_text()
+    assert "priorityClassName:" in configs and "genericKartaFallback:" in configs
+    assert "goMemLimitRatio:" in shards and "preemptionDelay:" in podgroups and "stalenessGracePeriod:" in podgroups
+
+
+def test_an_upcoming_change_is_named_for_a_value_it_touches(tmp_path: Path) -> None:
+    _, plan = _json(tmp_path, "v0.16.8", "crdupgrader:\n  image:\n    name: crd-upgrader\n", "v0.17.0")
+    [item] = [i for i in plan["items"] if i["section"] == "upcoming"]
+    assert "helm-hooks" in item["text"] and "no release yet" in item["text"]
+    assert "changed-20260916-171806.yaml" in item["source"]
+
+
+def test_markdown_escapes_and_marks(tmp_path: Path) -> None:
+    code, out, _ = _plan(tmp_path, "v0.16.8", "admission:\n  certSecretName: my-tls\n", "v0.17.0", "-o", "markdown")
+    assert code == 2
+    assert out.startswith("<!-- kai-gitops-upgrade-plan -->\n### KAI upgrade plan: lab `v0.16.8` → `v0.17.0`")
+    assert "| ❗ | `admission.certSecretName` (kai-values.yaml:2) |" in out
+    assert "#### Steps, in order" in out and "&#8203;" in out   # "#1791" does not link an issue
+
+
+def test_text_lists_sections_and_steps(tmp_path: Path) -> None:
+    code, out, _ = _plan(tmp_path, "v0.16.8", "{}\n", "v0.17.0")
+    assert code == 0
+    assert out.splitlines()[0] == "kai-gitops upgrade-plan — cluster lab (standalone): KAI chart v0.16.8 → v0.17.0"
+    assert "CRD changes:" in out and "Steps, in order:" in out and "new value(s), each at its default" in out
+    assert out.rstrip().endswith("No value in Git must change before the upgrade; read the changes above.")
+
+
+def test_several_clusters_need_cluster(tmp_path: Path) -> None:
+    config = standalone_config(name="a") + standalone_config(name="b").split("clusters:\n", 1)[1]
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config, "kai-values.yaml": "{}\n"})
+    code, _, err = run_cli(["upgrade-plan", "--repo", repo, "--to", "v0.17.0"])
+    assert code == 1 and "choose one with --cluster" in err
+
+
+def test_a_pin_ahead_of_the_models_is_read_as_the_nearest(tmp_path: Path) -> None:
+    _, plan = _json(tmp_path, "v0.16.7", "{}\n", "v0.17.0")
+    assert plan["fromModel"] == "v0.16.9"     # the newest model of the pin's minor line (values equal v0.16.8's)
+    assert any("v0.16.7 is read as v0.16.9" in note for note in plan["notes"])
+
+
+# -- the demo's clusters ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("demo") / "repo"
+    load_demo_builder().build_repo(target)
+    return target
+
+
+@pytest.mark.parametrize("cluster", ["prod-addon", "lab-standalone"])
+def test_the_demo_clusters_plan_to_the_newest_modelled_release(demo_repo: Path, cluster: str) -> None:
+    newest = target_versions()[-1]
+    code, out, err = run_cli(["upgrade-plan", "--repo", demo_repo, "--cluster", cluster, "--to", newest,
+                              "-o", "json"])
+    assert code in (0, 2), err
+    plan = json.loads(out)
+    assert plan["cluster"] == cluster and plan["to"] == newest
+    assert {i["section"] for i in plan["items"]} >= {"defaults", "crds", "reminders"}
+
+
+def test_the_plan_model_matches_the_cli(demo_repo: Path) -> None:
+    [desired] = desired_clusters(open_desired(GitSettings(str(demo_repo), "HEAD", False)), "lab-standalone")
+    plan = build_upgrade_plan(desired, "v0.17.0")
+    assert plan.current == "v0.14.7" and plan.section(Section.KEYS) == []
+    assert not plan.changes_needed
+
+
+# -- KAI-V-018 in the PR check --------------------------------------------------------------------------------
+
+
+def test_a_pin_change_in_a_pull_request_is_named_with_its_plan(tmp_path: Path) -> None:
+    files = {"kai-gitops.yaml": standalone_config(version="v0.16.8"),
+             "kai-values.yaml": "admission:\n  certSecretName: my-tls\n"}
+    moved = {"kai-gitops.yaml": standalone_config(version="v0.17.0")}
+    repo, _ = make_repo(tmp_path, files, [moved])
+    code, out, err = run_cli(["check", "--repo", repo, "--base", "HEAD~1", "-o", "json"])
+    assert code == 2, err
+    findings = [f for c in json.loads(out)["clusters"] for f in c["findings"]]
+    [pin] = [f for f in findings if f["rule"] == "KAI-V-018"]
+    assert pin["severity"] == "info" and pin["location"]["file"] == "kai-gitops.yaml"
+    assert "v0.16.8 → v0.17.0" in pin["message"]
+    assert "kai-gitops upgrade-plan --cluster lab --to v0.17.0" in pin["message"]
+    assert [f["location"]["path"] for f in findings if f["rule"] == "KAI-V-015"] == ["admission.certSecretName"]
+
+
+def test_no_pin_change_no_finding(tmp_path: Path) -> None:
+    files = {"kai-gitops.yaml": standalone_config(version="v0.16.8"), "kai-values.yaml": "{}\n"}
+    repo, _ = make_repo(tmp_path, files, [{"kai-values.yaml": "global:\n  tag: v1\n"}])
+    code, out, err = run_cli(["check", "--repo", repo, "--base", "HEAD~1", "-o", "json"])
+    assert code in (0, 2), err
+    assert not [f for c in json.loads(out)["clusters"] for f in c["findings"] if f["rule"] == "KAI-V-018"]
