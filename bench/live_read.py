@@ -36,6 +36,9 @@ counted), then, interleaved --runs times, each a child process:
 * kubectl   -- `kubectl get nodes,pods -A -o json` of the same objects (its output to a file, counted after).
 
 Every seeded Pod is one the product reads, so the object counts must match (the JSON says whether they do).
+Each run's API requests are counted from the API server's audit log, by verb and resource (`api_requests`).
+At full scale (issue 30: 5,000 Nodes and 150,000 Pods, seeding alone ~15 minutes on 2 cores):
+`python bench/live_read.py --server real --nodes 5000 --pods 150000 --runs 1`.
 
 The last stdout line is one JSON object (pods, nodes, ours_s, ours_peak_mb, naive_s, naive_peak_mb, floor_s…).
 """
@@ -53,7 +56,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +84,7 @@ class ChildRun:
     timed_out: bool
     cpu_s: float = 0.0          # the child's user + system CPU, its own children included
     server_cpu_s: float = 0.0   # --server real: etcd + kube-apiserver CPU meanwhile
+    api_requests: dict[str, int] = field(default_factory=dict)   # --server real: "verb resource" -> count (audit log)
 
 
 def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
@@ -465,7 +469,8 @@ def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     scale = synthetic.Scale.real(args.nodes, args.pods)
     result: dict[str, Any] = {"server": "real", "date": time.strftime("%Y-%m-%d"), "machine_before":
                               real_cluster.machine(), "runs": args.runs}
-    with EnvTest() as cluster, tempfile.TemporaryDirectory(prefix="kai-bench-real-") as tmp_name:
+    # The audit log (level Metadata) counts each reader's API requests: what the server saw, not what a client says.
+    with EnvTest(audit=True) as cluster, tempfile.TemporaryDirectory(prefix="kai-bench-real-") as tmp_name:
         tmp = Path(tmp_name)
         result["kube_apiserver"] = cluster.rest.get("/version")["gitVersion"]
         print(f"seeding {scale.nodes} nodes, {scale.pods} pods ...", file=sys.stderr)
@@ -487,9 +492,10 @@ def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]] = {name: [] for name in commands}
         for i in range(args.runs):   # interleaved: a burst of other users' load hits every reader alike
             for name, (cmd, stdout_path) in commands.items():
-                served_before = server.seconds()
+                served_before, audit_mark = server.seconds(), cluster.audit_offset()
                 run = run_child(cmd, stdout_path=stdout_path)
                 run.server_cpu_s = server.seconds() - served_before
+                run.api_requests = _api_requests(cluster.audit_events(audit_mark))
                 counts = (_kubectl_counts(stdout_path) if stdout_path else {} if name == "diff"
                           else _last_json(run.stdout))
                 print(f"  {name} run {i + 1}: {run.wall_s:.2f} s, peak {run.peak_mb:.0f} MB, exit {run.returncode}",
@@ -499,6 +505,21 @@ def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     result["machine_after"] = real_cluster.machine()
     result["note"] = REAL_NOTE.format(cpus=os.cpu_count())
     return result
+
+
+def _api_requests(events: list[dict[str, Any]]) -> dict[str, int]:
+    """The requests of one reader's run, by verb and resource, from the API server's audit events (the marker
+    requests of EnvTest.audit_events and the server's own traffic left out)."""
+    counted: dict[str, int] = {}
+    for event in events:
+        if event.get("stage") not in (None, "ResponseComplete") or "kube-apiserver" in event.get("userAgent", ""):
+            continue
+        ref = event.get("objectRef") or {}
+        if not ref.get("resource"):   # the marker request and discovery of paths without a resource
+            continue
+        key = f"{event.get('verb')} {ref.get('resource')}"
+        counted[key] = counted.get(key, 0) + 1
+    return dict(sorted(counted.items()))
 
 
 def _kubectl_counts(path: Path) -> dict[str, int]:
@@ -520,7 +541,9 @@ def real_figures(runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]], scale: 
         entry: dict[str, Any] = {"s": round(run.wall_s, 2), "peak_mb": round(run.peak_mb, 1),
                                  "cpu_s": round(statistics.median(r.cpu_s for r, _ in done), 2),
                                  "server_cpu_s": round(statistics.median(r.server_cpu_s for r, _ in done), 2),
-                                 "runs_s": [round(r.wall_s, 2) for r, _ in done], "exit": run.returncode}
+                                 "runs_s": [round(r.wall_s, 2) for r, _ in done], "exit": run.returncode,
+                                 "api_requests": sum(run.api_requests.values()),
+                                 "api_requests_by_verb_resource": run.api_requests}
         if name != "diff":
             entry["counts"] = {k: counts.get(k) for k in expected}
         if "read_s" in counts:

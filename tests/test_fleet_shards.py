@@ -274,7 +274,9 @@ def test_merge_refuses_another_schema_version(two_shards: list[Path]) -> None:
 
 def test_merge_refuses_another_command(two_shards: list[Path]) -> None:
     other = edit(two_shards[1], lambda r: r.update(command="diff"))
-    assert_one_line_error(*merge(two_shards[0], other), str(other), "only 'check' reports")
+    assert_one_line_error(*merge(two_shards[0], other), str(other), "is a 'diff' report, but")
+    doctor = edit(two_shards[1], lambda r: r.update(command="doctor"))
+    assert_one_line_error(*merge(two_shards[0], doctor), str(doctor), "only check, reconcile, diff reports")
 
 
 def test_merge_refuses_another_commit(two_shards: list[Path]) -> None:
@@ -406,3 +408,28 @@ def test_merge_reads_a_report_from_stdin(two_shards: list[Path]) -> None:
                                 input=two_shards[0].read_bytes())
     assert result.exit_code == 2, result.stderr
     assert json.loads(result.stdout)["summary"]["findings"] > 0
+
+
+# -- an Indexed Job's pod: the shard from JOB_COMPLETION_INDEX ---------------------------------------------------
+
+
+@pytest.mark.parametrize("index", range(SHARDS))
+def test_auto_takes_the_shard_from_the_job_completion_index(fleet: Path, index: int) -> None:
+    """`--shard auto/N` in the pod the Job controller gave index i checks what `--shard i+1/N` checks, and
+    `report shard` names the same clusters."""
+    env = {"JOB_COMPLETION_INDEX": str(index)}
+    auto = run_cli(["check", "--repo", fleet, "--shard", f"auto/{SHARDS}", "-o", "json"], env=env)
+    given_index = run_cli(["check", "--repo", fleet, "--shard", f"{index + 1}/{SHARDS}", "-o", "json"])
+    assert timeless(json.loads(auto[1])) == timeless(json.loads(given_index[1]))
+    names = [load_fleet_builder().cluster_name(i) for i in range(FLEET)]
+    code, stdout, _ = run_cli(["report", "shard", "--shard", f"auto/{SHARDS}", *names], env=env)
+    assert code == 0
+    assert stdout.split() == [c["cluster"] for c in json.loads(auto[1])["clusters"]]
+
+
+@pytest.mark.parametrize(("env", "said"), [({}, "not set"), ({"JOB_COMPLETION_INDEX": "x"}, "'x'"),
+                                           ({"JOB_COMPLETION_INDEX": str(SHARDS)}, "between 1 and")])
+def test_auto_without_a_usable_completion_index_is_one_line_error(fleet: Path, env: dict[str, str],
+                                                                  said: str) -> None:
+    assert_one_line_error(*run_cli(["check", "--repo", fleet, "--shard", f"auto/{SHARDS}"], env=env), said)
+    assert_one_line_error(*run_cli(["report", "shard", "--shard", f"auto/{SHARDS}", "a"], env=env), said)

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from reconciler.yamlio.document import load_document, load_documents
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reconciler.yamlio import libyaml as yaml_libyaml
+from reconciler.yamlio import spans
+from reconciler.yamlio.document import MAX_NODES, load_document, load_documents
+from tests.helpers import ROOT
+from tests.test_fast_paths import corpus
+from tests.test_fast_paths import documents as generated_documents
 
 TEXT = """\
 a:
@@ -66,3 +77,42 @@ def test_a_file_saved_with_a_bom_has_the_same_regions() -> None:
     """Editors on Windows add a BOM; libyaml's marks skip it, so every line after the first was one off."""
     for path in [("a", "u"), ("a", "b", 1), ("a", "l"), ("z",)]:
         assert span(path, "\ufeff" + TEXT) == span(path), path
+
+
+# -- the ends the libyaml reader records while reading are the ends composing the text again finds -------------
+
+
+def recorded_and_recomposed(text: str) -> tuple[dict[int, int], dict[int, int]] | None:
+    read = yaml_libyaml.documents_and_ends(text, MAX_NODES)
+    if read is None:   # ruamel reads it, and its spans compose the text again on first use
+        return None
+    recomposed = {spans.pack_start(*start): spans.pack_end(*end) for start, end in spans._index(text).items()}
+    return read[1], recomposed
+
+
+@pytest.mark.parametrize("path", corpus(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_recorded_ends_are_the_recomposed_ends_on_the_project_yaml(path: Path) -> None:
+    both = recorded_and_recomposed(path.read_text(encoding="utf-8"))
+    if both is not None:
+        assert both[0] == both[1]
+
+
+@given(generated_documents())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_recorded_ends_are_the_recomposed_ends_on_generated_documents(text: str) -> None:
+    both = recorded_and_recomposed(text)
+    if both is not None:
+        assert both[0] == both[1], text
+
+
+@pytest.mark.parametrize("text", [TEXT, "\ufeff" + TEXT, TEXT.replace("\n", "\r\n"), "a: |\n  x\n\n\nb: >\n  y\n  z\n"])
+def test_recorded_ends_with_block_scalars_a_bom_and_crlf(text: str) -> None:
+    both = recorded_and_recomposed(text)
+    assert both is not None and both[0] == both[1]
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab:- \n\r'\"#&*!?[]{},|>%@`~01yo.\t")), max_size=40))
+@settings(max_examples=1000, deadline=None)
+def test_every_odd_token_holds_one_of_the_characters_looked_for_first(text: str) -> None:
+    for match in yaml_libyaml._ODD_TOKENS.finditer(text):
+        assert any(c in match.group(0) for c in yaml_libyaml._ODD_TOKEN_CHARS), text

@@ -6,6 +6,7 @@ Each type is imported where it is built, so a command pays only for the settings
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,7 @@ def history_settings(opts: Options, cluster: ClusterSessions | None = None) -> H
 
 
 def shard(opts: Options) -> Shard | None:
-    """`check --shard I/N`; it cannot be combined with --cluster."""
+    """`check --shard I/N` (or auto/N in an Indexed Job); it cannot be combined with --cluster."""
     if opts.get("shard") is None:
         return None
     from reconciler.core.errors import UserError
@@ -63,7 +64,7 @@ def shard(opts: Options) -> Shard | None:
 
     if opts.get("cluster"):
         raise UserError("--shard and --cluster cannot be combined", hint="use one: a shard, or one cluster")
-    return parse_shard(opts["shard"])
+    return parse_shard(opts["shard"], os.environ)   # auto/N: the index of a Kubernetes Indexed Job's pod
 
 
 def git_settings(opts: Options) -> GitSettings:

@@ -12,6 +12,7 @@ The nets err on the side of masking: a masked value can still be compared, a lea
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Sequence
@@ -67,6 +68,9 @@ _TOKEN_SHAPE = re.compile(
     r"|(?:glpat|gloas|gldt|glrt|glrtr|glcbt|glptt|glft|glimt|glagent|glsoat|glffc|glffct|gltst|glwt)-[\w-]{20,}"
     r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,})")
+_TOKEN_PREFIXES = ("eyJ", "gl", "AKIA", "ASIA", "gh", "github_pat_")   # what each of those shapes starts with
+# In _SECRET_ARG's flag, looked for case-folded: IGNORECASE also matches ſ for s, K (Kelvin) for k, ı for i.
+_FLAG_WORDS = ("passw", "secret", "token", "key", "credent")
 # `token=Bearer abc…`, `auth: Basic dXNl…`: a secret name whose value is an Authorization header's, scheme and
 # credential together (the pair net alone would stop at the scheme and leave the credential after it).
 _SECRET_SCHEME_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[=:][ \t]*)"
@@ -75,7 +79,18 @@ _SECRET_SCHEME_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)(?P<sep>
 _BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}$")
 
 
+# A part of each _SECRET_KEY alternative, with no `i` (IGNORECASE matches ı for it, which casefold keeps): a name
+# holding none, case-folded, cannot match, and most names of a large file hold none (the pattern's search costs
+# ~20 us on a 26-character name, the look-ups well under one).
+_SECRET_KEY_PARTS = ("pass", "secret", "token", "credent", "key", "cert", "cabundle", "auth", "docker", "connect",
+                     "dsn", ".pem", ".crt", ".p12", ".jks", "pwd")
+
+
+@functools.lru_cache(maxsize=4096)   # a file's key names repeat: every toleration has an `operator`
 def is_secret_key(name: str) -> bool:
+    folded = name.casefold()
+    if not any(part in folded for part in _SECRET_KEY_PARTS):
+        return False
     return bool(_SECRET_KEY.search(name.replace("-", "_"))) and not _REFERENCE.search(name)
 
 
@@ -183,15 +198,28 @@ def _redact_list(items: JSONArray, parent: str | None) -> JSONArray:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def redact_text(text: str) -> str:
-    """One value judged whole: a PEM block or a base64 blob masks all of it; the other shapes mask their part."""
-    if _PEM.search(text) or _BLOB.match(text):
+    """One value judged whole: a PEM block or a base64 blob masks all of it; the other shapes mask their part.
+
+    Cached: judging a value as free text judges it whole again, as its only token and as its only line (five
+    times for `nvidia.com/gpu`), and the values of a large file repeat (a toleration's operator and effect)."""
+    if ("BEGIN " in text and _PEM.search(text)) or (len(text) >= 40 and _BLOB.match(text)):
         return REDACTED
-    text = _SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, text)
-    text = _URL_USERINFO.sub(_mask_userinfo, text)   # before the token shapes: a URL's userinfo goes whole
-    text = _TOKEN_SHAPE.sub(REDACTED, text)
-    text = _SECRET_PAIR.sub(_mask_pair, text)
-    text = _AUTH_HEADER.sub(_mask_credential, text)
+    # each pattern only where the literal it cannot match without is present (see redact_free_text)
+    scheme = _has_scheme(text)
+    if scheme:
+        text = _SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, text)
+    if "://" in text and "@" in text:
+        text = _URL_USERINFO.sub(_mask_userinfo, text)   # before the token shapes: a URL's userinfo goes whole
+    if any(prefix in text for prefix in _TOKEN_PREFIXES):
+        text = _TOKEN_SHAPE.sub(REDACTED, text)
+    if "=" in text:
+        text = _SECRET_PAIR.sub(_mask_pair, text)
+    if _has_scheme(text):
+        text = _AUTH_HEADER.sub(_mask_credential, text)
+    if "-" not in text or not any(word in text.casefold() for word in _FLAG_WORDS):   # a flag's dash and word
+        return text
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
 
@@ -207,6 +235,8 @@ def _mask_userinfo(match: re.Match[str]) -> str:
 def _mask_colon_pairs(text: str) -> str:
     """`name: value` pairs whose name is secret, their values masked. A scan, not `sub`: after a pair whose name
     is not secret the scan resumes at its value, which may hold one (`note: "token: abc"`)."""
+    if ":" not in text:   # the pattern's separator
+        return text
     out, pos = [], 0
     while match := _SECRET_COLON.search(text, pos):
         value_start = match.end("sep")
@@ -279,6 +309,7 @@ _PEM_BLOCK = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+--
 # Runs of text between separators; a backslash escape stays inside the run it escapes.
 _TOKEN = re.compile(r"(?:\\.|&#?\w+;|[^\s`|()\[\]<>\"',;\\])+")
 _ENTITY = re.compile(r"&#?\w+;")
+_ESCAPE = re.compile(r"\\(.)")   # a Markdown backslash escape
 _MIN_TOKEN = 12
 
 
@@ -287,13 +318,27 @@ def redact_free_text(text: str) -> str:
     own (a blob inside a sentence), then each line. A token is judged as a reader will see it, Markdown
     backslash escapes and HTML entities undone, because escaping splits or wraps a value (`abc\\_DEF`,
     `&quot;TOKEN&quot;`) in ways the value-shape patterns would not recognise."""
-    text = _PEM_BLOCK.sub(REDACTED, text)
+    # The literal each pattern cannot match without (`BEGIN `, a scheme, a colon) is looked for first: a large
+    # values file is a few hundred thousand short strings, and most hold none of them.
+    if "BEGIN " in text:
+        text = _PEM_BLOCK.sub(REDACTED, text)
     # A `name: value` pair (YAML, JSON, a header) is free text's own shape: one value never holds one.
     # Tokens first: the line-level `--flag=value` pattern takes everything up to the next space, so in
     # `"--token=A","--secret B"` it would swallow `--secret` and leave B; token by token, A goes first.
     # A `name=Bearer credential` pair spans two tokens: masked whole before the text is cut into them.
-    lines = [_TOKEN.sub(_mask_token, _SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, line)) for line in text.split("\n")]
+    lines = [_mask_tokens(_SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, line) if _has_scheme(line) else line)
+             for line in text.split("\n")]
     return "\n".join(_mask_colon_pairs(redact_text(line)) if line.strip() else line for line in lines)
+
+
+def _has_scheme(text: str) -> bool:
+    """Whether `text` may hold an Authorization scheme (`Bearer`, `Basic`): the patterns that take one need it."""
+    return "earer" in text or "Basic" in text
+
+
+def _mask_tokens(line: str) -> str:
+    # a token is part of the line: in a line shorter than _MIN_TOKEN every token is too short to be judged
+    return _TOKEN.sub(_mask_token, line) if len(line) >= _MIN_TOKEN else line
 
 
 def excerpt(text: str, limit: int) -> str:
@@ -309,10 +354,11 @@ def _mask_token(match: re.Match[str]) -> str:
     masked = redact_text(raw)
     if masked != raw:   # the shape masks its own part (a URL keeps its host)
         return masked
-    for piece in _ENTITY.split(re.sub(r"\\(.)", r"\1", raw)):   # an entity separates values (&quot;a&quot;)
+    unescaped = _ESCAPE.sub(r"\1", raw) if "\\" in raw else raw
+    for piece in _ENTITY.split(unescaped) if "&" in unescaped else (unescaped,):   # an entity separates values
         plain = html.unescape(piece)
         for candidate in (plain, plain.strip(".:!?*_~=")):   # a sentence's full stop is not part of a token
-            if len(candidate) >= _MIN_TOKEN and redact_text(candidate) != candidate:
+            if candidate != raw and len(candidate) >= _MIN_TOKEN and redact_text(candidate) != candidate:
                 return REDACTED
     return raw
 

@@ -1,6 +1,8 @@
-"""`report merge`: the JSON reports of `check --shard i/n` jobs folded into the report one run would give.
+"""`report merge`: the JSON reports of `check --shard i/n` jobs folded into the report one run would give; also
+the per-cluster `reconcile` or `diff` reports of a hub's fleet run (deploy/helm, mode fleet), one command a merge.
 
-What is refused (one line naming the file): another command than `check`, another schemaVersion,
+What is refused (one line naming the file): another command than `check`, `reconcile` or `diff`, reports of
+different commands, another schemaVersion,
 reports of different commits, a cluster in two reports, a shard twice, missing shards, sharded mixed
 with unsharded reports, and differing `failOn` without `--fail-on`.
 
@@ -34,16 +36,23 @@ def merge_files(files: Sequence[str], fail_on: Severity | None) -> Report:
     return merge([Input(f, load_report(f)) for f in files], fail_on)
 
 
+MERGEABLE = ("check", "reconcile", "diff")   # the commands whose reports hold clusters a run of each could hold
+
+
 def merge(inputs: Sequence[Input], fail_on: Severity | None = None) -> Report:
+    command = inputs[0].report.command if inputs else "check"
     for item in inputs:
-        if item.report.command != "check":
-            raise UserError(f"is a '{item.report.command}' report; only 'check' reports can be merged",
-                            where=item.file)
+        if item.report.command not in MERGEABLE:
+            raise UserError(f"is a '{item.report.command}' report; only {', '.join(MERGEABLE)} reports can be "
+                            "merged", where=item.file)
+        if item.report.command != command:
+            raise UserError(f"is a '{item.report.command}' report, but {inputs[0].file} is a '{command}' one",
+                            where=item.file, hint="merge the reports of one command")
     _same_commit(inputs)
     _complete_shards(inputs)
     clusters = _clusters(inputs)
     started = min((i.report.generated_at for i in inputs if i.report.generated_at), default=None)   # the first shard
-    return Report("check", clusters, fail_on or _fail_on(inputs), _repository(inputs), _changed_lines(inputs),
+    return Report(command, clusters, fail_on or _fail_on(inputs), _repository(inputs), _changed_lines(inputs),
                   generated_at=started)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -49,13 +49,27 @@ class Shard:
         return _checked(index, count, where)
 
 
-def parse_shard(text: str) -> Shard:
-    """`i/n` with 1 ≤ i ≤ n ≤ 1000, else a one-line error."""
+_AUTO = re.compile(r"^\s*auto\s*/\s*(\d+)\s*$")
+COMPLETION_INDEX = "JOB_COMPLETION_INDEX"   # what a Kubernetes Indexed Job's controller sets in each pod (0-based)
+
+
+def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> Shard:
+    """`i/n` with 1 ≤ i ≤ n ≤ 1000, else a one-line error. `auto/n` takes i from JOB_COMPLETION_INDEX in `environ`
+    (0-based: index 0 checks shard 1/n), so the pods of a Kubernetes Indexed Job share one command."""
+    auto = _AUTO.match(text)
+    if auto:
+        completion_index = (environ or {}).get(COMPLETION_INDEX)
+        if completion_index is None or not completion_index.strip().isdigit():
+            raise UserError(f"--shard {text.strip()} takes the shard from ${COMPLETION_INDEX}, which is "
+                            f"{'not set' if completion_index is None else repr(completion_index)}",
+                            hint="run it in a Kubernetes Indexed Job (completionMode: Indexed), or give the "
+                                 "shard as INDEX/COUNT")
+        return _checked(int(completion_index) + 1, int(auto.group(1)), f"--shard (${COMPLETION_INDEX} + 1)")
     match = _SPEC.match(text)
     if not match:
         raise UserError(f"--shard must be INDEX/COUNT, e.g. 1/4, not {text!r}",
                         hint="in GitHub Actions: --shard ${{ matrix.shard }}/N; in GitLab: "
-                             "--shard $CI_NODE_INDEX/$CI_NODE_TOTAL")
+                             "--shard $CI_NODE_INDEX/$CI_NODE_TOTAL; in a Kubernetes Indexed Job: --shard auto/N")
     return _checked(int(match.group(1)), int(match.group(2)), "--shard")
 
 

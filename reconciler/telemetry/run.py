@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from reconciler.core.errors import UserError
 from reconciler.core.exits import ExitCode
+from reconciler.sources.retry_tally import RETRIES
 from reconciler.telemetry import logs
 
 if TYPE_CHECKING:
@@ -96,8 +97,6 @@ def has_report() -> bool:
 
 @contextmanager
 def observed_run(command: str, settings: TelemetrySettings) -> Iterator[RunObservation]:
-    from reconciler.sources.cluster.client import RETRIES
-
     # Commands without --log-format (policy test, schema, snapshot) are run by people: text unless told.
     fmt = settings.log_format or os.environ.get("KAI_GITOPS_LOG_FORMAT") or "text"
     with logs.logging_to_stderr(fmt) as chosen, logs.run_context(logs.new_run_id(), settings.cluster):
@@ -112,8 +111,6 @@ def observed_run(command: str, settings: TelemetrySettings) -> Iterator[RunObser
 
 
 def _finish(run: RunObservation, settings: TelemetrySettings) -> None:
-    from reconciler.sources.cluster.client import RETRIES
-
     duration = time.time() - run.started
     cluster = _cluster(run, settings)
     logs.set_cluster(cluster)

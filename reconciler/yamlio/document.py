@@ -125,10 +125,11 @@ def _parse(text: str, file: str, max_nodes: int) -> list[YamlDoc]:
 
     try:
         if reader_engine() == "libyaml":
-            fast = yaml_libyaml.documents(text, max_nodes)
+            fast = yaml_libyaml.documents_and_ends(text, max_nodes)
             if fast is not None:
-                spans = SpanIndex(text)
-                return [YamlDoc(file, data, positions, spans) for data, positions in fast]
+                read, ends = fast
+                spans = SpanIndex(text, ends)
+                return [YamlDoc(file, data, positions, spans) for data, positions in read]
         yaml_libyaml.check_budget(text, max_nodes)   # ruamel counts too, but at ~50x libyaml's cost per value
     except yaml_libyaml.TooManyNodes as exc:
         raise too_many_nodes(file, exc.line, max_nodes) from None

@@ -24,6 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from reconciler.core.jsonvalue import JSONScalar, JSONValue
 from reconciler.core.refs import YamlPath
 from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
+from reconciler.yamlio.spans import pack_end, pack_start, value_end
 
 # None when PyYAML was built without libyaml: yamlio.document falls back to ruamel
 CSafeLoader: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
@@ -113,6 +114,14 @@ def documents(text: str, max_nodes: int) -> list[tuple[JSONValue, dict[YamlPath,
     """(data, positions) per non-empty document, or None to have ruamel read the file.
 
     Raises TooManyNodes when the stream holds more than `max_nodes` values (ruamel would count the same)."""
+    read = documents_and_ends(text, max_nodes)
+    return None if read is None else read[0]
+
+
+def documents_and_ends(text: str, max_nodes: int) -> tuple[
+        list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]], dict[int, int]] | None:
+    """`documents`, plus where every value of the stream ends (spans.pack_start -> spans.pack_end), taken from
+    the same composed nodes: composing the text a second time for the ends cost as much as reading it."""
     if CSafeLoader is None or _ruamel_territory(text):
         return None
     try:
@@ -121,7 +130,7 @@ def documents(text: str, max_nodes: int) -> list[tuple[JSONValue, dict[YamlPath,
         return None
     loader.max_nodes = max_nodes
     try:
-        return _convert(_compose(loader))
+        return _convert(_compose(loader), text)
     except _OverBudget:
         raise TooManyNodes(_line_of_node(text, max_nodes + 1) or 1) from None
     except TooDeep:
@@ -141,16 +150,19 @@ def _compose(loader: yaml.CSafeLoader) -> list[Node]:
     return roots
 
 
-def _convert(roots: list[Node]) -> list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]] | None:
+def _convert(roots: list[Node], text: str) -> tuple[
+        list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]], dict[int, int]] | None:
     out = []
+    ends: dict[int, int] = {}
+    text = text.removeprefix("\ufeff")   # libyaml's marks do not count a leading BOM
     for root in roots:
         if isinstance(root, ScalarNode) and root.style in ("|", ">"):
             return None   # its content may start at column 0, where the parsers disagree on comments
         if isinstance(root, ScalarNode) and root.tag == _PLAIN and _plain(root.value) is None:
             continue   # an empty document, as ruamel's load_all gives None for
-        converter = _Converter()
+        converter = _Converter(text, ends)
         out.append((converter.convert(root, ()), converter.positions))
-    return out
+    return out, ends
 
 
 def check_budget(text: str, max_nodes: int) -> None:
@@ -205,6 +217,9 @@ _ODD_TOKENS = re.compile(
     r"|(?:^|[:-][ ]+)(?:&\S*[ ]+)?[ ]*[|>](?![-+1-9]{0,2}(?:[ ]+#[^\n]*)?(?:\r?\n|$))",  # odd block header
     re.MULTILINE | re.ASCII)
 
+# One of these is in every match of _ODD_TOKENS: without any, the pattern (~0.1 s a MB) need not run.
+_ODD_TOKEN_CHARS = "&*!?\r|>"
+
 # NEL and the Unicode line/paragraph separators (line breaks to one parser, not the other), a BOM past the start.
 _ODD_BREAKS = re.compile("[\x85\u2028\u2029]|.\ufeff", re.DOTALL)
 
@@ -213,19 +228,25 @@ def _ruamel_territory(text: str) -> bool:
     """Text for ruamel: a directive (`%YAML 1.1` changes resolution), tabs (ruamel refuses some that libyaml
     allows), odd line breaks, or one of the constructs above."""
     return (text.startswith("%") or "\n%" in text or "\t" in text or _ODD_BREAKS.search(text) is not None
-            or _ODD_TOKENS.search(text) is not None)
+            or (any(c in text for c in _ODD_TOKEN_CHARS) and _ODD_TOKENS.search(text) is not None))
 
 
 class _Converter:
-    def __init__(self) -> None:
+    """Data and start positions of one document, and (into the stream's `ends`) where each value ends."""
+
+    def __init__(self, text: str, ends: dict[int, int]) -> None:
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
         self.seen: set[int] = set()
+        self.text = text
+        self.ends = ends
+        self.last_end = 0   # packed end of the value converted last: a block collection ends where its last child does
 
     def convert(self, node: Node, path: YamlPath) -> JSONValue:
         if id(node) in self.seen:   # composed once, reached twice: an alias
             raise Decline("alias: ruamel measures the expansion first")
         self.seen.add(id(node))
         if isinstance(node, ScalarNode):
+            self.last_end = value_end(node, self.text)
             return _scalar(node)
         if len(path) >= MAX_DEPTH:
             raise TooDeep(node.start_mark.line + 1)
@@ -233,18 +254,30 @@ class _Converter:
             raise Decline(f"explicit tag {node.tag}")
         if isinstance(node, SequenceNode):
             items: list[JSONValue] = []
+            depth = len(path) + 1
             for i, item in enumerate(node.value):
                 child = (*path, i)
-                self.positions[child] = (item.start_mark.line + 1, item.start_mark.column + 1)
+                start = item.start_mark
+                self.positions[child] = (start.line + 1, start.column + 1)
                 items.append(self.convert(item, child))
+                self.ends[pack_start(start.line + 1, start.column + 1, depth)] = self.last_end
+            self._collection_end(node)
             return items
         if not isinstance(node, MappingNode):
             raise Decline(f"a {type(node).__name__}")
-        return self._mapping(node, path)
+        out = self._mapping(node, path)
+        self._collection_end(node)
+        return out
+
+    def _collection_end(self, node: SequenceNode | MappingNode) -> None:
+        if node.flow_style or not node.value:
+            self.last_end = pack_end(node.end_mark.line + 1, node.end_mark.column + 1)
+        # else: a block collection ends where its last child's value ends, which was converted last
 
     def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {}
         raw_keys: set[JSONScalar] = set()
+        depth = len(path) + 1
         for key_node, value_node in node.value:
             if not isinstance(key_node, ScalarNode):
                 raise Decline("complex key")
@@ -256,8 +289,10 @@ class _Converter:
                 raise Decline("duplicate key: ruamel names both lines")
             raw_keys.add(raw)
             child = (*path, key)
-            self.positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            start = key_node.start_mark
+            self.positions[child] = (start.line + 1, start.column + 1)
             out[key] = self.convert(value_node, child)
+            self.ends[pack_start(start.line + 1, start.column + 1, depth)] = self.last_end
         return out
 
 

@@ -13,9 +13,35 @@ import bisect
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from yaml.nodes import Node
+    from yaml.nodes import Node, ScalarNode
 
 Position = tuple[int, int]   # 1-based line and column
+
+# Starts and ends are kept as one int each (line, column and depth packed): a 5 MB values file holds ~230,000
+# values, and a dict of int to int is a third of the size of one of tuples.
+_COLUMNS = 1 << 32   # over any column of a file within the reader's byte limit
+_DEPTHS = 1 << 8     # over the readers' nesting limit
+
+
+def pack_start(line: int, column: int, depth: int) -> int:
+    return (line * _COLUMNS + column) * _DEPTHS + depth
+
+
+def pack_end(line: int, column: int) -> int:
+    return line * _COLUMNS + column
+
+
+def value_end(node: ScalarNode, text: str) -> int:
+    """Packed end of scalar `node` of `text` (without its BOM): its end mark, a block scalar's before its
+    trailing blank lines (so no trailing comment or blank line is highlighted)."""
+    mark = node.end_mark
+    if node.style not in ("|", ">"):
+        return pack_end(mark.line + 1, mark.column + 1)
+    index = mark.index
+    while index > node.start_mark.index and text[index - 1] in " \t\r\n":
+        index -= 1
+    line = mark.line - text.count("\n", index, mark.index)
+    return pack_end(line + 1, index - (text.rfind("\n", 0, index) + 1) + 1)
 
 
 class SpanIndex:
@@ -25,12 +51,18 @@ class SpanIndex:
     which start at the same place.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, packed: dict[int, int] | None = None) -> None:
+        """`packed`: the ends the libyaml reader recorded while composing (pack_start -> pack_end); without
+        them (ruamel read the file) the text is composed again on first use."""
         self._text = text
+        self._packed = packed
         self._ends: dict[tuple[int, int, int], Position] | None = None
 
     def end_of(self, start: Position, depth: int) -> Position | None:
         """1-based (line, column just after the last character) of the value whose key starts at `start`."""
+        if self._packed is not None:
+            end = self._packed.get(pack_start(*start, depth))
+            return None if end is None else divmod(end, _COLUMNS)
         if self._ends is None:
             self._ends = _index(self._text)
         return self._ends.get((*start, depth))

@@ -32,6 +32,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONValue
 from reconciler.core.redact import excerpt, url_without_userinfo
 from reconciler.core.resources import NAMESPACE
+from reconciler.sources.retry_tally import RETRIES as RETRIES  # reads count their retries here
 
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeApiClient, KubeConfiguration
@@ -41,26 +42,6 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 USER_AGENT = "kai-gitops/0.1 (reconciler)"
 WRITE_WORKERS = 16   # concurrent writes a writer may make (node labels): connections the pool keeps for them
 _ENV_PREFIX = "KAI_GITOPS_KUBE_"
-
-
-class RetryTally:
-    """Retries of every cluster read in this process, for the live-read-retries metric (read as a delta)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._count = 0
-
-    def add(self) -> None:
-        with self._lock:
-            self._count += 1
-
-    @property
-    def count(self) -> int:
-        with self._lock:
-            return self._count
-
-
-RETRIES = RetryTally()
 
 
 @dataclass(frozen=True)

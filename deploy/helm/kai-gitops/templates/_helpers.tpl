@@ -45,10 +45,22 @@ subjects:
 
 {{/* deploy/'s mode label: report-only or self-heal. */}}
 {{- define "kai-gitops.modeLabel" -}}
-{{- if eq .Values.mode "selfHeal" -}}self-heal{{- else -}}report-only{{- end -}}
+{{- if eq .Values.mode "selfHeal" -}}self-heal{{- else if eq .Values.mode "fleet" -}}fleet{{- else -}}report-only{{- end -}}
 {{- end -}}
 
 {{/* Mode selfHeal: the claim that keeps the runs' audit log (selfHeal.stateClaim.name, else <fullname>-state). */}}
 {{- define "kai-gitops.stateClaim" -}}
 {{- default (printf "%s-state" (include "kai-gitops.fullname" .)) .Values.selfHeal.stateClaim.name -}}
+{{- end -}}
+
+{{/* Mode fleet: the claim the Indexed Job's pods write their shard reports to (fleet.reportsClaim.name, else <fullname>-reports). */}}
+{{- define "kai-gitops.reportsClaim" -}}
+{{- default (printf "%s-reports" (include "kai-gitops.fullname" .)) .Values.fleet.reportsClaim.name -}}
+{{- end -}}
+
+{{/* Mode fleet: fleet.reportTo as the --report-to options of each cluster's run. */}}
+{{- define "kai-gitops.fleetReportTo" -}}
+{{- $options := list -}}
+{{- range .Values.fleet.reportTo }}{{ $options = append $options (printf "--report-to=%s" .) }}{{ end -}}
+{{- join " " $options -}}
 {{- end -}}

@@ -1,0 +1,91 @@
+"""The literal looked for before each redaction pattern runs is one the pattern cannot match without.
+
+redact_text and redact_free_text skip a pattern when its literal is absent (a large values file is a few
+hundred thousand short strings, and most hold none); a guard that could be false where its pattern matches
+would let that credential through, so each pair is checked on text built from the patterns' own pieces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reconciler.core import redact
+
+Guard = Callable[[str], bool]
+GUARDED: list[tuple[str, re.Pattern[str], Guard]] = [
+    ("pem", redact._PEM, lambda t: "BEGIN " in t),
+    ("pem block", redact._PEM_BLOCK, lambda t: "BEGIN " in t),
+    ("blob", redact._BLOB, lambda t: len(t) >= 40),
+    ("scheme pair", redact._SECRET_SCHEME_PAIR, redact._has_scheme),
+    ("auth header", redact._AUTH_HEADER, redact._has_scheme),
+    ("url userinfo", redact._URL_USERINFO, lambda t: "://" in t and "@" in t),
+    ("secret pair", redact._SECRET_PAIR, lambda t: "=" in t),
+    ("secret arg", redact._SECRET_ARG, lambda t: "-" in t and any(w in t.casefold() for w in redact._FLAG_WORDS)),
+    ("token shape", redact._TOKEN_SHAPE, lambda t: any(p in t for p in redact._TOKEN_PREFIXES)),
+    ("secret colon", redact._SECRET_COLON, lambda t: ":" in t),
+]
+PIECES = ["-", "--", "-----", "BEGIN ", "BEGIN", "END ", "RSA KEY", "://", "@", ":", "=", " ", "\t", "\n", "Bearer",
+          "bearer", "Basic", "basic", "earer", "token", "password", "PASSWD", "Secret", "KEY",
+          "credential", "ſecret", "credentıal", "\u212aey",
+          "ASIA", "gho_", "github_pat_", "gldt-", "https", "a", "Z", "9", "_", "/", "+", ".", "'",
+          '"', "eyJhbGciOi", "AKIA", "ghp_", "glpat-", "dXNlcjpwYXNzd29yZA", "&quot;", "\\"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+@settings(max_examples=1000, deadline=None)
+def test_no_pattern_matches_text_without_its_literal(text: str) -> None:
+    for name, pattern, guard in GUARDED:
+        for match in pattern.finditer(text):
+            assert guard(match.group(0)) and guard(text), (name, text)
+
+
+def test_short_lines_hold_no_token_long_enough_to_judge() -> None:
+    # _mask_tokens skips lines shorter than _MIN_TOKEN: _mask_token leaves every shorter token as it is
+    line = "ghp_" + "A" * (redact._MIN_TOKEN - 5)
+    token = redact._TOKEN.fullmatch(line)
+    assert token is not None and redact._mask_token(token) == line
+    assert redact._mask_tokens(line) == line
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+@settings(max_examples=1000, deadline=None)
+def test_a_cached_judgement_is_the_judgement(text: str) -> None:
+    assert redact.redact_text(text) == redact.redact_text.__wrapped__(text)
+    assert redact.redact_text(text) == redact.redact_text(text)
+
+
+def test_the_flag_words_case_folded_cover_what_ignorecase_matches() -> None:
+    # IGNORECASE matches a few letters casefold() does not give back (ı for i): the words avoid them
+    for word in redact._FLAG_WORDS:
+        for letter in word:
+            for point in range(0x80, 0x2200):
+                if re.fullmatch(re.escape(letter), chr(point), re.IGNORECASE):
+                    assert letter in chr(point).casefold(), (word, hex(point))
+
+
+KEY_NAMES = ["password", "db-passwd", "passphrase", "clientSecret", "api_token", "credentials", "apiKey", "api-key",
+             "accessKey", "private_key", "serviceKey", "client-key", "sshKey", "signingKey", "tlsCert", "caBundle",
+             "authToken", "basicAuth", "dockerConfigJson", "connectionString", "connection_string", "sentryDsn",
+             "server.pem", "tls.key", "tls.crt", "store.p12", "trust.jks", "key", "pass", "pwd", "PASSWORD",
+             "paſſword", "\u212aey", "credentıals", "author", "authority", "operator", "effect", "nodeSelector"]
+
+
+@given(st.lists(st.sampled_from([*KEY_NAMES, "_", "-", ".", "x", "Name", "Ref", "i", "ı"]), max_size=6).map("".join))
+@settings(max_examples=1000, deadline=None)
+def test_a_key_name_without_any_part_cannot_be_a_secret_key(name: str) -> None:
+    assert redact.is_secret_key(name) == bool(redact._SECRET_KEY.search(name.replace("-", "_"))
+                                                and not redact._REFERENCE.search(name))
+
+
+def test_the_secret_key_parts_case_folded_cover_what_ignorecase_matches() -> None:
+    letters = {c for part in redact._SECRET_KEY_PARTS for c in part}
+    any_letter = re.compile("[" + re.escape("".join(sorted(letters))) + "]", re.IGNORECASE)
+    for point in range(0x80, 0x30000):
+        char = chr(point)
+        if any_letter.fullmatch(char):   # then find which
+            assert any(re.fullmatch(re.escape(letter), char, re.IGNORECASE) and char.casefold() == letter
+                       for letter in letters), hex(point)
