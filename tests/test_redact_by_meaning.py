@@ -283,3 +283,14 @@ def test_the_toleration_reads_as_it_is_in_every_output(tmp_path: Path) -> None:
         assert "nvidia.com/gpu" in text, fmt
         assert not any(marker in text for marker in ('"key":"<redacted>"', '"key": "<redacted>"', "key: <redacted>",
                                                      '\\"key\\":\\"<redacted>\\"')), fmt
+
+
+def test_a_label_whose_key_reads_like_a_credential_is_a_label() -> None:
+    """Found by the property above: `a.example.com/auth: a` under matchLabels was masked. A label's key names the
+    label; its value is still judged by its shape."""
+    for shape in ({"selector": {"matchLabels": {"a.example.com/auth": "a"}}},
+                  {"global": {"nodeSelector": {"example.com/token": "gpu"}}},
+                  {"metadata": {"labels": {"team.example.com/password-rotation": "weekly"}}}):
+        assert redact(shape) == shape
+    token = "glpat-" + "AbCdEfGhIjKlMnOpQrSt"
+    assert redact({"metadata": {"labels": {"token": token}}}) == {"metadata": {"labels": {"token": "<redacted>"}}}

@@ -114,6 +114,8 @@ def _redact(value: JSONValue, parent: str | None) -> JSONValue:
         named_by = _named_by(value, parent)
         if named_by is not None:
             return _redact_named_entry(value, named_by)
+        if (parent or "").lower() in _LABEL_MAPS:   # a label's key names a label, never a secret: values by shape
+            return {k: _redact(v, k) for k, v in value.items()}
         return {k: (_mask(v) if isinstance(k, str) and is_secret_key(k) else _redact(v, k)) for k, v in value.items()}
     if isinstance(value, list):
         return _redact_list(value, parent)
@@ -131,6 +133,9 @@ _KEY_TO_PATH = frozenset({"key", "path", "mode"})
 _KEY_SELECTOR = frozenset({"key", "name", "optional"})
 _KEY_LISTS = frozenset({"tolerations", "matchexpressions", "matchfields"})
 _TOKEN_REQUEST = frozenset({"audience", "expirationSeconds", "path"})   # a projected serviceAccountToken
+# Maps of label keys to label values (at most 63 characters, public to anyone who lists the object): a key like
+# `example.com/auth` is a label's name. Annotations are not among them: their values are free text.
+_LABEL_MAPS = frozenset({"labels", "matchlabels", "nodeselector"})
 
 
 def _named_by(entry: JSONObject, parent: str | None) -> str | None:
