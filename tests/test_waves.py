@@ -105,6 +105,19 @@ def test_reports_on_a_descendant_count_and_on_an_ancestor_do_not() -> None:
     assert decide(ROLLOUT, "b1", X, frozenset(), failed_before, HOUR).state == "waiting"
 
 
+def test_a_success_on_a_descendant_outranks_a_failure_on_the_commit_written_after_it() -> None:
+    """a1's run on X was slow and wrote its failure after a1 had already succeeded on Y, the fix: newer code
+    speaks last, so the failure on X no longer holds wave 2 for X (its lineage holds Y)."""
+    late = [ok("a1", HOUR, sha=Y), ok("a2", HOUR, sha=Y), ok("a1", 2 * HOUR, state="failure")]
+    assert decide(ROLLOUT, "b1", X, frozenset({Y}), late, 3 * HOUR).apply
+    assert decide(ROLLOUT, "b1", Y, frozenset(), late, 3 * HOUR).apply
+    # without Y in the lineage, the failure on X is a1's last word on X
+    assert decide(ROLLOUT, "b1", X, frozenset(), late, 3 * HOUR).state == "held"
+    # a failure on the descendant still holds, whatever X's reports say after it
+    failed_fix = [ok("a1", HOUR, sha=Y, state="failure"), ok("a1", 2 * HOUR)]
+    assert decide(ROLLOUT, "b1", X, frozenset({Y}), failed_fix, 3 * HOUR).state == "held"
+
+
 def test_an_override_status_or_label_releases() -> None:
     reports = [ok("a1", 0.0, state="failure"), CommitStatus(X, "kai-gitops/override", "success", 1.0)]
     assert decide(ROLLOUT, "b1", X, frozenset(), reports, HOUR).state == "override"

@@ -6,8 +6,9 @@ simulation (tests/support/fleet.py, bench/fleet_waves.py) drives this same funct
 
 The rule: cluster C (wave k) applies commit X only when every cluster of every earlier wave j has reported
 success for X, or for a commit that descends from X, at least wave j's soak ago, and no other cluster's latest
-report on X's lineage is a failure. A failure holds every cluster, the failing one's own wave included (it may
-retry: its own report is not held against it). Releases: a newer commit (its lineage has no report yet, so
+report on X's lineage is a failure (a report on a descendant is later than any on X: newer code speaks
+last). A failure holds every cluster, the failing one's own wave included (it may retry: its own report is
+not held against it). Releases: a newer commit (its lineage has no report yet, so
 the rollout starts again from the first wave), a `kai-gitops/override` status in success on X's lineage, or
 the `kai-gitops/override: "true"` label on the cluster's entry.
 """
@@ -53,10 +54,14 @@ class Standing:
     status: CommitStatus
 
 
-def standings(statuses: Iterable[CommitStatus], lineage: frozenset[str]) -> dict[str, Standing]:
-    """Each cluster's standing on the commit or a descendant of it (a failure wins a tie: fail closed)."""
+def standings(statuses: Iterable[CommitStatus], lineage: frozenset[str], commit: str | None = None
+              ) -> dict[str, Standing]:
+    """Each cluster's standing on the commit or a descendant of it (a failure wins a tie: fail closed). A report
+    on a descendant outranks one on `commit` itself, whenever either was written: the descendant holds the
+    commit's change and whatever fixed it, and a report on the older commit written late (a slow run, a
+    retried status write) must not hold the fleet after the cluster succeeded on the newer one."""
     reports = sorted((s for s in statuses if s.cluster is not None and s.sha in lineage and s.state != "pending"),
-                     key=lambda s: (s.at, s.state in FAILED_STATES))
+                     key=lambda s: (s.sha != commit, s.at, s.state in FAILED_STATES))
     standing: dict[str, Standing] = {}
     for status in reports:
         cluster = status.cluster or ""
@@ -83,7 +88,7 @@ def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: fr
     if any(s.context == OVERRIDE_CONTEXT and s.state == "success" and s.sha in lineage for s in statuses):
         return WaveDecision(True, "override", f"status {OVERRIDE_CONTEXT} in success on {commit[:12]} releases the "
                             "rollout", wave.number, wave.name)
-    latest = standings(statuses, lineage)
+    latest = standings(statuses, lineage, commit)
     failed = _first_failure(rollout, latest, cluster)
     if failed is not None:
         failed_wave, failed_cluster = failed

@@ -69,7 +69,7 @@ def gate(report: Report, settings: RolloutSettings) -> Gate | None:
         statuses: Sequence[CommitStatus] = [s for sha in (commit, *later) for s in board.commit_statuses(sha)]
     except UserError as exc:
         return Gate(unreadable(exc.line()), cluster, commit)
-    own = standings(statuses, lineage).get(cluster)
+    own = standings(statuses, lineage, commit).get(cluster)
     return Gate(decide(config.rollout, cluster, commit, lineage, statuses, settings.clock()), cluster, commit, board,
                 own.state if own is not None else None)
 
