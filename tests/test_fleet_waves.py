@@ -128,7 +128,34 @@ def test_a_5xx_on_the_read_fails_closed_alike(github: GitHubStandIn) -> None:
     report = Report("reconcile", [ClusterReport("gpu-0000", GitInfo("fleet", "main", GOOD))], config=CONFIG)
     client = host(github, FakeTime())
     board = StatusBoard(lambda: 0.0, read_5xx=1.0)
-    gates = [rollout.gate(report, RolloutSettings(board=lambda _r, b=b: b, descendants=lambda _c: ()))  # type: ignore
+    gates = [rollout.gate(report, RolloutSettings(board=lambda _r, b=b: b, descendants=lambda _c: (),  # type: ignore
+                                                  rollout_before=lambda _c: None))
              for b in (client, board)]
     assert [g.decision.state for g in gates if g is not None] == ["unreadable", "unreadable"]
     assert not any(g.decision.apply for g in gates if g is not None)
+
+
+class _Unreadable:
+    """A host whose answer the client cannot read: a proxy's login page, a changed API (not a UserError)."""
+
+    def commit_statuses(self, sha: str) -> list[CommitStatus]:
+        raise TypeError("string indices must be integers, not 'str'")
+
+    def set_commit_status(self, sha: str, context: str, state: str, description: str) -> CommitStatus:
+        raise AssertionError("nothing is reported after a failed read")
+
+
+def test_any_error_reading_the_statuses_or_the_parent_fails_closed() -> None:
+    report = Report("reconcile", [ClusterReport("gpu-0010", GitInfo("fleet", "main", GOOD))], config=CONFIG)
+    board = StatusBoard(lambda: 0.0)
+    broken = rollout.gate(report, RolloutSettings(board=lambda _r: _Unreadable(), descendants=lambda _c: (),
+                                                  rollout_before=lambda _c: None))
+    assert broken is not None and broken.decision.state == "unreadable" and not broken.decision.apply
+    assert "TypeError: string indices" in broken.decision.reason
+
+    def parent_unreadable(_commit: str) -> None:
+        raise OSError("object file is corrupt")
+
+    corrupt = rollout.gate(report, RolloutSettings(board=lambda _r: board, descendants=lambda _c: (),
+                                                   rollout_before=parent_unreadable))
+    assert corrupt is not None and corrupt.decision.state == "unreadable" and "OSError" in corrupt.decision.reason

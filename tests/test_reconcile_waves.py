@@ -208,3 +208,27 @@ def test_on_gitlab_the_soaked_first_wave_lets_the_next_apply_and_it_reports(demo
     finally:
         server.stop()
     server.assert_clean()
+
+
+def test_a_commit_that_drops_the_rollout_is_rolled_out_under_its_parents(demo: Demo, github: GitHubStandIn) -> None:
+    config = demo.repo / "kai-gitops.yaml"
+    config.write_text(config.read_text().replace(ROLLOUT, "\n"))
+    _commit(demo.repo, "no more waves")
+    _code, report, err = run(demo, github, "--apply")
+    assert report["apply"] is None and not queue_writes(demo), err
+    assert report["waves"]["state"] == "waiting" and "canary" in report["waves"]["reason"]
+    (demo.repo / "NOTES.md").write_text("the next commit\n")
+    _commit(demo.repo, "next")   # its parent has no rollout: the change is in force
+    _code, report, err = run(demo, github, "--apply")
+    assert report.get("waves") is None and report["apply"]["ok"], err
+
+
+def test_a_commit_that_labels_its_cluster_override_does_not_release_itself(demo: Demo, github: GitHubStandIn) -> None:
+    config = demo.repo / "kai-gitops.yaml"
+    text = config.read_text()
+    labelled = "- name: prod-addon\n    labels: {kai-gitops/override: 'true'}\n"
+    config.write_text(text.replace("- name: prod-addon\n", labelled, 1))
+    assert config.read_text() != text
+    _commit(demo.repo, "override prod-addon")
+    _code, report, err = run(demo, github, "--apply")
+    assert report["waves"]["state"] == "waiting" and not queue_writes(demo), err

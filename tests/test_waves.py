@@ -51,6 +51,11 @@ def test_a_selector_picks_clusters_by_their_entry_labels_and_the_override_label_
      "cluster 'a1' is in rollout waves 'w' and 'v'"),
     ("  waves:\n    - {name: w, clusters: [a1], soak: 1d}\n", "does not match"),
     ("  waves:\n    - {name: w, clusters: [a1], selector: {a: b}}\n", "rollout.waves.0"),
+    # an empty wave would pass at once, and the next apply with no canary before it
+    ("  waves:\n    - {name: canary, selector: {ring: canry}}\n    - {name: w, clusters: [a1]}\n",
+     "rollout wave 'canary' has no cluster"),
+    ("  waves:\n    - {name: w, clusters: []}\n", "should be non-empty"),
+    ("  waves:\n    - {name: unlisted, clusters: [a1]}\n", "rollout wave name 'unlisted' is the last wave's"),
 ])
 def test_a_wrong_rollout_is_one_line_naming_where(waves: str, message: str) -> None:
     with pytest.raises(UserError) as caught:
@@ -105,23 +110,28 @@ def test_reports_on_a_descendant_count_and_on_an_ancestor_do_not() -> None:
     assert decide(ROLLOUT, "b1", X, frozenset(), failed_before, HOUR).state == "waiting"
 
 
-def test_a_success_on_a_descendant_outranks_a_failure_on_the_commit_written_after_it() -> None:
-    """a1's run on X was slow and wrote its failure after a1 had already succeeded on Y, the fix: newer code
-    speaks last, so the failure on X no longer holds wave 2 for X (its lineage holds Y)."""
+def test_a_failure_on_the_commit_holds_it_after_a_success_on_a_descendant() -> None:
+    """a1 failed on X, then succeeded on Y, the fix: Y may roll on, X may not (a cluster whose branch still reads
+    X would apply the change that failed), whichever report was written last."""
+    fixed = [ok("a1", 0.0, state="failure"), ok("a1", HOUR, sha=Y), ok("a2", HOUR, sha=Y)]
+    assert decide(ROLLOUT, "b1", X, frozenset({Y}), fixed, 3 * HOUR).state == "held"
+    assert decide(ROLLOUT, "b1", Y, frozenset(), fixed, 3 * HOUR).apply
     late = [ok("a1", HOUR, sha=Y), ok("a2", HOUR, sha=Y), ok("a1", 2 * HOUR, state="failure")]
-    assert decide(ROLLOUT, "b1", X, frozenset({Y}), late, 3 * HOUR).apply
+    assert decide(ROLLOUT, "b1", X, frozenset({Y}), late, 3 * HOUR).state == "held"
     assert decide(ROLLOUT, "b1", Y, frozenset(), late, 3 * HOUR).apply
-    # without Y in the lineage, the failure on X is a1's last word on X
-    assert decide(ROLLOUT, "b1", X, frozenset(), late, 3 * HOUR).state == "held"
-    # a failure on the descendant still holds, whatever X's reports say after it
-    failed_fix = [ok("a1", HOUR, sha=Y, state="failure"), ok("a1", 2 * HOUR)]
-    assert decide(ROLLOUT, "b1", X, frozenset({Y}), failed_fix, 3 * HOUR).state == "held"
+    retried = [*fixed, ok("a1", 2 * HOUR)]           # a1 ran X again and succeeded: X stands again
+    assert decide(ROLLOUT, "b1", X, frozenset({Y}), retried, 4 * HOUR).apply
+    failed_fix = [ok("a1", HOUR, sha=Y, state="failure"), ok("a1", 2 * HOUR), ok("a2", 2 * HOUR)]
+    assert decide(ROLLOUT, "b1", X, frozenset({Y}), failed_fix, 4 * HOUR).apply   # X's own word is later
 
 
 def test_an_override_status_or_label_releases() -> None:
     reports = [ok("a1", 0.0, state="failure"), CommitStatus(X, "kai-gitops/override", "success", 1.0)]
     assert decide(ROLLOUT, "b1", X, frozenset(), reports, HOUR).state == "override"
     assert decide(ROLLOUT, "b1", X, frozenset(), reports[:1], HOUR).state == "held"
+    # an override names its commit: one on a descendant releases the descendant, not X
+    on_descendant = [reports[0], CommitStatus(Y, "kai-gitops/override", "success", 1.0)]
+    assert decide(ROLLOUT, "b1", X, frozenset({Y}), on_descendant, HOUR).state == "held"
 
 
 def test_pending_statuses_and_other_contexts_are_not_reports() -> None:

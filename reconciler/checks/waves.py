@@ -6,11 +6,12 @@ simulation (tests/support/fleet.py, bench/fleet_waves.py) drives this same funct
 
 The rule: cluster C (wave k) applies commit X only when every cluster of every earlier wave j has reported
 success for X, or for a commit that descends from X, at least wave j's soak ago, and no other cluster's latest
-report on X's lineage is a failure (a report on a descendant is later than any on X: newer code speaks
-last). A failure holds every cluster, the failing one's own wave included (it may retry: its own report is
-not held against it). Releases: a newer commit (its lineage has no report yet, so
-the rollout starts again from the first wave), a `kai-gitops/override` status in success on X's lineage, or
-the `kai-gitops/override: "true"` label on the cluster's entry.
+report on X's lineage is a failure, nor its latest report on X itself (success on a descendant, the fix,
+releases the fix, not X). A failure holds every cluster, the failing one's own wave included (it may retry:
+its own report is not held against it). Releases: a newer commit (its lineage has no report yet, so the
+rollout starts again from the first wave), a `kai-gitops/override` status in success on X itself, or the
+`kai-gitops/override: "true"` label on the cluster's entry. The waves are those in force for X: its parent
+commit's (reconcile/rollout.py), so that no commit releases itself.
 """
 
 from __future__ import annotations
@@ -56,19 +57,25 @@ class Standing:
 
 def standings(statuses: Iterable[CommitStatus], lineage: frozenset[str], commit: str | None = None
               ) -> dict[str, Standing]:
-    """Each cluster's standing on the commit or a descendant of it (a failure wins a tie: fail closed). A report
-    on a descendant outranks one on `commit` itself, whenever either was written: the descendant holds the
-    commit's change and whatever fixed it, and a report on the older commit written late (a slow run, a
-    retried status write) must not hold the fleet after the cluster succeeded on the newer one."""
+    """Each cluster's standing on the commit or a descendant of it (a failure wins a tie: fail closed). A
+    cluster whose latest report on `commit` itself is a failure stands failed on it, whatever it reported on a
+    descendant since: the descendant may hold the fix, but the commit does not (a run on the commit applies the
+    commit, not its fix), so success on the fix releases the fix, never the commit."""
     reports = sorted((s for s in statuses if s.cluster is not None and s.sha in lineage and s.state != "pending"),
-                     key=lambda s: (s.sha != commit, s.at, s.state in FAILED_STATES))
+                     key=lambda s: (s.at, s.state in FAILED_STATES))
     standing: dict[str, Standing] = {}
+    on_commit: dict[str, Standing] = {}
     for status in reports:
         cluster = status.cluster or ""
         state = "failure" if status.state in FAILED_STATES else "success"
         held = standing.get(cluster)
         since = held.since if held is not None and held.state == state else status.at
         standing[cluster] = Standing(state, since, status)
+        if status.sha == commit:
+            on_commit[cluster] = Standing(state, status.at, status)
+    for cluster, own in on_commit.items():
+        if own.state == "failure":
+            standing[cluster] = own
     return standing
 
 
@@ -85,7 +92,7 @@ def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: fr
     if cluster in rollout.overridden:
         return WaveDecision(True, "override", f"the cluster entry's label {OVERRIDE_CONTEXT}: \"true\" skips the "
                             "waves", wave.number, wave.name)
-    if any(s.context == OVERRIDE_CONTEXT and s.state == "success" and s.sha in lineage for s in statuses):
+    if any(s.context == OVERRIDE_CONTEXT and s.state == "success" and s.sha == commit for s in statuses):
         return WaveDecision(True, "override", f"status {OVERRIDE_CONTEXT} in success on {commit[:12]} releases the "
                             "rollout", wave.number, wave.name)
     latest = standings(statuses, lineage, commit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 APPLY_CONTEXT_PREFIX = "kai-gitops/apply/"   # + cluster name: one cluster's report on one commit
@@ -66,6 +66,18 @@ class RolloutConfig:
 
     def wave_of(self, cluster: str) -> int | None:
         return next((i for i, names in enumerate(self.members) if cluster in names), None)
+
+    def joining(self, cluster: str) -> RolloutConfig:
+        """This rollout with `cluster` in its last, unlisted wave: a cluster that the rollout in force (the
+        parent commit's) does not know yet goes after every named wave."""
+        if self.wave_of(cluster) is not None:
+            return self
+        if self.waves and self.waves[-1].name == UNLISTED_WAVE:
+            last = self.waves[-1]
+            return replace(self, waves=(*self.waves[:-1], replace(last, clusters=(*last.clusters, cluster))),
+                           members=(*self.members[:-1], (*self.members[-1], cluster)))
+        return replace(self, waves=(*self.waves, Wave(UNLISTED_WAVE, (cluster,), index=len(self.waves))),
+                       members=(*self.members, (cluster,)))
 
 
 @dataclass(frozen=True)

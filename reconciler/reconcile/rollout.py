@@ -16,15 +16,17 @@ from dataclasses import dataclass, replace
 
 from reconciler.checks.waves import WaveDecision, decide, standings, unreadable
 from reconciler.core.errors import UserError
+from reconciler.core.redact import redact_text
 from reconciler.findings.finding import Severity
 from reconciler.githost import open_host, resolve_host_settings
 from reconciler.githost.remote import remote_url
-from reconciler.model.rollout import CommitStatus, apply_context
+from reconciler.model.rollout import CommitStatus, RolloutConfig, apply_context
 from reconciler.plans.plan import Plan
 from reconciler.reconcile.outcome import ReconcileOutcome
 from reconciler.reconcile.settings import RolloutSettings, StatusBoard
 from reconciler.report.report import Report
-from reconciler.sources.git import known_descendants
+from reconciler.sources.git import known_descendants, read_at_parent
+from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
 log = logging.getLogger("kai_gitops.rollout")
 OPERATOR_RULES = "KAI-O-"
@@ -46,32 +48,65 @@ class Gate:
 
 
 def gate(report: Report, settings: RolloutSettings) -> Gate | None:
-    """None when kai-gitops.yaml has no rollout (or the run is not of one cluster at a commit); else the
-    decision, fail-closed on any read error. The statuses read are the commit's and those of the commits the
-    repository's branches know to descend from it (a cluster that reads an older commit than the branch tip
-    counts the earlier waves' reports on the newer one)."""
+    """None when no rollout is in force (or the run is not of one cluster at a commit); else the decision,
+    fail-closed on any read error. The rollout in force is the commit's parent's (`in_force`). The statuses
+    read are the commit's and those of the commits the repository's branches know to descend from it (a
+    cluster that reads an older commit than the branch tip counts the earlier waves' reports on the newer one)."""
     config, clusters = report.config, report.clusters
-    if config is None or config.rollout is None or len(clusters) != 1 or clusters[0].git is None:
+    if config is None or len(clusters) != 1 or clusters[0].git is None:
         return None
     cluster, commit = clusters[0].cluster, clusters[0].git.commit
-    if settings.ignore_waves:
-        log.warning("--ignore-waves: applying %s on %s whatever the rollout waves say",
-                    commit[:12] if commit else "the working tree", cluster)
-        return Gate(WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted"),
-                    cluster, commit or "")
     if commit is None or clusters[0].git.worktree:
+        if config.rollout is None:
+            return None
         return Gate(WaveDecision(False, "unreadable", "the working tree is no commit: waves need a committed "
                                  "revision to report on"), cluster)
+    try:
+        waves = in_force(config.rollout, commit, cluster, settings)
+    except Exception as exc:   # fail closed: whatever broke the read, nothing is applied
+        return Gate(unreadable(_why(exc)), cluster, commit)
+    if waves is None:
+        return None
+    if settings.ignore_waves:
+        log.warning("--ignore-waves: applying %s on %s whatever the rollout waves say", commit[:12], cluster)
+        return Gate(WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted"),
+                    cluster, commit)
     try:
         board = settings.board(report) if settings.board else _host_board(report, settings)
         later = settings.descendants(commit) if settings.descendants else known_descendants(settings.repo, commit)
         lineage = frozenset({commit, *later})
         statuses: Sequence[CommitStatus] = [s for sha in (commit, *later) for s in board.commit_statuses(sha)]
-    except UserError as exc:
-        return Gate(unreadable(exc.line()), cluster, commit)
+    except Exception as exc:   # fail closed, as above (a proxy's HTML page, a libgit2 error)
+        return Gate(unreadable(_why(exc)), cluster, commit)
     own = standings(statuses, lineage, commit).get(cluster)
-    return Gate(decide(config.rollout, cluster, commit, lineage, statuses, settings.clock()), cluster, commit, board,
+    return Gate(decide(waves, cluster, commit, lineage, statuses, settings.clock()), cluster, commit, board,
                 own.state if own is not None else None)
+
+
+def in_force(own: RolloutConfig | None, commit: str, cluster: str, settings: RolloutSettings) -> RolloutConfig | None:
+    """The waves that gate `commit`: its parent's, so that no commit releases itself (a commit that drops the
+    rollout, or labels a cluster kai-gitops/override, is rolled out under the waves before it; the change takes
+    effect from the next commit). A parent without a rollout, or no parent here, leaves the commit's own. A
+    cluster the parent's rollout does not know joins its last wave."""
+    before = settings.rollout_before(commit) if settings.rollout_before else _parent_rollout(settings.repo, commit)
+    if before is None:
+        return own
+    if own != before:
+        log.info("rollout: %s changes the rollout; it is rolled out under its parent's, its own takes effect from "
+                 "the next commit", commit[:12])
+    return before.joining(cluster)
+
+
+def _parent_rollout(repo: str | None, commit: str) -> RolloutConfig | None:
+    found = read_at_parent(repo, commit, CONFIG_FILE)
+    if found is None:
+        return None
+    parent, raw = found
+    return parse_repo_config(raw, f"{CONFIG_FILE}@{parent[:12]}").rollout if raw is not None else None
+
+
+def _why(exc: Exception) -> str:
+    return exc.line() if isinstance(exc, UserError) else f"{type(exc).__name__}: {redact_text(str(exc))[:200]}"
 
 
 def _host_board(report: Report, settings: RolloutSettings) -> StatusBoard:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from reconciler.githost.base import HostFlags
-from reconciler.model.rollout import CommitStatus
+from reconciler.model.rollout import CommitStatus, RolloutConfig
 from reconciler.report.report import Report
 from reconciler.sources.settings import LiveSettings
 
@@ -31,6 +31,8 @@ class RolloutSettings:
     repo: str | None = None                          # --repo, for the Git host its remote names
     board: Callable[[Report], StatusBoard] | None = None   # None: the Git host kai-gitops.yaml and the flags name
     descendants: Callable[[str], tuple[str, ...]] | None = None   # None: the commits `repo`'s branches know
+    # None: kai-gitops.yaml's rollout at the commit's parent in `repo` (what gates the commit: reconcile/rollout.py)
+    rollout_before: Callable[[str], RolloutConfig | None] | None = None
     clock: Callable[[], float] = time.time
 
 

@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from urllib.parse import unquote, urlsplit
 
 from reconciler.core.errors import UserError
@@ -176,19 +176,21 @@ def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) ->
     return GitTree(open_repository(found), label, ref, worktree)
 
 
-def known_descendants(spec: str | None, commit: str, limit: int = 20) -> tuple[str, ...]:
-    """Commits on the repository's branches that descend from `commit`, newest first, at most `limit`: a
-    cluster's report on one of them speaks for `commit` too (rollout waves). A clone URL's cache is read as
-    this run's fetch left it, not fetched again; without a cache, none."""
+def _as_fetched(spec: str | None) -> pygit2.Repository | None:
+    """The repository this run read: a clone URL's cache as this run's fetch left it (not fetched again), or
+    None without a cache."""
     label = spec or "."
     if _URL.match(label):
         cached = cache_dir() / hashlib.sha256(url_without_secrets(label).encode()).hexdigest()[:16]
-        if not (cached / "HEAD").exists():
-            return ()
-        repo = open_repository(str(cached))
-    else:
-        repo = open_tree(spec).repo
-    if commit not in repo:
+        return open_repository(str(cached)) if (cached / "HEAD").exists() else None
+    return open_tree(spec).repo
+
+
+def known_descendants(spec: str | None, commit: str, limit: int = 20) -> tuple[str, ...]:
+    """Commits on the repository's branches that descend from `commit`, newest first, at most `limit`: a
+    cluster's report on one of them speaks for `commit` too (rollout waves)."""
+    repo = _as_fetched(spec)
+    if repo is None or commit not in repo:
         return ()
     tips = {repo.references[name].resolve().target for name in repo.references
             if name.startswith(("refs/heads/", "refs/remotes/"))}
@@ -202,6 +204,20 @@ def known_descendants(spec: str | None, commit: str, limit: int = 20) -> tuple[s
             if repo.descendant_of(seen.id, commit):
                 found[str(seen.id)] = seen.commit_time
     return tuple(sorted(found, key=lambda sha: -found[sha])[:limit])
+
+
+def read_at_parent(spec: str | None, commit: str, path: str) -> tuple[str, bytes | None] | None:
+    """(first parent's id, `path` in it, None when the parent has no such file) of `commit`; None when the
+    commit has no parent here (a root commit, or a shallow clone that stops at it)."""
+    repo = _as_fetched(spec)
+    if repo is None or commit not in repo:
+        return None
+    parents = cast("pygit2.Commit", repo[commit]).parent_ids
+    if not parents or parents[0] not in repo:
+        return None
+    tree = cast("pygit2.Commit", repo[parents[0]]).tree
+    blob = cast("pygit2.Blob", tree[path]) if path in tree else None
+    return str(parents[0]), blob.data if blob is not None else None
 
 
 _NOT_OWNED = re.compile(r"repository path '(?P<path>[^']*)' is not owned by current user")

@@ -162,12 +162,21 @@ def _rollout(doc: YamlDoc, raw: _Rollout | None, clusters: tuple[ClusterConfig, 
     placed: dict[str, Wave] = {}
     members: list[tuple[str, ...]] = []
     for wave in waves:
+        if wave.name == UNLISTED_WAVE:
+            raise UserError(f"rollout wave name '{UNLISTED_WAVE}' is the last wave's, of the clusters no wave names",
+                            where=str(doc.locate(("rollout", "waves", wave.index, "name"))),
+                            hint="give this wave another name")
         for i, name in enumerate(wave.clusters):
             if name not in known:
                 raise UserError(f"rollout wave '{wave.name}' names cluster '{name}', which clusters does not declare",
                                 where=str(doc.locate(("rollout", "waves", wave.index, "clusters", i))),
                                 hint="known clusters: " + ", ".join(sorted(known)))
         chosen = tuple(c.name for c in clusters if wave.names(c.name, dict(c.labels)))
+        if not chosen:
+            # an empty wave would pass at once, and the next wave apply with no canary before it
+            raise UserError(f"rollout wave '{wave.name}' has no cluster: its selector matches no cluster entry",
+                            where=str(doc.locate(("rollout", "waves", wave.index))),
+                            hint="fix the selector or the clusters' labels (a typo in a label empties the wave)")
         for name in chosen:
             if name in placed:
                 raise UserError(f"cluster '{name}' is in rollout waves '{placed[name].name}' and '{wave.name}'",

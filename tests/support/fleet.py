@@ -229,7 +229,8 @@ def simulate(size: int, scenario: Scenario, *, seed: int = 7, config: RepoConfig
                         write_5xx=scenario.write_5xx, write_delay_s=scenario.write_delay_s)
     clusters = [Cluster(c.name, config.rollout.wave_of(c.name) or 0, rng.uniform(0, HOUR)) for c in config.clusters]
     result = Result(scenario, clusters, [], board, config)
-    settings = RolloutSettings(board=lambda _report: board, descendants=lambda _commit: (), clock=lambda: now[0])
+    settings = RolloutSettings(board=lambda _report: board, descendants=lambda _commit: (), clock=lambda: now[0],
+                               rollout_before=lambda _commit: None)   # one kai-gitops.yaml throughout
     events: list[tuple[float, int, int]] = []     # (time, tie-break, cluster index)
     hours = int(scenario.hours) + 1
     for index, cluster in enumerate(clusters):
