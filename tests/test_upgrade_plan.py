@@ -7,6 +7,7 @@ plan's own tables: a default that changes is one the two values.yaml files disag
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,54 @@ def test_a_pin_ahead_of_the_models_is_read_as_the_nearest(tmp_path: Path) -> Non
     _, plan = _json(tmp_path, "v0.16.7", "{}\n", "v0.17.0")
     assert plan["fromModel"] == "v0.16.9"     # the newest model of the pin's minor line (values equal v0.16.8's)
     assert any("v0.16.7 is read as v0.16.9" in note for note in plan["notes"])
+
+
+# -- the default shard plugins and actions ---------------------------------------------------------------------
+
+
+def _go_defaults(release: str) -> tuple[dict[str, int], dict[str, int], set[str]]:
+    """A release's default plugin and action priorities and its built-in plugins, read from its Go source."""
+    root = FIXTURES / "kai" / release / "pkg"
+    go = (root / "apis" / "kai" / "v1" / "schedulingshard_types.go").read_text()
+
+    def priorities(table: str) -> dict[str, int]:
+        body = go.split(f"var {table} = map[string]int{{")[1].split("}")[0]
+        return {name: int(value) for name, value in re.findall(r'"([a-z-]+)":\s+(\d+),', body)}
+
+    registered = set(re.findall(r'RegisterPluginBuilder\("([a-z-]+)"', (root / "scheduler" / "plugins" /
+                                                                         "factory.go").read_text()))
+    return priorities("defaultPluginPriorities"), priorities("defaultActionPriorities"), registered
+
+
+def test_the_plan_lists_the_default_shard_changes_between_the_pins(tmp_path: Path) -> None:
+    """v0.14.7 -> v0.17.1, against both releases' Go source: the new default plugins with their priorities, the
+    plugins built in from the target on (off by default), nothing else; each naming both releases' commits."""
+    old_plugins, old_actions, old_builtin = _go_defaults("release-v0.14.7")
+    new_plugins, new_actions, new_builtin = _go_defaults("release-v0.17.1")
+    _, plan = _json(tmp_path, "v0.14.7", "{}\n", "v0.17.1")
+    shard = {i["subject"]: i for i in plan["items"] if i["section"] == "shard"}
+    added = new_plugins.keys() - old_plugins.keys()
+    assert added == {"sg-nodelocalgreedy", "sg-multinodegang"}
+    assert old_actions == new_actions and old_plugins.items() <= new_plugins.items()
+    # factory.go registers the sg- plugins by a Go constant, which the regex does not read: they are defaults
+    builtin = new_builtin - old_builtin - added
+    assert builtin == {"numa"}
+    assert set(shard) == added | builtin
+    for name in added:
+        assert shard[name]["kind"] == "added" and f"priority {new_plugins[name]}" in shard[name]["text"]
+    assert "off unless a shard names it" in shard["numa"]["text"]
+    assert {i["source"] for i in shard.values()} == {
+        "KAI-Scheduler pkg/apis/kai/v1/schedulingshard_types.go (defaultPluginPriorities, defaultActionPriorities) "
+        "and pkg/scheduler/plugins/factory.go (built-in plugins) at v0.14.7 (0baacb84) and v0.17 (df7f1407)"}
+    assert not [n for n in plan["notes"] if "shard" in n]
+    code, out, _ = _plan(tmp_path / "md", "v0.14.7", "{}\n", "v0.17.1", "-o", "markdown")
+    assert code == 0 and "Default shard plugins and actions" in out and "sg-multinodegang" in out
+
+
+def test_a_pin_without_shard_defaults_is_noted(tmp_path: Path) -> None:
+    _, plan = _json(tmp_path, "v0.10.5", "{}\n", "v0.17.1")
+    assert not [i for i in plan["items"] if i["section"] == "shard"]
+    assert any("v0.10.5 has no modelled default shard plugins" in note for note in plan["notes"])
 
 
 # -- the demo's clusters ----------------------------------------------------------------------------------------
