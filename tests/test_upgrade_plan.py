@@ -17,6 +17,7 @@ from ruamel.yaml import YAML
 from reconciler.app.pipeline import desired_clusters, open_desired
 from reconciler.app.settings import GitSettings
 from reconciler.checks.upgrade_plan import Section, build_upgrade_plan, target_versions
+from reconciler.model.crd_schemas import ServedKind, crd_version_for, validator
 from reconciler.model.values import shipped_chart_versions
 from tests.helpers import FIXTURES, load_demo_builder, make_repo, run_cli, standalone_config
 
@@ -200,6 +201,33 @@ def test_a_pin_without_shard_defaults_is_noted(tmp_path: Path) -> None:
     _, plan = _json(tmp_path, "v0.10.5", "{}\n", "v0.17.1")
     assert not [i for i in plan["items"] if i["section"] == "shard"]
     assert any("v0.10.5 has no modelled default shard plugins" in note for note in plan["notes"])
+
+
+# -- a CRD change backported to two release lines -----------------------------------------------------------
+
+MIN_MEMBER_ZERO = {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "metadata": {"name": "pg"},
+                   "spec": {"queue": "q", "minMember": 0}}
+
+
+def _accepts_min_member_zero(version: str) -> bool:
+    """Read from the stored CRD schema of the release that serves `version`, not from the plan's table."""
+    found = validator(ServedKind(crd_version_for(version), "PodGroup", "scheduling.run.ai/v2alpha2"))
+    assert found is not None
+    return not list(found.iter_errors(MIN_MEMBER_ZERO))
+
+
+@pytest.mark.parametrize(("pin", "target"), [("v0.16.8", "v0.16.9"), ("v0.16.9", "v0.17.0"), ("v0.16.9", "v0.17.1"),
+                                             ("v0.17.0", "v0.17.1"), ("v0.16.7", "v0.17.1"), ("v0.14.7", "v0.17.0")])
+def test_min_member_zero_is_listed_exactly_when_the_target_brings_it(tmp_path: Path, pin: str, target: str) -> None:
+    """minMember 0 came with #1989, backported to v0.16.9 and v0.17.1 but not in v0.17.0: a v0.16.9 cluster
+    already has it, a v0.16.7 one (v0.16.8's CRDs) gets it from v0.17.1."""
+    _, plan = _json(tmp_path, pin, "{}\n", target)
+    listed = [i for i in plan["items"] if i["section"] == "crds" and i["subject"].endswith("spec.minMember, "
+                                                                                           "spec.minSubGroup")]
+    assert bool(listed) == (_accepts_min_member_zero(target) and not _accepts_min_member_zero(pin))
+    for item in listed:
+        assert "#2017 (7e677370, v0.16 branch) and #2018 (a72e24dc, v0.17 branch)" in item["source"]
+        assert "from v0.16.9, v0.17.1" in item["text"]
 
 
 # -- the demo's clusters ----------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from reconciler.findings.builtin_rules import PIN_CHANGE
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.chart_keys import KeyTree, chart_keys
 from reconciler.model.crd_history import crd_changes_between
+from reconciler.model.crd_schemas import crd_version_for
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.kai_config import COLUMNS, column_fields
 from reconciler.model.key_history import (
@@ -170,7 +171,7 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
              *_default_items(desired.kai_values_user, current, target, (old_model, new_model)),
              *_config_items(old_model, new_model),
              *_shard_items(old_model, new_model, shard_model),
-             *_crd_items(old_model, new_model),
+             *_crd_items(crd_version_for(current), crd_version_for(target)),
              *_upcoming_items(desired),
              _default_queues_reminder()]
     notes = []
@@ -317,9 +318,10 @@ def _shard_items(old_model: str, new_model: str,
 
 
 def _crd_items(current: str, target: str) -> Iterator[PlanItem]:
+    """`current` and `target` as the CRD models read them (crd_version_for: a v0.16.7 pin serves v0.16.8's CRDs,
+    whatever chart-values file stands for its values)."""
     for change in crd_changes_between(current, target):
-        yield PlanItem(Section.CRDS, f"{change.crd} {change.field}",
-                       f"{change.what} (between {change.before} and {change.after})", change.source)
+        yield PlanItem(Section.CRDS, f"{change.crd} {change.field}", f"{change.what} ({change.when})", change.source)
 
 
 def _upcoming_items(desired: DesiredCluster) -> Iterator[PlanItem]:
