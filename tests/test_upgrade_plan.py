@@ -197,6 +197,14 @@ def test_the_plan_lists_the_default_shard_changes_between_the_pins(tmp_path: Pat
     assert code == 0 and "Default shard plugins and actions" in out and "sg-multinodegang" in out
 
 
+def test_unchanged_shard_defaults_are_said(tmp_path: Path) -> None:
+    """v0.16.8 and v0.17.1 default the same plugins and actions and build in the same ones (their Go sources)."""
+    assert _go_defaults("release-v0.16.8") == _go_defaults("release-v0.17.1")
+    _, plan = _json(tmp_path, "v0.16.8", "{}\n", "v0.17.1")
+    assert not [i for i in plan["items"] if i["section"] == "shard"]
+    assert "the default shard plugins and actions of v0.16.8 and v0.17.1 are the same" in plan["notes"]
+
+
 def test_a_pin_without_shard_defaults_is_noted(tmp_path: Path) -> None:
     _, plan = _json(tmp_path, "v0.10.5", "{}\n", "v0.17.1")
     assert not [i for i in plan["items"] if i["section"] == "shard"]

@@ -177,6 +177,9 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
     notes = []
     if old_model != current:
         notes.append(f"{current} is read as {old_model}, the nearest chart version kai-gitops models")
+    if not any(item.section is Section.SHARD for item in items) and None not in (shard_model(old_model),
+                                                                                 shard_model(new_model)):
+        notes.append(f"the default shard plugins and actions of {old_model} and {new_model} are the same")
     if shard_model(old_model) is None or shard_model(new_model) is None:
         notes.append(f"{old_model if shard_model(old_model) is None else new_model} has no modelled default shard "
                      "plugins and actions (KAI has them from v0.12): compare them in the SchedulingShard after the "
