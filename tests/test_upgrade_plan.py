@@ -235,7 +235,7 @@ def test_min_member_zero_is_listed_exactly_when_the_target_brings_it(tmp_path: P
     assert bool(listed) == (_accepts_min_member_zero(target) and not _accepts_min_member_zero(pin))
     for item in listed:
         assert "#2017 (7e677370, v0.16 branch) and #2018 (a72e24dc, v0.17 branch)" in item["source"]
-        assert "from v0.16.9, v0.17.1" in item["text"]
+        assert "from v0.16.9 and v0.17.1, a fix backported to each line" in item["text"]
 
 
 # -- the demo's clusters ----------------------------------------------------------------------------------------

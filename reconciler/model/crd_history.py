@@ -60,7 +60,7 @@ class CrdChange:
     @property
     def when(self) -> str:
         if self.lines:
-            return "from " + ", ".join(self.lines) + " (backported to each line)"
+            return "from " + " and ".join(self.lines) + ", a fix backported to each line"
         return f"between {self.before} and {self.after}"
 
 
