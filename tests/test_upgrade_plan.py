@@ -140,6 +140,9 @@ def test_text_lists_sections_and_steps(tmp_path: Path) -> None:
     assert out.splitlines()[0] == "kai-gitops upgrade-plan — cluster lab (standalone): KAI chart v0.16.8 → v0.17.0"
     assert "CRD changes:" in out and "Steps, in order:" in out and "new value(s), each at its default" in out
     assert out.rstrip().endswith("No value in Git must change before the upgrade; read the changes above.")
+    _, markdown, _ = _plan(tmp_path / "md", "v0.16.8", "{}\n", "v0.17.0", "-o", "markdown")
+    verdict = markdown.index("No value in Git must change before the upgrade; read the changes below.")
+    assert verdict < markdown.index("#### CRD changes")      # the markdown view leads with it
 
 
 def test_several_clusters_need_cluster(tmp_path: Path) -> None:
