@@ -18,6 +18,7 @@ from reconciler.app.pipeline import desired_clusters, open_desired
 from reconciler.app.settings import GitSettings
 from reconciler.checks.upgrade_plan import Section, build_upgrade_plan, target_versions
 from reconciler.model.crd_schemas import ServedKind, crd_version_for, validator
+from reconciler.model.kai_config import column_fields
 from reconciler.model.values import shipped_chart_versions
 from tests.helpers import FIXTURES, load_demo_builder, make_repo, run_cli, standalone_config
 
@@ -212,6 +213,24 @@ def test_a_pin_without_shard_defaults_is_noted(tmp_path: Path) -> None:
     _, plan = _json(tmp_path, "v0.10.5", "{}\n", "v0.17.1")
     assert not [i for i in plan["items"] if i["section"] == "shard"]
     assert any("v0.10.5 has no modelled default shard plugins" in note for note in plan["notes"])
+
+
+# -- a deprecated key the chart still renders ----------------------------------------------------------------
+
+
+def test_a_deprecated_key_still_rendered_is_not_said_to_be_dropped(tmp_path: Path) -> None:
+    """The v0.17 branch's kai-config template renders admission.gpuPodRuntimeClassName when the values set it and
+    not gpuFractionRuntimeClassName (tests/fixtures/kai/key-history/helpers-v0.17-branch.tpl): no "no longer
+    rendered" line for it, while the defaults section says where its default went."""
+    helpers = (FIXTURES / "kai" / "key-history" / "helpers-v0.17-branch.tpl").read_text()
+    assert '{{- else if hasKey .Values.admission "gpuPodRuntimeClassName" }}\n    gpuPodRuntimeClassName:' in helpers
+    assert "admission.gpuPodRuntimeClassName" in column_fields("v0.17.1")
+    _, plan = _json(tmp_path, "v0.14.7", "{}\n", "v0.17.1")
+    config = {i["subject"]: i["kind"] for i in plan["items"] if i["section"] == "config"}
+    assert "spec.admission.gpuPodRuntimeClassName" not in config
+    assert config["spec.admission.gpuFractionRuntimeClassName"] == "added"
+    defaults = [i for i in plan["items"] if i["section"] == "defaults"]
+    assert [i["kind"] for i in defaults if i["subject"] == "admission.gpuPodRuntimeClassName"] == ["moved"]
 
 
 # -- a CRD change backported to two release lines -----------------------------------------------------------
