@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from reconciler.model.key_history import (
     subchart,
 )
 from reconciler.model.values import parse_version, shipped_chart_versions
-from tests.helpers import FIXTURES, TEMPLATE, load_demo_builder, make_repo, run_cli, standalone_config
+from tests.helpers import FIXTURES, make_repo, run_cli, standalone_config
 
 HISTORY = FIXTURES / "kai" / "key-history"
 
@@ -212,26 +211,7 @@ def test_only_names_where_it_comes_from(tmp_path: Path) -> None:
     assert "'only' comes with KAI-Scheduler main after v0.17.1" in hit["message"]
 
 
-# -- no false positives on the repository's own examples -------------------------------------------------------
-
-
-def test_the_gitops_template_and_init_raise_none_of_these(tmp_path: Path) -> None:
-    files = {p.relative_to(TEMPLATE).as_posix(): p.read_text() for p in sorted(TEMPLATE.rglob("*")) if p.is_file()}
-    repo, _ = make_repo(tmp_path / "template", files)
-    code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])
-    assert code in (0, 2), err
-    assert _hits(json.loads(out), "KAI-V-015", "KAI-V-016", "KAI-V-017") == []
-    for version in ("v0.16.8", "v0.17.0", "v0.17.1"):
-        target = tmp_path / f"init-{version}"
-        code, _, err = run_cli(["init", target, "--cluster", "lab=standalone", "--ci", "none",
-                                "--chart-version", version])
-        assert code == 0, err
-        git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(target)]
-        for step in (["init", "--quiet"], ["add", "--all"], ["commit", "--quiet", "-m", "init"]):
-            subprocess.run([*git, *step], check=True, timeout=60)
-        code, out, err = run_cli(["check", "--repo", target, "-o", "json"])
-        assert code in (0, 2), err
-        assert _hits(json.loads(out), "KAI-V-011", "KAI-V-015", "KAI-V-016", "KAI-V-017") == [], version
+# the repository's own examples and init: tests/test_planted_corpus.py
 
 
 def test_subchart_values_are_dropped_while_the_gate_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,14 +227,6 @@ def test_subchart_values_are_dropped_while_the_gate_is_off(tmp_path: Path, monke
     report = _check(tmp_path / "on", "v0.17.0",
                     "global:\n  nvFractions:\n    set: true\ngpu-fractioning:\n  replicas: 2\n")
     assert [f for f in _hits(report, "KAI-V-010", "KAI-V-011") if f["location"]["path"] == "gpu-fractioning"] == []
-
-
-def test_the_demo_pull_request_raises_none_of_these(tmp_path: Path) -> None:
-    target = tmp_path / "demo"
-    load_demo_builder().build_repo(target)
-    code, out, err = run_cli(["check", "--repo", target, "--base", "HEAD~1", "-o", "json"])
-    assert code in (0, 2), err
-    assert _hits(json.loads(out), "KAI-V-015", "KAI-V-016", "KAI-V-017", "KAI-V-018") == []
 
 
 def test_a_key_of_a_later_release_names_it(tmp_path: Path) -> None:

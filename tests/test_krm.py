@@ -1,6 +1,6 @@
 """KAI Resource Management (KAI-K-001..004, KAI-D-010's fallback, Project queues under the queue rules) and the NVCA
 operator values (NVCA-V-001, NVCA-G-014, KAI-R-011, NVCA-H-001): a corpus of planted mistakes, each found where
-it is, and the repository's own examples left clean."""
+it is (the repository's own examples are checked clean in tests/test_planted_corpus.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ from tests.helpers import (
     run_cli,
     snapshot_file,
     standalone_config,
-    template_files,
 )
 
 KRM = "kai.resources/v1alpha1"
@@ -338,21 +337,7 @@ def test_the_gate_on_without_kai_crds_is_nvca_h001(tmp_path: Path) -> None:
     assert len(found) == 1 and "KAI Scheduler is not installed" in found[0]["message"]
 
 
-# -- no false positives ------------------------------------------------------------------------------------------
-
-
-def test_the_repository_examples_raise_no_krm_or_nvca_values_finding(tmp_path: Path) -> None:
-    """The GitOps template as shipped, checked statically and against the demo's snapshots of its clusters: none
-    of this corpus's rules fires."""
-    repo = make_repo(tmp_path, template_files())[0]
-    ours = ("KAI-K-001", "KAI-K-002", "KAI-K-003", "KAI-K-004", "KAI-D-010", "NVCA-V-001", "NVCA-G-014")
-    assert [f["rule"] for f in check(repo) if f["rule"] in ours] == []
-    snapshots = sorted((ROOT / "repo-templates" / "demo" / "snapshots").glob("*.yaml"))
-    assert snapshots
-    for snap in snapshots:
-        code, out, err = run_cli(["diff", "--repo", repo, "--cluster", snap.stem, "--snapshot", snap, "-o", "json"])
-        assert code in (0, 2), err
-        assert [f["rule"] for f in json.loads(out)["findings"] if f["rule"] in ours] == [], snap.name
+# no false positives on the repository's own examples: tests/test_planted_corpus.py
 
 
 # -- the live read ----------------------------------------------------------------------------------------------

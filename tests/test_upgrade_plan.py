@@ -7,6 +7,7 @@ plan's own tables: a default that changes is one the two values.yaml files disag
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from ruamel.yaml import YAML
 from reconciler.app.pipeline import desired_clusters, open_desired
 from reconciler.app.settings import GitSettings
 from reconciler.checks.upgrade_plan import Section, build_upgrade_plan, target_versions
+from reconciler.model.crd_schemas import ServedKind, crd_version_for, validator
+from reconciler.model.kai_config import column_fields
 from reconciler.model.values import shipped_chart_versions
 from tests.helpers import FIXTURES, load_demo_builder, make_repo, run_cli, standalone_config
 
@@ -138,6 +141,9 @@ def test_text_lists_sections_and_steps(tmp_path: Path) -> None:
     assert out.splitlines()[0] == "kai-gitops upgrade-plan — cluster lab (standalone): KAI chart v0.16.8 → v0.17.0"
     assert "CRD changes:" in out and "Steps, in order:" in out and "new value(s), each at its default" in out
     assert out.rstrip().endswith("No value in Git must change before the upgrade; read the changes above.")
+    _, markdown, _ = _plan(tmp_path / "md", "v0.16.8", "{}\n", "v0.17.0", "-o", "markdown")
+    verdict = markdown.index("No value in Git must change before the upgrade; read the changes below.")
+    assert verdict < markdown.index("#### CRD changes")      # the markdown view leads with it
 
 
 def test_several_clusters_need_cluster(tmp_path: Path) -> None:
@@ -151,6 +157,107 @@ def test_a_pin_ahead_of_the_models_is_read_as_the_nearest(tmp_path: Path) -> Non
     _, plan = _json(tmp_path, "v0.16.7", "{}\n", "v0.17.0")
     assert plan["fromModel"] == "v0.16.9"     # the newest model of the pin's minor line (values equal v0.16.8's)
     assert any("v0.16.7 is read as v0.16.9" in note for note in plan["notes"])
+
+
+# -- the default shard plugins and actions ---------------------------------------------------------------------
+
+
+def _go_defaults(release: str) -> tuple[dict[str, int], dict[str, int], set[str]]:
+    """A release's default plugin and action priorities and its built-in plugins, read from its Go source."""
+    root = FIXTURES / "kai" / release / "pkg"
+    go = (root / "apis" / "kai" / "v1" / "schedulingshard_types.go").read_text()
+
+    def priorities(table: str) -> dict[str, int]:
+        body = go.split(f"var {table} = map[string]int{{")[1].split("}")[0]
+        return {name: int(value) for name, value in re.findall(r'"([a-z-]+)":\s+(\d+),', body)}
+
+    registered = set(re.findall(r'RegisterPluginBuilder\("([a-z-]+)"', (root / "scheduler" / "plugins" /
+                                                                         "factory.go").read_text()))
+    return priorities("defaultPluginPriorities"), priorities("defaultActionPriorities"), registered
+
+
+def test_the_plan_lists_the_default_shard_changes_between_the_pins(tmp_path: Path) -> None:
+    """v0.14.7 -> v0.17.1, against both releases' Go source: the new default plugins with their priorities, the
+    plugins built in from the target on (off by default), nothing else; each naming both releases' commits."""
+    old_plugins, old_actions, old_builtin = _go_defaults("release-v0.14.7")
+    new_plugins, new_actions, new_builtin = _go_defaults("release-v0.17.1")
+    _, plan = _json(tmp_path, "v0.14.7", "{}\n", "v0.17.1")
+    shard = {i["subject"]: i for i in plan["items"] if i["section"] == "shard"}
+    added = new_plugins.keys() - old_plugins.keys()
+    assert added == {"sg-nodelocalgreedy", "sg-multinodegang"}
+    assert old_actions == new_actions and old_plugins.items() <= new_plugins.items()
+    # factory.go registers the sg- plugins by a Go constant, which the regex does not read: they are defaults
+    builtin = new_builtin - old_builtin - added
+    assert builtin == {"numa"}
+    assert set(shard) == added | builtin
+    for name in added:
+        assert shard[name]["kind"] == "added" and f"priority {new_plugins[name]}" in shard[name]["text"]
+    assert "off unless a shard names it" in shard["numa"]["text"]
+    assert {i["source"] for i in shard.values()} == {
+        "KAI-Scheduler pkg/apis/kai/v1/schedulingshard_types.go (defaultPluginPriorities, defaultActionPriorities) "
+        "and pkg/scheduler/plugins/factory.go (built-in plugins) at v0.14.7 (0baacb84) and v0.17 (df7f1407)"}
+    assert not [n for n in plan["notes"] if "shard" in n]
+    code, out, _ = _plan(tmp_path / "md", "v0.14.7", "{}\n", "v0.17.1", "-o", "markdown")
+    assert code == 0 and "Default shard plugins and actions" in out and "sg-multinodegang" in out
+
+
+def test_unchanged_shard_defaults_are_said(tmp_path: Path) -> None:
+    """v0.16.8 and v0.17.1 default the same plugins and actions and build in the same ones (their Go sources)."""
+    assert _go_defaults("release-v0.16.8") == _go_defaults("release-v0.17.1")
+    _, plan = _json(tmp_path, "v0.16.8", "{}\n", "v0.17.1")
+    assert not [i for i in plan["items"] if i["section"] == "shard"]
+    assert "the default shard plugins and actions of v0.16.8 and v0.17.1 are the same" in plan["notes"]
+
+
+def test_a_pin_without_shard_defaults_is_noted(tmp_path: Path) -> None:
+    _, plan = _json(tmp_path, "v0.10.5", "{}\n", "v0.17.1")
+    assert not [i for i in plan["items"] if i["section"] == "shard"]
+    assert any("v0.10.5 has no modelled default shard plugins" in note for note in plan["notes"])
+
+
+# -- a deprecated key the chart still renders ----------------------------------------------------------------
+
+
+def test_a_deprecated_key_still_rendered_is_not_said_to_be_dropped(tmp_path: Path) -> None:
+    """The v0.17 branch's kai-config template renders admission.gpuPodRuntimeClassName when the values set it and
+    not gpuFractionRuntimeClassName (tests/fixtures/kai/key-history/helpers-v0.17-branch.tpl): no "no longer
+    rendered" line for it, while the defaults section says where its default went."""
+    helpers = (FIXTURES / "kai" / "key-history" / "helpers-v0.17-branch.tpl").read_text()
+    assert '{{- else if hasKey .Values.admission "gpuPodRuntimeClassName" }}\n    gpuPodRuntimeClassName:' in helpers
+    assert "admission.gpuPodRuntimeClassName" in column_fields("v0.17.1")
+    _, plan = _json(tmp_path, "v0.14.7", "{}\n", "v0.17.1")
+    config = {i["subject"]: i["kind"] for i in plan["items"] if i["section"] == "config"}
+    assert "spec.admission.gpuPodRuntimeClassName" not in config
+    assert config["spec.admission.gpuFractionRuntimeClassName"] == "added"
+    defaults = [i for i in plan["items"] if i["section"] == "defaults"]
+    assert [i["kind"] for i in defaults if i["subject"] == "admission.gpuPodRuntimeClassName"] == ["moved"]
+
+
+# -- a CRD change backported to two release lines -----------------------------------------------------------
+
+MIN_MEMBER_ZERO = {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "metadata": {"name": "pg"},
+                   "spec": {"queue": "q", "minMember": 0}}
+
+
+def _accepts_min_member_zero(version: str) -> bool:
+    """Read from the stored CRD schema of the release that serves `version`, not from the plan's table."""
+    found = validator(ServedKind(crd_version_for(version), "PodGroup", "scheduling.run.ai/v2alpha2"))
+    assert found is not None
+    return not list(found.iter_errors(MIN_MEMBER_ZERO))
+
+
+@pytest.mark.parametrize(("pin", "target"), [("v0.16.8", "v0.16.9"), ("v0.16.9", "v0.17.0"), ("v0.16.9", "v0.17.1"),
+                                             ("v0.17.0", "v0.17.1"), ("v0.16.7", "v0.17.1"), ("v0.14.7", "v0.17.0")])
+def test_min_member_zero_is_listed_exactly_when_the_target_brings_it(tmp_path: Path, pin: str, target: str) -> None:
+    """minMember 0 came with #1989, backported to v0.16.9 and v0.17.1 but not in v0.17.0: a v0.16.9 cluster
+    already has it, a v0.16.7 one (v0.16.8's CRDs) gets it from v0.17.1."""
+    _, plan = _json(tmp_path, pin, "{}\n", target)
+    listed = [i for i in plan["items"] if i["section"] == "crds" and i["subject"].endswith("spec.minMember, "
+                                                                                           "spec.minSubGroup")]
+    assert bool(listed) == (_accepts_min_member_zero(target) and not _accepts_min_member_zero(pin))
+    for item in listed:
+        assert "#2017 (7e677370, v0.16 branch) and #2018 (a72e24dc, v0.17 branch)" in item["source"]
+        assert "from v0.16.9 and v0.17.1, a fix backported to each line" in item["text"]
 
 
 # -- the demo's clusters ----------------------------------------------------------------------------------------

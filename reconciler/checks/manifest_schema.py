@@ -5,7 +5,8 @@ objects its function charts render (PodGroup, Queue, Topology, …). Each is val
 `openAPIV3Schema` of the pinned release (model/crd_schemas.py), and each problem is told at the field's line:
 
 - a field the schema does not name is pruned by the API server without a word (KAI-V-020), with "did you mean";
-- a wrong type, a value outside the enum or range, a missing required field is refused (KAI-V-021);
+- a wrong type, a value outside the enum or range, a missing required field is refused (KAI-V-021), and so is
+  a number YAML reads as infinite or not-a-number (`.inf`, `.nan`), which JSON cannot carry to the API server;
 - either one, when another modelled release serves the field or value, names that release (KAI-V-022 when a
   later one does: the manifest is ahead of its pin).
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
@@ -130,7 +132,22 @@ def _problems(version: str, manifest: _Manifest) -> dict[tuple[YamlPath, str], _
     for error in found.iter_errors(manifest.data):
         for problem in _from_error(error):
             problems.setdefault(problem.key, problem)
+    for problem in _non_finite(manifest.data):
+        problems.setdefault(problem.key, problem)
     return problems
+
+
+def _non_finite(data: JSONValue, path: YamlPath = ()) -> Iterable[_Problem]:
+    """Each `.inf` / `.nan`: a float to the schema (its type check passes), but JSON has no such number, so
+    kubectl cannot send the object and a quota of infinity is not KAI's unlimited (-1)."""
+    if isinstance(data, float) and not math.isfinite(data):
+        yield _Problem(path, "finite", data, None)
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _non_finite(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _non_finite(value, (*path, index))
 
 
 def _accepts(found: dict[tuple[YamlPath, str], _Problem], problem: _Problem) -> bool:
@@ -220,6 +237,9 @@ def _what_is_wrong(problem: _Problem, release: str, manifest: _Manifest) -> str:
             return f"{field} is {value}; {crd} allows {_bound(problem)}"
         case "pattern":
             return f"{field} is {value}, which does not match the pattern {expected} of {crd}"
+        case "finite":
+            return (f"{field} is {value}; {crd} wants a finite number and JSON has none for it, so the object "
+                    "cannot be sent to the API server (unlimited is -1)")
         case _:
             return f"{field} is {value}, which {crd} refuses ({problem.what} {_shown(expected)})"
 
@@ -271,5 +291,7 @@ def _versions(versions: list[str]) -> str:
 
 
 def _shown(value: JSONValue) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")   # as YAML writes it
     text = json.dumps(value, separators=(", ", ": "))
     return text if len(text) <= SHOWN_VALUE else text[:SHOWN_VALUE - 1] + "…"

@@ -4,8 +4,8 @@ Built from the models, never from a cluster: the key history (model/key_history.
 renames, removes or deprecates and values it does not act on; the shipped chart-values files of both versions
 for keys that disappear and defaults that change; the kai-config mapping of both chart columns
 (model/kai_config.py) for the Config fields the new version adds or drops; the CRD field changes
-(model/crd_history.py); the default shard plugins and actions per version when a model of them is shipped
-(`shard_defaults`); and the install-only default queues. Every item names its upstream source.
+(model/crd_history.py); the default shard plugins and actions per version (model/shard_plugins.py,
+`shard_defaults`); and the install-only default queues. Every item names its upstream source.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from reconciler.findings.builtin_rules import PIN_CHANGE
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.chart_keys import KeyTree, chart_keys
 from reconciler.model.crd_history import crd_changes_between
+from reconciler.model.crd_schemas import crd_version_for
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.kai_config import COLUMNS, column_fields
 from reconciler.model.key_history import (
@@ -30,6 +31,7 @@ from reconciler.model.key_history import (
     change_at,
     changes_between,
 )
+from reconciler.model.shard_plugins import ShardNames, shard_names
 from reconciler.model.values import chart_defaults, defaults_version_for, parse_version, shipped_chart_versions
 
 CHART_VALUES_SOURCE = "KAI-Scheduler deployments/kai-scheduler/values.yaml at {old} and {new}"
@@ -139,19 +141,19 @@ def pin_change_findings(desired: DesiredCluster, base: DesiredCluster | None) ->
                                       "rationale": PIN_CHANGE.rationale})]
 
 
-# -- shard defaults: the hook for the per-version default plugins and actions ---------------------------------
+# -- shard defaults: the default plugins and actions of each version -------------------------------------------
 
-ShardDefaults = tuple[frozenset[str], frozenset[str]]   # (plugins, actions)
+ShardDefaults = ShardNames
 
 
 def shard_defaults(version: str) -> ShardDefaults | None:
-    """The default SchedulingShard plugins and actions of chart `version`, or None while kai-gitops ships no
-    model of them (the plan then says so). The per-version model plugs in here."""
-    del version
-    return None
+    """The default SchedulingShard plugins and actions of chart `version` (model/shard_plugins.py, from the KAI
+    source of each release), or None for a version whose shard has no defaults (before v0.12): the plan says so."""
+    return shard_names(version)
 
 
-SHARD_SOURCE = "KAI-Scheduler pkg/apis/kai/v1/schedulingshard_types.go (setDefaultPlugins/setDefaultActions)"
+SHARD_SOURCE = ("KAI-Scheduler pkg/apis/kai/v1/schedulingshard_types.go (defaultPluginPriorities, "
+                "defaultActionPriorities) and pkg/scheduler/plugins/factory.go (built-in plugins) at {old} and {new}")
 
 
 # -- building the plan ------------------------------------------------------------------------------------------
@@ -169,15 +171,19 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
              *_default_items(desired.kai_values_user, current, target, (old_model, new_model)),
              *_config_items(old_model, new_model),
              *_shard_items(old_model, new_model, shard_model),
-             *_crd_items(old_model, new_model),
+             *_crd_items(crd_version_for(current), crd_version_for(target)),
              *_upcoming_items(desired),
              _default_queues_reminder()]
     notes = []
     if old_model != current:
         notes.append(f"{current} is read as {old_model}, the nearest chart version kai-gitops models")
+    if not any(item.section is Section.SHARD for item in items) and None not in (shard_model(old_model),
+                                                                                 shard_model(new_model)):
+        notes.append(f"the default shard plugins and actions of {old_model} and {new_model} are the same")
     if shard_model(old_model) is None or shard_model(new_model) is None:
-        notes.append("the default shard plugins and actions per version are not modelled in this build: "
-                     "compare them in the SchedulingShard after the upgrade")
+        notes.append(f"{old_model if shard_model(old_model) is None else new_model} has no modelled default shard "
+                     "plugins and actions (KAI has them from v0.12): compare them in the SchedulingShard after the "
+                     "upgrade")
     return UpgradePlan(plan.cluster, plan.mode, current, target, old_model, new_model, tuple(items),
                        _steps(items, desired), tuple(notes))
 
@@ -288,20 +294,37 @@ def _config_items(old_model: str, new_model: str) -> Iterator[PlanItem]:
 
 def _shard_items(old_model: str, new_model: str,
                  shard_model: Callable[[str], ShardDefaults | None]) -> Iterator[PlanItem]:
+    """What the operator merges a shard's own plugins and actions over: a default that comes or goes, a default
+    priority that changes, a plugin built in (off unless a shard names it) that comes or goes."""
     old, new = shard_model(old_model), shard_model(new_model)
     if old is None or new is None:
         return
-    for kind, before, after in (("plugin", old[0], new[0]), ("action", old[1], new[1])):
-        for name in sorted(after - before):
-            yield PlanItem(Section.SHARD, name, f"new default {kind}", SHARD_SOURCE)
-        for name in sorted(before - after):
-            yield PlanItem(Section.SHARD, name, f"no longer a default {kind}", SHARD_SOURCE)
+    source = SHARD_SOURCE.format(old=old.source, new=new.source)
+    for kind, before, after in (("plugin", old.plugins, new.plugins), ("action", old.actions, new.actions)):
+        for name in sorted(after.keys() - before.keys()):
+            yield PlanItem(Section.SHARD, name, f"new default {kind} (priority {after[name]}): the default shard "
+                           "runs it from the target on", source, kind="added")
+        for name in sorted(before.keys() - after.keys()):
+            yield PlanItem(Section.SHARD, name, f"no longer a default {kind} (priority was {before[name]})", source,
+                           kind="removed")
+        for name in sorted(n for n in before.keys() & after.keys() if before[n] != after[n]):
+            yield PlanItem(Section.SHARD, name, f"default {kind} priority {before[name]} → {after[name]}", source,
+                           kind="changed")
+    gained, lost = set(new.optional_plugins) - set(old.optional_plugins), \
+        set(old.optional_plugins) - set(new.optional_plugins)
+    for name in sorted(gained - old.plugins.keys()):
+        yield PlanItem(Section.SHARD, name, "built-in plugin, off unless a shard names it: available from the target "
+                       "on", source, kind="added")
+    for name in sorted(lost - new.plugins.keys()):
+        yield PlanItem(Section.SHARD, name, "built-in plugin no longer in the scheduler: a shard that names it gets "
+                       "an unknown plugin", source, kind="removed")
 
 
 def _crd_items(current: str, target: str) -> Iterator[PlanItem]:
+    """`current` and `target` as the CRD models read them (crd_version_for: a v0.16.7 pin serves v0.16.8's CRDs,
+    whatever chart-values file stands for its values)."""
     for change in crd_changes_between(current, target):
-        yield PlanItem(Section.CRDS, f"{change.crd} {change.field}",
-                       f"{change.what} (between {change.before} and {change.after})", change.source)
+        yield PlanItem(Section.CRDS, f"{change.crd} {change.field}", f"{change.what} ({change.when})", change.source)
 
 
 def _upcoming_items(desired: DesiredCluster) -> Iterator[PlanItem]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -406,10 +407,15 @@ def _check_types(doc: YamlDoc, checks: list[tuple[YamlPath, tuple[type, ...], st
         value = doc.get(path)
         if value is None:
             continue
+        dotted = ".".join(map(str, path))
         if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
-            dotted = ".".join(map(str, path))
             raise UserError(f"{dotted} must be {what}, found {value!r}", where=str(doc.locate(path)),
                             hint="fix the value type")
+        if isinstance(value, float) and not math.isfinite(value):
+            # YAML's .inf/.nan: no Queue the chart renders can hold it (JSON has no such number); unlimited is -1
+            written = ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+            raise UserError(f"{dotted} must be a finite number, found {written}", where=str(doc.locate(path)),
+                            hint="write a number; -1 means unlimited")
 
 
 def _expected_default_queues(desired: DesiredCluster) -> list[ExpectedQueue]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue, mapping_at
 from reconciler.core.refs import YamlPath
+from reconciler.model.key_history import KEY_CHANGES, Change
 from reconciler.model.provenance import ASSUMED, OPERATOR_DEFAULT, Origin, Provenance
 from reconciler.model.values import chart_defaults, copy_values, deep_merge, shipped_chart_versions
 
@@ -381,9 +382,35 @@ def column_fields(version: str) -> frozenset[str]:
 
 @functools.cache
 def _column_samples(version: str) -> dict[str, JSONValue]:
-    values = deep_merge(chart_defaults(version), _EVERY_OPTIONAL_VALUE)
-    where = ValueSource("values", values, ("config", ()))
-    return {item.path: item.value for item in render_kai_config(version, values, where, version).fields.values()}
+    samples: dict[str, JSONValue] = {}
+    for values in _sample_values(version):
+        where = ValueSource("values", values, ("config", ()))
+        for item in render_kai_config(version, values, where, version).fields.values():
+            samples.setdefault(item.path, item.value)
+    return samples
+
+
+def _sample_values(version: str) -> Iterator[JSONObject]:
+    """Every optional value set; then, for each deprecated key the chart still honours while its replacement is
+    unset (admission.gpuPodRuntimeClassName from v0.16.0), that key alone: the field it renders is one the
+    chart can render too."""
+    every = deep_merge(chart_defaults(version), _EVERY_OPTIONAL_VALUE)
+    yield every
+    for change in KEY_CHANGES:
+        if change.change is Change.DEPRECATED and change.new_path and change.applies_to(version):
+            alone = copy_values(every)
+            parent = alone
+            for key in change.new_path[:-1]:
+                parent = mapping_at(parent, str(key)) if isinstance(parent, dict) else {}
+            if isinstance(parent, dict):
+                parent.pop(str(change.new_path[-1]), None)
+            yield deep_merge(alone if isinstance(alone, dict) else {}, _nested(change.path, "sample"))
+
+
+def _nested(path: YamlPath, value: JSONValue) -> JSONObject:
+    for key in reversed(path[1:]):
+        value = {str(key): value}
+    return {str(path[0]): value}
 
 
 # One value for each field the chart renders only when set, so that the table above names it.

@@ -74,8 +74,9 @@ KEY_CHANGES: tuple[KeyChange, ...] = (
               "(#1705, to v0.14.6)",
               note="a backport to the v0.12 and v0.14 lines: no v0.13.x chart has the deployer"),
     KeyChange(GPU_POD_RUNTIME, Change.DEPRECATED, "v0.16.0",
-              "KAI-Scheduler 71c61d07 (#1636, CHANGELOG v0.16.0); templates/_helpers.tpl still reads it when "
-              "gpuFractionRuntimeClassName is not set; Config CRD: \"Deprecated: use GPUFractionRuntimeClassName\"",
+              "KAI-Scheduler 71c61d07 (#1636; CHANGELOG v0.16.0, entry linking #1543); templates/_helpers.tpl "
+              "still reads it when gpuFractionRuntimeClassName is not set; Config CRD: \"Deprecated: use "
+              "GPUFractionRuntimeClassName\"",
               new_path=GPU_FRACTION_RUNTIME, same_meaning=True,
               note="from v0.16.0 both keys mean the runtime class of GPU-fraction pods only (whole-GPU pods are no "
                    "longer mutated); the new key wins when both are set"),

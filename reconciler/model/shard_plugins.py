@@ -27,6 +27,7 @@ class ShardNames:
     plugins: dict[str, int]             # the default plugins, with their default priorities
     actions: dict[str, int]             # the default actions, with their default priorities
     optional_plugins: tuple[str, ...]   # built into the scheduler, off unless a shard names them
+    source: str = ""                    # where upstream they were read: "<ref> (<commit>)"
 
     @property
     def known_plugins(self) -> frozenset[str]:
@@ -44,9 +45,11 @@ def shard_names(version: str) -> ShardNames | None:
     if not file.is_file():
         return None
     data = json.loads(file.read_text())
+    source = data.get("source") or {}
     return ShardNames(version, {str(k): int(v) for k, v in data["plugins"].items()},
                       {str(k): int(v) for k, v in data["actions"].items()},
-                      tuple(str(name) for name in data["optionalPlugins"]))
+                      tuple(str(name) for name in data["optionalPlugins"]),
+                      f"{source.get('ref', version)} ({str(source.get('commit', ''))[:8]})")
 
 
 def versions_knowing(name: str, *, action: bool) -> list[str]:

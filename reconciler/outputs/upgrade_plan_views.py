@@ -63,7 +63,7 @@ def render_text(plan: UpgradePlan) -> str:
     for number, step in enumerate(plan.steps, 1):
         lines.append(f"  {number}. {step.text}")
         lines.append(f"      source: {step.source}")
-    lines += ["", _verdict(plan, "!")]
+    lines += ["", _verdict(plan, "!", "above")]
     return "\n".join(visible(line) for line in lines) + "\n"
 
 
@@ -73,7 +73,7 @@ def render_markdown(plan: UpgradePlan) -> str:
     out += [f"> {escape_markdown(note)}" for note in plan.notes]
     if not plan.items:
         return "\n".join([*out, "", "Nothing to change: the pin is already at the target release.", ""])
-    out += ["", f"**{escape_markdown(_verdict(plan, '❗'))}**"]
+    out += ["", f"**{escape_markdown(_verdict(plan, '❗', 'below'))}**"]
     for section in Section:
         items = plan.section(section)
         if not items:
@@ -106,8 +106,9 @@ def _row(item: PlanItem) -> str:
             f"{escape_markdown(item.source)} |")
 
 
-def _verdict(plan: UpgradePlan, mark: str) -> str:
+def _verdict(plan: UpgradePlan, mark: str, where: str) -> str:
+    """`where` the changes are from the verdict: the text view ends with it, the markdown view leads with it."""
     if plan.changes_needed:
         count = sum(item.must_change for item in plan.items)
         return f"Git must change before the upgrade: {count} value(s) marked {mark}."
-    return "No value in Git must change before the upgrade; read the changes above."
+    return f"No value in Git must change before the upgrade; read the changes {where}."
