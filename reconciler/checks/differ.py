@@ -17,7 +17,7 @@ from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue, QueueOrigin
 from reconciler.model.live import LiveState
-from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, same_number
+from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, field_path, same_number
 
 _INSTALL_ONLY = ("The chart renders the default queues only on `helm install` and keeps them "
                  "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this.")
@@ -58,7 +58,7 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
         Kind.DRIFT, f"Queue {expected.spec.name} differs from Git: {summary}.{note}", desired.name, subject=ref,
         location=desired.locate(expected.doc, path),
         desired={k: w for k, _, w in changes}, live={k: v for k, v, _ in changes},
-        changes=tuple(DriftedField(queue_path(key), live, want, key) for key, live, want in changes),
+        changes=tuple(DriftedField(field_path(key), live, want, key) for key, live, want in changes),
         extra={"note": note.strip()}, fix=fix)]
 
 
@@ -67,13 +67,6 @@ def _unlimited(spec: QueueSpec) -> bool:
 
 
 QueueChange = tuple[str, JSONScalar, JSONScalar]   # field, live value, desired value
-
-
-def queue_path(key: str) -> tuple[str, ...]:
-    """A queue field as `queue_changes` names it ("parent", "resources", "cpu.quota") as its path in the Queue."""
-    if key == "parent":
-        return ("spec", "parentQueue")
-    return ("spec", "resources", *key.split(".")) if key != "resources" else ("spec", "resources")
 
 
 def queue_changes(want: QueueSpec, live: QueueSpec) -> list[QueueChange]:

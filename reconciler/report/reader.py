@@ -13,7 +13,6 @@ from datetime import datetime
 
 import orjson
 
-from reconciler.checks.differ import queue_path
 from reconciler.checks.nvca import Verdict
 from reconciler.core.capped import MAX_JSON_DEPTH, TooDeep, line_at, load_json, read_input
 from reconciler.core.errors import UserError
@@ -27,6 +26,7 @@ from reconciler.findings.drifted_field import DriftedField, changes_from_dicts
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
 from reconciler.findings.last_write import LastWrite, NoWriteFound
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
+from reconciler.model.queues import field_path
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 
@@ -188,7 +188,7 @@ def _legacy_queue_changes(details: JSONObject) -> tuple[DriftedField, ...]:
     legacy = details.pop("changes", None)
     if not isinstance(legacy, list):
         return ()
-    return tuple(DriftedField(queue_path(str(key)), live, want, str(key))
+    return tuple(DriftedField(field_path(str(key)), live, want, str(key))
                  for key, live, want in (_triple(item) for item in legacy))
 
 
