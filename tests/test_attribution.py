@@ -15,6 +15,7 @@ from reconciler.checks.attribution import owner
 from reconciler.core.refs import ObjectRef
 from reconciler.core.resources import CLUSTER_POLICY_REPORT
 from reconciler.findings.attribution import Attribution, ReleaseRevision, attribution_line
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Finding, Kind, Severity
 from reconciler.model.helm import encode_release_secret
 from reconciler.model.managed_fields import ManagedEntry
@@ -378,10 +379,13 @@ def test_kai_config_and_shard_fields_are_attributed_by_their_spec_paths() -> Non
     live = live_state([*kai_crds(), config, shard])
     config_drift = Finding("KAI-D-005", Kind.DRIFT, Severity.ERROR, "kai-config differs", "lab",
                            subject=ObjectRef("kai.scheduler/v1", "Config", "kai-config"),
-                           extra={"fields": [{"path": "admission.gpuSharing", "where": None}]})
+                           changes=(DriftedField(("spec", "admission", "gpuSharing"), True, False,
+                                                 "admission.gpuSharing"),))
     shard_drift = Finding("KAI-D-003", Kind.DRIFT, Severity.ERROR, "shard differs", "lab",
                           subject=ObjectRef("kai.scheduler/v1", "SchedulingShard", "default"),
-                          extra={"paths": ["placementStrategy.gpu", "minRuntime"]})
+                          changes=(DriftedField(("spec", "placementStrategy", "gpu"), "spread", "binpack",
+                                                "placementStrategy.gpu"),
+                                   DriftedField(("spec", "minRuntime"), None, {}, "minRuntime")))
     attributed = attribute([config_drift, shard_drift], live, None)
     assert attributed[0].attribution == (
         Attribution("admission.gpuSharing", "kubectl-patch", "Update", None, EDIT_TIME),)
@@ -408,7 +412,7 @@ def test_a_helm_owned_field_names_the_revision_deployed_at_or_before_its_write(w
     live = live_state([*kai_crds(), team, *(slim.release_summary(encode_release_secret(p)) for p in (first, second))])
     drift = Finding("KAI-D-002", Kind.DRIFT, Severity.ERROR, "Queue team-a differs", "lab",
                     subject=ObjectRef("scheduling.run.ai/v2", "Queue", "team-a"),
-                    extra={"changes": [["gpu.quota", -1, 2]]})
+                    changes=(DriftedField(("spec", "resources", "gpu", "quota"), -1, 2, "gpu.quota"),))
     [attributed] = attribute([drift], live, None)
     release = attributed.attribution[0].helm_release
     assert release is not None and (release.name, release.namespace, release.revision) == ("team", "t", revision)

@@ -163,7 +163,7 @@ def test_drifted_numbers_are_an_update(lab: Any) -> None:
     f = findings[0]
     assert f.message == (f"Queue default-parent-queue differs from Git: cpu.quota 0 → -1, gpu.quota 0 → -1, "
                          f"memory.quota 0 → -1. {NOTE}")
-    assert f.extra["changes"] == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0], ["memory.quota", 0.0, -1.0]]
+    assert _changes(f) == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0], ["memory.quota", 0.0, -1.0]]
     assert f.extra["note"] == NOTE
     assert f.desired == {"cpu.quota": -1.0, "gpu.quota": -1.0, "memory.quota": -1.0}
     assert f.live == {"cpu.quota": 0.0, "gpu.quota": 0.0, "memory.quota": 0.0}
@@ -181,7 +181,7 @@ def test_parent_change(lab: Any) -> None:
                                                       parent="default-parent-queue")]))
     [f] = diff(lab, live)
     assert f.rule_id == "KAI-D-002"
-    assert f.extra["changes"] == [["parent", "other", "default-parent-queue"]]
+    assert _changes(f) == [["parent", "other", "default-parent-queue"]]
     assert "parent other → default-parent-queue" in f.message
     assert f.fix is not None and f.fix.patch is not None
     assert f.fix.patch["spec"]["parentQueue"] == "default-parent-queue"
@@ -194,7 +194,7 @@ def test_parent_added_where_none_is_wanted(lab: Any) -> None:
                                                 queue("research", resources=RESEARCH_RESOURCES,
                                                       parent="default-parent-queue")]))
     [f] = diff(lab, live)
-    assert f.extra["changes"] == [["parent", "root", None]]
+    assert _changes(f) == [["parent", "root", None]]
     assert "parent root → <none>" in f.message
 
 
@@ -205,7 +205,7 @@ def test_queue_without_resources(lab: Any) -> None:
                                                 queue("research", resources=RESEARCH_RESOURCES,
                                                       parent="default-parent-queue")]))
     [f] = diff(lab, live)
-    changes = f.extra["changes"]
+    changes = _changes(f)
     assert changes[0] == ["resources", None, "set"]
     assert len(changes) == 10                                # the block plus all nine numbers
     assert ["cpu.quota", 0.0, -1.0] in changes and ["memory.overQuotaWeight", 0.0, 1.0] in changes
@@ -267,7 +267,7 @@ def test_shard_drift(lab: Any) -> None:
     assert (f.rule_id, str(f.subject), f.severity) == ("KAI-D-003", "SchedulingShard/default", Severity.ERROR)
     assert f.message == ("SchedulingShard default differs from the KAI values at actions.preempt.enabled, "
                          "placementStrategy.gpu")
-    assert f.extra["paths"] == ["actions.preempt.enabled", "placementStrategy.gpu"]   # what attribution looks up
+    assert _paths(f) == ["actions.preempt.enabled", "placementStrategy.gpu"]   # what attribution looks up
     assert f.fix is not None and f.fix.action is Action.UPDATE    # reconcile patches it (test_reconcile_kai_config)
     assert f.fix.patch == {"spec": lab.shard.spec}
     assert f.fix.command == ("helm upgrade kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "
@@ -321,7 +321,7 @@ def test_release_values_drift_standalone(lab: Any) -> None:
     [f] = diff(lab, live_state(healthy_lab_items(release=[release_secret(revision=3, config=values)])))
     assert (f.rule_id, f.severity, str(f.subject)) == ("KAI-D-004", Severity.WARNING,
                                                        "HelmRelease/kai-scheduler/kai-scheduler")
-    assert f.extra["paths"] == ["defaultQueue.childResources.gpu.quota", "scheduler.placementStrategy"]
+    assert _paths(f) == ["defaultQueue.childResources.gpu.quota", "scheduler.placementStrategy"]
     assert f.message == ("Helm release kai-scheduler/kai-scheduler (revision 3) was installed with values that differ "
                          "from Git at defaultQueue.childResources.gpu.quota, scheduler.placementStrategy")
     assert f.location is not None
@@ -334,7 +334,7 @@ def test_release_values_extra_keys_drift_in_standalone(lab: Any) -> None:
     values = values_dict()
     values["global"] = {"registry": "registry.example.com"}
     [f] = diff(lab, live_state(healthy_lab_items(release=[release_secret(config=values)])))
-    assert f.extra["paths"] == ["global"]
+    assert _paths(f) == ["global"]
 
 
 def test_release_values_equal_as_floats(lab: Any) -> None:
@@ -354,7 +354,7 @@ def test_release_values_projected_in_addon_mode(prod: Any) -> None:
     del values["defaultQueue"]["parentName"]
     [f] = diff(prod, live_state([*live, release_secret(version="v0.16.7", config=values)]))
     assert f.rule_id == "KAI-D-004"
-    assert f.extra["paths"] == ["defaultQueue.parentName", "scheduler.placementStrategy"]
+    assert _paths(f) == ["defaultQueue.parentName", "scheduler.placementStrategy"]
     assert f.location is not None
     assert (f.location.file, f.location.dotted_path()) == ("env.yaml", "addons.kaiScheduler.enabled")
 
@@ -381,7 +381,7 @@ def test_demo_prod_addon_headline_drift(prod: Any) -> None:
     assert (config.desired, config.live) == ({"admission.gpuSharing": False}, {"admission.gpuSharing": True})
     for f in findings[:2]:
         assert NOTE in f.message
-        assert f.extra["changes"] == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0],
+        assert _changes(f) == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0],
                                       ["memory.quota", 0.0, -1.0]]
 
 
@@ -391,3 +391,12 @@ def test_v0_9_pin_never_proposes_zeroing_live_queues(tmp_path: Path) -> None:
     findings = diff(desired, live_state([crd("queues.scheduling.run.ai"), *default_queues()]))
     patches = [f.fix.patch for f in findings if f.fix and f.fix.patch]
     assert all(t["limit"] != 0 for p in patches for t in p["spec"]["resources"].values()), patches
+
+
+def _changes(finding: Any) -> list[list[Any]]:
+    """A drift's field changes as [field, live, Git] (the differ's order)."""
+    return [[c.shown, c.live, c.want] for c in finding.changes]
+
+
+def _paths(finding: Any) -> list[str]:
+    return [c.shown for c in finding.changes]

@@ -13,6 +13,7 @@ import pytest
 from reconciler.checks.differ import diff
 from reconciler.checks.node_labels import intent_findings, label_changes
 from reconciler.core.errors import UserError
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.model.config import SharedClusterIntent
 from reconciler.model.kai_config import ValueSource, render_kai_config
 from reconciler.model.provenance import Origin
@@ -169,8 +170,8 @@ def test_a_field_left_to_the_operators_default_is_reported_never_written(tmp_pat
     findings = diff(desired, live)
     drift = next(f for f in findings if f.rule_id == "KAI-D-005")
     assert "global.schedulerName" in drift.message        # reported, with where Git's value comes from
-    assert drift.extra["fields"] == [{"path": "global.schedulerName", "where": None,
-                                      "origin": "an operator default (nothing renders it)"}]
+    assert drift.changes == (DriftedField(("spec", "global", "schedulerName"), "my-scheduler", None,
+                                         "global.schedulerName", None, "an operator default (nothing renders it)"),)
     plan = build_plan(findings, desired, live, git=None, identity=None)
     assert [c for c in plan.changes if c.ref.kind == "Config"] == []
     [held] = [o for o in plan.operator if o.subject is not None and o.subject.kind == "Config"]

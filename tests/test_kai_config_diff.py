@@ -74,7 +74,7 @@ def test_every_differing_field_in_one_finding_at_the_values_line(tmp_path: Path)
     assert str(finding.location).startswith("kai-values.yaml:4:")   # the first field's value: operator.replicaCount
     assert finding.message == ("kai-config differs from Git: global.replicaCount 1 → 2, admission.gpuSharing "
                                "false → true, global.nodePoolLabelKey pool.example/x → (operator default)")
-    assert [f["where"][:17] if f["where"] else None for f in finding.extra["fields"]] == [
+    assert [c.where[:17] if c.where else None for c in finding.changes] == [
         "kai-values.yaml:4", "kai-values.yaml:2", None]
     patch = {"spec": {"global": {"replicaCount": 2, "nodePoolLabelKey": None}, "admission": {"gpuSharing": True}}}
     assert finding.fix.command == ("kubectl patch configs.kai.scheduler kai-config --type merge -p "

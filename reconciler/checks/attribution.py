@@ -15,9 +15,8 @@ from datetime import datetime
 
 from reconciler.checks.node_labels import LABEL_RULES, label_changes
 from reconciler.core.jsonvalue import JSONObject, JSONValue
-from reconciler.core.resources import CONFIG, NODE, QUEUE, SCHEDULING_SHARD
+from reconciler.core.resources import CONFIG, NODE, SCHEDULING_SHARD
 from reconciler.findings.attribution import Attribution, ReleaseRevision
-from reconciler.findings.builtin_rules import CONFIG_DRIFT, QUEUE_DRIFT, SHARD_DRIFT
 from reconciler.findings.finding import Finding
 from reconciler.model.config import SharedClusterIntent
 from reconciler.model.live import SCHEDULE_LABEL, LiveState
@@ -45,30 +44,20 @@ def _attributed(finding: Finding, live: LiveState, shared: SharedClusterIntent |
 
 def drifted_fields(finding: Finding, live: LiveState, shared: SharedClusterIntent | None
                     ) -> Iterator[tuple[str, str, str, FieldPath]]:
-    """(kind, object name, field as the finding shows it, path in the object) of each drifted field."""
+    """(kind, object name, field as the finding shows it, path in the object) of each drifted field: a drift's
+    field changes, in its subject (a Helm release's are paths in its values, which no manager owns: `_attributed`
+    drops them); a node label rule's nodes, whose changes the finding does not carry (one finding may name
+    several nodes: the label changes that settle it are worked out here, as the planner does)."""
+    if finding.subject is not None:
+        for field in finding.changes:
+            yield finding.subject.kind, finding.subject.name, field.shown, field.path
     name = finding.subject.name if finding.subject else ""
-    if finding.rule_id == QUEUE_DRIFT.id:
-        for key, *_ in finding.extra.get("changes") or ():
-            yield QUEUE.kind, name, str(key), _queue_path(str(key))
-    elif finding.rule_id == CONFIG_DRIFT.id:
-        for changed in finding.extra.get("fields") or ():
-            yield CONFIG.kind, name, changed["path"], ("spec", *changed["path"].split("."))
-    elif finding.rule_id == SHARD_DRIFT.id:
-        for path in finding.extra.get("paths") or ():
-            yield SCHEDULING_SHARD.kind, name, path, ("spec", *path.split("."))
-    elif finding.rule_id in LABEL_RULES and shared is not None:
+    if finding.rule_id in LABEL_RULES and shared is not None:
         one_node = name if finding.subject and finding.subject.kind == NODE.kind else None   # NVCA-S-012: per node
         for change in label_changes(shared, live):
             if change.rule == finding.rule_id and change.before is not None and one_node in (None, change.node):
                 yield (NODE.kind, change.node, f"node/{change.node} label {SCHEDULE_LABEL}",
                        ("metadata", "labels", SCHEDULE_LABEL))
-
-
-def _queue_path(key: str) -> FieldPath:
-    """The differ's queue field ("parent", "resources", "cpu.quota") as its path in the Queue."""
-    if key == "parent":
-        return ("spec", "parentQueue")
-    return ("spec", "resources", *key.split(".")) if key != "resources" else ("spec", "resources")
 
 
 def _attribution(live: LiveState, kind: str, name: str, shown: str, path: FieldPath) -> Attribution:

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from reconciler.checks.kai_config_diff import diff_kai_config, normalise_numbers
 from reconciler.core.jsonvalue import JSONObject, JSONScalar, JSONValue
-from reconciler.core.redact import redact
+from reconciler.core.redact import redact, redact_at
 from reconciler.core.refs import release_ref
 from reconciler.core.resources import QUEUE, SCHEDULING_SHARD, queue_ref
 from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import QUEUE_DRIFT, QUEUE_MISSING, RELEASE_VALUES_DRIFT, SHARD_DRIFT
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredCluster, ExpectedQueue, QueueOrigin
 from reconciler.model.live import LiveState
-from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, same_number
+from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, field_path, same_number
 
 _INSTALL_ONLY = ("The chart renders the default queues only on `helm install` and keeps them "
                  "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this.")
@@ -57,7 +58,8 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
         Kind.DRIFT, f"Queue {expected.spec.name} differs from Git: {summary}.{note}", desired.name, subject=ref,
         location=desired.locate(expected.doc, path),
         desired={k: w for k, _, w in changes}, live={k: v for k, v, _ in changes},
-        extra={"changes": [list(c) for c in changes], "note": note.strip()}, fix=fix)]
+        changes=tuple(DriftedField(field_path(key), live, want, key) for key, live, want in changes),
+        extra={"note": note.strip()}, fix=fix)]
 
 
 def _unlimited(spec: QueueSpec) -> bool:
@@ -120,10 +122,12 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     actual = {key: live.shard.get(key) for key in expected.spec}
     if _normalise(actual) == _normalise(expected.spec) or (live.from_snapshot and redact(expected.spec) == actual):
         return []   # read back from a snapshot file, a credential is masked: compared as the file shows it
-    paths = _changed_paths(expected.spec, actual)
+    changed = _changed_paths(expected.spec, actual)
     return [SHARD_DRIFT.finding(
-        Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(paths)}", desired.name,
-        subject=ref, location=location, desired=redact(expected.spec), live=redact(actual), extra={"paths": paths},
+        Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(map('.'.join, changed))}",
+        desired.name,
+        subject=ref, location=location, desired=redact(expected.spec), live=redact(actual),
+        changes=_field_changes(changed, actual, expected.spec, under=("spec",)),
         fix=_shard_fix(expected.spec, command))]
 
 
@@ -148,7 +152,8 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
         have = _project(have, want)
     if _normalise(have) == _normalise(want):
         return []
-    paths = _changed_paths(want, have)
+    changed = _changed_paths(want, have)
+    paths = [".".join(path) for path in changed]
     doc, anchor = desired.release_values_anchor()
     shown = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
     return [RELEASE_VALUES_DRIFT.finding(
@@ -156,7 +161,8 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
         f"Helm release {RELEASE_NAMESPACE}/{RELEASE_NAME} (revision {release.revision}) was installed with "
         f"values that differ from Git at {shown}",
         desired.name, subject=release_ref(RELEASE_NAME, RELEASE_NAMESPACE),
-        location=desired.locate(doc, _first_path(desired, doc, paths) or anchor), extra={"paths": paths},
+        location=desired.locate(doc, _first_path(desired, doc, changed) or anchor),
+        changes=_field_changes(changed, have, want),
         fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=desired.kai_upgrade_command))]
 
 
@@ -166,23 +172,40 @@ def _project(have: JSONValue, shape: JSONValue) -> JSONValue:
     return have
 
 
-def _first_path(desired: DesiredCluster, doc: str, paths: list[str]) -> tuple[str | int, ...] | None:
+def _first_path(desired: DesiredCluster, doc: str, paths: list[tuple[str, ...]]) -> tuple[str | int, ...] | None:
     if doc != desired.kai_values_doc or not paths:
         return None
-    return tuple(int(p) if p.isdigit() else p for p in paths[0].split("."))
+    return tuple(int(p) if p.isdigit() else p for p in paths[0])
 
 
-def _changed_paths(want: JSONValue, have: JSONValue) -> list[str]:
+def _changed_paths(want: JSONValue, have: JSONValue) -> list[tuple[str, ...]]:
+    """The path of every differing leaf, as its keys (a key may hold a dot: `nvidia.com/gpu`)."""
     from deepdiff import DeepDiff
 
     # threshold 0: always descend, so paths name the leaves even when the two trees share few keys
     delta = DeepDiff(_normalise(have), _normalise(want), view="tree", threshold_to_diff_deeper=0)
-    paths: list[str] = []
-    for levels in delta.values():
-        for level in levels:
-            parts = [str(p) for p in level.path(output_format="list")]
-            paths.append(".".join(parts))
-    return sorted(set(paths))
+    paths = {tuple(str(p) for p in level.path(output_format="list")) for levels in delta.values() for level in levels}
+    return sorted(paths, key=".".join)   # as the messages list them
+
+
+def _field_changes(paths: list[tuple[str, ...]], have: JSONValue, want: JSONValue, *,
+                   under: tuple[str, ...] = ()) -> tuple[DriftedField, ...]:
+    """Each changed path with its two values, judged for secrets where they stand (`under` the object's
+    `spec` for a SchedulingShard; a release's values are their own document)."""
+    return tuple(DriftedField((*under, *path), redact_at((*under, *path), _at(have, path)),
+                             redact_at((*under, *path), _at(want, path)), ".".join(path)) for path in paths)
+
+
+def _at(tree: JSONValue, path: tuple[str, ...]) -> JSONValue:
+    """The value at `path` (list items by their index), None where the tree has none."""
+    for step in path:
+        if isinstance(tree, dict):
+            tree = tree.get(step)
+        elif isinstance(tree, list) and step.isdigit() and int(step) < len(tree):
+            tree = tree[int(step)]
+        else:
+            return None
+    return tree
 
 
 _normalise = normalise_numbers

@@ -16,6 +16,7 @@ from reconciler.core.jsonvalue import JSONValue
 from reconciler.core.refs import YamlPath
 from reconciler.core.resources import QUEUE
 from reconciler.findings.finding import EditOp, Finding, GitEdit
+from reconciler.findings.policy_rules import GitFix, git_fix
 from reconciler.model.desired import NVCA_CHART_DEFAULT_GATES, DesiredCluster, QueueOrigin, canonical_kai_values
 from reconciler.model.gates import ADDON_GATES, gate_name, split_gate_string
 from reconciler.model.queues import RESOURCES
@@ -23,19 +24,15 @@ from reconciler.yamlio.document import YamlDoc
 
 KAI_SCHEDULER_GATE = "KAIScheduler"
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-# Rules whose fix is "the canonical value at the finding's path" (docs/policies.md#canonical-kai-values).
-_CANONICAL_VALUE_RULES = frozenset({"KAI-V-001", "KAI-V-002", "KAI-V-003", "KAI-Q-001", "KAI-Q-002"})
-_WRITE_OUT_RULE = "KAI-V-004"
-_CANONICAL_RULES = _CANONICAL_VALUE_RULES | {_WRITE_OUT_RULE}
-_QUEUE_FILE_RULES = frozenset({"KAI-Q-011", "KAI-Q-012"})
-_GATE_SPELLING_RULES = frozenset({"NVCA-G-004", "NVCA-G-005"})   # a misspelt gate, harmful or not
+# Fixes that write canonical values (docs/policies.md#canonical-kai-values): they skip keys KAI-V-011 respells.
+_CANONICAL_FIXES = frozenset({GitFix.CANONICAL_VALUE, GitFix.WRITE_OUT})
 
 
 def attach_git_edits(findings: list[Finding], desired: DesiredCluster | None) -> list[Finding]:
     """The findings, each with the Git edits that fix it (unchanged when Git has none for it)."""
     if desired is None:
         return findings
-    respelt = _respelt_keys(desired) if any(f.rule_id in _CANONICAL_RULES for f in findings) else []
+    respelt = _respelt_keys(desired) if any(git_fix(f.rule_id) in _CANONICAL_FIXES for f in findings) else []
     out = []
     for finding in findings:
         edits = git_edits_for(finding, desired, respelt)
@@ -47,19 +44,20 @@ def attach_git_edits(findings: list[Finding], desired: DesiredCluster | None) ->
 
 def git_edits_for(finding: Finding, desired: DesiredCluster,
                   respelt: list[YamlPath] | None = None) -> tuple[GitEdit, ...]:
-    """`respelt`: where KAI-V-011 renames misspelt keys to (computed when not given)."""
-    rule = finding.rule_id
-    if rule in _CANONICAL_RULES and respelt is None:
+    """`respelt`: where KAI-V-011 renames misspelt keys to (computed when not given). The rule's `GitFix`
+    (findings/policy_rules.py) says which edit; none for a rule without one."""
+    fix = git_fix(finding.rule_id)
+    if fix in _CANONICAL_FIXES and respelt is None:
         respelt = _respelt_keys(desired)
-    if rule in _CANONICAL_VALUE_RULES and finding.location is not None:
+    if fix is GitFix.CANONICAL_VALUE and finding.location is not None:
         return _canonical_edits(desired, finding.location.path, respelt or [])
-    if rule == _WRITE_OUT_RULE:
+    if fix is GitFix.WRITE_OUT:
         return _canonical_edits(desired, (), respelt or [], only_missing=True)
-    if rule in _GATE_SPELLING_RULES and finding.location is not None:
-        return _gate_spelling_edits(desired, finding.location.path)   # G-004: a harmless typo is respelled too
-    if rule == "NVCA-G-001":
+    if fix is GitFix.GATE_SPELLING and finding.location is not None:
+        return _gate_spelling_edits(desired, finding.location.path)
+    if fix is GitFix.KAI_GATE:
         return _kai_gate_edits(desired)
-    if rule in _QUEUE_FILE_RULES and finding.subject is not None and finding.subject.kind == QUEUE.kind:
+    if fix is GitFix.QUEUE_FILE and finding.subject is not None and finding.subject.kind == QUEUE.kind:
         return _queue_file_edits(desired, finding.subject.name)
     return ()
 

@@ -16,6 +16,7 @@ from reconciler.core.refs import Location
 from reconciler.core.resources import CONFIG, SCHEDULING_SHARD
 from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import CONFIG_DRIFT, CONFIG_MISSING, SHARD_UNDECLARED
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind
 from reconciler.model.chart_keys import era_of
 from reconciler.model.desired import DesiredCluster
@@ -89,10 +90,16 @@ def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiOb
         Kind.DRIFT, f"kai-config differs from Git: {shown}{more}", desired.name, subject=CONFIG.ref(CONFIG_NAME),
         location=location, desired=redact({path: want for path, _, want, _ in changes}),
         live=redact({path: have for path, have, _, _ in changes}),
-        extra={"fields": [{"path": path, "where": str(where) if where else None,
-                           "origin": config.provenance(path).origin.value} for path, *_, where in changes]},
+        changes=tuple(_field_change(config, path, have, want, where) for path, have, want, where in changes),
         fix=_patch_fix(patch, f"kubectl patch configs.kai.scheduler {CONFIG_NAME} --type merge -p "
                               f"{shlex.quote(json.dumps(redact(patch), separators=(',', ':')))}"))]
+
+
+def _field_change(config: DesiredKaiConfig, path: str, have: JSONValue, want: JSONValue,
+                  where: Location | None) -> DriftedField:
+    in_object = ("spec", *path.split("."))   # kai-config's paths are its spec's keys, none holds a dot
+    return DriftedField(in_object, redact_at(in_object, have), redact_at(in_object, want), path,
+                       str(where) if where else None, config.provenance(path).origin.value)
 
 
 def _patch_fix(patch: JSONObject, command: str) -> Fix:

@@ -15,16 +15,14 @@ from dataclasses import dataclass
 from reconciler.checks.facts import selector_matches
 from reconciler.findings.builtin_rules import SHARED_INTENT_UNDECLARED
 from reconciler.findings.finding import Action, Finding, Fix, Kind
+from reconciler.findings.policy_rules import LABEL_RULES as LABEL_RULE_OF
+from reconciler.findings.policy_rules import LabelChange
 from reconciler.model.config import SharedClusterIntent
 from reconciler.model.desired import DesiredCluster
 from reconciler.model.live import SCHEDULE_LABEL, LiveState
 
-# Rules whose findings a label change settles (see policies/kai_gitops/rules/shared/).
-DEDICATED_LABELLED = "NVCA-S-010"
-SHARED_UNLABELLED = "NVCA-S-011"
-NOT_EXACTLY_TRUE = "NVCA-S-012"
-SHARED_EXTRA = "NVCA-S-013"
-LABEL_RULES = frozenset({DEDICATED_LABELLED, SHARED_UNLABELLED, NOT_EXACTLY_TRUE, SHARED_EXTRA})
+# Ids of the rules whose findings a label change settles (see policies/kai_gitops/rules/shared/).
+LABEL_RULES = frozenset(rule.id for rule in LABEL_RULE_OF.values())
 
 
 @dataclass(frozen=True, order=True)
@@ -92,11 +90,16 @@ def _wanted(node: str, before: str | None, intended: set[str] | None) -> str | N
 
 
 def _rule(before: str | None, after: str | None, intent: SharedClusterIntent) -> str:
+    """The id of the rule whose finding this node's change settles."""
+    return LABEL_RULE_OF[_label_change(before, after, intent)].id
+
+
+def _label_change(before: str | None, after: str | None, intent: SharedClusterIntent) -> LabelChange:
     if before is not None and before != "true":
-        return NOT_EXACTLY_TRUE
+        return LabelChange.NOT_EXACTLY_TRUE
     if after == "true":
-        return SHARED_UNLABELLED
-    return DEDICATED_LABELLED if intent.intent != "shared" else SHARED_EXTRA
+        return LabelChange.SHARED_UNLABELLED
+    return LabelChange.DEDICATED_LABELLED if intent.intent != "shared" else LabelChange.SHARED_EXTRA
 
 
 __all__ = ["LABEL_RULES", "SCHEDULE_LABEL", "NodeLabelChange", "intent_findings", "label_changes",

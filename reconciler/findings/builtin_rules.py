@@ -28,7 +28,8 @@ QUEUE_DRIFT = RuleMeta(
     "KAI-D-002", "Queue differs from Git", Severity.ERROR, Scope.LIVE,
     "A live Queue's parent or resources differ from Git; the default queues are never updated by "
     "helm upgrade (helm.sh/resource-policy: keep).",
-    "Patch the live Queue's spec to Git's (kubectl patch … --type merge, shown per finding).", _DRIFT_SOURCE)
+    "Patch the live Queue's spec to Git's (kubectl patch … --type merge, shown per finding).", _DRIFT_SOURCE,
+    lists_changes=True)
 SHARD_DRIFT = RuleMeta(
     "KAI-D-003", "SchedulingShard differs from values", Severity.ERROR, Scope.LIVE,
     "The SchedulingShard default does not match what the KAI values render.",
@@ -303,3 +304,9 @@ BY_ID = {meta.id: meta for meta in (*DRIFT_RULES, *REPOSITORY_RULES, *VALUES_KEY
                                     *MANIFEST_SCHEMA_RULES, *OPERATOR_RULES, *GANG_RULES, *INTENT_RULES,
                                     *SENSITIVE_RULES, *UPGRADE_RULES, *KRM_RULES,
                                     *NVCA_VALUES_RULES)}
+
+
+def lists_changes(rule_id: str) -> bool:
+    """Whether the outputs show the rule's field changes one a line (`RuleMeta.lists_changes`)."""
+    rule = BY_ID.get(rule_id)
+    return rule is not None and rule.lists_changes

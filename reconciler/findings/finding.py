@@ -11,6 +11,7 @@ from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.core.show import MAX_TEXT, truncate_text
 from reconciler.findings.age import Age, format_instant
 from reconciler.findings.attribution import Attribution
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.last_write import LastWrite, NoWriteFound
 
 # The `cluster` of findings about the repository itself (waivers, policy edits), not about one cluster: no
@@ -121,6 +122,7 @@ class Finding:
     title: str = ""
     waived_by: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    changes: tuple[DriftedField, ...] = ()   # each field a drift found changed (findings/drifted_field.py)
     attribution: tuple[Attribution, ...] = ()   # who last set each drifted field (findings/attribution.py)
     last_write: LastWrite | None = None   # who last wrote the subject, from --k8s-audit-log (drift only)
     no_write_found: NoWriteFound | None = None   # the audit logs were read and hold no write to the subject
@@ -158,6 +160,7 @@ class Finding:
                        waived_by=redact_free_text(self.waived_by) if self.waived_by is not None else None,
                        subject=subject, desired=redact(self.desired), live=redact(self.live), fix=fix,
                        extra=_free_text_redacted(redact(self.extra)),
+                       changes=tuple(c.redacted() for c in self.changes),
                        attribution=tuple(a.redacted() for a in self.attribution),
                        last_write=self.last_write.redacted() if self.last_write else None)
 
@@ -185,6 +188,8 @@ class Finding:
             **({"noWriteFound": self.no_write_found.to_dict()} if self.no_write_found else {}),
             "firstSeen": format_instant(self.age.first_seen) if self.age else None,
         }
+        if self.changes:   # a drift of fields; absent elsewhere, as in reports written before it existed
+            body["changes"] = [c.redacted().to_dict() for c in self.changes]
         if self.attribution:
             body["attribution"] = [a.redacted().to_dict() for a in self.attribution]
         return body
@@ -202,7 +207,7 @@ def bounded_text(text: str) -> str:
 
 
 def _free_text_redacted(value: Any) -> Any:
-    """Every string judged as free text, keys and container types kept (`extra["changes"]` holds tuples)."""
+    """Every string judged as free text, keys and container types kept (a check's extras may hold tuples)."""
     from reconciler.core.redact import redact_free_text
 
     if isinstance(value, dict):

@@ -42,6 +42,9 @@ class RuleMeta:
     remediation: str
     source: str
     listed_in: DoctorList | None = None   # a built-in rule's; not part of a Rego `meta` nor of a saved report
+    # A built-in drift rule's: text and Markdown show its field changes one a line, live → Git, in place of its
+    # message (a Queue's numbers); the others' messages name their fields already.
+    lists_changes: bool = False
 
     def __post_init__(self) -> None:
         # Rego metas and saved reports spell both as strings; held as the enums (ValueError if neither).

@@ -15,6 +15,13 @@ RESOURCES = ("cpu", "gpu", "memory")
 FIELDS = (("quota", "quota"), ("limit", "limit"), ("overQuotaWeight", "over_quota_weight"))
 
 
+def field_path(key: str) -> tuple[str, ...]:
+    """A queue field as drift names it ("parent", "resources", "cpu.quota") as its path in the Queue object."""
+    if key == "parent":
+        return ("spec", "parentQueue")
+    return ("spec", "resources", *key.split(".")) if key != "resources" else ("spec", "resources")
+
+
 @dataclass(frozen=True)
 class Triple:
     quota: float

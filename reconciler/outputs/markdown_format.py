@@ -21,6 +21,7 @@ from reconciler.core.printable import visible, visible_block
 from reconciler.core.refs import Location
 from reconciler.core.show import show_value
 from reconciler.findings.attribution import attribution_lines
+from reconciler.findings.builtin_rules import lists_changes
 from reconciler.findings.finding import Finding, Kind
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.outputs.input_error import InputError
@@ -166,8 +167,8 @@ def plan_excerpt(findings: Iterable[Finding]) -> str:
         action = f.fix.action.value if f.fix else "none"
         sign = {"create": "+", "update": "~"}.get(action, "!")
         lines.append(f"{sign} {f.subject or f.rule_id}  {f.rule_id}")
-        for key, live, want in f.extra.get("changes", []):
-            lines.append(f"    {key}: {_plain(live)} → {_plain(want)}")
+        for change in f.changes if lists_changes(f.rule_id) else ():
+            lines.append(f"    {change.shown}: {_plain(change.live)} → {_plain(change.want)}")
         if f.fix and f.fix.command:
             lines.append(f"    run: {f.fix.command}")
     return code_block("\n".join(lines), "diff") if lines else ""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from reconciler.core.printable import visible
 from reconciler.core.show import show_value
+from reconciler.findings.policy_rules import OVER_QUOTA
 from reconciler.plans.applied import ApplyResult, WriteResult
 from reconciler.plans.plan import Operation, Plan
-from reconciler.plans.quota import OVER_QUOTA, over_quota_changes, queue_findings
+from reconciler.plans.quota import over_quota_changes, queue_findings
 from reconciler.report.report import Report
 
 _MARKS = {WriteResult.APPLIED: "✓ applied", WriteResult.FAILED: "✗ failed",
@@ -67,7 +68,7 @@ def render_queue_checks(report: Report, plan: Plan) -> list[str]:
     flagged = over_quota_changes(plan, report)
     if flagged:
         refs = ", ".join(str(change.ref) for change, _findings in flagged)
-        lines.append(f"  --apply refuses the change to {refs} unless --allow-over-quota ({OVER_QUOTA}).")
+        lines.append(f"  --apply refuses the change to {refs} unless --allow-over-quota ({OVER_QUOTA.id}).")
     return lines
 
 

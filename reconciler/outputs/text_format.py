@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from reconciler.core.printable import visible
 from reconciler.core.show import show_value
 from reconciler.findings.attribution import attribution_lines, who_set_it
+from reconciler.findings.builtin_rules import lists_changes
 from reconciler.findings.finding import Action, Finding
 from reconciler.findings.problems import Problem, group_problems
 from reconciler.findings.rules import DoctorList
@@ -112,14 +113,15 @@ def _drift(console: Console, f: Finding) -> None:
     where = f"  [dim]{_escape(str(f.location))}[/]" if f.location else ""
     console.print(f"  [{colour}]{sign}[/] {_escape(str(f.subject or ''))} [dim]{_escape(f.rule_id)}[/]{where}")
     _age(console, f, "      ")
-    changes = f.extra.get("changes")
+    changes = f.changes if lists_changes(f.rule_id) else ()
     setters = {entry.field: entry for entry in f.attribution}
     if changes:
-        whos = [who_set_it(setters[str(key)]) if str(key) in setters else "" for key, _, _ in changes]
+        whos = [who_set_it(setters[c.shown]) if c.shown in setters else "" for c in changes]
         shared = whos[0] if len(changes) > 1 and whos[0] and len(set(whos)) == 1 else None
-        for (key, live, want), who in zip(changes, whos, strict=True):
+        for change, who in zip(changes, whos, strict=True):
             said = f", {who}" if who and not shared else ""
-            console.print(f"      {_escape(str(key)):<22} {_value(live)} → {_value(want)}{_escape(said)}")
+            console.print(f"      {_escape(change.shown):<22} {_value(change.live)} → {_value(change.want)}"
+                          f"{_escape(said)}")
         if shared:   # one writer set them all (Helm's install, usually): said once
             console.print(f"      [dim]each {_escape(shared)}[/]")
         if f.extra.get("note"):
@@ -129,7 +131,7 @@ def _drift(console: Console, f: Finding) -> None:
             console.print(f"      spec: {_escape(line)}")
     else:
         console.print(f"      {_message(f.message)}")
-    shown = {str(key) for key, _, _ in changes or ()}
+    shown = {c.shown for c in changes}
     rest = tuple(entry for field, entry in setters.items() if field not in shown)
     for line in attribution_lines(rest):   # the field's name only: the message above gave its values
         console.print(f"      [dim]{_escape(line)}[/]")

@@ -11,13 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from reconciler.checks.kai_config_diff import config_patch
-from reconciler.checks.node_labels import (
-    LABEL_RULES,
-    SHARED_UNLABELLED,
-    NodeLabelChange,
-    label_changes,
-    unresolvable_nodes,
-)
+from reconciler.checks.node_labels import LABEL_RULES, NodeLabelChange, label_changes, unresolvable_nodes
 from reconciler.checks.ownership import HOLDING_RULES, held_paths, overlaps
 from reconciler.core.jsonvalue import JSONObject
 from reconciler.core.redact import redact
@@ -26,6 +20,7 @@ from reconciler.core.resources import CONFIG, NODE, QUEUE, SCHEDULING_SHARD
 from reconciler.core.show import truncate_text
 from reconciler.findings.builtin_rules import SENSITIVE_CHANGE
 from reconciler.findings.finding import Action, Finding, Kind
+from reconciler.findings.policy_rules import SHARED_UNLABELLED
 from reconciler.model.desired import DesiredCluster, QueueOrigin
 from reconciler.model.live import LiveState
 from reconciler.model.queues import QueueSpec, queue_spec_from_values
@@ -207,7 +202,7 @@ def _settled_label_rules(desired: DesiredCluster, live: LiveState, changes: list
     """Label rules every finding of which the plan settles (a missing intended node keeps S-011 open)."""
     rules = {r for c in changes if c.ref.kind == NODE.kind for r in c.rules}
     if unresolvable_nodes(desired.shared, live):
-        rules.discard(SHARED_UNLABELLED)
+        rules.discard(SHARED_UNLABELLED.id)
     return rules & LABEL_RULES
 
 

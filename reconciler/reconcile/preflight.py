@@ -15,10 +15,11 @@ from typing import Any
 
 from reconciler.core.errors import UserError
 from reconciler.core.resources import NODE
+from reconciler.findings.policy_rules import OVER_QUOTA
 from reconciler.model.live import SCHEDULE_LABEL, LiveState
 from reconciler.model.queues import RESOURCES
 from reconciler.plans.plan import Change, ClusterIdentity, Plan
-from reconciler.plans.quota import OVER_QUOTA, over_quota_changes
+from reconciler.plans.quota import over_quota_changes
 from reconciler.plans.writable import LABEL_PATH
 from reconciler.reconcile.apply import FIELD_MANAGER, ClusterWriter, Pending, concurrently
 from reconciler.reconcile.staleness import change_state
@@ -58,7 +59,7 @@ def check_over_quota(plan: Plan, report: Report, allowed: bool) -> None:
         return
     shown = "; ".join(f.message for _change, findings in flagged[:3] for f in findings)
     more = f"; and {len(flagged) - 3} more queue(s)" if len(flagged) > 3 else ""
-    raise UserError(f"the plan cuts a queue below what its running work holds ({OVER_QUOTA}), nothing was "
+    raise UserError(f"the plan cuts a queue below what its running work holds ({OVER_QUOTA.id}), nothing was "
                     f"written: {shown}{more}",
                     hint="review the work it affects; to apply the cut anyway, add --allow-over-quota")
 

@@ -22,9 +22,11 @@ from reconciler.core.refs import Location, ObjectRef, YamlPath, format_path
 from reconciler.findings.age import Age, parse_instant
 from reconciler.findings.attribution import Attribution
 from reconciler.findings.builtin_rules import BY_ID as BUILTIN_RULES
+from reconciler.findings.drifted_field import DriftedField, changes_from_dicts
 from reconciler.findings.finding import REPOSITORY, Finding, Fix, Kind, Severity
 from reconciler.findings.last_write import LastWrite, NoWriteFound
 from reconciler.findings.rules import META_KEYS, RuleMeta, Scope
+from reconciler.model.queues import field_path
 from reconciler.report.report import SCHEMA_VERSION, ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 
@@ -153,6 +155,8 @@ def finding_from_dict(data: JSONObject, generated: datetime | None = None) -> Fi
     `firstSeen` existed have no age)."""
     subject, location, fix = data["subject"], data["location"], data["fix"]
     first_seen = _instant(data.get("firstSeen"))
+    details = dict(mapping_at(data, "details"))
+    changes = changes_from_dicts(data.get("changes")) or _legacy_queue_changes(details)
     return Finding(
         rule_id=str(data["rule"]),
         kind=Kind(_text(data["kind"])),
@@ -166,7 +170,8 @@ def finding_from_dict(data: JSONObject, generated: datetime | None = None) -> Fi
         fix=Fix.from_dict(expect_object(fix, "fix")) if fix else None,
         title=str(data["title"]),
         waived_by=_optional_text(data["waived_by"]),
-        extra=dict(mapping_at(data, "details")),
+        extra=details,
+        changes=changes,
         attribution=tuple(Attribution.from_dict(expect_object(a, "an attribution"))
                           for a in _array(data.get("attribution") or [], "attribution")),
         last_write=_last_write(data.get("lastWrite")),
@@ -174,6 +179,23 @@ def finding_from_dict(data: JSONObject, generated: datetime | None = None) -> Fi
         if data.get("noWriteFound") else None,
         age=Age(first_seen, generated or first_seen) if first_seen else None,
     )
+
+
+def _legacy_queue_changes(details: JSONObject) -> tuple[DriftedField, ...]:
+    """A Queue drift's changes as reports written before `changes` held them: `details.changes`, [field, live,
+    Git] each (taken out of the details, which no longer carry them). Other drifts' old `details.fields` and
+    `details.paths` named fields only, for attribution, which such a report carries already."""
+    legacy = details.pop("changes", None)
+    if not isinstance(legacy, list):
+        return ()
+    return tuple(DriftedField(field_path(str(key)), live, want, str(key))
+                 for key, live, want in (_triple(item) for item in legacy))
+
+
+def _triple(item: JSONValue) -> tuple[JSONValue, JSONValue, JSONValue]:
+    if not isinstance(item, list) or len(item) != 3:
+        raise TypeError("details.changes holds [field, live, desired] triples")
+    return item[0], item[1], item[2]
 
 
 def _last_write(value: JSONValue) -> LastWrite | None:

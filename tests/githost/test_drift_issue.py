@@ -12,6 +12,7 @@ import pytest
 from reconciler.core.errors import UserError
 from reconciler.core.refs import Location
 from reconciler.core.resources import queue_ref
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.drift_issue import DriftContext, drift_marker, report_drift
 from reconciler.report.report import ClusterReport, GitInfo
@@ -159,7 +160,7 @@ def _evil_finding(text: str, i: int) -> Finding:
     return Finding(f"KAI-Q-{100 + i}", Kind.DRIFT, Severity.ERROR, f"queue {text} differs: {text}", "evil",
                    subject=queue_ref(f"team-{i}{text}"), location=Location("queues.yaml", 3 + i, 1, ("spec",)),
                    title=text, fix=Fix(Action.UPDATE, f"set {text}", command=f"kubectl patch queue {text}"),
-                   extra={"changes": [(f"label {text}", text, "x")]})
+                   changes=(DriftedField(("metadata", "labels", text), text, "x", f"label {text}"),))
 
 
 def test_markdown_and_html_injection_is_escaped(any_host: tuple[Any, Any]) -> None:

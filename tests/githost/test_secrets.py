@@ -23,6 +23,7 @@ from ruamel.yaml import YAML
 
 from reconciler.core.refs import Location
 from reconciler.core.resources import queue_ref
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.drift_issue import DriftContext, report_drift
 from reconciler.report.report import ClusterReport, GitInfo
@@ -124,7 +125,7 @@ def test_secrets_in_findings_are_scrubbed_at_the_host_gate(first: tuple[str, str
                       subject=queue_ref("team-a"), location=Location("queues.yaml", 4, 3, ("spec",)),
                       desired=a, live=b, title=f"title {b}",
                       fix=Fix(Action.UPDATE, f"set it to {a}", command=f"kubectl patch queue team-a -p '{b}'"),
-                      extra={"changes": [("spec.note", a, b)]})
+                      changes=(DriftedField(("spec", "note"), a, b, "spec.note"),))
     cluster = ClusterReport("leaky", GitInfo("repo", "HEAD", "ab" * 20), f"snapshot {a}", findings=[finding])
     with _Servers() as (github, gitlab):
         for server, host in ((github, github_host(github)), (gitlab, gitlab_host(gitlab))):

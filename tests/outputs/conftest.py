@@ -13,6 +13,7 @@ from reconciler.checks.nvca import Verdict
 from reconciler.core.refs import Location, ObjectRef
 from reconciler.core.resources import queue_ref
 from reconciler.findings.builtin_rules import DRIFT_RULES
+from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.findings.rules import RuleMeta
 from reconciler.report.report import ClusterReport, GitInfo, Report
@@ -33,7 +34,7 @@ def sample_findings() -> list[Finding]:
                     desired={"cpu.quota": -1}, live={"cpu.quota": 0}, title="Queue differs from Git",
                     fix=Fix(Action.UPDATE, "patch Queue default-parent-queue spec",
                             patch={"spec": {"resources": {"cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}}),
-                    extra={"changes": [["cpu.quota", 0.0, -1.0]]})
+                    changes=(DriftedField(("spec", "resources", "cpu", "quota"), 0.0, -1.0, "cpu.quota"),))
     limited = Finding("KAI-Q-011", Kind.VIOLATION, Severity.ERROR,
                       "Queue default-parent-queue is limited: cpu quota=0", "prod-addon", parent, None,
                       title="Queues used by NVCF pods are unlimited",
