@@ -67,5 +67,7 @@ def test_every_request_of_an_apply_with_policy_reports_is_one_sessions_and_every
     assert {"queues", "leases", "events", "clusterpolicyreports"} <= written, written
     read = {e.get("objectRef", {}).get("resource") for e in events if e["verb"] in ("get", "list")}
     assert {"namespaces", "queues", "nodes", "clusterpolicyreports"} <= read, read   # identity, live, first seen
+    print(f"one session: {len(events)} requests, {len(writes)} writes ({sorted(written)}), user {USER}, "
+          f"user agent {USER_AGENT}, every write guarded: {len(guarded)}")   # the figures, with -s
     # and the one server, as kai-gitops' own audit lines name it
     assert {json.loads(line)["server"] for line in audit.read_text().splitlines()} == {cluster.envtest.url}
