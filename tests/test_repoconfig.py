@@ -6,9 +6,10 @@ import json
 import re
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from reconciler.core.errors import UserError
-from reconciler.sources.repoconfig import DEFAULT_STACK_KAI_VERSION, parse_repo_config, schema
+from reconciler.sources.repoconfig import DEFAULT_STACK_KAI_VERSION, inline_refs, parse_repo_config, schema
 from tests.helpers import DATA, TEMPLATE
 
 BASE = """\
@@ -255,3 +256,27 @@ def test_waivers_and_policy_paths_are_named_as_git_names_them() -> None:
     config = parse_repo_config(text.encode())
     assert (config.waivers_file, config.policy_dirs, config.policy_data) == (
         "ops/waivers.yaml", ("policies",), ("data/limits.json",))
+
+
+INVALID_ENTRIES = [
+    {"name": "a", "mode": "standalone"},                                     # required kaiChartVersion
+    {"name": "a", "mode": "addon", "kaiChartVersion": "not-a-version"},      # version pattern
+    {"name": "a", "mode": "standalone", "kaiChartVersion": "v0.10.0", "kaiValuesFile": "../x.yaml"},
+    {"name": "a", "mode": "standalone", "kaiChartVersion": "v0.10.0", "queueFiles": ["/abs.yaml", 3]},
+    {"name": "a", "mode": "standalone", "kaiChartVersion": "v0.10.0", "kaiValueFile": "x.yaml"},
+    {"name": 3, "mode": "sideways", "kaiChartVersion": 1},
+]
+
+
+@pytest.mark.parametrize("entry", INVALID_ENTRIES)
+def test_the_inlined_schema_finds_the_errors_the_referencing_one_finds(entry: dict[str, object]) -> None:
+    """_validate checks against inline_refs(schema()): the same errors, found without resolving references."""
+    config = {"clusters": [entry], "workloads": [{"name": "w", "chart": 1}], "waiversFile": 7}
+
+    def errors(whole: dict[str, object]) -> list[tuple[object, ...]]:
+        found = Draft202012Validator(whole).iter_errors(config)
+        return sorted((tuple(map(str, e.absolute_path)), e.validator, e.message) for e in found)
+
+    assert errors(schema())
+    assert errors(inline_refs(schema())) == errors(schema())
+    assert "$ref" not in json.dumps(inline_refs(schema())["properties"])

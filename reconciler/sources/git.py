@@ -42,6 +42,7 @@ class GitTree:
     # What was read at the ref (files, and directories by suffix), for `edited_in_worktree`.
     _read: set[str] = field(default_factory=set)
     _walked: set[tuple[str, str]] = field(default_factory=set)
+    _trees: dict[str, pygit2.Tree] = field(default_factory=dict)   # directory -> its tree at the ref (_entry)
 
     @property
     def commit_id(self) -> str | None:
@@ -67,7 +68,7 @@ class GitTree:
 
         self._read.add(path)
         try:
-            entry = self._resolve().tree[path]
+            entry = self._entry(path)
             if not isinstance(entry, pygit2.Blob):
                 raise UserError(f"is a {entry.type_str}, not a file", where=path)
             if entry.filemode == SYMLINK_MODE:  # its content is the link target's path, not the file
@@ -77,6 +78,21 @@ class GitTree:
             return None
         except pygit2.GitError as exc:   # a tree on the way that libgit2 cannot parse (an empty name, …)
             raise self._unreadable(exc, path) from None
+
+    def _entry(self, path: str) -> pygit2.Object:
+        """The object at `path` (KeyError when there is none), from its directory's tree, kept: a fleet reads
+        a thousand files from each of a few directories, and looking each up from the root read every tree on
+        the way again (~0.25 ms a file in a 1,000-cluster repository)."""
+        import pygit2
+
+        folder, _, name = path.rpartition("/")
+        tree = self._trees.get(folder)
+        if tree is None:
+            found = self._resolve().tree[folder] if folder else self._resolve().tree
+            if not isinstance(found, pygit2.Tree):
+                raise KeyError(path)   # a file on the way: nothing lies under it
+            tree = self._trees[folder] = found
+        return tree[name]
 
     def exists(self, path: str) -> bool:
         return self.read_optional(path) is not None

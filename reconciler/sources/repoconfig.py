@@ -9,7 +9,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast, overload
 
 from reconciler.core.errors import UserError
-from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
+from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_object
 from reconciler.core.names import dns_subdomain, label_key, label_value, require
 from reconciler.core.refs import YamlPath
 from reconciler.model.config import (
@@ -257,7 +257,7 @@ def _validate(doc: YamlDoc) -> None:
 
     # no-untyped-call: jsonschema's extend() carries no annotations
     ecma = extend(Draft202012Validator, {"pattern": _ecma_pattern})  # type: ignore[no-untyped-call]
-    validator = ecma(schema())
+    validator = ecma(inline_refs(schema()))
     errors = sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
         return
@@ -272,6 +272,31 @@ def _validate(doc: YamlDoc) -> None:
         path = (*path, sorted(_unknown_keys(first))[0])
     raise UserError(_describe(first), where=str(doc.locate(path)),
                     hint="see the JSON Schema: kai-gitops schema")
+
+
+def inline_refs(whole: JSONObject) -> JSONObject:
+    """The schema with each `{"$ref": "#/$defs/NAME", ...}` replaced by that definition (its annotations kept
+    beside it): the same checks and the same errors, without jsonschema resolving a reference for every
+    cluster entry (4 a cluster; 0.3 s of a 1,000-cluster file's 0.5 s). A definition that reaches itself keeps
+    its reference."""
+    defs = as_object(whole.get("$defs"))
+
+    def inline(value: JSONValue, within: tuple[str, ...]) -> JSONValue:
+        if isinstance(value, list):
+            return [inline(v, within) for v in value]
+        if not isinstance(value, dict):
+            return value
+        ref = value.get("$ref")
+        name = ref.removeprefix(_LOCAL_DEF) if isinstance(ref, str) and ref.startswith(_LOCAL_DEF) else None
+        if name is None or name not in defs or name in within:
+            return {k: inline(v, within) for k, v in value.items()}
+        target = as_object(inline(defs[name], (*within, name)))
+        return target | {k: v for k, v in value.items() if k != "$ref"}
+
+    return as_object(inline(whole, ()))
+
+
+_LOCAL_DEF = "#/$defs/"
 
 
 def _is_workload_source_error(error: ValidationError) -> bool:

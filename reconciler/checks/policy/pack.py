@@ -280,7 +280,13 @@ def collect_results(tree: object, policy_set: PolicySet, scope: str) -> list[Pol
 
 def _declared(raw: object, known: RuleMeta) -> bool:
     """Whether `raw` is the meta the pack declared for its rule (checked when the pack was loaded)."""
-    return isinstance(raw, dict) and all(raw.get(k) == getattr(known, k) for k in META_KEYS)
+    return isinstance(raw, dict) and tuple(map(raw.get, META_KEYS)) == _meta_fields(known)
+
+
+@functools.lru_cache(maxsize=1024)
+def _meta_fields(known: RuleMeta) -> tuple[object, ...]:
+    """The pack's meta as a tuple, made once: every cluster's answer is compared with it (74 rules a cluster)."""
+    return tuple(getattr(known, k) for k in META_KEYS)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -66,9 +66,12 @@ def clone(prepared: OwnedEngine) -> OwnedEngine:
 def eval_value(owned: OwnedEngine, query: str) -> tuple[bool, JSONValue]:
     """(defined, value) of a single-expression query; errors become one-line UserErrors."""
     try:
-        answer: JSONValue = json.loads(owned.engine.eval_query_as_json(query))
+        text = owned.engine.eval_query_as_json(query)
     except RuntimeError as exc:
         raise rego_error(exc) from None
+    # orjson: a fleet's answers (every rule's meta and violations, ~80 kB a cluster) decode 3x faster than with
+    # json. It reads an integer past 64 bits as a float; a result reads no number but a path's list index.
+    answer: JSONValue = orjson.loads(text)
     rows = list_at(expect_object(answer, "the query's answer"), "result")
     if not rows:
         return False, None
