@@ -312,3 +312,19 @@ def test_no_pin_change_no_finding(tmp_path: Path) -> None:
     code, out, err = run_cli(["check", "--repo", repo, "--base", "HEAD~1", "-o", "json"])
     assert code in (0, 2), err
     assert not [f for c in json.loads(out)["clusters"] for f in c["findings"] if f["rule"] == "KAI-V-018"]
+
+
+# -- secrets: the plan quotes the user's values, as the redaction shows them -------------------------------------
+
+TOKEN = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.mark.parametrize("view", ["text", "markdown", "json"])
+def test_a_token_in_a_renamed_or_reinterpreted_value_is_redacted_in_every_view(tmp_path: Path, view: str) -> None:
+    """global.fips (renamed in v0.17.1, its value quoted in 'write … instead') and global.fipsMode (a value
+    v0.17.1 does not act on, quoted) each holding a GitHub token: the plan names the keys, never the token."""
+    values = f'global:\n  fips: "{TOKEN}"\n  fipsMode: "{TOKEN}"\n'
+    code, out, err = _plan(tmp_path, "v0.14.7", values, "v0.17.1", "-o", view)
+    assert code == 2, err
+    assert TOKEN not in out and TOKEN[4:20] not in out
+    assert "global.fips" in out and "global.fipsMode" in out and "redacted" in out   # Markdown escapes its <>

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue
+from reconciler.core.redact import redact_at, redact_free_text
 from reconciler.core.refs import Location, YamlPath, format_path
 from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import PIN_CHANGE
@@ -62,6 +63,9 @@ class PlanItem:
     location: Location | None = None
     kind: str = ""              # added, removed, changed, moved: how renderers group the defaults
 
+    def redacted(self) -> PlanItem:
+        return replace(self, subject=redact_free_text(self.subject), text=redact_free_text(self.text))
+
     def to_dict(self) -> dict[str, JSONValue]:
         where: JSONValue = None
         if self.location is not None:
@@ -98,6 +102,13 @@ class UpgradePlan:
 
     def section(self, section: Section) -> list[PlanItem]:
         return [item for item in self.items if item.section is section]
+
+    def redacted(self) -> UpgradePlan:
+        """The plan as every view renders it: its free text (values quoted from the values file among it) judged
+        once more by the free-text redaction, as a report's findings are."""
+        return replace(self, items=tuple(item.redacted() for item in self.items),
+                       steps=tuple(replace(step, text=redact_free_text(step.text)) for step in self.steps),
+                       notes=tuple(map(redact_free_text, self.notes)))
 
     def to_dict(self) -> dict[str, JSONValue]:
         return {"cluster": self.cluster, "mode": self.mode, "from": self.current, "to": self.target,
@@ -227,13 +238,13 @@ def _key_item(path: YamlPath, value: JSONValue, where: Location, current: str, t
                 (f" ({change.note})" if change.note else "")
             return PlanItem(Section.KEYS, key, text + f": rename it to {new}", change.source, True, where)
         verb = f"renamed to {new}" if change.change is Change.RENAMED else "removed"
-        todo = f"write {new}: {show_value(change.new_value(value), quote_strings=True)} instead" \
+        todo = f"write {new}: {_show_at(change.new_path, change.new_value(value))} instead" \
             if change.new_path else "delete it"
         return PlanItem(Section.KEYS, key, f"{verb} in {change.version}, so {target} ignores it; {todo}"
                         + (f" ({change.note})" if change.note else ""), change.source, True, where)
     allowed = allowed_values(path, target)
     if allowed is not None and not (isinstance(value, str) and value in allowed.values):
-        return PlanItem(Section.KEYS, key, f"{show_value(value, quote_strings=True)} is not acted on by {target}: "
+        return PlanItem(Section.KEYS, key, f"{_show_at(path, value)} is not acted on by {target}: "
                         f"write one of {', '.join(repr(v) for v in allowed.values)}", allowed.source, True, where)
     source = CHART_VALUES_SOURCE.format(old=old_model, new=new_model)
     if _has(old_keys, path) and not _has(new_keys, path):
@@ -374,6 +385,12 @@ def _upgrade_step(desired: DesiredCluster) -> PlanStep:
 
 def _show(value: JSONValue) -> str:
     return show_value(value, quote_strings=True)
+
+
+def _show_at(path: YamlPath, value: JSONValue) -> str:
+    """A value of the user's values file as the redaction shows it where it stands (a token under any key is
+    `<redacted>`), so a plan pasted into a pull request quotes no credential."""
+    return _show(redact_at([str(part) for part in path], value))
 
 
 def _leaves(data: JSONValue, prefix: YamlPath = ()) -> Iterator[tuple[YamlPath, JSONValue]]:
