@@ -117,8 +117,17 @@ class UpgradePlan:
                 "steps": [step.to_dict() for step in self.steps], "notes": list(self.notes)}
 
 
-class UnknownTarget(ValueError):
+class NoPlan(ValueError):
+    """No plan can be built from the pin to the target; the message says why, in one line."""
+
+
+class UnknownTarget(NoPlan):
     """The target is not a modelled chart version; the message names the ones that are."""
+
+
+class NotAnUpgrade(NoPlan):
+    """The target is older than the pin, or the pin newer than every modelled release: a downgrade, which the
+    plan's steps (the target's CRDs applied over newer stored objects, defaults read forwards) would get wrong."""
 
 
 def target_versions() -> tuple[str, ...]:
@@ -135,6 +144,14 @@ def pin_change_findings(desired: DesiredCluster, base: DesiredCluster | None) ->
         return []
     old, new = base.config.kai_chart_version, desired.config.kai_chart_version
     command = f"kai-gitops upgrade-plan --cluster {desired.name} --to {new} -o markdown"
+    where = desired.locate("config", ("clusters", desired.config.index, "kaiChartVersion"))
+    if is_downgrade(old, new):
+        return [PIN_CHANGE.finding(
+            Kind.VIOLATION, f"KAI chart {old} → {new} for {desired.name} is a downgrade, which `kai-gitops "
+            f"upgrade-plan` does not plan: the chart's crd-upgrader hook would apply {new}'s CRDs over objects stored "
+            f"by {old}", desired.name, location=where,
+            fix=Fix(Action.NONE, f"keep {old}, or downgrade by hand after checking {new}'s CRDs and values"),
+            extra={"source": PIN_CHANGE.source, "scope": PIN_CHANGE.scope.value, "rationale": PIN_CHANGE.rationale})]
     if new in target_versions():
         plan = build_upgrade_plan(replace(desired, config=replace(desired.config, kai_chart_version=old)), new)
         counts = {section: len(plan.section(section)) for section in Section}
@@ -143,7 +160,6 @@ def pin_change_findings(desired: DesiredCluster, base: DesiredCluster | None) ->
                    "it, and the live default queues stay as installed")
     else:
         summary = f"{new} is not a modelled chart version (modelled: {', '.join(target_versions())}), so no plan"
-    where = desired.locate("config", ("clusters", desired.config.index, "kaiChartVersion"))
     return [PIN_CHANGE.finding(Kind.VIOLATION, f"KAI chart {old} → {new} for {desired.name}: {summary}; "
                                                f"`{command}` prints the plan with its sources and steps",
                                desired.name, location=where,
@@ -174,6 +190,7 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
     if target not in target_versions():
         raise UnknownTarget(f"KAI chart {target} is not modelled (modelled: {', '.join(target_versions())})")
     current = desired.config.kai_chart_version
+    _refuse_a_downgrade(desired.name, current, target)
     old_model, new_model = defaults_version_for(current), target
     plan = UpgradePlan(desired.name, str(desired.config.mode), current, target, old_model, new_model)
     if _same_release(current, target):
@@ -197,6 +214,24 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
                      "upgrade")
     return UpgradePlan(plan.cluster, plan.mode, current, target, old_model, new_model, tuple(items),
                        _steps(items, desired), tuple(notes))
+
+
+def _refuse_a_downgrade(cluster: str, current: str, target: str) -> None:
+    pin, wanted = parse_version(current), parse_version(target)
+    newest = target_versions()[-1]
+    if pin is None or wanted is None or wanted >= pin:
+        return
+    if pin > (parse_version(newest) or pin):
+        raise NotAnUpgrade(f"the pin {current} of {cluster} is newer than every KAI chart kai-gitops models "
+                           f"(newest {newest}), so it is not modelled and no plan starts from it")
+    raise NotAnUpgrade(f"KAI chart {target} is older than the pin {current} of {cluster}: a downgrade, which "
+                       "upgrade-plan does not plan (the target's CRDs would go over newer stored objects); choose a "
+                       "target at or after the pin")
+
+
+def is_downgrade(current: str, target: str) -> bool:
+    pin, wanted = parse_version(current), parse_version(target)
+    return pin is not None and wanted is not None and wanted < pin
 
 
 def _same_release(current: str, target: str) -> bool:
