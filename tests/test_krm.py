@@ -154,6 +154,24 @@ def test_a_git_queue_krm_parents_elsewhere_is_k002(tmp_path: Path) -> None:
     assert at(found[0])[0] == "queues.yaml"
 
 
+def test_git_against_git_krm_is_a_violation_and_against_the_cluster_drift(tmp_path: Path) -> None:
+    """A Git-only check reads nothing live: K-001/002/003 there contradict Git's own KRM objects, so they are
+    violations, not 'Drift (live differs from Git)'. A Project read from the cluster makes K-001 drift."""
+    shard = obj("kai.scheduler/v1", "SchedulingShard", "h100", spec={"partitionLabelValue": "h100"})
+    repo = lab(tmp_path, krm=ORG, shards=[shard],
+               queues=[queue("research-h100", UNLIMITED, parent="engineering-h100"),
+                       queue("production-h100", UNLIMITED, parent="default-parent-queue")])
+    found = of(check(repo), "KAI-K-001", "KAI-K-002", "KAI-K-003")
+    assert sorted((f["rule"], f["kind"]) for f in found) == [("KAI-K-001", "violation"), ("KAI-K-002", "violation"),
+                                                              ("KAI-K-003", "violation")]
+    code, out, err = run_cli(["check", "--repo", repo])
+    assert code == 2 and "KAI-K-002" in out and "Drift (live differs from Git)" not in out, err
+    live = lab(tmp_path / "live", queues=[queue("ops", UNLIMITED)])
+    snap = krm_snapshot(tmp_path, queue("ops", UNLIMITED), project("ops", None, entry("default", gpu(2))))
+    [taken] = of(diff(live, snap), "KAI-K-001")
+    assert taken["kind"] == "drift"
+
+
 def test_a_git_queue_hung_under_a_krm_queue_is_k002(tmp_path: Path) -> None:
     """Case 3: a queue Git parents under a department's generated queue."""
     repo = lab(tmp_path, krm=ORG, queues=[queue("adhoc", UNLIMITED, parent="engineering-h100")])
