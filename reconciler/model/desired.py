@@ -398,6 +398,16 @@ def _values_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
         (("defaultQueue", "childName"), (str,), "a string"),
         (("scheduler",), (dict,), "a mapping"),
         (("scheduler", "placementStrategy"), (str,), "a string"),
+        # the default shard's plugins and actions: mappings of name -> {enabled, priority, arguments}
+        (("scheduler", "plugins"), (dict,), "a mapping of plugin name to its settings"),
+        (("scheduler", "actions"), (dict,), "a mapping of action name to its settings"),
+        # read as switches: a quoted "false" must not read as on (nor "true" as off)
+        (("defaultShard",), (dict,), "a mapping"),
+        (("defaultShard", "enabled"), (bool,), "true or false"),
+        (("kaiConfig",), (dict,), "a mapping"),
+        (("kaiConfig", "render"), (bool,), "true or false"),
+        (("kaiConfigDeployer",), (dict,), "a mapping"),
+        (("kaiConfigDeployer", "enabled"), (bool,), "true or false"),
     ]
     for side in ("parentResources", "childResources"):
         checks.append((("defaultQueue", side), (dict,), "a mapping"))
