@@ -27,6 +27,8 @@ from tests.helpers import (
     TEMPLATE,
     addon_config,
     desired_for,
+    make_repo,
+    run_cli,
     standalone_config,
 )
 
@@ -475,11 +477,30 @@ def test_addon_enabled_maybe(tmp_path: Path) -> None:
     ("defaultQueue:\n  parentName: 5\n", "defaultQueue.parentName", "kai-values.yaml:2:3"),
     ("scheduler:\n  placementStrategy: [binpack]\n", "scheduler.placementStrategy", "kai-values.yaml:2:3"),
     ("defaultQueue:\n  childResources: 0\n", "defaultQueue.childResources", "kai-values.yaml:2:3"),
+    # each was an internal TypeError (a mapping read from a list or a string) or a quoted switch read as its opposite
+    ("scheduler:\n  plugins: [a]\n", "scheduler.plugins must be a mapping of plugin name", "kai-values.yaml:2:3"),
+    ("scheduler:\n  actions: allocate\n", "scheduler.actions must be a mapping of action name", "kai-values.yaml:2:3"),
+    ("defaultShard: [1]\n", "defaultShard must be a mapping", "kai-values.yaml:1:1"),
+    ("defaultShard:\n  enabled: 'false'\n", "defaultShard.enabled must be true or false", "kai-values.yaml:2:3"),
+    ("kaiConfig: x\n", "kaiConfig must be a mapping", "kai-values.yaml:1:1"),
+    ("kaiConfig:\n  render: 'true'\n", "kaiConfig.render must be true or false", "kai-values.yaml:2:3"),
+    ("kaiConfigDeployer: [1]\n", "kaiConfigDeployer must be a mapping", "kai-values.yaml:1:1"),
+    ("kaiConfigDeployer:\n  enabled: 'no'\n", "kaiConfigDeployer.enabled must be true or false", "kai-values.yaml:2:3"),
 ])
 def test_other_wrong_value_types(tmp_path: Path, values: str, path: str, where: str) -> None:
     err = expect_error(standalone, tmp_path, values)
     assert err.where == where
     assert path in err.message
+
+
+def test_a_plugins_list_is_one_line_at_its_line_not_an_internal_error(tmp_path: Path) -> None:
+    values = "scheduler:\n  plugins: [a]\n"
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": values})
+    for command in (["check", "--repo", repo], ["upgrade-plan", "--repo", repo, "--to", "v0.17.1"]):
+        code, out, err = run_cli(command)
+        assert code == 1 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert "kai-values.yaml:2:3" in err and "scheduler.plugins must be a mapping" in err
+        assert "internal error" not in err
 
 
 def test_values_file_must_be_a_mapping(tmp_path: Path) -> None:

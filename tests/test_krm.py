@@ -154,6 +154,24 @@ def test_a_git_queue_krm_parents_elsewhere_is_k002(tmp_path: Path) -> None:
     assert at(found[0])[0] == "queues.yaml"
 
 
+def test_git_against_git_krm_is_a_violation_and_against_the_cluster_drift(tmp_path: Path) -> None:
+    """A Git-only check reads nothing live: K-001/002/003 there contradict Git's own KRM objects, so they are
+    violations, not 'Drift (live differs from Git)'. A Project read from the cluster makes K-001 drift."""
+    shard = obj("kai.scheduler/v1", "SchedulingShard", "h100", spec={"partitionLabelValue": "h100"})
+    repo = lab(tmp_path, krm=ORG, shards=[shard],
+               queues=[queue("research-h100", UNLIMITED, parent="engineering-h100"),
+                       queue("production-h100", UNLIMITED, parent="default-parent-queue")])
+    found = of(check(repo), "KAI-K-001", "KAI-K-002", "KAI-K-003")
+    assert sorted((f["rule"], f["kind"]) for f in found) == [("KAI-K-001", "violation"), ("KAI-K-002", "violation"),
+                                                              ("KAI-K-003", "violation")]
+    code, out, err = run_cli(["check", "--repo", repo])
+    assert code == 2 and "KAI-K-002" in out and "Drift (live differs from Git)" not in out, err
+    live = lab(tmp_path / "live", queues=[queue("ops", UNLIMITED)])
+    snap = krm_snapshot(tmp_path, queue("ops", UNLIMITED), project("ops", None, entry("default", gpu(2))))
+    [taken] = of(diff(live, snap), "KAI-K-001")
+    assert taken["kind"] == "drift"
+
+
 def test_a_git_queue_hung_under_a_krm_queue_is_k002(tmp_path: Path) -> None:
     """Case 3: a queue Git parents under a department's generated queue."""
     repo = lab(tmp_path, krm=ORG, queues=[queue("adhoc", UNLIMITED, parent="engineering-h100")])
@@ -234,6 +252,33 @@ def test_krm_numbers_must_be_plain_numbers(tmp_path: Path, bad: dict[str, Any], 
     repo = lab(tmp_path, krm=[project("research", "engineering", entry("h100", bad))])
     code, _, err = run_cli(["check", "--repo", repo, "-o", "json"])
     assert code == 1 and message in err and "krm.yaml:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"global": [1, 2]}, "spec.global must be a mapping, found [1, 2]"),
+    ({"global": {"allowExternalQueues": "true"}},
+     "spec.global.allowExternalQueues must be true or false, found 'true'"),
+    ({"global": {"defaultNodePoolName": 5}}, "spec.global.defaultNodePoolName must be a string, found 5"),
+])
+def test_krm_config_fields_are_typed_at_their_line(tmp_path: Path, spec: dict[str, Any], message: str) -> None:
+    """`global: [1, 2]` was an internal TypeError; `allowExternalQueues: "true"` was read as off, silently."""
+    repo = lab(tmp_path, krm=[*ORG, obj(KRM, "KRMConfig", "krm-config", spec=spec)])
+    code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])
+    assert code == 1 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert message in err and "krm.yaml:" in err and "internal error" not in err
+
+
+def test_a_live_krm_config_of_another_shape_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
+    """A snapshot file (not validated by a server) with `spec.global` a list and a queue entry's resources a list:
+    read without a crash, the settings at their defaults."""
+    from reconciler.sources.snapshot import read_live_snapshot
+
+    bent = project("ops", None, entry("default", gpu(2)))
+    bent["spec"]["queues"].append({"nodepool": "default", "resources": [1]})
+    snap = krm_snapshot(tmp_path, bent, obj(KRM, "KRMConfig", "krm-config", spec={"global": [1, 2]}))
+    _, state = read_live_snapshot(str(snap))
+    assert state.krm.has_config and state.krm.allow_external_queues is False
+    assert len(state.krm.projects["ops"].queues) == 2
 
 
 def test_a_krm_file_holds_only_krm_objects(tmp_path: Path) -> None:

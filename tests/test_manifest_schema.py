@@ -30,7 +30,8 @@ from reconciler.model.crd_schemas import (
 from reconciler.model.kai_config import COLUMNS, ValueSource, render_kai_config
 from reconciler.model.values import chart_defaults
 from tests.helpers import FIXTURES, make_repo, run_cli, standalone_config
-from tools.kai_crds import strip, write_crd_schemas
+from tools.kai_crds import main as kai_crds_main
+from tools.kai_crds import strip, write_crd_schemas, write_schemas
 
 CORPUS = Path(__file__).parent / "manifest_schema_corpus"
 CASES = sorted(CORPUS.glob("*.yaml"))
@@ -202,6 +203,24 @@ def test_tool_writes_each_schema_once_with_its_source(tmp_path: Path) -> None:
     stored = (out / index["v1.0.0"]["kinds"]["Queue"]["scheduling.run.ai/v2"]).read_text()
     assert '"description"' not in stored and '"parentQueue"' in stored
 
+
+
+def test_tool_refuses_a_branch_as_the_version_before_writing(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`kai_crds.py v0.17` (a branch, no --version) wrote a schema file, then crashed sorting the index on
+    int('17')/int('main'), leaving an orphan file in reconciler/data/crds: now refused before anything is written."""
+    out = tmp_path / "crds"
+    out.mkdir()
+    (out / "index.json").write_text("{}\n")
+    with pytest.raises(ValueError, match="'main' is not a release tag"):
+        write_schemas({"Queue": {"scheduling.run.ai/v2": {"type": "object"}}}, "main", {"ref": "main"}, out)
+    assert [p.name for p in out.iterdir()] == ["index.json"]
+    with pytest.raises(SystemExit) as exited:
+        kai_crds_main(["--mirror", str(tmp_path / "absent"), "v0.17", "--out", str(out)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "ref 'v0.17' is not a release tag such as v0.17.1: give a branch with --version vX.Y.Z" in err
+    assert "Traceback" not in err and [p.name for p in out.iterdir()] == ["index.json"]
 
 PARENT_AND_CHILD = """apiVersion: scheduling.run.ai/v2
 kind: Queue

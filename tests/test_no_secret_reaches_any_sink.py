@@ -5,7 +5,8 @@ Hypothesis draws one fresh token per input and wraps it in a shape the input cou
 userinfo in its three forms, a secret query parameter, a `Bearer` header, a `NAME=value` pair, a secret
 flag, a PEM block, a base64 blob inside a sentence, or a value under a secret-named key). The inputs:
 
-* Git: the Helm values file (under a secret key, as a free value, and where KAI-V-001 quotes it), an
+* Git: the Helm values file (under a secret key, as a free value, where KAI-V-001 quotes it, and under
+  global.fips and global.fipsMode, whose values `upgrade-plan` quotes: renamed, not acted on), an
   environment file's NVCA gate list (quoted by the gate rules), a Queue file's annotation, a waiver's reason
   and owner (used by `diff`, so quoted in waived_by; unused by `check`, so quoted by KAI-W-002), and the clone
   URL given to `--repo`;
@@ -25,9 +26,9 @@ flag, a PEM block, a base64 blob inside a sentence, or a value under a secret-na
 
 The sinks, per example: stdout and stderr (text or JSON log lines, drawn) of `doctor`, `diff`, `check`,
 `reconcile`, `diff --snapshot` (each writing every format at once through `-o FMT=PATH`), `snapshot`, a refused
-clone and the two `init` runs; each of those format files; the snapshot file, the saved plan, the metrics file,
-the files `init` wrote; every body the Pushgateway
-received; every request (path, query, body) the GitHub stand-in received from `diff --report-to github`;
+clone, the two `init` runs and `upgrade-plan` in each of its views; each of those format files; the snapshot
+file, the saved plan, the metrics file, the files `init` wrote; every body the Pushgateway received;
+every request (path, query, body) the GitHub stand-in received from `diff --report-to github`;
 every path and query the API server received; every method and path the OPA server received; every file in
 the clone cache. See INPUTS and SINKS for the counts (each example checks every planted token against every
 sink).
@@ -47,6 +48,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from reconciler.outputs import FORMATS
+from reconciler.outputs.upgrade_plan_views import PLAN_VIEWS
 from tests.helpers import ROOT, load_demo_builder, make_repo, run_cli
 from tests.support.githost.github import GitHubStandIn
 from tests.support.kubeserver import KubeTestServer
@@ -98,7 +100,8 @@ class Planted:
     bearer_padding: str
 
 
-INPUTS = ("git.values.secret-key", "git.values.free-value", "git.values.quoted", "git.env.gate",
+INPUTS = ("git.values.secret-key", "git.values.free-value", "git.values.quoted", "git.values.renamed",
+          "git.values.reinterpreted", "git.env.gate",
           "git.queue.annotation", "git.clone-url", "git.waiver.reason", "git.waiver.owner",
           "kubeconfig.server-userinfo", "kubeconfig.token",
           "env.KAI_GITOPS_GIT_TOKEN", "env.GITHUB_TOKEN", "env.GITLAB_TOKEN", "env.KAI_GITOPS_OPA_TOKEN",
@@ -137,7 +140,11 @@ def plant_git(repo: Path, p: Planted) -> None:
     text = values.read_text().replace("placementStrategy: spread",
                                       f"placementStrategy: {json.dumps(p.texts['git.values.quoted'])}")
     values.write_text(text + "\nglobal:\n" + f"  registryPassword: {json.dumps(p.texts['git.values.secret-key'])}\n"
-                      f"  mirror: {json.dumps(p.texts['git.values.free-value'])}\n")
+                      f"  mirror: {json.dumps(p.texts['git.values.free-value'])}\n"
+                      # upgrade-plan v0.14.7 -> v0.17.1 quotes both: 'write global.fipsMode: … instead', '… is not
+                      # acted on by v0.17.1'
+                      f"  fips: {json.dumps(p.texts['git.values.renamed'])}\n"
+                      f"  fipsMode: {json.dumps(p.texts['git.values.reinterpreted'])}\n")
     env = repo / "environments/prod.yaml"
     env.write_text(env.read_text().replace('featureGateValues: ["SelfHosted", "LogPosting"]',
                                            f'featureGateValues: ["SelfHosted", {json.dumps(p.texts["git.env.gate"])}]'))
@@ -291,6 +298,9 @@ def run_everything(repo: Path, tmp: Path, p: Planted) -> Sinks:
                                            p.texts["init.chart-version"]], env)
         url = "http://" + p.texts["git.clone-url"] + "127.0.0.1:9/acme/gitops.git"
         sinks.run("clone", ["check", "--repo", url], env)
+        for view in PLAN_VIEWS:
+            sinks.run(f"upgrade-plan -o {view}", ["upgrade-plan", *desired, "--cluster", "lab-standalone", "--to",
+                                                  "v0.17.1", "-o", view], env)
         sinks.file("snapshot file", tmp / "snapshot.yaml")
         sinks.file("plan file", tmp / "plan.json")
         sinks.file("metrics file", tmp / "metrics.prom")
@@ -329,7 +339,9 @@ def pristine(demo: Path) -> Iterator[Path]:
 EXAMPLES = 4
 REPORTING = ("doctor", "diff", "check", "reconcile", "diff --snapshot")   # each writes every format
 SINKS = sorted([*(f"{run}.{stream}" for run in (*REPORTING, "snapshot", "clone", "init --cluster",
-                                                "init --chart-version") for stream in ("stdout", "stderr")),
+                                                "init --chart-version", *(f"upgrade-plan -o {view}"
+                                                                          for view in PLAN_VIEWS))
+                  for stream in ("stdout", "stderr")),
                 *(f"{run}.-o {fmt}" for run in REPORTING for fmt in FORMATS if fmt != "text"),
                 "snapshot file", "plan file", "metrics file", "pushgateway bodies", "api server requests",
                 "clone cache", "github requests", "opa requests", "init files", "init files (chart version)"])
@@ -357,7 +369,8 @@ def test_no_planted_credential_reaches_any_sink(pristine: Path, tmp_path_factory
     # every run did its work (the texts were read, the reports written), so every sink was really checked
     carried = sinks.codes.pop("opa violations carrying the text")
     expected = {"doctor": 2, "diff": 2, "check": 2, "reconcile": 2, "snapshot": 0, "clone": 1, "diff --snapshot": 2,
-                "init --cluster": 1, "init --chart-version": 1}
+                "init --cluster": 1, "init --chart-version": 1,
+                **{f"upgrade-plan -o {view}": 2 for view in PLAN_VIEWS}}
     assert carried > 0 and sinks.codes == expected, {name: sinks.seen[f"{name}.stderr"][-600:] for name in sinks.codes}
     assert sinks.seen["pushgateway bodies"] and sinks.seen["metrics file"] and "POST" in sinks.seen["github requests"]
     # the planted texts were read: KAI-V-001 quotes the values file, the Event explains the Pending pod
@@ -365,11 +378,14 @@ def test_no_planted_credential_reaches_any_sink(pristine: Path, tmp_path_factory
     # the waiver was used by diff (its reason quoted) and the audit log read (alice named as the writer)
     assert "waived_by" in sinks.seen["diff.-o json"] and "KAI-W-002" in sinks.seen["check.-o json"]
     assert "alice@example.com" in sinks.seen["diff.-o json"]
+    # the plan quoted both planted values, redacted ('write global.fipsMode: … instead', '… is not acted on')
+    plan = sinks.seen["upgrade-plan -o text.stdout"]
+    assert "write global.fipsMode: " in plan and "is not acted on by v0.17.1" in plan and "<redacted>" in plan
 
 
 def test_the_property_covers_every_input_and_sink() -> None:
     """The counts the property checks per example (printed with -s, for the record)."""
-    assert (len(INPUTS), len(SINKS)) == (34, 63)
+    assert (len(INPUTS), len(SINKS)) == (36, 69)
     assert (len(CHART_INPUTS), len(CHART_SINKS)) == (5, 9)
     print(f"inputs planted: {len(INPUTS)}; sinks checked: {len(SINKS)}; pairs per example: "
           f"{len(INPUTS) * len(SINKS)}; examples: {EXAMPLES}")

@@ -288,6 +288,35 @@ def test_the_plan_model_matches_the_cli(demo_repo: Path) -> None:
     assert not plan.changes_needed
 
 
+# -- downgrades: refused, one line naming both versions ----------------------------------------------------------
+
+
+def test_a_target_older_than_the_pin_is_refused_naming_both(tmp_path: Path) -> None:
+    code, out, err = _plan(tmp_path, "v0.14.7", "{}\n", "v0.10.5")
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "v0.10.5 is older than the pin v0.14.7 of lab: a downgrade" in err and "crd-upgrader" not in err
+
+
+def test_a_pin_newer_than_every_model_is_not_modelled(tmp_path: Path) -> None:
+    """v0.17.99 was read as v0.17.1, and `--to v0.17.1` planned the downgrade as an upgrade with exit 0."""
+    newest = target_versions()[-1]
+    code, out, err = _plan(tmp_path, "v0.17.99", "{}\n", newest)
+    assert code == 1 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert f"the pin v0.17.99 of lab is newer than every KAI chart kai-gitops models (newest {newest})" in err
+    assert "not modelled" in err
+
+
+def test_a_downgrade_in_a_pull_request_is_named_a_downgrade(tmp_path: Path) -> None:
+    files = {"kai-gitops.yaml": standalone_config(version="v0.16.8"), "kai-values.yaml": "{}\n"}
+    repo, _ = make_repo(tmp_path, files, [{"kai-gitops.yaml": standalone_config(version="v0.14.7")}])
+    code, out, err = run_cli(["check", "--repo", repo, "--base", "HEAD~1", "-o", "json"])
+    assert code in (0, 2), err
+    [pin] = [f for c in json.loads(out)["clusters"] for f in c["findings"] if f["rule"] == "KAI-V-018"]
+    assert "v0.16.8 → v0.14.7 for lab is a downgrade" in pin["message"] and "--to v0.14.7" not in pin["message"]
+
+
 # -- KAI-V-018 in the PR check --------------------------------------------------------------------------------
 
 
@@ -312,3 +341,19 @@ def test_no_pin_change_no_finding(tmp_path: Path) -> None:
     code, out, err = run_cli(["check", "--repo", repo, "--base", "HEAD~1", "-o", "json"])
     assert code in (0, 2), err
     assert not [f for c in json.loads(out)["clusters"] for f in c["findings"] if f["rule"] == "KAI-V-018"]
+
+
+# -- secrets: the plan quotes the user's values, as the redaction shows them -------------------------------------
+
+TOKEN = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.mark.parametrize("view", ["text", "markdown", "json"])
+def test_a_token_in_a_renamed_or_reinterpreted_value_is_redacted_in_every_view(tmp_path: Path, view: str) -> None:
+    """global.fips (renamed in v0.17.1, its value quoted in 'write … instead') and global.fipsMode (a value
+    v0.17.1 does not act on, quoted) each holding a GitHub token: the plan names the keys, never the token."""
+    values = f'global:\n  fips: "{TOKEN}"\n  fipsMode: "{TOKEN}"\n'
+    code, out, err = _plan(tmp_path, "v0.14.7", values, "v0.17.1", "-o", view)
+    assert code == 2, err
+    assert TOKEN not in out and TOKEN[4:20] not in out
+    assert "global.fips" in out and "global.fipsMode" in out and "redacted" in out   # Markdown escapes its <>

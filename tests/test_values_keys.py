@@ -202,9 +202,22 @@ def test_typos_in_a_values_file_are_named_at_their_line_with_a_suggestion(tmp_pa
              for f in _findings(report, "KAI-V-011")}
     assert set(found) == {("scheduler.placementStratgy", 2, 3), ("defaultQueues", 3, 1)}, found
     assert found[("scheduler.placementStratgy", 2, 3)].endswith("did you mean placementStrategy?")
-    assert found[("defaultQueues", 3, 1)] == ("unknown key defaultQueues: KAI chart v0.16.8 has no such value, so "
+    assert found[("defaultQueues", 3, 1)] == ("unknown key defaultQueues — KAI chart v0.16.8 has no such value, so "
                                               "Helm ignores it; did you mean defaultQueue?")
     assert code == 2
+
+
+def test_an_unknown_secret_named_key_keeps_the_words_after_it(tmp_path: Path) -> None:
+    """`global.password: x` read "unknown key global.password: <redacted> chart v0.14.7 …": the free-text
+    redaction took `password: KAI` for a secret pair. The token written there is still never shown."""
+    token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    files = {"kai-gitops.yaml": standalone_config(version="v0.14.7"),
+             "kai-values.yaml": f"global:\n  password: x\n  apiToken: {token}\n"}
+    _, report, _ = _check(tmp_path, files)
+    messages = {f["location"]["path"]: f["message"] for f in _findings(report, "KAI-V-011")}
+    assert messages["global.password"].startswith("unknown key global.password — KAI chart v0.14.7 has no such value")
+    assert "<redacted>" not in messages["global.password"]
+    assert token not in json.dumps(report)
 
 
 def _shard_keys_not_rendered() -> set[str]:
@@ -236,7 +249,7 @@ def test_a_value_of_a_newer_chart_says_which_chart_has_it(tmp_path: Path) -> Non
     _, report, _ = _check(tmp_path, files)
     [hit] = _findings(report, "KAI-V-011")
     # kai-resource-management PR #68: "The key does not exist in v0.16.9"
-    assert hit["message"] == ("unknown key kaiConfig: KAI chart v0.16.9 has no such value, so Helm ignores it "
+    assert hit["message"] == ("unknown key kaiConfig — KAI chart v0.16.9 has no such value, so Helm ignores it "
                               "(charts v0.17.0, v0.17.1 have it)")
     files = {"kai-gitops.yaml": standalone_config(version="v0.9.20"),
              "kai-values.yaml": "defaultQueue:\n  createDefaultQueue: true\n"}

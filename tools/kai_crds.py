@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 OUT_DIR = REPO / "reconciler" / "data" / "crds"
 CRD_DIR = "deployments/kai-scheduler/crds"
 INDEX = "index.json"
+RELEASE = re.compile(r"v\d+\.\d+\.\d+")   # what index.json sorts by (`_version_key`), as tools/kai_release.py --as
 # Keys whose value is one schema, and keys whose value maps names (or positions) to schemas.
 _ONE_SCHEMA = ("items", "additionalProperties", "not")
 _SCHEMA_MAPS = ("properties", "patternProperties", "definitions")
@@ -89,7 +91,11 @@ def write_crd_schemas(mirror: Path, ref: str, version: str, out_dir: Path = OUT_
 
 def write_schemas(found: dict[str, dict[str, object]], version: str, source: dict[str, str],
                   out_dir: Path = OUT_DIR) -> dict[str, dict[str, str]]:
-    """Write schemas read elsewhere (`crd_schemas_at`, `crd_schemas_in`) as `version`, `source` naming where from."""
+    """Write schemas read elsewhere (`crd_schemas_at`, `crd_schemas_in`) as `version`, `source` naming where from.
+    A `version` that is not a release tag is refused before anything is written (it was a schema file written,
+    then a crash sorting the index, the file left behind)."""
+    if not RELEASE.fullmatch(version):
+        raise ValueError(f"version {version!r} is not a release tag such as v0.17.1 (a branch ref needs --version)")
     out_dir.mkdir(parents=True, exist_ok=True)
     entry: dict[str, dict[str, str]] = {}
     for kind, by_version in found.items():
@@ -139,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
             assert isinstance(source, dict)
             write_crd_schemas(args.mirror, str(source["ref"]), version, args.out)
     elif args.ref:
-        write_crd_schemas(args.mirror, args.ref, args.version or args.ref, args.out)
+        version = args.version or args.ref
+        if not RELEASE.fullmatch(version):
+            parser.error(f"{'--version' if args.version else 'ref'} {version!r} is not a release tag such as v0.17.1: "
+                         "give a branch with --version vX.Y.Z")
+        write_crd_schemas(args.mirror, args.ref, version, args.out)
     else:
         parser.error("give a ref, or --all")
     size = sum(p.stat().st_size for p in args.out.glob("*.json"))

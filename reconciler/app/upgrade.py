@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reconciler.app.pipeline import desired_clusters, open_desired
 from reconciler.app.settings import GitSettings
-from reconciler.checks.upgrade_plan import UnknownTarget, UpgradePlan, build_upgrade_plan, target_versions
+from reconciler.checks.upgrade_plan import NoPlan, UpgradePlan, build_upgrade_plan, target_versions
 from reconciler.core.errors import UserError
 from reconciler.sources.repoconfig import CONFIG_FILE
 
@@ -22,5 +22,5 @@ def plan_upgrade(settings: GitSettings, cluster: str | None, target: str) -> Upg
     [desired] = desired_clusters(repo, chosen[0].name)
     try:
         return build_upgrade_plan(desired, target)
-    except UnknownTarget as exc:   # checked above; kept so the model's own refusal is one line too
+    except NoPlan as exc:   # a downgrade, a pin past the models (and a target checked above): one line
         raise UserError(str(exc)) from None

@@ -198,7 +198,8 @@ def _shard_owned(ctx: _Context, name: str, location: Location | None, manager: s
                f"writes its spec from the NodePool's schedulingShardConfig"
                f"{f' (manager {manager})' if manager else ''}, so Git's and KRM's settings fight")
     remedy = f"move the shard's settings to NodePool {name} spec.schedulingShardConfig and drop it from Git"
-    return KRM_SHARD_OWNED.finding(Kind.DRIFT, message, ctx.desired.name, subject=ref, location=location,
+    kind = _kind(ctx, ctx.objects.nodepools[name].doc, manager)
+    return KRM_SHARD_OWNED.finding(kind, message, ctx.desired.name, subject=ref, location=location,
                                    fix=Fix(Action.NONE, remedy),
                                    extra={"krmManager": manager, "krmOwner": f"NodePool/{name}"})
 
@@ -247,9 +248,16 @@ def _krm_manager(live: LiveState | None, kind: str, name: str, managers: tuple[s
 def _finding(rule: RuleMeta, ctx: _Context, ref: ObjectRef, location: Location | None, message: str, remedy: str,
              owner: Owner, manager: str | None) -> Finding:
     kind = PROJECT if owner.kind == PROJECT.kind else DEPARTMENT
-    return rule.finding(Kind.DRIFT, message, ctx.desired.name, subject=ref, location=location,
+    return rule.finding(_kind(ctx, owner.doc, manager), message, ctx.desired.name, subject=ref, location=location,
                         fix=Fix(Action.NONE, remedy),
                         extra={"krmManager": manager, "krmOwner": f"{kind.kind}/{owner.name}"})
+
+
+def _kind(ctx: _Context, owner_doc: str | None, manager: str | None) -> Kind:
+    """Drift only where the finding rests on the cluster: a KRM owner read live (no Git doc) or KRM's manager on
+    the live object. Git's object against Git's KRM objects is a contradiction within Git: a violation, not
+    'live differs from Git' (a Git-only check reads nothing live)."""
+    return Kind.DRIFT if ctx.live is not None and (owner_doc is None or manager) else Kind.VIOLATION
 
 
 def _d010(ctx: _Context, ref: ObjectRef, location: Location | None, why: str, manager: str | None,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from reconciler.core.jsonvalue import JSONObject, JSONValue
+from reconciler.core.redact import redact_at, redact_free_text
 from reconciler.core.refs import Location, YamlPath, format_path
 from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import PIN_CHANGE
@@ -62,6 +63,9 @@ class PlanItem:
     location: Location | None = None
     kind: str = ""              # added, removed, changed, moved: how renderers group the defaults
 
+    def redacted(self) -> PlanItem:
+        return replace(self, subject=redact_free_text(self.subject), text=redact_free_text(self.text))
+
     def to_dict(self) -> dict[str, JSONValue]:
         where: JSONValue = None
         if self.location is not None:
@@ -99,6 +103,13 @@ class UpgradePlan:
     def section(self, section: Section) -> list[PlanItem]:
         return [item for item in self.items if item.section is section]
 
+    def redacted(self) -> UpgradePlan:
+        """The plan as every view renders it: its free text (values quoted from the values file among it) judged
+        once more by the free-text redaction, as a report's findings are."""
+        return replace(self, items=tuple(item.redacted() for item in self.items),
+                       steps=tuple(replace(step, text=redact_free_text(step.text)) for step in self.steps),
+                       notes=tuple(map(redact_free_text, self.notes)))
+
     def to_dict(self) -> dict[str, JSONValue]:
         return {"cluster": self.cluster, "mode": self.mode, "from": self.current, "to": self.target,
                 "fromModel": self.current_model, "toModel": self.target_model,
@@ -106,8 +117,17 @@ class UpgradePlan:
                 "steps": [step.to_dict() for step in self.steps], "notes": list(self.notes)}
 
 
-class UnknownTarget(ValueError):
+class NoPlan(ValueError):
+    """No plan can be built from the pin to the target; the message says why, in one line."""
+
+
+class UnknownTarget(NoPlan):
     """The target is not a modelled chart version; the message names the ones that are."""
+
+
+class NotAnUpgrade(NoPlan):
+    """The target is older than the pin, or the pin newer than every modelled release: a downgrade, which the
+    plan's steps (the target's CRDs applied over newer stored objects, defaults read forwards) would get wrong."""
 
 
 def target_versions() -> tuple[str, ...]:
@@ -124,6 +144,14 @@ def pin_change_findings(desired: DesiredCluster, base: DesiredCluster | None) ->
         return []
     old, new = base.config.kai_chart_version, desired.config.kai_chart_version
     command = f"kai-gitops upgrade-plan --cluster {desired.name} --to {new} -o markdown"
+    where = desired.locate("config", ("clusters", desired.config.index, "kaiChartVersion"))
+    if is_downgrade(old, new):
+        return [PIN_CHANGE.finding(
+            Kind.VIOLATION, f"KAI chart {old} → {new} for {desired.name} is a downgrade, which `kai-gitops "
+            f"upgrade-plan` does not plan: the chart's crd-upgrader hook would apply {new}'s CRDs over objects stored "
+            f"by {old}", desired.name, location=where,
+            fix=Fix(Action.NONE, f"keep {old}, or downgrade by hand after checking {new}'s CRDs and values"),
+            extra={"source": PIN_CHANGE.source, "scope": PIN_CHANGE.scope.value, "rationale": PIN_CHANGE.rationale})]
     if new in target_versions():
         plan = build_upgrade_plan(replace(desired, config=replace(desired.config, kai_chart_version=old)), new)
         counts = {section: len(plan.section(section)) for section in Section}
@@ -132,7 +160,6 @@ def pin_change_findings(desired: DesiredCluster, base: DesiredCluster | None) ->
                    "it, and the live default queues stay as installed")
     else:
         summary = f"{new} is not a modelled chart version (modelled: {', '.join(target_versions())}), so no plan"
-    where = desired.locate("config", ("clusters", desired.config.index, "kaiChartVersion"))
     return [PIN_CHANGE.finding(Kind.VIOLATION, f"KAI chart {old} → {new} for {desired.name}: {summary}; "
                                                f"`{command}` prints the plan with its sources and steps",
                                desired.name, location=where,
@@ -163,6 +190,7 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
     if target not in target_versions():
         raise UnknownTarget(f"KAI chart {target} is not modelled (modelled: {', '.join(target_versions())})")
     current = desired.config.kai_chart_version
+    _refuse_a_downgrade(desired.name, current, target)
     old_model, new_model = defaults_version_for(current), target
     plan = UpgradePlan(desired.name, str(desired.config.mode), current, target, old_model, new_model)
     if _same_release(current, target):
@@ -186,6 +214,24 @@ def build_upgrade_plan(desired: DesiredCluster, target: str,
                      "upgrade")
     return UpgradePlan(plan.cluster, plan.mode, current, target, old_model, new_model, tuple(items),
                        _steps(items, desired), tuple(notes))
+
+
+def _refuse_a_downgrade(cluster: str, current: str, target: str) -> None:
+    pin, wanted = parse_version(current), parse_version(target)
+    newest = target_versions()[-1]
+    if pin is None or wanted is None or wanted >= pin:
+        return
+    if pin > (parse_version(newest) or pin):
+        raise NotAnUpgrade(f"the pin {current} of {cluster} is newer than every KAI chart kai-gitops models "
+                           f"(newest {newest}), so it is not modelled and no plan starts from it")
+    raise NotAnUpgrade(f"KAI chart {target} is older than the pin {current} of {cluster}: a downgrade, which "
+                       "upgrade-plan does not plan (the target's CRDs would go over newer stored objects); choose a "
+                       "target at or after the pin")
+
+
+def is_downgrade(current: str, target: str) -> bool:
+    pin, wanted = parse_version(current), parse_version(target)
+    return pin is not None and wanted is not None and wanted < pin
 
 
 def _same_release(current: str, target: str) -> bool:
@@ -227,13 +273,13 @@ def _key_item(path: YamlPath, value: JSONValue, where: Location, current: str, t
                 (f" ({change.note})" if change.note else "")
             return PlanItem(Section.KEYS, key, text + f": rename it to {new}", change.source, True, where)
         verb = f"renamed to {new}" if change.change is Change.RENAMED else "removed"
-        todo = f"write {new}: {show_value(change.new_value(value), quote_strings=True)} instead" \
+        todo = f"write {new}: {_show_at(change.new_path, change.new_value(value))} instead" \
             if change.new_path else "delete it"
         return PlanItem(Section.KEYS, key, f"{verb} in {change.version}, so {target} ignores it; {todo}"
                         + (f" ({change.note})" if change.note else ""), change.source, True, where)
     allowed = allowed_values(path, target)
     if allowed is not None and not (isinstance(value, str) and value in allowed.values):
-        return PlanItem(Section.KEYS, key, f"{show_value(value, quote_strings=True)} is not acted on by {target}: "
+        return PlanItem(Section.KEYS, key, f"{_show_at(path, value)} is not acted on by {target}: "
                         f"write one of {', '.join(repr(v) for v in allowed.values)}", allowed.source, True, where)
     source = CHART_VALUES_SOURCE.format(old=old_model, new=new_model)
     if _has(old_keys, path) and not _has(new_keys, path):
@@ -374,6 +420,12 @@ def _upgrade_step(desired: DesiredCluster) -> PlanStep:
 
 def _show(value: JSONValue) -> str:
     return show_value(value, quote_strings=True)
+
+
+def _show_at(path: YamlPath, value: JSONValue) -> str:
+    """A value of the user's values file as the redaction shows it where it stands (a token under any key is
+    `<redacted>`), so a plan pasted into a pull request quotes no credential."""
+    return _show(redact_at([str(part) for part in path], value))
 
 
 def _leaves(data: JSONValue, prefix: YamlPath = ()) -> Iterator[tuple[YamlPath, JSONValue]]:

@@ -91,7 +91,8 @@ class _Walk:
         hint, edits = self.respelling(path, siblings)
         remedy = f"rename it to {edits[0].value}" if edits else "delete it or correct its spelling"
         self.findings.append(VALUE_UNKNOWN.finding(
-            Kind.VIOLATION, f"unknown key {format_path(path)}: {why}{hint}", self.desired.name,
+            # not `KEY: why`: free-text redaction reads `global.password: KAI …` as a secret pair and masks "KAI"
+            Kind.VIOLATION, f"unknown key {format_path(path)} — {why}{hint}", self.desired.name,
             location=self.doc.locate(path), fix=Fix(Action.NONE, remedy, git_edits=edits),
             extra=_extra(VALUE_UNKNOWN)))
 
@@ -212,7 +213,7 @@ class _ValuesWalk(_Walk):
         gate = format_path(chart.gate)
         if not chart.in_chart(pin):
             self.findings.append(VALUE_UNKNOWN.finding(
-                Kind.VIOLATION, f"unknown key {format_path(path)}: the values of the {chart.key} subchart, which "
+                Kind.VIOLATION, f"unknown key {format_path(path)} — the values of the {chart.key} subchart, which "
                                 f"KAI chart {pin} does not have ({chart.source}), so Helm ignores them",
                 self.desired.name, location=self.doc.locate(path),
                 fix=Fix(Action.NONE, f"delete it, or pin a chart version with the {chart.key} subchart"),

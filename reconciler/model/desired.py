@@ -14,7 +14,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_object, mapping_at
 from reconciler.core.names import dns_subdomain, require
 from reconciler.core.refs import Location, YamlPath
-from reconciler.core.resources import CONFIG, KRM_KINDS, QUEUE, SCHEDULING_SHARD
+from reconciler.core.resources import CONFIG, KRM_CONFIG, KRM_KINDS, QUEUE, SCHEDULING_SHARD
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
 from reconciler.model.gates import stack_effective_gates
 from reconciler.model.kai_config import (
@@ -334,9 +334,15 @@ def _load_krm_docs(read: FileReader, path: str) -> list[YamlDoc]:
 
 
 def _krm_types(doc: YamlDoc) -> list[tuple[YamlPath, tuple[type, ...], str]]:
+    """Every field model/krm.py reads, typed: a KRMConfig's `allowExternalQueues: "true"` read as off, or a
+    `global` list read as a mapping, would be a silent wrong answer or a crash."""
     checks: list[tuple[YamlPath, tuple[type, ...], str]] = [
-        (("spec",), (dict,), "a mapping"), (("spec", "queues"), (list,), "a list"),
-        (("spec", "parent"), (str,), "a string")]
+        (("metadata",), (dict,), "a mapping"), (("spec",), (dict,), "a mapping"),
+        (("spec", "queues"), (list,), "a list"), (("spec", "parent"), (str,), "a string")]
+    if doc.get(("kind",)) == KRM_CONFIG.kind:
+        checks += [(("spec", "global"), (dict,), "a mapping"),
+                   (("spec", "global", "allowExternalQueues"), (bool,), "true or false"),
+                   (("spec", "global", "defaultNodePoolName"), (str,), "a string")]
     queues = doc.get(("spec", "queues"))
     for i in range(len(queues) if isinstance(queues, list) else 0):
         entry: YamlPath = ("spec", "queues", i)
@@ -392,6 +398,16 @@ def _values_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
         (("defaultQueue", "childName"), (str,), "a string"),
         (("scheduler",), (dict,), "a mapping"),
         (("scheduler", "placementStrategy"), (str,), "a string"),
+        # the default shard's plugins and actions: mappings of name -> {enabled, priority, arguments}
+        (("scheduler", "plugins"), (dict,), "a mapping of plugin name to its settings"),
+        (("scheduler", "actions"), (dict,), "a mapping of action name to its settings"),
+        # read as switches: a quoted "false" must not read as on (nor "true" as off)
+        (("defaultShard",), (dict,), "a mapping"),
+        (("defaultShard", "enabled"), (bool,), "true or false"),
+        (("kaiConfig",), (dict,), "a mapping"),
+        (("kaiConfig", "render"), (bool,), "true or false"),
+        (("kaiConfigDeployer",), (dict,), "a mapping"),
+        (("kaiConfigDeployer", "enabled"), (bool,), "true or false"),
     ]
     for side in ("parentResources", "childResources"):
         checks.append((("defaultQueue", side), (dict,), "a mapping"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from reconciler.core.jsonvalue import JSONValue, as_object, list_at, mapping_at
+from reconciler.core.jsonvalue import JSONValue, as_object
 from reconciler.core.resources import DEPARTMENT, KRM_CONFIG, KRM_KINDS, NODE_POOL, PROJECT
 from reconciler.model.queues import RESOURCES, QueueSpec, Triple
 from reconciler.model.values import as_number
@@ -85,9 +85,11 @@ class KrmObjects:
         return [*self.departments.values(), *self.projects.values()]
 
     def add(self, obj: Mapping[str, JSONValue], doc: str | None = None) -> None:
-        """A KRM object (live or from Git) of one of KRM_KINDS; others are ignored."""
+        """A KRM object (live or from Git) of one of KRM_KINDS; others are ignored. Git's are typed where they are
+        read (model/desired.py `_krm_types`: a wrong type is an error at its line); a live object of another shape
+        (the server validates its CRD; a snapshot file may not) is read as far as it has the expected one."""
         kind = str(obj.get("kind", ""))
-        meta, spec = mapping_at(obj, "metadata"), mapping_at(obj, "spec")
+        meta, spec = as_object(obj.get("metadata")), as_object(obj.get("spec"))
         name = str(meta.get("name") or "")
         if kind == PROJECT.kind:
             parent = spec.get("parent")
@@ -97,7 +99,7 @@ class KrmObjects:
         elif kind == NODE_POOL.kind:
             self.nodepools[name] = NodePool(name, doc)
         elif kind == KRM_CONFIG.kind and name == KRM_CONFIG_NAME:
-            settings = mapping_at(spec, "global")
+            settings = as_object(spec.get("global"))
             self.has_config = True
             self.allow_external_queues = settings.get("allowExternalQueues") is True
             pool = settings.get("defaultNodePoolName")
@@ -155,10 +157,11 @@ def entry_path(entry: QueueEntry, *rest: str | int) -> tuple[str | int, ...]:
 
 def _entries(spec: Mapping[str, JSONValue]) -> tuple[QueueEntry, ...]:
     entries = []
-    for index, item in enumerate(list_at(spec, "queues")):
+    queues = spec.get("queues")
+    for index, item in enumerate(queues if isinstance(queues, list) else []):
         given = as_object(item)
         name = given.get("name")
-        resources = mapping_at(given, "resources")
+        resources = as_object(given.get("resources"))
         triples = {res: _triple(resources.get(res)) for res in RESOURCES}
         entries.append(QueueEntry(index, str(name) if isinstance(name, str) and name else None,
                                   str(given.get("nodepool") or ""), triples))

@@ -30,7 +30,8 @@ _TITLES = {
 def render_plan(plan: UpgradePlan, view: str) -> str:
     renderers: dict[str, Callable[[UpgradePlan], str]] = {"text": render_text, "markdown": render_markdown,
                                                           "json": render_json}
-    return renderers[view](plan)
+    # the last net before any view, as `render` is for reports: the values quoted are redacted where they stand
+    return renderers[view](plan.redacted())
 
 
 def render_json(plan: UpgradePlan) -> str:
