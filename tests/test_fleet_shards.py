@@ -22,8 +22,11 @@ from tests.helpers import (
     ROOT,
     assert_one_line_error,
     commit_files,
+    file_url,
     load_fleet_builder,
+    make_bare_remote,
     make_repo,
+    push,
     run_cli,
     template_files,
     timeless,
@@ -433,3 +436,23 @@ def test_auto_without_a_usable_completion_index_is_one_line_error(fleet: Path, e
                                                                   said: str) -> None:
     assert_one_line_error(*run_cli(["check", "--repo", fleet, "--shard", f"auto/{SHARDS}"], env=env), said)
     assert_one_line_error(*run_cli(["report", "shard", "--shard", f"auto/{SHARDS}", "a"], env=env), said)
+
+
+# -- a hub's run: one commit for every cluster --------------------------------------------------------------------
+
+
+def test_report_commit_prints_the_commit_the_ref_names_now_and_a_missing_ref_is_one_line_error(
+        tmp_path: Path) -> None:
+    """`report commit` resolves the ref once for a hub's whole run (deploy/helm's fleet script): through a clone URL
+    it fetches first, so a commit pushed since its last fetch is what it prints."""
+    repo, [first] = make_repo(tmp_path, {"a.txt": "1\n"})
+    remote = make_bare_remote(tmp_path, repo)
+    url = file_url(remote)
+    assert run_cli(["report", "commit", "--repo", url, "--ref", "main"]) == (0, f"{first}\n", "")
+    second = commit_files(repo, {"a.txt": "2\n"})
+    push(repo)
+    assert second != first
+    assert run_cli(["report", "commit", "--repo", url, "--ref", "main"])[1] == f"{second}\n"
+    assert run_cli(["report", "commit", "--repo", url, "--ref", first])[1] == f"{first}\n"
+    assert_one_line_error(*run_cli(["report", "commit", "--repo", url, "--ref", "no-such-branch"]),
+                          "ref 'no-such-branch' does not exist")

@@ -12,6 +12,7 @@ from reconciler.cli.options import SEVERITIES, output_option
 from reconciler.core.exits import ExitCode
 from reconciler.report.matrix import matrix_markdown
 from reconciler.report.reader import load_report
+from reconciler.sources.git import open_tree
 
 
 @click.group("report")
@@ -52,6 +53,20 @@ def report_shard_command(names: tuple[str, ...], shard_spec: str) -> ExitCode:
     for name in names:
         if shard.owns(name):
             click.echo(name)
+    return ExitCode.CLEAN
+
+
+@report_group.command("commit")
+@click.option("--repo", required=True, help="The GitOps repository: a path or a clone URL.")
+@click.option("--ref", default="HEAD", show_default=True, help="The branch, tag or commit to resolve.")
+@guard
+def report_commit_command(repo: str, ref: str) -> ExitCode:
+    """Print the full commit id REF names in the repository (a clone URL fetched first): a hub's Indexed Job
+    resolves its ref once and checks every cluster at that commit, so a push during the run cannot split the
+    shards between two commits, which `report merge` refuses (deploy/helm, mode fleet)."""
+    commit = open_tree(repo, ref).commit_id
+    assert commit is not None   # a ref, not a working tree
+    click.echo(commit)
     return ExitCode.CLEAN
 
 

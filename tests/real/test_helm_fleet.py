@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +74,39 @@ def test_the_fleet_manifests_pass_the_servers_strict_dry_run(server: EnvTest, va
     shards = 20 if values else SHARDS
     assert (job["completionMode"], job["completions"], job["parallelism"], job["backoffLimitPerIndex"]) == (
         "Indexed", shards, shards, 1)
+    # each kubeconfig Secret optional, as the server keeps it: a missing one must not hold every index's pod
+    pod = accepted["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    [kubeconfigs] = [v for v in pod["volumes"] if v["name"] == "kubeconfigs"]
+    assert [s["secret"]["optional"] for s in kubeconfigs["projected"]["sources"]] == [True] * len(CLUSTERS)
     assert server.rest.get(f"/apis/batch/v1/namespaces/{NAMESPACE}/cronjobs")["items"] == []   # a dry run
 
 
-def test_each_index_checks_its_shard_and_the_last_merges_the_fleet(server: EnvTest, tmp_path: Path) -> None:
+@dataclass
+class Hub:
+    """The hub's pods as the Job controller runs them, on this machine: the chart's script by `sh`, the container's
+    environment, the kubeconfig Secrets as files, the reports claim as a folder."""
+
+    script: str
+    env: dict[str, str]
+    repo: Path
+    reports: Path
+    bin_dir: Path
+
+    @property
+    def run_dir(self) -> Path:
+        return self.reports / self.env["KAI_GITOPS_FLEET_RUN"]
+
+    def run(self, index: int, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["/bin/sh", "-c", self.script],
+                              env={**self.env, "JOB_COMPLETION_INDEX": str(index), **env}, capture_output=True,
+                              text=True, timeout=600, cwd=self.repo.parent, check=False)
+
+    def commits_checked(self) -> set[str]:
+        return {json.loads(p.read_text())["git"]["commit"] for p in self.run_dir.glob("shard-*/*.json")}
+
+
+@pytest.fixture
+def hub(server: EnvTest, tmp_path: Path) -> Hub:
     server.reset()
     populate(server, DEMO.prod_addon_snapshot())
     objects = render()
@@ -99,14 +129,17 @@ def test_each_index_checks_its_shard_and_the_last_merges_the_fleet(server: EnvTe
             "KAI_GITOPS_FLEET_KUBECONFIGS": str(kubeconfigs), "KAI_GITOPS_FLEET_REPORTS": str(reports),
             "KAI_GITOPS_CACHE": str(tmp_path / "cache"), "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
     assert env["KAI_GITOPS_FLEET_CLUSTERS"] == " ".join(CLUSTERS) and env["KAI_GITOPS_FLEET_SHARDS"] == str(SHARDS)
-    run_dir = reports / env["KAI_GITOPS_FLEET_RUN"]
+    assert (env["KAI_GITOPS_FLEET_CRONJOB"], env["KAI_GITOPS_FLEET_KEEP_RUNS"]) == ("kai-gitops-fleet", "3")
+    return Hub(script, env, repo, reports, bin_dir)
 
+
+def test_each_index_checks_its_shard_and_the_last_merges_the_fleet(hub: Hub) -> None:
+    run_dir = hub.run_dir
     for index in range(SHARDS):   # as the Job controller starts the pods: JOB_COMPLETION_INDEX from 0
-        done = subprocess.run(["/bin/sh", "-c", script], env={**env, "JOB_COMPLETION_INDEX": str(index)},
-                              capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
+        done = hub.run(index)
         assert done.returncode == 0, done.stderr[-3000:]
         checked = sorted(p.stem for p in (run_dir / f"shard-{index + 1}").glob("*.json"))
-        assert checked == pr_check_shard(repo, index + 1), index
+        assert checked == pr_check_shard(hub.repo, index + 1), index
         assert (run_dir / "fleet.json").exists() == (index == SHARDS - 1)   # only the last index merges
 
     fleet = json.loads((run_dir / "fleet.json").read_text())
@@ -120,6 +153,94 @@ def test_each_index_checks_its_shard_and_the_last_merges_the_fleet(server: EnvTe
     assert "| prod-addon |" in (run_dir / "fleet.md").read_text()
     matrix = (run_dir / "fleet-matrix.md").read_text().splitlines()   # the fleet summary: cluster × rule
     assert [line.split("|")[1].strip() for line in matrix[2:]] == [c["cluster"] for c in fleet["clusters"]]
+    assert (run_dir / "merged").exists()
+
+
+def test_a_commit_pushed_between_two_indexes_is_not_checked_by_either(hub: Hub) -> None:
+    """The run's ref is resolved once, by the first index: a push after it leaves every cluster of the run at one
+    commit, so the fleet merge (which refuses reports of two commits) succeeds."""
+    before = git(hub.repo, "rev-parse", "HEAD")
+    assert hub.run(0).returncode == 0
+    git(hub.repo, "commit", "--allow-empty", "-m", "landed while the hub ran")
+    git(hub.repo, "push", "origin", "HEAD")
+    after = git(hub.repo, "rev-parse", "HEAD")
+    assert after != before and git(hub.repo, "ls-remote", "origin", "HEAD").startswith(after)
+
+    done = hub.run(1)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert hub.commits_checked() == {before}
+    assert (hub.run_dir / "commit").read_text().strip() == before
+    fleet = json.loads((hub.run_dir / "fleet.json").read_text())
+    assert {c["git"]["commit"] for c in fleet["clusters"]} == {before} and len(fleet["clusters"]) == len(CLUSTERS)
+
+
+def test_a_failed_fleet_merge_is_merged_again_by_the_retry(hub: Hub) -> None:
+    """The merging index fails once in the fleet merge: it exits 1 (the Job controller retries it), the tick is
+    not marked merged, another index leaves the merge to it, and its retry merges without checking its clusters
+    again."""
+    calls = hub.bin_dir / "calls"
+    (hub.bin_dir / "kai-gitops").write_text(
+        f'#!/bin/sh\necho "$*" >> "{calls}"\n'
+        f'case "$*" in *fleet.json*) if [ ! -e "{hub.bin_dir}/failed" ]; then touch "{hub.bin_dir}/failed"; '
+        f'echo "kai-gitops: error: disk full" >&2; exit 1; fi ;; esac\n'
+        f'exec "{sys.executable}" -m reconciler "$@"\n')
+    assert hub.run(0).returncode == 0
+    failed = hub.run(1)
+    assert failed.returncode == 1 and not (hub.run_dir / "fleet-matrix.md").exists()
+    assert not (hub.run_dir / "merged").exists()
+    assert "fleet: the fleet merge failed (exit 1)" in failed.stderr
+    assert hub.run(0).returncode == 0 and not (hub.run_dir / "merged").exists()   # index 1 is the merger
+    reconciles = calls.read_text().count("reconcile ")
+
+    retried = hub.run(1)
+    assert retried.returncode == 0, retried.stderr[-3000:]
+    assert (hub.run_dir / "merged").exists() and "| prod-addon |" in (hub.run_dir / "fleet-matrix.md").read_text()
+    assert calls.read_text().count("reconcile ") == reconciles   # its clusters were done: only the merge again
+    assert hub.run(1).returncode == 0   # a later retry finds it merged
+
+
+def test_index_0_keeps_the_newest_runs_and_deletes_only_older_job_folders(hub: Hub, tmp_path: Path) -> None:
+    older = [f"kai-gitops-fleet-{minute}" for minute in (28999700, 28999760, 28999880, 28999940)]
+    for name in older:
+        (hub.reports / name / "shard-1").mkdir(parents=True)
+        (hub.reports / name / "shard-1" / "prod-addon.json").write_text("{}")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.json").write_text("{}")
+    (hub.reports / "kai-gitops-fleet-28999820").symlink_to(outside)   # a link is never followed nor deleted
+    (hub.reports / older[0] / "link").symlink_to(outside)              # nor one inside a deleted folder
+    for name in ("kai-gitops-fleet-manual", "other-fleet-28999000", "kai-gitops-fleet-28999000.bak"):
+        (hub.reports / name).mkdir()                                   # not a name the CronJob gives its Jobs
+
+    assert hub.run(1).returncode == 0
+    assert all((hub.reports / name).exists() for name in older)   # only index 0 prunes
+    assert hub.run(0).returncode == 0
+    kept = sorted(p.name for p in hub.reports.iterdir())
+    assert kept == sorted(["kai-gitops-fleet-28999880", "kai-gitops-fleet-28999940", hub.run_dir.name,
+                           "kai-gitops-fleet-28999820", "kai-gitops-fleet-manual", "other-fleet-28999000",
+                           "kai-gitops-fleet-28999000.bak"])
+    assert (outside / "keep.json").exists() and (hub.run_dir / "merged").exists()
+
+
+def test_a_missing_kubeconfig_fails_that_clusters_run_and_the_index_checks_the_others(hub: Hub) -> None:
+    """The chart mounts each kubeconfig Secret as optional, so a missing one is a missing file: that cluster's
+    run fails (the index exits 1 for a retry), the pod's other clusters are still checked."""
+    missing = Path(hub.env["KAI_GITOPS_FLEET_KUBECONFIGS"]) / "prod-addon"
+    missing.unlink()
+    done = hub.run(0, KAI_GITOPS_FLEET_SHARDS="1")   # one index: both clusters
+    assert done.returncode == 1
+    assert "fleet: prod-addon: run failed (exit 1)" in done.stderr
+    assert f"kubeconfig file not found: {missing} (--kubeconfig)" in done.stderr   # its run's error, in the log
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in (hub.run_dir / "shard-1").iterdir()) == ["lab-standalone.json"]
+    assert not (hub.run_dir / "done-1").exists()
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=60, check=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    return done.stdout.strip()
 
 
 def pr_check_shard(repo: Path, index: int) -> list[str]:
