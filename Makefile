@@ -121,7 +121,7 @@ ratchet:
 	$(PYTHON) tools/ratchet.py
 
 # The rule and format tables in policies/README.md, docs/policies.md and docs/outputs.md, from the code
-# (tests/test_docs_tables.py fails while one is stale).
+# (tests/project/test_docs_tables.py fails while one is stale).
 tables: $(STAMP)
 	$(BIN)/python tools/docs_tables.py
 

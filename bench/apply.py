@@ -173,7 +173,7 @@ def _verify(server: Any, targets: set[str], since: int) -> dict[str, int]:
 
 
 def _repo(tmp: Path) -> Path:
-    from tests.helpers import make_repo  # the tests' Git helper builds the desired repo
+    from tests.support.helpers import make_repo  # the tests' Git helper builds the desired repo
 
     config = ("apiVersion: kai-gitops/v1\nclusters:\n  - name: bench\n    kubeContext: bench\n    mode: addon\n"
               "    kaiChartVersion: v0.16.7\n    environmentFile: env.yaml\n    sharedCluster:\n"
@@ -228,7 +228,7 @@ NOTE = ("ours/naive time only the writes (one PATCH per change); reconcile is th
 
 
 def stand_in_benchmark(args: argparse.Namespace) -> dict[str, Any]:
-    from tests.helpers import default_queues
+    from tests.support.helpers import default_queues
     from tests.support.kubeserver import Fault, KubeTestServer
     from tests.support.kubeserver.__main__ import write_kubeconfig
 
@@ -287,9 +287,9 @@ REAL_NOTE = ("etcd and kube-apiserver share this machine's {cpus} core(s) with t
 def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     import real_cluster
 
-    from tests.helpers import default_queues
     from tests.support import tools
     from tests.support.envtest import EnvTest
+    from tests.support.helpers import default_queues
 
     tools.activate()   # kubectl for the kubectl runs
     tools.tool_path("kubectl")

@@ -2,7 +2,7 @@
 (tests/support/fleet.py: kai-gitops.yaml parsed by the product, each run's status read, wave decision, post-apply
 health and status write through reconcile/rollout.py, each cluster's health after an apply predicted by NVCA's
 own kai-scheduler-queues check over the commit's Queues; the statuses on an in-process board that
-tests/test_fleet_waves.py proves answers as the GitHub stand-in does).
+tests/fleet/test_fleet_waves.py proves answers as the GitHub stand-in does).
 
 Waves: canary 1 % (soak 1h), early to 10 % (1h), main to 40 % (1h), the rest; each CronJob hourly at its own
 minute. Scenarios: a good change, a bad one (default-queue's GPUs capped: NVCA unhealthy), the bad one then a

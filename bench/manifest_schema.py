@@ -28,7 +28,7 @@ from reconciler.checks.manifest_schema import manifest_schema_findings
 from reconciler.model import crd_schemas
 from reconciler.model.crd_schemas import ServedKind, crd_version_for, to_json_schema
 from reconciler.model.desired import DesiredCluster
-from tests.helpers import make_repo, standalone_config
+from tests.support.helpers import make_repo, standalone_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

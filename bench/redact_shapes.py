@@ -1,7 +1,7 @@
 """Benchmark: redact_text on long runs of URL-scheme and flag characters, plain patterns vs run-start ones.
 
 The plain patterns (as before) try every position of a run and scan to its end from each: quadratic. The
-shipped ones start only where a run starts. Both mask exactly the same (tests/test_redact_linear.py).
+shipped ones start only where a run starts. Both mask exactly the same (tests/redaction/test_redact_linear.py).
 Prints one JSON object as the last line.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from reconciler.core.redact import redact_text
-from tests.test_redact_linear import _plain
+from tests.redaction.test_redact_linear import _plain
 
 INPUTS = {"30k letters": "x" * 30_000, "9k kebab (a-b…)": "a-b" * 3_000,
           "message with a 20k token": "value " + "q" * 20_000 + " https://u:pw@host/x"}

@@ -41,9 +41,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     import real_cluster
 
-    from tests.real.kai_cluster import KaiCluster
     from tests.support import tools
     from tests.support.envtest import EnvTest
+    from tests.support.kai_cluster import KaiCluster
     from tests.support.soak import run_soak
 
     tools.activate()

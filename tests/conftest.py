@@ -44,7 +44,7 @@ def _text_logs() -> Iterator[None]:
 @pytest.fixture(scope="module")
 def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled demo's GitOps repository (repo-templates/demo/build.py), built once per test module."""
-    from tests.helpers import load_demo_builder
+    from tests.support.helpers import load_demo_builder
 
     target = tmp_path_factory.mktemp("demo") / "repo"
     load_demo_builder().build_repo(target)

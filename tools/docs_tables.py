@@ -1,7 +1,7 @@
 """The tables the docs keep of the code, generated from it: the Rego pack's rules (`policies/README.md`, from each
 rule's `meta`), the built-in rules (`docs/policies.md`, from their `RuleMeta`) and the output formats
 (`docs/outputs.md`, from the format registry). Each table sits between two markers in its file; nothing
-outside them is touched. `tests/test_docs_tables.py` fails while a table is stale.
+outside them is touched. `tests/project/test_docs_tables.py` fails while a table is stale.
 
     .venv/bin/python tools/docs_tables.py           # rewrite the stale tables (or: make tables)
     .venv/bin/python tools/docs_tables.py --check   # exit 1 naming each stale table, write nothing

@@ -3,7 +3,7 @@
 
 The rooms, and which sit side by side, are read from the `layers` contract in pyproject.toml; the data each
 room hands up is `FLOW` below. Every flow must go up the contract's order (the room that takes the data imports
-the room that holds its type), and tests/test_architecture_diagram.py holds each flow to a real import. Run it
+the room that holds its type), and tests/project/test_architecture_diagram.py holds each flow to a real import. Run it
 after changing the contract or FLOW; `--check` exits 1 when the page's block is not what it would write.
 Standard library only, as tools/ratchet.py.
 """

@@ -2,7 +2,7 @@
 
     python deploy/monitoring/dashboard.py            # rewrites grafana-dashboard.json beside this file
 
-The JSON is committed so that operators import it without Python; tests/test_monitoring.py holds it equal
+The JSON is committed so that operators import it without Python; tests/deploy/test_monitoring.py holds it equal
 to this script's output and every query to the metrics kai-gitops writes (docs/observability.md#metrics).
 """
 

@@ -1,7 +1,7 @@
 """Command line: parses options, calls the pipeline, renders the report, exits 0 / 2 / 1.
 
 Only click is imported at start-up so `kai-gitops --help` answers at once: `COMMANDS` names each command as
-a string (`reconciler/core/lazy.py`), imported when the command runs or shows its help (tests/test_registries.py
+a string (`reconciler/core/lazy.py`), imported when the command runs or shows its help (tests/project/test_registries.py
 loads each: mypy cannot type a decorated command across the package's imports). Everything heavy is imported
 inside the command that needs it. Shared options are declared in `options.py`; `settings.py` turns them into
 typed settings.
@@ -18,7 +18,7 @@ from reconciler.cli.lazy import LazyCommand, LazyCommands, LazyGroup
 from reconciler.core.exits import ExitCode
 from reconciler.core.lazy import LazyRef
 
-# Each summary is the first paragraph of the command's help; tests/test_cli_foundation.py holds them equal.
+# Each summary is the first paragraph of the command's help; tests/cli/test_cli_foundation.py holds them equal.
 COMMANDS = {
     "check": LazyCommand(LazyRef("reconciler.cli.check:check_command"),
                          "The PR check: static policies over the desired configuration in Git. No cluster access."),

@@ -3,7 +3,7 @@ each naming its code as `package.module` or `package.module:attribute`, imported
 
 A run imports only what it uses, so `kai-gitops --help` imports no command and `-o text` no SARIF schema. The
 string cannot be checked by mypy, so each table also imports its modules under `TYPE_CHECKING` and binds
-what it names to the entry's protocol (mypy checks each function against it), and `tests/test_registries.py`
+what it names to the entry's protocol (mypy checks each function against it), and `tests/project/test_registries.py`
 holds those bindings equal to the table's strings and loads every entry, checking its type at run time too
 (the only check for the click commands, whose decorated types mypy cannot follow around the cli package).
 """
@@ -32,4 +32,4 @@ class LazyRef(Generic[T]):
         loaded: object = import_module(module)
         if attribute:
             loaded = getattr(loaded, attribute)
-        return cast(T, loaded)   # the table's TYPE_CHECKING bindings and tests/test_registries.py check the type
+        return cast(T, loaded)  # the table's TYPE_CHECKING bindings and tests/project/test_registries.py check the type

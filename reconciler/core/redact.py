@@ -209,7 +209,8 @@ def _redact_string(text: str) -> str:
 # One _TOKEN with nothing for free text to take apart: no line break or space, no separator, escape, entity,
 # colon pair or Authorization scheme, no sentence punctuation at either end. redact_free_text judges such a
 # value as its only token and its only line, redact_text again both times, and so gives back what
-# redact_text gave (tests/test_redact_guards.py compares the two). Most strings of a large values file are one.
+# redact_text gave (tests/redaction/test_redact_guards.py compares the two). Most strings of a large values file are
+# one.
 _PLAIN_TOKEN = re.compile(r"[^\s`|()\[\]<>\"',;\\&:]+")
 _TOKEN_EDGES = ".:!?*_~="
 

@@ -3,7 +3,7 @@
 A Rego rule's metadata (title, severity, remedy …) is its `meta` in policies/kai_gitops/rules/; what kai-gitops
 itself does about a finding of it (the Git edit `--fix-git` makes, the plan it stops, the node label that
 settles it) is here, so no other module spells a rule id. Every id here is a rule of the shipped pack
-(tests/test_rule_ids.py).
+(tests/project/test_rule_ids.py).
 """
 
 from __future__ import annotations

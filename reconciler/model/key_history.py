@@ -4,7 +4,7 @@ some keys allow, each with its upstream source.
 Two halves. What the shipped chart-values files show (a key present in one version and absent from the
 next) is computed from them (`computed_changes`); what they cannot show is kept by hand below: that a key
 was renamed rather than dropped, whether its meaning stayed, the commit or PR, and facts from the release
-branches and change fragments that no shipped file holds yet. tests/test_key_history.py recomputes every
+branches and change fragments that no shipped file holds yet. tests/checks/test_key_history.py recomputes every
 removal between adjacent shipped files and checks that this table explains it.
 
 Sources: github.com/kai-scheduler/KAI-Scheduler, `deployments/kai-scheduler/values.yaml` and

@@ -84,7 +84,7 @@ _TABLE = (
 )
 FORMATS: Mapping[str, OutputFormat] = {entry.name: entry for entry in _TABLE}
 
-if TYPE_CHECKING:   # mypy checks every renderer the table names against its protocol (tests/test_registries.py)
+if TYPE_CHECKING:   # mypy checks every renderer the table names against its protocol (tests/project/test_registries.py)
     from reconciler.outputs import (
         github_format,
         gitlab_format,

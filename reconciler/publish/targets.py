@@ -35,7 +35,7 @@ _TABLE = (
 )
 TARGETS: Mapping[str, ReportTarget] = {entry.name: entry for entry in _TABLE}
 
-if TYPE_CHECKING:   # mypy checks every function the table names against `Target` (tests/test_registries.py)
+if TYPE_CHECKING:   # mypy checks every function the table names against `Target` (tests/project/test_registries.py)
     from reconciler.publish import policyreport, report_to_host
 
     _PUBLISHERS: tuple[Target, ...] = (report_to_host.publish_to_github, report_to_host.publish_to_gitlab,

@@ -9,7 +9,7 @@ This reader *declines* (returns None) whatever it does not handle identically â€
 tags, aliases (so alias bombs too), `%` directives, tabs, merge keys (`<<`), complex and
 explicit keys, duplicate keys, a scalar ruamel's constructor would choke on â€” and `yamlio.document` then reads
 the file with ruamel, so every error message and every unusual document comes out exactly as before.
-tests/test_fast_paths.py checks that both readers give the same data and positions on every YAML file
+tests/yamlio/test_fast_paths.py checks that both readers give the same data and positions on every YAML file
 of the project and on generated and fuzzed ones.
 """
 
@@ -204,7 +204,7 @@ def _line(event: yaml.Event) -> int:
     return int(event.start_mark.line) + 1 if event.start_mark is not None else 1
 
 
-# Where the two parsers part ways (found by fuzzing both, tests/test_fast_paths.py): anchor and alias
+# Where the two parsers part ways (found by fuzzing both, tests/yamlio/test_fast_paths.py): anchor and alias
 # names with characters libyaml does not allow (it ends the name there, YAML 1.2 at the next space), tags,
 # explicit keys (`? k`), a carriage return alone, and block scalar headers other than `|`/`>` with
 # chomping/indentation indicators and a comment. A block scalar as the whole document, and any alias,

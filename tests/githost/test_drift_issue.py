@@ -17,7 +17,7 @@ from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.drift_issue import DriftContext, drift_marker, report_drift
 from reconciler.report.report import ClusterReport, GitInfo
 from tests.githost.conftest import TOKEN
-from tests.helpers import DEMO_SNAPSHOTS, load_demo_builder, run_cli
+from tests.support.helpers import DEMO_SNAPSHOTS, load_demo_builder, run_cli
 
 CONTEXT = DriftContext(("kai-gitops", "drift"), ("alice",),
                        lambda path, line: f"https://github.invalid/acme/gitops/blob/c0ffee/{path}#L{line}")
@@ -287,8 +287,8 @@ def test_unknown_report_target_fails_before_the_run(demo_repo: Path) -> None:
 
 def test_git_host_block_is_read_from_kai_gitops_yaml(tmp_path: Path) -> None:
     """Host, repo and labels from `gitHost:`; the URL from the flag."""
-    from tests.helpers import commit_files
     from tests.support.githost.github import GitHubStandIn
+    from tests.support.helpers import commit_files
 
     repo = tmp_path / "repo"
     load_demo_builder().build_repo(repo)
@@ -366,8 +366,8 @@ def test_one_failing_target_does_not_stop_the_others(demo_cluster: ClusterReport
 
 
 def test_after_an_apply_the_issue_shows_what_is_left_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.reconcile_support import demo_cluster as served_demo
     from tests.support.githost.github import GitHubStandIn
+    from tests.support.reconcile_support import demo_cluster as served_demo
 
     monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
     server = GitHubStandIn(token=TOKEN).start()

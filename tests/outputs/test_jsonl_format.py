@@ -7,7 +7,7 @@ from pathlib import Path
 
 from reconciler.outputs import render
 from reconciler.report.report import Report
-from tests.reconcile_support import demo_cluster
+from tests.support.reconcile_support import demo_cluster
 
 
 def test_one_line_with_the_same_content_as_json(report: Report) -> None:

@@ -22,7 +22,7 @@ from reconciler.app.settings import GitSettings, RunSettings
 from reconciler.outputs import render
 from reconciler.outputs.destinations import FORMATS
 from reconciler.sources.snapshot import read_snapshot
-from tests.helpers import load_demo_builder
+from tests.support.helpers import load_demo_builder
 
 BUILD = load_demo_builder()
 LAB_VALUES = "clusters/lab/kai-values.yaml"

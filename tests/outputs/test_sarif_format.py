@@ -10,8 +10,8 @@ import jsonschema
 
 from reconciler.outputs import render
 from reconciler.report.report import Report
-from tests.helpers import FIXTURES
 from tests.outputs.conftest import HOSTILE, sample_report
+from tests.support.helpers import FIXTURES
 
 
 @cache

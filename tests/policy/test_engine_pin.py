@@ -6,7 +6,7 @@ from __future__ import annotations
 import tomllib
 from importlib.metadata import version
 
-from tests.helpers import ROOT
+from tests.support.helpers import ROOT
 
 ENGINE = "celine-regorus"
 

@@ -251,7 +251,7 @@ def test_an_answer_under_the_cap_arrives_whole_compressed_or_not(shipped, standi
 
 def test_the_cap_names_the_url_without_its_credential(monkeypatch: pytest.MonkeyPatch) -> None:
     """Through the CLI, with user:password in --opa-url: one line, the URL redacted, the cap named."""
-    from tests.helpers import load_demo_builder, run_cli
+    from tests.support.helpers import load_demo_builder, run_cli
     from tests.support.opa_standin import OpaStandin
 
     monkeypatch.setattr("reconciler.checks.policy.opa_engine.ANSWER_MAX_BYTES", 1024 * 1024, raising=False)

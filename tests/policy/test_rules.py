@@ -295,7 +295,7 @@ def test_pods_are_never_patched(shipped) -> None:
 def test_the_rule_tables_name_every_rule(shipped) -> None:
     """policies/README.md lists every shipped Rego rule; docs/policies.md names every built-in one."""
     from reconciler.findings.builtin_rules import BY_ID
-    from tests.helpers import ROOT
+    from tests.support.helpers import ROOT
 
     table = (ROOT / "policies" / "README.md").read_text()
     listed = {line.split("|")[1].strip() for line in table.splitlines()

@@ -8,7 +8,7 @@ Every test in this folder is marked ``real`` (``pytest -m "not real"`` leaves th
 ``envtest_session``  the same server without the reset (one per pytest session; for session fixtures).
                      It writes an audit log (``audit_log``, ``audit_events()``).
 ``admin_client``     a ``kubernetes.client.ApiClient`` as the admin (O=system:masters), closed after the test.
-``cluster``          a ``KaiCluster`` (tests/real/kai_cluster.py): helm, kubectl and kai-gitops on a kubeconfig.
+``cluster``          a ``KaiCluster`` (tests/support/kai_cluster.py): helm, kubectl and kai-gitops on a kubeconfig.
 
 One server per session: started on first use (~4-5 s), stopped and its data dir removed at session end,
 also when the session fails or is interrupted (fixture finalizer, atexit, and the processes die with the
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.real.kai_cluster import KaiCluster
 from tests.support.envtest import EnvTest, running_server
+from tests.support.kai_cluster import KaiCluster
 
 HERE = Path(__file__).parent
 

@@ -1,6 +1,6 @@
 """`reconcile --apply` with everything real: the API server's validation of Events, its server-side dry-run
 and admission, its 409 on a resourceVersion precondition, managedFields as it records them, and a SIGTERM
-while many writes are in flight. The cluster is the seed's trap (tests/real/kai_cluster.py)."""
+while many writes are in flight. The cluster is the seed's trap (tests/support/kai_cluster.py)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from typing import Any
 import kubernetes
 import pytest
 
-from tests.helpers import run_cli
-from tests.real.kai_cluster import CHILD, PARENT, KaiCluster, kai_gitops_command
 from tests.support.envtest import EnvTest
 from tests.support.envtest._pki import generate
+from tests.support.helpers import run_cli
+from tests.support.kai_cluster import CHILD, PARENT, KaiCluster, kai_gitops_command
 
 SCHEDULE = "nvca.nvcf.nvidia.io/schedule"
 QUOTAS = {f"{r}.quota" for r in ("cpu", "gpu", "memory")}

@@ -12,8 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import run_cli
-from tests.real.kai_cluster import CHILD, KaiCluster
+from tests.support.helpers import run_cli
+from tests.support.kai_cluster import CHILD, KaiCluster
 from tests.support.tools import require_tool
 
 SCHEDULE = "nvca.nvcf.nvidia.io/schedule"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.real.kai_cluster import CHILD, PARENT, KaiCluster
+from tests.support.kai_cluster import CHILD, PARENT, KaiCluster
 
 ADMIN = "kai-gitops-envtest-admin"   # the admin client certificate's CN (tests/support/envtest/_pki.py)
 

@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from tests.helpers import load_demo_builder
-from tests.real.demo_cluster import populate
+from tests.support.demo_cluster import populate
 from tests.support.envtest import EnvTest
 from tests.support.envtest._pki import generate
+from tests.support.helpers import load_demo_builder
 
 Obj = dict[str, Any]
 DEMO = load_demo_builder()
@@ -232,7 +232,7 @@ def test_a_snapshot_names_the_real_cluster_and_check_holds_it_to_its_pin(envtest
                                                                        demo_repo: Path) -> None:
     """The List annotation kai-gitops.io/cluster-uid is the real kube-system namespace's UID; `check
     --live-snapshot` judges the snapshot for the cluster pinned to that UID and refuses it for another."""
-    from tests.helpers import commit_files
+    from tests.support.helpers import commit_files
 
     populate(envtest, DEMO.prod_addon_snapshot())
     assert envtest.kubeconfig is not None and envtest.rest is not None

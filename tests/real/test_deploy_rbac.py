@@ -2,7 +2,7 @@
 with ``kubectl apply``, and the CronJob's own command runs as its ServiceAccount against the demo cluster.
 
 Per variant (the base alone, which runs `diff`; report-only; report-only with the opt-in component
-cluster-wide-releases; self-heal): the demo's add-on cluster is populated (tests/real/demo_cluster.py) with
+cluster-wide-releases; self-heal): the demo's add-on cluster is populated (tests/support/demo_cluster.py) with
 the report objects an earlier run left (ours to update, ours now stale, and others' that must stay), the
 variant applied, a token minted for ServiceAccount kai-gitops/kai-gitops (TokenRequest) and written into a
 kubeconfig, and the rendered container's args run with the installed ``kai-gitops`` as the kubelet would
@@ -32,11 +32,11 @@ from typing import Any
 import kubernetes
 import pytest
 
-from tests.helpers import FIXTURES, ROOT, load_demo_builder, make_bare_remote
-from tests.real.demo_cluster import apply_deploy, nvca_agent, populate
+from tests.deploy.test_deploy_cronjob_run import container_env, expand
+from tests.deploy.test_deploy_manifests import main_container, variant_dir
+from tests.support.demo_cluster import apply_deploy, nvca_agent, populate
 from tests.support.envtest import DEFAULT_CRD_FILES, EnvTest, running_server
-from tests.test_deploy_cronjob_run import container_env, expand
-from tests.test_deploy_manifests import main_container, variant_dir
+from tests.support.helpers import FIXTURES, ROOT, load_demo_builder, make_bare_remote
 
 Obj = dict[str, Any]
 DEMO = load_demo_builder()
@@ -247,9 +247,9 @@ def concurrent_report_sync(cluster: EnvTest, token: str) -> Run:
 
     from reconciler.findings.finding import Severity
     from reconciler.publish.policyreport import write_policy_reports
+    from tests.report.test_policyreport import SAMPLE, backend_ref, finding
+    from tests.report.test_policyreport import report as sample_report
     from tests.support.cluster_session import envtest_session
-    from tests.test_policyreport import SAMPLE, backend_ref, finding
-    from tests.test_policyreport import report as sample_report
 
     def report(*findings: Any) -> Any:
         sample = sample_report(*findings)
@@ -523,7 +523,7 @@ def matrix(deployments: dict[str, Deployment], cluster: EnvTest) -> dict[tuple[s
 
 
 def kubectl_apply(cluster: EnvTest, objects: list[Obj]) -> None:
-    from tests.real.demo_cluster import kubectl
+    from tests.support.demo_cluster import kubectl
 
     assert cluster.kubeconfig is not None
     kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}),

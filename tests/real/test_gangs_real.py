@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import FIXTURES, addon_config, make_repo
-from tests.real.kai_cluster import CONTEXT, KaiCluster
 from tests.support.envtest import EnvTest
 from tests.support.envtest._server import load_crds
+from tests.support.helpers import FIXTURES, addon_config, make_repo
+from tests.support.kai_cluster import CONTEXT, KaiCluster
 
 NS = "nvcf-fn-7c1e"
 GANG = "pg-trainer-0a1b"

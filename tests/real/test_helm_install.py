@@ -1,7 +1,7 @@
 """The Helm chart on the real API server: `helm install`, the CronJob's command as the chart's ServiceAccount,
 `helm uninstall`.
 
-Per mode: the demo's add-on cluster is populated (tests/real/demo_cluster.py), every object the server holds is
+Per mode: the demo's add-on cluster is populated (tests/support/demo_cluster.py), every object the server holds is
 listed, the chart installed with the real ``helm install --create-namespace`` as the admin, a token minted for
 the chart's ServiceAccount (TokenRequest) and written into a kubeconfig, and the container of the CronJob Helm
 installed (``helm get manifest``) run as the kubelet would run it (tests/real/test_deploy_rbac.py's run_as_pod:
@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import make_bare_remote
-from tests.real.demo_cluster import nvca_agent, populate
+from tests.deploy.test_deploy_cronjob_run import container_env, expand
+from tests.deploy.test_deploy_manifests import main_container
+from tests.deploy.test_helm_chart import CHART
 from tests.real.test_deploy_rbac import (
     CLUSTER_WIDE_SECRET_LIST,
     DEMO,
@@ -35,11 +36,10 @@ from tests.real.test_deploy_rbac import (
     run_as_pod,
     wait_for_grants,
 )
+from tests.support.demo_cluster import nvca_agent, populate
 from tests.support.envtest import EnvTest, running_server
+from tests.support.helpers import make_bare_remote
 from tests.support.tools import require_tool
-from tests.test_deploy_cronjob_run import container_env, expand
-from tests.test_deploy_manifests import main_container
-from tests.test_helm_chart import CHART
 
 RELEASE = NAMESPACE = "kai-gitops"
 SA_USER = f"system:serviceaccount:{NAMESPACE}:{RELEASE}"

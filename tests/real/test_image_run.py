@@ -4,7 +4,7 @@ chart's ServiceAccount, against the real API server.
 The image is built without a Docker engine by tools/image_without_docker.sh (debootstrap base, buildah, chroot
 isolation) into podman's store; that build takes minutes and Debian packages, so it is not part of `make test`:
 this test runs when the image is there and skips, saying how to build it, when it is not (also under CI=true --
-the image is an opt-in check; tests/test_image.py keeps the Dockerfile's promises on every run).
+the image is an opt-in check; tests/deploy/test_image.py keeps the Dockerfile's promises on every run).
 
 The pod's restrictions are podman's: --read-only (no tmpfs of its own), the two emptyDir mounts as tmpfs, all
 capabilities dropped, no-new-privileges, the image's numeric user. The Git remote is a file:// bare clone
@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import make_bare_remote
-from tests.real.demo_cluster import nvca_agent, populate
+from tests.deploy.test_deploy_cronjob_run import container_env, expand
+from tests.deploy.test_deploy_manifests import main_container
 from tests.real.test_deploy_rbac import CLUSTER_WIDE_SECRET_LIST, DEMO, GIT_TOKEN, audited, wait_for_grants
 from tests.real.test_helm_install import CHART, NAMESPACE, RELEASE, SA_USER, helm, installed_objects
+from tests.support.demo_cluster import nvca_agent, populate
 from tests.support.envtest import EnvTest, running_server
-from tests.test_deploy_cronjob_run import container_env, expand
-from tests.test_deploy_manifests import main_container
+from tests.support.helpers import make_bare_remote
 
 IMAGE = f"localhost/kai-gitops:{package_version('kai-gitops')}"
 UID = "65532"

@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from tests.helpers import FIXTURES, commit_files, held_fields
-from tests.real.kai_cluster import KaiCluster, repo_config
+from tests.support.helpers import FIXTURES, commit_files, held_fields
+from tests.support.kai_cluster import KaiCluster, repo_config
 
 SCHEDULE = "nvca.nvcf.nvidia.io/schedule"
 CONFIG_CRD = "configs.kai.scheduler"

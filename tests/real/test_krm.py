@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 
-from tests.helpers import FIXTURES
-from tests.real.kai_cluster import CHILD, PARENT, KaiCluster
 from tests.support.envtest import EnvTest
 from tests.support.envtest._server import load_crds
+from tests.support.helpers import FIXTURES
+from tests.support.kai_cluster import CHILD, PARENT, KaiCluster
 
 KRM_CRDS = sorted((FIXTURES / "krm").glob("*.yaml"))
 

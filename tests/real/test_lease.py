@@ -16,7 +16,7 @@ from reconciler.reconcile.allowed_writes import check_write
 from reconciler.reconcile.apply import ClusterWriter
 from reconciler.reconcile.lease import LEASE_NAME, Lease
 from reconciler.sources.cluster.session import ClusterSession
-from tests.real.kai_cluster import LEASE_NAMESPACE, KaiCluster
+from tests.support.kai_cluster import LEASE_NAMESPACE, KaiCluster
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CANONICAL_KAI_VALUES, DEMO_SNAPSHOTS, load_demo_builder, make_repo, standalone_config
+from tests.support.helpers import CANONICAL_KAI_VALUES, DEMO_SNAPSHOTS, load_demo_builder, make_repo, standalone_config
 from tests.support.tools import require_tool
 
 KAI_GITOPS = Path(sys.executable).parent / "kai-gitops"

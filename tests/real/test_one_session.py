@@ -16,8 +16,8 @@ import pytest
 
 from reconciler.reconcile import allowed_writes
 from reconciler.sources.cluster.client import USER_AGENT
-from tests.helpers import run_cli
-from tests.real.kai_cluster import CONTEXT, LEASE_NAMESPACE, KaiCluster
+from tests.support.helpers import run_cli
+from tests.support.kai_cluster import CONTEXT, LEASE_NAMESPACE, KaiCluster
 
 RUNNER = "runner"
 USER = f"system:serviceaccount:{LEASE_NAMESPACE}:{RUNNER}"

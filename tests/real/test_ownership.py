@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.real.kai_cluster import CHILD, CLI_TIMEOUT_S, KaiCluster
 from tests.real.test_attribution import TEAM_CHART
+from tests.support.kai_cluster import CHILD, CLI_TIMEOUT_S, KaiCluster
 from tests.support.tools import require_tool
 
 KRM_APPLY = f"""\

@@ -10,8 +10,8 @@ import subprocess
 import kubernetes
 import pytest
 
-from tests.helpers import commit_files
-from tests.real.kai_cluster import (
+from tests.support.helpers import commit_files
+from tests.support.kai_cluster import (
     CLI_TIMEOUT_S,
     LEASE_NAMESPACE,
     PARENT,

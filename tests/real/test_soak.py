@@ -15,7 +15,7 @@ import json
 
 import kubernetes
 
-from tests.real.kai_cluster import KaiCluster
+from tests.support.kai_cluster import KaiCluster
 from tests.support.soak import CHILD, FOUGHT, GPU_QUOTA, GPU_SHARING, HAND, PARENT, run_soak
 
 CYCLES = 30

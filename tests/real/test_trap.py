@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.real.demo_cluster import nvca_agent
-from tests.real.kai_cluster import (
+from tests.support.demo_cluster import nvca_agent
+from tests.support.kai_cluster import (
     CHART,
     CHILD,
     GUIDE_VALUES,

@@ -1,6 +1,6 @@
 """actionlint (tools/actionlint) on every GitHub Actions workflow the project ships (repo-templates/ci/): workflow
 syntax, expressions and their contexts, action inputs, job needs and matrices, permissions; with `shellcheck` on
-PATH it also lints each `run:` script. The GitLab CI templates have no pinned linter: tests/test_ci_templates.py
+PATH it also lints each `run:` script. The GitLab CI templates have no pinned linter: tests/deploy/test_ci_templates.py
 parses them, checks every kai-gitops call against the command tree and runs the merge-request note step."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the acting room (`reconcile/rollout.py`: the status read failing closed, the wav
 health after an apply predicted by NVCA's own `kai-scheduler-queues` check (`checks/nvca.py`) over the
 Queues of the commit it applied. What is simulated: the clusters' live state (the commit each one applied,
 in-process), and the Git host's statuses, an in-process board (`StatusBoard`) that
-tests/test_fleet_waves.py proves answers as the GitHub stand-in does through the product's GitHub client
+tests/fleet/test_fleet_waves.py proves answers as the GitHub stand-in does through the product's GitHub client
 (held to GitHub's published description), 5xx included.
 
 Races: `duplicate_runs` runs each CronJob twice at once (both read before either writes);

@@ -2,7 +2,7 @@
 
 Why our own: a clean CI machine may have no kustomize binary (PyPI has none; we fetch no binaries), yet
 every overlay must be rendered and validated. Where `kubectl kustomize` is installed,
-tests/test_deploy_manifests.py renders each overlay with it too and requires the same objects, so this
+tests/deploy/test_deploy_manifests.py renders each overlay with it too and requires the same objects, so this
 renderer is checked against the real one on every machine that has it.
 
 Implemented, with Kustomize's semantics and order (resources, then components, then the

@@ -101,7 +101,7 @@ class RegorusEngine:
 
     Kept, not cloned per evaluation: a new clone prepares the rules again on its first query (~3 of the
     ~5 ms a cluster's check costs), and `set_input_json` replaces the input entirely, so a kept engine
-    gives the same results (tests/test_fast_paths.py compares them in any order). regorus engines are
+    gives the same results (tests/yamlio/test_fast_paths.py compares them in any order). regorus engines are
     bound to the thread that made them (pyo3 "unsendable"), so there is no sharing between threads to
     guard against; `OwnedEngine` frees them there even when another thread collects them.
     """

@@ -2,7 +2,7 @@
 
 The client ships annotations only from release 37 and not for its configuration and ApiClient classes; we
 support >=29 (pyproject.toml). These Protocols say what our code relies on, and mypy holds our code to
-them; that the client still has it is what tests/test_cluster_source.py checks, with the real client.
+them; that the client still has it is what tests/cluster/test_cluster_source.py checks, with the real client.
 """
 
 from __future__ import annotations
