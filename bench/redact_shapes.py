@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from reconciler.core.redact import redact_text
-from tests.redaction.test_redact_linear import _plain
+from tests.support.redaction_redact_linear import _plain
 
 INPUTS = {"30k letters": "x" * 30_000, "9k kebab (a-b…)": "a-b" * 3_000,
           "message with a 20k token": "value " + "q" * 20_000 + " https://u:pw@host/x"}

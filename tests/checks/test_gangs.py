@@ -339,7 +339,7 @@ def test_live_read_lists_pod_groups_once_reuses_the_pod_reads_and_snapshots_equa
     snapshot keeps what the gang checks read (annotation, requests, scheduling conditions)."""
     from reconciler.sources.cluster import ReadSettings
     from reconciler.sources.snapshot_writer import snapshot_command
-    from tests.cluster.test_cluster_source import write_kubeconfig
+    from tests.support.cluster_source import write_kubeconfig
     from tests.support.kubeserver import KubeTestServer
 
     with KubeTestServer() as server:

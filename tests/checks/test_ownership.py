@@ -13,6 +13,7 @@ import pytest
 from reconciler.checks.ownership import BUILTIN_CONTROLLERS, controller_of, controllers, overlaps
 from reconciler.core.errors import UserError
 from reconciler.sources.repoconfig import parse_repo_config
+from tests.support.checks_ownership import LATER, TIME, managed
 from tests.support.helpers import (
     CANONICAL_KAI_VALUES,
     canonical_shard,
@@ -24,13 +25,7 @@ from tests.support.helpers import (
     standalone_config,
 )
 
-TIME, LATER = "2026-11-02T09:00:00Z", "2026-11-30T14:02:11Z"
 KAI_RELEASE = {"meta.helm.sh/release-name": "kai-scheduler", "meta.helm.sh/release-namespace": "kai-scheduler"}
-
-
-def managed(manager: str, fields: dict[str, Any], *, time: str = TIME, operation: str = "Update") -> dict[str, Any]:
-    return {"manager": manager, "operation": operation, "apiVersion": "scheduling.run.ai/v2", "time": time,
-            "fieldsType": "FieldsV1", "fieldsV1": fields}
 
 
 def quota(*resources: str) -> dict[str, Any]:
@@ -177,7 +172,6 @@ def test_the_ownership_block_is_read() -> None:
     assert parse_repo_config(standalone_config().encode()).ownership.controllers == ()
 
 
-
 # -- controller fights: a field kai-gitops wrote, written back by another manager -------------------------------
 
 OUR_WRITE = "2026-11-30T10:17:03.123456Z"
@@ -322,7 +316,7 @@ def test_the_pr_check_with_a_live_snapshot_reports_krm_and_honours_the_opt_out(t
 
 
 def test_kai_config_fields_the_operator_or_the_charts_deployer_own_are_left_to_them(tmp_path: Path) -> None:
-    from tests.reconcile.test_reconcile_kai_config import drifted_spec
+    from tests.support.reconcile_kai_config import drifted_spec
     from tests.support.reconcile_support import DEMO, demo_cluster
 
     fields = {"f:spec": {"f:admission": {"f:gpuSharing": {}}}}

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from reconciler.core.resources import CLUSTER_POLICY_REPORT
 from reconciler.findings.age import format_instant, parse_instant
 from reconciler.report.reader import finding_from_dict
-from tests.githost.conftest import TOKEN
+from tests.support.githost_shared import TOKEN
 from tests.support.helpers import DEMO_SNAPSHOTS, assert_one_line_error, run_cli
 from tests.support.kubeserver import Fault
 from tests.support.reconcile_support import Demo, demo_cluster

@@ -45,7 +45,7 @@ def ci_outputs(out: Path) -> list[str]:
 
 def test_in_ci_a_syntax_error_is_an_annotation_a_summary_entry_and_a_sarif_notification(
         tab_repo: Path, tmp_path: Path) -> None:
-    from tests.outputs.test_sarif_format import validator
+    from tests.support.outputs_sarif_format import validator
 
     out, summary = tmp_path / "out", tmp_path / "summary.md"
     summary.write_text("# earlier step\n")
@@ -136,7 +136,7 @@ def test_the_error_forms_carry_a_secret_only_redacted_and_hostile_text_only_as_d
     from reconciler.core.errors import UserError
     from reconciler.outputs import FORMATS, render_error
     from reconciler.outputs.input_error import InputError
-    from tests.outputs.conftest import HOSTILE
+    from tests.support.outputs_shared import HOSTILE
 
     exc = UserError(f"refused --token=Zx81secretvalue9 {HOSTILE}", where="dir,a:b/v.yaml:3:4", hint="fix it")
     error = InputError.of(exc, "check")

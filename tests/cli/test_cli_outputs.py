@@ -94,8 +94,8 @@ def test_the_cli_help_lists_every_registered_format_and_target() -> None:
 
 
 def test_demo_sarif_is_valid_and_live_findings_sit_on_the_cluster_entry(demo: Path, tmp_path: Path) -> None:
-    from tests.outputs.test_sarif_format import validator
     from tests.support.helpers import DEMO_SNAPSHOTS
+    from tests.support.outputs_sarif_format import validator
 
     code, _, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
                                DEMO_SNAPSHOTS / "prod-addon.yaml", "-o", f"sarif={tmp_path}/d.sarif"])

@@ -339,7 +339,7 @@ def test_a_snapshot_without_managed_fields_attributes_nothing(tmp_path: Path, fm
 
 def test_the_live_read_keeps_queue_and_node_label_managers_and_the_release_owning_a_queue(tmp_path: Path) -> None:
     from reconciler.sources.cluster import read_live
-    from tests.cluster.test_cluster_source import Recorder, client_for, prod_items, serve
+    from tests.support.cluster_source import Recorder, client_for, prod_items, serve
     from tests.support.kubeserver import KubeTestServer
 
     team = queue("team-a", parent="default-parent-queue")

@@ -16,16 +16,7 @@ from reconciler.model.live import LiveState
 from reconciler.sources.snapshot import read_snapshot
 from reconciler.sources.snapshot_writer import SnapshotWriter, snapshot_command
 from reconciler.yamlio.document import decode_text, load_documents
-from tests.cluster.test_cluster_source import (
-    DEMO,
-    FAST,
-    lab_items,
-    prod_items,
-    read_state,
-    run_cli,
-    serve,
-    write_kubeconfig,
-)
+from tests.support.cluster_source import DEMO, FAST, lab_items, prod_items, read_state, run_cli, serve, write_kubeconfig
 from tests.support.kubeserver import Fault, KubeTestServer
 
 Obj = dict[str, Any]

@@ -24,20 +24,24 @@ import pygit2
 import pytest
 import yaml
 
-from reconciler.cli import main
+from tests.support.deploy_ci_templates import (
+    CI,
+    GITLAB,
+    PLACEHOLDER,
+    RELEASE_TAG,
+    load,
+    local_tag,
+    parse_call,
+    release_ref,
+    throwaway_venv,
+)
 from tests.support.helpers import ROOT
 
-CI = ROOT / "repo-templates" / "ci"
 GITHUB = CI / "github-actions.yml"
-GITLAB = CI / "gitlab-ci.yml"
 GITHUB_SHARDED = CI / "github-actions-sharded.yml"
 GITLAB_SHARDED = CI / "gitlab-ci-sharded.yml"
 PRE_COMMIT = ROOT / ".pre-commit-hooks.yaml"
 _SHELL_END = {"|", "||", "&&", ";", ">", "2>", ">>"}
-
-
-def load(path: Path) -> Any:
-    return yaml.safe_load(path.read_text())
 
 
 def kai_gitops_calls(script: str) -> list[list[str]]:
@@ -52,19 +56,6 @@ def kai_gitops_calls(script: str) -> list[list[str]]:
             calls.append(tokens[:end])
             tokens = tokens[end:]
     return calls
-
-
-def parse_call(args: list[str]) -> tuple[click.Command, dict[str, Any]]:
-    """Resolve the subcommand and parse its options with click itself: unknown ones raise."""
-    command: click.Command = main
-    rest = list(args)
-    while isinstance(command, click.Group):
-        assert rest, f"no subcommand in kai-gitops {' '.join(args)}"
-        name = rest.pop(0)
-        assert name in command.commands, f"kai-gitops has no command {name!r}"
-        command = command.commands[name]
-    context = command.make_context(f"kai-gitops {args[0]}", rest)
-    return command, context.params
 
 
 def github_runs(path: Path = GITHUB) -> list[str]:
@@ -112,7 +103,7 @@ def outputs_of(call: list[str]) -> dict[str, str]:
 
 def test_github_workflow_runs_the_action_on_the_full_history_without_persisted_credentials() -> None:
     """The check itself (base, SARIF upload, annotations) is the action's: tests/deploy/test_github_action.py."""
-    from tests.deploy.test_github_action import ACTION_INPUTS, action_step
+    from tests.support.deploy_github_action import ACTION_INPUTS, action_step
 
     step = action_step(load(GITHUB))
     assert set(step.get("with", {})) <= ACTION_INPUTS
@@ -407,7 +398,6 @@ def test_a_gitlab_shard_stopped_by_an_error_reports_it_to_the_mr(tmp_path: Path,
 
 # -- installing kai-gitops as copied: from its own Git repository, never from an index it is not on -------------
 
-PLACEHOLDER = "<kai-gitops-git-url>"   # the one spot a user fills in: the Git URL of kai-gitops itself
 INSTALLING = ROOT / "docs" / "ci.md"
 TEMPLATES = [GITHUB_SHARDED, GITLAB, GITLAB_SHARDED]   # github-actions.yml installs through the action
 
@@ -421,21 +411,6 @@ def install_steps(path: Path) -> list[tuple[dict[str, str], str]]:
     return [({**data.get("variables", {}), **job.get("variables", {})}, line)
             for job in data.values() if isinstance(job, dict) and "script" in job
             for line in job.get("before_script", []) if "pip" in line]
-
-
-RELEASE_TAG = "<release-tag>"   # the release a user installs, explained once (docs/ci.md#installing-kai-gitops)
-
-
-def release_ref() -> str:
-    """The ref every copied line names: the placeholder, never a tag of its own (tests/project/test_release_refs.py)."""
-    return RELEASE_TAG
-
-
-def local_tag() -> str:
-    """The tag the test clone carries in the placeholder's place: `v` + this checkout's version."""
-    from importlib.metadata import version
-
-    return f"v{version('kai-gitops')}"
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
@@ -461,33 +436,6 @@ def test_the_project_url_is_one_placeholder_everywhere_a_user_copies_it() -> Non
     assert f"repo: {PLACEHOLDER}" in hook_comment and f"rev: {release_ref()}" in hook_comment
     docs = INSTALLING.read_text()
     assert "## Installing kai-gitops" in docs and docs.count(f"`{PLACEHOLDER}`") >= 1
-
-
-@pytest.fixture(scope="module")
-def local_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clone of this repository at HEAD, tagged as a release is (the tag a user puts for `<release-tag>`)."""
-    clone = tmp_path_factory.mktemp("kai-gitops-git") / "kai-gitops"
-    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=120)
-    subprocess.run(["git", "-C", str(clone), "tag", "--force", local_tag()], check=True, timeout=30)
-    return clone
-
-
-def throwaway_venv(where: Path) -> Path:
-    """A venv that borrows this interpreter's pip and click (not its kai-gitops): pip runs, nothing is downloaded
-    but the build backend, and `kai-gitops --version` needs no other dependency."""
-    import sysconfig
-    import venv
-
-    venv.create(where, with_pip=False)
-    borrowed = where / "borrowed"
-    borrowed.mkdir()
-    for package in ("pip", "click"):
-        (borrowed / package).symlink_to(Path(sysconfig.get_paths()["purelib"]) / package)
-    python = str(where / "bin" / "python")
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True, timeout=60).stdout.strip()
-    (Path(site) / "borrowed.pth").write_text(f"{borrowed}\n")
-    return where
 
 
 def distinct_install_steps() -> list[tuple[dict[str, str], str]]:
@@ -522,7 +470,7 @@ def test_the_install_step_installs_kai_gitops_from_a_local_clone(tmp_path: Path,
 def test_the_github_workflow_templates_pass_actionlint(tmp_path: Path) -> None:
     """Every template, and the template's use of the action checked against action.yml itself: actionlint reads
     a local action's metadata (`uses: ./`, in a Git work tree) and refuses an input the action does not declare."""
-    from tests.deploy.test_github_action import ACTION_INPUTS
+    from tests.support.deploy_github_action import ACTION_INPUTS
     from tests.support.tools import require_tool
 
     actionlint = require_tool("actionlint")
@@ -544,4 +492,3 @@ def test_the_github_workflow_templates_pass_actionlint(tmp_path: Path) -> None:
     (project / ".github" / "workflows" / "misnamed.yml").write_text(local.replace("fail-on:", "fail_on:"))
     done = subprocess.run([str(actionlint), "-no-color"], cwd=project, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and 'input "fail_on" is not defined' in done.stdout, done.stdout + done.stderr
-

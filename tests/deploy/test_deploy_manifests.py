@@ -15,7 +15,6 @@ import shutil
 import subprocess
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -23,53 +22,24 @@ import yaml
 from click.testing import CliRunner
 
 from reconciler.cli import main
-from tests.support.helpers import ROOT
+from tests.support.deploy_manifests import (
+    COMPONENTS,
+    DEPLOY,
+    K8S_VERSIONS,
+    Obj,
+    by_kind,
+    cronjob,
+    main_container,
+    pod_spec,
+    rendered,
+    variant_dir,
+)
 from tests.support.kustomize import identity, render
 from tests.support.tools import require_tool
 
-DEPLOY = ROOT / "deploy"
 OVERLAYS = ("report-only", "self-heal")
-COMPONENTS = ("opa-sidecar", "cluster-wide-releases", "metrics-push", "audit-log")
 VARIANTS = [(o, ()) for o in OVERLAYS] + [(o, (c,)) for o in OVERLAYS for c in COMPONENTS] + \
            [(o, COMPONENTS) for o in OVERLAYS]
-K8S_VERSIONS = ("1.29", kubernetes_validate.utils.latest_version())
-Obj = dict[str, Any]
-
-
-def variant_dir(tmp: Path, overlay: str, components: tuple[str, ...]) -> Path:
-    """An overlay as is, or a user's kustomization that adds components to it (what the README tells users)."""
-    if not components:
-        return DEPLOY / "overlays" / overlay
-    here = tmp / f"{overlay}+{'+'.join(components)}"
-    here.mkdir(parents=True, exist_ok=True)
-    rel = Path(os.path.relpath(DEPLOY, here))
-    (here / "kustomization.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": [str(rel / "overlays" / overlay)],
-        "components": [str(rel / "components" / c) for c in components]}))
-    return here
-
-
-def rendered(tmp: Path, overlay: str, components: tuple[str, ...] = ()) -> list[Obj]:
-    return render(variant_dir(tmp, overlay, components))
-
-
-def by_kind(objects: list[Obj], kind: str) -> list[Obj]:
-    return [o for o in objects if o["kind"] == kind]
-
-
-def cronjob(objects: list[Obj]) -> Obj:
-    (job,) = by_kind(objects, "CronJob")
-    return job
-
-
-def pod_spec(objects: list[Obj]) -> Obj:
-    return cronjob(objects)["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-
-
-def main_container(objects: list[Obj]) -> Obj:
-    (container,) = [c for c in pod_spec(objects)["containers"] if c["name"] == "kai-gitops"]
-    return container
 
 
 def _kubectl_kustomize() -> str | None:

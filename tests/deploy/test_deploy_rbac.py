@@ -18,8 +18,9 @@ import pytest
 from reconciler.sources.cluster import cluster_reader
 from reconciler.sources.cluster.client import ReadSettings
 from reconciler.sources.snapshot import read_snapshot
-from tests.cluster.test_cluster_source import FAST, run_cli, serve, write_kubeconfig
-from tests.deploy.test_deploy_manifests import rendered
+from tests.support.cluster_source import FAST, run_cli, serve, write_kubeconfig
+from tests.support.deploy_manifests import rendered
+from tests.support.deploy_rbac import CLUSTER_WIDE_SECRETS, plant_reports
 from tests.support.helpers import load_demo_builder
 from tests.support.kubeserver import Fault, KubeTestServer, RequestRecord
 
@@ -32,7 +33,6 @@ _GROUP = re.compile(r"^/apis/(?P<group>[^/]+)/[^/]+/(?:namespaces/(?P<ns>[^/]+)/
                     r"(?:/(?P<name>[^/]+))?$")
 _DISCOVERY = re.compile(r"^/api(/v1)?$|^/apis(/[^/]+){0,2}$")
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
-CLUSTER_WIDE_SECRETS = r"^/api/v1/secrets$"
 READS = {"get", "list", "watch"}
 
 
@@ -184,7 +184,7 @@ def test_the_documented_patch_names_another_clusters_reports(tmp_path: Path) -> 
 
     import yaml
 
-    from tests.deploy.test_deploy_manifests import DEPLOY
+    from tests.support.deploy_manifests import DEPLOY
     from tests.support.kustomize import render
 
     comment = [line.removeprefix("#") for line in (DEPLOY / "overlays/report-only/rbac-report.yaml").read_text()
@@ -199,20 +199,6 @@ def test_the_documented_patch_names_another_clusters_reports(tmp_path: Path) -> 
         "patches": [{"target": {"kind": "ConfigMap", "name": "kai-gitops-settings"},
                      "patch": '[{"op": "replace", "path": "/data/cluster", "value": "lab"}]'}, patch]}))
     assert report_role_names(render(here)) == [["kai-gitops-lab"]] * 4
-
-
-def plant_reports(server: KubeTestServer) -> None:
-    """The report CRDs served, with two reports of an earlier run: one to update, one stale to delete."""
-    from reconciler.publish.policyreport.build import CLUSTER_LABEL, MANAGED_BY_LABEL, SOURCE
-    from tests.report.test_policyreport import OPEN, WG, register_reports
-
-    register_reports(server, WG + OPEN)
-    labels = {MANAGED_BY_LABEL: SOURCE, CLUSTER_LABEL: "prod-addon"}
-    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "ClusterPolicyReport",
-                "metadata": {"name": "kai-gitops-prod-addon", "labels": labels}, "results": [], "summary": {}})
-    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
-                "metadata": {"name": "kai-gitops-prod-addon", "namespace": "retired", "labels": labels},
-                "results": [], "summary": {}})
 
 
 def reconcile_requests(tmp_path: Path, *args: str, items: list[Obj] | None = None) -> list[RequestRecord]:

@@ -17,33 +17,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pygit2
 import pytest
 import yaml
 
-from tests.deploy.test_ci_templates import (  # noqa: F401 - local_release is a fixture
-    local_release,
-    local_tag,
-    parse_call,
-    throwaway_venv,
-)
-from tests.support.helpers import ROOT, make_repo, template_files
+from tests.support.deploy_ci_templates import local_tag, parse_call, throwaway_venv
+from tests.support.deploy_github_action import ACTION_INPUTS, action, pr_repo
 
-ACTION = ROOT / "action.yml"
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-
-
-def action() -> dict[str, Any]:
-    return yaml.safe_load(ACTION.read_text())
-
-
-ACTION_INPUTS = set(action()["inputs"])
-
-
-def action_step(workflow: dict[str, Any]) -> dict[str, Any]:
-    """The step of a workflow that uses this action."""
-    (step,) = [s for job in workflow["jobs"].values() for s in job["steps"] if "/kai-gitops@" in s.get("uses", "")]
-    return step
 
 
 def step(step_id: str) -> dict[str, Any]:
@@ -143,13 +123,6 @@ def run_step(name: str, ctx: dict[str, dict[str, str]], workspace: Path, path: s
     return done, outputs, summary
 
 
-def pr_repo(tmp_path: Path, values: str) -> Path:
-    """A pull request's checkout: the lab template, the PR's commit on top, origin/main at the base."""
-    repo, (base, _) = make_repo(tmp_path, template_files(), [{"clusters/lab/kai-values.yaml": values}])
-    pygit2.Repository(str(repo)).references.create("refs/remotes/origin/main", pygit2.Oid(hex=base))
-    return repo
-
-
 _FINDING = "scheduler:\n  placementStrategy: spread\n"
 _TAB_ERROR = "scheduler:\n\tplacementStrategy: spread\n"
 _REAL = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
@@ -235,7 +208,7 @@ def test_the_verdict_step_fails_the_job_with_the_checks_exit_code(tmp_path: Path
 
 @pytest.mark.parametrize("version", ["", "from-git"])
 def test_the_install_step_installs_the_actions_own_checkout_or_the_version_asked(
-        tmp_path: Path, local_release: Path, version: str) -> None:  # noqa: F811 - the fixture
+        tmp_path: Path, local_release: Path, version: str) -> None:
     """With no `version`, the copy GitHub checked out for `uses: …@ref`; with one, that ref of the action's own
     repository (github.server_url/github.action_repository, here a file:// clone)."""
     venv_dir = throwaway_venv(tmp_path / "venv")

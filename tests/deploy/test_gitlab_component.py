@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.test_ci_templates import GITLAB, PLACEHOLDER, load, parse_call, release_ref
-from tests.deploy.test_github_action import ACTION_INPUTS, pr_repo
+from tests.support.deploy_ci_templates import GITLAB, PLACEHOLDER, load, parse_call, release_ref
+from tests.support.deploy_github_action import ACTION_INPUTS, pr_repo
 from tests.support.helpers import ROOT
 
 COMPONENT = ROOT / "templates" / "kai-gitops-check.yml"

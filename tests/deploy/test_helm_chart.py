@@ -22,12 +22,12 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.deploy.test_deploy_manifests import COMPONENTS, K8S_VERSIONS, main_container, pod_spec, rendered
+from tests.support.deploy_helm_chart import CHART
+from tests.support.deploy_manifests import COMPONENTS, K8S_VERSIONS, main_container, pod_spec, rendered
 from tests.support.helpers import ROOT
 from tests.support.kustomize import identity
 from tests.support.tools import require_tool
 
-CHART = ROOT / "deploy" / "helm" / "kai-gitops"
 RELEASE = NAMESPACE = "kai-gitops"
 MODES = {"reportOnly": "report-only", "selfHeal": "self-heal"}
 # The chart's value that turns on each of deploy/'s components.

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tests.deploy.test_deploy_manifests import main_container
+from tests.support.deploy_manifests import main_container
 from tests.support.helpers import ROOT
 from tests.support.tools import require_tool
 

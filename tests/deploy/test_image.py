@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.deploy.test_deploy_manifests import pod_spec, rendered
+from tests.support.deploy_manifests import pod_spec, rendered
 from tests.support.helpers import ROOT, load_demo_builder, make_bare_remote
 
 DOCKERFILE = ROOT / "Dockerfile"

@@ -152,7 +152,7 @@ def doc_anchors() -> set[str]:
 
 
 def test_every_runbook_link_lands_on_its_alerts_section_of_the_docs() -> None:
-    from tests.deploy.test_ci_templates import PLACEHOLDER, release_ref
+    from tests.support.deploy_ci_templates import PLACEHOLDER, release_ref
 
     anchors = doc_anchors()
     for alert in alerts():

@@ -16,10 +16,10 @@ from reconciler.model.rollout import CommitStatus, apply_context
 from reconciler.reconcile import rollout
 from reconciler.reconcile.settings import RolloutSettings
 from reconciler.report.report import ClusterReport, GitInfo, Report
-from tests.githost.conftest import FakeTime
 from tests.support.fleet import BAD, FIX, GOOD, HOUR, SCENARIOS, StatusBoard, fleet_config, simulate, verdict
 from tests.support.githost._common import Fault
 from tests.support.githost.github import GitHubStandIn
+from tests.support.githost_shared import FakeTime
 
 SIZE = 50
 CONFIG = fleet_config(SIZE)

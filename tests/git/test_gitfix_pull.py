@@ -15,12 +15,11 @@ from reconciler.core.errors import UserError
 from reconciler.gitfix.branch import DEFAULT_AUTHOR, Author
 from reconciler.gitfix.pull_request import own_branches
 from tests.support.git_http import git_http_server, http_backend
+from tests.support.gitfix_pull import HOST_TOKEN, PUSH_TOKEN, _demo
 from tests.support.githost.github import GitHubStandIn
 from tests.support.githost.gitlab import GitLabStandIn
 from tests.support.helpers import assert_one_line_error, file_url, load_demo_builder, run_cli
 
-HOST_TOKEN = "glpat-HostTokenThatMustNeverBeShown-0123456789"
-PUSH_TOKEN = "ghs_PushTokenThatMustNeverBeShown0123456789"
 CLUSTER = "lab-standalone"
 BRANCH_PREFIX = f"refs/heads/kai-gitops/fix/{CLUSTER}-"
 CPU = '"HelmAllowCPUNodes"'
@@ -51,17 +50,6 @@ def server() -> Iterator[GitHubStandIn]:
 def _host_args(kind: str, server: Any) -> list[str]:
     url = server.url if kind == "github" else server.instance_url
     return ["--git-host", kind, "--git-host-url", url, "--git-host-repo", "acme/gitops"]
-
-
-def _demo(tmp_path: Path, remote_url: str | None = None) -> tuple[Path, Path]:
-    """The demo repository (template commit, then the operator's PR commit) with a bare remote holding main."""
-    work = tmp_path / "work"
-    load_demo_builder().build_repo(work)
-    bare = tmp_path / "remote.git"
-    pygit2.init_repository(str(bare), bare=True, initial_head="main")
-    repo = pygit2.Repository(str(work))
-    repo.remotes.create("origin", remote_url or file_url(bare))
-    return work, bare
 
 
 def _push_main(work: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from reconciler.core.errors import UserError
 from reconciler.githost import HostSettings, open_host
 from reconciler.telemetry.logs import logging_to_stderr
-from tests.githost.conftest import TOKEN
+from tests.support.githost_shared import TOKEN
 
 MARKER = "<!-- kai-gitops:drift cluster=prod -->"
 

@@ -9,8 +9,8 @@ import pytest
 
 from reconciler.core.errors import UserError
 from reconciler.model.rollout import apply_context
-from tests.githost.conftest import FakeTime
 from tests.support.githost._common import Fault
+from tests.support.githost_shared import FakeTime
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "89abcdef0123456789abcdef0123456789abcdef"

@@ -16,7 +16,7 @@ from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.drift_issue import DriftContext, drift_marker, report_drift
 from reconciler.report.report import ClusterReport, GitInfo
-from tests.githost.conftest import TOKEN
+from tests.support.githost_shared import TOKEN
 from tests.support.helpers import DEMO_SNAPSHOTS, load_demo_builder, run_cli
 
 CONTEXT = DriftContext(("kai-gitops", "drift"), ("alice",),
@@ -455,8 +455,8 @@ def test_a_marked_issue_someone_else_opened_is_never_adopted(any_host: tuple[Any
 ])
 def test_an_installation_token_adopts_its_bot_login(demo_cluster: ClusterReport, fake_time: Any, login: str,
                                                     bots: tuple[str, ...], adopted: bool) -> None:
-    from tests.githost.conftest import github_host
     from tests.support.githost.github import GitHubStandIn
+    from tests.support.githost_shared import github_host
 
     server = GitHubStandIn(token=TOKEN, login=login, installation=True).start()
     try:

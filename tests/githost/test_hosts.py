@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from reconciler.core.errors import UserError
-from tests.githost.conftest import TOKEN, FakeTime, github_host, gitlab_host
 from tests.support.githost._common import Fault
 from tests.support.githost.github import GitHubStandIn
 from tests.support.githost.gitlab import GitLabStandIn
+from tests.support.githost_shared import TOKEN, FakeTime, github_host, gitlab_host
 
 MARKER = "<!-- kai-gitops:drift cluster=prod -->"
 

@@ -27,9 +27,9 @@ from reconciler.findings.drifted_field import DriftedField
 from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
 from reconciler.publish.drift_issue import DriftContext, report_drift
 from reconciler.report.report import ClusterReport, GitInfo
-from tests.githost.conftest import TOKEN, github_host, gitlab_host
 from tests.support.githost.github import GitHubStandIn
 from tests.support.githost.gitlab import GitLabStandIn
+from tests.support.githost_shared import TOKEN, github_host, gitlab_host
 from tests.support.helpers import DEMO_SNAPSHOTS, load_demo_builder, release_secret, snapshot_file
 
 _ALNUM = string.ascii_letters + string.digits

@@ -74,7 +74,7 @@ def test_a_snapshot_past_its_value_budget_is_refused_naming_the_line(tmp_path: P
 
 def _live(server: Any, settings: Any) -> Any:
     from reconciler.sources.cluster import read_cluster
-    from tests.cluster.test_cluster_source import client_for
+    from tests.support.cluster_source import client_for
 
     client = client_for(server, settings)
     try:
@@ -87,7 +87,7 @@ def test_a_gzip_bomb_from_nvca_healthz_stops_at_the_byte_cap() -> None:
     """A 16 KB gzip answer inflating to 16 MB (one seen was 6 GB): read no further than the cap."""
     from reconciler.sources.cluster import ReadProgress
     from reconciler.sources.cluster.reads import Reader
-    from tests.cluster.test_cluster_source import FAST, client_for
+    from tests.support.cluster_source import FAST, client_for
     from tests.support.kubeserver import KubeTestServer
 
     bomb = gzip.compress(b'{"Status": "' + b" " * (16 << 20) + b'"}', compresslevel=9)
@@ -109,7 +109,7 @@ def test_a_gzip_bomb_from_nvca_healthz_stops_at_the_byte_cap() -> None:
 
 
 def test_a_list_answer_past_the_byte_cap_is_one_line_naming_the_resource(tmp_path: Path) -> None:
-    from tests.cluster.test_cluster_source import prod_items, run_cli, serve, write_kubeconfig
+    from tests.support.cluster_source import prod_items, run_cli, serve, write_kubeconfig
     from tests.support.kubeserver import KubeTestServer
 
     with KubeTestServer() as server:
@@ -139,7 +139,7 @@ def test_read_capped_inflates_gzip_and_stops_past_the_cap() -> None:
 ])
 def test_a_list_that_never_ends_is_one_error_naming_the_resource(token: Callable[[], object], needle: str) -> None:
     from reconciler.core.errors import UserError
-    from tests.cluster.test_cluster_source import FAST, prod_items, serve
+    from tests.support.cluster_source import FAST, prod_items, serve
     from tests.support.kubeserver import Fault, KubeTestServer
 
     with KubeTestServer() as server:
@@ -157,7 +157,7 @@ def test_a_list_that_never_ends_is_one_error_naming_the_resource(token: Callable
 
 def test_a_list_past_its_time_budget_is_one_error_naming_the_resource() -> None:
     from reconciler.core.errors import UserError
-    from tests.cluster.test_cluster_source import FAST, prod_items, serve
+    from tests.support.cluster_source import FAST, prod_items, serve
     from tests.support.kubeserver import Fault, KubeTestServer
 
     fresh = itertools.count()
@@ -173,7 +173,7 @@ def test_a_list_past_its_time_budget_is_one_error_naming_the_resource() -> None:
 
 def test_a_long_list_still_reads_whole() -> None:
     """1,000 pages of one pod each: far more than any budget test uses, all within the default bounds."""
-    from tests.cluster.test_cluster_source import FAST, prod_items, serve
+    from tests.support.cluster_source import FAST, prod_items, serve
     from tests.support.helpers import pod
     from tests.support.kubeserver import KubeTestServer
 

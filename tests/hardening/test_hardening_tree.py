@@ -35,8 +35,8 @@ from pygit2.enums import FileMode, ObjectType
 
 from reconciler.core.errors import UserError
 from reconciler.sources.materialize import WorkArea, name_problem
-from tests.policy.conftest import USER_RULE
 from tests.support.helpers import DEMO_SNAPSHOTS, assert_one_line_error, load_demo_builder, run_cli
+from tests.support.policy_shared import USER_RULE
 from tests.support.tools import ToolMissing, tool_path
 
 BLOB, EXEC, TREE, LINK, GITLINK = 0o100644, 0o100755, 0o040000, 0o120000, 0o160000
@@ -529,7 +529,7 @@ def test_a_source_comment_naming_no_file_of_the_chart_points_at_the_chart(source
 
 def test_sarif_and_annotations_stay_in_the_repository_whatever_a_template_says(helm: Path, tmp_path: Path) -> None:
     """The template's own `# Source:` comment sits nearer its object than Helm's: the finding is the chart's."""
-    from tests.checks.test_function_charts import TEMPLATE_STS, chart_repo
+    from tests.support.checks_function_charts import TEMPLATE_STS, chart_repo
 
     forged = "# Source: fn/../../../../../etc/passwd\n" + TEMPLATE_STS
     repo = chart_repo(tmp_path, {"sts.yaml": forged, "other.yaml": "# Source: /etc/shadow\n" + TEMPLATE_STS.replace(
@@ -554,7 +554,7 @@ def test_sarif_and_annotations_stay_in_the_repository_whatever_a_template_says(h
 
 def test_helm_runs_under_the_address_space_limit_of_the_option(tmp_path: Path) -> None:
     """The limit holds for the --helm binary and what it starts: a wrapper's shell reports its own."""
-    from tests.checks.test_function_charts import TEMPLATE_STS, chart_repo
+    from tests.support.checks_function_charts import TEMPLATE_STS, chart_repo
 
     fake = tmp_path / "helm"
     fake.write_text("#!/bin/sh\necho \"limit $(ulimit -v) KiB\" >&2\nexit 1\n")
@@ -572,7 +572,7 @@ SMALL_BUDGET_MB = 2048   # above the ~1.5 GB of address space helm maps to rende
 
 def test_a_chart_past_its_memory_budget_is_one_line_naming_the_option(helm: Path, tmp_path: Path) -> None:
     """`until` makes a list of that many numbers at once: 8 bytes each, 3.2 GB here, refused at its mapping."""
-    from tests.checks.test_function_charts import TEMPLATE_STS, chart_repo
+    from tests.support.checks_function_charts import TEMPLATE_STS, chart_repo
 
     small = chart_repo(tmp_path / "small", {"sts.yaml": TEMPLATE_STS})
     code, _, stderr = run_cli(["check", "--repo", small, "--helm-memory", SMALL_BUDGET_MB])

@@ -25,8 +25,8 @@ from reconciler.plans.plan import FieldChange
 from reconciler.reconcile import audit
 from reconciler.reconcile.planner import _left_to_a_person
 from reconciler.sources import snapshot
-from tests.checks.test_ownership import LATER, managed
-from tests.reconcile.test_reconcile_kai_config import GOLDEN
+from tests.support.checks_ownership import LATER, managed
+from tests.support.reconcile_kai_config import GOLDEN
 from tests.support.reconcile_support import DEMO, demo_cluster
 
 

@@ -11,7 +11,7 @@ from reconciler.findings.finding import Finding, Kind, Severity
 from reconciler.outputs import render
 from reconciler.outputs.github_format import MAX_PER_LEVEL, blob_link, escape_data, escape_property, job_summary
 from reconciler.report.report import ClusterReport, Report
-from tests.outputs.conftest import HOSTILE, sample_report
+from tests.support.outputs_shared import HOSTILE, sample_report
 
 # @actions/core's command syntax: ::name key=value,key=value::message
 _COMMAND = re.compile(r"^::(?P<name>[a-z-]+)(?: (?P<props>[^:]*))?::(?P<message>.*)$")

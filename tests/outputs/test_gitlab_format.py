@@ -8,7 +8,7 @@ from typing import Any
 
 from reconciler.outputs import render
 from reconciler.report.report import ClusterReport, Report
-from tests.outputs.conftest import HOSTILE, sample_findings, sample_report
+from tests.support.outputs_shared import HOSTILE, sample_findings, sample_report
 
 # docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format: required fields and their types.
 REQUIRED = {"description": str, "check_name": str, "fingerprint": str, "severity": str, "location": dict}

@@ -9,7 +9,7 @@ from junitparser import Failure, JUnitXml, Skipped
 from reconciler.findings.finding import Severity
 from reconciler.outputs import render
 from reconciler.report.report import Report
-from tests.outputs.conftest import STATIC_RULES, sample_report
+from tests.support.outputs_shared import STATIC_RULES, sample_report
 
 
 def parsed(report: Report | None = None) -> JUnitXml:

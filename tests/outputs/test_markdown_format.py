@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from reconciler.outputs import markdown_format, render
 from reconciler.outputs.markdown_format import MARKER, code_block, escape_markdown, finding_details, inline_code
 from reconciler.report.report import Report
-from tests.outputs.conftest import HOSTILE, sample_findings
+from tests.support.outputs_shared import HOSTILE, sample_findings
 
 
 def tokens(text: str) -> list[Any]:

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any
-
-import jsonschema
 
 from reconciler.outputs import render
 from reconciler.report.report import Report
-from tests.outputs.conftest import HOSTILE, sample_report
-from tests.support.helpers import FIXTURES
-
-
-@cache
-def validator() -> jsonschema.Draft4Validator:
-    schema = json.loads((FIXTURES / "formats" / "sarif-schema-2.1.0.json").read_text())
-    return jsonschema.Draft4Validator(schema)
+from tests.support.outputs_sarif_format import validator
+from tests.support.outputs_shared import HOSTILE, sample_report
 
 
 def sarif(report: Report | None = None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from reconciler.outputs import render
 from reconciler.outputs.text_format import elide_lists
-from tests.outputs.conftest import sample_report
+from tests.support.outputs_shared import sample_report
 
 GATES = ["SelfHosted", "LogPosting", "DynamicGPUDiscovery", "InfraResourceOverhead",
          "EnforceHelmFunctionResourceLimits", "EnforceContainerFunctionResourceLimits", "EnforceHelmTaskResourceLimits",

@@ -12,7 +12,7 @@ import pytest
 from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.pack import RULES_PACKAGE
 from reconciler.core.errors import UserError
-from tests.policy.conftest import USER_RULE, ZERO, example
+from tests.support.policy_shared import USER_RULE, ZERO, example
 
 ROOT = Path(__file__).resolve().parents[2]
 

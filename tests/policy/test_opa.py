@@ -9,8 +9,8 @@ import pytest
 from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.opa_engine import POLICY_ID_PREFIX
 from reconciler.core.errors import UserError
-from tests.policy.conftest import EXAMPLES, ZERO, example
-from tests.policy.test_rules import TRIGGERS
+from tests.support.policy_rules import TRIGGERS
+from tests.support.policy_shared import EXAMPLES, ZERO, example
 
 TOKEN = "s3cret"
 

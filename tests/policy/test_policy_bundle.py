@@ -17,24 +17,12 @@ import orjson
 import pytest
 
 from reconciler.checks.policy.pack import shipped_data_files
-from tests.policy.conftest import USER_RULE
-from tests.policy.test_policy_run import DATA_RULE
-from tests.support.helpers import assert_one_line_error, commit_files, load_demo_builder, run_cli, timeless
+from tests.support.helpers import assert_one_line_error, commit_files, run_cli, timeless
 from tests.support.opa_standin import OpaStandin
+from tests.support.policy_bundle import build_policy_repo
 
 DEMO = Path(__file__).resolve().parents[2] / "repo-templates" / "demo"
 SNAPSHOT = DEMO / "snapshots" / "prod-addon.yaml"
-
-
-def build_policy_repo(root: Path) -> Path:
-    """The demo repository with a user rule, a rule reading policy data, and the data file."""
-    load_demo_builder().build_repo(root)
-    config = (root / "kai-gitops.yaml").read_text()
-    commit_files(root, {
-        "kai-gitops.yaml": config + "policies:\n  dirs: [policy]\n  data: [policy/budget.yaml]\n",
-        "policy/acme/names.rego": USER_RULE, "policy/acme/budget.rego": DATA_RULE,
-        "policy/budget.yaml": "budget:\n  max_queues: 1\n"}, "user policies")
-    return root
 
 
 @pytest.fixture

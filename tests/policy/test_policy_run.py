@@ -14,21 +14,8 @@ from reconciler.app import policy_run as runner
 from reconciler.app.evaluate import Waiving
 from reconciler.core.errors import UserError
 from reconciler.sources.git import open_tree
-from tests.policy.conftest import USER_RULE, ZERO, example
-
-DATA_RULE = '''package kai_gitops.rules.user.acme.budget
-
-meta := {
-	"id": "ACME-B-001", "title": "Queue count within budget", "severity": "info", "scope": "live",
-	"rationale": "r", "remediation": "m", "source": "s",
-}
-
-violations contains v if {
-	count(input.live.queues) > data.user.budget.max_queues
-	msg := sprintf("%d queues", [count(input.live.queues)])
-	v := {"message": msg, "subject": null, "doc": null, "path": null, "fix": null}
-}
-'''
+from tests.support.policy_run import DATA_RULE
+from tests.support.policy_shared import USER_RULE, ZERO, example
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.checks.policy import make_engine
-from tests.policy.conftest import EXAMPLES
+from tests.support.policy_shared import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ from reconciler.checks.policy import make_engine
 from reconciler.checks.policy.to_findings import results_to_findings
 from reconciler.core.refs import Location
 from reconciler.findings.finding import Action, Kind, Severity
-from tests.policy.conftest import example
+from tests.support.policy_shared import example
 
 
 def test_results_become_findings(shipped) -> None:

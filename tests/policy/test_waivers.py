@@ -12,7 +12,7 @@ from reconciler.checks.policy.waivers import apply_waivers, load_waivers, waiver
 from reconciler.core.errors import UserError
 from reconciler.core.refs import ObjectRef
 from reconciler.findings.finding import Severity
-from tests.policy.conftest import EXAMPLES, example
+from tests.support.policy_shared import EXAMPLES, example
 
 TODAY = date(2026, 11, 1)
 

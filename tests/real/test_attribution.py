@@ -14,6 +14,7 @@ from typing import Any
 
 from tests.support.helpers import run_cli
 from tests.support.kai_cluster import CHILD, KaiCluster
+from tests.support.real_attribution import TEAM_CHART
 from tests.support.tools import require_tool
 
 SCHEDULE = "nvca.nvcf.nvidia.io/schedule"
@@ -28,32 +29,6 @@ queue["spec"]["resources"]["gpu"]["limit"] = 8
 with open(path, "w") as f:
     yaml.safe_dump(queue, f)
 """
-TEAM_CHART = {
-    "Chart.yaml": "apiVersion: v2\nname: team-queues\nversion: 0.1.0\n",
-    "values.yaml": "cpuQuota: 1\n",
-    "templates/queues.yaml": """\
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata:
-  name: default-parent-queue
-spec:
-  resources:
-    cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
-    gpu: {quota: -1, limit: -1, overQuotaWeight: 1}
-    memory: {quota: -1, limit: -1, overQuotaWeight: 1}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata:
-  name: default-queue
-spec:
-  parentQueue: default-parent-queue
-  resources:
-    cpu: {quota: {{ .Values.cpuQuota }}, limit: -1, overQuotaWeight: 1}
-    gpu: {quota: -1, limit: -1, overQuotaWeight: 1}
-    memory: {quota: -1, limit: -1, overQuotaWeight: 1}
-""",
-}
 
 
 def editor(tmp: Path) -> str:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +23,7 @@ from tests.support.demo_cluster import populate
 from tests.support.envtest import EnvTest
 from tests.support.envtest._pki import generate
 from tests.support.helpers import load_demo_builder
+from tests.support.real_connect import kai_gitops
 
 Obj = dict[str, Any]
 DEMO = load_demo_builder()
@@ -117,14 +116,6 @@ def in_cluster(envtest: EnvTest, tmp: Path) -> tuple[dict[str, str], Path | None
 CASES: dict[str, Case] = {f.__name__.replace("_", "-"): f for f in (
     ca_file_and_client_cert_files, ca_data_and_client_cert_data, bearer_token, token_file, exec_plugin,
     in_cluster)}
-
-
-def kai_gitops(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    script = Path(sys.executable).parent / "kai-gitops"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "reconciler"]
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "KAI_GITOPS_"))}
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
-                          env={**base, "HOME": str(cwd), **env})
 
 
 @pytest.fixture

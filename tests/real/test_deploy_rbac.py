@@ -19,11 +19,6 @@ variant, each variant's roles bound side by side to a ServiceAccount of its own.
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,68 +27,34 @@ from typing import Any
 import kubernetes
 import pytest
 
-from tests.deploy.test_deploy_cronjob_run import container_env, expand
-from tests.deploy.test_deploy_manifests import main_container, variant_dir
 from tests.support.demo_cluster import apply_deploy, nvca_agent, populate
+from tests.support.deploy_cronjob_run import container_env, expand
+from tests.support.deploy_manifests import main_container, variant_dir
 from tests.support.envtest import DEFAULT_CRD_FILES, EnvTest, running_server
-from tests.support.helpers import FIXTURES, ROOT, load_demo_builder, make_bare_remote
+from tests.support.helpers import FIXTURES, ROOT, make_bare_remote
+from tests.support.real_deploy_rbac import (
+    CLUSTER_WIDE_SECRET_LIST,
+    DEMO,
+    GIT_TOKEN,
+    NAMESPACE,
+    REPORT_PLURALS,
+    SA_USER,
+    SERVICE_ACCOUNT,
+    Obj,
+    Request,
+    Run,
+    access_review,
+    audited,
+    grants,
+    run_as_pod,
+    wait_for_grants,
+)
 
-Obj = dict[str, Any]
-DEMO = load_demo_builder()
 DEPLOY = ROOT / "deploy"
-NAMESPACE = SERVICE_ACCOUNT = "kai-gitops"
-SA_USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 VARIANTS = ("base", "report-only", "report-only+cluster-wide-releases", "self-heal")
 OVERLAYS = ("report-only", "report-only+cluster-wide-releases", "self-heal")
-GIT_TOKEN = "glpat-PLANTEDdeployTOKEN0123456789"
 WG, OPEN = "wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"
 OURS = {"app.kubernetes.io/managed-by": "kai-gitops", "kai-gitops/cluster": "prod-addon"}
-_REASON = re.compile(r'allowed by (?:Cluster)?RoleBinding "([^"/]+)(?:/[^"]+)?" of (?:Cluster)?Role "([^"]+)"')
-_NAMED = {"services/proxy"}   # a proxy's "name" is the Service and port: what its resourceNames restrict
-
-
-@dataclass(frozen=True)
-class Request:
-    """One request of the ServiceAccount, from the audit log."""
-
-    verb: str
-    group: str
-    resource: str              # with its subresource: services/proxy
-    namespace: str | None
-    name: str | None
-    code: int
-    allowed_by: str | None     # the role whose rule the authorizer used; None when refused or not RBAC's
-
-    @classmethod
-    def from_event(cls, event: Obj) -> Request | None:
-        ref = event.get("objectRef")
-        if ref is None or not ref.get("resource"):
-            return None        # discovery (/api, /apis/...): every authenticated user may read it
-        resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
-        found = _REASON.search(event.get("annotations", {}).get("authorization.k8s.io/reason", ""))
-        role = found.group(2) if found and found.group(2).startswith("kai-gitops") else None
-        return cls(event["verb"], ref.get("apiGroup", ""), resource, ref.get("namespace"), ref.get("name"),
-                   event["responseStatus"]["code"], role)
-
-    @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        """A matrix row: the name only where resourceNames can restrict the verb and the tool uses the name
-        (reads, updates and deletes of single objects, the proxy); creates of report objects are one row."""
-        name = self.name if self.verb in ("get", "patch", "update", "delete") or self.resource in _NAMED else None
-        return self.verb, self.group, self.resource, self.namespace or "", name or ""
-
-
-
-@dataclass
-class Run:
-    label: str
-    code: int
-    stdout: str
-    stderr: str
-    requests: list[Request] = field(default_factory=list)
-
-    def report(self) -> Obj:
-        return json.loads(self.stdout)
 
 
 @dataclass
@@ -123,53 +84,6 @@ def directory(variant: str, tmp: Path) -> Path:
     return variant_dir(tmp, overlay, tuple(c for c in components.split("+") if c))
 
 
-def bound_rules(objects: list[Obj]) -> list[tuple[str | None, str, Obj]]:
-    """(namespace of a Role, or None; role name; rule) of every rule bound to the ServiceAccount."""
-    roles = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in objects
-             if o["kind"] in ("Role", "ClusterRole")}
-    rules = []
-    for binding in (o for o in objects if o["kind"] in ("RoleBinding", "ClusterRoleBinding")):
-        assert [(s["kind"], s["namespace"]) for s in binding["subjects"]] == [("ServiceAccount", NAMESPACE)]
-        namespace, ref = binding["metadata"].get("namespace"), binding["roleRef"]
-        role = roles[ref["kind"], namespace if ref["kind"] == "Role" else None, ref["name"]]
-        rules += [(namespace, ref["name"], rule) for rule in role["rules"]]
-    return rules
-
-
-def grants(objects: list[Obj]) -> list[tuple[str | None, str, str, str, str, str | None]]:
-    """Every rule expanded: (namespace, role, verb, group, resource, resourceName or None)."""
-    return [(namespace, role, verb, group, resource, name)
-            for namespace, role, rule in bound_rules(objects) for verb in rule["verbs"]
-            for group in rule["apiGroups"] for resource in rule["resources"]
-            for name in rule.get("resourceNames") or [None]]
-
-
-def access_review(client: Any, user: str, verb: str, group: str, resource: str, namespace: str | None,
-                  name: str | None) -> bool:
-    """The real authorizer's answer for ServiceAccount ``user`` (SubjectAccessReview, asked as the admin)."""
-    plural, _, subresource = resource.partition("/")
-    attributes = {"verb": verb, "group": group, "resource": plural, "subresource": subresource,
-                  "namespace": namespace or "", "name": name or ""}
-    review = kubernetes.client.AuthorizationV1Api(client).create_subject_access_review(
-        {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-         "spec": {"user": user, "groups": ["system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}",
-                                           "system:authenticated"], "resourceAttributes": attributes}})
-    return bool(review.status.allowed)
-
-
-def wait_for_grants(client: Any, user: str, objects: list[Obj]) -> None:
-    """The RBAC authorizer reads roles through informers: wait until it grants every rendered rule."""
-    deadline = time.monotonic() + 15
-    pending = grants(objects)
-    while pending:
-        pending = [g for g in pending if not access_review(client, user, *g[2:5], g[0], g[5])]
-        if pending and time.monotonic() > deadline:
-            raise AssertionError(f"the authorizer never granted {pending}")
-        time.sleep(0.05 if pending else 0)
-
-
-REPORT_PLURALS = {"PolicyReport": "policyreports", "ClusterPolicyReport": "clusterpolicyreports",
-                  "Report": "reports", "ClusterReport": "clusterreports"}
 EARLIER_REPORTS = (   # (apiVersion, kind, name, namespace, labels) of reports an earlier run left, and others'
     (WG, "ClusterPolicyReport", "kai-gitops-prod-addon", None, OURS),          # ours, to update
     (OPEN, "ClusterReport", "kai-gitops-prod-addon", None, OURS),
@@ -204,27 +118,6 @@ def plant_reports(cluster: EnvTest) -> dict[str, str]:
     return uids
 
 
-def kai_gitops() -> list[str]:
-    script = Path(sys.executable).parent / "kai-gitops"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "reconciler"]
-
-
-def run_as_pod(cluster: EnvTest, args: list[str], env: dict[str, str], kubeconfig: Path, label: str,
-               *, cwd: Path) -> Run:
-    """The container's command as a process of its own, and the requests its identity made meanwhile."""
-    mark = cluster.audit_offset()
-    done = subprocess.run([*kai_gitops(), *args], capture_output=True, text=True, timeout=300, cwd=cwd,
-                          env={"PATH": os.environ["PATH"], "LANG": "C.UTF-8", **env, "KUBECONFIG": str(kubeconfig)})
-    run = Run(label, done.returncode, done.stdout, done.stderr)
-    run.requests = audited(cluster, mark)
-    return run
-
-
-def audited(cluster: EnvTest, mark: int) -> list[Request]:
-    events = [e for e in cluster.audit_events(mark) if e["user"]["username"] == SA_USER]
-    return [r for r in map(Request.from_event, events) if r is not None]
-
-
 def try_queue_patch(cluster: EnvTest, token: str) -> int:
     """What the ServiceAccount gets for a merge patch of a Queue's quota (its token; a dry run, which the
     authorizer judges like the real write)."""
@@ -247,9 +140,9 @@ def concurrent_report_sync(cluster: EnvTest, token: str) -> Run:
 
     from reconciler.findings.finding import Severity
     from reconciler.publish.policyreport import write_policy_reports
-    from tests.report.test_policyreport import SAMPLE, backend_ref, finding
-    from tests.report.test_policyreport import report as sample_report
     from tests.support.cluster_session import envtest_session
+    from tests.support.report_policyreport import SAMPLE, backend_ref, finding
+    from tests.support.report_policyreport import report as sample_report
 
     def report(*findings: Any) -> Any:
         sample = sample_report(*findings)
@@ -352,9 +245,6 @@ def deployments(audited_cluster: EnvTest, tmp_path_factory: pytest.TempPathFacto
 
 def refused(deployment: Deployment) -> list[Request]:
     return [r for r in deployment.requests if r.code in (401, 403)]
-
-
-CLUSTER_WIDE_SECRET_LIST = ("list", "", "secrets", None)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -591,4 +481,3 @@ def _row_name(key: tuple[str, ...]) -> str:
     verb, group, resource, namespace, name = key
     where = f"{namespace}/" if namespace else ""
     return f"{verb} {group + '/' if group else ''}{resource} {where}{name or '*'}"
-

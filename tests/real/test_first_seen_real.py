@@ -14,9 +14,9 @@ import pytest
 from reconciler.core.errors import UserError
 from reconciler.publish.policyreport import recorded_first_seen, write_policy_reports
 from reconciler.sources.cluster.session import ClusterSessions
-from tests.report.test_policyreport import NOW, SAMPLE, report
 from tests.support.cluster_session import envtest_session
 from tests.support.envtest import EnvTest
+from tests.support.report_policyreport import NOW, SAMPLE, report
 
 READ_ONLY = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
              "metadata": {"name": "kai-gitops-history"},

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.test_helm_chart import CHART
 from tests.support.demo_cluster import populate
+from tests.support.deploy_helm_chart import CHART
 from tests.support.envtest import EnvTest, running_server
 from tests.support.helpers import ROOT, load_demo_builder, make_bare_remote, timeless
 from tests.support.tools import require_tool

@@ -14,20 +14,19 @@ ServiceAccount with the authorizer's answer: none may be refused but the documen
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
-from tests.deploy.test_deploy_cronjob_run import container_env, expand
-from tests.deploy.test_deploy_manifests import main_container
-from tests.deploy.test_helm_chart import CHART
-from tests.real.test_deploy_rbac import (
+from tests.support.demo_cluster import nvca_agent, populate
+from tests.support.deploy_cronjob_run import container_env, expand
+from tests.support.deploy_helm_chart import CHART
+from tests.support.deploy_manifests import main_container
+from tests.support.envtest import EnvTest, running_server
+from tests.support.helpers import make_bare_remote
+from tests.support.real_deploy_rbac import (
     CLUSTER_WIDE_SECRET_LIST,
     DEMO,
     GIT_TOKEN,
@@ -36,27 +35,10 @@ from tests.real.test_deploy_rbac import (
     run_as_pod,
     wait_for_grants,
 )
-from tests.support.demo_cluster import nvca_agent, populate
-from tests.support.envtest import EnvTest, running_server
-from tests.support.helpers import make_bare_remote
-from tests.support.tools import require_tool
+from tests.support.real_helm_install import NAMESPACE, RELEASE, SA_USER, Obj, helm, installed_objects
 
-RELEASE = NAMESPACE = "kai-gitops"
-SA_USER = f"system:serviceaccount:{NAMESPACE}:{RELEASE}"
-Obj = dict[str, Any]
 Identity = tuple[str, str, str, str]          # (group/plural, namespace, name, uid)
 REPORTS = set(REPORT_PLURALS.values())
-
-
-def helm(cluster: EnvTest, tmp: Path, *args: str) -> str:
-    """The real helm as the admin, its caches and config under tmp (nothing written to the user's home)."""
-    assert cluster.kubeconfig is not None
-    env = {**os.environ, **{name: str(tmp / "helm" / name.lower()) for name in
-                            ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
-    done = subprocess.run([str(require_tool("helm")), "--kubeconfig", str(cluster.kubeconfig), *args],
-                          capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, f"helm {' '.join(args)}: {done.stderr}"
-    return done.stdout
 
 
 def inventory(cluster: EnvTest) -> set[Identity]:
@@ -70,11 +52,6 @@ def inventory(cluster: EnvTest) -> set[Identity]:
             found.setdefault(meta["uid"], (f"{resource.group}/{resource.plural}", meta.get("namespace") or "",
                                            meta["name"], meta["uid"]))
     return set(found.values())
-
-
-def installed_objects(cluster: EnvTest, tmp: Path) -> list[Obj]:
-    manifest = helm(cluster, tmp, "get", "manifest", RELEASE, "--namespace", NAMESPACE)
-    return [o for o in yaml.safe_load_all(manifest) if o]
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.test_deploy_cronjob_run import container_env, expand
-from tests.deploy.test_deploy_manifests import main_container
-from tests.real.test_deploy_rbac import CLUSTER_WIDE_SECRET_LIST, DEMO, GIT_TOKEN, audited, wait_for_grants
-from tests.real.test_helm_install import CHART, NAMESPACE, RELEASE, SA_USER, helm, installed_objects
 from tests.support.demo_cluster import nvca_agent, populate
+from tests.support.deploy_cronjob_run import container_env, expand
+from tests.support.deploy_helm_chart import CHART
+from tests.support.deploy_manifests import main_container
 from tests.support.envtest import EnvTest, running_server
 from tests.support.helpers import make_bare_remote
+from tests.support.real_deploy_rbac import CLUSTER_WIDE_SECRET_LIST, DEMO, GIT_TOKEN, audited, wait_for_grants
+from tests.support.real_helm_install import NAMESPACE, RELEASE, SA_USER, helm, installed_objects
 
 IMAGE = f"localhost/kai-gitops:{package_version('kai-gitops')}"
 UID = "65532"

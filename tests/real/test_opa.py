@@ -29,13 +29,13 @@ from reconciler.checks.policy import load_policy_set, make_engine
 from reconciler.checks.policy.opa_engine import POLICY_ID_PREFIX
 from reconciler.checks.policy.pack import shipped_data_files, shipped_policy_dir
 from reconciler.core.errors import UserError
-from tests.policy.conftest import EXAMPLES, USER_RULE, example
-from tests.policy.test_policy_bundle import build_policy_repo
-from tests.policy.test_rules import TRIGGERS
 from tests.support.envtest import Pki
 from tests.support.envtest._pki import generate
 from tests.support.helpers import timeless
 from tests.support.opa_server import OpaServer
+from tests.support.policy_bundle import build_policy_repo
+from tests.support.policy_rules import TRIGGERS
+from tests.support.policy_shared import EXAMPLES, USER_RULE, example
 from tests.support.tools import require_tool
 
 TOKEN = "opa-s3cret-token"

@@ -7,36 +7,14 @@ which kai-gitops takes over on purpose (docs/reconcile.md#who-owns-a-field)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.real.test_attribution import TEAM_CHART
-from tests.support.kai_cluster import CHILD, CLI_TIMEOUT_S, KaiCluster
-from tests.support.tools import require_tool
-
-KRM_APPLY = f"""\
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata:
-  name: {CHILD}
-spec:
-  resources:
-    gpu:
-      quota: 4
-"""
-
-
-def server_side_apply(cluster: KaiCluster, manager: str, manifest: str, *extra: str
-                      ) -> subprocess.CompletedProcess[str]:
-    """`kubectl apply --server-side` of `manifest` as field manager `manager` (not checked: a conflict is an answer)."""
-    path = cluster.tmp / f"{manager}.yaml"
-    path.write_text(manifest)
-    return subprocess.run([str(require_tool("kubectl")), "--kubeconfig", str(cluster.kubeconfig), "apply",
-                           "--server-side", f"--field-manager={manager}", "-f", str(path), *extra],
-                          capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+from tests.support.kai_cluster import CHILD, KaiCluster
+from tests.support.real_attribution import TEAM_CHART
+from tests.support.real_ownership import KRM_APPLY, server_side_apply
 
 
 def reconcile_json(cluster: KaiCluster, *extra: Any) -> dict[str, Any]:

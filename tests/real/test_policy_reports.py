@@ -22,9 +22,9 @@ from reconciler.core.resources import Resource, queue_ref
 from reconciler.findings.finding import Severity
 from reconciler.publish.policyreport import write_policy_reports
 from reconciler.publish.policyreport.build import REPORT_KINDS
-from tests.report.test_policyreport import NOW, SAMPLE, finding, report
 from tests.support.cluster_session import envtest_session
 from tests.support.envtest import EnvTest
+from tests.support.report_policyreport import NOW, SAMPLE, finding, report
 
 Obj = dict[str, Any]
 SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.real.test_connect import kai_gitops
-from tests.redaction.test_cluster_free_text import BLOB, HEALTHZ_TOKEN, LAST_APPLIED, SECRETS, planted_items
 from tests.support.demo_cluster import nvca_agent, populate
 from tests.support.envtest import EnvTest
+from tests.support.real_connect import kai_gitops
+from tests.support.redaction_cluster_free_text import BLOB, HEALTHZ_TOKEN, LAST_APPLIED, SECRETS, planted_items
 
 
 def test_cluster_free_text_is_masked_in_doctor_and_the_snapshot(envtest: EnvTest, tmp_path: Path) -> None:

@@ -11,27 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ruamel.yaml import YAML
 
 from reconciler.core.refs import ObjectRef
 from reconciler.plans.plan import Change, FieldChange, Operation
 from reconciler.plans.validate import check_change
 from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_write
-from tests.support.helpers import FIXTURES, assert_one_line_error
+from tests.support.helpers import assert_one_line_error
+from tests.support.reconcile_kai_config import CONFIG_PATH, GOLDEN, drifted_spec, stored_spec
 from tests.support.reconcile_support import DEMO, Demo, demo_cluster
-
-CONFIG_PATH = "/apis/kai.scheduler/v1/configs/kai-config"
-GOLDEN = YAML(typ="safe", pure=True).load(
-    YAML(typ="safe", pure=True).load((FIXTURES / "nvcf/golden/kai-config-manifest-configmap.yaml").read_text())
-    ["data"]["kai-config.yaml"])["spec"]
-
-
-def drifted_spec() -> dict[str, Any]:
-    spec = copy.deepcopy(GOLDEN)
-    spec["admission"]["gpuSharing"] = True                                  # a hand edit
-    spec["scheduler"]["service"]["resources"]["limits"] = {"cpu": "4000m"}  # memory dropped, cpu raised
-    spec["global"]["nodePoolLabelKey"] = "team.example/pool"               # Git leaves it to the operator
-    return spec
 
 
 @pytest.fixture
@@ -43,12 +30,6 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Demo]:
              {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "not-the-singleton"},
               "spec": {"admission": {"gpuSharing": True}}}]
     yield from demo_cluster(tmp_path, items)
-
-
-def stored_spec(demo: Demo) -> dict[str, Any]:
-    found = demo.server.get_object("kai.scheduler/v1", "Config", "kai-config")
-    assert found is not None
-    return dict(found["spec"])
 
 
 def test_the_demos_prod_kai_config_has_gpu_sharing_turned_on_by_hand() -> None:

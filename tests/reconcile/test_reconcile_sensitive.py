@@ -14,8 +14,8 @@ import pytest
 
 from reconciler.model.sensitive import SensitiveAllow
 from reconciler.reconcile.allowed_writes import MERGE_PATCH, WriteForbidden, check_sensitive, check_write
-from tests.reconcile.test_reconcile_kai_config import CONFIG_PATH, GOLDEN, stored_spec
 from tests.support.helpers import assert_one_line_error, commit_files
+from tests.support.reconcile_kai_config import CONFIG_PATH, GOLDEN, stored_spec
 from tests.support.reconcile_support import DEMO, Demo, demo_cluster
 
 IMAGE = ("spec", "admission", "service", "image", "repository")

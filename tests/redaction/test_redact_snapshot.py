@@ -16,7 +16,7 @@ import pytest
 
 from reconciler.sources.snapshot import read_snapshot
 from reconciler.sources.snapshot_writer import snapshot_command
-from tests.cluster.test_cluster_source import FAST, lab_items, serve, write_kubeconfig
+from tests.support.cluster_source import FAST, lab_items, serve, write_kubeconfig
 from tests.support.kubeserver import KubeTestServer
 
 PROM_PASSWORD = "Zq9PromPassw0rdInUrl"

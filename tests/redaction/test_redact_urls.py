@@ -115,7 +115,7 @@ def test_a_query_token_of_a_clone_url_is_used_but_never_written_into_the_clone_c
 
 @pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
 def test_the_fix_branch_push_audit_line_shows_no_token_of_the_remote_url(tmp_path: Path) -> None:
-    from tests.git.test_gitfix_pull import HOST_TOKEN, PUSH_TOKEN, _demo
+    from tests.support.gitfix_pull import HOST_TOKEN, PUSH_TOKEN, _demo
     from tests.support.githost.github import GitHubStandIn
 
     root = tmp_path / "srv"

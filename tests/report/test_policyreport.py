@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from reconciler.core.errors import UserError
-from reconciler.core.refs import Location, ObjectRef, release_ref
+from reconciler.core.refs import ObjectRef, release_ref
 from reconciler.core.resources import (
     CLUSTER_POLICY_REPORT,
     OPEN_CLUSTER_REPORT,
@@ -28,7 +28,7 @@ from reconciler.core.resources import (
     Resource,
     queue_ref,
 )
-from reconciler.findings.finding import Action, Finding, Fix, Kind, Severity
+from reconciler.findings.finding import Severity
 from reconciler.publish.policyreport import write_policy_reports
 from reconciler.publish.policyreport.build import REPORT_KINDS, SIZE_BUDGET
 from reconciler.report.report import ClusterReport, GitInfo, Report
@@ -36,9 +36,7 @@ from reconciler.sources.cluster.session import ClusterSession
 from tests.support.cluster_session import session_at
 from tests.support.kubeserver import Fault, KubeTestServer
 from tests.support.report_crds import OPEN, WG, crd_schema, register_reports
-
-NOW = datetime(2026, 12, 1, 9, 0, 0, 250_000, tzinfo=UTC)
-COMMIT = "05a796e0c1d2e3f4a5b6c7d8e9f00112233445566"
+from tests.support.report_policyreport import COMMIT, NOW, SAMPLE, backend_ref, finding, report
 
 
 @pytest.fixture
@@ -56,35 +54,12 @@ def api(server: KubeTestServer) -> Iterator[ClusterSession]:
     session.close()
 
 
-def finding(rule: str, subject: ObjectRef | None, severity: Severity = Severity.ERROR, *, n: int = 0,
-            message: str = "queue quota is 0", waived: str | None = None) -> Finding:
-    return Finding(rule, Kind.DRIFT if "-D-" in rule else Kind.VIOLATION, severity, message, "prod",
-                   subject, Location("environments/prod.yaml", 26 + n, 5, ("kai", "queues", n)),
-                   title=f"title of {rule}", waived_by=waived,
-                   fix=Fix(Action.UPDATE, "patch it", command="kubectl patch queue default"))
-
-
-def report(*findings: Finding) -> Report:
-    return Report("reconcile", [ClusterReport("prod", GitInfo("repo", "HEAD", COMMIT), None, None, None,
-                                              list(findings))])
-
-
-def backend_ref(name: str = "nvcf-backend", namespace: str = "nvcf-backend") -> ObjectRef:
-    return ObjectRef("nvcf.nvidia.io/v1", "NVCFBackend", name, namespace)
-
-
 def stored(server: KubeTestServer, kind: Resource, namespace: str | None = None) -> dict[str, Any] | None:
     return server.get_object(kind.api_version, kind.kind, "kai-gitops-prod", namespace)
 
 
 def writes(server: KubeTestServer, since: int = 0) -> list[tuple[str, str]]:
     return [(r.method, r.path) for r in server.requests[since:] if r.method != "GET"]
-
-
-SAMPLE = (finding("KAI-D-002", queue_ref("default-parent-queue")),
-          finding("NVCA-G-004", backend_ref(), Severity.WARNING, message="gate Foo unknown"),
-          finding("KAI-R-001", release_ref("kai-scheduler", "kai-scheduler"), Severity.INFO),
-          finding("KAI-G-001", None, Severity.WARNING, waived="accepted until the upgrade"))
 
 
 def test_reports_per_scope_validate_against_the_crd_schemas(server: KubeTestServer, api: ClusterSession) -> None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from reconciler.findings.finding import Action, Fix
 from reconciler.findings.problems import group_problems, problem_id
 from reconciler.outputs import render
-from tests.outputs.conftest import sample_findings, sample_report
+from tests.support.outputs_shared import sample_findings, sample_report
 
 
 def test_stale_queue_reported_by_three_rules_is_one_problem() -> None:

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.real.test_ownership import KRM_APPLY, server_side_apply
 from tests.support.kai_cluster import CHILD, PARENT, KaiCluster
+from tests.support.real_ownership import KRM_APPLY, server_side_apply
 
 HAND_EDIT_EVERY = 6
 OPERATOR_APPLY = """\

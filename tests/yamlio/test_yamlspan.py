@@ -12,8 +12,8 @@ from reconciler.yamlio import libyaml as yaml_libyaml
 from reconciler.yamlio import spans
 from reconciler.yamlio.document import MAX_NODES, load_document, load_documents
 from tests.support.helpers import ROOT
-from tests.yamlio.test_fast_paths import corpus
-from tests.yamlio.test_fast_paths import documents as generated_documents
+from tests.support.yamlio_fast_paths import corpus
+from tests.support.yamlio_fast_paths import documents as generated_documents
 
 TEXT = """\
 a:

@@ -1,0 +1,57 @@
+"""Shared helpers of tests/yamlio/test_fast_paths.py, used by other tests too.
+
+Tests import helpers only from tests/support/ (tests/project/test_test_layout.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+from tests.support.helpers import ROOT, helm_template
+
+CORPUS_DIRS = ("tests/fixtures", "repo-templates", "reconciler/data", "policies", "deploy")
+
+# `kai-gitops init`'s CI templates: byte-for-byte copies of repo-templates/ci (tests/cli/test_cli_init.py), read there.
+INIT_CI_COPIES = ROOT / "reconciler" / "data" / "init" / "ci"
+
+
+def corpus() -> list[Path]:
+    files = [p for d in CORPUS_DIRS for p in sorted((ROOT / d).rglob("*")) if p.suffix in (".yaml", ".yml")
+             and not p.is_relative_to(INIT_CI_COPIES) and not helm_template(p)]
+    assert len(files) > 20, files
+    return files
+
+
+SCALARS = ["yes", "no", "on", "Off", "y", "N", "true", "False", "~", "null", "", "010", "0o17", "0x1F", "0b11",
+           "1_000", "1e3", "1.5", ".inf", "-.Inf", ".nan", "2024-01-01", "12345678901234567890", "-0", "+3",
+           "'yes'", '"on"', "'1'", "plain text", "a:b", "=", "_", "0x_", "é", "x # c", "[1, yes]", "{k: on}",
+           "'it''s'", '"\\t"', "&a yes", "*a", "!!str 1", "-1", "0", "007", "1_0", "0.", "-.5e3"]
+
+KEYS = ["a", "b", "yes", "on", "1", "'1'", "true", "~", "2.5", "010", "key x", '"q"', "é", "<<"]
+
+
+def _block(draw: Any, depth: int, indent: int) -> str:
+    pad = " " * indent
+    kind = draw(st.sampled_from(["map", "seq", "flow"] if depth < 3 else ["flow"]))
+    if kind == "flow":
+        return " " + draw(st.sampled_from(SCALARS)) + "\n"
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        head = f"{pad}{draw(st.sampled_from(KEYS))}:" if kind == "map" else f"{pad}-"
+        if draw(st.booleans()):
+            lines.append(head + " " + draw(st.sampled_from(SCALARS)) + "\n")
+        else:
+            lines.append(head + "\n" + _block(draw, depth + 1, indent + 2).lstrip("\n"))
+    text = "".join(lines)
+    return "\n" + text if kind != "flow" else text
+
+
+@st.composite
+def documents(draw: Any) -> str:
+    body = _block(draw, 0, 0).lstrip("\n")
+    if body.startswith(" "):
+        body = "value:" + body
+    return body
