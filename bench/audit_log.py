@@ -36,15 +36,23 @@ def read_one(log: str) -> None:
     started = time.perf_counter()
     found = last_writes([log] if log else [], [target], datetime.now(UTC))
     seconds = time.perf_counter() - started
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # Linux: kilobytes
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # Linux: kilobytes
     write = found.get(target)
-    print(json.dumps({"seconds": round(seconds, 3), "peak_rss_mb": round(peak_kb / 1024, 1),
-                      "found": write.user if write else None}))
+    print(
+        json.dumps(
+            {
+                "seconds": round(seconds, 3),
+                "peak_rss_mb": round(peak_kb / 1024, 1),
+                "found": write.user if write else None,
+            }
+        )
+    )
 
 
 def measured(log: Path | None) -> dict[str, object]:
-    out = subprocess.run([sys.executable, __file__, "--read", str(log or "")], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--read", str(log or "")], capture_output=True, text=True, check=True
+    )
     result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -69,10 +77,16 @@ def main() -> None:
             lines = write_noise_log(log, size, hot=hot, compress=compress)
             result = measured(log)
             seconds = float(str(result["seconds"]))
-            rows[name] = {"uncompressed_mb": round(size / MB), "file_mb": round(log.stat().st_size / MB, 1),
-                          "lines": lines, **result, "mb_per_s": round(size / MB / seconds, 1),
-                          "peak_above_baseline_mb": round(float(str(result["peak_rss_mb"]))
-                                                          - float(str(baseline["peak_rss_mb"])), 1)}
+            rows[name] = {
+                "uncompressed_mb": round(size / MB),
+                "file_mb": round(log.stat().st_size / MB, 1),
+                "lines": lines,
+                **result,
+                "mb_per_s": round(size / MB / seconds, 1),
+                "peak_above_baseline_mb": round(
+                    float(str(result["peak_rss_mb"])) - float(str(baseline["peak_rss_mb"])), 1
+                ),
+            }
             print(f"{name}: {rows[name]}", file=sys.stderr)
             log.unlink()
     print(json.dumps(rows))

@@ -46,14 +46,16 @@ from fleet_repo import write_fleet_repo  # noqa: E402
 NAIVE_ENV = {"KAI_GITOPS_YAML_READER": "ruamel", "KAI_GITOPS_PARSE_CACHE": "0"}
 
 
-def run(repo: Path, args: list[str], out: Path | None = None, env: dict[str, str] | None = None,
-        source: Path = ROOT) -> dict[str, Any]:
+def run(
+    repo: Path, args: list[str], out: Path | None = None, env: dict[str, str] | None = None, source: Path = ROOT
+) -> dict[str, Any]:
     """One kai-gitops process (of the source tree `source`): wall and CPU seconds, exit code; stdout to `out`."""
     full_env = {**os.environ, "PYTHONPATH": str(source), **(env or {})}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "reconciler", *args], cwd=repo, env=full_env,
-                          capture_output=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler", *args], cwd=repo, env=full_env, capture_output=True, check=False
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 2):
@@ -71,22 +73,35 @@ def best_of(repeat: int, *args: Any, **kwargs: Any) -> dict[str, Any]:
 
 
 def per_cluster(result: dict[str, Any], clusters: int, startup: dict[str, Any]) -> dict[str, Any]:
-    return {**result, "per_cluster_ms": round(1000 * result["seconds"] / clusters, 2),
-            "per_cluster_cpu_ms_after_startup": round(1000 * (result["cpu_s"] - startup["cpu_s"]) / clusters, 2)}
+    return {
+        **result,
+        "per_cluster_ms": round(1000 * result["seconds"] / clusters, 2),
+        "per_cluster_cpu_ms_after_startup": round(1000 * (result["cpu_s"] - startup["cpu_s"]) / clusters, 2),
+    }
 
 
 def findings_of(report: dict[str, Any]) -> list[tuple[Any, ...]]:
     """What a check found, in terms every report version shares (for comparing with an older tree)."""
-    return sorted((c["cluster"], f["rule"], f["message"], f["waived_by"] is None,
-                   *((f["location"] or {}).get(k) for k in ("file", "line", "column", "path")))
-                  for c in report["clusters"] for f in c["findings"])
+    return sorted(
+        (
+            c["cluster"],
+            f["rule"],
+            f["message"],
+            f["waived_by"] is None,
+            *((f["location"] or {}).get(k) for k in ("file", "line", "column", "path")),
+        )
+        for c in report["clusters"]
+        for f in c["findings"]
+    )
 
 
-def baseline(repo: Path, source: Path, clusters: int, startup: dict[str, Any], work: Path,
-             full_report: dict[str, Any]) -> dict[str, Any]:
+def baseline(
+    repo: Path, source: Path, clusters: int, startup: dict[str, Any], work: Path, full_report: dict[str, Any]
+) -> dict[str, Any]:
     """The whole check run by another source tree (e.g. `git archive main | tar -x -C DIR`), same fleet."""
-    result = per_cluster(best_of(1, repo, ["check", "-o", "json"], work / "baseline.json", source=source),
-                         clusters, startup)
+    result = per_cluster(
+        best_of(1, repo, ["check", "-o", "json"], work / "baseline.json", source=source), clusters, startup
+    )
     result["same_findings"] = findings_of(json.loads((work / "baseline.json").read_text())) == findings_of(full_report)
     log(f"baseline {source}: {result['seconds']} s")
     return {"source": str(source), **result}
@@ -103,11 +118,13 @@ def bench(clusters: int, shards: int, repeat: int, work: Path, baseline_tree: Pa
     startup = best_of(repeat, repo, ["--version"])
     full = per_cluster(best_of(repeat, repo, ["check", "-o", "json"], work / "full.json"), clusters, startup)
     log(f"check: {full['seconds']} s")
-    naive = per_cluster(best_of(1, repo, ["check", "-o", "json"], work / "naive.json", env=NAIVE_ENV),
-                        clusters, startup)
+    naive = per_cluster(
+        best_of(1, repo, ["check", "-o", "json"], work / "naive.json", env=NAIVE_ENV), clusters, startup
+    )
     log(f"naive check (ruamel, no parse cache): {naive['seconds']} s")
-    ruamel_cached = per_cluster(best_of(1, repo, ["check", "-o", "json"], env={"KAI_GITOPS_YAML_READER": "ruamel"}),
-                                clusters, startup)
+    ruamel_cached = per_cluster(
+        best_of(1, repo, ["check", "-o", "json"], env={"KAI_GITOPS_YAML_READER": "ruamel"}), clusters, startup
+    )
     log(f"ruamel with parse cache: {ruamel_cached['seconds']} s")
 
     shard_runs = []
@@ -128,11 +145,20 @@ def bench(clusters: int, shards: int, repeat: int, work: Path, baseline_tree: Pa
     slowest = max(r["seconds"] for r in shard_runs)
     extra = {"baseline": baseline(repo, baseline_tree, clusters, startup, work, full_report)} if baseline_tree else {}
     return extra | {
-        "benchmark": "check_fleet", "clusters": clusters, "yaml_files": files, "generate_s": generated,
-        "repeat": repeat, "startup": startup, "check": full, "naive": naive, "ruamel_cached": ruamel_cached,
+        "benchmark": "check_fleet",
+        "clusters": clusters,
+        "yaml_files": files,
+        "generate_s": generated,
+        "repeat": repeat,
+        "startup": startup,
+        "check": full,
+        "naive": naive,
+        "ruamel_cached": ruamel_cached,
         "speedup_vs_naive": round(naive["seconds"] / full["seconds"], 2),
         "speedup_vs_naive_cpu": round(naive["cpu_s"] / full["cpu_s"], 2),
-        "shards": shard_runs, "merge": merge, "merge_text": merge_text,
+        "shards": shard_runs,
+        "merge": merge,
+        "merge_text": merge_text,
         "sharded_wall_s": round(slowest + merge["seconds"], 3),
         "findings": full_report["summary"],
         "merge_equals_check": timeless(full_report) == timeless(merged),
@@ -157,12 +183,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clusters", type=int, default=None, help="fleet size (default 300; --quick: 24)")
     parser.add_argument("--shards", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=None, help="runs per measurement, best kept (default 3; "
-                                                                   "--quick: 1)")
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="runs per measurement, best kept (default 3; --quick: 1)"
+    )
     parser.add_argument("--quick", action="store_true", help="a small fleet, one run each (a smoke test)")
     parser.add_argument("--keep", type=Path, default=None, help="write the repository and reports here")
-    parser.add_argument("--baseline", type=Path, default=None, metavar="TREE",
-                        help="also time the whole check with this source tree (e.g. an export of main)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="TREE",
+        help="also time the whole check with this source tree (e.g. an export of main)",
+    )
     args = parser.parse_args()
     clusters = args.clusters or (24 if args.quick else 300)
     repeat = args.repeat or (1 if args.quick else 3)

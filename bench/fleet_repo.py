@@ -74,8 +74,10 @@ addons:
 
 
 def _resources(indent: str, quota: int) -> str:
-    return "".join(f"{indent}{res}:\n{indent}  quota: {quota}\n{indent}  limit: -1\n{indent}  overQuotaWeight: 1\n"
-                   for res in ("cpu", "gpu", "memory"))
+    return "".join(
+        f"{indent}{res}:\n{indent}  quota: {quota}\n{indent}  limit: -1\n{indent}  overQuotaWeight: 1\n"
+        for res in ("cpu", "gpu", "memory")
+    )
 
 
 def _kai_values(rng: random.Random, i: int, *, broken: bool) -> str:
@@ -142,18 +144,22 @@ def _cluster_entry(rng: random.Random, i: int, files: dict[str, str]) -> str:
         env = f"environments/{name}.yaml"
         files[env] = _env_file(rng, i, broken=broken)
         base = "    stackBaseFile: stack/base.yaml\n" if i % 3 == 0 else ""
-        return (f"  - name: {name}\n    kubeContext: {name}\n    mode: addon\n    kaiChartVersion: v0.16.7\n"
-                f"    environmentFile: {env}\n{base}    sharedCluster:\n      intent: dedicated\n")
+        return (
+            f"  - name: {name}\n    kubeContext: {name}\n    mode: addon\n    kaiChartVersion: v0.16.7\n"
+            f"    environmentFile: {env}\n{base}    sharedCluster:\n      intent: dedicated\n"
+        )
     folder = f"clusters/{name}"
     files[f"{folder}/kai-values.yaml"] = _kai_values(rng, i, broken=broken)
     files[f"{folder}/nvca-operator-values.yaml"] = _nvca_values(rng, i)
     files[f"{folder}/queues.yaml"] = _queues(rng, i)
     nodes = ", ".join(f"{name}-gpu-{n}" for n in range(rng.randint(1, 4)))
-    return (f"  - name: {name}\n    kubeContext: {name}\n    mode: standalone\n"
-            f"    kaiChartVersion: {rng.choice(VERSIONS)}\n    kaiValuesFile: {folder}/kai-values.yaml\n"
-            f"    nvcaValuesFile: {folder}/nvca-operator-values.yaml\n"
-            f"    sharedCluster:\n      intent: shared\n      nodes: [{nodes}]\n"
-            f"    queueFiles:\n      - {folder}/queues.yaml\n")
+    return (
+        f"  - name: {name}\n    kubeContext: {name}\n    mode: standalone\n"
+        f"    kaiChartVersion: {rng.choice(VERSIONS)}\n    kaiValuesFile: {folder}/kai-values.yaml\n"
+        f"    nvcaValuesFile: {folder}/nvca-operator-values.yaml\n"
+        f"    sharedCluster:\n      intent: shared\n      nodes: [{nodes}]\n"
+        f"    queueFiles:\n      - {folder}/queues.yaml\n"
+    )
 
 
 def fleet_files(n: int, seed: int = 10) -> dict[str, str]:
@@ -163,8 +169,9 @@ def fleet_files(n: int, seed: int = 10) -> dict[str, str]:
         "kai-gitops-waivers.yaml": WAIVERS,
     }
     entries = [_cluster_entry(rng, i, files) for i in range(n)]
-    files["kai-gitops.yaml"] = ("apiVersion: kai-gitops/v1\nclusters:\n" + "".join(entries)
-                                + "waiversFile: kai-gitops-waivers.yaml\n")
+    files["kai-gitops.yaml"] = (
+        "apiVersion: kai-gitops/v1\nclusters:\n" + "".join(entries) + "waiversFile: kai-gitops-waivers.yaml\n"
+    )
     return files
 
 

@@ -51,13 +51,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for name, commit in (("naive: bad change, no waves", BAD), ("naive: good change, no waves", GOOD)):
         result = simulate(size, Scenario(name, ((0.0, commit),), hours=2), config=config, naive=True)
         times = [a.at for a in result.applies]
-        naive.append({"scenario": name, "applied": len(result.applies),
-                      "unhealthy_after_apply": sum(1 for a in result.applies if not a.healthy),
-                      "last_apply_h": round(max(times) / HOUR, 2) if times else None})
-    return {"clusters": size, "config_parse_s": round(config_s, 2), "waves": [
-        {"name": w.name, "clusters": len(m), "soak_s": w.soak_s}
-        for w, m in zip(config.rollout.waves, config.rollout.members, strict=True)] if config.rollout else [],
-        "scenarios": scenarios, "naive": naive}
+        naive.append(
+            {
+                "scenario": name,
+                "applied": len(result.applies),
+                "unhealthy_after_apply": sum(1 for a in result.applies if not a.healthy),
+                "last_apply_h": round(max(times) / HOUR, 2) if times else None,
+            }
+        )
+    return {
+        "clusters": size,
+        "config_parse_s": round(config_s, 2),
+        "waves": [
+            {"name": w.name, "clusters": len(m), "soak_s": w.soak_s}
+            for w, m in zip(config.rollout.waves, config.rollout.members, strict=True)
+        ]
+        if config.rollout
+        else [],
+        "scenarios": scenarios,
+        "naive": naive,
+    }
 
 
 if __name__ == "__main__":

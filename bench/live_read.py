@@ -69,8 +69,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 import real_cluster  # noqa: E402
 
 TARGET_S, TARGET_MB = 10.0, 400.0
-STAND_IN_NOTE = ("The API server is a Python thread in the benchmark process: on this machine's {cpus} CPU core(s) "
-                 "it competes with the measured child for CPU, so every time includes serving the JSON too.")
+STAND_IN_NOTE = (
+    "The API server is a Python thread in the benchmark process: on this machine's {cpus} CPU core(s) "
+    "it competes with the measured child for CPU, so every time includes serving the JSON too."
+)
 NOTE = STAND_IN_NOTE + " The naive baseline lists all pods (no selector) into kubernetes client models."
 
 
@@ -82,21 +84,21 @@ class ChildRun:
     stdout: str
     stderr: str
     timed_out: bool
-    cpu_s: float = 0.0          # the child's user + system CPU, its own children included
-    server_cpu_s: float = 0.0   # --server real: etcd + kube-apiserver CPU meanwhile
-    api_requests: dict[str, int] = field(default_factory=dict)   # --server real: "verb resource" -> count (audit log)
+    cpu_s: float = 0.0  # the child's user + system CPU, its own children included
+    server_cpu_s: float = 0.0  # --server real: etcd + kube-apiserver CPU meanwhile
+    api_requests: dict[str, int] = field(default_factory=dict)  # --server real: "verb resource" -> count (audit log)
 
 
-def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
-              stdout_path: Path | None = None) -> ChildRun:
+def run_child(
+    cmd: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None, stdout_path: Path | None = None
+) -> ChildRun:
     """Run `cmd`; wall time and the child's own peak RSS (VmHWM polled from /proc every 10 ms).
 
     Not wait4's ru_maxrss: Linux carries the pre-exec high-water mark of the forked copy of this process
     (which holds the whole synthetic cluster) into the child's, so every child would report our size.
     With `stdout_path` the output goes to that file and is not read back (kubectl's is ~100 MB).
     """
-    with (open(stdout_path, "w+b") if stdout_path else tempfile.TemporaryFile()) as out, \
-            tempfile.TemporaryFile() as err:
+    with open(stdout_path, "w+b") if stdout_path else tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started, cpu_before = time.monotonic(), real_cluster.children_cpu_s()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env={**os.environ, **(env or {})})
         peak_kb = [0]
@@ -114,8 +116,15 @@ def run_child(cmd: list[str], *, timeout: float | None = None, env: dict[str, st
         out.seek(0)
         err.seek(0)
         stdout = "" if stdout_path else out.read().decode(errors="replace")
-        return ChildRun(wall, peak_kb[0] / 1024, proc.returncode, stdout, err.read().decode(errors="replace"),
-                        timed_out, cpu_s=real_cluster.children_cpu_s() - cpu_before)
+        return ChildRun(
+            wall,
+            peak_kb[0] / 1024,
+            proc.returncode,
+            stdout,
+            err.read().decode(errors="replace"),
+            timed_out,
+            cpu_s=real_cluster.children_cpu_s() - cpu_before,
+        )
 
 
 def _poll_hwm(proc: subprocess.Popen[bytes], peak_kb: list[int]) -> None:
@@ -134,8 +143,10 @@ def median_run(cmd: list[str], runs: int, label: str) -> tuple[list[ChildRun], C
     done = []
     for i in range(runs):
         run = run_child(cmd)
-        print(f"  {label} run {i + 1}: {run.wall_s:.2f} s, peak {run.peak_mb:.0f} MB, exit {run.returncode}",
-              file=sys.stderr)
+        print(
+            f"  {label} run {i + 1}: {run.wall_s:.2f} s, peak {run.peak_mb:.0f} MB, exit {run.returncode}",
+            file=sys.stderr,
+        )
         done.append(run)
     by_time = sorted(done, key=lambda r: r.wall_s)
     return done, by_time[len(by_time) // 2]
@@ -149,10 +160,20 @@ def child_read(kubeconfig: str) -> None:
 
     started = time.monotonic()
     live = cluster_reader(kubeconfig, None)(None)
-    print(orjson.dumps({"nodes": live.nodes_total, "pods": len(live.nvcf_pods) + len(live.kai_pods),
-                        "nvcf_pods": len(live.nvcf_pods), "kai_pods": len(live.kai_pods), "queues": len(live.queues),
-                        "releases": len(live.releases), "pod_groups": len(live.gangs.pod_groups),
-                        "read_s": time.monotonic() - started}).decode())
+    print(
+        orjson.dumps(
+            {
+                "nodes": live.nodes_total,
+                "pods": len(live.nvcf_pods) + len(live.kai_pods),
+                "nvcf_pods": len(live.nvcf_pods),
+                "kai_pods": len(live.kai_pods),
+                "queues": len(live.queues),
+                "releases": len(live.releases),
+                "pod_groups": len(live.gangs.pod_groups),
+                "read_s": time.monotonic() - started,
+            }
+        ).decode()
+    )
 
 
 def child_naive(kubeconfig: str) -> None:
@@ -163,8 +184,11 @@ def child_naive(kubeconfig: str) -> None:
     started = time.monotonic()
     pods = api.list_pod_for_all_namespaces()
     nodes = api.list_node()
-    print(orjson.dumps({"pods": len(pods.items), "nodes": len(nodes.items),
-                        "read_s": time.monotonic() - started}).decode())
+    print(
+        orjson.dumps(
+            {"pods": len(pods.items), "nodes": len(nodes.items), "read_s": time.monotonic() - started}
+        ).decode()
+    )
 
 
 def child_models(kubeconfig: str) -> None:
@@ -226,9 +250,19 @@ def child_floor(url: str, namespaces: list[str]) -> None:
     labelled = _page_all(pool, url, "/api/v1/nodes", {"labelSelector": "nvca.nvcf.nvidia.io/schedule"})
     meta = orjson.loads(pool.request("GET", f"{url}/api/v1/nodes?limit=1").data)["metadata"]
     total = 1 + int(meta.get("remainingItemCount", 0))
-    print(orjson.dumps({"pods": pods, "nodes": nodes, "floor_s": finished - started,
-                        "nodes_paged_s": finished - nodes_started, "nodes_selector_s": time.monotonic() - finished,
-                        "nodes_selector_labelled": labelled, "nodes_selector_total": total}).decode())
+    print(
+        orjson.dumps(
+            {
+                "pods": pods,
+                "nodes": nodes,
+                "floor_s": finished - started,
+                "nodes_paged_s": finished - nodes_started,
+                "nodes_selector_s": time.monotonic() - finished,
+                "nodes_selector_labelled": labelled,
+                "nodes_selector_total": total,
+            }
+        ).decode()
+    )
 
 
 # -- the benchmark -----------------------------------------------------------------------------------
@@ -240,10 +274,14 @@ def _last_json(text: str) -> dict[str, Any]:
 
 
 def _kubeconfig(path: Path, url: str) -> str:
-    config = {"apiVersion": "v1", "kind": "Config", "current-context": "prod",
-              "clusters": [{"name": "prod", "cluster": {"server": url}}],
-              "contexts": [{"name": "prod", "context": {"cluster": "prod", "user": "bench"}}],
-              "users": [{"name": "bench", "user": {"token": "bench-token"}}]}
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "prod",
+        "clusters": [{"name": "prod", "cluster": {"server": url}}],
+        "contexts": [{"name": "prod", "context": {"cluster": "prod", "user": "bench"}}],
+        "users": [{"name": "bench", "user": {"token": "bench-token"}}],
+    }
     path.write_bytes(orjson.dumps(config))
     return str(path)
 
@@ -274,35 +312,67 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         started = time.monotonic()
         counts = synthetic.load(server, scale)
         print(f"loaded {counts} in {time.monotonic() - started:.1f} s", file=sys.stderr)
-        result |= {"pods": counts["Pod"], "nodes": counts["Node"], "nvcf_pods": scale.nvcf_pods,
-                   "queues": counts["Queue"], "release_secrets": scale.releases}
+        result |= {
+            "pods": counts["Pod"],
+            "nodes": counts["Node"],
+            "nvcf_pods": scale.nvcf_pods,
+            "queues": counts["Queue"],
+            "release_secrets": scale.releases,
+        }
         kubeconfig = _kubeconfig(Path(tmp) / "kubeconfig", server.url)
         repo = Path(tmp) / "repo"
         _build_repo(repo)
-        diff = [_cli(), "diff", "--repo", str(repo), "--cluster", "prod-addon", "--kubeconfig", kubeconfig,
-                "-o", "json"]
+        diff = [
+            _cli(),
+            "diff",
+            "--repo",
+            str(repo),
+            "--cluster",
+            "prod-addon",
+            "--kubeconfig",
+            kubeconfig,
+            "-o",
+            "json",
+        ]
         before = len(server.requests)
         runs, ours = median_run(diff, args.runs, "ours (kai-gitops diff)")
-        result |= {"ours_s": round(ours.wall_s, 2), "ours_peak_mb": round(ours.peak_mb, 1),
-                   "ours_runs_s": [round(r.wall_s, 2) for r in runs], "ours_exit": ours.returncode,
-                   "ours_requests": (len(server.requests) - before) // max(args.runs, 1)}
+        result |= {
+            "ours_s": round(ours.wall_s, 2),
+            "ours_peak_mb": round(ours.peak_mb, 1),
+            "ours_runs_s": [round(r.wall_s, 2) for r in runs],
+            "ours_exit": ours.returncode,
+            "ours_requests": (len(server.requests) - before) // max(args.runs, 1),
+        }
         if ours.returncode not in (0, 2):
             result["ours_error"] = ours.stderr.strip()[-300:]
         _, read = median_run([sys.executable, __file__, "_read", kubeconfig], args.runs, "read only")
-        result |= {"read_s": round(read.wall_s, 2), "read_peak_mb": round(read.peak_mb, 1),
-                   "read_counts": _last_json(read.stdout)}
+        result |= {
+            "read_s": round(read.wall_s, 2),
+            "read_peak_mb": round(read.peak_mb, 1),
+            "read_counts": _last_json(read.stdout),
+        }
         floor_cmd = [sys.executable, __file__, "_floor", server.url, *synthetic.nvcf_namespaces(scale)]
         _, floor = median_run(floor_cmd, args.runs, "floor")
         floor_data = _last_json(floor.stdout)
-        result |= {"floor_s": round(floor_data.get("floor_s", float("nan")), 2),
-                   "floor_process_s": round(floor.wall_s, 2), "floor_peak_mb": round(floor.peak_mb, 1),
-                   "nodes_paged_s": round(floor_data.get("nodes_paged_s", float("nan")), 2),
-                   "nodes_selector_s": round(floor_data.get("nodes_selector_s", float("nan")), 2)}
+        result |= {
+            "floor_s": round(floor_data.get("floor_s", float("nan")), 2),
+            "floor_process_s": round(floor.wall_s, 2),
+            "floor_peak_mb": round(floor.peak_mb, 1),
+            "nodes_paged_s": round(floor_data.get("nodes_paged_s", float("nan")), 2),
+            "nodes_selector_s": round(floor_data.get("nodes_selector_s", float("nan")), 2),
+        }
         naive = run_child([sys.executable, __file__, "_naive", kubeconfig], timeout=args.naive_timeout)
-        print(f"  naive: {naive.wall_s:.2f} s, peak {naive.peak_mb:.0f} MB, exit {naive.returncode}"
-              f"{' (timed out)' if naive.timed_out else ''}", file=sys.stderr)
-        result |= {"naive_s": round(naive.wall_s, 2), "naive_peak_mb": round(naive.peak_mb, 1),
-                   "naive_timed_out": naive.timed_out, "naive_exit": naive.returncode}
+        print(
+            f"  naive: {naive.wall_s:.2f} s, peak {naive.peak_mb:.0f} MB, exit {naive.returncode}"
+            f"{' (timed out)' if naive.timed_out else ''}",
+            file=sys.stderr,
+        )
+        result |= {
+            "naive_s": round(naive.wall_s, 2),
+            "naive_peak_mb": round(naive.peak_mb, 1),
+            "naive_timed_out": naive.timed_out,
+            "naive_exit": naive.returncode,
+        }
     result["targets"] = {"ours_s": TARGET_S, "ours_peak_mb": TARGET_MB}
     result["within_targets"] = ours.returncode in (0, 2) and ours.wall_s <= TARGET_S and ours.peak_mb <= TARGET_MB
     result["bench_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -311,6 +381,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # -- PodGroups on the stand-in --------------------------------------------------------------------------
+
 
 def gangs_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     """Our read without and with the PodGroups: what reading them costs, and that the pod reads did not grow."""
@@ -321,20 +392,27 @@ def gangs_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     for label, gangs in (("without", False), ("with", True)):
         with KubeTestServerFor(scale, gangs) as (server, counts, kubeconfig):
             before = len(server.requests)
-            runs, read = median_run([sys.executable, __file__, "_read", kubeconfig], args.runs,
-                                    f"read {label} PodGroups")
+            runs, read = median_run(
+                [sys.executable, __file__, "_read", kubeconfig], args.runs, f"read {label} PodGroups"
+            )
             requests = server.requests[before:]
             per_run = len(requests) // max(len(runs), 1)
-            result[label] = {"pods": counts["Pod"], "pod_groups": counts.get("PodGroup", 0),
-                             "read_s": round(read.wall_s, 2), "read_peak_mb": round(read.peak_mb, 1),
-                             "requests": per_run, "requests_by_path": _by_path(requests, len(runs)),
-                             "read_counts": _last_json(read.stdout)}
+            result[label] = {
+                "pods": counts["Pod"],
+                "pod_groups": counts.get("PodGroup", 0),
+                "read_s": round(read.wall_s, 2),
+                "read_peak_mb": round(read.peak_mb, 1),
+                "requests": per_run,
+                "requests_by_path": _by_path(requests, len(runs)),
+                "read_counts": _last_json(read.stdout),
+            }
             if gangs:
                 result["with"]["gang_findings"] = _gang_findings(kubeconfig)
     without, with_ = result["without"]["requests_by_path"], result["with"]["requests_by_path"]
     result["added_requests"] = {p: n - without.get(p, 0) for p, n in with_.items() if n != without.get(p, 0)}
     result["pod_and_event_requests_unchanged"] = all(
-        with_.get(p) == n for p, n in without.items() if p.endswith(("/pods", "/events")))
+        with_.get(p) == n for p, n in without.items() if p.endswith(("/pods", "/events"))
+    )
     result["extra_read_s"] = round(result["with"]["read_s"] - result["without"]["read_s"], 2)
     result["extra_peak_mb"] = round(result["with"]["read_peak_mb"] - result["without"]["read_peak_mb"], 1)
     result["note"] = STAND_IN_NOTE.format(cpus=os.cpu_count())
@@ -373,8 +451,9 @@ def _by_path(requests: list[Any], runs: int) -> dict[str, int]:
 
 
 def _gang_findings(kubeconfig: str) -> dict[str, int]:
-    done = subprocess.run([_cli(), "doctor", "--kubeconfig", kubeconfig, "-o", "json"], capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        [_cli(), "doctor", "--kubeconfig", kubeconfig, "-o", "json"], capture_output=True, text=True, check=False
+    )
     found: dict[str, int] = {}
     for finding in orjson.loads(done.stdout or "{}").get("findings", []):
         if finding["rule"].startswith("KAI-T-"):
@@ -385,8 +464,8 @@ def _gang_findings(kubeconfig: str) -> dict[str, int]:
 # -- growth on the stand-in -------------------------------------------------------------------------
 
 GROWTH = (1, 2, 4)
-TIME_SLACK = 1.15       # a step may cost up to 15% more than proportional (noise on a shared machine)
-FLAT_MEMORY = 1.5       # peak at 4x the pods at most 1.5x the peak at 1x
+TIME_SLACK = 1.15  # a step may cost up to 15% more than proportional (noise on a shared machine)
+FLAT_MEMORY = 1.5  # peak at 4x the pods at most 1.5x the peak at 1x
 
 
 def growth_benchmark(args: argparse.Namespace) -> dict[str, Any]:
@@ -402,9 +481,16 @@ def growth_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     every = [synthetic.Scale.real(base.nodes, base.pods * f) for f in GROWTH]
     before = real_cluster.machine()
     series = {"stand_in_mix": _growth_series(mixed, args.runs), "every_pod_read": _growth_series(every, args.runs)}
-    return {"server": "stand-in", "date": time.strftime("%Y-%m-%d"), "quick": bool(args.quick),
-            "nodes": base.nodes, "series": series, "machine_before": before, "machine_after": real_cluster.machine(),
-            "note": STAND_IN_NOTE.format(cpus=os.cpu_count())}
+    return {
+        "server": "stand-in",
+        "date": time.strftime("%Y-%m-%d"),
+        "quick": bool(args.quick),
+        "nodes": base.nodes,
+        "series": series,
+        "machine_before": before,
+        "machine_after": real_cluster.machine(),
+        "note": STAND_IN_NOTE.format(cpus=os.cpu_count()),
+    }
 
 
 def _growth_series(scales: list[Any], runs: int) -> dict[str, Any]:
@@ -421,11 +507,20 @@ def _growth_series(scales: list[Any], runs: int) -> dict[str, Any]:
             kubeconfig = _kubeconfig(Path(tmp) / "kubeconfig", server.url)
             done, read = median_run([sys.executable, __file__, "_read", kubeconfig], runs, f"read {factor}x")
         counts = _last_json(read.stdout)
-        steps.append({"factor": factor, "pods_in_cluster": scale.pods, "pods_read": counts.get("pods"),
-                      "nodes_read": counts.get("nodes"), "read_s": round(counts.get("read_s", float("nan")), 3),
-                      "process_s": round(read.wall_s, 2), "peak_mb": round(read.peak_mb, 1),
-                      "cpu_s": round(statistics.median(r.cpu_s for r in done), 2),
-                      "runs_s": [round(r.wall_s, 2) for r in done], "exit": read.returncode})
+        steps.append(
+            {
+                "factor": factor,
+                "pods_in_cluster": scale.pods,
+                "pods_read": counts.get("pods"),
+                "nodes_read": counts.get("nodes"),
+                "read_s": round(counts.get("read_s", float("nan")), 3),
+                "process_s": round(read.wall_s, 2),
+                "peak_mb": round(read.peak_mb, 1),
+                "cpu_s": round(statistics.median(r.cpu_s for r in done), 2),
+                "runs_s": [round(r.wall_s, 2) for r in done],
+                "exit": read.returncode,
+            }
+        )
     return {"steps": steps, **growth_verdict(steps)}
 
 
@@ -434,28 +529,40 @@ def growth_verdict(steps: list[dict[str, Any]]) -> dict[str, Any]:
     first = steps[0]
     time_ratios = {f"{s['factor']}x": round(s["read_s"] / first["read_s"], 2) for s in steps[1:]}
     memory_ratios = {f"{s['factor']}x": round(s["peak_mb"] / first["peak_mb"], 2) for s in steps[1:]}
+
     def per_1k(key: str) -> list[float]:
-        return [round(1000 * (b[key] - a[key]) / max(1, b["pods_read"] - a["pods_read"]), 3)
-                for a, b in itertools.pairwise(steps)]
+        return [
+            round(1000 * (b[key] - a[key]) / max(1, b["pods_read"] - a["pods_read"]), 3)
+            for a, b in itertools.pairwise(steps)
+        ]
 
     at_most_linear = all(s["read_s"] <= first["read_s"] * s["factor"] * TIME_SLACK for s in steps[1:])
     flat = steps[-1]["peak_mb"] <= first["peak_mb"] * FLAT_MEMORY
-    return {"time_ratio_vs_1x": time_ratios, "peak_mb_ratio_vs_1x": memory_ratios,
-            "marginal_s_per_1k_pods_read": per_1k("read_s"), "marginal_mb_per_1k_pods_read": per_1k("peak_mb"),
-            "time_at_most_linear": at_most_linear, "memory_nearly_flat": flat,
-            "criteria": (f"time: each step's read_s <= {TIME_SLACK} x factor x the 1x read_s; memory: the "
-                         f"{steps[-1]['factor']}x peak <= {FLAT_MEMORY} x the 1x peak")}
+    return {
+        "time_ratio_vs_1x": time_ratios,
+        "peak_mb_ratio_vs_1x": memory_ratios,
+        "marginal_s_per_1k_pods_read": per_1k("read_s"),
+        "marginal_mb_per_1k_pods_read": per_1k("peak_mb"),
+        "time_at_most_linear": at_most_linear,
+        "memory_nearly_flat": flat,
+        "criteria": (
+            f"time: each step's read_s <= {TIME_SLACK} x factor x the 1x read_s; memory: the "
+            f"{steps[-1]['factor']}x peak <= {FLAT_MEMORY} x the 1x peak"
+        ),
+    }
 
 
 # -- the real API server ------------------------------------------------------------------------------
 
-REAL_NOTE = ("etcd and kube-apiserver run on this machine's {cpus} core(s) alongside the measured child and "
-             "other users' work (machine_before/after.loadavg_1_5_15): every time includes serving the "
-             "lists. Every seeded Pod is one the product reads (NVCF, and KAI's own), so all readers list the "
-             "same objects; on a cluster with other workloads the product reads fewer (label selectors), the "
-             "others still read everything. read/models/kubectl times are whole processes (start-up included); "
-             "read_in_process_s is the read alone. cpu_s is the measured process's CPU (kubectl's included), "
-             "server_cpu_s what etcd + kube-apiserver spent meanwhile: steadier than wall times under load.")
+REAL_NOTE = (
+    "etcd and kube-apiserver run on this machine's {cpus} core(s) alongside the measured child and "
+    "other users' work (machine_before/after.loadavg_1_5_15): every time includes serving the "
+    "lists. Every seeded Pod is one the product reads (NVCF, and KAI's own), so all readers list the "
+    "same objects; on a cluster with other workloads the product reads fewer (label selectors), the "
+    "others still read everything. read/models/kubectl times are whole processes (start-up included); "
+    "read_in_process_s is the read alone. cpu_s is the measured process's CPU (kubectl's included), "
+    "server_cpu_s what etcd + kube-apiserver spent meanwhile: steadier than wall times under load."
+)
 
 
 def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
@@ -467,8 +574,12 @@ def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
     tools.activate()
     kubectl = str(tools.tool_path("kubectl"))
     scale = synthetic.Scale.real(args.nodes, args.pods)
-    result: dict[str, Any] = {"server": "real", "date": time.strftime("%Y-%m-%d"), "machine_before":
-                              real_cluster.machine(), "runs": args.runs}
+    result: dict[str, Any] = {
+        "server": "real",
+        "date": time.strftime("%Y-%m-%d"),
+        "machine_before": real_cluster.machine(),
+        "runs": args.runs,
+    }
     # The audit log (level Metadata) counts each reader's API requests: what the server saw, not what a client says.
     with EnvTest(audit=True) as cluster, tempfile.TemporaryDirectory(prefix="kai-bench-real-") as tmp_name:
         tmp = Path(tmp_name)
@@ -482,24 +593,42 @@ def real_benchmark(args: argparse.Namespace) -> dict[str, Any]:
         _build_repo(repo)
         commands = {
             "read": ([sys.executable, __file__, "_read", kubeconfig], None),
-            "diff": ([_cli(), "diff", "--repo", str(repo), "--cluster", "prod-addon", "--kubeconfig", kubeconfig,
-                      "-o", "json"], None),
+            "diff": (
+                [
+                    _cli(),
+                    "diff",
+                    "--repo",
+                    str(repo),
+                    "--cluster",
+                    "prod-addon",
+                    "--kubeconfig",
+                    kubeconfig,
+                    "-o",
+                    "json",
+                ],
+                None,
+            ),
             "models": ([sys.executable, __file__, "_models", kubeconfig], None),
-            "kubectl": ([kubectl, "--kubeconfig", kubeconfig, "get", "nodes,pods", "-A", "-o", "json"],
-                        tmp / "kubectl.json"),
+            "kubectl": (
+                [kubectl, "--kubeconfig", kubeconfig, "get", "nodes,pods", "-A", "-o", "json"],
+                tmp / "kubectl.json",
+            ),
         }
         server = real_cluster.ServerCpu(cluster)
         runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]] = {name: [] for name in commands}
-        for i in range(args.runs):   # interleaved: a burst of other users' load hits every reader alike
+        for i in range(args.runs):  # interleaved: a burst of other users' load hits every reader alike
             for name, (cmd, stdout_path) in commands.items():
                 served_before, audit_mark = server.seconds(), cluster.audit_offset()
                 run = run_child(cmd, stdout_path=stdout_path)
                 run.server_cpu_s = server.seconds() - served_before
                 run.api_requests = _api_requests(cluster.audit_events(audit_mark))
-                counts = (_kubectl_counts(stdout_path) if stdout_path else {} if name == "diff"
-                          else _last_json(run.stdout))
-                print(f"  {name} run {i + 1}: {run.wall_s:.2f} s, peak {run.peak_mb:.0f} MB, exit {run.returncode}",
-                      file=sys.stderr)
+                counts = (
+                    _kubectl_counts(stdout_path) if stdout_path else {} if name == "diff" else _last_json(run.stdout)
+                )
+                print(
+                    f"  {name} run {i + 1}: {run.wall_s:.2f} s, peak {run.peak_mb:.0f} MB, exit {run.returncode}",
+                    file=sys.stderr,
+                )
                 runs[name].append((run, counts))
     result |= real_figures(runs, scale)
     result["machine_after"] = real_cluster.machine()
@@ -515,7 +644,7 @@ def _api_requests(events: list[dict[str, Any]]) -> dict[str, int]:
         if event.get("stage") not in (None, "ResponseComplete") or "kube-apiserver" in event.get("userAgent", ""):
             continue
         ref = event.get("objectRef") or {}
-        if not ref.get("resource"):   # the marker request and discovery of paths without a resource
+        if not ref.get("resource"):  # the marker request and discovery of paths without a resource
             continue
         key = f"{event.get('verb')} {ref.get('resource')}"
         counted[key] = counted.get(key, 0) + 1
@@ -538,12 +667,16 @@ def real_figures(runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]], scale: 
     figures: dict[str, Any] = {}
     for name, done in runs.items():
         run, counts = sorted(done, key=lambda pair: pair[0].wall_s)[len(done) // 2]
-        entry: dict[str, Any] = {"s": round(run.wall_s, 2), "peak_mb": round(run.peak_mb, 1),
-                                 "cpu_s": round(statistics.median(r.cpu_s for r, _ in done), 2),
-                                 "server_cpu_s": round(statistics.median(r.server_cpu_s for r, _ in done), 2),
-                                 "runs_s": [round(r.wall_s, 2) for r, _ in done], "exit": run.returncode,
-                                 "api_requests": sum(run.api_requests.values()),
-                                 "api_requests_by_verb_resource": run.api_requests}
+        entry: dict[str, Any] = {
+            "s": round(run.wall_s, 2),
+            "peak_mb": round(run.peak_mb, 1),
+            "cpu_s": round(statistics.median(r.cpu_s for r, _ in done), 2),
+            "server_cpu_s": round(statistics.median(r.server_cpu_s for r, _ in done), 2),
+            "runs_s": [round(r.wall_s, 2) for r, _ in done],
+            "exit": run.returncode,
+            "api_requests": sum(run.api_requests.values()),
+            "api_requests_by_verb_resource": run.api_requests,
+        }
         if name != "diff":
             entry["counts"] = {k: counts.get(k) for k in expected}
         if "read_s" in counts:
@@ -552,28 +685,43 @@ def real_figures(runs: dict[str, list[tuple[ChildRun, dict[str, Any]]]], scale: 
             entry["error"] = run.stderr.strip()[-300:]
         figures[name] = entry
     read = figures["read"]
-    return {"measurements": figures, "expected_counts": expected,
-            "counts_match": all(figures[n]["counts"] == expected for n in ("read", "models", "kubectl")),
-            "times_vs_read": {n: round(figures[n]["s"] / read["s"], 2) for n in ("models", "kubectl")},
-            "cpu_vs_read": {n: round(figures[n]["cpu_s"] / read["cpu_s"], 2) for n in ("models", "kubectl")},
-            "peak_mb_vs_read": {n: round(figures[n]["peak_mb"] / read["peak_mb"], 2) for n in ("models", "kubectl")}}
+    return {
+        "measurements": figures,
+        "expected_counts": expected,
+        "counts_match": all(figures[n]["counts"] == expected for n in ("read", "models", "kubectl")),
+        "times_vs_read": {n: round(figures[n]["s"] / read["s"], 2) for n in ("models", "kubectl")},
+        "cpu_vs_read": {n: round(figures[n]["cpu_s"] / read["cpu_s"], 2) for n in ("models", "kubectl")},
+        "peak_mb_vs_read": {n: round(figures[n]["peak_mb"] / read["peak_mb"], 2) for n in ("models", "kubectl")},
+    }
 
 
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] in ("_read", "_naive", "_floor", "_models"):
         mode, rest = sys.argv[1], sys.argv[2:]
-        {"_read": lambda: child_read(rest[0]), "_naive": lambda: child_naive(rest[0]),
-         "_models": lambda: child_models(rest[0]), "_floor": lambda: child_floor(rest[0], rest[1:])}[mode]()
+        {
+            "_read": lambda: child_read(rest[0]),
+            "_naive": lambda: child_naive(rest[0]),
+            "_models": lambda: child_models(rest[0]),
+            "_floor": lambda: child_floor(rest[0], rest[1:]),
+        }[mode]()
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--server", choices=("stand-in", "real"), default="stand-in",
-                        help="the project's stand-in API server (default) or etcd + kube-apiserver")
+    parser.add_argument(
+        "--server",
+        choices=("stand-in", "real"),
+        default="stand-in",
+        help="the project's stand-in API server (default) or etcd + kube-apiserver",
+    )
     parser.add_argument("--growth", action="store_true", help="stand-in: our read at 1x, 2x and 4x the pods")
     parser.add_argument("--gangs", action="store_true", help="stand-in: our read without and with the PodGroups")
     parser.add_argument("--quick", action="store_true", help="stand-in: a 10x smaller cluster")
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement (median reported)")
-    parser.add_argument("--naive-timeout", type=float, default=None,
-                        help="kill the naive baseline after this many seconds (default 60 quick, 240 full)")
+    parser.add_argument(
+        "--naive-timeout",
+        type=float,
+        default=None,
+        help="kill the naive baseline after this many seconds (default 60 quick, 240 full)",
+    )
     parser.add_argument("--nodes", type=int, default=5000, help="real: Nodes to create")
     parser.add_argument("--pods", type=int, default=20000, help="real: NVCF Pods to create (plus KAI's 8)")
     parser.add_argument("--seed-workers", type=int, default=8, help="real: concurrent creates while seeding")
@@ -585,8 +733,7 @@ def main() -> None:
             parser.error("--growth and --quick are stand-in modes; size the real run with --nodes/--pods")
         result = real_benchmark(args)
     else:
-        result = (growth_benchmark(args) if args.growth else gangs_benchmark(args) if args.gangs
-                  else benchmark(args))
+        result = growth_benchmark(args) if args.growth else gangs_benchmark(args) if args.gangs else benchmark(args)
     print(orjson.dumps(result).decode())
 
 

@@ -37,8 +37,10 @@ def _queues(count: int) -> str:
     docs = []
     for i in range(count):
         quota = "qouta" if i % 10 == 0 else "quota"
-        docs.append(f"apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: team-{i}\nspec:\n"
-                    f"  parentQueue: default-parent-queue\n  resources:\n    gpu: {{{quota}: 1, limit: 2}}\n")
+        docs.append(
+            f"apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: team-{i}\nspec:\n"
+            f"  parentQueue: default-parent-queue\n  resources:\n    gpu: {{{quota}: 1, limit: 2}}\n"
+        )
     return "---\n".join(docs)
 
 
@@ -74,23 +76,37 @@ def _clusters(repo: Path) -> list[DesiredCluster]:
 
 def _compare(clusters: list[DesiredCluster]) -> dict[str, object]:
     crd_schemas._validator.cache_clear()
-    cold, found = _ours(clusters)                 # the first run of a process compiles the validators it needs
+    cold, found = _ours(clusters)  # the first run of a process compiles the validators it needs
     warm, _ = _ours(clusters)
     naive, naive_errors = _naive(clusters)
-    return {"manifests": sum(1 for d in clusters for i in d.docs if i.startswith(("queues:", "kai_manifests:"))),
-            "ours_first_s": cold, "ours_again_s": warm, "naive_s": naive, "findings": found,
-            "manifests_with_errors_naive": naive_errors}
+    return {
+        "manifests": sum(1 for d in clusters for i in d.docs if i.startswith(("queues:", "kai_manifests:"))),
+        "ours_first_s": cold,
+        "ours_again_s": warm,
+        "naive_s": naive,
+        "findings": found,
+        "manifests_with_errors_naive": naive_errors,
+    }
 
 
 def main() -> None:
     queues = 200 if "--quick" in sys.argv else 2_000
     with tempfile.TemporaryDirectory() as tmp:
         demo = Path(tmp) / "demo"
-        subprocess.run([sys.executable, str(ROOT / "repo-templates/demo/build.py"), "repo", str(demo)], check=True,
-                       capture_output=True)
-        many, _ = make_repo(Path(tmp), {"kai-gitops.yaml": standalone_config(version="v0.17.0",
-                                                                             queue_files=["queues.yaml"]),
-                                        "kai-values.yaml": "{}\n", "queues.yaml": _queues(queues)}, name="many")
+        subprocess.run(
+            [sys.executable, str(ROOT / "repo-templates/demo/build.py"), "repo", str(demo)],
+            check=True,
+            capture_output=True,
+        )
+        many, _ = make_repo(
+            Path(tmp),
+            {
+                "kai-gitops.yaml": standalone_config(version="v0.17.0", queue_files=["queues.yaml"]),
+                "kai-values.yaml": "{}\n",
+                "queues.yaml": _queues(queues),
+            },
+            name="many",
+        )
         rows = {"demo repository": _compare(_clusters(demo)), f"{queues} queues": _compare(_clusters(many))}
     for name, row in rows.items():
         print(f"{name}: {row}", file=sys.stderr)

@@ -48,12 +48,27 @@ def findings(n: int, namespaces: int, *, changed: bool) -> list[Finding]:
     out = []
     for i in range(n):
         namespace = None if i % 10 == 0 else f"team-{i % namespaces:03d}"
-        subject = ObjectRef("v1", "Pod", f"fn-{i}", namespace) if namespace else ObjectRef(
-            "scheduling.run.ai/v2", "Queue", f"q-{i}")
-        message = (f"pod fn-{i} requests {8 if changed and i % 100 == 7 else 4} GPUs beyond queue team-{i % 40} limit; "
-                   "the scheduler keeps it Pending until the queue's quota allows it")
-        out.append(Finding("NVCA-P-003", Kind.VIOLATION, Severity.WARNING, message, "bench", subject,
-                           Location("environments/prod.yaml", 10 + i, 3, ("queues", i)), title="Pending pod"))
+        subject = (
+            ObjectRef("v1", "Pod", f"fn-{i}", namespace)
+            if namespace
+            else ObjectRef("scheduling.run.ai/v2", "Queue", f"q-{i}")
+        )
+        message = (
+            f"pod fn-{i} requests {8 if changed and i % 100 == 7 else 4} GPUs beyond queue team-{i % 40} limit; "
+            "the scheduler keeps it Pending until the queue's quota allows it"
+        )
+        out.append(
+            Finding(
+                "NVCA-P-003",
+                Kind.VIOLATION,
+                Severity.WARNING,
+                message,
+                "bench",
+                subject,
+                Location("environments/prod.yaml", 10 + i, 3, ("queues", i)),
+                title="Pending pod",
+            )
+        )
     return out
 
 
@@ -65,13 +80,15 @@ def naive_run(api: client.ApiClient, items: list[Finding], now: datetime) -> Non
     custom = client.CustomObjectsApi(api)
     settings = ReportSettings("bench", "c0ffee", max_results=UNBOUNDED, size_budget=UNBOUNDED)
     for kind in WG:
-        listed = custom.list_cluster_custom_object(kind.group, kind.version, kind.plural,
-                                                   label_selector="app.kubernetes.io/managed-by=kai-gitops")
+        listed = custom.list_cluster_custom_object(
+            kind.group, kind.version, kind.plural, label_selector="app.kubernetes.io/managed-by=kai-gitops"
+        )
         for obj in listed["items"]:
             meta = obj["metadata"]
             if kind.namespaced:
-                custom.delete_namespaced_custom_object(kind.group, kind.version, meta["namespace"], kind.plural,
-                                                       meta["name"])
+                custom.delete_namespaced_custom_object(
+                    kind.group, kind.version, meta["namespace"], kind.plural, meta["name"]
+                )
             else:
                 custom.delete_cluster_custom_object(kind.group, kind.version, kind.plural, meta["name"])
     for scope in scopes(items):
@@ -93,9 +110,10 @@ def measure(label: str, n: int, namespaces: int) -> dict[str, Any]:
     runs = []
     with KubeTestServer() as server:
         register_reports(server, WG)
-        server.add_many({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i:03d}"}}
-                        for i in range(namespaces))
-        session = ClusterSession(client.Configuration(host=server.url), guard=check_write)   # as cli/live.py opens it
+        server.add_many(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i:03d}"}} for i in range(namespaces)
+        )
+        session = ClusterSession(client.Configuration(host=server.url), guard=check_write)  # as cli/live.py opens it
         with client.ApiClient(client.Configuration(host=server.url)) as api:
             for run in (1, 2, 3):
                 items = findings(n, namespaces, changed=run == 3)
@@ -108,8 +126,14 @@ def measure(label: str, n: int, namespaces: int) -> dict[str, Any]:
                     write_policy_reports(session, report(items), now=now)
                 seconds = time.perf_counter() - started
                 writes = [r.method for r in server.requests[mark:] if r.method != "GET"]
-                runs.append({"run": ["first", "unchanged", "1% changed"][run - 1], "seconds": round(seconds, 3),
-                             "writes": len(writes), "deletes": writes.count("DELETE")})
+                runs.append(
+                    {
+                        "run": ["first", "unchanged", "1% changed"][run - 1],
+                        "seconds": round(seconds, 3),
+                        "writes": len(writes),
+                        "deletes": writes.count("DELETE"),
+                    }
+                )
                 print(f"{label} run {run}: {runs[-1]}", file=sys.stderr)
             return {"runs": runs, "largest_object_bytes": largest(server)}
 
@@ -119,8 +143,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="500 findings over 30 namespaces")
     args = parser.parse_args()
     n, namespaces = (500, 30) if args.quick else (5000, 300)
-    result = {"findings": n, "namespaces": namespaces, "naive": measure("naive", n, namespaces),
-              "ours": measure("ours", n, namespaces)}
+    result = {
+        "findings": n,
+        "namespaces": namespaces,
+        "naive": measure("naive", n, namespaces),
+        "ours": measure("ours", n, namespaces),
+    }
     print(json.dumps(result))
 
 

@@ -23,13 +23,13 @@ from typing import Any
 
 Obj = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
-BATCH = 2000            # objects in flight per batch: bounds the generated dicts held at once
+BATCH = 2000  # objects in flight per batch: bounds the generated dicts held at once
 SERVER_SET = ("uid", "creationTimestamp", "resourceVersion", "generation", "managedFields")
 
 # (apiVersion, kind) -> (collection path under /api or /apis, namespaced, status through /status)
 KINDS: dict[tuple[str, str], tuple[str, bool, bool]] = {
     ("v1", "Namespace"): ("/api/v1/namespaces", False, False),
-    ("v1", "Node"): ("/api/v1/nodes", False, False),   # a Node keeps the status it is created with
+    ("v1", "Node"): ("/api/v1/nodes", False, False),  # a Node keeps the status it is created with
     ("v1", "Pod"): ("/api/v1/pods", True, True),
     ("v1", "Event"): ("/api/v1/events", True, False),
     ("v1", "Secret"): ("/api/v1/secrets", True, False),
@@ -61,8 +61,13 @@ def seed(cluster: Any, objects: Iterable[Obj], *, workers: int = 8) -> dict[str,
                 requests += _ensure_namespace(cluster, obj, namespaces)
             requests += sum(pool.map(lambda obj: _create(cluster.rest, obj), batch))
     seconds = time.monotonic() - started
-    return {"counts": counts, "seconds": round(seconds, 1), "requests": requests,
-            "requests_per_s": round(requests / seconds, 1) if seconds else None, "workers": workers}
+    return {
+        "counts": counts,
+        "seconds": round(seconds, 1),
+        "requests": requests,
+        "requests_per_s": round(requests / seconds, 1) if seconds else None,
+        "workers": workers,
+    }
 
 
 def _ensure_namespace(cluster: Any, obj: Obj, made: set[str]) -> int:
@@ -75,8 +80,9 @@ def _ensure_namespace(cluster: Any, obj: Obj, made: set[str]) -> int:
             made.add(name)
             return 3
         if labels:
-            cluster.rest.call("PATCH", f"/api/v1/namespaces/{name}", {"metadata": {"labels": labels}},
-                              content_type=MERGE_PATCH)
+            cluster.rest.call(
+                "PATCH", f"/api/v1/namespaces/{name}", {"metadata": {"labels": labels}}, content_type=MERGE_PATCH
+            )
             return 1
         return 0
     name = obj["metadata"].get("namespace")
@@ -89,15 +95,16 @@ def _ensure_namespace(cluster: Any, obj: Obj, made: set[str]) -> int:
 
 def _create(rest: Any, obj: Obj) -> int:
     if obj["kind"] == "Namespace":
-        return 0   # made by _ensure_namespace
+        return 0  # made by _ensure_namespace
     _, _, status_subresource = KINDS[obj["apiVersion"], obj["kind"]]
     meta = {k: v for k, v in obj["metadata"].items() if k not in SERVER_SET}
     body = {**{k: v for k, v in obj.items() if k != "status" or not status_subresource}, "metadata": meta}
     path = collection(obj)
     rest.call("POST", path, body, ok=(201,))
     if status_subresource and obj.get("status"):
-        rest.call("PATCH", f"{path}/{meta['name']}/status", {"status": obj["status"]}, content_type=MERGE_PATCH,
-                  ok=(200,))
+        rest.call(
+            "PATCH", f"{path}/{meta['name']}/status", {"status": obj["status"]}, content_type=MERGE_PATCH, ok=(200,)
+        )
         return 2
     return 1
 
@@ -118,7 +125,7 @@ class ServerCpu:
     a figure the other users' load on the machine does not inflate the way it does wall times."""
 
     def __init__(self, cluster: Any) -> None:
-        marker = str(cluster.data_dir)   # both are started with paths under it on their command lines
+        marker = str(cluster.data_dir)  # both are started with paths under it on their command lines
         self.stat_files = [stat for stat in Path("/proc").glob("[0-9]*/stat") if _cmdline_has(stat.parent, marker)]
         if len(self.stat_files) != 2:
             raise RuntimeError(f"expected etcd and kube-apiserver under {marker}, found {len(self.stat_files)}")
@@ -127,7 +134,7 @@ class ServerCpu:
         total = 0
         for stat in self.stat_files:
             fields = stat.read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])   # utime, stime (fields 14 and 15 of proc(5))
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
         return total / os.sysconf("SC_CLK_TCK")
 
 

@@ -18,8 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from reconciler.core.redact import redact_text
 from tests.support.redaction_redact_linear import _plain
 
-INPUTS = {"30k letters": "x" * 30_000, "9k kebab (a-b…)": "a-b" * 3_000,
-          "message with a 20k token": "value " + "q" * 20_000 + " https://u:pw@host/x"}
+INPUTS = {
+    "30k letters": "x" * 30_000,
+    "9k kebab (a-b…)": "a-b" * 3_000,
+    "message with a 20k token": "value " + "q" * 20_000 + " https://u:pw@host/x",
+}
 
 
 def timed(fn: Callable[[str], str], text: str) -> float:
@@ -29,8 +32,15 @@ def timed(fn: Callable[[str], str], text: str) -> float:
 
 
 def main() -> None:
-    rows = {name: {"chars": len(text), "plain_s": timed(_plain, text), "ours_s": timed(redact_text, text),
-                   "same_output": _plain(text) == redact_text(text)} for name, text in INPUTS.items()}
+    rows = {
+        name: {
+            "chars": len(text),
+            "plain_s": timed(_plain, text),
+            "ours_s": timed(redact_text, text),
+            "same_output": _plain(text) == redact_text(text),
+        }
+        for name, text in INPUTS.items()
+    }
     for name, row in rows.items():
         print(f"{name}: {row}", file=sys.stderr)
     print(json.dumps(rows))

@@ -50,11 +50,18 @@ def _kubectl_objects(target_bytes: int) -> Iterator[dict[str, Any]]:
         if i % 10 == 0:
             item = synthetic.node(rng, i // 10, scheduled=i % 20 == 0)
             yield item
-            written += 3_900   # measured YAML bytes of one node
+            written += 3_900  # measured YAML bytes of one node
         nvcf = i % 3 == 0
-        yield synthetic.pod(rng, f"fn-{i:06d}", "nvcf-backend" if nvcf else f"team-{i % 40:03d}", nvcf=nvcf,
-                            scheduler="kai-scheduler", pending=i % 97 == 0, node=f"node-{i // 10:05d}")
-        written += 5_300       # measured YAML bytes of one pod
+        yield synthetic.pod(
+            rng,
+            f"fn-{i:06d}",
+            "nvcf-backend" if nvcf else f"team-{i % 40:03d}",
+            nvcf=nvcf,
+            scheduler="kai-scheduler",
+            pending=i % 97 == 0,
+            node=f"node-{i // 10:05d}",
+        )
+        written += 5_300  # measured YAML bytes of one pod
         i += 1
 
 
@@ -106,8 +113,9 @@ def _old_read(path: str) -> Any:
 
     builder = LiveStateBuilder(f"snapshot {path}")
     items: list[Any] = []
-    for doc in load_documents(decode_text(Path(path).read_bytes(), path, max_bytes=SNAPSHOT_MAX_BYTES), path,
-                              max_nodes=SNAPSHOT_MAX_NODES):
+    for doc in load_documents(
+        decode_text(Path(path).read_bytes(), path, max_bytes=SNAPSHOT_MAX_BYTES), path, max_nodes=SNAPSHOT_MAX_NODES
+    ):
         assert isinstance(doc.data, dict)
         items.extend(doc.data.get("items") or [])
         str(doc.locate(("metadata", "annotations", TAKEN_AT_ANNOTATION)))
@@ -138,24 +146,49 @@ def read_one(way: str, path: str, limit_gb: float, timeout: float) -> None:
     started = time.perf_counter()
     try:
         state = _old_read(path) if way == "old" else read_snapshot(path)
-        found: dict[str, Any] = {"pods": len(state.nvcf_pods) + len(state.kai_pods), "nodes": state.nodes_total,
-                                 "queues": len(state.queues)}
+        found: dict[str, Any] = {
+            "pods": len(state.nvcf_pods) + len(state.kai_pods),
+            "nodes": state.nodes_total,
+            "queues": len(state.queues),
+        }
     except MemoryError:
         found = {"past_limit_gb": limit_gb}
     except _PastTimeout:
         found = {"past_timeout_s": timeout}
     seconds = time.perf_counter() - started
-    usage = resource.getrusage(resource.RUSAGE_SELF)   # ru_maxrss: kilobytes on Linux
-    cpu = usage.ru_utime + usage.ru_stime - cpu_before   # the machine is shared: CPU time says more than wall time
-    print(json.dumps({"seconds": round(seconds, 2), "cpu_s": round(cpu, 2),
-                      "peak_rss_mb": round(usage.ru_maxrss / 1024), **found}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # ru_maxrss: kilobytes on Linux
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before  # the machine is shared: CPU time says more than wall time
+    print(
+        json.dumps(
+            {
+                "seconds": round(seconds, 2),
+                "cpu_s": round(cpu, 2),
+                "peak_rss_mb": round(usage.ru_maxrss / 1024),
+                **found,
+            }
+        )
+    )
 
 
 def measured(way: str, path: Path, limit_gb: float, timeout: float) -> dict[str, Any]:
     try:
-        out = subprocess.run([sys.executable, __file__, "--read", way, str(path), "--limit-gb", str(limit_gb),
-                              "--timeout", str(timeout)], capture_output=True, text=True, timeout=timeout + 60)
-    except subprocess.TimeoutExpired:   # the child's own alarm did not stop it (stuck in C)
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--read",
+                way,
+                str(path),
+                "--limit-gb",
+                str(limit_gb),
+                "--timeout",
+                str(timeout),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout + 60,
+        )
+    except subprocess.TimeoutExpired:  # the child's own alarm did not stop it (stuck in C)
         return {"past_timeout_s": timeout, "killed": True}
     if out.returncode != 0:
         return {"failed": out.stderr.strip().splitlines()[-1:]}
@@ -181,8 +214,11 @@ def main() -> None:
     for name in ("18mb", "150k-pods"):
         if args.only not in (None, name):
             continue
-        size = (args.mb or (2 if args.quick else 18)) if name == "18mb" else (args.pods or (15_000 if args.quick
-                                                                                             else 150_000))
+        size = (
+            (args.mb or (2 if args.quick else 18))
+            if name == "18mb"
+            else (args.pods or (15_000 if args.quick else 150_000))
+        )
         path = generate(name, size)
         row: dict[str, Any] = {"file_mb": round(path.stat().st_size / MB, 1), "generated": size}
         for way in args.ways.split(","):

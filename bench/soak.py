@@ -29,9 +29,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 def seconds(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
-    p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]   # nearest rank
-    return {"median": round(statistics.median(ordered), 3), "p95": round(p95, 3),
-            "max": round(ordered[-1], 3), "total": round(sum(ordered), 1)}
+    p95 = ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]  # nearest rank
+    return {
+        "median": round(statistics.median(ordered), 3),
+        "p95": round(p95, 3),
+        "max": round(ordered[-1], 3),
+        "total": round(sum(ordered), 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -48,7 +52,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     tools.activate()
     for name in ("etcd", "kube-apiserver", "kubectl", "helm"):
-        tools.tool_path(name)   # a missing tool is an error here, not a skip
+        tools.tool_path(name)  # a missing tool is an error here, not a skip
     result: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "machine_before": real_cluster.machine()}
     with tempfile.TemporaryDirectory(prefix="kai-bench-soak-") as tmp_name, EnvTest(audit=True) as server:
         result["kube_apiserver"] = server.rest.get("/version")["gitVersion"]
@@ -58,9 +62,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             cluster.close()
     counts = soak.counts()
-    result |= {"kai_gitops": {**counts, "seconds_per_cycle": seconds(soak.cycle_seconds),
-                              "seconds_per_reconcile": seconds(soak.run_seconds)},
-               "naive": soak.naive(), "machine_after": real_cluster.machine()}
+    result |= {
+        "kai_gitops": {
+            **counts,
+            "seconds_per_cycle": seconds(soak.cycle_seconds),
+            "seconds_per_reconcile": seconds(soak.run_seconds),
+        },
+        "naive": soak.naive(),
+        "machine_after": real_cluster.machine(),
+    }
     return result
 
 

@@ -49,8 +49,10 @@ def tolerations_values(megabytes: float) -> tuple[str, int]:
     size = len(head) + len(tail)
     while size < megabytes * 1_000_000:
         i = len(items)
-        item = (f"    - key: nvidia.com/gpu-pool-{i:06d}.reserved.example.com\n      operator: Equal\n"
-                f"      value: \"team-{i:06d}-reserved-capacity\"\n      effect: NoSchedule\n")
+        item = (
+            f"    - key: nvidia.com/gpu-pool-{i:06d}.reserved.example.com\n      operator: Equal\n"
+            f'      value: "team-{i:06d}-reserved-capacity"\n      effect: NoSchedule\n'
+        )
         items.append(item)
         size += len(item)
     return head + "".join(items) + tail, len(items)
@@ -65,8 +67,9 @@ def write_repo(target: Path, megabytes: float) -> int:
     repo.index.add_all()
     repo.index.write()
     signature = pygit2.Signature("kai-gitops bench", "bench@example.invalid", 1764400000, 0)
-    repo.create_commit("HEAD", signature, signature, f"{megabytes} MB values", repo.index.write_tree(),
-                       [repo.head.target])
+    repo.create_commit(
+        "HEAD", signature, signature, f"{megabytes} MB values", repo.index.write_tree(), [repo.head.target]
+    )
     return count
 
 
@@ -82,20 +85,27 @@ def bench(sizes: list[float], repeat: int, work: Path, baseline_tree: Path | Non
         repo = work / f"values-{megabytes}mb"
         count = write_repo(repo, megabytes)
         now = best_of(repeat, repo, ["check", "-o", "json"], work / f"now-{megabytes}.json")
-        run: dict[str, Any] = {"megabytes": megabytes, "tolerations": count, "bytes":
-                               (repo / BIG_CLUSTER_FILE).stat().st_size, "check": now}
+        run: dict[str, Any] = {
+            "megabytes": megabytes,
+            "tolerations": count,
+            "bytes": (repo / BIG_CLUSTER_FILE).stat().st_size,
+            "check": now,
+        }
         log(f"{megabytes} MB ({count} tolerations): {now['seconds']} s, {now['cpu_s']} s CPU")
         if baseline_tree is not None:
-            before = best_of(1, repo, ["check", "-o", "json"], work / f"before-{megabytes}.json",
-                             source=baseline_tree)
-            same = (findings_of(json.loads((work / f"before-{megabytes}.json").read_text()))
-                    == findings_of(json.loads((work / f"now-{megabytes}.json").read_text())))
-            run |= {"baseline": before, "same_findings": same,
-                    "speedup_cpu": round(before["cpu_s"] / now["cpu_s"], 2)}
+            before = best_of(1, repo, ["check", "-o", "json"], work / f"before-{megabytes}.json", source=baseline_tree)
+            same = findings_of(json.loads((work / f"before-{megabytes}.json").read_text())) == findings_of(
+                json.loads((work / f"now-{megabytes}.json").read_text())
+            )
+            run |= {"baseline": before, "same_findings": same, "speedup_cpu": round(before["cpu_s"] / now["cpu_s"], 2)}
             log(f"  baseline: {before['seconds']} s, {before['cpu_s']} s CPU, same findings: {same}")
         runs.append(run)
-    result: dict[str, Any] = {"benchmark": "values_size", "repeat": repeat, "runs": runs,
-                              "check_linearity": linearity(runs, "check")}
+    result: dict[str, Any] = {
+        "benchmark": "values_size",
+        "repeat": repeat,
+        "runs": runs,
+        "check_linearity": linearity(runs, "check"),
+    }
     if baseline_tree is not None:
         result |= {"baseline_source": str(baseline_tree), "baseline_linearity": linearity(runs, "baseline")}
     return result

@@ -55,18 +55,28 @@ def release_stamps(module: str, version: str, requires: dict[str, str]) -> dict[
     derived from go.mod (the tool's version or a dependency's), never written here."""
     if module == "k8s.io/kubernetes":  # hack/lib/version.sh; kubectl refuses `version` without it
         major, minor = _major_minor(version)
-        return {f"{package}.{name}": value
-                for package in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version")
-                for name, value in (("gitVersion", version), ("gitMajor", major), ("gitMinor", minor),
-                                    ("gitTreeState", "clean"))}
+        return {
+            f"{package}.{name}": value
+            for package in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version")
+            for name, value in (
+                ("gitVersion", version),
+                ("gitMajor", major),
+                ("gitMinor", minor),
+                ("gitTreeState", "clean"),
+            )
+        }
     if module == "helm.sh/helm/v3":  # helm's Makefile; without it `helm template` assumes Kubernetes v1.20
         major, minor = _major_minor(requires["k8s.io/client-go"])  # client-go v0.N.x is Kubernetes 1.N
         kube_major = str(int(major) + 1)
-        return {"helm.sh/helm/v3/internal/version.version": version,
-                "helm.sh/helm/v3/internal/version.gitTreeState": "clean",
-                **{f"helm.sh/helm/v3/pkg/{package}.{name}": value
-                   for package in ("chartutil", "lint/rules")
-                   for name, value in (("k8sVersionMajor", kube_major), ("k8sVersionMinor", minor))}}
+        return {
+            "helm.sh/helm/v3/internal/version.version": version,
+            "helm.sh/helm/v3/internal/version.gitTreeState": "clean",
+            **{
+                f"helm.sh/helm/v3/pkg/{package}.{name}": value
+                for package in ("chartutil", "lint/rules")
+                for name, value in (("k8sVersionMajor", kube_major), ("k8sVersionMinor", minor))
+            },
+        }
     return {}
 
 
@@ -125,7 +135,7 @@ def _directive(gomod: GoMod, verb: str, rest: str) -> None:
         gomod.requires[words[0]] = words[1]
     elif verb == "replace" and "=>" in words:
         arrow = words.index("=>")
-        target = words[arrow + 1:]
+        target = words[arrow + 1 :]
         if len(target) == 2:  # `old => new vX`; a local directory replacement has no version
             gomod.replaces[words[0]] = target[1]
 
@@ -143,11 +153,11 @@ def go_imports(source: str) -> list[str]:
 
 @dataclass
 class Tool:
-    name: str           # the folder under tools/
+    name: str  # the folder under tools/
     directory: Path
     packages: list[str]  # what `go build` builds; "." for a main package in the folder itself
-    module: str         # the module (from go.mod) that provides the command
-    version: str        # its version, from go.mod
+    module: str  # the module (from go.mod) that provides the command
+    version: str  # its version, from go.mod
     stamps: dict[str, str] = field(default_factory=dict)  # -X variables of a release build
     key: str = ""
     go: str = ""
@@ -186,8 +196,9 @@ def discover(tools_dir: Path = HERE) -> list[Tool]:
         module = _providing_module(gomod, imported, directory)
         requires = gomod.requires | gomod.replaces
         version = requires[module]
-        tools.append(Tool(directory.name, directory, packages, module, version,
-                          release_stamps(module, version, requires)))
+        tools.append(
+            Tool(directory.name, directory, packages, module, version, release_stamps(module, version, requires))
+        )
     if not tools:
         raise ToolsError(f"no tool modules under {tools_dir}")
     return tools
@@ -213,8 +224,9 @@ def go_env(directory: Path) -> dict[str, str]:
     except subprocess.CalledProcessError as error:
         # Typically a Go older than a module's `go` line with GOTOOLCHAIN=local, or no way to fetch a newer
         # toolchain: a Go that cannot build these pins is as good as none, so the tier is skipped (not failed).
-        raise GoMissing(f"the Go toolchain on PATH cannot build {directory.name}: "
-                        f"{' '.join(error.stderr.split())[:300]}") from error
+        raise GoMissing(
+            f"the Go toolchain on PATH cannot build {directory.name}: {' '.join(error.stderr.split())[:300]}"
+        ) from error
     return dict(zip(names, out.stdout.split(), strict=True))
 
 
@@ -224,8 +236,12 @@ class GoMissing(ToolsError):
 
 def go_needed(tools_dir: Path = HERE) -> str:
     """The newest `go` line of the tool modules: the Go release every pin builds with."""
-    versions = [line.split()[1] for mod in sorted(tools_dir.glob("*/go.mod"))
-                for line in mod.read_text().splitlines() if line.startswith("go ")]
+    versions = [
+        line.split()[1]
+        for mod in sorted(tools_dir.glob("*/go.mod"))
+        for line in mod.read_text().splitlines()
+        if line.startswith("go ")
+    ]
     return max(versions, key=lambda v: tuple(int(part) for part in v.split(".")), default="1.26")
 
 
@@ -239,8 +255,9 @@ def assign_keys(tools: list[Tool]) -> None:
             if path.exists():
                 digest.update(f"{path.name}\n".encode() + path.read_bytes() + b"\n")
         tool.go = env["GOVERSION"]
-        tool.key = "-".join([tool.name, tool.version, env["GOVERSION"], f"{env['GOOS']}_{env['GOARCH']}",
-                             digest.hexdigest()[:12]])
+        tool.key = "-".join(
+            [tool.name, tool.version, env["GOVERSION"], f"{env['GOOS']}_{env['GOARCH']}", digest.hexdigest()[:12]]
+        )
 
 
 def set_dir(root: Path, tools: list[Tool]) -> Path:
@@ -282,8 +299,9 @@ def build(tool: Tool, builds: Path) -> float:
     log(f"building {tool.name} {tool.version} with {tool.go}: {' '.join(tool.packages)}")
     started = time.monotonic()
     try:
-        result = subprocess.run(command, cwd=tool.directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+        result = subprocess.run(
+            command, cwd=tool.directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         if result.returncode != 0:
             raise ToolsError(f"building {tool.name} failed ({' '.join(command)}):\n{result.stdout.strip()}")
         if not any(staging.iterdir()):
@@ -348,18 +366,25 @@ def main(argv: list[str] | None = None) -> int:
         final = link_set(tools, root)
     except GoMissing as error:
         if is_ci():
-            print(f"tools: ERROR: {error}; CI=true requires the real-cluster tier (install Go, see go.mod)",
-                  file=sys.stderr)
+            print(
+                f"tools: ERROR: {error}; CI=true requires the real-cluster tier (install Go, see go.mod)",
+                file=sys.stderr,
+            )
             return 1
-        print(f"tools: real-cluster tier skipped: {error} (install Go {go_needed()} or newer and rerun `make tools`)",
-              file=sys.stderr)
+        print(
+            f"tools: real-cluster tier skipped: {error} (install Go {go_needed()} or newer and rerun `make tools`)",
+            file=sys.stderr,
+        )
         return 0
     except ToolsError as error:
         print(f"tools: ERROR: {error}", file=sys.stderr)
         return 1
-    except OSError as error:   # an unwritable cache folder, a full disk: one line, not a traceback
-        print(f"tools: ERROR: {error.strerror or error}: {error.filename or cache_root()} "
-              "(set KAI_GITOPS_TOOLS_DIR to a writable folder)", file=sys.stderr)
+    except OSError as error:  # an unwritable cache folder, a full disk: one line, not a traceback
+        print(
+            f"tools: ERROR: {error.strerror or error}: {error.filename or cache_root()} "
+            "(set KAI_GITOPS_TOOLS_DIR to a writable folder)",
+            file=sys.stderr,
+        )
         return 1
     print(final)
     return 0

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))   # this tree's reconciler, not an installed one
+sys.path.insert(0, str(ROOT))  # this tree's reconciler, not an installed one
 
 from reconciler.checks.policy.engine import load_policy_set  # noqa: E402
 from reconciler.checks.policy.pack import SHIPPED_LABEL  # noqa: E402
@@ -36,8 +36,10 @@ class Table:
     render: Callable[[], str]
 
     def markers(self) -> tuple[str, str]:
-        return (f"<!-- generated: {self.name} (edit the code, then run `{COMMAND}`) -->",
-                f"<!-- end generated: {self.name} -->")
+        return (
+            f"<!-- generated: {self.name} (edit the code, then run `{COMMAND}`) -->",
+            f"<!-- end generated: {self.name} -->",
+        )
 
     def current(self) -> str:
         text = self.path.read_text()
@@ -84,7 +86,7 @@ def _section(source: str, page: str) -> str:
         return ""
     target, anchor = found.group(1), found.group(2) or ""
     label = anchor.lstrip("#").replace("-", " ") or target.removesuffix(".md")
-    if (target, anchor) == (page, "#rule-ids"):   # the table's own section
+    if (target, anchor) == (page, "#rule-ids"):  # the table's own section
         return ""
     return f"[{label}]({anchor if target == page and anchor else target + anchor})"
 
@@ -92,20 +94,25 @@ def _section(source: str, page: str) -> str:
 def builtin_rules() -> str:
     rows = ["| id | severity | scope | title | more |", "|---|---|---|---|---|"]
     for meta in _ordered(BY_ID.values()):
-        rows.append(f"| `{meta.id}` | {meta.severity.value} | {meta.scope.value} | {_cell(meta.title)} | "
-                    f"{_section(meta.source, 'policies.md')} |")
+        rows.append(
+            f"| `{meta.id}` | {meta.severity.value} | {meta.scope.value} | {_cell(meta.title)} | "
+            f"{_section(meta.source, 'policies.md')} |"
+        )
     return "\n".join(rows)
 
 
 def output_formats() -> str:
-    rows = ["| format | what | alone on stdout | when the run stops on an error | `reconcile` |",
-            "|---|---|---|---|---|"]
+    rows = [
+        "| format | what | alone on stdout | when the run stops on an error | `reconcile` |",
+        "|---|---|---|---|---|",
+    ]
     for name, entry in FORMATS.items():
         alone = "yes: stdout to itself, or a file" if entry.whole_document else "no"
         error = "the error, in this format" if entry.render_error else "nothing"
         run = "the plan and the apply" if entry.render_run else "the findings after the run"
-        summary = entry.summary + ("; also appends the job summary to `$GITHUB_STEP_SUMMARY`"
-                                   if entry.step_summary else "")
+        summary = entry.summary + (
+            "; also appends the job summary to `$GITHUB_STEP_SUMMARY`" if entry.step_summary else ""
+        )
         rows.append(f"| [`{name}`](#{name}) | {_cell(summary)} | {alone} | {error} | {run} |")
     return "\n".join(rows)
 

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 OUT_DIR = REPO / "reconciler" / "data" / "crds"
 CRD_DIR = "deployments/kai-scheduler/crds"
 INDEX = "index.json"
-RELEASE = re.compile(r"v\d+\.\d+\.\d+")   # what index.json sorts by (`_version_key`), as tools/kai_release.py --as
+RELEASE = re.compile(r"v\d+\.\d+\.\d+")  # what index.json sorts by (`_version_key`), as tools/kai_release.py --as
 # Keys whose value is one schema, and keys whose value maps names (or positions) to schemas.
 _ONE_SCHEMA = ("items", "additionalProperties", "not")
 _SCHEMA_MAPS = ("properties", "patternProperties", "definitions")
@@ -89,8 +89,9 @@ def write_crd_schemas(mirror: Path, ref: str, version: str, out_dir: Path = OUT_
     return write_schemas(crd_schemas_at(mirror, ref), version, {"ref": ref, "commit": commit}, out_dir)
 
 
-def write_schemas(found: dict[str, dict[str, object]], version: str, source: dict[str, str],
-                  out_dir: Path = OUT_DIR) -> dict[str, dict[str, str]]:
+def write_schemas(
+    found: dict[str, dict[str, object]], version: str, source: dict[str, str], out_dir: Path = OUT_DIR
+) -> dict[str, dict[str, str]]:
     """Write schemas read elsewhere (`crd_schemas_at`, `crd_schemas_in`) as `version`, `source` naming where from.
     A `version` that is not a release tag is refused before anything is written (it was a schema file written,
     then a crash sorting the index, the file left behind)."""
@@ -108,8 +109,9 @@ def write_schemas(found: dict[str, dict[str, object]], version: str, source: dic
             entry.setdefault(kind, {})[api_version] = name
     index = _read_index(out_dir)
     index[version] = {"source": source, "kinds": entry}
-    (out_dir / INDEX).write_text(json.dumps(dict(sorted(index.items(), key=lambda kv: _version_key(kv[0]))),
-                                            indent=1, sort_keys=False) + "\n")
+    (out_dir / INDEX).write_text(
+        json.dumps(dict(sorted(index.items(), key=lambda kv: _version_key(kv[0]))), indent=1, sort_keys=False) + "\n"
+    )
     _remove_unnamed(out_dir, index)
     return entry
 
@@ -120,8 +122,14 @@ def _read_index(out_dir: Path) -> dict[str, dict[str, object]]:
 
 
 def _remove_unnamed(out_dir: Path, index: dict[str, dict[str, object]]) -> None:
-    named = {file for entry in index.values() for kinds in [entry["kinds"]] if isinstance(kinds, dict)
-             for files in kinds.values() for file in files.values()}
+    named = {
+        file
+        for entry in index.values()
+        for kinds in [entry["kinds"]]
+        if isinstance(kinds, dict)
+        for files in kinds.values()
+        for file in files.values()
+    }
     for path in out_dir.glob("*-*.json"):
         if path.name not in named:
             path.unlink()
@@ -147,14 +155,18 @@ def main(argv: list[str] | None = None) -> int:
     elif args.ref:
         version = args.version or args.ref
         if not RELEASE.fullmatch(version):
-            parser.error(f"{'--version' if args.version else 'ref'} {version!r} is not a release tag such as v0.17.1: "
-                         "give a branch with --version vX.Y.Z")
+            parser.error(
+                f"{'--version' if args.version else 'ref'} {version!r} is not a release tag such as v0.17.1: "
+                "give a branch with --version vX.Y.Z"
+            )
         write_crd_schemas(args.mirror, args.ref, version, args.out)
     else:
         parser.error("give a ref, or --all")
     size = sum(p.stat().st_size for p in args.out.glob("*.json"))
-    print(f"{len(_read_index(args.out))} versions, {len(list(args.out.glob('*-*.json')))} schema files, "
-          f"{size} bytes in {args.out}")
+    print(
+        f"{len(_read_index(args.out))} versions, {len(list(args.out.glob('*-*.json')))} schema files, "
+        f"{size} bytes in {args.out}"
+    )
     return 0
 
 

@@ -51,6 +51,7 @@ def git_reader(mirror: Path, ref: str) -> Reader:
     def read(path: str) -> str | None:
         done = subprocess.run(["git", "-C", str(mirror), "show", f"{ref}:{path}"], capture_output=True, check=False)
         return done.stdout.decode() if done.returncode == 0 else None
+
     return read
 
 
@@ -58,18 +59,21 @@ def tree_reader(root: Path) -> Reader:
     def read(path: str) -> str | None:
         file = root / path
         return file.read_text() if file.is_file() else None
+
     return read
 
 
 def commit_of(mirror: Path, ref: str) -> str:
-    done = subprocess.run(["git", "-C", str(mirror), "rev-parse", f"{ref}^{{commit}}"], capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        ["git", "-C", str(mirror), "rev-parse", f"{ref}^{{commit}}"], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise SourceError(f"{mirror}: no such ref {ref!r} ({done.stderr.strip()})")
     return done.stdout.strip()
 
 
 # -- the Go tables ------------------------------------------------------------------------------------------
+
 
 def priority_map(go: str, var: str) -> dict[str, int]:
     """`var <var> = map[string]int{ "name": 100, ... }` as a dict, in source order."""
@@ -104,7 +108,7 @@ def _package_name_constant(package: str, imports: dict[str, str], read: Reader) 
     text = read(file)
     found = re.search(r'^const Name = "([^"]+)"', text or "", re.M)
     if found is None:
-        raise SourceError(f"{file}: no `const Name = \"...\"` for {package}.Name")
+        raise SourceError(f'{file}: no `const Name = "..."` for {package}.Name')
     return found[1]
 
 
@@ -123,6 +127,7 @@ def shard_defaults(read: Reader) -> dict[str, object] | None:
 
 
 # -- writing ----------------------------------------------------------------------------------------------
+
 
 def write_release(read: Reader, version: str, out: Path, source: dict[str, str]) -> list[Path]:
     """Writes the model files of `version` under `out`; returns them."""
@@ -146,8 +151,9 @@ def write_crds(args: argparse.Namespace, source: dict[str, str]) -> list[Path]:
         texts = [path.read_text() for path in sorted((args.tree / CRD_DIR).glob("*.yaml"))]
         if not texts:
             return []
-        write_schemas(crd_schemas_in(texts), args.version, {k: source[k] for k in ("ref", "commit") if k in source},
-                      out)
+        write_schemas(
+            crd_schemas_in(texts), args.version, {k: source[k] for k in ("ref", "commit") if k in source}, out
+        )
     return [out / INDEX]
 
 

@@ -29,12 +29,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Evaluated:
-    findings: list[Finding]    # waivers applied
-    rules: list[RuleMeta]      # every rule evaluated, found something or not
+    findings: list[Finding]  # waivers applied
+    rules: list[RuleMeta]  # every rule evaluated, found something or not
 
 
-def evaluate_cluster(context: ClusterContext, facts: Facts, repo: DesiredRepo | None, settings: RunSettings,
-                     policy_rules: list[RuleMeta], waivers: Waiving, started: datetime) -> Evaluated:
+def evaluate_cluster(
+    context: ClusterContext,
+    facts: Facts,
+    repo: DesiredRepo | None,
+    settings: RunSettings,
+    policy_rules: list[RuleMeta],
+    waivers: Waiving,
+    started: datetime,
+) -> Evaluated:
     """`policy_rules`: the rules the policy engine runs in this command's scope (read once per run)."""
     findings = run_checks(context, Order.BEFORE_POLICIES)
     findings += evaluate_policies(facts, context.desired, repo, settings)
@@ -49,8 +56,9 @@ def evaluate_cluster(context: ClusterContext, facts: Facts, repo: DesiredRepo | 
     return Evaluated(waivers.apply(findings, context.name), [*ran_rules(context), *policy_rules])
 
 
-def evaluate_policies(facts: Facts, desired: DesiredCluster | None, repo: DesiredRepo | None,
-                      settings: RunSettings) -> list[Finding]:
+def evaluate_policies(
+    facts: Facts, desired: DesiredCluster | None, repo: DesiredRepo | None, settings: RunSettings
+) -> list[Finding]:
     return evaluate(facts, desired, repo, settings)
 
 

@@ -52,8 +52,12 @@ def _in_cluster(report: Report, live: ClusterSessions, repo_context: str | None)
         try:
             seen |= recorded_first_seen(live.open(repo_context), cluster.cluster)
         except UserError as exc:
-            log.info("first-seen times: the PolicyReports of cluster %s were not read (%s); they come from "
-                     "--previous-report or this run (grant list on them to use them)", cluster.cluster, exc.message)
+            log.info(
+                "first-seen times: the PolicyReports of cluster %s were not read (%s); they come from "
+                "--previous-report or this run (grant list on them to use them)",
+                cluster.cluster,
+                exc.message,
+            )
     return seen
 
 
@@ -61,8 +65,11 @@ def _previous(file: str) -> FirstSeen:
     try:
         previous = load_report(file)
     except UserError as exc:
-        raise UserError(f"previous report: {exc.message}", where=exc.where or file,
-                        hint="pass a report an earlier run wrote with -o json, or drop --previous-report") from None
+        raise UserError(
+            f"previous report: {exc.message}",
+            where=exc.where or file,
+            hint="pass a report an earlier run wrote with -o json, or drop --previous-report",
+        ) from None
     return first_seen_in(previous, _written(file))
 
 

@@ -56,24 +56,37 @@ def identities_of_run(identities: AuditIdentities, live: LiveState) -> AuditIden
     return replace(identities, running_as=(*identities.running_as, user)) if user else identities
 
 
-def with_last_writes(findings: list[Finding], files: Sequence[str], identities: AuditIdentities,
-                     cut_off: AuditCutOff) -> list[Finding]:
+def with_last_writes(
+    findings: list[Finding], files: Sequence[str], identities: AuditIdentities, cut_off: AuditCutOff
+) -> list[Finding]:
     """`findings` with `last_write` set on each drift finding whose object the logs saw written."""
     if not files:
         return findings
-    targets = {f.subject: target for f in findings if f.kind is Kind.DRIFT and f.subject
-               and (target := audit_target(f.subject)) is not None}
-    if not targets:   # no drift to explain: the logs were checked readable before the run, and need no read
+    targets = {
+        f.subject: target
+        for f in findings
+        if f.kind is Kind.DRIFT and f.subject and (target := audit_target(f.subject)) is not None
+    }
+    if not targets:  # no drift to explain: the logs were checked readable before the run, and need no read
         return findings
     with phase("read-audit-log"):
         found = last_writes(files, set(targets.values()), cut_off.until)
     none_found = NoWriteFound(len(files), format_instant(cut_off.until))
-    return [_attributed(f, found.get(targets[f.subject]), identities, cut_off.caveat, none_found)
-            if f.kind is Kind.DRIFT and f.subject in targets else f for f in findings]
+    return [
+        _attributed(f, found.get(targets[f.subject]), identities, cut_off.caveat, none_found)
+        if f.kind is Kind.DRIFT and f.subject in targets
+        else f
+        for f in findings
+    ]
 
 
-def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIdentities,
-                caveat: str | None, none_found: NoWriteFound) -> Finding:
+def _attributed(
+    finding: Finding,
+    write: AuditWrite | None,
+    identities: AuditIdentities,
+    caveat: str | None,
+    none_found: NoWriteFound,
+) -> Finding:
     if write is None:
         return replace(finding, no_write_found=none_found)
     managers = tuple(a.manager for a in finding.attribution if a.manager)
@@ -83,8 +96,9 @@ def _attributed(finding: Finding, write: AuditWrite | None, identities: AuditIde
 def audit_target(subject: ObjectRef) -> AuditTarget | None:
     """How an audit Event names the subject; a Helm release is written as its revisions' Secrets."""
     if subject.kind == HELM_RELEASE_KIND:
-        return AuditTarget(SECRET.group, SECRET.plural, subject.namespace, f"sh.helm.release.v1.{subject.name}.v",
-                           prefix=True)
+        return AuditTarget(
+            SECRET.group, SECRET.plural, subject.namespace, f"sh.helm.release.v1.{subject.name}.v", prefix=True
+        )
     resource = _RESOURCES.get((subject.api_version, subject.kind))
     if resource is None:
         return None
@@ -94,18 +108,35 @@ def audit_target(subject: ObjectRef) -> AuditTarget | None:
 def last_write(write: AuditWrite, identities: AuditIdentities, managers: Sequence[str] = ()) -> LastWrite:
     """The impersonated user, when there is one, is who the API server authorized the write as: it is the one
     named, with the authenticated user beside it. `managers`: the field managers owning the drifted fields."""
-    user, groups = (write.impersonated_user, write.impersonated_groups) if write.impersonated_user \
-        else (write.user, write.groups)
+    user, groups = (
+        (write.impersonated_user, write.impersonated_groups) if write.impersonated_user else (write.user, write.groups)
+    )
     identity = classify(user, write.user_agent, identities, groups, managers)
-    if write.impersonated_user and classify(write.user, write.user_agent, identities, write.groups, managers) \
-            is Identity.PERSON:
-        identity = Identity.PERSON   # a person acting as the operator (kubectl --as) is still a person's change
-    return LastWrite(user, identity, write.stamp, write.verb, write.audit_id,
-                     groups, write.user_agent, write.source_ip, write.user if write.impersonated_user else None)
+    if (
+        write.impersonated_user
+        and classify(write.user, write.user_agent, identities, write.groups, managers) is Identity.PERSON
+    ):
+        identity = Identity.PERSON  # a person acting as the operator (kubectl --as) is still a person's change
+    return LastWrite(
+        user,
+        identity,
+        write.stamp,
+        write.verb,
+        write.audit_id,
+        groups,
+        write.user_agent,
+        write.source_ip,
+        write.user if write.impersonated_user else None,
+    )
 
 
-def classify(user: str, user_agent: str | None, identities: AuditIdentities, groups: Sequence[str] = (),
-             managers: Sequence[str] = ()) -> Identity:
+def classify(
+    user: str,
+    user_agent: str | None,
+    identities: AuditIdentities,
+    groups: Sequence[str] = (),
+    managers: Sequence[str] = (),
+) -> Identity:
     """By the authenticated user (and its groups), never by a user agent alone: a listed tool, the control
     plane, or a person. An unknown login is a person, whatever its name looks like (`system:admin`)."""
     if user in identities.running_as or _listed(identities.gitops, user, user_agent, managers):
@@ -120,6 +151,5 @@ def _control_plane(user: str, groups: Sequence[str]) -> bool:
     return user in CONTROL_PLANE_USERS or (user.startswith(NODE_USER_PREFIX) and NODES_GROUP in groups)
 
 
-def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None,
-            managers: Sequence[str]) -> bool:
+def _listed(patterns: tuple[IdentityPattern, ...], user: str, user_agent: str | None, managers: Sequence[str]) -> bool:
     return any(p.matches(user, user_agent, managers) for p in patterns)

@@ -34,25 +34,39 @@ def expected_cluster_uids(head: RepoConfig, base: RepoConfig | None) -> dict[str
     return pinned
 
 
-def checked(cluster: str, snapshot: SnapshotQueues, expected_uid: str | None, max_age: timedelta,
-            now: datetime) -> SnapshotQueues:
+def checked(
+    cluster: str, snapshot: SnapshotQueues, expected_uid: str | None, max_age: timedelta, now: datetime
+) -> SnapshotQueues:
     """`snapshot` when it may judge `cluster`'s queues; a one-line error for another cluster's."""
     shown = snapshot.path or snapshot.source
     if expected_uid is not None and snapshot.cluster_uid is not None and snapshot.cluster_uid != expected_uid:
-        raise UserError(f"--live-snapshot {cluster}: the snapshot is of another cluster (kube-system UID "
-                        f"{snapshot.cluster_uid}, but {CONFIG_FILE} pins '{cluster}' to {expected_uid})",
-                        where=shown, hint=f"pass the snapshot `kai-gitops snapshot` took of '{cluster}', or fix its "
-                        "clusterUID in kai-gitops.yaml")
+        raise UserError(
+            f"--live-snapshot {cluster}: the snapshot is of another cluster (kube-system UID "
+            f"{snapshot.cluster_uid}, but {CONFIG_FILE} pins '{cluster}' to {expected_uid})",
+            where=shown,
+            hint=f"pass the snapshot `kai-gitops snapshot` took of '{cluster}', or fix its "
+            "clusterUID in kai-gitops.yaml",
+        )
     if expected_uid is not None and snapshot.cluster_uid is None:
-        log.warning("%s: the snapshot does not say which cluster it is of (no %s annotation): it cannot be held "
-                    "to the clusterUID of '%s'; take it again with `kai-gitops snapshot`",
-                    shown, CLUSTER_UID_ANNOTATION, cluster)
+        log.warning(
+            "%s: the snapshot does not say which cluster it is of (no %s annotation): it cannot be held "
+            "to the clusterUID of '%s'; take it again with `kai-gitops snapshot`",
+            shown,
+            CLUSTER_UID_ANNOTATION,
+            cluster,
+        )
     if snapshot.taken_at is None:
-        log.warning("%s: the snapshot does not say when it was taken: the live checks of '%s' may be stale",
-                    shown, cluster)
+        log.warning(
+            "%s: the snapshot does not say when it was taken: the live checks of '%s' may be stale", shown, cluster
+        )
     elif now - snapshot.taken_at > max_age:
-        log.warning("%s: the snapshot was taken %s ago (%s), more than --live-snapshot-max-age allows (%s): the "
-                    "live checks of '%s' (quota cuts below running work, live-only parents) are stale",
-                    shown, duration_text((now - snapshot.taken_at).total_seconds()),
-                    f"{snapshot.taken_at:%Y-%m-%d %H:%M} UTC", duration_text(max_age.total_seconds()), cluster)
+        log.warning(
+            "%s: the snapshot was taken %s ago (%s), more than --live-snapshot-max-age allows (%s): the "
+            "live checks of '%s' (quota cuts below running work, live-only parents) are stale",
+            shown,
+            duration_text((now - snapshot.taken_at).total_seconds()),
+            f"{snapshot.taken_at:%Y-%m-%d %H:%M} UTC",
+            duration_text(max_age.total_seconds()),
+            cluster,
+        )
     return snapshot

@@ -49,13 +49,13 @@ if TYPE_CHECKING:
     from reconciler.reconcile.outcome import ReconcileOutcome
     from reconciler.reconcile.settings import ReconcileSettings
 
-LiveReader = Callable[[str | None], LiveState]   # kube context (or None) -> live state
+LiveReader = Callable[[str | None], LiveState]  # kube context (or None) -> live state
 log = logging.getLogger("kai_gitops.desired")
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 # The desired trees a run opened, so it can say when the working copy has edits it did not read.
 _OPENED: contextvars.ContextVar[list[GitTree] | None] = contextvars.ContextVar("kai_gitops_opened", default=None)
-MAX_NAMED = 3   # files named in the uncommitted-edits line; the rest are counted
+MAX_NAMED = 3  # files named in the uncommitted-edits line; the rest are counted
 
 
 def open_desired(settings: GitSettings) -> DesiredRepo:
@@ -66,8 +66,11 @@ def open_desired(settings: GitSettings) -> DesiredRepo:
     raw = tree.read_optional(CONFIG_FILE)
     if raw is None:
         at = "in the working tree" if settings.worktree else f"at ref {settings.ref}"
-        raise UserError(f"no {CONFIG_FILE} at the root of the repository {at}", where=tree.label,
-                        hint="create one with `kai-gitops init`, or pass --repo PATH|URL of the GitOps repository")
+        raise UserError(
+            f"no {CONFIG_FILE} at the root of the repository {at}",
+            where=tree.label,
+            hint="create one with `kai-gitops init`, or pass --repo PATH|URL of the GitOps repository",
+        )
     config = parse_repo_config(raw, CONFIG_FILE)
     git = GitInfo(tree.label, settings.ref, tree.commit_id, settings.worktree)
     return DesiredRepo(tree, config, git)
@@ -80,7 +83,7 @@ def telling_uncommitted_edits(run: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @wraps(run)
     def telling(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        if _OPENED.get() is not None:   # inside another run: that one tells
+        if _OPENED.get() is not None:  # inside another run: that one tells
             return run(*args, **kwargs)
         token = _OPENED.set([])
         try:
@@ -101,8 +104,13 @@ def _warn_uncommitted(tree: GitTree) -> None:
         return
     more = f", +{len(edited) - MAX_NAMED} more" if len(edited) > MAX_NAMED else ""
     named = edited[0] if len(edited) == 1 else f"{len(edited)} files ({', '.join(edited[:MAX_NAMED])}{more})"
-    log.warning("%s %s uncommitted edits this run did not read: it checked %s (commit them, or pass --worktree "
-                "to check the working tree)", named, "has" if len(edited) == 1 else "have", tree.ref)
+    log.warning(
+        "%s %s uncommitted edits this run did not read: it checked %s (commit them, or pass --worktree "
+        "to check the working tree)",
+        named,
+        "has" if len(edited) == 1 else "have",
+        tree.ref,
+    )
 
 
 def _in_ci() -> bool:
@@ -111,7 +119,7 @@ def _in_ci() -> bool:
 
 
 def desired_clusters(repo: DesiredRepo, name: str | None, shard: Shard | None = None) -> list[DesiredCluster]:
-    chosen = select_shard(repo.config.select(name), shard)   # before reading: a shard reads only its files
+    chosen = select_shard(repo.config.select(name), shard)  # before reading: a shard reads only its files
     return [build_desired(repo.tree.read, repo.config.doc, c, repo.git.commit) for c in chosen]
 
 
@@ -123,18 +131,22 @@ def run_diff(settings: RunSettings, read_live: LiveReader) -> Report:
 class Reconciliation(NamedTuple):
     report: Report
     plan: Plan
-    live: LiveState   # what the plan was made from: a saved plan is held to it (reconcile/backed.py)
+    live: LiveState  # what the plan was made from: a saved plan is held to it (reconcile/backed.py)
 
 
-def run_reconcile(settings: RunSettings, read_live: LiveReader,
-                  identify: Callable[[str | None], ClusterIdentity] | None = None,
-                  ours: tuple[OwnWrite, ...] = ()) -> Reconciliation:
+def run_reconcile(
+    settings: RunSettings,
+    read_live: LiveReader,
+    identify: Callable[[str | None], ClusterIdentity] | None = None,
+    ours: tuple[OwnWrite, ...] = (),
+) -> Reconciliation:
     """The diff report plus the plan that settles what kai-gitops may fix; `identify` (live clusters only)
     names the cluster the plan is for; `ours`, the fields earlier runs wrote (their audit log)."""
     run = _diff_one("reconcile", settings, read_live, ours)
     identity = identify(run.desired.config.kube_context) if identify is not None else None
-    plan = build_plan(run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git,
-                      identity=identity)
+    plan = build_plan(
+        run.report.clusters[0].findings, run.desired, run.live, git=run.report.clusters[0].git, identity=identity
+    )
     return Reconciliation(run.report, plan, run.live)
 
 
@@ -144,8 +156,9 @@ class _OneCluster(NamedTuple):
     live: LiveState
 
 
-def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
-              ours: tuple[OwnWrite, ...] = ()) -> _OneCluster:
+def _diff_one(
+    command: str, settings: RunSettings, read_live: LiveReader, ours: tuple[OwnWrite, ...] = ()
+) -> _OneCluster:
     started = datetime.now(UTC)
     history = RunHistory(settings.history)
     repo = open_desired(settings.git)
@@ -153,19 +166,36 @@ def _diff_one(command: str, settings: RunSettings, read_live: LiveReader,
     set_cluster(chosen.name)
     desired = build_desired(repo.tree.read, repo.config.doc, chosen, repo.git.commit)
     with phase("read-live"):
-        live = read_live(desired.config.kube_context)     # complete, or it raised: never partial state
+        live = read_live(desired.config.kube_context)  # complete, or it raised: never partial state
     with phase("evaluate"):
         prediction = _predict(live, desired)
-        context = ClusterContext(desired.name, desired, live, ours=ours,
-                                 controllers=controllers(repo.config.ownership.controllers))
+        context = ClusterContext(
+            desired.name, desired, live, ours=ours, controllers=controllers(repo.config.ownership.controllers)
+        )
         waivers = Waiving(repo, [desired.name])
-        run = evaluate_cluster(context, build_facts(desired.name, desired, live, prediction), repo, settings,
-                               evaluated_rules(repo, settings.policy, Scope.LIVE), waivers, started)
+        run = evaluate_cluster(
+            context,
+            build_facts(desired.name, desired, live, prediction),
+            repo,
+            settings,
+            evaluated_rules(repo, settings.policy, Scope.LIVE),
+            waivers,
+            started,
+        )
     findings = run.findings
     # diff counts its Plan: line as reconcile plans it, operator commands from violations (KAI-R-012) included
     counts = build_plan(findings, desired, live, git=repo.git, identity=None).counts()
-    report = ClusterReport(desired.name, repo.git, live.source, prediction, _healthz(live), findings, run.rules,
-                           cluster_anchor(desired), counts)
+    report = ClusterReport(
+        desired.name,
+        repo.git,
+        live.source,
+        prediction,
+        _healthz(live),
+        findings,
+        run.rules,
+        cluster_anchor(desired),
+        counts,
+    )
     done = Report(command, [report], settings.fail_on, waivers.leftovers(), config=repo.config)
     return _OneCluster(history.stamp(done, desired.config.kube_context), desired, live)
 
@@ -187,11 +217,25 @@ def run_doctor(settings: RunSettings, read_live: LiveReader, context: str | None
     name = desired.name if desired else (settings.cluster or context or UNNAMED_LIVE)
     known = controllers(repo.config.ownership.controllers) if repo else ()
     waivers = Waiving(repo, [name])
-    run = evaluate_cluster(ClusterContext(name, desired, live, controllers=known),
-                           build_facts(name, desired, live, prediction), repo, settings,
-                           evaluated_rules(repo, settings.policy, Scope.LIVE), waivers, started)
-    report = ClusterReport(name, repo.git if repo else None, live.source, prediction, _healthz(live), run.findings,
-                           run.rules, cluster_anchor(desired))
+    run = evaluate_cluster(
+        ClusterContext(name, desired, live, controllers=known),
+        build_facts(name, desired, live, prediction),
+        repo,
+        settings,
+        evaluated_rules(repo, settings.policy, Scope.LIVE),
+        waivers,
+        started,
+    )
+    report = ClusterReport(
+        name,
+        repo.git if repo else None,
+        live.source,
+        prediction,
+        _healthz(live),
+        run.findings,
+        run.rules,
+        cluster_anchor(desired),
+    )
     done = Report("doctor", [report], settings.fail_on, waivers.leftovers(), config=repo.config if repo else None)
     return history.stamp(done, context)
 
@@ -216,8 +260,9 @@ def run_check(settings: RunSettings) -> Report:
     chosen = desired_clusters(head, settings.cluster, settings.shard)
     waivers = Waiving(rules_repo, [d.name for d in chosen])
     policy_rules = evaluated_rules(rules_repo, settings.policy, Scope.STATIC)
-    snapshots = _snapshot_queues(settings, head.config, chosen, rules_repo.config if settings.base_ref and rules_repo
-                                 else None)
+    snapshots = _snapshot_queues(
+        settings, head.config, chosen, rules_repo.config if settings.base_ref and rules_repo else None
+    )
     rendered = _rendered_workloads(head, chosen, settings)
     for desired in chosen:
         facts = build_facts(desired.name, desired, None, None)
@@ -229,15 +274,26 @@ def run_check(settings: RunSettings) -> Report:
         snapshot = snapshots[desired.name][1] if desired.name in snapshots else None
         context = ClusterContext(desired.name, desired, snapshot, snapshot=True, reviewing=True, base=base_desired)
         run = evaluate_cluster(context, facts, rules_repo, settings, policy_rules, waivers, settings.history.started)
-        reports.append(ClusterReport(desired.name, head.git, None, None, None, run.findings, run.rules,
-                                     cluster_anchor(desired)))
+        reports.append(
+            ClusterReport(desired.name, head.git, None, None, None, run.findings, run.rules, cluster_anchor(desired))
+        )
     changed = changed_lines(head.tree, settings.base_ref) if settings.base_ref else None
-    return history.stamp(Report("check", reports, settings.fail_on, repository + waivers.leftovers(), changed,
-                                shard=settings.shard, config=head.config))
+    return history.stamp(
+        Report(
+            "check",
+            reports,
+            settings.fail_on,
+            repository + waivers.leftovers(),
+            changed,
+            shard=settings.shard,
+            config=head.config,
+        )
+    )
 
 
-def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster],
-                     base: RepoConfig | None) -> dict[str, tuple[SnapshotQueues, LiveState]]:
+def _snapshot_queues(
+    settings: RunSettings, config: RepoConfig, chosen: list[DesiredCluster], base: RepoConfig | None
+) -> dict[str, tuple[SnapshotQueues, LiveState]]:
     """The snapshots `--live-snapshot` names for the clusters this run checks, read before anything else is:
     a wrong name or file is one error, not a finding missing later. A shard ignores the other shards' clusters
     (every shard job is given the same list). Each is held to its cluster's identity (app/live_snapshots.py);
@@ -250,23 +306,33 @@ def _snapshot_queues(settings: RunSettings, config: RepoConfig, chosen: list[Des
     for named, path in settings.live_snapshots:
         name = named or settings.cluster
         if name is None:
-            raise UserError(f"--live-snapshot {path}: which cluster's snapshot is it?",
-                            hint="write --live-snapshot CLUSTER=FILE, or choose the cluster with --cluster")
+            raise UserError(
+                f"--live-snapshot {path}: which cluster's snapshot is it?",
+                hint="write --live-snapshot CLUSTER=FILE, or choose the cluster with --cluster",
+            )
         if name not in known:
-            raise UserError(f"--live-snapshot names cluster '{name}', which {CONFIG_FILE} does not declare",
-                            hint="known clusters: " + ", ".join(known))
+            raise UserError(
+                f"--live-snapshot names cluster '{name}', which {CONFIG_FILE} does not declare",
+                hint="known clusters: " + ", ".join(known),
+            )
         if settings.cluster is not None and name != settings.cluster:
-            raise UserError(f"--live-snapshot names cluster '{name}', but --cluster checks only "
-                            f"'{settings.cluster}'", hint="drop one of them")
+            raise UserError(
+                f"--live-snapshot names cluster '{name}', but --cluster checks only '{settings.cluster}'",
+                hint="drop one of them",
+            )
         if name in files:
-            raise UserError(f"--live-snapshot names cluster '{name}' twice ({files[name]}, {path})",
-                            hint="give one snapshot per cluster")
+            raise UserError(
+                f"--live-snapshot names cluster '{name}' twice ({files[name]}, {path})",
+                hint="give one snapshot per cluster",
+            )
         files[name] = path
     wanted = {d.name for d in chosen}
     pinned = expected_cluster_uids(config, base)
     read = {name: read_live_snapshot(path) for name, path in files.items() if name in wanted}
-    return {name: (checked(name, queues, pinned.get(name), settings.live_snapshot_max_age, settings.history.started),
-                   krm) for name, (queues, krm) in read.items()}
+    return {
+        name: (checked(name, queues, pinned.get(name), settings.live_snapshot_max_age, settings.history.started), krm)
+        for name, (queues, krm) in read.items()
+    }
 
 
 def _base_desired(base: DesiredRepo | None, cluster: str) -> DesiredCluster | None:
@@ -283,8 +349,9 @@ def _base_desired(base: DesiredRepo | None, cluster: str) -> DesiredCluster | No
         return None
 
 
-def _rendered_workloads(repo: DesiredRepo, chosen: list[DesiredCluster], settings: RunSettings
-                        ) -> dict[str, RenderedWorkload]:
+def _rendered_workloads(
+    repo: DesiredRepo, chosen: list[DesiredCluster], settings: RunSettings
+) -> dict[str, RenderedWorkload]:
     """The function charts deployed to the clusters this run checks, each rendered once."""
     from reconciler.sources.function_charts import render_workloads
 
@@ -314,9 +381,11 @@ def _base_rules(settings: RunSettings, head: DesiredRepo) -> tuple[DesiredRepo |
     try:
         base_tree.commit_id  # noqa: B018 -- resolve now: a wrong --base is one clear error, not a later one
     except UserError:
-        raise UserError(f"base ref '{settings.base_ref}' does not exist", where=head.git.repo,
-                        hint="pass the pull request's target branch or commit with --base; in CI, fetch it first"
-                        ) from None
+        raise UserError(
+            f"base ref '{settings.base_ref}' does not exist",
+            where=head.git.repo,
+            hint="pass the pull request's target branch or commit with --base; in CI, fetch it first",
+        ) from None
     if not base_tree.exists(CONFIG_FILE):
         note = policy_change_finding([CONFIG_FILE], settings.base_ref or "", added_config=True)
         return None, [note]
@@ -332,8 +401,10 @@ def _one_cluster(config: RepoConfig, name: str | None, context: str | None) -> C
     if len(clusters) > 1 and context:
         clusters = tuple(c for c in clusters if c.kube_context == context) or clusters
     if len(clusters) != 1:
-        raise UserError(f"{CONFIG_FILE} declares {len(clusters)} clusters; choose one with --cluster",
-                        hint="known: " + ", ".join(c.name for c in clusters))
+        raise UserError(
+            f"{CONFIG_FILE} declares {len(clusters)} clusters; choose one with --cluster",
+            hint="known: " + ", ".join(c.name for c in clusters),
+        )
     return clusters[0]
 
 
@@ -347,11 +418,16 @@ def _healthz(live: LiveState) -> dict[str, JSONLike] | None:
         return None
     status, errors = live.healthz.queue_component()
     # NVCA's own words, copied into every format: bounded like findings' text
-    return {"reachable": live.healthz.reachable, "httpStatus": live.healthz.http_status,
-            "status": live.healthz.status and truncate_text(live.healthz.status),
-            "kai-scheduler-queues": {"status": status and truncate_text(status),
-                                     "errors": [truncate_text(e) for e in errors]},
-            "detail": truncate_text(live.healthz.detail) or None}
+    return {
+        "reachable": live.healthz.reachable,
+        "httpStatus": live.healthz.http_status,
+        "status": live.healthz.status and truncate_text(live.healthz.status),
+        "kai-scheduler-queues": {
+            "status": status and truncate_text(status),
+            "errors": [truncate_text(e) for e in errors],
+        },
+        "detail": truncate_text(live.healthz.detail) or None,
+    }
 
 
 def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
@@ -359,14 +435,15 @@ def cluster_anchor(desired: DesiredCluster | None) -> Location | None:
 
 
 @telling_uncommitted_edits
-def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
-                          target: ClusterTarget | None) -> ReconcileOutcome:
+def run_reconcile_command(
+    settings: RunSettings, reconcile: ReconcileSettings, target: ClusterTarget | None
+) -> ReconcileOutcome:
     """`reconcile`: the plan for a live cluster (or a snapshot), saved or applied as asked."""
     from reconciler.reconcile import run as steps
     from reconciler.reconcile.audit import read_own_writes
 
     steps.check_settings(reconcile, target is not None)
-    ours = read_own_writes(reconcile.audit_log)   # before the cluster is read: a fight needs our earlier writes
+    ours = read_own_writes(reconcile.audit_log)  # before the cluster is read: a fight needs our earlier writes
     if target is None:
         from reconciler.sources.snapshot import read_snapshot
 
@@ -381,6 +458,12 @@ def run_reconcile_command(settings: RunSettings, reconcile: ReconcileSettings,
     if not reconcile.apply or target is None or (wave_gate is not None and not wave_gate.decision.apply):
         shown = steps.plan_only(report, plan)
         return shown if wave_gate is None else rollout.held(shown, wave_gate)
-    outcome = steps.apply_plan(plan, report, reconcile, target,
-                               reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2], live=live)
+    outcome = steps.apply_plan(
+        plan,
+        report,
+        reconcile,
+        target,
+        reread=lambda: run_reconcile(settings, target.read_live, ours=ours)[:2],
+        live=live,
+    )
     return outcome if wave_gate is None else rollout.report_apply(outcome, wave_gate)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Bundle:
-    files: dict[str, bytes]     # path in the archive -> content, `.manifest` included
+    files: dict[str, bytes]  # path in the archive -> content, `.manifest` included
     manifest: dict[str, Any]
 
     @property
@@ -40,8 +40,10 @@ class Bundle:
         return sum(1 for name in self.files if name.endswith(".rego"))
 
     def describe(self) -> str:
-        return (f"{self.policies} policies, data {', '.join(self.data_paths())}, roots "
-                f"{', '.join(self.manifest['roots'])}, revision {self.manifest['revision']}")
+        return (
+            f"{self.policies} policies, data {', '.join(self.data_paths())}, roots "
+            f"{', '.join(self.manifest['roots'])}, revision {self.manifest['revision']}"
+        )
 
     def data_paths(self) -> list[str]:
         return ["data." + ".".join(n.split("/")[:-1]) for n in sorted(self.files) if n.endswith("data.json")]
@@ -81,13 +83,18 @@ def _content(policy_set: PolicySet) -> dict[str, bytes]:
 
 def _manifest(policy_set: PolicySet, content: dict[str, bytes], repo: DesiredRepo | None) -> dict[str, Any]:
     roots = sorted({f.package.split(".")[0] for f in policy_set.files} | set(policy_set.data))
-    digest = hashlib.sha256(b"".join(hashlib.sha256(name.encode() + b"\0" + content[name]).digest()
-                                     for name in sorted(content))).hexdigest()
+    digest = hashlib.sha256(
+        b"".join(hashlib.sha256(name.encode() + b"\0" + content[name]).digest() for name in sorted(content))
+    ).hexdigest()
     release = version("kai-gitops")
     commit = repo.git.commit if repo is not None else None
     revision = "-".join(p for p in (f"kai-gitops-{release}", (commit or "")[:12], digest[:12]) if p)
-    source = {"version": release, "repo": repo.git.repo if repo else None, "ref": repo.git.ref if repo else None,
-              "commit": commit}
+    source = {
+        "version": release,
+        "repo": repo.git.repo if repo else None,
+        "ref": repo.git.ref if repo else None,
+        "commit": commit,
+    }
     return {"revision": revision, "roots": roots, "rego_version": 1, "metadata": {"kai-gitops": source}}
 
 

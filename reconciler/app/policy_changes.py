@@ -26,14 +26,22 @@ def changed_policy_inputs(base: GitTree, base_config: RepoConfig, head: GitTree,
 
 def policy_change_finding(changed: list[str], base_ref: str, *, added_config: bool = False) -> Finding:
     what = ", ".join(changed)
-    base = base_ref[:12] if len(base_ref) == 40 else base_ref   # a commit id reads better short
-    message = (f"{CONFIG_FILE} is new in this change: it was checked with the shipped policies only"
-               if added_config else
-               f"this change edits what judges it ({what}); it was checked with the versions at {base}, "
-               "and the edits take effect after merge")
+    base = base_ref[:12] if len(base_ref) == 40 else base_ref  # a commit id reads better short
+    message = (
+        f"{CONFIG_FILE} is new in this change: it was checked with the shipped policies only"
+        if added_config
+        else f"this change edits what judges it ({what}); it was checked with the versions at {base}, "
+        "and the edits take effect after merge"
+    )
     location = Location(changed[0].split(" ")[0]) if changed else None
-    return POLICY_CHANGE.finding(Kind.VIOLATION, message, REPOSITORY, location=location, extra={"paths": changed},
-                                 fix=Fix(Action.NONE, "have the policy owners review these files"))
+    return POLICY_CHANGE.finding(
+        Kind.VIOLATION,
+        message,
+        REPOSITORY,
+        location=location,
+        extra={"paths": changed},
+        fix=Fix(Action.NONE, "have the policy owners review these files"),
+    )
 
 
 def _settings(config: RepoConfig) -> tuple[object, ...]:

@@ -33,8 +33,9 @@ _ENGINES: dict[str, PolicyEngine] = {}  # one compiled pack per distinct policy 
 _RULES: dict[str, dict[str, RuleMeta]] = {}  # and the rules it holds, for reports that list what ran
 
 
-def evaluate(facts: dict[str, Any], desired: DesiredCluster | None, repo: DesiredRepo | None,
-             settings: RunSettings) -> list[Finding]:
+def evaluate(
+    facts: dict[str, Any], desired: DesiredCluster | None, repo: DesiredRepo | None, settings: RunSettings
+) -> list[Finding]:
     """Policy findings for one cluster. `desired`/`repo` may be None (doctor on a snapshot)."""
     engine = engine_for(repo, settings.policy)
     locate = desired.locate if desired is not None else (lambda doc, path: None)
@@ -59,16 +60,33 @@ def _compiled(repo: DesiredRepo | None, policy: PolicySettings) -> tuple[PolicyE
     files = repo_policy_files(repo) if repo is not None else {}
     data = repo_policy_data(repo) if repo is not None else {}
     budget = _budget(policy, files)
-    key = json.dumps([sorted(files.items()), data, policy.opa_url, policy.opa_token, str(policy.opa_ca),
-                      policy.opa_timeout, policy.opa_preloaded, budget], default=str)
+    key = json.dumps(
+        [
+            sorted(files.items()),
+            data,
+            policy.opa_url,
+            policy.opa_token,
+            str(policy.opa_ca),
+            policy.opa_timeout,
+            policy.opa_preloaded,
+            budget,
+        ],
+        default=str,
+    )
     if key not in _ENGINES:
         with WorkArea("policies") as work:
             dirs, data_files = materialise(work, files, data)
             policy_set = load_policy_set(dirs, data_files, budget=budget)  # reads every file now; the area may go
         _RULES[key] = policy_set.rules
-        _ENGINES[key] = make_engine(policy_set, opa_url=policy.opa_url, opa_token=policy.opa_token,
-                                    opa_ca=policy.opa_ca, opa_timeout=policy.opa_timeout,
-                                    opa_preloaded=policy.opa_preloaded, budget=budget)
+        _ENGINES[key] = make_engine(
+            policy_set,
+            opa_url=policy.opa_url,
+            opa_token=policy.opa_token,
+            opa_ca=policy.opa_ca,
+            opa_timeout=policy.opa_timeout,
+            opa_preloaded=policy.opa_preloaded,
+            budget=budget,
+        )
     return _ENGINES[key], _RULES[key]
 
 
@@ -95,8 +113,11 @@ def repo_policy_files(repo: DesiredRepo) -> dict[str, str]:
     for top in repo.config.policy_dirs:
         found = dict(walk_rego(repo.tree, top.strip("/")))
         if not found:
-            raise UserError("policy directory has no .rego files at this ref", where=top,
-                            hint="check policies.dirs in kai-gitops.yaml")
+            raise UserError(
+                "policy directory has no .rego files at this ref",
+                where=top,
+                hint="check policies.dirs in kai-gitops.yaml",
+            )
         files.update(found)
     return files
 

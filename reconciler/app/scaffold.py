@@ -30,7 +30,7 @@ from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config, schema
 Mode = Literal["addon", "standalone"]
 CiHost = Literal["github", "gitlab"]
 MODES: tuple[Mode, ...] = ("addon", "standalone")
-CI_TARGETS: dict[CiHost, tuple[str, str]] = {   # host: (template in data/init/ci, where the host reads it)
+CI_TARGETS: dict[CiHost, tuple[str, str]] = {  # host: (template in data/init/ci, where the host reads it)
     "github": ("github-actions.yml", ".github/workflows/kai-gitops.yml"),
     "gitlab": ("gitlab-ci.yml", ".gitlab-ci.yml"),
 }
@@ -56,15 +56,17 @@ class ScaffoldSettings:
 def scaffold_files(settings: ScaffoldSettings) -> dict[str, str]:
     """Repository path -> text of every file `init` writes, validated as `check` would read it."""
     check_seeds(settings)
-    files: dict[str, str] = {CONFIG_FILE: repo_config_text(settings),
-                             SCHEMA_FILE: _data("kai-gitops.schema.json"),
-                             WAIVERS_FILE: _data("init/kai-gitops-waivers.yaml")}
+    files: dict[str, str] = {
+        CONFIG_FILE: repo_config_text(settings),
+        SCHEMA_FILE: _data("kai-gitops.schema.json"),
+        WAIVERS_FILE: _data("init/kai-gitops-waivers.yaml"),
+    }
     for seed in settings.clusters:
         files.update(cluster_files(seed, settings.chart_version))
     if settings.ci is not None:
         template, target = CI_TARGETS[settings.ci]
         files[target] = _data(f"init/ci/{template}")
-    parse_repo_config(files[CONFIG_FILE].encode())   # the schema and the config model agree with what we wrote
+    parse_repo_config(files[CONFIG_FILE].encode())  # the schema and the config model agree with what we wrote
     return files
 
 
@@ -78,8 +80,10 @@ def write_scaffold(settings: ScaffoldSettings) -> list[str]:
     with _Creation(root) as creation:
         existing = [path for path in files if creation.occupied(path)]
         if existing:
-            raise UserError(f"refusing to overwrite existing files in {root}: {', '.join(existing)}",
-                            hint="move them away, or run init in another directory")
+            raise UserError(
+                f"refusing to overwrite existing files in {root}: {', '.join(existing)}",
+                hint="move them away, or run init in another directory",
+            )
         for path, text in files.items():
             creation.create(path, text.encode())
     return list(files)
@@ -99,9 +103,9 @@ class _Creation:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.made_roots: list[Path] = []                # the directory and the parents init created for it
-        self.folders: dict[str, int] = {}               # folder under root ("" is root) -> open handle
-        self.made: list[tuple[str, str, bool]] = []     # (folder, name, is a folder) in the order created
+        self.made_roots: list[Path] = []  # the directory and the parents init created for it
+        self.folders: dict[str, int] = {}  # folder under root ("" is root) -> open handle
+        self.made: list[tuple[str, str, bool]] = []  # (folder, name, is a folder) in the order created
 
     def __enter__(self) -> _Creation:
         return self
@@ -148,9 +152,11 @@ class _Creation:
         return "folder" if stat.S_ISDIR(mode) else "file"
 
     def _refuse_link(self, path: str) -> NoReturn:
-        raise UserError(f"refusing to write through {path} in {self.root}: it is a symbolic link",
-                        hint="init writes only inside the directory given: replace the link with a folder, "
-                             "or run init in another directory")
+        raise UserError(
+            f"refusing to write through {path} in {self.root}: it is a symbolic link",
+            hint="init writes only inside the directory given: replace the link with a folder, "
+            "or run init in another directory",
+        )
 
     def _handle(self, folder: str) -> int:
         if not self.folders:
@@ -189,8 +195,10 @@ class _Creation:
             if kind == "link":
                 self._refuse_link(folder + name)
             if kind == "file":
-                raise UserError(f"refusing to overwrite existing files in {self.root}: {folder}{name}",
-                                hint="move it away, or run init in another directory") from None
+                raise UserError(
+                    f"refusing to overwrite existing files in {self.root}: {folder}{name}",
+                    hint="move it away, or run init in another directory",
+                ) from None
             self._fail(folder + name, exc)
         return inner
 
@@ -208,8 +216,10 @@ class _Creation:
             self._fail(path, exc)
 
     def _fail(self, path: str, exc: OSError) -> NoReturn:
-        raise UserError(f"cannot write {self.root / path if path else self.root}: {exc.strerror or exc}",
-                        hint="choose a directory you can write to") from None
+        raise UserError(
+            f"cannot write {self.root / path if path else self.root}: {exc.strerror or exc}",
+            hint="choose a directory you can write to",
+        ) from None
 
     def _undo(self) -> None:
         """Remove what this run created, newest first; what was there before is never touched."""
@@ -231,14 +241,17 @@ def check_seeds(settings: ScaffoldSettings) -> None:
     seen: set[str] = set()
     for seed in settings.clusters:
         if not re.fullmatch(_schema_pattern("cluster", "properties", "name"), seed.name):
-            raise UserError(f"cluster name {seed.name!r} is not allowed",
-                            hint="lowercase letters, digits and '-', starting and ending with a letter or digit")
+            raise UserError(
+                f"cluster name {seed.name!r} is not allowed",
+                hint="lowercase letters, digits and '-', starting and ending with a letter or digit",
+            )
         if seed.name in seen:
             raise UserError(f"cluster {seed.name!r} is named twice", hint="give each cluster once")
         seen.add(seed.name)
     if not re.fullmatch(_schema_pattern("version"), settings.chart_version):
-        raise UserError(f"KAI chart version {settings.chart_version!r} is not a version",
-                        hint="give a chart tag such as v0.16.7")
+        raise UserError(
+            f"KAI chart version {settings.chart_version!r} is not a version", hint="give a chart tag such as v0.16.7"
+        )
 
 
 def _schema_pattern(*keys: str) -> str:
@@ -252,9 +265,12 @@ def _schema_pattern(*keys: str) -> str:
 
 
 def repo_config_text(settings: ScaffoldSettings) -> str:
-    lines = [f"# yaml-language-server: $schema=./{SCHEMA_FILE}",
-             "# kai-gitops repository configuration, one entry per cluster (docs/configuration.md).",
-             "apiVersion: kai-gitops/v1", "clusters:"]
+    lines = [
+        f"# yaml-language-server: $schema=./{SCHEMA_FILE}",
+        "# kai-gitops repository configuration, one entry per cluster (docs/configuration.md).",
+        "apiVersion: kai-gitops/v1",
+        "clusters:",
+    ]
     for seed in settings.clusters:
         lines += cluster_entry(seed, settings.chart_version)
     lines.append(f"waiversFile: {WAIVERS_FILE}")
@@ -265,26 +281,34 @@ def repo_config_text(settings: ScaffoldSettings) -> str:
 
 def rollout_hint(first: str) -> list[str]:
     """A fleet's choice, commented: without waves every self-heal CronJob applies a merged commit at its next run."""
-    return ["# Self-heal applies a merged commit on every cluster at its next run. To roll it out wave by wave",
-            "# and halt at the first cluster it makes unhealthy (docs/fleet.md), uncomment; the clusters no wave",
-            "# names go last.",
-            "# rollout:", "#   waves:", f"#     - {{name: canary, clusters: [{first}], soak: 1h}}"]
+    return [
+        "# Self-heal applies a merged commit on every cluster at its next run. To roll it out wave by wave",
+        "# and halt at the first cluster it makes unhealthy (docs/fleet.md), uncomment; the clusters no wave",
+        "# names go last.",
+        "# rollout:",
+        "#   waves:",
+        f"#     - {{name: canary, clusters: [{first}], soak: 1h}}",
+    ]
 
 
 def cluster_entry(seed: ClusterSeed, version: str) -> list[str]:
     entry = [f"  - name: {seed.name}"]
     if seed.mode == "addon":
-        entry += ["    mode: addon                      # the nvcf-compute-plane stack installs KAI",
-                  f"{'    kaiChartVersion: ' + version:<37}# the KAI version the stack pins"]
-        if version != DEFAULT_STACK_KAI_VERSION:   # the bundled stack's own pin needs no repeating
+        entry += [
+            "    mode: addon                      # the nvcf-compute-plane stack installs KAI",
+            f"{'    kaiChartVersion: ' + version:<37}# the KAI version the stack pins",
+        ]
+        if version != DEFAULT_STACK_KAI_VERSION:  # the bundled stack's own pin needs no repeating
             entry.append(f"    stackKaiVersion: {version}")
         entry.append(f"    environmentFile: {environment_path(seed)}")
     else:
-        entry += ["    mode: standalone                 # KAI installed with helm install and its own values",
-                  f"    kaiChartVersion: {version}",
-                  f"    kaiValuesFile: {kai_values_path(seed)}",
-                  f"    nvcaValuesFile: {nvca_values_path(seed)}"]
-    return entry + _data("init/shared-cluster.yaml").splitlines()   # a choice to make, none acted upon
+        entry += [
+            "    mode: standalone                 # KAI installed with helm install and its own values",
+            f"    kaiChartVersion: {version}",
+            f"    kaiValuesFile: {kai_values_path(seed)}",
+            f"    nvcaValuesFile: {nvca_values_path(seed)}",
+        ]
+    return entry + _data("init/shared-cluster.yaml").splitlines()  # a choice to make, none acted upon
 
 
 def environment_path(seed: ClusterSeed) -> str:
@@ -305,9 +329,10 @@ def cluster_files(seed: ClusterSeed, version: str) -> dict[str, str]:
         return {path: _template("environment.yaml", cluster=seed.name, path=path, version=version)}
     path = kai_values_path(seed)
     header = _template("kai-values.yaml", cluster=seed.name, path=path, version=version)
-    return {path: header + "\n" + canonical_values_body(),
-            nvca_values_path(seed): _template("nvca-operator-values.yaml", cluster=seed.name, path=path,
-                                              version=version)}
+    return {
+        path: header + "\n" + canonical_values_body(),
+        nvca_values_path(seed): _template("nvca-operator-values.yaml", cluster=seed.name, path=path, version=version),
+    }
 
 
 def canonical_values_body() -> str:

@@ -45,10 +45,10 @@ def run_start() -> datetime:
 class HistorySettings:
     """Where a run learns when its findings were first reported (app/history.py)."""
 
-    previous_report: str | None = None    # an earlier `-o json` report
+    previous_report: str | None = None  # an earlier `-o json` report
     # the run's cluster, whose PolicyReports are read: None without a live cluster (check, snapshots)
     cluster: ClusterSessions | None = None
-    started: datetime = field(default_factory=run_start)   # the first-seen time of what is new
+    started: datetime = field(default_factory=run_start)  # the first-seen time of what is new
 
 
 @dataclass
@@ -58,14 +58,14 @@ class RunSettings:
     fail_on: Severity = Severity.WARNING
     policy: PolicySettings = field(default_factory=PolicySettings)
     base_ref: str | None = None
-    shard: Shard | None = None          # check --shard i/n: only the clusters this shard owns
-    k8s_audit_logs: tuple[str, ...] = ()   # the cluster's audit logs: who last wrote each drifted object
-    helm: str | None = None             # check --helm: the binary that renders function charts (else PATH)
-    helm_memory_mb: int = 4096          # check --helm-memory: the address space `helm template` may map
+    shard: Shard | None = None  # check --shard i/n: only the clusters this shard owns
+    k8s_audit_logs: tuple[str, ...] = ()  # the cluster's audit logs: who last wrote each drifted object
+    helm: str | None = None  # check --helm: the binary that renders function charts (else PATH)
+    helm_memory_mb: int = 4096  # check --helm-memory: the address space `helm template` may map
     history: HistorySettings = field(default_factory=HistorySettings)
     # check --live-snapshot: (cluster, snapshot file); cluster None means the one --cluster names
     live_snapshots: tuple[tuple[str | None, str], ...] = ()
-    live_snapshot_max_age: timedelta = timedelta(hours=24)   # older: its live checks are said to be stale
+    live_snapshot_max_age: timedelta = timedelta(hours=24)  # older: its live checks are said to be stale
 
 
 @dataclass

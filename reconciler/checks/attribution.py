@@ -38,12 +38,14 @@ def _attributed(finding: Finding, live: LiveState, shared: SharedClusterIntent |
     fields = [f for f in drifted_fields(finding, live, shared) if f[:2] in live.managers]
     if not fields:
         return finding
-    return replace(finding, attribution=tuple(_attribution(live, kind, name, shown, path)
-                                              for kind, name, shown, path in fields))
+    return replace(
+        finding, attribution=tuple(_attribution(live, kind, name, shown, path) for kind, name, shown, path in fields)
+    )
 
 
-def drifted_fields(finding: Finding, live: LiveState, shared: SharedClusterIntent | None
-                    ) -> Iterator[tuple[str, str, str, FieldPath]]:
+def drifted_fields(
+    finding: Finding, live: LiveState, shared: SharedClusterIntent | None
+) -> Iterator[tuple[str, str, str, FieldPath]]:
     """(kind, object name, field as the finding shows it, path in the object) of each drifted field: a drift's
     field changes, in its subject (a Helm release's are paths in its values, which no manager owns: `_attributed`
     drops them); a node label rule's nodes, whose changes the finding does not carry (one finding may name
@@ -53,11 +55,15 @@ def drifted_fields(finding: Finding, live: LiveState, shared: SharedClusterInten
             yield finding.subject.kind, finding.subject.name, field.shown, field.path
     name = finding.subject.name if finding.subject else ""
     if finding.rule_id in LABEL_RULES and shared is not None:
-        one_node = name if finding.subject and finding.subject.kind == NODE.kind else None   # NVCA-S-012: per node
+        one_node = name if finding.subject and finding.subject.kind == NODE.kind else None  # NVCA-S-012: per node
         for change in label_changes(shared, live):
             if change.rule == finding.rule_id and change.before is not None and one_node in (None, change.node):
-                yield (NODE.kind, change.node, f"node/{change.node} label {SCHEDULE_LABEL}",
-                       ("metadata", "labels", SCHEDULE_LABEL))
+                yield (
+                    NODE.kind,
+                    change.node,
+                    f"node/{change.node} label {SCHEDULE_LABEL}",
+                    ("metadata", "labels", SCHEDULE_LABEL),
+                )
 
 
 def _attribution(live: LiveState, kind: str, name: str, shown: str, path: FieldPath) -> Attribution:
@@ -86,7 +92,7 @@ def _release(live: LiveState, managers: ObjectManagers, written: str | None) -> 
         return None
     namespace, name = managers.release
     history = live.release_history.get((namespace, name))
-    if not history:    # uninstalled, or its Secrets could not be read: the annotations still name it
+    if not history:  # uninstalled, or its Secrets could not be read: the annotations still name it
         return ReleaseRevision(name, namespace)
     before = [d for d in history if _at_or_before(d.last_deployed, written)]
     deploy = before[-1] if before else history[-1]
@@ -121,7 +127,7 @@ def owner(entries: tuple[ManagedEntry, ...], path: FieldPath, live: JSONValue = 
 
 
 def _reach(fields: JSONObject, path: FieldPath, live: JSONValue) -> str | None:
-    """"whole" when the field set owns the value at `path`, "part" when only fields below it, else None."""
+    """ "whole" when the field set owns the value at `path`, "part" when only fields below it, else None."""
     node: JSONValue = fields
     for depth, step in enumerate(path, 1):
         if not isinstance(node, dict):
@@ -131,7 +137,7 @@ def _reach(fields: JSONObject, path: FieldPath, live: JSONValue) -> str | None:
             return None
         node, live = node[key], _child(live, step)
         if node == {} and depth < len(path):
-            return "whole"     # a leaf on the way: it set this value whole (an atomic list or map)
+            return "whole"  # a leaf on the way: it set this value whole (an atomic list or map)
     if not isinstance(node, dict):
         return None
     return "whole" if node == {} or "." in node else "part"

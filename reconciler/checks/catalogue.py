@@ -36,9 +36,9 @@ from reconciler.model.live import LiveState
 class Needs(Enum):
     """What a check reads; it runs only where the command has it."""
 
-    GIT = "Git"                      # the desired state alone (every command that reads the repository)
-    LIVE = "live"                    # the cluster (the desired state too, when the command has it)
-    BOTH = "Git and live"            # both sides (diff, reconcile, doctor with --repo)
+    GIT = "Git"  # the desired state alone (every command that reads the repository)
+    LIVE = "live"  # the cluster (the desired state too, when the command has it)
+    BOTH = "Git and live"  # both sides (diff, reconcile, doctor with --repo)
     CHANGE = "a change under review"  # the desired state and what it changes (check, the pull-request command)
 
 
@@ -47,7 +47,7 @@ class Order(Enum):
 
     BEFORE_POLICIES = 1
     AFTER_POLICIES = 2
-    AFTER_ATTRIBUTION = 3   # reads the drift found before it, each drifted field with who set it
+    AFTER_ATTRIBUTION = 3  # reads the drift found before it, each drifted field with who set it
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,11 @@ class ClusterContext:
     live: LiveState | None = None
     # `live` is the part a --live-snapshot holds (Queues, KAI Resource Management), not a read of the cluster
     snapshot: bool = False
-    reviewing: bool = False                    # a change under review: `check`
-    base: DesiredCluster | None = None         # the change's base, when the base ref declares this cluster
-    controllers: tuple[Controller, ...] = ()   # managers whose fields are theirs (kai-gitops.yaml ownership)
-    ours: tuple[OwnWrite, ...] = ()            # the fields earlier runs wrote (reconcile's audit log)
-    earlier: tuple[Finding, ...] = ()          # for AFTER_ATTRIBUTION checks: what was found before them
+    reviewing: bool = False  # a change under review: `check`
+    base: DesiredCluster | None = None  # the change's base, when the base ref declares this cluster
+    controllers: tuple[Controller, ...] = ()  # managers whose fields are theirs (kai-gitops.yaml ownership)
+    ours: tuple[OwnWrite, ...] = ()  # the fields earlier runs wrote (reconcile's audit log)
+    earlier: tuple[Finding, ...] = ()  # for AFTER_ATTRIBUTION checks: what was found before them
 
     @property
     def cluster_read(self) -> bool:
@@ -78,7 +78,7 @@ class Check:
     needs: Needs
     find: Callable[[ClusterContext], list[Finding]]
     order: Order = Order.BEFORE_POLICIES
-    snapshot_ok: bool = False   # runs in `check` against a --live-snapshot's part of the cluster
+    snapshot_ok: bool = False  # runs in `check` against a --live-snapshot's part of the cluster
     # rules it evaluates only with Git: without it, they did not run (doctor must not show them passed)
     rules_needing_git: tuple[RuleMeta, ...] = ()
     # rules it evaluates only with the cluster (or the snapshot's part of it, when `snapshot_ok`)
@@ -86,82 +86,101 @@ class Check:
 
     def applies(self, context: ClusterContext) -> bool:
         git, live = context.desired is not None, context.live is not None and (self.snapshot_ok or not context.snapshot)
-        return {Needs.GIT: git, Needs.LIVE: live, Needs.BOTH: git and live,
-                Needs.CHANGE: git and context.reviewing}[self.needs]
+        return {Needs.GIT: git, Needs.LIVE: live, Needs.BOTH: git and live, Needs.CHANGE: git and context.reviewing}[
+            self.needs
+        ]
 
     def rules_ran(self, context: ClusterContext) -> tuple[RuleMeta, ...]:
         live = context.live is not None and (self.snapshot_ok or not context.snapshot)
-        left_out = (() if context.desired is not None else self.rules_needing_git) + \
-            (() if live else self.rules_needing_live)
+        left_out = (() if context.desired is not None else self.rules_needing_git) + (
+            () if live else self.rules_needing_live
+        )
         return tuple(r for r in self.rules if r not in left_out)
 
 
 # Each `find` adapts the context to its check's own signature: the check modules stay free of this table.
 def _drift(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None and c.live is not None   # Needs.BOTH
+    assert c.desired is not None and c.live is not None  # Needs.BOTH
     return diff(c.desired, c.live)
 
 
 def _kai_operator(c: ClusterContext) -> list[Finding]:
-    assert c.live is not None   # Needs.LIVE
+    assert c.live is not None  # Needs.LIVE
     return kai_operator_findings(c.live, c.desired, c.name)
 
 
 def _gangs(c: ClusterContext) -> list[Finding]:
-    assert c.live is not None   # Needs.LIVE
+    assert c.live is not None  # Needs.LIVE
     return gang_findings(c.live, c.desired, c.name)
 
 
 def _values_keys(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.GIT
+    assert c.desired is not None  # Needs.GIT
     return values_key_findings(c.desired)
 
 
 def _shard_names(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.GIT
+    assert c.desired is not None  # Needs.GIT
     return shard_name_findings(c.desired)
 
 
 def _manifest_schema(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.GIT
+    assert c.desired is not None  # Needs.GIT
     return manifest_schema_findings(c.desired)
 
 
 def _pin_change(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.CHANGE
+    assert c.desired is not None  # Needs.CHANGE
     return pin_change_findings(c.desired, c.base)
 
 
 def _intent(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.GIT
+    assert c.desired is not None  # Needs.GIT
     return intent_findings(c.desired)
 
 
 def _sensitive(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.CHANGE
+    assert c.desired is not None  # Needs.CHANGE
     return sensitive_findings(c.desired, c.base)
 
 
 def _ownership(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None and c.live is not None   # Needs.BOTH
+    assert c.desired is not None and c.live is not None  # Needs.BOTH
     return ownership_findings(list(c.earlier), c.desired, c.live, c.controllers, c.ours)
 
 
 def _nvca_values(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.GIT
+    assert c.desired is not None  # Needs.GIT
     return nvca_values_findings(c.desired)
 
 
 def _krm(c: ClusterContext) -> list[Finding]:
-    assert c.desired is not None   # Needs.GIT: Git's KAI Resource Management objects suffice for the K rules
+    assert c.desired is not None  # Needs.GIT: Git's KAI Resource Management objects suffice for the K rules
     return krm_findings(c.desired, c.live)
 
 
 CATALOGUE: tuple[Check, ...] = (
-    Check("drift", (rules.QUEUE_MISSING, rules.QUEUE_DRIFT, rules.SHARD_DRIFT, rules.RELEASE_VALUES_DRIFT,
-                    rules.CONFIG_DRIFT, rules.CONFIG_MISSING, rules.SHARD_UNDECLARED), Needs.BOTH, _drift),
-    Check("kai-operator", rules.OPERATOR_RULES, Needs.LIVE, _kai_operator,
-          rules_needing_git=(rules.CONFIG_NOT_HELM_OWNED,)),   # only Git's values say render mode is on
+    Check(
+        "drift",
+        (
+            rules.QUEUE_MISSING,
+            rules.QUEUE_DRIFT,
+            rules.SHARD_DRIFT,
+            rules.RELEASE_VALUES_DRIFT,
+            rules.CONFIG_DRIFT,
+            rules.CONFIG_MISSING,
+            rules.SHARD_UNDECLARED,
+        ),
+        Needs.BOTH,
+        _drift,
+    ),
+    Check(
+        "kai-operator",
+        rules.OPERATOR_RULES,
+        Needs.LIVE,
+        _kai_operator,
+        rules_needing_git=(rules.CONFIG_NOT_HELM_OWNED,),
+    ),  # only Git's values say render mode is on
     Check("gangs", rules.GANG_RULES, Needs.LIVE, _gangs),
     Check("values-keys", rules.VALUES_KEY_RULES, Needs.GIT, _values_keys, Order.AFTER_POLICIES),
     Check("shard-names", rules.SHARD_NAME_RULES, Needs.GIT, _shard_names, Order.AFTER_POLICIES),
@@ -171,8 +190,15 @@ CATALOGUE: tuple[Check, ...] = (
     Check("sensitive", rules.SENSITIVE_RULES, Needs.CHANGE, _sensitive, Order.AFTER_POLICIES),
     Check("pin-change", rules.UPGRADE_RULES, Needs.CHANGE, _pin_change, Order.AFTER_POLICIES),
     Check("ownership", (rules.FIELD_OWNED, rules.CONTROLLER_FIGHT), Needs.BOTH, _ownership, Order.AFTER_ATTRIBUTION),
-    Check("krm", (*rules.KRM_RULES, rules.KRM_MANAGED), Needs.GIT, _krm, Order.AFTER_ATTRIBUTION, snapshot_ok=True,
-          rules_needing_live=(rules.KRM_MANAGED,)),   # KAI-D-010 needs KRM's CRDs seen served
+    Check(
+        "krm",
+        (*rules.KRM_RULES, rules.KRM_MANAGED),
+        Needs.GIT,
+        _krm,
+        Order.AFTER_ATTRIBUTION,
+        snapshot_ok=True,
+        rules_needing_live=(rules.KRM_MANAGED,),
+    ),  # KAI-D-010 needs KRM's CRDs seen served
 )
 
 # The built-in rules no check of one cluster raises: the run judges the waivers and the pull request's policy

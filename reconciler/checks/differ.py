@@ -19,8 +19,10 @@ from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredClu
 from reconciler.model.live import LiveState
 from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, field_path, same_number
 
-_INSTALL_ONLY = ("The chart renders the default queues only on `helm install` and keeps them "
-                 "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this.")
+_INSTALL_ONLY = (
+    "The chart renders the default queues only on `helm install` and keeps them "
+    "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this."
+)
 
 
 def diff(desired: DesiredCluster, live: LiveState) -> list[Finding]:
@@ -38,35 +40,52 @@ def _diff_queue(desired: DesiredCluster, expected: ExpectedQueue, actual: QueueS
     ref = queue_ref(expected.spec.name)
     if actual is None:
         note = f" {_INSTALL_ONLY}" if expected.origin == QueueOrigin.DEFAULT_QUEUE else ""
-        return [QUEUE_MISSING.finding(
-            Kind.DRIFT, f"Queue {expected.spec.name} does not exist.{note}", desired.name, subject=ref,
-            location=desired.locate(expected.doc, expected.paths["parent"]), desired=queue_manifest(expected.spec),
-            fix=Fix(Action.CREATE, f"create Queue {expected.spec.name}", patch=queue_manifest(expected.spec)))]
+        return [
+            QUEUE_MISSING.finding(
+                Kind.DRIFT,
+                f"Queue {expected.spec.name} does not exist.{note}",
+                desired.name,
+                subject=ref,
+                location=desired.locate(expected.doc, expected.paths["parent"]),
+                desired=queue_manifest(expected.spec),
+                fix=Fix(Action.CREATE, f"create Queue {expected.spec.name}", patch=queue_manifest(expected.spec)),
+            )
+        ]
     changes = queue_changes(expected.spec, actual)
     if not changes:
         return []
     fix = Fix(Action.UPDATE, f"patch Queue {expected.spec.name} spec", patch=queue_patch(expected.spec))
     if expected.origin == QueueOrigin.DEFAULT_QUEUE and not _unlimited(expected.spec):
         # Git itself breaks NVCA here: applying it would make a healthy queue unhealthy. Fix Git first.
-        fix = Fix(Action.NONE, "Git asks for a limited default queue, which NVCA rejects: fix the values first "
-                               "(KAI-Q-001), then re-run")
+        fix = Fix(
+            Action.NONE,
+            "Git asks for a limited default queue, which NVCA rejects: fix the values first (KAI-Q-001), then re-run",
+        )
     first_key = changes[0][0]
     path = expected.paths.get(first_key, expected.paths["parent"])
     summary = ", ".join(f"{key} {show_value(live)} → {show_value(want)}" for key, live, want in changes)
     note = f" {_INSTALL_ONLY}" if expected.origin == QueueOrigin.DEFAULT_QUEUE else ""
-    return [QUEUE_DRIFT.finding(
-        Kind.DRIFT, f"Queue {expected.spec.name} differs from Git: {summary}.{note}", desired.name, subject=ref,
-        location=desired.locate(expected.doc, path),
-        desired={k: w for k, _, w in changes}, live={k: v for k, v, _ in changes},
-        changes=tuple(DriftedField(field_path(key), live, want, key) for key, live, want in changes),
-        extra={"note": note.strip()}, fix=fix)]
+    return [
+        QUEUE_DRIFT.finding(
+            Kind.DRIFT,
+            f"Queue {expected.spec.name} differs from Git: {summary}.{note}",
+            desired.name,
+            subject=ref,
+            location=desired.locate(expected.doc, path),
+            desired={k: w for k, _, w in changes},
+            live={k: v for k, v, _ in changes},
+            changes=tuple(DriftedField(field_path(key), live, want, key) for key, live, want in changes),
+            extra={"note": note.strip()},
+            fix=fix,
+        )
+    ]
 
 
 def _unlimited(spec: QueueSpec) -> bool:
     return spec.resources is not None and all(spec.triple(res).is_unlimited() for res in RESOURCES)
 
 
-QueueChange = tuple[str, JSONScalar, JSONScalar]   # field, live value, desired value
+QueueChange = tuple[str, JSONScalar, JSONScalar]  # field, live value, desired value
 
 
 def queue_changes(want: QueueSpec, live: QueueSpec) -> list[QueueChange]:
@@ -87,8 +106,12 @@ def queue_changes(want: QueueSpec, live: QueueSpec) -> list[QueueChange]:
 
 
 def queue_manifest(spec: QueueSpec) -> JSONObject:
-    return {"apiVersion": QUEUE.api_version, "kind": QUEUE.kind, "metadata": {"name": spec.name},
-            "spec": _queue_spec(spec)}
+    return {
+        "apiVersion": QUEUE.api_version,
+        "kind": QUEUE.kind,
+        "metadata": {"name": spec.name},
+        "spec": _queue_spec(spec),
+    }
 
 
 def queue_patch(spec: QueueSpec) -> JSONObject:
@@ -116,34 +139,51 @@ def _diff_shard(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     if live.shard is None:
         if not live.queue_kind_served:
             return []  # KAI not installed at all: the NVCA/CRD findings say so once
-        return [SHARD_DRIFT.finding(Kind.DRIFT, "SchedulingShard default does not exist", desired.name,
-                                    subject=ref, location=location, desired=redact(expected.spec),
-                                    fix=Fix(Action.NONE, "re-apply the KAI chart values", command=command))]
+        return [
+            SHARD_DRIFT.finding(
+                Kind.DRIFT,
+                "SchedulingShard default does not exist",
+                desired.name,
+                subject=ref,
+                location=location,
+                desired=redact(expected.spec),
+                fix=Fix(Action.NONE, "re-apply the KAI chart values", command=command),
+            )
+        ]
     actual = {key: live.shard.get(key) for key in expected.spec}
     if _normalise(actual) == _normalise(expected.spec) or (live.from_snapshot and redact(expected.spec) == actual):
-        return []   # read back from a snapshot file, a credential is masked: compared as the file shows it
+        return []  # read back from a snapshot file, a credential is masked: compared as the file shows it
     changed = _changed_paths(expected.spec, actual)
-    return [SHARD_DRIFT.finding(
-        Kind.DRIFT, f"SchedulingShard default differs from the KAI values at {', '.join(map('.'.join, changed))}",
-        desired.name,
-        subject=ref, location=location, desired=redact(expected.spec), live=redact(actual),
-        changes=_field_changes(changed, actual, expected.spec, under=("spec",)),
-        fix=_shard_fix(expected.spec, command))]
+    return [
+        SHARD_DRIFT.finding(
+            Kind.DRIFT,
+            f"SchedulingShard default differs from the KAI values at {', '.join(map('.'.join, changed))}",
+            desired.name,
+            subject=ref,
+            location=location,
+            desired=redact(expected.spec),
+            live=redact(actual),
+            changes=_field_changes(changed, actual, expected.spec, under=("spec",)),
+            fix=_shard_fix(expected.spec, command),
+        )
+    ]
 
 
 def _shard_fix(spec: JSONObject, command: str) -> Fix:
     """A patch the plan may apply, unless a value looks like a credential: a plan and its outputs carry the
     patch as it is, so such a value is left to the operator's Helm upgrade."""
     if redact(spec) != spec:
-        return Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)",
-                   command=command)
-    return Fix(Action.UPDATE, "patch SchedulingShard default's spec to what the KAI values render (a Helm "
-                              "upgrade renders the same)", command=command, patch={"spec": spec})
+        return Fix(Action.NONE, "re-apply the KAI chart values with Helm (kai-gitops never runs Helm)", command=command)
+    return Fix(
+        Action.UPDATE,
+        "patch SchedulingShard default's spec to what the KAI values render (a Helm upgrade renders the same)",
+        command=command,
+        patch={"spec": spec},
+    )
 
 
 def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Finding]:
-    release = next((r for r in live.releases
-                    if (r.name, r.namespace) == (RELEASE_NAME, RELEASE_NAMESPACE)), None)
+    release = next((r for r in live.releases if (r.name, r.namespace) == (RELEASE_NAME, RELEASE_NAMESPACE)), None)
     if release is None or not desired.installs_kai:
         return []
     want = redact(desired.kai_values_user)
@@ -156,14 +196,18 @@ def _diff_release_values(desired: DesiredCluster, live: LiveState) -> list[Findi
     paths = [".".join(path) for path in changed]
     doc, anchor = desired.release_values_anchor()
     shown = ", ".join(paths[:8]) + (f" and {len(paths) - 8} more" if len(paths) > 8 else "")
-    return [RELEASE_VALUES_DRIFT.finding(
-        Kind.DRIFT,
-        f"Helm release {RELEASE_NAMESPACE}/{RELEASE_NAME} (revision {release.revision}) was installed with "
-        f"values that differ from Git at {shown}",
-        desired.name, subject=release_ref(RELEASE_NAME, RELEASE_NAMESPACE),
-        location=desired.locate(doc, _first_path(desired, doc, changed) or anchor),
-        changes=_field_changes(changed, have, want),
-        fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=desired.kai_upgrade_command))]
+    return [
+        RELEASE_VALUES_DRIFT.finding(
+            Kind.DRIFT,
+            f"Helm release {RELEASE_NAMESPACE}/{RELEASE_NAME} (revision {release.revision}) was installed with "
+            f"values that differ from Git at {shown}",
+            desired.name,
+            subject=release_ref(RELEASE_NAME, RELEASE_NAMESPACE),
+            location=desired.locate(doc, _first_path(desired, doc, changed) or anchor),
+            changes=_field_changes(changed, have, want),
+            fix=Fix(Action.NONE, "upgrade the release with the values from Git", command=desired.kai_upgrade_command),
+        )
+    ]
 
 
 def _project(have: JSONValue, shape: JSONValue) -> JSONValue:
@@ -185,15 +229,23 @@ def _changed_paths(want: JSONValue, have: JSONValue) -> list[tuple[str, ...]]:
     # threshold 0: always descend, so paths name the leaves even when the two trees share few keys
     delta = DeepDiff(_normalise(have), _normalise(want), view="tree", threshold_to_diff_deeper=0)
     paths = {tuple(str(p) for p in level.path(output_format="list")) for levels in delta.values() for level in levels}
-    return sorted(paths, key=".".join)   # as the messages list them
+    return sorted(paths, key=".".join)  # as the messages list them
 
 
-def _field_changes(paths: list[tuple[str, ...]], have: JSONValue, want: JSONValue, *,
-                   under: tuple[str, ...] = ()) -> tuple[DriftedField, ...]:
+def _field_changes(
+    paths: list[tuple[str, ...]], have: JSONValue, want: JSONValue, *, under: tuple[str, ...] = ()
+) -> tuple[DriftedField, ...]:
     """Each changed path with its two values, judged for secrets where they stand (`under` the object's
     `spec` for a SchedulingShard; a release's values are their own document)."""
-    return tuple(DriftedField((*under, *path), redact_at((*under, *path), _at(have, path)),
-                             redact_at((*under, *path), _at(want, path)), ".".join(path)) for path in paths)
+    return tuple(
+        DriftedField(
+            (*under, *path),
+            redact_at((*under, *path), _at(have, path)),
+            redact_at((*under, *path), _at(want, path)),
+            ".".join(path),
+        )
+        for path in paths
+    )
 
 
 def _at(tree: JSONValue, path: tuple[str, ...]) -> JSONValue:

@@ -43,11 +43,11 @@ from reconciler.model.gangs import (
 )
 from reconciler.model.live import LiveState, PodSummary
 
-MAX_NAMED = 3        # members named in a message; the rest are counted
+MAX_NAMED = 3  # members named in a message; the rest are counted
 # What the operator does about each structured reason the scheduler gives (KAI v0.17.0 reasons[].reason)
 REASON_FIXES = {
     "QueueDoesNotExist": "create the Queue the PodGroup names (or fix spec.queue; a queue whose parent is missing "
-                         "counts as missing)",
+    "counts as missing)",
     "OverLimit": "raise the queue's limit, or wait for its other workloads to finish",
     "NonPreemptibleOverQuota": "raise the queue's quota, or make the workload preemptible",
     "PreemptionDelayNotElapsed": "wait: the gang may evict others only after its preemption delay",
@@ -96,9 +96,15 @@ def _name(value: str) -> str:
 
 
 def _gang_command(namespace: str, name: str) -> str | None:
-    return _command("kubectl -n", (namespace, dns_label), "get podgroups.scheduling.run.ai", (name, dns_subdomain),
-                    "-o yaml; kubectl -n", (namespace, dns_label),
-                    "get events --field-selector involvedObject.kind=Pod --sort-by=.lastTimestamp")
+    return _command(
+        "kubectl -n",
+        (namespace, dns_label),
+        "get podgroups.scheduling.run.ai",
+        (name, dns_subdomain),
+        "-o yaml; kubectl -n",
+        (namespace, dns_label),
+        "get events --field-selector involvedObject.kind=Pod --sort-by=.lastTimestamp",
+    )
 
 
 def _pending(pods: Iterable[PodSummary]) -> list[PodSummary]:
@@ -116,32 +122,44 @@ def _asks(pods: list[PodSummary]) -> str:
     return "; ".join(f"{n} x {{{ask}}}" if n > 1 else f"{{{ask}}}" for ask, n in counted.items())
 
 
-def _unschedulable_groups(live: LiveState, members: dict[Gang, list[PodSummary]], cluster: str,
-                          anchor: Location | None) -> list[Finding]:
+def _unschedulable_groups(
+    live: LiveState, members: dict[Gang, list[PodSummary]], cluster: str, anchor: Location | None
+) -> list[Finding]:
     findings = []
     for key, group in sorted(live.gangs.pod_groups.items()):
         pending = _pending(members.get(key, []))
         if not group.unschedulable or not pending:
-            continue       # placed, or a stale condition of a gang whose pods are bound
+            continue  # placed, or a stale condition of a gang whose pods are bound
         pools = ", ".join(sorted({c.node_pool for c in group.unschedulable}))
         why = "; ".join(f"node pool {c.node_pool}: {c.said()}" for c in group.unschedulable)
         reasons = [r for c in group.unschedulable for r, _ in c.reasons]
         fixes = list(dict.fromkeys(REASON_FIXES.get(r, DEFAULT_FIX) for r in reasons)) or [DEFAULT_FIX]
         total = len(members.get(key, []))
-        findings.append(GANG_UNSCHEDULABLE.finding(
-            Kind.VIOLATION, f"PodGroup {group.namespace}/{group.name} (queue {group.queue or '<none>'}, minMember "
-                            f"{_shown(group.min_member)}) cannot be placed on node pool(s) {pools}: {why}. "
-                            f"Pending: {len(pending)} of {total} members ({_named(pending)}), asking "
-                            f"{_asks(pending)}. Fix: {'; '.join(fixes)}", cluster,
-            subject=POD_GROUP.ref(group.name, group.namespace), location=anchor,
-            extra={"nodePools": sorted({c.node_pool for c in group.unschedulable}), "reasons": reasons,
-                   "pending": [p.name for p in pending], "members": total},
-            fix=Fix(Action.NONE, "; ".join(fixes), command=_gang_command(group.namespace, group.name))))
+        findings.append(
+            GANG_UNSCHEDULABLE.finding(
+                Kind.VIOLATION,
+                f"PodGroup {group.namespace}/{group.name} (queue {group.queue or '<none>'}, minMember "
+                f"{_shown(group.min_member)}) cannot be placed on node pool(s) {pools}: {why}. "
+                f"Pending: {len(pending)} of {total} members ({_named(pending)}), asking "
+                f"{_asks(pending)}. Fix: {'; '.join(fixes)}",
+                cluster,
+                subject=POD_GROUP.ref(group.name, group.namespace),
+                location=anchor,
+                extra={
+                    "nodePools": sorted({c.node_pool for c in group.unschedulable}),
+                    "reasons": reasons,
+                    "pending": [p.name for p in pending],
+                    "members": total,
+                },
+                fix=Fix(Action.NONE, "; ".join(fixes), command=_gang_command(group.namespace, group.name)),
+            )
+        )
     return findings
 
 
-def _pending_gangs(live: LiveState, members: dict[Gang, list[PodSummary]], cluster: str,
-                   anchor: Location | None) -> list[Finding]:
+def _pending_gangs(
+    live: LiveState, members: dict[Gang, list[PodSummary]], cluster: str, anchor: Location | None
+) -> list[Finding]:
     """One finding per gang whose Pending members have scheduling events: each distinct message once."""
     findings = []
     for (namespace, name), pods in sorted(members.items()):
@@ -150,34 +168,57 @@ def _pending_gangs(live: LiveState, members: dict[Gang, list[PodSummary]], clust
         if not said:
             continue
         events = "; ".join(f"{n} pod(s): {message}" if n > 1 else message for message, n in said.most_common())
-        findings.append(GANG_PENDING.finding(
-            Kind.VIOLATION, f"gang {namespace}/{_name(name)}: {len(pending)} of {len(pods)} members Pending "
-                            f"({_named(pending)}); the scheduler says: {events}", cluster,
-            subject=POD_GROUP.ref(name, namespace), location=anchor,
-            extra={"pending": [p.name for p in pending], "members": len(pods), "events": dict(said)},
-            fix=Fix(Action.NONE, "read the events and the PodGroup's scheduling conditions",
-                    command=_gang_command(namespace, name))))
+        findings.append(
+            GANG_PENDING.finding(
+                Kind.VIOLATION,
+                f"gang {namespace}/{_name(name)}: {len(pending)} of {len(pods)} members Pending "
+                f"({_named(pending)}); the scheduler says: {events}",
+                cluster,
+                subject=POD_GROUP.ref(name, namespace),
+                location=anchor,
+                extra={"pending": [p.name for p in pending], "members": len(pods), "events": dict(said)},
+                fix=Fix(
+                    Action.NONE,
+                    "read the events and the PodGroup's scheduling conditions",
+                    command=_gang_command(namespace, name),
+                ),
+            )
+        )
     return findings
 
 
-def _missing_groups(live: LiveState, members: dict[Gang, list[PodSummary]], cluster: str,
-                    anchor: Location | None) -> list[Finding]:
+def _missing_groups(
+    live: LiveState, members: dict[Gang, list[PodSummary]], cluster: str, anchor: Location | None
+) -> list[Finding]:
     if POD_GROUP.crd_name not in live.crds:
-        return []          # the kind is not served: nothing to name (doctor's CRD check says so)
+        return []  # the kind is not served: nothing to name (doctor's CRD check says so)
     findings = []
     for (namespace, name), pods in sorted(members.items()):
         pending = _pending(pods)
         if not pending or (namespace, name) in live.gangs.pod_groups:
             continue
-        findings.append(GANG_GROUP_MISSING.finding(
-            Kind.VIOLATION, f"{len(pending)} Pending pod(s) in {namespace} ({_named(pending)}) name PodGroup "
-                            f"{_name(name)} in their pod-group-name, and it does not exist: the scheduler never "
-                            "places them",
-            cluster, subject=POD_GROUP.ref(name, namespace), location=anchor,
-            fix=Fix(Action.NONE, "create the PodGroup (an external group needs kai.scheduler/skip-podgrouper on the "
-                                 "pod or its owner), or remove the annotation so the pod-grouper makes one",
-                    command=_command("kubectl -n", (namespace, dns_label), "get podgroups.scheduling.run.ai; "
-                                     "kubectl -n kai-scheduler logs deployment/pod-grouper --tail=50"))))
+        findings.append(
+            GANG_GROUP_MISSING.finding(
+                Kind.VIOLATION,
+                f"{len(pending)} Pending pod(s) in {namespace} ({_named(pending)}) name PodGroup "
+                f"{_name(name)} in their pod-group-name, and it does not exist: the scheduler never "
+                "places them",
+                cluster,
+                subject=POD_GROUP.ref(name, namespace),
+                location=anchor,
+                fix=Fix(
+                    Action.NONE,
+                    "create the PodGroup (an external group needs kai.scheduler/skip-podgrouper on the "
+                    "pod or its owner), or remove the annotation so the pod-grouper makes one",
+                    command=_command(
+                        "kubectl -n",
+                        (namespace, dns_label),
+                        "get podgroups.scheduling.run.ai; "
+                        "kubectl -n kai-scheduler logs deployment/pod-grouper --tail=50",
+                    ),
+                ),
+            )
+        )
     return findings
 
 
@@ -185,13 +226,21 @@ def _missing_groups(live: LiveState, members: dict[Gang, list[PodSummary]], clus
 
 
 def topology_findings(live: LiveState, desired: DesiredCluster | None, cluster: str) -> list[Finding]:
-    expected = expected_topologies(desired.docs["env"].mapping() if desired and "env" in desired.docs else None,
-                                   desired.addons) if desired is not None else []
+    expected = (
+        expected_topologies(
+            desired.docs["env"].mapping() if desired and "env" in desired.docs else None, desired.addons
+        )
+        if desired is not None
+        else []
+    )
     wanted = _referenced(live)
     if not (expected or live.gangs.topologies or wanted):
-        return []          # topology-aware scheduling is off
-    anchor = (desired.locate("env", ("addons", "topologyAwareScheduling", "enabled"))
-              if expected and desired is not None else None)
+        return []  # topology-aware scheduling is off
+    anchor = (
+        desired.locate("env", ("addons", "topologyAwareScheduling", "enabled"))
+        if expected and desired is not None
+        else None
+    )
     findings = [*_expected_findings(live, expected, cluster, anchor)]
     findings += _referenced_findings(live, wanted, {e.topology.name for e in expected}, cluster)
     findings += _drifted_bindings(live, cluster)
@@ -209,8 +258,9 @@ def _referenced(live: LiveState) -> dict[str, list[PodGroupSummary]]:
     return wanted
 
 
-def _expected_findings(live: LiveState, expected: list[ExpectedTopology], cluster: str,
-                       anchor: Location | None) -> Iterable[Finding]:
+def _expected_findings(
+    live: LiveState, expected: list[ExpectedTopology], cluster: str, anchor: Location | None
+) -> Iterable[Finding]:
     for entry in expected:
         problem = _topology_problem(live.gangs.topologies.get(entry.topology.name), entry.topology)
         if problem:
@@ -229,25 +279,34 @@ def _topology_problem(live: TopologySummary | None, want: TopologySummary) -> st
     return ""
 
 
-def _topology_finding(name: str, problem: str, cluster: str, anchor: Location | None,
-                      want: TopologySummary | None) -> Finding:
+def _topology_finding(
+    name: str, problem: str, cluster: str, anchor: Location | None, want: TopologySummary | None
+) -> Finding:
     if want is not None:
-        how = ("sync the stack's nvcf-kai-topology release (helmfile apply); the levels of a Topology are immutable, "
-               "so delete it first when they differ")
+        how = (
+            "sync the stack's nvcf-kai-topology release (helmfile apply); the levels of a Topology are immutable, "
+            "so delete it first when they differ"
+        )
     else:
         how = "create the Topology, or correct the topology the workload names"
     return TOPOLOGY_NOT_AS_RENDERED.finding(
-        Kind.VIOLATION, f"Topology {_name(name)} {problem}: workloads that name it stay Pending (\"Requested "
-                        f"topology {_name(name)} does not exist\" when it is missing)", cluster,
-        subject=TOPOLOGY.ref(name), location=anchor,
-        fix=Fix(Action.NONE, how,
-                command=_command("kubectl get topologies.kai.scheduler", (name, dns_subdomain), "-o yaml")))
+        Kind.VIOLATION,
+        f'Topology {_name(name)} {problem}: workloads that name it stay Pending ("Requested '
+        f'topology {_name(name)} does not exist" when it is missing)',
+        cluster,
+        subject=TOPOLOGY.ref(name),
+        location=anchor,
+        fix=Fix(
+            Action.NONE, how, command=_command("kubectl get topologies.kai.scheduler", (name, dns_subdomain), "-o yaml")
+        ),
+    )
 
 
 def _binding_problem(live: LiveState, want: BindingSummary) -> str:
     if CLUSTER_TOPOLOGY_BINDING.crd_name not in live.crds:
-        return (f"cannot exist: CRD {CLUSTER_TOPOLOGY_BINDING.crd_name} is not installed (is the Grove operator "
-                "installed?)")
+        return (
+            f"cannot exist: CRD {CLUSTER_TOPOLOGY_BINDING.crd_name} is not installed (is the Grove operator installed?)"
+        )
     have = live.gangs.bindings.get(want.name)
     if have is None:
         return "does not exist"
@@ -255,8 +314,9 @@ def _binding_problem(live: LiveState, want: BindingSummary) -> str:
     if have.levels != want.levels:
         problems.append(f"levels {_pairs(have.levels)}, the stack renders {_pairs(want.levels)}")
     if not set(want.references) <= set(have.references):
-        problems.append(f"schedulerTopologyBindings {_pairs(have.references)}, the stack renders "
-                        f"{_pairs(want.references)}")
+        problems.append(
+            f"schedulerTopologyBindings {_pairs(have.references)}, the stack renders {_pairs(want.references)}"
+        )
     return "has " + " and ".join(problems) if problems else ""
 
 
@@ -266,20 +326,27 @@ def _pairs(pairs: tuple[tuple[str, str], ...]) -> str:
 
 def _binding_finding(name: str, problem: str, cluster: str, anchor: Location | None) -> Finding:
     return BINDING_NOT_AS_RENDERED.finding(
-        Kind.VIOLATION, f"ClusterTopologyBinding {_name(name)} {problem}: Grove workloads whose topologyName is "
-                        f"{_name(name)} are "
-                        "refused at admission (\"ClusterTopologyBinding not found\") or placed in the wrong domains",
-        cluster, subject=CLUSTER_TOPOLOGY_BINDING.ref(name), location=anchor,
-        fix=Fix(Action.NONE, "sync the stack's nvcf-grove-topology release (helmfile apply)",
-                command=_command("kubectl get clustertopologybindings.grove.io", (name, dns_subdomain),
-                                 "-o yaml")))
+        Kind.VIOLATION,
+        f"ClusterTopologyBinding {_name(name)} {problem}: Grove workloads whose topologyName is "
+        f"{_name(name)} are "
+        'refused at admission ("ClusterTopologyBinding not found") or placed in the wrong domains',
+        cluster,
+        subject=CLUSTER_TOPOLOGY_BINDING.ref(name),
+        location=anchor,
+        fix=Fix(
+            Action.NONE,
+            "sync the stack's nvcf-grove-topology release (helmfile apply)",
+            command=_command("kubectl get clustertopologybindings.grove.io", (name, dns_subdomain), "-o yaml"),
+        ),
+    )
 
 
-def _referenced_findings(live: LiveState, wanted: dict[str, list[PodGroupSummary]], expected: set[str],
-                         cluster: str) -> Iterable[Finding]:
+def _referenced_findings(
+    live: LiveState, wanted: dict[str, list[PodGroupSummary]], expected: set[str], cluster: str
+) -> Iterable[Finding]:
     for name, groups in sorted(wanted.items()):
         if name in live.gangs.topologies or name in expected:
-            continue       # present, or already reported against Git
+            continue  # present, or already reported against Git
         named = ", ".join(f"{g.namespace}/{g.name}" for g in sorted(groups, key=lambda g: (g.namespace, g.name)))
         yield _topology_finding(name, f"does not exist, and PodGroup(s) {named} name it", cluster, None, None)
 
@@ -287,38 +354,59 @@ def _referenced_findings(live: LiveState, wanted: dict[str, list[PodGroupSummary
 def _drifted_bindings(live: LiveState, cluster: str) -> Iterable[Finding]:
     for binding in sorted(live.gangs.bindings.values(), key=lambda b: b.name):
         if binding.drift:
-            yield _binding_finding(binding.name, "is out of sync with the scheduler's topology, Grove reports "
-                                                 f"({binding.drift})", cluster, None)
+            yield _binding_finding(
+                binding.name,
+                f"is out of sync with the scheduler's topology, Grove reports ({binding.drift})",
+                cluster,
+                None,
+            )
 
 
-def _label_findings(live: LiveState, topologies: list[TopologySummary], cluster: str,
-                    anchor: Location | None) -> Iterable[Finding]:
+def _label_findings(
+    live: LiveState, topologies: list[TopologySummary], cluster: str, anchor: Location | None
+) -> Iterable[Finding]:
     keys = {key for t in topologies for key in t.levels}
     for key in sorted(keys):
         shown = key if label_key(key) is None else repr(key)
         if any(label.partition("=")[0] == key for labels in live.node_labels.values() for label in labels):
             continue
         using = ", ".join(sorted(t.name for t in topologies if key in t.levels))
-        labeller = (" (the GPU operator's feature discovery labels NVLink nodes with their clique)"
-                    if key == CLIQUE_LABEL else "")
+        labeller = (
+            " (the GPU operator's feature discovery labels NVLink nodes with their clique)"
+            if key == CLIQUE_LABEL
+            else ""
+        )
         yield LEVEL_LABEL_MISSING.finding(
-            Kind.VIOLATION, f"no node of the {live.nodes_total} read is labelled {shown}, a level of Topology "
-                            f"{using}{labeller}: a gang that requires that level can never be placed", cluster,
+            Kind.VIOLATION,
+            f"no node of the {live.nodes_total} read is labelled {shown}, a level of Topology "
+            f"{using}{labeller}: a gang that requires that level can never be placed",
+            cluster,
             location=anchor,
-            fix=Fix(Action.NONE, "label the nodes (install the GPU operator with GFD on NVLink clusters), or drop "
-                                 "the level from the topology",
-                    command=_command("kubectl get nodes -L", (key, label_key))))
+            fix=Fix(
+                Action.NONE,
+                "label the nodes (install the GPU operator with GFD on NVLink clusters), or drop "
+                "the level from the topology",
+                command=_command("kubectl get nodes -L", (key, label_key)),
+            ),
+        )
 
 
 def _dra_findings(live: LiveState, cluster: str, anchor: Location | None) -> Iterable[Finding]:
     for crd in DRA_CRDS:
         if crd not in live.crds:
             yield DRA_DRIVER_MISSING.finding(
-                Kind.VIOLATION, f"CRD {crd} is not installed: the NVIDIA GPU DRA driver is missing, so multi-node "
-                                "NVLink (MNNVL) gangs get no compute domain", cluster,
-                subject=CUSTOM_RESOURCE_DEFINITION.ref(crd), location=anchor,
-                fix=Fix(Action.NONE, "install the NVIDIA DRA driver for GPUs (chart nvidia-dra-driver-gpu)",
-                        command=f"kubectl get crd {crd}"))
+                Kind.VIOLATION,
+                f"CRD {crd} is not installed: the NVIDIA GPU DRA driver is missing, so multi-node "
+                "NVLink (MNNVL) gangs get no compute domain",
+                cluster,
+                subject=CUSTOM_RESOURCE_DEFINITION.ref(crd),
+                location=anchor,
+                fix=Fix(
+                    Action.NONE,
+                    "install the NVIDIA DRA driver for GPUs (chart nvidia-dra-driver-gpu)",
+                    command=f"kubectl get crd {crd}",
+                ),
+            )
 
 
 def _shown(value: int | None) -> str:

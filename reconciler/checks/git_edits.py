@@ -42,8 +42,9 @@ def attach_git_edits(findings: list[Finding], desired: DesiredCluster | None) ->
     return out
 
 
-def git_edits_for(finding: Finding, desired: DesiredCluster,
-                  respelt: list[YamlPath] | None = None) -> tuple[GitEdit, ...]:
+def git_edits_for(
+    finding: Finding, desired: DesiredCluster, respelt: list[YamlPath] | None = None
+) -> tuple[GitEdit, ...]:
     """`respelt`: where KAI-V-011 renames misspelt keys to (computed when not given). The rule's `GitFix`
     (findings/policy_rules.py) says which edit; none for a rule without one."""
     fix = git_fix(finding.rule_id)
@@ -79,16 +80,18 @@ def _canonical_order() -> tuple[YamlPath, ...]:
 
 # -- KAI values (standalone) ------------------------------------------------------------------------------
 
-def _canonical_edits(desired: DesiredCluster, path: YamlPath, respelt: list[YamlPath], *,
-                     only_missing: bool = False) -> tuple[GitEdit, ...]:
+
+def _canonical_edits(
+    desired: DesiredCluster, path: YamlPath, respelt: list[YamlPath], *, only_missing: bool = False
+) -> tuple[GitEdit, ...]:
     doc_id = desired.kai_values_doc
-    if doc_id is None:   # add-on mode: the stack applies the canonical values itself
+    if doc_id is None:  # add-on mode: the stack applies the canonical values itself
         return ()
     doc = desired.docs[doc_id]
     edits = []
     for leaf, want in _leaves(_get(canonical_kai_values(), path), path):
         if any(leaf[: len(key)] == key for key in respelt):
-            continue   # a misspelt key is renamed to this one (KAI-V-011): its value is the user's, not ours
+            continue  # a misspelt key is renamed to this one (KAI-V-011): its value is the user's, not ours
         if only_missing and _get(desired.kai_values_user, leaf) is not None:
             continue
         got = _get(desired.kai_values_user, leaf)
@@ -101,8 +104,13 @@ def _respelt_keys(desired: DesiredCluster) -> list[YamlPath]:
     """The paths misspelt keys of the values file are renamed to by their KAI-V-011 edits."""
     from reconciler.checks.values_keys import values_key_findings
 
-    return [(*edit.path[:-1], edit.value) for finding in values_key_findings(desired) if finding.fix
-            for edit in finding.fix.git_edits if edit.op is EditOp.RENAME and edit.doc == 0]
+    return [
+        (*edit.path[:-1], edit.value)
+        for finding in values_key_findings(desired)
+        if finding.fix
+        for edit in finding.fix.git_edits
+        if edit.op is EditOp.RENAME and edit.doc == 0
+    ]
 
 
 def _leaves(value: JSONValue, path: YamlPath) -> list[tuple[YamlPath, JSONValue]]:
@@ -128,6 +136,7 @@ def _same(got: JSONValue, want: JSONValue) -> bool:
 
 # -- NVCA feature gates -----------------------------------------------------------------------------------
 
+
 @functools.cache
 def known_gates() -> dict[str, str]:
     """Lower-cased name -> NVCA's spelling, from the shipped policy data (the same list NVCA-G-004/5 use)."""
@@ -150,7 +159,7 @@ def _gate_spelling_edits(desired: DesiredCluster, item_path: YamlPath) -> tuple[
     if index not in fixed:
         return ()
     if fixed[index].startswith("-") and fixed[index][1:] in _addon_needed_gates(desired):
-        return _remove_gate_item(desired, index)   # `-KAIScheduler` would break the add-on: NVCA-G-005 says so
+        return _remove_gate_item(desired, index)  # `-KAIScheduler` would break the add-on: NVCA-G-005 says so
     return _set_gate_items(desired, {index: fixed[index]})
 
 
@@ -167,9 +176,12 @@ def _remove_gate_item(desired: DesiredCluster, index: int) -> tuple[GitEdit, ...
     doc = desired.docs[gates.doc]
     raw = _in_file(doc, gates.path)
     if isinstance(raw, str):
-        return (GitEdit(doc.file, gates.path,
-                        _join_like(raw, [p for i, p in enumerate(split_gate_string(raw)) if i != index])),)
-    if raw is None:   # the list comes from the stack's base file: the env file gets the list without it
+        return (
+            GitEdit(
+                doc.file, gates.path, _join_like(raw, [p for i, p in enumerate(split_gate_string(raw)) if i != index])
+            ),
+        )
+    if raw is None:  # the list comes from the stack's base file: the env file gets the list without it
         return (GitEdit(doc.file, gates.path, [item for i, item in enumerate(gates.user) if i != index]),)
     return (GitEdit(doc.file, (*gates.path, index), None, EditOp.REMOVE),) if isinstance(raw, list) else ()
 
@@ -179,14 +191,13 @@ def _kai_gate_edits(desired: DesiredCluster) -> tuple[GitEdit, ...]:
     gates = desired.gates
     if gates is None:
         return ()
-    misspelled = {i: text for i, text in _fixed_spellings(gates.user).items()
-                  if gate_name(text) == KAI_SCHEDULER_GATE}
+    misspelled = {i: text for i, text in _fixed_spellings(gates.user).items() if gate_name(text) == KAI_SCHEDULER_GATE}
     if misspelled:
         return _set_gate_items(desired, misspelled)
     doc = desired.docs[gates.doc]
     raw = _in_file(doc, gates.path)
     file = doc.file
-    if raw is None:   # no list in the file: the chart default (NVCA values) or the stack base (env) applies
+    if raw is None:  # no list in the file: the chart default (NVCA values) or the stack base (env) applies
         current = list(NVCA_CHART_DEFAULT_GATES) if gates.doc == "nvca_values" else list(gates.user)
         return (GitEdit(file, gates.path, [*current, KAI_SCHEDULER_GATE]),)
     if isinstance(raw, str):
@@ -212,9 +223,9 @@ def _set_gate_items(desired: DesiredCluster, items: dict[int, str]) -> tuple[Git
     assert gates is not None
     doc = desired.docs[gates.doc]
     raw = _in_file(doc, gates.path)
-    if raw is None:   # the list comes from the stack's base file: the env file gets the whole corrected list
+    if raw is None:  # the list comes from the stack's base file: the env file gets the whole corrected list
         return (GitEdit(doc.file, gates.path, [items.get(i, item) for i, item in enumerate(gates.user)]),)
-    if isinstance(raw, str):   # one comma-joined string: the string is the value to rewrite
+    if isinstance(raw, str):  # one comma-joined string: the string is the value to rewrite
         parts = split_gate_string(raw)
         for i, text in items.items():
             parts[i] = text
@@ -234,6 +245,7 @@ def _join_like(original: str, parts: list[str]) -> str:
 
 
 # -- queue files ------------------------------------------------------------------------------------------
+
 
 def _queue_file_edits(desired: DesiredCluster, name: str) -> tuple[GitEdit, ...]:
     for queue in desired.queues:

@@ -23,7 +23,7 @@ from reconciler.model.desired import DesiredCluster
 from reconciler.model.kai_config import CONFIG_NAME, DesiredKaiConfig, leaves
 from reconciler.model.live import KaiObject, LiveState
 
-ConfigChange = tuple[str, JSONValue, JSONValue, Location | None]   # dotted path, live, desired, where in Git
+ConfigChange = tuple[str, JSONValue, JSONValue, Location | None]  # dotted path, live, desired, where in Git
 SHOWN_CHANGES = 6
 
 
@@ -39,8 +39,9 @@ def diff_kai_config(desired: DesiredCluster, live: LiveState, helm_command: str)
     return findings
 
 
-def config_changes(desired: DesiredCluster, config: DesiredKaiConfig, spec: JSONObject, *,
-                   masked: bool = False) -> list[ConfigChange]:
+def config_changes(
+    desired: DesiredCluster, config: DesiredKaiConfig, spec: JSONObject, *, masked: bool = False
+) -> list[ConfigChange]:
     """Every field whose live value differs from Git's; a live field Git leaves out differs when it is
     not what the operator would default it to (A field whose default we do not model is left alone).
     `masked`: the spec was read from a snapshot file, whose credentials are redacted: such a field is the same
@@ -57,7 +58,7 @@ def config_changes(desired: DesiredCluster, config: DesiredKaiConfig, spec: JSON
             continue
         default = config.operator_default(path)
         if default is not None and normalise_numbers(have) != normalise_numbers(default):
-            changes.append((path, have, None, None))      # removed, the operator's default applies
+            changes.append((path, have, None, None))  # removed, the operator's default applies
     return changes
 
 
@@ -75,39 +76,57 @@ def config_patch(changes: list[ConfigChange]) -> JSONObject:
     return {"spec": spec}
 
 
-def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiObject, *,
-                  masked: bool) -> list[Finding]:
+def _config_drift(desired: DesiredCluster, config: DesiredKaiConfig, live: KaiObject, *, masked: bool) -> list[Finding]:
     changes = config_changes(desired, config, live.spec, masked=masked)
     if not changes:
         return []
-    shown = ", ".join(f"{path} {_show(redact(have))} → {_shown_want(want)}"
-                      for path, have, want, _ in changes[:SHOWN_CHANGES])
+    shown = ", ".join(
+        f"{path} {_show(redact(have))} → {_shown_want(want)}" for path, have, want, _ in changes[:SHOWN_CHANGES]
+    )
     more = f" and {len(changes) - SHOWN_CHANGES} more" if len(changes) > SHOWN_CHANGES else ""
     patch = config_patch(changes)
     location = next((where for *_, where in changes if where is not None), None)
     location = location or desired.locate("config", ("clusters", desired.config.index, "kaiChartVersion"))
-    return [CONFIG_DRIFT.finding(
-        Kind.DRIFT, f"kai-config differs from Git: {shown}{more}", desired.name, subject=CONFIG.ref(CONFIG_NAME),
-        location=location, desired=redact({path: want for path, _, want, _ in changes}),
-        live=redact({path: have for path, have, _, _ in changes}),
-        changes=tuple(_field_change(config, path, have, want, where) for path, have, want, where in changes),
-        fix=_patch_fix(patch, f"kubectl patch configs.kai.scheduler {CONFIG_NAME} --type merge -p "
-                              f"{shlex.quote(json.dumps(redact(patch), separators=(',', ':')))}"))]
+    return [
+        CONFIG_DRIFT.finding(
+            Kind.DRIFT,
+            f"kai-config differs from Git: {shown}{more}",
+            desired.name,
+            subject=CONFIG.ref(CONFIG_NAME),
+            location=location,
+            desired=redact({path: want for path, _, want, _ in changes}),
+            live=redact({path: have for path, have, _, _ in changes}),
+            changes=tuple(_field_change(config, path, have, want, where) for path, have, want, where in changes),
+            fix=_patch_fix(
+                patch,
+                f"kubectl patch configs.kai.scheduler {CONFIG_NAME} --type merge -p "
+                f"{shlex.quote(json.dumps(redact(patch), separators=(',', ':')))}",
+            ),
+        )
+    ]
 
 
-def _field_change(config: DesiredKaiConfig, path: str, have: JSONValue, want: JSONValue,
-                  where: Location | None) -> DriftedField:
-    in_object = ("spec", *path.split("."))   # kai-config's paths are its spec's keys, none holds a dot
-    return DriftedField(in_object, redact_at(in_object, have), redact_at(in_object, want), path,
-                       str(where) if where else None, config.provenance(path).origin.value)
+def _field_change(
+    config: DesiredKaiConfig, path: str, have: JSONValue, want: JSONValue, where: Location | None
+) -> DriftedField:
+    in_object = ("spec", *path.split("."))  # kai-config's paths are its spec's keys, none holds a dot
+    return DriftedField(
+        in_object,
+        redact_at(in_object, have),
+        redact_at(in_object, want),
+        path,
+        str(where) if where else None,
+        config.provenance(path).origin.value,
+    )
 
 
 def _patch_fix(patch: JSONObject, command: str) -> Fix:
     """Patched by the plan, unless a value looks like a credential: plans and outputs carry the patch as it
     is, so that one is left to the operator (the command shows it redacted)."""
     if redact(patch) != patch:
-        return Fix(Action.NONE, "patch kai-config's spec to Git's values (a value looks like a credential)",
-                   command=command)
+        return Fix(
+            Action.NONE, "patch kai-config's spec to Git's values (a value looks like a credential)", command=command
+        )
     return Fix(Action.UPDATE, "patch kai-config's spec to Git's values", command=command, patch=patch)
 
 
@@ -135,27 +154,45 @@ def _config_missing(desired: DesiredCluster, live: LiveState, helm_command: str)
     else:
         where = desired.locate("config", ("clusters", desired.config.index, "kaiChartVersion"))
         command = helm_command
-        why = ("the chart's post-install hook did not run or failed (Argo CD syncs without hooks: "
-               "KAI-Scheduler #1751)" if era in ("E2", "E3") else "it was deleted")
-    return [CONFIG_MISSING.finding(
-        Kind.DRIFT, f"kai-config does not exist while the KAI release is deployed: {why}; the operator "
-                    "deploys nothing without it", desired.name, subject=CONFIG.ref(CONFIG_NAME), location=where,
-        desired=redact(config.spec()) if config else None,
-        fix=Fix(Action.NONE, "re-create kai-config (the operator re-creates what it owns)", command=command))]
+        why = (
+            "the chart's post-install hook did not run or failed (Argo CD syncs without hooks: KAI-Scheduler #1751)"
+            if era in ("E2", "E3")
+            else "it was deleted"
+        )
+    return [
+        CONFIG_MISSING.finding(
+            Kind.DRIFT,
+            f"kai-config does not exist while the KAI release is deployed: {why}; the operator "
+            "deploys nothing without it",
+            desired.name,
+            subject=CONFIG.ref(CONFIG_NAME),
+            location=where,
+            desired=redact(config.spec()) if config else None,
+            fix=Fix(Action.NONE, "re-create kai-config (the operator re-creates what it owns)", command=command),
+        )
+    ]
 
 
 def _undeclared_shards(desired: DesiredCluster, live: LiveState) -> list[Finding]:
     declared = {m.name for m in desired.kai_manifests if m.kind == SCHEDULING_SHARD.kind}
-    declared.add("default")        # the chart's own, compared by KAI-D-003
+    declared.add("default")  # the chart's own, compared by KAI-D-003
     findings = []
     for name in sorted(set(live.shards) - declared):
-        findings.append(SHARD_UNDECLARED.finding(
-            Kind.DRIFT, f"SchedulingShard {name} exists but Git does not declare it; it is reported, never "
-                        "deleted", desired.name, subject=SCHEDULING_SHARD.ref(name),
-            location=desired.locate("config", ("clusters", desired.config.index, "name")),
-            live=redact(live.shards[name].spec),
-            fix=Fix(Action.NONE, "declare it in the cluster's kaiManifestFiles, or delete it if nobody uses it",
-                    command=f"kubectl get schedulingshards.kai.scheduler {name} -o yaml")))
+        findings.append(
+            SHARD_UNDECLARED.finding(
+                Kind.DRIFT,
+                f"SchedulingShard {name} exists but Git does not declare it; it is reported, never deleted",
+                desired.name,
+                subject=SCHEDULING_SHARD.ref(name),
+                location=desired.locate("config", ("clusters", desired.config.index, "name")),
+                live=redact(live.shards[name].spec),
+                fix=Fix(
+                    Action.NONE,
+                    "declare it in the cluster's kaiManifestFiles, or delete it if nobody uses it",
+                    command=f"kubectl get schedulingshards.kai.scheduler {name} -o yaml",
+                ),
+            )
+        )
     return findings
 
 

@@ -39,15 +39,17 @@ from reconciler.model.live import KaiObject, LiveState, Operand, PodSummary
 from reconciler.model.values import parse_version
 
 Version = tuple[int, int, int]
-_RECONCILING_ALWAYS_TRUE = ((0, 10, 0), (0, 12, 15))     # and no Ready condition
+_RECONCILING_ALWAYS_TRUE = ((0, 10, 0), (0, 12, 15))  # and no Ready condition
 _FIRST_SHARD_OPERAND = (0, 10, 0)
-_FIRST_EXIT_ON_401 = (0, 17, 0)    # KAI-Scheduler #1823: the scheduler exits on 401 so the kubelet restarts it
-SCHEDULER_ACCOUNT = "scheduler"     # the ServiceAccount kai-config owns and every shard's scheduler runs as
-HELM_OWNER_ANNOTATIONS = {"meta.helm.sh/release-name": RELEASE_NAME,
-                          "meta.helm.sh/release-namespace": RELEASE_NAMESPACE}
+_FIRST_EXIT_ON_401 = (0, 17, 0)  # KAI-Scheduler #1823: the scheduler exits on 401 so the kubelet restarts it
+SCHEDULER_ACCOUNT = "scheduler"  # the ServiceAccount kai-config owns and every shard's scheduler runs as
+HELM_OWNER_ANNOTATIONS = {
+    "meta.helm.sh/release-name": RELEASE_NAME,
+    "meta.helm.sh/release-namespace": RELEASE_NAMESPACE,
+}
 HELM_OWNER_LABELS = {"app.kubernetes.io/managed-by": "Helm"}
 HOOK_ANNOTATIONS = ("helm.sh/hook", "helm.sh/hook-weight")
-STALE_LEASES = 4   # durations without a renewal before the leader counts as gone (a renewal is every 2 s or so)
+STALE_LEASES = 4  # durations without a renewal before the leader counts as gone (a renewal is every 2 s or so)
 
 
 def kai_operator_findings(live: LiveState, desired: DesiredCluster | None, cluster: str) -> list[Finding]:
@@ -55,64 +57,107 @@ def kai_operator_findings(live: LiveState, desired: DesiredCluster | None, clust
     findings = _config_findings(live, desired, cluster, anchor) + _shard_findings(live, desired, cluster, anchor)
     findings += _operand_findings(live, _running_version(live, desired), cluster, anchor)
     if live.deployer_job_failed is not None:
-        findings.append(DEPLOYER_FAILED.finding(
-            Kind.VIOLATION, f"Job {RELEASE_NAMESPACE}/kai-config-deployer failed ({live.deployer_job_failed}): "
-                            "kai-config was not applied from the release's values", cluster,
-            subject=JOB.ref("kai-config-deployer", RELEASE_NAMESPACE), location=anchor,
-            fix=Fix(Action.NONE, "read its pod's logs, fix the cause, upgrade the release again",
-                    command=f"kubectl -n {RELEASE_NAMESPACE} logs job/kai-config-deployer")))
+        findings.append(
+            DEPLOYER_FAILED.finding(
+                Kind.VIOLATION,
+                f"Job {RELEASE_NAMESPACE}/kai-config-deployer failed ({live.deployer_job_failed}): "
+                "kai-config was not applied from the release's values",
+                cluster,
+                subject=JOB.ref("kai-config-deployer", RELEASE_NAMESPACE),
+                location=anchor,
+                fix=Fix(
+                    Action.NONE,
+                    "read its pod's logs, fix the cause, upgrade the release again",
+                    command=f"kubectl -n {RELEASE_NAMESPACE} logs job/kai-config-deployer",
+                ),
+            )
+        )
     if live.scheduler_lease is not None and live.scheduler_lease[0] > STALE_LEASES * live.scheduler_lease[1]:
         age, duration = live.scheduler_lease
-        findings.append(LEADER_NOT_RENEWED.finding(
-            Kind.VIOLATION, f"Lease {RELEASE_NAMESPACE}/kai-scheduler was last renewed {age:.0f} s ago (its duration "
-                            f"is {duration} s): no scheduler leads", cluster,
-            subject=LEASE.ref("kai-scheduler", RELEASE_NAMESPACE), location=anchor,
-            fix=Fix(Action.NONE, "read the scheduler's logs; on Unauthorized restart it",
+        findings.append(
+            LEADER_NOT_RENEWED.finding(
+                Kind.VIOLATION,
+                f"Lease {RELEASE_NAMESPACE}/kai-scheduler was last renewed {age:.0f} s ago (its duration "
+                f"is {duration} s): no scheduler leads",
+                cluster,
+                subject=LEASE.ref("kai-scheduler", RELEASE_NAMESPACE),
+                location=anchor,
+                fix=Fix(
+                    Action.NONE,
+                    "read the scheduler's logs; on Unauthorized restart it",
                     command=f"kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-scheduler-default --tail=50; "
-                            f"kubectl -n {RELEASE_NAMESPACE} rollout restart deployment/kai-scheduler-default")))
+                    f"kubectl -n {RELEASE_NAMESPACE} rollout restart deployment/kai-scheduler-default",
+                ),
+            )
+        )
     return findings
 
 
-def _operand_findings(live: LiveState, version: Version | None, cluster: str,
-                      anchor: Location | None) -> list[Finding]:
+def _operand_findings(live: LiveState, version: Version | None, cluster: str, anchor: Location | None) -> list[Finding]:
     findings = []
     uid = live.kai_config.uid if live.kai_config is not None else ""
     for operand in sorted(live.operands, key=lambda o: o.name):
         evidence = operand_problems(operand, uid)
         if evidence:
-            findings.append(OPERANDS_UNAVAILABLE.finding(
-                Kind.VIOLATION, f"Deployment {RELEASE_NAMESPACE}/{operand.name}: {'; '.join(evidence)}", cluster,
-                subject=DEPLOYMENT.ref(operand.name, RELEASE_NAMESPACE), location=anchor,
-                fix=Fix(Action.NONE, "see why it is not up",
-                        command=f"kubectl -n {RELEASE_NAMESPACE} describe deployment {operand.name}")))
+            findings.append(
+                OPERANDS_UNAVAILABLE.finding(
+                    Kind.VIOLATION,
+                    f"Deployment {RELEASE_NAMESPACE}/{operand.name}: {'; '.join(evidence)}",
+                    cluster,
+                    subject=DEPLOYMENT.ref(operand.name, RELEASE_NAMESPACE),
+                    location=anchor,
+                    fix=Fix(
+                        Action.NONE,
+                        "see why it is not up",
+                        command=f"kubectl -n {RELEASE_NAMESPACE} describe deployment {operand.name}",
+                    ),
+                )
+            )
     recovered = restarted_on_401(live, version)
     for pod, account, created in token_window(live):
         if any(pod is restarted for restarted, _, _ in recovered):
-            continue       # it went through the window and out of it (KAI-O-008)
+            continue  # it went through the window and out of it (KAI-O-008)
         deployment = pod.name.rsplit("-", 2)[0]
-        findings.append(TOKEN_WINDOW.finding(
-            Kind.VIOLATION, f"pod {pod.namespace}/{pod.name} started at {pod.started}, before its ServiceAccount "
-                            f"{account} was created at {created}: its token is bound to the deleted one (401 "
-                            "Unauthorized until the kubelet rotates it)", cluster,
-            subject=POD.ref(pod.name, pod.namespace), location=anchor,
-            fix=Fix(Action.NONE, "restart it so it gets a token of the current ServiceAccount",
-                    command=f"kubectl -n {pod.namespace} rollout restart deployment/{deployment}")))
+        findings.append(
+            TOKEN_WINDOW.finding(
+                Kind.VIOLATION,
+                f"pod {pod.namespace}/{pod.name} started at {pod.started}, before its ServiceAccount "
+                f"{account} was created at {created}: its token is bound to the deleted one (401 "
+                "Unauthorized until the kubelet rotates it)",
+                cluster,
+                subject=POD.ref(pod.name, pod.namespace),
+                location=anchor,
+                fix=Fix(
+                    Action.NONE,
+                    "restart it so it gets a token of the current ServiceAccount",
+                    command=f"kubectl -n {pod.namespace} rollout restart deployment/{deployment}",
+                ),
+            )
+        )
     for pod, (container, count, finished), created in recovered:
-        findings.append(SCHEDULER_RESTARTED_ON_401.finding(
-            Kind.VIOLATION, f"pod {pod.namespace}/{pod.name}: container {container} ended at {finished} and was "
-                            f"restarted ({count} restarts), after its ServiceAccount {pod.service_account} was "
-                            f"re-created at {created}: the 401 window happened and the restart recovered it", cluster,
-            subject=POD.ref(pod.name, pod.namespace), location=anchor,
-            fix=Fix(Action.NONE, "confirm the 401 in the previous container's log; find why kai-config was "
-                                 "re-created (an upgrade of a pre-hook chart, or a deletion)",
+        findings.append(
+            SCHEDULER_RESTARTED_ON_401.finding(
+                Kind.VIOLATION,
+                f"pod {pod.namespace}/{pod.name}: container {container} ended at {finished} and was "
+                f"restarted ({count} restarts), after its ServiceAccount {pod.service_account} was "
+                f"re-created at {created}: the 401 window happened and the restart recovered it",
+                cluster,
+                subject=POD.ref(pod.name, pod.namespace),
+                location=anchor,
+                fix=Fix(
+                    Action.NONE,
+                    "confirm the 401 in the previous container's log; find why kai-config was "
+                    "re-created (an upgrade of a pre-hook chart, or a deletion)",
                     command=f"kubectl -n {pod.namespace} logs {pod.name} -c {container} --previous --tail=20; "
-                            f"kubectl get configs.kai.scheduler {CONFIG_NAME} "
-                            "-o jsonpath='{.metadata.creationTimestamp}'")))
+                    f"kubectl get configs.kai.scheduler {CONFIG_NAME} "
+                    "-o jsonpath='{.metadata.creationTimestamp}'",
+                ),
+            )
+        )
     return findings
 
 
-def restarted_on_401(live: LiveState, version: Version | None
-                     ) -> list[tuple[PodSummary, tuple[str, int, str], str]]:
+def restarted_on_401(live: LiveState, version: Version | None) -> list[tuple[PodSummary, tuple[str, int, str], str]]:
     """Scheduler pods started before their ServiceAccount was re-created whose container then ended and was
     restarted: from v0.17.0 that is the scheduler exiting on 401 (before, it stays up and KAI-O-004 says so)."""
     if version is not None and version < _FIRST_EXIT_ON_401:
@@ -133,7 +178,7 @@ def restarted_on_401(live: LiveState, version: Version | None
 def operand_problems(operand: Operand, config_uid: str) -> list[str]:
     """Why an operand of the KAI operator is not serving, or is about to be garbage-collected."""
     if not any(kind in ("Config", "SchedulingShard") for kind, _, _ in operand.owners):
-        return []          # not the operator's (kai-operator itself, a chart Deployment of v0.9.x)
+        return []  # not the operator's (kai-operator itself, a chart Deployment of v0.9.x)
     problems = []
     if operand.available < operand.replicas or operand.updated < operand.replicas:
         problems.append(f"{operand.available}/{operand.replicas} available, {operand.updated} updated")
@@ -163,8 +208,9 @@ def _instant(stamp: str) -> datetime:
         return _NEVER
 
 
-def _config_findings(live: LiveState, desired: DesiredCluster | None, cluster: str,
-                     anchor: Location | None) -> list[Finding]:
+def _config_findings(
+    live: LiveState, desired: DesiredCluster | None, cluster: str, anchor: Location | None
+) -> list[Finding]:
     config = live.kai_config
     if config is None:
         return []
@@ -172,46 +218,75 @@ def _config_findings(live: LiveState, desired: DesiredCluster | None, cluster: s
     findings = []
     evidence = condition_problems(config, version)
     if evidence:
-        findings.append(CONFIG_NOT_RECONCILED.finding(
-            Kind.VIOLATION, f"kai-config is not reconciled by the KAI operator: {'; '.join(evidence)}", cluster,
-            subject=CONFIG.ref(CONFIG_NAME), location=anchor, extra={"evidence": evidence},
-            fix=Fix(Action.NONE, "read what the operator reports, then its operands and logs",
+        findings.append(
+            CONFIG_NOT_RECONCILED.finding(
+                Kind.VIOLATION,
+                f"kai-config is not reconciled by the KAI operator: {'; '.join(evidence)}",
+                cluster,
+                subject=CONFIG.ref(CONFIG_NAME),
+                location=anchor,
+                extra={"evidence": evidence},
+                fix=Fix(
+                    Action.NONE,
+                    "read what the operator reports, then its operands and logs",
                     command=f"kubectl get configs.kai.scheduler {CONFIG_NAME} -o jsonpath='{{.status.conditions}}'; "
-                            f"kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-operator --tail=50")))
+                    f"kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-operator --tail=50",
+                ),
+            )
+        )
     if desired is not None and desired.kai_config_in_release:
         findings += _helm_ownership_findings(config, cluster, anchor)
     left = [a for a in HOOK_ANNOTATIONS if a in config.annotations]
     if left and era_of(_shown(version)) in ("E2", "E3"):
-        findings.append(CONFIG_HOOK_LEFT.finding(
-            Kind.VIOLATION, f"kai-config still carries {', '.join(left)} from a pre-hook chart; the "
-                            f"kai-config-deployer Job of v{_shown(version)} removes them when it runs, so it "
-                            "has not run successfully since the upgrade", cluster,
-            subject=CONFIG.ref(CONFIG_NAME), location=anchor,
-            fix=Fix(Action.NONE, "check the deployer Job, then remove the annotations",
+        findings.append(
+            CONFIG_HOOK_LEFT.finding(
+                Kind.VIOLATION,
+                f"kai-config still carries {', '.join(left)} from a pre-hook chart; the "
+                f"kai-config-deployer Job of v{_shown(version)} removes them when it runs, so it "
+                "has not run successfully since the upgrade",
+                cluster,
+                subject=CONFIG.ref(CONFIG_NAME),
+                location=anchor,
+                fix=Fix(
+                    Action.NONE,
+                    "check the deployer Job, then remove the annotations",
                     command=f"kubectl -n {RELEASE_NAMESPACE} get job kai-config-deployer; kubectl annotate "
-                            f"configs.kai.scheduler {CONFIG_NAME} {' '.join(f'{a}-' for a in left)}")))
+                    f"configs.kai.scheduler {CONFIG_NAME} {' '.join(f'{a}-' for a in left)}",
+                ),
+            )
+        )
     return findings
 
 
-def _shard_findings(live: LiveState, desired: DesiredCluster | None, cluster: str,
-                    anchor: Location | None) -> list[Finding]:
+def _shard_findings(
+    live: LiveState, desired: DesiredCluster | None, cluster: str, anchor: Location | None
+) -> list[Finding]:
     version = _running_version(live, desired)
     if version is not None and version < _FIRST_SHARD_OPERAND:
-        return []          # v0.9.x configures the scheduler from a chart ConfigMap: nothing writes shard status
+        return []  # v0.9.x configures the scheduler from a chart ConfigMap: nothing writes shard status
     findings = []
     for shard in sorted(live.shards.values(), key=lambda s: s.name):
         evidence = condition_problems(shard, version)
         if evidence:
-            findings.append(SHARD_NOT_RECONCILED.finding(
-                Kind.VIOLATION, f"SchedulingShard {shard.name} is not reconciled by the KAI operator: "
-                                f"{'; '.join(evidence)}", cluster,
-                subject=SCHEDULING_SHARD.ref(shard.name), location=anchor, extra={"evidence": evidence},
-                fix=Fix(Action.NONE, "read what the operator reports; stale conditions with no kai-config mean "
-                                     "the shard reconcile fails before its status update",
+            findings.append(
+                SHARD_NOT_RECONCILED.finding(
+                    Kind.VIOLATION,
+                    f"SchedulingShard {shard.name} is not reconciled by the KAI operator: {'; '.join(evidence)}",
+                    cluster,
+                    subject=SCHEDULING_SHARD.ref(shard.name),
+                    location=anchor,
+                    extra={"evidence": evidence},
+                    fix=Fix(
+                        Action.NONE,
+                        "read what the operator reports; stale conditions with no kai-config mean "
+                        "the shard reconcile fails before its status update",
                         command=f"kubectl get schedulingshards.kai.scheduler {shard.name} -o "
-                                f"jsonpath='{{.status.conditions}}'; kubectl get configs.kai.scheduler "
-                                f"{CONFIG_NAME}; kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-operator "
-                                "--tail=50")))
+                        f"jsonpath='{{.status.conditions}}'; kubectl get configs.kai.scheduler "
+                        f"{CONFIG_NAME}; kubectl -n {RELEASE_NAMESPACE} logs deployment/kai-operator "
+                        "--tail=50",
+                    ),
+                )
+            )
     return findings
 
 
@@ -219,8 +294,11 @@ def helm_ownership_missing(config: KaiObject) -> list[str]:
     """What Helm 3 checks before adopting an existing object into release kai-scheduler/kai-scheduler."""
     wanted = {f"annotation {k}": (config.annotations.get(k), v) for k, v in HELM_OWNER_ANNOTATIONS.items()}
     wanted |= {f"label {k}": (config.labels.get(k), v) for k, v in HELM_OWNER_LABELS.items()}
-    return [f"{what}={redact_free_text(repr(have))} (not {want})" if have is not None else f"no {what}"
-            for what, (have, want) in wanted.items() if have != want]
+    return [
+        f"{what}={redact_free_text(repr(have))} (not {want})" if have is not None else f"no {what}"
+        for what, (have, want) in wanted.items()
+        if have != want
+    ]
 
 
 def _helm_ownership_findings(config: KaiObject, cluster: str, anchor: Location | None) -> list[Finding]:
@@ -229,14 +307,24 @@ def _helm_ownership_findings(config: KaiObject, cluster: str, anchor: Location |
         return []
     annotate = " ".join(f"{k}={v}" for k, v in HELM_OWNER_ANNOTATIONS.items())
     label = " ".join(f"{k}={v}" for k, v in HELM_OWNER_LABELS.items())
-    return [CONFIG_NOT_HELM_OWNED.finding(
-        Kind.VIOLATION, f"kaiConfig.render renders kai-config into the Helm release, but the live one has "
-                        f"{', '.join(missing)}: Helm 3 refuses to adopt it (\"invalid ownership metadata\") and "
-                        "the install or upgrade fails", cluster,
-        subject=CONFIG.ref(CONFIG_NAME), location=anchor, extra={"evidence": missing},
-        fix=Fix(Action.NONE, "let Helm adopt it, then upgrade the release",
+    return [
+        CONFIG_NOT_HELM_OWNED.finding(
+            Kind.VIOLATION,
+            f"kaiConfig.render renders kai-config into the Helm release, but the live one has "
+            f'{", ".join(missing)}: Helm 3 refuses to adopt it ("invalid ownership metadata") and '
+            "the install or upgrade fails",
+            cluster,
+            subject=CONFIG.ref(CONFIG_NAME),
+            location=anchor,
+            extra={"evidence": missing},
+            fix=Fix(
+                Action.NONE,
+                "let Helm adopt it, then upgrade the release",
                 command=f"kubectl annotate configs.kai.scheduler {CONFIG_NAME} --overwrite {annotate}; "
-                        f"kubectl label configs.kai.scheduler {CONFIG_NAME} --overwrite {label}"))]
+                f"kubectl label configs.kai.scheduler {CONFIG_NAME} --overwrite {label}",
+            ),
+        )
+    ]
 
 
 def condition_problems(config: KaiObject, version: Version | None) -> list[str]:
@@ -256,8 +344,9 @@ def condition_problems(config: KaiObject, version: Version | None) -> list[str]:
         elif str(condition.get("status")) != status:
             problems.append(f"{kind}={condition.get('status')} ({_said(condition)})")
         elif _stale(condition, config):
-            problems.append(f"{kind} is for generation {condition.get('observedGeneration')}, the spec is at "
-                            f"{config.generation}")
+            problems.append(
+                f"{kind} is for generation {condition.get('observedGeneration')}, the spec is at {config.generation}"
+            )
     return problems
 
 

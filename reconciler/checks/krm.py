@@ -74,7 +74,7 @@ class _Context:
     live: LiveState | None
     objects: KrmObjects
     generated: dict[str, GeneratedQueue]
-    installed: bool                      # the cluster serves KRM's CRDs (KAI-D-010 needs it)
+    installed: bool  # the cluster serves KRM's CRDs (KAI-D-010 needs it)
 
 
 # -- Queues ------------------------------------------------------------------------------------------------
@@ -97,47 +97,73 @@ def _queues(ctx: _Context) -> Iterator[Finding]:
             yield _d010_queue(ctx, name, location, manager)
 
 
-def _generated_queue(ctx: _Context, queue: ExpectedQueue, generated: GeneratedQueue, location: Location | None,
-                     manager: str | None, krm_owned: bool) -> Finding:
+def _generated_queue(
+    ctx: _Context,
+    queue: ExpectedQueue,
+    generated: GeneratedQueue,
+    location: Location | None,
+    manager: str | None,
+    krm_owned: bool,
+) -> Finding:
     name, owner, entry = queue.spec.name, generated.owner, generated.entry
     source = f"{owner.kind} {owner.name} spec.queues[{entry.index}] (node pool {entry.nodepool or '?'})"
-    how = (f"KAI Resource Management manages it{f' (manager {manager})' if manager else ''}" if krm_owned else
-           "KAI Resource Management takes it over (no Project or Department owns it yet, and allowExternalQueues "
-           "is off): it rewrites its labels, owner reference and spec")
+    how = (
+        f"KAI Resource Management manages it{f' (manager {manager})' if manager else ''}"
+        if krm_owned
+        else "KAI Resource Management takes it over (no Project or Department owns it yet, and allowExternalQueues "
+        "is off): it rewrites its labels, owner reference and spec"
+    )
     keep = f"or keep it Git's: kubectl label queue {name} {QUEUE_OPT_OUT}=true"
     if (queue.spec.parent or None) != generated.spec.parent:
         kai_parent = generated.spec.parent or "no parent (a root)"
-        message = (f"{queue_ref(name)}: Git parents it to {queue.spec.parent or 'nothing (a root)'}, but {source} "
-                   f"generates it parented to {kai_parent}; {how}, so Git's tree is undone on its next pass")
+        message = (
+            f"{queue_ref(name)}: Git parents it to {queue.spec.parent or 'nothing (a root)'}, but {source} "
+            f"generates it parented to {kai_parent}; {how}, so Git's tree is undone on its next pass"
+        )
         remedy = f"set spec.parentQueue to {generated.spec.parent or 'nothing'} or move the queue into {source}, {keep}"
         return _finding(KRM_QUEUE_TREE, ctx, queue_ref(name), location, message, remedy, owner, manager)
     message = f"{queue_ref(name)} is declared in Git, and {source} generates a Queue of that name; {how}"
-    remedy = (f"move its numbers to {source} (quota -> deserved; limit, overQuotaWeight as they are) and delete it "
-              f"from Git, {keep}")
+    remedy = (
+        f"move its numbers to {source} (quota -> deserved; limit, overQuotaWeight as they are) and delete it "
+        f"from Git, {keep}"
+    )
     return _finding(KRM_QUEUE_NAME_TAKEN, ctx, queue_ref(name), location, message, remedy, owner, manager)
 
 
-def _under_krm_queue(ctx: _Context, queue: ExpectedQueue, parent: GeneratedQueue,
-                     location: Location | None) -> Finding:
+def _under_krm_queue(ctx: _Context, queue: ExpectedQueue, parent: GeneratedQueue, location: Location | None) -> Finding:
     name, owner = queue.spec.name, parent.owner
-    message = (f"{queue_ref(name)}: Git parents it to {parent.spec.name}, which {owner.kind} {owner.name} generates; "
-               f"KAI Resource Management keeps its trees apart from queues it does not own, and this queue takes a "
-               f"share of {parent.spec.name}'s quota that no Project accounts for")
-    remedy = (f"declare it as a spec.queues[] entry of a Project under {owner.name} (its queue is then parented "
-              f"for you), or parent it outside KRM's tree")
+    message = (
+        f"{queue_ref(name)}: Git parents it to {parent.spec.name}, which {owner.kind} {owner.name} generates; "
+        f"KAI Resource Management keeps its trees apart from queues it does not own, and this queue takes a "
+        f"share of {parent.spec.name}'s quota that no Project accounts for"
+    )
+    remedy = (
+        f"declare it as a spec.queues[] entry of a Project under {owner.name} (its queue is then parented "
+        f"for you), or parent it outside KRM's tree"
+    )
     return _finding(KRM_QUEUE_TREE, ctx, queue_ref(name), location, message, remedy, owner, None)
 
 
 def _d010_queue(ctx: _Context, name: str, location: Location | None, manager: str | None) -> Finding:
     if manager:
-        why = (f"KAI Resource Management manages it (manager {manager}): it rewrites the Queue's labels, owner "
-               "reference and spec from the Project or Department that generates it")
+        why = (
+            f"KAI Resource Management manages it (manager {manager}): it rewrites the Queue's labels, owner "
+            "reference and spec from the Project or Department that generates it"
+        )
     else:
-        why = ("KAI Resource Management takes over a Queue no Project or Department owns when one of them would "
-               "use its name (<owner>-<nodepool>, or <owner> on the default node pool)")
-    return _d010(ctx, queue_ref(name), location, why, manager,
-                 f"declare it as a spec.queues[] entry of its Project or Department (deserved, limit, "
-                 f"overQuotaWeight), or keep it Git's: kubectl label queue {name} {QUEUE_OPT_OUT}=true")
+        why = (
+            "KAI Resource Management takes over a Queue no Project or Department owns when one of them would "
+            "use its name (<owner>-<nodepool>, or <owner> on the default node pool)"
+        )
+    return _d010(
+        ctx,
+        queue_ref(name),
+        location,
+        why,
+        manager,
+        f"declare it as a spec.queues[] entry of its Project or Department (deserved, limit, "
+        f"overQuotaWeight), or keep it Git's: kubectl label queue {name} {QUEUE_OPT_OUT}=true",
+    )
 
 
 def _queue_anchor(queue: ExpectedQueue) -> YamlPath:
@@ -183,25 +209,43 @@ def _shards(ctx: _Context) -> Iterator[Finding]:
         pool = ctx.objects.nodepools.get(name)
         if pool is not None:
             yield _shard_owned(ctx, name, location, manager)
-        elif ctx.installed and not (name != DEFAULT_SHARD and _shard_labels(ctx, name, git_labels).get(SHARD_OPT_OUT)
-                                    == "true"):
-            why = (f"KAI Resource Management manages it (manager {manager}) from NodePool {name}" if manager else
-                   "KAI Resource Management adopts every SchedulingShard that exists when it is installed or upgraded")
-            yield _d010(ctx, SCHEDULING_SHARD.ref(name), location, f"{why} and overwrites its spec wholesale", manager,
-                        f"declare it as NodePool {name}'s spec.schedulingShardConfig, or keep it Git's: "
-                        f"kubectl label schedulingshard {name} {SHARD_OPT_OUT}=true (never honoured on default)")
+        elif ctx.installed and not (
+            name != DEFAULT_SHARD and _shard_labels(ctx, name, git_labels).get(SHARD_OPT_OUT) == "true"
+        ):
+            why = (
+                f"KAI Resource Management manages it (manager {manager}) from NodePool {name}"
+                if manager
+                else "KAI Resource Management adopts every SchedulingShard that exists when it is installed or upgraded"
+            )
+            yield _d010(
+                ctx,
+                SCHEDULING_SHARD.ref(name),
+                location,
+                f"{why} and overwrites its spec wholesale",
+                manager,
+                f"declare it as NodePool {name}'s spec.schedulingShardConfig, or keep it Git's: "
+                f"kubectl label schedulingshard {name} {SHARD_OPT_OUT}=true (never honoured on default)",
+            )
 
 
 def _shard_owned(ctx: _Context, name: str, location: Location | None, manager: str | None) -> Finding:
     ref = SCHEDULING_SHARD.ref(name)
-    message = (f"{ref} is declared in Git, and NodePool {name} owns the shard of that name: KAI Resource Management "
-               f"writes its spec from the NodePool's schedulingShardConfig"
-               f"{f' (manager {manager})' if manager else ''}, so Git's and KRM's settings fight")
+    message = (
+        f"{ref} is declared in Git, and NodePool {name} owns the shard of that name: KAI Resource Management "
+        f"writes its spec from the NodePool's schedulingShardConfig"
+        f"{f' (manager {manager})' if manager else ''}, so Git's and KRM's settings fight"
+    )
     remedy = f"move the shard's settings to NodePool {name} spec.schedulingShardConfig and drop it from Git"
     kind = _kind(ctx, ctx.objects.nodepools[name].doc, manager)
-    return KRM_SHARD_OWNED.finding(kind, message, ctx.desired.name, subject=ref, location=location,
-                                   fix=Fix(Action.NONE, remedy),
-                                   extra={"krmManager": manager, "krmOwner": f"NodePool/{name}"})
+    return KRM_SHARD_OWNED.finding(
+        kind,
+        message,
+        ctx.desired.name,
+        subject=ref,
+        location=location,
+        fix=Fix(Action.NONE, remedy),
+        extra={"krmManager": manager, "krmOwner": f"NodePool/{name}"},
+    )
 
 
 def _shard_labels(ctx: _Context, name: str, git_labels: dict[str, str]) -> dict[str, str]:
@@ -222,18 +266,31 @@ def _unparented(ctx: _Context) -> Iterator[Finding]:
             if entry.nodepool in pools:
                 continue
             name = queue_name(project, entry, pool)
-            why = (f"its department {project.parent} has no queue for node pool {entry.nodepool}"
-                   if department is not None else
-                   f"its parent department {project.parent} is not known" if project.parent else
-                   "the Project names no parent department")
-            message = (f"{queue_ref(name)} of Project {project.name} (spec.queues[{entry.index}]) has no parent: "
-                       f"{why}, so the queue is a root of its own, unconstrained by any department")
+            why = (
+                f"its department {project.parent} has no queue for node pool {entry.nodepool}"
+                if department is not None
+                else f"its parent department {project.parent} is not known"
+                if project.parent
+                else "the Project names no parent department"
+            )
+            message = (
+                f"{queue_ref(name)} of Project {project.name} (spec.queues[{entry.index}]) has no parent: "
+                f"{why}, so the queue is a root of its own, unconstrained by any department"
+            )
             location = ctx.desired.locate(project.doc, entry_path(entry, "nodepool"))
-            remedy = (f"add a spec.queues[] entry for node pool {entry.nodepool} to Department {project.parent}"
-                      if department is not None else "set spec.parent to the Project's Department")
-            yield KRM_PROJECT_UNPARENTED.finding(Kind.VIOLATION, message, ctx.desired.name,
-                                                 subject=PROJECT.ref(project.name), location=location,
-                                                 fix=Fix(Action.NONE, remedy))
+            remedy = (
+                f"add a spec.queues[] entry for node pool {entry.nodepool} to Department {project.parent}"
+                if department is not None
+                else "set spec.parent to the Project's Department"
+            )
+            yield KRM_PROJECT_UNPARENTED.finding(
+                Kind.VIOLATION,
+                message,
+                ctx.desired.name,
+                subject=PROJECT.ref(project.name),
+                location=location,
+                fix=Fix(Action.NONE, remedy),
+            )
 
 
 # -- shared ------------------------------------------------------------------------------------------------
@@ -245,12 +302,26 @@ def _krm_manager(live: LiveState | None, kind: str, name: str, managers: tuple[s
     return found[0] if found else None
 
 
-def _finding(rule: RuleMeta, ctx: _Context, ref: ObjectRef, location: Location | None, message: str, remedy: str,
-             owner: Owner, manager: str | None) -> Finding:
+def _finding(
+    rule: RuleMeta,
+    ctx: _Context,
+    ref: ObjectRef,
+    location: Location | None,
+    message: str,
+    remedy: str,
+    owner: Owner,
+    manager: str | None,
+) -> Finding:
     kind = PROJECT if owner.kind == PROJECT.kind else DEPARTMENT
-    return rule.finding(_kind(ctx, owner.doc, manager), message, ctx.desired.name, subject=ref, location=location,
-                        fix=Fix(Action.NONE, remedy),
-                        extra={"krmManager": manager, "krmOwner": f"{kind.kind}/{owner.name}"})
+    return rule.finding(
+        _kind(ctx, owner.doc, manager),
+        message,
+        ctx.desired.name,
+        subject=ref,
+        location=location,
+        fix=Fix(Action.NONE, remedy),
+        extra={"krmManager": manager, "krmOwner": f"{kind.kind}/{owner.name}"},
+    )
 
 
 def _kind(ctx: _Context, owner_doc: str | None, manager: str | None) -> Kind:
@@ -260,8 +331,16 @@ def _kind(ctx: _Context, owner_doc: str | None, manager: str | None) -> Kind:
     return Kind.DRIFT if ctx.live is not None and (owner_doc is None or manager) else Kind.VIOLATION
 
 
-def _d010(ctx: _Context, ref: ObjectRef, location: Location | None, why: str, manager: str | None,
-          remedy: str) -> Finding:
+def _d010(
+    ctx: _Context, ref: ObjectRef, location: Location | None, why: str, manager: str | None, remedy: str
+) -> Finding:
     message = f"{ref} is declared in Git on a cluster where KAI Resource Management runs: {why}"
-    return KRM_MANAGED.finding(Kind.DRIFT, message, ctx.desired.name, subject=ref, location=location,
-                               fix=Fix(Action.NONE, remedy), extra={"krmManager": manager})
+    return KRM_MANAGED.finding(
+        Kind.DRIFT,
+        message,
+        ctx.desired.name,
+        subject=ref,
+        location=location,
+        fix=Fix(Action.NONE, remedy),
+        extra={"krmManager": manager},
+    )

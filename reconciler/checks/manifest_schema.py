@@ -55,18 +55,24 @@ MANIFEST_DOCS = ("queues:", "kai_manifests:", "workload:")
 EDITABLE_DOCS = ("queues:", "kai_manifests:")
 MAX_SUGGESTIONS = 3
 SHOWN_VALUE = 60
-_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
-               "object": "a mapping", "array": "a list"}
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+}
 # Queue fields the queue checks read (model/queues.py): pruned, they change what the checks see
 _QUEUE_TREE = "parentQueue"
 
 
 @dataclass(frozen=True)
 class _Problem:
-    path: YamlPath        # the field (an unknown or missing one included)
-    what: str             # "unknown", "required", "apiVersion", or the JSON Schema keyword that failed
+    path: YamlPath  # the field (an unknown or missing one included)
+    what: str  # "unknown", "required", "apiVersion", or the JSON Schema keyword that failed
     value: JSONValue
-    expected: JSONValue   # the keyword's value in the schema (types, enum, bound)
+    expected: JSONValue  # the keyword's value in the schema (types, enum, bound)
 
     @property
     def key(self) -> tuple[YamlPath, str]:
@@ -85,8 +91,9 @@ class _Manifest:
     def subject(self) -> ObjectRef:
         meta = as_object(self.data.get("metadata"))
         namespace = meta.get("namespace")
-        return ObjectRef(self.api_version, self.kind, str(meta.get("name") or ""),
-                         namespace if isinstance(namespace, str) else None)
+        return ObjectRef(
+            self.api_version, self.kind, str(meta.get("name") or ""), namespace if isinstance(namespace, str) else None
+        )
 
 
 def manifest_schema_findings(desired: DesiredCluster) -> list[Finding]:
@@ -108,8 +115,11 @@ def manifest_schema_findings(desired: DesiredCluster) -> list[Finding]:
 def _pinned_version(desired: DesiredCluster) -> str:
     """The KAI release the cluster runs: the stack's pinned one in add-on mode, else kaiChartVersion."""
     config = desired.config
-    return config.stack_kai_version if desired.kai_values_doc is None and "env" in desired.docs \
+    return (
+        config.stack_kai_version
+        if desired.kai_values_doc is None and "env" in desired.docs
         else config.kai_chart_version
+    )
 
 
 def _kai_manifests(desired: DesiredCluster) -> Iterable[_Manifest]:
@@ -156,10 +166,11 @@ def _accepts(found: dict[tuple[YamlPath, str], _Problem], problem: _Problem) -> 
     served when that release knows it (whatever it says of its value), a value when it has no problem there."""
     if problem.what != "apiVersion" and any(p.what == "apiVersion" for p in found.values()):
         return False
-    if any(len(p.path) < len(problem.path) and problem.path[:len(p.path)] == p.path for p in found.values()):
+    if any(len(p.path) < len(problem.path) and problem.path[: len(p.path)] == p.path for p in found.values()):
         return False
-    return not any(p.path == problem.path and (problem.what != "unknown" or p.what == "unknown")
-                   for p in found.values())
+    return not any(
+        p.path == problem.path and (problem.what != "unknown" or p.what == "unknown") for p in found.values()
+    )
 
 
 def _from_error(error: ValidationError) -> Iterable[_Problem]:
@@ -179,8 +190,9 @@ def _from_error(error: ValidationError) -> Iterable[_Problem]:
         yield _Problem(path, str(error.validator), cast("JSONValue", instance), cast("JSONValue", expected))
 
 
-def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pin: str, version: str,
-             accepting: list[str]) -> Finding:
+def _finding(
+    desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pin: str, version: str, accepting: list[str]
+) -> Finding:
     pinned = parse_version(version) or (0, 0, 0)
     later = [v for v in accepting if (parse_version(v) or (0, 0, 0)) > pinned]
     release = f"KAI {pin}" if pin.lstrip("v") == version.lstrip("v") else f"KAI {pin} (modelled as {version})"
@@ -197,10 +209,15 @@ def _finding(desired: DesiredCluster, manifest: _Manifest, problem: _Problem, pi
     else:
         rule = MANIFEST_FIELD_UNKNOWN if problem.what == "unknown" else MANIFEST_VALUE_INVALID
         remedy = f"rename {problem.path[-1]} to {close[0]}" if len(close) == 1 else rule.remediation
-    return rule.finding(Kind.VIOLATION, message, desired.name, subject=manifest.subject,
-                        location=manifest.doc.locate(problem.path),
-                        fix=Fix(Action.NONE, remedy, git_edits=_respelling(manifest, problem, close)),
-                        extra={"source": rule.source, "scope": rule.scope.value, "rationale": rule.rationale})
+    return rule.finding(
+        Kind.VIOLATION,
+        message,
+        desired.name,
+        subject=manifest.subject,
+        location=manifest.doc.locate(problem.path),
+        fix=Fix(Action.NONE, remedy, git_edits=_respelling(manifest, problem, close)),
+        extra={"source": rule.source, "scope": rule.scope.value, "rationale": rule.rationale},
+    )
 
 
 def _who_serves(problem: _Problem, later: list[str], earlier: list[str]) -> str:
@@ -238,8 +255,10 @@ def _what_is_wrong(problem: _Problem, release: str, manifest: _Manifest) -> str:
         case "pattern":
             return f"{field} is {value}, which does not match the pattern {expected} of {crd}"
         case "finite":
-            return (f"{field} is {value}; {crd} wants a finite number and JSON has none for it, so the object "
-                    "cannot be sent to the API server (unlimited is -1)")
+            return (
+                f"{field} is {value}; {crd} wants a finite number and JSON has none for it, so the object "
+                "cannot be sent to the API server (unlimited is -1)"
+            )
         case _:
             return f"{field} is {value}, which {crd} refuses ({problem.what} {_shown(expected)})"
 
@@ -258,7 +277,7 @@ def _close_fields(version: str, manifest: _Manifest, problem: _Problem) -> list[
     taken = set(written) if isinstance(written, dict) else set()
     candidates = [n for n in property_names(version, manifest.kind, manifest.api_version, parent) if n not in taken]
     by_lower = {c.lower(): c for c in candidates}
-    if key.lower() in by_lower:   # only the case is wrong: that is the field, whatever else is close
+    if key.lower() in by_lower:  # only the case is wrong: that is the field, whatever else is close
         return [by_lower[key.lower()]]
     close = difflib.get_close_matches(key.lower(), list(by_lower), n=MAX_SUGGESTIONS, cutoff=0.75)
     return [by_lower[c] for c in close]
@@ -278,11 +297,15 @@ def _queue_consequence(manifest: _Manifest, problem: _Problem, close: list[str])
         return ""
     name = manifest.subject.name
     if len(problem.path) == 2 and _QUEUE_TREE in close:
-        return (f"Without it {name} is a top-level queue, to KAI and to kai-gitops's queue checks alike: the "
-                f"queue-tree results for {name} (its parent, quota sums, a child above its parent) are incomplete "
-                "until this is fixed")
-    return (f"kai-gitops's queue checks read {name} as KAI will, without this field: their results for {name} "
-            "are incomplete until this is fixed")
+        return (
+            f"Without it {name} is a top-level queue, to KAI and to kai-gitops's queue checks alike: the "
+            f"queue-tree results for {name} (its parent, quota sums, a child above its parent) are incomplete "
+            "until this is fixed"
+        )
+    return (
+        f"kai-gitops's queue checks read {name} as KAI will, without this field: their results for {name} "
+        "are incomplete until this is fixed"
+    )
 
 
 def _versions(versions: list[str]) -> str:
@@ -292,6 +315,6 @@ def _versions(versions: list[str]) -> str:
 
 def _shown(value: JSONValue) -> str:
     if isinstance(value, float) and not math.isfinite(value):
-        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")   # as YAML writes it
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")  # as YAML writes it
     text = json.dumps(value, separators=(", ", ": "))
-    return text if len(text) <= SHOWN_VALUE else text[:SHOWN_VALUE - 1] + "…"
+    return text if len(text) <= SHOWN_VALUE else text[: SHOWN_VALUE - 1] + "…"

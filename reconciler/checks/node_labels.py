@@ -28,9 +28,9 @@ LABEL_RULES = frozenset(rule.id for rule in LABEL_RULE_OF.values())
 @dataclass(frozen=True, order=True)
 class NodeLabelChange:
     node: str
-    before: str | None   # the raw label value, None when absent
-    after: str | None    # "true", or None to remove the label
-    rule: str            # the rule whose finding this settles
+    before: str | None  # the raw label value, None when absent
+    after: str | None  # "true", or None to remove the label
+    rule: str  # the rule whose finding this settles
 
 
 # The line NVCA-S-003 asks for, in the cluster's entry of kai-gitops.yaml.
@@ -43,12 +43,19 @@ def intent_findings(desired: DesiredCluster) -> list[Finding]:
     if desired.shared.declared:
         return []
     entry = ("clusters", desired.config.index)
-    return [SHARED_INTENT_UNDECLARED.finding(
-        Kind.VIOLATION, f"cluster {desired.name} declares no shared-cluster intent, so kai-gitops changes no "
-                        f"{SCHEDULE_LABEL} node label: add `{DEDICATED_LINE}` to its entry when NVCF owns every "
-                        f"node, or `{SHARED_LINE}` (or nodes: [...]) when it shares the cluster",
-        desired.name, location=desired.locate("config", (*entry, "name")),
-        fix=Fix(Action.NONE, f"add `{DEDICATED_LINE}` or `{SHARED_LINE}` to the cluster's entry in kai-gitops.yaml"))]
+    return [
+        SHARED_INTENT_UNDECLARED.finding(
+            Kind.VIOLATION,
+            f"cluster {desired.name} declares no shared-cluster intent, so kai-gitops changes no "
+            f"{SCHEDULE_LABEL} node label: add `{DEDICATED_LINE}` to its entry when NVCF owns every "
+            f"node, or `{SHARED_LINE}` (or nodes: [...]) when it shares the cluster",
+            desired.name,
+            location=desired.locate("config", (*entry, "name")),
+            fix=Fix(
+                Action.NONE, f"add `{DEDICATED_LINE}` or `{SHARED_LINE}` to the cluster's entry in kai-gitops.yaml"
+            ),
+        )
+    ]
 
 
 def label_changes(intent: SharedClusterIntent, live: LiveState) -> list[NodeLabelChange]:
@@ -102,5 +109,4 @@ def _label_change(before: str | None, after: str | None, intent: SharedClusterIn
     return LabelChange.DEDICATED_LABELLED if intent.intent != "shared" else LabelChange.SHARED_EXTRA
 
 
-__all__ = ["LABEL_RULES", "SCHEDULE_LABEL", "NodeLabelChange", "intent_findings", "label_changes",
-           "unresolvable_nodes"]
+__all__ = ["LABEL_RULES", "SCHEDULE_LABEL", "NodeLabelChange", "intent_findings", "label_changes", "unresolvable_nodes"]

@@ -15,15 +15,18 @@ PARENT = "default-parent-queue"
 CHILD = "default-queue"
 NOT_INSTALLED = (
     "KAI Scheduler is not installed but the KAIScheduler feature flag is enabled. Either install KAI Scheduler "
-    "(see https://github.com/NVIDIA/KAI-Scheduler) or disable the KAIScheduler feature flag")
+    "(see https://github.com/NVIDIA/KAI-Scheduler) or disable the KAIScheduler feature flag"
+)
 NOT_FOUND = (
     "Expected the two default queues default-parent-queue and default-queue, but either one or both were not "
     "found. See https://raw.githubusercontent.com/NVIDIA/KAI-Scheduler/refs/heads/main/docs/quickstart/"
-    "default-queues.yaml for setting up right hierarchy")
+    "default-queues.yaml for setting up right hierarchy"
+)
 HIERARCHY = (
     "Queue hierarchy misconfigured: 'default-parent-queue' must be a parent queue and 'default-queue' must be a "
     "child of 'default-parent-queue'. See https://raw.githubusercontent.com/NVIDIA/KAI-Scheduler/refs/heads/main/"
-    "docs/quickstart/default-queues.yaml for setting up the correct hierarchy")
+    "docs/quickstart/default-queues.yaml for setting up the correct hierarchy"
+)
 _LABEL = {"cpu": "CPU", "gpu": "GPU", "memory": "Memory"}
 
 
@@ -34,7 +37,7 @@ GATE = "KAIScheduler"
 class Verdict:
     healthy: bool
     errors: tuple[str, ...] = ()
-    evaluated: bool = True   # False: the KAIScheduler gate is off, so NVCA does not run this check at all
+    evaluated: bool = True  # False: the KAIScheduler gate is off, so NVCA does not run this check at all
 
     @property
     def status(self) -> str:
@@ -46,8 +49,13 @@ class Verdict:
         return {"status": self.status, "errors": list(self.errors)}
 
 
-def predict(queues: Mapping[str, QueueSpec], *, kind_served: bool = True, list_error: str | None = None,
-            gate_enabled: bool | None = None) -> Verdict:
+def predict(
+    queues: Mapping[str, QueueSpec],
+    *,
+    kind_served: bool = True,
+    list_error: str | None = None,
+    gate_enabled: bool | None = None,
+) -> Verdict:
     """`gate_enabled` None means unknown: predict as if on, which is when the verdict matters."""
     if gate_enabled is False:
         return Verdict(True, evaluated=False)
@@ -77,9 +85,11 @@ def _first_violation(queue: QueueSpec) -> str | None:
     for resource in RESOURCES:
         t = queue.triple(resource)
         if not t.is_unlimited():
-            return (f"{_LABEL[resource]} resource violation for queue {queue.name}: expected limit=-1, quota=-1, "
-                    f"overQuotaWeight=1, got limit={g(t.limit)}, quota={g(t.quota)}, "
-                    f"overQuotaWeight={g(t.over_quota_weight)}")
+            return (
+                f"{_LABEL[resource]} resource violation for queue {queue.name}: expected limit=-1, quota=-1, "
+                f"overQuotaWeight=1, got limit={g(t.limit)}, quota={g(t.quota)}, "
+                f"overQuotaWeight={g(t.over_quota_weight)}"
+            )
     return None
 
 

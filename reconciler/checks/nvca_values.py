@@ -18,12 +18,31 @@ from reconciler.yamlio.document import load_document
 
 MERGE_CONFIG_PATH = ("agentConfig", "mergeConfig")
 # nvcaop.firstClassAgentConfigKeys (NVIDIA/nvcf deploy/helm/nvca-operator/nvca-operator/templates/_helpers.tpl)
-FIRST_CLASS_AGENT_KEYS = frozenset((
-    "additionalResourceOverhead", "UtilsResources", "sharedStorage", "internalPersistentStorage",
-    "minHealthcheckRefreshWait", "staticGPUCapacity", "computeBackend", "requestsNamespace", "namespaceLabels",
-    "featureFlags", "skipSelfDestruct", "forceSelfDestruct", "csiVolumeMountOptions", "credRenewInterval",
-    "heartbeatInterval", "syncQueueInterval", "syncRequestStatusInterval", "syncAcknowledgeRequestInterval",
-    "periodicInstanceStatusInterval", "icmsRequestAckInterval", "icmsRequestAckRetryTimeout"))
+FIRST_CLASS_AGENT_KEYS = frozenset(
+    (
+        "additionalResourceOverhead",
+        "UtilsResources",
+        "sharedStorage",
+        "internalPersistentStorage",
+        "minHealthcheckRefreshWait",
+        "staticGPUCapacity",
+        "computeBackend",
+        "requestsNamespace",
+        "namespaceLabels",
+        "featureFlags",
+        "skipSelfDestruct",
+        "forceSelfDestruct",
+        "csiVolumeMountOptions",
+        "credRenewInterval",
+        "heartbeatInterval",
+        "syncQueueInterval",
+        "syncRequestStatusInterval",
+        "syncAcknowledgeRequestInterval",
+        "periodicInstanceStatusInterval",
+        "icmsRequestAckInterval",
+        "icmsRequestAckRetryTimeout",
+    )
+)
 
 
 def first_class_keys(agent_keys: list[str]) -> list[str]:
@@ -43,13 +62,21 @@ def nvca_values_findings(desired: DesiredCluster) -> list[Finding]:
     try:
         merged = load_document(text, str(location)).data
     except UserError:
-        return []   # NVCA refuses it too; the workload facts report a broken mergeConfig where they need it
+        return []  # NVCA refuses it too; the workload facts report a broken mergeConfig where they need it
     keys = first_class_keys([str(k) for k in as_object(as_object(merged).get("agent"))])
     if not keys:
         return []
     listed = ", ".join(f"agent.{k}" for k in keys)
-    message = (f"agentConfig.mergeConfig sets {listed}, which the nvca-operator chart now generates from its own "
-               "values: the merge silently overrides them (mergeConfig is deprecated for these fields)")
-    return [MERGE_CONFIG_FIRST_CLASS.finding(
-        Kind.VIOLATION, message, desired.name, location=location,
-        fix=Fix(Action.NONE, f"move {listed} to the chart's first-class values and delete them from mergeConfig"))]
+    message = (
+        f"agentConfig.mergeConfig sets {listed}, which the nvca-operator chart now generates from its own "
+        "values: the merge silently overrides them (mergeConfig is deprecated for these fields)"
+    )
+    return [
+        MERGE_CONFIG_FIRST_CLASS.finding(
+            Kind.VIOLATION,
+            message,
+            desired.name,
+            location=location,
+            fix=Fix(Action.NONE, f"move {listed} to the chart's first-class values and delete them from mergeConfig"),
+        )
+    ]

@@ -41,17 +41,17 @@ from reconciler.model.desired import RELEASE_NAME, RELEASE_NAMESPACE, DesiredClu
 from reconciler.model.live import LiveState
 from reconciler.model.managed_fields import ManagedEntry, ObjectManagers
 
-OWN_MANAGER = "kai-gitops"   # reconcile/apply.FIELD_MANAGER (checks cannot import the acting room)
+OWN_MANAGER = "kai-gitops"  # reconcile/apply.FIELD_MANAGER (checks cannot import the acting room)
 KRM = "KAI Resource Management"
 # KRM's queue entries name the Queue CRD's fields differently (kai-resource-management-api Project/Department)
 KRM_QUEUE_FIELDS = {"quota": "deserved", "limit": "limit", "overQuotaWeight": "overQuotaWeight"}
-SHOWN = 3   # held fields the message names; the finding's details list every one
+SHOWN = 3  # held fields the message names; the finding's details list every one
 
 
 @dataclass(frozen=True)
 class Controller:
-    pattern: str     # fnmatch pattern on managedFields[].manager
-    what: str        # who it is, as the finding names it
+    pattern: str  # fnmatch pattern on managedFields[].manager
+    what: str  # who it is, as the finding names it
 
 
 BUILTIN_CONTROLLERS = (
@@ -69,36 +69,44 @@ BUILTIN_CONTROLLERS = (
 )
 
 
-PERSON = "kubectl*"   # kubectl-edit, kubectl-patch, kubectl-client-side-apply, kubectl-label, kubectl
+PERSON = "kubectl*"  # kubectl-edit, kubectl-patch, kubectl-client-side-apply, kubectl-label, kubectl
 
 
 @dataclass(frozen=True)
 class OwnWrite:
     """A field kai-gitops wrote on an earlier run (an `applied` audit line, reconcile/audit.read_own_writes)."""
 
-    cluster: str               # the kai-gitops.yaml name the plan was for
+    cluster: str  # the kai-gitops.yaml name the plan was for
     kind: str
     name: str
     path: tuple[str, ...]
-    time: datetime             # when the outcome was recorded (UTC)
+    time: datetime  # when the outcome was recorded (UTC)
 
 
 @dataclass(frozen=True)
 class HeldField:
-    shown: str                 # the field as the drift finding shows it
-    path: FieldPath            # its path in the object
+    shown: str  # the field as the drift finding shows it
+    path: FieldPath  # its path in the object
     manager: str
     what: str
-    source: str                # where its value really comes from
-    ours_at: datetime | None = None    # a fight: when kai-gitops wrote it before `manager` wrote it back
+    source: str  # where its value really comes from
+    ours_at: datetime | None = None  # a fight: when kai-gitops wrote it before `manager` wrote it back
     theirs_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"field": self.shown, "path": list(self.path), "manager": self.manager,
-                                "controller": self.what, "source": self.source}
+        body: dict[str, Any] = {
+            "field": self.shown,
+            "path": list(self.path),
+            "manager": self.manager,
+            "controller": self.what,
+            "source": self.source,
+        }
         if self.ours_at is not None:
-            body |= {"wroteFirst": OWN_MANAGER, "wroteFirstAt": f"{self.ours_at:%Y-%m-%dT%H:%M:%SZ}",
-                     "wroteBackAt": self.theirs_at}
+            body |= {
+                "wroteFirst": OWN_MANAGER,
+                "wroteFirstAt": f"{self.ours_at:%Y-%m-%dT%H:%M:%SZ}",
+                "wroteBackAt": self.theirs_at,
+            }
         return body
 
 
@@ -113,8 +121,13 @@ def controller_of(manager: str | None, known: tuple[Controller, ...]) -> Control
     return next((c for c in known if fnmatchcase(manager, c.pattern)), None)
 
 
-def ownership_findings(findings: list[Finding], desired: DesiredCluster, live: LiveState,
-                       known: tuple[Controller, ...], ours: tuple[OwnWrite, ...] = ()) -> list[Finding]:
+def ownership_findings(
+    findings: list[Finding],
+    desired: DesiredCluster,
+    live: LiveState,
+    known: tuple[Controller, ...],
+    ours: tuple[OwnWrite, ...] = (),
+) -> list[Finding]:
     """Per drifted object, one KAI-D-008 finding for the fields a controller owns and one KAI-D-009 for the
     fields another manager wrote back after kai-gitops wrote them (`ours`: the earlier runs' writes)."""
     held: list[Finding] = []
@@ -131,10 +144,15 @@ def ownership_findings(findings: list[Finding], desired: DesiredCluster, live: L
     return held
 
 
-def _held(finding: Finding, desired: DesiredCluster, live: LiveState, known: tuple[Controller, ...],
-          ours: tuple[OwnWrite, ...]) -> Iterator[HeldField]:
+def _held(
+    finding: Finding,
+    desired: DesiredCluster,
+    live: LiveState,
+    known: tuple[Controller, ...],
+    ours: tuple[OwnWrite, ...],
+) -> Iterator[HeldField]:
     for kind, name, shown, path in drifted_fields(finding, live, desired.shared):
-        if kind == NODE.kind:   # node labels are planned from Git's shared-cluster intent, not from drift
+        if kind == NODE.kind:  # node labels are planned from Git's shared-cluster intent, not from drift
             continue
         managers = live.managers.get((kind, name))
         if managers is None:
@@ -144,17 +162,26 @@ def _held(finding: Finding, desired: DesiredCluster, live: LiveState, known: tup
             continue
         controller = controller_of(entry.manager, known)
         if controller is not None:
-            yield HeldField(shown, path, entry.manager, controller.what,
-                            _source(controller, managers, kind, name, path))
+            yield HeldField(
+                shown, path, entry.manager, controller.what, _source(controller, managers, kind, name, path)
+            )
             continue
         ours_at = _written_back(entry, ours, kind, name, path)
         if ours_at is not None:
-            yield HeldField(shown, path, entry.manager, f"field manager {entry.manager}",
-                            f"whatever field manager {entry.manager} applies", ours_at, entry.time)
+            yield HeldField(
+                shown,
+                path,
+                entry.manager,
+                f"field manager {entry.manager}",
+                f"whatever field manager {entry.manager} applies",
+                ours_at,
+                entry.time,
+            )
 
 
-def _written_back(entry: ManagedEntry, ours: tuple[OwnWrite, ...], kind: str, name: str,
-                  path: FieldPath) -> datetime | None:
+def _written_back(
+    entry: ManagedEntry, ours: tuple[OwnWrite, ...], kind: str, name: str, path: FieldPath
+) -> datetime | None:
     """When kai-gitops last wrote `path` if `entry`'s manager (no person, not us) set it at or after that."""
     manager = entry.manager or ""
     if manager == OWN_MANAGER or fnmatchcase(manager, PERSON) or entry.time is None:
@@ -171,8 +198,9 @@ def _written_back(entry: ManagedEntry, ours: tuple[OwnWrite, ...], kind: str, na
     return last if int(theirs.timestamp()) >= int(last.timestamp()) else None
 
 
-def _chart_default_queue(entry: ManagedEntry, managers: ObjectManagers, desired: DesiredCluster, kind: str,
-                         name: str) -> bool:
+def _chart_default_queue(
+    entry: ManagedEntry, managers: ObjectManagers, desired: DesiredCluster, kind: str, name: str
+) -> bool:
     """Helm's field on a default queue the KAI release created once and never renders again (module doc)."""
     if entry.manager not in HELM_MANAGERS or kind != QUEUE.kind:
         return False
@@ -210,33 +238,55 @@ def _krm_source(kind: str, name: str, path: FieldPath) -> str:
 
 
 def _finding(drift: Finding, ref: ObjectRef, fields: list[HeldField]) -> Finding:
-    named = "; ".join(f"{f.shown} (manager {f.manager}, {f.what}; its value comes from {f.source})"
-                      for f in fields[:SHOWN])
+    named = "; ".join(
+        f"{f.shown} (manager {f.manager}, {f.what}; its value comes from {f.source})" for f in fields[:SHOWN]
+    )
     more = f"; and {len(fields) - SHOWN} more" if len(fields) > SHOWN else ""
     message = f"{ref}: {len(fields)} drifted field(s) owned by another controller, left to it: {named}{more}"
     sources = sorted({f.source for f in fields})
-    fix = Fix(Action.NONE, "reconcile never writes a field another controller owns; change it at its source: "
-              + "; ".join(sources))
-    return FIELD_OWNED.finding(Kind.DRIFT, message, drift.cluster, subject=ref, location=drift.location, fix=fix,
-                               extra={"fields": [f.to_dict() for f in fields], "drift": drift.rule_id})
+    fix = Fix(
+        Action.NONE,
+        "reconcile never writes a field another controller owns; change it at its source: " + "; ".join(sources),
+    )
+    return FIELD_OWNED.finding(
+        Kind.DRIFT,
+        message,
+        drift.cluster,
+        subject=ref,
+        location=drift.location,
+        fix=fix,
+        extra={"fields": [f.to_dict() for f in fields], "drift": drift.rule_id},
+    )
 
 
-PlanPath = tuple[str, ...]   # a field's path as a plan spells it (plans/plan.FieldPath)
+PlanPath = tuple[str, ...]  # a field's path as a plan spells it (plans/plan.FieldPath)
 
 
 HOLDING_RULES = frozenset({FIELD_OWNED.id, CONTROLLER_FIGHT.id})
 
 
 def _fight(drift: Finding, ref: ObjectRef, fields: list[HeldField]) -> Finding:
-    named = "; ".join(f"{f.shown}: kai-gitops wrote it {f.ours_at:%Y-%m-%d %H:%M:%S} UTC, {f.manager} wrote it back "
-                      f"{f.theirs_at}" for f in fields[:SHOWN])
+    named = "; ".join(
+        f"{f.shown}: kai-gitops wrote it {f.ours_at:%Y-%m-%d %H:%M:%S} UTC, {f.manager} wrote it back {f.theirs_at}"
+        for f in fields[:SHOWN]
+    )
     more = f"; and {len(fields) - SHOWN} more" if len(fields) > SHOWN else ""
     managers = ", ".join(sorted({f.manager for f in fields}))
     message = f"{ref}: controller fight over {len(fields)} field(s), left alone: {named}{more}"
-    fix = Fix(Action.NONE, f"stop one side: make {managers} apply Git's value, list it under ownership.controllers "
-              "in kai-gitops.yaml to leave it the field, or change Git to its value")
-    return CONTROLLER_FIGHT.finding(Kind.DRIFT, message, drift.cluster, subject=ref, location=drift.location,
-                                    fix=fix, extra={"fields": [f.to_dict() for f in fields], "drift": drift.rule_id})
+    fix = Fix(
+        Action.NONE,
+        f"stop one side: make {managers} apply Git's value, list it under ownership.controllers "
+        "in kai-gitops.yaml to leave it the field, or change Git to its value",
+    )
+    return CONTROLLER_FIGHT.finding(
+        Kind.DRIFT,
+        message,
+        drift.cluster,
+        subject=ref,
+        location=drift.location,
+        fix=fix,
+        extra={"fields": [f.to_dict() for f in fields], "drift": drift.rule_id},
+    )
 
 
 def held_paths(findings: Iterable[Finding]) -> dict[ObjectRef, tuple[PlanPath, ...]]:
@@ -252,4 +302,4 @@ def held_paths(findings: Iterable[Finding]) -> dict[ObjectRef, tuple[PlanPath, .
 
 def overlaps(path: PlanPath, held: tuple[PlanPath, ...]) -> bool:
     """`path` is a held field, lies under one, or holds one (a write of it would rewrite the held one)."""
-    return any(path[:len(h)] == h or h[:len(path)] == path for h in held)
+    return any(path[: len(h)] == h or h[: len(path)] == path for h in held)

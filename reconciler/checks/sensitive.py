@@ -28,24 +28,33 @@ from reconciler.model.sensitive import IMAGE, is_tag, same_tag, sensitive_prefix
 from reconciler.model.values import chart_defaults, deep_merge
 from reconciler.yamlio.document import YamlDoc
 
-UNSET = object()   # a field the base or the chart does not set
+UNSET = object()  # a field the base or the chart does not set
 Default = Callable[[YamlPath], JSONValue]
 
 # The NVCA operator chart's defaults of its sensitive values (nvca-operator values.yaml, chart 3.0.4:
 # deploy/helm/nvca-operator/nvca-operator/values.yaml, tests/fixtures/nvcf/nvca-operator-chart-values.yaml).
 NVCA_DEFAULTS: dict[YamlPath, JSONValue] = {
-    ("image", "repository"): "", ("image", "tag"): "3.0.4", ("nvcaImage", "repositoryOverride"): "",
-    ("otelCollector", "imageRepository"): "", ("otelCollector", "imageTag"): "0.157.9",
+    ("image", "repository"): "",
+    ("image", "tag"): "3.0.4",
+    ("nvcaImage", "repositoryOverride"): "",
+    ("otelCollector", "imageRepository"): "",
+    ("otelCollector", "imageTag"): "0.157.9",
     ("serviceAccount",): {"create": True, "annotations": {}, "name": ""},
     ("agent", "byooOtelCollector", "imageRepository"): "",
     ("agent", "byooOtelCollector", "imageTag"): "0.157.0-nv-0.1.1",
-    ("agent", "functionEnvOverrides"): {}, ("agent", "taskEnvOverrides"): {},
-    ("helmManaged", "imageCredHelper", "imageRepository"): "", ("helmManaged", "imageCredHelper", "imageTag"): "0.10.2",
-    ("helmManaged", "otelCollector", "imageRepository"): "", ("helmManaged", "otelCollector", "imageTag"): "0.157.9",
-    ("selfManaged", "imageCredHelper", "imageRepository"): "", ("selfManaged", "imageCredHelper", "imageTag"): "0.10.2",
-    ("selfManaged", "otelCollector", "imageRepository"): "", ("selfManaged", "otelCollector", "imageTag"): "0.157.9",
+    ("agent", "functionEnvOverrides"): {},
+    ("agent", "taskEnvOverrides"): {},
+    ("helmManaged", "imageCredHelper", "imageRepository"): "",
+    ("helmManaged", "imageCredHelper", "imageTag"): "0.10.2",
+    ("helmManaged", "otelCollector", "imageRepository"): "",
+    ("helmManaged", "otelCollector", "imageTag"): "0.157.9",
+    ("selfManaged", "imageCredHelper", "imageRepository"): "",
+    ("selfManaged", "imageCredHelper", "imageTag"): "0.10.2",
+    ("selfManaged", "otelCollector", "imageRepository"): "",
+    ("selfManaged", "otelCollector", "imageTag"): "0.157.9",
     ("selfManaged", "sharedStorage", "imageTag"): "1.0.5",
-    ("clusterValidator", "image", "repository"): "", ("clusterValidator", "image", "tag"): "",
+    ("clusterValidator", "image", "repository"): "",
+    ("clusterValidator", "image", "tag"): "",
 }
 
 
@@ -54,8 +63,7 @@ def sensitive_findings(desired: DesiredCluster, base: DesiredCluster | None) -> 
     against the pinned chart's defaults."""
     check = _Check(desired, base)
     if desired.kai_values_doc is not None:
-        check.values_doc(desired.kai_values_doc, "KAI", _value_at(chart_defaults(desired.defaults_version)),
-                         kai=True)
+        check.values_doc(desired.kai_values_doc, "KAI", _value_at(chart_defaults(desired.defaults_version)), kai=True)
     if "nvca_values" in desired.docs:
         check.values_doc("nvca_values", "NVCA", NVCA_DEFAULTS.get, kai=False)
     for manifest in desired.kai_manifests:
@@ -68,8 +76,11 @@ class _Check:
         self.desired, self.base = desired, base
         self.findings: list[Finding] = []
         config = desired.config
-        self.pin = config.kai_chart_version if desired.kai_values_doc is not None or "env" not in desired.docs \
+        self.pin = (
+            config.kai_chart_version
+            if desired.kai_values_doc is not None or "env" not in desired.docs
             else config.stack_kai_version
+        )
 
     def values_doc(self, doc_id: str, product: str, default: Default, *, kai: bool) -> None:
         doc = self.desired.docs[doc_id]
@@ -92,8 +103,17 @@ class _Check:
         for path in _removed(base_doc, doc, ("spec",)):
             self._judge(doc, path, base_doc.get(path) if base_doc else None, what, ref, True, kai=True)
 
-    def _judge(self, doc: YamlDoc, path: YamlPath, before: object, what: str, ref: ObjectRef | None,
-               from_base: bool, *, kai: bool) -> None:
+    def _judge(
+        self,
+        doc: YamlDoc,
+        path: YamlPath,
+        before: object,
+        what: str,
+        ref: ObjectRef | None,
+        from_base: bool,
+        *,
+        kai: bool,
+    ) -> None:
         after = doc.get(path) if path in doc.positions else UNSET
         if before is not UNSET and after is not UNSET and _same(after, before, exact=from_base):
             return
@@ -103,13 +123,26 @@ class _Check:
         was = "unset" if before is UNSET else _show(before)
         now = "unset" if after is UNSET else _show(after)
         against = "the base ref" if from_base else "the pinned chart's default"
-        self.findings.append(SENSITIVE_CHANGE.finding(
-            Kind.VIOLATION, f"{what} {format_path(path)} ({category}): {was} → {now} (against {against})",
-            self.desired.name, subject=ref, location=doc.locate(path),
-            fix=Fix(Action.NONE, "have the change reviewed; self-heal writes it only where the cluster's "
-                                 "allowSensitiveWrites names it"),
-            extra={"field": format_path(path), "category": str(category), "before": None if before is UNSET
-                   else redact(_json(before)), "after": None if after is UNSET else redact(_json(after))}))
+        self.findings.append(
+            SENSITIVE_CHANGE.finding(
+                Kind.VIOLATION,
+                f"{what} {format_path(path)} ({category}): {was} → {now} (against {against})",
+                self.desired.name,
+                subject=ref,
+                location=doc.locate(path),
+                fix=Fix(
+                    Action.NONE,
+                    "have the change reviewed; self-heal writes it only where the cluster's "
+                    "allowSensitiveWrites names it",
+                ),
+                extra={
+                    "field": format_path(path),
+                    "category": str(category),
+                    "before": None if before is UNSET else redact(_json(before)),
+                    "after": None if after is UNSET else redact(_json(after)),
+                },
+            )
+        )
 
     def _pins_own(self, path: YamlPath, value: JSONValue) -> bool:
         """An image the pinned KAI chart would use anyway: its released registry, or its own version's tag."""
@@ -134,9 +167,9 @@ class _Check:
 def _sensitive_paths(doc: YamlDoc, root: YamlPath) -> Iterator[YamlPath]:
     """The paths the file itself writes under `root` that are the outermost sensitive field of their branch."""
     for path in doc.positions:
-        if len(path) <= len(root) or path[:len(root)] != root or not all(isinstance(p, str) for p in path):
+        if len(path) <= len(root) or path[: len(root)] != root or not all(isinstance(p, str) for p in path):
             continue
-        prefix, category = sensitive_prefix(path[len(root):])
+        prefix, category = sensitive_prefix(path[len(root) :])
         if category is not None and len(prefix) == len(path) - len(root):
             yield path
 
@@ -151,6 +184,7 @@ def _value_at(values: JSONValue) -> Default:
     def default(path: YamlPath) -> JSONValue:
         found = _at_value(values, path)
         return None if found is UNSET else _json(found)
+
     return default
 
 

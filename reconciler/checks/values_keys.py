@@ -90,21 +90,33 @@ class _Walk:
     def unknown(self, path: YamlPath, siblings: KeyTree, why: str) -> None:
         hint, edits = self.respelling(path, siblings)
         remedy = f"rename it to {edits[0].value}" if edits else "delete it or correct its spelling"
-        self.findings.append(VALUE_UNKNOWN.finding(
-            # not `KEY: why`: free-text redaction reads `global.password: KAI …` as a secret pair and masks "KAI"
-            Kind.VIOLATION, f"unknown key {format_path(path)} — {why}{hint}", self.desired.name,
-            location=self.doc.locate(path), fix=Fix(Action.NONE, remedy, git_edits=edits),
-            extra=_extra(VALUE_UNKNOWN)))
+        self.findings.append(
+            VALUE_UNKNOWN.finding(
+                # not `KEY: why`: free-text redaction reads `global.password: KAI …` as a secret pair and masks "KAI"
+                Kind.VIOLATION,
+                f"unknown key {format_path(path)} — {why}{hint}",
+                self.desired.name,
+                location=self.doc.locate(path),
+                fix=Fix(Action.NONE, remedy, git_edits=edits),
+                extra=_extra(VALUE_UNKNOWN),
+            )
+        )
 
     def ignored(self, path: YamlPath, message: str, remedy: str, siblings: KeyTree | None = None) -> None:
         hint, edits = self.respelling(path, siblings) if siblings is not None else ("", ())
-        self.findings.append(VALUE_IGNORED.finding(
-            Kind.VIOLATION, message + hint, self.desired.name, location=self.doc.locate(path),
-            fix=Fix(Action.NONE, f"rename it to {edits[0].value}" if edits else remedy, git_edits=edits),
-            extra=_extra(VALUE_IGNORED)))
+        self.findings.append(
+            VALUE_IGNORED.finding(
+                Kind.VIOLATION,
+                message + hint,
+                self.desired.name,
+                location=self.doc.locate(path),
+                fix=Fix(Action.NONE, f"rename it to {edits[0].value}" if edits else remedy, git_edits=edits),
+                extra=_extra(VALUE_IGNORED),
+            )
+        )
 
     def respelling(self, path: YamlPath, siblings: KeyTree) -> tuple[str, tuple[GitEdit, ...]]:
-        """"; did you mean …?" for the known keys close to this one, and the rename when exactly one is."""
+        """ "; did you mean …?" for the known keys close to this one, and the rename when exactly one is."""
         close = suggestions(str(path[-1]), [k for k in siblings if k not in _written_keys(self.doc, path[:-1])])
         if not close:
             return "", ()
@@ -121,16 +133,21 @@ class _ValuesWalk(_Walk):
         if entry is not None:
             default = _value_at(chart_defaults(self.desired.defaults_version), path)
             if not (entry.unless_default and _same(value, default)):
-                remedy = f"remove {format_path(path)}" + \
-                    (", or pin a chart version that carries it" if entry.ranges != ANY_VERSION else "")
-                self.ignored(path, f"{format_path(path)} is ignored by KAI chart {pin}: it never reaches "
-                                   f"{entry.target} ({entry.source}); {entry.carried_by}", remedy)
+                remedy = f"remove {format_path(path)}" + (
+                    ", or pin a chart version that carries it" if entry.ranges != ANY_VERSION else ""
+                )
+                self.ignored(
+                    path,
+                    f"{format_path(path)} is ignored by KAI chart {pin}: it never reaches "
+                    f"{entry.target} ({entry.source}); {entry.carried_by}",
+                    remedy,
+                )
             return True
         if path[-1] in siblings or added_after_model(path, pin, self.desired.defaults_version):
             return False
         elsewhere = [v for v in versions_knowing(path) if v != self.desired.defaults_version]
         why = f"KAI chart {pin} has no such value, so Helm ignores it"
-        if later := added_later(path, pin):     # the key history names the release and its source
+        if later := added_later(path, pin):  # the key history names the release and its source
             why += f" (KAI chart {later.version} adds it: {later.source})"
         elif len(elsewhere) == 1:
             why += f" (chart {elsewhere[0]} has it)"
@@ -140,7 +157,6 @@ class _ValuesWalk(_Walk):
             why += f" (charts {', '.join(shown)}{more} have it)"
         self.unknown(path, siblings, why)
         return True
-
 
     def history(self, path: YamlPath, value: JSONValue, siblings: KeyTree) -> bool:
         """A key the pinned release renamed, removed or deprecated, a value it does not act on, or a subchart's
@@ -166,20 +182,31 @@ class _ValuesWalk(_Walk):
         edits = self.renaming(path, value, change)
         note = f"; {change.note}" if change.note else ""
         if change.change is Change.DEPRECATED:
-            message = (f"{format_path(path)} is deprecated since KAI chart {change.version} in favour of {new} "
-                       f"({change.source}); chart {pin} still honours it{note}")
+            message = (
+                f"{format_path(path)} is deprecated since KAI chart {change.version} in favour of {new} "
+                f"({change.source}); chart {pin} still honours it{note}"
+            )
             rule, remedy = VALUE_DEPRECATED, f"rename it to {new}"
         else:
             verb = f"renamed to {new}" if change.change is Change.RENAMED else "removed"
-            message = (f"{format_path(path)} was {verb} by KAI chart {change.version} ({change.source}), so chart "
-                       f"{pin} ignores it{note}")
+            message = (
+                f"{format_path(path)} was {verb} by KAI chart {change.version} ({change.source}), so chart "
+                f"{pin} ignores it{note}"
+            )
             rule = VALUE_RENAMED
             remedy = f"rename it to {new}" if change.new_path else f"delete {format_path(path)}"
         if change.new_path and _written(self.doc, change.new_path):
             remedy = f"delete {format_path(path)}: {new} is set too and wins"
-        self.findings.append(rule.finding(
-            Kind.VIOLATION, message, self.desired.name, location=self.doc.locate(path),
-            fix=Fix(Action.NONE, remedy, git_edits=edits), extra=_extra(rule)))
+        self.findings.append(
+            rule.finding(
+                Kind.VIOLATION,
+                message,
+                self.desired.name,
+                location=self.doc.locate(path),
+                fix=Fix(Action.NONE, remedy, git_edits=edits),
+                extra=_extra(rule),
+            )
+        )
 
     def renaming(self, path: YamlPath, value: JSONValue, change: KeyChange) -> tuple[GitEdit, ...]:
         """The rename `--fix-git` may make: same meaning, same parent, the new key not already written."""
@@ -194,34 +221,54 @@ class _ValuesWalk(_Walk):
 
     def not_allowed(self, path: YamlPath, value: JSONValue, allowed: AllowedValues) -> None:
         pin = self.desired.config.kai_chart_version
-        shown = f"the boolean {str(value).lower()} (YAML reads an unquoted on/off/yes/no as a boolean)" \
-            if isinstance(value, bool) else repr(value)
+        shown = (
+            f"the boolean {str(value).lower()} (YAML reads an unquoted on/off/yes/no as a boolean)"
+            if isinstance(value, bool)
+            else repr(value)
+        )
         later = [f"{v!r} comes with {where}" for v, where in allowed.upcoming if v == value]
-        message = (f"{format_path(path)} is {shown}: KAI chart {pin} acts only on "
-                   f"{' or '.join(repr(v) for v in allowed.values)} ({allowed.source})"
-                   + (f"; {later[0]}" if later else ""))
+        message = (
+            f"{format_path(path)} is {shown}: KAI chart {pin} acts only on "
+            f"{' or '.join(repr(v) for v in allowed.values)} ({allowed.source})" + (f"; {later[0]}" if later else "")
+        )
         edits: tuple[GitEdit, ...] = ()
         if isinstance(value, bool) and {"on", "off"} <= set(allowed.values):
             edits = (GitEdit(self.doc.file, path, "on" if value else "off"),)
-        self.findings.append(VALUE_NOT_ALLOWED.finding(
-            Kind.VIOLATION, message, self.desired.name, location=self.doc.locate(path),
-            fix=Fix(Action.NONE, f"write one of {', '.join(repr(v) for v in allowed.values)}, quoted",
-                    git_edits=edits), extra=_extra(VALUE_NOT_ALLOWED)))
+        self.findings.append(
+            VALUE_NOT_ALLOWED.finding(
+                Kind.VIOLATION,
+                message,
+                self.desired.name,
+                location=self.doc.locate(path),
+                fix=Fix(
+                    Action.NONE, f"write one of {', '.join(repr(v) for v in allowed.values)}, quoted", git_edits=edits
+                ),
+                extra=_extra(VALUE_NOT_ALLOWED),
+            )
+        )
 
     def subchart_values(self, path: YamlPath, chart: Subchart) -> None:
         pin = self.desired.config.kai_chart_version
         gate = format_path(chart.gate)
         if not chart.in_chart(pin):
-            self.findings.append(VALUE_UNKNOWN.finding(
-                Kind.VIOLATION, f"unknown key {format_path(path)} — the values of the {chart.key} subchart, which "
-                                f"KAI chart {pin} does not have ({chart.source}), so Helm ignores them",
-                self.desired.name, location=self.doc.locate(path),
-                fix=Fix(Action.NONE, f"delete it, or pin a chart version with the {chart.key} subchart"),
-                extra=_extra(VALUE_UNKNOWN)))
+            self.findings.append(
+                VALUE_UNKNOWN.finding(
+                    Kind.VIOLATION,
+                    f"unknown key {format_path(path)} — the values of the {chart.key} subchart, which "
+                    f"KAI chart {pin} does not have ({chart.source}), so Helm ignores them",
+                    self.desired.name,
+                    location=self.doc.locate(path),
+                    fix=Fix(Action.NONE, f"delete it, or pin a chart version with the {chart.key} subchart"),
+                    extra=_extra(VALUE_UNKNOWN),
+                )
+            )
         elif self.doc.get(chart.gate) is not True:
-            self.ignored(path, f"{format_path(path)} is ignored by KAI chart {pin}: the {chart.key} subchart is "
-                               f"rendered only when {gate} is true ({chart.source})",
-                         f"set {gate}: true, or delete {format_path(path)}")
+            self.ignored(
+                path,
+                f"{format_path(path)} is ignored by KAI chart {pin}: the {chart.key} subchart is "
+                f"rendered only when {gate} is true ({chart.source})",
+                f"set {gate}: true, or delete {format_path(path)}",
+            )
 
 
 class _EnvWalk(_Walk):
@@ -230,10 +277,14 @@ class _EnvWalk(_Walk):
         if path[-1] in siblings:
             return False
         if inside_kai:
-            self.ignored(path, f"{format_path(path)} is ignored by the compute-plane stack: of "
-                               "addons.kaiScheduler it reads only enabled and <component>.resources."
-                               f"{{requests,limits}}.{{cpu,memory}} ({ADDON_SOURCE})",
-                         "remove it; KAI values other than these are not configurable in add-on mode", siblings)
+            self.ignored(
+                path,
+                f"{format_path(path)} is ignored by the compute-plane stack: of "
+                "addons.kaiScheduler it reads only enabled and <component>.resources."
+                f"{{requests,limits}}.{{cpu,memory}} ({ADDON_SOURCE})",
+                "remove it; KAI values other than these are not configurable in add-on mode",
+                siblings,
+            )
             return True
         self.unknown(path, siblings, "the compute-plane stack reads no such environment key, so it is ignored")
         return True

@@ -31,13 +31,19 @@ class WaveDecision:
     apply: bool
     state: DecisionState
     reason: str
-    wave: int | None = None              # the cluster's wave, as people count (1 = first)
+    wave: int | None = None  # the cluster's wave, as people count (1 = first)
     wave_name: str | None = None
-    held_by: str | None = None           # the failed cluster, when held
+    held_by: str | None = None  # the failed cluster, when held
 
     def to_dict(self) -> dict[str, str | int | bool | None]:
-        return {"apply": self.apply, "state": self.state, "reason": self.reason, "wave": self.wave,
-                "waveName": self.wave_name, "heldBy": self.held_by}
+        return {
+            "apply": self.apply,
+            "state": self.state,
+            "reason": self.reason,
+            "wave": self.wave,
+            "waveName": self.wave_name,
+            "heldBy": self.held_by,
+        }
 
 
 def unreadable(reason: str) -> WaveDecision:
@@ -55,14 +61,17 @@ class Standing:
     status: CommitStatus
 
 
-def standings(statuses: Iterable[CommitStatus], lineage: frozenset[str], commit: str | None = None
-              ) -> dict[str, Standing]:
+def standings(
+    statuses: Iterable[CommitStatus], lineage: frozenset[str], commit: str | None = None
+) -> dict[str, Standing]:
     """Each cluster's standing on the commit or a descendant of it (a failure wins a tie: fail closed). A
     cluster whose latest report on `commit` itself is a failure stands failed on it, whatever it reported on a
     descendant since: the descendant may hold the fix, but the commit does not (a run on the commit applies the
     commit, not its fix), so success on the fix releases the fix, never the commit."""
-    reports = sorted((s for s in statuses if s.cluster is not None and s.sha in lineage and s.state != "pending"),
-                     key=lambda s: (s.at, s.state in FAILED_STATES))
+    reports = sorted(
+        (s for s in statuses if s.cluster is not None and s.sha in lineage and s.state != "pending"),
+        key=lambda s: (s.at, s.state in FAILED_STATES),
+    )
     standing: dict[str, Standing] = {}
     on_commit: dict[str, Standing] = {}
     for status in reports:
@@ -79,8 +88,14 @@ def standings(statuses: Iterable[CommitStatus], lineage: frozenset[str], commit:
     return standing
 
 
-def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: frozenset[str],
-           statuses: Sequence[CommitStatus], now: float) -> WaveDecision:
+def decide(
+    rollout: RolloutConfig | None,
+    cluster: str,
+    commit: str,
+    lineage: frozenset[str],
+    statuses: Sequence[CommitStatus],
+    now: float,
+) -> WaveDecision:
     """`lineage`: `commit` and the commits known to descend from it; `now` on the host's clock (seconds)."""
     if rollout is None:
         return WaveDecision(True, "no-rollout", "no rollout waves in kai-gitops.yaml")
@@ -90,29 +105,55 @@ def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: fr
         return WaveDecision(False, "unknown-cluster", f"cluster '{cluster}' is in no rollout wave")
     wave = rollout.waves[index]
     if cluster in rollout.overridden:
-        return WaveDecision(True, "override", f"the cluster entry's label {OVERRIDE_CONTEXT}: \"true\" skips the "
-                            "waves", wave.number, wave.name)
+        return WaveDecision(
+            True,
+            "override",
+            f'the cluster entry\'s label {OVERRIDE_CONTEXT}: "true" skips the waves',
+            wave.number,
+            wave.name,
+        )
     if any(s.context == OVERRIDE_CONTEXT and s.state == "success" and s.sha == commit for s in statuses):
-        return WaveDecision(True, "override", f"status {OVERRIDE_CONTEXT} in success on {commit[:12]} releases the "
-                            "rollout", wave.number, wave.name)
+        return WaveDecision(
+            True,
+            "override",
+            f"status {OVERRIDE_CONTEXT} in success on {commit[:12]} releases the rollout",
+            wave.number,
+            wave.name,
+        )
     latest = standings(statuses, lineage, commit)
     failed = _first_failure(rollout, latest, cluster)
     if failed is not None:
         failed_wave, failed_cluster = failed
-        return WaveDecision(False, "held", f"held by wave {failed_wave}: {failed_cluster} failed",
-                            wave.number, wave.name, held_by=failed_cluster)
+        return WaveDecision(
+            False,
+            "held",
+            f"held by wave {failed_wave}: {failed_cluster} failed",
+            wave.number,
+            wave.name,
+            held_by=failed_cluster,
+        )
     for earlier in rollout.waves[:index]:
         for member in rollout.members[earlier.index]:
             report = latest.get(member)
             if report is None or report.state != "success":
-                return WaveDecision(False, "waiting", f"waiting for wave {earlier.number} ({earlier.name}): "
-                                    f"{member} has not reported success for {commit[:12]}",
-                                    wave.number, wave.name)
+                return WaveDecision(
+                    False,
+                    "waiting",
+                    f"waiting for wave {earlier.number} ({earlier.name}): "
+                    f"{member} has not reported success for {commit[:12]}",
+                    wave.number,
+                    wave.name,
+                )
             if now - report.since < earlier.soak_s:
                 left = show_soak(earlier.soak_s - (now - report.since))
-                return WaveDecision(False, "waiting", f"waiting for wave {earlier.number} ({earlier.name}) to soak: "
-                                    f"{member} succeeded {show_soak(now - report.since)} ago, {left} to go",
-                                    wave.number, wave.name)
+                return WaveDecision(
+                    False,
+                    "waiting",
+                    f"waiting for wave {earlier.number} ({earlier.name}) to soak: "
+                    f"{member} succeeded {show_soak(now - report.since)} ago, {left} to go",
+                    wave.number,
+                    wave.name,
+                )
     earlier_waves = "wave 1" if index == 1 else f"waves 1-{index}"
     why = "first wave" if index == 0 else f"{earlier_waves} succeeded and soaked"
     return WaveDecision(True, "apply", f"wave {wave.number} ({wave.name}): {why}", wave.number, wave.name)
@@ -120,8 +161,11 @@ def decide(rollout: RolloutConfig | None, cluster: str, commit: str, lineage: fr
 
 def _first_failure(rollout: RolloutConfig, latest: dict[str, Standing], cluster: str) -> tuple[int, str] | None:
     """(wave number, cluster) of the earliest failed cluster other than `cluster`, by wave then name."""
-    failed = sorted((rollout.wave_of(name), name) for name, status in latest.items()
-                    if name != cluster and status.state == "failure" and rollout.wave_of(name) is not None)
+    failed = sorted(
+        (rollout.wave_of(name), name)
+        for name, status in latest.items()
+        if name != cluster and status.state == "failure" and rollout.wave_of(name) is not None
+    )
     if not failed:
         return None
     index, name = failed[0]

@@ -20,11 +20,24 @@ MERGE_CONFIG_PATH = ("agentConfig", "mergeConfig")
 TYPES_PATH = ("cluster", "validationPolicy", "allowedExtraKubernetesTypes")
 # What the compute-plane stack appends to allowedExtraKubernetesTypes, per add-on (02-nvca.yaml.gotmpl).
 KAI_TYPES = ("scheduling.run.ai/v2alpha2.PodGroup",)
-GROVE_TYPES = ("grove.io/v1alpha1.PodCliqueSet", "grove.io/v1alpha1.PodClique",
-               "grove.io/v1alpha1.PodCliqueScalingGroup", "scheduler.grove.io/v1alpha1.PodGang")
-DYNAMO_TYPES = tuple(f"nvidia.com/v1alpha1.{kind}" for kind in (
-    "DynamoCheckpoint", "DynamoComponentDeployment", "DynamoGraphDeployment", "DynamoGraphDeploymentRequest",
-    "DynamoGraphDeploymentScalingAdapter", "DynamoModel", "DynamoWorkerMetadata"))
+GROVE_TYPES = (
+    "grove.io/v1alpha1.PodCliqueSet",
+    "grove.io/v1alpha1.PodClique",
+    "grove.io/v1alpha1.PodCliqueScalingGroup",
+    "scheduler.grove.io/v1alpha1.PodGang",
+)
+DYNAMO_TYPES = tuple(
+    f"nvidia.com/v1alpha1.{kind}"
+    for kind in (
+        "DynamoCheckpoint",
+        "DynamoComponentDeployment",
+        "DynamoGraphDeployment",
+        "DynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentScalingAdapter",
+        "DynamoModel",
+        "DynamoWorkerMetadata",
+    )
+)
 # Keys whose values no rule reads and that may carry a function's secrets or bulk: dropped, not sent.
 PRUNED = frozenset({"containers", "initContainers", "ephemeralContainers", "volumes", "podSpec", "extraPodSpec"})
 DROPPED_TOP = frozenset({"data", "stringData", "binaryData"})
@@ -71,8 +84,11 @@ def _kai_features(version: str) -> JSONObject:
     """What the pinned KAI reads: PodGroup minSubGroup (v0.15.3), the skip-podgrouper annotation (v0.15.0),
     Topology level aliases (v0.17.0)."""
     parsed = parse_version(version) or (0, 0, 0)
-    return {"min_sub_group": parsed >= (0, 15, 3), "skip_podgrouper": parsed >= (0, 15, 0),
-            "topology_alias": parsed >= (0, 17, 0)}
+    return {
+        "min_sub_group": parsed >= (0, 15, 3),
+        "skip_podgrouper": parsed >= (0, 15, 0),
+        "topology_alias": parsed >= (0, 17, 0),
+    }
 
 
 def _allowed_types(desired: DesiredCluster, user_gates: list[str]) -> list[str]:
@@ -114,8 +130,10 @@ def _merge_config_types(desired: DesiredCluster) -> list[str]:
     merged = load_document(text, where)
     entries = YamlDoc(where, merged.data).get(TYPES_PATH) or []
     if not isinstance(entries, list):
-        raise UserError("cluster.validationPolicy.allowedExtraKubernetesTypes in agentConfig.mergeConfig must be a "
-                        "list", where=where)
+        raise UserError(
+            "cluster.validationPolicy.allowedExtraKubernetesTypes in agentConfig.mergeConfig must be a list",
+            where=where,
+        )
     return [_gvk(as_object(e)) for e in entries]
 
 
@@ -131,8 +149,12 @@ def _stack_topologies(desired: DesiredCluster) -> list[JSONValue]:
     for entry in raw if isinstance(raw, list) else []:
         item = as_object(entry)
         levels = [as_object(level) for level in _items(item.get("levels"))]
-        out.append({"name": item.get("name"),
-                    "levels": [{"nodeLabel": lv.get("nodeLabel"), "alias": lv.get("alias")} for lv in levels]})
+        out.append(
+            {
+                "name": item.get("name"),
+                "levels": [{"nodeLabel": lv.get("nodeLabel"), "alias": lv.get("alias")} for lv in levels],
+            }
+        )
     return out
 
 
@@ -146,9 +168,14 @@ def _binding(topology: JSONValue) -> JSONValue:
     segment of its node label with the dots removed (nvidia.com/gpu.clique -> gpuclique)."""
     item = as_object(topology)
     levels = [as_object(lv) for lv in _items(item.get("levels"))]
-    return {"name": f"{item.get('name')}-binding", "topology": item.get("name"),
-            "levels": [{"domain": str(lv.get("nodeLabel") or "").rsplit("/", 1)[-1].replace(".", ""),
-                        "key": lv.get("nodeLabel")} for lv in levels]}
+    return {
+        "name": f"{item.get('name')}-binding",
+        "topology": item.get("name"),
+        "levels": [
+            {"domain": str(lv.get("nodeLabel") or "").rsplit("/", 1)[-1].replace(".", ""), "key": lv.get("nodeLabel")}
+            for lv in levels
+        ],
+    }
 
 
 def _object_facts(workload: str, obj: RenderedObject) -> JSONLike:
@@ -156,11 +183,18 @@ def _object_facts(workload: str, obj: RenderedObject) -> JSONLike:
     metadata = as_object(data.get("metadata"))
     kept: JSONObject = {k: _pruned(v) for k, v in data.items() if k not in DROPPED_TOP and k != "metadata"}
     return {
-        "workload": workload, "doc": obj.doc_id, "file": obj.doc.file,
-        "apiVersion": obj.api_version, "kind": obj.kind, "name": obj.name, "namespace": obj.namespace,
+        "workload": workload,
+        "doc": obj.doc_id,
+        "file": obj.doc.file,
+        "apiVersion": obj.api_version,
+        "kind": obj.kind,
+        "name": obj.name,
+        "namespace": obj.namespace,
         "gvk": _object_gvk(obj),
-        "metadata": {"annotations": redact(as_object(metadata.get("annotations"))),
-                     "labels": as_object(metadata.get("labels"))},
+        "metadata": {
+            "annotations": redact(as_object(metadata.get("annotations"))),
+            "labels": as_object(metadata.get("labels")),
+        },
         "spec": redact(as_object(kept.get("spec"))),
     }
 

@@ -21,24 +21,53 @@ from reconciler.core.exits import ExitCode
 @click.command("check")
 @git_options
 @click.option("--cluster", default=None, help="Check only this cluster (default: every cluster in kai-gitops.yaml).")
-@click.option("--base", metavar="REF", default=None,
-              help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.")
-@click.option("--shard", metavar="I/N", default=None,
-              help="Check only shard I of N (a stable subset by cluster name); fold the shards' JSON reports "
-                   "with `report merge`.")
-@click.option("--policy-timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True,
-              help="Without --base: seconds one evaluation of the pull request's own policies may take (they run in a "
-                   "child process), per cluster.")
-@click.option("--policy-memory", metavar="MB", type=click.IntRange(min=1), default=2048, show_default=True,
-              help="Without --base: memory the pull request's own policies may take beyond what kai-gitops "
-                   "already uses (an address-space limit on their process).")
-@click.option("--helm", metavar="PATH", default=None,
-              help="The helm binary that renders the function charts listed under workloads: in kai-gitops.yaml "
-                   "(default: helm on PATH).")
-@click.option("--helm-memory", metavar="MB", type=click.IntRange(min=1), default=4096, show_default=True,
-              help="Address space `helm template` may map while it renders one function chart (a limit on its "
-                   "process; helm's Go runtime takes about 1.5 GB of it before rendering).")
+@click.option(
+    "--base",
+    metavar="REF",
+    default=None,
+    help="Pull request base: policies, user policies and waivers are read from this ref, not the PR.",
+)
+@click.option(
+    "--shard",
+    metavar="I/N",
+    default=None,
+    help="Check only shard I of N (a stable subset by cluster name); fold the shards' JSON reports "
+    "with `report merge`.",
+)
+@click.option(
+    "--policy-timeout",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Without --base: seconds one evaluation of the pull request's own policies may take (they run in a "
+    "child process), per cluster.",
+)
+@click.option(
+    "--policy-memory",
+    metavar="MB",
+    type=click.IntRange(min=1),
+    default=2048,
+    show_default=True,
+    help="Without --base: memory the pull request's own policies may take beyond what kai-gitops "
+    "already uses (an address-space limit on their process).",
+)
+@click.option(
+    "--helm",
+    metavar="PATH",
+    default=None,
+    help="The helm binary that renders the function charts listed under workloads: in kai-gitops.yaml "
+    "(default: helm on PATH).",
+)
+@click.option(
+    "--helm-memory",
+    metavar="MB",
+    type=click.IntRange(min=1),
+    default=4096,
+    show_default=True,
+    help="Address space `helm template` may map while it renders one function chart (a limit on its "
+    "process; helm's Go runtime takes about 1.5 GB of it before rendering).",
+)
 @live_snapshot_option
 @judging_options
 @metrics_options

@@ -54,7 +54,7 @@ def emit_error(exc: UserError, command: str, specs: list[OutputSpec]) -> None:
         return
     try:
         emit_error_to(InputError.of(exc, command), specs, lambda text: write_stdout(text, nl=False))
-    except UserError as failed:   # the error line is already out; this one only says where it could not go
+    except UserError as failed:  # the error line is already out; this one only says where it could not go
         logging.getLogger("kai_gitops").warning("the error was not written to the outputs: %s", failed.line())
 
 

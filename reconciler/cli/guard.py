@@ -32,7 +32,7 @@ def guard(func: Callable[..., ExitCode]) -> Callable[..., None]:
             check_stdout_sharing(kwargs)
             with observed_run(command, telemetry_settings(kwargs)) as run:
                 run.exit_code = code = _guarded(func, args, kwargs, command)
-        except UserError as exc:   # the run's own set-up, outside _guarded: a bad $KAI_GITOPS_LOG_FORMAT, stdout shared
+        except UserError as exc:  # the run's own set-up, outside _guarded: a bad $KAI_GITOPS_LOG_FORMAT, stdout shared
             error_line(exc.line())
             code = ExitCode.ERROR
         sys.exit(code)
@@ -57,7 +57,7 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
         error_line(exc.line())
         from reconciler.cli.settings import report_outputs
 
-        if specs := report_outputs(kwargs):   # in CI the error goes where the reviewer looks
+        if specs := report_outputs(kwargs):  # in CI the error goes where the reviewer looks
             from reconciler.cli.delivery import emit_error
 
             emit_error(exc, command, specs)
@@ -77,7 +77,7 @@ def _guarded(func: Callable[..., ExitCode], args: Any, kwargs: Any, command: str
             raise
         from reconciler.core.redact import excerpt
 
-        text = excerpt(str(exc), 300)   # an unknown error may quote a value
+        text = excerpt(str(exc), 300)  # an unknown error may quote a value
         error_line(f"{type(exc).__name__}: {text} (re-run with KAI_GITOPS_DEBUG=1 and report it)", internal=True)
         return ExitCode.ERROR
 
@@ -87,8 +87,10 @@ def _check_stdout() -> None:
     if sys.stdout is None:
         from reconciler.core.errors import UserError
 
-        raise UserError("standard output is closed (started with >&-?): kai-gitops writes its report there",
-                        hint="redirect it to a file, or to /dev/null to keep only the exit code")
+        raise UserError(
+            "standard output is closed (started with >&-?): kai-gitops writes its report there",
+            hint="redirect it to a file, or to /dev/null to keep only the exit code",
+        )
 
 
 def _stdout_reader_gone() -> bool:

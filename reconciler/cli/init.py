@@ -18,14 +18,28 @@ _CI_CHOICES = ("github", "gitlab", "none")
 
 @click.command("init")
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
-@click.option("--cluster", "clusters", metavar="NAME=MODE", multiple=True,
-              help="A cluster and how KAI is installed on it: NAME=addon (the nvcf-compute-plane stack) or "
-                   "NAME=standalone (helm install with its own values). Repeat for each cluster.")
-@click.option("--chart-version", default=None, metavar="VERSION",
-              help="KAI chart version pinned for every cluster (default: the version the stack pins, v0.16.7).")
-@click.option("--ci", type=click.Choice(_CI_CHOICES), default="github", show_default=True,
-              help="The CI template to add: GitHub Actions (.github/workflows/kai-gitops.yml), GitLab CI "
-                   "(.gitlab-ci.yml), or none.")
+@click.option(
+    "--cluster",
+    "clusters",
+    metavar="NAME=MODE",
+    multiple=True,
+    help="A cluster and how KAI is installed on it: NAME=addon (the nvcf-compute-plane stack) or "
+    "NAME=standalone (helm install with its own values). Repeat for each cluster.",
+)
+@click.option(
+    "--chart-version",
+    default=None,
+    metavar="VERSION",
+    help="KAI chart version pinned for every cluster (default: the version the stack pins, v0.16.7).",
+)
+@click.option(
+    "--ci",
+    type=click.Choice(_CI_CHOICES),
+    default="github",
+    show_default=True,
+    help="The CI template to add: GitHub Actions (.github/workflows/kai-gitops.yml), GitLab CI "
+    "(.gitlab-ci.yml), or none.",
+)
 @guard
 def init_command(directory: str, clusters: tuple[str, ...], chart_version: str | None, ci: str) -> ExitCode:
     """Scaffold a GitOps repository in DIRECTORY (default: here), refusing to overwrite any file.
@@ -60,11 +74,16 @@ def init_settings(directory: str, clusters: tuple[str, ...], chart_version: str 
     from reconciler.model.config import DEFAULT_STACK_KAI_VERSION
 
     if not clusters:
-        raise UserError("init needs at least one --cluster NAME=MODE",
-                        hint="e.g. --cluster prod=addon --cluster lab=standalone")
+        raise UserError(
+            "init needs at least one --cluster NAME=MODE", hint="e.g. --cluster prod=addon --cluster lab=standalone"
+        )
     hosts: dict[str, CiHost | None] = {"github": "github", "gitlab": "gitlab", "none": None}
-    return ScaffoldSettings(Path(directory), tuple(cluster_seed(text) for text in clusters),
-                            chart_version or DEFAULT_STACK_KAI_VERSION, hosts[ci])
+    return ScaffoldSettings(
+        Path(directory),
+        tuple(cluster_seed(text) for text in clusters),
+        chart_version or DEFAULT_STACK_KAI_VERSION,
+        hosts[ci],
+    )
 
 
 def cluster_seed(text: str) -> ClusterSeed:
@@ -74,8 +93,10 @@ def cluster_seed(text: str) -> ClusterSeed:
 
     name, sep, mode = text.partition("=")
     if not sep or not name:
-        raise UserError(f"--cluster {text!r}: give NAME=MODE", hint=f"e.g. --cluster {text or 'prod'}=addon, "
-                        "or =standalone when KAI is installed with its own values")
+        raise UserError(
+            f"--cluster {text!r}: give NAME=MODE",
+            hint=f"e.g. --cluster {text or 'prod'}=addon, or =standalone when KAI is installed with its own values",
+        )
     for known in MODES:
         if mode == known:
             return ClusterSeed(name, known)
@@ -83,16 +104,17 @@ def cluster_seed(text: str) -> ClusterSeed:
 
     # the mode as cut from the argument judged whole: cut first, a secret query parameter's value loses its name
     shown = redact_text(text).partition("=")[2]
-    raise UserError(f"--cluster {text!r}: mode {shown!r} is not one of {', '.join(MODES)}",
-                    hint="addon: the nvcf-compute-plane stack installs KAI; standalone: helm install with its "
-                         "own values")
+    raise UserError(
+        f"--cluster {text!r}: mode {shown!r} is not one of {', '.join(MODES)}",
+        hint="addon: the nvcf-compute-plane stack installs KAI; standalone: helm install with its own values",
+    )
 
 
 # The placeholder each CI file has (one per file, the line its header comment explains).
 CI_STEPS: dict[CiHost, str] = {
     "github": "  - in the CI file, replace <owner> with the GitHub owner of kai-gitops (docs/ci.md#the-github-action)",
     "gitlab": "  - in the CI file, replace <kai-gitops-git-url> with the Git URL of kai-gitops "
-              "(docs/ci.md#installing-kai-gitops)",
+    "(docs/ci.md#installing-kai-gitops)",
 }
 
 
@@ -106,7 +128,9 @@ def next_steps(settings: ScaffoldSettings) -> str:
     steps = ["Next:"]
     if settings.ci is not None:
         steps.append(CI_STEPS[settings.ci])
-    steps += ["  - complete the environment and values files with your clusters' settings",
-              "  - commit the files (git init first in a new directory), then run: "
-              f"kai-gitops check --repo {visible(shlex.quote(str(settings.directory)))}"]
+    steps += [
+        "  - complete the environment and values files with your clusters' settings",
+        "  - commit the files (git init first in a new directory), then run: "
+        f"kai-gitops check --repo {visible(shlex.quote(str(settings.directory)))}",
+    ]
     return "\n".join(steps)

@@ -19,8 +19,8 @@ from reconciler.core.lazy import LazyRef
 class LazyCommand:
     """An entry of the command table, in the idiom of every extension point (`reconciler/core/lazy.py`)."""
 
-    command: LazyRef[click.Command]   # the click command, imported when it runs or shows its help
-    summary: str                      # the first paragraph of the command's help: what `kai-gitops --help` shortens
+    command: LazyRef[click.Command]  # the click command, imported when it runs or shows its help
+    summary: str  # the first paragraph of the command's help: what `kai-gitops --help` shortens
 
     def load(self) -> click.Command:
         return self.command.load()
@@ -77,6 +77,6 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         shown = [name for name in self.list_commands(ctx) if not self.commands.hidden(name)]
         if shown:
-            limit = formatter.width - 6 - max(len(name) for name in shown)   # click's own spacing
+            limit = formatter.width - 6 - max(len(name) for name in shown)  # click's own spacing
             with formatter.section("Commands"):
                 formatter.write_dl([(name, self.commands.short_help(name, limit)) for name in shown])

@@ -18,8 +18,13 @@ def policy_group() -> None:
 
 @policy_group.command("test")
 @click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
-@click.option("--data", "data_files", multiple=True, type=click.Path(dir_okay=False, exists=True),
-              help="YAML or JSON data file, mounted at data.user like kai-gitops.yaml `policies.data` (repeatable).")
+@click.option(
+    "--data",
+    "data_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True),
+    help="YAML or JSON data file, mounted at data.user like kai-gitops.yaml `policies.data` (repeatable).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="List every test, not only the failures.")
 @guard
 def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verbose: bool) -> ExitCode:
@@ -42,10 +47,20 @@ def policy_test_command(dirs: tuple[str, ...], data_files: tuple[str, ...], verb
 
 
 @policy_group.command("bundle")
-@click.option("--output-file", "-o", "output_file", required=True, type=click.Path(dir_okay=False),
-              help="Bundle to write (.tar.gz), e.g. for `opa run --server --bundle FILE`. Replaced atomically.")
-@click.option("--repo", metavar="PATH|URL", default=None,
-              help="Add this GitOps repository's policies.dirs and policies.data (default: the shipped pack only).")
+@click.option(
+    "--output-file",
+    "-o",
+    "output_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Bundle to write (.tar.gz), e.g. for `opa run --server --bundle FILE`. Replaced atomically.",
+)
+@click.option(
+    "--repo",
+    metavar="PATH|URL",
+    default=None,
+    help="Add this GitOps repository's policies.dirs and policies.data (default: the shipped pack only).",
+)
 @click.option("--ref", default="HEAD", show_default=True, help="Git ref to read them at (with --repo).")
 @click.option("--worktree", is_flag=True, help="Read uncommitted files (with --repo).")
 @guard

@@ -31,8 +31,11 @@ from reconciler.core.exits import ExitCode
 @fix_git_options
 @git_host_options
 @metrics_options
-@click.option("--ignore-waves", is_flag=True,
-              help="Apply whatever kai-gitops.yaml's rollout waves say (a warning is logged); for a person's run.")
+@click.option(
+    "--ignore-waves",
+    is_flag=True,
+    help="Apply whatever kai-gitops.yaml's rollout waves say (a warning is logged); for a person's run.",
+)
 @guard
 def reconcile_command(**opts: Any) -> ExitCode:
     """Plan what kai-gitops may fix (Queues, kai-config, SchedulingShards, node labels) and, with --apply, apply it
@@ -51,13 +54,18 @@ def reconcile_command(**opts: Any) -> ExitCode:
 
     # One cluster session from the read to the published reports: one server, one identity, one guard.
     with run_cluster(settings.live_settings(opts)) as cluster:
-        outcome = pipeline.run_reconcile_command(settings.run_settings(opts, cluster),
-                                                 settings.reconcile_settings(opts), cluster_target(cluster))
+        outcome = pipeline.run_reconcile_command(
+            settings.run_settings(opts, cluster), settings.reconcile_settings(opts), cluster_target(cluster)
+        )
         record(outcome=outcome)
         # Through the format registry: each format's form of the plan and apply, or the findings after the run.
         emit(outcome.after or outcome.report, settings.outputs(opts), outcome.shown())
         # After an apply the issue shows what is left (the re-read's plan); the applied plan is history.
-        publish_report(outcome.after or outcome.report, outcome.plan if outcome.applied is None else outcome.left,
-                       settings.report_targets(opts), settings.publish_settings(opts, cluster))
+        publish_report(
+            outcome.after or outcome.report,
+            outcome.plan if outcome.applied is None else outcome.left,
+            settings.report_targets(opts),
+            settings.publish_settings(opts, cluster),
+        )
     propose_fixes(outcome.report, settings.fix_git_settings(opts))
     return outcome.exit_code

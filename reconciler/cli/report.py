@@ -22,9 +22,12 @@ def report_group() -> None:
 
 @report_group.command("merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--fail-on", type=click.Choice(SEVERITIES), default=None,
-              help="Exit 2 when a merged finding at or above this severity remains (default: the reports' "
-                   "own --fail-on).")
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default=None,
+    help="Exit 2 when a merged finding at or above this severity remains (default: the reports' own --fail-on).",
+)
 @output_option
 @guard
 def report_merge_command(files: tuple[str, ...], **opts: Any) -> ExitCode:
@@ -42,14 +45,19 @@ def report_merge_command(files: tuple[str, ...], **opts: Any) -> ExitCode:
 # -- fleet (hub) mode: which clusters an Indexed Job's pod checks ------------------------------------------------
 @report_group.command("shard")
 @click.argument("names", nargs=-1)
-@click.option("--shard", "shard_spec", metavar="I/N", required=True,
-              help="The shard: I/N, or auto/N in a Kubernetes Indexed Job (I is $JOB_COMPLETION_INDEX + 1).")
+@click.option(
+    "--shard",
+    "shard_spec",
+    metavar="I/N",
+    required=True,
+    help="The shard: I/N, or auto/N in a Kubernetes Indexed Job (I is $JOB_COMPLETION_INDEX + 1).",
+)
 @guard
 def report_shard_command(names: tuple[str, ...], shard_spec: str) -> ExitCode:
     """Print the NAMES (cluster names) shard I of N owns, one a line: the split `check --shard I/N` makes, for a
     hub's Indexed Job pod to loop over its share of the fleet (deploy/helm, mode fleet)."""
     shard = settings.shard({"shard": shard_spec})
-    assert shard is not None   # the option is required
+    assert shard is not None  # the option is required
     for name in names:
         if shard.owns(name):
             click.echo(name)
@@ -65,7 +73,7 @@ def report_commit_command(repo: str, ref: str) -> ExitCode:
     resolves its ref once and checks every cluster at that commit, so a push during the run cannot split the
     shards between two commits, which `report merge` refuses (deploy/helm, mode fleet)."""
     commit = open_tree(repo, ref).commit_id
-    assert commit is not None   # a ref, not a working tree
+    assert commit is not None  # a ref, not a working tree
     click.echo(commit)
     return ExitCode.CLEAN
 

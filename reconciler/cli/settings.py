@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from reconciler.sources.settings import GitSettings, LiveSettings
     from reconciler.telemetry.run import TelemetrySettings
 
-Options = Mapping[str, Any]   # a command's parameters by click's names, as the command function receives them
+Options = Mapping[str, Any]  # a command's parameters by click's names, as the command function receives them
 
 
 def run_settings(opts: Options, cluster: ClusterSessions | None = None) -> RunSettings:
@@ -34,17 +34,29 @@ def run_settings(opts: Options, cluster: ClusterSessions | None = None) -> RunSe
     from reconciler.app.settings import PolicySettings, RunSettings
     from reconciler.findings.finding import Severity
 
-    policy = PolicySettings(opts.get("opa_url"), opts.get("opa_token"),
-                            Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
-                            opts.get("opa_timeout", 10.0), bool(opts.get("opa_preloaded")),
-                            timeout_s=opts.get("policy_timeout", 60.0), memory_mb=opts.get("policy_memory", 2048))
+    policy = PolicySettings(
+        opts.get("opa_url"),
+        opts.get("opa_token"),
+        Path(opts["opa_ca"]) if opts.get("opa_ca") else None,
+        opts.get("opa_timeout", 10.0),
+        bool(opts.get("opa_preloaded")),
+        timeout_s=opts.get("policy_timeout", 60.0),
+        memory_mb=opts.get("policy_memory", 2048),
+    )
     git = git_settings(opts)
-    return RunSettings(git, opts.get("cluster"), Severity(opts.get("fail_on", "warning")), policy,
-                       opts.get("base"), k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
-                       helm=opts.get("helm"), helm_memory_mb=opts.get("helm_memory", 4096),
-                       history=history_settings(opts, cluster),
-                       live_snapshots=tuple(opts.get("live_snapshot") or ()),
-                       live_snapshot_max_age=timedelta(hours=opts.get("live_snapshot_max_age") or 24.0))
+    return RunSettings(
+        git,
+        opts.get("cluster"),
+        Severity(opts.get("fail_on", "warning")),
+        policy,
+        opts.get("base"),
+        k8s_audit_logs=tuple(opts.get("k8s_audit_log") or ()),
+        helm=opts.get("helm"),
+        helm_memory_mb=opts.get("helm_memory", 4096),
+        history=history_settings(opts, cluster),
+        live_snapshots=tuple(opts.get("live_snapshot") or ()),
+        live_snapshot_max_age=timedelta(hours=opts.get("live_snapshot_max_age") or 24.0),
+    )
 
 
 def history_settings(opts: Options, cluster: ClusterSessions | None = None) -> HistorySettings:
@@ -64,7 +76,7 @@ def shard(opts: Options) -> Shard | None:
 
     if opts.get("cluster"):
         raise UserError("--shard and --cluster cannot be combined", hint="use one: a shard, or one cluster")
-    return parse_shard(opts["shard"], os.environ)   # auto/N: the index of a Kubernetes Indexed Job's pod
+    return parse_shard(opts["shard"], os.environ)  # auto/N: the index of a Kubernetes Indexed Job's pod
 
 
 def git_settings(opts: Options) -> GitSettings:
@@ -82,16 +94,22 @@ def live_settings(opts: Options) -> LiveSettings:
 def reconcile_settings(opts: Options) -> ReconcileSettings:
     from reconciler.reconcile.settings import ReconcileSettings, RolloutSettings
 
-    return ReconcileSettings(apply=bool(opts.get("do_apply")), plan_file=opts.get("plan_file"),
-                             plan_out=opts.get("plan_out"), max_changes=int(opts.get("max_changes", 10)),
-                             lease_namespace=opts.get("lease_namespace"),
-                             lease_wait_s=float(opts.get("lease_wait", 30.0)),
-                             audit_log=opts.get("audit_log"),
-                             audit_log_max_bytes=int(opts.get("audit_log_max_bytes") or 0), live=live_settings(opts),
-                             allow_over_quota=bool(opts.get("allow_over_quota")),
-                             # --ignore-waves, and the Git host whose commit statuses carry the waves' reports
-                             rollout=RolloutSettings(ignore_waves=bool(opts.get("ignore_waves")),
-                                                     host_flags=host_flags(opts), repo=opts.get("repo")))
+    return ReconcileSettings(
+        apply=bool(opts.get("do_apply")),
+        plan_file=opts.get("plan_file"),
+        plan_out=opts.get("plan_out"),
+        max_changes=int(opts.get("max_changes", 10)),
+        lease_namespace=opts.get("lease_namespace"),
+        lease_wait_s=float(opts.get("lease_wait", 30.0)),
+        audit_log=opts.get("audit_log"),
+        audit_log_max_bytes=int(opts.get("audit_log_max_bytes") or 0),
+        live=live_settings(opts),
+        allow_over_quota=bool(opts.get("allow_over_quota")),
+        # --ignore-waves, and the Git host whose commit statuses carry the waves' reports
+        rollout=RolloutSettings(
+            ignore_waves=bool(opts.get("ignore_waves")), host_flags=host_flags(opts), repo=opts.get("repo")
+        ),
+    )
 
 
 def outputs(opts: Options) -> list[OutputSpec]:
@@ -103,9 +121,14 @@ def check_stdout_sharing(opts: Options) -> None:
     """The report formats and the other outputs a command writes may not share stdout (destinations.py)."""
     from reconciler.outputs.destinations import check_stdout_streams
 
-    check_stdout_streams(report_outputs(opts), {"--plan-out": opts.get("plan_out"),
-                                                "--metrics-file": opts.get("metrics_file"),
-                                                "--audit-log": opts.get("audit_log")})
+    check_stdout_streams(
+        report_outputs(opts),
+        {
+            "--plan-out": opts.get("plan_out"),
+            "--metrics-file": opts.get("metrics_file"),
+            "--audit-log": opts.get("audit_log"),
+        },
+    )
 
 
 def report_outputs(opts: Options) -> list[OutputSpec]:
@@ -131,8 +154,13 @@ def report_targets(opts: Options) -> tuple[str, ...]:
 def publish_settings(opts: Options, cluster: ClusterSessions | None = None) -> PublishSettings:
     from reconciler.publish.request import PublishSettings
 
-    return PublishSettings(git=git_settings(opts), live=live_settings(opts), cluster=cluster,
-                           max_results=opts.get("report_max_results"), host_flags=host_flags(opts))
+    return PublishSettings(
+        git=git_settings(opts),
+        live=live_settings(opts),
+        cluster=cluster,
+        max_results=opts.get("report_max_results"),
+        host_flags=host_flags(opts),
+    )
 
 
 def fix_git_settings(opts: Options) -> FixGitSettings | None:
@@ -141,8 +169,13 @@ def fix_git_settings(opts: Options) -> FixGitSettings | None:
         return None
     from reconciler.gitfix.run import FixGitSettings
 
-    return FixGitSettings(dry_run=bool(opts.get("fix_git_dry_run")), git=git_settings(opts),
-                          author=opts.get("git_author"), ssh_key=opts.get("git_ssh_key"), host_flags=host_flags(opts))
+    return FixGitSettings(
+        dry_run=bool(opts.get("fix_git_dry_run")),
+        git=git_settings(opts),
+        author=opts.get("git_author"),
+        ssh_key=opts.get("git_ssh_key"),
+        host_flags=host_flags(opts),
+    )
 
 
 def host_flags(opts: Options) -> HostFlags:
@@ -150,12 +183,21 @@ def host_flags(opts: Options) -> HostFlags:
     from reconciler.githost.base import HostFlags
 
     wait = opts.get("git_host_rate_limit_wait")
-    return HostFlags(opts.get("git_host"), opts.get("git_host_url"), opts.get("git_host_repo"),
-                     opts.get("git_host_base_branch"), None if wait is None else float(wait))
+    return HostFlags(
+        opts.get("git_host"),
+        opts.get("git_host_url"),
+        opts.get("git_host_repo"),
+        opts.get("git_host_base_branch"),
+        None if wait is None else float(wait),
+    )
 
 
 def telemetry_settings(opts: Options) -> TelemetrySettings:
     from reconciler.telemetry.run import TelemetrySettings
 
-    return TelemetrySettings(log_format=opts.get("log_format"), cluster=opts.get("cluster"),
-                             metrics_file=opts.get("metrics_file"), metrics_push=opts.get("metrics_push"))
+    return TelemetrySettings(
+        log_format=opts.get("log_format"),
+        cluster=opts.get("cluster"),
+        metrics_file=opts.get("metrics_file"),
+        metrics_push=opts.get("metrics_push"),
+    )

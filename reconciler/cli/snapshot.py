@@ -15,9 +15,10 @@ def _snapshot_output(ctx: click.Context, param: click.Parameter, value: str) -> 
     from reconciler.sources.snapshot_writer import SNAPSHOT_FORMATS, SnapshotTarget
 
     word = value.partition("=")[0].strip().lower()
-    if word in FORMATS and word not in SNAPSHOT_FORMATS:   # a report format: never meant as a file name
-        raise click.BadParameter(f"a snapshot is yaml or json, not {word} (write -o yaml, -o json=PATH or -o PATH)",
-                                 ctx=ctx, param=param)
+    if word in FORMATS and word not in SNAPSHOT_FORMATS:  # a report format: never meant as a file name
+        raise click.BadParameter(
+            f"a snapshot is yaml or json, not {word} (write -o yaml, -o json=PATH or -o PATH)", ctx=ctx, param=param
+        )
     try:
         SnapshotTarget.parse(value)
     except UserError as exc:
@@ -26,12 +27,23 @@ def _snapshot_output(ctx: click.Context, param: click.Parameter, value: str) -> 
 
 
 @click.command("snapshot")
-@click.option("--output", "-o", "--output-file", "output", required=True, metavar="FMT[=PATH]",
-              callback=_snapshot_output,
-              help="yaml or json, to stdout or to PATH (replaced atomically): -o yaml, -o json=snap.json. A plain "
-                   "PATH also works: JSON when the name ends in .json, else YAML. (--output-file: the old name.)")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
+@click.option(
+    "--output",
+    "-o",
+    "--output-file",
+    "output",
+    required=True,
+    metavar="FMT[=PATH]",
+    callback=_snapshot_output,
+    help="yaml or json, to stdout or to PATH (replaced atomically): -o yaml, -o json=snap.json. A plain "
+    "PATH also works: JSON when the name ends in .json, else YAML. (--output-file: the old name.)",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).",
+)
 @click.option("--context", "kube_context", default=None, help="kubeconfig context (default: its current context).")
 @guard
 def snapshot_command(output: str, kubeconfig: str | None, kube_context: str | None) -> ExitCode:

@@ -22,9 +22,11 @@ def write_stdout(text: str, *, nl: bool = True) -> None:
         from reconciler.core.errors import UserError
 
         detach_stdout()
-        raise UserError(f"cannot write to standard output: {exc.strerror or exc}",
-                        hint="free space where stdout goes, or redirect it to a file elsewhere "
-                             "(/dev/null keeps only the exit code)") from None
+        raise UserError(
+            f"cannot write to standard output: {exc.strerror or exc}",
+            hint="free space where stdout goes, or redirect it to a file elsewhere "
+            "(/dev/null keeps only the exit code)",
+        ) from None
 
 
 def detach_stdout() -> None:

@@ -16,13 +16,26 @@ from reconciler.outputs.upgrade_plan_views import PLAN_VIEWS, render_plan
 @click.command("upgrade-plan")
 @git_options
 @click.option("--cluster", default=None, help="Cluster name from kai-gitops.yaml (required if it declares several).")
-@click.option("--to", "target", required=True, metavar="VERSION",
-              help="The KAI chart release to upgrade to: one of the chart versions kai-gitops models.")
-@click.option("-o", "--output", "view", type=click.Choice(PLAN_VIEWS), default="text", show_default=True,
-              help="text for a terminal, markdown for a pull request comment, json for scripts.")
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    metavar="VERSION",
+    help="The KAI chart release to upgrade to: one of the chart versions kai-gitops models.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "view",
+    type=click.Choice(PLAN_VIEWS),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a pull request comment, json for scripts.",
+)
 @guard
-def upgrade_plan_command(repo: str | None, ref: str, worktree: bool, cluster: str | None, target: str,
-                         view: str) -> ExitCode:
+def upgrade_plan_command(
+    repo: str | None, ref: str, worktree: bool, cluster: str | None, target: str, view: str
+) -> ExitCode:
     """What upgrading a cluster's KAI chart from its pin to --to changes, for its values: keys renamed or removed,
     defaults, kai-config fields, CRDs, and the steps in order. Exit 2 when Git must change first.
 

@@ -21,7 +21,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.files import held_descriptor
 from reconciler.core.jsonvalue import JSONValue
 
-CHUNK = 256 * 1024   # how much of a (compressed) body is read at a time
+CHUNK = 256 * 1024  # how much of a (compressed) body is read at a time
 # Containers one inside another. The code that reads parsed values walks them recursively (redaction, the
 # formats, the differ), as Python's stack allows about a thousand frames; orjson alone stops only at 1,024, the
 # standard json module not at all before RecursionError. The deepest input of the project (a CRD's schema inside
@@ -50,8 +50,9 @@ class StreamedResponse(Protocol):
 def read_response(response: StreamedResponse, max_bytes: int) -> bytes:
     """The body of `response`, decompressed, at most `max_bytes`; raises AnswerTooLarge past it (the caller
     closes the connection: the rest is never read)."""
-    body = read_capped(response.stream(CHUNK, decode_content=False), response.headers.get("Content-Encoding", ""),
-                       max_bytes)
+    body = read_capped(
+        response.stream(CHUNK, decode_content=False), response.headers.get("Content-Encoding", ""), max_bytes
+    )
     if body is None:
         raise AnswerTooLarge(response.status)
     return body
@@ -90,11 +91,11 @@ def read_input(file: str, max_bytes: int, what: str) -> bytes:
     its path is refused before it is opened: opening a FIFO nobody writes blocks for ever, and a device such as
     `/dev/zero` never ends."""
     try:
-        if file == "-":   # sys.stdin, not descriptor 0: what a test runner (or an embedding program) gives
+        if file == "-":  # sys.stdin, not descriptor 0: what a test runner (or an embedding program) gives
             return _capped_stream(sys.stdin.buffer, file, max_bytes, what)
         held = held_descriptor(file)
         if held is None:
-            _refuse_special(os.stat(file).st_mode, file, what)   # stat first: opening some devices acts
+            _refuse_special(os.stat(file).st_mode, file, what)  # stat first: opening some devices acts
             # O_NONBLOCK: swapped for a FIFO since the stat, the open still returns; fstat then refuses it
             fd = os.open(file, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
             try:
@@ -117,16 +118,20 @@ class _Readable(Protocol):
 def _capped_stream(stream: _Readable, file: str, max_bytes: int, what: str) -> bytes:
     body = read_capped(iter(lambda: stream.read(CHUNK) or b"", b""), "", max_bytes)
     if body is None:
-        raise UserError(f"{what} is over the {max_bytes:,} byte limit; reading stopped there", where=file,
-                        hint=f"pass the {what} a kai-gitops run wrote, not another file or stream")
+        raise UserError(
+            f"{what} is over the {max_bytes:,} byte limit; reading stopped there",
+            where=file,
+            hint=f"pass the {what} a kai-gitops run wrote, not another file or stream",
+        )
     return body
 
 
 def _refuse_special(mode: int, file: str, what: str) -> None:
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device"
-        raise UserError(f"{what} is {kind}, not a file", where=file,
-                        hint="pass a regular file, or `-` to read it from stdin")
+        raise UserError(
+            f"{what} is {kind}, not a file", where=file, hint="pass a regular file, or `-` to read it from stdin"
+        )
 
 
 class TooDeep(Exception):

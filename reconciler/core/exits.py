@@ -12,5 +12,5 @@ from enum import IntEnum
 class ExitCode(IntEnum):
     CLEAN = 0
     ERROR = 1
-    FINDINGS = 2        # findings at or above --fail-on, failed policy tests, or changes a reconcile left to make
-    INTERRUPTED = 130   # Ctrl-C: 128 + SIGINT, as a shell reports it
+    FINDINGS = 2  # findings at or above --fail-on, failed policy tests, or changes a reconcile left to make
+    INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it

@@ -40,10 +40,12 @@ WORLD_READABLE = 0o644
 
 # The process's own descriptors: written through the descriptor itself, because opening the path again
 # would truncate a file stdout is redirected to, and cannot open a socket (a systemd journal stream).
-_OWN_DESCRIPTOR = re.compile(r"/dev/(?:std(?P<std>out|err)|fd/(?P<fd>[0-9]+))|/proc/(?:self|thread-self)/fd/"
-                             r"(?P<proc>[0-9]+)")
+_OWN_DESCRIPTOR = re.compile(
+    r"/dev/(?:std(?P<std>out|err)|fd/(?P<fd>[0-9]+))|/proc/(?:self|thread-self)/fd/"
+    r"(?P<proc>[0-9]+)"
+)
 _STD = {"out": 1, "err": 2}
-_MAX_LINKS = 40   # as the kernel's own limit on a chain of symbolic links
+_MAX_LINKS = 40  # as the kernel's own limit on a chain of symbolic links
 _REFUSED = ((stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"), (stat.S_ISBLK, "a block device"))
 
 
@@ -103,13 +105,13 @@ def _open_in_place(path: Path) -> int | None:
         return None
     own = _own_descriptor(path)
     if own is not None:
-        if own in (1, 2):   # what the process printed before goes first
+        if own in (1, 2):  # what the process printed before goes first
             (sys.stdout if own == 1 else sys.stderr).flush()
         return os.dup(own)
     # A FIFO blocks here until a reader opens it, as a shell's `>` does.
     fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
     mode = os.fstat(fd).st_mode
-    if not _is_stream(mode):   # swapped for something else since the stat
+    if not _is_stream(mode):  # swapped for something else since the stat
         os.close(fd)
         raise _refuse(mode) if not stat.S_ISREG(mode) else OSError(errno.EAGAIN, "changed while it was opened")
     return fd
@@ -174,13 +176,13 @@ class AtomicFile:
     def commit(self) -> None:
         assert not self._done, "an AtomicFile is committed once"
         self._file.flush()
-        if self._temp is None:   # written in place
+        if self._temp is None:  # written in place
             self._done = True
             self._file.close()
             return
         os.fsync(self._file.fileno())
         self._file.close()
-        os.chmod(self._temp, self.mode)   # mkstemp creates 0600 whatever the umask
+        os.chmod(self._temp, self.mode)  # mkstemp creates 0600 whatever the umask
         os.replace(self._temp, self.path)
         self._temp = None
         self._done = True
@@ -188,7 +190,7 @@ class AtomicFile:
     def discard(self) -> None:
         """Remove the temporary file (nothing after a commit); a stream is only closed."""
         self._done = True
-        with contextlib.suppress(OSError):   # a stream's buffered rest is flushed here: its reader may be gone
+        with contextlib.suppress(OSError):  # a stream's buffered rest is flushed here: its reader may be gone
             self._file.close()
         if self._temp is not None:
             Path(self._temp).unlink(missing_ok=True)
@@ -197,8 +199,9 @@ class AtomicFile:
     def __enter__(self) -> AtomicFile:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.discard()
 
 
@@ -227,8 +230,9 @@ def check_output_target(path: Path, option: str) -> None:
         if writes_in_place(path):
             return
     except OSError as exc:
-        raise UserError(exc.strerror or str(exc), where=str(path),
-                        hint=f"{option} takes a file, a FIFO or a character device") from None
+        raise UserError(
+            exc.strerror or str(exc), where=str(path), hint=f"{option} takes a file, a FIFO or a character device"
+        ) from None
     if not path.parent.is_dir():
         raise UserError("the output directory does not exist", where=str(path))
     if not os.access(path.parent, os.W_OK):

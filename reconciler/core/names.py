@@ -17,19 +17,24 @@ from reconciler.core.errors import UserError
 
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-SUBDOMAIN_PATTERN = _SUBDOMAIN.pattern   # also what one segment of a write's URL path may be (allowed_writes)
+SUBDOMAIN_PATTERN = _SUBDOMAIN.pattern  # also what one segment of a write's URL path may be (allowed_writes)
 _QUALIFIED = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 # Every kind refuses these in a name (path segment names); the kinds kai-gitops reports also refuse controls.
 _CONTROL_OR_SPACE = re.compile("[\x00-\x20\x7f-\x9f\u2028\u2029]")
 _NOT_IN_ANY_NAME = re.compile("[/%\x00-\x20\x7f-\x9f\u2028\u2029]")
 
 LABEL_RULE = "a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending alphanumeric"
-SUBDOMAIN_RULE = ("a DNS-1123 subdomain: at most 253 lower-case letters, digits, '-' and '.', each dot-separated "
-                  "part starting and ending alphanumeric")
-LABEL_KEY_RULE = ("a label key: an optional DNS-1123 subdomain prefix and '/', then at most 63 letters, digits, "
-                  "'-', '_' and '.', starting and ending alphanumeric")
-LABEL_VALUE_RULE = ("a label value: empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending "
-                    "alphanumeric")
+SUBDOMAIN_RULE = (
+    "a DNS-1123 subdomain: at most 253 lower-case letters, digits, '-' and '.', each dot-separated "
+    "part starting and ending alphanumeric"
+)
+LABEL_KEY_RULE = (
+    "a label key: an optional DNS-1123 subdomain prefix and '/', then at most 63 letters, digits, "
+    "'-', '_' and '.', starting and ending alphanumeric"
+)
+LABEL_VALUE_RULE = (
+    "a label value: empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending alphanumeric"
+)
 CONTEXT_NAME_RULE = "a kube context name: at most 253 characters, no space or control character"
 OBJECT_NAME_RULE = "a Kubernetes object name: at most 253 characters, no '/', '%', space or control character"
 

@@ -8,11 +8,22 @@ from decimal import Decimal, DecimalException
 # Far past any quantity a cluster holds (exabytes are 1e18) and still finite where facts turn it into a float.
 _LARGEST = Decimal("1e30")
 _SUFFIX = {
-    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-    "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"), "P": Decimal("1e15"),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
     "E": Decimal("1e18"),
-    "Ki": Decimal(2 ** 10), "Mi": Decimal(2 ** 20), "Gi": Decimal(2 ** 30), "Ti": Decimal(2 ** 40),
-    "Pi": Decimal(2 ** 50), "Ei": Decimal(2 ** 60),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
 }
 _QUANTITY = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))((?:[eE][+-]?\d+)|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?)")
 
@@ -29,7 +40,7 @@ def parse_quantity(value: object) -> Decimal:
     try:
         base = Decimal(number)
         amount = base * _SUFFIX[suffix] if suffix in _SUFFIX else base * Decimal(f"1{suffix}")
-    except DecimalException:   # also Overflow: 1e999999999
+    except DecimalException:  # also Overflow: 1e999999999
         raise ValueError(f"{text!r} is not a resource quantity (like 500m, 4Gi, 2)") from None
     if not amount.is_finite() or abs(amount) > _LARGEST:
         raise ValueError(f"{text!r} is larger than any resource quantity Kubernetes accepts")

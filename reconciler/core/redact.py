@@ -26,11 +26,13 @@ _SECRET_KEY = re.compile(
     r"(password|passwd|passphrase|secret|token|credential|api_?key|access_?key|private_?key|service_?key|"
     r"client_?key|ssh_?key|signing_?key|cert|cabundle|auth(?!or(s)?$|ority)|docker_?config|connection_?string|dsn|"
     r"\.pem$|\.key$|\.crt$|\.p12$|\.jks$|^key$|^pass$|^pwd$)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # Names that point at a secret rather than hold one (secretName, tokenSecretRef, certFile, passwordPath, and
 # imagePullSecrets, which name Secrets in every form: `[{name: …}]` or KAI's `additionalImagePullSecrets: [name]`).
-_REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode|pullsecrets?)$",
-                        re.IGNORECASE)
+_REFERENCE = re.compile(
+    r"(name|ref|file|path|enabled|namespace|mountpath|provider|type|mode|pullsecrets?)$", re.IGNORECASE
+)
 # The shape patterns start only where a run of their characters starts (the lookbehinds), and re-emit the
 # run's `lead`: the leftmost match is the same as without them, but a long run of scheme or flag characters
 # (a base64 blob, a hostname) is scanned once instead of once per position -- quadratic before.
@@ -38,25 +40,33 @@ _REFERENCE = re.compile(r"(name|ref|file|path|enabled|namespace|mountpath|provid
 # GitHub documents it) and a raw `@` inside the password. The authority ends at the first / ? # \ (or white
 # space, a quote) and its userinfo at the LAST `@` in it, as urllib3 splits it: cutting at the first `@`
 # would leave the password's tail in what is shown.
-_URL_USERINFO = re.compile(r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)"
-                           r"(?P<userinfo>[^/?#\\\s\"'<>`]*)@", re.IGNORECASE)
+_URL_USERINFO = re.compile(
+    r"(?<![a-z0-9+.-])(?P<lead>[0-9+.-]*)(?P<scheme>[a-z][a-z0-9+.-]*://)"
+    r"(?P<userinfo>[^/?#\\\s\"'<>`]*)@",
+    re.IGNORECASE,
+)
 # `?private_token=…`, `&apikey=…`, `NGC_API_KEY=…`: a name the key-name net calls secret, then its value (to
 # the next & or # of a query, white space or a quote). A flag (`--token=`) is _SECRET_ARG's.
 _SECRET_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#\"'<>`]+)")
 # `password: hunter2`, `"password":"x y"`, `X-Api-Key: abc` (YAML, JSON and headers quoted in free text): a
 # name the key-name net calls secret (dashes and underscores ignored), a colon, then its value -- a quoted
 # one to its closing quote, a bare one to white space or punctuation.
-_SECRET_COLON = re.compile(r"(?<![\w.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)(?P<sep>\s*:[ \t]*)"
-                           r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"'`,;:{}\[\]<>]+))")
-_SIGNATURE_PARAMS = frozenset({"sig", "signature", "x-amz-signature"})   # presigned URLs (S3, Azure SAS)
+_SECRET_COLON = re.compile(
+    r"(?<![\w.-])(?P<q>[\"']?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)(?P<sep>\s*:[ \t]*)"
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"'`,;:{}\[\]<>]+))"
+)
+_SIGNATURE_PARAMS = frozenset({"sig", "signature", "x-amz-signature"})  # presigned URLs (S3, Azure SAS)
 # An Authorization header's credential, as a client or server error may quote it. Only a word shaped like a
 # credential (see _credential_shaped): "the bearer token" and "Basic settings" are prose.
 _AUTH_HEADER = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?P<credential>[A-Za-z0-9._~+/-]+=*)")
 # A flag's value ends at white space or a quote: `"--token=A","--secret B"` is two secrets, not one long one.
 # The value is not itself a secret flag: in `-TOKEN --db-password pw` the second flag's value is the secret.
-_SECRET_ARG = re.compile(r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)"
-                         r"[\w.-]*[=\s]+)(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))"
-                         r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)", re.IGNORECASE)
+_SECRET_ARG = re.compile(
+    r"(?<![\w.-])(?P<lead>[\w.]*)(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)"
+    r"[\w.-]*[=\s]+)(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))"
+    r"(\"[^\"]*\"|'[^']*'|[^\s\"']+)",
+    re.IGNORECASE,
+)
 _SECRET_FLAG = re.compile(r"^--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*$", re.IGNORECASE)
 # Any run of dashes: a message may quote a PEM block with one leading sign stripped (NVCA gate names).
 _PEM = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----")
@@ -67,14 +77,17 @@ _TOKEN_SHAPE = re.compile(
     r"(?<![\w-])(?:eyJ[\w-]{4,}\.eyJ[\w-]{4,}\.[\w-]*"
     r"|(?:glpat|gloas|gldt|glrt|glrtr|glcbt|glptt|glft|glimt|glagent|glsoat|glffc|glffct|gltst|glwt)-[\w-]{20,}"
     r"|(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,})")
-_TOKEN_PREFIXES = ("eyJ", "gl", "AKIA", "ASIA", "gh", "github_pat_")   # what each of those shapes starts with
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,})"
+)
+_TOKEN_PREFIXES = ("eyJ", "gl", "AKIA", "ASIA", "gh", "github_pat_")  # what each of those shapes starts with
 # In _SECRET_ARG's flag, looked for case-folded: IGNORECASE also matches ſ for s, K (Kelvin) for k, ı for i.
 _FLAG_WORDS = ("passw", "secret", "token", "key", "credent")
 # `token=Bearer abc…`, `auth: Basic dXNl…`: a secret name whose value is an Authorization header's, scheme and
 # credential together (the pair net alone would stop at the scheme and leave the credential after it).
-_SECRET_SCHEME_PAIR = re.compile(r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[=:][ \t]*)"
-                                 r"(?P<scheme>[Bb]earer|Basic)(?P<gap>[ \t]+)[A-Za-z0-9._~+/-]+=*")
+_SECRET_SCHEME_PAIR = re.compile(
+    r"(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[=:][ \t]*)"
+    r"(?P<scheme>[Bb]earer|Basic)(?P<gap>[ \t]+)[A-Za-z0-9._~+/-]+=*"
+)
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)
 _BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}$")
 
@@ -82,8 +95,24 @@ _BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}
 # A part of each _SECRET_KEY alternative, with no `i` (IGNORECASE matches ı for it, which casefold keeps): a name
 # holding none, case-folded, cannot match, and most names of a large file hold none (the pattern's search costs
 # ~20 us on a 26-character name, the look-ups well under one).
-_SECRET_KEY_PARTS = ("pass", "secret", "token", "credent", "key", "cert", "cabundle", "auth", "docker", "connect",
-                     "dsn", ".pem", ".crt", ".p12", ".jks", "pwd")
+_SECRET_KEY_PARTS = (
+    "pass",
+    "secret",
+    "token",
+    "credent",
+    "key",
+    "cert",
+    "cabundle",
+    "auth",
+    "docker",
+    "connect",
+    "dsn",
+    ".pem",
+    ".crt",
+    ".p12",
+    ".jks",
+    "pwd",
+)
 
 
 def _any_of(literals: tuple[str, ...]) -> re.Pattern[str]:
@@ -97,7 +126,7 @@ _FLAG_WORD = _any_of(_FLAG_WORDS)
 _SECRET_KEY_PART = _any_of(_SECRET_KEY_PARTS)
 
 
-@functools.lru_cache(maxsize=4096)   # a file's key names repeat: every toleration has an `operator`
+@functools.lru_cache(maxsize=4096)  # a file's key names repeat: every toleration has an `operator`
 def is_secret_key(name: str) -> bool:
     folded = name.casefold()
     if not _SECRET_KEY_PART.search(folded):
@@ -125,7 +154,7 @@ def _redact(value: JSONValue, parent: str | None) -> JSONValue:
         named_by = _named_by(value, parent)
         if named_by is not None:
             return _redact_named_entry(value, named_by)
-        if (parent or "").lower() in _LABEL_MAPS:   # a label's key names a label, never a secret: values by shape
+        if (parent or "").lower() in _LABEL_MAPS:  # a label's key names a label, never a secret: values by shape
             return {k: _redact(v, k) for k, v in value.items()}
         return {k: (_mask(v) if isinstance(k, str) and is_secret_key(k) else _redact(v, k)) for k, v in value.items()}
     if isinstance(value, list):
@@ -143,7 +172,7 @@ _REQUIREMENT = frozenset({"key", "operator", "values"})
 _KEY_TO_PATH = frozenset({"key", "path", "mode"})
 _KEY_SELECTOR = frozenset({"key", "name", "optional"})
 _KEY_LISTS = frozenset({"tolerations", "matchexpressions", "matchfields"})
-_TOKEN_REQUEST = frozenset({"audience", "expirationSeconds", "path"})   # a projected serviceAccountToken
+_TOKEN_REQUEST = frozenset({"audience", "expirationSeconds", "path"})  # a projected serviceAccountToken
 # Maps of label keys to label values (at most 63 characters, public to anyone who lists the object): a key like
 # `example.com/auth` is a label's name. Annotations are not among them: their values are free text.
 _LABEL_MAPS = frozenset({"labels", "matchlabels", "nodeselector"})
@@ -159,9 +188,11 @@ def _named_by(entry: JSONObject, parent: str | None) -> str | None:
     if not isinstance(key, str):
         return None
     context = (parent or "").lower()
-    names = (((fields <= _TOLERATION or fields <= _REQUIREMENT) and (len(fields) > 1 or context in _KEY_LISTS))
-             or (fields <= _KEY_TO_PATH and "path" in entry)
-             or (fields <= _KEY_SELECTOR and context.endswith("keyref")))
+    names = (
+        ((fields <= _TOLERATION or fields <= _REQUIREMENT) and (len(fields) > 1 or context in _KEY_LISTS))
+        or (fields <= _KEY_TO_PATH and "path" in entry)
+        or (fields <= _KEY_SELECTOR and context.endswith("keyref"))
+    )
     return "key" if names else None
 
 
@@ -170,8 +201,12 @@ def _redact_named_entry(entry: JSONObject, named_by: str) -> JSONObject:
     name is a credential's (`DB_PASSWORD`, a taint keyed `api-token`), judged by shape otherwise."""
     name = entry[named_by]
     secret = isinstance(name, str) and is_secret_key(name.replace("_", ""))
-    return {k: (_mask(v) if (secret and k in ("value", "values")) or (k != named_by and is_secret_key(k))
-                else _redact(v, k)) for k, v in entry.items()}
+    return {
+        k: (
+            _mask(v) if (secret and k in ("value", "values")) or (k != named_by and is_secret_key(k)) else _redact(v, k)
+        )
+        for k, v in entry.items()
+    }
 
 
 def redact_at(path: Sequence[str], value: JSONValue) -> JSONValue:
@@ -216,8 +251,12 @@ _TOKEN_EDGES = ".:!?*_~="
 
 
 def _one_plain_token(text: str) -> bool:
-    return (_PLAIN_TOKEN.fullmatch(text) is not None and text[0] not in _TOKEN_EDGES
-            and text[-1] not in _TOKEN_EDGES and not _has_scheme(text))
+    return (
+        _PLAIN_TOKEN.fullmatch(text) is not None
+        and text[0] not in _TOKEN_EDGES
+        and text[-1] not in _TOKEN_EDGES
+        and not _has_scheme(text)
+    )
 
 
 def _redact_list(items: JSONArray, parent: str | None) -> JSONArray:
@@ -243,14 +282,14 @@ def redact_text(text: str) -> str:
     if scheme:
         text = _SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, text)
     if "://" in text and "@" in text:
-        text = _URL_USERINFO.sub(_mask_userinfo, text)   # before the token shapes: a URL's userinfo goes whole
+        text = _URL_USERINFO.sub(_mask_userinfo, text)  # before the token shapes: a URL's userinfo goes whole
     if _TOKEN_PREFIX.search(text):
         text = _TOKEN_SHAPE.sub(REDACTED, text)
     if "=" in text:
         text = _SECRET_PAIR.sub(_mask_pair, text)
     if _has_scheme(text):
         text = _AUTH_HEADER.sub(_mask_credential, text)
-    if "-" not in text or not _FLAG_WORD.search(text.casefold()):   # a flag's dash and word
+    if "-" not in text or not _FLAG_WORD.search(text.casefold()):  # a flag's dash and word
         return text
     return _SECRET_ARG.sub(lambda m: f"{m.group('lead')}{m.group('flag')}{REDACTED}", text)
 
@@ -267,7 +306,7 @@ def _mask_userinfo(match: re.Match[str]) -> str:
 def _mask_colon_pairs(text: str) -> str:
     """`name: value` pairs whose name is secret, their values masked. A scan, not `sub`: after a pair whose name
     is not secret the scan resumes at its value, which may hold one (`note: "token: abc"`)."""
-    if ":" not in text:   # the pattern's separator
+    if ":" not in text:  # the pattern's separator
         return text
     out, pos = [], 0
     while match := _SECRET_COLON.search(text, pos):
@@ -276,7 +315,7 @@ def _mask_colon_pairs(text: str) -> str:
             quote = "" if match.group("bare") is not None else text[value_start]
             out.append(text[pos:value_start] + quote + REDACTED + quote)
             pos = match.end()
-        else:   # resume inside the value (after its opening quote): it may hold a pair itself
+        else:  # resume inside the value (after its opening quote): it may hold a pair itself
             pos, start = value_start + (0 if match.group("bare") is not None else 1), pos
             out.append(text[start:pos])
     return "".join(out) + text[pos:]
@@ -285,7 +324,7 @@ def _mask_colon_pairs(text: str) -> str:
 def _is_secret_colon_pair(match: re.Match[str]) -> bool:
     bare = match.group("bare")
     value = bare if bare is not None else match.group("dq") if match.group("dq") is not None else match.group("sq")
-    if not value or REDACTED in value or (bare or "").lower() in ("bearer", "basic"):   # a header's scheme
+    if not value or REDACTED in value or (bare or "").lower() in ("bearer", "basic"):  # a header's scheme
         return False
     return _is_secret_param(match.group("name").replace("-", "").replace("_", "")) and not _quotes_a_named_key(match)
 
@@ -293,7 +332,7 @@ def _is_secret_colon_pair(match: re.Match[str]) -> bool:
 # A field name in flow style or JSON (`"operator":`, `effect:`), and the name a `{` stands under (`"tolerations":[`).
 _FLOW_NAME = re.compile(r"[\"']?([A-Za-z_][\w.-]*)[\"']?\s*:")
 _FLOW_PARENT = re.compile(r"([A-Za-z_][\w.-]*)[\"']?\s*:\s*\[?\s*$")
-_FLOW_REACH = 512   # how far around a `key` the enclosing object is looked for: a bound keeps the scan linear
+_FLOW_REACH = 512  # how far around a `key` the enclosing object is looked for: a bound keeps the scan linear
 
 
 def _quotes_a_named_key(match: re.Match[str]) -> bool:
@@ -307,7 +346,7 @@ def _quotes_a_named_key(match: re.Match[str]) -> bool:
     if opening < 0 or closing < 0 or "}" in text[opening:start]:
         return False
     fields: JSONObject = {name.group(1): "" for name in _FLOW_NAME.finditer(text, opening + 1, closing)}
-    parent = _FLOW_PARENT.search(text[max(0, opening - 64):opening])
+    parent = _FLOW_PARENT.search(text[max(0, opening - 64) : opening])
     return _named_by(fields | {"key": ""}, parent.group(1) if parent else None) == "key"
 
 
@@ -341,7 +380,7 @@ _PEM_BLOCK = re.compile(r"(?<!-)-+BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+--
 # Runs of text between separators; a backslash escape stays inside the run it escapes.
 _TOKEN = re.compile(r"(?:\\.|&#?\w+;|[^\s`|()\[\]<>\"',;\\])+")
 _ENTITY = re.compile(r"&#?\w+;")
-_ESCAPE = re.compile(r"\\(.)")   # a Markdown backslash escape
+_ESCAPE = re.compile(r"\\(.)")  # a Markdown backslash escape
 _MIN_TOKEN = 12
 
 
@@ -358,8 +397,10 @@ def redact_free_text(text: str) -> str:
     # Tokens first: the line-level `--flag=value` pattern takes everything up to the next space, so in
     # `"--token=A","--secret B"` it would swallow `--secret` and leave B; token by token, A goes first.
     # A `name=Bearer credential` pair spans two tokens: masked whole before the text is cut into them.
-    lines = [_mask_tokens(_SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, line) if _has_scheme(line) else line)
-             for line in text.split("\n")]
+    lines = [
+        _mask_tokens(_SECRET_SCHEME_PAIR.sub(_mask_scheme_pair, line) if _has_scheme(line) else line)
+        for line in text.split("\n")
+    ]
     return "\n".join(_mask_colon_pairs(redact_text(line)) if line.strip() else line for line in lines)
 
 
@@ -384,12 +425,12 @@ def _mask_token(match: re.Match[str]) -> str:
     if len(raw) < _MIN_TOKEN or raw == REDACTED:
         return raw
     masked = redact_text(raw)
-    if masked != raw:   # the shape masks its own part (a URL keeps its host)
+    if masked != raw:  # the shape masks its own part (a URL keeps its host)
         return masked
     unescaped = _ESCAPE.sub(r"\1", raw) if "\\" in raw else raw
-    for piece in _ENTITY.split(unescaped) if "&" in unescaped else (unescaped,):   # an entity separates values
+    for piece in _ENTITY.split(unescaped) if "&" in unescaped else (unescaped,):  # an entity separates values
         plain = html.unescape(piece)
-        for candidate in (plain, plain.strip(".:!?*_~=")):   # a sentence's full stop is not part of a token
+        for candidate in (plain, plain.strip(".:!?*_~=")):  # a sentence's full stop is not part of a token
             if candidate != raw and len(candidate) >= _MIN_TOKEN and redact_text(candidate) != candidate:
                 return REDACTED
     return raw
@@ -436,4 +477,3 @@ def _mask(value: JSONValue) -> JSONValue:
     if isinstance(value, list):
         return [_mask(v) for v in value]
     return value if value in (None, "", False, True) else REDACTED
-

@@ -49,8 +49,14 @@ class Location:
         return format_path(self.path)
 
     def to_dict(self) -> dict[str, str | int | None]:
-        return {"file": self.file, "line": self.line, "column": self.column, "path": self.dotted_path(),
-                "endLine": self.end_line, "endColumn": self.end_column}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "path": self.dotted_path(),
+            "endLine": self.end_line,
+            "endColumn": self.end_column,
+        }
 
 
 def format_path(path: YamlPath) -> str:

@@ -15,7 +15,7 @@ from reconciler.core.refs import ObjectRef
 
 @dataclass(frozen=True)
 class Resource:
-    group: str          # "" for the core API group (Pods, Nodes, …)
+    group: str  # "" for the core API group (Pods, Nodes, …)
     version: str
     plural: str
     kind: str
@@ -58,8 +58,7 @@ class Resource:
 
     def describes(self, ref: ObjectRef) -> bool:
         """`ref` is an object of this resource, namespaced exactly when the resource is."""
-        return (ref.api_version, ref.kind, ref.namespace is not None) == (self.api_version, self.kind,
-                                                                         self.namespaced)
+        return (ref.api_version, ref.kind, ref.namespace is not None) == (self.api_version, self.kind, self.namespaced)
 
 
 def _segment(text: str) -> str:
@@ -76,8 +75,9 @@ TOPOLOGY = Resource("kai.scheduler", "v1alpha1", "topologies", "Topology", names
 NVCF_BACKEND = Resource("nvcf.nvidia.io", "v1", "nvcfbackends", "NVCFBackend", namespaced=True)
 KAI_AND_NVCA = (QUEUE, POD_GROUP, SCHEDULING_SHARD, CONFIG, TOPOLOGY, NVCF_BACKEND)
 # Grove's binding of its topology domains to node labels and to KAI's Topology (the NVCF stack installs one).
-CLUSTER_TOPOLOGY_BINDING = Resource("grove.io", "v1alpha1", "clustertopologybindings", "ClusterTopologyBinding",
-                                    namespaced=False)
+CLUSTER_TOPOLOGY_BINDING = Resource(
+    "grove.io", "v1alpha1", "clustertopologybindings", "ClusterTopologyBinding", namespaced=False
+)
 # KAI Resource Management's (kai-scheduler/kai-resource-management-api kai/v1alpha1): all cluster-scoped.
 PROJECT = Resource("kai.resources", "v1alpha1", "projects", "Project", namespaced=False)
 DEPARTMENT = Resource("kai.resources", "v1alpha1", "departments", "Department", namespaced=False)
@@ -92,20 +92,22 @@ POD = Resource("", "v1", "pods", "Pod", namespaced=True)
 CONFIG_MAP = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
 SECRET = Resource("", "v1", "secrets", "Secret", namespaced=True)
 SERVICE = Resource("", "v1", "services", "Service", namespaced=True)
-CORE_EVENT = Resource("", "v1", "events", "Event", namespaced=True)                 # read: why a pod is Pending
-EVENT = Resource("events.k8s.io", "v1", "events", "Event", namespaced=True)        # written on a changed object
+CORE_EVENT = Resource("", "v1", "events", "Event", namespaced=True)  # read: why a pod is Pending
+EVENT = Resource("events.k8s.io", "v1", "events", "Event", namespaced=True)  # written on a changed object
 LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 # read in kai-scheduler: what the KAI operator deployed from kai-config, and the chart's deployer Job
 DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", namespaced=True)
 SERVICE_ACCOUNT = Resource("", "v1", "serviceaccounts", "ServiceAccount", namespaced=True)
 JOB = Resource("batch", "v1", "jobs", "Job", namespaced=True)
-CUSTOM_RESOURCE_DEFINITION = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
-                                      "CustomResourceDefinition", namespaced=False)
+CUSTOM_RESOURCE_DEFINITION = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
+)
 
 # Policy report kinds (publish/policyreport): the PolicyReport API and its successor, OpenReports.
 POLICY_REPORT = Resource("wgpolicyk8s.io", "v1alpha2", "policyreports", "PolicyReport", namespaced=True)
-CLUSTER_POLICY_REPORT = Resource("wgpolicyk8s.io", "v1alpha2", "clusterpolicyreports", "ClusterPolicyReport",
-                                 namespaced=False)
+CLUSTER_POLICY_REPORT = Resource(
+    "wgpolicyk8s.io", "v1alpha2", "clusterpolicyreports", "ClusterPolicyReport", namespaced=False
+)
 OPEN_REPORT = Resource("openreports.io", "v1alpha1", "reports", "Report", namespaced=True)
 OPEN_CLUSTER_REPORT = Resource("openreports.io", "v1alpha1", "clusterreports", "ClusterReport", namespaced=False)
 

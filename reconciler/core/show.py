@@ -39,10 +39,10 @@ def format_go_float(x: float) -> str:
     # repr() is the shortest round-tripping form, exactly the digits Go's shortest mode picks.
     sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
     text = "".join(map(str, digits))
-    point = len(text) + int(exponent)     # position of the decimal point relative to the digits
+    point = len(text) + int(exponent)  # position of the decimal point relative to the digits
     exp = point - 1
     prefix = "-" if sign else ""
-    if exp < -4 or exp >= 6:             # Go switches to %e at these exponents in shortest mode
+    if exp < -4 or exp >= 6:  # Go switches to %e at these exponents in shortest mode
         mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
         return f"{prefix}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
     if point <= 0:
@@ -65,7 +65,7 @@ def truncate_text(text: str, limit: int = MAX_TEXT) -> str:
         return text
     total = len(text.encode("utf-8", "surrogatepass"))
     cut = limit
-    while True:   # the marker's length depends on where the cut falls: two rounds settle it
+    while True:  # the marker's length depends on where the cut falls: two rounds settle it
         marker = f"… [truncated, {total - len(text[:cut].encode('utf-8', 'surrogatepass')):,} bytes]"
         if cut + len(marker) <= limit or cut == 0:
             return text[:cut] + marker

@@ -19,6 +19,8 @@ def split_url(url: str, what: str) -> SplitResult:
         parts = urlsplit(url)
         _ = parts.port
     except ValueError as exc:
-        raise UserError(f"{what} {redact_text(url)!r} is not a valid URL ({exc})",
-                        hint="e.g. https://host:port/path; an IPv6 host is written in brackets, [::1]") from None
+        raise UserError(
+            f"{what} {redact_text(url)!r} is not a valid URL ({exc})",
+            hint="e.g. https://host:port/path; an IPv6 host is written in brackets, [::1]",
+        ) from None
     return parts

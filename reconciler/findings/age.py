@@ -19,9 +19,9 @@ _UNITS = ((86400, "day"), (3600, "hour"), (60, "minute"))
 
 @dataclass(frozen=True)
 class Age:
-    first_seen: datetime   # when the fingerprint was first reported
-    as_of: datetime        # the start of the run that reports it now: ages are measured to it
-    looked_back: bool = True   # an earlier sighting was looked for (PolicyReports, --previous-report)
+    first_seen: datetime  # when the fingerprint was first reported
+    as_of: datetime  # the start of the run that reports it now: ages are measured to it
+    looked_back: bool = True  # an earlier sighting was looked for (PolicyReports, --previous-report)
 
     @property
     def seconds(self) -> float:
@@ -41,7 +41,7 @@ class Age:
 
 
 def duration_text(seconds: float) -> str:
-    """"3 days", "1 hour", "12 minutes", "less than a minute": the largest whole unit, rounded down."""
+    """ "3 days", "1 hour", "12 minutes", "less than a minute": the largest whole unit, rounded down."""
     for size, unit in _UNITS:
         if seconds >= size:
             count = int(seconds // size)
@@ -67,5 +67,5 @@ def parse_instant(text: str) -> datetime:
         raise ValueError(f"{text!r} is not an RFC 3339 time with a zone (like 2026-11-28T14:02:00Z)")
     try:
         return instant(moment)
-    except OverflowError:   # 9999-12-31T23:59:59-01:00: a valid shape past the last UTC instant
+    except OverflowError:  # 9999-12-31T23:59:59-01:00: a valid shape past the last UTC instant
         raise ValueError(f"{text!r} is out of range") from None

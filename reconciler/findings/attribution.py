@@ -13,7 +13,7 @@ from typing import Any
 
 from reconciler.core.show import show_value
 
-SHOWN = 10   # attribution lines a human-facing output prints per finding (a Queue has 10 fields); JSON keeps all
+SHOWN = 10  # attribution lines a human-facing output prints per finding (a Queue has 10 fields); JSON keeps all
 
 
 @dataclass(frozen=True)
@@ -24,17 +24,27 @@ class ReleaseRevision:
     namespace: str
     revision: int | None = None
     status: str | None = None
-    last_deployed: str | None = None   # RFC 3339, as Helm writes info.last_deployed
+    last_deployed: str | None = None  # RFC 3339, as Helm writes info.last_deployed
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "namespace": self.namespace, "revision": self.revision, "status": self.status,
-                "lastDeployed": self.last_deployed}
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "revision": self.revision,
+            "status": self.status,
+            "lastDeployed": self.last_deployed,
+        }
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> ReleaseRevision:
         revision = raw.get("revision")
-        return cls(str(raw["name"]), str(raw["namespace"]), revision if isinstance(revision, int) else None,
-                   _optional(raw.get("status")), _optional(raw.get("lastDeployed")))
+        return cls(
+            str(raw["name"]),
+            str(raw["namespace"]),
+            revision if isinstance(revision, int) else None,
+            _optional(raw.get("status")),
+            _optional(raw.get("lastDeployed")),
+        )
 
 
 @dataclass(frozen=True)
@@ -43,14 +53,19 @@ class Attribution:
 
     field: str
     manager: str | None = None
-    operation: str | None = None       # Update or Apply
-    subresource: str | None = None     # "" on the object itself, "status" …
-    time: str | None = None            # RFC 3339: when that manager last changed what it owns
+    operation: str | None = None  # Update or Apply
+    subresource: str | None = None  # "" on the object itself, "status" …
+    time: str | None = None  # RFC 3339: when that manager last changed what it owns
     helm_release: ReleaseRevision | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"field": self.field, "manager": self.manager, "operation": self.operation,
-                                "subresource": self.subresource, "time": self.time}
+        body: dict[str, Any] = {
+            "field": self.field,
+            "manager": self.manager,
+            "operation": self.operation,
+            "subresource": self.subresource,
+            "time": self.time,
+        }
         if self.helm_release is not None:
             body["helmRelease"] = self.helm_release.to_dict()
         return body
@@ -58,19 +73,36 @@ class Attribution:
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Attribution:
         release = raw.get("helmRelease")
-        return cls(str(raw["field"]), _optional(raw.get("manager")), _optional(raw.get("operation")),
-                   _optional(raw.get("subresource")), _optional(raw.get("time")),
-                   ReleaseRevision.from_dict(release) if isinstance(release, Mapping) else None)
+        return cls(
+            str(raw["field"]),
+            _optional(raw.get("manager")),
+            _optional(raw.get("operation")),
+            _optional(raw.get("subresource")),
+            _optional(raw.get("time")),
+            ReleaseRevision.from_dict(release) if isinstance(release, Mapping) else None,
+        )
 
     def redacted(self) -> Attribution:
         """Manager names and release names are free text anyone with write access chose; the other fields are
         checked for their shape where they are read, and judged here too, as a saved report may hold anything."""
         release = self.helm_release
         if release is not None:
-            release = replace(release, name=_free(release.name), namespace=_free(release.namespace),
-                              status=_text(release.status), last_deployed=_text(release.last_deployed))
-        return replace(self, field=_free(self.field), manager=_text(self.manager), operation=_text(self.operation),
-                       subresource=_text(self.subresource), time=_text(self.time), helm_release=release)
+            release = replace(
+                release,
+                name=_free(release.name),
+                namespace=_free(release.namespace),
+                status=_text(release.status),
+                last_deployed=_text(release.last_deployed),
+            )
+        return replace(
+            self,
+            field=_free(self.field),
+            manager=_text(self.manager),
+            operation=_text(self.operation),
+            subresource=_text(self.subresource),
+            time=_text(self.time),
+            helm_release=release,
+        )
 
 
 def attribution_lines(entries: tuple[Attribution, ...], live: Any = None, desired: Any = None) -> list[str]:
@@ -82,7 +114,7 @@ def attribution_lines(entries: tuple[Attribution, ...], live: Any = None, desire
 
 
 def attribution_line(entry: Attribution, live: Any = None, desired: Any = None) -> str:
-    """"cpu.quota 0 → -1, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC"; the values when the
+    """ "cpu.quota 0 → -1, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC"; the values when the
     finding's live and desired name this field (queues, kai-config), else the field alone."""
     field = entry.field
     if isinstance(live, Mapping) and isinstance(desired, Mapping) and field in live and field in desired:
@@ -93,7 +125,7 @@ def attribution_line(entry: Attribution, live: Any = None, desired: Any = None) 
 
 
 def who_set_it(entry: Attribution) -> str:
-    """"last set by kubectl-edit (Update) 2026-11-30 14:02 UTC", with the Helm release when Helm set it."""
+    """ "last set by kubectl-edit (Update) 2026-11-30 14:02 UTC", with the Helm release when Helm set it."""
     if entry.manager is None:
         return "no field manager owns it"
     how = ", ".join(part for part in (entry.operation, _subresource(entry.subresource)) if part)
@@ -103,8 +135,9 @@ def who_set_it(entry: Attribution) -> str:
     release = entry.helm_release
     if release is not None:
         revision = f" revision {release.revision}" if release.revision is not None else ""
-        state = ", ".join(p for p in (release.status, release.last_deployed and
-                                      f"deployed {short_time(release.last_deployed)}") if p)
+        state = ", ".join(
+            p for p in (release.status, release.last_deployed and f"deployed {short_time(release.last_deployed)}") if p
+        )
         line += f" — Helm release {release.namespace}/{release.name}{revision}{f' ({state})' if state else ''}"
     return line
 
@@ -115,7 +148,7 @@ def short_time(stamp: str) -> str:
     try:
         when = datetime.fromisoformat(stamp)
         return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if when.tzinfo is not None else stamp
-    except (ValueError, OverflowError):   # OverflowError: a valid shape past the last UTC instant
+    except (ValueError, OverflowError):  # OverflowError: a valid shape past the last UTC instant
         return stamp
 
 

@@ -16,22 +16,32 @@ from reconciler.core.redact import redact_at, redact_free_text
 
 @dataclass(frozen=True)
 class DriftedField:
-    path: tuple[str, ...]      # in the subject: spec.… of an object, a key path of a Helm release's values
-    live: JSONValue            # None when the live object lacks it
-    want: JSONValue            # None when Git leaves it out (the operator's default)
-    shown: str                 # the field as the finding names it: `cpu.quota`, `scheduler.replicas`
-    where: str | None = None   # where Git sets it (file:line), when known apart from the finding's location
+    path: tuple[str, ...]  # in the subject: spec.… of an object, a key path of a Helm release's values
+    live: JSONValue  # None when the live object lacks it
+    want: JSONValue  # None when Git leaves it out (the operator's default)
+    shown: str  # the field as the finding names it: `cpu.quota`, `scheduler.replicas`
+    where: str | None = None  # where Git sets it (file:line), when known apart from the finding's location
     origin: str | None = None  # which input set Git's value (kai-config: values, chart default …)
 
     def redacted(self) -> DriftedField:
         """Both values judged where they stand in the object (a value under a secret-looking key is masked);
         the names by shape, as every free text is."""
-        return replace(self, live=redact_at(self.path, self.live), want=redact_at(self.path, self.want),
-                       shown=redact_free_text(self.shown))
+        return replace(
+            self,
+            live=redact_at(self.path, self.live),
+            want=redact_at(self.path, self.want),
+            shown=redact_free_text(self.shown),
+        )
 
     def to_dict(self) -> dict[str, JSONValue]:
-        return {"field": self.shown, "path": list(self.path), "live": self.live, "want": self.want,
-                "where": self.where, "origin": self.origin}
+        return {
+            "field": self.shown,
+            "path": list(self.path),
+            "live": self.live,
+            "want": self.want,
+            "where": self.where,
+            "origin": self.origin,
+        }
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, JSONValue]) -> DriftedField:
@@ -39,8 +49,14 @@ class DriftedField:
         if not isinstance(path, list) or not isinstance(shown, str):
             raise TypeError("a field change needs `field` (a string) and `path` (a list)")
         where, origin = raw.get("where"), raw.get("origin")
-        return cls(tuple(str(step) for step in path), raw.get("live"), raw.get("want"), shown,
-                   where if isinstance(where, str) else None, origin if isinstance(origin, str) else None)
+        return cls(
+            tuple(str(step) for step in path),
+            raw.get("live"),
+            raw.get("want"),
+            shown,
+            where if isinstance(where, str) else None,
+            origin if isinstance(origin, str) else None,
+        )
 
 
 def changes_from_dicts(raw: JSONValue) -> tuple[DriftedField, ...]:

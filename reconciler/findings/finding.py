@@ -30,7 +30,7 @@ class Severity(StrEnum):
 
 
 class Kind(StrEnum):
-    DRIFT = "drift"          # live differs from what Git says it should be
+    DRIFT = "drift"  # live differs from what Git says it should be
     VIOLATION = "violation"  # a rule is broken (in Git, in the cluster, or in NVCA's verdict)
 
 
@@ -43,10 +43,10 @@ class Action(StrEnum):
 
 
 class EditOp(StrEnum):
-    SET = "set"          # the value at `path` becomes `value` (the key is added when absent)
-    APPEND = "append"    # `value` is appended to the list at `path`
-    RENAME = "rename"    # the key at `path` is respelt `value` (a string), its value kept
-    REMOVE = "remove"    # the list item at `path` (ending in its index) is removed; `value` is unused
+    SET = "set"  # the value at `path` becomes `value` (the key is added when absent)
+    APPEND = "append"  # `value` is appended to the list at `path`
+    RENAME = "rename"  # the key at `path` is respelt `value` (a string), its value kept
+    REMOVE = "remove"  # the list item at `path` (ending in its index) is removed; `value` is unused
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,7 @@ class GitEdit:
 
     def to_dict(self) -> dict[str, Any]:
         # The path as a list: a dotted string cannot tell `a.b` from a key named "a.b".
-        return {"file": self.file, "doc": self.doc, "path": list(self.path), "op": self.op.value,
-                "value": self.value}
+        return {"file": self.file, "doc": self.doc, "path": list(self.path), "op": self.op.value, "value": self.value}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> GitEdit:
@@ -85,7 +84,7 @@ class GitEdit:
 class Fix:
     action: Action
     description: str
-    command: str | None = None          # what an operator would run (kubectl/helm), shown verbatim
+    command: str | None = None  # what an operator would run (kubectl/helm), shown verbatim
     patch: dict[str, Any] | None = None  # merge patch the tool itself may apply (docs/reconcile.md#allowed-writes)
     git_edits: tuple[GitEdit, ...] = ()  # the Git change that fixes it (`--fix-git`), when there is one
 
@@ -96,15 +95,24 @@ class Fix:
             object.__setattr__(self, "command", bounded_text(self.command))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action.value, "description": self.description,
-                "command": self.command, "patch": self.patch,
-                "git_edits": [edit.to_dict() for edit in self.git_edits]}
+        return {
+            "action": self.action.value,
+            "description": self.description,
+            "command": self.command,
+            "patch": self.patch,
+            "git_edits": [edit.to_dict() for edit in self.git_edits],
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Fix:
         """A saved report's fix (`report merge`); reports written before git_edits existed have none."""
-        return cls(Action(raw["action"]), raw["description"], raw.get("command"), raw.get("patch"),
-                   tuple(GitEdit.from_dict(e) for e in raw.get("git_edits") or ()))
+        return cls(
+            Action(raw["action"]),
+            raw["description"],
+            raw.get("command"),
+            raw.get("patch"),
+            tuple(GitEdit.from_dict(e) for e in raw.get("git_edits") or ()),
+        )
 
 
 @dataclass(frozen=True)
@@ -115,18 +123,18 @@ class Finding:
     message: str
     cluster: str
     subject: ObjectRef | None = None
-    location: Location | None = None   # desired value's place in Git
+    location: Location | None = None  # desired value's place in Git
     desired: Any = None
     live: Any = None
     fix: Fix | None = None
     title: str = ""
     waived_by: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    changes: tuple[DriftedField, ...] = ()   # each field a drift found changed (findings/drifted_field.py)
-    attribution: tuple[Attribution, ...] = ()   # who last set each drifted field (findings/attribution.py)
-    last_write: LastWrite | None = None   # who last wrote the subject, from --k8s-audit-log (drift only)
-    no_write_found: NoWriteFound | None = None   # the audit logs were read and hold no write to the subject
-    age: Age | None = field(default=None, compare=False)   # history, not what was found (findings/age.py)
+    changes: tuple[DriftedField, ...] = ()  # each field a drift found changed (findings/drifted_field.py)
+    attribution: tuple[Attribution, ...] = ()  # who last set each drifted field (findings/attribution.py)
+    last_write: LastWrite | None = None  # who last wrote the subject, from --k8s-audit-log (drift only)
+    no_write_found: NoWriteFound | None = None  # the audit logs were read and hold no write to the subject
+    age: Age | None = field(default=None, compare=False)  # history, not what was found (findings/age.py)
 
     def __post_init__(self) -> None:
         """Free text is bounded where a finding is made, so every format renders the same bounded text: a
@@ -136,14 +144,20 @@ class Finding:
             if isinstance(value, str):
                 object.__setattr__(self, name, bounded_text(value))
         if any(isinstance(v, str) and len(v) > MAX_TEXT for v in self.extra.values()):
-            object.__setattr__(self, "extra", {k: bounded_text(v) if isinstance(v, str) else v
-                                               for k, v in self.extra.items()})
+            object.__setattr__(
+                self, "extra", {k: bounded_text(v) if isinstance(v, str) else v for k, v in self.extra.items()}
+            )
 
     @property
     def fingerprint(self) -> str:
         """Stable across runs and line moves: rule, cluster, subject and YAML path, never line numbers."""
-        parts = [self.rule_id, self.cluster, str(self.subject or ""),
-                 self.location.dotted_path() if self.location else "", self.location.file if self.location else ""]
+        parts = [
+            self.rule_id,
+            self.cluster,
+            str(self.subject or ""),
+            self.location.dotted_path() if self.location else "",
+            self.location.file if self.location else "",
+        ]
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
     def redacted(self) -> Finding:
@@ -154,15 +168,29 @@ class Finding:
         from reconciler.core.redact import redact, redact_free_text
 
         subject = replace(self.subject, name=redact_free_text(self.subject.name)) if self.subject else None
-        fix = replace(self.fix, description=redact_free_text(self.fix.description),
-                      command=redact_free_text(self.fix.command) if self.fix.command else None) if self.fix else None
-        return replace(self, message=redact_free_text(self.message), title=redact_free_text(self.title),
-                       waived_by=redact_free_text(self.waived_by) if self.waived_by is not None else None,
-                       subject=subject, desired=redact(self.desired), live=redact(self.live), fix=fix,
-                       extra=_free_text_redacted(redact(self.extra)),
-                       changes=tuple(c.redacted() for c in self.changes),
-                       attribution=tuple(a.redacted() for a in self.attribution),
-                       last_write=self.last_write.redacted() if self.last_write else None)
+        fix = (
+            replace(
+                self.fix,
+                description=redact_free_text(self.fix.description),
+                command=redact_free_text(self.fix.command) if self.fix.command else None,
+            )
+            if self.fix
+            else None
+        )
+        return replace(
+            self,
+            message=redact_free_text(self.message),
+            title=redact_free_text(self.title),
+            waived_by=redact_free_text(self.waived_by) if self.waived_by is not None else None,
+            subject=subject,
+            desired=redact(self.desired),
+            live=redact(self.live),
+            fix=fix,
+            extra=_free_text_redacted(redact(self.extra)),
+            changes=tuple(c.redacted() for c in self.changes),
+            attribution=tuple(a.redacted() for a in self.attribution),
+            last_write=self.last_write.redacted() if self.last_write else None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         from reconciler.core.redact import redact, redact_free_text
@@ -188,7 +216,7 @@ class Finding:
             **({"noWriteFound": self.no_write_found.to_dict()} if self.no_write_found else {}),
             "firstSeen": format_instant(self.age.first_seen) if self.age else None,
         }
-        if self.changes:   # a drift of fields; absent elsewhere, as in reports written before it existed
+        if self.changes:  # a drift of fields; absent elsewhere, as in reports written before it existed
             body["changes"] = [c.redacted().to_dict() for c in self.changes]
         if self.attribution:
             body["attribution"] = [a.redacted().to_dict() for a in self.attribution]

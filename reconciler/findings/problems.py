@@ -27,7 +27,7 @@ _MERGE_PATCH = re.compile(r"^kubectl\s+(?:(?:-n|--namespace)[\s=]\S+\s+)?patch\s
 @dataclass(frozen=True)
 class Problem:
     id: str
-    findings: tuple[Finding, ...]   # in report order: the first one leads (drift first, then by severity)
+    findings: tuple[Finding, ...]  # in report order: the first one leads (drift first, then by severity)
 
     @property
     def lead(self) -> Finding:

@@ -15,15 +15,15 @@ from reconciler.findings.finding import Finding, Kind, Severity
 
 
 class Scope(StrEnum):
-    STATIC = "static"   # judged on Git alone (`check`)
-    LIVE = "live"       # needs the cluster (`diff`, `doctor`, `reconcile`)
+    STATIC = "static"  # judged on Git alone (`check`)
+    LIVE = "live"  # needs the cluster (`diff`, `doctor`, `reconcile`)
 
 
 class DoctorList(StrEnum):
     """Which of doctor's lists of checks shows a rule, passed (✓) or not (✗)."""
 
-    KAI = "kai"        # kai-config and what the operator deployed (docs/policies.md#kai-config-health)
-    GANGS = "gangs"    # stuck gangs and topology prerequisites (docs/policies.md#gangs-and-topology)
+    KAI = "kai"  # kai-config and what the operator deployed (docs/policies.md#kai-config-health)
+    GANGS = "gangs"  # stuck gangs and topology prerequisites (docs/policies.md#gangs-and-topology)
 
 
 # As messages list them: the most severe first.
@@ -41,7 +41,7 @@ class RuleMeta:
     rationale: str
     remediation: str
     source: str
-    listed_in: DoctorList | None = None   # a built-in rule's; not part of a Rego `meta` nor of a saved report
+    listed_in: DoctorList | None = None  # a built-in rule's; not part of a Rego `meta` nor of a saved report
     # A built-in drift rule's: text and Markdown show its field changes one a line, live → Git, in place of its
     # message (a Queue's numbers); the others' messages name their fields already.
     lists_changes: bool = False
@@ -59,8 +59,7 @@ class RuleMeta:
         if missing:
             raise UserError(f"rule `meta` lacks non-empty string field(s): {', '.join(missing)}", where=where)
         if raw["severity"] not in SEVERITIES:
-            raise UserError(f"rule {raw['id']}: severity {raw['severity']!r} is not one of {SEVERITIES}",
-                            where=where)
+            raise UserError(f"rule {raw['id']}: severity {raw['severity']!r} is not one of {SEVERITIES}", where=where)
         if raw["scope"] not in SCOPES:
             raise UserError(f"rule {raw['id']}: scope {raw['scope']!r} is not one of {SCOPES}", where=where)
         return cls(**{k: raw[k] for k in META_KEYS})

@@ -18,7 +18,7 @@ from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
 from reconciler.gitfix.plan import BRANCH_PREFIX, FileChange
 
-if TYPE_CHECKING:   # pygit2 is imported when a fix branch is made, not by every run that imports this module
+if TYPE_CHECKING:  # pygit2 is imported when a fix branch is made, not by every run that imports this module
     from pygit2 import Oid, Repository, Tree
     from pygit2.remotes import Remote
 
@@ -49,8 +49,8 @@ class Author:
 class Published:
     branch: str
     commit: str
-    pushed: bool      # False: the remote branch already had this change on this base
-    foreign: bool = False   # the remote tip is someone else's commit: left alone, not force-pushed over
+    pushed: bool  # False: the remote branch already had this change on this base
+    foreign: bool = False  # the remote tip is someone else's commit: left alone, not force-pushed over
 
 
 class FixBranches:
@@ -65,8 +65,11 @@ class FixBranches:
         try:
             url = repo.remotes[remote].url
         except (KeyError, ValueError):
-            raise UserError(f"the repository has no remote '{remote}' to push fix branches to",
-                            where=repo.path, hint=f"add one: git remote add {remote} URL") from None
+            raise UserError(
+                f"the repository has no remote '{remote}' to push fix branches to",
+                where=repo.path,
+                hint=f"add one: git remote add {remote} URL",
+            ) from None
         self.url = redact_text(url or "")
 
     @property
@@ -78,11 +81,21 @@ class FixBranches:
     def heads(self, prefix: str = BRANCH_PREFIX) -> dict[str, str]:
         """Remote branches under `prefix`: name (without refs/heads/) -> commit id."""
         listed = self._network("list the branches of", lambda cb: self.remote.list_heads(callbacks=cb))
-        return {h.name[len("refs/heads/"):]: str(h.oid) for h in listed
-                if h.name and h.name.startswith("refs/heads/" + prefix)}
+        return {
+            h.name[len("refs/heads/") :]: str(h.oid)
+            for h in listed
+            if h.name and h.name.startswith("refs/heads/" + prefix)
+        }
 
-    def publish(self, branch: str, base_commit: str, changes: tuple[FileChange, ...], message: str,
-                author: Author, remote_tip: str | None) -> Published:
+    def publish(
+        self,
+        branch: str,
+        base_commit: str,
+        changes: tuple[FileChange, ...],
+        message: str,
+        author: Author,
+        remote_tip: str | None,
+    ) -> Published:
         import pygit2
 
         base = self.repo[base_commit].peel(pygit2.Commit)
@@ -92,16 +105,27 @@ class FixBranches:
             tip = self.repo[remote_tip].peel(pygit2.Commit)
             if tip.tree_id == tree and [str(p) for p in tip.parent_ids] == [base_commit]:
                 return Published(branch, remote_tip, pushed=False)
-            if tip.committer.email != author.email:   # someone pushed onto the fix branch: never force over it
+            if tip.committer.email != author.email:  # someone pushed onto the fix branch: never force over it
                 return Published(branch, remote_tip, pushed=False, foreign=True)
         signature = pygit2.Signature(author.name, author.email)
         commit = self.repo.create_commit(None, signature, signature, message, tree, [base.id])
         self.repo.references.create(f"refs/heads/{branch}", commit, force=True)
         self._push([f"+refs/heads/{branch}:refs/heads/{branch}"])
-        log.info("fix branch: pushed %s (%s)", branch, str(commit)[:12], extra={
-            "audit": "push", "object": f"branch {branch}", "remote": self.remote_name, "url": self.url,
-            "commit": str(commit), "base": base_commit, "previous": remote_tip,
-            "files": [change.path for change in changes]})
+        log.info(
+            "fix branch: pushed %s (%s)",
+            branch,
+            str(commit)[:12],
+            extra={
+                "audit": "push",
+                "object": f"branch {branch}",
+                "remote": self.remote_name,
+                "url": self.url,
+                "commit": str(commit),
+                "base": base_commit,
+                "previous": remote_tip,
+                "files": [change.path for change in changes],
+            },
+        )
         return Published(branch, str(commit), pushed=True)
 
     def delete(self, branch: str) -> None:
@@ -109,16 +133,23 @@ class FixBranches:
         if not branch.startswith(BRANCH_PREFIX) or ".." in branch:
             raise ValueError(f"refusing to delete branch {branch!r}: not a {BRANCH_PREFIX}* branch")
         self._push([f":refs/heads/{branch}"])
-        log.info("fix branch: deleted %s", branch, extra={
-            "audit": "delete", "object": f"branch {branch}", "remote": self.remote_name, "url": self.url})
+        log.info(
+            "fix branch: deleted %s",
+            branch,
+            extra={"audit": "delete", "object": f"branch {branch}", "remote": self.remote_name, "url": self.url},
+        )
         local = f"refs/heads/{branch}"
         if local in self.repo.references:
             self.repo.references.delete(local)
 
     def _fetch_tip(self, branch: str, tip: str) -> None:
         if tip not in self.repo:
-            self._network("fetch", lambda cb: self.remote.fetch(
-                [f"+refs/heads/{branch}:refs/remotes/{self.remote_name}/{branch}"], callbacks=cb))
+            self._network(
+                "fetch",
+                lambda cb: self.remote.fetch(
+                    [f"+refs/heads/{branch}:refs/remotes/{self.remote_name}/{branch}"], callbacks=cb
+                ),
+            )
 
     def _tree_with(self, tree: Tree, changes: tuple[FileChange, ...]) -> Oid:
         for change in changes:
@@ -143,16 +174,22 @@ class FixBranches:
         self._network("push to", lambda cb: self.remote.push(specs, callbacks=cb), callbacks)
         if callbacks.rejected:
             ref, why = next(iter(callbacks.rejected.items()))
-            raise UserError(f"the remote rejected {ref}: {redact_text(why)}", where=self.url,
-                            hint="check branch protection rules for kai-gitops/fix/* branches")
+            raise UserError(
+                f"the remote rejected {ref}: {redact_text(why)}",
+                where=self.url,
+                hint="check branch protection rules for kai-gitops/fix/* branches",
+            )
 
-    def _network(self, what: str, call: Callable[[GitCallbacks], Answer], callbacks: GitCallbacks | None = None
-                 ) -> Answer:
+    def _network(
+        self, what: str, call: Callable[[GitCallbacks], Answer], callbacks: GitCallbacks | None = None
+    ) -> Answer:
         import pygit2
 
         try:
             return call(callbacks or self._callbacks())
         except pygit2.GitError as exc:
-            raise UserError(f"cannot {what} the remote: {redact_text(str(exc))}", where=self.url,
-                            hint="check the remote URL, the network and $KAI_GITOPS_GIT_TOKEN / --git-ssh-key"
-                            ) from None
+            raise UserError(
+                f"cannot {what} the remote: {redact_text(str(exc))}",
+                where=self.url,
+                hint="check the remote URL, the network and $KAI_GITOPS_GIT_TOKEN / --git-ssh-key",
+            ) from None

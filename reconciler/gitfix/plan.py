@@ -21,11 +21,13 @@ class FileChange:
     after: bytes
 
     def unified_diff(self) -> str:
-        lines = difflib.unified_diff(self.before.decode().splitlines(keepends=True),
-                                     self.after.decode().splitlines(keepends=True),
-                                     f"a/{self.path}", f"b/{self.path}")
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+        lines = difflib.unified_diff(
+            self.before.decode().splitlines(keepends=True),
+            self.after.decode().splitlines(keepends=True),
+            f"a/{self.path}",
+            f"b/{self.path}",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class FixPlan:
     fixed: tuple[Finding, ...]
     changes: tuple[FileChange, ...]
     skipped: tuple[Skipped, ...] = ()
-    unfixable: tuple[Finding, ...] = ()   # active errors in Git with no edit that fixes them: fixed by hand
+    unfixable: tuple[Finding, ...] = ()  # active errors in Git with no edit that fixes them: fixed by hand
 
     @property
     def empty(self) -> bool:
@@ -65,7 +67,7 @@ def plan_fix(cluster: str, findings: list[Finding], read: Callable[[str], bytes]
     skipped with its reason (and the file keeps the other findings' edits)."""
     contents: dict[str, bytes] = {}
     originals: dict[str, bytes] = {}
-    done: list[GitEdit] = []   # a list: an edit's value may be a list (a gate list rewritten), unhashable
+    done: list[GitEdit] = []  # a list: an edit's value may be a list (a gate list rewritten), unhashable
     fixed: list[Finding] = []
     skipped: list[Skipped] = []
     for finding in _fixable(findings, cluster):
@@ -78,17 +80,24 @@ def plan_fix(cluster: str, findings: list[Finding], read: Callable[[str], bytes]
         contents.update(updated)
         done.extend(edits)
         fixed.append(finding)
-    changes = tuple(FileChange(path, originals[path], data) for path, data in sorted(contents.items())
-                    if data != originals[path])
+    changes = tuple(
+        FileChange(path, originals[path], data) for path, data in sorted(contents.items()) if data != originals[path]
+    )
     return FixPlan(cluster, tuple(fixed) if changes else (), changes, tuple(skipped), _unfixable(findings, cluster))
 
 
 def _unfixable(findings: list[Finding], cluster: str) -> tuple[Finding, ...]:
     """The cluster's active errors that are broken rules with no Git edit: "Git needs no edit" would be false
     while they remain. Drift is left out: Git is right there, the cluster is fixed by `reconcile`."""
-    return tuple(f for f in findings
-                 if f.cluster == cluster and f.waived_by is None and f.severity is Severity.ERROR
-                 and f.kind is Kind.VIOLATION and not (f.fix and f.fix.git_edits))
+    return tuple(
+        f
+        for f in findings
+        if f.cluster == cluster
+        and f.waived_by is None
+        and f.severity is Severity.ERROR
+        and f.kind is Kind.VIOLATION
+        and not (f.fix and f.fix.git_edits)
+    )
 
 
 def _fixable(findings: list[Finding], cluster: str) -> list[Finding]:
@@ -96,13 +105,17 @@ def _fixable(findings: list[Finding], cluster: str) -> list[Finding]:
     of canonical-kai-values.yaml (an added key goes after its siblings: the order added is the order it reads)."""
     from reconciler.checks.git_edits import canonical_rank
 
-    chosen = [(f, f.fix.git_edits) for f in findings
-              if f.cluster == cluster and f.waived_by is None and f.fix is not None and f.fix.git_edits]
+    chosen = [
+        (f, f.fix.git_edits)
+        for f in findings
+        if f.cluster == cluster and f.waived_by is None and f.fix is not None and f.fix.git_edits
+    ]
     return [f for f, _ in sorted(chosen, key=lambda pair: min(canonical_rank(e) for e in pair[1]))]
 
 
-def _apply(edits: list[GitEdit], contents: dict[str, bytes], originals: dict[str, bytes],
-           read: Callable[[str], bytes]) -> dict[str, bytes]:
+def _apply(
+    edits: list[GitEdit], contents: dict[str, bytes], originals: dict[str, bytes], read: Callable[[str], bytes]
+) -> dict[str, bytes]:
     updated: dict[str, bytes] = {}
     for file in dict.fromkeys(e.file for e in edits):
         if file not in originals:

@@ -40,14 +40,14 @@ def fix_marker(cluster: str) -> str:
 
 @dataclass(frozen=True)
 class FixContext:
-    base_branch: str              # the PR/MR's target branch
-    base_commit: str              # the commit that was read: the fix commit's parent
+    base_branch: str  # the PR/MR's target branch
+    base_commit: str  # the commit that was read: the fix commit's parent
     author: Author
     labels: tuple[str, ...] = ()
     assignees: tuple[str, ...] = ()
-    link: Link | None = None      # file:line at the base commit
+    link: Link | None = None  # file:line at the base commit
     command: str = "check"
-    words: HostWords = WORDS["github"]   # the host's own: propose_fix sets them from the host it talks to
+    words: HostWords = WORDS["github"]  # the host's own: propose_fix sets them from the host it talks to
 
 
 class FixAction(StrEnum):
@@ -56,11 +56,11 @@ class FixAction(StrEnum):
     OPENED = "opened"
     UPDATED = "updated"
     UNCHANGED = "unchanged"
-    DECLINED = "declined"         # a person closed the pull request for these findings: not reopened
-    FOREIGN = "foreign"           # someone else's pull request is open from the fix branch: left to them
-    KEPT = "kept"                 # the branch has someone else's commits: not rewritten
-    CLOSED = "closed"             # the base needs no edit any more
-    NONE = "none"                 # no edit needed and no pull request open
+    DECLINED = "declined"  # a person closed the pull request for these findings: not reopened
+    FOREIGN = "foreign"  # someone else's pull request is open from the fix branch: left to them
+    KEPT = "kept"  # the branch has someone else's commits: not rewritten
+    CLOSED = "closed"  # the base needs no edit any more
+    NONE = "none"  # no edit needed and no pull request open
     DRY_RUN = "dry-run"
 
 
@@ -84,16 +84,22 @@ class FixOutcome:
         if self.action == FixAction.CLOSED:
             return f"{fix}: base already fixed{closed}, branch deleted"
         if self.action == FixAction.KEPT:
-            return (f"{fix}: {self.branch} has commits by someone else; not "
-                    "rewritten (review it, or delete the branch to have it proposed again)")
+            return (
+                f"{fix}: {self.branch} has commits by someone else; not "
+                "rewritten (review it, or delete the branch to have it proposed again)"
+            )
         if self.action == FixAction.FOREIGN and self.pull is not None:
             author = f"by {self.pull.author!r}" if self.pull.author else "by an unknown author"
-            return (f"{fix}: {words.pull_ref(self.pull.number)} from {self.branch} ({self.pull.url}) "
-                    f"is open but was opened {author}, not by kai-gitops; left as it is (close it and delete the "
-                    "branch to have the fix proposed again)")
+            return (
+                f"{fix}: {words.pull_ref(self.pull.number)} from {self.branch} ({self.pull.url}) "
+                f"is open but was opened {author}, not by kai-gitops; left as it is (close it and delete the "
+                "branch to have the fix proposed again)"
+            )
         if self.action == FixAction.DECLINED:
-            return (f"{fix}: the {words.pull} from {self.branch} for these findings "
-                    "was closed by a person; not reopened (delete the branch to propose it again)")
+            return (
+                f"{fix}: the {words.pull} from {self.branch} for these findings "
+                "was closed by a person; not reopened (delete the branch to propose it again)"
+            )
         pull = f" {words.pull_ref(self.pull.number)}: {self.pull.url}" if self.pull else ""
         pushed = "pushed" if self.pushed else "branch unchanged"
         return f"{fix}{pull}: {self.action} ({pushed} {self.branch}){closed}"
@@ -107,16 +113,18 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
     skipped = tuple(f"{s.finding.rule_id}: {s.reason}" for s in plan.skipped)
     if plan.empty:
         closed = _close_all(host, branches, marker, sorted(own), _fixed_comment(plan.cluster, ctx))
-        return FixOutcome(plan.cluster, FixAction.CLOSED if own else FixAction.NONE, closed=closed, skipped=skipped,
-                          words=words)
+        return FixOutcome(
+            plan.cluster, FixAction.CLOSED if own else FixAction.NONE, closed=closed, skipped=skipped, words=words
+        )
     branch = plan.branch
     pull = host.find_pull(marker, branch) if branch in own else None
-    if branch in own and pull is None:   # our branch but no PR of ours: closed by a person, or someone else's
+    if branch in own and pull is None:  # our branch but no PR of ours: closed by a person, or someone else's
         foreign = host.open_pull_from(branch)
         action = FixAction.FOREIGN if foreign is not None else FixAction.DECLINED
         return FixOutcome(plan.cluster, action, branch, foreign, skipped=skipped, words=words)
-    published = branches.publish(branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author,
-                                 own.get(branch))
+    published = branches.publish(
+        branch, ctx.base_commit, plan.changes, commit_message(plan), ctx.author, own.get(branch)
+    )
     if published.foreign:
         return FixOutcome(plan.cluster, FixAction.KEPT, branch, pull, skipped=skipped, words=words)
     body = render_fix_body(plan, ctx)
@@ -129,13 +137,15 @@ def propose_fix(host: GitHost, branches: FixBranches, plan: FixPlan, ctx: FixCon
     else:
         action = FixAction.UNCHANGED
     stale = sorted(b for b in own if b != branch)
-    closed = _close_all(host, branches, marker, stale,
-                        f"Superseded by {words.pull_ref(pull.number)}: the findings changed.")
+    closed = _close_all(
+        host, branches, marker, stale, f"Superseded by {words.pull_ref(pull.number)}: the findings changed."
+    )
     return FixOutcome(plan.cluster, action, branch, pull, published.pushed, closed, skipped, words)
 
 
-def _open(host: GitHost, branches: FixBranches, branch: str, pushed: bool, marker: str, title: str, body: str,
-          ctx: FixContext) -> HostPull:
+def _open(
+    host: GitHost, branches: FixBranches, branch: str, pushed: bool, marker: str, title: str, body: str, ctx: FixContext
+) -> HostPull:
     """Open the PR. When that fails: a PR another run opened meanwhile is taken as ours; otherwise a branch this
     run pushed is deleted again, so "branch without an open PR" keeps meaning "a person closed it" and the next
     run proposes the fix instead of taking it as declined."""
@@ -145,11 +155,11 @@ def _open(host: GitHost, branches: FixBranches, branch: str, pushed: bool, marke
         try:
             raced = host.find_pull(marker, branch)
         except Exception:
-            raise failure from None   # state unknown: keep the branch, report the first error
+            raise failure from None  # state unknown: keep the branch, report the first error
         if raced is not None:
             return raced
         if pushed:
-            with contextlib.suppress(Exception):   # the host's error is the one to report
+            with contextlib.suppress(Exception):  # the host's error is the one to report
                 branches.delete(branch)
         raise
 
@@ -173,9 +183,11 @@ def _close_all(host: GitHost, branches: FixBranches, marker: str, names: list[st
 
 
 def _fixed_comment(cluster: str, ctx: FixContext) -> str:
-    return (f"The base branch {inline_code(ctx.base_branch)} at {inline_code(ctx.base_commit[:12])} needs no "
-            f"kai-gitops edit for cluster {inline_code(cluster)} any more (already fixed, or the findings were "
-            f"waived). Closing this {ctx.words.pull} and deleting its branch.")
+    return (
+        f"The base branch {inline_code(ctx.base_branch)} at {inline_code(ctx.base_commit[:12])} needs no "
+        f"kai-gitops edit for cluster {inline_code(cluster)} any more (already fixed, or the findings were "
+        f"waived). Closing this {ctx.words.pull} and deleting its branch."
+    )
 
 
 def _title(plan: FixPlan) -> str:
@@ -200,22 +212,42 @@ def render_fix_body(plan: FixPlan, ctx: FixContext, *, listed: int | None = None
     table = findings_table(shown, ctx.link)
     if len(shown) < len(fixed):
         table += f"\n\n_{len(fixed) - len(shown)} more finding(s) not listed here; the commit message names each._"
-    head = [fix_marker(plan.cluster), f"## kai-gitops: fix for cluster {inline_code(plan.cluster)}", "",
-            f"Found by `kai-gitops {ctx.command}` on {inline_code(ctx.base_branch)} at "
-            f"{inline_code(ctx.base_commit[:12])}. This {ctx.words.pull} changes only the lines below; comments, key "
-            "order and quoting in the files stay as they are.", "",
-            "### Findings fixed", "", table, "",
-            "### Change", "", code_block(safe_diff(plan, ctx.words), "diff")]
-    skipped = ["", "### Not fixed automatically", "",
-               *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped)] \
-        if plan.skipped else []
-    tail = ["", f"_kai-gitops keeps this {ctx.words.pull} current: it is updated when the findings change and closed "
-            "(with its branch deleted) when the base branch no longer needs the edit. Do not remove the hidden "
-            "marker._"]
+    head = [
+        fix_marker(plan.cluster),
+        f"## kai-gitops: fix for cluster {inline_code(plan.cluster)}",
+        "",
+        f"Found by `kai-gitops {ctx.command}` on {inline_code(ctx.base_branch)} at "
+        f"{inline_code(ctx.base_commit[:12])}. This {ctx.words.pull} changes only the lines below; comments, key "
+        "order and quoting in the files stay as they are.",
+        "",
+        "### Findings fixed",
+        "",
+        table,
+        "",
+        "### Change",
+        "",
+        code_block(safe_diff(plan, ctx.words), "diff"),
+    ]
+    skipped = (
+        [
+            "",
+            "### Not fixed automatically",
+            "",
+            *(f"- {escape_markdown(s.finding.rule_id)}: {escape_markdown(s.reason)}" for s in plan.skipped),
+        ]
+        if plan.skipped
+        else []
+    )
+    tail = [
+        "",
+        f"_kai-gitops keeps this {ctx.words.pull} current: it is updated when the findings change and closed "
+        "(with its branch deleted) when the base branch no longer needs the edit. Do not remove the hidden "
+        "marker._",
+    ]
     body = "\n".join([*head, *skipped, *tail]) + "\n"
-    if len(body) > BODY_LIMIT and plan.changes:   # a huge change: the diff is in the host's own diff tab anyway
+    if len(body) > BODY_LIMIT and plan.changes:  # a huge change: the diff is in the host's own diff tab anyway
         return render_fix_body(FixPlan(plan.cluster, plan.fixed, (), plan.skipped), ctx, listed=listed)
-    if len(body) > BODY_LIMIT and shown:   # still too long: the table itself, so list fewer findings
+    if len(body) > BODY_LIMIT and shown:  # still too long: the table itself, so list fewer findings
         return render_fix_body(plan, ctx, listed=len(shown) // 2)
     return body
 
@@ -236,12 +268,12 @@ def safe_diff(plan: FixPlan, words: HostWords = WORDS["github"]) -> str:
 
 def _mask_line(line: str) -> str:
     """Every `key: value` pair on the line (block or flow style) whose key or value looks secret loses its value."""
-    if line.startswith(("+++ b/", "--- a/", "@@ ")):   # diff headers; a changed line is masked even if it starts "--"
+    if line.startswith(("+++ b/", "--- a/", "@@ ")):  # diff headers; a changed line is masked even if it starts "--"
         return line
 
     def mask(match: re.Match[str]) -> str:
         key, value = match["key"].strip("'\""), match["value"].strip("'\"")
-        secret = is_secret_key(key) or redact_text(value) != value   # by name, or by shape (a blob, a PEM)
+        secret = is_secret_key(key) or redact_text(value) != value  # by name, or by shape (a blob, a PEM)
         return f"{match['key']}{match['sep']}<redacted>" if secret else match.group(0)
 
     return redact_text(_PAIR.sub(mask, line))

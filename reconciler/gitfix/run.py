@@ -25,11 +25,11 @@ from reconciler.telemetry import logs
 class FixGitSettings:
     """`--fix-git` (or its dry run): the repository and ref the run read, and who pushes how."""
 
-    dry_run: bool = False                 # show the fix branch and its lines; push nothing, call no host
+    dry_run: bool = False  # show the fix branch and its lines; push nothing, call no host
     # the GitOps repository and ref the run read; the ref's branch is the pull request's target, unless one is set
     git: GitSettings = field(default_factory=GitSettings)
-    author: str | None = None             # 'NAME <EMAIL>' of the fix commits; None: the default author
-    ssh_key: str | None = None            # private key for an SSH push; None: ssh-agent
+    author: str | None = None  # 'NAME <EMAIL>' of the fix commits; None: the default author
+    ssh_key: str | None = None  # private key for an SSH push; None: ssh-agent
     host_flags: HostFlags = field(default_factory=HostFlags)
 
     @property
@@ -41,19 +41,22 @@ class FixGitSettings:
         return self.git.ref
 
 
-def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
-            echo: Callable[[str], None] | None = None) -> list[FixOutcome]:
+def fix_git(
+    report: Report, fix: FixGitSettings, *, host: Any = None, echo: Callable[[str], None] | None = None
+) -> list[FixOutcome]:
     """Every cluster of `report`; `host` may be given (tests), else it comes from flags, `gitHost:` and the remote."""
     from reconciler.sources.git import open_tree
 
     say = echo or logs.say
     commit = _read_commit(report)
     tree = open_tree(fix.repo, commit)
-    author = Author.parse(fix.author)   # a bad --git-author fails before anything is pushed
+    author = Author.parse(fix.author)  # a bad --git-author fails before anything is pushed
     if fix.dry_run:
         words = _dry_run_words(report, tree, fix)
-        return [_dry_run(cluster.cluster, plan_fix(cluster.cluster, cluster.findings, tree.read), say, words)
-                for cluster in report.clusters]
+        return [
+            _dry_run(cluster.cluster, plan_fix(cluster.cluster, cluster.findings, tree.read), say, words)
+            for cluster in report.clusters
+        ]
     branches = FixBranches(tree.repo, fix.ssh_key)
     settings = None
     if host is None:
@@ -66,11 +69,22 @@ def fix_git(report: Report, fix: FixGitSettings, *, host: Any = None,
     outcomes = []
     for cluster in report.clusters:
         plan = plan_fix(cluster.cluster, cluster.findings, tree.read)
-        ctx = FixContext(base_branch, commit, author, settings.labels, settings.assignees,
-                         lambda path, line: settings.blob_url(commit, path, line), report.command, settings.words)
+        ctx = FixContext(
+            base_branch,
+            commit,
+            author,
+            settings.labels,
+            settings.assignees,
+            lambda path, line: settings.blob_url(commit, path, line),
+            report.command,
+            settings.words,
+        )
         outcome = propose_fix(host, branches, plan, ctx)
-        say(_none_possible(cluster.cluster, plan, settings.words) if outcome.action is FixAction.NONE and plan.unfixable
-            else outcome.line())
+        say(
+            _none_possible(cluster.cluster, plan, settings.words)
+            if outcome.action is FixAction.NONE and plan.unfixable
+            else outcome.line()
+        )
         for reason in outcome.skipped:
             say(f"  not fixed automatically: {reason}")
         _say_unfixable(plan, say)
@@ -86,14 +100,20 @@ def _dry_run(cluster: str, plan: FixPlan, say: Callable[[str], None], words: Hos
         say(f"fix {words.pull} for {cluster}: none needed (Git needs no edit) [dry run]")
     else:
         files = ", ".join(change.path for change in plan.changes)
-        say(f"fix {words.pull} for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
-            "[dry run]")
-        logs.say_lines(safe_diff(plan, words))   # like the PR body: changed lines only, secrets masked
+        say(
+            f"fix {words.pull} for {cluster}: would push {plan.branch} with {len(plan.fixed)} fix(es) in {files} "
+            "[dry run]"
+        )
+        logs.say_lines(safe_diff(plan, words))  # like the PR body: changed lines only, secrets masked
     for skipped in plan.skipped:
         say(f"  not fixed automatically: {skipped.finding.rule_id}: {skipped.reason}")
     _say_unfixable(plan, say)
-    return FixOutcome(cluster, FixAction.DRY_RUN if not plan.empty else FixAction.NONE,
-                      None if plan.empty else plan.branch, words=words)
+    return FixOutcome(
+        cluster,
+        FixAction.DRY_RUN if not plan.empty else FixAction.NONE,
+        None if plan.empty else plan.branch,
+        words=words,
+    )
 
 
 def _dry_run_words(report: Report, tree: Any, fix: FixGitSettings) -> HostWords:
@@ -125,8 +145,10 @@ def _say_unfixable(plan: FixPlan, say: Callable[[str], None]) -> None:
 def _read_commit(report: Report) -> str:
     gits = {c.git.commit for c in report.clusters if c.git}
     if not gits or None in gits:
-        raise UserError("--fix-git needs committed files, not --worktree",
-                        hint="commit the change (the fix branch is based on that commit), then run again")
+        raise UserError(
+            "--fix-git needs committed files, not --worktree",
+            hint="commit the change (the fix branch is based on that commit), then run again",
+        )
     if len(gits) != 1:
         raise UserError("the report was read from several commits; --fix-git needs one")
     return str(next(iter(gits)))
@@ -152,5 +174,7 @@ def _branch_of(repo: Any, ref: str) -> str:
             return name
         if f"refs/remotes/{name}" in repo.references and "/" in name:
             return name.split("/", 1)[1]
-    raise UserError(f"cannot tell which branch the fix pull request should target from ref '{ref}'",
-                    hint="pass --git-host-base-branch BRANCH or set gitHost.baseBranch in kai-gitops.yaml")
+    raise UserError(
+        f"cannot tell which branch the fix pull request should target from ref '{ref}'",
+        hint="pass --git-host-base-branch BRANCH or set gitHost.baseBranch in kai-gitops.yaml",
+    )

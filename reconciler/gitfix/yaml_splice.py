@@ -36,7 +36,7 @@ class _Splice:
     text: str
 
     def apply(self, text: str) -> str:
-        return text[: self.start] + self.text + text[self.end:]
+        return text[: self.start] + self.text + text[self.end :]
 
 
 def apply_edits(raw: bytes, file: str, edits: list[GitEdit]) -> bytes:
@@ -53,8 +53,11 @@ def apply_edits(raw: bytes, file: str, edits: list[GitEdit]) -> bytes:
     except UserError:
         got = None
     if got != expected:
-        raise UserError("the rewritten file does not read back as intended (an anchor/alias shared with "
-                        "another value?)", where=file, hint="make this edit by hand")
+        raise UserError(
+            "the rewritten file does not read back as intended (an anchor/alias shared with another value?)",
+            where=file,
+            hint="make this edit by hand",
+        )
     return text.encode("utf-8")
 
 
@@ -67,8 +70,12 @@ def _apply_one(text: str, file: str, edit: GitEdit) -> str:
         return _rename_key(root, edit, file).apply(text)
     if edit.op is EditOp.REMOVE:
         parent, found = _descend(root, edit.path[:-1])
-        if (found != len(edit.path) - 1 or not isinstance(parent, SequenceNode) or depth != len(edit.path)
-                or not isinstance(edit.path[-1], int)):
+        if (
+            found != len(edit.path) - 1
+            or not isinstance(parent, SequenceNode)
+            or depth != len(edit.path)
+            or not isinstance(edit.path[-1], int)
+        ):
             raise UserError(f"cannot remove {format_path(edit.path)}: no such list item in this file", where=where)
         return _remove_item(text, parent, edit.path[-1] % len(parent.value), where).apply(text)
     if edit.op is EditOp.APPEND:
@@ -78,8 +85,12 @@ def _apply_one(text: str, file: str, edit: GitEdit) -> str:
     if depth == len(edit.path):
         return _replace_scalar(node, edit.value, where).apply(text)
     if not isinstance(node, MappingNode) or isinstance(edit.path[depth], int):
-        raise UserError(f"cannot set {format_path(edit.path)}: {format_path(edit.path[:depth]) or 'the document'}"
-                        " is not a mapping in this file", where=where, hint="make this edit by hand")
+        raise UserError(
+            f"cannot set {format_path(edit.path)}: {format_path(edit.path[:depth]) or 'the document'}"
+            " is not a mapping in this file",
+            where=where,
+            hint="make this edit by hand",
+        )
     return _insert_key(text, node, edit.path[depth:], edit.value, newline, where, _indent_step(root)).apply(text)
 
 
@@ -95,8 +106,11 @@ def _rename_key(root: Node, edit: GitEdit, file: str) -> _Splice:
         raise UserError(f"cannot rename {format_path(edit.path)}: no such key in this file", where=where)
     where = f"{file}:{old.start_mark.line + 1}"
     if edit.value in keys:
-        raise UserError(f"cannot rename {format_path(edit.path)} to {edit.value}: that key is already set",
-                        where=where, hint="merge the two keys by hand")
+        raise UserError(
+            f"cannot rename {format_path(edit.path)} to {edit.value}: that key is already set",
+            where=where,
+            hint="merge the two keys by hand",
+        )
     if old.start_mark.line != old.end_mark.line:
         raise UserError("the key to rename is not a single-line scalar", where=where, hint="make this edit by hand")
     return _Splice(old.start_mark.index, old.end_mark.index, render_scalar(edit.value, old.style))
@@ -120,7 +134,7 @@ def _descend(node: Node, path: YamlPath) -> tuple[Node, int]:
 
 
 def _child(node: Node, part: str | int) -> Node | None:
-    child: Node | None = None    # ruamel's nodes hold their children untyped
+    child: Node | None = None  # ruamel's nodes hold their children untyped
     if isinstance(node, SequenceNode) and isinstance(part, int):
         child = node.value[part] if -len(node.value) <= part < len(node.value) else None
     elif isinstance(node, MappingNode) and isinstance(part, str):
@@ -143,13 +157,12 @@ def _plain_key_text(text: str) -> str:
         return "null"
     try:
         return next(iter(load_document(f"{text}: 0\n", "key").mapping()), "null")
-    except UserError:   # `<<` (a merge key) is no key of its own
+    except UserError:  # `<<` (a merge key) is no key of its own
         return text
 
 
 def _replace_scalar(node: Node, value: JSONValue, where: str) -> _Splice:
-    if (not isinstance(node, ScalarNode) or node.style in ("|", ">")
-            or node.start_mark.line != node.end_mark.line):
+    if not isinstance(node, ScalarNode) or node.style in ("|", ">") or node.start_mark.line != node.end_mark.line:
         raise UserError("the value to fix is not a single-line scalar", where=where, hint="make this edit by hand")
     if isinstance(value, dict | list):
         return _Splice(node.start_mark.index, node.end_mark.index, _flow(value))
@@ -183,14 +196,16 @@ def _remove_item(text: str, seq: SequenceNode, index: int, where: str) -> _Splic
     if len(items) == 1:
         raise UserError("the item to remove is the list's only one", where=where, hint="make this edit by hand")
     line_start = text.rfind("\n", 0, item.start_mark.index) + 1
-    if text[line_start:item.start_mark.index].strip() not in ("", "-"):
-        raise UserError("the item to remove shares its line with other text", where=where,
-                        hint="make this edit by hand")
+    if text[line_start : item.start_mark.index].strip() not in ("", "-"):
+        raise UserError(
+            "the item to remove shares its line with other text", where=where, hint="make this edit by hand"
+        )
     return _Splice(line_start, _line_after(text, _block_end(item)), "")
 
 
-def _insert_key(text: str, mapping: MappingNode, rest: YamlPath, value: JSONValue, newline: str, where: str,
-                step: int) -> _Splice:
+def _insert_key(
+    text: str, mapping: MappingNode, rest: YamlPath, value: JSONValue, newline: str, where: str, step: int
+) -> _Splice:
     if any(isinstance(part, int) for part in rest):
         raise UserError(f"cannot add list item {format_path(rest)}", where=where, hint="make this edit by hand")
     if mapping.flow_style:
@@ -201,14 +216,15 @@ def _insert_key(text: str, mapping: MappingNode, rest: YamlPath, value: JSONValu
         if not mapping.value:
             open_at = text.index("{", mapping.start_mark.index) + 1
             return _Splice(open_at, open_at, entry)
-        end = int(mapping.value[-1][1].end_mark.index)   # after the last value: the new key reads last
+        end = int(mapping.value[-1][1].end_mark.index)  # after the last value: the new key reads last
         return _Splice(end, end, f", {entry}")
     if not mapping.value:
         raise UserError("cannot add a key to an empty block mapping", where=where, hint="make this edit by hand")
     last_key, last_value = mapping.value[-1]
-    if last_value.start_mark.index < last_key.start_mark.index:   # an alias: its text stands elsewhere
-        raise UserError("cannot add a key after a value that comes from an anchor", where=where,
-                        hint="make this edit by hand")
+    if last_value.start_mark.index < last_key.start_mark.index:  # an alias: its text stands elsewhere
+        raise UserError(
+            "cannot add a key after a value that comes from an anchor", where=where, hint="make this edit by hand"
+        )
     indent = mapping.value[0][0].start_mark.column
     lines = [f"{' ' * (indent + i * step)}{_plain_key(part)}:" for i, part in enumerate(rest)]
     leaf = _flow(value) if isinstance(value, dict | list) else render_scalar(value)
@@ -288,8 +304,7 @@ def _flow(value: JSONValue) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_plain_key(k)}: {_flow(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_flow(v) if isinstance(v, dict | list) else render_scalar(v, '"')
-                               for v in value) + "]"
+        return "[" + ", ".join(_flow(v) if isinstance(v, dict | list) else render_scalar(v, '"') for v in value) + "]"
     return render_scalar(value)
 
 

@@ -13,8 +13,17 @@ from reconciler.githost.base import (
 )
 from reconciler.model.config import GitHostConfig
 
-__all__ = ["GitHost", "GitHostConfig", "HostComment", "HostFlags", "HostIssue", "HostPull", "HostSettings",
-           "open_host", "resolve_host_settings"]
+__all__ = [
+    "GitHost",
+    "GitHostConfig",
+    "HostComment",
+    "HostFlags",
+    "HostIssue",
+    "HostPull",
+    "HostSettings",
+    "open_host",
+    "resolve_host_settings",
+]
 
 
 def open_host(settings: HostSettings) -> GitHost:

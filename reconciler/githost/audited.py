@@ -37,8 +37,9 @@ class AuditedHost:
     def open_pull_from(self, head: str) -> HostPull | None:
         return self._host.open_pull_from(head)
 
-    def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
-                     assignees: tuple[str, ...] = ()) -> HostIssue:
+    def create_issue(
+        self, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostIssue:
         issue = self._host.create_issue(title, body, labels, assignees)
         self._audit("create", "issue", issue.number, title=title, body=body, labels=list(labels))
         return issue
@@ -63,8 +64,9 @@ class AuditedHost:
         self._audit("reopen", "issue", number)
         return issue
 
-    def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
-                    assignees: tuple[str, ...] = ()) -> HostPull:
+    def create_pull(
+        self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostPull:
         pull = self._host.create_pull(head, base, title, body, labels, assignees)
         self._audit("create", self.settings.words.pull, pull.number, title=title, body=body, head=head, base=base)
         return pull
@@ -89,18 +91,43 @@ class AuditedHost:
 
     def set_commit_status(self, sha: str, context: str, state: str, description: str) -> CommitStatus:
         status = self._host.set_commit_status(sha, context, state, description)
-        log.info("git host: status %s %s on %s in %s", context, state, sha[:12], self.settings.repo,
-                 extra={"audit": "status", "object": f"commit {sha}", "host": self.settings.kind,
-                        "repo": self.settings.repo, "context": context, "state": state,
-                        "description": self.settings.scrub(description)})
+        log.info(
+            "git host: status %s %s on %s in %s",
+            context,
+            state,
+            sha[:12],
+            self.settings.repo,
+            extra={
+                "audit": "status",
+                "object": f"commit {sha}",
+                "host": self.settings.kind,
+                "repo": self.settings.repo,
+                "context": context,
+                "state": state,
+                "description": self.settings.scrub(description),
+            },
+        )
         return status
 
-    def _audit(self, operation: str, kind: str, number: int, *, title: str | None = None,
-               body: str | None = None, **more: str | list[str]) -> None:
+    def _audit(
+        self,
+        operation: str,
+        kind: str,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        **more: str | list[str],
+    ) -> None:
         scrub = self.settings.scrub
         ref = self.settings.words.issue_ref(number) if kind == "issue" else self.settings.words.pull_ref(number)
-        fields: dict[str, str | int | list[str]] = {"audit": operation, "object": f"{kind} {ref}",
-                                                    "host": self.settings.kind, "repo": self.settings.repo, **more}
+        fields: dict[str, str | int | list[str]] = {
+            "audit": operation,
+            "object": f"{kind} {ref}",
+            "host": self.settings.kind,
+            "repo": self.settings.repo,
+            **more,
+        }
         if title is not None:
             fields["title"] = scrub(title)
         if body is not None:

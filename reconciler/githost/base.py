@@ -23,11 +23,13 @@ from reconciler.model.config import GitHostConfig
 from reconciler.model.rollout import CommitStatus
 
 HOST_KINDS = ("github", "gitlab")
-TOKEN_ENV = {"github": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITHUB_TOKEN"),
-             "gitlab": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITLAB_TOKEN")}
+TOKEN_ENV = {
+    "github": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITHUB_TOKEN"),
+    "gitlab": ("KAI_GITOPS_GIT_HOST_TOKEN", "GITLAB_TOKEN"),
+}
 DEFAULT_LABELS = ("kai-gitops",)
-DEFAULT_RATE_LIMIT_WAIT = 300.0   # seconds a run may spend waiting out rate limits, in total
-DEFAULT_RETRIES = 3               # extra attempts after a 5xx or a dropped connection
+DEFAULT_RATE_LIMIT_WAIT = 300.0  # seconds a run may spend waiting out rate limits, in total
+DEFAULT_RETRIES = 3  # extra attempts after a 5xx or a dropped connection
 log = logging.getLogger("kai_gitops.githost")
 
 
@@ -36,10 +38,10 @@ class HostWords:
     """How a host names what the tool proposes and refers to: on GitLab `#2` links an issue and a merge request
     is `!2`; on GitHub pull requests and issues share one numbering, `#2`."""
 
-    pull: str                      # "pull request" | "merge request"
-    short: str                     # "PR" | "MR"
-    pull_sigil: str                # "#" | "!"
-    diff_tab: str                  # where the host shows a proposal's whole diff
+    pull: str  # "pull request" | "merge request"
+    short: str  # "PR" | "MR"
+    pull_sigil: str  # "#" | "!"
+    diff_tab: str  # where the host shows a proposal's whole diff
 
     def pull_ref(self, number: int) -> str:
         return f"{self.pull_sigil}{number}"
@@ -48,8 +50,10 @@ class HostWords:
         return f"#{number}"
 
 
-WORDS = {"github": HostWords("pull request", "PR", "#", "Files changed"),
-         "gitlab": HostWords("merge request", "MR", "!", "Changes")}
+WORDS = {
+    "github": HostWords("pull request", "PR", "#", "Files changed"),
+    "gitlab": HostWords("merge request", "MR", "!", "Changes"),
+}
 
 
 def words_for(kind: str) -> HostWords:
@@ -58,28 +62,28 @@ def words_for(kind: str) -> HostWords:
 
 @dataclass(frozen=True)
 class HostIssue:
-    number: int                    # GitHub issue number / GitLab issue iid: what humans see as #N
+    number: int  # GitHub issue number / GitLab issue iid: what humans see as #N
     title: str
     body: str
-    state: str                     # "open" | "closed"
+    state: str  # "open" | "closed"
     labels: tuple[str, ...]
     url: str
-    author: str = ""               # login / username of who opened it ("" unknown: never adopted)
+    author: str = ""  # login / username of who opened it ("" unknown: never adopted)
 
 
 @dataclass(frozen=True)
 class HostPull:
     """A GitHub pull request or a GitLab merge request."""
 
-    number: int                    # GitHub PR number / GitLab MR iid
+    number: int  # GitHub PR number / GitLab MR iid
     title: str
     body: str
-    state: str                     # "open" | "closed" | "merged"
+    state: str  # "open" | "closed" | "merged"
     labels: tuple[str, ...]
     url: str
-    head: str                      # source branch
-    base: str                      # target branch
-    author: str = ""               # login / username of who opened it ("" unknown: never adopted)
+    head: str  # source branch
+    base: str  # target branch
+    author: str = ""  # login / username of who opened it ("" unknown: never adopted)
 
 
 @dataclass(frozen=True)
@@ -105,8 +109,9 @@ class GitHost(Protocol):
         anyone else is passed over with a warning."""
         ...
 
-    def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
-                     assignees: tuple[str, ...] = ()) -> HostIssue: ...
+    def create_issue(
+        self, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostIssue: ...
 
     def update_issue(self, number: int, *, title: str | None = None, body: str | None = None) -> HostIssue: ...
 
@@ -129,8 +134,9 @@ class GitHost(Protocol):
         of ours, whether the branch's PR was closed or someone else's is open on it."""
         ...
 
-    def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
-                    assignees: tuple[str, ...] = ()) -> HostPull: ...
+    def create_pull(
+        self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostPull: ...
 
     def update_pull(self, number: int, *, title: str | None = None, body: str | None = None) -> HostPull: ...
 
@@ -162,9 +168,9 @@ class HostFlags:
 
 @dataclass(frozen=True)
 class HostSettings:
-    kind: str                      # "github" | "gitlab"
-    api_url: str                   # GitHub: REST root (…/api/v3 for Enterprise); GitLab: instance URL
-    repo: str                      # "owner/name" or GitLab "group/sub/project"
+    kind: str  # "github" | "gitlab"
+    api_url: str  # GitHub: REST root (…/api/v3 for Enterprise); GitLab: instance URL
+    repo: str  # "owner/name" or GitLab "group/sub/project"
     token: str = field(repr=False)
     labels: tuple[str, ...] = DEFAULT_LABELS
     assignees: tuple[str, ...] = ()
@@ -172,7 +178,7 @@ class HostSettings:
     rate_limit_wait: float = DEFAULT_RATE_LIMIT_WAIT
     retries: int = DEFAULT_RETRIES
     timeout: float = 30.0
-    bot_identities: tuple[str, ...] = ()   # gitHost.botIdentities: adopted besides the token's own user
+    bot_identities: tuple[str, ...] = ()  # gitHost.botIdentities: adopted besides the token's own user
 
     @property
     def words(self) -> HostWords:
@@ -202,7 +208,7 @@ class Adoption:
     configured bot identities. Logins compare case-insensitively, as both hosts treat them."""
 
     def __init__(self, token_user: str | None, bots: tuple[str, ...]) -> None:
-        self.token_user = token_user           # None: the host cannot say (a GitHub App installation token)
+        self.token_user = token_user  # None: the host cannot say (a GitHub App installation token)
         self.bots = bots
         self._names = {name.casefold() for name in (token_user, *bots) if name}
 
@@ -210,9 +216,14 @@ class Adoption:
         """Whether `author`'s marked `what` (at `url`) is the tool's own; if not, one warning saying why."""
         if author and author.casefold() in self._names:
             return True
-        log.warning("%s %s carries kai-gitops's marker but was opened by %s, not by %s: not adopted (kai-gitops "
-                    "uses or opens its own; list a bot login in gitHost.botIdentities if it is yours)", what, url,
-                    repr(author) if author else "an unknown author", self._expected())
+        log.warning(
+            "%s %s carries kai-gitops's marker but was opened by %s, not by %s: not adopted (kai-gitops "
+            "uses or opens its own; list a bot login in gitHost.botIdentities if it is yours)",
+            what,
+            url,
+            repr(author) if author else "an unknown author",
+            self._expected(),
+        )
         return False
 
     def _expected(self) -> str:
@@ -233,7 +244,7 @@ def has_marker(body: str, marker: str) -> bool:
             mark = opening.group(1)
             if fence is None:
                 fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark):].strip():
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip()[len(mark) :].strip():
                 fence = None
             continue
         if fence is None and line.strip() == marker:
@@ -241,8 +252,9 @@ def has_marker(body: str, marker: str) -> bool:
     return False
 
 
-def resolve_host_settings(remote_url: str | None, config_block: GitHostConfig | None, cli_flags: HostFlags,
-                          env: Mapping[str, str]) -> HostSettings:
+def resolve_host_settings(
+    remote_url: str | None, config_block: GitHostConfig | None, cli_flags: HostFlags, env: Mapping[str, str]
+) -> HostSettings:
     """Flags over the `gitHost:` block over what the remote URL makes obvious; the token from the environment."""
     config = config_block or GitHostConfig()
     remote = _parse_remote(remote_url)
@@ -253,13 +265,22 @@ def resolve_host_settings(remote_url: str | None, config_block: GitHostConfig | 
     api_url = (url or _default_api_url(kind, remote)).rstrip("/")
     repo = cli_flags.repo or config.repo or _repo_from_remote(remote, url)
     if not repo:
-        raise UserError("cannot tell which repository to report to",
-                        hint="pass --git-host-repo owner/name (GitLab: group/project) or set gitHost.repo")
+        raise UserError(
+            "cannot tell which repository to report to",
+            hint="pass --git-host-repo owner/name (GitLab: group/project) or set gitHost.repo",
+        )
     _check_repo(kind, repo)
-    return HostSettings(kind, api_url, repo, _token(kind, env), config.labels or DEFAULT_LABELS, config.assignees,
-                        cli_flags.base_branch or config.base_branch,
-                        DEFAULT_RATE_LIMIT_WAIT if cli_flags.rate_limit_wait is None else cli_flags.rate_limit_wait,
-                        bot_identities=config.bot_identities)
+    return HostSettings(
+        kind,
+        api_url,
+        repo,
+        _token(kind, env),
+        config.labels or DEFAULT_LABELS,
+        config.assignees,
+        cli_flags.base_branch or config.base_branch,
+        DEFAULT_RATE_LIMIT_WAIT if cli_flags.rate_limit_wait is None else cli_flags.rate_limit_wait,
+        bot_identities=config.bot_identities,
+    )
 
 
 def host_kind(remote_url: str | None, config_block: GitHostConfig | None, cli_flags: HostFlags) -> str:
@@ -271,7 +292,7 @@ def host_kind(remote_url: str | None, config_block: GitHostConfig | None, cli_fl
 @dataclass(frozen=True)
 class _Remote:
     host: str
-    path: str                      # without leading slash and .git suffix
+    path: str  # without leading slash and .git suffix
 
 
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^:/]+):(?P<path>[^/].*)$")
@@ -285,7 +306,7 @@ def _parse_remote(remote_url: str | None) -> _Remote | None:
         if parts.scheme == "file" or not parts.hostname:
             return None
         return _Remote(parts.hostname.lower(), _clean_path(parts.path))
-    match = _SCP_LIKE.match(remote_url)           # git@github.com:owner/name.git
+    match = _SCP_LIKE.match(remote_url)  # git@github.com:owner/name.git
     return _Remote(match["host"].lower(), _clean_path(match["path"])) if match else None
 
 
@@ -301,8 +322,10 @@ def _infer_kind(remote: _Remote | None, url: str | None) -> str:
         for kind in HOST_KINDS:
             if kind in host.split(".")[0] or host in (f"{kind}.com", f"api.{kind}.com"):
                 return kind
-    raise UserError("cannot tell whether the Git host is GitHub or GitLab from the remote URL",
-                    hint="pass --git-host github|gitlab or set gitHost.host in kai-gitops.yaml")
+    raise UserError(
+        "cannot tell whether the Git host is GitHub or GitLab from the remote URL",
+        hint="pass --git-host github|gitlab or set gitHost.host in kai-gitops.yaml",
+    )
 
 
 def _default_api_url(kind: str, remote: _Remote | None) -> str:
@@ -317,14 +340,16 @@ def _repo_from_remote(remote: _Remote | None, url: str | None) -> str | None:
         return None
     path = remote.path
     prefix = split_url(url, "the Git host API URL").path.strip("/") if url else ""
-    for strip in (prefix, prefix.removesuffix("api/v3").strip("/")):   # self-managed GitLab under /gitlab
+    for strip in (prefix, prefix.removesuffix("api/v3").strip("/")):  # self-managed GitLab under /gitlab
         if strip and path.startswith(strip + "/"):
-            return path[len(strip) + 1:]
+            return path[len(strip) + 1 :]
     return path or None
 
 
-_REPO_PATTERN = {"github": re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"),
-                 "gitlab": re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$")}
+_REPO_PATTERN = {
+    "github": re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"),
+    "gitlab": re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$"),
+}
 
 
 def _check_repo(kind: str, repo: str) -> None:
@@ -338,5 +363,4 @@ def _token(kind: str, env: Mapping[str, str]) -> str:
         if env.get(name):
             return env[name].strip()
     names = " or ".join(f"${n}" for n in TOKEN_ENV[kind])
-    raise UserError(f"no {kind} token: set {names}",
-                    hint=f"the token needs write access to issues/{WORDS[kind].pull}s")
+    raise UserError(f"no {kind} token: set {names}", hint=f"the token needs write access to issues/{WORDS[kind].pull}s")

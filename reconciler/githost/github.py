@@ -43,25 +43,31 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Editable = TypeVar("Editable", "Issue", "PullRequest")
-WRITE_INTERVAL = 1.0   # GitHub asks for a second between content-creating writes (secondary limits)
-ACTIONS_BOT = "github-actions[bot]"   # who Actions' GITHUB_TOKEN writes as
+WRITE_INTERVAL = 1.0  # GitHub asks for a second between content-creating writes (secondary limits)
+ACTIONS_BOT = "github-actions[bot]"  # who Actions' GITHUB_TOKEN writes as
 
 
 class GitHubHost:
     kind = "github"
 
-    def __init__(self, settings: HostSettings, *, policy: RetryPolicy | None = None,
-                 write_interval: float | None = None) -> None:
+    def __init__(
+        self, settings: HostSettings, *, policy: RetryPolicy | None = None, write_interval: float | None = None
+    ) -> None:
         from github import Auth, Github
 
         self.settings = settings
         self.policy = policy or RetryPolicy(settings, "GitHub")
         interval = WRITE_INTERVAL if write_interval is None else write_interval
         # retry=None: PyGithub's GithubRetry would sleep until a limit resets, unbounded; ours is bounded.
-        self._client = Github(auth=Auth.Token(settings.token), base_url=settings.api_url,
-                              timeout=int(settings.timeout), retry=None, per_page=100,
-                              seconds_between_requests=None,
-                              seconds_between_writes=interval or None)
+        self._client = Github(
+            auth=Auth.Token(settings.token),
+            base_url=settings.api_url,
+            timeout=int(settings.timeout),
+            retry=None,
+            per_page=100,
+            seconds_between_requests=None,
+            seconds_between_writes=interval or None,
+        )
         self._repo_obj: Repository | None = None
         self._adoption: Adoption | None = None
 
@@ -99,8 +105,10 @@ class GitHubHost:
         if status == 401:
             return "GitHub rejected the token (HTTP 401); check $GITHUB_TOKEN / $KAI_GITOPS_GIT_HOST_TOKEN"
         if status == 404:
-            return (f"GitHub repository or object not found (HTTP 404): is '{self.settings.repo}' right, and can "
-                    "the token see it?")
+            return (
+                f"GitHub repository or object not found (HTTP 404): is '{self.settings.repo}' right, and can "
+                "the token see it?"
+            )
         if status == 403:
             return f"GitHub refused (HTTP 403): {message or 'forbidden'}; the token needs issues/pull-requests write"
         return f"GitHub answered HTTP {status}: {message or 'no message'}"
@@ -123,7 +131,7 @@ class GitHubHost:
             return str(self._client.get_user().login)
         except GithubException as exc:
             if exc.status == 403 and isinstance(self._classify(exc), UserError):
-                return None    # an installation token: /user is not for integrations (not a rate limit)
+                return None  # an installation token: /user is not for integrations (not a rate limit)
             raise
 
     # -- issues ---------------------------------------------------------------------------------------------
@@ -131,18 +139,28 @@ class GitHubHost:
         def scan() -> HostIssue | None:
             listing = self._repo.get_issues(state="all", labels=[label], sort="updated", direction="desc")
             for issue in listing:
-                if issue.pull_request is None and has_marker(issue.body or "", marker) and \
-                        self.adoption.adopts(_login(issue.user), "issue", issue.html_url):
+                if (
+                    issue.pull_request is None
+                    and has_marker(issue.body or "", marker)
+                    and self.adoption.adopts(_login(issue.user), "issue", issue.html_url)
+                ):
                     return _issue(issue)
             return None
 
         return self._run(f"listing issues labelled '{label}'", scan)
 
-    def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
-                     assignees: tuple[str, ...] = ()) -> HostIssue:
-        return _issue(self._run("creating an issue", lambda: self._repo.create_issue(
-            title=scrub_body(title), body=scrub_body(body), labels=list(labels), assignees=list(assignees)),
-            idempotent=False))
+    def create_issue(
+        self, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostIssue:
+        return _issue(
+            self._run(
+                "creating an issue",
+                lambda: self._repo.create_issue(
+                    title=scrub_body(title), body=scrub_body(body), labels=list(labels), assignees=list(assignees)
+                ),
+                idempotent=False,
+            )
+        )
 
     def update_issue(self, number: int, *, title: str | None = None, body: str | None = None) -> HostIssue:
         return self._edit_issue(number, f"updating issue #{number}", _Edit(title=title, body=body))
@@ -160,8 +178,9 @@ class GitHubHost:
         return _comment(self._run(f"commenting on #{number}", post, idempotent=False))
 
     def issue_comments(self, number: int) -> list[HostComment]:
-        return self._run(f"reading comments of #{number}",
-                         lambda: [_comment(c) for c in self._repo.get_issue(number).get_comments()])
+        return self._run(
+            f"reading comments of #{number}", lambda: [_comment(c) for c in self._repo.get_issue(number).get_comments()]
+        )
 
     def _edit_issue(self, number: int, what: str, changes: _Edit) -> HostIssue:
         return _issue(self._edit(what, lambda: self._repo.get_issue(number), changes))
@@ -183,8 +202,11 @@ class GitHubHost:
 
         def scan() -> HostPull | None:
             for pull in self._repo.get_pulls(state="open", head=f"{owner}:{head}"):
-                if pull.head.ref == head and has_marker(pull.body or "", marker) and \
-                        self.adoption.adopts(_login(pull.user), "pull request", pull.html_url):
+                if (
+                    pull.head.ref == head
+                    and has_marker(pull.body or "", marker)
+                    and self.adoption.adopts(_login(pull.user), "pull request", pull.html_url)
+                ):
                     return _pull(pull)
             return None
 
@@ -199,20 +221,26 @@ class GitHubHost:
 
         return self._run(f"listing pull requests from '{head}'", scan)
 
-    def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
-                    assignees: tuple[str, ...] = ()) -> HostPull:
-        pull = self._run(f"opening a pull request from '{head}'", lambda: self._repo.create_pull(
-            base=base, head=head, title=scrub_body(title), body=scrub_body(body)), idempotent=False)
-        if labels or assignees:   # pulls take labels and assignees through their issue
-            self._run(f"labelling pull request #{pull.number}", lambda: self._repo.get_issue(pull.number).edit(
-                labels=list(labels), assignees=list(assignees)))
+    def create_pull(
+        self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostPull:
+        pull = self._run(
+            f"opening a pull request from '{head}'",
+            lambda: self._repo.create_pull(base=base, head=head, title=scrub_body(title), body=scrub_body(body)),
+            idempotent=False,
+        )
+        if labels or assignees:  # pulls take labels and assignees through their issue
+            self._run(
+                f"labelling pull request #{pull.number}",
+                lambda: self._repo.get_issue(pull.number).edit(labels=list(labels), assignees=list(assignees)),
+            )
         return _pull(pull, labels)
 
     def update_pull(self, number: int, *, title: str | None = None, body: str | None = None) -> HostPull:
         return self._edit_pull(number, f"updating pull request #{number}", _Edit(title=title, body=body))
 
     def comment_pull(self, number: int, body: str) -> HostComment:
-        return self.comment_issue(number, body)   # a PR's conversation is its issue's comments
+        return self.comment_issue(number, body)  # a PR's conversation is its issue's comments
 
     def close_pull(self, number: int) -> HostPull:
         return self._edit_pull(number, f"closing pull request #{number}", _Edit(state="closed"))
@@ -224,6 +252,7 @@ class GitHubHost:
     def commit_statuses(self, sha: str) -> list[CommitStatus]:
         """`GET /repos/{o}/{r}/commits/{sha}/statuses`, every page (PyGithub's Commit.get_statuses calls the
         older `/statuses/{sha}` form, which GitHub's description no longer lists)."""
+
         def read() -> list[CommitStatus]:
             url = f"{self._repo.url}/commits/{quote(sha, safe='')}/statuses"
             listing = PaginatedList(GitHubStatus, self._repo._requester, url, None)
@@ -237,8 +266,9 @@ class GitHubHost:
 
         def write() -> GitHubStatus:
             requester = self._repo._requester
-            headers, data = requester.requestJsonAndCheck("POST", f"{self._repo.url}/statuses/{quote(sha, safe='')}",
-                                                          input=body)
+            headers, data = requester.requestJsonAndCheck(
+                "POST", f"{self._repo.url}/statuses/{quote(sha, safe='')}", input=body
+            )
             return GitHubStatus(requester, headers, data)
 
         return _status(sha, self._run(f"writing status {context} on {sha[:12]}", write))
@@ -249,8 +279,9 @@ _STATES: dict[str, StatusState] = {"success": "success", "failure": "failure", "
 
 def _status(sha: str, status: GitHubStatus) -> CommitStatus:
     state = _STATES.get(status.state, "error")
-    return CommitStatus(sha, status.context or "default", state, status.updated_at.timestamp(),
-                        status.description or "")
+    return CommitStatus(
+        sha, status.context or "default", state, status.updated_at.timestamp(), status.description or ""
+    )
 
 
 class _Fields(TypedDict, total=False):
@@ -287,15 +318,30 @@ def _login(user: NamedUser | None) -> str:
 
 
 def _issue(issue: Issue) -> HostIssue:
-    return HostIssue(issue.number, issue.title, issue.body or "", issue.state, _labels(issue.labels), issue.html_url,
-                     _login(issue.user))
+    return HostIssue(
+        issue.number,
+        issue.title,
+        issue.body or "",
+        issue.state,
+        _labels(issue.labels),
+        issue.html_url,
+        _login(issue.user),
+    )
 
 
 def _pull(pull: PullRequest, labels: tuple[str, ...] | None = None) -> HostPull:
     state = "merged" if pull.merged else pull.state
-    return HostPull(pull.number, pull.title, pull.body or "", state,
-                    labels if labels is not None else _labels(pull.labels), pull.html_url, pull.head.ref,
-                    pull.base.ref, _login(pull.user))
+    return HostPull(
+        pull.number,
+        pull.title,
+        pull.body or "",
+        state,
+        labels if labels is not None else _labels(pull.labels),
+        pull.html_url,
+        pull.head.ref,
+        pull.base.ref,
+        _login(pull.user),
+    )
 
 
 def _comment(comment: IssueComment) -> HostComment:

@@ -39,8 +39,14 @@ T = TypeVar("T")
 Saved = TypeVar("Saved", "ProjectIssue", "ProjectMergeRequest")
 _STATES = {"opened": "open", "closed": "closed", "merged": "merged", "locked": "closed"}
 # GitLab's commit status states, read as both hosts' four; written: failure and error are `failed`.
-_STATUS_READ: dict[str, StatusState] = {"success": "success", "pending": "pending", "running": "pending",
-                                        "created": "pending", "failed": "failure", "canceled": "failure"}
+_STATUS_READ: dict[str, StatusState] = {
+    "success": "success",
+    "pending": "pending",
+    "running": "pending",
+    "created": "pending",
+    "failed": "failure",
+    "canceled": "failure",
+}
 _STATUS_WRITE = {"success": "success", "pending": "pending", "failure": "failed", "error": "failed"}
 
 
@@ -50,8 +56,7 @@ def _client(settings: HostSettings, last_response: dict[str, Mapping[str, str]])
     import requests
 
     session = requests.Session()
-    session.hooks["response"].append(
-        lambda response, *args, **kwargs: last_response.update(headers=response.headers))
+    session.hooks["response"].append(lambda response, *args, **kwargs: last_response.update(headers=response.headers))
 
     class Client(gitlab.Gitlab):
         # Any: a pass-through to python-gitlab's own http_request, whatever its arguments
@@ -59,8 +64,14 @@ def _client(settings: HostSettings, last_response: dict[str, Mapping[str, str]])
             kwargs |= {"obey_rate_limit": False, "max_retries": 0, "retry_transient_errors": False}
             return super().http_request(*args, **kwargs)
 
-    return Client(settings.api_url, private_token=settings.token, timeout=settings.timeout, session=session,
-                  per_page=100, keep_base_url=True)
+    return Client(
+        settings.api_url,
+        private_token=settings.token,
+        timeout=settings.timeout,
+        session=session,
+        per_page=100,
+        keep_base_url=True,
+    )
 
 
 class GitLabHost:
@@ -104,8 +115,10 @@ class GitLabHost:
         if isinstance(exc, GitlabAuthenticationError) or status == 401:
             text = "GitLab rejected the token (HTTP 401); check $GITLAB_TOKEN / $KAI_GITOPS_GIT_HOST_TOKEN"
         elif status == 404:
-            text = (f"GitLab project or object not found (HTTP 404): is '{self.settings.repo}' right, and can the "
-                    "token see it?")
+            text = (
+                f"GitLab project or object not found (HTTP 404): is '{self.settings.repo}' right, and can the "
+                "token see it?"
+            )
         elif status == 403:
             text = f"GitLab refused (HTTP 403): {message or 'forbidden'}; the token needs the api scope"
         else:
@@ -126,7 +139,7 @@ class GitLabHost:
             self._gl.auth()
         except GitlabError as exc:
             if exc.response_code == 403 and isinstance(self._classify(exc), UserError):
-                return None    # a token without read access to its own user: only the configured bots
+                return None  # a token without read access to its own user: only the configured bots
             raise
         return str(self._gl.user.username) if self._gl.user is not None else None
 
@@ -144,19 +157,23 @@ class GitLabHost:
     # -- issues ---------------------------------------------------------------------------------------------
     def find_issue(self, marker: str, label: str) -> HostIssue | None:
         def scan() -> HostIssue | None:
-            for issue in self._project.issues.list(labels=[label], order_by="updated_at", sort="desc",
-                                                   iterator=True):
-                if has_marker(issue.description or "", marker) and \
-                        self.adoption.adopts(_author(issue), "issue", issue.web_url):
+            for issue in self._project.issues.list(labels=[label], order_by="updated_at", sort="desc", iterator=True):
+                if has_marker(issue.description or "", marker) and self.adoption.adopts(
+                    _author(issue), "issue", issue.web_url
+                ):
                     return _issue(issue)
             return None
 
         return self._run(f"listing issues labelled '{label}'", scan)
 
-    def create_issue(self, title: str, body: str, labels: tuple[str, ...] = (),
-                     assignees: tuple[str, ...] = ()) -> HostIssue:
-        data: dict[str, str | list[int]] = {"title": scrub_body(title), "description": scrub_body(body),
-                                            "labels": ",".join(labels)}
+    def create_issue(
+        self, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostIssue:
+        data: dict[str, str | list[int]] = {
+            "title": scrub_body(title),
+            "description": scrub_body(body),
+            "labels": ",".join(labels),
+        }
         if assignees:
             data["assignee_ids"] = self._assignee_ids(assignees)
         return _issue(self._run("creating an issue", lambda: self._project.issues.create(data), idempotent=False))
@@ -188,6 +205,7 @@ class GitLabHost:
 
     def _save(self, what: str, fetch: Callable[[], Saved], changes: dict[str, str | None]) -> Saved:
         """PUT an issue or merge request: texts scrubbed, unset fields left out."""
+
         def save() -> Saved:
             target = fetch()
             _assign(target, changes)
@@ -200,8 +218,11 @@ class GitLabHost:
     def find_pull(self, marker: str, head: str) -> HostPull | None:
         def scan() -> HostPull | None:
             for mr in self._project.mergerequests.list(state="opened", source_branch=head, iterator=True):
-                if mr.source_branch == head and has_marker(mr.description or "", marker) and \
-                        self.adoption.adopts(_author(mr), "merge request", mr.web_url):
+                if (
+                    mr.source_branch == head
+                    and has_marker(mr.description or "", marker)
+                    and self.adoption.adopts(_author(mr), "merge request", mr.web_url)
+                ):
                     return _pull(mr)
             return None
 
@@ -214,14 +235,25 @@ class GitLabHost:
 
         return self._run(f"listing merge requests from '{head}'", scan)
 
-    def create_pull(self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (),
-                    assignees: tuple[str, ...] = ()) -> HostPull:
-        data: dict[str, str | list[int]] = {"source_branch": head, "target_branch": base, "title": scrub_body(title),
-                                            "description": scrub_body(body), "labels": ",".join(labels)}
+    def create_pull(
+        self, head: str, base: str, title: str, body: str, labels: tuple[str, ...] = (), assignees: tuple[str, ...] = ()
+    ) -> HostPull:
+        data: dict[str, str | list[int]] = {
+            "source_branch": head,
+            "target_branch": base,
+            "title": scrub_body(title),
+            "description": scrub_body(body),
+            "labels": ",".join(labels),
+        }
         if assignees:
             data["assignee_ids"] = self._assignee_ids(assignees)
-        return _pull(self._run(f"opening a merge request from '{head}'",
-                               lambda: self._project.mergerequests.create(data), idempotent=False))
+        return _pull(
+            self._run(
+                f"opening a merge request from '{head}'",
+                lambda: self._project.mergerequests.create(data),
+                idempotent=False,
+            )
+        )
 
     def update_pull(self, number: int, *, title: str | None = None, body: str | None = None) -> HostPull:
         return self._save_pull(number, f"updating merge request !{number}", title=title, description=body)
@@ -241,6 +273,7 @@ class GitLabHost:
     # -- commit statuses ------------------------------------------------------------------------------------
     def commit_statuses(self, sha: str) -> list[CommitStatus]:
         """`GET /projects/:id/repository/commits/:sha/statuses`, every page."""
+
         def read() -> list[CommitStatus]:
             listing = self._project.commits.get(sha, lazy=True).statuses.list(iterator=True)
             return [_commit_status(sha, status) for status in listing]
@@ -259,9 +292,13 @@ class GitLabHost:
 
 def _commit_status(sha: str, status: ProjectCommitStatus) -> CommitStatus:
     stamp = str(getattr(status, "created_at", "") or "")
-    return CommitStatus(sha, str(getattr(status, "name", "") or "default"),
-                        _STATUS_READ.get(str(status.status), "error"), _epoch(stamp),
-                        str(getattr(status, "description", "") or ""))
+    return CommitStatus(
+        sha,
+        str(getattr(status, "name", "") or "default"),
+        _STATUS_READ.get(str(status.status), "error"),
+        _epoch(stamp),
+        str(getattr(status, "description", "") or ""),
+    )
 
 
 def _epoch(stamp: str) -> float:
@@ -285,13 +322,29 @@ def _author(item: ProjectIssue | ProjectMergeRequest) -> str:
 
 
 def _issue(issue: ProjectIssue) -> HostIssue:
-    return HostIssue(issue.iid, issue.title, issue.description or "", _STATES.get(issue.state, issue.state),
-                     tuple(issue.labels or ()), issue.web_url, _author(issue))
+    return HostIssue(
+        issue.iid,
+        issue.title,
+        issue.description or "",
+        _STATES.get(issue.state, issue.state),
+        tuple(issue.labels or ()),
+        issue.web_url,
+        _author(issue),
+    )
 
 
 def _pull(mr: ProjectMergeRequest) -> HostPull:
-    return HostPull(mr.iid, mr.title, mr.description or "", _STATES.get(mr.state, mr.state), tuple(mr.labels or ()),
-                    mr.web_url, mr.source_branch, mr.target_branch, _author(mr))
+    return HostPull(
+        mr.iid,
+        mr.title,
+        mr.description or "",
+        _STATES.get(mr.state, mr.state),
+        tuple(mr.labels or ()),
+        mr.web_url,
+        mr.source_branch,
+        mr.target_branch,
+        _author(mr),
+    )
 
 
 def _note(note: ProjectIssueNote | ProjectMergeRequestNote) -> HostComment:

@@ -18,8 +18,8 @@ from reconciler.core.errors import UserError
 from reconciler.githost.base import HostSettings
 
 T = TypeVar("T")
-SECONDARY_LIMIT_WAIT = 60.0      # GitHub: "wait at least one minute" when a secondary limit names no time
-BACKOFF = 1.0                    # first pause after a 5xx; doubles per attempt, at most 30 s
+SECONDARY_LIMIT_WAIT = 60.0  # GitHub: "wait at least one minute" when a secondary limit names no time
+BACKOFF = 1.0  # first pause after a 5xx; doubles per attempt, at most 30 s
 
 
 def _sleep(seconds: float) -> None:
@@ -28,29 +28,42 @@ def _sleep(seconds: float) -> None:
 
 @dataclass(frozen=True)
 class RateLimited(Exception):
-    wait: float                  # seconds until the host says a retry may succeed
+    wait: float  # seconds until the host says a retry may succeed
     reason: str
 
 
 @dataclass(frozen=True)
 class Transient(Exception):
-    status: int | None           # None: the connection itself failed
+    status: int | None  # None: the connection itself failed
     reason: str
 
 
 class RetryPolicy:
     """Runs host calls; `sleep` and `clock` are injectable so tests wait in simulated time."""
 
-    def __init__(self, settings: HostSettings, host_name: str, *, sleep: Callable[[float], None] | None = None,
-                 clock: Callable[[], float] | None = None, backoff: float | None = None) -> None:
+    def __init__(
+        self,
+        settings: HostSettings,
+        host_name: str,
+        *,
+        sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] | None = None,
+        backoff: float | None = None,
+    ) -> None:
         self.settings, self.host_name = settings, host_name
         self.sleep = sleep or _sleep
         self.clock = clock or time.time
         self.backoff = BACKOFF if backoff is None else backoff
-        self.waited = 0.0        # seconds spent waiting out rate limits in this run, across calls
+        self.waited = 0.0  # seconds spent waiting out rate limits in this run, across calls
 
-    def run(self, what: str, call: Callable[[], T], classify: Callable[[Exception], Exception | None],
-            *, idempotent: bool = True) -> T:
+    def run(
+        self,
+        what: str,
+        call: Callable[[], T],
+        classify: Callable[[Exception], Exception | None],
+        *,
+        idempotent: bool = True,
+    ) -> T:
         """`call()`, retried per the policy. `classify` maps a client exception to RateLimited, Transient,
         a UserError to raise as is, or None (not ours: re-raised untouched)."""
         failures = 0
@@ -74,20 +87,26 @@ class RetryPolicy:
         wait = max(limit.wait, 1.0)
         if self.waited + wait > self.settings.rate_limit_wait:
             resume = datetime.fromtimestamp(self.clock() + wait, UTC).strftime("%H:%M:%S UTC")
-            raise UserError(f"{self.host_name} rate limit while {what}: {limit.reason}; it allows requests again "
-                            f"at {resume}, beyond the {self.settings.rate_limit_wait:g}s this run may wait",
-                            hint="re-run later, or raise --git-host-rate-limit-wait") from None
+            raise UserError(
+                f"{self.host_name} rate limit while {what}: {limit.reason}; it allows requests again "
+                f"at {resume}, beyond the {self.settings.rate_limit_wait:g}s this run may wait",
+                hint="re-run later, or raise --git-host-rate-limit-wait",
+            ) from None
         self.waited += wait
         self.sleep(wait)
 
     def _retry_transient(self, what: str, error: Transient, failures: int, idempotent: bool) -> None:
         if not idempotent:
             # A 5xx after a create may still have created it: the next run finds it by its marker.
-            raise UserError(f"{self.host_name} failed while {what}: {error.reason}",
-                            hint="not retried because it may have been applied; re-run (the marker finds it)")
+            raise UserError(
+                f"{self.host_name} failed while {what}: {error.reason}",
+                hint="not retried because it may have been applied; re-run (the marker finds it)",
+            )
         if failures > self.settings.retries:
-            raise UserError(f"{self.host_name} failed while {what}: {error.reason} "
-                            f"({failures} attempts)", hint="the host is unavailable; re-run later")
+            raise UserError(
+                f"{self.host_name} failed while {what}: {error.reason} ({failures} attempts)",
+                hint="the host is unavailable; re-run later",
+            )
         self.sleep(min(self.backoff * 2 ** (failures - 1), 30.0))
 
 
@@ -110,5 +129,5 @@ def limit_wait(headers: object, now: float, default: float) -> float:
     for name in ("x-ratelimit-reset", "ratelimit-reset"):
         reset = header(headers, name)
         if reset and reset.strip().isdigit():
-            return max(float(reset) - now, 0.0) + 1.0   # the reset second itself may still be limited
+            return max(float(reset) - now, 0.0) + 1.0  # the reset second itself may still be limited
     return default

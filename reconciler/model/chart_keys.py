@@ -19,7 +19,7 @@ from reconciler.core.refs import YamlPath
 from reconciler.model.values import chart_defaults, parse_version, shipped_chart_versions
 
 Version = tuple[int, int, int]
-VersionRange = tuple[Version, Version]          # inclusive
+VersionRange = tuple[Version, Version]  # inclusive
 # A key tree: a mapping is walked key by key; None marks a value whose inside is not checked (a scalar, a
 # list, or a free-form map such as `resources`).
 KeyTree = dict[str, "KeyTree | None"]
@@ -27,22 +27,49 @@ KeyTree = dict[str, "KeyTree | None"]
 ANY_VERSION: tuple[VersionRange, ...] = (((0, 0, 0), (0, 99, 99)),)
 
 # Maps whose keys are Kubernetes fields or user names, not chart values: never walked.
-FREE_FORM = frozenset({
-    "resources", "affinity", "nodeSelector", "tolerations", "daemonsetsTolerations", "labels", "annotations",
-    "namespaceLabels", "securityContext", "podSecurityContext", "namespaceLabelSelector", "podLabelSelector",
-    "resourceReservationPodResources", "plugins", "actions", "args", "scenarioSearchBudgets", "updatePolicy",
-    "resourcePolicy", "networkPolicy", "network",
-})
+FREE_FORM = frozenset(
+    {
+        "resources",
+        "affinity",
+        "nodeSelector",
+        "tolerations",
+        "daemonsetsTolerations",
+        "labels",
+        "annotations",
+        "namespaceLabels",
+        "securityContext",
+        "podSecurityContext",
+        "namespaceLabelSelector",
+        "podLabelSelector",
+        "resourceReservationPodResources",
+        "plugins",
+        "actions",
+        "args",
+        "scenarioSearchBudgets",
+        "updatePolicy",
+        "resourcePolicy",
+        "networkPolicy",
+        "network",
+    }
+)
 
-COMPONENTS = ("podgrouper", "podgroupcontroller", "queuecontroller", "admission", "binder", "scheduler",
-              "nodescaleadjuster")
+COMPONENTS = (
+    "podgrouper",
+    "podgroupcontroller",
+    "queuecontroller",
+    "admission",
+    "binder",
+    "scheduler",
+    "nodescaleadjuster",
+)
 
 
 # -- eras: how a chart version produces kai-config ------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Era:
-    name: str           # E1 (pre-install/pre-upgrade hook), E2 (post-install deployer Job), E3 (v0.17.x)
+    name: str  # E1 (pre-install/pre-upgrade hook), E2 (post-install deployer Job), E3 (v0.17.x)
     ranges: tuple[VersionRange, ...]
 
 
@@ -50,10 +77,10 @@ class Era:
 # and v0.17.1 from the release branches v0.16 and v0.17, whose templates differ from v0.16.8/v0.17.0 only in
 # the image-tag helper (reconciler/data/README.md).
 ERAS = (
-    Era("E1", (((0, 9, 0), (0, 12, 21)), ((0, 13, 0), (0, 13, 4)), ((0, 14, 0), (0, 14, 5)),
-               ((0, 15, 0), (0, 15, 2)))),
-    Era("E2", (((0, 12, 22), (0, 12, 23)), ((0, 14, 6), (0, 14, 7)), ((0, 15, 3), (0, 15, 3)),
-               ((0, 16, 0), (0, 16, 9)))),
+    Era("E1", (((0, 9, 0), (0, 12, 21)), ((0, 13, 0), (0, 13, 4)), ((0, 14, 0), (0, 14, 5)), ((0, 15, 0), (0, 15, 2)))),
+    Era(
+        "E2", (((0, 12, 22), (0, 12, 23)), ((0, 14, 6), (0, 14, 7)), ((0, 15, 3), (0, 15, 3)), ((0, 16, 0), (0, 16, 9)))
+    ),
     Era("E3", (((0, 17, 0), (0, 17, 1)),)),
 )
 
@@ -73,15 +100,16 @@ def _within(version: Version, ranges: tuple[VersionRange, ...]) -> bool:
 
 # -- values a chart version silently drops -----------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class IgnoredValue:
     """A values key that the chart versions in `ranges` accept and then drop: it never reaches its object."""
 
     path: YamlPath
     ranges: tuple[VersionRange, ...]
-    carried_by: str             # which versions carry it, or what to set instead
-    source: str                 # the upstream issue or template that shows it
-    unless_default: bool = False    # setting it to the chart default changes nothing: not reported
+    carried_by: str  # which versions carry it, or what to set instead
+    source: str  # the upstream issue or template that shows it
+    unless_default: bool = False  # setting it to the chart default changes nothing: not reported
     target: str = "kai-config"
 
 
@@ -91,49 +119,113 @@ _V09: tuple[VersionRange, ...] = (((0, 9, 0), (0, 9, 99)),)
 
 def _ignored_values() -> tuple[IgnoredValue, ...]:
     entries = [
-        IgnoredValue(("global", "queueLabelKey"), ANY_VERSION,
-                     "no chart version has it; set podgrouper.queueLabelKey (carried from v0.16.0)",
-                     "KAI-Scheduler #1655"),
-        IgnoredValue(("podgrouper", "queueLabelKey"), (((0, 9, 0), (0, 15, 99)),),
-                     "carried from v0.16.0 (v0.14.6/v0.15.1 change logs list the fix, their templates do not)",
-                     "KAI-Scheduler #1655", unless_default=True),
-        IgnoredValue(("global", "nodePoolLabelKey"), (((0, 9, 0), (0, 16, 2)),), "carried from v0.16.3",
-                     "KAI-Scheduler #1774"),
-        IgnoredValue(("global", "nodeSelector"), _BEFORE_0_13, "carried from v0.13.0", "KAI-Scheduler #1101",
-                     unless_default=True),
-        IgnoredValue(("global", "imagePullSecrets"),
-                     (((0, 10, 0), (0, 10, 99)), ((0, 12, 0), (0, 12, 18)), ((0, 13, 0), (0, 13, 99)),
-                      ((0, 14, 0), (0, 14, 0))),
-                     "carried by v0.12.19+, v0.14.1+ and later (the CRD of this version prunes the field)",
-                     "KAI-Scheduler #942", unless_default=True),
-        *[IgnoredValue(("global", "resourceReservation", key), _BEFORE_0_13, "carried from v0.13.0",
-                       "KAI-Scheduler #890", unless_default=True)
-          for key in ("namespace", "serviceAccount", "appLabel")],
-        *[IgnoredValue(("podgrouper", key), _BEFORE_0_13, "carried from v0.13.0", "KAI-Scheduler #859",
-                       unless_default=True) for key in ("image", "resources", "affinity")],
-        *[IgnoredValue(("binder", "resourceReservationImage", key), (((0, 10, 0), (0, 12, 99)),),
-                       "carried from v0.13.0 (earlier charts carry only the image name)",
-                       "KAI-Scheduler chart templates/kai-config.yaml", unless_default=True)
-          for key in ("tag", "pullPolicy")],
-        *[IgnoredValue((comp, "resources"), _V09, "carried from v0.10.0 (v0.9.x indents the block wrongly)",
-                       "KAI-Scheduler chart v0.9.20 templates/kai-config.yaml")
-          for comp in ("podgroupcontroller", "queuecontroller", "admission", "nodescaleadjuster")],
-        IgnoredValue(("global", "tag"), _V09, "carried from v0.10.0 (v0.9.x always uses the chart version)",
-                     "KAI-Scheduler chart v0.9.20 templates/kai-config.yaml", unless_default=True),
-        *[IgnoredValue((comp, "image", "tag"), _V09, "carried from v0.10.0 (v0.9.x always uses the chart version)",
-                       "KAI-Scheduler chart v0.9.20 templates/kai-config.yaml") for comp in COMPONENTS],
-        *[IgnoredValue((comp, "enabled"), (((0, 9, 0), (0, 14, 99)),),
-                       "carried by v0.15.3 and later (earlier charts hard-code every component on)",
-                       "KAI-Scheduler chart templates/kai-config.yaml", unless_default=True)
-          for comp in ("binder", "podgrouper", "podgroupcontroller", "queuecontroller", "admission", "scheduler")],
-        *[IgnoredValue((comp, "replicas"), ANY_VERSION,
-                       "no chart version has it; operator.replicaCount sets every component's replicas",
-                       "KAI-Scheduler #1124") for comp in (*COMPONENTS, "numaPlacementExporter")],
-        *[IgnoredValue(("scheduler", key), (((0, 9, 0), (0, 12, 13)),),
-                       "rendered into the SchedulingShard from v0.12.14; this chart's shard keeps nodeplacement "
-                       "cpu=gpu=placementStrategy with preempt and consolidation on",
-                       "KAI-Scheduler chart templates/default-shard.yaml", target="SchedulingShard default")
-          for key in ("plugins", "actions")],
+        IgnoredValue(
+            ("global", "queueLabelKey"),
+            ANY_VERSION,
+            "no chart version has it; set podgrouper.queueLabelKey (carried from v0.16.0)",
+            "KAI-Scheduler #1655",
+        ),
+        IgnoredValue(
+            ("podgrouper", "queueLabelKey"),
+            (((0, 9, 0), (0, 15, 99)),),
+            "carried from v0.16.0 (v0.14.6/v0.15.1 change logs list the fix, their templates do not)",
+            "KAI-Scheduler #1655",
+            unless_default=True,
+        ),
+        IgnoredValue(
+            ("global", "nodePoolLabelKey"), (((0, 9, 0), (0, 16, 2)),), "carried from v0.16.3", "KAI-Scheduler #1774"
+        ),
+        IgnoredValue(
+            ("global", "nodeSelector"), _BEFORE_0_13, "carried from v0.13.0", "KAI-Scheduler #1101", unless_default=True
+        ),
+        IgnoredValue(
+            ("global", "imagePullSecrets"),
+            (((0, 10, 0), (0, 10, 99)), ((0, 12, 0), (0, 12, 18)), ((0, 13, 0), (0, 13, 99)), ((0, 14, 0), (0, 14, 0))),
+            "carried by v0.12.19+, v0.14.1+ and later (the CRD of this version prunes the field)",
+            "KAI-Scheduler #942",
+            unless_default=True,
+        ),
+        *[
+            IgnoredValue(
+                ("global", "resourceReservation", key),
+                _BEFORE_0_13,
+                "carried from v0.13.0",
+                "KAI-Scheduler #890",
+                unless_default=True,
+            )
+            for key in ("namespace", "serviceAccount", "appLabel")
+        ],
+        *[
+            IgnoredValue(
+                ("podgrouper", key), _BEFORE_0_13, "carried from v0.13.0", "KAI-Scheduler #859", unless_default=True
+            )
+            for key in ("image", "resources", "affinity")
+        ],
+        *[
+            IgnoredValue(
+                ("binder", "resourceReservationImage", key),
+                (((0, 10, 0), (0, 12, 99)),),
+                "carried from v0.13.0 (earlier charts carry only the image name)",
+                "KAI-Scheduler chart templates/kai-config.yaml",
+                unless_default=True,
+            )
+            for key in ("tag", "pullPolicy")
+        ],
+        *[
+            IgnoredValue(
+                (comp, "resources"),
+                _V09,
+                "carried from v0.10.0 (v0.9.x indents the block wrongly)",
+                "KAI-Scheduler chart v0.9.20 templates/kai-config.yaml",
+            )
+            for comp in ("podgroupcontroller", "queuecontroller", "admission", "nodescaleadjuster")
+        ],
+        IgnoredValue(
+            ("global", "tag"),
+            _V09,
+            "carried from v0.10.0 (v0.9.x always uses the chart version)",
+            "KAI-Scheduler chart v0.9.20 templates/kai-config.yaml",
+            unless_default=True,
+        ),
+        *[
+            IgnoredValue(
+                (comp, "image", "tag"),
+                _V09,
+                "carried from v0.10.0 (v0.9.x always uses the chart version)",
+                "KAI-Scheduler chart v0.9.20 templates/kai-config.yaml",
+            )
+            for comp in COMPONENTS
+        ],
+        *[
+            IgnoredValue(
+                (comp, "enabled"),
+                (((0, 9, 0), (0, 14, 99)),),
+                "carried by v0.15.3 and later (earlier charts hard-code every component on)",
+                "KAI-Scheduler chart templates/kai-config.yaml",
+                unless_default=True,
+            )
+            for comp in ("binder", "podgrouper", "podgroupcontroller", "queuecontroller", "admission", "scheduler")
+        ],
+        *[
+            IgnoredValue(
+                (comp, "replicas"),
+                ANY_VERSION,
+                "no chart version has it; operator.replicaCount sets every component's replicas",
+                "KAI-Scheduler #1124",
+            )
+            for comp in (*COMPONENTS, "numaPlacementExporter")
+        ],
+        *[
+            IgnoredValue(
+                ("scheduler", key),
+                (((0, 9, 0), (0, 12, 13)),),
+                "rendered into the SchedulingShard from v0.12.14; this chart's shard keeps nodeplacement "
+                "cpu=gpu=placementStrategy with preempt and consolidation on",
+                "KAI-Scheduler chart templates/default-shard.yaml",
+                target="SchedulingShard default",
+            )
+            for key in ("plugins", "actions")
+        ],
     ]
     return tuple(entries)
 
@@ -204,7 +296,7 @@ def stack_keys() -> KeyTree:
     for path in STACK_TEMPLATE_KEYS:
         _add(tree, path)
     addons = tree.setdefault("addons", {})
-    assert isinstance(addons, dict)   # base.yaml's addons is a mapping of add-ons
+    assert isinstance(addons, dict)  # base.yaml's addons is a mapping of add-ons
     addons["kaiScheduler"] = addon_kai_keys()
     return tree
 
@@ -212,7 +304,8 @@ def stack_keys() -> KeyTree:
 STACK_TEMPLATE_KEYS: tuple[YamlPath, ...] = (
     ("agentConfig", "mergeConfig"),
     ("networkPolicy",),
-    ("global", "nodeSelector", "key"), ("global", "nodeSelector", "value"),
+    ("global", "nodeSelector", "key"),
+    ("global", "nodeSelector", "value"),
     ("global", "nvcaOperator", "selfManaged", "otelCollector", "enabled"),
     ("global", "nvcaOperator", "selfManaged", "otelCollector", "imageRepository"),
     ("global", "nvcaOperator", "selfManaged", "imageCredHelper", "imageTag"),
@@ -223,8 +316,17 @@ STACK_TEMPLATE_KEYS: tuple[YamlPath, ...] = (
 
 # The KAI add-on reads only `enabled` and per-component requests/limits of cpu and memory
 # (helmfile.d/01-dependencies.yaml.gotmpl); any other key under addons.kaiScheduler is dropped.
-ADDON_KAI_COMPONENTS = ("operator", "podgrouper", "podgroupcontroller", "binder", "scheduler", "queuecontroller",
-                        "admission", "nodescaleadjuster", "numaPlacementExporter")
+ADDON_KAI_COMPONENTS = (
+    "operator",
+    "podgrouper",
+    "podgroupcontroller",
+    "binder",
+    "scheduler",
+    "queuecontroller",
+    "admission",
+    "nodescaleadjuster",
+    "numaPlacementExporter",
+)
 ADDON_SOURCE = "nvcf-compute-plane helmfile.d/01-dependencies.yaml.gotmpl (github.com/NVIDIA/nvcf)"
 
 
@@ -273,7 +375,7 @@ def _add(tree: KeyTree, path: YamlPath) -> None:
             return
         child = node.get(key)
         if child is None:
-            if key in node:        # a scalar or free-form value: its inside is not checked anyway
+            if key in node:  # a scalar or free-form value: its inside is not checked anyway
                 return
             child = node[key] = {}
         node = child
@@ -283,7 +385,7 @@ def _has(tree: KeyTree, path: YamlPath) -> bool:
     node: KeyTree | None = tree
     for part in path:
         if node is None:
-            return True            # inside a value that is not walked
+            return True  # inside a value that is not walked
         if str(part) not in node:
             return False
         node = node[str(part)]

@@ -36,10 +36,10 @@ class SharedClusterIntent:
 @dataclass(frozen=True)
 class ClusterConfig:
     name: str
-    mode: str                              # "addon" | "standalone"
+    mode: str  # "addon" | "standalone"
     kai_chart_version: str
     kube_context: str | None = None
-    cluster_uid: str | None = None         # the kube-system namespace's UID: which cluster a snapshot must be of
+    cluster_uid: str | None = None  # the kube-system namespace's UID: which cluster a snapshot must be of
     environment_file: str | None = None
     stack_base_file: str | None = None
     stack_kai_version: str = DEFAULT_STACK_KAI_VERSION
@@ -47,13 +47,13 @@ class ClusterConfig:
     nvca_values_file: str | None = None
     shared_cluster: SharedClusterIntent = field(default_factory=SharedClusterIntent)
     queue_files: tuple[str, ...] = ()
-    kai_manifest_files: tuple[str, ...] = ()   # KAI Config / SchedulingShard objects applied outside the chart
-    krm_files: tuple[str, ...] = ()   # KAI Resource Management Projects, Departments, NodePools kept in Git
-    index: int = 0                         # position in `clusters`, to locate findings about this entry
-    allow_sensitive_writes: tuple[SensitiveAllow, ...] = ()   # KAI-S-001 fields self-heal may write
-    custom_scheduler_plugins: tuple[str, ...] = ()   # shard plugin names beyond the pinned KAI's (KAI-V-023)
-    custom_scheduler_actions: tuple[str, ...] = ()   # shard action names beyond the pinned KAI's (KAI-V-023)
-    labels: tuple[tuple[str, str], ...] = ()   # the entry's labels, sorted: for rollout waves' selectors
+    kai_manifest_files: tuple[str, ...] = ()  # KAI Config / SchedulingShard objects applied outside the chart
+    krm_files: tuple[str, ...] = ()  # KAI Resource Management Projects, Departments, NodePools kept in Git
+    index: int = 0  # position in `clusters`, to locate findings about this entry
+    allow_sensitive_writes: tuple[SensitiveAllow, ...] = ()  # KAI-S-001 fields self-heal may write
+    custom_scheduler_plugins: tuple[str, ...] = ()  # shard plugin names beyond the pinned KAI's (KAI-V-023)
+    custom_scheduler_actions: tuple[str, ...] = ()  # shard action names beyond the pinned KAI's (KAI-V-023)
+    labels: tuple[tuple[str, str], ...] = ()  # the entry's labels, sorted: for rollout waves' selectors
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class GitHostConfig:
     labels: tuple[str, ...] = ()
     assignees: tuple[str, ...] = ()
     base_branch: str | None = None
-    bot_identities: tuple[str, ...] = ()    # authors adopted as the tool's own, besides the token's user
+    bot_identities: tuple[str, ...] = ()  # authors adopted as the tool's own, besides the token's user
 
 
 @dataclass(frozen=True)
@@ -95,19 +95,30 @@ class IdentityPattern:
 # ServiceAccount in a namespace of its own tool. kai-gitops's shipped ServiceAccount (deploy/: kai-gitops in
 # kai-gitops; a run in a pod adds the one it runs as), the KAI operator, Argo CD and Flux. Nothing by user
 # agent: any client sends any, and a tenant's ServiceAccount named kai-gitops in its own namespace is a tenant.
-DEFAULT_GITOPS = (IdentityPattern(user="system:serviceaccount:kai-gitops:kai-gitops"),
-                  IdentityPattern(user="system:serviceaccount:kai-scheduler:kai-operator"),
-                  IdentityPattern(user="system:serviceaccount:argocd:argocd-application-controller"),
-                  IdentityPattern(user="system:serviceaccount:flux-system:*"))
+DEFAULT_GITOPS = (
+    IdentityPattern(user="system:serviceaccount:kai-gitops:kai-gitops"),
+    IdentityPattern(user="system:serviceaccount:kai-scheduler:kai-operator"),
+    IdentityPattern(user="system:serviceaccount:argocd:argocd-application-controller"),
+    IdentityPattern(user="system:serviceaccount:flux-system:*"),
+)
 # Besides the Kubernetes control plane's own users (CONTROL_PLANE_USERS, and nodes by their group):
 # kube-system's ServiceAccounts and KAI's own components other than the operator.
-DEFAULT_SYSTEM = (IdentityPattern(user="system:serviceaccount:kube-system:*"),
-                  IdentityPattern(user="system:serviceaccount:kai-scheduler:*"))
+DEFAULT_SYSTEM = (
+    IdentityPattern(user="system:serviceaccount:kube-system:*"),
+    IdentityPattern(user="system:serviceaccount:kai-scheduler:*"),
+)
 # The users upstream Kubernetes's components authenticate as (their certificates' common names). Not every
 # `system:` name: other distributions give people such logins (OpenShift's and MicroK8s's `system:admin`).
-CONTROL_PLANE_USERS = frozenset({"system:apiserver", "system:kube-controller-manager", "system:kube-scheduler",
-                                 "system:kube-proxy", "system:volume-scheduler"})
-NODE_USER_PREFIX, NODES_GROUP = "system:node:", "system:nodes"   # the Node authorizer's pair: both, or no node
+CONTROL_PLANE_USERS = frozenset(
+    {
+        "system:apiserver",
+        "system:kube-controller-manager",
+        "system:kube-scheduler",
+        "system:kube-proxy",
+        "system:volume-scheduler",
+    }
+)
+NODE_USER_PREFIX, NODES_GROUP = "system:node:", "system:nodes"  # the Node authorizer's pair: both, or no node
 
 
 @dataclass(frozen=True)
@@ -134,10 +145,10 @@ class WorkloadConfig:
 
     name: str
     clusters: tuple[str, ...]
-    chart: str | None = None               # chart directory, repo-relative ("" for a chart at the root)
-    values: tuple[str, ...] = ()           # values files, repo-relative, in helm -f order
-    manifests: str | None = None           # an already rendered manifest file, repo-relative
-    index: int = 0                         # position in `workloads`, to locate errors about this entry
+    chart: str | None = None  # chart directory, repo-relative ("" for a chart at the root)
+    values: tuple[str, ...] = ()  # values files, repo-relative, in helm -f order
+    manifests: str | None = None  # an already rendered manifest file, repo-relative
+    index: int = 0  # position in `workloads`, to locate errors about this entry
 
     @property
     def source(self) -> str:
@@ -175,6 +186,5 @@ class RepoConfig:
         chosen = tuple(c for c in self.clusters if c.name == name)
         if not chosen:
             known = ", ".join(c.name for c in self.clusters)
-            raise UserError(f"no cluster named '{name}'", where=self.doc.file,
-                            hint=f"known clusters: {known}")
+            raise UserError(f"no cluster named '{name}'", where=self.doc.file, hint=f"known clusters: {known}")
         return chosen

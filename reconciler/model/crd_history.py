@@ -26,9 +26,9 @@ TOPOLOGIES = "topologies.kai.scheduler/v1alpha1"
 class CrdChange:
     crd: str
     field: str
-    what: str               # "added", "removed", or what changed ("minimum 1 -> 0")
-    before: str             # modelled tag the field is compared from
-    after: str              # the tag (or release) that has the change
+    what: str  # "added", "removed", or what changed ("minimum 1 -> 0")
+    before: str  # modelled tag the field is compared from
+    after: str  # the tag (or release) that has the change
     source: str
     # A change backported to release lines: the first release of each line that has it (a later line has it, an
     # earlier one has not). Versions are then not a span: v0.16.9 has it and v0.17.0 has not.
@@ -71,43 +71,90 @@ def _at(before: str, after: str, source: str = "") -> str:
 def _changes() -> tuple[CrdChange, ...]:
     table: list[tuple[str, str, str, str, str, str]] = [
         (PODGROUPS, "spec.preemptibility", "added", "v0.9.20", "v0.10.5", ""),
-        (PODGROUPS, "spec.subGroups[].parent, spec.subGroups[].topologyConstraint", "added", "v0.9.20", "v0.10.5",
-         ""),
+        (PODGROUPS, "spec.subGroups[].parent, spec.subGroups[].topologyConstraint", "added", "v0.9.20", "v0.10.5", ""),
         (PODGROUPS, "spec.minMember, spec.subGroups[].minMember", "minimum none -> 1", "v0.9.20", "v0.10.5", ""),
         (CONFIGS, "spec.global.imagesPullSecret", "removed", "v0.9.20", "v0.10.5", ""),
-        (CONFIGS, "spec.prometheus, spec.scheduler, spec.global.connection, spec.global.requireDefaultPodAntiAffinity"
-                  "Term, spec.podGroupController.webhooks, the operands' service.affinity", "added",
-         "v0.9.20", "v0.10.5", ""),
+        (
+            CONFIGS,
+            "spec.prometheus, spec.scheduler, spec.global.connection, spec.global.requireDefaultPodAntiAffinity"
+            "Term, spec.podGroupController.webhooks, the operands' service.affinity",
+            "added",
+            "v0.9.20",
+            "v0.10.5",
+            "",
+        ),
         (SHARDS, "spec.kValue, spec.usageDBConfig", "added", "v0.9.20", "v0.10.5", ""),
-        (CONFIGS, "spec.binder.cdiEnabled, spec.prometheus.{accountingLabelKey,accountingLabelValue,instanceName}",
-         "added", "v0.10.5", "v0.12.13", ""),
+        (
+            CONFIGS,
+            "spec.binder.cdiEnabled, spec.prometheus.{accountingLabelKey,accountingLabelValue,instanceName}",
+            "added",
+            "v0.10.5",
+            "v0.12.13",
+            "",
+        ),
         (SHARDS, "spec.plugins, spec.actions", "added", "v0.10.5", "v0.12.13", ""),
         (TOPOLOGIES, "the Topology CRD", "added", "v0.10.5", "v0.12.13", ""),
         (CONFIGS, "spec.global.nodeSelector", "added", "v0.12.13", "v0.13.4", ""),
         (CONFIGS, "spec.global.connection", "removed", "v0.12.13", "v0.13.4", ""),
-        (CONFIGS, "spec.global.imagesPullSecret, spec.global.vpa, each operand's vpa", "added", "v0.13.4", "v0.14.7",
-         ""),
+        (
+            CONFIGS,
+            "spec.global.imagesPullSecret, spec.global.vpa, each operand's vpa",
+            "added",
+            "v0.13.4",
+            "v0.14.7",
+            "",
+        ),
         (PODGROUPS, "spec.minSubGroup, spec.subGroups[].minSubGroup", "added", "v0.14.7", "v0.15.3", ""),
         (PODGROUPS, "spec.backoffLimit, spec.completions, spec.parallelism", "removed", "v0.14.7", "v0.15.3", ""),
         (PODGROUPS, "spec.subGroups[].minMember", "minimum 1 -> 0", "v0.14.7", "v0.15.3", ""),
-        (CONFIGS, "spec.binder.plugins, spec.binder.resourceReservation.reservation{Pod,Container}SecurityContext, "
-                  "spec.global.jsonLog", "added", "v0.14.7", "v0.15.3", ""),
-        (CONFIGS, "spec.admission.{blockNvidiaVisibleDevices,gpuFractionRuntimeClassName}, spec.numaPlacementExporter, "
-                  "each operand's service.podDisruptionBudget", "added", "v0.15.3", "v0.16.8", ""),
+        (
+            CONFIGS,
+            "spec.binder.plugins, spec.binder.resourceReservation.reservation{Pod,Container}SecurityContext, "
+            "spec.global.jsonLog",
+            "added",
+            "v0.14.7",
+            "v0.15.3",
+            "",
+        ),
+        (
+            CONFIGS,
+            "spec.admission.{blockNvidiaVisibleDevices,gpuFractionRuntimeClassName}, spec.numaPlacementExporter, "
+            "each operand's service.podDisruptionBudget",
+            "added",
+            "v0.15.3",
+            "v0.16.8",
+            "",
+        ),
         (SHARDS, "spec.scenarioSearchBudgets", "added", "v0.15.3", "v0.16.8", ""),
         (PODGROUPS, "spec.preemptionDelay, spec.stalenessGracePeriod", "added", "v0.16.8", "v0.17.0", ""),
         (PODGROUPS, "status.{phase,running,succeeded,failed,pending}", "removed", "v0.16.8", "v0.17.0", ""),
-        (CONFIGS, "spec.global.priorityClassName, spec.podGrouper.args.genericKartaFallback", "added",
-         "v0.16.8", "v0.17.0", ""),
+        (
+            CONFIGS,
+            "spec.global.priorityClassName, spec.podGrouper.args.genericKartaFallback",
+            "added",
+            "v0.16.8",
+            "v0.17.0",
+            "",
+        ),
         (SHARDS, "spec.goMemLimit, spec.goMemLimitRatio", "added", "v0.16.8", "v0.17.0", ""),
         (TOPOLOGIES, "spec.levels[].alias", "added", "v0.16.8", "v0.17.0", ""),
     ]
-    changes = [CrdChange(crd, field, what, before, after, _at(before, after, source))
-               for crd, field, what, before, after, source in table]
-    changes.append(CrdChange(
-        PODGROUPS, "spec.minMember, spec.minSubGroup", "minimum 1 -> 0 (0: no gang)", "v0.16.8", "v0.17.1",
-        "KAI-Scheduler #1989 (62c594bf on main), backported as #2017 (7e677370, v0.16 branch) and #2018 (a72e24dc, "
-        "v0.17 branch): crds/scheduling.run.ai_podgroups.yaml", lines=("v0.16.9", "v0.17.1")))
+    changes = [
+        CrdChange(crd, field, what, before, after, _at(before, after, source))
+        for crd, field, what, before, after, source in table
+    ]
+    changes.append(
+        CrdChange(
+            PODGROUPS,
+            "spec.minMember, spec.minSubGroup",
+            "minimum 1 -> 0 (0: no gang)",
+            "v0.16.8",
+            "v0.17.1",
+            "KAI-Scheduler #1989 (62c594bf on main), backported as #2017 (7e677370, v0.16 branch) and #2018 (a72e24dc, "
+            "v0.17 branch): crds/scheduling.run.ai_podgroups.yaml",
+            lines=("v0.16.9", "v0.17.1"),
+        )
+    )
     return tuple(changes)
 
 

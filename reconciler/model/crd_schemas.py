@@ -35,15 +35,38 @@ from reconciler.model.values import parse_version
 CRD_DATA = "data/crds"
 KAI_GROUPS = ("scheduling.run.ai", "kai.scheduler")
 _OPEN: JSONObject = {}
-_KEPT = ("type", "properties", "items", "additionalProperties", "enum", "minimum", "maximum", "exclusiveMinimum",
-         "exclusiveMaximum", "pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "required",
-         "multipleOf", "minProperties", "maxProperties", "anyOf", "allOf", "oneOf", "not")
+_KEPT = (
+    "type",
+    "properties",
+    "items",
+    "additionalProperties",
+    "enum",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "required",
+    "multipleOf",
+    "minProperties",
+    "maxProperties",
+    "anyOf",
+    "allOf",
+    "oneOf",
+    "not",
+)
 _OPEN_UNDER_ROOT = ("metadata", "status")
 
 
 def _is_integer(_checker: object, instance: object) -> bool:
     return (isinstance(instance, int) and not isinstance(instance, bool)) or (
-        isinstance(instance, float) and instance.is_integer())
+        isinstance(instance, float) and instance.is_integer()
+    )
 
 
 _TYPES = Draft4Validator.TYPE_CHECKER.redefine("integer", _is_integer)
@@ -54,9 +77,9 @@ _KubeValidator = _extend(Draft4Validator, type_checker=_TYPES)
 
 @dataclass(frozen=True)
 class ServedKind:
-    version: str          # the KAI release, e.g. v0.17.1
+    version: str  # the KAI release, e.g. v0.17.1
     kind: str
-    api_version: str      # group/version
+    api_version: str  # group/version
 
 
 @functools.cache
@@ -81,7 +104,7 @@ def crd_version_for(pin: str) -> str:
         return versions[-1]
     parsed = [(v, parse_version(v) or (0, 0, 0)) for v in versions]
     same_minor = [(v, n) for v, n in parsed if n[:2] == wanted[:2]]
-    not_after = [v for v, n in same_minor if n <= wanted]     # the pin itself when it is modelled
+    not_after = [v for v, n in same_minor if n <= wanted]  # the pin itself when it is modelled
     if not_after:
         return not_after[-1]
     if same_minor:
@@ -145,8 +168,9 @@ def to_json_schema(node: JSONValue) -> JSONObject:
     if node.get("x-kubernetes-int-or-string") is True:
         out.pop("anyOf", None)
         out["type"] = ["integer", "string"]
-    open_fields = node.get("x-kubernetes-preserve-unknown-fields") is True or \
-        node.get("x-kubernetes-embedded-resource") is True
+    open_fields = (
+        node.get("x-kubernetes-preserve-unknown-fields") is True or node.get("x-kubernetes-embedded-resource") is True
+    )
     if "properties" in out and "additionalProperties" not in out and not open_fields:
         out["additionalProperties"] = False
     if isinstance(out.get("type"), str):

@@ -48,21 +48,21 @@ FileReader = Callable[[str], bytes]
 class QueueOrigin(StrEnum):
     """What declares an expected queue."""
 
-    DEFAULT_QUEUE = "default-queue"            # the chart's template, from the release's values
-    QUEUE_FILE = "queue-file"                  # a Queue manifest in the cluster's queue files
+    DEFAULT_QUEUE = "default-queue"  # the chart's template, from the release's values
+    QUEUE_FILE = "queue-file"  # a Queue manifest in the cluster's queue files
 
 
 @dataclass(frozen=True)
 class ExpectedQueue:
     spec: QueueSpec
-    doc: str                                   # doc id holding the values that define it
-    paths: dict[str, YamlPath]                 # "parent", "<resource>.<field>" -> YAML path in `doc`
+    doc: str  # doc id holding the values that define it
+    paths: dict[str, YamlPath]  # "parent", "<resource>.<field>" -> YAML path in `doc`
     origin: QueueOrigin
 
 
 @dataclass(frozen=True)
 class ExpectedShard:
-    spec: JSONObject                           # placementStrategy, plugins, actions as Helm renders them
+    spec: JSONObject  # placementStrategy, plugins, actions as Helm renders them
     doc: str
     path: YamlPath
 
@@ -73,7 +73,7 @@ class KaiManifest:
 
     kind: str
     name: str
-    doc: str                                   # doc id holding it
+    doc: str  # doc id holding it
 
 
 @dataclass(frozen=True)
@@ -99,10 +99,10 @@ class DesiredCluster:
     gates: DesiredGates | None = None
     installs_kai: bool = True
     kai_manifests: list[KaiManifest] = field(default_factory=list)
-    stack_base: JSONObject | None = None       # the repo's own copy of the stack's base.yaml (stackBaseFile)
-    kai_config: DesiredKaiConfig | None = None   # None: Git installs no KAI, or kai-config is managed elsewhere
-    kai_config_elsewhere: bool = False         # the values turn both the chart's render and its deployer off
-    kai_config_in_release: bool = False        # v0.17.0+ kaiConfig.render: a regular resource of the Helm release
+    stack_base: JSONObject | None = None  # the repo's own copy of the stack's base.yaml (stackBaseFile)
+    kai_config: DesiredKaiConfig | None = None  # None: Git installs no KAI, or kai-config is managed elsewhere
+    kai_config_elsewhere: bool = False  # the values turn both the chart's render and its deployer off
+    kai_config_in_release: bool = False  # v0.17.0+ kaiConfig.render: a regular resource of the Helm release
     # KAI Resource Management objects kept in Git (krmFiles): what generates Queues and shards on a KRM cluster
     krm: KrmObjects = field(default_factory=KrmObjects)
 
@@ -127,8 +127,9 @@ class DesiredCluster:
         queues are the chart's template: in add-on mode the stack's canonical values)."""
         path = queue.paths.get(key, queue.paths["parent"])
         doc = self.docs.get(queue.doc)
-        if queue.origin == QueueOrigin.QUEUE_FILE or (doc is not None and queue.doc != "env"
-                                                       and doc.get(path) is not None):
+        if queue.origin == QueueOrigin.QUEUE_FILE or (
+            doc is not None and queue.doc != "env" and doc.get(path) is not None
+        ):
             return Provenance(Origin.DECLARED, queue.doc, path)
         return Provenance(Origin.CHART, queue.doc, path)
 
@@ -154,8 +155,10 @@ class DesiredCluster:
             return f"apply environment {self.config.environment_file} through the compute plane stack workflow"
         values = self.config.kai_values_file or "values.yaml"
         create = " --create-namespace" if verb == "install" else ""
-        return (f"helm {verb} {RELEASE_NAME} {KAI_CHART_REF} --namespace {RELEASE_NAMESPACE}{create} "
-                f"--version {self.config.kai_chart_version} -f {values}")
+        return (
+            f"helm {verb} {RELEASE_NAME} {KAI_CHART_REF} --namespace {RELEASE_NAMESPACE}{create} "
+            f"--version {self.config.kai_chart_version} -f {values}"
+        )
 
     def release_values_anchor(self) -> tuple[str, YamlPath]:
         """Where to point a finding about the release's values."""
@@ -252,7 +255,7 @@ def _renders_kai_config_in_release(desired: DesiredCluster) -> bool:
 
 
 def _load_mapping(read: FileReader, path: str) -> YamlDoc:
-    doc = load_document(read(path), path, shared=True)   # read-only here: merges copy (values.deep_merge)
+    doc = load_document(read(path), path, shared=True)  # read-only here: merges copy (values.deep_merge)
     if not isinstance(doc.data, dict):
         raise UserError(f"expected a YAML mapping, found {type(doc.data).__name__}", where=f"{path}:1")
     return doc
@@ -275,11 +278,15 @@ def _load_queue_docs(read: FileReader, path: str) -> list[YamlDoc]:
     docs = load_documents(read(path), path, shared=True)
     for doc in docs:
         if not isinstance(doc.data, dict) or doc.data.get("kind") != QUEUE.kind:
-            raise UserError("queue files may hold only KAI Queue objects (kind: Queue)",
-                            where=str(doc.locate(("kind",))))
+            raise UserError(
+                "queue files may hold only KAI Queue objects (kind: Queue)", where=str(doc.locate(("kind",)))
+            )
         if doc.data.get("apiVersion") != QUEUE.api_version:
-            raise UserError(f"Queue apiVersion must be {QUEUE.api_version}, found {doc.data.get('apiVersion')!r}",
-                            where=str(doc.locate(("apiVersion",))), hint="KAI serves Queues only as v2")
+            raise UserError(
+                f"Queue apiVersion must be {QUEUE.api_version}, found {doc.data.get('apiVersion')!r}",
+                where=str(doc.locate(("apiVersion",))),
+                hint="KAI serves Queues only as v2",
+            )
         name = as_object(doc.data.get("metadata")).get("name")
         if not isinstance(name, str) or not name:
             raise UserError("Queue has no metadata.name", where=str(doc.locate(("metadata",))))
@@ -293,7 +300,7 @@ def _check_queue_names(doc: YamlDoc, paths: Iterable[YamlPath]) -> None:
     it would refuse can never match the cluster, and is printed in reports, plans and commands."""
     for path in paths:
         name = doc.get(path)
-        if isinstance(name, str) and name:   # an empty parent or default-queue name means "none" / the default
+        if isinstance(name, str) and name:  # an empty parent or default-queue name means "none" / the default
             require(dns_subdomain, name, f"Queue name {'.'.join(map(str, path))}", str(doc.locate(path)))
 
 
@@ -305,8 +312,11 @@ def _load_kai_manifests(read: FileReader, path: str, prefix: str) -> list[tuple[
         data = doc.data if isinstance(doc.data, dict) else {}
         kinds = {(r.api_version, r.kind) for r in (CONFIG, SCHEDULING_SHARD)}
         if (data.get("apiVersion"), data.get("kind")) not in kinds:
-            raise UserError("KAI manifest files may hold only kai.scheduler/v1 Config and SchedulingShard objects",
-                            where=str(doc.locate(("kind",))), hint="keep Queues in queueFiles")
+            raise UserError(
+                "KAI manifest files may hold only kai.scheduler/v1 Config and SchedulingShard objects",
+                where=str(doc.locate(("kind",))),
+                hint="keep Queues in queueFiles",
+            )
         name = as_object(data.get("metadata")).get("name")
         if not isinstance(name, str) or not name:
             raise UserError(f"{data['kind']} has no metadata.name", where=str(doc.locate(("metadata",))))
@@ -323,8 +333,11 @@ def _load_krm_docs(read: FileReader, path: str) -> list[YamlDoc]:
     for doc in docs:
         data = doc.data if isinstance(doc.data, dict) else {}
         if (data.get("apiVersion"), data.get("kind")) not in kinds:
-            raise UserError("KRM files may hold only kai.resources/v1alpha1 Project, Department, NodePool and "
-                            "KRMConfig objects", where=str(doc.locate(("kind",))), hint="keep Queues in queueFiles")
+            raise UserError(
+                "KRM files may hold only kai.resources/v1alpha1 Project, Department, NodePool and KRMConfig objects",
+                where=str(doc.locate(("kind",))),
+                hint="keep Queues in queueFiles",
+            )
         name = as_object(data.get("metadata")).get("name")
         if not isinstance(name, str) or not name:
             raise UserError(f"{data['kind']} has no metadata.name", where=str(doc.locate(("metadata",))))
@@ -337,32 +350,51 @@ def _krm_types(doc: YamlDoc) -> list[tuple[YamlPath, tuple[type, ...], str]]:
     """Every field model/krm.py reads, typed: a KRMConfig's `allowExternalQueues: "true"` read as off, or a
     `global` list read as a mapping, would be a silent wrong answer or a crash."""
     checks: list[tuple[YamlPath, tuple[type, ...], str]] = [
-        (("metadata",), (dict,), "a mapping"), (("spec",), (dict,), "a mapping"),
-        (("spec", "queues"), (list,), "a list"), (("spec", "parent"), (str,), "a string")]
+        (("metadata",), (dict,), "a mapping"),
+        (("spec",), (dict,), "a mapping"),
+        (("spec", "queues"), (list,), "a list"),
+        (("spec", "parent"), (str,), "a string"),
+    ]
     if doc.get(("kind",)) == KRM_CONFIG.kind:
-        checks += [(("spec", "global"), (dict,), "a mapping"),
-                   (("spec", "global", "allowExternalQueues"), (bool,), "true or false"),
-                   (("spec", "global", "defaultNodePoolName"), (str,), "a string")]
+        checks += [
+            (("spec", "global"), (dict,), "a mapping"),
+            (("spec", "global", "allowExternalQueues"), (bool,), "true or false"),
+            (("spec", "global", "defaultNodePoolName"), (str,), "a string"),
+        ]
     queues = doc.get(("spec", "queues"))
     for i in range(len(queues) if isinstance(queues, list) else 0):
         entry: YamlPath = ("spec", "queues", i)
-        checks += [(entry, (dict,), "a mapping"), ((*entry, "name"), (str,), "a string"),
-                   ((*entry, "nodepool"), (str,), "a string"), ((*entry, "resources"), (dict,), "a mapping")]
+        checks += [
+            (entry, (dict,), "a mapping"),
+            ((*entry, "name"), (str,), "a string"),
+            ((*entry, "nodepool"), (str,), "a string"),
+            ((*entry, "resources"), (dict,), "a mapping"),
+        ]
         for res in RESOURCES:
             checks.append(((*entry, "resources", res), (dict,), "a mapping of deserved, limit, overQuotaWeight"))
-            checks += [((*entry, "resources", res, key), (int, float), "a plain number (cpu in millicores, "
-                        "memory in MB, gpu in devices)") for key in ("deserved", "limit", "overQuotaWeight")]
+            checks += [
+                (
+                    (*entry, "resources", res, key),
+                    (int, float),
+                    "a plain number (cpu in millicores, memory in MB, gpu in devices)",
+                )
+                for key in ("deserved", "limit", "overQuotaWeight")
+            ]
     return checks
 
 
 def _queue_manifest_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
     checks: list[tuple[YamlPath, tuple[type, ...], str]] = [
-        (("metadata",), (dict,), "a mapping"), (("spec",), (dict,), "a mapping"),
-        (("spec", "parentQueue"), (str,), "a string"), (("spec", "resources"), (dict,), "a mapping")]
+        (("metadata",), (dict,), "a mapping"),
+        (("spec",), (dict,), "a mapping"),
+        (("spec", "parentQueue"), (str,), "a string"),
+        (("spec", "resources"), (dict,), "a mapping"),
+    ]
     for res in RESOURCES:
         checks.append((("spec", "resources", res), (dict,), "a mapping"))
-        checks += [(("spec", "resources", res, key), (int, float), "a number")
-                   for key in ("quota", "limit", "overQuotaWeight")]
+        checks += [
+            (("spec", "resources", res, key), (int, float), "a number") for key in ("quota", "limit", "overQuotaWeight")
+        ]
     return checks
 
 
@@ -371,8 +403,10 @@ def _addons(env: YamlDoc | None) -> dict[str, bool]:
     for addon in ADDONS:
         value = env.get(("addons", addon, "enabled"), False) if env else False
         if not isinstance(value, bool):
-            raise UserError(f"addons.{addon}.enabled must be true or false, found {value!r}",
-                            where=str(env.locate(("addons", addon, "enabled"))) if env else None)
+            raise UserError(
+                f"addons.{addon}.enabled must be true or false, found {value!r}",
+                where=str(env.locate(("addons", addon, "enabled"))) if env else None,
+            )
         result[addon] = value
     return result
 
@@ -425,13 +459,17 @@ def _check_types(doc: YamlDoc, checks: list[tuple[YamlPath, tuple[type, ...], st
             continue
         dotted = ".".join(map(str, path))
         if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
-            raise UserError(f"{dotted} must be {what}, found {value!r}", where=str(doc.locate(path)),
-                            hint="fix the value type")
+            raise UserError(
+                f"{dotted} must be {what}, found {value!r}", where=str(doc.locate(path)), hint="fix the value type"
+            )
         if isinstance(value, float) and not math.isfinite(value):
             # YAML's .inf/.nan: no Queue the chart renders can hold it (JSON has no such number); unlimited is -1
             written = ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
-            raise UserError(f"{dotted} must be a finite number, found {written}", where=str(doc.locate(path)),
-                            hint="write a number; -1 means unlimited")
+            raise UserError(
+                f"{dotted} must be a finite number, found {written}",
+                where=str(doc.locate(path)),
+                hint="write a number; -1 means unlimited",
+            )
 
 
 def _expected_default_queues(desired: DesiredCluster) -> list[ExpectedQueue]:
@@ -444,13 +482,13 @@ def _expected_default_queues(desired: DesiredCluster) -> list[ExpectedQueue]:
     parent_name = str(queue_values.get("parentName") or DEFAULT_PARENT)
     child_name = str(queue_values.get("childName") or DEFAULT_CHILD)
     parent = _template_queue(parent_name, None, queue_values.get("parentResources"), doc, base, "parentResources")
-    child = _template_queue(child_name, parent_name, queue_values.get("childResources"), doc, base,
-                            "childResources")
+    child = _template_queue(child_name, parent_name, queue_values.get("childResources"), doc, base, "childResources")
     return [parent, child]
 
 
-def _template_queue(name: str, parent: str | None, values: JSONValue, doc: str, base: YamlPath,
-                    side: str) -> ExpectedQueue:
+def _template_queue(
+    name: str, parent: str | None, values: JSONValue, doc: str, base: YamlPath, side: str
+) -> ExpectedQueue:
     resources_ = {res: triple_from_values(as_object(values).get(res)) for res in RESOURCES}
     in_values = doc != "env"
     paths: dict[str, YamlPath] = {"parent": (*base, "parentName") if in_values else base}
@@ -482,8 +520,11 @@ def _unique_queues(desired: DesiredCluster, queues: list[ExpectedQueue]) -> list
         if first is not queue:
             here = desired.locate(queue.doc, ("metadata", "name"))
             there = desired.locate(first.doc, first.paths["parent"])
-            raise UserError(f"Queue {queue.spec.name} is defined twice (also at {there})", where=str(here),
-                            hint="keep one definition; default queues come from the KAI values")
+            raise UserError(
+                f"Queue {queue.spec.name} is defined twice (also at {there})",
+                where=str(here),
+                hint="keep one definition; default queues come from the KAI values",
+            )
     return queues
 
 
@@ -528,9 +569,12 @@ def _desired_gates(docs: dict[str, YamlDoc], addons: dict[str, bool]) -> Desired
     if env is not None:
         user = _gate_list(env, ENV_GATES_PATH)
         profile = env.get(("observability", "profile"), "compute")
-        effective = stack_effective_gates(user, kai_addon=addons["kaiScheduler"],
-                                          dynamo_addon=addons["dynamoOperator"],
-                                          observability_profile=str(profile))
+        effective = stack_effective_gates(
+            user,
+            kai_addon=addons["kaiScheduler"],
+            dynamo_addon=addons["dynamoOperator"],
+            observability_profile=str(profile),
+        )
         return DesiredGates("env", ENV_GATES_PATH, user, effective)
     nvca = docs.get("nvca_values")
     if nvca is not None:
@@ -549,8 +593,11 @@ def _gate_list(doc: YamlDoc, path: YamlPath) -> list[str]:
 
         return split_gate_string(value)
     if not _strings(value):
-        raise UserError(f"{'.'.join(map(str, path))} must be a list of gate names, found {value!r}",
-                        where=str(doc.locate(path)), hint='e.g. ["SelfHosted", "KAIScheduler"]')
+        raise UserError(
+            f"{'.'.join(map(str, path))} must be a list of gate names, found {value!r}",
+            where=str(doc.locate(path)),
+            hint='e.g. ["SelfHosted", "KAIScheduler"]',
+        )
     return [item.strip() for item in value]
 
 

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 
 # Appended by the stack unless the user lists the gate or its negation (docs/policies.md#feature-gates), in this order.
 STACK_DEFAULT_GATES = (
-    "DynamicGPUDiscovery", "InfraResourceOverhead", "EnforceHelmFunctionResourceLimits",
-    "EnforceContainerFunctionResourceLimits", "EnforceHelmTaskResourceLimits",
+    "DynamicGPUDiscovery",
+    "InfraResourceOverhead",
+    "EnforceHelmFunctionResourceLimits",
+    "EnforceContainerFunctionResourceLimits",
+    "EnforceHelmTaskResourceLimits",
     "EnforceContainerTaskResourceLimits",
 )
 
@@ -44,8 +47,9 @@ class SignedGates:
         return name in self.enabled
 
 
-def stack_effective_gates(user: list[str], *, kai_addon: bool, dynamo_addon: bool,
-                          observability_profile: str | None) -> list[str]:
+def stack_effective_gates(
+    user: list[str], *, kai_addon: bool, dynamo_addon: bool, observability_profile: str | None
+) -> list[str]:
     """The list the nvcf-compute-plane stack renders into the cluster DTO's `capabilities`."""
     defaults = list(STACK_DEFAULT_GATES)
     if (observability_profile or "compute") in ("compute", "all"):

@@ -29,18 +29,21 @@ class HelmRelease:
     chart_name: str
     chart_version: str
     app_version: str
-    values: JSONObject           # `config`: user-supplied values, already redacted
-    latest_revision: int = 0     # newest revision of this release whatever its status (0: this one)
+    values: JSONObject  # `config`: user-supplied values, already redacted
+    latest_revision: int = 0  # newest revision of this release whatever its status (0: this one)
     latest_status: str = ""
-    last_deployed: str = ""      # info.last_deployed (RFC 3339), "" when the Secret does not say
+    last_deployed: str = ""  # info.last_deployed (RFC 3339), "" when the Secret does not say
 
     def to_summary(self) -> JSONObject:
         summary: JSONObject = {
-            "apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary",
+            "apiVersion": "kai-gitops/v1",
+            "kind": "HelmReleaseSummary",
             "metadata": {"name": self.name, "namespace": self.namespace},
-            "revision": self.revision, "status": self.status,
+            "revision": self.revision,
+            "status": self.status,
             "chart": {"name": self.chart_name, "version": self.chart_version, "appVersion": self.app_version},
-            "config": self.values}
+            "config": self.values,
+        }
         if self.last_deployed:
             summary["lastDeployed"] = self.last_deployed
         return summary
@@ -52,20 +55,32 @@ class Deploy:
 
     revision: int
     status: str
-    last_deployed: str     # RFC 3339 with Helm's nanoseconds and zone; "" when the Secret does not say
+    last_deployed: str  # RFC 3339 with Helm's nanoseconds and zone; "" when the Secret does not say
 
 
 # Helm's release states (pkg/release/status.go): a status outside them came from a hand-written file.
-HELM_STATUSES = frozenset({"unknown", "deployed", "uninstalled", "superseded", "failed", "uninstalling",
-                           "pending-install", "pending-upgrade", "pending-rollback"})
+HELM_STATUSES = frozenset(
+    {
+        "unknown",
+        "deployed",
+        "uninstalled",
+        "superseded",
+        "failed",
+        "uninstalling",
+        "pending-install",
+        "pending-upgrade",
+        "pending-rollback",
+    }
+)
 
 
 def release_history(releases: list[HelmRelease]) -> dict[tuple[str, str], tuple[Deploy, ...]]:
     """Every revision read, per (namespace, name), oldest first; a status or time of no Helm shape as ""."""
     history: dict[tuple[str, str], list[Deploy]] = {}
     for rel in releases:
-        deploy = Deploy(rel.revision, rel.status if rel.status in HELM_STATUSES else "",
-                        rfc3339(rel.last_deployed) or "")
+        deploy = Deploy(
+            rel.revision, rel.status if rel.status in HELM_STATUSES else "", rfc3339(rel.last_deployed) or ""
+        )
         history.setdefault((rel.namespace, rel.name), []).append(deploy)
     return {key: tuple(sorted(deploys, key=lambda d: d.revision)) for key, deploys in history.items()}
 
@@ -103,19 +118,28 @@ def release_from_json(release: Mapping[str, JSONValue], secret: Mapping[str, JSO
         namespace=str(release.get("namespace") or secret_meta.get("namespace", "")),
         revision=_number(release.get("version") or labels.get("version") or 0),
         status=str(mapping_at(release, "info").get("status") or labels.get("status", "")),
-        chart_name=str(meta.get("name", "")), chart_version=str(meta.get("version", "")),
+        chart_name=str(meta.get("name", "")),
+        chart_version=str(meta.get("version", "")),
         app_version=str(meta.get("appVersion", "")),
         values=redact(mapping_at(release, "config")),
-        last_deployed=str(mapping_at(release, "info").get("last_deployed") or ""))
+        last_deployed=str(mapping_at(release, "info").get("last_deployed") or ""),
+    )
 
 
 def release_from_summary(obj: Mapping[str, JSONValue]) -> HelmRelease:
     meta = mapping_at(obj, "metadata")
     chart = mapping_at(obj, "chart")
-    return HelmRelease(str(meta.get("name", "")), str(meta.get("namespace", "")), _number(obj.get("revision") or 0),
-                       str(obj.get("status", "")), str(chart.get("name", "")), str(chart.get("version", "")),
-                       str(chart.get("appVersion", "")), redact(mapping_at(obj, "config")),
-                       last_deployed=str(obj.get("lastDeployed") or ""))
+    return HelmRelease(
+        str(meta.get("name", "")),
+        str(meta.get("namespace", "")),
+        _number(obj.get("revision") or 0),
+        str(obj.get("status", "")),
+        str(chart.get("name", "")),
+        str(chart.get("version", "")),
+        str(chart.get("appVersion", "")),
+        redact(mapping_at(obj, "config")),
+        last_deployed=str(obj.get("lastDeployed") or ""),
+    )
 
 
 def _number(value: JSONValue) -> int:
@@ -149,11 +173,21 @@ def _rank(rel: HelmRelease) -> tuple[bool, int]:
 
 def encode_release_secret(release: JSONObject, *, secret_name: str | None = None) -> JSONObject:
     """The Secret Helm would write for `release` (used by the demo, tests and benchmarks)."""
-    helm_b64 = base64.b64encode(gzip.compress(orjson.dumps(release), mtime=0))   # same release, same bytes
+    helm_b64 = base64.b64encode(gzip.compress(orjson.dumps(release), mtime=0))  # same release, same bytes
     name, revision = release["name"], _number(release.get("version", 1))
-    return {"apiVersion": SECRET.api_version, "kind": SECRET.kind, "type": RELEASE_SECRET_TYPE,
-            "metadata": {"name": secret_name or f"sh.helm.release.v1.{name}.v{revision}",
-                         "namespace": release["namespace"],
-                         "labels": {"owner": "helm", "name": name, "version": str(revision),
-                                    "status": mapping_at(release, "info").get("status", "deployed")}},
-            "data": {"release": base64.b64encode(helm_b64).decode()}}
+    return {
+        "apiVersion": SECRET.api_version,
+        "kind": SECRET.kind,
+        "type": RELEASE_SECRET_TYPE,
+        "metadata": {
+            "name": secret_name or f"sh.helm.release.v1.{name}.v{revision}",
+            "namespace": release["namespace"],
+            "labels": {
+                "owner": "helm",
+                "name": name,
+                "version": str(revision),
+                "status": mapping_at(release, "info").get("status", "deployed"),
+            },
+        },
+        "data": {"release": base64.b64encode(helm_b64).decode()},
+    }

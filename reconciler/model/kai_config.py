@@ -30,13 +30,19 @@ RELEASED_REGISTRY = "ghcr.io/kai-scheduler/kai-scheduler"
 PLACEHOLDER_REGISTRY = "registry/local/kai-scheduler"
 
 # values key -> Config block of each operand
-COMPONENTS = (("podgrouper", "podGrouper"), ("podgroupcontroller", "podGroupController"),
-              ("queuecontroller", "queueController"), ("admission", "admission"), ("binder", "binder"),
-              ("scheduler", "scheduler"), ("nodescaleadjuster", "nodeScaleAdjuster"))
+COMPONENTS = (
+    ("podgrouper", "podGrouper"),
+    ("podgroupcontroller", "podGroupController"),
+    ("queuecontroller", "queueController"),
+    ("admission", "admission"),
+    ("binder", "binder"),
+    ("scheduler", "scheduler"),
+    ("nodescaleadjuster", "nodeScaleAdjuster"),
+)
 
 
 def since(version: str) -> frozenset[str]:
-    return frozenset(COLUMNS[COLUMNS.index(version):])
+    return frozenset(COLUMNS[COLUMNS.index(version) :])
 
 
 ALL = frozenset(COLUMNS)
@@ -46,11 +52,11 @@ ALL = frozenset(COLUMNS)
 class ConfigField:
     """One field of the desired Config spec and where its value comes from."""
 
-    path: str               # dotted under spec, e.g. "admission.gpuSharing"
+    path: str  # dotted under spec, e.g. "admission.gpuSharing"
     value: JSONValue
-    doc: str                # doc id holding the value (the chart pin in kai-gitops.yaml for a chart default)
-    source: YamlPath        # where in `doc`
-    from_values: bool       # False: the chart's default or a constant of its template
+    doc: str  # doc id holding the value (the chart pin in kai-gitops.yaml for a chart default)
+    source: YamlPath  # where in `doc`
+    from_values: bool  # False: the chart's default or a constant of its template
 
     @property
     def provenance(self) -> Provenance:
@@ -60,9 +66,9 @@ class ConfigField:
 
 @dataclass(frozen=True)
 class DesiredKaiConfig:
-    version: str                                            # the modelled chart column
+    version: str  # the modelled chart column
     fields: dict[str, ConfigField] = field(default_factory=dict)
-    managed_in_git: bool = False                            # a Config kept in Git (kaiManifestFiles)
+    managed_in_git: bool = False  # a Config kept in Git (kaiManifestFiles)
 
     def spec(self) -> JSONObject:
         """The fields as one nested spec, as the chart renders it."""
@@ -124,21 +130,22 @@ def operator_default(path: str, version: str, fields: dict[str, ConfigField]) ->
 
 # -- the render -------------------------------------------------------------------------------------------
 
+
 @dataclass
 class ValueSource:
     """Where each values key lives in Git: the values file, or the add-on's environment file."""
 
     doc: str
-    user: JSONObject                        # what Git sets (the values file, or what the stack forwards)
-    pin: tuple[str, YamlPath]               # the chart pin: where a chart default points
-    forwarded: dict[YamlPath, YamlPath] = field(default_factory=dict)   # add-on: values path -> env path
-    anchor: YamlPath | None = None          # add-on: where anything else points (addons.kaiScheduler.enabled)
+    user: JSONObject  # what Git sets (the values file, or what the stack forwards)
+    pin: tuple[str, YamlPath]  # the chart pin: where a chart default points
+    forwarded: dict[YamlPath, YamlPath] = field(default_factory=dict)  # add-on: values path -> env path
+    anchor: YamlPath | None = None  # add-on: where anything else points (addons.kaiScheduler.enabled)
 
     def locate(self, values_path: YamlPath) -> tuple[str, YamlPath, bool]:
         if self.anchor is not None:
             for prefix, env_path in self.forwarded.items():
-                if values_path[:len(prefix)] == prefix:
-                    return self.doc, env_path + values_path[len(prefix):], True
+                if values_path[: len(prefix)] == prefix:
+                    return self.doc, env_path + values_path[len(prefix) :], True
             return self.doc, self.anchor, False
         if _has_path(self.user, values_path):
             return self.doc, values_path, True
@@ -166,8 +173,9 @@ class _Render:
 
     def put(self, config_path: str, values_path: YamlPath, value: JSONValue = None, *, given: bool = False) -> None:
         doc, source, from_values = self.where.locate(values_path)
-        self.fields[config_path] = ConfigField(config_path, copy_values(value if given else self.get(values_path)),
-                                               doc, source, from_values)
+        self.fields[config_path] = ConfigField(
+            config_path, copy_values(value if given else self.get(values_path)), doc, source, from_values
+        )
 
     def put_if_set(self, config_path: str, values_path: YamlPath) -> None:
         value = self.get(values_path)
@@ -184,7 +192,7 @@ class _Render:
 
     def tag(self, *image_path: str) -> tuple[str, YamlPath]:
         """<image>.tag, then global.tag, then the chart's appVersion, plus -fips when global.fips."""
-        if self.version == "v0.9.20":     # v0.9.x always uses the chart version
+        if self.version == "v0.9.20":  # v0.9.x always uses the chart version
             return self.app_version, ()
         for path in ((*image_path, "tag"), ("global", "tag")):
             value = self.get(path)
@@ -216,8 +224,9 @@ class _Render:
         self.put(f"{config_path}.pullPolicy", policy_path, self.get(policy_path) or "IfNotPresent", given=True)
 
 
-def render_kai_config(version: str, values: JSONObject, where: ValueSource, app_version: str,
-                      namespace: str = "kai-scheduler") -> DesiredKaiConfig:
+def render_kai_config(
+    version: str, values: JSONObject, where: ValueSource, app_version: str, namespace: str = "kai-scheduler"
+) -> DesiredKaiConfig:
     """The Config chart column `version` renders from the effective values `values`."""
     render = _Render(version, values, where, app_version)
     render.const("namespace", namespace)
@@ -263,13 +272,17 @@ def _global(r: _Render) -> None:
 def _component(r: _Render, key: str, block: str) -> None:
     v = r.version
     if v == "v0.9.20" and key in ("binder", "scheduler"):
-        return      # chart Deployments in v0.9.x, not operands of the Config
+        return  # chart Deployments in v0.9.x, not operands of the Config
     if key == "podgrouper" and v not in since("v0.13.4"):
-        return      # v0.12.x and older render no podGrouper block at all (KAI#859)
+        return  # v0.12.x and older render no podGrouper block at all (KAI#859)
     service = f"{block}.service"
     if key == "nodescaleadjuster":
-        r.put(f"{service}.enabled", ("global", "clusterAutoscaling"), r.get(("global", "clusterAutoscaling")) is True,
-              given=True)
+        r.put(
+            f"{service}.enabled",
+            ("global", "clusterAutoscaling"),
+            r.get(("global", "clusterAutoscaling")) is True,
+            given=True,
+        )
     elif v in since("v0.15.3"):
         r.put(f"{service}.enabled", (key, "enabled"), r.get((key, "enabled")) is not False, given=True)
     elif key != "scheduler":
@@ -285,8 +298,12 @@ def _admission(r: _Render) -> None:
     v = r.version
     r.put("admission.gpuSharing", ("global", "gpuSharing"), r.get(("global", "gpuSharing")) is True, given=True)
     if v in since("v0.16.8"):
-        r.put("admission.blockNvidiaVisibleDevices", ("global", "blockNvidiaVisibleDevices"),
-              r.get(("global", "blockNvidiaVisibleDevices")) is True, given=True)
+        r.put(
+            "admission.blockNvidiaVisibleDevices",
+            ("global", "blockNvidiaVisibleDevices"),
+            r.get(("global", "blockNvidiaVisibleDevices")) is True,
+            given=True,
+        )
     r.const("admission.webhook.port", 443)
     for port, config_key in (("webhookPort", "targetPort"), ("probePort", "probePort"), ("metricsPort", "metricsPort")):
         r.put(f"admission.webhook.{config_key}", ("admission", "ports", port))
@@ -294,8 +311,9 @@ def _admission(r: _Render) -> None:
     runtime: YamlPath = ("admission", "gpuPodRuntimeClassName")
     if v in {"v0.9.20", "v0.10.5", "v0.12.13", "v0.12.23"}:
         r.put("admission.gpuPodRuntimeClassName", runtime, r.get(runtime) or "nvidia", given=True)
-    elif r.has(runtime) and (v in {"v0.13.4", "v0.14.7", "v0.15.3"}
-                             or not r.has(("admission", "gpuFractionRuntimeClassName"))):
+    elif r.has(runtime) and (
+        v in {"v0.13.4", "v0.14.7", "v0.15.3"} or not r.has(("admission", "gpuFractionRuntimeClassName"))
+    ):
         r.put("admission.gpuPodRuntimeClassName", runtime)
     if v in since("v0.16.8"):
         if r.has(("admission", "gpuFractionRuntimeClassName")):
@@ -310,11 +328,18 @@ def _binder(r: _Render) -> None:
     r.put("binder.metricsPort", ("binder", "ports", "metricsPort"))
     r.put_if_set("binder.resourceReservation.runtimeClassName", ("binder", "runtimeClassName"))
     r.put_if_set("binder.resourceReservation.podResources", ("binder", "resourceReservationPodResources"))
-    r.image("binder.resourceReservation.image", ("binder", "resourceReservationImage"), "resourcereservation",
-            name_only=v not in since("v0.13.4"))
+    r.image(
+        "binder.resourceReservation.image",
+        ("binder", "resourceReservationImage"),
+        "resourcereservation",
+        name_only=v not in since("v0.13.4"),
+    )
     if v in since("v0.13.4"):
-        for key, config_key in (("namespace", "namespace"), ("serviceAccount", "serviceAccountName"),
-                                ("appLabel", "appLabel")):
+        for key, config_key in (
+            ("namespace", "namespace"),
+            ("serviceAccount", "serviceAccountName"),
+            ("appLabel", "appLabel"),
+        ):
             r.put(f"binder.resourceReservation.{config_key}", ("global", "resourceReservation", key))
     if v in since("v0.12.13") and r.has(("binder", "cdiEnabled")):
         r.put("binder.cdiEnabled", ("binder", "cdiEnabled"))
@@ -359,6 +384,7 @@ def _numa_placement_exporter(r: _Render) -> None:
 
 
 # -- what a patch of kai-config may set ------------------------------------------------------------
+
 
 def spec_field_types() -> dict[str, str]:
     """Every dotted spec path a desired kai-config of any modelled column can hold, or that the operator
@@ -415,18 +441,41 @@ def _nested(path: YamlPath, value: JSONValue) -> JSONObject:
 
 # One value for each field the chart renders only when set, so that the table above names it.
 _EVERY_OPTIONAL_VALUE: JSONObject = {
-    "global": {"namespaceLabelSelector": {"a": "b"}, "podLabelSelector": {"a": "b"}, "affinity": {"a": {}},
-               "tolerations": [{}], "securityContext": {"a": 1}, "requireDefaultPodAntiAffinityTerm": True,
-               "nodeSelector": {"a": "b"}, "imagePullSecrets": [{"name": "a"}], "jsonLog": True,
-               "priorityClassName": "a", "nodePoolLabelKey": "a"},
+    "global": {
+        "namespaceLabelSelector": {"a": "b"},
+        "podLabelSelector": {"a": "b"},
+        "affinity": {"a": {}},
+        "tolerations": [{}],
+        "securityContext": {"a": 1},
+        "requireDefaultPodAntiAffinityTerm": True,
+        "nodeSelector": {"a": "b"},
+        "imagePullSecrets": [{"name": "a"}],
+        "jsonLog": True,
+        "priorityClassName": "a",
+        "nodePoolLabelKey": "a",
+    },
     **{key: {"resources": {"a": {}}, "affinity": {"a": {}}} for key, _ in COMPONENTS},
-    "binder": {"resources": {"a": {}}, "affinity": {"a": {}}, "runtimeClassName": "a",
-               "resourceReservationPodResources": {"a": {}}, "cdiEnabled": True, "plugins": {"a": {}}},
+    "binder": {
+        "resources": {"a": {}},
+        "affinity": {"a": {}},
+        "runtimeClassName": "a",
+        "resourceReservationPodResources": {"a": {}},
+        "cdiEnabled": True,
+        "plugins": {"a": {}},
+    },
     "prometheus": {"enabled": True, "externalPrometheusUrl": "a"},
-    "numaPlacementExporter": {"enabled": True, "resources": {"a": {}}, "affinity": {"a": {}},
-                              "nodeSelector": {"a": "b"}, "tolerations": [{}], "pollInterval": "a",
-                              "driftResyncInterval": "a", "podResourcesHostPath": "a", "podResourcesSocket": "a",
-                              "sysfsHostPath": "a"},
+    "numaPlacementExporter": {
+        "enabled": True,
+        "resources": {"a": {}},
+        "affinity": {"a": {}},
+        "nodeSelector": {"a": "b"},
+        "tolerations": [{}],
+        "pollInterval": "a",
+        "driftResyncInterval": "a",
+        "podResourcesHostPath": "a",
+        "podResourcesSocket": "a",
+        "sysfsHostPath": "a",
+    },
 }
 
 
@@ -452,11 +501,17 @@ ADDON_RESOURCE_DEFAULTS: dict[str, JSONObject] = {
     "binder": {"limits": {"cpu": "4000m", "memory": "4Gi"}, "requests": {"cpu": "50m", "memory": "2Gi"}},
     "scheduler": {"limits": {"cpu": "2000m", "memory": "6Gi"}, "requests": {"cpu": "500m", "memory": "3Gi"}},
     "nodescaleadjuster": {"limits": {"cpu": "1000m", "memory": "1Gi"}, "requests": {"cpu": "50m", "memory": "256Mi"}},
-    "numaPlacementExporter": {"limits": {"cpu": "1000m", "memory": "1Gi"},
-                              "requests": {"cpu": "50m", "memory": "64Mi"}},
+    "numaPlacementExporter": {
+        "limits": {"cpu": "1000m", "memory": "1Gi"},
+        "requests": {"cpu": "50m", "memory": "64Mi"},
+    },
 }
-ADDON_SECURITY_CONTEXT: JSONObject = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-                                      "runAsNonRoot": True, "runAsUser": 10000}
+ADDON_SECURITY_CONTEXT: JSONObject = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "runAsUser": 10000,
+}
 
 
 def addon_forwarded_values(env: JSONObject, canonical: JSONObject) -> tuple[JSONObject, dict[YamlPath, YamlPath]]:
@@ -494,10 +549,13 @@ def addon_forwarded_values(env: JSONObject, canonical: JSONObject) -> tuple[JSON
 
 # -- a Config kept in Git ---------------------------------------------------------------------------------
 
+
 def from_manifest(version: str, spec: JSONObject, doc: str) -> DesiredKaiConfig:
     """A kai-config applied from Git (kaiManifestFiles): each leaf of its spec at its own line."""
-    fields = {".".join(path): ConfigField(".".join(path), copy_values(value), doc, ("spec", *path), True)
-              for path, value in _leaves(spec, ())}
+    fields = {
+        ".".join(path): ConfigField(".".join(path), copy_values(value), doc, ("spec", *path), True)
+        for path, value in _leaves(spec, ())
+    }
     return DesiredKaiConfig(version, fields, managed_in_git=True)
 
 
@@ -510,9 +568,21 @@ def _leaves(node: JSONValue, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[st
 
 
 # Maps whose keys are Kubernetes fields or user names: compared as one value.
-_FREE_FORM = frozenset({"resources", "affinity", "securityContext", "tolerations", "nodeSelector", "vpa",
-                        "namespaceLabelSelector", "podLabelSelector", "podResources", "plugins",
-                        "podDisruptionBudget"})
+_FREE_FORM = frozenset(
+    {
+        "resources",
+        "affinity",
+        "securityContext",
+        "tolerations",
+        "nodeSelector",
+        "vpa",
+        "namespaceLabelSelector",
+        "podLabelSelector",
+        "podResources",
+        "plugins",
+        "podDisruptionBudget",
+    }
+)
 
 
 def _free_form(prefix: tuple[str, ...]) -> bool:

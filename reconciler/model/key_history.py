@@ -31,20 +31,20 @@ UNRELEASED = "unreleased"
 
 class Change(StrEnum):
     ADDED = "added"
-    REMOVED = "removed"         # dropped with no replacement: Helm ignores it from `version` on
-    RENAMED = "renamed"         # dropped, `new_path` reads it instead; the old key is ignored from `version` on
-    DEPRECATED = "deprecated"   # `new_path` is the new spelling; the old one is still honoured
+    REMOVED = "removed"  # dropped with no replacement: Helm ignores it from `version` on
+    RENAMED = "renamed"  # dropped, `new_path` reads it instead; the old key is ignored from `version` on
+    DEPRECATED = "deprecated"  # `new_path` is the new spelling; the old one is still honoured
 
 
 @dataclass(frozen=True)
 class KeyChange:
     path: YamlPath
     change: Change
-    version: str                         # the first release with the change, or UNRELEASED
-    source: str                          # commit / PR / file upstream
+    version: str  # the first release with the change, or UNRELEASED
+    source: str  # commit / PR / file upstream
     new_path: YamlPath | None = None
-    same_meaning: bool = False           # the rename keeps the meaning: `--fix-git` may respell the key
-    value_map: tuple[tuple[JSONValue, JSONValue], ...] = ()   # old value -> new value, when the rename needs one
+    same_meaning: bool = False  # the rename keeps the meaning: `--fix-git` may respell the key
+    value_map: tuple[tuple[JSONValue, JSONValue], ...] = ()  # old value -> new value, when the rename needs one
     note: str = ""
 
     def applies_to(self, pin: str) -> bool:
@@ -66,32 +66,57 @@ GPU_POD_RUNTIME = ("admission", "gpuPodRuntimeClassName")
 GPU_FRACTION_RUNTIME = ("admission", "gpuFractionRuntimeClassName")
 
 KEY_CHANGES: tuple[KeyChange, ...] = (
-    KeyChange(("binder", "cdi"), Change.REMOVED, "v0.10.0",
-              "KAI-Scheduler c59f2e2e (#495, operator deploys the binder): values.yaml of v0.10.0 drops binder.cdi",
-              note="the binder reads binder.cdiEnabled from v0.12.0 (a template-only key); admission.cdi stays"),
-    KeyChange(("kaiConfigDeployer",), Change.ADDED, "v0.12.22",
-              "KAI-Scheduler df61a32b (#1706, backport of the kai-config upgrade fix to v0.12) and d7af38c2 "
-              "(#1705, to v0.14.6)",
-              note="a backport to the v0.12 and v0.14 lines: no v0.13.x chart has the deployer"),
-    KeyChange(GPU_POD_RUNTIME, Change.DEPRECATED, "v0.16.0",
-              "KAI-Scheduler 71c61d07 (#1636; CHANGELOG v0.16.0, entry linking #1543); templates/_helpers.tpl "
-              "still reads it when gpuFractionRuntimeClassName is not set; Config CRD: \"Deprecated: use "
-              "GPUFractionRuntimeClassName\"",
-              new_path=GPU_FRACTION_RUNTIME, same_meaning=True,
-              note="from v0.16.0 both keys mean the runtime class of GPU-fraction pods only (whole-GPU pods are no "
-                   "longer mutated); the new key wins when both are set"),
-    *[KeyChange((component, "certSecretName"), Change.REMOVED, "v0.17.0",
-                "KAI-Scheduler da0dbee4 (#1791, \"Remove unused queuecontroller.certSecretName and "
-                "admission.certSecretName in values.yaml\")",
-                note="no template read it before either: the webhook certificates are the operator's")
-      for component in ("admission", "queuecontroller")],
+    KeyChange(
+        ("binder", "cdi"),
+        Change.REMOVED,
+        "v0.10.0",
+        "KAI-Scheduler c59f2e2e (#495, operator deploys the binder): values.yaml of v0.10.0 drops binder.cdi",
+        note="the binder reads binder.cdiEnabled from v0.12.0 (a template-only key); admission.cdi stays",
+    ),
+    KeyChange(
+        ("kaiConfigDeployer",),
+        Change.ADDED,
+        "v0.12.22",
+        "KAI-Scheduler df61a32b (#1706, backport of the kai-config upgrade fix to v0.12) and d7af38c2 "
+        "(#1705, to v0.14.6)",
+        note="a backport to the v0.12 and v0.14 lines: no v0.13.x chart has the deployer",
+    ),
+    KeyChange(
+        GPU_POD_RUNTIME,
+        Change.DEPRECATED,
+        "v0.16.0",
+        "KAI-Scheduler 71c61d07 (#1636; CHANGELOG v0.16.0, entry linking #1543); templates/_helpers.tpl "
+        'still reads it when gpuFractionRuntimeClassName is not set; Config CRD: "Deprecated: use '
+        'GPUFractionRuntimeClassName"',
+        new_path=GPU_FRACTION_RUNTIME,
+        same_meaning=True,
+        note="from v0.16.0 both keys mean the runtime class of GPU-fraction pods only (whole-GPU pods are no "
+        "longer mutated); the new key wins when both are set",
+    ),
+    *[
+        KeyChange(
+            (component, "certSecretName"),
+            Change.REMOVED,
+            "v0.17.0",
+            'KAI-Scheduler da0dbee4 (#1791, "Remove unused queuecontroller.certSecretName and '
+            'admission.certSecretName in values.yaml")',
+            note="no template read it before either: the webhook certificates are the operator's",
+        )
+        for component in ("admission", "queuecontroller")
+    ],
     KeyChange(FIPS_MODE, Change.ADDED, "v0.17.1", "KAI-Scheduler fd7bfe99 (#2011, on the v0.17 branch)"),
-    KeyChange(FIPS, Change.RENAMED, "v0.17.1",
-              "KAI-Scheduler fd7bfe99 (#2011, \"rename global.fips to global.fipsMode with on/off values\", on the "
-              "v0.17 branch; the v0.16 branch keeps global.fips): _helpers.tpl tests only "
-              "eq .Values.global.fipsMode \"on\"",
-              new_path=FIPS_MODE, same_meaning=True, value_map=((True, "on"), (False, "off")),
-              note="no fallback: global.fips: true silently installs the non-FIPS images"),
+    KeyChange(
+        FIPS,
+        Change.RENAMED,
+        "v0.17.1",
+        'KAI-Scheduler fd7bfe99 (#2011, "rename global.fips to global.fipsMode with on/off values", on the '
+        "v0.17 branch; the v0.16 branch keeps global.fips): _helpers.tpl tests only "
+        'eq .Values.global.fipsMode "on"',
+        new_path=FIPS_MODE,
+        same_meaning=True,
+        value_map=((True, "on"), (False, "off")),
+        note="no fallback: global.fips: true silently installs the non-FIPS images",
+    ),
 )
 
 
@@ -101,17 +126,26 @@ class AllowedValues:
 
     path: YamlPath
     values: tuple[str, ...]
-    since: str                                  # first release with the key
+    since: str  # first release with the key
     source: str
     upcoming: tuple[tuple[str, str], ...] = ()  # (value, where it comes from) not in any release yet
 
 
 ALLOWED_VALUES: tuple[AllowedValues, ...] = (
-    AllowedValues(FIPS_MODE, ("off", "on"), "v0.17.1",
-                  "KAI-Scheduler fd7bfe99 (#2011): values.yaml \"Valid values: \\\"on\\\" | \\\"off\\\"\"; "
-                  "_helpers.tpl acts only on \"on\"",
-                  upcoming=(("only", "KAI-Scheduler main after v0.17.1, .changes/unreleased/"
-                                     "added-20260825-220648.yaml: sets GODEBUG=fips140=only"),)),
+    AllowedValues(
+        FIPS_MODE,
+        ("off", "on"),
+        "v0.17.1",
+        'KAI-Scheduler fd7bfe99 (#2011): values.yaml "Valid values: \\"on\\" | \\"off\\""; '
+        '_helpers.tpl acts only on "on"',
+        upcoming=(
+            (
+                "only",
+                "KAI-Scheduler main after v0.17.1, .changes/unreleased/"
+                "added-20260825-220648.yaml: sets GODEBUG=fips140=only",
+            ),
+        ),
+    ),
 )
 
 
@@ -121,7 +155,7 @@ class Subchart:
 
     key: str
     gate: YamlPath
-    since: str                                  # first release with the dependency, or UNRELEASED
+    since: str  # first release with the dependency, or UNRELEASED
     source: str
 
     def in_chart(self, pin: str) -> bool:
@@ -130,9 +164,13 @@ class Subchart:
 
 
 SUBCHARTS: tuple[Subchart, ...] = (
-    Subchart("gpu-fractioning", ("global", "nvFractions", "set"), UNRELEASED,
-             "KAI-Scheduler main after v0.17.1: deployments/kai-scheduler/Chart.yaml dependencies (gpu-fractioning "
-             "from oci://ghcr.io/kai-scheduler, condition: global.nvFractions.set; #2280, #2290)"),
+    Subchart(
+        "gpu-fractioning",
+        ("global", "nvFractions", "set"),
+        UNRELEASED,
+        "KAI-Scheduler main after v0.17.1: deployments/kai-scheduler/Chart.yaml dependencies (gpu-fractioning "
+        "from oci://ghcr.io/kai-scheduler, condition: global.nvFractions.set; #2280, #2290)",
+    ),
 )
 
 
@@ -147,11 +185,15 @@ class UpcomingValue:
 
 
 UPCOMING_VALUES: tuple[UpcomingValue, ...] = (
-    UpcomingValue(tuple((hook, "image", "name") for hook in ("crdupgrader", "kaiConfigDeployer", "topologyMigration",
-                                                             "postCleanup")),
-                  "crd-upgrader", "the hook image crd-upgrader is replaced by helm-hooks (Go on distroless, no shell "
-                                  "or kubectl): an override naming crd-upgrader becomes stale",
-                  "KAI-Scheduler main, .changes/unreleased/changed-20260916-171806.yaml (c3390bc4)"),
+    UpcomingValue(
+        tuple(
+            (hook, "image", "name") for hook in ("crdupgrader", "kaiConfigDeployer", "topologyMigration", "postCleanup")
+        ),
+        "crd-upgrader",
+        "the hook image crd-upgrader is replaced by helm-hooks (Go on distroless, no shell "
+        "or kubectl): an override naming crd-upgrader becomes stale",
+        "KAI-Scheduler main, .changes/unreleased/changed-20260916-171806.yaml (c3390bc4)",
+    ),
 )
 
 
@@ -160,7 +202,7 @@ class ComputedChange:
     """A key present in one shipped chart-values file and absent from the next (or the reverse)."""
 
     path: YamlPath
-    change: Change                               # ADDED or REMOVED
+    change: Change  # ADDED or REMOVED
     before: str
     after: str
 
@@ -188,14 +230,23 @@ def added_after_model(path: YamlPath, pin: str, modelled: str) -> KeyChange | No
 
 def added_later(path: YamlPath, pin: str) -> KeyChange | None:
     """The hand entry adding `path` in a release after `pin`, when no shipped file has it yet."""
-    return next((e for e in key_changes(path) if e.change is Change.ADDED and not e.applies_to(pin)
-                 and parse_version(e.version) is not None), None)
+    return next(
+        (
+            e
+            for e in key_changes(path)
+            if e.change is Change.ADDED and not e.applies_to(pin) and parse_version(e.version) is not None
+        ),
+        None,
+    )
 
 
 def changes_between(old: str, new: str) -> list[KeyChange]:
     """The hand-kept renames, removals and deprecations a move from pin `old` to pin `new` crosses."""
-    return [entry for entry in KEY_CHANGES
-            if entry.change is not Change.ADDED and entry.applies_to(new) and not entry.applies_to(old)]
+    return [
+        entry
+        for entry in KEY_CHANGES
+        if entry.change is not Change.ADDED and entry.applies_to(new) and not entry.applies_to(old)
+    ]
 
 
 def allowed_values(path: YamlPath, pin: str) -> AllowedValues | None:
@@ -236,7 +287,7 @@ def explain_removal(removal: ComputedChange) -> KeyChange | None:
     """The hand entry behind a removal between two adjacent shipped files: a removal or rename released in
     between, or a backport that gave the older line a key the next minor line never had."""
     before, after = parse_version(removal.before), parse_version(removal.after)
-    assert before is not None and after is not None   # shipped files are named by their tags
+    assert before is not None and after is not None  # shipped files are named by their tags
     for depth in range(len(removal.path), 0, -1):
         for entry in key_changes(removal.path[:depth]):
             since = parse_version(entry.version)

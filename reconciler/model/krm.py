@@ -26,14 +26,14 @@ from reconciler.model.values import as_number
 GROUP = "kai.resources"
 # Any one served means KRM is installed (its chart installs them together; KRMConfig `krm-config` is its config).
 CRDS = tuple(r.crd_name for r in KRM_KINDS)
-QUEUE_OPT_OUT = "kai.resources/resource-manual-override"     # on a Queue: KRM stops managing it
-SHARD_OPT_OUT = "kai.scheduler/ignore-shard-for-krm"         # on a SchedulingShard: not adopted
+QUEUE_OPT_OUT = "kai.resources/resource-manual-override"  # on a Queue: KRM stops managing it
+SHARD_OPT_OUT = "kai.scheduler/ignore-shard-for-krm"  # on a SchedulingShard: not adopted
 QUEUE_MANAGERS = ("project-controller", "department-controller")
 SHARD_MANAGERS = ("nodepool-controller",)
 # The labels the project-controller writes on every Queue it generates (labels-and-annotations.md).
 QUEUE_OWNER_LABELS = ("project", "kai.resources/department-name")
-KRM_CONFIG_NAME = "krm-config"          # the only KRMConfig the operator reconciles
-DEFAULT_NODE_POOL = "default"           # global.defaultNodePoolName's default; always exists
+KRM_CONFIG_NAME = "krm-config"  # the only KRMConfig the operator reconciles
+DEFAULT_NODE_POOL = "default"  # global.defaultNodePoolName's default; always exists
 QUEUE_NAME_MAX = 63
 # A spec.queues[] entry's numbers -> the Queue field each becomes (resources.go vs the Queue CRD).
 TO_QUEUE_FIELD = {"deserved": "quota", "limit": "limit", "overQuotaWeight": "overQuotaWeight"}
@@ -45,9 +45,9 @@ class QueueEntry:
     """One `spec.queues[]` item of a Project or Department."""
 
     index: int
-    name: str | None            # as written; None: KRM derives it
+    name: str | None  # as written; None: KRM derives it
     nodepool: str
-    resources: dict[str, Triple]   # in the Queue's terms (deserved -> quota); an absent number is 0
+    resources: dict[str, Triple]  # in the Queue's terms (deserved -> quota); an absent number is 0
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,9 @@ class Owner:
 
     kind: str
     name: str
-    parent: str | None          # a Project's department (spec.parent); None for a Department
+    parent: str | None  # a Project's department (spec.parent); None for a Department
     queues: tuple[QueueEntry, ...]
-    doc: str | None = None      # the Git doc holding it; None when read from the cluster
+    doc: str | None = None  # the Git doc holding it; None when read from the cluster
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class KrmObjects:
     nodepools: dict[str, NodePool] = field(default_factory=dict)
     allow_external_queues: bool = False
     default_node_pool: str = DEFAULT_NODE_POOL
-    has_config: bool = False    # KRMConfig krm-config was among the objects
+    has_config: bool = False  # KRMConfig krm-config was among the objects
 
     def __bool__(self) -> bool:
         return bool(self.projects or self.departments or self.nodepools)
@@ -108,9 +108,14 @@ class KrmObjects:
     def over(self, live: KrmObjects) -> KrmObjects:
         """These (Git's) objects over `live`'s: Git is what the cluster will hold once applied."""
         config = self if self.has_config else live
-        return KrmObjects({**live.projects, **self.projects}, {**live.departments, **self.departments},
-                          {**live.nodepools, **self.nodepools}, config.allow_external_queues,
-                          config.default_node_pool, config.has_config)
+        return KrmObjects(
+            {**live.projects, **self.projects},
+            {**live.departments, **self.departments},
+            {**live.nodepools, **self.nodepools},
+            config.allow_external_queues,
+            config.default_node_pool,
+            config.has_config,
+        )
 
 
 @dataclass(frozen=True)
@@ -163,12 +168,16 @@ def _entries(spec: Mapping[str, JSONValue]) -> tuple[QueueEntry, ...]:
         name = given.get("name")
         resources = as_object(given.get("resources"))
         triples = {res: _triple(resources.get(res)) for res in RESOURCES}
-        entries.append(QueueEntry(index, str(name) if isinstance(name, str) and name else None,
-                                  str(given.get("nodepool") or ""), triples))
+        entries.append(
+            QueueEntry(
+                index, str(name) if isinstance(name, str) and name else None, str(given.get("nodepool") or ""), triples
+            )
+        )
     return tuple(entries)
 
 
 def _triple(value: JSONValue) -> Triple:
     given = as_object(value)
-    return Triple(as_number(given.get("deserved")), as_number(given.get("limit")),
-                  as_number(given.get("overQuotaWeight")))
+    return Triple(
+        as_number(given.get("deserved")), as_number(given.get("limit")), as_number(given.get("overQuotaWeight"))
+    )

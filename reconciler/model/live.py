@@ -58,10 +58,10 @@ class PodSummary:
     age_s: float | None
     labels_nvcf: bool
     service_account: str = ""
-    started: str = ""               # status.startTime: when its containers got their projected token
+    started: str = ""  # status.startTime: when its containers got their projected token
     # (container, restartCount, lastState.terminated.finishedAt) of each container that restarted; kept for KAI pods
     restarts: tuple[tuple[str, int, str], ...] = ()
-    gang: str = ""                  # the PodGroup it belongs to (its pod-group-name)
+    gang: str = ""  # the PodGroup it belongs to (its pod-group-name)
     # (resource, quantity) a Pending gang member asks for, summed over its containers as the scheduler sees them
     requests: tuple[tuple[str, str], ...] = ()
 
@@ -109,12 +109,16 @@ class KaiObject:
 def kai_object(obj: Mapping[str, JSONValue]) -> KaiObject:
     meta = mapping_at(obj, "metadata")
     generation = meta.get("generation")
-    return KaiObject(str(meta.get("name", "")), dict(mapping_at(obj, "spec")), str(meta.get("uid") or ""),
-                     generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
-                     str(meta.get("creationTimestamp") or ""),
-                     {str(k): str(v) for k, v in mapping_at(meta, "annotations").items()},
-                     [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)],
-                     {str(k): str(v) for k, v in mapping_at(meta, "labels").items()})
+    return KaiObject(
+        str(meta.get("name", "")),
+        dict(mapping_at(obj, "spec")),
+        str(meta.get("uid") or ""),
+        generation if isinstance(generation, int) and not isinstance(generation, bool) else None,
+        str(meta.get("creationTimestamp") or ""),
+        {str(k): str(v) for k, v in mapping_at(meta, "annotations").items()},
+        [dict(c) for c in list_at(mapping_at(obj, "status"), "conditions") if isinstance(c, dict)],
+        {str(k): str(v) for k, v in mapping_at(meta, "labels").items()},
+    )
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,7 @@ class Operand:
     """A Deployment in kai-scheduler: whether it is up, and which object (by UID) created it."""
 
     name: str
-    owners: tuple[tuple[str, str, str], ...]     # (kind, name, uid) of its ownerReferences
+    owners: tuple[tuple[str, str, str], ...]  # (kind, name, uid) of its ownerReferences
     replicas: int
     updated: int
     available: int
@@ -132,27 +136,27 @@ class Operand:
 class LiveState:
     source: str
     from_snapshot: bool = False
-    captured_at: datetime | None = None   # when a snapshot's read began, when it says; else None
+    captured_at: datetime | None = None  # when a snapshot's read began, when it says; else None
     queue_kind_served: bool = False
     crds: set[str] = field(default_factory=set)
     queues: dict[str, QueueSpec] = field(default_factory=dict)
-    allocations: dict[str, Allocation] = field(default_factory=dict)   # queues whose status KAI has written
-    shard: JSONObject | None = None                               # the spec of SchedulingShard default
-    shards: dict[str, KaiObject] = field(default_factory=dict)     # every SchedulingShard, by name
+    allocations: dict[str, Allocation] = field(default_factory=dict)  # queues whose status KAI has written
+    shard: JSONObject | None = None  # the spec of SchedulingShard default
+    shards: dict[str, KaiObject] = field(default_factory=dict)  # every SchedulingShard, by name
     kai_config: KaiObject | None = None
-    kai_config_read: bool = False      # the Config kind is served and kai-config was looked for
-    operands: list[Operand] = field(default_factory=list)            # Deployments in kai-scheduler
-    service_accounts: dict[str, str] = field(default_factory=dict)   # kai-scheduler SA -> creationTimestamp
-    deployer_job_failed: str | None = None   # Job kai-config-deployer's Failed reason, when it failed
+    kai_config_read: bool = False  # the Config kind is served and kai-config was looked for
+    operands: list[Operand] = field(default_factory=list)  # Deployments in kai-scheduler
+    service_accounts: dict[str, str] = field(default_factory=dict)  # kai-scheduler SA -> creationTimestamp
+    deployer_job_failed: str | None = None  # Job kai-config-deployer's Failed reason, when it failed
     # The scheduler's leader Lease kai-scheduler/kai-scheduler: seconds since its last renewal (at read time)
     # and its duration; None when there is none
     scheduler_lease: tuple[float, int] | None = None
-    releases: list[HelmRelease] = field(default_factory=list)      # latest revision of every KAI release
+    releases: list[HelmRelease] = field(default_factory=list)  # latest revision of every KAI release
     # every revision read of every release, by (namespace, name): which one set a Helm-owned field
     release_history: dict[tuple[str, str], tuple[Deploy, ...]] = field(default_factory=dict)
     # managedFields of what the differ compares, by (kind, name): Queue, SchedulingShard, Config, Node (labels)
     managers: dict[tuple[str, str], ObjectManagers] = field(default_factory=dict)
-    queue_labels: dict[str, dict[str, str]] = field(default_factory=dict)   # Queue name -> its labels
+    queue_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # Queue name -> its labels
     release_errors: list[str] = field(default_factory=list)
     # None: release Secrets of every namespace were read. Else only these were (RBAC denied the rest),
     # and `release_search_reason` says why.
@@ -190,9 +194,11 @@ class LiveStateBuilder:
             handler(self, obj)
         except (TypeError, AttributeError, ValueError, KeyError) as exc:
             # A hand-edited snapshot can hold anything; say which object, not where in our code.
-            raise UserError(f"{_describe(obj)} does not have the shape of a Kubernetes object of its kind "
-                            f"({type(exc).__name__}: {exc})", hint="regenerate it with `kai-gitops snapshot`"
-                            ) from None
+            raise UserError(
+                f"{_describe(obj)} does not have the shape of a Kubernetes object of its kind "
+                f"({type(exc).__name__}: {exc})",
+                hint="regenerate it with `kai-gitops snapshot`",
+            ) from None
 
     def mark_queue_kind_served(self, served: bool) -> None:
         self.state.queue_kind_served = served
@@ -214,8 +220,9 @@ class LiveStateBuilder:
     def _queue(self, obj: JSONObject) -> None:
         spec = queue_spec_from_values(obj)
         self.state.queues[spec.name] = spec
-        self.state.queue_labels[spec.name] = {str(k): str(v)
-                                              for k, v in mapping_at(mapping_at(obj, "metadata"), "labels").items()}
+        self.state.queue_labels[spec.name] = {
+            str(k): str(v) for k, v in mapping_at(mapping_at(obj, "metadata"), "labels").items()
+        }
         allocation = allocation_from_status(obj)
         if allocation is not None:
             self.state.allocations[spec.name] = allocation
@@ -223,7 +230,7 @@ class LiveStateBuilder:
 
     def _keep_managers(self, kind: str, obj: JSONObject) -> None:
         managers = object_managers(obj)
-        if managers.entries:   # none: read without them (an older snapshot), so nothing to say
+        if managers.entries:  # none: read without them (an older snapshot), so nothing to say
             self.state.managers[(kind, _meta(obj, "name"))] = managers
 
     def _crd(self, obj: JSONObject) -> None:
@@ -237,7 +244,7 @@ class LiveStateBuilder:
             self.state.shard = mapping_at(obj, "spec")
 
     def _config(self, obj: JSONObject) -> None:
-        if _meta(obj, "name") == "kai-config":   # the operator ignores any other name
+        if _meta(obj, "name") == "kai-config":  # the operator ignores any other name
             self.state.kai_config = kai_object(obj)
             self.state.kai_config_read = True
             self._keep_managers(k8s.CONFIG.kind, obj)
@@ -250,11 +257,20 @@ class LiveStateBuilder:
 
     def _deployment(self, obj: JSONObject) -> None:
         meta, spec, status = mapping_at(obj, "metadata"), mapping_at(obj, "spec"), mapping_at(obj, "status")
-        owners = tuple((str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")))
-                       for o in list_at(meta, "ownerReferences") if isinstance(o, dict))
-        self.state.operands.append(Operand(_meta(obj, "name"), owners, _count(spec.get("replicas"), 1),
-                                           _count(status.get("updatedReplicas"), 0),
-                                           _count(status.get("availableReplicas"), 0)))
+        owners = tuple(
+            (str(o.get("kind", "")), str(o.get("name", "")), str(o.get("uid", "")))
+            for o in list_at(meta, "ownerReferences")
+            if isinstance(o, dict)
+        )
+        self.state.operands.append(
+            Operand(
+                _meta(obj, "name"),
+                owners,
+                _count(spec.get("replicas"), 1),
+                _count(status.get("updatedReplicas"), 0),
+                _count(status.get("availableReplicas"), 0),
+            )
+        )
 
     def _service_account(self, obj: JSONObject) -> None:
         if _meta(obj, "namespace") == KAI_NAMESPACE:
@@ -271,8 +287,11 @@ class LiveStateBuilder:
     def _job(self, obj: JSONObject) -> None:
         if (_meta(obj, "namespace"), _meta(obj, "name")) != (KAI_NAMESPACE, "kai-config-deployer"):
             return
-        failed = [c for c in list_at(mapping_at(obj, "status"), "conditions")
-                  if isinstance(c, dict) and c.get("type") == "Failed" and c.get("status") == "True"]
+        failed = [
+            c
+            for c in list_at(mapping_at(obj, "status"), "conditions")
+            if isinstance(c, dict) and c.get("type") == "Failed" and c.get("status") == "True"
+        ]
         if failed:
             self.state.deployer_job_failed = redact_free_text(str(failed[0].get("reason") or "Failed"))
 
@@ -290,10 +309,16 @@ class LiveStateBuilder:
     def _backend(self, obj: JSONObject) -> None:
         spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
         agent_status = status.get("agentStatus")
-        self.state.backends.append(Backend(
-            _meta(obj, "name"), _meta(obj, "namespace"),
-            _gates_at(spec, "featureGate"), _gates_at(mapping_at(spec, "overrides"), "featureGate"),
-            _gates_at(status, "featureGate"), None if agent_status is None else redact_free_text(str(agent_status))))
+        self.state.backends.append(
+            Backend(
+                _meta(obj, "name"),
+                _meta(obj, "namespace"),
+                _gates_at(spec, "featureGate"),
+                _gates_at(mapping_at(spec, "overrides"), "featureGate"),
+                _gates_at(status, "featureGate"),
+                None if agent_status is None else redact_free_text(str(agent_status)),
+            )
+        )
 
     def _configmap(self, obj: JSONObject) -> None:
         if (_meta(obj, "namespace"), _meta(obj, "name")) == DTO_CONFIGMAP:
@@ -337,11 +362,17 @@ class LiveStateBuilder:
 
     def _healthz(self, obj: JSONObject) -> None:
         if obj.get("reachable") is False:  # the API server answered instead of NVCA: no endpoints, 404, timeout
-            self.state.healthz = Healthz(False, _http_status(obj.get("httpStatus")), None, {},
-                                         detail=redact_free_text(str(obj.get("detail") or "")))
+            self.state.healthz = Healthz(
+                False,
+                _http_status(obj.get("httpStatus")),
+                None,
+                {},
+                detail=redact_free_text(str(obj.get("detail") or "")),
+            )
             return
-        self.state.healthz = healthz_from_response(_http_status(obj.get("httpStatus")),
-                                                   redact_free_values(obj.get("body")))
+        self.state.healthz = healthz_from_response(
+            _http_status(obj.get("httpStatus")), redact_free_values(obj.get("body"))
+        )
 
     def _release_search(self, obj: JSONObject) -> None:
         self.state.release_namespaces = [str(n) for n in list_at(obj, "namespaces")]
@@ -359,13 +390,21 @@ def pod_summary(obj: Mapping[str, JSONValue], now: datetime) -> PodSummary:
     conditions = [_condition(c) for c in list_at(status, "conditions")]
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
     queue_label = labels.get(QUEUE_LABEL)
-    return PodSummary(str(meta.get("namespace", "")), str(meta.get("name", "")),
-                      str(spec.get("schedulerName") or "default-scheduler"),
-                      None if queue_label is None else str(queue_label),
-                      str(status.get("phase", "")), ready, _age(meta.get("creationTimestamp"), now),
-                      NVCF_POD_LABEL in labels, str(spec.get("serviceAccountName") or ""),
-                      str(status.get("startTime") or meta.get("creationTimestamp") or ""), _restarts(status),
-                      _gang(meta), _requests(spec))
+    return PodSummary(
+        str(meta.get("namespace", "")),
+        str(meta.get("name", "")),
+        str(spec.get("schedulerName") or "default-scheduler"),
+        None if queue_label is None else str(queue_label),
+        str(status.get("phase", "")),
+        ready,
+        _age(meta.get("creationTimestamp"), now),
+        NVCF_POD_LABEL in labels,
+        str(spec.get("serviceAccountName") or ""),
+        str(status.get("startTime") or meta.get("creationTimestamp") or ""),
+        _restarts(status),
+        _gang(meta),
+        _requests(spec),
+    )
 
 
 def _gang(meta: Mapping[str, JSONValue]) -> str:
@@ -389,8 +428,9 @@ def _restarts(status: Mapping[str, JSONValue]) -> tuple[tuple[str, int, str], ..
     for container in list_at(status, "containerStatuses"):
         if isinstance(container, dict) and _count(container.get("restartCount"), 0) > 0:
             finished = mapping_at(mapping_at(container, "lastState"), "terminated").get("finishedAt")
-            restarted.append((str(container.get("name", "")), _count(container.get("restartCount"), 0),
-                              str(finished or "")))
+            restarted.append(
+                (str(container.get("name", "")), _count(container.get("restartCount"), 0), str(finished or ""))
+            )
     return tuple(restarted)
 
 
@@ -448,8 +488,7 @@ def _gates_at(parent: Mapping[str, JSONValue], key: str) -> list[str] | None:
     if isinstance(values, str):
         return [redact_text(v) for v in split_gate_string(values)]
     if values is not None and not isinstance(values, list):
-        raise ValueError("featureGate.values must be a list or a comma-joined string, "
-                         f"not {type(values).__name__}")
+        raise ValueError(f"featureGate.values must be a list or a comma-joined string, not {type(values).__name__}")
     # An operator may paste anything into a gate list; a credential there must not reach a message.
     return [redact_text(str(v)) for v in values or []]
 

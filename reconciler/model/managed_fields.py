@@ -15,7 +15,7 @@ from reconciler.core.jsonvalue import JSONObject, JSONValue, mapping_at, objects
 
 RELEASE_NAME_ANNOTATION = "meta.helm.sh/release-name"
 RELEASE_NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
-OPERATIONS = frozenset({"Apply", "Update"})   # all the API server writes; anything else came from a file
+OPERATIONS = frozenset({"Apply", "Update"})  # all the API server writes; anything else came from a file
 _DNS_LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})")
 
@@ -26,21 +26,27 @@ class ManagedEntry:
     operation: str | None
     subresource: str | None
     time: str | None
-    fields: JSONObject          # fieldsV1: "f:spec" → {"f:resources": …}, "k:{…}", "v:…", "." for the field itself
+    fields: JSONObject  # fieldsV1: "f:spec" → {"f:resources": …}, "k:{…}", "v:…", "." for the field itself
 
 
 @dataclass(frozen=True)
 class ObjectManagers:
     entries: tuple[ManagedEntry, ...] = ()
-    release: tuple[str, str] | None = None   # (namespace, name) of the Helm release whose annotations it carries
+    release: tuple[str, str] | None = None  # (namespace, name) of the Helm release whose annotations it carries
 
 
 def object_managers(obj: Mapping[str, JSONValue]) -> ObjectManagers:
     meta = mapping_at(obj, "metadata")
-    entries = tuple(ManagedEntry(_text(e.get("manager")), known_operation(e.get("operation")),
-                                 dns_label(e.get("subresource")), rfc3339(e.get("time")),
-                                 dict(mapping_at(e, "fieldsV1")))
-                    for e in objects_at(meta, "managedFields"))
+    entries = tuple(
+        ManagedEntry(
+            _text(e.get("manager")),
+            known_operation(e.get("operation")),
+            dns_label(e.get("subresource")),
+            rfc3339(e.get("time")),
+            dict(mapping_at(e, "fieldsV1")),
+        )
+        for e in objects_at(meta, "managedFields")
+    )
     annotations = mapping_at(meta, "annotations")
     name, namespace = annotations.get(RELEASE_NAME_ANNOTATION), annotations.get(RELEASE_NAMESPACE_ANNOTATION)
     release = (str(namespace), str(name)) if name and namespace else None
@@ -68,6 +74,6 @@ def rfc3339(value: JSONValue) -> str | None:
         return None
     try:
         datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")
-    except ValueError:   # 2026-13-45T99:…
+    except ValueError:  # 2026-13-45T99:…
         return None
     return value

@@ -26,8 +26,8 @@ WRITABLE = frozenset({Origin.DECLARED, Origin.CHART})
 @dataclass(frozen=True)
 class Provenance:
     origin: Origin
-    doc: str | None = None          # doc id holding the value (DECLARED), or the chart pin (CHART)
-    path: YamlPath | None = None    # where in `doc`
+    doc: str | None = None  # doc id holding the value (DECLARED), or the chart pin (CHART)
+    path: YamlPath | None = None  # where in `doc`
 
     @property
     def writable(self) -> bool:

@@ -35,7 +35,6 @@ class Triple:
         return {"quota": self.quota, "limit": self.limit, "overQuotaWeight": self.over_quota_weight}
 
 
-
 UNLIMITED = Triple(-1.0, -1.0, 1.0)
 
 
@@ -45,15 +44,14 @@ def same_number(a: float, b: float) -> bool:
 
 def triple_from_values(values: JSONValue) -> Triple:
     given = as_object(values)
-    return Triple(as_number(given.get("quota")), as_number(given.get("limit")),
-                  as_number(given.get("overQuotaWeight")))
+    return Triple(as_number(given.get("quota")), as_number(given.get("limit")), as_number(given.get("overQuotaWeight")))
 
 
 @dataclass(frozen=True)
 class QueueSpec:
     name: str
     parent: str | None
-    resources: dict[str, Triple] | None   # None: the object has no spec.resources (NVCA crashes on it)
+    resources: dict[str, Triple] | None  # None: the object has no spec.resources (NVCA crashes on it)
 
     def triple(self, resource: str) -> Triple:
         if self.resources is None:
@@ -81,8 +79,8 @@ def _text(value: JSONValue) -> str | None:
 # plugin): CPU in millicores, memory in MB of 10^6 bytes (its constant `mebibytes = 1000 * 1000`), GPUs in
 # devices, fractions included. status.allocated is a ResourceList of quantities (cpu cores, memory bytes,
 # nvidia.com/gpu devices), written by KAI's queue controller.
-SPEC_UNIT = {"cpu": Decimal("0.001"), "gpu": Decimal(1), "memory": Decimal(10 ** 6)}
-GPU_SUFFIX = "/gpu"   # the queue controller counts any resource named */gpu as GPUs
+SPEC_UNIT = {"cpu": Decimal("0.001"), "gpu": Decimal(1), "memory": Decimal(10**6)}
+GPU_SUFFIX = "/gpu"  # the queue controller counts any resource named */gpu as GPUs
 
 
 @dataclass(frozen=True)
@@ -101,15 +99,17 @@ def allocation_from_status(obj: Mapping[str, JSONValue]) -> Allocation | None:
     status = as_object(obj.get("status"))
     if not isinstance(status.get("allocated"), dict):
         return None
-    return Allocation(_in_spec_units(status.get("allocated"), "status.allocated"),
-                      _in_spec_units(status.get("allocatedNonPreemptible"), "status.allocatedNonPreemptible"))
+    return Allocation(
+        _in_spec_units(status.get("allocated"), "status.allocated"),
+        _in_spec_units(status.get("allocatedNonPreemptible"), "status.allocatedNonPreemptible"),
+    )
 
 
 def _in_spec_units(raw: JSONValue, where: str) -> dict[str, float]:
     totals = dict.fromkeys(RESOURCES, Decimal(0))
     for name, value in as_object(raw).items():
         resource = "gpu" if name.endswith(GPU_SUFFIX) else name
-        if resource not in totals or name == "gpu":   # a bare `gpu` is no Kubernetes resource name
+        if resource not in totals or name == "gpu":  # a bare `gpu` is no Kubernetes resource name
             continue
         try:
             totals[resource] += parse_quantity(value)
@@ -128,5 +128,5 @@ class SnapshotQueues:
     taken_at: datetime | None
     queues: dict[str, QueueSpec]
     allocations: dict[str, Allocation]
-    cluster_uid: str | None = None      # the kube-system namespace's UID it records: which cluster it is of
+    cluster_uid: str | None = None  # the kube-system namespace's UID it records: which cluster it is of
     path: str = ""

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-APPLY_CONTEXT_PREFIX = "kai-gitops/apply/"   # + cluster name: one cluster's report on one commit
-OVERRIDE_CONTEXT = "kai-gitops/override"     # a person's release of a halted rollout for one commit
-OVERRIDE_LABEL = "kai-gitops/override"       # on a cluster entry, value "true": this cluster ignores the waves
-UNLISTED_WAVE = "unlisted"                   # the last wave: the clusters no wave names
+APPLY_CONTEXT_PREFIX = "kai-gitops/apply/"  # + cluster name: one cluster's report on one commit
+OVERRIDE_CONTEXT = "kai-gitops/override"  # a person's release of a halted rollout for one commit
+OVERRIDE_LABEL = "kai-gitops/override"  # on a cluster entry, value "true": this cluster ignores the waves
+UNLISTED_WAVE = "unlisted"  # the last wave: the clusters no wave names
 
 StatusState = Literal["success", "failure", "pending", "error"]
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -39,10 +39,10 @@ def show_soak(seconds: float) -> str:
 @dataclass(frozen=True)
 class Wave:
     name: str
-    clusters: tuple[str, ...] = ()                         # by name
-    selector: tuple[tuple[str, str], ...] = ()              # by the cluster entry's labels, every pair
+    clusters: tuple[str, ...] = ()  # by name
+    selector: tuple[tuple[str, str], ...] = ()  # by the cluster entry's labels, every pair
     soak_s: float = 0.0
-    index: int = 0                                         # position in rollout.waves
+    index: int = 0  # position in rollout.waves
 
     @property
     def number(self) -> int:
@@ -62,7 +62,7 @@ class RolloutConfig:
 
     waves: tuple[Wave, ...]
     members: tuple[tuple[str, ...], ...] = ()
-    overridden: frozenset[str] = field(default_factory=frozenset)   # clusters labelled kai-gitops/override
+    overridden: frozenset[str] = field(default_factory=frozenset)  # clusters labelled kai-gitops/override
 
     def wave_of(self, cluster: str) -> int | None:
         return next((i for i, names in enumerate(self.members) if cluster in names), None)
@@ -74,10 +74,16 @@ class RolloutConfig:
             return self
         if self.waves and self.waves[-1].name == UNLISTED_WAVE:
             last = self.waves[-1]
-            return replace(self, waves=(*self.waves[:-1], replace(last, clusters=(*last.clusters, cluster))),
-                           members=(*self.members[:-1], (*self.members[-1], cluster)))
-        return replace(self, waves=(*self.waves, Wave(UNLISTED_WAVE, (cluster,), index=len(self.waves))),
-                       members=(*self.members, (cluster,)))
+            return replace(
+                self,
+                waves=(*self.waves[:-1], replace(last, clusters=(*last.clusters, cluster))),
+                members=(*self.members[:-1], (*self.members[-1], cluster)),
+            )
+        return replace(
+            self,
+            waves=(*self.waves, Wave(UNLISTED_WAVE, (cluster,), index=len(self.waves))),
+            members=(*self.members, (cluster,)),
+        )
 
 
 @dataclass(frozen=True)
@@ -87,10 +93,11 @@ class CommitStatus:
     sha: str
     context: str
     state: StatusState
-    at: float                      # when it was written, seconds since the epoch (the host's clock)
+    at: float  # when it was written, seconds since the epoch (the host's clock)
     description: str = ""
 
     @property
     def cluster(self) -> str | None:
-        return self.context.removeprefix(APPLY_CONTEXT_PREFIX) if self.context.startswith(APPLY_CONTEXT_PREFIX) \
-            else None
+        return (
+            self.context.removeprefix(APPLY_CONTEXT_PREFIX) if self.context.startswith(APPLY_CONTEXT_PREFIX) else None
+        )

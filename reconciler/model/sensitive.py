@@ -22,9 +22,15 @@ _SECURITY_KEYS = frozenset({"securityContext", "podSecurityContext", "privileged
 _HOST_KEYS = frozenset({"hostNetwork", "hostPID", "hostIPC", "podResourcesSocket"})
 _ACCOUNT_KEYS = frozenset({"serviceAccount", "serviceAccountName", "createServiceAccount"})
 _IMAGE_PARTS = frozenset({"repository", "registry", "name", "tag", "repositoryOverride"})
-_IMAGE_KEYS = frozenset({"imageRepository", "imageTag",
-                         # NVCA: these name the containers of every NVCF workload (INIT_CONTAINER, …)
-                         "functionEnvOverrides", "taskEnvOverrides"})
+_IMAGE_KEYS = frozenset(
+    {
+        "imageRepository",
+        "imageTag",
+        # NVCA: these name the containers of every NVCF workload (INIT_CONTAINER, …)
+        "functionEnvOverrides",
+        "taskEnvOverrides",
+    }
+)
 # KAI values: the registry and tag every image takes unless its own says otherwise, and the -fips tag suffix
 _GLOBAL_IMAGE = frozenset({("global", "registry"), ("global", "tag"), ("global", "fips")})
 _TAG_KEYS = frozenset({"tag", "imageTag"})
@@ -82,11 +88,11 @@ class SensitiveAllow:
 
     kind: str
     name: str
-    path: tuple[str, ...]     # from the object's root: ("spec", "global", "securityContext")
+    path: tuple[str, ...]  # from the object's root: ("spec", "global", "securityContext")
 
     def allows(self, kind: str, name: str, path: Sequence[str | int]) -> bool:
         parts = tuple(str(p) for p in path)
-        return (kind, name) == (self.kind, self.name) and parts[:len(self.path)] == self.path
+        return (kind, name) == (self.kind, self.name) and parts[: len(self.path)] == self.path
 
     @property
     def shown(self) -> str:

@@ -24,10 +24,10 @@ class ShardNames:
     """What one KAI version's scheduler knows by name."""
 
     version: str
-    plugins: dict[str, int]             # the default plugins, with their default priorities
-    actions: dict[str, int]             # the default actions, with their default priorities
-    optional_plugins: tuple[str, ...]   # built into the scheduler, off unless a shard names them
-    source: str = ""                    # where upstream they were read: "<ref> (<commit>)"
+    plugins: dict[str, int]  # the default plugins, with their default priorities
+    actions: dict[str, int]  # the default actions, with their default priorities
+    optional_plugins: tuple[str, ...]  # built into the scheduler, off unless a shard names them
+    source: str = ""  # where upstream they were read: "<ref> (<commit>)"
 
     @property
     def known_plugins(self) -> frozenset[str]:
@@ -46,10 +46,13 @@ def shard_names(version: str) -> ShardNames | None:
         return None
     data = json.loads(file.read_text())
     source = data.get("source") or {}
-    return ShardNames(version, {str(k): int(v) for k, v in data["plugins"].items()},
-                      {str(k): int(v) for k, v in data["actions"].items()},
-                      tuple(str(name) for name in data["optionalPlugins"]),
-                      f"{source.get('ref', version)} ({str(source.get('commit', ''))[:8]})")
+    return ShardNames(
+        version,
+        {str(k): int(v) for k, v in data["plugins"].items()},
+        {str(k): int(v) for k, v in data["actions"].items()},
+        tuple(str(name) for name in data["optionalPlugins"]),
+        f"{source.get('ref', version)} ({str(source.get('commit', ''))[:8]})",
+    )
 
 
 def versions_knowing(name: str, *, action: bool) -> list[str]:

@@ -38,8 +38,9 @@ def deep_merge(base: JSONValue, override: JSONValue) -> JSONValue:
             merged[key] = copy_values(value)
         elif override[key] is not None:
             new = override[key]
-            merged[key] = deep_merge(value, new) if isinstance(new, dict) and isinstance(value, dict) \
-                else copy_values(new)
+            merged[key] = (
+                deep_merge(value, new) if isinstance(new, dict) and isinstance(value, dict) else copy_values(new)
+            )
     for key, value in override.items():
         if key not in base and value is not None:
             merged[key] = copy_values(value)

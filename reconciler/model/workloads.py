@@ -19,18 +19,18 @@ from reconciler.yamlio.document import YamlDoc, load_documents
 
 _SOURCE = re.compile(r"^# Source: (\S.*?)\s*$")
 _SEPARATOR = re.compile(r"^---(\s|$)")
-_LINES = re.compile(r"\b(lines? )(\d+(?: and \d+)?)\b")   # the render's line numbers in a YAML error
+_LINES = re.compile(r"\b(lines? )(\d+(?: and \d+)?)\b")  # the render's line numbers in a YAML error
 # Beyond this many lines a template is not aligned with its render (difflib is quadratic in the worst case):
 # its objects then point at the template's first line, still the right file.
 MAX_ALIGNED_LINES = 5_000
 HOOK_ANNOTATION = "helm.sh/hook"
-TemplateReader = Callable[[str], str | None]   # repo path of a chart file -> its text, or None for no file of it
+TemplateReader = Callable[[str], str | None]  # repo path of a chart file -> its text, or None for no file of it
 
 
 @dataclass(frozen=True)
 class RenderedObject:
-    doc_id: str        # "workload:<name>:<n>": the id findings name in the cluster's desired docs
-    doc: YamlDoc       # file: the template (chart) or the manifest file; lines in that file
+    doc_id: str  # "workload:<name>:<n>": the id findings name in the cluster's desired docs
+    doc: YamlDoc  # file: the template (chart) or the manifest file; lines in that file
     api_version: str
     kind: str
     name: str
@@ -72,8 +72,9 @@ def rendered_objects(text: str, workload: WorkloadConfig, read_template: Templat
     return RenderedWorkload(workload, tuple(objects))
 
 
-def _in_template_error(exc: UserError, file: str, lines: list[str], workload: WorkloadConfig,
-                       read_template: TemplateReader) -> UserError:
+def _in_template_error(
+    exc: UserError, file: str, lines: list[str], workload: WorkloadConfig, read_template: TemplateReader
+) -> UserError:
     """A render that is not valid YAML (a duplicate key in a template), told at the template's own file and line
     (from the `# Source:` comment above it) as findings are, not at a line of the render nobody can open."""
     match = re.fullmatch(rf"{re.escape(file)}:(\d+)(?::\d+)?", exc.where or "")
@@ -88,8 +89,9 @@ def _in_template_error(exc: UserError, file: str, lines: list[str], workload: Wo
     def in_template(rendered: int) -> str:
         return str(mapping.get(rendered - 1 - start, "?"))
 
-    message = _LINES.sub(lambda m: m.group(1) + " and ".join(in_template(int(n)) for n in m.group(2).split(" and ")),
-                         exc.message)
+    message = _LINES.sub(
+        lambda m: m.group(1) + " and ".join(in_template(int(n)) for n in m.group(2).split(" and ")), exc.message
+    )
     line = mapping.get(int(match.group(1)) - 1 - start)
     return UserError(message, where=f"{path}:{line}" if line else path, hint=exc.hint)
 
@@ -110,11 +112,17 @@ def _template_path(workload: WorkloadConfig, source: str) -> str:
     return workload.chart_file(inside) if inside else workload.chart_shown
 
 
-def _in_template(doc: YamlDoc, lines: list[str], first: int, workload: WorkloadConfig, source: str | None,
-                 read_template: TemplateReader) -> YamlDoc:
+def _in_template(
+    doc: YamlDoc,
+    lines: list[str],
+    first: int,
+    workload: WorkloadConfig,
+    source: str | None,
+    read_template: TemplateReader,
+) -> YamlDoc:
     path = _template_path(workload, source) if source is not None else None
     template = read_template(path) if path is not None else None
-    if path is None or template is None:   # no `# Source:`, or one naming no file of this chart: a template can
+    if path is None or template is None:  # no `# Source:`, or one naming no file of this chart: a template can
         # write its own `# Source: ../../etc/passwd`, which must not point a result outside the repository
         return YamlDoc(workload.chart_shown, doc.data, {key: (1, 1) for key in doc.positions})
     start, end = _document_bounds(lines, first)
@@ -138,8 +146,9 @@ def _template_lines(rendered: list[str], template: list[str]) -> dict[int, int]:
     template action produced takes the line of the nearest aligned line above it (its enclosing key)."""
     if not template or len(template) > MAX_ALIGNED_LINES or len(rendered) > MAX_ALIGNED_LINES:
         return {}
-    matcher = difflib.SequenceMatcher(None, [r.strip() for r in rendered], [t.strip() for t in template],
-                                      autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, [r.strip() for r in rendered], [t.strip() for t in template], autojunk=False
+    )
     exact: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
         for offset in range(block.size):
@@ -166,15 +175,27 @@ def _object(doc: YamlDoc, workload: WorkloadConfig, number: int) -> RenderedObje
     data = doc.data
     where = str(doc.locate(()))
     if not isinstance(data, dict):
-        raise UserError("a rendered document is not a Kubernetes object (a mapping)", where=where,
-                        hint=f"fix the template of workload '{workload.name}'")
+        raise UserError(
+            "a rendered document is not a Kubernetes object (a mapping)",
+            where=where,
+            hint=f"fix the template of workload '{workload.name}'",
+        )
     api_version, kind = data.get("apiVersion"), data.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or not api_version or not kind:
-        raise UserError("a rendered object has no apiVersion or kind", where=where,
-                        hint=f"fix the template of workload '{workload.name}'")
+        raise UserError(
+            "a rendered object has no apiVersion or kind",
+            where=where,
+            hint=f"fix the template of workload '{workload.name}'",
+        )
     metadata = as_object(data.get("metadata"))
     if HOOK_ANNOTATION in as_object(metadata.get("annotations")):
         return None
     name, namespace = metadata.get("name"), metadata.get("namespace")
-    return RenderedObject(f"workload:{workload.name}:{number}", doc, api_version, kind,
-                          name if isinstance(name, str) else "", namespace if isinstance(namespace, str) else None)
+    return RenderedObject(
+        f"workload:{workload.name}:{number}",
+        doc,
+        api_version,
+        kind,
+        name if isinstance(name, str) else "",
+        namespace if isinstance(namespace, str) else None,
+    )

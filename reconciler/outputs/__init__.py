@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from reconciler.core.lazy import LazyRef
 
-if TYPE_CHECKING:   # the CLI reads FORMATS at start-up: importing the report model here would slow every run
+if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: importing the report model here would slow every run
     from reconciler.outputs.input_error import InputError
     from reconciler.outputs.plan_views import PlanRun
     from reconciler.report.report import Report
@@ -40,14 +40,14 @@ class StdoutGuard(Protocol):
 @dataclass(frozen=True)
 class OutputFormat:
     name: str
-    summary: str                                      # one line: what it is and who reads it
+    summary: str  # one line: what it is and who reads it
     render: LazyRef[Renderer]
-    whole_document: bool = False                      # alone on stdout (or in a file): two documents parse as neither
-    colors: bool = False                              # coloured when printed to a terminal
-    render_error: LazyRef[ErrorRenderer] | None = None   # the form of a run that stopped before its report
-    render_run: LazyRef[RunRenderer] | None = None    # reconcile's plan and apply; None: the final report's findings
+    whole_document: bool = False  # alone on stdout (or in a file): two documents parse as neither
+    colors: bool = False  # coloured when printed to a terminal
+    render_error: LazyRef[ErrorRenderer] | None = None  # the form of a run that stopped before its report
+    render_run: LazyRef[RunRenderer] | None = None  # reconcile's plan and apply; None: the final report's findings
     guard_stdout: LazyRef[StdoutGuard] | None = None  # on stdout, what the other formats' stdout text passes through
-    step_summary: bool = False                        # also appends its summary to $GITHUB_STEP_SUMMARY
+    step_summary: bool = False  # also appends its summary to $GITHUB_STEP_SUMMARY
 
 
 def _here(module: str, attribute: str) -> str:
@@ -55,36 +55,67 @@ def _here(module: str, attribute: str) -> str:
 
 
 _TABLE = (
-    OutputFormat("text", "the human report: a Terraform-style plan of drift, the violations, NVCA's verdict",
-                 LazyRef(_here("text_format", "render")), colors=True,
-                 render_run=LazyRef(_here("plan_views", "as_text"))),
-    OutputFormat("json", "the versioned JSON report (schemaVersion 1), for scripts and dashboards",
-                 LazyRef(_here("json_format", "render")), whole_document=True,
-                 render_run=LazyRef(_here("plan_views", "as_json"))),
-    OutputFormat("jsonl", "the JSON report on one line, for a container's log",
-                 LazyRef(_here("jsonl_format", "render")), whole_document=True,
-                 render_run=LazyRef(_here("plan_views", "as_jsonl"))),
-    OutputFormat("sarif", "SARIF 2.1.0 for code scanning (GitHub, GitLab, IDEs)",
-                 LazyRef(_here("sarif_format", "render")), whole_document=True,
-                 render_error=LazyRef(_here("sarif_format", "render_error"))),
-    OutputFormat("github", "GitHub Actions annotations, the changed lines first; the log beside them kept inert",
-                 LazyRef(_here("github_format", "render")),
-                 render_error=LazyRef(_here("github_format", "render_error")),
-                 guard_stdout=LazyRef(_here("github_format", "without_commands")), step_summary=True),
-    OutputFormat("gitlab", "a GitLab Code Quality report",
-                 LazyRef(_here("gitlab_format", "render")), whole_document=True,
-                 render_error=LazyRef(_here("gitlab_format", "render_error"))),
-    OutputFormat("junit", "JUnit XML, one test case per rule and cluster, for CI test tabs",
-                 LazyRef(_here("junit_format", "render")), whole_document=True,
-                 render_error=LazyRef(_here("junit_format", "render_error"))),
-    OutputFormat("markdown", "Markdown for a pull request comment or an issue",
-                 LazyRef(_here("markdown_format", "render")),
-                 render_error=LazyRef(_here("markdown_format", "render_error")),
-                 render_run=LazyRef(_here("plan_views", "as_markdown"))),
+    OutputFormat(
+        "text",
+        "the human report: a Terraform-style plan of drift, the violations, NVCA's verdict",
+        LazyRef(_here("text_format", "render")),
+        colors=True,
+        render_run=LazyRef(_here("plan_views", "as_text")),
+    ),
+    OutputFormat(
+        "json",
+        "the versioned JSON report (schemaVersion 1), for scripts and dashboards",
+        LazyRef(_here("json_format", "render")),
+        whole_document=True,
+        render_run=LazyRef(_here("plan_views", "as_json")),
+    ),
+    OutputFormat(
+        "jsonl",
+        "the JSON report on one line, for a container's log",
+        LazyRef(_here("jsonl_format", "render")),
+        whole_document=True,
+        render_run=LazyRef(_here("plan_views", "as_jsonl")),
+    ),
+    OutputFormat(
+        "sarif",
+        "SARIF 2.1.0 for code scanning (GitHub, GitLab, IDEs)",
+        LazyRef(_here("sarif_format", "render")),
+        whole_document=True,
+        render_error=LazyRef(_here("sarif_format", "render_error")),
+    ),
+    OutputFormat(
+        "github",
+        "GitHub Actions annotations, the changed lines first; the log beside them kept inert",
+        LazyRef(_here("github_format", "render")),
+        render_error=LazyRef(_here("github_format", "render_error")),
+        guard_stdout=LazyRef(_here("github_format", "without_commands")),
+        step_summary=True,
+    ),
+    OutputFormat(
+        "gitlab",
+        "a GitLab Code Quality report",
+        LazyRef(_here("gitlab_format", "render")),
+        whole_document=True,
+        render_error=LazyRef(_here("gitlab_format", "render_error")),
+    ),
+    OutputFormat(
+        "junit",
+        "JUnit XML, one test case per rule and cluster, for CI test tabs",
+        LazyRef(_here("junit_format", "render")),
+        whole_document=True,
+        render_error=LazyRef(_here("junit_format", "render_error")),
+    ),
+    OutputFormat(
+        "markdown",
+        "Markdown for a pull request comment or an issue",
+        LazyRef(_here("markdown_format", "render")),
+        render_error=LazyRef(_here("markdown_format", "render_error")),
+        render_run=LazyRef(_here("plan_views", "as_markdown")),
+    ),
 )
 FORMATS: Mapping[str, OutputFormat] = {entry.name: entry for entry in _TABLE}
 
-if TYPE_CHECKING:   # mypy checks every renderer the table names against its protocol (tests/project/test_registries.py)
+if TYPE_CHECKING:  # mypy checks every renderer the table names against its protocol (tests/project/test_registries.py)
     from reconciler.outputs import (
         github_format,
         gitlab_format,
@@ -97,14 +128,29 @@ if TYPE_CHECKING:   # mypy checks every renderer the table names against its pro
         text_format,
     )
 
-    _RENDERERS: tuple[Renderer, ...] = (text_format.render, json_format.render, jsonl_format.render,
-                                        sarif_format.render, github_format.render, gitlab_format.render,
-                                        junit_format.render, markdown_format.render)
-    _ERROR_RENDERERS: tuple[ErrorRenderer, ...] = (sarif_format.render_error, github_format.render_error,
-                                                   gitlab_format.render_error, junit_format.render_error,
-                                                   markdown_format.render_error)
-    _RUN_RENDERERS: tuple[RunRenderer, ...] = (plan_views.as_text, plan_views.as_json, plan_views.as_jsonl,
-                                               plan_views.as_markdown)
+    _RENDERERS: tuple[Renderer, ...] = (
+        text_format.render,
+        json_format.render,
+        jsonl_format.render,
+        sarif_format.render,
+        github_format.render,
+        gitlab_format.render,
+        junit_format.render,
+        markdown_format.render,
+    )
+    _ERROR_RENDERERS: tuple[ErrorRenderer, ...] = (
+        sarif_format.render_error,
+        github_format.render_error,
+        gitlab_format.render_error,
+        junit_format.render_error,
+        markdown_format.render_error,
+    )
+    _RUN_RENDERERS: tuple[RunRenderer, ...] = (
+        plan_views.as_text,
+        plan_views.as_json,
+        plan_views.as_jsonl,
+        plan_views.as_markdown,
+    )
     _STDOUT_GUARDS: tuple[StdoutGuard, ...] = (github_format.without_commands,)
 
 

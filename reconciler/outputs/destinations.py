@@ -34,7 +34,7 @@ STDOUT = "-"
 @dataclass(frozen=True)
 class OutputSpec:
     format: str
-    path: str = STDOUT   # "-" is stdout
+    path: str = STDOUT  # "-" is stdout
 
     @property
     def to_stdout(self) -> bool:
@@ -66,8 +66,10 @@ def _check_stdout(specs: list[OutputSpec]) -> None:
     on_stdout = [s.format for s in specs if s.to_stdout]
     whole = [f for f in on_stdout if FORMATS[f].whole_document]
     if whole and len(on_stdout) > 1:
-        raise UserError(f"{whole[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != whole[0])}",
-                        hint=f"write it to a file: -o {whole[0]}=PATH")
+        raise UserError(
+            f"{whole[0]} cannot share stdout with {', '.join(f for f in on_stdout if f != whole[0])}",
+            hint=f"write it to a file: -o {whole[0]}=PATH",
+        )
 
 
 def check_stdout_streams(specs: list[OutputSpec], streams: Mapping[str, str | None]) -> None:
@@ -79,17 +81,26 @@ def check_stdout_streams(specs: list[OutputSpec], streams: Mapping[str, str | No
         return
     others = [f"the {s.format} report (-o {s.format})" for s in specs if s.to_stdout] + named[1:]
     if others:
-        raise UserError(f"{named[0]} {streams[named[0]]} cannot share stdout with {', '.join(others)}",
-                        hint="write all but one of them to a file, e.g. -o json=report.json")
+        raise UserError(
+            f"{named[0]} {streams[named[0]]} cannot share stdout with {', '.join(others)}",
+            hint="write all but one of them to a file, e.g. -o json=report.json",
+        )
 
 
-def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *, color: bool = False,
-         run: PlanRun | None = None) -> None:
+def emit(
+    report: Report,
+    specs: list[OutputSpec],
+    echo: Callable[[str], None],
+    *,
+    color: bool = False,
+    run: PlanRun | None = None,
+) -> None:
     """Render every spec, then write files atomically, then print the stdout ones in order.
 
     `run`: reconcile's plan and apply, rendered by the formats that have a form of it (`report` is its final
     report, which the others render).
     """
+
     def one(spec: OutputSpec) -> str:
         shade = color and spec.to_stdout and FORMATS[spec.format].colors
         return render(report, spec.format, color=shade) if run is None else render_run(run, spec.format, color=shade)
@@ -99,7 +110,7 @@ def emit(report: Report, specs: list[OutputSpec], echo: Callable[[str], None], *
         if not spec.to_stdout:
             write_report(Path(spec.path), text)
     if any(FORMATS[spec.format].step_summary for spec in specs):
-        append_job_summary(report.redacted())   # as `render` redacts every format
+        append_job_summary(report.redacted())  # as `render` redacts every format
     for spec, text in rendered:
         if spec.to_stdout:
             echo(text)
@@ -111,19 +122,23 @@ def _guarded(rendered: list[tuple[OutputSpec, str]]) -> list[tuple[OutputSpec, s
     guards = [guard for spec, _ in rendered if spec.to_stdout and (guard := FORMATS[spec.format].guard_stdout)]
     for guard in dict.fromkeys(guards):
         wrap = guard.load()
-        rendered = [(spec, wrap(text) if spec.to_stdout and FORMATS[spec.format].guard_stdout != guard else text)
-                    for spec, text in rendered]
+        rendered = [
+            (spec, wrap(text) if spec.to_stdout and FORMATS[spec.format].guard_stdout != guard else text)
+            for spec, text in rendered
+        ]
     return rendered
 
 
 def write_report(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text, new_file_mode())   # a report is as readable as any file the user writes
+        write_atomically(path, text, new_file_mode())  # a report is as readable as any file the user writes
     except OSError as exc:
-        raise UserError(f"cannot write report: {exc.strerror}", where=str(path),
-                        hint="-o FMT=PATH takes a file in a writable directory, a FIFO or a character "
-                             "device") from None
+        raise UserError(
+            f"cannot write report: {exc.strerror}",
+            where=str(path),
+            hint="-o FMT=PATH takes a file in a writable directory, a FIFO or a character device",
+        ) from None
 
 
 def emit_error(error: InputError, specs: list[OutputSpec], echo: Callable[[str], None]) -> None:
@@ -170,13 +185,13 @@ def _append_summary(text_for: SummaryText, commit: str | None, env: Mapping[str,
     path = Path(target)
     try:
         used = path.stat().st_size if path.exists() else 0
-    except OSError as exc:   # a name too long, a parent that is a file
+    except OSError as exc:  # a name too long, a parent that is a file
         raise UserError(f"cannot append the job summary: {exc.strerror}", where=target) from None
     link = None
     if env.get("GITHUB_SERVER_URL") and env.get("GITHUB_REPOSITORY") and commit:
         link = blob_link(env["GITHUB_SERVER_URL"], env["GITHUB_REPOSITORY"], commit)
     room = SUMMARY_LIMIT - used - 1
-    if room < 1024:   # earlier steps used it up; a stub would only say "truncated"
+    if room < 1024:  # earlier steps used it up; a stub would only say "truncated"
         return None
     text = text_for(link, room)
     if len(text.encode()) > room:

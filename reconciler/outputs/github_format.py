@@ -24,7 +24,7 @@ from reconciler.outputs.input_error import InputError
 from reconciler.outputs.markdown_format import Link
 from reconciler.report.report import ClusterReport, Report, finding_order
 
-MAX_PER_LEVEL = 10           # GitHub's per-step limit for each of error, warning, notice
+MAX_PER_LEVEL = 10  # GitHub's per-step limit for each of error, warning, notice
 SUMMARY_LIMIT = 1024 * 1024  # $GITHUB_STEP_SUMMARY takes at most 1 MiB per step
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -47,8 +47,9 @@ def render(report: Report, *, color: bool | None = None, token: str | None = Non
     lines: list[str] = []
     shown = {level: 0 for level in _COMMAND.values()}
     hidden = {level: 0 for level in _COMMAND.values()}
-    overflow = any(sum(1 for p, _ in placed if _COMMAND[p.severity.value] == level) > MAX_PER_LEVEL
-                   for level in _COMMAND.values())
+    overflow = any(
+        sum(1 for p, _ in placed if _COMMAND[p.severity.value] == level) > MAX_PER_LEVEL for level in _COMMAND.values()
+    )
     for problem, location in placed:
         level = _COMMAND[problem.severity.value]
         # The overflow notice is a notice too: keep a slot for it.
@@ -78,7 +79,7 @@ def annotation(level: str, problem: Problem, location: Location | None) -> str:
                 props.append(("endLine", str(location.end_line)))
             elif location.end_column is not None and same_line:
                 props.append(("endColumn", str(location.end_column)))
-    where = "" if f.cluster == REPOSITORY else f" ({f.cluster})"   # "(repository)" needs no second pair
+    where = "" if f.cluster == REPOSITORY else f" ({f.cluster})"  # "(repository)" needs no second pair
     props.append(("title", f"{' + '.join(problem.rule_ids)}: {f.title or f.rule_id}{where}"))
     head = ",".join(f"{key}={escape_property(value)}" for key, value in props)
     return f"::{level} {head}::{escape_data(_message(problem))}"
@@ -136,8 +137,10 @@ def _on_changed_line(location: Location | None, changed: dict[str, frozenset[int
 
 def _overflow_notice(hidden: dict[str, int]) -> str:
     counts = ", ".join(f"{n} more {level}{'s' if n != 1 else ''}" for level, n in hidden.items() if n)
-    text = (f"{counts} not annotated (GitHub shows {MAX_PER_LEVEL} per level). Every problem is in the job "
-            "summary and in the log of this step; SARIF (-o sarif=FILE) puts them all in code scanning.")
+    text = (
+        f"{counts} not annotated (GitHub shows {MAX_PER_LEVEL} per level). Every problem is in the job "
+        "summary and in the log of this step; SARIF (-o sarif=FILE) puts them all in code scanning."
+    )
     return f"::notice title={escape_property('kai-gitops: more problems')}::{escape_data(text)}"
 
 
@@ -152,7 +155,7 @@ def without_commands(text: str, token: str | None = None) -> str:
     """`text` for a GitHub Actions log: inside `::stop-commands::`, so no line of it (a value with a newline
     and `::error::…` in it) runs as a workflow command. Other formats printed beside `github` go through it."""
     token = token or _token()
-    while token in text:   # vanishingly unlikely; a token the text contains would end the wrap early
+    while token in text:  # vanishingly unlikely; a token the text contains would end the wrap early
         token = _token()
     return f"::stop-commands::{token}\n{text.rstrip(chr(10))}\n::{token}::\n"
 

@@ -45,8 +45,10 @@ def render_error(error: InputError) -> str:
         "check_name": CHECK_NAME,
         "fingerprint": hashlib.sha256(key.encode()).hexdigest()[:32],
         "severity": "blocker",
-        "location": {"path": location.file if location else CONFIG_FILE,
-                     "lines": {"begin": location.line if location and location.line else 1}},
+        "location": {
+            "path": location.file if location else CONFIG_FILE,
+            "lines": {"begin": location.line if location and location.line else 1},
+        },
         "categories": ["Bug Risk"],
         "content": {"body": f"{error.line()}\n\nNothing was checked: the run stopped at this error."},
     }
@@ -55,7 +57,8 @@ def render_error(error: InputError) -> str:
 
 def _active(report: Report) -> list[tuple[ClusterReport | None, Finding]]:
     pairs: list[tuple[ClusterReport | None, Finding]] = [
-        (None, f) for f in sorted(report.repository, key=finding_order)]
+        (None, f) for f in sorted(report.repository, key=finding_order)
+    ]
     for cluster in report.clusters:
         pairs.extend((cluster, f) for f in sorted(cluster.findings, key=finding_order))
     return [(c, f) for c, f in pairs if f.waived_by is None]
@@ -83,7 +86,7 @@ def _issue(f: Finding, cluster: ClusterReport | None, seen: set[str]) -> dict[st
     fix = f.fix.command or f.fix.description if f.fix else None
     body = f"{f.title}\n\n{f.message}" + (f"\n\nFix: {fix}" if fix else "")
     issue["content"] = {"body": body}
-    issue["problem"] = problem_id(f)   # extra field (GitLab ignores it): links the rules of one problem
+    issue["problem"] = problem_id(f)  # extra field (GitLab ignores it): links the rules of one problem
     return issue
 
 

@@ -20,22 +20,22 @@ from reconciler.core.printable import visible
 from reconciler.core.redact import redact_free_text
 from reconciler.core.refs import Location
 
-CHECK_NAME = "input-error"   # the rule-like id the machine formats file the error under
+CHECK_NAME = "input-error"  # the rule-like id the machine formats file the error under
 # `file:line[:column]`, as UserError.where names a place in a file; not a URL's `host:port`
 _FILE_LINE = re.compile(r"^(?!\w+://)(?P<file>.+?):(?P<line>\d+)(?::(?P<column>\d+))?$")
 
 
 @dataclass(frozen=True)
 class InputError:
-    command: str                  # the command that stopped: check, diff, …
-    message: str                  # the one-line error without its place, redacted
-    location: Location | None     # the file, line and column it names, when it names one
+    command: str  # the command that stopped: check, diff, …
+    message: str  # the one-line error without its place, redacted
+    location: Location | None  # the file, line and column it names, when it names one
 
     @classmethod
     def of(cls, exc: UserError, command: str) -> InputError:
         where = _shown(exc.where) if exc.where else None
         found = _FILE_LINE.match(where) if where else None
-        if found is None:   # an object, or a file without a line: part of the message, as on stderr
+        if found is None:  # an object, or a file without a line: part of the message, as on stderr
             return cls(command, _shown(exc.line()), None)
         column = found.group("column")
         location = Location(found.group("file"), int(found.group("line")), int(column) if column else None)

@@ -45,16 +45,21 @@ def render_error(error: InputError) -> str:
     counts = {"tests": "1", "failures": "0", "errors": "1", "skipped": "0"}
     root = ET.Element("testsuites", {"name": _clean(f"kai-gitops {error.command}"), **counts})
     suite = ET.SubElement(root, "testsuite", {"name": CHECK_NAME, **counts})
-    case = ET.SubElement(suite, "testcase", classname=_clean(f"kai-gitops.{error.command}"),
-                         name=_clean(f"kai-gitops {error.command} reads its input"))
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=_clean(f"kai-gitops.{error.command}"),
+        name=_clean(f"kai-gitops {error.command} reads its input"),
+    )
     failure = ET.SubElement(case, "error", message=_clean(error.line()), type=CHECK_NAME)
     failure.text = _clean(f"{error.line()}\n\nNothing was checked: the run stopped at this error.")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _suite(report: Report, name: str, rules: list[RuleMeta], findings: list[Finding],
-           catalog: dict[str, RuleMeta]) -> ET.Element:
+def _suite(
+    report: Report, name: str, rules: list[RuleMeta], findings: list[Finding], catalog: dict[str, RuleMeta]
+) -> ET.Element:
     by_rule: dict[str, list[Finding]] = defaultdict(list)
     for f in sorted(findings, key=finding_order):
         by_rule[f.rule_id].append(f)
@@ -63,23 +68,25 @@ def _suite(report: Report, name: str, rules: list[RuleMeta], findings: list[Find
     failures = skipped = 0
     for rule_id in ids:
         meta = catalog.get(rule_id)
-        case = ET.SubElement(suite, "testcase", classname=_clean(f"kai-gitops.{name}"),
-                             name=_clean(f"{rule_id} {meta.title}" if meta else rule_id))
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=_clean(f"kai-gitops.{name}"),
+            name=_clean(f"{rule_id} {meta.title}" if meta else rule_id),
+        )
         found = by_rule.get(rule_id, [])
         active = [f for f in found if f.waived_by is None]
         failing = [f for f in active if f.severity.rank >= report.fail_on.rank]
         if failing:
             failures += 1
-            failure = ET.SubElement(case, "failure", message=_clean(_summary(failing)),
-                                    type=failing[0].severity.value)
+            failure = ET.SubElement(case, "failure", message=_clean(_summary(failing)), type=failing[0].severity.value)
             failure.text = _clean("\n\n".join(_describe(f) for f in failing))
         elif found and not active:
             skipped += 1
             ET.SubElement(case, "skipped", message=_clean(f"waived: {found[0].waived_by}"))
         if active and not failing:
             ET.SubElement(case, "system-out").text = _clean("\n\n".join(_describe(f) for f in active))
-    suite.attrib.update({"tests": str(len(ids)), "failures": str(failures), "errors": "0",
-                         "skipped": str(skipped)})
+    suite.attrib.update({"tests": str(len(ids)), "failures": str(failures), "errors": "0", "skipped": str(skipped)})
     return suite
 
 

@@ -28,18 +28,18 @@ from reconciler.outputs.input_error import InputError
 from reconciler.report.history import age_note
 from reconciler.report.report import ClusterReport, Report, finding_order
 
-Link = Callable[[str, int | None], str]   # (repo-relative path, line or None) -> URL, e.g. a blob at a commit
-MARKER = "<!-- kai-gitops-report -->"      # lets a host find and update its own comment
+Link = Callable[[str, int | None], str]  # (repo-relative path, line or None) -> URL, e.g. a blob at a commit
+MARKER = "<!-- kai-gitops-report -->"  # lets a host find and update its own comment
 _ICON = {"error": "🔴", "warning": "🟠", "info": "🔵"}
-_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")        # emphasis, code, links, table cells, strikethrough
-_BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")   # headings, quotes, lists, setext underlines
+_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # emphasis, code, links, table cells, strikethrough
+_BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")  # headings, quotes, lists, setext underlines
 _MENTION = re.compile(r"([@#])(?=\w)")
 
 
 def escape_markdown(text: object) -> str:
     """`text` shown literally in Markdown: HTML and Markdown syntax escaped, no mentions or issue links, one line,
     control and bidirectional-text characters as visible escapes (core.printable)."""
-    value = visible(" ".join(str(text).split()))   # a newline could end a table row or start a block
+    value = visible(" ".join(str(text).split()))  # a newline could end a table row or start a block
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     value = _INLINE_SPECIAL.sub(r"\\\1", value)
     value = _BLOCK_START.sub(lambda m: f"{m.group(1)}{m.group(2)[:-1]}\\{m.group(2)[-1]}", value)
@@ -80,8 +80,14 @@ def render(report: Report, *, color: bool | None = None, link: Link | None = Non
     """The whole report; with `limit` (characters) the tail is cut at a section boundary with a note."""
     blocks = [_heading(report), _overview(report)]
     if report.repository:
-        blocks.append(_section("This change", "Findings about the run itself (waivers, policy edits).",
-                               sorted(report.repository, key=finding_order), link))
+        blocks.append(
+            _section(
+                "This change",
+                "Findings about the run itself (waivers, policy edits).",
+                sorted(report.repository, key=finding_order),
+                link,
+            )
+        )
     for cluster in report.clusters:
         blocks.append(_cluster_section(report.command, cluster, link))
     return _join_within(blocks, limit)
@@ -90,9 +96,13 @@ def render(report: Report, *, color: bool | None = None, link: Link | None = Non
 def render_error(error: InputError, *, color: bool | None = None, link: Link | None = None) -> str:
     """The run's error, where it is and what to do; nothing was checked, so no verdict on the findings."""
     place = where(error.location, link)
-    lines = [f"{MARKER}\n## kai-gitops {escape_markdown(error.command)}: ❌ stopped on an error", "",
-             f"{place}: {escape_markdown(error.message)}" if place else escape_markdown(error.message), "",
-             "Nothing was checked: the run stopped at this error. Fix it and run again."]
+    lines = [
+        f"{MARKER}\n## kai-gitops {escape_markdown(error.command)}: ❌ stopped on an error",
+        "",
+        f"{place}: {escape_markdown(error.message)}" if place else escape_markdown(error.message),
+        "",
+        "Nothing was checked: the run stopped at this error. Fix it and run again.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -101,8 +111,10 @@ def findings_table(findings: Iterable[Finding], link: Link | None = None) -> str
     for f in findings:
         place = where(f.location, link) or escape_markdown(str(f.subject or "—"))
         waived = " (waived)" if f.waived_by else ""
-        rows.append(f"| {_ICON[f.severity.value]} {f.severity.value}{waived} | {escape_markdown(f.rule_id)} | "
-                    f"{place} | {escape_markdown(_first_sentence(f.message))} |")
+        rows.append(
+            f"| {_ICON[f.severity.value]} {f.severity.value}{waived} | {escape_markdown(f.rule_id)} | "
+            f"{place} | {escape_markdown(_first_sentence(f.message))} |"
+        )
     return "\n".join(rows)
 
 
@@ -114,8 +126,10 @@ def problems_table(problems: Iterable[Problem], link: Link | None = None) -> str
         place = where(f.location, link) or escape_markdown(str(f.subject or "—"))
         waived = " (waived)" if p.waived else ""
         rules = ", ".join(escape_markdown(r) for r in p.rule_ids)
-        rows.append(f"| {_ICON[p.severity.value]} {p.severity.value}{waived} | {rules} | {place} | "
-                    f"{escape_markdown(_first_sentence(f.message))} |")
+        rows.append(
+            f"| {_ICON[p.severity.value]} {p.severity.value}{waived} | {rules} | {place} | "
+            f"{escape_markdown(_first_sentence(f.message))} |"
+        )
     return "\n".join(rows)
 
 
@@ -177,10 +191,12 @@ def plan_excerpt(findings: Iterable[Finding]) -> str:
 def _heading(report: Report) -> str:
     totals = report.totals()
     verdict = "✅ passed" if report.exit_code == ExitCode.CLEAN else "❌ failed"
-    return (f"{MARKER}\n## kai-gitops {escape_markdown(report.command)}: {verdict}\n\n"
-            f"**{_count(totals['problems'], 'problem')}** ({_count(totals['findings'], 'finding')}): "
-            f"{totals['errors']} error(s), {totals['warnings']} warning(s), {totals['info']} info"
-            f"{_waived_note(totals['waived'])}; fails on {report.fail_on.value} and above.")
+    return (
+        f"{MARKER}\n## kai-gitops {escape_markdown(report.command)}: {verdict}\n\n"
+        f"**{_count(totals['problems'], 'problem')}** ({_count(totals['findings'], 'finding')}): "
+        f"{totals['errors']} error(s), {totals['warnings']} warning(s), {totals['info']} info"
+        f"{_waived_note(totals['waived'])}; fails on {report.fail_on.value} and above."
+    )
 
 
 # The overview's name for the one live state a run read with nothing naming its cluster (ClusterReport.unnamed_live).
@@ -188,14 +204,18 @@ UNNAMED_LIVE_TITLE = "live state (Git not read)"
 
 
 def _overview(report: Report) -> str:
-    rows = ["| cluster | problems | errors | warnings | info | drift | waived | NVCA kai-scheduler-queues |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| cluster | problems | errors | warnings | info | drift | waived | NVCA kai-scheduler-queues |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in report.clusters:
         s = c.summary()
         nvca = escape_markdown(c.nvca.status) if c.nvca else "—"
         name = UNNAMED_LIVE_TITLE if c.unnamed_live else escape_markdown(c.cluster)
-        rows.append(f"| {name} | {s['problems']} | {s['errors']} | {s['warnings']} | "
-                    f"{s['info']} | {s['drift']} | {s['waived']} | {nvca} |")
+        rows.append(
+            f"| {name} | {s['problems']} | {s['errors']} | {s['warnings']} | "
+            f"{s['info']} | {s['drift']} | {s['waived']} | {nvca} |"
+        )
     return "\n".join(rows)
 
 
@@ -236,8 +256,7 @@ def _join_within(blocks: list[str], limit: int | None) -> str:
     text = "\n\n".join(blocks) + "\n"
     if limit is None or len(text.encode()) <= limit:
         return text
-    note = "\n\n> **Truncated**: the report is longer than this place allows; the JSON or SARIF output has all " \
-           "of it.\n"
+    note = "\n\n> **Truncated**: the report is longer than this place allows; the JSON or SARIF output has all of it.\n"
     # Cut between paragraphs, never inside a table row; close what the cut leaves open (fences, <details>).
     pieces = [piece for block in blocks for piece in block.split("\n\n")]
     kept: list[str] = []

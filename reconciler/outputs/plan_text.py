@@ -14,8 +14,12 @@ from reconciler.plans.plan import Operation, Plan
 from reconciler.plans.quota import over_quota_changes, queue_findings
 from reconciler.report.report import Report
 
-_MARKS = {WriteResult.APPLIED: "✓ applied", WriteResult.FAILED: "✗ failed",
-          WriteResult.NOT_ATTEMPTED: "- not applied", WriteResult.ALREADY_APPLIED: "= already applied"}
+_MARKS = {
+    WriteResult.APPLIED: "✓ applied",
+    WriteResult.FAILED: "✗ failed",
+    WriteResult.NOT_ATTEMPTED: "- not applied",
+    WriteResult.ALREADY_APPLIED: "= already applied",
+}
 
 
 def render_plan(plan: Plan) -> list[str]:
@@ -27,8 +31,10 @@ def render_plan(plan: Plan) -> list[str]:
         lines.append(f"  {sign} {change.operation.value} {change.ref}{rules}")
         width = max(len(f.dotted()) for f in change.fields)
         for f in change.fields:
-            lines.append(f"      {f.dotted():<{width}}  {show_value(f.before, quote_strings=True)} → "
-                         f"{show_value(f.after, quote_strings=True)}")
+            lines.append(
+                f"      {f.dotted():<{width}}  {show_value(f.before, quote_strings=True)} → "
+                f"{show_value(f.after, quote_strings=True)}"
+            )
     for action in plan.operator:
         subject = f" {action.subject}" if action.subject else ""
         lines.append(f"  ! operator {action.rule}{subject}")
@@ -37,8 +43,9 @@ def render_plan(plan: Plan) -> list[str]:
     counts = plan.counts()
     if not plan.changes and not plan.operator:
         lines.append("  No changes: the cluster matches Git for everything kai-gitops may change.")
-    lines.append(f"Plan: {counts['create']} to create, {counts['update']} to change, {counts['operator']} for "
-                 "the operator.")
+    lines.append(
+        f"Plan: {counts['create']} to create, {counts['update']} to change, {counts['operator']} for the operator."
+    )
     return [visible(line) for line in lines]
 
 
@@ -46,15 +53,19 @@ def render_apply(applied: ApplyResult) -> list[str]:
     """A line per change with its result, the warnings, and the Apply line."""
     if not applied.results:
         return ["Nothing to apply."]
-    lines = [f"  {_MARKS[r.result]} {r.change.operation.value} {r.change.ref}" + (f": {r.error}" if r.error else "")
-             for r in applied.results]
+    lines = [
+        f"  {_MARKS[r.result]} {r.change.operation.value} {r.change.ref}" + (f": {r.error}" if r.error else "")
+        for r in applied.results
+    ]
     lines += [f"  warning: {w}" for w in applied.warnings]
     c = applied.counts()
     verdict = "Apply complete" if applied.ok else "Apply stopped"
-    done = applied.count(WriteResult.ALREADY_APPLIED)   # a re-run after a crash: counted apart from "not applied"
+    done = applied.count(WriteResult.ALREADY_APPLIED)  # a re-run after a crash: counted apart from "not applied"
     already = f"{done} already applied, " if done else ""
-    lines.append(f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
-                 f"{applied.count(WriteResult.NOT_ATTEMPTED)} not applied (of {c['planned']}).")
+    lines.append(
+        f"{verdict}: {c['applied']} applied, {already}{c['failed']} failed, "
+        f"{applied.count(WriteResult.NOT_ATTEMPTED)} not applied (of {c['planned']})."
+    )
     return [visible(line) for line in lines]
 
 
@@ -87,8 +98,9 @@ def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, af
     lines.append(f"  plan:    {plan.id}{identity}")
     lines.append("")
     lines += render_plan(plan)
-    writers = [f"  {f.subject}: {f.last_write.shown()}" for f in report.clusters[0].active()
-               if f.last_write is not None]
+    writers = [
+        f"  {f.subject}: {f.last_write.shown()}" for f in report.clusters[0].active() if f.last_write is not None
+    ]
     if writers:
         lines += ["Whose changes the plan undoes (the cluster's audit log):", *writers]
     lines += render_queue_checks(report, plan)
@@ -102,6 +114,8 @@ def render_reconcile(report: Report, plan: Plan, applied: ApplyResult | None, af
         lines += [f"  {e}" for e in final.nvca.errors]
     s = final.summary()
     waived = f", {s['waived']} waived" if s["waived"] else ""
-    lines.append(f"Findings: {s['drift']} drift, {s['errors']} error(s), {s['warnings']} warning(s), "
-                 f"{s['info']} info{waived} (see `kai-gitops diff`).")
-    return "\n".join(visible(line) for line in lines) + "\n"   # idempotent on render_plan's lines
+    lines.append(
+        f"Findings: {s['drift']} drift, {s['errors']} error(s), {s['warnings']} warning(s), "
+        f"{s['info']} info{waived} (see `kai-gitops diff`)."
+    )
+    return "\n".join(visible(line) for line in lines) + "\n"  # idempotent on render_plan's lines

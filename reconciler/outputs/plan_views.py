@@ -24,10 +24,10 @@ from reconciler.report.report import Report
 class PlanRun:
     """What one `reconcile` run shows."""
 
-    report: Report                     # the diff before any change
+    report: Report  # the diff before any change
     plan: Plan
-    applied: ApplyResult | None        # None: a plan only
-    after: Report | None               # the cluster read again after a successful apply
+    applied: ApplyResult | None  # None: a plan only
+    after: Report | None  # the cluster read again after a successful apply
     exit_code: ExitCode
     waves: WaveDecision | None = None  # the rollout's say on this run, when kai-gitops.yaml has waves
 
@@ -36,8 +36,9 @@ class PlanRun:
         return self.after or self.report
 
     def redacted(self) -> PlanRun:
-        return replace(self, report=self.report.redacted(),
-                       after=self.after.redacted() if self.after is not None else None)
+        return replace(
+            self, report=self.report.redacted(), after=self.after.redacted() if self.after is not None else None
+        )
 
 
 def as_text(run: PlanRun, *, color: bool | None = None) -> str:
@@ -62,12 +63,15 @@ def as_jsonl(run: PlanRun, *, color: bool | None = None) -> str:
 
 def as_markdown(run: PlanRun, *, color: bool | None = None) -> str:
     """The final report as for `diff`, then the plan (and the apply) as the text shows them."""
-    plan = "\n".join(line.removeprefix("  ") for line in render_plan(run.plan))   # `+`/`~` open the line for diff
+    plan = "\n".join(line.removeprefix("  ") for line in render_plan(run.plan))  # `+`/`~` open the line for diff
     identity = " (no cluster identity: a snapshot)"
     if run.plan.identity:
         identity = f" for {inline_code(str(run.plan.identity))}"
-    blocks = [render_markdown(run.final).rstrip("\n"), f"### Plan {inline_code(run.plan.id)}{identity}",
-              code_block(plan, "diff")]
+    blocks = [
+        render_markdown(run.final).rstrip("\n"),
+        f"### Plan {inline_code(run.plan.id)}{identity}",
+        code_block(plan, "diff"),
+    ]
     if (line := _rollout_line(run)) is not None:
         blocks.append(line)
     if run.applied is not None:

@@ -35,16 +35,27 @@ from reconciler.outputs.input_error import CHECK_NAME, InputError
 from reconciler.outputs.markdown_format import escape_markdown
 from reconciler.report.report import ClusterReport, Report, finding_order
 
-Sarif = dict[str, JSONLike]   # one object of the SARIF log
+Sarif = dict[str, JSONLike]  # one object of the SARIF log
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "kaiGitops/v1"
 INFORMATION_URI = "https://github.com/kai-scheduler/KAI-Scheduler"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-_AREA = {"C": "components", "D": "drift", "G": "gates", "H": "health", "M": "modes", "P": "pods", "Q": "queues",
-         "R": "release", "S": "shared-cluster", "V": "values", "W": "waivers"}
-MAX_RUNS = 20   # GitHub code scanning's hard limit of runs per SARIF file
-MAX_RESULTS = 25_000   # and of results per run
+_AREA = {
+    "C": "components",
+    "D": "drift",
+    "G": "gates",
+    "H": "health",
+    "M": "modes",
+    "P": "pods",
+    "Q": "queues",
+    "R": "release",
+    "S": "shared-cluster",
+    "V": "values",
+    "W": "waivers",
+}
+MAX_RUNS = 20  # GitHub code scanning's hard limit of runs per SARIF file
+MAX_RESULTS = 25_000  # and of results per run
 _RANK = {"error": 0, "warning": 1, "note": 2}
 
 
@@ -60,8 +71,15 @@ def render(report: Report, *, color: bool | None = None) -> str:
         runs.append(_run(report, None, results, None, driver))
     else:
         if report.repository:
-            runs.append(_run(report, REPOSITORY, [_result(f, None, index) for f in
-                                                  sorted(report.repository, key=finding_order)], None, driver))
+            runs.append(
+                _run(
+                    report,
+                    REPOSITORY,
+                    [_result(f, None, index) for f in sorted(report.repository, key=finding_order)],
+                    None,
+                    driver,
+                )
+            )
         for cluster in report.clusters:
             results = [_result(f, cluster, index) for f in sorted(cluster.findings, key=finding_order)]
             runs.append(_run(report, cluster.cluster, results, cluster, driver))
@@ -86,8 +104,13 @@ def render_error(error: InputError) -> str:
 
 def _driver(rules: list[RuleMeta]) -> Sarif:
     version = _version()
-    return {"name": "kai-gitops", "semanticVersion": version, "version": version,
-            "informationUri": INFORMATION_URI, "rules": [_rule(meta) for meta in rules]}
+    return {
+        "name": "kai-gitops",
+        "semanticVersion": version,
+        "version": version,
+        "informationUri": INFORMATION_URI,
+        "rules": [_rule(meta) for meta in rules],
+    }
 
 
 def _rule(meta: RuleMeta) -> Sarif:
@@ -97,38 +120,51 @@ def _rule(meta: RuleMeta) -> Sarif:
         "name": "".join(word.capitalize() for word in area.split("-")) + meta.id.split("-")[-1],
         "shortDescription": {"text": meta.title},
         "fullDescription": {"text": meta.rationale},
-        "help": {"text": f"{meta.rationale}\n\nRemedy: {meta.remediation}\n\nSource: {meta.source}",
-                 "markdown": _help_markdown(meta)},
+        "help": {
+            "text": f"{meta.rationale}\n\nRemedy: {meta.remediation}\n\nSource: {meta.source}",
+            "markdown": _help_markdown(meta),
+        },
         "defaultConfiguration": {"level": _LEVEL[meta.severity]},
-        "properties": {"tags": ["kai-gitops", area, meta.scope.value], "precision": "very-high",
-                       "problem.severity": meta.severity.value if meta.severity is not Severity.INFO
-                       else "recommendation"},
+        "properties": {
+            "tags": ["kai-gitops", area, meta.scope.value],
+            "precision": "very-high",
+            "problem.severity": meta.severity.value if meta.severity is not Severity.INFO else "recommendation",
+        },
     }
 
 
 def _help_markdown(meta: RuleMeta) -> str:
     # A rule known only by its findings (a user policy's, a merged report's) is described by their message,
     # which carries queue and gate names: escaped like every other user text reaching Markdown.
-    return (f"{escape_markdown(meta.rationale)}\n\n**Remedy:** {escape_markdown(meta.remediation)}\n\n"
-            f"*Source: {escape_markdown(meta.source)}*")
+    return (
+        f"{escape_markdown(meta.rationale)}\n\n**Remedy:** {escape_markdown(meta.remediation)}\n\n"
+        f"*Source: {escape_markdown(meta.source)}*"
+    )
 
 
-def _run(report: Report, name: str | None, results: list[Sarif], cluster: ClusterReport | None,
-         driver: Sarif) -> Sarif:
+def _run(report: Report, name: str | None, results: list[Sarif], cluster: ClusterReport | None, driver: Sarif) -> Sarif:
     category = f"kai-gitops/{report.command}/" + (f"{name}/" if name else "")
     invocation: Sarif = {"executionSuccessful": True}
     if len(results) > MAX_RESULTS:
         results = sorted(results, key=lambda r: ("suppressions" in r, _RANK[str(r["level"])]))
         left_out = len(results) - MAX_RESULTS
         results = results[:MAX_RESULTS]
-        invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": (
-            f"{left_out} results left out, waived and least severe first: code scanning accepts {MAX_RESULTS} "
-            "per run. "
-            "The JSON report (-o json) has every finding.")}}]
+        invocation["toolExecutionNotifications"] = [
+            {
+                "level": "warning",
+                "message": {
+                    "text": (
+                        f"{left_out} results left out, waived and least severe first: code scanning accepts "
+                        f"{MAX_RESULTS} per run. "
+                        "The JSON report (-o json) has every finding."
+                    )
+                },
+            }
+        ]
     run: Sarif = {
         "tool": {"driver": driver},
         "automationDetails": {"id": category},
-        "columnKind": "unicodeCodePoints",   # the YAML reader counts characters, not UTF-16 units
+        "columnKind": "unicodeCodePoints",  # the YAML reader counts characters, not UTF-16 units
         "results": results,
         "invocations": [invocation],
     }
@@ -189,8 +225,11 @@ def _anchor(cluster: ClusterReport | None) -> Sarif | None:
 def _logical(f: Finding) -> Sarif:
     if f.subject is None:
         return {}
-    return {"logicalLocations": [{"fullyQualifiedName": f"{f.cluster}/{f.subject}", "name": f.subject.name,
-                                  "kind": "object"}]}
+    return {
+        "logicalLocations": [
+            {"fullyQualifiedName": f"{f.cluster}/{f.subject}", "name": f.subject.name, "kind": "object"}
+        ]
+    }
 
 
 def _version() -> str:
@@ -198,5 +237,5 @@ def _version() -> str:
 
     try:
         return version("kai-gitops")
-    except PackageNotFoundError:   # running from a source tree without an install
+    except PackageNotFoundError:  # running from a source tree without an install
         return "0.0.0"

@@ -30,15 +30,16 @@ _SEVERITY = {"error": "red", "warning": "yellow", "info": "cyan"}
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _STRING_LIST = re.compile(rf"\[{_STRING}(?:, ?{_STRING})*\]")
 _ITEM = re.compile(_STRING)
-LIST_KEPT = 3   # items of a long list a person reads; JSON and SARIF keep every one
+LIST_KEPT = 3  # items of a long list a person reads; JSON and SARIF keep every one
 
 
 def render(report: Report, *, color: bool | None = None) -> str:
     from rich.console import Console
 
     buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=bool(color), no_color=not color, width=120,
-                      highlight=False, soft_wrap=True)
+    console = Console(
+        file=buffer, force_terminal=bool(color), no_color=not color, width=120, highlight=False, soft_wrap=True
+    )
     if report.repository:
         console.print(f"[bold]kai-gitops {report.command}[/] — this run (waivers, policy changes)")
         _violations(console, group_problems(sorted(report.repository, key=finding_order)))
@@ -120,9 +121,10 @@ def _drift(console: Console, f: Finding) -> None:
         shared = whos[0] if len(changes) > 1 and whos[0] and len(set(whos)) == 1 else None
         for change, who in zip(changes, whos, strict=True):
             said = f", {who}" if who and not shared else ""
-            console.print(f"      {_escape(change.shown):<22} {_value(change.live)} → {_value(change.want)}"
-                          f"{_escape(said)}")
-        if shared:   # one writer set them all (Helm's install, usually): said once
+            console.print(
+                f"      {_escape(change.shown):<22} {_value(change.live)} → {_value(change.want)}{_escape(said)}"
+            )
+        if shared:  # one writer set them all (Helm's install, usually): said once
             console.print(f"      [dim]each {_escape(shared)}[/]")
         if f.extra.get("note"):
             console.print(f"      [dim]{_escape(f.extra['note'])}[/]")
@@ -133,7 +135,7 @@ def _drift(console: Console, f: Finding) -> None:
         console.print(f"      {_message(f.message)}")
     shown = {c.shown for c in changes}
     rest = tuple(entry for field, entry in setters.items() if field not in shown)
-    for line in attribution_lines(rest):   # the field's name only: the message above gave its values
+    for line in attribution_lines(rest):  # the field's name only: the message above gave its values
         console.print(f"      [dim]{_escape(line)}[/]")
     if f.last_write:
         console.print(f"      [{'bold' if f.last_write.by_person else 'dim'}]{_escape(f.last_write.shown())}[/]")
@@ -174,8 +176,11 @@ def _also(console: Console, problem: Problem, indent: str) -> None:
 
 def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
     s = c.summary()
-    plan = (f"Plan: {s['to_create']} to create, {s['to_update']} to change, {s['operator_actions']} for the "
-            "operator." if with_plan else "")
+    plan = (
+        f"Plan: {s['to_create']} to create, {s['to_update']} to change, {s['operator_actions']} for the operator."
+        if with_plan
+        else ""
+    )
     checks = f"Violations: {s['errors']} error(s), {s['warnings']} warning(s), {s['info']} info"
     waived = f", {s['waived']} waived" if s["waived"] else ""
     return f"{_problems(s)}. {plan} {checks}{waived}.".replace("  ", " ")
@@ -184,18 +189,20 @@ def _summary_line(c: ClusterReport, *, with_plan: bool) -> str:
 def _totals(report: Report) -> str:
     total = report.totals()
     waived = f", {total['waived']} waived" if total["waived"] else ""
-    return (f"All clusters: {len(report.clusters)} checked, {_problems(total)}: {total['errors']} error(s), "
-            f"{total['warnings']} warning(s), {total['info']} info{waived}.")
+    return (
+        f"All clusters: {len(report.clusters)} checked, {_problems(total)}: {total['errors']} error(s), "
+        f"{total['warnings']} warning(s), {total['info']} info{waived}."
+    )
 
 
 def _problems(summary: dict[str, int]) -> str:
-    """"4 problems (9 findings)": what to fix, and how many rule results say so."""
+    """ "4 problems (9 findings)": what to fix, and how many rule results say so."""
     problems, findings = summary["problems"], summary["findings"]
     return f"{problems} problem{'s' if problems != 1 else ''} ({findings} finding{'s' if findings != 1 else ''})"
 
 
 def _value(value: object) -> str:
-    return _escape(show_value(value))   # "<none>" and Go's floats hold no markup
+    return _escape(show_value(value))  # "<none>" and Go's floats hold no markup
 
 
 def _message(text: str) -> str:
@@ -205,6 +212,7 @@ def _message(text: str) -> str:
 def elide_lists(text: str, kept: int = LIST_KEPT) -> str:
     """Each list of quoted strings longer than `kept` + 2 items cut to its first `kept`, with a count of the rest:
     two 11-gate lists in full made one finding a paragraph."""
+
     def cut(match: re.Match[str]) -> str:
         items = _ITEM.findall(match.group())
         if len(items) <= kept + 2:

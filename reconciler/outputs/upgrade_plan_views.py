@@ -14,7 +14,7 @@ from reconciler.outputs.json_format import dumps
 from reconciler.outputs.markdown_format import escape_markdown, inline_code
 
 PLAN_VIEWS = ("text", "markdown", "json")
-MARKER = "<!-- kai-gitops-upgrade-plan -->"   # lets a host find and update its own comment
+MARKER = "<!-- kai-gitops-upgrade-plan -->"  # lets a host find and update its own comment
 
 _TITLES = {
     Section.KEYS: "Your values the target renames, removes or reinterprets",
@@ -28,8 +28,11 @@ _TITLES = {
 
 
 def render_plan(plan: UpgradePlan, view: str) -> str:
-    renderers: dict[str, Callable[[UpgradePlan], str]] = {"text": render_text, "markdown": render_markdown,
-                                                          "json": render_json}
+    renderers: dict[str, Callable[[UpgradePlan], str]] = {
+        "text": render_text,
+        "markdown": render_markdown,
+        "json": render_json,
+    }
     # the last net before any view, as `render` is for reports: the values quoted are redacted where they stand
     return renderers[view](plan.redacted())
 
@@ -39,8 +42,9 @@ def render_json(plan: UpgradePlan) -> str:
 
 
 def render_text(plan: UpgradePlan) -> str:
-    lines = [f"kai-gitops upgrade-plan — cluster {plan.cluster} ({plan.mode}): KAI chart {plan.current} → "
-             f"{plan.target}"]
+    lines = [
+        f"kai-gitops upgrade-plan — cluster {plan.cluster} ({plan.mode}): KAI chart {plan.current} → {plan.target}"
+    ]
     lines += [f"  note: {note}" for note in plan.notes]
     if not plan.items:
         lines.append("Nothing to change: the pin is already at the target release.")
@@ -57,8 +61,10 @@ def render_text(plan: UpgradePlan) -> str:
             lines.append(f"  {mark} {item.subject}{where}: {item.text}")
             lines.append(f"      source: {item.source}")
         if added:
-            lines.append(f"  - {len(added)} new value(s), each at its default: "
-                         + ", ".join(f"{item.subject}={item.text.removeprefix('new, default ')}" for item in added))
+            lines.append(
+                f"  - {len(added)} new value(s), each at its default: "
+                + ", ".join(f"{item.subject}={item.text.removeprefix('new, default ')}" for item in added)
+            )
             lines.append(f"      source: {added[0].source}")
     lines += ["", "Steps, in order:"]
     for number, step in enumerate(plan.steps, 1):
@@ -69,8 +75,12 @@ def render_text(plan: UpgradePlan) -> str:
 
 
 def render_markdown(plan: UpgradePlan) -> str:
-    out = [MARKER, f"### KAI upgrade plan: {escape_markdown(plan.cluster)} "
-                   f"{inline_code(plan.current)} → {inline_code(plan.target)}", ""]
+    out = [
+        MARKER,
+        f"### KAI upgrade plan: {escape_markdown(plan.cluster)} "
+        f"{inline_code(plan.current)} → {inline_code(plan.target)}",
+        "",
+    ]
     out += [f"> {escape_markdown(note)}" for note in plan.notes]
     if not plan.items:
         return "\n".join([*out, "", "Nothing to change: the pin is already at the target release.", ""])
@@ -79,18 +89,28 @@ def render_markdown(plan: UpgradePlan) -> str:
         items = plan.section(section)
         if not items:
             continue
-        out += ["", f"#### {escape_markdown(_TITLES[section])}", "", "| | key or field | what changes | source |",
-                "|---|---|---|---|"]
+        out += [
+            "",
+            f"#### {escape_markdown(_TITLES[section])}",
+            "",
+            "| | key or field | what changes | source |",
+            "|---|---|---|---|",
+        ]
         shown, added = _split_added(items)
         out += [_row(item) for item in shown]
         if added:
-            listed = ", ".join(f"{inline_code(item.subject)}={escape_markdown(item.text.removeprefix('new, default '))}"
-                               for item in added)
-            out.append(f"| | {len(added)} new value(s) | each at its default: {listed} | "
-                       f"{escape_markdown(added[0].source)} |")
+            listed = ", ".join(
+                f"{inline_code(item.subject)}={escape_markdown(item.text.removeprefix('new, default '))}"
+                for item in added
+            )
+            out.append(
+                f"| | {len(added)} new value(s) | each at its default: {listed} | {escape_markdown(added[0].source)} |"
+            )
     out += ["", "#### Steps, in order", ""]
-    out += [f"{n}. {escape_markdown(step.text)} <sub>({escape_markdown(step.source)})</sub>"
-            for n, step in enumerate(plan.steps, 1)]
+    out += [
+        f"{n}. {escape_markdown(step.text)} <sub>({escape_markdown(step.source)})</sub>"
+        for n, step in enumerate(plan.steps, 1)
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -103,8 +123,10 @@ def _split_added(items: list[PlanItem]) -> tuple[list[PlanItem], list[PlanItem]]
 def _row(item: PlanItem) -> str:
     mark = "❗" if item.must_change else ""
     where = f" ({escape_markdown(f'{item.location.file}:{item.location.line}')})" if item.location else ""
-    return (f"| {mark} | {inline_code(item.subject)}{where} | {escape_markdown(item.text)} | "
-            f"{escape_markdown(item.source)} |")
+    return (
+        f"| {mark} | {inline_code(item.subject)}{where} | {escape_markdown(item.text)} | "
+        f"{escape_markdown(item.source)} |"
+    )
 
 
 def _verdict(plan: UpgradePlan, mark: str, where: str) -> str:

@@ -12,11 +12,11 @@ from reconciler.plans.plan import Change
 class WriteResult(StrEnum):
     """What became of one planned write: the audit line's `result`."""
 
-    STARTED = "started"                   # the intent, audited before the request leaves
+    STARTED = "started"  # the intent, audited before the request leaves
     APPLIED = "applied"
     FAILED = "failed"
-    NOT_ATTEMPTED = "not-attempted"       # an earlier failure, an interrupt or a lost Lease stopped the run
-    ALREADY_APPLIED = "already-applied"   # a re-run found the object already as planned
+    NOT_ATTEMPTED = "not-attempted"  # an earlier failure, an interrupt or a lost Lease stopped the run
+    ALREADY_APPLIED = "already-applied"  # a re-run found the object already as planned
 
 
 @dataclass
@@ -26,12 +26,17 @@ class ChangeResult:
     error: str | None = None
     resource_version: str | None = None
     previous_managers: tuple[str, ...] = ()
-    uid: str | None = None       # of the written object: its Event's regarding.uid
+    uid: str | None = None  # of the written object: its Event's regarding.uid
 
     def to_dict(self) -> dict[str, Any]:
-        return {"object": self.change.ref.to_dict(), "operation": self.change.operation.value,
-                "result": self.result.value, "error": self.error, "resourceVersion": self.resource_version,
-                "previousManagers": list(self.previous_managers)}
+        return {
+            "object": self.change.ref.to_dict(),
+            "operation": self.change.operation.value,
+            "result": self.result.value,
+            "error": self.error,
+            "resourceVersion": self.resource_version,
+            "previousManagers": list(self.previous_managers),
+        }
 
 
 @dataclass
@@ -40,7 +45,7 @@ class ApplyResult:
 
     plan_id: str
     results: list[ChangeResult] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)   # e.g. an Event that could not be created
+    warnings: list[str] = field(default_factory=list)  # e.g. an Event that could not be created
 
     @property
     def ok(self) -> bool:
@@ -50,10 +55,18 @@ class ApplyResult:
         return sum(1 for r in self.results if r.result == result)
 
     def counts(self) -> dict[str, int]:
-        return {"planned": len(self.results), "applied": self.count(WriteResult.APPLIED),
-                "failed": self.count(WriteResult.FAILED),
-                "skipped": self.count(WriteResult.NOT_ATTEMPTED) + self.count(WriteResult.ALREADY_APPLIED)}
+        return {
+            "planned": len(self.results),
+            "applied": self.count(WriteResult.APPLIED),
+            "failed": self.count(WriteResult.FAILED),
+            "skipped": self.count(WriteResult.NOT_ATTEMPTED) + self.count(WriteResult.ALREADY_APPLIED),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"planId": self.plan_id, "ok": self.ok, **self.counts(),
-                "changes": [r.to_dict() for r in self.results], "warnings": self.warnings}
+        return {
+            "planId": self.plan_id,
+            "ok": self.ok,
+            **self.counts(),
+            "changes": [r.to_dict() for r in self.results],
+            "warnings": self.warnings,
+        }

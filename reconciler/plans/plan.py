@@ -37,8 +37,8 @@ class Operation(StrEnum):
 @dataclass(frozen=True)
 class FieldChange:
     path: FieldPath
-    before: Any    # None: absent
-    after: Any     # None: removed
+    before: Any  # None: absent
+    after: Any  # None: removed
 
     def dotted(self) -> str:
         text = ""
@@ -55,13 +55,19 @@ class Change:
     ref: ObjectRef
     operation: Operation
     fields: tuple[FieldChange, ...]
-    rules: tuple[str, ...]          # the findings this change settles
+    rules: tuple[str, ...]  # the findings this change settles
     reason: str
-    manifest: dict[str, Any] | None = None   # the object to create (create only)
+    manifest: dict[str, Any] | None = None  # the object to create (create only)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"object": self.ref.to_dict(), "operation": self.operation.value, "rules": list(self.rules),
-                "reason": self.reason, "fields": [f.to_dict() for f in self.fields], "manifest": self.manifest}
+        return {
+            "object": self.ref.to_dict(),
+            "operation": self.operation.value,
+            "rules": list(self.rules),
+            "reason": self.reason,
+            "fields": [f.to_dict() for f in self.fields],
+            "manifest": self.manifest,
+        }
 
     def merge_patch(self, resource_version: str | None) -> dict[str, Any]:
         """RFC 7386 body that sets every planned field to its `after` (None deletes), RV as precondition."""
@@ -93,8 +99,12 @@ class OperatorAction:
     command: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "subject": self.subject.to_dict() if self.subject else None,
-                "description": self.description, "command": self.command}
+        return {
+            "rule": self.rule,
+            "subject": self.subject.to_dict() if self.subject else None,
+            "description": self.description,
+            "command": self.command,
+        }
 
 
 @dataclass(frozen=True)
@@ -136,14 +146,23 @@ class Plan:
         return {"create": creates, "update": len(self.changes) - creates, "operator": len(self.operator)}
 
     def _content(self) -> dict[str, Any]:
-        return {"kind": PLAN_KIND, "version": PLAN_VERSION, "cluster": self.cluster,
-                "git": self.git.to_dict() if self.git else None,
-                "clusterIdentity": self.identity.to_dict() if self.identity else None,
-                "changes": [c.to_dict() for c in self.changes],
-                "operator": [o.to_dict() for o in self.operator], "notes": list(self.notes)}
+        return {
+            "kind": PLAN_KIND,
+            "version": PLAN_VERSION,
+            "cluster": self.cluster,
+            "git": self.git.to_dict() if self.git else None,
+            "clusterIdentity": self.identity.to_dict() if self.identity else None,
+            "changes": [c.to_dict() for c in self.changes],
+            "operator": [o.to_dict() for o in self.operator],
+            "notes": list(self.notes),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         content = self._content()
-        return {"kind": PLAN_KIND, "version": PLAN_VERSION, "id": self.id,
-                **{k: v for k, v in content.items() if k not in ("kind", "version")}, "summary": self.counts()}
-
+        return {
+            "kind": PLAN_KIND,
+            "version": PLAN_VERSION,
+            "id": self.id,
+            **{k: v for k, v in content.items() if k not in ("kind", "version")},
+            "summary": self.counts(),
+        }

@@ -43,8 +43,11 @@ def write_plan(plan: Plan, path: str) -> None:
     try:
         write_atomically(path, data, OWNER_ONLY)
     except OSError as exc:
-        raise UserError(f"cannot write the plan: {exc.strerror}", where=path,
-                        hint="--plan-out takes a file in a writable directory, a FIFO or a character device") from None
+        raise UserError(
+            f"cannot write the plan: {exc.strerror}",
+            where=path,
+            hint="--plan-out takes a file in a writable directory, a FIFO or a character device",
+        ) from None
 
 
 def read_plan(path: str) -> Plan:
@@ -52,8 +55,11 @@ def read_plan(path: str) -> Plan:
     try:
         data = load_json(raw)
     except TooDeep as exc:
-        raise UserError(f"plan nests deeper than {MAX_JSON_DEPTH} levels", where=f"{path}:{line_at(raw, exc.offset)}",
-                        hint="write one with `kai-gitops reconcile --plan-out FILE`") from None
+        raise UserError(
+            f"plan nests deeper than {MAX_JSON_DEPTH} levels",
+            where=f"{path}:{line_at(raw, exc.offset)}",
+            hint="write one with `kai-gitops reconcile --plan-out FILE`",
+        ) from None
     except orjson.JSONDecodeError as exc:
         raise UserError(f"plan is not JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
     return plan_from_dict(data, path)
@@ -70,10 +76,15 @@ def keep_planned_operator_steps(saved: Plan, fresh: Plan, where: str) -> Plan:
     if not left_out:
         return saved
     kept = replace(saved, operator=tuple(step for step in saved.operator if step in planned))
-    log.warning("%s: left out %d operator step(s) of the saved plan (operator[%s]) that kai-gitops would not "
-                "write for this repository and cluster now (the finding is gone, or the file was edited); their "
-                "commands are not shown, and the plan applied is %s", where, len(left_out), ", ".join(left_out),
-                kept.id)
+    log.warning(
+        "%s: left out %d operator step(s) of the saved plan (operator[%s]) that kai-gitops would not "
+        "write for this repository and cluster now (the finding is gone, or the file was edited); their "
+        "commands are not shown, and the plan applied is %s",
+        where,
+        len(left_out),
+        ", ".join(left_out),
+        kept.id,
+    )
     return kept
 
 
@@ -97,22 +108,36 @@ class _PlanReader:
         self.where = where
 
     def fail(self, what: str) -> UserError:
-        return UserError(f"not a kai-gitops plan: {what}", where=self.where,
-                         hint="write one with `kai-gitops reconcile --plan-out FILE`")
+        return UserError(
+            f"not a kai-gitops plan: {what}",
+            where=self.where,
+            hint="write one with `kai-gitops reconcile --plan-out FILE`",
+        )
 
     def plan(self, raw: JSONValue) -> Plan:
         if not isinstance(raw, dict) or raw.get("kind") != PLAN_KIND:
             raise self.fail(f"`kind` must be {PLAN_KIND}")
         if raw.get("version") != PLAN_VERSION:
-            raise UserError(f"plan version {raw.get('version')!r} is not supported (this kai-gitops reads "
-                            f"version {PLAN_VERSION})", where=self.where, hint="re-create the plan with this version")
-        plan = Plan(self.text(raw, "cluster"), self.git(raw.get("git")), self.identity(raw.get("clusterIdentity")),
-                    tuple(self.change(c, i) for i, c in enumerate(self.items(raw, "changes"))),
-                    tuple(self.operator(o) for o in self.items(raw, "operator")),
-                    tuple(self.note(n) for n in self.items(raw, "notes", optional=True)))
+            raise UserError(
+                f"plan version {raw.get('version')!r} is not supported (this kai-gitops reads version {PLAN_VERSION})",
+                where=self.where,
+                hint="re-create the plan with this version",
+            )
+        plan = Plan(
+            self.text(raw, "cluster"),
+            self.git(raw.get("git")),
+            self.identity(raw.get("clusterIdentity")),
+            tuple(self.change(c, i) for i, c in enumerate(self.items(raw, "changes"))),
+            tuple(self.operator(o) for o in self.items(raw, "operator")),
+            tuple(self.note(n) for n in self.items(raw, "notes", optional=True)),
+        )
         if raw.get("id") != plan.id:
-            raise UserError(f"plan id {raw.get('id')!r} does not match its content ({plan.id}): the file was "
-                            "edited after it was written", where=self.where, hint="re-create the plan")
+            raise UserError(
+                f"plan id {raw.get('id')!r} does not match its content ({plan.id}): the file was "
+                "edited after it was written",
+                where=self.where,
+                hint="re-create the plan",
+            )
         check_changes(plan.changes, self.where)
         return plan
 
@@ -157,8 +182,12 @@ class _PlanReader:
     def ref(self, raw: JSONValue) -> ObjectRef:
         if not isinstance(raw, dict):
             raise self.fail("`object` must be an object")
-        return ObjectRef(self.text(raw, "apiVersion"), self.text(raw, "kind"), self.text(raw, "name"),
-                         self.optional_text(raw, "namespace"))
+        return ObjectRef(
+            self.text(raw, "apiVersion"),
+            self.text(raw, "kind"),
+            self.text(raw, "name"),
+            self.optional_text(raw, "namespace"),
+        )
 
     def change(self, raw: JSONValue, index: int) -> Change:
         if not isinstance(raw, dict):
@@ -177,8 +206,14 @@ class _PlanReader:
         if manifest is not None and not isinstance(manifest, dict):
             raise self.fail(f"changes[{index}].manifest must be an object or null")
         rules = self.items(raw, "rules", optional=True)
-        return Change(self.ref(raw.get("object")), operation, tuple(fields), tuple(str(r) for r in rules),
-                      str(raw.get("reason") or ""), manifest)
+        return Change(
+            self.ref(raw.get("object")),
+            operation,
+            tuple(fields),
+            tuple(str(r) for r in rules),
+            str(raw.get("reason") or ""),
+            manifest,
+        )
 
     def operator(self, raw: JSONValue) -> OperatorAction:
         if not isinstance(raw, dict):

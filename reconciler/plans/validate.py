@@ -43,8 +43,11 @@ def check_change(change: Change, where: str) -> None:
     # metadata.name of Nodes and Queues: anything else (a `/`, a `..`) would address another object once the
     # URL is built and normalised, e.g. a Secret
     if dns_subdomain(change.ref.name) is not None:
-        raise UserError(f"plan change names {change.ref.kind} {change.ref.name!r}, which is not a Kubernetes "
-                        f"object name ({SUBDOMAIN_RULE})", where=where)
+        raise UserError(
+            f"plan change names {change.ref.kind} {change.ref.name!r}, which is not a Kubernetes "
+            f"object name ({SUBDOMAIN_RULE})",
+            where=where,
+        )
     if not change.fields:
         raise UserError(f"plan change {change.ref} changes no field", where=where)
     if len({f.path for f in change.fields}) != len(change.fields):
@@ -56,63 +59,88 @@ def check_change(change: Change, where: str) -> None:
     check_text(change.reason, f"change {change.ref} reason", where)
     for rule in change.rules:
         if not RULE_ID.fullmatch(rule):
-            raise UserError(f"plan change {change.ref} names rule {rule[:80]!r}, which is not a rule ID",
-                            where=where, hint="re-create the plan")
+            raise UserError(
+                f"plan change {change.ref} names rule {rule[:80]!r}, which is not a rule ID",
+                where=where,
+                hint="re-create the plan",
+            )
 
 
 def check_text(text: str, what: str, where: str) -> None:
     """Refuse free text no planner wrote: longer than TEXT_LIMIT, or not one line of printable characters
     (a line break or a control character would let a plan show text of its own making as the tool's)."""
     if len(text) > TEXT_LIMIT or not text.isprintable():
-        raise UserError(f"plan {what} is not one line of printable text of at most {TEXT_LIMIT} characters",
-                        where=where, hint="re-create the plan")
+        raise UserError(
+            f"plan {what} is not one line of printable text of at most {TEXT_LIMIT} characters",
+            where=where,
+            hint="re-create the plan",
+        )
 
 
 def _check_field(change: Change, f: FieldChange, where: str) -> None:
     values = writable_field(change.ref, change.operation, f.path)
     if values is None:
-        raise UserError(f"plan change {change.operation.value} {change.ref} field {f.dotted()} is not one "
-                        f"kai-gitops may write ({writable_summary()})", where=where)
-    if values in SPEC_VALUES:   # kai-config / SchedulingShard: after of the field's type; before as it was
+        raise UserError(
+            f"plan change {change.operation.value} {change.ref} field {f.dotted()} is not one "
+            f"kai-gitops may write ({writable_summary()})",
+            where=where,
+        )
+    if values in SPEC_VALUES:  # kai-config / SchedulingShard: after of the field's type; before as it was
         if not values.allows(f.after):
-            raise UserError(f"plan sets {change.ref} {f.dotted()} to {str(f.after)[:80]!r}; only {values.value} "
-                            "is allowed", where=where)
+            raise UserError(
+                f"plan sets {change.ref} {f.dotted()} to {str(f.after)[:80]!r}; only {values.value} is allowed",
+                where=where,
+            )
         return
     if values is Values.TRUE and not values.allows(f.after):
-        raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after!r}; only {values.value} is allowed",
-                        where=where)
+        raise UserError(
+            f"plan sets {change.ref} {f.dotted()} to {f.after!r}; only {values.value} is allowed", where=where
+        )
     numeric = values is Values.NUMBER
-    for side, value in (("before", f.before), ("after", f.after)):   # before: what the cluster held
+    for side, value in (("before", f.before), ("after", f.after)):  # before: what the cluster held
         if numeric and not (values.allows(value) or (side == "before" and value is None)):
-            raise UserError(f"plan change {change.ref} {f.dotted()} {side} must be a number, not {value!r}",
-                            where=where)
+            raise UserError(
+                f"plan change {change.ref} {f.dotted()} {side} must be a number, not {value!r}", where=where
+            )
         if not numeric and value is not None and not isinstance(value, str):
-            raise UserError(f"plan change {change.ref} {f.dotted()} {side} must be a string or null, "
-                            f"not {value!r}", where=where)
+            raise UserError(
+                f"plan change {change.ref} {f.dotted()} {side} must be a string or null, not {value!r}", where=where
+            )
     if values is Values.NAME and isinstance(f.after, str) and not values.allows(f.after):
-        raise UserError(f"plan sets {change.ref} {f.dotted()} to {f.after[:80]!r}, which is not a Kubernetes "
-                        f"object name ({SUBDOMAIN_RULE})", where=where)
+        raise UserError(
+            f"plan sets {change.ref} {f.dotted()} to {f.after[:80]!r}, which is not a Kubernetes "
+            f"object name ({SUBDOMAIN_RULE})",
+            where=where,
+        )
     if values is Values.NAME and f.after == change.ref.name:
-        raise UserError(f"plan makes {change.ref} its own {f.dotted()}: a queue cannot be its own parent",
-                        where=where, hint="re-create the plan")
+        raise UserError(
+            f"plan makes {change.ref} its own {f.dotted()}: a queue cannot be its own parent",
+            where=where,
+            hint="re-create the plan",
+        )
 
 
 def _check_manifest(change: Change, where: str) -> None:
     """The created object is exactly the one the plan shows: its name, and a spec of the shown fields."""
     manifest: dict[str, Any] = change.manifest or {}
-    if (manifest.get("apiVersion"), manifest.get("kind"), (manifest.get("metadata") or {}).get("name")) != \
-            (change.ref.api_version, change.ref.kind, change.ref.name) or set(manifest) - {
-                "apiVersion", "kind", "metadata", "spec"} or set(manifest.get("metadata") or {}) - {"name"}:
-        raise UserError(f"plan create {change.ref} has a manifest that is not that {change.ref.kind}'s name and "
-                        "spec", where=where)
+    if (
+        (manifest.get("apiVersion"), manifest.get("kind"), (manifest.get("metadata") or {}).get("name"))
+        != (change.ref.api_version, change.ref.kind, change.ref.name)
+        or set(manifest) - {"apiVersion", "kind", "metadata", "spec"}
+        or set(manifest.get("metadata") or {}) - {"name"}
+    ):
+        raise UserError(
+            f"plan create {change.ref} has a manifest that is not that {change.ref.kind}'s name and spec", where=where
+        )
     write = planned_write(change.ref, change.operation)
-    assert write is not None and write.fields is not None   # its fields passed _check_field
+    assert write is not None and write.fields is not None  # its fields passed _check_field
     spec = dict(leaves(manifest.get("spec"), ("spec",)))
     if any(p not in write.fields for p in spec):
         raise UserError(f"plan create {change.ref} sets fields other than {write.shown}", where=where)
     shown = {f.path: f.after for f in change.fields}
-    differs = sorted(p for p in spec.keys() | shown.keys() if p not in spec or p not in shown
-                     or not same_value(spec[p], shown[p]))
+    differs = sorted(
+        p for p in spec.keys() | shown.keys() if p not in spec or p not in shown or not same_value(spec[p], shown[p])
+    )
     if differs or any(f.before is not None for f in change.fields):
         path = FieldChange(differs[0], None, None).dotted() if differs else "before"
         raise UserError(f"plan create {change.ref}: its manifest and its fields disagree ({path})", where=where)

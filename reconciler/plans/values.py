@@ -17,8 +17,8 @@ from reconciler.model.queues import FIELDS, RESOURCES, QueueSpec, queue_spec_fro
 from reconciler.plans.plan import FieldChange, FieldPath
 from reconciler.plans.writable import LABEL_PATH
 
-FieldValue = str | int | float | None   # a planned field's value as NVCA reads it (None: absent)
-KAI_SPEC_KINDS = (CONFIG.kind, SCHEDULING_SHARD.kind)   # their planned fields are read as stored
+FieldValue = str | int | float | None  # a planned field's value as NVCA reads it (None: absent)
+KAI_SPEC_KINDS = (CONFIG.kind, SCHEDULING_SHARD.kind)  # their planned fields are read as stored
 
 
 def queue_field(spec: QueueSpec, path: FieldPath) -> FieldValue:
@@ -56,8 +56,12 @@ def stored_value(obj: Mapping[str, JSONValue], path: FieldPath) -> JSONValue:
 
 
 def same_value(a: object, b: object) -> bool:
-    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
+    if (
+        isinstance(a, int | float)
+        and isinstance(b, int | float)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return same_number(float(a), float(b))
     return bool(a == b)
 

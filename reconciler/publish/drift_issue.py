@@ -38,10 +38,10 @@ from reconciler.outputs.markdown_format import (
 )
 from reconciler.report.report import ClusterReport, finding_order
 
-BODY_LIMIT = 60_000          # GitHub refuses issue bodies over 65,536 characters; GitLab allows more
-PLAN_LIMIT = 15_000          # of a body that does not fit whole: the plan's share
-STATE_LIMIT = 24_000         # the hidden fingerprint record's share
-LISTED_IN_COMMENT = 50       # appeared / resolved entries a change comment names
+BODY_LIMIT = 60_000  # GitHub refuses issue bodies over 65,536 characters; GitLab allows more
+PLAN_LIMIT = 15_000  # of a body that does not fit whole: the plan's share
+STATE_LIMIT = 24_000  # the hidden fingerprint record's share
+LISTED_IN_COMMENT = 50  # appeared / resolved entries a change comment names
 _STATE = re.compile(r"<!-- kai-gitops:state (?P<json>\{.*?\}) -->")
 Link = Callable[[str, int | None], str]
 
@@ -56,9 +56,9 @@ class DriftAction(StrEnum):
     OPENED = "opened"
     UPDATED = "updated"
     UNCHANGED = "unchanged"
-    CLOSED = "closed"                # the cluster is clean again
-    REOPENED = "reopened"            # drift is back
-    CLEAN = "clean"                  # clean, and no open issue to close
+    CLOSED = "closed"  # the cluster is clean again
+    REOPENED = "reopened"  # drift is back
+    CLEAN = "clean"  # clean, and no open issue to close
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,11 @@ class DriftOutcome:
     def line(self) -> str:
         if self.issue is None:
             return f"drift issue for {self.cluster}: none needed (clean)"
-        counts = "" if self.action == DriftAction.UNCHANGED else \
-            f" ({len(self.appeared)} appeared, {len(self.resolved)} resolved)"
+        counts = (
+            ""
+            if self.action == DriftAction.UNCHANGED
+            else f" ({len(self.appeared)} appeared, {len(self.resolved)} resolved)"
+        )
         return f"drift issue #{self.issue.number} for {self.cluster}: {self.action}{counts}: {self.issue.url}"
 
 
@@ -83,8 +86,8 @@ class DriftContext:
 
     labels: tuple[str, ...]
     assignees: tuple[str, ...] = ()
-    link: Link | None = None                  # file:line at the commit that was read
-    plan_lines: list[str] | None = None       # the reconcile plan for this cluster, Terraform-style
+    link: Link | None = None  # file:line at the commit that was read
+    plan_lines: list[str] | None = None  # the reconcile plan for this cluster, Terraform-style
     fix_command: str | None = None
     command: str = "reconcile"
     plan_counts: dict[str, int] | None = None  # the plan's create/update/operator counts, when there is one
@@ -126,7 +129,7 @@ def report_drift(host: GitHost, cluster: ClusterReport, context: DriftContext) -
 
 def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: DriftContext) -> str:
     listed = len(findings)
-    while True:   # a large cluster: list fewer rows and cut the plan until the body fits the host's limit
+    while True:  # a large cluster: list fewer rows and cut the plan until the body fits the host's limit
         head, tail = _body_frame(cluster, findings, context, listed)
         budget = BODY_LIMIT - len("\n".join(head + tail)) - 200
         if budget > 0 or listed == 0:
@@ -136,30 +139,50 @@ def render_drift_body(cluster: ClusterReport, findings: list[Finding], context: 
     for index, finding in enumerate(findings):
         piece = finding_details(finding, context.link)
         if len(piece) + 2 > budget:
-            details.append(f"_{len(findings) - index} more finding(s) not shown in full; the table above lists "
-                           "them all, and `--output json` has every detail._")
+            details.append(
+                f"_{len(findings) - index} more finding(s) not shown in full; the table above lists "
+                "them all, and `--output json` has every detail._"
+            )
             break
         details += [piece, ""]
         budget -= len(piece) + 2
     return "\n".join([*head, "", *details, *tail]) + "\n"
 
 
-def _body_frame(cluster: ClusterReport, findings: list[Finding], context: DriftContext,
-                listed: int) -> tuple[list[str], list[str]]:
+def _body_frame(
+    cluster: ClusterReport, findings: list[Finding], context: DriftContext, listed: int
+) -> tuple[list[str], list[str]]:
     """The body without the per-finding details: table of the first `listed` findings, plan, fix, state."""
     table = findings_table(findings[:listed], context.link)
     if listed < len(findings):
-        table += (f"\n\n_{len(findings) - listed} more finding(s) not listed here (the host limits an issue's "
-                  "size); `kai-gitops diff --output json` has them all._")
+        table += (
+            f"\n\n_{len(findings) - listed} more finding(s) not listed here (the host limits an issue's "
+            "size); `kai-gitops diff --output json` has them all._"
+        )
     plan = _plan_block(findings, context)
     if listed < len(findings) and len(plan) > PLAN_LIMIT:
         plan = _cut_plan(findings[:listed], context)
-    head = [drift_marker(cluster.cluster),
-            f"## kai-gitops: drift in cluster {inline_code(cluster.cluster)}", "", _provenance(cluster, context),
-            "", _summary_table(cluster, context), "", "### Findings", "", table]
-    tail = [*(["### Plan", "", plan, ""] if plan else []), *_fix_section(cluster, context),
-            "", "_This issue is kept current by kai-gitops: it is rewritten when the findings change and closed "
-            "when the cluster is clean. Do not remove the label or the hidden marker._", "", _state_line(findings)]
+    head = [
+        drift_marker(cluster.cluster),
+        f"## kai-gitops: drift in cluster {inline_code(cluster.cluster)}",
+        "",
+        _provenance(cluster, context),
+        "",
+        _summary_table(cluster, context),
+        "",
+        "### Findings",
+        "",
+        table,
+    ]
+    tail = [
+        *(["### Plan", "", plan, ""] if plan else []),
+        *_fix_section(cluster, context),
+        "",
+        "_This issue is kept current by kai-gitops: it is rewritten when the findings change and closed "
+        "when the cluster is clean. Do not remove the label or the hidden marker._",
+        "",
+        _state_line(findings),
+    ]
     return head, tail
 
 
@@ -176,8 +199,13 @@ def _cut_plan(findings: list[Finding], context: DriftContext) -> str:
 
 
 def render_clean_body(cluster: ClusterReport, resolved: tuple[str, ...], context: DriftContext) -> str:
-    lines = [drift_marker(cluster.cluster), f"## kai-gitops: cluster {inline_code(cluster.cluster)} is clean", "",
-             _provenance(cluster, context), ""]
+    lines = [
+        drift_marker(cluster.cluster),
+        f"## kai-gitops: cluster {inline_code(cluster.cluster)} is clean",
+        "",
+        _provenance(cluster, context),
+        "",
+    ]
     lines += _listed("Resolved since the last report:", resolved)
     lines += ["_kai-gitops reopens this issue when drift comes back._", "", _state_line([])]
     return "\n".join(lines) + "\n"
@@ -196,26 +224,43 @@ def _provenance(cluster: ClusterReport, context: DriftContext) -> str:
 def _summary_table(cluster: ClusterReport, context: DriftContext) -> str:
     s = cluster.summary()
     # The plan also settles some violations (a node label), so its counts are the ones to act on.
-    plan = context.plan_counts or {"create": s["to_create"], "update": s["to_update"],
-                                   "operator": s["operator_actions"]}
-    rows = [("drift", s["drift"]), ("to create", plan["create"]), ("to update", plan["update"]),
-            ("operator actions", plan["operator"]), ("errors", s["errors"]), ("warnings", s["warnings"]),
-            ("info", s["info"]), ("waived", s["waived"])]
-    nvca = f"\n\nNVCA `kai-scheduler-queues` predicted: **{escape_markdown(cluster.nvca.status)}**" \
-        if cluster.nvca else ""
+    plan = context.plan_counts or {
+        "create": s["to_create"],
+        "update": s["to_update"],
+        "operator": s["operator_actions"],
+    }
+    rows = [
+        ("drift", s["drift"]),
+        ("to create", plan["create"]),
+        ("to update", plan["update"]),
+        ("operator actions", plan["operator"]),
+        ("errors", s["errors"]),
+        ("warnings", s["warnings"]),
+        ("info", s["info"]),
+        ("waived", s["waived"]),
+    ]
+    nvca = (
+        f"\n\nNVCA `kai-scheduler-queues` predicted: **{escape_markdown(cluster.nvca.status)}**" if cluster.nvca else ""
+    )
     return "\n".join(["| | count |", "|---|---|", *(f"| {name} | {count} |" for name, count in rows)]) + nvca
 
 
 def _plan_block(findings: list[Finding], context: DriftContext) -> str:
-    if context.plan_lines:   # outdented so `+`/`~` open the line, where diff highlighting looks for them
+    if context.plan_lines:  # outdented so `+`/`~` open the line, where diff highlighting looks for them
         return code_block("\n".join(line.removeprefix("  ") for line in context.plan_lines), "diff")
     return plan_excerpt(findings)
 
 
 def _fix_section(cluster: ClusterReport, context: DriftContext) -> list[str]:
     command = context.fix_command or f"kai-gitops reconcile --cluster {cluster.cluster} --apply"
-    return ["### Fix", "", "Review the plan, then apply what kai-gitops may fix (each finding above names the "
-            "operator's command for the rest):", "", code_block(command, "sh")]
+    return [
+        "### Fix",
+        "",
+        "Review the plan, then apply what kai-gitops may fix (each finding above names the "
+        "operator's command for the rest):",
+        "",
+        code_block(command, "sh"),
+    ]
 
 
 def _title(cluster: ClusterReport, findings: list[Finding]) -> str:
@@ -234,9 +279,13 @@ def _state_line(findings: list[Finding]) -> str:
     if len(json.dumps(state)) > STATE_LIMIT:
         state["findings"] = {fp: "" for fp in summaries}
     if len(json.dumps(state)) > STATE_LIMIT:
-        keep = (STATE_LIMIT - 200) // 22    # '"<16 hex>": "", ' per fingerprint
-        state = {"v": 1, "digest": _digest(summaries), "total": len(summaries),
-                 "findings": {fp: "" for fp in list(summaries)[:keep]}}
+        keep = (STATE_LIMIT - 200) // 22  # '"<16 hex>": "", ' per fingerprint
+        state = {
+            "v": 1,
+            "digest": _digest(summaries),
+            "total": len(summaries),
+            "findings": {fp: "" for fp in list(summaries)[:keep]},
+        }
     text = json.dumps(state, sort_keys=True, ensure_ascii=True)
     # No '<', '>' or '&' inside the comment: a subject name cannot end it or forge a marker.
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -263,7 +312,7 @@ def _recorded(body: str) -> dict[str, str]:
     try:
         found = json.loads(match["json"]).get("findings", {})
     except (ValueError, AttributeError):
-        return {}     # a hand-edited state line: treat as unknown; the body is rewritten with a fresh one
+        return {}  # a hand-edited state line: treat as unknown; the body is rewritten with a fresh one
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
@@ -279,13 +328,16 @@ def _listed(heading: str, entries: tuple[str, ...]) -> list[str]:
     if not entries:
         return []
     more = len(entries) - LISTED_IN_COMMENT
-    return [heading, *(f"- {escape_markdown(e or 'a finding')}" for e in entries[:LISTED_IN_COMMENT]),
-            *([f"- … and {more} more"] if more > 0 else []), ""]
+    return [
+        heading,
+        *(f"- {escape_markdown(e or 'a finding')}" for e in entries[:LISTED_IN_COMMENT]),
+        *([f"- … and {more} more"] if more > 0 else []),
+        "",
+    ]
 
 
 def _clean_comment(cluster: ClusterReport, resolved: tuple[str, ...]) -> str:
-    lines = [f"**Cluster {inline_code(cluster.cluster)} is clean**{_at(cluster)}: no drift and no live violations.",
-             ""]
+    lines = [f"**Cluster {inline_code(cluster.cluster)} is clean**{_at(cluster)}: no drift and no live violations.", ""]
     lines += _listed(f"Resolved ({len(resolved)}):", resolved)
     lines.append("Closing; kai-gitops reopens this issue if drift comes back.")
     return "\n".join(lines)
@@ -295,4 +347,3 @@ def _at(cluster: ClusterReport) -> str:
     if cluster.git and cluster.git.commit:
         return f" (desired state at {inline_code(cluster.git.commit[:12])})"
     return ""
-

@@ -24,12 +24,14 @@ def settings_for(kind: str, request: PublishRequest) -> HostSettings:
     if flags.host and flags.host != kind:
         raise UserError(f"--report-to {kind} contradicts --git-host {flags.host}", hint="give one host kind")
     config = report_repo_config(request.report, request.settings.repo)
-    return resolve_host_settings(remote_url(request.settings.repo), config.git_host if config else None,
-                                 replace(flags, host=kind), os.environ)
+    return resolve_host_settings(
+        remote_url(request.settings.repo), config.git_host if config else None, replace(flags, host=kind), os.environ
+    )
 
 
-def publish_drift(kind: str, request: PublishRequest, *,
-                  echo: Callable[[str], None] | None = None) -> list[DriftOutcome]:
+def publish_drift(
+    kind: str, request: PublishRequest, *, echo: Callable[[str], None] | None = None
+) -> list[DriftOutcome]:
     settings = settings_for(kind, request)
     host = open_host(settings)
     say = echo or logs.say
@@ -48,9 +50,15 @@ def _context(settings: HostSettings, cluster: ClusterReport, request: PublishReq
         return settings.blob_url(commit or "", path, line)
 
     plan = _plan_for(request.plan, cluster.cluster)
-    return DriftContext(settings.labels, settings.assignees, link if commit else None,
-                        render_plan(plan) if plan else None, _fix_command(cluster, request),
-                        request.report.command, plan_counts=plan.counts() if plan else None)
+    return DriftContext(
+        settings.labels,
+        settings.assignees,
+        link if commit else None,
+        render_plan(plan) if plan else None,
+        _fix_command(cluster, request),
+        request.report.command,
+        plan_counts=plan.counts() if plan else None,
+    )
 
 
 def _fix_command(cluster: ClusterReport, request: PublishRequest) -> str:

@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 class PublishSettings:
     """What the targets need of the run beyond its report: where it read from, and how to publish."""
 
-    git: GitSettings = field(default_factory=GitSettings)     # the GitOps repository the run read
+    git: GitSettings = field(default_factory=GitSettings)  # the GitOps repository the run read
     live: LiveSettings = field(default_factory=LiveSettings)  # a snapshot: there is no cluster to write to
-    cluster: ClusterSessions | None = None   # the run's cluster sessions (what it read); None: no live cluster
-    max_results: int | None = None        # per PolicyReport object; None: the target's default
+    cluster: ClusterSessions | None = None  # the run's cluster sessions (what it read); None: no live cluster
+    max_results: int | None = None  # per PolicyReport object; None: the target's default
     host_flags: HostFlags = field(default_factory=HostFlags)
 
     @property
@@ -31,8 +31,8 @@ class PublishSettings:
 
 @dataclass(frozen=True)
 class PublishRequest:
-    report: Report                        # its `config` is kai-gitops.yaml as the run read it, when it has one
-    plan: Any | None = None               # reconciler.plans.plan.Plan when `reconcile` made one
+    report: Report  # its `config` is kai-gitops.yaml as the run read it, when it has one
+    plan: Any | None = None  # reconciler.plans.plan.Plan when `reconcile` made one
     settings: PublishSettings = field(default_factory=PublishSettings)
 
 

@@ -14,32 +14,44 @@ from typing import TYPE_CHECKING
 from reconciler.core.errors import UserError
 from reconciler.core.lazy import LazyRef
 
-if TYPE_CHECKING:   # the CLI reads TARGETS for its help at start-up: the report model would slow every run
+if TYPE_CHECKING:  # the CLI reads TARGETS for its help at start-up: the report model would slow every run
     from reconciler.publish.request import PublishRequest, Target
 
 
 @dataclass(frozen=True)
 class ReportTarget:
     name: str
-    summary: str            # one line: where the report goes
+    summary: str  # one line: where the report goes
     publish: LazyRef[Target]
 
 
 _TABLE = (
-    ReportTarget("github", "one drift issue per cluster in the GitHub repository, updated and closed as drift goes",
-                 LazyRef("reconciler.publish.report_to_host:publish_to_github")),
-    ReportTarget("gitlab", "one drift issue per cluster in the GitLab project, updated and closed as drift goes",
-                 LazyRef("reconciler.publish.report_to_host:publish_to_gitlab")),
-    ReportTarget("policyreport", "PolicyReports (wgpolicyk8s.io or OpenReports) in the cluster that was read",
-                 LazyRef("reconciler.publish.policyreport:publish_policy_reports")),
+    ReportTarget(
+        "github",
+        "one drift issue per cluster in the GitHub repository, updated and closed as drift goes",
+        LazyRef("reconciler.publish.report_to_host:publish_to_github"),
+    ),
+    ReportTarget(
+        "gitlab",
+        "one drift issue per cluster in the GitLab project, updated and closed as drift goes",
+        LazyRef("reconciler.publish.report_to_host:publish_to_gitlab"),
+    ),
+    ReportTarget(
+        "policyreport",
+        "PolicyReports (wgpolicyk8s.io or OpenReports) in the cluster that was read",
+        LazyRef("reconciler.publish.policyreport:publish_policy_reports"),
+    ),
 )
 TARGETS: Mapping[str, ReportTarget] = {entry.name: entry for entry in _TABLE}
 
-if TYPE_CHECKING:   # mypy checks every function the table names against `Target` (tests/project/test_registries.py)
+if TYPE_CHECKING:  # mypy checks every function the table names against `Target` (tests/project/test_registries.py)
     from reconciler.publish import policyreport, report_to_host
 
-    _PUBLISHERS: tuple[Target, ...] = (report_to_host.publish_to_github, report_to_host.publish_to_gitlab,
-                                       policyreport.publish_policy_reports)
+    _PUBLISHERS: tuple[Target, ...] = (
+        report_to_host.publish_to_github,
+        report_to_host.publish_to_gitlab,
+        policyreport.publish_policy_reports,
+    )
 
 
 def publish(names: tuple[str, ...] | list[str], request: PublishRequest) -> None:

@@ -30,7 +30,7 @@ def _path_pattern(write: Writable) -> re.Pattern[str]:
     return re.compile(rf"^{re.escape(resource.api_path)}{scope}/{re.escape(resource.plural)}{one}$")
 
 
-SPEC_RESOURCES = (CONFIG, SCHEDULING_SHARD)   # where a write may set a security-sensitive field
+SPEC_RESOURCES = (CONFIG, SCHEDULING_SHARD)  # where a write may set a security-sensitive field
 _ALLOWED_WRITES = tuple((write, _path_pattern(write)) for write in WRITES)
 
 
@@ -48,11 +48,14 @@ def check_write(method: str, path: str, body: Any, content_type: str | None) -> 
         _check_labelled(method, path, body)
         return
     if write.fields is None:
-        return   # the tool's own Lease and Events: objects it builds whole itself
+        return  # the tool's own Lease and Events: objects it builds whole itself
     if not _fields_set(write, method, body):
         kind = write.resource.kind
-        limits = (f"a {kind} is created with its name and {write.shown} only" if method == "POST"
-                  else f"a {kind} patch may set only {write.shown}")
+        limits = (
+            f"a {kind} is created with its name and {write.shown} only"
+            if method == "POST"
+            else f"a {kind} patch may set only {write.shown}"
+        )
         raise WriteForbidden(f"{method} {path}: {limits}")
 
 
@@ -66,8 +69,10 @@ def check_sensitive(method: str, path: str, body: Any, allowed: tuple[SensitiveA
     name = path.rsplit("/", 1)[-1]
     for field in _fields_set(write, method, body):
         if category(field[1:]) is not None and not any(a.allows(write.resource.kind, name, field) for a in allowed):
-            raise WriteForbidden(f"{method} {path}: {'.'.join(field)} is security-sensitive (KAI-S-001) and the "
-                                 "cluster's allowSensitiveWrites does not name it")
+            raise WriteForbidden(
+                f"{method} {path}: {'.'.join(field)} is security-sensitive (KAI-S-001) and the "
+                "cluster's allowSensitiveWrites does not name it"
+            )
 
 
 def _write_of(method: str, path: str) -> Writable:
@@ -97,8 +102,10 @@ def _check_labelled(method: str, path: str, body: Any) -> None:
 
 def _created_content(write: Writable, body: Any) -> dict[str, Any] | None:
     """A new object past its identity (apiVersion, kind and a name, nothing else in metadata), or None."""
-    if not isinstance(body, dict) or (body.get("apiVersion"), body.get("kind")) != (write.resource.api_version,
-                                                                                    write.resource.kind):
+    if not isinstance(body, dict) or (body.get("apiVersion"), body.get("kind")) != (
+        write.resource.api_version,
+        write.resource.kind,
+    ):
         return None
     meta = body.get("metadata")
     if not isinstance(meta, dict) or set(meta) != {"name"}:

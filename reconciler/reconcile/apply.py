@@ -40,12 +40,12 @@ from reconciler.sources.cluster.client import ApiError
 from reconciler.sources.cluster.session import ClusterSession
 
 FIELD_MANAGER = "kai-gitops"
-ApiFailure = ApiError   # the API server refused (status >= 300) or the connection failed (status 0)
+ApiFailure = ApiError  # the API server refused (status >= 300) or the connection failed (status 0)
 
 
 @dataclass(frozen=True)
 class WriteSettings:
-    workers: int = 16               # concurrent node-label writes; queues are written one by one, in order
+    workers: int = 16  # concurrent node-label writes; queues are written one by one, in order
 
 
 class ClusterWriter:
@@ -53,8 +53,13 @@ class ClusterWriter:
     safe to share between threads. `allowed_sensitive`: the cluster's allowSensitiveWrites (KAI-S-001), checked
     here, before the session's guard, since only the plan's cluster says what it allows."""
 
-    def __init__(self, session: ClusterSession, *, settings: WriteSettings | None = None,
-                 allowed_sensitive: tuple[SensitiveAllow, ...] = ()) -> None:
+    def __init__(
+        self,
+        session: ClusterSession,
+        *,
+        settings: WriteSettings | None = None,
+        allowed_sensitive: tuple[SensitiveAllow, ...] = (),
+    ) -> None:
         self.allowed_sensitive = allowed_sensitive
         self.settings = settings or WriteSettings()
         self.session = session
@@ -74,8 +79,10 @@ class ClusterWriter:
 
     def list_nodes(self, page_limit: int = 500) -> dict[str, dict[str, Any]]:
         """Every Node by name, paged: one list instead of a GET per node when a plan labels many."""
-        return {str(n["metadata"]["name"]): n
-                for n in self._transport.items(NODE.collection_path(), {"limit": str(page_limit)})}
+        return {
+            str(n["metadata"]["name"]): n
+            for n in self._transport.items(NODE.collection_path(), {"limit": str(page_limit)})
+        }
 
     def get_lease(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -93,8 +100,9 @@ class ClusterWriter:
     def patch_queue(self, name: str, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
         return self._request("PATCH", QUEUE.object_path(name), body, MERGE_PATCH, _write_query(dry_run))
 
-    def patch_node_label(self, name: str, value: str | None, resource_version: str | None, *,
-                         dry_run: bool = False) -> dict[str, Any]:
+    def patch_node_label(
+        self, name: str, value: str | None, resource_version: str | None, *, dry_run: bool = False
+    ) -> dict[str, Any]:
         meta: dict[str, Any] = {"labels": {SCHEDULE_LABEL: value}}
         if resource_version:
             meta["resourceVersion"] = resource_version
@@ -117,23 +125,34 @@ class ClusterWriter:
         if change.ref.kind == QUEUE.kind:
             return self.patch_queue(change.ref.name, change.merge_patch(resource_version), dry_run=dry_run)
         if change.ref.kind in (CONFIG.kind, SCHEDULING_SHARD.kind):
-            return self._request("PATCH", object_path(change.ref), change.merge_patch(resource_version), MERGE_PATCH,
-                                 _write_query(dry_run))
+            return self._request(
+                "PATCH",
+                object_path(change.ref),
+                change.merge_patch(resource_version),
+                MERGE_PATCH,
+                _write_query(dry_run),
+            )
         (label,) = change.fields
         assert label.path == LABEL_PATH
         return self.patch_node_label(change.ref.name, label.after, resource_version, dry_run=dry_run)
 
     # -- one request: the transport guards, retries and sorts failures by status -------------------------
 
-    def _request(self, method: str, path: str, body: Any = None, content_type: str | None = None,
-                 query: dict[str, str] | None = None) -> dict[str, Any]:
+    def _request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str | None = None,
+        query: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         if method != "GET":
             check_sensitive(method, path, body, self.allowed_sensitive)
         return self._transport.json(method, path, body, content_type=content_type, query=query)
 
 
 def object_path(ref: ObjectRef) -> str:
-    if dns_subdomain(ref.name) is not None:   # not even a GET: a `..` in a name is normalised into another object's URL
+    if dns_subdomain(ref.name) is not None:  # not even a GET: a `..` in a name is normalised into another object's URL
         raise WriteForbidden(f"{ref.name!r} is not a Kubernetes object name")
     resource = next((r for r in PLANNED if r.describes(ref)), None)
     if resource is None:
@@ -163,8 +182,14 @@ class Pending:
 OnResult = Callable[[ChangeResult], None]
 
 
-def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnResult, *,
-                  workers: int | None = None, lost: Callable[[], str | None] = lambda: None) -> list[ChangeResult]:
+def apply_changes(
+    writer: ClusterWriter,
+    pending: list[Pending],
+    on_result: OnResult,
+    *,
+    workers: int | None = None,
+    lost: Callable[[], str | None] = lambda: None,
+) -> list[ChangeResult]:
     """Queue changes one by one in plan order (parents first), then node labels concurrently.
 
     The first failure stops the run: nothing new is started, writes in flight finish, and everything
@@ -182,7 +207,7 @@ def apply_changes(writer: ClusterWriter, pending: list[Pending], on_result: OnRe
             list(pool.map(lambda pair: run.one(*pair), [(i, p) for i, p in ordered if p.change.ref.kind != QUEUE.kind]))
     except BaseException:
         run.stop.set()
-        for index, item in ordered:   # cancelled before they started: still one audit line each
+        for index, item in ordered:  # cancelled before they started: still one audit line each
             if index not in run.results:
                 run.record(index, ChangeResult(item.change, WriteResult.NOT_ATTEMPTED, error="the run was interrupted"))
         raise
@@ -205,23 +230,48 @@ class _Run:
             return
         # The intent, audited before the request leaves: a crash (SIGKILL, OOM) between the write and its
         # outcome line still leaves a trace of a write that may have landed; the re-run settles it.
-        self.on_result(ChangeResult(item.change, WriteResult.STARTED, resource_version=item.resource_version,
-                                    previous_managers=item.previous_managers))
+        self.on_result(
+            ChangeResult(
+                item.change,
+                WriteResult.STARTED,
+                resource_version=item.resource_version,
+                previous_managers=item.previous_managers,
+            )
+        )
         try:
             answer = self._write(item)
         except ApiFailure as exc:
             self.stop.set()
-            self.record(index, ChangeResult(item.change, WriteResult.FAILED, error=exc.line(),
-                                            previous_managers=item.previous_managers))
+            self.record(
+                index,
+                ChangeResult(
+                    item.change, WriteResult.FAILED, error=exc.line(), previous_managers=item.previous_managers
+                ),
+            )
             return
-        except BaseException as exc:   # interrupted mid-request: it may or may not have landed
+        except BaseException as exc:  # interrupted mid-request: it may or may not have landed
             self.stop.set()
-            self.record(index, ChangeResult(item.change, WriteResult.FAILED, previous_managers=item.previous_managers,
-                                            error=f"{type(exc).__name__}: the write may or may not have been applied"))
+            self.record(
+                index,
+                ChangeResult(
+                    item.change,
+                    WriteResult.FAILED,
+                    previous_managers=item.previous_managers,
+                    error=f"{type(exc).__name__}: the write may or may not have been applied",
+                ),
+            )
             raise
         meta = answer.get("metadata") or {}
-        self.record(index, ChangeResult(item.change, WriteResult.APPLIED, resource_version=meta.get("resourceVersion"),
-                                        previous_managers=item.previous_managers, uid=meta.get("uid")))
+        self.record(
+            index,
+            ChangeResult(
+                item.change,
+                WriteResult.APPLIED,
+                resource_version=meta.get("resourceVersion"),
+                previous_managers=item.previous_managers,
+                uid=meta.get("uid"),
+            ),
+        )
 
     def _write(self, item: Pending) -> dict[str, Any]:
         """The write; after a 409 Conflict, once more with a fresh resourceVersion if the planned fields

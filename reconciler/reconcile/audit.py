@@ -30,8 +30,9 @@ from reconciler.plans.applied import ChangeResult
 
 
 class AuditLog:
-    def __init__(self, path: str | None, *, plan_id: str, cluster: str, server: str, holder: str,
-                 max_bytes: int = 0) -> None:
+    def __init__(
+        self, path: str | None, *, plan_id: str, cluster: str, server: str, holder: str, max_bytes: int = 0
+    ) -> None:
         self.holder = holder
         self._path, self._max_bytes = path, max_bytes
         self.context = {"planId": plan_id, "cluster": cluster, "server": server, "holder": holder}
@@ -41,12 +42,14 @@ class AuditLog:
             self._open(path)
 
     def _open(self, path: str) -> None:
-        try:   # the file itself, never where a symbolic link planted at its name points
+        try:  # the file itself, never where a symbolic link planted at its name points
             self._file = os.fdopen(open_for_append(path, 0o666), "ab")
         except OSError as exc:
-            raise UserError(f"cannot open the audit log: {exc.strerror}", where=path,
-                            hint="--audit-log takes the file itself (never a symbolic link), a FIFO or a "
-                                 "character device") from None
+            raise UserError(
+                f"cannot open the audit log: {exc.strerror}",
+                where=path,
+                hint="--audit-log takes the file itself (never a symbolic link), a FIFO or a character device",
+            ) from None
 
     def trim(self) -> None:
         """Past --audit-log-max-bytes, rewrite the file to the last `applied` line of each field: all that the
@@ -64,18 +67,27 @@ class AuditLog:
             self.close()
             write_atomically(self._path, b"".join(kept), stat.S_IMODE(status.st_mode))
         except OSError as exc:
-            raise UserError(f"cannot trim the audit log: {exc.strerror}", where=self._path,
-                            hint="the folder of --audit-log must be writable (the file is replaced)") from None
+            raise UserError(
+                f"cannot trim the audit log: {exc.strerror}",
+                where=self._path,
+                hint="the folder of --audit-log must be writable (the file is replaced)",
+            ) from None
         self._open(self._path)
 
     def record(self, result: ChangeResult) -> None:
         change = result.change
         line: dict[str, Any] = {
-            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), **self.context,
-            "object": change.ref.to_dict(), "operation": change.operation.value,
+            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            **self.context,
+            "object": change.ref.to_dict(),
+            "operation": change.operation.value,
             "fields": [{"path": list(f.path), "before": f.before, "after": f.after} for f in change.fields],
-            "result": result.result.value, "error": result.error, "resourceVersion": result.resource_version,
-            "previousManagers": list(result.previous_managers), "rules": list(change.rules)}
+            "result": result.result.value,
+            "error": result.error,
+            "resourceVersion": result.resource_version,
+            "previousManagers": list(result.previous_managers),
+            "rules": list(change.rules),
+        }
         data = orjson.dumps(redact(line)) + b"\n"
         with self._lock:
             if self._file is not None:
@@ -104,35 +116,41 @@ def read_own_writes(path: str | None) -> tuple[OwnWrite, ...]:
     except FileNotFoundError:
         return ()
     except OSError as exc:
-        if exc.errno == errno.ELOOP:   # a link: not the file this run appends to
+        if exc.errno == errno.ELOOP:  # a link: not the file this run appends to
             return ()
-        raise UserError(f"cannot read the audit log: {exc.strerror}", where=path,
-                        hint="--audit-log takes a file this user may read and append to") from None
+        raise UserError(
+            f"cannot read the audit log: {exc.strerror}",
+            where=path,
+            hint="--audit-log takes a file this user may read and append to",
+        ) from None
     try:
         with os.fdopen(fd, "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
                 return ()
             return tuple(write for line in _recent_lines(file) for write in _writes(line))
     except OSError as exc:
-        raise UserError(f"cannot read the audit log: {exc.strerror}", where=path,
-                        hint="--audit-log takes a file this user may read and append to") from None
+        raise UserError(
+            f"cannot read the audit log: {exc.strerror}",
+            where=path,
+            hint="--audit-log takes a file this user may read and append to",
+        ) from None
 
 
 # The log only grows (every --apply appends): its last OWN_WRITES_TAIL bytes are read, the newest writes, which
 # are the ones a fight is about (each field's last write by kai-gitops). 64 MiB is ~100,000 applied lines.
 OWN_WRITES_TAIL = 64 * 1024 * 1024
-_LONGEST_LINE = 1024 * 1024   # an applied line names one object's fields: longer is no line this tool wrote
+_LONGEST_LINE = 1024 * 1024  # an applied line names one object's fields: longer is no line this tool wrote
 
 
 def _recent_lines(file: BinaryIO) -> Iterator[bytes]:
     size = os.fstat(file.fileno()).st_size
     if size > OWN_WRITES_TAIL:
         file.seek(size - OWN_WRITES_TAIL)
-        file.readline(_LONGEST_LINE)   # the line the cut fell into
+        file.readline(_LONGEST_LINE)  # the line the cut fell into
     while line := file.readline(_LONGEST_LINE):
         if len(line) >= _LONGEST_LINE and not line.endswith(b"\n"):
             while (rest := file.readline(_LONGEST_LINE)) and not rest.endswith(b"\n"):
-                pass   # skip the rest of an overlong line
+                pass  # skip the rest of an overlong line
             continue
         yield line
 
@@ -153,8 +171,15 @@ def _writes(line: bytes) -> list[OwnWrite]:
         if not isinstance(entry, dict) or entry.get("result") != "applied":
             return []
         obj, when = entry["object"], datetime.fromisoformat(str(entry["time"]).replace("Z", "+00:00"))
-        return [OwnWrite(str(entry["cluster"]), str(obj["kind"]), str(obj["name"]),
-                         tuple(str(step) for step in field["path"]), when.astimezone(UTC))
-                for field in entry["fields"]]
+        return [
+            OwnWrite(
+                str(entry["cluster"]),
+                str(obj["kind"]),
+                str(obj["name"]),
+                tuple(str(step) for step in field["path"]),
+                when.astimezone(UTC),
+            )
+            for field in entry["fields"]
+        ]
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return []

@@ -26,23 +26,26 @@ from reconciler.plans.writable import LABEL_PATH
 def check_backed_by_git(saved: Plan, fresh: Plan, live: LiveState, where: str) -> None:
     """UserError naming `where` and the first change of `saved` that neither `fresh` nor the cluster backs."""
     if (saved.cluster, saved.identity) != (fresh.cluster, fresh.identity):
-        return   # a plan for another cluster is refused as such before anything is applied (preflight.py)
+        return  # a plan for another cluster is refused as such before anything is applied (preflight.py)
     planned: Planned = {(c.ref, c.operation, f.path): f.after for c in fresh.changes for f in c.fields}
     creates = {c.ref: {f.path for f in c.fields} for c in fresh.changes if c.operation is Operation.CREATE}
     for index, change in enumerate(saved.changes):
         for f in _unbacked(change, planned, creates, live):
-            raise UserError(f"the saved plan's changes[{index}] ({change.operation.value} {change.ref} "
-                            f"{f.dotted()} = {show_value(f.after, quote_strings=True)}) is not a change the "
-                            f"repository backs now: {_why(saved, fresh)}; nothing was applied",
-                            where=where, hint="re-create the plan (`kai-gitops reconcile --plan-out FILE`) "
-                            "and review it")
+            raise UserError(
+                f"the saved plan's changes[{index}] ({change.operation.value} {change.ref} "
+                f"{f.dotted()} = {show_value(f.after, quote_strings=True)}) is not a change the "
+                f"repository backs now: {_why(saved, fresh)}; nothing was applied",
+                where=where,
+                hint="re-create the plan (`kai-gitops reconcile --plan-out FILE`) and review it",
+            )
 
 
 Planned = dict[tuple[ObjectRef, Operation, FieldPath], object]
 
 
-def _unbacked(change: Change, planned: Planned, creates: dict[ObjectRef, set[FieldPath]],
-              live: LiveState) -> list[FieldChange]:
+def _unbacked(
+    change: Change, planned: Planned, creates: dict[ObjectRef, set[FieldPath]], live: LiveState
+) -> list[FieldChange]:
     """The fields of `change` Git does not back; a create must also leave out none of the planned create's
     fields (a queue created without the parent Git gives it is not the queue Git describes)."""
     unbacked = [f for f in change.fields if not _backed(change, f, planned, live)]
@@ -58,7 +61,7 @@ def _backed(change: Change, f: FieldChange, planned: Planned, live: LiveState) -
         return True
     exists, now = _live_field(change, f, live)
     if exists != (change.operation is Operation.UPDATE):
-        return True   # created or deleted meanwhile: the staleness check refuses it, or finds it applied
+        return True  # created or deleted meanwhile: the staleness check refuses it, or finds it applied
     return exists and _same(now, f.after)
 
 
@@ -71,7 +74,7 @@ def _live_field(change: Change, f: FieldChange, live: LiveState) -> tuple[bool, 
     if kind in KAI_SPEC_KINDS:
         kai = live.kai_config if kind == CONFIG.kind and name == CONFIG_NAME else live.shards.get(name)
         return (kai is not None, stored_value({"spec": kai.spec}, f.path) if kai is not None else None)
-    if f.path != LABEL_PATH:   # validate.py allows no other write; a new kind must be taught here
+    if f.path != LABEL_PATH:  # validate.py allows no other write; a new kind must be taught here
         raise ValueError(f"no live value known for {change.ref} {f.dotted()}")
     return name in live.node_labels, live.schedule_labels.get(name)
 
@@ -80,8 +83,7 @@ def _why(saved: Plan, fresh: Plan) -> str:
     then = saved.git.commit if saved.git else None
     now = fresh.git.commit if fresh.git else None
     if then and now and then != now:
-        return (f"Git moved since the plan was made (commit {then[:12]}, now {now[:12]}), or the file was "
-                "edited")
+        return f"Git moved since the plan was made (commit {then[:12]}, now {now[:12]}), or the file was edited"
     return "the file was edited, or Git or the cluster changed since the plan was made"
 
 

@@ -13,17 +13,22 @@ from reconciler.reconcile.apply import FIELD_MANAGER
 
 # Queues and Nodes are cluster-scoped; their events live in `default`, as kubectl and the kubelet do.
 EVENT_NAMESPACE = "default"
-NOTE_LIMIT = 1024   # bytes, not characters: the API server refuses longer notes (Go's len)
+NOTE_LIMIT = 1024  # bytes, not characters: the API server refuses longer notes (Go's len)
 
 
 def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, Any]:
     change = result.change
     created = change.operation is Operation.CREATE
-    reason = {(QUEUE.kind, True): "QueueCreated", (QUEUE.kind, False): "QueueUpdated",
-              (CONFIG.kind, False): "ConfigUpdated", (SCHEDULING_SHARD.kind, False): "SchedulingShardUpdated"}.get(
-        (change.ref.kind, created), "NodeLabelChanged")
-    fields = ", ".join(f"{f.dotted()} {show_value(f.before, quote_strings=True)} → "
-                       f"{show_value(f.after, quote_strings=True)}" for f in change.fields)
+    reason = {
+        (QUEUE.kind, True): "QueueCreated",
+        (QUEUE.kind, False): "QueueUpdated",
+        (CONFIG.kind, False): "ConfigUpdated",
+        (SCHEDULING_SHARD.kind, False): "SchedulingShardUpdated",
+    }.get((change.ref.kind, created), "NodeLabelChanged")
+    fields = ", ".join(
+        f"{f.dotted()} {show_value(f.before, quote_strings=True)} → {show_value(f.after, quote_strings=True)}"
+        for f in change.fields
+    )
     takeover = f"; fields taken over from {', '.join(result.previous_managers)}" if result.previous_managers else ""
     note = f"kai-gitops plan {plan_id}: {fields}{takeover}"
     if len(note.encode()) > NOTE_LIMIT:
@@ -31,17 +36,22 @@ def event_for(result: ChangeResult, *, plan_id: str, holder: str) -> dict[str, A
         room = NOTE_LIMIT - len(ellipsis.encode())
         note = note.encode()[:room].decode(errors="ignore") + ellipsis
     regarding = {"apiVersion": change.ref.api_version, "kind": change.ref.kind, "name": change.ref.name}
-    if result.uid:   # kubectl describe selects an object's events by involvedObject.uid too
+    if result.uid:  # kubectl describe selects an object's events by involvedObject.uid too
         regarding["uid"] = result.uid
     if result.resource_version:
         regarding["resourceVersion"] = result.resource_version
     return {
-        "apiVersion": EVENT.api_version, "kind": EVENT.kind,
+        "apiVersion": EVENT.api_version,
+        "kind": EVENT.kind,
         "metadata": {"generateName": event_name_prefix(change.ref.name), "namespace": EVENT_NAMESPACE},
         "eventTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        "reportingController": FIELD_MANAGER, "reportingInstance": holder[:128],
-        "action": "Create" if created else "Update", "reason": reason, "type": "Normal",
-        "regarding": regarding, "note": note,
+        "reportingController": FIELD_MANAGER,
+        "reportingInstance": holder[:128],
+        "action": "Create" if created else "Update",
+        "reason": reason,
+        "type": "Normal",
+        "regarding": regarding,
+        "note": note,
     }
 
 

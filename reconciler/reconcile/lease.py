@@ -62,8 +62,16 @@ def _parse_time(raw: Any) -> datetime | None:
 
 
 class Lease:
-    def __init__(self, writer: ClusterWriter, namespace: str, *, wait_s: float, holder: str | None = None,
-                 duration_s: int | None = None, name: str = LEASE_NAME) -> None:
+    def __init__(
+        self,
+        writer: ClusterWriter,
+        namespace: str,
+        *,
+        wait_s: float,
+        holder: str | None = None,
+        duration_s: int | None = None,
+        name: str = LEASE_NAME,
+    ) -> None:
         self.writer, self.namespace, self.name, self.wait_s = writer, namespace, name, wait_s
         self.holder = holder or holder_identity()
         self.duration_s = duration_s or lease_duration_s()
@@ -71,10 +79,10 @@ class Lease:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
-        self._renewed_at: float | None = None   # monotonic time the last successful renewal was sent
+        self._renewed_at: float | None = None  # monotonic time the last successful renewal was sent
         self._lost: str | None = None
-        self._last_failure: str | None = None   # of a renewal, retried until the deadline
-        self._observed: tuple[Any, float] | None = None   # another holder's record, and since when we see it
+        self._last_failure: str | None = None  # of a renewal, retried until the deadline
+        self._observed: tuple[Any, float] | None = None  # another holder's record, and since when we see it
 
     @property
     def where(self) -> str:
@@ -100,22 +108,27 @@ class Lease:
                 if self._try_acquire():
                     return
             except ApiFailure as exc:
-                if exc.status != 409:   # 409: another run won this round; look again
+                if exc.status != 409:  # 409: another run won this round; look again
                     raise UserError(f"cannot take {self.where}: {exc.line()}", hint=_lease_hint(exc)) from None
             left = deadline - time.monotonic()
             if left <= 0:
-                raise UserError(f"another reconciler holds {self.where}: {self._describe_holder()}; "
-                                f"waited {self.wait_s:g} s, nothing was written",
-                                hint="let it finish and re-run, or raise --lease-wait")
+                raise UserError(
+                    f"another reconciler holds {self.where}: {self._describe_holder()}; "
+                    f"waited {self.wait_s:g} s, nothing was written",
+                    hint="let it finish and re-run, or raise --lease-wait",
+                )
             time.sleep(min(poll, left))
 
     def _try_acquire(self) -> bool:
         existing = self.writer.get_lease(self.namespace, self.name)
         now, sent = datetime.now(UTC), time.monotonic()
         if existing is None:
-            body = {"apiVersion": LEASE.api_version, "kind": LEASE.kind,
-                    "metadata": {"name": self.name, "namespace": self.namespace},
-                    "spec": self._spec(now, acquired=now, transitions=0)}
+            body = {
+                "apiVersion": LEASE.api_version,
+                "kind": LEASE.kind,
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": self._spec(now, acquired=now, transitions=0),
+            }
             self._current = self.writer.create_lease(self.namespace, body)
             self._renewed_at = sent
             return True
@@ -125,7 +138,7 @@ class Lease:
             self._current = existing
             return False
         transitions = int(spec.get("leaseTransitions") or 0) + (1 if holder != self.holder else 0)
-        body = dict(existing)   # carries metadata.resourceVersion: the update is conditional
+        body = dict(existing)  # carries metadata.resourceVersion: the update is conditional
         body["spec"] = self._spec(now, acquired=now, transitions=transitions)
         self._current = self.writer.update_lease(self.namespace, self.name, body)
         self._renewed_at = sent
@@ -137,16 +150,24 @@ class Lease:
         spec = existing.get("spec") or {}
         if _expired_by_clock(spec, now):
             return True
-        record = ((existing.get("metadata") or {}).get("resourceVersion"), spec.get("holderIdentity"),
-                  spec.get("renewTime"))
+        record = (
+            (existing.get("metadata") or {}).get("resourceVersion"),
+            spec.get("holderIdentity"),
+            spec.get("renewTime"),
+        )
         if self._observed is None or self._observed[0] != record:
             self._observed = (record, time.monotonic())
         duration = spec.get("leaseDurationSeconds")
         return isinstance(duration, int) and time.monotonic() - self._observed[1] > duration
 
     def _spec(self, now: datetime, *, acquired: datetime, transitions: int) -> dict[str, Any]:
-        return {"holderIdentity": self.holder, "leaseDurationSeconds": self.duration_s,
-                "acquireTime": micro_time(acquired), "renewTime": micro_time(now), "leaseTransitions": transitions}
+        return {
+            "holderIdentity": self.holder,
+            "leaseDurationSeconds": self.duration_s,
+            "acquireTime": micro_time(acquired),
+            "renewTime": micro_time(now),
+            "leaseTransitions": transitions,
+        }
 
     def _describe_holder(self) -> str:
         spec = (self._current or {}).get("spec") or {}
@@ -188,12 +209,12 @@ class Lease:
             body = dict(self._current or {})
             spec = dict(body.get("spec") or {})
             if self.lost or spec.get("holderIdentity") != self.holder:
-                return   # not ours (any more): leave it to its holder
+                return  # not ours (any more): leave it to its holder
             spec.pop("holderIdentity", None)
             spec["leaseDurationSeconds"] = 1
             spec["renewTime"] = micro_time()
             body["spec"] = spec
-            with contextlib.suppress(ApiFailure):   # if this fails it expires on its own within its duration
+            with contextlib.suppress(ApiFailure):  # if this fails it expires on its own within its duration
                 self._current = self.writer.update_lease(self.namespace, self.name, body)
 
     def __enter__(self) -> Lease:
@@ -202,8 +223,9 @@ class Lease:
         self._renewer.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._stop.set()
         if self._renewer is not None:
             self._renewer.join(timeout=5)
@@ -220,8 +242,10 @@ def _expired_by_clock(spec: dict[str, Any], now: datetime) -> bool:
 
 def _lease_hint(exc: ApiFailure) -> str | None:
     if exc.status == 403:
-        return ("grant the fixer role (deploy/overlays/self-heal/rbac-fixer.yaml): get/create/update leases in "
-                "this namespace")
+        return (
+            "grant the fixer role (deploy/overlays/self-heal/rbac-fixer.yaml): get/create/update leases in "
+            "this namespace"
+        )
     if exc.status == 404:
         return "the namespace does not exist: create it or pass --lease-namespace"
     return None

@@ -16,11 +16,11 @@ from reconciler.report.report import Report
 
 @dataclass
 class ReconcileOutcome:
-    report: Report                     # before any change
+    report: Report  # before any change
     plan: Plan
     applied: ApplyResult | None = None
-    after: Report | None = None        # re-read after a successful apply
-    left: Plan | None = None           # the plan of that re-read: what is still to do
+    after: Report | None = None  # re-read after a successful apply
+    left: Plan | None = None  # the plan of that re-read: what is still to do
     waves: WaveDecision | None = None  # the rollout's say on this run, when kai-gitops.yaml has waves
 
     @property
@@ -30,7 +30,7 @@ class ReconcileOutcome:
         if self.applied is not None and not self.applied.ok:
             return ExitCode.ERROR
         final = self.after or self.report
-        left = self.left or self.plan   # no re-read: nothing was applied (a failed apply is 1 above)
+        left = self.left or self.plan  # no re-read: nothing was applied (a failed apply is 1 above)
         if _left_at_or_above(left, final):
             return ExitCode.FINDINGS
         return final.exit_code
@@ -48,5 +48,8 @@ def _left_at_or_above(left: Plan, report: Report) -> bool:
     """
     severity = {meta.id: meta.severity for meta in report.rules()}
     items = [change.rules for change in left.changes] + [(item.rule,) for item in left.operator]
-    return any(max((severity.get(rule, Severity.ERROR).rank for rule in rules), default=Severity.ERROR.rank)
-               >= report.fail_on.rank for rules in items)
+    return any(
+        max((severity.get(rule, Severity.ERROR).rank for rule in rules), default=Severity.ERROR.rank)
+        >= report.fail_on.rank
+        for rules in items
+    )

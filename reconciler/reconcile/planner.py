@@ -33,19 +33,28 @@ from reconciler.reconcile.write_scope import WriteScope
 from reconciler.report.report import GitInfo
 
 SPEC_KINDS = {CONFIG.kind: "configs.kai.scheduler", SCHEDULING_SHARD.kind: "schedulingshards.kai.scheduler"}
-SENSITIVE_TEXT = 500   # a plan's free text is short: at most 512 characters (plans/validate.py)
-HELM_NOTE = ("Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
-             "never renders them again, so kai-gitops's merge patch takes over these fields without a fight.")
+SENSITIVE_TEXT = 500  # a plan's free text is short: at most 512 characters (plans/validate.py)
+HELM_NOTE = (
+    "Default queues are created by Helm on install and kept (helm.sh/resource-policy: keep); the chart "
+    "never renders them again, so kai-gitops's merge patch takes over these fields without a fight."
+)
 
 
-def build_plan(findings: list[Finding], desired: DesiredCluster, live: LiveState, *, git: GitInfo | None,
-               identity: ClusterIdentity | None) -> Plan:
+def build_plan(
+    findings: list[Finding],
+    desired: DesiredCluster,
+    live: LiveState,
+    *,
+    git: GitInfo | None,
+    identity: ClusterIdentity | None,
+) -> Plan:
     active = [f for f in findings if f.waived_by is None]
-    owned = held_paths(findings)   # a waiver accepts the finding; the field stays its controller's
+    owned = held_paths(findings)  # a waiver accepts the finding; the field stays its controller's
     # Another controller's field is out first: it is no one's to write, so neither held for an upgrade nor left to
     # a person with a `kubectl patch` (that would start the fight KAI-D-008 avoids).
-    spec_changes, held = _spec_changes(active, WriteScope(desired, live), live, desired.config.allow_sensitive_writes,
-                                       owned)
+    spec_changes, held = _spec_changes(
+        active, WriteScope(desired, live), live, desired.config.allow_sensitive_writes, owned
+    )
     changes = _unheld(_queue_changes(active, live), owned) + spec_changes + _label_changes(desired, live)
     check_changes(changes, "the plan")  # the planner cannot propose a write the applier would refuse
     settled = {c.ref for c in changes} | {h.subject for h in held if h.subject is not None}
@@ -91,8 +100,13 @@ def _queue_changes(findings: list[Finding], live: LiveState) -> list[Change]:
     return _parents_first(creates) + sorted(updates, key=lambda c: c.ref.name)
 
 
-def _spec_changes(findings: list[Finding], scope: WriteScope, live: LiveState, allowed: tuple[SensitiveAllow, ...],
-                  owned: Mapping[ObjectRef, tuple[FieldPath, ...]]) -> tuple[list[Change], list[OperatorAction]]:
+def _spec_changes(
+    findings: list[Finding],
+    scope: WriteScope,
+    live: LiveState,
+    allowed: tuple[SensitiveAllow, ...],
+    owned: Mapping[ObjectRef, tuple[FieldPath, ...]],
+) -> tuple[list[Change], list[OperatorAction]]:
     """kai-config and SchedulingShard spec patches: every field of the finding's patch, at the granularity the
     allowed writes name it. A patch with a field no plan may write is left to the operator, whole; a field
     the write scope holds back (no intent, not served, waiting for the upgrade) is an operator item, and so is a
@@ -100,8 +114,14 @@ def _spec_changes(findings: list[Finding], scope: WriteScope, live: LiveState, a
     changes: list[Change] = []
     held_items: list[OperatorAction] = []
     for f in findings:
-        if f.kind is not Kind.DRIFT or f.fix is None or f.fix.action is not Action.UPDATE or f.fix.patch is None \
-                or f.subject is None or f.subject.kind not in (CONFIG.kind, SCHEDULING_SHARD.kind):
+        if (
+            f.kind is not Kind.DRIFT
+            or f.fix is None
+            or f.fix.action is not Action.UPDATE
+            or f.fix.patch is None
+            or f.subject is None
+            or f.subject.kind not in (CONFIG.kind, SCHEDULING_SHARD.kind)
+        ):
             continue
         stored = _stored(live, f.subject)
         write = planned_write(f.subject, Operation.UPDATE)
@@ -120,8 +140,9 @@ def _spec_changes(findings: list[Finding], scope: WriteScope, live: LiveState, a
     return changes, held_items
 
 
-def _split_sensitive(ref: ObjectRef, fields: list[FieldChange], allowed: tuple[SensitiveAllow, ...]
-                     ) -> tuple[list[FieldChange], list[FieldChange]]:
+def _split_sensitive(
+    ref: ObjectRef, fields: list[FieldChange], allowed: tuple[SensitiveAllow, ...]
+) -> tuple[list[FieldChange], list[FieldChange]]:
     """The fields self-heal may write, and the security-sensitive ones no allowSensitiveWrites entry names."""
     kept: list[FieldChange] = []
     sensitive: list[FieldChange] = []
@@ -136,9 +157,13 @@ def _left_to_a_person(ref: ObjectRef, fields: list[FieldChange]) -> OperatorActi
     description = truncate_text(
         f"{ref.kind} {ref.name}: {names} {'is' if len(fields) == 1 else 'are'} security-sensitive (KAI-S-001), "
         "left to a person; to let self-heal write a field, name it in the cluster's allowSensitiveWrites",
-        SENSITIVE_TEXT)
-    patch = json.dumps(redact(config_patch([(".".join(f.path[1:]), f.before, f.after, None) for f in fields])),
-                       separators=(",", ":"), sort_keys=True)
+        SENSITIVE_TEXT,
+    )
+    patch = json.dumps(
+        redact(config_patch([(".".join(f.path[1:]), f.before, f.after, None) for f in fields])),
+        separators=(",", ":"),
+        sort_keys=True,
+    )
     # Git's values are pasted into a shell by whoever runs it: quoted, a `'` in a value stays in the value.
     command = f"kubectl patch {SPEC_KINDS[ref.kind]} {shlex.quote(ref.name)} --type merge -p {shlex.quote(patch)}"
     return OperatorAction(SENSITIVE_CHANGE.id, ref, description, command)
@@ -153,14 +178,15 @@ def _stored(live: LiveState, ref: ObjectRef) -> JSONObject | None:
     return {"spec": shard.spec} if shard is not None else None
 
 
-def _writable_fields(patch: object, table: Mapping[FieldPath, Values], stored: JSONObject,
-                     prefix: FieldPath) -> list[FieldChange] | None:
+def _writable_fields(
+    patch: object, table: Mapping[FieldPath, Values], stored: JSONObject, prefix: FieldPath
+) -> list[FieldChange] | None:
     """The changed fields `patch` sets, or None when it sets one outside `table`."""
     if prefix in table:
         before = stored_value(stored, prefix)
         same = before is not None and patch is not None and same_value(before, patch)
         return [] if same or (before is None and patch is None) else [FieldChange(prefix, before, patch)]
-    if not isinstance(patch, dict) or not any(p[:len(prefix)] == prefix for p in table):
+    if not isinstance(patch, dict) or not any(p[: len(prefix)] == prefix for p in table):
         return None
     found: list[FieldChange] = []
     for key, value in patch.items():
@@ -187,15 +213,19 @@ def _parents_first(creates: list[Change]) -> list[Change]:
 
 def _label_changes(desired: DesiredCluster, live: LiveState) -> list[Change]:
     if not desired.shared_provenance.writable:
-        return []     # no intent declared: nothing to write toward (NVCA-S-003)
+        return []  # no intent declared: nothing to write toward (NVCA-S-003)
     return [_label_change(c) for c in label_changes(desired.shared, live)]
 
 
 def _label_change(change: NodeLabelChange) -> Change:
     verb = "set nvca.nvcf.nvidia.io/schedule=true on" if change.after else "remove nvca.nvcf.nvidia.io/schedule from"
-    return Change(NODE.ref(change.node), Operation.UPDATE,
-                  (FieldChange(LABEL_PATH, change.before, change.after),), (change.rule,),
-                  f"{verb} node {change.node}")
+    return Change(
+        NODE.ref(change.node),
+        Operation.UPDATE,
+        (FieldChange(LABEL_PATH, change.before, change.after),),
+        (change.rule,),
+        f"{verb} node {change.node}",
+    )
 
 
 def _settled_label_rules(desired: DesiredCluster, live: LiveState, changes: list[Change]) -> set[str]:
@@ -208,16 +238,16 @@ def _settled_label_rules(desired: DesiredCluster, live: LiveState, changes: list
 
 def _for_operator(f: Finding, settled: set[ObjectRef], settled_rules: set[str], held: set[ObjectRef]) -> bool:
     if f.rule_id in HOLDING_RULES:
-        return True    # the fields left alone (KAI-D-008, -009): the operator changes them at their source
+        return True  # the fields left alone (KAI-D-008, -009): the operator changes them at their source
     if f.subject is not None and f.subject in held and f.kind is Kind.DRIFT:
-        return False   # its KAI-D-008 says where to change the held fields; a kubectl patch would start a fight
+        return False  # its KAI-D-008 says where to change the held fields; a kubectl patch would start a fight
     if f.subject is not None and f.subject in settled:
-        return False   # the plan changes this object; what is left of the finding shows on the next run
+        return False  # the plan changes this object; what is left of the finding shows on the next run
     if f.rule_id in settled_rules:
         return False
     if f.fix is None:
         return False
-    if f.fix.action is not Action.NONE:   # a fix the plan could not make (a field no plan may write)
+    if f.fix.action is not Action.NONE:  # a fix the plan could not make (a field no plan may write)
         return f.fix.action is Action.UPDATE and f.subject is not None and bool(f.fix.command)
     return f.kind is Kind.DRIFT or bool(f.fix.command)
 

@@ -28,27 +28,37 @@ from reconciler.report.report import Report
 
 def check_identity(plan: Plan, identity: ClusterIdentity) -> None:
     if plan.identity is None:
-        raise UserError("the plan names no cluster (it was made from a snapshot) and cannot be applied",
-                        hint="run `kai-gitops reconcile` against the cluster itself")
+        raise UserError(
+            "the plan names no cluster (it was made from a snapshot) and cannot be applied",
+            hint="run `kai-gitops reconcile` against the cluster itself",
+        )
     if plan.identity.kube_system_uid == identity.kube_system_uid and plan.identity.server != identity.server:
-        raise UserError(f"the plan was made through {plan.identity.shown}, but this run reaches the cluster "
-                        f"through {identity.shown}: refusing it (a plan is bound to URL and cluster)",
-                        hint="make the plan through the endpoint that applies it")
+        raise UserError(
+            f"the plan was made through {plan.identity.shown}, but this run reaches the cluster "
+            f"through {identity.shown}: refusing it (a plan is bound to URL and cluster)",
+            hint="make the plan through the endpoint that applies it",
+        )
     if plan.identity != identity:
-        raise UserError(f"the plan is for cluster {plan.identity}, but this is {identity}: refusing it",
-                        hint="make a new plan against this cluster")
+        raise UserError(
+            f"the plan is for cluster {plan.identity}, but this is {identity}: refusing it",
+            hint="make a new plan against this cluster",
+        )
 
 
 def check_cluster_name(plan: Plan, cluster: str) -> None:
     if plan.cluster != cluster:
-        raise UserError(f"the plan is for cluster {plan.cluster!r} of kai-gitops.yaml, this run is for {cluster!r}",
-                        hint="pass the plan's --cluster, or make a new plan")
+        raise UserError(
+            f"the plan is for cluster {plan.cluster!r} of kai-gitops.yaml, this run is for {cluster!r}",
+            hint="pass the plan's --cluster, or make a new plan",
+        )
 
 
 def check_cap(plan: Plan, max_changes: int) -> None:
     if len(plan.changes) > max_changes:
-        raise UserError(f"the plan has {len(plan.changes)} changes, more than --max-changes {max_changes}: "
-                        "refusing all of them", hint="review the plan and raise --max-changes if it is right")
+        raise UserError(
+            f"the plan has {len(plan.changes)} changes, more than --max-changes {max_changes}: refusing all of them",
+            hint="review the plan and raise --max-changes if it is right",
+        )
 
 
 def check_over_quota(plan: Plan, report: Report, allowed: bool) -> None:
@@ -59,9 +69,11 @@ def check_over_quota(plan: Plan, report: Report, allowed: bool) -> None:
         return
     shown = "; ".join(f.message for _change, findings in flagged[:3] for f in findings)
     more = f"; and {len(flagged) - 3} more queue(s)" if len(flagged) > 3 else ""
-    raise UserError(f"the plan cuts a queue below what its running work holds ({OVER_QUOTA.id}), nothing was "
-                    f"written: {shown}{more}",
-                    hint="review the work it affects; to apply the cut anyway, add --allow-over-quota")
+    raise UserError(
+        f"the plan cuts a queue below what its running work holds ({OVER_QUOTA.id}), nothing was "
+        f"written: {shown}{more}",
+        hint="review the work it affects; to apply the cut anyway, add --allow-over-quota",
+    )
 
 
 def check_shared_mode_kept(plan: Plan, live: LiveState) -> None:
@@ -74,14 +86,19 @@ def check_shared_mode_kept(plan: Plan, live: LiveState) -> None:
                 labels[change.ref.name] = field.after
     if not _shared_mode_on(live.schedule_labels) or _shared_mode_on(labels):
         return
-    capped = sorted(name for name, spec in live.queues.items()
-                    if spec.resources is not None and any(spec.triple(r).limit != -1 for r in RESOURCES))
+    capped = sorted(
+        name
+        for name, spec in live.queues.items()
+        if spec.resources is not None and any(spec.triple(r).limit != -1 for r in RESOURCES)
+    )
     if capped:
         shown = ", ".join(capped[:3]) + (f" and {len(capped) - 3} more" if len(capped) > 3 else "")
-        raise UserError(f"the plan removes {SCHEDULE_LABEL}=true from the last labelled node(s), which turns NVCA's "
-                        f"Shared Cluster mode off while {len(capped)} queue(s) cap usage ({shown}; NVCA-S-014): "
-                        "nothing was written",
-                        hint="declare sharedCluster intent shared with the NVCF nodes in kai-gitops.yaml")
+        raise UserError(
+            f"the plan removes {SCHEDULE_LABEL}=true from the last labelled node(s), which turns NVCA's "
+            f"Shared Cluster mode off while {len(capped)} queue(s) cap usage ({shown}; NVCA-S-014): "
+            "nothing was written",
+            hint="declare sharedCluster intent shared with the NVCF nodes in kai-gitops.yaml",
+        )
 
 
 def _shared_mode_on(labels: Mapping[str, str | None]) -> bool:
@@ -103,8 +120,10 @@ def fresh_state(writer: ClusterWriter, plan: Plan) -> tuple[list[Pending], list[
             done.append(change)
     if stale:
         shown = "; ".join(stale[:5]) + (f"; and {len(stale) - 5} more" if len(stale) > 5 else "")
-        raise UserError(f"the plan is stale, nothing was written: {shown}",
-                        hint="make a new plan (`kai-gitops reconcile`) and review it")
+        raise UserError(
+            f"the plan is stale, nothing was written: {shown}",
+            hint="make a new plan (`kai-gitops reconcile`) and review it",
+        )
     return pending, done
 
 

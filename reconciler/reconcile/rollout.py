@@ -40,7 +40,7 @@ class Gate:
     cluster: str = ""
     commit: str = ""
     board: StatusBoard | None = None
-    own: str | None = None               # this cluster's standing on the commit as read: success | failure
+    own: str | None = None  # this cluster's standing on the commit as read: success | failure
 
     @property
     def note(self) -> str:
@@ -59,28 +59,38 @@ def gate(report: Report, settings: RolloutSettings) -> Gate | None:
     if commit is None or clusters[0].git.worktree:
         if config.rollout is None:
             return None
-        return Gate(WaveDecision(False, "unreadable", "the working tree is no commit: waves need a committed "
-                                 "revision to report on"), cluster)
+        return Gate(
+            WaveDecision(
+                False, "unreadable", "the working tree is no commit: waves need a committed revision to report on"
+            ),
+            cluster,
+        )
     try:
         waves = in_force(config.rollout, commit, cluster, settings)
-    except Exception as exc:   # fail closed: whatever broke the read, nothing is applied
+    except Exception as exc:  # fail closed: whatever broke the read, nothing is applied
         return Gate(unreadable(_why(exc)), cluster, commit)
     if waves is None:
         return None
     if settings.ignore_waves:
         log.warning("--ignore-waves: applying %s on %s whatever the rollout waves say", commit[:12], cluster)
-        return Gate(WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted"),
-                    cluster, commit)
+        return Gate(
+            WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted"), cluster, commit
+        )
     try:
         board = settings.board(report) if settings.board else _host_board(report, settings)
         later = settings.descendants(commit) if settings.descendants else known_descendants(settings.repo, commit)
         lineage = frozenset({commit, *later})
         statuses: Sequence[CommitStatus] = [s for sha in (commit, *later) for s in board.commit_statuses(sha)]
-    except Exception as exc:   # fail closed, as above (a proxy's HTML page, a libgit2 error)
+    except Exception as exc:  # fail closed, as above (a proxy's HTML page, a libgit2 error)
         return Gate(unreadable(_why(exc)), cluster, commit)
     own = standings(statuses, lineage, commit).get(cluster)
-    return Gate(decide(waves, cluster, commit, lineage, statuses, settings.clock()), cluster, commit, board,
-                own.state if own is not None else None)
+    return Gate(
+        decide(waves, cluster, commit, lineage, statuses, settings.clock()),
+        cluster,
+        commit,
+        board,
+        own.state if own is not None else None,
+    )
 
 
 def in_force(own: RolloutConfig | None, commit: str, cluster: str, settings: RolloutSettings) -> RolloutConfig | None:
@@ -92,8 +102,11 @@ def in_force(own: RolloutConfig | None, commit: str, cluster: str, settings: Rol
     if before is None:
         return own
     if own != before:
-        log.info("rollout: %s changes the rollout; it is rolled out under its parent's, its own takes effect from "
-                 "the next commit", commit[:12])
+        log.info(
+            "rollout: %s changes the rollout; it is rolled out under its parent's, its own takes effect from "
+            "the next commit",
+            commit[:12],
+        )
     return before.joining(cluster)
 
 
@@ -111,8 +124,9 @@ def _why(exc: Exception) -> str:
 
 def _host_board(report: Report, settings: RolloutSettings) -> StatusBoard:
     config = report.config
-    host = resolve_host_settings(remote_url(settings.repo), config.git_host if config else None,
-                                 settings.host_flags, os.environ)
+    host = resolve_host_settings(
+        remote_url(settings.repo), config.git_host if config else None, settings.host_flags, os.environ
+    )
     return open_host(host)
 
 
@@ -139,8 +153,12 @@ def report_apply(outcome: ReconcileOutcome, gate_: Gate) -> ReconcileOutcome:
     try:
         gate_.board.set_commit_status(gate_.commit, apply_context(gate_.cluster), state, why)
     except UserError as exc:
-        log.warning("rollout: the %s report on %s was not written (%s); later waves wait until a run writes it",
-                    state, gate_.commit[:12], exc.line())
+        log.warning(
+            "rollout: the %s report on %s was not written (%s); later waves wait until a run writes it",
+            state,
+            gate_.commit[:12],
+            exc.line(),
+        )
     return replace(outcome, waves=gate_.decision)
 
 

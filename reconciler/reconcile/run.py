@@ -44,15 +44,19 @@ NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 def check_settings(settings: ReconcileSettings, live_cluster: bool) -> None:
     """Refuse contradictory options before anything is read."""
     if settings.plan_file and not settings.apply:
-        raise UserError("--plan FILE is applied with --apply; without it, just run `kai-gitops reconcile`",
-                        hint="add --apply, or drop --plan")
+        raise UserError(
+            "--plan FILE is applied with --apply; without it, just run `kai-gitops reconcile`",
+            hint="add --apply, or drop --plan",
+        )
     if settings.plan_file and settings.plan_out:
         raise UserError("--plan and --plan-out cannot be combined (a saved plan is applied as it is)")
     if settings.apply and not live_cluster:
-        raise UserError("--apply needs a live cluster, not --snapshot",
-                        hint="pass --context/--kubeconfig; a snapshot only shows the plan")
+        raise UserError(
+            "--apply needs a live cluster, not --snapshot",
+            hint="pass --context/--kubeconfig; a snapshot only shows the plan",
+        )
     if settings.plan_file:
-        read_plan(settings.plan_file)   # a broken file is refused now, not after a whole cluster read
+        read_plan(settings.plan_file)  # a broken file is refused now, not after a whole cluster read
     namespace = settings.lease_namespace
     if namespace is not None and (len(namespace) > 63 or not NAMESPACE.fullmatch(namespace)):
         raise UserError(f"--lease-namespace {namespace!r} is not a namespace name (lower-case DNS label)")
@@ -79,12 +83,18 @@ def plan_only(report: Report, plan: Plan) -> ReconcileOutcome:
 ReReader = Callable[[], tuple[Report, Plan]]
 
 
-def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, target: ClusterTarget,
-               reread: ReReader, live: LiveState | None = None) -> ReconcileOutcome:
+def apply_plan(
+    plan: Plan,
+    report: Report,
+    settings: ReconcileSettings,
+    target: ClusterTarget,
+    reread: ReReader,
+    live: LiveState | None = None,
+) -> ReconcileOutcome:
     """Identity, cap, Lease, fresh read per field, dry-run, writes (+ Events, audit), then a re-read. `live`:
     what the plan was judged on (the Shared Cluster mode check needs the queues and labels)."""
     check_cluster_name(plan, report.clusters[0].cluster)
-    check_identity(plan, target.identity(None))   # the session the plan was read through
+    check_identity(plan, target.identity(None))  # the session the plan was read through
     check_cap(plan, settings.max_changes)
     check_over_quota(plan, report, settings.allow_over_quota)
     if live is not None:
@@ -93,8 +103,14 @@ def apply_plan(plan: Plan, report: Report, settings: ReconcileSettings, target: 
         return ReconcileOutcome(report, plan, ApplyResult(plan.id), None)
     holder = holder_identity()
     # Opened before the first write: an audit log that cannot be written refuses the run, not half of it.
-    audit = AuditLog(settings.audit_log, plan_id=plan.id, cluster=plan.cluster, server=target.connect(None).server,
-                     holder=holder, max_bytes=settings.audit_log_max_bytes)
+    audit = AuditLog(
+        settings.audit_log,
+        plan_id=plan.id,
+        cluster=plan.cluster,
+        server=target.connect(None).server,
+        holder=holder,
+        max_bytes=settings.audit_log_max_bytes,
+    )
     writer = target.writer(_allowed_sensitive(report, plan.cluster))
     try:
         with _sigterm_interrupts():
@@ -141,17 +157,20 @@ def _reread(reread: ReReader, result: ApplyResult) -> tuple[Report | None, Plan 
         return None, None
 
 
-def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterWriter,
-                       audit: AuditLog) -> ApplyResult:
+def _apply_under_lease(plan: Plan, settings: ReconcileSettings, writer: ClusterWriter, audit: AuditLog) -> ApplyResult:
     with Lease(writer, settings.lease_ns(), wait_s=settings.lease_wait_s, holder=audit.holder) as lease:
-        audit.trim()   # under the lease: no other run appends meanwhile
+        audit.trim()  # under the lease: no other run appends meanwhile
         try:
-            pending, done = fresh_state(writer, plan)   # under the lease: nobody else writes meanwhile
+            pending, done = fresh_state(writer, plan)  # under the lease: nobody else writes meanwhile
         except ApiFailure as exc:
-            hint = ("grant the fixer role (deploy/overlays/self-heal/rbac-fixer.yaml): it re-reads the planned objects"
-                    if exc.status == 403 else None)
-            raise UserError(f"reading the planned objects again failed, nothing was written: {exc.line()}",
-                            hint=hint) from None
+            hint = (
+                "grant the fixer role (deploy/overlays/self-heal/rbac-fixer.yaml): it re-reads the planned objects"
+                if exc.status == 403
+                else None
+            )
+            raise UserError(
+                f"reading the planned objects again failed, nothing was written: {exc.line()}", hint=hint
+            ) from None
         dry_run(writer, pending)
         events = EventSender(writer, plan.id, lease.holder)
 

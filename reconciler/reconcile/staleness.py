@@ -35,8 +35,10 @@ def change_state(change: Change, obj: dict[str, Any] | None, stale: list[str]) -
     for f, s in zip(change.fields, states, strict=True):
         if s != "before":
             now = current_value(change.ref, obj, f.path)
-            stale.append(f"{change.ref} {f.dotted()} is {show_value(now, quote_strings=True)}, "
-                         f"the plan expected {show_value(f.before, quote_strings=True)}")
+            stale.append(
+                f"{change.ref} {f.dotted()} is {show_value(now, quote_strings=True)}, "
+                f"the plan expected {show_value(f.before, quote_strings=True)}"
+            )
     return "stale"
 
 

@@ -25,7 +25,7 @@ from reconciler.model.values import chart_defaults, defaults_version_for
 from reconciler.plans.plan import FieldChange, OperatorAction
 
 _IMAGE_PARTS = frozenset({"repository", "tag"})
-_VERSIONED_SHARD_FIELDS = ("plugins", "actions")   # charts before v0.12.14/v0.13.0 render neither
+_VERSIONED_SHARD_FIELDS = ("plugins", "actions")  # charts before v0.12.14/v0.13.0 render neither
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,7 @@ class WriteScope:
     def __init__(self, desired: DesiredCluster, live: LiveState) -> None:
         self.desired = desired
         self.pin = desired.config.kai_chart_version
-        release = next((r for r in live.releases if (r.namespace, r.name) == (RELEASE_NAMESPACE, RELEASE_NAME)),
-                       None)
+        release = next((r for r in live.releases if (r.namespace, r.name) == (RELEASE_NAMESPACE, RELEASE_NAME)), None)
         running = release.chart_version if release is not None else ""
         self.running = running if not running or running.startswith("v") else f"v{running}"
         self.skewed = bool(self.running) and self.running != self.pin
@@ -96,8 +95,14 @@ class WriteScope:
         for item in held:
             by_reason.setdefault(item.reason, []).append(item.change.dotted())
         shown = "; ".join(f"{', '.join(fields)} ({reason})" for reason, fields in by_reason.items())
-        after = (f" — the release runs {self.running}, Git pins {self.pin}: the upgrade is Helm's, and the run "
-                 "after it writes what still differs") if self.skewed else ""
+        after = (
+            (
+                f" — the release runs {self.running}, Git pins {self.pin}: the upgrade is Helm's, and the run "
+                "after it writes what still differs"
+            )
+            if self.skewed
+            else ""
+        )
         return OperatorAction(finding.rule_id, finding.subject, f"not written by kai-gitops: {shown}{after}", None)
 
 

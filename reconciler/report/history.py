@@ -20,7 +20,7 @@ from reconciler.findings.age import Age, instant
 from reconciler.findings.finding import Finding, Kind
 from reconciler.report.report import ClusterReport, Report
 
-FirstSeen = Mapping[str, datetime]   # fingerprint -> when it was first reported
+FirstSeen = Mapping[str, datetime]  # fingerprint -> when it was first reported
 
 
 def first_seen_in(previous: Report, written: datetime | None = None) -> dict[str, datetime]:

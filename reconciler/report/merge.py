@@ -36,36 +36,49 @@ def merge_files(files: Sequence[str], fail_on: Severity | None) -> Report:
     return merge([Input(f, load_report(f)) for f in files], fail_on)
 
 
-MERGEABLE = ("check", "reconcile", "diff")   # the commands whose reports hold clusters a run of each could hold
+MERGEABLE = ("check", "reconcile", "diff")  # the commands whose reports hold clusters a run of each could hold
 
 
 def merge(inputs: Sequence[Input], fail_on: Severity | None = None) -> Report:
     command = inputs[0].report.command if inputs else "check"
     for item in inputs:
         if item.report.command not in MERGEABLE:
-            raise UserError(f"is a '{item.report.command}' report; only {', '.join(MERGEABLE)} reports can be "
-                            "merged", where=item.file)
+            raise UserError(
+                f"is a '{item.report.command}' report; only {', '.join(MERGEABLE)} reports can be merged",
+                where=item.file,
+            )
         if item.report.command != command:
-            raise UserError(f"is a '{item.report.command}' report, but {inputs[0].file} is a '{command}' one",
-                            where=item.file, hint="merge the reports of one command")
+            raise UserError(
+                f"is a '{item.report.command}' report, but {inputs[0].file} is a '{command}' one",
+                where=item.file,
+                hint="merge the reports of one command",
+            )
     _same_commit(inputs)
     _complete_shards(inputs)
     clusters = _clusters(inputs)
-    started = min((i.report.generated_at for i in inputs if i.report.generated_at), default=None)   # the first shard
-    return Report(command, clusters, fail_on or _fail_on(inputs), _repository(inputs), _changed_lines(inputs),
-                  generated_at=started)
+    started = min((i.report.generated_at for i in inputs if i.report.generated_at), default=None)  # the first shard
+    return Report(
+        command,
+        clusters,
+        fail_on or _fail_on(inputs),
+        _repository(inputs),
+        _changed_lines(inputs),
+        generated_at=started,
+    )
 
 
 def _same_commit(inputs: Sequence[Input]) -> None:
-    first: tuple[str, str] | None = None   # (file, commit); paths may differ between runners, commits not
+    first: tuple[str, str] | None = None  # (file, commit); paths may differ between runners, commits not
     for item in inputs:
         for label in sorted({c.git.commit for c in item.report.clusters if c.git and c.git.commit}):
             if first is None:
                 first = (item.file, label)
             elif label != first[1]:
-                raise UserError(f"report is of commit {label[:12]}, but {first[0]} is of {first[1][:12]}",
-                                where=item.file,
-                                hint="merge the shards of one run only")
+                raise UserError(
+                    f"report is of commit {label[:12]}, but {first[0]} is of {first[1][:12]}",
+                    where=item.file,
+                    hint="merge the shards of one run only",
+                )
 
 
 def _complete_shards(inputs: Sequence[Input]) -> None:
@@ -74,21 +87,30 @@ def _complete_shards(inputs: Sequence[Input]) -> None:
         return
     if len(sharded) != len(inputs):
         plain = next(i for i in inputs if i.report.shard is None)
-        raise UserError("report is not of a shard, but others are", where=plain.file,
-                        hint="merge the reports of one `check --shard i/n` matrix")
+        raise UserError(
+            "report is not of a shard, but others are",
+            where=plain.file,
+            hint="merge the reports of one `check --shard i/n` matrix",
+        )
     first, count = sharded[0][0], sharded[0][1].count
     owner: dict[int, str] = {}
     for item, shard in sharded:
         if shard.count != count:
-            raise UserError(f"report is of shard {shard}, but {first.file} is of one of {count}",
-                            where=item.file, hint="merge the reports of one `check --shard i/n` matrix")
+            raise UserError(
+                f"report is of shard {shard}, but {first.file} is of one of {count}",
+                where=item.file,
+                hint="merge the reports of one `check --shard i/n` matrix",
+            )
         if shard.index in owner:
             raise UserError(f"shard {shard} is given twice (also {owner[shard.index]})", where=item.file)
         owner[shard.index] = item.file
     missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in owner]
     if missing:
-        raise UserError(f"shard(s) {', '.join(missing)} missing: a merged report would silently lack their "
-                        "clusters", where=inputs[-1].file, hint="pass every shard's report")
+        raise UserError(
+            f"shard(s) {', '.join(missing)} missing: a merged report would silently lack their clusters",
+            where=inputs[-1].file,
+            hint="pass every shard's report",
+        )
 
 
 def _clusters(inputs: Sequence[Input]) -> list[ClusterReport]:
@@ -97,8 +119,11 @@ def _clusters(inputs: Sequence[Input]) -> list[ClusterReport]:
     for item in inputs:
         for cluster in item.report.clusters:
             if cluster.cluster in owner:
-                raise UserError(f"cluster {cluster.cluster} is also in {owner[cluster.cluster]}", where=item.file,
-                                hint="reports to merge must cover disjoint clusters (one per shard)")
+                raise UserError(
+                    f"cluster {cluster.cluster} is also in {owner[cluster.cluster]}",
+                    where=item.file,
+                    hint="reports to merge must cover disjoint clusters (one per shard)",
+                )
             owner[cluster.cluster] = item.file
             clusters.append(cluster)
     # Shards interleave: back to kai-gitops.yaml's order (each cluster's entry line), as one run lists them.
@@ -120,8 +145,11 @@ def _changed_lines(inputs: Sequence[Input]) -> dict[str, frozenset[int]] | None:
 def _fail_on(inputs: Sequence[Input]) -> Severity:
     levels = {i.report.fail_on for i in inputs}
     if len(levels) > 1:
-        raise UserError(f"reports were written with different --fail-on ({', '.join(sorted(levels))})",
-                        where=inputs[-1].file, hint="choose one with report merge --fail-on")
+        raise UserError(
+            f"reports were written with different --fail-on ({', '.join(sorted(levels))})",
+            where=inputs[-1].file,
+            hint="choose one with report merge --fail-on",
+        )
     return levels.pop() if levels else Severity.WARNING
 
 

@@ -40,26 +40,39 @@ def load_report(file: str) -> Report:
     try:
         data = load_json(raw)
     except TooDeep as exc:
-        raise UserError(f"report nests deeper than {MAX_JSON_DEPTH} levels", where=f"{file}:{line_at(raw, exc.offset)}",
-                        hint="pass files written by `kai-gitops check -o json`") from None
+        raise UserError(
+            f"report nests deeper than {MAX_JSON_DEPTH} levels",
+            where=f"{file}:{line_at(raw, exc.offset)}",
+            hint="pass files written by `kai-gitops check -o json`",
+        ) from None
     except orjson.JSONDecodeError as exc:
-        raise UserError(f"not a JSON report: {exc.msg}", where=f"{file}:{line_at(raw, exc.pos)}",
-                        hint="pass files written by `kai-gitops check -o json`") from None
+        raise UserError(
+            f"not a JSON report: {exc.msg}",
+            where=f"{file}:{line_at(raw, exc.pos)}",
+            hint="pass files written by `kai-gitops check -o json`",
+        ) from None
     return report_from_dict(data, file)
 
 
 def report_from_dict(data: JSONValue, where: str = "report") -> Report:
     if not isinstance(data, dict) or data.get("tool") != "kai-gitops":
-        raise UserError("not a kai-gitops JSON report", where=where,
-                        hint="pass files written by `kai-gitops check -o json`")
+        raise UserError(
+            "not a kai-gitops JSON report", where=where, hint="pass files written by `kai-gitops check -o json`"
+        )
     if data.get("schemaVersion") != SCHEMA_VERSION:
-        raise UserError(f"report has schemaVersion {data.get('schemaVersion')!r}; this kai-gitops reads "
-                        f"{SCHEMA_VERSION}", where=where, hint="merge reports written by the same kai-gitops version")
+        raise UserError(
+            f"report has schemaVersion {data.get('schemaVersion')!r}; this kai-gitops reads {SCHEMA_VERSION}",
+            where=where,
+            hint="merge reports written by the same kai-gitops version",
+        )
     try:
         report = _report(data, where)
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise UserError(f"report does not have the documented shape ({type(exc).__name__}: {exc})",
-                        where=where, hint="pass files written by `kai-gitops … -o json`, unedited") from None
+        raise UserError(
+            f"report does not have the documented shape ({type(exc).__name__}: {exc})",
+            where=where,
+            hint="pass files written by `kai-gitops … -o json`, unedited",
+        ) from None
     _check_names(report, where)
     return report
 
@@ -86,17 +99,32 @@ def _report(data: JSONObject, where: str) -> Report:
     catalog = {meta.id: meta for meta in (_meta(m) for m in objects_at(data, "rules"))}
     generated = _instant(data.get("generatedAt"))
     # diff/doctor put their one cluster's fields at the top level
-    clusters = ([_cluster(c, catalog, generated) for c in _objects(data["clusters"], "clusters")]
-                if "clusters" in data else [_cluster(data, catalog, generated)])
+    clusters = (
+        [_cluster(c, catalog, generated) for c in _objects(data["clusters"], "clusters")]
+        if "clusters" in data
+        else [_cluster(data, catalog, generated)]
+    )
     shard_raw = data.get("shard")
     shard = Shard.from_dict(shard_raw, where) if shard_raw is not None else None
-    repository = [finding_from_dict(f, generated)
-                  for f in _objects(mapping_at(data, "repository").get("findings", []), "repository.findings")]
+    repository = [
+        finding_from_dict(f, generated)
+        for f in _objects(mapping_at(data, "repository").get("findings", []), "repository.findings")
+    ]
     changed = data.get("changedLines")
-    return Report(command, clusters, Severity(_text(data["failOn"])), repository,
-                  {f: frozenset(_line_number(n) for n in _array(lines, f"changedLines.{f}"))
-                   for f, lines in expect_object(changed, "changedLines").items()}
-                  if changed is not None else None, shard=shard, generated_at=generated)
+    return Report(
+        command,
+        clusters,
+        Severity(_text(data["failOn"])),
+        repository,
+        {
+            f: frozenset(_line_number(n) for n in _array(lines, f"changedLines.{f}"))
+            for f, lines in expect_object(changed, "changedLines").items()
+        }
+        if changed is not None
+        else None,
+        shard=shard,
+        generated_at=generated,
+    )
 
 
 def _cluster(data: JSONObject, catalog: dict[str, RuleMeta], generated: datetime | None) -> ClusterReport:
@@ -114,7 +142,8 @@ def _cluster(data: JSONObject, catalog: dict[str, RuleMeta], generated: datetime
         findings=[finding_from_dict(f, generated) for f in _objects(data["findings"], "findings")],
         rules=[catalog[str(rule_id)] for rule_id in list_at(data, "rulesEvaluated")],
         anchor=_location(expect_object(anchor, "anchor")) if anchor else None,
-        plan_counts=_plan_counts(data.get("planCounts")))
+        plan_counts=_plan_counts(data.get("planCounts")),
+    )
 
 
 def _plan_counts(value: JSONValue) -> dict[str, int] | None:
@@ -124,7 +153,8 @@ def _plan_counts(value: JSONValue) -> dict[str, int] | None:
         return None
     counts = expect_object(value, "planCounts")
     if set(counts) != {"create", "update", "operator"} or not all(
-            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values()):
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values()
+    ):
         raise TypeError("planCounts must hold the counts create, update and operator")
     return {name: int(n) for name, n in counts.items() if isinstance(n, int)}
 
@@ -137,17 +167,28 @@ def _meta(data: JSONObject) -> RuleMeta:
     """As written (a rule known only by its findings may have empty fields, which a policy's meta may not);
     severity and scope must be ones every format maps (RuleMeta refuses others)."""
     text = {key: str(data[key]) for key in META_KEYS}
-    builtin = BUILTIN_RULES.get(text["id"])   # which of doctor's lists shows it is not written, but known
-    return RuleMeta(text["id"], text["title"], Severity(text["severity"]), Scope(text["scope"]), text["rationale"],
-                    text["remediation"], text["source"], listed_in=builtin.listed_in if builtin else None)
+    builtin = BUILTIN_RULES.get(text["id"])  # which of doctor's lists shows it is not written, but known
+    return RuleMeta(
+        text["id"],
+        text["title"],
+        Severity(text["severity"]),
+        Scope(text["scope"]),
+        text["rationale"],
+        text["remediation"],
+        text["source"],
+        listed_in=builtin.listed_in if builtin else None,
+    )
 
 
 def _verdict(data: JSONObject) -> Verdict:
     status = data["status"]
     if status not in ("healthy", "unhealthy", "not-evaluated"):
         raise ValueError(f"unknown NVCA status {status!r}")
-    return Verdict(status != "unhealthy", tuple(_text(e) for e in _array(data["errors"], "errors")),
-                   evaluated=status != "not-evaluated")
+    return Verdict(
+        status != "unhealthy",
+        tuple(_text(e) for e in _array(data["errors"], "errors")),
+        evaluated=status != "not-evaluated",
+    )
 
 
 def finding_from_dict(data: JSONObject, generated: datetime | None = None) -> Finding:
@@ -172,11 +213,14 @@ def finding_from_dict(data: JSONObject, generated: datetime | None = None) -> Fi
         waived_by=_optional_text(data["waived_by"]),
         extra=details,
         changes=changes,
-        attribution=tuple(Attribution.from_dict(expect_object(a, "an attribution"))
-                          for a in _array(data.get("attribution") or [], "attribution")),
+        attribution=tuple(
+            Attribution.from_dict(expect_object(a, "an attribution"))
+            for a in _array(data.get("attribution") or [], "attribution")
+        ),
         last_write=_last_write(data.get("lastWrite")),
         no_write_found=NoWriteFound.from_dict(expect_object(data["noWriteFound"], "noWriteFound"))
-        if data.get("noWriteFound") else None,
+        if data.get("noWriteFound")
+        else None,
         age=Age(first_seen, generated or first_seen) if first_seen else None,
     )
 
@@ -188,8 +232,10 @@ def _legacy_queue_changes(details: JSONObject) -> tuple[DriftedField, ...]:
     legacy = details.pop("changes", None)
     if not isinstance(legacy, list):
         return ()
-    return tuple(DriftedField(field_path(str(key)), live, want, str(key))
-                 for key, live, want in (_triple(item) for item in legacy))
+    return tuple(
+        DriftedField(field_path(str(key)), live, want, str(key))
+        for key, live, want in (_triple(item) for item in legacy)
+    )
 
 
 def _triple(item: JSONValue) -> tuple[JSONValue, JSONValue, JSONValue]:
@@ -204,13 +250,20 @@ def _last_write(value: JSONValue) -> LastWrite | None:
 
 
 def _subject(data: JSONObject) -> ObjectRef:
-    return ObjectRef(_text(data["apiVersion"]), _text(data["kind"]), _text(data["name"]),
-                     _optional_text(data["namespace"]))
+    return ObjectRef(
+        _text(data["apiVersion"]), _text(data["kind"]), _text(data["name"]), _optional_text(data["namespace"])
+    )
 
 
 def _location(data: JSONObject) -> Location:
-    return Location(_text(data["file"]), _line(data["line"]), _line(data["column"]), parse_path(_text(data["path"])),
-                    _line(data.get("endLine")), _line(data.get("endColumn")))
+    return Location(
+        _text(data["file"]),
+        _line(data["line"]),
+        _line(data["column"]),
+        parse_path(_text(data["path"])),
+        _line(data.get("endLine")),
+        _line(data.get("endColumn")),
+    )
 
 
 def _line(value: JSONValue) -> int | None:

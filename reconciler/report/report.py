@@ -50,8 +50,8 @@ class ClusterReport:
     nvca: Verdict | None = None
     healthz: Mapping[str, JSONLike] | None = None
     findings: list[Finding] = field(default_factory=list)
-    rules: list[RuleMeta] = field(default_factory=list)   # every rule evaluated here, found something or not
-    anchor: Location | None = None   # the cluster's entry in kai-gitops.yaml: where live-only findings point
+    rules: list[RuleMeta] = field(default_factory=list)  # every rule evaluated here, found something or not
+    anchor: Location | None = None  # the cluster's entry in kai-gitops.yaml: where live-only findings point
     # The plan made from these findings (diff, reconcile): create/update/operator, as reconcile's Plan: line counts
     # them. None (check, doctor, a report read back): counted from the drift findings alone.
     plan_counts: Mapping[str, int] | None = None
@@ -69,38 +69,58 @@ class ClusterReport:
         """Every text from the cluster or a check masked once more, as each output renders it."""
         nvca = replace(self.nvca, errors=tuple(map(redact_free_text, self.nvca.errors))) if self.nvca else None
         # the healthz mapping is parsed JSON: JSONLike only because the type is read-only
-        healthz = ({k: redact_free_values(cast(JSONValue, v)) for k, v in self.healthz.items()}
-                   if self.healthz is not None else None)
-        return replace(self, live_source=redact_text(self.live_source) if self.live_source else None, nvca=nvca,
-                       healthz=healthz, findings=[f.redacted() for f in self.findings])
+        healthz = (
+            {k: redact_free_values(cast(JSONValue, v)) for k, v in self.healthz.items()}
+            if self.healthz is not None
+            else None
+        )
+        return replace(
+            self,
+            live_source=redact_text(self.live_source) if self.live_source else None,
+            nvca=nvca,
+            healthz=healthz,
+            findings=[f.redacted() for f in self.findings],
+        )
 
     def summary(self) -> dict[str, int]:
         active = self.active()
         plan = Counter(f.fix.action.value for f in active if f.kind is Kind.DRIFT and f.fix)
         if self.plan_counts is not None:
-            plan = Counter({Action.CREATE.value: self.plan_counts["create"],
-                            Action.UPDATE.value: self.plan_counts["update"],
-                            Action.NONE.value: self.plan_counts["operator"]})
+            plan = Counter(
+                {
+                    Action.CREATE.value: self.plan_counts["create"],
+                    Action.UPDATE.value: self.plan_counts["update"],
+                    Action.NONE.value: self.plan_counts["operator"],
+                }
+            )
         severities = Counter(f.severity.value for f in active if f.kind is Kind.VIOLATION)
-        return {"drift": sum(1 for f in active if f.kind is Kind.DRIFT),
-                "to_create": plan.get(Action.CREATE.value, 0), "to_update": plan.get(Action.UPDATE.value, 0),
-                "operator_actions": plan.get(Action.NONE.value, 0),
-                "errors": severities.get("error", 0), "warnings": severities.get("warning", 0),
-                "info": severities.get("info", 0), "waived": len(self.findings) - len(active),
-                "problems": len(group_problems(active)), "findings": len(active)}
+        return {
+            "drift": sum(1 for f in active if f.kind is Kind.DRIFT),
+            "to_create": plan.get(Action.CREATE.value, 0),
+            "to_update": plan.get(Action.UPDATE.value, 0),
+            "operator_actions": plan.get(Action.NONE.value, 0),
+            "errors": severities.get("error", 0),
+            "warnings": severities.get("warning", 0),
+            "info": severities.get("info", 0),
+            "waived": len(self.findings) - len(active),
+            "problems": len(group_problems(active)),
+            "findings": len(active),
+        }
 
     def to_dict(self) -> dict[str, JSONLike]:
-        return {"cluster": self.cluster,
-                "git": self.git.to_dict() if self.git else None,
-                "live": {"source": self.live_source} if self.live_source else None,
-                "nvca": {"kai-scheduler-queues": self.nvca.to_dict()} if self.nvca else None,
-                "healthz": self.healthz,
-                "findings": finding_dicts(self.findings),
-                "summary": self.summary(),
-                **({"planCounts": dict(self.plan_counts)} if self.plan_counts is not None else {}),
-                # For `report merge`: a merged report renders like one run (SARIF rules, JUnit cases, anchors).
-                "rulesEvaluated": sorted(m.id for m in self.rules),
-                "anchor": self.anchor.to_dict() if self.anchor else None}
+        return {
+            "cluster": self.cluster,
+            "git": self.git.to_dict() if self.git else None,
+            "live": {"source": self.live_source} if self.live_source else None,
+            "nvca": {"kai-scheduler-queues": self.nvca.to_dict()} if self.nvca else None,
+            "healthz": self.healthz,
+            "findings": finding_dicts(self.findings),
+            "summary": self.summary(),
+            **({"planCounts": dict(self.plan_counts)} if self.plan_counts is not None else {}),
+            # For `report merge`: a merged report renders like one run (SARIF rules, JUnit cases, anchors).
+            "rulesEvaluated": sorted(m.id for m in self.rules),
+            "anchor": self.anchor.to_dict() if self.anchor else None,
+        }
 
 
 @dataclass
@@ -108,18 +128,19 @@ class Report:
     command: str
     clusters: list[ClusterReport]
     fail_on: Severity = Severity.WARNING
-    repository: list[Finding] = field(default_factory=list)   # about the change itself, not one cluster
-    changed_lines: dict[str, frozenset[int]] | None = None   # with --base: lines the change added or edited
-    shard: Shard | None = None                                  # check --shard: this report covers one shard
+    repository: list[Finding] = field(default_factory=list)  # about the change itself, not one cluster
+    changed_lines: dict[str, frozenset[int]] | None = None  # with --base: lines the change added or edited
+    shard: Shard | None = None  # check --shard: this report covers one shard
     # kai-gitops.yaml as the run read it, for the report targets (gitHost:, kubeContext): never serialised,
     # so a target need not open the repository again (a clone URL would be fetched again).
     config: RepoConfig | None = field(default=None, compare=False, repr=False)
-    generated_at: datetime | None = None   # the run's start: what its findings' ages are measured to
+    generated_at: datetime | None = None  # the run's start: what its findings' ages are measured to
 
     def redacted(self) -> Report:
         """The report as every output format renders it: each text redacted once more (see ClusterReport)."""
-        return replace(self, clusters=[c.redacted() for c in self.clusters],
-                       repository=[f.redacted() for f in self.repository])
+        return replace(
+            self, clusters=[c.redacted() for c in self.clusters], repository=[f.redacted() for f in self.repository]
+        )
 
     @property
     def exit_code(self) -> ExitCode:
@@ -127,19 +148,27 @@ class Report:
         return ExitCode.FINDINGS if at_or_above(every, self.fail_on) else ExitCode.CLEAN
 
     def to_dict(self) -> dict[str, JSONLike]:
-        head: dict[str, JSONLike] = {"schemaVersion": SCHEMA_VERSION, "tool": "kai-gitops", "command": self.command,
-                                     "failOn": self.fail_on.value, "exitCode": self.exit_code.value,
-                                     "generatedAt": format_instant(self.generated_at) if self.generated_at else None}
+        head: dict[str, JSONLike] = {
+            "schemaVersion": SCHEMA_VERSION,
+            "tool": "kai-gitops",
+            "command": self.command,
+            "failOn": self.fail_on.value,
+            "exitCode": self.exit_code.value,
+            "generatedAt": format_instant(self.generated_at) if self.generated_at else None,
+        }
         if self.shard is not None:
             head["shard"] = self.shard.to_dict()
         repository: dict[str, JSONLike] = {"repository": {"findings": finding_dicts(self.repository)}}
         catalog: dict[str, JSONLike] = {"rules": [_meta_dict(m) for m in self.rules()]} | (
             {"changedLines": {f: sorted(lines) for f, lines in sorted(self.changed_lines.items())}}
-            if self.changed_lines is not None else {})
+            if self.changed_lines is not None
+            else {}
+        )
         if self.command in ("diff", "doctor", "reconcile") and len(self.clusters) == 1:
             return head | self.clusters[0].to_dict() | repository | {"summary": self.totals()} | catalog
-        return head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()} \
-            | catalog
+        return (
+            head | repository | {"clusters": [c.to_dict() for c in self.clusters], "summary": self.totals()} | catalog
+        )
 
     def totals(self) -> dict[str, int]:
         """Every cluster's summary plus the findings about the run itself (waivers, policy edits)."""
@@ -155,7 +184,7 @@ class Report:
         for cluster in self.clusters:
             found.update((m.id, m) for m in cluster.rules)
         every = [*self.repository, *(f for c in self.clusters for f in c.findings)]
-        for f in sorted(every, key=finding_order):   # the order JSON keeps: a re-read report names them alike
+        for f in sorted(every, key=finding_order):  # the order JSON keeps: a re-read report names them alike
             if f.rule_id not in found:
                 found[f.rule_id] = BUILTIN_RULES.get(f.rule_id) or _meta_from(f)
         return [found[key] for key in sorted(found)]
@@ -167,17 +196,30 @@ def finding_dicts(findings: list[Finding]) -> list[dict[str, JSONLike]]:
 
 
 def _meta_dict(meta: RuleMeta) -> dict[str, str]:
-    return {"id": meta.id, "title": meta.title, "severity": meta.severity.value, "scope": meta.scope.value,
-            "rationale": meta.rationale, "remediation": meta.remediation, "source": meta.source}
+    return {
+        "id": meta.id,
+        "title": meta.title,
+        "severity": meta.severity.value,
+        "scope": meta.scope.value,
+        "rationale": meta.rationale,
+        "remediation": meta.remediation,
+        "source": meta.source,
+    }
 
 
 def _meta_from(f: Finding) -> RuleMeta:
     """A rule known only by its findings (e.g. from a merged report): described by what they say."""
     description = f.fix.description if f.fix else ""
-    return RuleMeta(f.rule_id, f.title or f.rule_id, f.severity, Scope.STATIC, f.title or f.message,
-                    description or "See the finding.", "kai-gitops")
+    return RuleMeta(
+        f.rule_id,
+        f.title or f.rule_id,
+        f.severity,
+        Scope.STATIC,
+        f.title or f.message,
+        description or "See the finding.",
+        "kai-gitops",
+    )
 
 
 def finding_order(f: Finding) -> tuple[bool, int, str, str, str]:
-    return (f.kind is not Kind.DRIFT, -f.severity.rank, f.rule_id, str(f.subject or ""),
-            str(f.location or ""))
+    return (f.kind is not Kind.DRIFT, -f.severity.rank, f.rule_id, str(f.subject or ""), str(f.location or ""))

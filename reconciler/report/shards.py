@@ -19,6 +19,8 @@ from reconciler.core.jsonvalue import JSONValue
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 MAX_SHARDS = 1000
+
+
 class _HasName(Protocol):
     @property
     def name(self) -> str: ...
@@ -29,7 +31,7 @@ Named = TypeVar("Named", bound=_HasName)
 
 @dataclass(frozen=True, order=True)
 class Shard:
-    index: int   # 1-based, as CI matrices and GitLab's CI_NODE_INDEX count
+    index: int  # 1-based, as CI matrices and GitLab's CI_NODE_INDEX count
     count: int
 
     def __str__(self) -> str:
@@ -50,7 +52,7 @@ class Shard:
 
 
 _AUTO = re.compile(r"^\s*auto\s*/\s*(\d+)\s*$")
-COMPLETION_INDEX = "JOB_COMPLETION_INDEX"   # what a Kubernetes Indexed Job's controller sets in each pod (0-based)
+COMPLETION_INDEX = "JOB_COMPLETION_INDEX"  # what a Kubernetes Indexed Job's controller sets in each pod (0-based)
 
 
 def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> Shard:
@@ -60,16 +62,19 @@ def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> Shard:
     if auto:
         completion_index = (environ or {}).get(COMPLETION_INDEX)
         if completion_index is None or not completion_index.strip().isdigit():
-            raise UserError(f"--shard {text.strip()} takes the shard from ${COMPLETION_INDEX}, which is "
-                            f"{'not set' if completion_index is None else repr(completion_index)}",
-                            hint="run it in a Kubernetes Indexed Job (completionMode: Indexed), or give the "
-                                 "shard as INDEX/COUNT")
+            raise UserError(
+                f"--shard {text.strip()} takes the shard from ${COMPLETION_INDEX}, which is "
+                f"{'not set' if completion_index is None else repr(completion_index)}",
+                hint="run it in a Kubernetes Indexed Job (completionMode: Indexed), or give the shard as INDEX/COUNT",
+            )
         return _checked(int(completion_index) + 1, int(auto.group(1)), f"--shard (${COMPLETION_INDEX} + 1)")
     match = _SPEC.match(text)
     if not match:
-        raise UserError(f"--shard must be INDEX/COUNT, e.g. 1/4, not {text!r}",
-                        hint="in GitHub Actions: --shard ${{ matrix.shard }}/N; in GitLab: "
-                             "--shard $CI_NODE_INDEX/$CI_NODE_TOTAL; in a Kubernetes Indexed Job: --shard auto/N")
+        raise UserError(
+            f"--shard must be INDEX/COUNT, e.g. 1/4, not {text!r}",
+            hint="in GitHub Actions: --shard ${{ matrix.shard }}/N; in GitLab: "
+            "--shard $CI_NODE_INDEX/$CI_NODE_TOTAL; in a Kubernetes Indexed Job: --shard auto/N",
+        )
     return _checked(int(match.group(1)), int(match.group(2)), "--shard")
 
 
@@ -77,8 +82,9 @@ def _checked(index: int, count: int, where: str) -> Shard:
     if not 1 <= count <= MAX_SHARDS:
         raise UserError(f"shard count must be between 1 and {MAX_SHARDS}, not {count}", where=where)
     if not 1 <= index <= count:
-        raise UserError(f"shard index must be between 1 and {count}, not {index}", where=where,
-                        hint="shards are numbered from 1")
+        raise UserError(
+            f"shard index must be between 1 and {count}, not {index}", where=where, hint="shards are numbered from 1"
+        )
     return Shard(index, count)
 
 

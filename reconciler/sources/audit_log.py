@@ -40,7 +40,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _AUDIT_ID = re.compile(r"[0-9A-Za-z-]{1,64}")
 # An Event at the RequestResponse level carries whole objects; no KAI or Kubernetes object comes near this.
 MAX_LINE = 16 * 1024 * 1024
-_STAGE = b"ResponseComplete"   # a line without it holds no finished write: it is not parsed
+_STAGE = b"ResponseComplete"  # a line without it holds no finished write: it is not parsed
 _QUOTED_VERBS = tuple(f'"{verb}"'.encode() for verb in sorted(WRITE_VERBS))
 _HINT = "pass the API server's --audit-log-path file: JSON lines of audit.k8s.io/v1 Events, plain or gzip"
 
@@ -54,17 +54,20 @@ class AuditTarget:
     """An object asked about, as an audit Event's objectRef names it; `prefix` matches names that start with
     `name` (a Helm release's Secrets, one per revision)."""
 
-    group: str          # "" for the core API group
-    resource: str       # the plural, as in the request's path
+    group: str  # "" for the core API group
+    resource: str  # the plural, as in the request's path
     namespace: str | None
     name: str
     prefix: bool = False
 
     def matches(self, ref: dict[str, Any]) -> bool:
         name = ref.get("name") or ""
-        return (ref.get("resource") == self.resource and (ref.get("apiGroup") or "") == self.group
-                and (ref.get("namespace") or None) == self.namespace
-                and (name.startswith(self.name) if self.prefix else name == self.name))
+        return (
+            ref.get("resource") == self.resource
+            and (ref.get("apiGroup") or "") == self.group
+            and (ref.get("namespace") or None) == self.namespace
+            and (name.startswith(self.name) if self.prefix else name == self.name)
+        )
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class AuditWrite:
     impersonated_groups: tuple[str, ...]
     user_agent: str | None
     source_ip: str | None
-    stamp: str   # `time` as the log wrote it
+    stamp: str  # `time` as the log wrote it
 
 
 def last_writes(files: Sequence[str], targets: Iterable[AuditTarget], until: datetime) -> dict[AuditTarget, AuditWrite]:
@@ -114,7 +117,7 @@ def _scan(file: str, wanted: tuple[AuditTarget, ...], until: datetime, found: di
             if first:
                 _first_event(file, number, text)
                 first = False
-            if not (text.startswith(b"{") and text.endswith(b"}")):   # cut short, or no JSON object at all
+            if not (text.startswith(b"{") and text.endswith(b"}")):  # cut short, or no JSON object at all
                 bad.add(number)
             elif _may_be_write(text, needles):
                 event = _event(text)
@@ -127,16 +130,21 @@ def _scan(file: str, wanted: tuple[AuditTarget, ...], until: datetime, found: di
 
 def _may_be_write(text: bytes, needles: tuple[bytes, ...]) -> bool:
     """Substring tests that any encoding of a finished write to an asked object passes, whatever its spacing."""
-    return (any(needle in text for needle in needles) and _STAGE in text
-            and any(verb in text for verb in _QUOTED_VERBS))
+    return any(needle in text for needle in needles) and _STAGE in text and any(verb in text for verb in _QUOTED_VERBS)
 
 
-def _keep(event: dict[str, Any], wanted: tuple[AuditTarget, ...], until: datetime,
-          found: dict[AuditTarget, AuditWrite], bad: _BadLines, number: int) -> None:
+def _keep(
+    event: dict[str, Any],
+    wanted: tuple[AuditTarget, ...],
+    until: datetime,
+    found: dict[AuditTarget, AuditWrite],
+    bad: _BadLines,
+    number: int,
+) -> None:
     if not _successful_write(event):
         return
     ref = event.get("objectRef")
-    if not isinstance(ref, dict) or ref.get("subresource") == "status":   # status is the controllers' report
+    if not isinstance(ref, dict) or ref.get("subresource") == "status":  # status is the controllers' report
         return
     targets = [t for t in wanted if t.matches(ref)]
     if not targets:
@@ -155,8 +163,12 @@ def _keep(event: dict[str, Any], wanted: tuple[AuditTarget, ...], until: datetim
 def _successful_write(event: dict[str, Any]) -> bool:
     status = event.get("responseStatus")
     code = status.get("code") if isinstance(status, dict) else None
-    return (event.get("stage") == "ResponseComplete" and event.get("verb") in WRITE_VERBS
-            and isinstance(code, int) and code < 400)
+    return (
+        event.get("stage") == "ResponseComplete"
+        and event.get("verb") in WRITE_VERBS
+        and isinstance(code, int)
+        and code < 400
+    )
 
 
 def _write(event: dict[str, Any]) -> AuditWrite | None:
@@ -169,16 +181,25 @@ def _write(event: dict[str, Any]) -> AuditWrite | None:
         moment = datetime.fromisoformat(stamp)
         # The API server writes UTC with a zone; a time without one would be read in this machine's zone.
         time = moment.astimezone(UTC) if moment.tzinfo is not None else None
-    except (ValueError, OverflowError):   # OverflowError: a valid shape past the last UTC instant
+    except (ValueError, OverflowError):  # OverflowError: a valid shape past the last UTC instant
         return None
     if time is None:
         return None
     ips = event.get("sourceIPs") or []
     agent = event.get("userAgent")
     other = impersonated if isinstance(impersonated, dict) and isinstance(impersonated.get("username"), str) else {}
-    return AuditWrite(time, str(event["verb"]), _audit_id(event.get("auditID")), user["username"],
-                      _strings(user.get("groups")), other.get("username"), _strings(other.get("groups")),
-                      agent if isinstance(agent, str) else None, _address(ips), stamp)
+    return AuditWrite(
+        time,
+        str(event["verb"]),
+        _audit_id(event.get("auditID")),
+        user["username"],
+        _strings(user.get("groups")),
+        other.get("username"),
+        _strings(other.get("groups")),
+        agent if isinstance(agent, str) else None,
+        _address(ips),
+        stamp,
+    )
 
 
 def _audit_id(value: JSONValue) -> str:
@@ -203,7 +224,7 @@ def _event(line: bytes) -> dict[str, Any] | None:
     own object, written deep enough to exhaust a recursive parser)."""
     try:
         event = load_json(line)
-    except (ValueError, TooDeep):   # not JSON, not UTF-8, or too deep
+    except (ValueError, TooDeep):  # not JSON, not UTF-8, or too deep
         return None
     return event if isinstance(event, dict) and event.get("kind") == "Event" else None
 
@@ -211,8 +232,11 @@ def _event(line: bytes) -> dict[str, Any] | None:
 def _first_event(file: str, number: int, line: bytes) -> None:
     event = _event(line)
     if event is None or event.get("apiVersion") != API_VERSION:
-        raise UserError("is not a Kubernetes audit log: its first line is no audit.k8s.io/v1 Event",
-                        where=f"{file}:{number}", hint=_HINT)
+        raise UserError(
+            "is not a Kubernetes audit log: its first line is no audit.k8s.io/v1 Event",
+            where=f"{file}:{number}",
+            hint=_HINT,
+        )
 
 
 class _BadLines:
@@ -224,8 +248,13 @@ class _BadLines:
 
     def warn(self) -> None:
         if self.count:
-            log.warning("%s:%d: %d malformed audit log line(s) skipped (not an audit.k8s.io/v1 Event); the "
-                        "writes they held are not counted", self.file, self.first, self.count)
+            log.warning(
+                "%s:%d: %d malformed audit log line(s) skipped (not an audit.k8s.io/v1 Event); the "
+                "writes they held are not counted",
+                self.file,
+                self.first,
+                self.count,
+            )
 
 
 def _open(file: str) -> IO[bytes]:
@@ -234,10 +263,13 @@ def _open(file: str) -> IO[bytes]:
     the cluster is read and then whole, and gzip is told by bytes that would have to be read back."""
     try:
         mode = os.stat(file).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):   # stat, not open: opening a FIFO blocks
-            raise UserError("is not a regular file: pass the log's path; a pipe can be read only once",
-                            where=file, hint="decompress or copy it to a file first if it comes from a command")
-        return open(file, "rb")   # the caller's `with` closes it
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # stat, not open: opening a FIFO blocks
+            raise UserError(
+                "is not a regular file: pass the log's path; a pipe can be read only once",
+                where=file,
+                hint="decompress or copy it to a file first if it comes from a command",
+            )
+        return open(file, "rb")  # the caller's `with` closes it
     except OSError as exc:
         raise UserError(f"cannot read the audit log: {exc.strerror or exc}", where=file, hint=_HINT) from None
 
@@ -261,8 +293,11 @@ def _lines(file: str, stream: _Lines) -> Iterator[tuple[int, bytes]]:
                 line = line[:1]
             yield number, line
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise UserError(f"the gzip stream is damaged or cut short after line {number} ({exc})", where=file,
-                        hint="the newest writes are at its end: pass a complete copy") from None
+        raise UserError(
+            f"the gzip stream is damaged or cut short after line {number} ({exc})",
+            where=file,
+            hint="the newest writes are at its end: pass a complete copy",
+        ) from None
     except OSError as exc:
         raise UserError(f"cannot read the audit log: {exc.strerror or exc}", where=file, hint=_HINT) from None
 

@@ -49,13 +49,17 @@ def find_helm(explicit: str | None) -> str:
         return explicit
     found = shutil.which("helm")
     if found is None:
-        raise UserError("helm not found on PATH: kai-gitops.yaml lists function charts under workloads:, and they "
-                        "are rendered with `helm template`", hint="install Helm 3, or pass --helm PATH")
+        raise UserError(
+            "helm not found on PATH: kai-gitops.yaml lists function charts under workloads:, and they "
+            "are rendered with `helm template`",
+            hint="install Helm 3, or pass --helm PATH",
+        )
     return found
 
 
-def render_workloads(tree: GitTree, workloads: tuple[WorkloadConfig, ...], helm: str | None,
-                     memory_mb: int = HELM_MEMORY_MB) -> dict[str, RenderedWorkload]:
+def render_workloads(
+    tree: GitTree, workloads: tuple[WorkloadConfig, ...], helm: str | None, memory_mb: int = HELM_MEMORY_MB
+) -> dict[str, RenderedWorkload]:
     """Each workload rendered once, by name (a workload deployed to several clusters is judged per cluster);
     `helm template` may map at most `memory_mb` of address space."""
     binary = find_helm(helm) if any(w.chart is not None for w in workloads) else None
@@ -78,12 +82,15 @@ def _render_chart(tree: GitTree, workload: WorkloadConfig, helm: str, memory_mb:
     chart = workload.chart or ""
     files = {path: data for path, data in tree.iter_files(chart)}
     if workload.chart_file("Chart.yaml") not in files:
-        raise UserError(f"workload '{workload.name}': no Chart.yaml in chart directory {workload.chart_shown}",
-                        where=workload.chart_shown, hint="chart: must name a Helm chart directory of the repository")
+        raise UserError(
+            f"workload '{workload.name}': no Chart.yaml in chart directory {workload.chart_shown}",
+            where=workload.chart_shown,
+            hint="chart: must name a Helm chart directory of the repository",
+        )
     texts = {path: data.decode("utf-8", "replace") for path, data in files.items()}
     with WorkArea("chart") as work:
         for path, data in files.items():
-            work.write("chart/" + (path[len(chart) + 1:] if chart else path), data, shown=path)
+            work.write("chart/" + (path[len(chart) + 1 :] if chart else path), data, shown=path)
         command = [helm, "template", workload.name, str(work.path("chart"))]
         for i, values in enumerate(workload.values):
             command += ["--values", str(work.write(f"values-{i}.yaml", tree.read(values), shown=values))]
@@ -96,12 +103,20 @@ def _run(command: list[str], workload: WorkloadConfig, root: Path, memory_mb: in
     or the memory budget and the option that raises it."""
     chart = workload.chart_shown
     with (root / "stderr").open("w+b") as errors:
-        try:   # its own process group: a --helm wrapper's children are stopped with it
-            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
-                                       cwd=root, start_new_session=True, preexec_fn=_address_space(memory_mb))
+        try:  # its own process group: a --helm wrapper's children are stopped with it
+            process = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                stdin=subprocess.DEVNULL,
+                cwd=root,
+                start_new_session=True,
+                preexec_fn=_address_space(memory_mb),
+            )
         except OSError as exc:
-            raise UserError(f"cannot run helm ({command[0]}): {exc.strerror}", hint="pass a working helm with --helm") \
-                from None
+            raise UserError(
+                f"cannot run helm ({command[0]}): {exc.strerror}", hint="pass a working helm with --helm"
+            ) from None
         with process:
             output, code = _output_within_limit(process, workload)
         errors.seek(0)
@@ -109,14 +124,20 @@ def _run(command: list[str], workload: WorkloadConfig, root: Path, memory_mb: in
         said = errors.read(64 * 1024).decode("utf-8", "replace").replace(str(root / "chart"), chart)
         said = excerpt(said, ERROR_EXCERPT)
     if code != 0 and any(words in said.lower() for words in _NO_MEMORY):
-        raise UserError(f"workload '{workload.name}': helm template of chart {chart} exceeded its memory budget of "
-                        f"{memory_mb:,} MB", where=chart,
-                        hint="look for a template ranging over a huge list; if the chart is right, raise --helm-memory")
+        raise UserError(
+            f"workload '{workload.name}': helm template of chart {chart} exceeded its memory budget of "
+            f"{memory_mb:,} MB",
+            where=chart,
+            hint="look for a template ranging over a huge list; if the chart is right, raise --helm-memory",
+        )
     if code != 0:
-        place = _HELM_PLACE.search(said)   # the template's own file and line, as findings name them
+        place = _HELM_PLACE.search(said)  # the template's own file and line, as findings name them
         where = f"{workload.chart_file(place.group(1))}:{place.group(2)}:{place.group(3)}" if place else chart
-        raise UserError(f"workload '{workload.name}': helm template failed for chart {chart}: {said or f'exit {code}'}",
-                        where=where, hint="fix the chart or its values (render it with helm template to see more)")
+        raise UserError(
+            f"workload '{workload.name}': helm template failed for chart {chart}: {said or f'exit {code}'}",
+            where=where,
+            hint="fix the chart or its values (render it with helm template to see more)",
+        )
     return output
 
 
@@ -126,7 +147,7 @@ def _address_space(memory_mb: int) -> Callable[[], None]:
     limit = memory_mb * 1024 * 1024
 
     def limit_child() -> None:
-        with contextlib.suppress(OSError, ValueError):   # a system without the limit: the time limit still holds
+        with contextlib.suppress(OSError, ValueError):  # a system without the limit: the time limit still holds
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     return limit_child
@@ -138,7 +159,7 @@ def _output_within_limit(process: subprocess.Popen[bytes], workload: WorkloadCon
     closes stdout, and a hanging helm never does."""
     chart = workload.chart_shown
     deadline = time.monotonic() + HELM_TIMEOUT_S
-    assert process.stdout is not None   # stdout=PIPE
+    assert process.stdout is not None  # stdout=PIPE
     read: list[bytes] = []
     reader = threading.Thread(target=_read_capped, args=(process.stdout, read), daemon=True)
     reader.start()
@@ -148,14 +169,19 @@ def _output_within_limit(process: subprocess.Popen[bytes], workload: WorkloadCon
             raise subprocess.TimeoutExpired(process.args, HELM_TIMEOUT_S)
         if len(read[0]) > MAX_BYTES:
             _kill_group(process)
-            raise UserError(f"workload '{workload.name}': the render of chart {chart} is over {MAX_BYTES} bytes",
-                            where=chart, hint="a function chart renders far less; check its values")
+            raise UserError(
+                f"workload '{workload.name}': the render of chart {chart} is over {MAX_BYTES} bytes",
+                where=chart,
+                hint="a function chart renders far less; check its values",
+            )
         return read[0], process.wait(timeout=max(deadline - time.monotonic(), 0.0))
     except subprocess.TimeoutExpired:
         _kill_group(process)
-        raise UserError(f"workload '{workload.name}': helm template of chart {chart} took over "
-                        f"{HELM_TIMEOUT_S:g} s", where=chart,
-                        hint="find why helm hangs (a --helm wrapper, a plugin, a lookup)") from None
+        raise UserError(
+            f"workload '{workload.name}': helm template of chart {chart} took over {HELM_TIMEOUT_S:g} s",
+            where=chart,
+            hint="find why helm hangs (a --helm wrapper, a plugin, a lookup)",
+        ) from None
 
 
 def _read_capped(stream: IO[bytes], into: list[bytes]) -> None:
@@ -163,6 +189,6 @@ def _read_capped(stream: IO[bytes], into: list[bytes]) -> None:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):   # already gone
+    with contextlib.suppress(ProcessLookupError):  # already gone
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()

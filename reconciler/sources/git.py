@@ -26,7 +26,8 @@ _URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
 
 def cache_dir() -> Path:
     base = os.environ.get("KAI_GITOPS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kai-gitops")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kai-gitops"
+    )
     return Path(base) / "repos"
 
 
@@ -35,14 +36,14 @@ class GitTree:
     """Files of one repository at one ref (or its working tree). Paths are repo-relative, '/'-separated."""
 
     repo: pygit2.Repository
-    label: str         # what the user gave: path or URL
+    label: str  # what the user gave: path or URL
     ref: str
     worktree: bool = False
     _commit: pygit2.Commit | None = None
     # What was read at the ref (files, and directories by suffix), for `edited_in_worktree`.
     _read: set[str] = field(default_factory=set)
     _walked: set[tuple[str, str]] = field(default_factory=set)
-    _trees: dict[str, pygit2.Tree] = field(default_factory=dict)   # directory -> its tree at the ref (_entry)
+    _trees: dict[str, pygit2.Tree] = field(default_factory=dict)  # directory -> its tree at the ref (_entry)
 
     @property
     def commit_id(self) -> str | None:
@@ -54,8 +55,9 @@ class GitTree:
         data = self.read_optional(path)
         if data is None:
             where = "in the working tree" if self.worktree else f"at ref {self.ref}"
-            hint = "check the path in kai-gitops.yaml" + ("" if self.worktree else
-                                                          ", or pass --worktree for uncommitted files")
+            hint = "check the path in kai-gitops.yaml" + (
+                "" if self.worktree else ", or pass --worktree for uncommitted files"
+            )
             raise UserError(f"file not found {where}", where=_normalise(path), hint=hint)
         return data
 
@@ -76,7 +78,7 @@ class GitTree:
             return entry.data
         except KeyError:
             return None
-        except pygit2.GitError as exc:   # a tree on the way that libgit2 cannot parse (an empty name, …)
+        except pygit2.GitError as exc:  # a tree on the way that libgit2 cannot parse (an empty name, …)
             raise self._unreadable(exc, path) from None
 
     def _entry(self, path: str) -> pygit2.Object:
@@ -90,7 +92,7 @@ class GitTree:
         if tree is None:
             found = self._resolve().tree[folder] if folder else self._resolve().tree
             if not isinstance(found, pygit2.Tree):
-                raise KeyError(path)   # a file on the way: nothing lies under it
+                raise KeyError(path)  # a file on the way: nothing lies under it
             tree = self._trees[folder] = found
         return tree[name]
 
@@ -99,16 +101,19 @@ class GitTree:
 
     def iter_files(self, top: str, *, suffix: str = "") -> Iterator[tuple[str, bytes]]:
         """(repo path, content) of every file under `top` ending in `suffix`, in path order."""
-        top = _normalise(top)    # "" is the repository's root
+        top = _normalise(top)  # "" is the repository's root
         if self.worktree:
             root = Path(self.repo.workdir or ".") / top
             for path in sorted(root.rglob(f"*{suffix}")) if root.is_dir() else []:
                 name = _under(top, path.relative_to(root).as_posix())
                 if name == ".git" or name.startswith(".git/"):
-                    continue     # Git's own store, not a file of the repository
-                if not _inside(Path(self.repo.workdir), path):   # as read() refuses it, not skipped unseen
-                    raise UserError("resolves outside the repository (symbolic link?)", where=name,
-                                    hint="kai-gitops reads only files inside the GitOps repository")
+                    continue  # Git's own store, not a file of the repository
+                if not _inside(Path(self.repo.workdir), path):  # as read() refuses it, not skipped unseen
+                    raise UserError(
+                        "resolves outside the repository (symbolic link?)",
+                        where=name,
+                        hint="kai-gitops reads only files inside the GitOps repository",
+                    )
                 if path.is_file():
                     yield name, path.read_bytes()
             return
@@ -136,11 +141,15 @@ class GitTree:
         try:
             if self.repo.head_is_unborn or self.repo.head.peel(pygit2.Commit).id != self._commit.id:
                 return []
-            changed = self.repo.status(untracked_files="normal")   # one pass: milliseconds for 1,000 files
+            changed = self.repo.status(untracked_files="normal")  # one pass: milliseconds for 1,000 files
         except pygit2.GitError:
             return []
-        return sorted(path for path in changed if path in self._read or any(
-            path.startswith(f"{top}/") and path.endswith(suffix) for top, suffix in self._walked))
+        return sorted(
+            path
+            for path in changed
+            if path in self._read
+            or any(path.startswith(f"{top}/") and path.endswith(suffix) for top, suffix in self._walked)
+        )
 
     def _read_worktree(self, path: str) -> bytes | None:
         root = self.repo.workdir
@@ -148,8 +157,11 @@ class GitTree:
             raise UserError("--worktree needs a working copy, but the repository is bare", where=self.label)
         file = Path(root) / path
         if not _inside(Path(root), file):
-            raise UserError("resolves outside the repository (symbolic link?)", where=path,
-                            hint="kai-gitops reads only files inside the GitOps repository")
+            raise UserError(
+                "resolves outside the repository (symbolic link?)",
+                where=path,
+                hint="kai-gitops reads only files inside the GitOps repository",
+            )
         if not file.exists():
             return None
         if not file.is_file():
@@ -157,8 +169,11 @@ class GitTree:
         return file.read_bytes()
 
     def _unreadable(self, exc: Exception, path: str) -> UserError:
-        return UserError(f"a Git object on the way to this path at ref {self.ref} cannot be read: {exc}", where=path,
-                         hint="the tree was not written by Git; run git fsck on the repository")
+        return UserError(
+            f"a Git object on the way to this path at ref {self.ref} cannot be read: {exc}",
+            where=path,
+            hint="the tree was not written by Git; run git fsck on the repository",
+        )
 
     def _resolve(self) -> pygit2.Commit:
         import pygit2
@@ -168,10 +183,16 @@ class GitTree:
                 self._commit = self.repo.revparse_single(self.ref).peel(pygit2.Commit)
             except (KeyError, ValueError, TypeError):
                 if self.ref == "HEAD" and self.repo.head_is_unborn:
-                    raise UserError("the repository has no commits yet", where=self.label,
-                                    hint="commit the files (git add, git commit), then run again") from None
-                raise UserError(f"ref '{self.ref}' does not exist", where=self.label,
-                                hint="pass an existing branch, tag or commit with --ref") from None
+                    raise UserError(
+                        "the repository has no commits yet",
+                        where=self.label,
+                        hint="commit the files (git add, git commit), then run again",
+                    ) from None
+                raise UserError(
+                    f"ref '{self.ref}' does not exist",
+                    where=self.label,
+                    hint="pass an existing branch, tag or commit with --ref",
+                ) from None
         return self._commit
 
 
@@ -181,14 +202,15 @@ def open_tree(spec: str | None, ref: str = "HEAD", *, worktree: bool = False) ->
 
     label = spec or "."
     if _URL.match(label):
-        label = redact_text(label)   # a URL may carry a password; it must not reach errors or reports
+        label = redact_text(label)  # a URL may carry a password; it must not reach errors or reports
         if worktree:
             raise UserError("--worktree cannot be used with a clone URL", where=label)
         return GitTree(_cached_clone(spec or "", label), label, ref)
     found = pygit2.discover_repository(os.path.abspath(label))
     if found is None:
-        raise UserError("not a Git repository", where=label,
-                        hint="pass --repo PATH|URL pointing at the GitOps repository")
+        raise UserError(
+            "not a Git repository", where=label, hint="pass --repo PATH|URL pointing at the GitOps repository"
+        )
     return GitTree(open_repository(found), label, ref, worktree)
 
 
@@ -208,8 +230,11 @@ def known_descendants(spec: str | None, commit: str, limit: int = 20) -> tuple[s
     repo = _as_fetched(spec)
     if repo is None or commit not in repo:
         return ()
-    tips = {repo.references[name].resolve().target for name in repo.references
-            if name.startswith(("refs/heads/", "refs/remotes/"))}
+    tips = {
+        repo.references[name].resolve().target
+        for name in repo.references
+        if name.startswith(("refs/heads/", "refs/remotes/"))
+    }
     found: dict[str, int] = {}
     for tip in tips:
         if str(tip) == commit or not repo.descendant_of(tip, commit):
@@ -251,8 +276,11 @@ def open_repository(path: str) -> pygit2.Repository:
         if owned is None:
             raise
         top = owned["path"].rstrip("/") or path
-        raise UserError("the repository is owned by another user, and Git refuses it until it is marked safe",
-                        where=top, hint=f"git config --global --add safe.directory {top}") from None
+        raise UserError(
+            "the repository is owned by another user, and Git refuses it until it is marked safe",
+            where=top,
+            hint=f"git config --global --add safe.directory {top}",
+        ) from None
 
 
 def _cached_clone(url: str, label: str) -> pygit2.Repository:
@@ -269,19 +297,26 @@ def _cached_clone(url: str, label: str) -> pygit2.Repository:
     try:
         return _fill_cache(target, endpoint, url_without_userinfo(url), callbacks, fresh=fresh)
     except BaseException as exc:
-        if fresh:   # no half-made cache (a refused credential too): the next run clones again, not reads it empty
+        if fresh:  # no half-made cache (a refused credential too): the next run clones again, not reads it empty
             shutil.rmtree(target, ignore_errors=True)
         if isinstance(exc, pygit2.GitError):
-            raise UserError(f"cannot clone or fetch: {redact_text(str(exc))}", where=label,
-                            hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)") from None
-        if isinstance(exc, OSError):   # e.g. a read-only root filesystem and no cache volume
-            raise UserError(f"cannot write the clone cache {target.parent}: {exc.strerror}", where=label,
-                            hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)") from None
+            raise UserError(
+                f"cannot clone or fetch: {redact_text(str(exc))}",
+                where=label,
+                hint="check the URL and your credentials ($KAI_GITOPS_GIT_TOKEN)",
+            ) from None
+        if isinstance(exc, OSError):  # e.g. a read-only root filesystem and no cache volume
+            raise UserError(
+                f"cannot write the clone cache {target.parent}: {exc.strerror}",
+                where=label,
+                hint="set $KAI_GITOPS_CACHE to a writable directory (in a pod: an emptyDir)",
+            ) from None
         raise
 
 
-def _fill_cache(target: Path, endpoint: str, fetch_url: str, callbacks: GitCallbacks, *,
-                fresh: bool) -> pygit2.Repository:
+def _fill_cache(
+    target: Path, endpoint: str, fetch_url: str, callbacks: GitCallbacks, *, fresh: bool
+) -> pygit2.Repository:
     """Fetch every branch and tag into the bare cache at `target` (made first when `fresh`), from `fetch_url`
     through an anonymous remote: the config's `origin` is `endpoint`, which holds no credential."""
     import pygit2
@@ -294,7 +329,7 @@ def _fill_cache(target: Path, endpoint: str, fetch_url: str, callbacks: GitCallb
         repo = open_repository(str(target))
         repo.remotes.set_url("origin", endpoint)
     remote = repo.remotes.create_anonymous(fetch_url)
-    if fresh:   # HEAD as a clone sets it: the branch the server's HEAD names
+    if fresh:  # HEAD as a clone sets it: the branch the server's HEAD names
         head = next((h.symref_target for h in remote.list_heads(callbacks) if h.name == "HEAD"), None)
         if head:
             repo.set_head(head)

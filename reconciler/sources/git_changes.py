@@ -31,7 +31,7 @@ def changed_lines(head: GitTree, base_ref: str) -> dict[str, frozenset[int]]:
         diff = merge_base.tree.diff_to_tree(head_commit.tree, context_lines=0, interhunk_lines=0)
     changed: dict[str, set[int]] = {}
     for patch in diff:
-        if patch is None or patch.delta.is_binary:   # None: libgit2 made no patch of this delta
+        if patch is None or patch.delta.is_binary:  # None: libgit2 made no patch of this delta
             continue
         lines = changed.setdefault(patch.delta.new_file.path, set())
         for hunk in patch.hunks:

@@ -10,8 +10,10 @@ from pygit2.enums import CredentialType
 from reconciler.core.errors import UserError
 from reconciler.core.redact import redact_text
 
-_AUTH_HINT = {"https": "set $KAI_GITOPS_GIT_TOKEN to a token with write access to the repository",
-              "ssh": "load the deploy key into ssh-agent or pass --git-ssh-key FILE"}
+_AUTH_HINT = {
+    "https": "set $KAI_GITOPS_GIT_TOKEN to a token with write access to the repository",
+    "ssh": "load the deploy key into ssh-agent or pass --git-ssh-key FILE",
+}
 
 
 class GitCallbacks(pygit2.RemoteCallbacks):
@@ -32,12 +34,12 @@ class GitCallbacks(pygit2.RemoteCallbacks):
         self.offered: set[str] = set()
         self.rejected: dict[str, str] = {}
 
-    def credentials(self, url: str, username_from_url: str | None,
-                    allowed_types: CredentialType) -> pygit2.UserPass | pygit2.Keypair:
+    def credentials(
+        self, url: str, username_from_url: str | None, allowed_types: CredentialType
+    ) -> pygit2.UserPass | pygit2.Keypair:
         kind = "ssh" if allowed_types & CredentialType.SSH_KEY else "https"
         if kind in self.offered:
-            raise UserError("the Git server refused the credentials", where=redact_text(url),
-                            hint=_AUTH_HINT[kind])
+            raise UserError("the Git server refused the credentials", where=redact_text(url), hint=_AUTH_HINT[kind])
         self.offered.add(kind)
         if kind == "https" and self._url_credential and allowed_types & CredentialType.USERPASS_PLAINTEXT:
             return pygit2.UserPass(*self._url_credential)
@@ -47,12 +49,13 @@ class GitCallbacks(pygit2.RemoteCallbacks):
             name = username_from_url or "git"
             if self._ssh_key:
                 public = f"{self._ssh_key}.pub" if os.path.exists(f"{self._ssh_key}.pub") else None
-                return pygit2.Keypair(name, public, self._ssh_key,
-                                      os.environ.get("KAI_GITOPS_GIT_SSH_PASSPHRASE", ""))
+                return pygit2.Keypair(name, public, self._ssh_key, os.environ.get("KAI_GITOPS_GIT_SSH_PASSPHRASE", ""))
             return pygit2.KeypairFromAgent(name)
-        what = ("credentials of a kind kai-gitops cannot offer (HTTPS: username and token only)"
-                if self._token or self._url_credential
-                else "credentials and none are set")
+        what = (
+            "credentials of a kind kai-gitops cannot offer (HTTPS: username and token only)"
+            if self._token or self._url_credential
+            else "credentials and none are set"
+        )
         raise UserError(f"the Git server asks for {what}", where=redact_text(url), hint=_AUTH_HINT[kind])
 
     def push_update_reference(self, refname: str, message: str | None) -> None:

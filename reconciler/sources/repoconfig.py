@@ -93,6 +93,8 @@ class _Identities(TypedDict, total=False):
 
 class _Audit(TypedDict, total=False):
     identities: _Identities
+
+
 class _Ownership(TypedDict, total=False):
     controllers: list[str]
 
@@ -137,18 +139,25 @@ def schema() -> JSONObject:
 def parse_repo_config(raw: bytes, file: str = CONFIG_FILE) -> RepoConfig:
     doc = load_document(raw, file, empty_ok=False)
     _validate(doc)
-    data = cast(_RepoConfigFile, doc.data)   # the schema's shape, checked just above
+    data = cast(_RepoConfigFile, doc.data)  # the schema's shape, checked just above
     clusters = tuple(_cluster(c, i) for i, c in enumerate(data["clusters"]))
     _check_node_names(doc, clusters)
     _unique_names(doc, clusters)
     policies = data.get("policies") or {}
     workloads = tuple(_workload(w, i) for i, w in enumerate(data.get("workloads", ())))
     _check_workloads(doc, workloads, clusters)
-    return RepoConfig(doc, clusters, tuple(_repo_path(d) for d in policies.get("dirs", ())),
-                      tuple(_repo_path(f) for f in policies.get("data", ())), _repo_path(data.get("waiversFile")),
-                      _git_host(data.get("gitHost")), _audit_identities(data.get("audit") or {}), workloads,
-                      FieldOwnership(tuple((data.get("ownership") or {}).get("controllers", ()))),
-                      _rollout(doc, data.get("rollout"), clusters))
+    return RepoConfig(
+        doc,
+        clusters,
+        tuple(_repo_path(d) for d in policies.get("dirs", ())),
+        tuple(_repo_path(f) for f in policies.get("data", ())),
+        _repo_path(data.get("waiversFile")),
+        _git_host(data.get("gitHost")),
+        _audit_identities(data.get("audit") or {}),
+        workloads,
+        FieldOwnership(tuple((data.get("ownership") or {}).get("controllers", ()))),
+        _rollout(doc, data.get("rollout"), clusters),
+    )
 
 
 def _rollout(doc: YamlDoc, raw: _Rollout | None, clusters: tuple[ClusterConfig, ...]) -> RolloutConfig | None:
@@ -156,32 +165,48 @@ def _rollout(doc: YamlDoc, raw: _Rollout | None, clusters: tuple[ClusterConfig, 
     wave only (two would give it two places in the order); the clusters no wave names form a last wave."""
     if raw is None:
         return None
-    waves = tuple(Wave(w["name"], tuple(w.get("clusters", ())), tuple(sorted(w.get("selector", {}).items())),
-                       parse_soak(w.get("soak", "0s")), i) for i, w in enumerate(raw["waves"]))
+    waves = tuple(
+        Wave(
+            w["name"],
+            tuple(w.get("clusters", ())),
+            tuple(sorted(w.get("selector", {}).items())),
+            parse_soak(w.get("soak", "0s")),
+            i,
+        )
+        for i, w in enumerate(raw["waves"])
+    )
     known = {c.name for c in clusters}
     placed: dict[str, Wave] = {}
     members: list[tuple[str, ...]] = []
     for wave in waves:
         if wave.name == UNLISTED_WAVE:
-            raise UserError(f"rollout wave name '{UNLISTED_WAVE}' is the last wave's, of the clusters no wave names",
-                            where=str(doc.locate(("rollout", "waves", wave.index, "name"))),
-                            hint="give this wave another name")
+            raise UserError(
+                f"rollout wave name '{UNLISTED_WAVE}' is the last wave's, of the clusters no wave names",
+                where=str(doc.locate(("rollout", "waves", wave.index, "name"))),
+                hint="give this wave another name",
+            )
         for i, name in enumerate(wave.clusters):
             if name not in known:
-                raise UserError(f"rollout wave '{wave.name}' names cluster '{name}', which clusters does not declare",
-                                where=str(doc.locate(("rollout", "waves", wave.index, "clusters", i))),
-                                hint="known clusters: " + ", ".join(sorted(known)))
+                raise UserError(
+                    f"rollout wave '{wave.name}' names cluster '{name}', which clusters does not declare",
+                    where=str(doc.locate(("rollout", "waves", wave.index, "clusters", i))),
+                    hint="known clusters: " + ", ".join(sorted(known)),
+                )
         chosen = tuple(c.name for c in clusters if wave.names(c.name, dict(c.labels)))
         if not chosen:
             # an empty wave would pass at once, and the next wave apply with no canary before it
-            raise UserError(f"rollout wave '{wave.name}' has no cluster: its selector matches no cluster entry",
-                            where=str(doc.locate(("rollout", "waves", wave.index))),
-                            hint="fix the selector or the clusters' labels (a typo in a label empties the wave)")
+            raise UserError(
+                f"rollout wave '{wave.name}' has no cluster: its selector matches no cluster entry",
+                where=str(doc.locate(("rollout", "waves", wave.index))),
+                hint="fix the selector or the clusters' labels (a typo in a label empties the wave)",
+            )
         for name in chosen:
             if name in placed:
-                raise UserError(f"cluster '{name}' is in rollout waves '{placed[name].name}' and '{wave.name}'",
-                                where=str(doc.locate(("rollout", "waves", wave.index))),
-                                hint="a cluster belongs to one wave: narrow the selector or drop the name")
+                raise UserError(
+                    f"cluster '{name}' is in rollout waves '{placed[name].name}' and '{wave.name}'",
+                    where=str(doc.locate(("rollout", "waves", wave.index))),
+                    hint="a cluster belongs to one wave: narrow the selector or drop the name",
+                )
             placed[name] = wave
         members.append(chosen)
     if len({w.name for w in waves}) != len(waves):
@@ -195,9 +220,14 @@ def _rollout(doc: YamlDoc, raw: _Rollout | None, clusters: tuple[ClusterConfig, 
 
 
 def _workload(raw: _Workload, index: int) -> WorkloadConfig:
-    return WorkloadConfig(raw["name"], tuple(raw["clusters"]), _repo_path(raw.get("chart")),
-                          tuple(_repo_path(f) for f in raw.get("values", ())), _repo_path(raw.get("manifests")),
-                          index)
+    return WorkloadConfig(
+        raw["name"],
+        tuple(raw["clusters"]),
+        _repo_path(raw.get("chart")),
+        tuple(_repo_path(f) for f in raw.get("values", ())),
+        _repo_path(raw.get("manifests")),
+        index,
+    )
 
 
 def _check_workloads(doc: YamlDoc, workloads: tuple[WorkloadConfig, ...], clusters: tuple[ClusterConfig, ...]) -> None:
@@ -207,13 +237,17 @@ def _check_workloads(doc: YamlDoc, workloads: tuple[WorkloadConfig, ...], cluste
     for workload in workloads:
         for i, name in enumerate(workload.clusters):
             if name not in known:
-                raise UserError(f"workload '{workload.name}' deploys to cluster '{name}', which clusters does not "
-                                "declare", where=str(doc.locate(("workloads", workload.index, "clusters", i))),
-                                hint="known clusters: " + ", ".join(sorted(known)))
+                raise UserError(
+                    f"workload '{workload.name}' deploys to cluster '{name}', which clusters does not declare",
+                    where=str(doc.locate(("workloads", workload.index, "clusters", i))),
+                    hint="known clusters: " + ", ".join(sorted(known)),
+                )
         if workload.name in seen:
-            raise UserError(f"workload name '{workload.name}' is used twice",
-                            where=str(doc.locate(("workloads", workload.index, "name"))),
-                            hint="workload names must be unique")
+            raise UserError(
+                f"workload name '{workload.name}' is used twice",
+                where=str(doc.locate(("workloads", workload.index, "name"))),
+                hint="workload names must be unique",
+            )
         seen.add(workload.name)
         _no_root_file(doc, workload)
 
@@ -223,32 +257,43 @@ def _no_root_file(doc: YamlDoc, workload: WorkloadConfig) -> None:
     keys: list[tuple[str | int, ...]] = [("manifests",)] if workload.manifests == "" else []
     keys += [("values", i) for i, path in enumerate(workload.values) if path == ""]
     if keys:
-        raise UserError(f"workload '{workload.name}': {keys[0][0]} names the repository root, not a file",
-                        where=str(doc.locate(("workloads", workload.index, *keys[0]))),
-                        hint="give the repository path of the file")
+        raise UserError(
+            f"workload '{workload.name}': {keys[0][0]} names the repository root, not a file",
+            where=str(doc.locate(("workloads", workload.index, *keys[0]))),
+            hint="give the repository path of the file",
+        )
 
 
 def _git_host(raw: _GitHost | None) -> GitHostConfig | None:
     if raw is None:
         return None
-    return GitHostConfig(raw.get("host"), raw.get("url"), raw.get("repo"), tuple(raw.get("labels", ())),
-                         tuple(raw.get("assignees", ())), raw.get("baseBranch"),
-                         tuple(raw.get("botIdentities", ())))
+    return GitHostConfig(
+        raw.get("host"),
+        raw.get("url"),
+        raw.get("repo"),
+        tuple(raw.get("labels", ())),
+        tuple(raw.get("assignees", ())),
+        raw.get("baseBranch"),
+        tuple(raw.get("botIdentities", ())),
+    )
 
 
 def _audit_identities(raw: _Audit) -> AuditIdentities:
     """The file's lists add to the defaults: naming Argo CD must not make kai-gitops's own writes a person's."""
     listed = raw.get("identities") or {}
     defaults = AuditIdentities()
-    return AuditIdentities(defaults.gitops + tuple(map(_identity, listed.get("gitops", ()))),
-                           defaults.system + tuple(map(_identity, listed.get("system", ()))))
+    return AuditIdentities(
+        defaults.gitops + tuple(map(_identity, listed.get("gitops", ()))),
+        defaults.system + tuple(map(_identity, listed.get("system", ()))),
+    )
 
 
 def _identity(entry: _IdentityEntry) -> IdentityPattern:
     if isinstance(entry, str):
         return IdentityPattern(user=entry)
-    return IdentityPattern(user=entry["user"], user_agent=entry.get("userAgent"),
-                           field_manager=entry.get("fieldManager"))
+    return IdentityPattern(
+        user=entry["user"], user_agent=entry.get("userAgent"), field_manager=entry.get("fieldManager")
+    )
 
 
 def _validate(doc: YamlDoc) -> None:
@@ -263,15 +308,16 @@ def _validate(doc: YamlDoc) -> None:
         return
     if _is_workload_source_error(errors[0]):
         where = ".".join(str(p) for p in errors[0].absolute_path)
-        raise UserError(f"{where}: give either chart (with optional values) or manifests, not both and not neither",
-                        where=str(doc.locate(tuple(errors[0].absolute_path))),
-                        hint="see the JSON Schema: kai-gitops schema")
+        raise UserError(
+            f"{where}: give either chart (with optional values) or manifests, not both and not neither",
+            where=str(doc.locate(tuple(errors[0].absolute_path))),
+            hint="see the JSON Schema: kai-gitops schema",
+        )
     first = _most_specific(errors[0])
     path = tuple(first.absolute_path)
     if first.validator == "additionalProperties":  # point at the unknown key itself, not its parent
         path = (*path, sorted(_unknown_keys(first))[0])
-    raise UserError(_describe(first), where=str(doc.locate(path)),
-                    hint="see the JSON Schema: kai-gitops schema")
+    raise UserError(_describe(first), where=str(doc.locate(path)), hint="see the JSON Schema: kai-gitops schema")
 
 
 def inline_refs(whole: JSONObject) -> JSONObject:
@@ -333,8 +379,10 @@ def _describe(error: ValidationError) -> str:
     if error.validator in ("enum", "const"):
         return f"{where}: {error.instance!r} is not one of {error.validator_value!r}"
     if error.validator == "minProperties" and where.startswith("audit.identities."):
-        return f"{where}: an entry with `user` alone is the username as a string; an object narrows the user with " \
-               "userAgent and/or fieldManager"
+        return (
+            f"{where}: an entry with `user` alone is the username as a string; an object narrows the user with "
+            "userAgent and/or fieldManager"
+        )
     return f"{where}: {error.message}"
 
 
@@ -352,25 +400,32 @@ def _allowed_keys(error: ValidationError) -> set[str]:
 def _cluster(raw: _Cluster, index: int) -> ClusterConfig:
     shared = raw.get("sharedCluster")
     return ClusterConfig(
-        name=raw["name"], mode=raw["mode"], kai_chart_version=_v(raw["kaiChartVersion"]),
-        kube_context=raw.get("kubeContext"), cluster_uid=raw.get("clusterUID"),
+        name=raw["name"],
+        mode=raw["mode"],
+        kai_chart_version=_v(raw["kaiChartVersion"]),
+        kube_context=raw.get("kubeContext"),
+        cluster_uid=raw.get("clusterUID"),
         environment_file=_repo_path(raw.get("environmentFile")),
         stack_base_file=_repo_path(raw.get("stackBaseFile")),
         stack_kai_version=_v(raw.get("stackKaiVersion", DEFAULT_STACK_KAI_VERSION)),
-        kai_values_file=_repo_path(raw.get("kaiValuesFile")), nvca_values_file=_repo_path(raw.get("nvcaValuesFile")),
+        kai_values_file=_repo_path(raw.get("kaiValuesFile")),
+        nvca_values_file=_repo_path(raw.get("nvcaValuesFile")),
         shared_cluster=SharedClusterIntent(shared["intent"], tuple(shared.get("nodes", ())), shared.get("nodeSelector"))
-        if shared else SharedClusterIntent(),
+        if shared
+        else SharedClusterIntent(),
         queue_files=tuple(_repo_path(f) for f in raw.get("queueFiles", ())),
-        kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())), index=index,
+        kai_manifest_files=tuple(_repo_path(f) for f in raw.get("kaiManifestFiles", ())),
+        index=index,
         krm_files=tuple(_repo_path(f) for f in raw.get("krmFiles", ())),
         allow_sensitive_writes=tuple(_sensitive_allow(a) for a in raw.get("allowSensitiveWrites", ())),
         custom_scheduler_plugins=tuple(raw.get("customSchedulerPlugins", ())),
         custom_scheduler_actions=tuple(raw.get("customSchedulerActions", ())),
-        labels=tuple(sorted(raw.get("labels", {}).items())))
+        labels=tuple(sorted(raw.get("labels", {}).items())),
+    )
 
 
 def _sensitive_allow(raw: _SensitiveAllow) -> SensitiveAllow:
-    kind, name = raw["object"].split("/", 1)     # the schema's pattern: Kind/name
+    kind, name = raw["object"].split("/", 1)  # the schema's pattern: Kind/name
     return SensitiveAllow(kind, name, tuple(raw["path"].split(".")))
 
 
@@ -403,7 +458,7 @@ def _check_node_names(doc: YamlDoc, clusters: tuple[ClusterConfig, ...]) -> None
             where = str(doc.locate((*shared, "nodeSelector", key)))
             require(label_key, key, "node label key", where)
             require(label_value, value, "node label value", where)
-        for key, value in cluster.labels:   # Kubernetes' label rules, so a selector reads as people expect
+        for key, value in cluster.labels:  # Kubernetes' label rules, so a selector reads as people expect
             where = str(doc.locate(("clusters", cluster.index, "labels", key)))
             require(label_key, key, "cluster label key", where)
             require(label_value, value, "cluster label value", where)
@@ -413,7 +468,9 @@ def _unique_names(doc: YamlDoc, clusters: tuple[ClusterConfig, ...]) -> None:
     seen: dict[str, int] = {}
     for cluster in clusters:
         if cluster.name in seen:
-            raise UserError(f"cluster name '{cluster.name}' is used twice",
-                            where=str(doc.locate(("clusters", cluster.index, "name"))),
-                            hint="cluster names must be unique")
+            raise UserError(
+                f"cluster name '{cluster.name}' is used twice",
+                where=str(doc.locate(("clusters", cluster.index, "name"))),
+                hint="cluster names must be unique",
+            )
         seen[cluster.name] = cluster.index

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 @dataclass
 class GitSettings:
-    repo: str | None = None   # the GitOps repository as given (path or clone URL); None: .
+    repo: str | None = None  # the GitOps repository as given (path or clone URL); None: .
     ref: str = "HEAD"
     worktree: bool = False
 

@@ -65,8 +65,12 @@ def read_live_snapshot(path: str) -> tuple[SnapshotQueues, LiveState]:
     it says of KAI Resource Management, the CRDs, Queues and SchedulingShards with their labels and managedFields,
     and KRM's own objects (checks/krm.py), both from the bytes whose cluster and time the head names."""
     builder = LiveStateBuilder(f"snapshot {path}")
-    kept = (QUEUE.type_key, CUSTOM_RESOURCE_DEFINITION.type_key, SCHEDULING_SHARD.type_key,
-            *(kind.type_key for kind in KRM_KINDS))
+    kept = (
+        QUEUE.type_key,
+        CUSTOM_RESOURCE_DEFINITION.type_key,
+        SCHEDULING_SHARD.type_key,
+        *(kind.type_key for kind in KRM_KINDS),
+    )
 
     def keep(item: JSONObject) -> None:
         if (item.get("apiVersion"), item.get("kind")) in kept:
@@ -75,8 +79,11 @@ def read_live_snapshot(path: str) -> tuple[SnapshotQueues, LiveState]:
     head = _each_item(path, keep)
     state = builder.finish()
     if not state.queue_kind_served:
-        raise UserError("snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster", where=path,
-                        hint="pass a file written by `kai-gitops snapshot` on that cluster")
+        raise UserError(
+            "snapshot holds no Queue and no Queue CRD: not a snapshot of a KAI cluster",
+            where=path,
+            hint="pass a file written by `kai-gitops snapshot` on that cluster",
+        )
     queues = SnapshotQueues(f"snapshot {path}", head.taken_at, state.queues, state.allocations, head.cluster_uid, path)
     return queues, state
 
@@ -112,12 +119,18 @@ class _Head(NamedTuple):
 def _each_item(path: str, consume: Callable[[JSONObject], None]) -> _Head:
     """Hands each object of the snapshot to `consume`, in order; returns when, and of which cluster, it was taken."""
     if not Path(path).exists():
-        raise UserError("snapshot file not found", where=path, hint="pass a file written by `kai-gitops snapshot`"
-                        " or `kubectl get … -o yaml`")
+        raise UserError(
+            "snapshot file not found",
+            where=path,
+            hint="pass a file written by `kai-gitops snapshot` or `kubectl get … -o yaml`",
+        )
     raw = read_input(path, SNAPSHOT_MAX_BYTES, "snapshot")
     if not raw.strip():
-        raise UserError("snapshot file is empty", where=f"{path}:1",
-                        hint="an empty file is not an empty cluster; write one with `kai-gitops snapshot`")
+        raise UserError(
+            "snapshot file is empty",
+            where=f"{path}:1",
+            hint="an empty file is not an empty cluster; write one with `kai-gitops snapshot`",
+        )
     if raw.lstrip()[:1] in (b"{", b"["):
         loaded = _json_items(raw, path)
         for item in loaded.items:
@@ -143,8 +156,11 @@ def _json_items(raw: bytes, path: str) -> _Loaded:
         data = load_json(raw)
     except TooDeep as exc:
         where = f"{path}:{line_at(raw, exc.offset)}"
-        raise UserError(f"snapshot nests deeper than {MAX_JSON_DEPTH} levels", where=where,
-                        hint="write it with `kai-gitops snapshot`") from None
+        raise UserError(
+            f"snapshot nests deeper than {MAX_JSON_DEPTH} levels",
+            where=where,
+            hint="write it with `kai-gitops snapshot`",
+        ) from None
     except orjson.JSONDecodeError as exc:
         raise UserError(f"invalid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from None
     return _Loaded(_list_items(data, lambda i: f"{path}:1 (item {i})", path), _head(data, lambda _: f"{path}:1"))
@@ -166,9 +182,13 @@ def _streamed_items(text: str, path: str, consume: Callable[[JSONObject], None])
     try:
         documents = stream.stream_documents(text, each, SNAPSHOT_MAX_NODES)
     except stream.Unusual as exc:
-        raise UserError(f"{exc.what} in a snapshot over {STREAM_ABOVE_BYTES // 1024} KB, which is read an item at "
-                        "a time without anchors, aliases, tags, merge keys or directives (kubectl and kai-gitops "
-                        "snapshot write none)", where=f"{path}:{exc.line}", hint=_HINT) from None
+        raise UserError(
+            f"{exc.what} in a snapshot over {STREAM_ABOVE_BYTES // 1024} KB, which is read an item at "
+            "a time without anchors, aliases, tags, merge keys or directives (kubectl and kai-gitops "
+            "snapshot write none)",
+            where=f"{path}:{exc.line}",
+            hint=_HINT,
+        ) from None
     except stream.DuplicateKey as exc:
         raise duplicate_key_error(path, exc.key, exc.first, exc.second) from None
     except TooManyNodes as exc:
@@ -184,8 +204,11 @@ def _streamed_items(text: str, path: str, consume: Callable[[JSONObject], None])
             for item in _list_items(doc.data, partial(_item_location, doc), path):
                 consume(item)
         elif not (isinstance(doc.data, dict) and str(doc.data.get("kind", "")).endswith("List")):
-            raise UserError("a document with a top-level `items` list must be a Kubernetes List (kind: List)",
-                            where=f"{path}:1", hint="write one with `kai-gitops snapshot -o FILE`")
+            raise UserError(
+                "a document with a top-level `items` list must be a Kubernetes List (kind: List)",
+                where=f"{path}:1",
+                hint="write one with `kai-gitops snapshot -o FILE`",
+            )
         head = _first(head, _head(doc.data, partial(_annotation_location, doc)), path)
     return head
 
@@ -199,7 +222,7 @@ def _invalid(exc: yaml.YAMLError, path: str) -> UserError:
 
 def _annotation_location(doc: YamlDoc, name: str) -> str:
     probe: YamlPath = ("metadata", "annotations", name)
-    while probe and probe not in doc.positions:   # the nearest written parent, as YamlDoc.locate
+    while probe and probe not in doc.positions:  # the nearest written parent, as YamlDoc.locate
         probe = probe[:-1]
     line, column = doc.positions.get(probe, (1, 1))
     return f"{doc.file}:{line}:{column}"
@@ -213,9 +236,12 @@ def _first(seen: _Head, more: _Head, path: str) -> _Head:
     """The first document that says each: a snapshot is one List, but a file may hold more documents. Two
     documents of two clusters are one file pasted together, not a snapshot: which cluster it shows is unknown."""
     if seen.cluster_uid and more.cluster_uid and seen.cluster_uid != more.cluster_uid:
-        raise UserError(f"the snapshot's documents name two clusters ({CLUSTER_UID_ANNOTATION} {seen.cluster_uid} "
-                        f"and {more.cluster_uid})", where=path, hint="take one snapshot of one cluster with "
-                        "`kai-gitops snapshot`")
+        raise UserError(
+            f"the snapshot's documents name two clusters ({CLUSTER_UID_ANNOTATION} {seen.cluster_uid} "
+            f"and {more.cluster_uid})",
+            where=path,
+            hint="take one snapshot of one cluster with `kai-gitops snapshot`",
+        )
     return _Head(seen.taken_at or more.taken_at, seen.cluster_uid or more.cluster_uid)
 
 
@@ -230,9 +256,12 @@ def _cluster_uid(data: JSONValue, where: Callable[[str], str]) -> str | None:
     if uid is None:
         return None
     if not isinstance(uid, str) or not _UID.fullmatch(uid):
-        raise UserError(f"annotation {CLUSTER_UID_ANNOTATION} is not a Kubernetes UID: {str(uid)[:40]!r}",
-                        where=where(CLUSTER_UID_ANNOTATION), hint="`kai-gitops snapshot` writes the kube-system "
-                        "namespace's UID; take the snapshot again rather than editing it")
+        raise UserError(
+            f"annotation {CLUSTER_UID_ANNOTATION} is not a Kubernetes UID: {str(uid)[:40]!r}",
+            where=where(CLUSTER_UID_ANNOTATION),
+            hint="`kai-gitops snapshot` writes the kube-system "
+            "namespace's UID; take the snapshot again rather than editing it",
+        )
     return uid
 
 
@@ -243,12 +272,15 @@ def _taken_at(data: JSONValue, where: Callable[[str], str]) -> datetime | None:
     try:
         when = datetime.fromisoformat(stamp) if isinstance(stamp, str) else None
         utc = when.astimezone(UTC) if when is not None and when.tzinfo is not None else None
-    except (ValueError, OverflowError):   # OverflowError: a valid shape past the last UTC instant
+    except (ValueError, OverflowError):  # OverflowError: a valid shape past the last UTC instant
         utc = None
     if utc is None:
-        raise UserError(f"annotation {TAKEN_AT_ANNOTATION} is not an RFC 3339 time with a zone: {str(stamp)[:40]!r}",
-                        where=where(TAKEN_AT_ANNOTATION), hint="`kai-gitops snapshot` writes it, e.g. "
-                        "2026-12-01T10:00:00.000000Z; remove the annotation if the time is unknown")
+        raise UserError(
+            f"annotation {TAKEN_AT_ANNOTATION} is not an RFC 3339 time with a zone: {str(stamp)[:40]!r}",
+            where=where(TAKEN_AT_ANNOTATION),
+            hint="`kai-gitops snapshot` writes it, e.g. "
+            "2026-12-01T10:00:00.000000Z; remove the annotation if the time is unknown",
+        )
     return utc
 
 
@@ -258,8 +290,11 @@ def _item_location(doc: YamlDoc, index: int) -> str:
 
 def _list_items(data: JSONValue, where: Callable[[int], str], path: str) -> list[JSONObject]:
     if not isinstance(data, dict):
-        raise UserError("a snapshot must be a Kubernetes List object", where=f"{path}:1",
-                        hint="write one with `kai-gitops snapshot -o FILE`")
+        raise UserError(
+            "a snapshot must be a Kubernetes List object",
+            where=f"{path}:1",
+            hint="write one with `kai-gitops snapshot -o FILE`",
+        )
     items: JSONValue
     if not str(data.get("kind", "")).endswith("List"):
         items = [data]  # a single object is a list of one
@@ -276,6 +311,7 @@ def _is_bad(item: JSONValue) -> bool:
 
 def _checked_item(item: JSONValue, index: int, where: str) -> JSONObject:
     if not isinstance(item, dict) or _is_bad(item):
-        raise UserError(f"item {index} has no kind/apiVersion", where=where,
-                        hint="each item must be a full Kubernetes object")
+        raise UserError(
+            f"item {index} has no kind/apiVersion", where=where, hint="each item must be a full Kubernetes object"
+        )
     return item

@@ -68,7 +68,7 @@ class SnapshotTarget:
     option's first form, kept: JSON when the name ends in .json, else YAML)."""
 
     format: str
-    path: str | None          # None: stdout
+    path: str | None  # None: stdout
 
     @classmethod
     def parse(cls, value: str) -> SnapshotTarget:
@@ -104,8 +104,15 @@ class SnapshotWriter:
     """An ObjectSink that streams a Kubernetes `List` to a temp file (or a buffer for stdout); `commit()` renames
     it to the target's path (or prints it). `output` is the value of `-o` (see `SnapshotTarget`)."""
 
-    def __init__(self, output: str, *, comment: str = "", stdout: TextIO | None = None,
-                 taken_at: datetime | None = None, cluster_uid: str | None = None) -> None:
+    def __init__(
+        self,
+        output: str,
+        *,
+        comment: str = "",
+        stdout: TextIO | None = None,
+        taken_at: datetime | None = None,
+        cluster_uid: str | None = None,
+    ) -> None:
         self.target = SnapshotTarget.parse(output)
         self.json = self.target.format == "json"
         self.comment = comment
@@ -120,7 +127,7 @@ class SnapshotWriter:
             self._file = _PrintedWhole(self._stdout or sys.stdout)
         else:
             check_output_target(Path(self.target.path), "-o")
-            self._file = AtomicFile(self.target.path, OWNER_ONLY, text=True)   # the snapshot describes the cluster
+            self._file = AtomicFile(self.target.path, OWNER_ONLY, text=True)  # the snapshot describes the cluster
         self._file.write(self._head())
         return self
 
@@ -132,18 +139,27 @@ class SnapshotWriter:
         else:
             if not self.counts:
                 self._file.write("items:\n")
-            self._file.write(yaml.dump([obj], Dumper=_SnapshotDumper, default_flow_style=False, sort_keys=False,
-                                       allow_unicode=True, width=120))
+            self._file.write(
+                yaml.dump(
+                    [obj],
+                    Dumper=_SnapshotDumper,
+                    default_flow_style=False,
+                    sort_keys=False,
+                    allow_unicode=True,
+                    width=120,
+                )
+            )
         self.counts[str(obj.get("kind", "?"))] += 1
 
     def commit(self) -> None:
         assert self._file is not None
         self._file.write(self._tail())
-        self._file.commit()   # readers see the old file or the whole new one
+        self._file.commit()  # readers see the old file or the whole new one
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self._file is not None:   # not committed: the read failed, leave nothing behind
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._file is not None:  # not committed: the read failed, leave nothing behind
             self._file.discard()
             self._file = None
 
@@ -151,16 +167,24 @@ class SnapshotWriter:
         """The List's metadata says when the read began (TAKEN_AT_ANNOTATION): the audit log is cut off there,
         and `check --live-snapshot` tells a reviewer how old its queues are; and of which cluster
         (CLUSTER_UID_ANNOTATION), which `check --live-snapshot` holds to the cluster's `clusterUID`."""
-        annotations = {name: value for name, value in (
-            (TAKEN_AT_ANNOTATION, taken_at_stamp(self.taken_at) if self.taken_at else None),
-            (CLUSTER_UID_ANNOTATION, self.cluster_uid)) if value}
+        annotations = {
+            name: value
+            for name, value in (
+                (TAKEN_AT_ANNOTATION, taken_at_stamp(self.taken_at) if self.taken_at else None),
+                (CLUSTER_UID_ANNOTATION, self.cluster_uid),
+            )
+            if value
+        }
         if self.json:
             meta = orjson.dumps({"annotations": annotations} if annotations else {}).decode()
             return f'{{"apiVersion":"v1","kind":"List","metadata":{meta},"items":[\n'
         lines = [f"# {line}" for line in self.comment.splitlines()]
-        yaml_meta = "metadata:\n  annotations:" + "".join(f"\n    {name}: {orjson.dumps(value).decode()}"
-                                                         for name, value in annotations.items()) \
-            if annotations else "metadata: {}"
+        yaml_meta = (
+            "metadata:\n  annotations:"
+            + "".join(f"\n    {name}: {orjson.dumps(value).decode()}" for name, value in annotations.items())
+            if annotations
+            else "metadata: {}"
+        )
         return "\n".join([*lines, "apiVersion: v1", "kind: List", yaml_meta, ""])
 
     def _tail(self) -> str:
@@ -183,8 +207,9 @@ def shareable(obj: JSONObject) -> JSONObject:
     out = {k: (redact(v) if kept_whole and k not in ("apiVersion", "kind", "metadata") else v) for k, v in obj.items()}
     meta = obj.get("metadata")
     if isinstance(meta, dict) and any(isinstance(meta.get(k), dict) for k in ("labels", "annotations")):
-        out["metadata"] = {k: (redact(v) if k in ("labels", "annotations") and isinstance(v, dict) else v)
-                           for k, v in meta.items()}
+        out["metadata"] = {
+            k: (redact(v) if k in ("labels", "annotations") and isinstance(v, dict) else v) for k, v in meta.items()
+        }
     return out
 
 
@@ -209,8 +234,9 @@ class _PrintedWhole:
         self._buffer = None
 
 
-def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *,
-                     settings: ReadSettings | None = None) -> SnapshotResult:
+def snapshot_command(
+    output: str, kubeconfig: str | None, context: str | None, *, settings: ReadSettings | None = None
+) -> SnapshotResult:
     """Read the cluster and write the snapshot to `output` (the value of `-o`); raises UserError (and leaves no
     file) when any read fails."""
     from reconciler.sources.cluster import ClusterClient, ReadProgress, kube_system_uid, read_live
@@ -218,18 +244,23 @@ def snapshot_command(output: str, kubeconfig: str | None, context: str | None, *
     client = ClusterClient.connect(kubeconfig, context, settings)
     taken_at = datetime.now(UTC)
     stamp = taken_at.strftime("%Y-%m-%dT%H:%M:%SZ")
-    comment = (f"kai-gitops snapshot of {client.label}, taken {stamp}.\n"
-               "Read it with: kai-gitops diff|doctor --snapshot FILE. Secrets appear only as redacted Helm "
-               "release summaries.")
+    comment = (
+        f"kai-gitops snapshot of {client.label}, taken {stamp}.\n"
+        "Read it with: kai-gitops diff|doctor --snapshot FILE. Secrets appear only as redacted Helm "
+        "release summaries."
+    )
     try:
-        cluster_uid = kube_system_uid(client, client.label)   # which cluster: check --live-snapshot holds to it
-        with (SnapshotWriter(output, comment=comment, taken_at=taken_at, cluster_uid=cluster_uid) as writer,
-              ReadProgress(client.label) as progress):
+        cluster_uid = kube_system_uid(client, client.label)  # which cluster: check --live-snapshot holds to it
+        with (
+            SnapshotWriter(output, comment=comment, taken_at=taken_at, cluster_uid=cluster_uid) as writer,
+            ReadProgress(client.label) as progress,
+        ):
             read_live(client, writer, progress)
             writer.commit()
     except OSError as exc:
-        raise UserError(f"cannot write the snapshot: {exc.strerror or exc}",
-                        where=SnapshotTarget.parse(output).shown) from None
+        raise UserError(
+            f"cannot write the snapshot: {exc.strerror or exc}", where=SnapshotTarget.parse(output).shown
+        ) from None
     finally:
         client.close()
     return SnapshotResult(writer.target.shown, writer.counts)

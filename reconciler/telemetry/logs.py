@@ -53,7 +53,7 @@ def say(text: str) -> None:
 
 def say_lines(text: str) -> None:
     """Several lines on stderr (a fix's diff), each made safe as `one_line` makes it but its indentation kept."""
-    for line in redact_free_text(text).split("\n"):   # whole first: a PEM block spans lines
+    for line in redact_free_text(text).split("\n"):  # whole first: a PEM block spans lines
         sys.stderr.write(visible(line) + "\n")
     sys.stderr.flush()
 
@@ -94,10 +94,13 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, run id, cluster, phase, extra fields."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, object] = {   # extras may be any object: orjson writes those with str()
+        line: dict[str, object] = {  # extras may be any object: orjson writes those with str()
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(), "logger": record.name,
-            "message": one_line(record.getMessage()), **current()}
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": one_line(record.getMessage()),
+            **current(),
+        }
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_") and key not in line:
                 line[key] = redact(value)
@@ -138,8 +141,9 @@ def _no_audit_detail(record: logging.LogRecord) -> bool:
 def in_pod() -> bool:
     """Whether this process runs in a Kubernetes pod, as client-go's in-cluster config decides it."""
     env = os.environ
-    return bool(env.get("KUBERNETES_SERVICE_HOST") and env.get("KUBERNETES_SERVICE_PORT")
-                and SERVICE_ACCOUNT_TOKEN.is_file())
+    return bool(
+        env.get("KUBERNETES_SERVICE_HOST") and env.get("KUBERNETES_SERVICE_PORT") and SERVICE_ACCOUNT_TOKEN.is_file()
+    )
 
 
 def _ci_job() -> bool:
@@ -160,8 +164,7 @@ def resolve_format(fmt: str) -> str:
 
 
 @contextmanager
-def logging_to_stderr(fmt: str = "auto", *, stream: TextIO | None = None, level: int = logging.INFO
-                      ) -> Iterator[str]:
+def logging_to_stderr(fmt: str = "auto", *, stream: TextIO | None = None, level: int = logging.INFO) -> Iterator[str]:
     """The one kai-gitops handler for the length of a command (removed after, so runs in one process, like
     tests, never share it); yields the format chosen."""
     chosen = resolve_format(fmt)

@@ -46,24 +46,25 @@ class RunFacts:
 
     command: str
     cluster: str
-    started: float                          # time.time() at start
+    started: float  # time.time() at start
     duration_s: float
-    ok: bool                                # ended without an error (findings are not an error)
+    ok: bool  # ended without an error (findings are not an error)
     exit_code: int
     report: Report | None = None
-    changes_planned: int | None = None      # reconcile only
+    changes_planned: int | None = None  # reconcile only
     changes_applied: int | None = None
     changes_failed: int | None = None
     live_read_retries: int = 0
-    rollout: WaveDecision | None = None     # reconcile with rollout waves: whether this cluster may apply
+    rollout: WaveDecision | None = None  # reconcile with rollout waves: whether this cluster may apply
 
     @property
     def finished(self) -> float:
         return self.started + self.duration_s
 
 
-def build_registry(facts: RunFacts, *, cluster_label: bool = True,
-                   carried: Mapping[tuple[str, ...], float] | None = None) -> CollectorRegistry:
+def build_registry(
+    facts: RunFacts, *, cluster_label: bool = True, carried: Mapping[tuple[str, ...], float] | None = None
+) -> CollectorRegistry:
     """The run's metrics. Without `cluster_label` the cluster is left to the Pushgateway's grouping key;
     `carried` gives last-success timestamps from an earlier textfile (label values -> timestamp)."""
     registry = CollectorRegistry(auto_describe=True)
@@ -78,19 +79,31 @@ def build_registry(facts: RunFacts, *, cluster_label: bool = True,
     _fights(facts, gauge, own)
     run_labels = [*own, facts.command]
     gauge("run_duration_seconds", "Wall time of the last run.", ["command"]).labels(*run_labels).set(facts.duration_s)
-    gauge("last_run_timestamp_seconds", "When the last run finished (Unix time).", ["command"]
-          ).labels(*run_labels).set(facts.finished)
-    gauge("last_run_success", "1 if the last run ended without an error (findings are not errors), else 0.",
-          ["command"]).labels(*run_labels).set(1 if facts.ok else 0)
-    gauge("last_run_exit_code", "Exit code of the last run: 0 clean, 2 findings or pending changes, 1 error.",
-          ["command"]).labels(*run_labels).set(facts.exit_code)
+    gauge("last_run_timestamp_seconds", "When the last run finished (Unix time).", ["command"]).labels(*run_labels).set(
+        facts.finished
+    )
+    gauge(
+        "last_run_success", "1 if the last run ended without an error (findings are not errors), else 0.", ["command"]
+    ).labels(*run_labels).set(1 if facts.ok else 0)
+    gauge(
+        "last_run_exit_code", "Exit code of the last run: 0 clean, 2 findings or pending changes, 1 error.", ["command"]
+    ).labels(*run_labels).set(facts.exit_code)
     last_success = facts.finished if facts.ok else (carried or {}).get((facts.cluster, facts.command))
     if last_success is not None:
         # Not even declared otherwise: an empty family in a Pushgateway POST would replace the group's value.
-        Gauge(LAST_SUCCESS, "When the last successful run finished (Unix time).", [*base, "command"],
-              registry=registry).labels(*run_labels).set(last_success)
-    _set(gauge("live_read_retries", "Requests to the Kubernetes API retried (429, 5xx, timeouts, resets, "
-               "expired continue tokens) during the last run.", []), own, facts.live_read_retries)
+        Gauge(
+            LAST_SUCCESS, "When the last successful run finished (Unix time).", [*base, "command"], registry=registry
+        ).labels(*run_labels).set(last_success)
+    _set(
+        gauge(
+            "live_read_retries",
+            "Requests to the Kubernetes API retried (429, 5xx, timeouts, resets, "
+            "expired continue tokens) during the last run.",
+            [],
+        ),
+        own,
+        facts.live_read_retries,
+    )
     _changes(facts, gauge, own)
     _rollout(facts, gauge, own)
     return registry
@@ -131,8 +144,12 @@ def _oldest_drift(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) 
     ages = {c.cluster: oldest_drift_age(c) for c in facts.report.clusters} or {facts.cluster: 0.0}
     if not own:
         ages = {"": max(ages.values())}
-    oldest = gauge("oldest_drift_age_seconds", "Seconds since the oldest drift of the last run that is not waived "
-                   "was first reported (its firstSeen); 0 without drift.", [])
+    oldest = gauge(
+        "oldest_drift_age_seconds",
+        "Seconds since the oldest drift of the last run that is not waived "
+        "was first reported (its firstSeen); 0 without drift.",
+        [],
+    )
     for cluster, seconds in ages.items():
         _set(oldest, _own(own, cluster), seconds)
 
@@ -147,8 +164,12 @@ def _fights(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> Non
         for f in report.active():
             if f.rule_id == CONTROLLER_FIGHT.id:
                 fields[report.cluster if own else ""] += len(f.extra.get("fields") or ())
-    fights = gauge("controller_fights", "Fields of the last run another field manager wrote back after kai-gitops "
-                   "wrote them (KAI-D-009): left alone, not written again.", [])
+    fights = gauge(
+        "controller_fights",
+        "Fields of the last run another field manager wrote back after kai-gitops "
+        "wrote them (KAI-D-009): left alone, not written again.",
+        [],
+    )
     clusters = ({c.cluster for c in facts.report.clusters} or {facts.cluster}) if own else {""}
     for cluster in clusters:
         _set(fights, _own(own, cluster), fields.get(cluster, 0))
@@ -165,12 +186,21 @@ def _set(g: Gauge, labels: list[str], value: float) -> None:
 def _changes(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> None:
     if facts.changes_planned is None:
         return
-    _set(gauge("changes_planned", "Changes in the last run's plan (what kai-gitops may fix).", []), own,
-         facts.changes_planned)
-    _set(gauge("changes_applied", "Changes the last run applied (0 without --apply).", []), own,
-         facts.changes_applied or 0)
-    _set(gauge("changes_failed", "Changes the last run tried to apply and could not.", []), own,
-         facts.changes_failed or 0)
+    _set(
+        gauge("changes_planned", "Changes in the last run's plan (what kai-gitops may fix).", []),
+        own,
+        facts.changes_planned,
+    )
+    _set(
+        gauge("changes_applied", "Changes the last run applied (0 without --apply).", []),
+        own,
+        facts.changes_applied or 0,
+    )
+    _set(
+        gauge("changes_failed", "Changes the last run tried to apply and could not.", []),
+        own,
+        facts.changes_failed or 0,
+    )
 
 
 def _rollout(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> None:
@@ -179,12 +209,22 @@ def _rollout(facts: RunFacts, gauge: Callable[..., Gauge], own: list[str]) -> No
     decision = facts.rollout
     if decision is None:
         return
-    held = gauge("rollout_held", "1 while the rollout holds this cluster: a cluster of wave `wave` failed "
-                 "(`held_by`), else 0.", ["wave", "held_by"])
+    held = gauge(
+        "rollout_held",
+        "1 while the rollout holds this cluster: a cluster of wave `wave` failed (`held_by`), else 0.",
+        ["wave", "held_by"],
+    )
     held.labels(*own, str(decision.wave or ""), decision.held_by or "").set(1 if decision.state == "held" else 0)
-    _set(gauge("rollout_may_apply", "1 if the rollout waves let the last run apply its commit, else 0 (waiting, "
-               "held, or the commit statuses could not be read).", ["state"]), [*own, decision.state],
-         1 if decision.apply else 0)
+    _set(
+        gauge(
+            "rollout_may_apply",
+            "1 if the rollout waves let the last run apply its commit, else 0 (waiting, "
+            "held, or the commit statuses could not be read).",
+            ["state"],
+        ),
+        [*own, decision.state],
+        1 if decision.apply else 0,
+    )
 
 
 # -- textfile ----------------------------------------------------------------------------------------
@@ -196,11 +236,13 @@ def write_textfile(path: Path, facts: RunFacts) -> None:
     carried = _last_success_in(path)
     data = generate_latest(build_registry(facts, carried=carried))
     try:
-        out = AtomicFile(path, WORLD_READABLE)   # node-exporter runs as another user
+        out = AtomicFile(path, WORLD_READABLE)  # node-exporter runs as another user
     except OSError as exc:
-        raise UserError(f"cannot write the metrics file: {exc.strerror}", where=str(path),
-                        hint="--metrics-file takes a file in a writable directory, a FIFO or a character "
-                             "device") from None
+        raise UserError(
+            f"cannot write the metrics file: {exc.strerror}",
+            where=str(path),
+            hint="--metrics-file takes a file in a writable directory, a FIFO or a character device",
+        ) from None
     try:
         with out:
             out.write(data)
@@ -213,7 +255,7 @@ def _last_success_in(path: Path) -> dict[tuple[str, ...], float]:
     from prometheus_client.parser import text_string_to_metric_families
 
     try:
-        if writes_in_place(path):   # a FIFO or a device holds no earlier run (and reading one may never end)
+        if writes_in_place(path):  # a FIFO or a device holds no earlier run (and reading one may never end)
             return {}
         text = path.read_text()
     except (OSError, UnicodeDecodeError):
@@ -225,7 +267,7 @@ def _last_success_in(path: Path) -> dict[tuple[str, ...], float]:
                 if sample.name == LAST_SUCCESS and {"cluster", "command"} <= sample.labels.keys():
                     carried[(sample.labels["cluster"], sample.labels["command"])] = sample.value
     except ValueError:
-        return {}   # not ours or damaged: start afresh rather than fail the run over an old file
+        return {}  # not ours or damaged: start afresh rather than fail the run over an old file
     return carried
 
 
@@ -238,25 +280,35 @@ def push(url: str, facts: RunFacts, env: Mapping[str, str] | None = None) -> Non
     env = os.environ if env is None else env
     try:
         parts = urlsplit(url)
-    except ValueError:      # e.g. an unclosed IPv6 bracket
+    except ValueError:  # e.g. an unclosed IPv6 bracket
         parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UserError(f"--metrics-push needs an http(s) URL of a Pushgateway, got '{redact_text(url)}'")
     if "@" in parts.netloc:
         # urllib would take `user:password@host` for a host name and fail on DNS: say what to do instead
-        raise UserError(f"--metrics-push URL '{redact_text(url)}' carries credentials, which are not sent from there",
-                        hint=f"drop them from the URL and set ${USER_ENV} and ${PASSWORD_ENV} (deploy/: Secret "
-                             "kai-gitops-pushgateway)")
+        raise UserError(
+            f"--metrics-push URL '{redact_text(url)}' carries credentials, which are not sent from there",
+            hint=f"drop them from the URL and set ${USER_ENV} and ${PASSWORD_ENV} (deploy/: Secret "
+            "kai-gitops-pushgateway)",
+        )
     registry = build_registry(facts, cluster_label=False)
     send = push_to_gateway if facts.ok else pushadd_to_gateway
     try:
-        send(url, job=JOB, registry=registry, grouping_key={"cluster": facts.cluster}, timeout=PUSH_TIMEOUT_S,
-             handler=_auth_handler(env))
+        send(
+            url,
+            job=JOB,
+            registry=registry,
+            grouping_key={"cluster": facts.cluster},
+            timeout=PUSH_TIMEOUT_S,
+            handler=_auth_handler(env),
+        )
     except (OSError, HTTPException, ValueError) as exc:
         # URLError and HTTPError are OSErrors; a port that does not speak HTTP raises BadStatusLine, a malformed
         # host (e.g. an unclosed IPv6 bracket) ValueError: each is the operator's to fix, not a crash
-        raise UserError(f"pushing metrics to {redact_text(url)} failed: {redact_text(str(exc))}",
-                        hint="check --metrics-push and the Pushgateway; the run itself is unaffected") from None
+        raise UserError(
+            f"pushing metrics to {redact_text(url)} failed: {redact_text(str(exc))}",
+            hint="check --metrics-push and the Pushgateway; the run itself is unaffected",
+        ) from None
 
 
 def _auth_handler(env: Mapping[str, str]) -> Callable[..., Callable[[], None]]:
@@ -265,8 +317,9 @@ def _auth_handler(env: Mapping[str, str]) -> Callable[..., Callable[[], None]]:
         return default_handler
     token = base64.b64encode(f"{user or ''}:{password or ''}".encode()).decode()
 
-    def handler(url: str, method: str, timeout: float | None, headers: list[tuple[str, str]], data: bytes
-                ) -> Callable[[], None]:
+    def handler(
+        url: str, method: str, timeout: float | None, headers: list[tuple[str, str]], data: bytes
+    ) -> Callable[[], None]:
         return default_handler(url, method, timeout, [*headers, ("Authorization", f"Basic {token}")], data)
 
     return handler

@@ -39,10 +39,10 @@ _CURRENT: contextvars.ContextVar[RunObservation | None] = contextvars.ContextVar
 class TelemetrySettings:
     """How a command's run is observed, as its options ask."""
 
-    log_format: str | None = None      # auto | json | text; None: a command run by people (no --log-format)
-    cluster: str | None = None         # the cluster named on the command line, for log lines and metrics
-    metrics_file: str | None = None    # node-exporter textfile to replace
-    metrics_push: str | None = None    # Pushgateway URL
+    log_format: str | None = None  # auto | json | text; None: a command run by people (no --log-format)
+    cluster: str | None = None  # the cluster named on the command line, for log lines and metrics
+    metrics_file: str | None = None  # node-exporter textfile to replace
+    metrics_push: str | None = None  # Pushgateway URL
 
 
 class ReconcileResult(Protocol):
@@ -114,21 +114,38 @@ def _finish(run: RunObservation, settings: TelemetrySettings) -> None:
     duration = time.time() - run.started
     cluster = _cluster(run, settings)
     logs.set_cluster(cluster)
-    log.log(run.lifecycle_level, "run finished: exit %d in %.1f s", run.exit_code, duration,
-            extra={"event": "run-end", "command": run.command, "exitCode": run.exit_code,
-                   "durationSeconds": round(duration, 3)})
+    log.log(
+        run.lifecycle_level,
+        "run finished: exit %d in %.1f s",
+        run.exit_code,
+        duration,
+        extra={
+            "event": "run-end",
+            "command": run.command,
+            "exitCode": run.exit_code,
+            "durationSeconds": round(duration, 3),
+        },
+    )
     if not (settings.metrics_file or settings.metrics_push):
         return
     from reconciler.telemetry.metrics import RunFacts, push, write_textfile
 
-    facts = RunFacts(run.command, cluster, run.started, duration,
-                     ok=run.exit_code in (ExitCode.CLEAN, ExitCode.FINDINGS), exit_code=run.exit_code,
-                     report=run.report, live_read_retries=RETRIES.count - run.retries_before)
+    facts = RunFacts(
+        run.command,
+        cluster,
+        run.started,
+        duration,
+        ok=run.exit_code in (ExitCode.CLEAN, ExitCode.FINDINGS),
+        exit_code=run.exit_code,
+        report=run.report,
+        live_read_retries=RETRIES.count - run.retries_before,
+    )
     _changes(facts, run.outcome)
     with logs.phase("metrics"):
         sends: list[tuple[str | None, Callable[[str], None]]] = [
             (settings.metrics_file, lambda v: write_textfile(Path(v), facts)),
-            (settings.metrics_push, lambda v: push(v, facts))]
+            (settings.metrics_push, lambda v: push(v, facts)),
+        ]
         for target, send in sends:
             if target:
                 try:

@@ -43,7 +43,7 @@ class YamlDoc:
     file: str
     data: JSONValue
     positions: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
-    spans: SpanIndex | None = field(default=None, compare=False, repr=False)   # where values end, on demand
+    spans: SpanIndex | None = field(default=None, compare=False, repr=False)  # where values end, on demand
 
     def locate(self, path: YamlPath) -> Location:
         """Location of `path`, or of its nearest existing parent when the key is absent (where to add it).
@@ -81,12 +81,13 @@ def decode_text(raw: bytes, file: str, *, max_bytes: int = MAX_BYTES) -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise UserError(
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", where=f"{file}:{line}",
-            hint="save the file as UTF-8") from None
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", where=f"{file}:{line}", hint="save the file as UTF-8"
+        ) from None
 
 
-def load_documents(raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES, max_nodes: int | None = None,
-                   shared: bool = False) -> list[YamlDoc]:
+def load_documents(
+    raw: bytes | str, file: str, *, max_bytes: int = MAX_BYTES, max_nodes: int | None = None, shared: bool = False
+) -> list[YamlDoc]:
     """Every document of a YAML stream; empty documents are skipped.
 
     Read with libyaml when it is installed and the document is one it reads exactly like ruamel
@@ -130,7 +131,7 @@ def _parse(text: str, file: str, max_nodes: int) -> list[YamlDoc]:
                 read, ends = fast
                 spans = SpanIndex(text, ends)
                 return [YamlDoc(file, data, positions, spans) for data, positions in read]
-        yaml_libyaml.check_budget(text, max_nodes)   # ruamel counts too, but at ~50x libyaml's cost per value
+        yaml_libyaml.check_budget(text, max_nodes)  # ruamel counts too, but at ~50x libyaml's cost per value
     except yaml_libyaml.TooManyNodes as exc:
         raise too_many_nodes(file, exc.line, max_nodes) from None
     except yaml_libyaml.TooDeep as exc:
@@ -139,22 +140,27 @@ def _parse(text: str, file: str, max_nodes: int) -> list[YamlDoc]:
 
 
 def too_many_nodes(file: str, line: int, max_nodes: int) -> UserError:
-    return UserError(f"more than {max_nodes:,} YAML values in one file (the limit that keeps a file built to "
-                     "exhaust memory from doing so)", where=f"{file}:{line}",
-                     hint="split the file; a large snapshot can be written as JSON (`-o FILE.json`)")
+    return UserError(
+        f"more than {max_nodes:,} YAML values in one file (the limit that keeps a file built to "
+        "exhaust memory from doing so)",
+        where=f"{file}:{line}",
+        hint="split the file; a large snapshot can be written as JSON (`-o FILE.json`)",
+    )
 
 
 def too_deep(file: str, line: int | None) -> UserError:
     from reconciler.yamlio.libyaml import MAX_DEPTH
 
-    return UserError(f"YAML nested deeper than {MAX_DEPTH} levels (collections inside collections; the limit "
-                     "keeps a file built to exhaust the parsers' stack from doing so)",
-                     where=file if line is None else f"{file}:{line}",
-                     hint="flatten the structure; no kai-gitops input needs more than a few dozen levels")
+    return UserError(
+        f"YAML nested deeper than {MAX_DEPTH} levels (collections inside collections; the limit "
+        "keeps a file built to exhaust the parsers' stack from doing so)",
+        where=file if line is None else f"{file}:{line}",
+        hint="flatten the structure; no kai-gitops input needs more than a few dozen levels",
+    )
 
 
 def reader_engine() -> str:
-    """"libyaml" (the default when PyYAML has its C extension) or "ruamel"."""
+    """ "libyaml" (the default when PyYAML has its C extension) or "ruamel"."""
     from reconciler.yamlio import libyaml as yaml_libyaml
 
     wanted = os.environ.get("KAI_GITOPS_YAML_READER", "libyaml")
@@ -181,7 +187,7 @@ def ruamel_documents(text: str, file: str, max_nodes: int | None = None) -> list
         loaded = list(yaml.load_all(text))
     except TooManyNodes as exc:
         raise too_many_nodes(file, exc.line, budget) from None
-    except RecursionError:   # without libyaml's first pass (check_budget) nothing measured the depth before
+    except RecursionError:  # without libyaml's first pass (check_budget) nothing measured the depth before
         raise too_deep(file, _too_deep_line(text)) from None
     except Exception as exc:  # ruamel raises many types; all mean "this file is not valid YAML"
         raise _yaml_error(exc, file, text) from None
@@ -244,7 +250,7 @@ def _parser(max_nodes: int) -> YAML:
         nodes = 0
 
         def compose_node(self, parent: object, index: object) -> object:
-            if not self.parser.check_event(AliasEvent):   # an alias adds no node; the expansion check counts it
+            if not self.parser.check_event(AliasEvent):  # an alias adds no node; the expansion check counts it
                 self.nodes += 1
                 if self.nodes > max_nodes:
                     raise TooManyNodes(self.parser.peek_event().start_mark.line + 1)
@@ -266,7 +272,7 @@ def _parser(max_nodes: int) -> YAML:
                 with contextlib.suppress(ConstructorError):
                     inner.close()
                 raise
-            next(inner, None)    # the rest: anchors, the mapping's or sequence's items
+            next(inner, None)  # the rest: anchors, the mapping's or sequence's items
 
     _TimestampsAsText.add_constructor("tag:yaml.org,2002:timestamp", _TimestampsAsText.construct_yaml_str)
     _TimestampsAsText.add_constructor(None, _TimestampsAsText.construct_unknown)
@@ -293,8 +299,11 @@ def _yaml_error(exc: Exception, file: str, text: str) -> UserError:
 
 
 def duplicate_key_error(file: str, name: str, first: int, second: int) -> UserError:
-    return UserError(f'duplicate key "{name}" at lines {first} and {second}', where=f"{file}:{second}",
-                     hint="Helm would silently keep the last one; delete the line you do not mean")
+    return UserError(
+        f'duplicate key "{name}" at lines {first} and {second}',
+        where=f"{file}:{second}",
+        hint="Helm would silently keep the last one; delete the line you do not mean",
+    )
 
 
 def _duplicate_key_lines(text: str, exc: MarkedYAMLError, name: str) -> tuple[int, int]:
@@ -343,8 +352,11 @@ def _refuse_alias_bomb(root: object, file: str) -> None:
     if isinstance(root, dict):
         worst = max(root, key=lambda k: size(root[k]))
         line = (_lc(root, "key", worst) or (1, 1))[0]
-    raise UserError(f"YAML aliases expand to {total:,} values (an alias bomb)", where=f"{file}:{line}",
-                    hint="remove the nested anchors/aliases")
+    raise UserError(
+        f"YAML aliases expand to {total:,} values (an alias bomb)",
+        where=f"{file}:{line}",
+        hint="remove the nested anchors/aliases",
+    )
 
 
 class _Converter:
@@ -361,7 +373,7 @@ class _Converter:
         if isinstance(node, (dict, list)) and len(path) >= self.max_depth:
             from reconciler.yamlio.libyaml import TooDeep
 
-            lc = getattr(node, "lc", None)   # where the collection itself starts, as libyaml's events say
+            lc = getattr(node, "lc", None)  # where the collection itself starts, as libyaml's events say
             raise TooDeep(lc.line + 1 if lc is not None and lc.line is not None else self.positions[path][0])
         if isinstance(node, dict):
             return dict(self._mapping_items(node, path))
@@ -378,21 +390,23 @@ class _Converter:
         found = _SURROGATE.search(text)
         if found:
             line, column = self.positions.get(path, (1, 1))
-            raise UserError(f"invalid YAML: \\u{ord(found.group()):04x} is half of a UTF-16 surrogate pair, not a "
-                            "character", where=f"{self.file}:{line}:{column}",
-                            hint="write the character itself, or its \\U escape")
+            raise UserError(
+                f"invalid YAML: \\u{ord(found.group()):04x} is half of a UTF-16 surrogate pair, not a character",
+                where=f"{self.file}:{line}:{column}",
+                hint="write the character itself, or its \\U escape",
+            )
 
     def _mapping_items(self, node: dict[object, object], path: YamlPath) -> Iterator[tuple[str, JSONValue]]:
         lines: dict[str, int] = {}
         for raw_key, value in node.items():
             key = helm_key(_scalar(raw_key))
             child = (*path, key)
-            position = _lc(node, "key", raw_key)   # ruamel keeps positions under the key as written
+            position = _lc(node, "key", raw_key)  # ruamel keeps positions under the key as written
             if position is not None:
                 self.positions[child] = position
             self._refuse_surrogate(key, child)
             converted = self.convert(value, child)
-            if key in lines:   # `1:` and "1":, or `yes:` and `true:` — distinct in YAML, one key to Helm
+            if key in lines:  # `1:` and "1":, or `yes:` and `true:` — distinct in YAML, one key to Helm
                 raise duplicate_key_error(self.file, key, lines[key], position[0] if position else 1)
             lines[key] = position[0] if position else 1
             yield key, converted
@@ -422,10 +436,10 @@ def _scalar(node: object) -> JSONValue:
     if isinstance(node, ScalarString):
         if type(node).__name__ != "PlainScalarString":
             return str(node)  # quoted, literal and folded: strings, never booleans
-        node = str(node)      # an anchored plain scalar: what Helm reads it as, like any plain one
+        node = str(node)  # an anchored plain scalar: what Helm reads it as, like any plain one
     if isinstance(node, bool) or node is None:
         return node
-    if type(node).__name__ == "ScalarBoolean":   # an anchored boolean: an int subclass in ruamel
+    if type(node).__name__ == "ScalarBoolean":  # an anchored boolean: an int subclass in ruamel
         return bool(node)
     if isinstance(node, str):
         return helm_plain_string(str(node))

@@ -33,24 +33,31 @@ _PLAIN, _QUOTED, _COLLECTION = "?plain", "?quoted", "?collection"
 
 # ruamel's YAML 1.2 implicit resolvers (ruamel/yaml/resolver.py), tried in ruamel's order per first char.
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
-_FLOAT = re.compile(r"""^(?:
+_FLOAT = re.compile(
+    r"""^(?:
      [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
     |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
     |[-+]?\.(?:inf|Inf|INF)
-    |\.(?:nan|NaN|NAN))$""", re.X)
-_INT = re.compile(r"""^(?:[-+]?0b[0-1_]+
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_INT = re.compile(
+    r"""^(?:[-+]?0b[0-1_]+
     |[-+]?0o?[0-7_]+
     |[-+]?[0-9_]+
-    |[-+]?0x[0-9a-fA-F_]+)$""", re.X)
+    |[-+]?0x[0-9a-fA-F_]+)$""",
+    re.X,
+)
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _RESOLVERS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {}
 for _first, _kinds in (("tTfF", ("bool",)), ("-+0123456789.", ("float", "int")), ("~nN", ("null",))):
     for _char in _first:
         _RESOLVERS[_char] = _RESOLVERS.get(_char, ()) + tuple(
-            (k, {"bool": _BOOL, "float": _FLOAT, "int": _INT, "null": _NULL}[k]) for k in _kinds)
+            (k, {"bool": _BOOL, "float": _FLOAT, "int": _INT, "null": _NULL}[k]) for k in _kinds
+        )
 
-_NEEDS_RUAMEL = ("<<", "=")   # merge key, and the `value` tag: ruamel gives them meanings of its own
+_NEEDS_RUAMEL = ("<<", "=")  # merge key, and the `value` tag: ruamel gives them meanings of its own
 
 
 class Decline(Exception):
@@ -86,6 +93,7 @@ def available() -> bool:
 
 
 if CSafeLoader is not None:
+
     class _Composer(yaml.CSafeLoader):
         """Composes only; tags are marked, not resolved (resolution happens below, with 1.2 rules).
 
@@ -102,7 +110,7 @@ if CSafeLoader is not None:
             if kind is ScalarNode:
                 if implicit[0]:
                     return _PLAIN
-                return _QUOTED if implicit[1] else "!"   # `! x`: ruamel's business
+                return _QUOTED if implicit[1] else "!"  # `! x`: ruamel's business
             return _COLLECTION
 
 
@@ -118,8 +126,9 @@ def documents(text: str, max_nodes: int) -> list[tuple[JSONValue, dict[YamlPath,
     return None if read is None else read[0]
 
 
-def documents_and_ends(text: str, max_nodes: int) -> tuple[
-        list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]], dict[int, int]] | None:
+def documents_and_ends(
+    text: str, max_nodes: int
+) -> tuple[list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]], dict[int, int]] | None:
     """`documents`, plus where every value of the stream ends (spans.pack_start -> spans.pack_end), taken from
     the same composed nodes: composing the text a second time for the ends cost as much as reading it."""
     if CSafeLoader is None or _ruamel_territory(text):
@@ -145,21 +154,22 @@ def _compose(loader: yaml.CSafeLoader) -> list[Node]:
     roots: list[Node] = []
     while loader.check_node():
         node = loader.get_node()
-        if node is not None:   # check_node() said there is one
+        if node is not None:  # check_node() said there is one
             roots.append(node)
     return roots
 
 
-def _convert(roots: list[Node], text: str) -> tuple[
-        list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]], dict[int, int]] | None:
+def _convert(
+    roots: list[Node], text: str
+) -> tuple[list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]], dict[int, int]] | None:
     out = []
     ends: dict[int, int] = {}
-    text = text.removeprefix("\ufeff")   # libyaml's marks do not count a leading BOM
+    text = text.removeprefix("\ufeff")  # libyaml's marks do not count a leading BOM
     for root in roots:
         if isinstance(root, ScalarNode) and root.style in ("|", ">"):
-            return None   # its content may start at column 0, where the parsers disagree on comments
+            return None  # its content may start at column 0, where the parsers disagree on comments
         if isinstance(root, ScalarNode) and root.tag == _PLAIN and _plain(root.value) is None:
-            continue   # an empty document, as ruamel's load_all gives None for
+            continue  # an empty document, as ruamel's load_all gives None for
         converter = _Converter(text, ends)
         out.append((converter.convert(root, ()), converter.positions))
     return out, ends
@@ -210,12 +220,13 @@ def _line(event: yaml.Event) -> int:
 # chomping/indentation indicators and a comment. A block scalar as the whole document, and any alias,
 # are declined after composing.
 _ODD_TOKENS = re.compile(
-    r"(?:^|[\s\[{,])[&*][\w-]*[^\w\s,\[\]{}-]"                          # odd anchor or alias name
-    r"|(?:^|[\s\[{,])!\S"                                                # tag
-    r"|(?:^|[\s\[{,])\?"                                                 # explicit key
-    r"|\r(?!\n)"                                                         # lone carriage return
+    r"(?:^|[\s\[{,])[&*][\w-]*[^\w\s,\[\]{}-]"  # odd anchor or alias name
+    r"|(?:^|[\s\[{,])!\S"  # tag
+    r"|(?:^|[\s\[{,])\?"  # explicit key
+    r"|\r(?!\n)"  # lone carriage return
     r"|(?:^|[:-][ ]+)(?:&\S*[ ]+)?[ ]*[|>](?![-+1-9]{0,2}(?:[ ]+#[^\n]*)?(?:\r?\n|$))",  # odd block header
-    re.MULTILINE | re.ASCII)
+    re.MULTILINE | re.ASCII,
+)
 
 # One of these is in every match of _ODD_TOKENS: without any, the pattern (~0.1 s a MB) need not run.
 _ODD_TOKEN_CHARS = "&*!?\r|>"
@@ -227,8 +238,13 @@ _ODD_BREAKS = re.compile("[\x85\u2028\u2029]|.\ufeff", re.DOTALL)
 def _ruamel_territory(text: str) -> bool:
     """Text for ruamel: a directive (`%YAML 1.1` changes resolution), tabs (ruamel refuses some that libyaml
     allows), odd line breaks, or one of the constructs above."""
-    return (text.startswith("%") or "\n%" in text or "\t" in text or _ODD_BREAKS.search(text) is not None
-            or (any(c in text for c in _ODD_TOKEN_CHARS) and _ODD_TOKENS.search(text) is not None))
+    return (
+        text.startswith("%")
+        or "\n%" in text
+        or "\t" in text
+        or _ODD_BREAKS.search(text) is not None
+        or (any(c in text for c in _ODD_TOKEN_CHARS) and _ODD_TOKENS.search(text) is not None)
+    )
 
 
 class _Converter:
@@ -239,10 +255,10 @@ class _Converter:
         self.seen: set[int] = set()
         self.text = text
         self.ends = ends
-        self.last_end = 0   # packed end of the value converted last: a block collection ends where its last child does
+        self.last_end = 0  # packed end of the value converted last: a block collection ends where its last child does
 
     def convert(self, node: Node, path: YamlPath) -> JSONValue:
-        if id(node) in self.seen:   # composed once, reached twice: an alias
+        if id(node) in self.seen:  # composed once, reached twice: an alias
             raise Decline("alias: ruamel measures the expansion first")
         self.seen.add(id(node))
         if isinstance(node, ScalarNode):
@@ -324,7 +340,7 @@ def _plain(value: str) -> JSONScalar:
     for kind, pattern in _RESOLVERS.get(value[:1], ()) if value else (("null", _NULL),):
         if pattern.match(value):
             return _CONSTRUCT[kind](value)
-    return value   # strings, and timestamps, which Helm sees as their text
+    return value  # strings, and timestamps, which Helm sees as their text
 
 
 def _bool(value: str) -> bool:
@@ -356,5 +372,9 @@ def _float(text: str) -> float:
     return sign * float(value)
 
 
-_CONSTRUCT: dict[str, Callable[[str], JSONScalar]] = {"bool": _bool, "int": _int, "float": _float,
-                                                      "null": lambda _v: None}
+_CONSTRUCT: dict[str, Callable[[str], JSONScalar]] = {
+    "bool": _bool,
+    "int": _int,
+    "float": _float,
+    "null": lambda _v: None,
+}

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from yaml.nodes import Node, ScalarNode
 
-Position = tuple[int, int]   # 1-based line and column
+Position = tuple[int, int]  # 1-based line and column
 
 # Starts and ends are kept as one int each (line, column and depth packed): a 5 MB values file holds ~230,000
 # values, and a dict of int to int is a third of the size of one of tuples.
-_COLUMNS = 1 << 32   # over any column of a file within the reader's byte limit
-_DEPTHS = 1 << 8     # over the readers' nesting limit
+_COLUMNS = 1 << 32  # over any column of a file within the reader's byte limit
+_DEPTHS = 1 << 8  # over the readers' nesting limit
 
 
 def pack_start(line: int, column: int, depth: int) -> int:
@@ -76,7 +76,7 @@ def _index(text: str) -> dict[tuple[int, int, int], Position]:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         roots = list(yaml.compose_all(text, Loader=loader))
-    except yaml.YAMLError:   # the main reader accepted it; without ends a report still has starts
+    except yaml.YAMLError:  # the main reader accepted it; without ends a report still has starts
         return {}
     line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
     ends: dict[tuple[int, int, int], Position] = {}
@@ -84,7 +84,7 @@ def _index(text: str) -> dict[tuple[int, int, int], Position]:
     stack: list[tuple[Node, int]] = [(root, 0) for root in roots if root is not None]
     while stack:
         node, depth = stack.pop()
-        if id(node) in seen:   # an alias is the same node object: visit once
+        if id(node) in seen:  # an alias is the same node object: visit once
             continue
         seen.add(id(node))
         for key, value in _children(node):

@@ -28,7 +28,7 @@ from reconciler.core.refs import YamlPath
 from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
 from reconciler.yamlio.libyaml import _NEEDS_RUAMEL, MAX_DEPTH, CSafeLoader, TooDeep, TooManyNodes, _plain
 
-ItemSink = Callable[[JSONValue, int, int], None]   # (item, its index in `items`, the line it starts on)
+ItemSink = Callable[[JSONValue, int, int], None]  # (item, its index in `items`, the line it starts on)
 
 
 class Unusual(Exception):
@@ -52,19 +52,19 @@ class StreamedDocument:
 
     data: JSONValue
     positions: dict[YamlPath, tuple[int, int]]
-    items: int | None   # how many items were handed out; None: the document had no top-level `items` list
+    items: int | None  # how many items were handed out; None: the document had no top-level `items` list
 
 
 @dataclass
 class _Frame:
     value: dict[str, JSONValue] | list[JSONValue]
     line: int
-    path: YamlPath | None          # None inside a streamed item: no positions kept there
-    streams: bool = False          # the top-level `items` list: its items go to the sink
-    key: str | None = None         # a mapping's key waiting for its value
+    path: YamlPath | None  # None inside a streamed item: no positions kept there
+    streams: bool = False  # the top-level `items` list: its items go to the sink
+    key: str | None = None  # a mapping's key waiting for its value
     key_lines: dict[str, int] = field(default_factory=dict)
-    anchor: str | None = None      # the anchor the value is kept under when it ends
-    nodes_before: int = 0          # the count before this value: its own size is the difference at its end
+    anchor: str | None = None  # the anchor the value is kept under when it ends
+    nodes_before: int = 0  # the count before this value: its own size is the difference at its end
 
 
 _NO_DOCUMENT = object()
@@ -79,15 +79,21 @@ class _Reader:
         self.root: object = _NO_DOCUMENT
         self.positions: dict[YamlPath, tuple[int, int]] = {}
         self.streamed: int | None = None
-        self.anchors: dict[str, tuple[JSONValue, int, int]] = {}   # name -> (value, values in it, depth)
+        self.anchors: dict[str, tuple[JSONValue, int, int]] = {}  # name -> (value, values in it, depth)
 
     def run(self, text: str) -> list[StreamedDocument]:
         assert CSafeLoader is not None
         parser = CSafeLoader(text)
         handlers: dict[type, Callable[[yaml.Event], None]] = {
-            yaml.ScalarEvent: self.scalar, yaml.MappingStartEvent: self.start, yaml.SequenceStartEvent: self.start,
-            yaml.MappingEndEvent: self.end, yaml.SequenceEndEvent: self.end, yaml.DocumentStartEvent: self.document,
-            yaml.DocumentEndEvent: self.document_end, yaml.AliasEvent: self.alias}
+            yaml.ScalarEvent: self.scalar,
+            yaml.MappingStartEvent: self.start,
+            yaml.SequenceStartEvent: self.start,
+            yaml.MappingEndEvent: self.end,
+            yaml.SequenceEndEvent: self.end,
+            yaml.DocumentStartEvent: self.document,
+            yaml.DocumentEndEvent: self.document_end,
+            yaml.AliasEvent: self.alias,
+        }
         try:
             while parser.check_event():
                 event = parser.get_event()
@@ -111,7 +117,7 @@ class _Reader:
 
     def alias(self, event: yaml.Event) -> None:
         line = _line(event)
-        name: str = event.anchor   # type: ignore[attr-defined]
+        name: str = event.anchor  # type: ignore[attr-defined]
         if name not in self.anchors:
             raise Unusual(f"an alias to an undefined anchor &{name}", line)
         value, size, depth = self.anchors[name]
@@ -137,7 +143,7 @@ class _Reader:
         if self.nodes > self.max_nodes:
             raise TooManyNodes(line)
         value = _scalar(event, line)
-        anchor: str | None = event.anchor   # type: ignore[attr-defined]
+        anchor: str | None = event.anchor  # type: ignore[attr-defined]
         if anchor is not None:
             self.anchors[anchor] = (value, 1, 0)
         top = self.stack[-1] if self.stack else None
@@ -162,8 +168,8 @@ class _Reader:
 
     def start(self, event: yaml.Event) -> None:
         self._count(event)
-        if event.tag not in (None, "!"):   # type: ignore[attr-defined]
-            raise Unusual(f"the tag {event.tag}", _line(event))   # type: ignore[attr-defined]
+        if event.tag not in (None, "!"):  # type: ignore[attr-defined]
+            raise Unusual(f"the tag {event.tag}", _line(event))  # type: ignore[attr-defined]
         if len(self.stack) >= MAX_DEPTH:
             raise TooDeep(_line(event))
         parent = self.stack[-1] if self.stack else None
@@ -171,10 +177,15 @@ class _Reader:
             raise Unusual("a complex key", _line(event))
         path = self._child_path(parent)
         self._item_position(parent, _line(event), _column(event))
-        streams = (parent is not None and len(self.stack) == 1 and isinstance(parent.value, dict)
-                   and parent.key == self.stream_key and isinstance(event, yaml.SequenceStartEvent))
-        anchor: str | None = event.anchor   # type: ignore[attr-defined]
-        if streams and anchor is not None:   # its items are handed out, not kept: nothing to copy
+        streams = (
+            parent is not None
+            and len(self.stack) == 1
+            and isinstance(parent.value, dict)
+            and parent.key == self.stream_key
+            and isinstance(event, yaml.SequenceStartEvent)
+        )
+        anchor: str | None = event.anchor  # type: ignore[attr-defined]
+        if streams and anchor is not None:  # its items are handed out, not kept: nothing to copy
             raise Unusual("an anchor on the items list", _line(event))
         value: dict[str, JSONValue] | list[JSONValue] = {} if isinstance(event, yaml.MappingStartEvent) else []
         self.stack.append(_Frame(value, _line(event), path, streams, anchor=anchor, nodes_before=self.nodes - 1))
@@ -234,10 +245,10 @@ def available() -> bool:
 
 def _scalar(event: yaml.Event, line: int) -> JSONScalar:
     """What `yamlio.libyaml` makes of a scalar: YAML 1.2 resolution of a plain one, then Helm's reading."""
-    if event.tag is not None:   # type: ignore[attr-defined]
-        raise Unusual(f"the tag {event.tag}", line)   # type: ignore[attr-defined]
-    text: str = event.value   # type: ignore[attr-defined]
-    plain, quoted = event.implicit   # type: ignore[attr-defined]
+    if event.tag is not None:  # type: ignore[attr-defined]
+        raise Unusual(f"the tag {event.tag}", line)  # type: ignore[attr-defined]
+    text: str = event.value  # type: ignore[attr-defined]
+    plain, quoted = event.implicit  # type: ignore[attr-defined]
     if not plain:
         if not quoted:
             raise Unusual("a tagged scalar", line)

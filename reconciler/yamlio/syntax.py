@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SyntaxProblem:
-    message: str        # without the "invalid YAML: " the caller puts first
+    message: str  # without the "invalid YAML: " the caller puts first
     hint: str
-    line: int | None    # 1-based; None when the parser gave no position
+    line: int | None  # 1-based; None when the parser gave no position
     column: int | None
 
 
@@ -27,7 +27,7 @@ class _Parsed:
     problem: str
     context: str
     at: tuple[int, int] | None
-    opened: tuple[int, int] | None   # the context mark: where the construct being parsed began
+    opened: tuple[int, int] | None  # the context mark: where the construct being parsed began
     text: str
 
     def line_text(self, mark: tuple[int, int]) -> str:
@@ -36,8 +36,13 @@ class _Parsed:
 
 
 def describe(exc: Exception, text: str) -> SyntaxProblem:
-    parsed = _Parsed(str(getattr(exc, "problem", None) or ""), str(getattr(exc, "context", None) or ""),
-                     _mark(getattr(exc, "problem_mark", None)), _mark(getattr(exc, "context_mark", None)), text)
+    parsed = _Parsed(
+        str(getattr(exc, "problem", None) or ""),
+        str(getattr(exc, "context", None) or ""),
+        _mark(getattr(exc, "problem_mark", None)),
+        _mark(getattr(exc, "context_mark", None)),
+        text,
+    )
     if type(exc).__name__ == "ReaderError":
         return _control_character(exc, text)
     for pattern, explain in _EXPLAINED:
@@ -72,37 +77,53 @@ def _tab(p: _Parsed, _found: re.Match[str]) -> SyntaxProblem:
 
 def _cannot_start(p: _Parsed, found: re.Match[str]) -> SyntaxProblem:
     char = found.group(1)
-    return _at(p.at, f"'{char}' cannot start a plain YAML value", f"quote the value, e.g. \"{char}…\"")
+    return _at(p.at, f"'{char}' cannot start a plain YAML value", f'quote the value, e.g. "{char}…"')
 
 
 def _mapping_value(p: _Parsed, _found: re.Match[str]) -> SyntaxProblem:
     before = p.line_text(p.at)[: p.at[1]] if p.at else ""
     if ": " in before or before.rstrip().endswith(":"):
-        return _at(p.at, "a value contains ': ', which YAML reads as the start of another key",
-                   "put the value in quotes")
-    return _at(p.at, "this key is indented deeper than the key above it, which already has a value",
-               "line it up with its sibling keys")
+        return _at(
+            p.at, "a value contains ': ', which YAML reads as the start of another key", "put the value in quotes"
+        )
+    return _at(
+        p.at,
+        "this key is indented deeper than the key above it, which already has a value",
+        "line it up with its sibling keys",
+    )
 
 
 def _no_colon(p: _Parsed, _found: re.Match[str]) -> SyntaxProblem:
-    return _at(p.opened or p.at, "this line has no ':' but sits among the keys of a mapping",
-               "write it as 'key: value', or indent it deeper if it continues the value above")
+    return _at(
+        p.opened or p.at,
+        "this line has no ':' but sits among the keys of a mapping",
+        "write it as 'key: value', or indent it deeper if it continues the value above",
+    )
 
 
 def _block_end(p: _Parsed, found: re.Match[str]) -> SyntaxProblem:
     token = found.group(1)
     start = _line_of(p.opened)
     if "block collection" in p.context and token == "?":
-        return _at(p.at, f"a mapping key where the list starting at {start} expects '- ' items",
-                   "start it with '- ', or indent it like the key that holds the list")
+        return _at(
+            p.at,
+            f"a mapping key where the list starting at {start} expects '- ' items",
+            "start it with '- ', or indent it like the key that holds the list",
+        )
     if token == "-":
-        return _at(p.at, f"a list item where the mapping starting at {start} expects a key",
-                   "indent the list under the key it belongs to")
+        return _at(
+            p.at,
+            f"a list item where the mapping starting at {start} expects a key",
+            "indent the list under the key it belongs to",
+        )
     line = p.line_text(p.at) if p.at else ""
     if token == "<scalar>" and p.at and line[: p.at[1]].strip():
         return _at(p.at, "unexpected text after the value", "quote the whole value")
-    return _at(p.at, f"this line is indented differently from the keys of the mapping starting at {start}",
-               "indent it exactly like the keys it belongs with")
+    return _at(
+        p.at,
+        f"this line is indented differently from the keys of the mapping starting at {start}",
+        "indent it exactly like the keys it belongs with",
+    )
 
 
 def _flow(p: _Parsed, found: re.Match[str]) -> SyntaxProblem:
@@ -110,52 +131,74 @@ def _flow(p: _Parsed, found: re.Match[str]) -> SyntaxProblem:
     kind = "list" if close == "]" else "mapping"
     opening = "[" if close == "]" else "{"
     if p.opened and p.at and (p.at[0] > p.opened[0] or found.group(2) == "<stream end>"):
-        return _at(p.opened, f"the '{opening}' opened here is not closed",
-                   f"close it with '{close}', or quote a value inside that contains ',', ':' or brackets")
-    return _at(p.at, f"expected ',' or '{close}' in this {opening}…{close} {kind}",
-               "quote a value that contains ':', ',' or brackets")
+        return _at(
+            p.opened,
+            f"the '{opening}' opened here is not closed",
+            f"close it with '{close}', or quote a value inside that contains ',', ':' or brackets",
+        )
+    return _at(
+        p.at,
+        f"expected ',' or '{close}' in this {opening}…{close} {kind}",
+        "quote a value that contains ':', ',' or brackets",
+    )
 
 
 def _unclosed_quote(p: _Parsed, _found: re.Match[str]) -> SyntaxProblem | None:
     if "quoted scalar" not in p.context:
         return None
-    quote = p.line_text(p.opened)[p.opened[1]: p.opened[1] + 1] if p.opened else "'"
+    quote = p.line_text(p.opened)[p.opened[1] : p.opened[1] + 1] if p.opened else "'"
     inside = "''" if quote == "'" else '\\"'
-    return _at(p.opened or p.at, f"the {quote} opened here is never closed",
-               f"add the closing {quote}; a {quote} inside the value is written {inside}")
+    return _at(
+        p.opened or p.at,
+        f"the {quote} opened here is never closed",
+        f"add the closing {quote}; a {quote} inside the value is written {inside}",
+    )
 
 
 def _undefined_alias(p: _Parsed, found: re.Match[str]) -> SyntaxProblem:
     name = found.group(1)
-    return _at(p.at, f"alias '*{name}' refers to no anchor '&{name}' before it",
-               f"define '&{name}' earlier in this file, or quote the value if '*' is meant literally")
+    return _at(
+        p.at,
+        f"alias '*{name}' refers to no anchor '&{name}' before it",
+        f"define '&{name}' earlier in this file, or quote the value if '*' is meant literally",
+    )
 
 
 def _entry_here(p: _Parsed, _found: re.Match[str]) -> SyntaxProblem:
-    return _at(p.at, "a list item cannot start on the same line as its key",
-               "put '- item' on the next line, indented under the key")
+    return _at(
+        p.at,
+        "a list item cannot start on the same line as its key",
+        "put '- item' on the next line, indented under the key",
+    )
 
 
 def _escape(p: _Parsed, found: re.Match[str]) -> SyntaxProblem:
-    return _at(p.at, f"'\\{found.group(1)}' is not an escape in a double-quoted string",
-               "use single quotes, or write '\\\\' for a backslash")
+    return _at(
+        p.at,
+        f"'\\{found.group(1)}' is not an escape in a double-quoted string",
+        "use single quotes, or write '\\\\' for a backslash",
+    )
 
 
 def _block_header(p: _Parsed, _found: re.Match[str]) -> SyntaxProblem:
-    return _at(p.at, "only '-', '+' or a digit may follow the '|' or '>' of a block value",
-               "start the text on the next line, indented")
+    return _at(
+        p.at,
+        "only '-', '+' or a digit may follow the '|' or '>' of a block value",
+        "start the text on the next line, indented",
+    )
 
 
 def _name_missing(p: _Parsed, _found: re.Match[str]) -> SyntaxProblem | None:
     if "alias" not in p.context and "anchor" not in p.context:
         return None
     sign = "*" if "alias" in p.context else "&"
-    return _at(p.opened or p.at, f"'{sign}' must be followed by a name",
-               f"quote the value if '{sign}' is meant literally")
+    return _at(
+        p.opened or p.at, f"'{sign}' must be followed by a name", f"quote the value if '{sign}' is meant literally"
+    )
 
 
 def _no_content(p: _Parsed, found: re.Match[str]) -> SyntaxProblem | None:
-    if found.group(1) == "<document end>":   # ruamel's own bug on a repeated `...`: its words, as reported
+    if found.group(1) == "<document end>":  # ruamel's own bug on a repeated `...`: its words, as reported
         return None
     what = "the end of the file" if found.group(1) == "<stream end>" else f"'{found.group(1)}'"
     return _at(p.at, f"a value is missing here (found {what})", "complete the value, or quote it")
@@ -169,8 +212,11 @@ def _control_character(exc: Exception, text: str) -> SyntaxProblem:
     line = text.count("\n", 0, position)
     column = position - (text.rfind("\n", 0, position) + 1)
     code = f"U+{char:04X}" if isinstance(char, int) else "a character"
-    return _at((line, column), f"control character {code} is not allowed in YAML",
-               "delete it, or write it as an escape inside double quotes")
+    return _at(
+        (line, column),
+        f"control character {code} is not allowed in YAML",
+        "delete it, or write it as an escape inside double quotes",
+    )
 
 
 def _parser_words(exc: Exception, p: _Parsed) -> SyntaxProblem:

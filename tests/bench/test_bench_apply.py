@@ -11,8 +11,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_apply_bench_quick_prints_json_last_and_applies_each_change_once() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "apply.py"), "--quick", "--throttled", "1"],
-                         capture_output=True, text=True, check=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "apply.py"), "--quick", "--throttled", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["changes"] == 100 and result["nodes"] == 300
     for run in ("naive", "ours", "reconcile"):

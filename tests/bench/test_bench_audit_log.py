@@ -11,8 +11,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_audit_log_bench_prints_json_last_and_finds_the_person_in_every_log() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "audit_log.py"), "--mb", "2"],
-                         capture_output=True, text=True, check=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "audit_log.py"), "--mb", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert [result[name]["found"] for name in ("sparse", "hot", "hot-gzip")] == ["alice@example.com"] * 3
     assert result["hot-gzip"]["file_mb"] < result["hot"]["file_mb"]

@@ -11,8 +11,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_fleet_waves_bench_prints_json_last_with_the_naive_way() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "fleet_waves.py"), "--quick"], capture_output=True,
-                         text=True, check=True, timeout=600, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "fleet_waves.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["clusters"] == 50 and len(result["scenarios"]) >= 9
     assert all(s["order_violations"] == 0 for s in result["scenarios"])

@@ -12,8 +12,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_gangs_bench_quick_reads_pod_groups_without_reading_pods_again() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "live_read.py"), "--gangs", "--quick", "--runs", "1"],
-                         capture_output=True, text=True, check=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "live_read.py"), "--gangs", "--quick", "--runs", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["without"]["pod_groups"] == 0 and result["with"]["pod_groups"] > 4000
     assert result["with"]["read_counts"]["pod_groups"] == result["with"]["pod_groups"]

@@ -11,10 +11,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_policy_reports_bench_quick_prints_json_last_with_the_write_counts() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "policy_reports.py"), "--quick"],
-                         capture_output=True, text=True, check=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "policy_reports.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     objects = result["naive"]["runs"][0]["writes"]
     assert [r["writes"] for r in result["naive"]["runs"]] == [objects, 2 * objects, 2 * objects]
-    assert [r["writes"] for r in result["ours"]["runs"]] == [objects, 0, 3]   # 1% changed: three namespaces
+    assert [r["writes"] for r in result["ours"]["runs"]] == [objects, 0, 3]  # 1% changed: three namespaces
     assert all(r["deletes"] == 0 for r in result["ours"]["runs"])

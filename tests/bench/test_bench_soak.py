@@ -15,8 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_soak_bench_prints_json_last_with_its_counts_and_the_naive_ways() -> None:
     for name in ("etcd", "kube-apiserver", "kubectl", "helm"):
         require_tool(name)
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--cycles", "2"],
-                         capture_output=True, text=True, check=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "soak.py"), "--cycles", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     ours, naive = result["kai_gitops"], result["naive"]
     assert ours["cycles"] == 2 and ours["hand_edits"] == 0 and ours["label_writes"] == 0

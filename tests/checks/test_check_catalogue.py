@@ -21,12 +21,26 @@ from reconciler.report.reader import load_report
 from tests.support.helpers import DEMO_SNAPSHOTS, load_demo_builder, run_cli
 
 SNAPSHOT = DEMO_SNAPSHOTS / "prod-addon.yaml"
-DESIRED = cast("DesiredCluster", object())   # whether a check applies reads only whether there is one
+DESIRED = cast("DesiredCluster", object())  # whether a check applies reads only whether there is one
 LIVE = LiveState("test")
-PLANTED = RuleMeta("KAI-X-900", "A check added in one table row", Severity.WARNING, Scope.STATIC,
-                   "why", "what to do", "tests/checks/test_check_catalogue.py")
-PLANTED_LIVE = RuleMeta("KAI-X-901", "A live check added in one table row", Severity.WARNING, Scope.LIVE,
-                        "why", "what to do", "tests/checks/test_check_catalogue.py")
+PLANTED = RuleMeta(
+    "KAI-X-900",
+    "A check added in one table row",
+    Severity.WARNING,
+    Scope.STATIC,
+    "why",
+    "what to do",
+    "tests/checks/test_check_catalogue.py",
+)
+PLANTED_LIVE = RuleMeta(
+    "KAI-X-901",
+    "A live check added in one table row",
+    Severity.WARNING,
+    Scope.LIVE,
+    "why",
+    "what to do",
+    "tests/checks/test_check_catalogue.py",
+)
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +77,23 @@ def test_rules_needing_git_are_rules_of_their_row() -> None:
         assert set(check.rules_needing_git) <= set(check.rules), check.name
 
 
-@pytest.mark.parametrize(("context", "needs", "on_snapshot"), [
-    (ClusterContext("live-only", live=LIVE), {Needs.LIVE}, False),
-    (ClusterContext("review", desired=DESIRED, reviewing=True), {Needs.GIT, Needs.CHANGE}, False),
-    (ClusterContext("review+snapshot", desired=DESIRED, live=LIVE, snapshot=True, reviewing=True),
-     {Needs.GIT, Needs.CHANGE}, True),
-    (ClusterContext("both", desired=DESIRED, live=LIVE), {Needs.GIT, Needs.LIVE, Needs.BOTH}, False),
-], ids=lambda v: v.name if isinstance(v, ClusterContext) else "")
-def test_what_applies_follows_from_what_the_context_holds(context: ClusterContext, needs: set[Needs],
-                                                          on_snapshot: bool) -> None:
+@pytest.mark.parametrize(
+    ("context", "needs", "on_snapshot"),
+    [
+        (ClusterContext("live-only", live=LIVE), {Needs.LIVE}, False),
+        (ClusterContext("review", desired=DESIRED, reviewing=True), {Needs.GIT, Needs.CHANGE}, False),
+        (
+            ClusterContext("review+snapshot", desired=DESIRED, live=LIVE, snapshot=True, reviewing=True),
+            {Needs.GIT, Needs.CHANGE},
+            True,
+        ),
+        (ClusterContext("both", desired=DESIRED, live=LIVE), {Needs.GIT, Needs.LIVE, Needs.BOTH}, False),
+    ],
+    ids=lambda v: v.name if isinstance(v, ClusterContext) else "",
+)
+def test_what_applies_follows_from_what_the_context_holds(
+    context: ClusterContext, needs: set[Needs], on_snapshot: bool
+) -> None:
     """`on_snapshot`: a --live-snapshot's part of the cluster is there, for the rows that may read it."""
     for check in CATALOGUE:
         runs_on_snapshot = on_snapshot and check.snapshot_ok and check.needs in (Needs.LIVE, Needs.BOTH)
@@ -106,8 +128,12 @@ def test_each_report_says_the_table_s_rules_ran_and_no_other_builtin(demo_repo: 
 
     def rules_of(*needs: Needs, snapshot: bool = False, git: bool = True, live: bool = True) -> set[str]:
         rows = [c for c in CATALOGUE if c.needs in needs or (snapshot and c.snapshot_ok)]
-        return {r.id for c in rows for r in c.rules
-                if (git or r not in c.rules_needing_git) and (live or snapshot or r not in c.rules_needing_live)}
+        return {
+            r.id
+            for c in rows
+            for r in c.rules
+            if (git or r not in c.rules_needing_git) and (live or snapshot or r not in c.rules_needing_live)
+        }
 
     expected = {
         "diff": rules_of(Needs.GIT, Needs.LIVE, Needs.BOTH),
@@ -130,12 +156,15 @@ def test_each_report_says_the_table_s_rules_ran_and_no_other_builtin(demo_repo: 
 
 
 def test_a_row_added_to_the_table_runs_in_every_command_it_applies_to(
-        demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One row, no other edit: its findings and its rule reach diff, doctor and check (and reconcile, which is
     diff's run)."""
+
     def planted(rule: RuleMeta) -> Check:
         def find(context: ClusterContext) -> list[Any]:
             return [rule.finding(Kind.VIOLATION, f"planted on {context.name}", context.name)]
+
         return Check(rule.id, (rule,), Needs.GIT if rule is PLANTED else Needs.LIVE, find)
 
     monkeypatch.setattr(catalogue, "CATALOGUE", (*CATALOGUE, planted(PLANTED), planted(PLANTED_LIVE)))
@@ -155,10 +184,12 @@ def test_a_row_added_to_the_table_runs_in_every_command_it_applies_to(
                 assert (rule.id in found, rule.id in ran) == (runs, runs), (name, rule.id)
 
 
-@pytest.mark.parametrize(("section", "heading"), [(DoctorList.KAI, "KAI (kai-config"),
-                                                  (DoctorList.GANGS, "Gangs (PodGroups")])
-def test_doctor_lists_the_rules_whose_metadata_puts_them_there(demo_repo: Path, tmp_path: Path, section: DoctorList,
-                                                               heading: str) -> None:
+@pytest.mark.parametrize(
+    ("section", "heading"), [(DoctorList.KAI, "KAI (kai-config"), (DoctorList.GANGS, "Gangs (PodGroups")]
+)
+def test_doctor_lists_the_rules_whose_metadata_puts_them_there(
+    demo_repo: Path, tmp_path: Path, section: DoctorList, heading: str
+) -> None:
     """Each of doctor's lists shows the rules that ran whose metadata names it, also when the report is read back
     (a saved report does not write the list; the built-in metadata says it)."""
     args = ["doctor", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT]
@@ -168,7 +199,7 @@ def test_doctor_lists_the_rules_whose_metadata_puts_them_there(demo_repo: Path, 
     _, out, _ = run_cli(args)
     again = render(load_report(str(tmp_path / "doctor.json")), "text", color=False)
     for text in (out, again):
-        part = text[text.index(heading):]
-        part = part[:part.index("\n\n")]
+        part = text[text.index(heading) :]
+        part = part[: part.index("\n\n")]
         shown = [line.split()[-1] for line in part.splitlines()[1:] if line.lstrip().startswith(("✓", "✗"))]
         assert sorted(shown) == sorted(listed)

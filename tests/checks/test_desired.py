@@ -49,19 +49,30 @@ def safe_load(text: str) -> Any:
     return YAML(typ="safe", pure=True).load(text)
 
 
-def standalone(tmp_path: Path, values: str, *, version: str = "v0.14.7", nvca: str | None = None,
-               extra_files: dict[str, str] | None = None, queue_files: tuple[str, ...] = ()) -> Any:
-    files = {"kai-gitops.yaml": standalone_config(version=version, nvca="nvca.yaml" if nvca is not None else None,
-                                                  queue_files=queue_files),
-             "kai-values.yaml": values}
+def standalone(
+    tmp_path: Path,
+    values: str,
+    *,
+    version: str = "v0.14.7",
+    nvca: str | None = None,
+    extra_files: dict[str, str] | None = None,
+    queue_files: tuple[str, ...] = (),
+) -> Any:
+    files = {
+        "kai-gitops.yaml": standalone_config(
+            version=version, nvca="nvca.yaml" if nvca is not None else None, queue_files=queue_files
+        ),
+        "kai-values.yaml": values,
+    }
     if nvca is not None:
         files["nvca.yaml"] = nvca
     files.update(extra_files or {})
     return desired_for(tmp_path, files)
 
 
-def addon(tmp_path: Path, env: str, *, version: str = "v0.16.7", extra: str = "",
-          extra_files: dict[str, str] | None = None) -> Any:
+def addon(
+    tmp_path: Path, env: str, *, version: str = "v0.16.7", extra: str = "", extra_files: dict[str, str] | None = None
+) -> Any:
     files = {"kai-gitops.yaml": addon_config(version=version, extra=extra), "env.yaml": env}
     files.update(extra_files or {})
     return desired_for(tmp_path, files)
@@ -72,8 +83,11 @@ def queues_by_name(desired: Any) -> dict[str, Any]:
 
 
 def golden_capabilities() -> list[str]:
-    docs = list(YAML(typ="safe", pure=True).load_all(
-        (FIXTURES / "nvcf" / "golden" / "nvcfbackend-self-managed-configmap.yaml").read_text()))
+    docs = list(
+        YAML(typ="safe", pure=True).load_all(
+            (FIXTURES / "nvcf" / "golden" / "nvcfbackend-self-managed-configmap.yaml").read_text()
+        )
+    )
     configmap = next(d for d in docs if d)
     return list(safe_load(configmap["data"]["cluster-dto.yaml"])["capabilities"])
 
@@ -95,9 +109,13 @@ def test_standalone_mode_with_the_guide_values(tmp_path: Path) -> None:
     assert all(q.origin == "default-queue" for q in queues.values())
     for q in (parent, child):
         assert q.spec.resources == {"cpu": UNLIMITED_T, "gpu": UNLIMITED_T, "memory": UNLIMITED_T}
-    assert desired.gates is None                          # no NVCA values, no env file
-    assert desired.addons == {"kaiScheduler": False, "groveOperator": False, "dynamoOperator": False,
-                              "topologyAwareScheduling": False}
+    assert desired.gates is None  # no NVCA values, no env file
+    assert desired.addons == {
+        "kaiScheduler": False,
+        "groveOperator": False,
+        "dynamoOperator": False,
+        "topologyAwareScheduling": False,
+    }
 
 
 def test_standalone_queue_paths_point_at_the_values(tmp_path: Path) -> None:
@@ -110,7 +128,8 @@ def test_standalone_queue_paths_point_at_the_values(tmp_path: Path) -> None:
     expected_line = [i for i, line in enumerate(text, 1) if "overQuotaWeight" in line][-2]
     assert loc.line == expected_line
     assert desired.locate(child.doc, child.paths["parent"]).line == next(
-        i for i, line in enumerate(text, 1) if "parentName:" in line)
+        i for i, line in enumerate(text, 1) if "parentName:" in line
+    )
 
 
 def test_addon_mode_uses_canonical_values_and_env(tmp_path: Path) -> None:
@@ -118,7 +137,7 @@ def test_addon_mode_uses_canonical_values_and_env(tmp_path: Path) -> None:
     desired = addon(tmp_path, env)
     assert desired.kai_values_doc is None
     assert desired.kai_values_user == safe_load(CANONICAL_KAI_VALUES)
-    assert desired.defaults_version == "v0.16.9"          # pin v0.16.7 → newest shipped of the same minor
+    assert desired.defaults_version == "v0.16.9"  # pin v0.16.7 → newest shipped of the same minor
     assert desired.addons["kaiScheduler"] is True
     queues = queues_by_name(desired)
     assert queues["default-queue"].spec.resources["cpu"] == UNLIMITED_T
@@ -127,8 +146,13 @@ def test_addon_mode_uses_canonical_values_and_env(tmp_path: Path) -> None:
     assert loc.line == env.splitlines().index("  kaiScheduler:") + 2
     assert desired.gates is not None
     assert desired.gates.user == ["SelfHosted", "LogPosting"]
-    assert desired.gates.effective == ["SelfHosted", "LogPosting", *STACK_DEFAULT_GATES, "BYOObservability",
-                                       "KAIScheduler"]
+    assert desired.gates.effective == [
+        "SelfHosted",
+        "LogPosting",
+        *STACK_DEFAULT_GATES,
+        "BYOObservability",
+        "KAIScheduler",
+    ]
 
 
 def test_addon_env_is_merged_over_the_stack_base(tmp_path: Path) -> None:
@@ -148,20 +172,21 @@ observability: null
 """
     merged = addon(tmp_path, env).docs["env"].data
     self_managed = merged["global"]["nvcaOperator"]["selfManaged"]
-    assert self_managed["natsURL"] == "nats://mine:4222"                  # env wins
-    assert self_managed["nvcaVersion"] == "3.2.7"                         # base keys survive
+    assert self_managed["natsURL"] == "nats://mine:4222"  # env wins
+    assert self_managed["nvcaVersion"] == "3.2.7"  # base keys survive
     assert merged["global"]["nvcaOperator"]["imageTag"] == "3.2.7"
     assert self_managed["featureGateValues"] == ["SelfHosted"]
     assert merged["addons"]["topologyAwareScheduling"]["topologies"] == [{"name": "only-mine"}]  # lists replace
     assert merged["addons"]["topologyAwareScheduling"]["enabled"] is False
     assert merged["addons"]["dynamoOperator"] == {"enabled": False}
-    assert "observability" not in merged                                  # null deletes
+    assert "observability" not in merged  # null deletes
 
 
 def test_vendored_stack_base_file_replaces_the_bundled_one(tmp_path: Path) -> None:
     base = "addons:\n  kaiScheduler:\n    enabled: true\nobservability:\n  profile: minimal\n"
-    desired = addon(tmp_path, "global: {}\n", extra="    stackBaseFile: stack/base.yaml\n",
-                    extra_files={"stack/base.yaml": base})
+    desired = addon(
+        tmp_path, "global: {}\n", extra="    stackBaseFile: stack/base.yaml\n", extra_files={"stack/base.yaml": base}
+    )
     assert desired.addons["kaiScheduler"] is True
     assert desired.gates is not None
     assert "BYOObservability" not in desired.gates.effective
@@ -204,9 +229,10 @@ def test_omitted_child_resources_take_chart_default_quota_zero(tmp_path: Path, v
     for res in ("cpu", "gpu", "memory"):
         chart = upstream["childResources"][res]
         assert queues["default-queue"].spec.resources[res] == Triple(
-            float(chart["quota"]), float(chart["limit"]), float(chart["overQuotaWeight"]))
-        assert queues["default-queue"].spec.resources[res] == CHART_DEFAULT_T      # quota 0, limit -1, weight 1
-        assert queues["default-parent-queue"].spec.resources[res] == UNLIMITED_T    # the user's values win
+            float(chart["quota"]), float(chart["limit"]), float(chart["overQuotaWeight"])
+        )
+        assert queues["default-queue"].spec.resources[res] == CHART_DEFAULT_T  # quota 0, limit -1, weight 1
+        assert queues["default-parent-queue"].spec.resources[res] == UNLIMITED_T  # the user's values win
     assert queues["default-queue"].spec.parent == upstream["parentName"] == "default-parent-queue"
 
 
@@ -226,24 +252,27 @@ def test_v0_9_chart_without_default_queue_block_expects_no_invented_queues(tmp_p
     assert [q for q in desired.queues if q.origin == "default-queue"] == []
 
 
-@pytest.mark.parametrize("pin, expected", [
-    ("v0.16.8", "v0.16.8"),      # exact
-    ("0.16.8", "v0.16.8"),       # exact, without the v
-    ("v0.17.0", "v0.17.0"),
-    ("v0.16.9", "v0.16.9"),
-    ("v0.17.1", "v0.17.1"),
-    ("v0.9.20", "v0.9.20"),
-    ("v0.16.7", "v0.16.9"),      # same minor: newest shipped
-    ("v0.12.14", "v0.12.23"),
-    ("v0.12.1", "v0.12.23"),
-    ("v0.9.3", "v0.9.20"),
-    ("v0.11.2", "v0.10.5"),      # no same minor: newest older
-    ("v0.17.2", "v0.17.1"),
-    ("v0.18.1", "v0.17.1"),
-    ("v1.0.0", "v0.17.1"),
-    ("v0.8.0", "v0.9.20"),       # older than everything shipped: the oldest
-    ("not-a-version", "v0.17.1"),
-])
+@pytest.mark.parametrize(
+    "pin, expected",
+    [
+        ("v0.16.8", "v0.16.8"),  # exact
+        ("0.16.8", "v0.16.8"),  # exact, without the v
+        ("v0.17.0", "v0.17.0"),
+        ("v0.16.9", "v0.16.9"),
+        ("v0.17.1", "v0.17.1"),
+        ("v0.9.20", "v0.9.20"),
+        ("v0.16.7", "v0.16.9"),  # same minor: newest shipped
+        ("v0.12.14", "v0.12.23"),
+        ("v0.12.1", "v0.12.23"),
+        ("v0.9.3", "v0.9.20"),
+        ("v0.11.2", "v0.10.5"),  # no same minor: newest older
+        ("v0.17.2", "v0.17.1"),
+        ("v0.18.1", "v0.17.1"),
+        ("v1.0.0", "v0.17.1"),
+        ("v0.8.0", "v0.9.20"),  # older than everything shipped: the oldest
+        ("not-a-version", "v0.17.1"),
+    ],
+)
 def test_defaults_version_for(pin: str, expected: str) -> None:
     assert defaults_version_for(pin) == expected
 
@@ -260,7 +289,8 @@ def test_create_default_queue_helm_no_means_false(tmp_path: Path) -> None:
 
 def test_renamed_parent_and_child(tmp_path: Path) -> None:
     values = CANONICAL_KAI_VALUES.replace("parentName: default-parent-queue", "parentName: nvcf-parent").replace(
-        "childName: default-queue", "childName: nvcf")
+        "childName: default-queue", "childName: nvcf"
+    )
     queues = queues_by_name(standalone(tmp_path, values))
     assert list(queues) == ["nvcf-parent", "nvcf"]
     assert queues["nvcf"].spec.parent == "nvcf-parent"
@@ -270,9 +300,18 @@ def test_renamed_parent_and_child(tmp_path: Path) -> None:
 # -- shard --------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version, expected", [
-    ("v0.9.20", False), ("v0.9.99", False), ("v0.10.0", True), ("v0.10.5", True), ("v0.14.7", True),
-    ("v0.16.8", True), ("v0.17.0", True)])
+@pytest.mark.parametrize(
+    "version, expected",
+    [
+        ("v0.9.20", False),
+        ("v0.9.99", False),
+        ("v0.10.0", True),
+        ("v0.10.5", True),
+        ("v0.14.7", True),
+        ("v0.16.8", True),
+        ("v0.17.0", True),
+    ],
+)
 def test_shard_expected_only_from_v0_10(tmp_path: Path, version: str, expected: bool) -> None:
     desired = standalone(tmp_path, CANONICAL_KAI_VALUES, version=version)
     assert (desired.shard is not None) is expected
@@ -317,9 +356,12 @@ scheduler:
 """
     shard = standalone(tmp_path, values).shard
     assert shard is not None
-    assert shard.spec["plugins"] == {"proportion": {
-        "arguments": {"kValue": "2", "ratio": "0.5", "strict": "true", "lenient": "false", "name": "text"},
-        "priority": 50}}
+    assert shard.spec["plugins"] == {
+        "proportion": {
+            "arguments": {"kValue": "2", "ratio": "0.5", "strict": "true", "lenient": "false", "name": "text"},
+            "priority": 50,
+        }
+    }
 
 
 def test_addon_shard_uses_canonical_values(tmp_path: Path) -> None:
@@ -335,36 +377,58 @@ def test_addon_shard_uses_canonical_values(tmp_path: Path) -> None:
 
 def test_stack_gate_defaulting_equals_the_golden_render(tmp_path: Path) -> None:
     desired = addon(tmp_path, LOCAL_ENV)
-    assert desired.addons == {"kaiScheduler": True, "groveOperator": True, "dynamoOperator": True,
-                              "topologyAwareScheduling": True}
+    assert desired.addons == {
+        "kaiScheduler": True,
+        "groveOperator": True,
+        "dynamoOperator": True,
+        "topologyAwareScheduling": True,
+    }
     assert desired.gates is not None
     assert desired.gates.user == []
     assert desired.gates.effective == golden_capabilities()
     assert golden_capabilities() == [
-        "DynamicGPUDiscovery", "InfraResourceOverhead", "EnforceHelmFunctionResourceLimits",
-        "EnforceContainerFunctionResourceLimits", "EnforceHelmTaskResourceLimits",
-        "EnforceContainerTaskResourceLimits", "BYOObservability", "KAIScheduler", "DynamoOperatorSupport"]
+        "DynamicGPUDiscovery",
+        "InfraResourceOverhead",
+        "EnforceHelmFunctionResourceLimits",
+        "EnforceContainerFunctionResourceLimits",
+        "EnforceHelmTaskResourceLimits",
+        "EnforceContainerTaskResourceLimits",
+        "BYOObservability",
+        "KAIScheduler",
+        "DynamoOperatorSupport",
+    ]
 
 
 def test_negated_gate_suppresses_the_default(tmp_path: Path) -> None:
     env = LOCAL_ENV + "\n  # appended\n"
-    env = env.replace("      natsURL: nats://nats.nats-system.svc.cluster.local:4222\n",
-                      "      natsURL: nats://nats.nats-system.svc.cluster.local:4222\n"
-                      '      featureGateValues: ["-InfraResourceOverhead", "+KAIScheduler", "SelfHosted"]\n')
+    env = env.replace(
+        "      natsURL: nats://nats.nats-system.svc.cluster.local:4222\n",
+        "      natsURL: nats://nats.nats-system.svc.cluster.local:4222\n"
+        '      featureGateValues: ["-InfraResourceOverhead", "+KAIScheduler", "SelfHosted"]\n',
+    )
     gates = addon(tmp_path, env).gates
     assert gates is not None
-    assert gates.effective == ["-InfraResourceOverhead", "+KAIScheduler", "SelfHosted", "DynamicGPUDiscovery",
-                               "EnforceHelmFunctionResourceLimits", "EnforceContainerFunctionResourceLimits",
-                               "EnforceHelmTaskResourceLimits", "EnforceContainerTaskResourceLimits",
-                               "BYOObservability", "DynamoOperatorSupport"]
+    assert gates.effective == [
+        "-InfraResourceOverhead",
+        "+KAIScheduler",
+        "SelfHosted",
+        "DynamicGPUDiscovery",
+        "EnforceHelmFunctionResourceLimits",
+        "EnforceContainerFunctionResourceLimits",
+        "EnforceHelmTaskResourceLimits",
+        "EnforceContainerTaskResourceLimits",
+        "BYOObservability",
+        "DynamoOperatorSupport",
+    ]
     signed = SignedGates.of(gates.effective)
     assert "InfraResourceOverhead" in signed.disabled
     assert not signed.is_enabled("InfraResourceOverhead")
     assert signed.is_enabled("KAIScheduler")
 
 
-@pytest.mark.parametrize("profile, byo", [("compute", True), ("all", True), ("none", False), ("minimal", False),
-                                          (None, True)])
+@pytest.mark.parametrize(
+    "profile, byo", [("compute", True), ("all", True), ("none", False), ("minimal", False), (None, True)]
+)
 def test_byo_observability_only_for_compute_or_all(tmp_path: Path, profile: str | None, byo: bool) -> None:
     env = "addons:\n  kaiScheduler:\n    enabled: true\n"
     if profile is not None:
@@ -375,12 +439,12 @@ def test_byo_observability_only_for_compute_or_all(tmp_path: Path, profile: str 
 
 
 def test_kai_and_dynamo_gates_follow_the_addons() -> None:
-    assert "KAIScheduler" not in stack_effective_gates([], kai_addon=False, dynamo_addon=False,
-                                                       observability_profile=None)
+    assert "KAIScheduler" not in stack_effective_gates(
+        [], kai_addon=False, dynamo_addon=False, observability_profile=None
+    )
     both = stack_effective_gates([], kai_addon=True, dynamo_addon=True, observability_profile="none")
     assert both == [*STACK_DEFAULT_GATES, "KAIScheduler", "DynamoOperatorSupport"]
-    negated = stack_effective_gates(["-KAIScheduler"], kai_addon=True, dynamo_addon=False,
-                                    observability_profile="all")
+    negated = stack_effective_gates(["-KAIScheduler"], kai_addon=True, dynamo_addon=False, observability_profile="all")
     assert negated == ["-KAIScheduler", *STACK_DEFAULT_GATES, "BYOObservability"]
 
 
@@ -393,8 +457,7 @@ def test_addon_disabled_means_no_kai_gate(tmp_path: Path) -> None:
 def test_standalone_nvca_values_without_key_default_to_chart_default(tmp_path: Path) -> None:
     gates = standalone(tmp_path, CANONICAL_KAI_VALUES, nvca="ngcConfig:\n  clusterSource: self-managed\n").gates
     assert gates is not None
-    assert (gates.doc, gates.user, gates.effective) == ("nvca_values", ["DynamicGPUDiscovery"],
-                                                        ["DynamicGPUDiscovery"])
+    assert (gates.doc, gates.user, gates.effective) == ("nvca_values", ["DynamicGPUDiscovery"], ["DynamicGPUDiscovery"])
 
 
 def test_standalone_nvca_values_are_taken_as_is(tmp_path: Path) -> None:
@@ -456,8 +519,9 @@ def test_feature_gate_items_not_strings(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", ['"-1"', "unlimited", "yes", "[1]"])
 def test_quota_not_a_number(tmp_path: Path, bad: str) -> None:
-    values = CANONICAL_KAI_VALUES.replace("  childResources:\n    cpu:\n      quota: -1",
-                                          f"  childResources:\n    cpu:\n      quota: {bad}")
+    values = CANONICAL_KAI_VALUES.replace(
+        "  childResources:\n    cpu:\n      quota: -1", f"  childResources:\n    cpu:\n      quota: {bad}"
+    )
     assert values != CANONICAL_KAI_VALUES
     err = expect_error(standalone, tmp_path, values)
     line = values.splitlines().index(f"      quota: {bad}") + 1
@@ -471,22 +535,34 @@ def test_addon_enabled_maybe(tmp_path: Path) -> None:
     assert err.message == "addons.kaiScheduler.enabled must be true or false, found 'maybe'"
 
 
-@pytest.mark.parametrize("values, path, where", [
-    ("defaultQueue:\n  createDefaultQueue: 'true'\n", "defaultQueue.createDefaultQueue", "kai-values.yaml:2:3"),
-    ("defaultQueue: [a]\n", "defaultQueue must be a mapping", "kai-values.yaml:1:1"),
-    ("defaultQueue:\n  parentName: 5\n", "defaultQueue.parentName", "kai-values.yaml:2:3"),
-    ("scheduler:\n  placementStrategy: [binpack]\n", "scheduler.placementStrategy", "kai-values.yaml:2:3"),
-    ("defaultQueue:\n  childResources: 0\n", "defaultQueue.childResources", "kai-values.yaml:2:3"),
-    # each was an internal TypeError (a mapping read from a list or a string) or a quoted switch read as its opposite
-    ("scheduler:\n  plugins: [a]\n", "scheduler.plugins must be a mapping of plugin name", "kai-values.yaml:2:3"),
-    ("scheduler:\n  actions: allocate\n", "scheduler.actions must be a mapping of action name", "kai-values.yaml:2:3"),
-    ("defaultShard: [1]\n", "defaultShard must be a mapping", "kai-values.yaml:1:1"),
-    ("defaultShard:\n  enabled: 'false'\n", "defaultShard.enabled must be true or false", "kai-values.yaml:2:3"),
-    ("kaiConfig: x\n", "kaiConfig must be a mapping", "kai-values.yaml:1:1"),
-    ("kaiConfig:\n  render: 'true'\n", "kaiConfig.render must be true or false", "kai-values.yaml:2:3"),
-    ("kaiConfigDeployer: [1]\n", "kaiConfigDeployer must be a mapping", "kai-values.yaml:1:1"),
-    ("kaiConfigDeployer:\n  enabled: 'no'\n", "kaiConfigDeployer.enabled must be true or false", "kai-values.yaml:2:3"),
-])
+@pytest.mark.parametrize(
+    "values, path, where",
+    [
+        ("defaultQueue:\n  createDefaultQueue: 'true'\n", "defaultQueue.createDefaultQueue", "kai-values.yaml:2:3"),
+        ("defaultQueue: [a]\n", "defaultQueue must be a mapping", "kai-values.yaml:1:1"),
+        ("defaultQueue:\n  parentName: 5\n", "defaultQueue.parentName", "kai-values.yaml:2:3"),
+        ("scheduler:\n  placementStrategy: [binpack]\n", "scheduler.placementStrategy", "kai-values.yaml:2:3"),
+        ("defaultQueue:\n  childResources: 0\n", "defaultQueue.childResources", "kai-values.yaml:2:3"),
+        # each was an internal TypeError (a mapping read from a list or a string), or a quoted switch read as
+        # its opposite
+        ("scheduler:\n  plugins: [a]\n", "scheduler.plugins must be a mapping of plugin name", "kai-values.yaml:2:3"),
+        (
+            "scheduler:\n  actions: allocate\n",
+            "scheduler.actions must be a mapping of action name",
+            "kai-values.yaml:2:3",
+        ),
+        ("defaultShard: [1]\n", "defaultShard must be a mapping", "kai-values.yaml:1:1"),
+        ("defaultShard:\n  enabled: 'false'\n", "defaultShard.enabled must be true or false", "kai-values.yaml:2:3"),
+        ("kaiConfig: x\n", "kaiConfig must be a mapping", "kai-values.yaml:1:1"),
+        ("kaiConfig:\n  render: 'true'\n", "kaiConfig.render must be true or false", "kai-values.yaml:2:3"),
+        ("kaiConfigDeployer: [1]\n", "kaiConfigDeployer must be a mapping", "kai-values.yaml:1:1"),
+        (
+            "kaiConfigDeployer:\n  enabled: 'no'\n",
+            "kaiConfigDeployer.enabled must be true or false",
+            "kai-values.yaml:2:3",
+        ),
+    ],
+)
 def test_other_wrong_value_types(tmp_path: Path, values: str, path: str, where: str) -> None:
     err = expect_error(standalone, tmp_path, values)
     assert err.where == where
@@ -540,8 +616,9 @@ spec:
 
 
 def test_queue_files_add_expected_queues(tmp_path: Path) -> None:
-    desired = standalone(tmp_path, CANONICAL_KAI_VALUES, extra_files={"q/queues.yaml": QUEUES},
-                         queue_files=("q/queues.yaml",))
+    desired = standalone(
+        tmp_path, CANONICAL_KAI_VALUES, extra_files={"q/queues.yaml": QUEUES}, queue_files=("q/queues.yaml",)
+    )
     queues = queues_by_name(desired)
     assert list(queues) == ["default-parent-queue", "default-queue", "research", "batch"]
     research, batch = queues["research"], queues["batch"]
@@ -557,22 +634,21 @@ def test_queue_files_add_expected_queues(tmp_path: Path) -> None:
 
 def test_queue_file_with_a_non_queue_document(tmp_path: Path) -> None:
     bad = QUEUES + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: oops\n"
-    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": bad},
-                       queue_files=("q.yaml",))
+    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": bad}, queue_files=("q.yaml",))
     assert err.where == "q.yaml:19:1"
     assert "kind: Queue" in err.message
 
 
 def test_queue_file_with_a_scalar_document(tmp_path: Path) -> None:
-    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": "just text\n"},
-                       queue_files=("q.yaml",))
+    err = expect_error(
+        standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": "just text\n"}, queue_files=("q.yaml",)
+    )
     assert (err.where or "").startswith("q.yaml:")
 
 
 def test_queue_without_name(tmp_path: Path) -> None:
     bad = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  labels: {}\nspec: {}\n"
-    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": bad},
-                       queue_files=("q.yaml",))
+    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": bad}, queue_files=("q.yaml",))
     assert err.where == "q.yaml:3:1"
     assert "metadata.name" in err.message
 
@@ -581,22 +657,20 @@ def test_as_number() -> None:
     assert as_number(None) == 0.0
     assert as_number(-1) == -1.0
     assert as_number("2.5") == 2.5
-    assert as_number(True) != as_number(True)        # NaN: a boolean is not a number
+    assert as_number(True) != as_number(True)  # NaN: a boolean is not a number
     assert as_number("abc") != as_number("abc")
 
 
 def test_queue_file_with_a_wrong_api_version(tmp_path: Path) -> None:
     bad = "apiVersion: scheduling.run.ai/v1\nkind: Queue\nmetadata:\n  name: q\nspec: {}\n"
-    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": bad},
-                       queue_files=("q.yaml",))
+    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": bad}, queue_files=("q.yaml",))
     assert err.where == "q.yaml:1:1"
     assert "scheduling.run.ai/v2" in err.message
 
 
 def test_queue_defined_twice_is_refused(tmp_path: Path) -> None:
     dup = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: default-queue\nspec: {}\n"
-    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": dup},
-                       queue_files=("q.yaml",))
+    err = expect_error(standalone, tmp_path, CANONICAL_KAI_VALUES, extra_files={"q.yaml": dup}, queue_files=("q.yaml",))
     assert err.where == "q.yaml:4:3"
     assert "default-queue is defined twice" in err.message
     assert "kai-values.yaml" in err.message

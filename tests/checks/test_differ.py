@@ -31,8 +31,10 @@ from tests.support.helpers import (
     standalone_config,
 )
 
-NOTE = ("The chart renders the default queues only on `helm install` and keeps them "
-        "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this.")
+NOTE = (
+    "The chart renders the default queues only on `helm install` and keeps them "
+    "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this."
+)
 RESEARCH = """\
 apiVersion: scheduling.run.ai/v2
 kind: Queue
@@ -45,9 +47,11 @@ spec:
     gpu: {quota: 8, limit: 16, overQuotaWeight: 1}
     memory: {quota: 512000, limit: 1024000, overQuotaWeight: 1}
 """
-RESEARCH_RESOURCES = {"cpu": {"quota": 64000, "limit": 128000, "overQuotaWeight": 1},
-                      "gpu": {"quota": 8, "limit": 16, "overQuotaWeight": 1},
-                      "memory": {"quota": 512000, "limit": 1024000, "overQuotaWeight": 1}}
+RESEARCH_RESOURCES = {
+    "cpu": {"quota": 64000, "limit": 128000, "overQuotaWeight": 1},
+    "gpu": {"quota": 8, "limit": 16, "overQuotaWeight": 1},
+    "memory": {"quota": 512000, "limit": 1024000, "overQuotaWeight": 1},
+}
 
 
 def values_dict(text: str = CANONICAL_KAI_VALUES) -> dict[str, Any]:
@@ -57,23 +61,31 @@ def values_dict(text: str = CANONICAL_KAI_VALUES) -> dict[str, Any]:
 @pytest.fixture
 def lab(tmp_path: Path) -> Any:
     """Standalone cluster: the guide's values at v0.14.7 plus one extra queue file."""
-    return desired_for(tmp_path, {
-        "kai-gitops.yaml": standalone_config(queue_files=["queues.yaml"]),
-        "kai-values.yaml": CANONICAL_KAI_VALUES, "queues.yaml": RESEARCH})
+    return desired_for(
+        tmp_path,
+        {
+            "kai-gitops.yaml": standalone_config(queue_files=["queues.yaml"]),
+            "kai-values.yaml": CANONICAL_KAI_VALUES,
+            "queues.yaml": RESEARCH,
+        },
+    )
 
 
 @pytest.fixture
 def prod(tmp_path: Path) -> Any:
     """Add-on cluster from the template's prod environment."""
-    return desired_for(tmp_path, {"kai-gitops.yaml": addon_config(),
-                                  "env.yaml": (TEMPLATE / "environments" / "prod.yaml").read_text()})
+    return desired_for(
+        tmp_path, {"kai-gitops.yaml": addon_config(), "env.yaml": (TEMPLATE / "environments" / "prod.yaml").read_text()}
+    )
 
 
 def healthy_lab_items(**overrides: Any) -> list[dict[str, Any]]:
-    items = {"crds": kai_crds(), "queues": [*default_queues(), queue("research", resources=RESEARCH_RESOURCES,
-                                                                     parent="default-parent-queue")],
-             "shard": [canonical_shard()],
-             "release": [release_secret(version="v0.14.7", config=values_dict())]}
+    items = {
+        "crds": kai_crds(),
+        "queues": [*default_queues(), queue("research", resources=RESEARCH_RESOURCES, parent="default-parent-queue")],
+        "shard": [canonical_shard()],
+        "release": [release_secret(version="v0.14.7", config=values_dict())],
+    }
     items.update(overrides)
     return [item for group in items.values() for item in group]
 
@@ -105,17 +117,24 @@ def desired_for_existing(repo: Path, cluster: str, ref: str) -> Any:
 
 def test_int_and_float_numbers_are_equal(lab: Any) -> None:
     floats = {"quota": -1.0, "limit": -1.0, "overQuotaWeight": 1.0}
-    research = queue("research", resources={k: {f: float(v) for f, v in t.items()}
-                                            for k, t in RESEARCH_RESOURCES.items()}, parent="default-parent-queue")
+    research = queue(
+        "research",
+        resources={k: {f: float(v) for f, v in t.items()} for k, t in RESEARCH_RESOURCES.items()},
+        parent="default-parent-queue",
+    )
     assert diff(lab, live_state(healthy_lab_items(queues=[*default_queues(floats), research]))) == []
 
 
 def test_absent_number_equals_zero(tmp_path: Path) -> None:
-    values = CANONICAL_KAI_VALUES.replace("  childResources:\n    cpu:\n      quota: -1",
-                                          "  childResources:\n    cpu:\n      quota: 0")
+    values = CANONICAL_KAI_VALUES.replace(
+        "  childResources:\n    cpu:\n      quota: -1", "  childResources:\n    cpu:\n      quota: 0"
+    )
     desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": values})
-    child = queue("default-queue", parent="default-parent-queue",
-                  resources={"cpu": {"limit": -1, "overQuotaWeight": 1}, "gpu": UNLIMITED, "memory": UNLIMITED})
+    child = queue(
+        "default-queue",
+        parent="default-parent-queue",
+        resources={"cpu": {"limit": -1, "overQuotaWeight": 1}, "gpu": UNLIMITED, "memory": UNLIMITED},
+    )
     live = live_state([*kai_crds(), queue("default-parent-queue"), child, canonical_shard()])
     assert by_rule(diff(desired, live), "KAI-D-002") == []
 
@@ -132,53 +151,80 @@ def test_queue_status_is_never_diffed(lab: Any) -> None:
 
 
 def test_missing_default_queue_is_a_create_with_manifest(lab: Any) -> None:
-    live = live_state(healthy_lab_items(queues=[queue("default-parent-queue"),
-                                                queue("research", resources=RESEARCH_RESOURCES,
-                                                      parent="default-parent-queue")]))
+    live = live_state(
+        healthy_lab_items(
+            queues=[
+                queue("default-parent-queue"),
+                queue("research", resources=RESEARCH_RESOURCES, parent="default-parent-queue"),
+            ]
+        )
+    )
     findings = diff(lab, live)
     assert [f.rule_id for f in findings] == ["KAI-D-001"]
     f = findings[0]
     assert (f.kind, f.severity, f.cluster) == (Kind.DRIFT, Severity.ERROR, "lab")
     assert str(f.subject) == "Queue/default-queue"
     assert f.message == f"Queue default-queue does not exist. {NOTE}"
-    manifest = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "default-queue"},
-                "spec": {"resources": {"cpu": UNLIMITED, "gpu": UNLIMITED, "memory": UNLIMITED},
-                         "parentQueue": "default-parent-queue"}}
+    manifest = {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "default-queue"},
+        "spec": {
+            "resources": {"cpu": UNLIMITED, "gpu": UNLIMITED, "memory": UNLIMITED},
+            "parentQueue": "default-parent-queue",
+        },
+    }
     assert f.desired == manifest
     assert f.live is None
     assert f.fix is not None and f.fix.action is Action.CREATE
     assert f.fix.patch == manifest
     assert all(type(v) is int for t in f.fix.patch["spec"]["resources"].values() for v in t.values())
     assert f.location is not None
-    assert (f.location.file, f.location.line) == ("kai-values.yaml", 19)     # defaultQueue.parentName
+    assert (f.location.file, f.location.line) == ("kai-values.yaml", 19)  # defaultQueue.parentName
 
 
 def test_drifted_numbers_are_an_update(lab: Any) -> None:
-    live = live_state(healthy_lab_items(queues=[queue("default-parent-queue", CHART_DEFAULT),
-                                                queue("default-queue", parent="default-parent-queue"),
-                                                queue("research", resources=RESEARCH_RESOURCES,
-                                                      parent="default-parent-queue")]))
+    live = live_state(
+        healthy_lab_items(
+            queues=[
+                queue("default-parent-queue", CHART_DEFAULT),
+                queue("default-queue", parent="default-parent-queue"),
+                queue("research", resources=RESEARCH_RESOURCES, parent="default-parent-queue"),
+            ]
+        )
+    )
     findings = diff(lab, live)
     assert [(f.rule_id, str(f.subject)) for f in findings] == [("KAI-D-002", "Queue/default-parent-queue")]
     f = findings[0]
-    assert f.message == (f"Queue default-parent-queue differs from Git: cpu.quota 0 → -1, gpu.quota 0 → -1, "
-                         f"memory.quota 0 → -1. {NOTE}")
+    assert f.message == (
+        f"Queue default-parent-queue differs from Git: cpu.quota 0 → -1, gpu.quota 0 → -1, memory.quota 0 → -1. {NOTE}"
+    )
     assert _changes(f) == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0], ["memory.quota", 0.0, -1.0]]
     assert f.extra["note"] == NOTE
     assert f.desired == {"cpu.quota": -1.0, "gpu.quota": -1.0, "memory.quota": -1.0}
     assert f.live == {"cpu.quota": 0.0, "gpu.quota": 0.0, "memory.quota": 0.0}
     assert f.fix is not None and f.fix.action is Action.UPDATE
-    assert f.fix.patch == {"spec": {"resources": {"cpu": UNLIMITED, "gpu": UNLIMITED, "memory": UNLIMITED},
-                                    "parentQueue": None}}
+    assert f.fix.patch == {
+        "spec": {"resources": {"cpu": UNLIMITED, "gpu": UNLIMITED, "memory": UNLIMITED}, "parentQueue": None}
+    }
     assert f.location is not None
     assert (f.location.file, f.location.line, f.location.dotted_path()) == (
-        "kai-values.yaml", 23, "defaultQueue.parentResources.cpu.quota")
+        "kai-values.yaml",
+        23,
+        "defaultQueue.parentResources.cpu.quota",
+    )
 
 
 def test_parent_change(lab: Any) -> None:
-    live = live_state(healthy_lab_items(queues=[queue("default-parent-queue"), queue("default-queue", parent="other"),
-                                                queue("research", resources=RESEARCH_RESOURCES,
-                                                      parent="default-parent-queue")]))
+    live = live_state(
+        healthy_lab_items(
+            queues=[
+                queue("default-parent-queue"),
+                queue("default-queue", parent="other"),
+                queue("research", resources=RESEARCH_RESOURCES, parent="default-parent-queue"),
+            ]
+        )
+    )
     [f] = diff(lab, live)
     assert f.rule_id == "KAI-D-002"
     assert _changes(f) == [["parent", "other", "default-parent-queue"]]
@@ -189,39 +235,54 @@ def test_parent_change(lab: Any) -> None:
 
 
 def test_parent_added_where_none_is_wanted(lab: Any) -> None:
-    live = live_state(healthy_lab_items(queues=[queue("default-parent-queue", parent="root"),
-                                                queue("default-queue", parent="default-parent-queue"),
-                                                queue("research", resources=RESEARCH_RESOURCES,
-                                                      parent="default-parent-queue")]))
+    live = live_state(
+        healthy_lab_items(
+            queues=[
+                queue("default-parent-queue", parent="root"),
+                queue("default-queue", parent="default-parent-queue"),
+                queue("research", resources=RESEARCH_RESOURCES, parent="default-parent-queue"),
+            ]
+        )
+    )
     [f] = diff(lab, live)
     assert _changes(f) == [["parent", "root", None]]
     assert "parent root → <none>" in f.message
 
 
 def test_queue_without_resources(lab: Any) -> None:
-    live = live_state(healthy_lab_items(queues=[queue("default-parent-queue"),
-                                                queue("default-queue", parent="default-parent-queue",
-                                                      no_resources=True),
-                                                queue("research", resources=RESEARCH_RESOURCES,
-                                                      parent="default-parent-queue")]))
+    live = live_state(
+        healthy_lab_items(
+            queues=[
+                queue("default-parent-queue"),
+                queue("default-queue", parent="default-parent-queue", no_resources=True),
+                queue("research", resources=RESEARCH_RESOURCES, parent="default-parent-queue"),
+            ]
+        )
+    )
     [f] = diff(lab, live)
     changes = _changes(f)
     assert changes[0] == ["resources", None, "set"]
-    assert len(changes) == 10                                # the block plus all nine numbers
+    assert len(changes) == 10  # the block plus all nine numbers
     assert ["cpu.quota", 0.0, -1.0] in changes and ["memory.overQuotaWeight", 0.0, 1.0] in changes
 
 
 def test_extra_queue_file_drift(lab: Any) -> None:
     drifted = {**RESEARCH_RESOURCES, "gpu": {"quota": 4, "limit": 16, "overQuotaWeight": 1}}
-    live = live_state(healthy_lab_items(queues=[*default_queues(),
-                                                queue("research", resources=drifted, parent="default-parent-queue")]))
+    live = live_state(
+        healthy_lab_items(
+            queues=[*default_queues(), queue("research", resources=drifted, parent="default-parent-queue")]
+        )
+    )
     [f] = diff(lab, live)
     assert (f.rule_id, str(f.subject)) == ("KAI-D-002", "Queue/research")
-    assert f.message == "Queue research differs from Git: gpu.quota 4 → 8."     # no helm note for Git-managed queues
+    assert f.message == "Queue research differs from Git: gpu.quota 4 → 8."  # no helm note for Git-managed queues
     assert f.extra["note"] == ""
     assert f.location is not None
     assert (f.location.file, f.location.line, f.location.dotted_path()) == (
-        "queues.yaml", 9, "spec.resources.gpu.quota")
+        "queues.yaml",
+        9,
+        "spec.resources.gpu.quota",
+    )
     assert f.fix is not None and f.fix.patch is not None
     assert f.fix.patch["spec"]["resources"]["gpu"] == {"quota": 8, "limit": 16, "overQuotaWeight": 1}
 
@@ -248,8 +309,9 @@ def test_no_queue_or_shard_findings_when_kai_is_not_installed(lab: Any) -> None:
 def test_queue_changes_and_manifest_units() -> None:
     want = QueueSpec("q", "p", {"cpu": Triple(-1, -1, 1), "gpu": Triple(0.5, 1, 1), "memory": Triple(0, 0, 0)})
     nan = float("nan")
-    live = QueueSpec("q", "p", {"cpu": Triple(-1.0, -1.0, 1.0), "gpu": Triple(0.5, 1.0, 1.0),
-                                "memory": Triple(0.0, 0.0, 0.0)})
+    live = QueueSpec(
+        "q", "p", {"cpu": Triple(-1.0, -1.0, 1.0), "gpu": Triple(0.5, 1.0, 1.0), "memory": Triple(0.0, 0.0, 0.0)}
+    )
     assert queue_changes(want, live) == []
     with_nan = QueueSpec("q", "p", {"cpu": Triple(nan, -1, 1), "gpu": Triple(0.5, 1, 1), "memory": Triple(0, 0, 0)})
     assert queue_changes(with_nan, with_nan) == []
@@ -265,13 +327,16 @@ def test_shard_drift(lab: Any) -> None:
     shard["spec"]["actions"]["preempt"]["enabled"] = True
     [f] = diff(lab, live_state(healthy_lab_items(shard=[shard])))
     assert (f.rule_id, str(f.subject), f.severity) == ("KAI-D-003", "SchedulingShard/default", Severity.ERROR)
-    assert f.message == ("SchedulingShard default differs from the KAI values at actions.preempt.enabled, "
-                         "placementStrategy.gpu")
-    assert _paths(f) == ["actions.preempt.enabled", "placementStrategy.gpu"]   # what attribution looks up
-    assert f.fix is not None and f.fix.action is Action.UPDATE    # reconcile patches it (test_reconcile_kai_config)
+    assert f.message == (
+        "SchedulingShard default differs from the KAI values at actions.preempt.enabled, placementStrategy.gpu"
+    )
+    assert _paths(f) == ["actions.preempt.enabled", "placementStrategy.gpu"]  # what attribution looks up
+    assert f.fix is not None and f.fix.action is Action.UPDATE  # reconcile patches it (test_reconcile_kai_config)
     assert f.fix.patch == {"spec": lab.shard.spec}
-    assert f.fix.command == ("helm upgrade kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "
-                             "--namespace kai-scheduler --version v0.14.7 -f kai-values.yaml")
+    assert f.fix.command == (
+        "helm upgrade kai-scheduler oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler "
+        "--namespace kai-scheduler --version v0.14.7 -f kai-values.yaml"
+    )
     assert f.location is not None and (f.location.file, f.location.line) == ("kai-values.yaml", 4)
 
 
@@ -299,8 +364,9 @@ def test_missing_shard(lab: Any) -> None:
 
 
 def test_no_shard_expected_before_v0_10(tmp_path: Path) -> None:
-    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.9.20"),
-                                     "kai-values.yaml": CANONICAL_KAI_VALUES})
+    desired = desired_for(
+        tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.9.20"), "kai-values.yaml": CANONICAL_KAI_VALUES}
+    )
     findings = diff(desired, live_state([crd("queues.scheduling.run.ai"), *default_queues()]))
     assert by_rule(findings, "KAI-D-003") == []
 
@@ -319,14 +385,19 @@ def test_release_values_drift_standalone(lab: Any) -> None:
     values["scheduler"]["placementStrategy"] = "spread"
     values["defaultQueue"]["childResources"]["gpu"]["quota"] = 0
     [f] = diff(lab, live_state(healthy_lab_items(release=[release_secret(revision=3, config=values)])))
-    assert (f.rule_id, f.severity, str(f.subject)) == ("KAI-D-004", Severity.WARNING,
-                                                       "HelmRelease/kai-scheduler/kai-scheduler")
+    assert (f.rule_id, f.severity, str(f.subject)) == (
+        "KAI-D-004",
+        Severity.WARNING,
+        "HelmRelease/kai-scheduler/kai-scheduler",
+    )
     assert _paths(f) == ["defaultQueue.childResources.gpu.quota", "scheduler.placementStrategy"]
-    assert f.message == ("Helm release kai-scheduler/kai-scheduler (revision 3) was installed with values that differ "
-                         "from Git at defaultQueue.childResources.gpu.quota, scheduler.placementStrategy")
+    assert f.message == (
+        "Helm release kai-scheduler/kai-scheduler (revision 3) was installed with values that differ "
+        "from Git at defaultQueue.childResources.gpu.quota, scheduler.placementStrategy"
+    )
     assert f.location is not None
-    assert (f.location.file, f.location.line) == ("kai-values.yaml", 40)       # childResources.gpu.quota
-    assert f.desired is None and f.live is None                                  # never values that may be secret
+    assert (f.location.file, f.location.line) == ("kai-values.yaml", 40)  # childResources.gpu.quota
+    assert f.desired is None and f.live is None  # never values that may be secret
     assert f.fix is not None and f.fix.command is not None and f.fix.command.startswith("helm upgrade kai-scheduler")
 
 
@@ -345,7 +416,7 @@ def test_release_values_equal_as_floats(lab: Any) -> None:
 
 def test_release_values_projected_in_addon_mode(prod: Any) -> None:
     values = values_dict()
-    values["global"] = {"registry": "nvcr.io/example", "tag": "v0.16.7"}             # stack-added keys are ignored
+    values["global"] = {"registry": "nvcr.io/example", "tag": "v0.16.7"}  # stack-added keys are ignored
     values["scheduler"]["image"] = {"name": "scheduler"}
     live = [*kai_crds(), *default_queues(), canonical_shard()]
     assert diff(prod, live_state([*live, release_secret(version="v0.16.7", config=values)])) == []
@@ -375,19 +446,25 @@ def test_no_release_no_release_finding(lab: Any) -> None:
 def test_demo_prod_addon_headline_drift(prod: Any) -> None:
     findings = diff(prod, read_snapshot(str(DEMO_SNAPSHOTS / "prod-addon.yaml")))
     assert sorted((f.rule_id, str(f.subject)) for f in findings) == [
-        ("KAI-D-002", "Queue/default-parent-queue"), ("KAI-D-002", "Queue/default-queue"),
-        ("KAI-D-005", "Config/kai-config")]
+        ("KAI-D-002", "Queue/default-parent-queue"),
+        ("KAI-D-002", "Queue/default-queue"),
+        ("KAI-D-005", "Config/kai-config"),
+    ]
     [config] = [f for f in findings if f.rule_id == "KAI-D-005"]
     assert (config.desired, config.live) == ({"admission.gpuSharing": False}, {"admission.gpuSharing": True})
     for f in findings[:2]:
         assert NOTE in f.message
-        assert _changes(f) == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0],
-                                      ["memory.quota", 0.0, -1.0]]
+        assert _changes(f) == [["cpu.quota", 0.0, -1.0], ["gpu.quota", 0.0, -1.0], ["memory.quota", 0.0, -1.0]]
 
 
 def test_v0_9_pin_never_proposes_zeroing_live_queues(tmp_path: Path) -> None:
-    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.9.20"),
-                                     "kai-values.yaml": "scheduler:\n  placementStrategy: binpack\n"})
+    desired = desired_for(
+        tmp_path,
+        {
+            "kai-gitops.yaml": standalone_config(version="v0.9.20"),
+            "kai-values.yaml": "scheduler:\n  placementStrategy: binpack\n",
+        },
+    )
     findings = diff(desired, live_state([crd("queues.scheduling.run.ai"), *default_queues()]))
     patches = [f.fix.patch for f in findings if f.fix and f.fix.patch]
     assert all(t["limit"] != 0 for p in patches for t in p["spec"]["resources"].values()), patches

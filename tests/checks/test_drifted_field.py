@@ -15,15 +15,29 @@ QUOTA = DriftedField(("spec", "resources", "cpu", "quota"), 0, -1, "cpu.quota")
 
 
 def _queue_drift() -> Finding:
-    return QUEUE_DRIFT.finding(Kind.DRIFT, "Queue team-a differs from Git: cpu.quota 0 → -1.", "lab",
-                               subject=queue_ref("team-a"), changes=(QUOTA,), extra={"note": ""})
+    return QUEUE_DRIFT.finding(
+        Kind.DRIFT,
+        "Queue team-a differs from Git: cpu.quota 0 → -1.",
+        "lab",
+        subject=queue_ref("team-a"),
+        changes=(QUOTA,),
+        extra={"note": ""},
+    )
 
 
 def test_changes_survive_a_saved_report() -> None:
     finding = _queue_drift()
     written = finding.to_dict()
-    assert written["changes"] == [{"field": "cpu.quota", "path": ["spec", "resources", "cpu", "quota"], "live": 0,
-                                   "want": -1, "where": None, "origin": None}]
+    assert written["changes"] == [
+        {
+            "field": "cpu.quota",
+            "path": ["spec", "resources", "cpu", "quota"],
+            "live": 0,
+            "want": -1,
+            "where": None,
+            "origin": None,
+        }
+    ]
     assert "changes" not in written["details"]
     assert finding_from_dict(written).changes == (QUOTA,)
 
@@ -46,8 +60,9 @@ def test_a_report_written_before_changes_reads_its_queue_changes_from_details() 
 def test_a_value_under_a_secret_key_never_leaves_masked() -> None:
     """Judged where it stands in the object: `password` masks both sides, in JSON and in every output's copy."""
     token = DriftedField(("spec", "auth", "password"), "hunter2-old", "hunter2-new", "auth.password")
-    finding = SHARD_DRIFT.finding(Kind.DRIFT, "SchedulingShard default differs at auth.password", "lab",
-                                  changes=(token,))
+    finding = SHARD_DRIFT.finding(
+        Kind.DRIFT, "SchedulingShard default differs at auth.password", "lab", changes=(token,)
+    )
     [written] = finding.to_dict()["changes"]
     assert (written["live"], written["want"]) == (REDACTED, REDACTED)
     [shown] = finding.redacted().changes

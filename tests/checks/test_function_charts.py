@@ -73,8 +73,10 @@ def test_each_example_gives_exactly_its_findings(examples_report: dict[str, Any]
     got = [(f["cluster"], f["rule"], f["location"]["file"]) for f in findings(examples_report)]
     assert set(got) == EXPECTED
     # one finding per mistake, but NVCF-F-002 once per misplaced annotation (two on that template)
-    assert sorted(got).count(("gpu-mnnvl", "NVCF-F-002",
-                              "charts/broken-topology-on-template/templates/statefulset.yaml")) == 2
+    assert (
+        sorted(got).count(("gpu-mnnvl", "NVCF-F-002", "charts/broken-topology-on-template/templates/statefulset.yaml"))
+        == 2
+    )
     assert len(got) == len(EXPECTED) + 1
 
 
@@ -91,8 +93,12 @@ def test_nvca_error_text_is_predicted(examples_report: dict[str, Any]) -> None:
     [refused] = [f for f in findings(examples_report) if f["rule"] == "NVCF-F-001"]
     assert 'unsupported types: ["grove.io/v1alpha1.PodCliqueSet"]' in refused["message"]
     assert "addons.groveOperator.enabled in environments/gpu-basic.yaml" in refused["message"]
-    assert refused["subject"] == {"apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet", "namespace": None,
-                                  "name": "grove-on-basic"}
+    assert refused["subject"] == {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueSet",
+        "namespace": None,
+        "name": "grove-on-basic",
+    }
 
 
 def test_every_rule_of_the_examples_has_its_fix(examples_report: dict[str, Any]) -> None:
@@ -103,8 +109,11 @@ def test_every_rule_of_the_examples_has_its_fix(examples_report: dict[str, Any])
 
 
 def test_template_line_and_values_files(helm: Path, tmp_path: Path) -> None:
-    repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS},
-                      workload="    chart: charts/fn\n    values: [charts/fn/values.yaml, prod.yaml]\n")
+    repo = chart_repo(
+        tmp_path,
+        {"sts.yaml": TEMPLATE_STS},
+        workload="    chart: charts/fn\n    values: [charts/fn/values.yaml, prod.yaml]\n",
+    )
     from tests.support.helpers import commit_files
 
     commit_files(repo, {"prod.yaml": "replicas: 3\n"})
@@ -112,15 +121,21 @@ def test_template_line_and_values_files(helm: Path, tmp_path: Path) -> None:
     [finding] = findings(report)
     assert finding["rule"] == "NVCF-F-002"
     assert finding["location"]["file"] == "charts/fn/templates/sts.yaml"
-    assert finding["location"]["line"] == 15   # the annotation's own line, though Helm filled its value in
+    assert finding["location"]["line"] == 15  # the annotation's own line, though Helm filled its value in
     assert finding["subject"]["name"] == "fn-worker"
 
 
 def test_a_rendered_manifest_file_is_read_without_helm(tmp_path: Path) -> None:
-    manifest = TEMPLATE_STS.replace("{{ .Release.Name }}", "fn").replace("{{ .Values.replicas }}", "2") \
-        .replace('{{ .Values.topology | quote }}', "t")
-    files = {"kai-gitops.yaml": CONFIG + "    manifests: rendered/fn.yaml\n", "env.yaml": ENV,
-             "rendered/fn.yaml": "---\n" + manifest}
+    manifest = (
+        TEMPLATE_STS.replace("{{ .Release.Name }}", "fn")
+        .replace("{{ .Values.replicas }}", "2")
+        .replace("{{ .Values.topology | quote }}", "t")
+    )
+    files = {
+        "kai-gitops.yaml": CONFIG + "    manifests: rendered/fn.yaml\n",
+        "env.yaml": ENV,
+        "rendered/fn.yaml": "---\n" + manifest,
+    }
     repo = make_repo(tmp_path, files)[0]
     _, report = check_json(repo, env={"PATH": str(tmp_path / "no-helm-here")})
     [finding] = findings(report)
@@ -128,8 +143,10 @@ def test_a_rendered_manifest_file_is_read_without_helm(tmp_path: Path) -> None:
 
 
 def test_hooks_are_not_judged(helm: Path, tmp_path: Path) -> None:
-    hook = ("apiVersion: grove.io/v1alpha1\nkind: PodClique\nmetadata:\n  name: x\n  annotations:\n"
-            "    helm.sh/hook: pre-install\n")
+    hook = (
+        "apiVersion: grove.io/v1alpha1\nkind: PodClique\nmetadata:\n  name: x\n  annotations:\n"
+        "    helm.sh/hook: pre-install\n"
+    )
     code, report = check_json(chart_repo(tmp_path, {"hook.yaml": hook}))
     assert (code, findings(report)) == (0, [])
 
@@ -140,8 +157,7 @@ def test_no_secret_value_reaches_the_facts(helm: Path, tmp_path: Path) -> None:
     from reconciler.checks.workload_facts import workload_facts
     from reconciler.sources.function_charts import render_workloads
 
-    secret = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n"
-              "  token: s3cr3t-value-never-leaves\n")
+    secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  token: s3cr3t-value-never-leaves\n"
     repo = open_desired(GitSettings(str(chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS, "secret.yaml": secret}))))
     [desired] = desired_clusters(repo, None)
     rendered = render_workloads(repo.tree, repo.config.workloads, None)
@@ -168,9 +184,10 @@ def test_helm_flag_names_a_missing_file(tmp_path: Path) -> None:
 def test_render_failure_names_the_chart(helm: Path, tmp_path: Path) -> None:
     repo = chart_repo(tmp_path, {"bad.yaml": "kind: {{ .Values.nope.deeper }}\n"})
     code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", helm])
-    line = assert_one_line_error(code, stdout, stderr, "charts/fn:", "workload 'fn': helm template failed for chart "
-                                 "charts/fn:", "nil pointer")
-    assert "kai-gitops-chart-" not in line   # helm's words name the repository's chart, not the private copy
+    line = assert_one_line_error(
+        code, stdout, stderr, "charts/fn:", "workload 'fn': helm template failed for chart charts/fn:", "nil pointer"
+    )
+    assert "kai-gitops-chart-" not in line  # helm's words name the repository's chart, not the private copy
 
 
 def test_a_chart_directory_without_chart_yaml(helm: Path, tmp_path: Path) -> None:
@@ -182,8 +199,9 @@ def test_a_chart_directory_without_chart_yaml(helm: Path, tmp_path: Path) -> Non
 def test_a_rendered_document_without_kind(helm: Path, tmp_path: Path) -> None:
     repo = chart_repo(tmp_path, {"x.yaml": "apiVersion: v1\nmetadata:\n  name: x\n"})
     code, stdout, stderr = run_cli(["check", "--repo", repo])
-    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/x.yaml:1:1: a rendered object has no "
-                          "apiVersion or kind")
+    assert_one_line_error(
+        code, stdout, stderr, "charts/fn/templates/x.yaml:1:1: a rendered object has no apiVersion or kind"
+    )
 
 
 def test_a_render_over_the_byte_budget(helm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -219,10 +237,11 @@ def test_a_hanging_helm_is_stopped_at_the_time_limit(tmp_path: Path, monkeypatch
     started = time.monotonic()
     code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", fake])
     assert time.monotonic() - started < 30
-    assert_one_line_error(code, stdout, stderr, "charts/fn: workload 'fn': helm template of chart charts/fn took "
-                          "over 1 s")
+    assert_one_line_error(
+        code, stdout, stderr, "charts/fn: workload 'fn': helm template of chart charts/fn took over 1 s"
+    )
     sleeper = int(pid_file.read_text())
-    for _ in range(50):   # the group was killed: the wrapper's child goes too
+    for _ in range(50):  # the group was killed: the wrapper's child goes too
         if not Path(f"/proc/{sleeper}").exists() or "Z" in Path(f"/proc/{sleeper}/stat").read_text().split()[2]:
             break
         time.sleep(0.1)
@@ -237,9 +256,16 @@ def linked_chart(tmp_path: Path, target: str) -> Path:
     """The chart's only template is a symbolic link to `target` (relative to the link), committed as a link."""
     from tests.support.helpers import commit_files
 
-    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: charts/fn\n", "env.yaml": ENV,
-                                "charts/fn/Chart.yaml": CHART_YAML, "common/sts.yaml": TEMPLATE_STS,
-                                "charts/fn/values.yaml": "replicas: 2\ntopology: t\n"})[0]
+    repo = make_repo(
+        tmp_path,
+        {
+            "kai-gitops.yaml": CONFIG + "    chart: charts/fn\n",
+            "env.yaml": ENV,
+            "charts/fn/Chart.yaml": CHART_YAML,
+            "common/sts.yaml": TEMPLATE_STS,
+            "charts/fn/values.yaml": "replicas: 2\ntopology: t\n",
+        },
+    )[0]
     (repo / "charts/fn/templates").mkdir()
     (repo / "charts/fn/templates/sts.yaml").symlink_to(target)
     commit_files(repo, {}, "link the template")
@@ -250,8 +276,13 @@ def test_a_symbolic_link_in_a_chart_at_a_ref_is_an_error_not_a_missing_file(helm
     """Skipped, the linked template's findings would vanish; read() refuses a link the same way."""
     repo = linked_chart(tmp_path, "../../../common/sts.yaml")
     code, stdout, stderr = run_cli(["check", "--repo", repo])
-    assert_one_line_error(code, stdout, stderr, "charts/fn/templates/sts.yaml: is a symbolic link at ref HEAD; links "
-                          "are not followed at a ref", "--worktree")
+    assert_one_line_error(
+        code,
+        stdout,
+        stderr,
+        "charts/fn/templates/sts.yaml: is a symbolic link at ref HEAD; links are not followed at a ref",
+        "--worktree",
+    )
 
 
 def test_worktree_follows_a_link_inside_the_repository_and_refuses_one_leaving_it(helm: Path, tmp_path: Path) -> None:
@@ -270,9 +301,16 @@ def test_worktree_follows_a_link_inside_the_repository_and_refuses_one_leaving_i
 @pytest.mark.parametrize("worktree", [(), ("--worktree",)])
 def test_a_chart_at_the_repository_root_is_rendered(helm: Path, tmp_path: Path, worktree: tuple[str, ...]) -> None:
     """`chart: .`: the repository is the chart (kai-gitops.yaml and env.yaml ride along, as in `helm template .`)."""
-    repo = make_repo(tmp_path, {"kai-gitops.yaml": CONFIG + "    chart: .\n", "env.yaml": ENV,
-                                "Chart.yaml": CHART_YAML, "values.yaml": "replicas: 2\ntopology: t\n",
-                                "templates/sts.yaml": TEMPLATE_STS})[0]
+    repo = make_repo(
+        tmp_path,
+        {
+            "kai-gitops.yaml": CONFIG + "    chart: .\n",
+            "env.yaml": ENV,
+            "Chart.yaml": CHART_YAML,
+            "values.yaml": "replicas: 2\ntopology: t\n",
+            "templates/sts.yaml": TEMPLATE_STS,
+        },
+    )[0]
     code, report = check_json(repo, *worktree)
     assert code == 2
     [finding] = [f for f in findings(report) if f["rule"] == "NVCF-F-002"]
@@ -288,17 +326,23 @@ def test_a_root_chart_without_chart_yaml_names_the_root(helm: Path, tmp_path: Pa
 def test_a_duplicate_key_in_a_template_is_told_at_the_templates_own_line(helm: Path, tmp_path: Path) -> None:
     """Not at `charts/fn (rendered):LINE`, a file nobody can open: the template from the render's `# Source:`."""
     twice = TEMPLATE_STS.replace("kind: StatefulSet\n", "kind: StatefulSet\nkind: StatefulSet\n", 1)
-    repo = chart_repo(tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
-                                 "sts.yaml": twice})
-    line = assert_one_line_error(*run_cli(["check", "--repo", repo, "--helm", helm]),
-                                 'charts/fn/templates/sts.yaml:3: duplicate key "kind" at lines 2 and 3')
+    repo = chart_repo(
+        tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n", "sts.yaml": twice}
+    )
+    line = assert_one_line_error(
+        *run_cli(["check", "--repo", repo, "--helm", helm]),
+        'charts/fn/templates/sts.yaml:3: duplicate key "kind" at lines 2 and 3',
+    )
     assert "(rendered)" not in line
 
 
 def test_a_value_the_templates_need_missing_is_told_at_the_template_line(helm: Path, tmp_path: Path) -> None:
-    needs = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {{ required \"set a\" .Values.a }}\n"
-    repo = chart_repo(tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
-                                 "needs.yaml": needs})
-    assert_one_line_error(*run_cli(["check", "--repo", repo, "--helm", helm]),
-                          "kai-gitops: error: charts/fn/templates/needs.yaml:6:8: workload 'fn': helm template failed",
-                          "set a")
+    needs = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {{ required "set a" .Values.a }}\n'
+    repo = chart_repo(
+        tmp_path, {"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n", "needs.yaml": needs}
+    )
+    assert_one_line_error(
+        *run_cli(["check", "--repo", repo, "--helm", helm]),
+        "kai-gitops: error: charts/fn/templates/needs.yaml:6:8: workload 'fn': helm template failed",
+        "set a",
+    )

@@ -25,8 +25,9 @@ V0_17_HEAD = "df7f140767683699eb88bd60e0f36c6238c22d0d"
 
 
 def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True,
-                          check=False, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True, check=False, cwd=REPO
+    )
 
 
 def test_the_shipped_v0_17_1_model_is_what_the_command_writes(tmp_path: Path) -> None:
@@ -43,21 +44,30 @@ def test_the_tables_are_read_from_the_go_source_not_assumed(tmp_path: Path) -> N
     tree = tmp_path / "tree"
     shutil.copytree(TREE, tree)
     types = tree / "pkg" / "apis" / "kai" / "v1" / "schedulingshard_types.go"
-    types.write_text(types.read_text().replace('"gpusharingorder":    100,',
-                                               '"gpusharingorder":    100,\n\t"backgroundpods":     50,'))
+    types.write_text(
+        types.read_text().replace(
+            '"gpusharingorder":    100,', '"gpusharingorder":    100,\n\t"backgroundpods":     50,'
+        )
+    )
     assert _run("--tree", tree, "--as", "v9.9.9", "--out", tmp_path / "out").returncode == 0
     data = json.loads((tmp_path / "out" / "shard-defaults" / "v9.9.9.json").read_text())
     assert data["plugins"]["backgroundpods"] == 50 and len(data["plugins"]) == 23
-    assert data["optionalPlugins"] == ["numa", "reflectjoborder"]     # sg-* resolved through <pkg>.Name
+    assert data["optionalPlugins"] == ["numa", "reflectjoborder"]  # sg-* resolved through <pkg>.Name
 
 
-@pytest.mark.parametrize(("breakage", "said"), [
-    (lambda t: (t / "pkg/apis/kai/v1/schedulingshard_types.go").write_text(
-        "func (s *SchedulingShardSpec) setDefaultPlugins() {}\n"), "no `var defaultPluginPriorities"),
-    (lambda t: (t / "pkg/scheduler/plugins/nodelocalgreedy/nodelocalgreedy.go").unlink(),
-     "no `const Name"),
-    (lambda t: (t / "deployments/kai-scheduler/values.yaml").unlink(), "values.yaml: missing"),
-])
+@pytest.mark.parametrize(
+    ("breakage", "said"),
+    [
+        (
+            lambda t: (t / "pkg/apis/kai/v1/schedulingshard_types.go").write_text(
+                "func (s *SchedulingShardSpec) setDefaultPlugins() {}\n"
+            ),
+            "no `var defaultPluginPriorities",
+        ),
+        (lambda t: (t / "pkg/scheduler/plugins/nodelocalgreedy/nodelocalgreedy.go").unlink(), "no `const Name"),
+        (lambda t: (t / "deployments/kai-scheduler/values.yaml").unlink(), "values.yaml: missing"),
+    ],
+)
 def test_a_source_the_parser_does_not_know_is_a_one_line_error(tmp_path: Path, breakage, said: str) -> None:
     tree = tmp_path / "tree"
     shutil.copytree(TREE, tree)

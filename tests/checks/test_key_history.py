@@ -42,7 +42,7 @@ def _keys(text: str) -> set[tuple[str, ...]]:
 
 
 def _has(keys: set[tuple[str, ...]], path: tuple[str, ...]) -> bool:
-    return any(k[:len(path)] == path for k in keys)
+    return any(k[: len(path)] == path for k in keys)
 
 
 # -- the table against the shipped chart-values files and the release branches ---------------------------------
@@ -68,9 +68,12 @@ def test_every_hand_entry_agrees_with_the_shipped_files() -> None:
                 assert entry.new_path is None or _has(keys, entry.new_path), (entry.new_path, version)
         since = parse_version(entry.version)
         if entry.change is Change.ADDED and since <= parse_version(versions[-1]):  # type: ignore[operator]
-            assert any(c.change is Change.ADDED and c.path[:len(entry.path)] == entry.path
-                       and parse_version(c.before) < since <= parse_version(c.after)   # type: ignore[operator]
-                       for c in computed_changes())
+            assert any(
+                c.change is Change.ADDED
+                and c.path[: len(entry.path)] == entry.path
+                and parse_version(c.before) < since <= parse_version(c.after)  # type: ignore[operator]
+                for c in computed_changes()
+            )
 
 
 def _chart_values(version: str) -> Any:
@@ -97,8 +100,8 @@ def test_the_fips_mode_values_are_the_ones_the_chart_documents_and_tests() -> No
     assert sorted(re.findall(r'"(\w+)"', documented[1])) == sorted(entry.values)
     helpers = (HISTORY / "helpers-v0.17-branch.tpl").read_text()
     assert 'eq .root.Values.global.fipsMode "on"' in helpers
-    assert ".Values.global.fips " not in helpers and ".Values.global.fips}" not in helpers   # no fallback
-    assert 'hasKey .Values.admission "gpuPodRuntimeClassName"' in helpers   # the deprecated key still honoured
+    assert ".Values.global.fips " not in helpers and ".Values.global.fips}" not in helpers  # no fallback
+    assert 'hasKey .Values.admission "gpuPodRuntimeClassName"' in helpers  # the deprecated key still honoured
 
 
 # -- the planted mistakes: each must be reported, at its line, by the rule named ---------------------------------
@@ -110,14 +113,18 @@ CORPUS: list[tuple[str, str, str, str, int]] = [
     ("v0.17.0", "admission:\n  certSecretName: my-tls\n", "KAI-V-015", "admission.certSecretName", 2),
     ("v0.17.1", "queuecontroller:\n  certSecretName: my-tls\n", "KAI-V-015", "queuecontroller.certSecretName", 2),
     ("v0.14.7", "binder:\n  cdi: true\n", "KAI-V-015", "binder.cdi", 2),
-    ("v0.16.8", "admission:\n  gpuPodRuntimeClassName: nvidia\n", "KAI-V-016",
-     "admission.gpuPodRuntimeClassName", 2),
-    ("v0.17.0", "admission:\n  gpuFractionRuntimeClassName: nvidia\n  gpuPodRuntimeClassName: runc\n",
-     "KAI-V-016", "admission.gpuPodRuntimeClassName", 3),
+    ("v0.16.8", "admission:\n  gpuPodRuntimeClassName: nvidia\n", "KAI-V-016", "admission.gpuPodRuntimeClassName", 2),
+    (
+        "v0.17.0",
+        "admission:\n  gpuFractionRuntimeClassName: nvidia\n  gpuPodRuntimeClassName: runc\n",
+        "KAI-V-016",
+        "admission.gpuPodRuntimeClassName",
+        3,
+    ),
     ("v0.17.1", "global:\n  fipsMode: on\n", "KAI-V-017", "global.fipsMode", 2),
-    ("v0.17.1", "global:\n  fipsMode: \"true\"\n", "KAI-V-017", "global.fipsMode", 2),
-    ("v0.17.1", "global:\n  fipsMode: \"only\"\n", "KAI-V-017", "global.fipsMode", 2),
-    ("v0.17.1", "global:\n  fipsMode: \"On\"\n", "KAI-V-017", "global.fipsMode", 2),
+    ("v0.17.1", 'global:\n  fipsMode: "true"\n', "KAI-V-017", "global.fipsMode", 2),
+    ("v0.17.1", 'global:\n  fipsMode: "only"\n', "KAI-V-017", "global.fipsMode", 2),
+    ("v0.17.1", 'global:\n  fipsMode: "On"\n', "KAI-V-017", "global.fipsMode", 2),
     ("v0.17.1", "global:\n  fipsMode: yes\n", "KAI-V-017", "global.fipsMode", 2),
     ("v0.17.0", "gpu-fractioning:\n  replicas: 2\n", "KAI-V-011", "gpu-fractioning", 1),
     ("v0.16.8", "kaiConfig:\n  render: true\n", "KAI-V-011", "kaiConfig", 1),
@@ -136,17 +143,22 @@ def _hits(report: dict[str, Any], *rules: str) -> list[dict[str, Any]]:
     return [f for c in report["clusters"] for f in c["findings"] if f["rule"] in rules]
 
 
-@pytest.mark.parametrize(("pin", "values", "rule", "path", "line"), CORPUS,
-                         ids=[f"{c[2]}-{c[3]}-{i}" for i, c in enumerate(CORPUS)])
-def test_a_planted_mistake_is_reported_at_its_key(tmp_path: Path, pin: str, values: str, rule: str, path: str,
-                                                  line: int) -> None:
+@pytest.mark.parametrize(
+    ("pin", "values", "rule", "path", "line"), CORPUS, ids=[f"{c[2]}-{c[3]}-{i}" for i, c in enumerate(CORPUS)]
+)
+def test_a_planted_mistake_is_reported_at_its_key(
+    tmp_path: Path, pin: str, values: str, rule: str, path: str, line: int
+) -> None:
     report = _check(tmp_path, pin, values)
     hits = [f for f in _hits(report, rule) if f["location"]["path"] == path]
     assert len(hits) == 1, _hits(report, "KAI-V-011", "KAI-V-015", "KAI-V-016", "KAI-V-017")
     assert hits[0]["location"]["line"] == line
     # one finding per key: the history rules replace the plain "unknown key"
-    others = [f for f in _hits(report, "KAI-V-010", "KAI-V-011", "KAI-V-015", "KAI-V-016", "KAI-V-017")
-              if f["location"]["path"] == path and f is not hits[0]]
+    others = [
+        f
+        for f in _hits(report, "KAI-V-010", "KAI-V-011", "KAI-V-015", "KAI-V-016", "KAI-V-017")
+        if f["location"]["path"] == path and f is not hits[0]
+    ]
     assert others == []
 
 
@@ -156,15 +168,18 @@ def test_the_corpus_is_large_enough() -> None:
 
 
 def test_the_messages_name_the_version_and_the_new_key(tmp_path: Path) -> None:
-    report = _check(tmp_path, "v0.17.1", "global:\n  fips: true\nadmission:\n  gpuPodRuntimeClassName: x\n"
-                                         "  certSecretName: y\n")
+    report = _check(
+        tmp_path, "v0.17.1", "global:\n  fips: true\nadmission:\n  gpuPodRuntimeClassName: x\n  certSecretName: y\n"
+    )
     by_path = {f["location"]["path"]: f for f in _hits(report, "KAI-V-015", "KAI-V-016")}
     assert "renamed to global.fipsMode by KAI chart v0.17.1" in by_path["global.fips"]["message"]
     assert "#2011" in by_path["global.fips"]["message"]
-    assert "deprecated since KAI chart v0.16.0 in favour of admission.gpuFractionRuntimeClassName" in \
-        by_path["admission.gpuPodRuntimeClassName"]["message"]
+    assert (
+        "deprecated since KAI chart v0.16.0 in favour of admission.gpuFractionRuntimeClassName"
+        in by_path["admission.gpuPodRuntimeClassName"]["message"]
+    )
     assert "removed by KAI chart v0.17.0" in by_path["admission.certSecretName"]["message"]
-    assert by_path["admission.certSecretName"]["fix"]["git_edits"] == []   # nothing to rename it to
+    assert by_path["admission.certSecretName"]["fix"]["git_edits"] == []  # nothing to rename it to
     assert by_path["admission.gpuPodRuntimeClassName"]["severity"] == "warning"
 
 
@@ -180,20 +195,23 @@ def test_a_correct_fips_mode_passes(tmp_path: Path) -> None:
 
 
 def test_fix_git_renames_fips_and_converts_its_value(tmp_path: Path) -> None:
-    files = {"kai-gitops.yaml": standalone_config(version="v0.17.1"),
-             "kai-values.yaml": "global:\n  fips: true  # FIPS images\nadmission:\n  gpuPodRuntimeClassName: nvidia\n"
-                                "  certSecretName: old\n"}
+    files = {
+        "kai-gitops.yaml": standalone_config(version="v0.17.1"),
+        "kai-values.yaml": "global:\n  fips: true  # FIPS images\nadmission:\n  gpuPodRuntimeClassName: nvidia\n"
+        "  certSecretName: old\n",
+    }
     repo, _ = make_repo(tmp_path, files)
     code, _, err = run_cli(["check", "--repo", repo, "--fix-git-dry-run"])
     assert code == 2
     assert '-  fips: true  # FIPS images\n+  fipsMode: "on"  # FIPS images' in err
     assert "-  gpuPodRuntimeClassName: nvidia\n+  gpuFractionRuntimeClassName: nvidia" in err
-    assert "certSecretName" not in err.split("no automatic fix", 1)[0]   # a removed key is left to the user
+    assert "certSecretName" not in err.split("no automatic fix", 1)[0]  # a removed key is left to the user
 
 
 def test_no_rename_when_the_new_key_is_set_too(tmp_path: Path) -> None:
-    report = _check(tmp_path, "v0.17.0",
-                    "admission:\n  gpuFractionRuntimeClassName: nvidia\n  gpuPodRuntimeClassName: runc\n")
+    report = _check(
+        tmp_path, "v0.17.0", "admission:\n  gpuFractionRuntimeClassName: nvidia\n  gpuPodRuntimeClassName: runc\n"
+    )
     [hit] = _hits(report, "KAI-V-016")
     assert hit["fix"]["git_edits"] == [] and "is set too and wins" in hit["fix"]["description"]
 
@@ -224,8 +242,9 @@ def test_subchart_values_are_dropped_while_the_gate_is_off(tmp_path: Path, monke
     report = _check(tmp_path / "off", "v0.17.0", "gpu-fractioning:\n  replicas: 2\n")
     [hit] = [f for f in _hits(report, "KAI-V-010") if f["location"]["path"] == "gpu-fractioning"]
     assert "rendered only when global.nvFractions.set is true" in hit["message"]
-    report = _check(tmp_path / "on", "v0.17.0",
-                    "global:\n  nvFractions:\n    set: true\ngpu-fractioning:\n  replicas: 2\n")
+    report = _check(
+        tmp_path / "on", "v0.17.0", "global:\n  nvFractions:\n    set: true\ngpu-fractioning:\n  replicas: 2\n"
+    )
     assert [f for f in _hits(report, "KAI-V-010", "KAI-V-011") if f["location"]["path"] == "gpu-fractioning"] == []
 
 

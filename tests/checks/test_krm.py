@@ -57,18 +57,25 @@ def entry(nodepool: str, resources: dict[str, Any] | None = None, name: str | No
 
 
 # The org every case starts from: engineering holds 8 H100s and 0 A100s; research and production share the H100s.
-ORG = [department("engineering", entry("h100", gpu(8, 16), name="engineering-h100"), entry("default", gpu(0))),
-       project("research", "engineering", entry("h100", gpu(3, 8, 2))),
-       project("production", "engineering", entry("h100", gpu(4, 8))),
-       obj(KRM, "NodePool", "h100", spec={"labelKey": "pool", "labelValue": "h100"})]
+ORG = [
+    department("engineering", entry("h100", gpu(8, 16), name="engineering-h100"), entry("default", gpu(0))),
+    project("research", "engineering", entry("h100", gpu(3, 8, 2))),
+    project("production", "engineering", entry("h100", gpu(4, 8))),
+    obj(KRM, "NodePool", "h100", spec={"labelKey": "pool", "labelValue": "h100"}),
+]
 
 
 def dump(*docs: dict[str, Any]) -> str:
     return yaml.safe_dump_all(list(docs), sort_keys=False)
 
 
-def lab(tmp_path: Path, *, krm: list[dict[str, Any]] | None = None, queues: list[dict[str, Any]] | None = None,
-        shards: list[dict[str, Any]] | None = None) -> Path:
+def lab(
+    tmp_path: Path,
+    *,
+    krm: list[dict[str, Any]] | None = None,
+    queues: list[dict[str, Any]] | None = None,
+    shards: list[dict[str, Any]] | None = None,
+) -> Path:
     files = {"kai-values.yaml": CANONICAL_KAI_VALUES}
     extra = ""
     if krm is not None:
@@ -111,8 +118,9 @@ def line_of(repo: Path, file: str, text: str, nth: int = 0) -> int:
 def krm_snapshot(tmp_path: Path, *items: dict[str, Any]) -> Path:
     parent = queue("default-parent-queue", UNLIMITED)
     child = queue("default-queue", UNLIMITED, parent="default-parent-queue")
-    return snapshot_file(tmp_path, [*kai_crds(), crd("projects.kai.resources"), parent, child, canonical_shard(),
-                                    *items])
+    return snapshot_file(
+        tmp_path, [*kai_crds(), crd("projects.kai.resources"), parent, child, canonical_shard(), *items]
+    )
 
 
 # -- the model ---------------------------------------------------------------------------------------------
@@ -124,12 +132,12 @@ def test_generated_queues_follow_krm_naming_and_parenting() -> None:
         objects.add(item)
     by_name = {g.spec.name: g.spec for g in generated_queues(objects)}
     assert by_name["engineering-h100"].parent is None
-    assert by_name["engineering"].parent is None                      # the default node pool: <owner>
-    assert by_name["research-h100"].parent == "engineering-h100"     # <owner>-<nodepool>, under its department
+    assert by_name["engineering"].parent is None  # the default node pool: <owner>
+    assert by_name["research-h100"].parent == "engineering-h100"  # <owner>-<nodepool>, under its department
     assert by_name["solo"].parent is None
     research = by_name["research-h100"].triple("gpu")
-    assert (research.quota, research.limit, research.over_quota_weight) == (3, 8, 2)   # deserved -> quota
-    assert by_name["research-h100"].triple("cpu").quota == 0                            # absent = 0, as KRM
+    assert (research.quota, research.limit, research.over_quota_weight) == (3, 8, 2)  # deserved -> quota
+    assert by_name["research-h100"].triple("cpu").quota == 0  # absent = 0, as KRM
 
 
 # -- the planted corpus --------------------------------------------------------------------------------------
@@ -149,7 +157,7 @@ def test_a_git_queue_krm_parents_elsewhere_is_k002(tmp_path: Path) -> None:
     """Case 2, contradicting tree: Git parents production-h100 to the default parent, KRM to engineering-h100."""
     repo = lab(tmp_path, krm=ORG, queues=[queue("production-h100", UNLIMITED, parent="default-parent-queue")])
     found = of(check(repo), "KAI-K-001", "KAI-K-002")
-    assert [f["rule"] for f in found] == ["KAI-K-002"]     # one finding per queue: K-002 replaces K-001
+    assert [f["rule"] for f in found] == ["KAI-K-002"]  # one finding per queue: K-002 replaces K-001
     assert "parented to engineering-h100" in found[0]["message"]
     assert at(found[0])[0] == "queues.yaml"
 
@@ -158,12 +166,21 @@ def test_git_against_git_krm_is_a_violation_and_against_the_cluster_drift(tmp_pa
     """A Git-only check reads nothing live: K-001/002/003 there contradict Git's own KRM objects, so they are
     violations, not 'Drift (live differs from Git)'. A Project read from the cluster makes K-001 drift."""
     shard = obj("kai.scheduler/v1", "SchedulingShard", "h100", spec={"partitionLabelValue": "h100"})
-    repo = lab(tmp_path, krm=ORG, shards=[shard],
-               queues=[queue("research-h100", UNLIMITED, parent="engineering-h100"),
-                       queue("production-h100", UNLIMITED, parent="default-parent-queue")])
+    repo = lab(
+        tmp_path,
+        krm=ORG,
+        shards=[shard],
+        queues=[
+            queue("research-h100", UNLIMITED, parent="engineering-h100"),
+            queue("production-h100", UNLIMITED, parent="default-parent-queue"),
+        ],
+    )
     found = of(check(repo), "KAI-K-001", "KAI-K-002", "KAI-K-003")
-    assert sorted((f["rule"], f["kind"]) for f in found) == [("KAI-K-001", "violation"), ("KAI-K-002", "violation"),
-                                                              ("KAI-K-003", "violation")]
+    assert sorted((f["rule"], f["kind"]) for f in found) == [
+        ("KAI-K-001", "violation"),
+        ("KAI-K-002", "violation"),
+        ("KAI-K-003", "violation"),
+    ]
     code, out, err = run_cli(["check", "--repo", repo])
     assert code == 2 and "KAI-K-002" in out and "Drift (live differs from Git)" not in out, err
     live = lab(tmp_path / "live", queues=[queue("ops", UNLIMITED)])
@@ -185,9 +202,12 @@ def test_a_live_project_takes_over_an_unowned_git_queue(tmp_path: Path) -> None:
     snap = krm_snapshot(tmp_path, queue("ops", UNLIMITED), project("ops", None, entry("default", gpu(2))))
     found = of(diff(repo, snap), "KAI-K-001", "KAI-D-010")
     by_subject = {(f["rule"], f["subject"]["name"]) for f in found}
-    assert ("KAI-K-001", "ops") in by_subject and ("KAI-D-010", "ops") not in by_subject   # never both
-    assert {("KAI-D-010", "default-parent-queue"), ("KAI-D-010", "default-queue"),
-            ("KAI-D-010", "default")} <= by_subject                      # what no KRM object explains
+    assert ("KAI-K-001", "ops") in by_subject and ("KAI-D-010", "ops") not in by_subject  # never both
+    assert {
+        ("KAI-D-010", "default-parent-queue"),
+        ("KAI-D-010", "default-queue"),
+        ("KAI-D-010", "default"),
+    } <= by_subject  # what no KRM object explains
     child = next(f for f in found if f["subject"]["name"] == "default-queue")
     assert at(child) == ("kai-values.yaml", line_of(repo, "kai-values.yaml", "childName"))
 
@@ -244,22 +264,30 @@ def test_project_quotas_are_judged_by_the_queue_rules_at_the_project_line(tmp_pa
     assert of(check(lab(tmp_path / "ok", krm=ORG)), "KAI-Q-021") == []
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"gpu": {"deserved": "32Gi"}}, "a plain number"),
-    ({"gpu": [1]}, "a mapping of deserved, limit, overQuotaWeight"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"gpu": {"deserved": "32Gi"}}, "a plain number"),
+        ({"gpu": [1]}, "a mapping of deserved, limit, overQuotaWeight"),
+    ],
+)
 def test_krm_numbers_must_be_plain_numbers(tmp_path: Path, bad: dict[str, Any], message: str) -> None:
     repo = lab(tmp_path, krm=[project("research", "engineering", entry("h100", bad))])
     code, _, err = run_cli(["check", "--repo", repo, "-o", "json"])
     assert code == 1 and message in err and "krm.yaml:" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("spec, message", [
-    ({"global": [1, 2]}, "spec.global must be a mapping, found [1, 2]"),
-    ({"global": {"allowExternalQueues": "true"}},
-     "spec.global.allowExternalQueues must be true or false, found 'true'"),
-    ({"global": {"defaultNodePoolName": 5}}, "spec.global.defaultNodePoolName must be a string, found 5"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ({"global": [1, 2]}, "spec.global must be a mapping, found [1, 2]"),
+        (
+            {"global": {"allowExternalQueues": "true"}},
+            "spec.global.allowExternalQueues must be true or false, found 'true'",
+        ),
+        ({"global": {"defaultNodePoolName": 5}}, "spec.global.defaultNodePoolName must be a string, found 5"),
+    ],
+)
 def test_krm_config_fields_are_typed_at_their_line(tmp_path: Path, spec: dict[str, Any], message: str) -> None:
     """`global: [1, 2]` was an internal TypeError; `allowExternalQueues: "true"` was read as off, silently."""
     repo = lab(tmp_path, krm=[*ORG, obj(KRM, "KRMConfig", "krm-config", spec=spec)])
@@ -327,8 +355,9 @@ agentConfig:
 
 def nvca_lab(tmp_path: Path, nvca_values: str) -> Path:
     config = standalone_config(nvca="nvca-values.yaml")
-    return make_repo(tmp_path, {"kai-gitops.yaml": config, "kai-values.yaml": CANONICAL_KAI_VALUES,
-                                "nvca-values.yaml": nvca_values})[0]
+    return make_repo(
+        tmp_path, {"kai-gitops.yaml": config, "kai-values.yaml": CANONICAL_KAI_VALUES, "nvca-values.yaml": nvca_values}
+    )[0]
 
 
 def test_merge_config_setting_first_class_fields_is_nvca_v001(tmp_path: Path) -> None:
@@ -337,7 +366,7 @@ def test_merge_config_setting_first_class_fields_is_nvca_v001(tmp_path: Path) ->
     found = of(check(repo), "NVCA-V-001")
     assert len(found) == 1
     assert "agent.byooOtelCollector, agent.heartbeatInterval" in found[0]["message"]
-    assert "logLevel" not in found[0]["message"]             # no first-class value: mergeConfig is the way
+    assert "logLevel" not in found[0]["message"]  # no first-class value: mergeConfig is the way
     assert at(found[0]) == ("nvca-values.yaml", line_of(repo, "nvca-values.yaml", "mergeConfig"))
 
 
@@ -348,8 +377,14 @@ def test_the_chart_default_merge_config_is_clean(tmp_path: Path) -> None:
 
 
 def nvca_snapshot(tmp_path: Path, gates: list[str], *items: dict[str, Any]) -> Path:
-    backend = obj("nvcf.nvidia.io/v1", "NVCFBackend", "nvcf-backend", "nvca-operator",
-                  spec={"featureGate": {"values": gates}}, status={"featureGate": {"values": gates}})
+    backend = obj(
+        "nvcf.nvidia.io/v1",
+        "NVCFBackend",
+        "nvcf-backend",
+        "nvca-operator",
+        spec={"featureGate": {"values": gates}},
+        status={"featureGate": {"values": gates}},
+    )
     return snapshot_file(tmp_path, [backend, *items])
 
 
@@ -360,18 +395,21 @@ def test_kai_disabled_with_nvcf_pods_on_kai_is_nvca_g014(tmp_path: Path) -> None
     snap = nvca_snapshot(tmp_path, ["SelfHosted", "-KAIScheduler"], *kai_crds(), *pods)
     found = of(diff(repo, snap), "NVCA-G-014")
     assert len(found) == 1 and "2 NVCF pod(s) are scheduled by KAI" in found[0]["message"]
-    moved = [pod(f"fn-{i}", "nvcf-backend", nvcf_label=True, scheduler=None, created="2026-12-01T00:00:00Z")
-             for i in range(2)]
-    assert of(diff(repo, nvca_snapshot(tmp_path, ["SelfHosted", "-KAIScheduler"], *kai_crds(), *moved)),
-              "NVCA-G-014") == []
+    moved = [
+        pod(f"fn-{i}", "nvcf-backend", nvcf_label=True, scheduler=None, created="2026-12-01T00:00:00Z")
+        for i in range(2)
+    ]
+    assert (
+        of(diff(repo, nvca_snapshot(tmp_path, ["SelfHosted", "-KAIScheduler"], *kai_crds(), *moved)), "NVCA-G-014")
+        == []
+    )
 
 
 def test_a_second_kai_release_is_kai_r011(tmp_path: Path) -> None:
     """Case 12: KAI installed a second time as release kai in namespace team-a, which the add-on never adopts."""
     repo = nvca_lab(tmp_path, "selfManaged:\n  featureGateValues: [SelfHosted, KAIScheduler]\n")
     releases = [release_secret(), release_secret(name="kai", namespace="team-a")]
-    found = of(diff(repo, nvca_snapshot(tmp_path, ["SelfHosted", "KAIScheduler"], *kai_crds(), *releases)),
-               "KAI-R-011")
+    found = of(diff(repo, nvca_snapshot(tmp_path, ["SelfHosted", "KAIScheduler"], *kai_crds(), *releases)), "KAI-R-011")
     assert [f["subject"]["name"] for f in found] == ["kai"]
 
 
@@ -396,16 +434,28 @@ def test_the_live_read_lists_krm_objects_only_where_served() -> None:
     from reconciler.sources.cluster import ClusterClient, ReadSettings, read_cluster
     from tests.support.kubeserver import KubeTestServer
 
-    settings = ReadSettings(attempts=2, retry_budget_s=2.0, backoff_base_s=0.005, backoff_cap_s=0.02,
-                            connect_timeout_s=1.0, read_timeout_s=0.3, healthz_timeout_s=0.3, workers=2)
+    settings = ReadSettings(
+        attempts=2,
+        retry_budget_s=2.0,
+        backoff_base_s=0.005,
+        backoff_cap_s=0.02,
+        connect_timeout_s=1.0,
+        read_timeout_s=0.3,
+        healthz_timeout_s=0.3,
+        workers=2,
+    )
     status = {"status": {"nodePoolsQuotaStatuses": [{"nodePoolName": "h100"}]}}
     for served in (True, False):
         with KubeTestServer() as server:
             server.register_kai_and_nvca_kinds(with_crds=True)
             server.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}})
             if served:
-                for kind, plural in (("Project", "projects"), ("Department", "departments"),
-                                     ("NodePool", "nodepools"), ("KRMConfig", "krmconfigs")):
+                for kind, plural in (
+                    ("Project", "projects"),
+                    ("Department", "departments"),
+                    ("NodePool", "nodepools"),
+                    ("KRMConfig", "krmconfigs"),
+                ):
                     server.register_kind("kai.resources", "v1alpha1", kind, plural, namespaced=False)
                 server.add_many([{**item, **status} for item in ORG])
             live = read_cluster(ClusterClient(client.Configuration(host=server.url), settings, label="krm"))

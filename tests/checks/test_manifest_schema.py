@@ -104,9 +104,12 @@ def test_misspelt_parent_says_queue_results_are_incomplete(tmp_path: Path) -> No
 # KAI v0.16.x), each at the current releases
 CURRENT = ("v0.16.8", "v0.16.9", "v0.17.0", "v0.17.1")
 VALID_EXAMPLES = [
-    "kai/examples/fairshare-queues.yaml", "kai/examples/limited-queue.yaml",
-    "kai/examples/quickstart-default-queues.yaml", "nvcf/golden/kai-default-queues.yaml",
-    "nvcf/golden/kai-default-shard.yaml", "nvcf/golden/kai-topology.yaml",
+    "kai/examples/fairshare-queues.yaml",
+    "kai/examples/limited-queue.yaml",
+    "kai/examples/quickstart-default-queues.yaml",
+    "nvcf/golden/kai-default-queues.yaml",
+    "nvcf/golden/kai-default-shard.yaml",
+    "nvcf/golden/kai-topology.yaml",
 ]
 
 
@@ -126,36 +129,49 @@ def test_upstream_examples_are_valid_at_every_version(example: str) -> None:
 
 def test_example_queues_pass_through_the_check(tmp_path: Path) -> None:
     """The same examples kept as queue files of a cluster: no finding of the schema rules."""
-    files = {"kai-values.yaml": "{}\n", "kai-gitops.yaml": standalone_config(version="v0.17.0",
-             queue_files=["q/fairshare.yaml", "q/limited.yaml"]),
-             "q/fairshare.yaml": (FIXTURES / "kai/examples/fairshare-queues.yaml").read_text(),
-             "q/limited.yaml": (FIXTURES / "kai/examples/limited-queue.yaml").read_text()}
+    files = {
+        "kai-values.yaml": "{}\n",
+        "kai-gitops.yaml": standalone_config(version="v0.17.0", queue_files=["q/fairshare.yaml", "q/limited.yaml"]),
+        "q/fairshare.yaml": (FIXTURES / "kai/examples/fairshare-queues.yaml").read_text(),
+        "q/limited.yaml": (FIXTURES / "kai/examples/limited-queue.yaml").read_text(),
+    }
     assert _schema_findings(tmp_path, files) == []
 
 
 def test_stored_schema_is_the_fixture_crds_schema() -> None:
     """v0.17.0's stored schemas are the fixture CRDs' (KAI v0.17.0), descriptions dropped."""
-    for crd_file, kind, api_version in (("scheduling.run.ai_queues.yaml", "Queue", "scheduling.run.ai/v2"),
-                                        ("scheduling.run.ai_podgroups.yaml", "PodGroup",
-                                         "scheduling.run.ai/v2alpha2")):
+    for crd_file, kind, api_version in (
+        ("scheduling.run.ai_queues.yaml", "Queue", "scheduling.run.ai/v2"),
+        ("scheduling.run.ai_podgroups.yaml", "PodGroup", "scheduling.run.ai/v2alpha2"),
+    ):
         crd = yaml.safe_load((FIXTURES / "kai" / crd_file).read_text())
         [served] = [v for v in crd["spec"]["versions"] if f"{crd['spec']['group']}/{v['name']}" == api_version]
         stored = validator(ServedKind("v0.17.0", kind, api_version))
         assert stored is not None
         expected = to_json_schema(strip(served["schema"]["openAPIV3Schema"]))
-        assert {k: v for k, v in stored.schema.items() if k != "properties"} == \
-            {k: v for k, v in expected.items() if k != "properties"}
+        assert {k: v for k, v in stored.schema.items() if k != "properties"} == {
+            k: v for k, v in expected.items() if k != "properties"
+        }
         assert stored.schema["properties"]["spec"] == expected["properties"]["spec"]
 
 
 def test_structural_rules() -> None:
     """Pruning, int-or-string, null and preserve-unknown-fields as the API server has them."""
-    schema = to_json_schema({"type": "object", "properties": {
-        "known": {"type": "integer"},
-        "size": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}],
-                 "pattern": "^[0-9]+(Gi|Mi)?$"},
-        "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-        "kind": {"type": "string", "enum": ["a", "b"]}}})
+    schema = to_json_schema(
+        {
+            "type": "object",
+            "properties": {
+                "known": {"type": "integer"},
+                "size": {
+                    "x-kubernetes-int-or-string": True,
+                    "anyOf": [{"type": "integer"}, {"type": "string"}],
+                    "pattern": "^[0-9]+(Gi|Mi)?$",
+                },
+                "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "kind": {"type": "string", "enum": ["a", "b"]},
+            },
+        }
+    )
     assert schema["additionalProperties"] is False
     assert "additionalProperties" not in schema["properties"]["open"]
     assert schema["properties"]["size"]["type"] == ["integer", "string", "null"]
@@ -163,17 +179,27 @@ def test_structural_rules() -> None:
     assert schema["properties"]["kind"]["enum"] == ["a", "b", None]
 
 
-@pytest.mark.parametrize(("pin", "modelled"), [("v0.17.1", "v0.17.1"), ("0.16.8", "v0.16.8"),
-                                               ("v0.17.5", "v0.17.1"), ("v0.16.7", "v0.16.8"),
-                                               ("v0.12.20", "v0.12.13"), ("v0.12.5", "v0.12.13"),
-                                               ("v0.11.0", "v0.10.5"), ("v0.8.0", "v0.9.20")])
+@pytest.mark.parametrize(
+    ("pin", "modelled"),
+    [
+        ("v0.17.1", "v0.17.1"),
+        ("0.16.8", "v0.16.8"),
+        ("v0.17.5", "v0.17.1"),
+        ("v0.16.7", "v0.16.8"),
+        ("v0.12.20", "v0.12.13"),
+        ("v0.12.5", "v0.12.13"),
+        ("v0.11.0", "v0.10.5"),
+        ("v0.8.0", "v0.9.20"),
+    ],
+)
 def test_pin_maps_to_the_release_whose_crds_it_serves(pin: str, modelled: str) -> None:
     assert crd_version_for(pin) == modelled
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *args], check=True, capture_output=True
+    )
 
 
 def test_tool_writes_each_schema_once_with_its_source(tmp_path: Path) -> None:
@@ -204,9 +230,9 @@ def test_tool_writes_each_schema_once_with_its_source(tmp_path: Path) -> None:
     assert '"description"' not in stored and '"parentQueue"' in stored
 
 
-
-def test_tool_refuses_a_branch_as_the_version_before_writing(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_tool_refuses_a_branch_as_the_version_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`kai_crds.py v0.17` (a branch, no --version) wrote a schema file, then crashed sorting the index on
     int('17')/int('main'), leaving an orphan file in reconciler/data/crds: now refused before anything is written."""
     out = tmp_path / "crds"
@@ -221,6 +247,7 @@ def test_tool_refuses_a_branch_as_the_version_before_writing(tmp_path: Path,
     err = capsys.readouterr().err
     assert "ref 'v0.17' is not a release tag such as v0.17.1: give a branch with --version vX.Y.Z" in err
     assert "Traceback" not in err and [p.name for p in out.iterdir()] == ["index.json"]
+
 
 PARENT_AND_CHILD = """apiVersion: scheduling.run.ai/v2
 kind: Queue
@@ -242,9 +269,16 @@ spec:
 def test_the_typo_that_hid_child_above_parent_is_now_an_error(tmp_path: Path) -> None:
     """The issue's case: with `parentQueu` the child is top-level and KAI-Q-022 (child above its parent) is not
     raised; the typo is, and it says the queue-tree results are incomplete. Spelt right, KAI-Q-022 is there."""
+
     def rules(parent_key: str, where: Path) -> dict[str, list[str]]:
-        repo, _ = make_repo(where, {"kai-values.yaml": "{}\n", "q.yaml": PARENT_AND_CHILD.replace("PARENT", parent_key),
-                                    "kai-gitops.yaml": standalone_config(version="v0.17.0", queue_files=["q.yaml"])})
+        repo, _ = make_repo(
+            where,
+            {
+                "kai-values.yaml": "{}\n",
+                "q.yaml": PARENT_AND_CHILD.replace("PARENT", parent_key),
+                "kai-gitops.yaml": standalone_config(version="v0.17.0", queue_files=["q.yaml"]),
+            },
+        )
         code, out, err = run_cli(["check", "--repo", repo, "-o", "json"])
         assert code == 2, err
         found: dict[str, list[str]] = {}
@@ -263,6 +297,7 @@ def test_the_typo_that_hid_child_above_parent_is_now_an_error(tmp_path: Path) ->
 def test_field_changes_between_releases_match_upstream() -> None:
     """What KAI changed between v0.16.8 and v0.17.0 (KAI-Scheduler `git diff v0.16.8 v0.17.0 --
     deployments/kai-scheduler/crds/`), read back from the stored schemas."""
+
     def change(kind: str, api_version: str) -> tuple[set[str], set[str]]:
         old, new = (field_paths(v, kind, api_version) for v in ("v0.16.8", "v0.17.0"))
         return set(new - old), set(old - new)
@@ -300,10 +335,15 @@ def test_every_modelled_chart_version_has_its_crds() -> None:
 
 
 def test_a_secret_valued_field_is_not_shown(tmp_path: Path) -> None:
-    shard = ("apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata: {name: default}\nspec:\n"
-             "  usageDBConfig:\n    clientType: prometheus\n    connectionString: [postgres://u:hunter2@db/x]\n")
-    files = {"kai-values.yaml": "{}\n", "shard.yaml": shard,
-             "kai-gitops.yaml": standalone_config(version="v0.17.0", extra="    kaiManifestFiles: [shard.yaml]\n")}
+    shard = (
+        "apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata: {name: default}\nspec:\n"
+        "  usageDBConfig:\n    clientType: prometheus\n    connectionString: [postgres://u:hunter2@db/x]\n"
+    )
+    files = {
+        "kai-values.yaml": "{}\n",
+        "shard.yaml": shard,
+        "kai-gitops.yaml": standalone_config(version="v0.17.0", extra="    kaiManifestFiles: [shard.yaml]\n"),
+    }
     [finding] = _schema_findings(tmp_path, files)
     assert finding["rule"] == "KAI-V-021" and "wants a string" in finding["message"]
     assert "hunter2" not in json.dumps(finding)
@@ -312,8 +352,9 @@ def test_a_secret_valued_field_is_not_shown(tmp_path: Path) -> None:
 def test_the_stacks_rendered_config_is_valid_from_v0_16() -> None:
     """The kai-config the NVCF stack renders (KAI v0.16.x chart, golden render) names no field its CRD prunes
     from v0.16.8 on, and several that v0.15.3's CRD does not serve (v0.16's admission and exporter fields)."""
-    configmap = next(d for d in yaml.safe_load_all(
-        (FIXTURES / "nvcf/golden/kai-config-manifest-configmap.yaml").read_text()) if d)
+    configmap = next(
+        d for d in yaml.safe_load_all((FIXTURES / "nvcf/golden/kai-config-manifest-configmap.yaml").read_text()) if d
+    )
     config = yaml.safe_load(configmap["data"]["kai-config.yaml"])
     for version in CURRENT:
         found = validator(ServedKind(version, "Config", "kai.scheduler/v1"))
@@ -326,10 +367,15 @@ def test_the_stacks_rendered_config_is_valid_from_v0_16() -> None:
 def test_the_modelled_kai_config_is_valid_for_its_version(version: str) -> None:
     """What model/kai_config.py renders from a chart's defaults names only fields that version's CRD serves:
     the values -> Config model and the CRDs, written from different upstream files, agree."""
-    rendered = render_kai_config(version, chart_defaults(version), ValueSource("kai_values", {}, ("config", ())),
-                                 version)
-    config = {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"},
-              "spec": rendered.spec()}
+    rendered = render_kai_config(
+        version, chart_defaults(version), ValueSource("kai_values", {}, ("config", ())), version
+    )
+    config = {
+        "apiVersion": "kai.scheduler/v1",
+        "kind": "Config",
+        "metadata": {"name": "kai-config"},
+        "spec": rendered.spec(),
+    }
     found = validator(ServedKind(version, "Config", "kai.scheduler/v1"))
     assert found is not None
     assert [e.message for e in found.iter_errors(config)] == []

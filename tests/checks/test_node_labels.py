@@ -14,23 +14,29 @@ def _live(*nodes: dict[str, object]) -> object:
 def test_dedicated_removes_the_label_from_every_node_that_has_it() -> None:
     live = _live(node("a", "true"), node("b", "True"), node("c"))
     assert label_changes(SharedClusterIntent("dedicated"), live) == [
-        NodeLabelChange("a", "true", None, "NVCA-S-010"), NodeLabelChange("b", "True", None, "NVCA-S-012")]
+        NodeLabelChange("a", "true", None, "NVCA-S-010"),
+        NodeLabelChange("b", "True", None, "NVCA-S-012"),
+    ]
 
 
 def test_shared_with_nodes_labels_them_and_unlabels_the_rest() -> None:
     live = _live(node("a"), node("b", "yes"), node("c", "true"), node("d", "true"))
     intent = SharedClusterIntent("shared", ("a", "b", "c"))
     assert label_changes(intent, live) == [
-        NodeLabelChange("a", None, "true", "NVCA-S-011"), NodeLabelChange("b", "yes", "true", "NVCA-S-012"),
-        NodeLabelChange("d", "true", None, "NVCA-S-013")]
+        NodeLabelChange("a", None, "true", "NVCA-S-011"),
+        NodeLabelChange("b", "yes", "true", "NVCA-S-012"),
+        NodeLabelChange("d", "true", None, "NVCA-S-013"),
+    ]
 
 
 def test_shared_with_a_selector_resolves_it_against_node_labels() -> None:
     pooled = obj("v1", "Node", "p1", metadata={"labels": {"pool": "nvcf"}})
     other = obj("v1", "Node", "o1", metadata={"labels": {"pool": "batch", "nvca.nvcf.nvidia.io/schedule": "true"}})
     changes = label_changes(SharedClusterIntent("shared", (), {"pool": "nvcf"}), _live(pooled, other))
-    assert changes == [NodeLabelChange("o1", "true", None, "NVCA-S-013"),
-                       NodeLabelChange("p1", None, "true", "NVCA-S-011")]
+    assert changes == [
+        NodeLabelChange("o1", "true", None, "NVCA-S-013"),
+        NodeLabelChange("p1", None, "true", "NVCA-S-011"),
+    ]
 
 
 def test_shared_without_nodes_or_selector_changes_nothing() -> None:

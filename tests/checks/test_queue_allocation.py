@@ -15,18 +15,31 @@ from reconciler.sources.snapshot import read_snapshot
 from tests.support.helpers import default_queues, live_state, queue, snapshot_file
 
 
-def running(name: str, allocated: dict[str, Any] | None, non_preemptible: dict[str, Any] | None = None,
-            **kwargs: Any) -> dict[str, Any]:
+def running(
+    name: str, allocated: dict[str, Any] | None, non_preemptible: dict[str, Any] | None = None, **kwargs: Any
+) -> dict[str, Any]:
     q = queue(name, **kwargs)
     if allocated is not None:
         q["status"] = {"allocated": allocated, "allocatedNonPreemptible": non_preemptible or {}}
     return q
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("500m", "0.5"), ("2", "2"), ("4Gi", str(4 * 2 ** 30)), ("1.5Gi", str(3 * 2 ** 29)), ("100M", "1e8"),
-    ("1e3", "1000"), ("12E", "1.2e19"), ("1Ki", "1024"), (3, "3"), (0.5, "0.5"), ("-1", "-1"),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("500m", "0.5"),
+        ("2", "2"),
+        ("4Gi", str(4 * 2**30)),
+        ("1.5Gi", str(3 * 2**29)),
+        ("100M", "1e8"),
+        ("1e3", "1000"),
+        ("12E", "1.2e19"),
+        ("1Ki", "1024"),
+        (3, "3"),
+        (0.5, "0.5"),
+        ("-1", "-1"),
+    ],
+)
 def test_quantities_parse_as_the_api_server_writes_them(text: object, value: str) -> None:
     assert parse_quantity(text) == Decimal(value)
 
@@ -40,8 +53,11 @@ def test_a_bad_quantity_is_refused(text: object) -> None:
 def test_allocation_is_in_the_spec_units_kai_compares() -> None:
     """CPU cores -> millicores, memory bytes -> MB of 10^6 bytes (KAI's `mebibytes = 1000 * 1000`), GPUs as
     devices, a fraction kept; any */gpu resource counts as GPUs (a bare `gpu` is no resource KAI counts)."""
-    obj = running("team-a", {"cpu": "2500m", "memory": "4Gi", "nvidia.com/gpu": "1500m", "example.com/gpu": "1",
-                             "pods": "3", "gpu": "7"}, {"memory": "2G", "nvidia.com/gpu": "500m"})
+    obj = running(
+        "team-a",
+        {"cpu": "2500m", "memory": "4Gi", "nvidia.com/gpu": "1500m", "example.com/gpu": "1", "pods": "3", "gpu": "7"},
+        {"memory": "2G", "nvidia.com/gpu": "500m"},
+    )
     allocation = allocation_from_status(obj)
     assert allocation is not None
     assert allocation.allocated == {"cpu": 2500.0, "gpu": 2.5, "memory": 4294.9673}
@@ -88,7 +104,7 @@ def test_desired_facts_carry_every_git_queue_with_where_its_numbers_are(tmp_path
     child = queues["default-queue"]
     assert (child["origin"], child["doc"], child["parent"]) == ("default-queue", "kai_values", "default-parent-queue")
     assert child["paths"]["cpu.quota"] == ["defaultQueue", "childResources", "cpu", "quota"]
-    assert child["resources"]["cpu"] == {"quota": 0.0, "limit": -1.0, "overQuotaWeight": 1.0}   # the PR's edit
+    assert child["resources"]["cpu"] == {"quota": 0.0, "limit": -1.0, "overQuotaWeight": 1.0}  # the PR's edit
     vision = queues["research-vision"]
     assert (vision["origin"], vision["parent"], vision["resources"]["gpu"]["quota"]) == ("queue-file", "research", 6.0)
     assert vision["paths"]["gpu.quota"] == ["spec", "resources", "gpu", "quota"]

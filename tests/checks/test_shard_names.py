@@ -22,8 +22,9 @@ SOURCE = FIXTURES / "kai" / "release-v0.17.1" / "pkg" / "apis" / "kai" / "v1" / 
 _GO = SOURCE.read_text()
 # The defaults named in the field comment of SchedulingShardSpec.Plugins, which upstream keeps by hand beside
 # the table: a second reading of the same source.
-DEFAULT_PLUGINS_V0_17_1 = set(re.findall(r"^\s+\"([a-z-]+)\":\s+\d+,", _GO.split("var defaultPluginPriorities")[1]
-                                         .split("}")[0], re.M))
+DEFAULT_PLUGINS_V0_17_1 = set(
+    re.findall(r"^\s+\"([a-z-]+)\":\s+\d+,", _GO.split("var defaultPluginPriorities")[1].split("}")[0], re.M)
+)
 SHARD = """\
 apiVersion: kai.scheduler/v1
 kind: SchedulingShard
@@ -61,15 +62,21 @@ def _values(plugins: str = "", actions: str = "") -> str:
 
 def test_the_fixture_reads_the_twenty_two_defaults_of_v0_17() -> None:
     comment = _GO.split("Default plugins and their priorities")[1].split("+kubebuilder")[0]
-    named = set(re.findall(r"([a-z][a-z-]+)=\d+", comment)) | {"gpupack"}   # "gpupack/gpuspread=300"
+    named = set(re.findall(r"([a-z][a-z-]+)=\d+", comment)) | {"gpupack"}  # "gpupack/gpuspread=300"
     assert named == DEFAULT_PLUGINS_V0_17_1 and len(named) == 22
 
 
 def test_every_default_plugin_of_the_pinned_version_passes(tmp_path: Path) -> None:
     plugins = "".join(f"    {name}:\n      priority: 10\n" for name in sorted(DEFAULT_PLUGINS_V0_17_1))
-    values = "scheduler:\n  plugins:\n" + plugins + "  actions:\n" + "".join(
-        f"    {a}:\n      enabled: true\n" for a in ("allocate", "consolidation", "reclaim", "preempt",
-                                                     "stalegangeviction"))
+    values = (
+        "scheduler:\n  plugins:\n"
+        + plugins
+        + "  actions:\n"
+        + "".join(
+            f"    {a}:\n      enabled: true\n"
+            for a in ("allocate", "consolidation", "reclaim", "preempt", "stalegangeviction")
+        )
+    )
     _, hits = _check(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.1"), "kai-values.yaml": values})
     assert hits == []
 
@@ -82,13 +89,18 @@ def test_a_misspelt_plugin_in_the_values_is_an_error_at_its_line(tmp_path: Path)
     assert hit["message"].startswith('shard plugin "nodeplacment" is not a plugin of KAI v0.17.1: ')
     assert hit["message"].endswith("; did you mean nodeplacement?")
     [edit] = hit["fix"]["git_edits"]
-    assert (edit["op"], edit["path"], edit["value"]) == ("rename", ["scheduler", "plugins", "nodeplacment"],
-                                                          "nodeplacement")
+    assert (edit["op"], edit["path"], edit["value"]) == (
+        "rename",
+        ["scheduler", "plugins", "nodeplacment"],
+        "nodeplacement",
+    )
 
 
 def test_a_misspelt_action_is_an_error_naming_what_the_scheduler_does(tmp_path: Path) -> None:
-    files = {"kai-gitops.yaml": standalone_config(version="v0.16.9"),
-             "kai-values.yaml": _values(actions="consolidaton")}
+    files = {
+        "kai-gitops.yaml": standalone_config(version="v0.16.9"),
+        "kai-values.yaml": _values(actions="consolidaton"),
+    }
     _, [hit] = _check(tmp_path, files)
     assert hit["message"].startswith('shard action "consolidaton" is not an action of KAI v0.16.9: ')
     assert "refuses a configuration" in hit["message"] and "did you mean consolidation?" in hit["message"]
@@ -103,25 +115,32 @@ def test_a_name_far_from_every_known_one_gets_no_suggestion(tmp_path: Path) -> N
 
 def test_a_custom_plugin_listed_in_kai_gitops_yaml_passes(tmp_path: Path) -> None:
     extra = "    customSchedulerPlugins: [mycustomplugin]\n    customSchedulerActions: [myaction]\n"
-    files = {"kai-gitops.yaml": standalone_config(version="v0.17.1", extra=extra),
-             "kai-values.yaml": _values("mycustomplugin", "myaction")}
+    files = {
+        "kai-gitops.yaml": standalone_config(version="v0.17.1", extra=extra),
+        "kai-values.yaml": _values("mycustomplugin", "myaction"),
+    }
     assert _check(tmp_path, files)[1] == []
 
 
 def test_a_custom_list_of_the_wrong_kind_does_not_allow_it(tmp_path: Path) -> None:
     extra = "    customSchedulerActions: [mycustomplugin]\n"
-    files = {"kai-gitops.yaml": standalone_config(version="v0.17.1", extra=extra),
-             "kai-values.yaml": _values("mycustomplugin")}
+    files = {
+        "kai-gitops.yaml": standalone_config(version="v0.17.1", extra=extra),
+        "kai-values.yaml": _values("mycustomplugin"),
+    }
     assert len(_check(tmp_path, files)[1]) == 1
 
 
-@pytest.mark.parametrize(("version", "plugin", "known"), [
-    ("v0.15.3", "sg-multinodegang", False),     # the scenario generators are defaults from v0.16
-    ("v0.16.8", "sg-multinodegang", True),
-    ("v0.15.3", "numa", False),                  # built in (off by default) from v0.16
-    ("v0.16.9", "numa", True),
-    ("v0.17.1", "backgroundpods", False),        # a default only on main after v0.17.1 (kai-scheduler/api, 2026-10)
-])
+@pytest.mark.parametrize(
+    ("version", "plugin", "known"),
+    [
+        ("v0.15.3", "sg-multinodegang", False),  # the scenario generators are defaults from v0.16
+        ("v0.16.8", "sg-multinodegang", True),
+        ("v0.15.3", "numa", False),  # built in (off by default) from v0.16
+        ("v0.16.9", "numa", True),
+        ("v0.17.1", "backgroundpods", False),  # a default only on main after v0.17.1 (kai-scheduler/api, 2026-10)
+    ],
+)
 def test_what_a_version_knows_differs_by_version(tmp_path: Path, version: str, plugin: str, known: bool) -> None:
     files = {"kai-gitops.yaml": standalone_config(version=version), "kai-values.yaml": _values(plugin)}
     hits = _check(tmp_path, files)[1]
@@ -133,8 +152,11 @@ def test_what_a_version_knows_differs_by_version(tmp_path: Path, version: str, p
 def test_a_schedulingshard_kept_in_git_is_checked_at_its_own_line(tmp_path: Path) -> None:
     extra = "    kaiManifestFiles:\n      - shards.yaml\n"
     shard = SHARD.format(name="cpu", plugin="elastc", action="reclaim")
-    files = {"kai-gitops.yaml": standalone_config(version="v0.17.1", extra=extra), "kai-values.yaml": "{}\n",
-             "shards.yaml": "---\n" + SHARD.format(name="gpu", plugin="elastic", action="preemt") + "---\n" + shard}
+    files = {
+        "kai-gitops.yaml": standalone_config(version="v0.17.1", extra=extra),
+        "kai-values.yaml": "{}\n",
+        "shards.yaml": "---\n" + SHARD.format(name="gpu", plugin="elastic", action="preemt") + "---\n" + shard,
+    }
     _, hits = _check(tmp_path, files)
     by_name = {h["location"]["path"].rsplit(".", 1)[1]: h for h in hits}
     assert set(by_name) == {"preemt", "elastc"}
@@ -148,8 +170,11 @@ def test_a_schedulingshard_kept_in_git_is_checked_at_its_own_line(tmp_path: Path
 def test_an_addon_clusters_shard_is_judged_by_the_stacks_kai(tmp_path: Path) -> None:
     extra = "    stackKaiVersion: v0.15.3\n    kaiManifestFiles:\n      - shards.yaml\n"
     env = "addons:\n  kaiScheduler:\n    enabled: true\n"
-    files = {"kai-gitops.yaml": addon_config(extra=extra), "env.yaml": env,
-             "shards.yaml": SHARD.format(name="gpu", plugin="numa", action="reclaim")}
+    files = {
+        "kai-gitops.yaml": addon_config(extra=extra),
+        "env.yaml": env,
+        "shards.yaml": SHARD.format(name="gpu", plugin="numa", action="reclaim"),
+    }
     [hit] = _check(tmp_path, files)[1]
     assert hit["message"].startswith('shard plugin "numa" is not a plugin of KAI v0.15.3 (v0.16.8, ')
 
@@ -162,13 +187,17 @@ def test_a_pin_without_its_own_model_names_the_stand_in(tmp_path: Path) -> None:
 
 def test_the_rename_fix_applied_to_the_file_clears_the_finding(tmp_path: Path) -> None:
     extra = "    kaiManifestFiles:\n      - shards.yaml\n"
-    text = SHARD.format(name="gpu", plugin="elastic", action="reclaim") + "---\n" + \
-        SHARD.format(name="cpu", plugin="elastc", action="reclaim")
+    text = (
+        SHARD.format(name="gpu", plugin="elastic", action="reclaim")
+        + "---\n"
+        + SHARD.format(name="cpu", plugin="elastc", action="reclaim")
+    )
     config = standalone_config(version="v0.17.1", extra=extra)
     files = {"kai-gitops.yaml": config, "kai-values.yaml": "{}\n", "shards.yaml": text}
     [hit] = _check(tmp_path / "before", files)[1]
-    edits = [GitEdit(e["file"], tuple(e["path"]), e["value"], EditOp(e["op"]), e["doc"])
-             for e in hit["fix"]["git_edits"]]
+    edits = [
+        GitEdit(e["file"], tuple(e["path"]), e["value"], EditOp(e["op"]), e["doc"]) for e in hit["fix"]["git_edits"]
+    ]
     fixed = apply_edits(text.encode(), "shards.yaml", edits).decode()
     assert fixed == text.replace("elastc:", "elastic:")
     assert _check(tmp_path / "after", {**files, "shards.yaml": fixed})[1] == []

@@ -81,11 +81,13 @@ def test_a_key_the_target_starts_reading_takes_effect(tmp_path: Path) -> None:
 def test_every_changed_default_is_one_the_two_values_files_disagree_on(tmp_path: Path) -> None:
     code, plan = _json(tmp_path, "v0.16.8", "scheduler:\n  goMemLimitRatio: 0.5\n", "v0.17.0")
     assert code == 0
-    old, new = (_flat(YAML(typ="safe").load((FIXTURES / "kai" / "chart-values" / f"{v}.yaml").read_text()))
-                for v in ("v0.16.8", "v0.17.0"))
+    old, new = (
+        _flat(YAML(typ="safe").load((FIXTURES / "kai" / "chart-values" / f"{v}.yaml").read_text()))
+        for v in ("v0.16.8", "v0.17.0")
+    )
     differ = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
     shown = {i["subject"] for i in plan["items"] if i["section"] == "defaults"}
-    assert shown == differ - {"scheduler.goMemLimitRatio"}   # a value the cluster sets keeps its own
+    assert shown == differ - {"scheduler.goMemLimitRatio"}  # a value the cluster sets keeps its own
     assert {"admission.certSecretName", "kaiConfig.render", "global.priorityClassName"} <= shown
 
 
@@ -105,7 +107,7 @@ def test_the_config_fields_and_crd_changes_are_sourced(tmp_path: Path) -> None:
     crds = [i for i in plan["items"] if i["section"] == "crds"]
     crd_fields = " ".join(i["subject"] for i in crds)
     assert "spec.goMemLimit" in crd_fields and "spec.levels[].alias" in crd_fields
-    assert "spec.minMember" not in crd_fields          # relaxed to 0 only on the v0.17 branch (v0.17.1)
+    assert "spec.minMember" not in crd_fields  # relaxed to 0 only on the v0.17 branch (v0.17.1)
     assert all(i["source"] for i in plan["items"]) and all(s["source"] for s in plan["steps"])
     [reminder] = [i for i in plan["items"] if i["section"] == "reminders"]
     assert "only on helm install" in reminder["text"]
@@ -132,7 +134,7 @@ def test_markdown_escapes_and_marks(tmp_path: Path) -> None:
     assert code == 2
     assert out.startswith("<!-- kai-gitops-upgrade-plan -->\n### KAI upgrade plan: lab `v0.16.8` → `v0.17.0`")
     assert "| ❗ | `admission.certSecretName` (kai-values.yaml:2) |" in out
-    assert "#### Steps, in order" in out and "&#8203;" in out   # "#1791" does not link an issue
+    assert "#### Steps, in order" in out and "&#8203;" in out  # "#1791" does not link an issue
 
 
 def test_text_lists_sections_and_steps(tmp_path: Path) -> None:
@@ -143,7 +145,7 @@ def test_text_lists_sections_and_steps(tmp_path: Path) -> None:
     assert out.rstrip().endswith("No value in Git must change before the upgrade; read the changes above.")
     _, markdown, _ = _plan(tmp_path / "md", "v0.16.8", "{}\n", "v0.17.0", "-o", "markdown")
     verdict = markdown.index("No value in Git must change before the upgrade; read the changes below.")
-    assert verdict < markdown.index("#### CRD changes")      # the markdown view leads with it
+    assert verdict < markdown.index("#### CRD changes")  # the markdown view leads with it
 
 
 def test_several_clusters_need_cluster(tmp_path: Path) -> None:
@@ -155,7 +157,7 @@ def test_several_clusters_need_cluster(tmp_path: Path) -> None:
 
 def test_a_pin_ahead_of_the_models_is_read_as_the_nearest(tmp_path: Path) -> None:
     _, plan = _json(tmp_path, "v0.16.7", "{}\n", "v0.17.0")
-    assert plan["fromModel"] == "v0.16.9"     # the newest model of the pin's minor line (values equal v0.16.8's)
+    assert plan["fromModel"] == "v0.16.9"  # the newest model of the pin's minor line (values equal v0.16.8's)
     assert any("v0.16.7 is read as v0.16.9" in note for note in plan["notes"])
 
 
@@ -171,8 +173,9 @@ def _go_defaults(release: str) -> tuple[dict[str, int], dict[str, int], set[str]
         body = go.split(f"var {table} = map[string]int{{")[1].split("}")[0]
         return {name: int(value) for name, value in re.findall(r'"([a-z-]+)":\s+(\d+),', body)}
 
-    registered = set(re.findall(r'RegisterPluginBuilder\("([a-z-]+)"', (root / "scheduler" / "plugins" /
-                                                                         "factory.go").read_text()))
+    registered = set(
+        re.findall(r'RegisterPluginBuilder\("([a-z-]+)"', (root / "scheduler" / "plugins" / "factory.go").read_text())
+    )
     return priorities("defaultPluginPriorities"), priorities("defaultActionPriorities"), registered
 
 
@@ -195,7 +198,8 @@ def test_the_plan_lists_the_default_shard_changes_between_the_pins(tmp_path: Pat
     assert "off unless a shard names it" in shard["numa"]["text"]
     assert {i["source"] for i in shard.values()} == {
         "KAI-Scheduler pkg/apis/kai/v1/schedulingshard_types.go (defaultPluginPriorities, defaultActionPriorities) "
-        "and pkg/scheduler/plugins/factory.go (built-in plugins) at v0.14.7 (0baacb84) and v0.17 (df7f1407)"}
+        "and pkg/scheduler/plugins/factory.go (built-in plugins) at v0.14.7 (0baacb84) and v0.17 (df7f1407)"
+    }
     assert not [n for n in plan["notes"] if "shard" in n]
     code, out, _ = _plan(tmp_path / "md", "v0.14.7", "{}\n", "v0.17.1", "-o", "markdown")
     assert code == 0 and "Default shard plugins and actions" in out and "sg-multinodegang" in out
@@ -235,8 +239,12 @@ def test_a_deprecated_key_still_rendered_is_not_said_to_be_dropped(tmp_path: Pat
 
 # -- a CRD change backported to two release lines -----------------------------------------------------------
 
-MIN_MEMBER_ZERO = {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "metadata": {"name": "pg"},
-                   "spec": {"queue": "q", "minMember": 0}}
+MIN_MEMBER_ZERO = {
+    "apiVersion": "scheduling.run.ai/v2alpha2",
+    "kind": "PodGroup",
+    "metadata": {"name": "pg"},
+    "spec": {"queue": "q", "minMember": 0},
+}
 
 
 def _accepts_min_member_zero(version: str) -> bool:
@@ -246,14 +254,24 @@ def _accepts_min_member_zero(version: str) -> bool:
     return not list(found.iter_errors(MIN_MEMBER_ZERO))
 
 
-@pytest.mark.parametrize(("pin", "target"), [("v0.16.8", "v0.16.9"), ("v0.16.9", "v0.17.0"), ("v0.16.9", "v0.17.1"),
-                                             ("v0.17.0", "v0.17.1"), ("v0.16.7", "v0.17.1"), ("v0.14.7", "v0.17.0")])
+@pytest.mark.parametrize(
+    ("pin", "target"),
+    [
+        ("v0.16.8", "v0.16.9"),
+        ("v0.16.9", "v0.17.0"),
+        ("v0.16.9", "v0.17.1"),
+        ("v0.17.0", "v0.17.1"),
+        ("v0.16.7", "v0.17.1"),
+        ("v0.14.7", "v0.17.0"),
+    ],
+)
 def test_min_member_zero_is_listed_exactly_when_the_target_brings_it(tmp_path: Path, pin: str, target: str) -> None:
     """minMember 0 came with #1989, backported to v0.16.9 and v0.17.1 but not in v0.17.0: a v0.16.9 cluster
     already has it, a v0.16.7 one (v0.16.8's CRDs) gets it from v0.17.1."""
     _, plan = _json(tmp_path, pin, "{}\n", target)
-    listed = [i for i in plan["items"] if i["section"] == "crds" and i["subject"].endswith("spec.minMember, "
-                                                                                           "spec.minSubGroup")]
+    listed = [
+        i for i in plan["items"] if i["section"] == "crds" and i["subject"].endswith("spec.minMember, spec.minSubGroup")
+    ]
     assert bool(listed) == (_accepts_min_member_zero(target) and not _accepts_min_member_zero(pin))
     for item in listed:
         assert "#2017 (7e677370, v0.16 branch) and #2018 (a72e24dc, v0.17 branch)" in item["source"]
@@ -273,8 +291,7 @@ def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("cluster", ["prod-addon", "lab-standalone"])
 def test_the_demo_clusters_plan_to_the_newest_modelled_release(demo_repo: Path, cluster: str) -> None:
     newest = target_versions()[-1]
-    code, out, err = run_cli(["upgrade-plan", "--repo", demo_repo, "--cluster", cluster, "--to", newest,
-                              "-o", "json"])
+    code, out, err = run_cli(["upgrade-plan", "--repo", demo_repo, "--cluster", cluster, "--to", newest, "-o", "json"])
     assert code in (0, 2), err
     plan = json.loads(out)
     assert plan["cluster"] == cluster and plan["to"] == newest
@@ -321,8 +338,10 @@ def test_a_downgrade_in_a_pull_request_is_named_a_downgrade(tmp_path: Path) -> N
 
 
 def test_a_pin_change_in_a_pull_request_is_named_with_its_plan(tmp_path: Path) -> None:
-    files = {"kai-gitops.yaml": standalone_config(version="v0.16.8"),
-             "kai-values.yaml": "admission:\n  certSecretName: my-tls\n"}
+    files = {
+        "kai-gitops.yaml": standalone_config(version="v0.16.8"),
+        "kai-values.yaml": "admission:\n  certSecretName: my-tls\n",
+    }
     moved = {"kai-gitops.yaml": standalone_config(version="v0.17.0")}
     repo, _ = make_repo(tmp_path, files, [moved])
     code, out, err = run_cli(["check", "--repo", repo, "--base", "HEAD~1", "-o", "json"])
@@ -356,4 +375,4 @@ def test_a_token_in_a_renamed_or_reinterpreted_value_is_redacted_in_every_view(t
     code, out, err = _plan(tmp_path, "v0.14.7", values, "v0.17.1", "-o", view)
     assert code == 2, err
     assert TOKEN not in out and TOKEN[4:20] not in out
-    assert "global.fips" in out and "global.fipsMode" in out and "redacted" in out   # Markdown escapes its <>
+    assert "global.fips" in out and "global.fipsMode" in out and "redacted" in out  # Markdown escapes its <>

@@ -34,7 +34,10 @@ def error_of(text: str) -> UserError:
 
 
 def test_chart_and_manifest_entries_are_typed() -> None:
-    config = parse_repo_config((BASE + """\
+    config = parse_repo_config(
+        (
+            BASE
+            + """\
   - name: llm
     clusters: [gpu-a, gpu-b]
     chart: ./charts//llm
@@ -42,10 +45,13 @@ def test_chart_and_manifest_entries_are_typed() -> None:
   - name: batch
     clusters: [gpu-b]
     manifests: rendered/batch.yaml
-""").encode())
+"""
+        ).encode()
+    )
     assert config.workloads == (
         WorkloadConfig("llm", ("gpu-a", "gpu-b"), "charts/llm", ("charts/llm/values-prod.yaml",), None, 0),
-        WorkloadConfig("batch", ("gpu-b",), None, (), "rendered/batch.yaml", 1))
+        WorkloadConfig("batch", ("gpu-b",), None, (), "rendered/batch.yaml", 1),
+    )
     assert [w.name for w in config.workloads_for("gpu-a")] == ["llm"]
     assert [w.name for w in config.workloads_for("gpu-b")] == ["llm", "batch"]
 
@@ -67,11 +73,14 @@ def test_duplicate_workload_name_points_at_the_second() -> None:
     assert "'llm' is used twice" in error.message
 
 
-@pytest.mark.parametrize("body", [
-    "    chart: charts/llm\n    manifests: rendered/llm.yaml\n",        # both
-    "    values: [v.yaml]\n",                                           # neither
-    "    manifests: rendered/llm.yaml\n    values: [v.yaml]\n",         # values without a chart
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    chart: charts/llm\n    manifests: rendered/llm.yaml\n",  # both
+        "    values: [v.yaml]\n",  # neither
+        "    manifests: rendered/llm.yaml\n    values: [v.yaml]\n",  # values without a chart
+    ],
+)
 def test_exactly_one_of_chart_or_manifests(body: str) -> None:
     error = error_of(BASE + "  - name: llm\n    clusters: [gpu-a]\n" + body)
     assert error.where == "kai-gitops.yaml:12:5"
@@ -79,11 +88,14 @@ def test_exactly_one_of_chart_or_manifests(body: str) -> None:
     assert error.hint == "see the JSON Schema: kai-gitops schema"
 
 
-@pytest.mark.parametrize(("body", "where", "key"), [
-    ("    manifests: ./\n", "kai-gitops.yaml:14:5", "manifests"),
-    ("    manifests: '.'\n", "kai-gitops.yaml:14:5", "manifests"),
-    ("    chart: charts/llm\n    values: [v.yaml, ./]\n", "kai-gitops.yaml:15:22", "values"),
-])
+@pytest.mark.parametrize(
+    ("body", "where", "key"),
+    [
+        ("    manifests: ./\n", "kai-gitops.yaml:14:5", "manifests"),
+        ("    manifests: '.'\n", "kai-gitops.yaml:14:5", "manifests"),
+        ("    chart: charts/llm\n    values: [v.yaml, ./]\n", "kai-gitops.yaml:15:22", "values"),
+    ],
+)
 def test_a_file_entry_naming_the_repository_root_names_its_line(body: str, where: str, key: str) -> None:
     """Read as a file, the root path "" gave `file not found at ref HEAD` naming no file."""
     error = error_of(BASE + "  - name: llm\n    clusters: [gpu-a]\n" + body)
@@ -112,5 +124,7 @@ def test_schema_command_describes_workloads() -> None:
 def test_the_example_charts_config_parses() -> None:
     config = parse_repo_config((ROOT / "repo-templates" / "function-charts" / "kai-gitops.yaml").read_bytes())
     assert {c.name for c in config.clusters} == {"gpu-mnnvl", "gpu-basic"}
-    assert all(w.chart and (ROOT / "repo-templates" / "function-charts" / w.chart / "Chart.yaml").is_file()
-               for w in config.workloads)
+    assert all(
+        w.chart and (ROOT / "repo-templates" / "function-charts" / w.chart / "Chart.yaml").is_file()
+        for w in config.workloads
+    )

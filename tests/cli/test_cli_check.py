@@ -43,7 +43,7 @@ DEMO_PR_FINDINGS = {
         ("NVCA-G-001", LAB_NVCA, 5, 3, "selfManaged.featureGateValues"),
         ("NVCA-G-005", LAB_NVCA, 5, 60, "selfManaged.featureGateValues[2]"),
         ("NVCA-G-006", LAB_NVCA, 5, 3, "selfManaged.featureGateValues"),
-        ("KAI-Q-021", LAB_QUEUES, 10, 11, "spec.resources.gpu.quota"),   # research's quota, its new children's sum
+        ("KAI-Q-021", LAB_QUEUES, 10, 11, "spec.resources.gpu.quota"),  # research's quota, its new children's sum
     },
 }
 # What the text at each location starts with, in the PR commit (guards the table above against drift).
@@ -73,10 +73,15 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-
-
-def waiver(rule: str, *, subject: str = "'*'", cluster: str | None = None, expires: str = "2099-12-31",
-           reason: str = "accepted for the lab trial", owner: str = "lab-team@example.com") -> str:
+def waiver(
+    rule: str,
+    *,
+    subject: str = "'*'",
+    cluster: str | None = None,
+    expires: str = "2099-12-31",
+    reason: str = "accepted for the lab trial",
+    owner: str = "lab-team@example.com",
+) -> str:
     text = f"  - rule: {rule}\n    subject: {subject}\n"
     if cluster:
         text += f"    cluster: {cluster}\n"
@@ -132,7 +137,7 @@ def test_demo_pr_reports_every_static_violation_with_file_and_line(demo: Path) -
     for name, expected in DEMO_PR_FINDINGS.items():
         cluster = cluster_of(report, name)
         assert located(cluster) == expected, name
-        assert cluster["live"] is None and cluster["nvca"] is None     # no cluster access in a PR check
+        assert cluster["live"] is None and cluster["nvca"] is None  # no cluster access in a PR check
         for f in cluster["findings"]:
             assert f["kind"] == "violation" and f["cluster"] == name and f["waived_by"] is None
     assert report["repository"] == {"findings": []}
@@ -144,7 +149,7 @@ def test_demo_pr_locations_point_at_the_offending_text(demo: Path) -> None:
     for cluster in DEMO_PR_FINDINGS.values():
         for rule, file, line, column, _ in cluster:
             text = (demo / file).read_text().splitlines()[line - 1]
-            assert text[column - 1:].startswith(DEMO_PR_TEXT_AT[(rule, file)]), (rule, file, line, column, text)
+            assert text[column - 1 :].startswith(DEMO_PR_TEXT_AT[(rule, file)]), (rule, file, line, column, text)
 
 
 def test_demo_pr_messages_explain_each_mistake(demo: Path) -> None:
@@ -152,14 +157,14 @@ def test_demo_pr_messages_explain_each_mistake(demo: Path) -> None:
     lab = cluster_of(report, "lab-standalone")
     assert '"spread"' in finding(lab, "KAI-V-001")["message"]
     v003 = finding(lab, "KAI-V-003")
-    assert "preempt.enabled is true" in v003["message"]      # `yes` is read the way Helm reads it: boolean true
+    assert "preempt.enabled is true" in v003["message"]  # `yes` is read the way Helm reads it: boolean true
     assert v003["severity"] == "error"
     assert "quota=0" in finding(lab, "KAI-Q-001")["message"]
     g005 = finding(lab, "NVCA-G-005")["message"]
     assert '"kaischeduler"' in g005 and '"KAIScheduler"' in g005
     assert "HelmAllowCPUNodes" in finding(lab, "NVCA-G-006")["message"]
     assert "KAIScheduler" in finding(lab, "NVCA-G-001")["message"]
-    v010 = finding(lab, "KAI-V-010")["message"]      # no chart carries it into kai-config
+    v010 = finding(lab, "KAI-V-010")["message"]  # no chart carries it into kai-config
     assert "v0.14.7" in v010 and "KAI-Scheduler #1124" in v010 and "operator.replicaCount" in v010
     prod = cluster_of(report, "prod-addon")
     assert "dynamoOperator" in finding(prod, "KAI-M-004")["message"]
@@ -174,8 +179,9 @@ def test_demo_pr_text_report_names_file_line_column(demo: Path) -> None:
             assert f"{rule} {file}:{line}:{column}" in stdout, rule
     assert "kai-gitops check — cluster prod-addon" in stdout
     assert "kai-gitops check — cluster lab-standalone" in stdout
-    assert stdout.rstrip().splitlines()[-1] == ("All clusters: 2 checked, 9 problems (9 findings): 7 error(s), "
-                                                "2 warning(s), 0 info.")
+    assert stdout.rstrip().splitlines()[-1] == (
+        "All clusters: 2 checked, 9 problems (9 findings): 7 error(s), 2 warning(s), 0 info."
+    )
 
 
 def test_template_commit_is_clean(demo: Path) -> None:
@@ -201,8 +207,13 @@ def test_cluster_option_restricts_the_check(demo: Path) -> None:
 
 
 def test_unknown_cluster_is_one_line_error(demo: Path) -> None:
-    assert_one_line_error(*run_cli(["check", "--repo", demo, "--cluster", "staging"]),
-                          "kai-gitops.yaml", "no cluster named 'staging'", "prod-addon", "lab-standalone")
+    assert_one_line_error(
+        *run_cli(["check", "--repo", demo, "--cluster", "staging"]),
+        "kai-gitops.yaml",
+        "no cluster named 'staging'",
+        "prod-addon",
+        "lab-standalone",
+    )
 
 
 # -- --fail-on -----------------------------------------------------------------------------------------------------
@@ -212,10 +223,18 @@ def demo_with_errors_waived(tmp_path: Path) -> Path:
     """The demo PR plus waivers for every error: only the warnings KAI-V-001 and KAI-V-010 stay active."""
     repo = tmp_path / "demo"
     load_demo_builder().build_repo(repo)
-    commit_files(repo, {WAIVERS: waivers_file(
-        waiver("KAI-M-004", cluster="prod-addon"), waiver("KAI-Q-001", cluster="lab-standalone"),
-        waiver("KAI-V-003", cluster="lab-standalone"), waiver("NVCA-G-00[156]", cluster="lab-standalone"),
-        waiver("KAI-Q-021", cluster="lab-standalone"))})
+    commit_files(
+        repo,
+        {
+            WAIVERS: waivers_file(
+                waiver("KAI-M-004", cluster="prod-addon"),
+                waiver("KAI-Q-001", cluster="lab-standalone"),
+                waiver("KAI-V-003", cluster="lab-standalone"),
+                waiver("NVCA-G-00[156]", cluster="lab-standalone"),
+                waiver("KAI-Q-021", cluster="lab-standalone"),
+            )
+        },
+    )
     return repo
 
 
@@ -232,7 +251,7 @@ def test_fail_on_when_only_a_warning_remains(tmp_path: Path, fail_on: str, expec
 
 @pytest.mark.parametrize("fail_on, expected", [("info", 2), ("warning", 0), ("error", 0)])
 def test_fail_on_when_only_info_remains(tmp_path: Path, fail_on: str, expected: int) -> None:
-    stale = waivers_file(waiver("KAI-V-001", cluster="lab-standalone"))   # nothing to waive on the template
+    stale = waivers_file(waiver("KAI-V-001", cluster="lab-standalone"))  # nothing to waive on the template
     repo, _ = make_repo(tmp_path, template_files(**{WAIVERS: stale}))
     code, report = check_json("--repo", repo, "--fail-on", fail_on)
     assert code == expected
@@ -259,7 +278,7 @@ def test_waiver_added_by_the_pr_is_not_applied_with_base(tmp_path: Path) -> None
     assert WAIVERS in notes[0]["message"] and base[:12] in notes[0]["message"]
     assert notes[0]["location"]["file"] == WAIVERS and notes[0]["details"]["paths"] == [WAIVERS]
 
-    code, report = check_json("--repo", repo)                  # without --base the PR's own waiver applies
+    code, report = check_json("--repo", repo)  # without --base the PR's own waiver applies
     assert code == 0
     v001 = finding(cluster_of(report, "lab-standalone"), "KAI-V-001")
     assert v001["waived_by"].startswith(f"{WAIVERS}:3 (lab-team@example.com, until 2099-12-31)")
@@ -293,16 +312,28 @@ def test_pr_cannot_replace_base_waivers(tmp_path: Path) -> None:
     assert finding(lab, "KAI-V-003")["waived_by"] is not None
 
 
-KEEP_RULE = USER_RULE.replace("ACME-Q-100", "ACME-Q-101").replace("queue_budget\n", "keep\n", 1) \
+KEEP_RULE = (
+    USER_RULE.replace("ACME-Q-100", "ACME-Q-101")
+    .replace("queue_budget\n", "keep\n", 1)
     .replace("> data.user.queue_budget.max_gpu_limit\n", "> 100000\n", 1)
-POLICY_CONFIG = ("kai-gitops.yaml", "waiversFile:",
-                 "policies:\n  dirs: [policy]\n  data: [policy/data.yaml]\nwaiversFile:")
+)
+POLICY_CONFIG = (
+    "kai-gitops.yaml",
+    "waiversFile:",
+    "policies:\n  dirs: [policy]\n  data: [policy/data.yaml]\nwaiversFile:",
+)
 
 
 def policy_repo_files(**extra: str | None) -> dict[str, str | None]:
-    return template_files(POLICY_CONFIG, **{"policy__acme__queue_budget.rego": USER_RULE,
-                                            "policy__acme__keep.rego": KEEP_RULE,
-                                            "policy__data.yaml": "queue_budget:\n  max_gpu_limit: 8\n", **extra})
+    return template_files(
+        POLICY_CONFIG,
+        **{
+            "policy__acme__queue_budget.rego": USER_RULE,
+            "policy__acme__keep.rego": KEEP_RULE,
+            "policy__data.yaml": "queue_budget:\n  max_gpu_limit: 8\n",
+            **extra,
+        },
+    )
 
 
 def test_pr_deleting_a_user_rule_is_still_judged_by_it_with_base(tmp_path: Path) -> None:
@@ -315,14 +346,15 @@ def test_pr_deleting_a_user_rule_is_still_judged_by_it_with_base(tmp_path: Path)
     assert [f["rule"] for f in notes] == ["KAI-W-003"]
     assert "policy/acme/queue_budget.rego" in notes[0]["message"]
 
-    code, report = check_json("--repo", repo)                  # the PR's own rules: the rule is gone
+    code, report = check_json("--repo", repo)  # the PR's own rules: the rule is gone
     assert code == 0
     assert all(c["findings"] == [] for c in report["clusters"])
 
 
 def test_pr_editing_policy_data_is_judged_by_the_base_data(tmp_path: Path) -> None:
-    repo, (base, _) = make_repo(tmp_path, policy_repo_files(),
-                                [{"policy/data.yaml": "queue_budget:\n  max_gpu_limit: 64\n"}])
+    repo, (base, _) = make_repo(
+        tmp_path, policy_repo_files(), [{"policy/data.yaml": "queue_budget:\n  max_gpu_limit: 64\n"}]
+    )
     code, report = check_json("--repo", repo, "--base", base)
     assert code == 2
     assert active_rules(cluster_of(report, "lab-standalone")) == ["ACME-Q-100"]
@@ -332,21 +364,27 @@ def test_pr_editing_policy_data_is_judged_by_the_base_data(tmp_path: Path) -> No
 
 
 def test_base_without_config_uses_shipped_policies_only(tmp_path: Path) -> None:
-    pr = template_files(SPREAD, POLICY_CONFIG, **{
-        "policy__acme__queue_budget.rego": USER_RULE, "policy__data.yaml": "queue_budget:\n  max_gpu_limit: 8\n",
-        WAIVERS: waivers_file(waiver("KAI-V-001", cluster="lab-standalone"))})
+    pr = template_files(
+        SPREAD,
+        POLICY_CONFIG,
+        **{
+            "policy__acme__queue_budget.rego": USER_RULE,
+            "policy__data.yaml": "queue_budget:\n  max_gpu_limit: 8\n",
+            WAIVERS: waivers_file(waiver("KAI-V-001", cluster="lab-standalone")),
+        },
+    )
     repo, (base, _) = make_repo(tmp_path, {"README.md": "GitOps repo, config to come\n"}, [pr])
 
     code, report = check_json("--repo", repo, "--base", base)
     assert code == 2
     lab = cluster_of(report, "lab-standalone")
-    assert active_rules(lab) == ["KAI-V-001"]                  # shipped rule, PR waiver ignored, user rule not run
+    assert active_rules(lab) == ["KAI-V-001"]  # shipped rule, PR waiver ignored, user rule not run
     assert report["summary"]["waived"] == 0
     notes = report["repository"]["findings"]
     assert [(f["rule"], f["severity"]) for f in notes] == [("KAI-W-003", "info")]
     assert "kai-gitops.yaml" in notes[0]["message"] and "shipped policies only" in notes[0]["message"]
 
-    code, report = check_json("--repo", repo)                  # without --base: the PR's user rule and waiver
+    code, report = check_json("--repo", repo)  # without --base: the PR's user rule and waiver
     lab = cluster_of(report, "lab-standalone")
     assert active_rules(lab) == ["ACME-Q-100"]
     assert finding(lab, "KAI-V-001")["waived_by"] is not None
@@ -363,8 +401,9 @@ def test_base_note_is_in_the_text_report(tmp_path: Path) -> None:
 
 
 def test_nonexistent_base_is_one_line_error(demo: Path) -> None:
-    assert_one_line_error(*run_cli(["check", "--repo", demo, "--base", "origin/main"]),
-                          "ref 'origin/main' does not exist", str(demo))
+    assert_one_line_error(
+        *run_cli(["check", "--repo", demo, "--base", "origin/main"]), "ref 'origin/main' does not exist", str(demo)
+    )
 
 
 def test_nonexistent_base_hint_names_the_base_option(demo: Path) -> None:
@@ -379,8 +418,9 @@ def test_waiver_used_in_one_cluster_is_not_reported_unused_in_another(tmp_path: 
     repo, _ = make_repo(tmp_path, template_files(SPREAD, **{WAIVERS: waivers_file(waiver("KAI-V-001"))}))
     code, report = check_json("--repo", repo, "--fail-on", "info")
     assert finding(cluster_of(report, "lab-standalone"), "KAI-V-001")["waived_by"] is not None
-    every = [f["rule"] for c in report["clusters"] for f in c["findings"]] + \
-        [f["rule"] for f in report["repository"]["findings"]]
+    every = [f["rule"] for c in report["clusters"] for f in c["findings"]] + [
+        f["rule"] for f in report["repository"]["findings"]
+    ]
     assert "KAI-W-002" not in every
     assert code == 0
 
@@ -393,29 +433,53 @@ def test_total_summary_accounts_for_the_findings_that_set_the_exit_code(tmp_path
     assert report["summary"]["info"] >= 1
 
 
-@pytest.mark.parametrize(("item", "rule", "severity", "outcome", "fixed"), [
-    # The stack appends KAIScheduler (the add-on is on) as the list does not name it exactly: NVCA runs as meant.
-    ("KaiScheduler", "NVCA-G-004", "warning",
-     "it does no harm, as NVCA runs with KAIScheduler on (the add-on stack appends it itself", "KAIScheduler"),
-    # Meant to turn the gate off, but NVCA ignores the item and the stack appends KAIScheduler: on after all. The
-    # add-on needs the gate, so the fix removes the item; `-KAIScheduler` would stop NVCA from using KAI.
-    ("-KaiScheduler", "NVCA-G-005", "error", "NVCA ignores it, so NVCA runs with KAIScheduler on (the add-on stack",
-     None),
-    # LogPosting is no stack default: nothing puts it back, so NVCA runs without it.
-    ("logposting", "NVCA-G-005", "error", "NVCA ignores it, so NVCA runs without LogPosting", "LogPosting"),
-])
-def test_a_misspelt_gate_is_judged_by_what_nvca_then_runs(tmp_path: Path, item: str, rule: str, severity: str,
-                                                           outcome: str, fixed: str | None) -> None:
-    repo, _ = make_repo(tmp_path, template_files(
-        (PROD_ENV, 'featureGateValues: ["SelfHosted", "LogPosting"]', f'featureGateValues: ["SelfHosted", "{item}"]')))
+@pytest.mark.parametrize(
+    ("item", "rule", "severity", "outcome", "fixed"),
+    [
+        # The stack appends KAIScheduler (the add-on is on) as the list does not name it exactly: NVCA runs as meant.
+        (
+            "KaiScheduler",
+            "NVCA-G-004",
+            "warning",
+            "it does no harm, as NVCA runs with KAIScheduler on (the add-on stack appends it itself",
+            "KAIScheduler",
+        ),
+        # Meant to turn the gate off, but NVCA ignores the item and the stack appends KAIScheduler: on after all. The
+        # add-on needs the gate, so the fix removes the item; `-KAIScheduler` would stop NVCA from using KAI.
+        (
+            "-KaiScheduler",
+            "NVCA-G-005",
+            "error",
+            "NVCA ignores it, so NVCA runs with KAIScheduler on (the add-on stack",
+            None,
+        ),
+        # LogPosting is no stack default: nothing puts it back, so NVCA runs without it.
+        ("logposting", "NVCA-G-005", "error", "NVCA ignores it, so NVCA runs without LogPosting", "LogPosting"),
+    ],
+)
+def test_a_misspelt_gate_is_judged_by_what_nvca_then_runs(
+    tmp_path: Path, item: str, rule: str, severity: str, outcome: str, fixed: str | None
+) -> None:
+    repo, _ = make_repo(
+        tmp_path,
+        template_files(
+            (
+                PROD_ENV,
+                'featureGateValues: ["SelfHosted", "LogPosting"]',
+                f'featureGateValues: ["SelfHosted", "{item}"]',
+            )
+        ),
+    )
     _, report = check_json("--repo", repo, "--cluster", "prod-addon")
     typos = [f for f in cluster_of(report, "prod-addon")["findings"] if f["rule"] in ("NVCA-G-004", "NVCA-G-005")]
     assert [(f["rule"], f["severity"]) for f in typos] == [(rule, severity)], typos
     assert outcome in typos[0]["message"]
-    (edit,) = typos[0]["fix"]["git_edits"]          # --fix-git does what the message says
+    (edit,) = typos[0]["fix"]["git_edits"]  # --fix-git does what the message says
     if fixed is None:
-        assert "remove the item: the add-on stack turns KAIScheduler on for the kaiScheduler add-on" in typos[0][
-            "message"] and '"-KAIScheduler"' not in typos[0]["message"].split("remove the item")[0]
+        assert (
+            "remove the item: the add-on stack turns KAIScheduler on for the kaiScheduler add-on" in typos[0]["message"]
+            and '"-KAIScheduler"' not in typos[0]["message"].split("remove the item")[0]
+        )
         assert edit["op"] == "remove" and edit["path"][-1] == 1
     else:
         assert f'write "{fixed}"' in typos[0]["message"] or f'but write "{fixed}"' in typos[0]["message"]
@@ -426,10 +490,13 @@ def test_a_misspelt_gate_is_judged_by_what_nvca_then_runs(tmp_path: Path, item: 
 def test_a_finding_about_the_kai_pin_points_at_the_clusters_pin(tmp_path: Path, pin: str, rule: str) -> None:
     """The pin is one key of one cluster's entry in kai-gitops.yaml: the finding names its line, not the file's
     first line, so the reviewer lands on the value to change (here the second cluster's)."""
-    config = (addon_config(name="other", shared=None) + "  - name: prod\n    mode: addon\n"
-              f"    kaiChartVersion: {pin}\n    environmentFile: env.yaml\n")
-    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config,
-                                   "env.yaml": "addons:\n  kaiScheduler:\n    enabled: true\n"})
+    config = (
+        addon_config(name="other", shared=None) + "  - name: prod\n    mode: addon\n"
+        f"    kaiChartVersion: {pin}\n    environmentFile: env.yaml\n"
+    )
+    repo, _ = make_repo(
+        tmp_path, {"kai-gitops.yaml": config, "env.yaml": "addons:\n  kaiScheduler:\n    enabled: true\n"}
+    )
     code, report = check_json("--repo", repo, "--cluster", "prod")
     assert code == 2
     (finding,) = [f for f in cluster_of(report, "prod")["findings"] if f["rule"] == rule]

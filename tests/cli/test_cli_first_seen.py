@@ -28,8 +28,16 @@ DAY = timedelta(days=1)
 
 
 def diff_args(repo: Path, *extra: Any) -> list[str]:
-    return ["diff", "--repo", str(repo), "--cluster", "prod-addon", "--snapshot",
-            str(DEMO_SNAPSHOTS / "prod-addon.yaml"), *[str(e) for e in extra]]
+    return [
+        "diff",
+        "--repo",
+        str(repo),
+        "--cluster",
+        "prod-addon",
+        "--snapshot",
+        str(DEMO_SNAPSHOTS / "prod-addon.yaml"),
+        *[str(e) for e in extra],
+    ]
 
 
 def json_run(args: list[str], env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
@@ -45,8 +53,14 @@ def first_seen(report: dict[str, Any]) -> dict[str, str]:
 def previous_report(report: dict[str, Any], path: Path, when: dict[str, datetime]) -> Path:
     """`report` as an earlier run would have written it, with the given firstSeen per fingerprint (others are
     left out: resolved since)."""
-    earlier = dict(report, findings=[dict(f, firstSeen=format_instant(when[f["fingerprint"]]))
-                                     for f in report["findings"] if f["fingerprint"] in when])
+    earlier = dict(
+        report,
+        findings=[
+            dict(f, firstSeen=format_instant(when[f["fingerprint"]]))
+            for f in report["findings"]
+            if f["fingerprint"] in when
+        ],
+    )
     path.write_text(json.dumps(earlier))
     return path
 
@@ -71,7 +85,7 @@ def test_without_history_every_finding_is_first_seen_when_the_run_started(demo_r
 
 def test_text_says_a_new_drift_is_new_and_nothing_about_new_violations(demo_repo: Path, tmp_path: Path) -> None:
     earlier, _ = json_run(diff_args(demo_repo))
-    earlier["findings"] = []                 # an earlier run that saw none of today's findings
+    earlier["findings"] = []  # an earlier run that saw none of today's findings
     previous = tmp_path / "previous.json"
     previous.write_text(json.dumps(earlier))
     code, out, err = run_cli(diff_args(demo_repo, "--previous-report", str(previous)))
@@ -100,20 +114,33 @@ def test_previous_report_gives_the_time_text_markdown_and_json_show_it(demo_repo
     gone = dict(drift, subject=dict(drift["subject"], name="deleted-since"))
     gone["fingerprint"] = finding_from_dict(gone).fingerprint
     first["findings"].append(gone)
-    previous = previous_report(first, tmp_path / "previous.json",
-                               {drift["fingerprint"]: old, violation["fingerprint"]: started - 2 * DAY,
-                                gone["fingerprint"]: old - DAY})
+    previous = previous_report(
+        first,
+        tmp_path / "previous.json",
+        {drift["fingerprint"]: old, violation["fingerprint"]: started - 2 * DAY, gone["fingerprint"]: old - DAY},
+    )
 
     markdown = tmp_path / "report.md"
-    code, text, err = run_cli(diff_args(demo_repo, "--previous-report", previous, "-o", "text",
-                                        "-o", f"json={tmp_path / 'report.json'}", "-o", f"markdown={markdown}"))
+    code, text, err = run_cli(
+        diff_args(
+            demo_repo,
+            "--previous-report",
+            previous,
+            "-o",
+            "text",
+            "-o",
+            f"json={tmp_path / 'report.json'}",
+            "-o",
+            f"markdown={markdown}",
+        )
+    )
     assert code == 2, err
     report = json.loads((tmp_path / "report.json").read_text())
     seen = first_seen(report)
     assert seen[drift["fingerprint"]] == format_instant(old)
     assert seen[violation["fingerprint"]] == format_instant(started - 2 * DAY)
     new = [fp for fp in seen if fp not in (drift["fingerprint"], violation["fingerprint"])]
-    assert new and all(seen[fp] == report["generatedAt"] for fp in new)   # not in the previous report: now
+    assert new and all(seen[fp] == report["generatedAt"] for fp in new)  # not in the previous report: now
     assert gone["fingerprint"] not in seen
 
     since = f"first seen {old:%Y-%m-%d %H:%M} UTC"
@@ -121,26 +148,32 @@ def test_previous_report_gives_the_time_text_markdown_and_json_show_it(demo_repo
     assert f"Queue differs from Git · for 3 days ({since})</summary>" in markdown.read_text()
 
 
-def test_a_previous_report_without_first_seen_counts_from_when_it_was_generated(demo_repo: Path,
-                                                                                tmp_path: Path) -> None:
+def test_a_previous_report_without_first_seen_counts_from_when_it_was_generated(
+    demo_repo: Path, tmp_path: Path
+) -> None:
     first, _ = json_run(diff_args(demo_repo))
     started = parse_instant(first["generatedAt"])
     for f in first["findings"]:
-        del f["firstSeen"]   # as a report of an earlier kai-gitops
+        del f["firstSeen"]  # as a report of an earlier kai-gitops
     first["generatedAt"] = format_instant(started - 4 * DAY)
     (tmp_path / "old.json").write_text(json.dumps(first))
     report, _ = json_run(diff_args(demo_repo, "--previous-report", tmp_path / "old.json"))
     assert set(first_seen(report).values()) == {format_instant(started - 4 * DAY)}
 
 
-@pytest.mark.parametrize(("content", "needle"), [
-    (None, "previous report: cannot read the report: No such file or directory"),
-    ("{\n  \"tool\": ", "previous report: not a JSON report"),
-    ('{"kind": "List"}', "previous report: not a kai-gitops JSON report"),
-    ("first-seen-bad", "previous report: report does not have the documented shape"),
-], ids=["missing", "truncated", "not-ours", "bad-first-seen"])
-def test_a_bad_previous_report_is_one_line_and_nothing_is_written(demo_repo: Path, tmp_path: Path,
-                                                                  content: str | None, needle: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (None, "previous report: cannot read the report: No such file or directory"),
+        ('{\n  "tool": ', "previous report: not a JSON report"),
+        ('{"kind": "List"}', "previous report: not a kai-gitops JSON report"),
+        ("first-seen-bad", "previous report: report does not have the documented shape"),
+    ],
+    ids=["missing", "truncated", "not-ours", "bad-first-seen"],
+)
+def test_a_bad_previous_report_is_one_line_and_nothing_is_written(
+    demo_repo: Path, tmp_path: Path, content: str | None, needle: str
+) -> None:
     previous = tmp_path / "previous.json"
     if content == "first-seen-bad":
         report, _ = json_run(diff_args(demo_repo))
@@ -149,10 +182,27 @@ def test_a_bad_previous_report_is_one_line_and_nothing_is_written(demo_repo: Pat
     if content is not None:
         previous.write_text(content)
     out_file, metrics = tmp_path / "out.json", tmp_path / "m.prom"
-    code, out, err = run_cli(diff_args(demo_repo, "--previous-report", previous, "-o", f"json={out_file}",
-                                       "--metrics-file", metrics, "--log-format", "text"))
-    line = assert_one_line_error(code, out, err, str(previous), needle,
-                                 "pass a report an earlier run wrote with -o json, or drop --previous-report")
+    code, out, err = run_cli(
+        diff_args(
+            demo_repo,
+            "--previous-report",
+            previous,
+            "-o",
+            f"json={out_file}",
+            "--metrics-file",
+            metrics,
+            "--log-format",
+            "text",
+        )
+    )
+    line = assert_one_line_error(
+        code,
+        out,
+        err,
+        str(previous),
+        needle,
+        "pass a report an earlier run wrote with -o json, or drop --previous-report",
+    )
     assert line.startswith("kai-gitops: error: ")
     assert not out_file.exists()
 
@@ -160,8 +210,9 @@ def test_a_bad_previous_report_is_one_line_and_nothing_is_written(demo_repo: Pat
 # -- the drift issue ---------------------------------------------------------------------------------------------
 
 
-def test_the_drift_issue_says_how_long_each_drift_has_lasted(demo_repo: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_drift_issue_says_how_long_each_drift_has_lasted(
+    demo_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.support.githost.github import GitHubStandIn
 
     first, _ = json_run(diff_args(demo_repo))
@@ -171,9 +222,20 @@ def test_the_drift_issue_says_how_long_each_drift_has_lasted(demo_repo: Path, tm
     monkeypatch.setattr("reconciler.githost.github.WRITE_INTERVAL", 0)
     server = GitHubStandIn(token=TOKEN).start()
     try:
-        code, _out, err = run_cli(diff_args(demo_repo, "--previous-report", previous, "--git-host-url", server.url,
-                                            "--report-to", "github", "--git-host-repo", "acme/gitops"),
-                                  {"GITHUB_TOKEN": TOKEN})
+        code, _out, err = run_cli(
+            diff_args(
+                demo_repo,
+                "--previous-report",
+                previous,
+                "--git-host-url",
+                server.url,
+                "--report-to",
+                "github",
+                "--git-host-repo",
+                "acme/gitops",
+            ),
+            {"GITHUB_TOKEN": TOKEN},
+        )
         assert code == 2 and "drift issue #1 for prod-addon: opened" in err, err
         body = server.issues[1]["body"]
         assert f"· for 3 days (first seen {old:%Y-%m-%d %H:%M} UTC)</summary>" in body
@@ -187,16 +249,23 @@ def test_the_drift_issue_says_how_long_each_drift_has_lasted(demo_repo: Path, tm
 
 def gauge(path: Path, name: str) -> dict[str, float]:
     families = text_string_to_metric_families(path.read_text())
-    return {sample.labels.get("cluster", ""): sample.value for family in families for sample in family.samples
-            if sample.name == name}
+    return {
+        sample.labels.get("cluster", ""): sample.value
+        for family in families
+        for sample in family.samples
+        if sample.name == name
+    }
 
 
 def test_oldest_drift_age_in_the_textfile_counts_drift_only(demo_repo: Path, tmp_path: Path) -> None:
     first, _ = json_run(diff_args(demo_repo))
     drift, violation = drift_and_violation(first)
     started = parse_instant(first["generatedAt"])
-    previous = previous_report(first, tmp_path / "previous.json",
-                               {drift["fingerprint"]: started - 2 * DAY, violation["fingerprint"]: started - 9 * DAY})
+    previous = previous_report(
+        first,
+        tmp_path / "previous.json",
+        {drift["fingerprint"]: started - 2 * DAY, violation["fingerprint"]: started - 9 * DAY},
+    )
     metrics = tmp_path / "kai-gitops.prom"
     report, _ = json_run(diff_args(demo_repo, "--previous-report", previous, "--metrics-file", metrics))
     age = parse_instant(report["generatedAt"]) - (started - 2 * DAY)
@@ -226,12 +295,18 @@ def test_a_push_of_several_clusters_carries_the_oldest_drift_of_them_all() -> No
 
     now = datetime(2026, 12, 1, tzinfo=UTC)
     a, b = drift("a"), drift("b")
-    report = with_ages(Report("check", [ClusterReport("a", findings=[a]), ClusterReport("b", findings=[b])]),
-                       [{a.fingerprint: now - DAY, b.fingerprint: now - 2 * DAY}], now)
+    report = with_ages(
+        Report("check", [ClusterReport("a", findings=[a]), ClusterReport("b", findings=[b])]),
+        [{a.fingerprint: now - DAY, b.fingerprint: now - 2 * DAY}],
+        now,
+    )
     facts = RunFacts("check", "all", 0.0, 1.0, ok=True, exit_code=2, report=report)
-    pushed = [s for f in text_string_to_metric_families(generate_latest(build_registry(facts, cluster_label=False))
-                                                        .decode()) for s in f.samples
-              if s.name == "kai_gitops_oldest_drift_age_seconds"]
+    pushed = [
+        s
+        for f in text_string_to_metric_families(generate_latest(build_registry(facts, cluster_label=False)).decode())
+        for s in f.samples
+        if s.name == "kai_gitops_oldest_drift_age_seconds"
+    ]
     assert [(s.labels, s.value) for s in pushed] == [({}, 2 * 86400)]
 
 
@@ -244,8 +319,16 @@ def demo(tmp_path: Path) -> Iterator[Demo]:
 
 
 def live_diff(demo: Demo, *extra: Any) -> list[str]:
-    return ["diff", "--repo", str(demo.repo), "--cluster", "prod-addon", "--kubeconfig", str(demo.kubeconfig),
-            *[str(e) for e in extra]]
+    return [
+        "diff",
+        "--repo",
+        str(demo.repo),
+        "--cluster",
+        "prod-addon",
+        "--kubeconfig",
+        str(demo.kubeconfig),
+        *[str(e) for e in extra],
+    ]
 
 
 def cluster_report(demo: Demo) -> dict[str, Any]:
@@ -262,14 +345,13 @@ def test_policy_reports_come_first_and_a_run_that_does_not_publish_only_reads_th
     first, report = stored["results"][0], stored["results"][1]
     in_cluster = datetime.now(UTC).replace(microsecond=0) - 5 * DAY
     first["timestamp"] = {"seconds": int(in_cluster.timestamp()), "nanos": 0}
-    stored["results"] = [first]   # the second finding is not listed: the previous report gives its time
+    stored["results"] = [first]  # the second finding is not listed: the previous report gives its time
     demo.server.add(stored)
     fingerprints = [first["properties"]["fingerprint"], report["properties"]["fingerprint"]]
 
     started = datetime.now(UTC).replace(microsecond=0)
     earlier, _ = json_run(live_diff(demo))
-    previous = previous_report(earlier, demo.tmp / "previous.json",
-                               dict.fromkeys(fingerprints, started - 2 * DAY))
+    previous = previous_report(earlier, demo.tmp / "previous.json", dict.fromkeys(fingerprints, started - 2 * DAY))
     mark = len(demo.server.requests)
     report_now, _ = json_run(live_diff(demo, "--previous-report", previous))
     seen = first_seen(report_now)
@@ -277,7 +359,7 @@ def test_policy_reports_come_first_and_a_run_that_does_not_publish_only_reads_th
     assert seen[fingerprints[1]] == format_instant(started - 2 * DAY)
     requests = demo.server.requests[mark:]
     assert any("clusterpolicyreports" in r.path for r in requests)
-    assert all(r.method == "GET" for r in requests)   # a run that does not publish reports only reads them
+    assert all(r.method == "GET" for r in requests)  # a run that does not publish reports only reads them
 
     # A run that publishes keeps each listed result's time and stamps the one it adds with its firstSeen.
     code, _out, err = demo.reconcile("--report-to", "policyreport", "--previous-report", previous)
@@ -293,8 +375,9 @@ def test_policy_reports_that_cannot_be_read_leave_the_other_sources(demo: Demo) 
     drift, _violation = drift_and_violation(earlier)
     old = parse_instant(earlier["generatedAt"]) - 3 * DAY
     previous = previous_report(earlier, demo.tmp / "previous.json", {drift["fingerprint"]: old})
-    demo.server.inject_fault(Fault(r"^/apis/wgpolicyk8s\.io/v1alpha2/clusterpolicyreports", method="GET",
-                                   status=403, times=-1))
+    demo.server.inject_fault(
+        Fault(r"^/apis/wgpolicyk8s\.io/v1alpha2/clusterpolicyreports", method="GET", status=403, times=-1)
+    )
     report, err = json_run(live_diff(demo, "--previous-report", previous, "--log-format", "text"))
     assert first_seen(report)[drift["fingerprint"]] == format_instant(old)
     notes = [line for line in err.splitlines() if "first-seen times" in line]

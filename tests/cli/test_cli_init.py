@@ -34,18 +34,28 @@ def commit(root: Path) -> None:
         subprocess.run([*git, *step], check=True, timeout=60)
 
 
-@pytest.mark.parametrize(("args", "ci_file"), [
-    ((), ".github/workflows/kai-gitops.yml"),
-    (("--ci", "gitlab", "--chart-version", "v0.17.0"), ".gitlab-ci.yml"),
-    (("--ci", "none", "--chart-version", "v0.14.7"), None),
-])
-def test_what_init_writes_passes_check_once_committed(tmp_path: Path, args: tuple[str, ...],
-                                                      ci_file: str | None) -> None:
+@pytest.mark.parametrize(
+    ("args", "ci_file"),
+    [
+        ((), ".github/workflows/kai-gitops.yml"),
+        (("--ci", "gitlab", "--chart-version", "v0.17.0"), ".gitlab-ci.yml"),
+        (("--ci", "none", "--chart-version", "v0.14.7"), None),
+    ],
+)
+def test_what_init_writes_passes_check_once_committed(
+    tmp_path: Path, args: tuple[str, ...], ci_file: str | None
+) -> None:
     target = tmp_path / "gitops"
     code, stdout, stderr = init(target, *TWO_CLUSTERS, *args)
     assert (code, stderr) == (0, ""), stderr
-    expected = {"kai-gitops.yaml", "kai-gitops.schema.json", "kai-gitops-waivers.yaml", "environments/prod.yaml",
-                "clusters/lab/kai-values.yaml", "clusters/lab/nvca-operator-values.yaml"}
+    expected = {
+        "kai-gitops.yaml",
+        "kai-gitops.schema.json",
+        "kai-gitops-waivers.yaml",
+        "environments/prod.yaml",
+        "clusters/lab/kai-values.yaml",
+        "clusters/lab/nvca-operator-values.yaml",
+    }
     assert files_under(target) == expected | ({ci_file} if ci_file else set())
     assert all(f"  {path}\n" in stdout for path in expected)
     commit(target)
@@ -53,13 +63,16 @@ def test_what_init_writes_passes_check_once_committed(tmp_path: Path, args: tupl
     report = json.loads(stdout)
     # The one thing left to the user: the shared-cluster intent, a commented choice none of which is acted on
     assert [(c["cluster"], [f["rule"] for f in c["findings"]]) for c in report["clusters"]] == [
-        ("prod", ["NVCA-S-003"]), ("lab", ["NVCA-S-003"])], report
+        ("prod", ["NVCA-S-003"]),
+        ("lab", ["NVCA-S-003"]),
+    ], report
     assert code == 2
     code, stdout, stderr = run_cli(["check", "--repo", target, "-o", "json"])
     assert code == 0, stdout
     text = (target / "kai-gitops.yaml").read_text()
-    (target / "kai-gitops.yaml").write_text(text.replace("    # sharedCluster: {intent: dedicated}",
-                                                         "    sharedCluster: {intent: dedicated}"))
+    (target / "kai-gitops.yaml").write_text(
+        text.replace("    # sharedCluster: {intent: dedicated}", "    sharedCluster: {intent: dedicated}")
+    )
     commit(target)
     code, stdout, stderr = run_cli(["check", "--repo", target, "--fail-on", "info", "-o", "json"])
     assert code == 0, [f["message"] for c in json.loads(stdout)["clusters"] for f in c["findings"]]
@@ -72,7 +85,7 @@ def test_the_config_validates_against_the_schema_and_names_the_clusters_as_asked
     assert not list(Draft202012Validator(json.loads(SCHEMA.read_text())).iter_errors(config))
     prod, lab = config["clusters"]
     assert (prod["name"], prod["mode"], prod["kaiChartVersion"]) == ("prod", "addon", "v0.17.0")
-    assert prod["stackKaiVersion"] == "v0.17.0"   # an add-on cluster's chart is the one its stack pins
+    assert prod["stackKaiVersion"] == "v0.17.0"  # an add-on cluster's chart is the one its stack pins
     assert (lab["name"], lab["mode"], lab["kaiChartVersion"]) == ("lab", "standalone", "v0.17.0")
     assert config["waiversFile"] == "kai-gitops-waivers.yaml"
     assert text.startswith("# yaml-language-server: $schema=./kai-gitops.schema.json\n")
@@ -83,7 +96,7 @@ def test_values_files_are_in_the_canonical_form(tmp_path: Path) -> None:
     init(tmp_path, *TWO_CLUSTERS)
     values = (tmp_path / "clusters/lab/kai-values.yaml").read_text()
     assert yaml.safe_load(values) == yaml.safe_load((DATA / "canonical-kai-values.yaml").read_text())
-    assert "--version v0.16.7 -f clusters/lab/kai-values.yaml" in values   # the install command it is for
+    assert "--version v0.16.7 -f clusters/lab/kai-values.yaml" in values  # the install command it is for
     env = yaml.safe_load((tmp_path / "environments/prod.yaml").read_text())
     assert env["addons"]["kaiScheduler"]["enabled"] is True
     gates = yaml.safe_load((tmp_path / "clusters/lab/nvca-operator-values.yaml").read_text())
@@ -94,18 +107,22 @@ def test_the_waivers_file_is_empty_with_a_commented_example_that_parses(tmp_path
     init(tmp_path, *TWO_CLUSTERS)
     text = (tmp_path / "kai-gitops-waivers.yaml").read_text()
     assert load_waivers(text) == []
-    example = "\n".join(line.removeprefix("# ") for line in text.splitlines()
-                        if re.match(r"# (waivers:|  )", line))
+    example = "\n".join(line.removeprefix("# ") for line in text.splitlines() if re.match(r"# (waivers:|  )", line))
     waivers = load_waivers(example)
-    assert len(waivers) == 2 and waivers[1].subject == "*"   # "*" waives findings about a file in the repository
+    assert len(waivers) == 2 and waivers[1].subject == "*"  # "*" waives findings about a file in the repository
     assert (ROOT / "repo-templates/gitops-repo/kai-gitops-waivers.yaml").read_text() == text
 
 
 @pytest.mark.parametrize(("ci", "template"), [("github", "github-actions.yml"), ("gitlab", "gitlab-ci.yml")])
 def test_the_ci_file_is_the_repository_template_byte_for_byte(tmp_path: Path, ci: str, template: str) -> None:
     init(tmp_path, "--cluster", "lab=standalone", "--ci", ci)
-    (written,) = files_under(tmp_path) - {"kai-gitops.yaml", "kai-gitops.schema.json", "kai-gitops-waivers.yaml",
-                                          "clusters/lab/kai-values.yaml", "clusters/lab/nvca-operator-values.yaml"}
+    (written,) = files_under(tmp_path) - {
+        "kai-gitops.yaml",
+        "kai-gitops.schema.json",
+        "kai-gitops-waivers.yaml",
+        "clusters/lab/kai-values.yaml",
+        "clusters/lab/nvca-operator-values.yaml",
+    }
     assert (tmp_path / written).read_bytes() == (CI_TEMPLATES / template).read_bytes()
     assert (DATA / "init" / "ci" / template).read_bytes() == (CI_TEMPLATES / template).read_bytes()
 
@@ -115,9 +132,10 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "kai-gitops-waivers.yaml").write_text("waivers: []  # ours\n")
     (tmp_path / "clusters/lab/kai-values.yaml").write_text("scheduler: {}\n")
     before = {p: (tmp_path / p).read_text() for p in files_under(tmp_path)}
-    line = assert_one_line_error(*init(tmp_path, *TWO_CLUSTERS), "refusing to overwrite",
-                                 "kai-gitops-waivers.yaml, clusters/lab/kai-values.yaml")
-    assert "kai-gitops.yaml" not in line.replace("kai-gitops.yaml.", "")   # names only what exists
+    line = assert_one_line_error(
+        *init(tmp_path, *TWO_CLUSTERS), "refusing to overwrite", "kai-gitops-waivers.yaml, clusters/lab/kai-values.yaml"
+    )
+    assert "kai-gitops.yaml" not in line.replace("kai-gitops.yaml.", "")  # names only what exists
     assert {p: (tmp_path / p).read_text() for p in files_under(tmp_path)} == before
 
 
@@ -130,15 +148,20 @@ def test_the_help_names_the_default_chart_version() -> None:
 
 def test_a_file_where_init_needs_a_folder_is_refused_too(tmp_path: Path) -> None:
     (tmp_path / "clusters").write_text("not a folder\n")
-    assert_one_line_error(*init(tmp_path, "--cluster", "lab=standalone", "--ci", "none"), "refusing to overwrite",
-                          "clusters/lab/kai-values.yaml, clusters/lab/nvca-operator-values.yaml")
+    assert_one_line_error(
+        *init(tmp_path, "--cluster", "lab=standalone", "--ci", "none"),
+        "refusing to overwrite",
+        "clusters/lab/kai-values.yaml, clusters/lab/nvca-operator-values.yaml",
+    )
     assert files_under(tmp_path) == {"clusters"}
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc, where nothing can be created")
 def test_a_directory_that_cannot_be_written_is_a_one_line_error() -> None:
-    assert_one_line_error(*init(Path("/proc/kai-gitops-init"), "--cluster", "a=addon", "--ci", "none"),
-                          "cannot write /proc/kai-gitops-init")
+    assert_one_line_error(
+        *init(Path("/proc/kai-gitops-init"), "--cluster", "a=addon", "--ci", "none"),
+        "cannot write /proc/kai-gitops-init",
+    )
 
 
 def test_init_into_the_default_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,18 +171,22 @@ def test_init_into_the_default_directory(tmp_path: Path, monkeypatch: pytest.Mon
     assert (tmp_path / "kai-gitops.yaml").is_file()
 
 
-@pytest.mark.parametrize(("args", "needles"), [
-    ((), ("at least one --cluster NAME=MODE",)),
-    (("--cluster", "prod"), ("--cluster 'prod': give NAME=MODE", "prod=addon")),
-    (("--cluster", "=addon"), ("give NAME=MODE",)),
-    (("--cluster", "prod=helm"), ("mode 'helm' is not one of addon, standalone",)),
-    (("--cluster", "Prod=addon"), ("cluster name 'Prod' is not allowed", "lowercase")),
-    (("--cluster", "a=addon", "--cluster", "a=standalone"), ("cluster 'a' is named twice",)),
-    (("--cluster", "a=addon", "--chart-version", "latest"), ("KAI chart version 'latest' is not a version",)),
-    (("--cluster", "a=addon", "--ci", "jenkins"), ("'jenkins' is not one of",)),
-])
-def test_bad_options_are_one_line_errors_and_write_nothing(tmp_path: Path, args: tuple[str, ...],
-                                                           needles: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        ((), ("at least one --cluster NAME=MODE",)),
+        (("--cluster", "prod"), ("--cluster 'prod': give NAME=MODE", "prod=addon")),
+        (("--cluster", "=addon"), ("give NAME=MODE",)),
+        (("--cluster", "prod=helm"), ("mode 'helm' is not one of addon, standalone",)),
+        (("--cluster", "Prod=addon"), ("cluster name 'Prod' is not allowed", "lowercase")),
+        (("--cluster", "a=addon", "--cluster", "a=standalone"), ("cluster 'a' is named twice",)),
+        (("--cluster", "a=addon", "--chart-version", "latest"), ("KAI chart version 'latest' is not a version",)),
+        (("--cluster", "a=addon", "--ci", "jenkins"), ("'jenkins' is not one of",)),
+    ],
+)
+def test_bad_options_are_one_line_errors_and_write_nothing(
+    tmp_path: Path, args: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
     assert_one_line_error(*init(tmp_path / "new", *args), *needles)
     assert not (tmp_path / "new").exists()
 
@@ -177,7 +204,7 @@ def test_a_fleet_gets_a_commented_rollout_that_parses_once_uncommented(tmp_path:
     rollout = parse_repo_config(uncommented.encode()).rollout
     assert rollout is not None and rollout.members == (("prod",), ("lab",))
     init(tmp_path / "one", "--cluster", "lab=standalone")
-    assert "rollout" not in (tmp_path / "one" / "kai-gitops.yaml").read_text()   # one cluster: nothing to order
+    assert "rollout" not in (tmp_path / "one" / "kai-gitops.yaml").read_text()  # one cluster: nothing to order
 
 
 def test_the_comments_in_kai_gitops_yaml_line_up(tmp_path: Path) -> None:
@@ -195,15 +222,13 @@ def test_a_linked_sub_folder_is_refused_and_nothing_is_written_outside(tmp_path:
     outside.mkdir()
     (target / linked).parent.mkdir(parents=True, exist_ok=True)
     (target / linked).symlink_to(outside, target_is_directory=True)
-    line = assert_one_line_error(*init(target, *TWO_CLUSTERS), f"refusing to write through {linked}",
-                                 "symbolic link")
+    line = assert_one_line_error(*init(target, *TWO_CLUSTERS), f"refusing to write through {linked}", "symbolic link")
     assert "Traceback" not in line
     assert list(outside.iterdir()) == []
     assert files_under(target) == set()
 
 
-def test_a_link_that_appears_after_the_check_is_not_followed(tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_link_that_appears_after_the_check_is_not_followed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The race the check alone would lose: `clusters/` becomes a link between the check and the write."""
     from reconciler.app import scaffold
 
@@ -221,12 +246,13 @@ def test_a_link_that_appears_after_the_check_is_not_followed(tmp_path: Path,
     monkeypatch.setattr(scaffold._Creation, "occupied", occupied_then_link)
     assert_one_line_error(*init(target, *TWO_CLUSTERS), "refusing to write through clusters", "symbolic link")
     assert list(outside.iterdir()) == []
-    assert files_under(target) == set()   # and what was written before the link was met is gone
+    assert files_under(target) == set()  # and what was written before the link was met is gone
 
 
 @pytest.mark.parametrize("failing_write", [1, 4, 6])
-def test_a_write_failing_half_way_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        failing_write: int) -> None:
+def test_a_write_failing_half_way_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing_write: int
+) -> None:
     """A full disk at the Nth file: the files and folders this run made are removed, what was there stays."""
     import errno
     import os
@@ -245,7 +271,7 @@ def test_a_write_failing_half_way_leaves_nothing_behind(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(scaffold.os, "open", open_until_full)
     assert_one_line_error(*init(target, *TWO_CLUSTERS), "cannot write", "No space left on device")
-    assert not (tmp_path / "a").exists()   # the directory init created for the repository, too
+    assert not (tmp_path / "a").exists()  # the directory init created for the repository, too
 
 
 def test_a_failure_half_way_keeps_what_was_there_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -283,10 +309,10 @@ def test_the_directory_is_echoed_escaped_and_the_next_command_quoted(tmp_path: P
     assert code == 0 and shlex.split(command) == ["kai-gitops", "check", "--repo", str(spaced)]
 
 
-@pytest.mark.parametrize(("ci", "ci_file"), [("github", ".github/workflows/kai-gitops.yml"),
-                                             ("gitlab", ".gitlab-ci.yml")])
-def test_the_placeholder_init_says_to_replace_is_the_one_the_ci_file_has(tmp_path: Path, ci: str,
-                                                                         ci_file: str) -> None:
+@pytest.mark.parametrize(
+    ("ci", "ci_file"), [("github", ".github/workflows/kai-gitops.yml"), ("gitlab", ".gitlab-ci.yml")]
+)
+def test_the_placeholder_init_says_to_replace_is_the_one_the_ci_file_has(tmp_path: Path, ci: str, ci_file: str) -> None:
     code, stdout, _ = init(tmp_path, *TWO_CLUSTERS, "--ci", ci)
     [named] = re.findall(r"replace (<[a-z-]+>)", stdout)
     assert code == 0 and named in (tmp_path / ci_file).read_text()

@@ -28,23 +28,44 @@ def test_a_tab_is_one_line_saying_where_and_to_indent_with_spaces(tab_repo: Path
 
 # -- in CI: the error where the reviewer looks ---------------------------------------------------------------
 
-ANNOTATION = ("::error file=clusters/lab/queues.yaml,line=9,col=1,title=kai-gitops check stopped on an error::"
-              "invalid YAML: tabs are not allowed for indentation (indent with spaces)\n")
+ANNOTATION = (
+    "::error file=clusters/lab/queues.yaml,line=9,col=1,title=kai-gitops check stopped on an error::"
+    "invalid YAML: tabs are not allowed for indentation (indent with spaces)\n"
+)
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
 def github_env(summary: Path) -> dict[str, str]:
-    return {"GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_SHA": SHA,
-            "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/gitops"}
+    return {
+        "GITHUB_ACTIONS": "true",
+        "CI": "true",
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_SHA": SHA,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "acme/gitops",
+    }
 
 
 def ci_outputs(out: Path) -> list[str]:
-    return ["-o", "github", "-o", f"sarif={out}/r.sarif", "-o", f"gitlab={out}/cq.json", "-o", f"junit={out}/j.xml",
-            "-o", f"markdown={out}/c.md", "-o", f"json={out}/r.json"]
+    return [
+        "-o",
+        "github",
+        "-o",
+        f"sarif={out}/r.sarif",
+        "-o",
+        f"gitlab={out}/cq.json",
+        "-o",
+        f"junit={out}/j.xml",
+        "-o",
+        f"markdown={out}/c.md",
+        "-o",
+        f"json={out}/r.json",
+    ]
 
 
 def test_in_ci_a_syntax_error_is_an_annotation_a_summary_entry_and_a_sarif_notification(
-        tab_repo: Path, tmp_path: Path) -> None:
+    tab_repo: Path, tmp_path: Path
+) -> None:
     from tests.support.outputs_sarif_format import validator
 
     out, summary = tmp_path / "out", tmp_path / "summary.md"
@@ -56,7 +77,8 @@ def test_in_ci_a_syntax_error_is_an_annotation_a_summary_entry_and_a_sarif_notif
     assert summary.read_text() == (
         "# earlier step\n\n<!-- kai-gitops-report -->\n## kai-gitops check: ❌ stopped on an error\n\n"
         f"[clusters/lab/queues.yaml:9:1]({link}): invalid YAML: tabs are not allowed for indentation (indent "
-        "with spaces)\n\nNothing was checked: the run stopped at this error. Fix it and run again.\n")
+        "with spaces)\n\nNothing was checked: the run stopped at this error. Fix it and run again.\n"
+    )
     sarif = json.loads((out / "r.sarif").read_text())
     assert not list(validator().iter_errors(sarif))
     [run] = sarif["runs"]
@@ -66,16 +88,21 @@ def test_in_ci_a_syntax_error_is_an_annotation_a_summary_entry_and_a_sarif_notif
     [note] = invocation["toolExecutionNotifications"]
     assert note["level"] == "error" and note["message"]["text"] == TAB_LINE
     assert note["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": QUEUES, "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 9, "startColumn": 1}}
-    assert not (out / "r.json").exists()   # no report was made: nothing may read as one
+        "artifactLocation": {"uri": QUEUES, "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 9, "startColumn": 1},
+    }
+    assert not (out / "r.json").exists()  # no report was made: nothing may read as one
 
 
 def test_in_gitlab_a_syntax_error_is_one_blocker_code_quality_issue_with_a_stable_fingerprint(
-        tab_repo: Path, tmp_path: Path) -> None:
+    tab_repo: Path, tmp_path: Path
+) -> None:
     issues = []
     for attempt in ("a", "b"):
-        code, stdout, stderr = run_cli(["check", "--repo", tab_repo, "-o", f"gitlab={tmp_path}/{attempt}.json"],
-                                       env={"GITLAB_CI": "true", "CI": "true"})
+        code, stdout, stderr = run_cli(
+            ["check", "--repo", tab_repo, "-o", f"gitlab={tmp_path}/{attempt}.json"],
+            env={"GITLAB_CI": "true", "CI": "true"},
+        )
         assert_one_line_error(code, stdout, stderr, TAB_LINE)
         issues.append(json.loads((tmp_path / f"{attempt}.json").read_text()))
     [issue] = issues[0]
@@ -89,8 +116,10 @@ def test_in_gitlab_a_syntax_error_is_one_blocker_code_quality_issue_with_a_stabl
 def test_junit_and_markdown_say_the_run_stopped_on_the_error(tab_repo: Path, tmp_path: Path) -> None:
     from junitparser import Error, JUnitXml
 
-    assert_one_line_error(*run_cli(["check", "--repo", tab_repo, "-o", f"junit={tmp_path}/j.xml",
-                                    "-o", f"markdown={tmp_path}/c.md"]), TAB_LINE)
+    assert_one_line_error(
+        *run_cli(["check", "--repo", tab_repo, "-o", f"junit={tmp_path}/j.xml", "-o", f"markdown={tmp_path}/c.md"]),
+        TAB_LINE,
+    )
     xml = JUnitXml.fromfile(str(tmp_path / "j.xml"))
     [suite] = list(xml)
     [case] = list(suite)
@@ -102,11 +131,14 @@ def test_junit_and_markdown_say_the_run_stopped_on_the_error(tab_repo: Path, tmp
 
 
 def test_an_error_without_a_line_is_an_annotation_without_a_place(tab_repo: Path, tmp_path: Path) -> None:
-    code, stdout, stderr = run_cli(["check", "--repo", tab_repo, "--ref", "no-such-branch", "-o", "github",
-                                    "-o", f"sarif={tmp_path}/r.sarif"], env=github_env(tmp_path / "s.md"))
+    code, stdout, stderr = run_cli(
+        ["check", "--repo", tab_repo, "--ref", "no-such-branch", "-o", "github", "-o", f"sarif={tmp_path}/r.sarif"],
+        env=github_env(tmp_path / "s.md"),
+    )
     line = assert_one_line_error(code, stdout, stderr, "ref 'no-such-branch' does not exist")
-    assert stdout == (f"::error title=kai-gitops check stopped on an error::"
-                      f"{line.removeprefix('kai-gitops: error: ')}\n")
+    assert stdout == (
+        f"::error title=kai-gitops check stopped on an error::{line.removeprefix('kai-gitops: error: ')}\n"
+    )
     [note] = json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert "locations" not in note and "ref 'no-such-branch' does not exist" in note["message"]["text"]
 
@@ -115,8 +147,9 @@ def test_an_error_after_the_report_was_written_leaves_the_report_as_it_is(tmp_pa
     repo, _ = make_repo(tmp_path, template_files())
     blocker = tmp_path / "file"
     blocker.write_text("")
-    code, stdout, stderr = run_cli(["check", "--repo", repo, "-o", f"sarif={tmp_path}/r.sarif",
-                                    "-o", f"gitlab={blocker}/cq.json"])
+    code, stdout, stderr = run_cli(
+        ["check", "--repo", repo, "-o", f"sarif={tmp_path}/r.sarif", "-o", f"gitlab={blocker}/cq.json"]
+    )
     assert_one_line_error(code, stdout, stderr, "cannot write report")
     [run, *_] = json.loads((tmp_path / "r.sarif").read_text())["runs"]
     assert run["invocations"][0]["executionSuccessful"] is True and run["tool"]["driver"]["rules"]
@@ -151,8 +184,10 @@ def test_the_error_forms_carry_a_secret_only_redacted_and_hostile_text_only_as_d
 # -- uncommitted edits: the run says it read the commit --------------------------------------------------------
 
 NOT_CI: dict[str, str | None] = {"CI": None, "GITHUB_ACTIONS": None, "GITLAB_CI": None}
-EDIT_HINT = ("kai-gitops: warning: clusters/lab/queues.yaml has uncommitted edits this run did not read: it "
-             "checked HEAD (commit them, or pass --worktree to check the working tree)")
+EDIT_HINT = (
+    "kai-gitops: warning: clusters/lab/queues.yaml has uncommitted edits this run did not read: it "
+    "checked HEAD (commit them, or pass --worktree to check the working tree)"
+)
 
 
 def edited_repo(tmp_path: Path) -> Path:
@@ -176,7 +211,8 @@ def test_several_edited_files_are_counted_and_the_first_three_named(tmp_path: Pa
     assert run_cli(["check", "--repo", repo], env=NOT_CI)[2].splitlines() == [
         "kai-gitops: warning: 4 files (clusters/lab/kai-values.yaml, clusters/lab/queues.yaml, "
         "environments/prod.yaml, +1 more) have uncommitted edits this run did not read: it checked HEAD (commit "
-        "them, or pass --worktree to check the working tree)"]
+        "them, or pass --worktree to check the working tree)"
+    ]
 
 
 @pytest.mark.parametrize("ci", [{"CI": "true"}, {"GITHUB_ACTIONS": "true"}, {"GITLAB_CI": "true"}])
@@ -202,13 +238,16 @@ def test_diff_names_only_the_edited_files_it_read(tmp_path: Path) -> None:
     # prod-addon reads the config, its environment and the waivers; the lab cluster's queues are not its own
     for name in ("kai-gitops.yaml", "environments/prod.yaml", "kai-gitops-waivers.yaml", QUEUES):
         (demo / name).write_text((demo / name).read_text() + "# edited\n")
-    code, _, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                               DEMO_SNAPSHOTS / "prod-addon.yaml"], env=NOT_CI)
+    code, _, stderr = run_cli(
+        ["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml"],
+        env=NOT_CI,
+    )
     assert code == 2
     assert stderr.splitlines() == [
         "kai-gitops: warning: 3 files (environments/prod.yaml, kai-gitops-waivers.yaml, kai-gitops.yaml) have "
         "uncommitted edits this run did not read: it checked HEAD (commit them, or pass --worktree to check the "
-        "working tree)"]
+        "working tree)"
+    ]
 
 
 def test_another_ref_than_the_checked_out_commit_is_not_about_the_edits(tmp_path: Path) -> None:

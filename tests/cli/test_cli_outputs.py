@@ -22,10 +22,29 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_one_run_writes_every_format(demo: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    code, stdout, stderr = run_cli(["check", "--repo", demo, "--base", "HEAD~1", "-o", "text",
-                                    "-o", f"sarif={out}/r.sarif", "-o", f"gitlab={out}/cq.json",
-                                    "-o", f"junit={out}/j.xml", "-o", f"markdown={out}/c.md",
-                                    "-o", f"json={out}/r.json", "-o", "github"])
+    code, stdout, stderr = run_cli(
+        [
+            "check",
+            "--repo",
+            demo,
+            "--base",
+            "HEAD~1",
+            "-o",
+            "text",
+            "-o",
+            f"sarif={out}/r.sarif",
+            "-o",
+            f"gitlab={out}/cq.json",
+            "-o",
+            f"junit={out}/j.xml",
+            "-o",
+            f"markdown={out}/c.md",
+            "-o",
+            f"json={out}/r.json",
+            "-o",
+            "github",
+        ]
+    )
     assert code == 2 and stderr == ""
     # text first (wrapped: beside github, no line of it may run as a workflow command), then the annotations
     assert re.match(r"::stop-commands::\w{32}\nkai-gitops check — cluster prod-addon", stdout)
@@ -35,7 +54,7 @@ def test_one_run_writes_every_format(demo: Path, tmp_path: Path) -> None:
     assert len(list(JUnitXml.fromfile(str(out / "j.xml")))) == 2
     assert (out / "c.md").read_text().startswith("<!-- kai-gitops-report -->")
     assert json.loads((out / "r.json").read_text())["exitCode"] == 2
-    assert not list(out.glob(".*tmp"))   # no temporary files left behind
+    assert not list(out.glob(".*tmp"))  # no temporary files left behind
 
 
 def test_json_alone_on_stdout_is_unchanged(demo: Path) -> None:
@@ -43,12 +62,15 @@ def test_json_alone_on_stdout_is_unchanged(demo: Path) -> None:
     assert code == 2 and json.loads(stdout)["schemaVersion"] == 1
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["-o", "yaml"], "unknown output format 'yaml'"),
-    (["-o", "json", "-o", "text"], "json cannot share stdout with text"),
-    (["-o", "sarif="], "names no file"),
-    (["-o", "sarif=x.json", "-o", "gitlab=x.json"], "two outputs write the same file x.json"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["-o", "yaml"], "unknown output format 'yaml'"),
+        (["-o", "json", "-o", "text"], "json cannot share stdout with text"),
+        (["-o", "sarif="], "names no file"),
+        (["-o", "sarif=x.json", "-o", "gitlab=x.json"], "two outputs write the same file x.json"),
+    ],
+)
 def test_bad_output_options_are_one_line_errors_before_the_run(demo: Path, args: list[str], needle: str) -> None:
     assert_one_line_error(*run_cli(["check", "--repo", demo, *args]), needle)
 
@@ -64,18 +86,23 @@ def test_check_with_base_knows_the_lines_the_pull_request_changed(demo: Path) ->
     from reconciler.app.settings import GitSettings, RunSettings
 
     report = run_check(RunSettings(GitSettings(str(demo)), base_ref="HEAD~1"))
-    assert report.changed_lines == {"clusters/lab/kai-values.yaml": frozenset({5, 13, 36, 47, 48, 49}),
-                                    "clusters/lab/nvca-operator-values.yaml": frozenset({5}),
-                                    "clusters/lab/queues.yaml": frozenset(range(12, 34)),   # two queues appended
-                                    "environments/prod.yaml": frozenset({32})}
+    assert report.changed_lines == {
+        "clusters/lab/kai-values.yaml": frozenset({5, 13, 36, 47, 48, 49}),
+        "clusters/lab/nvca-operator-values.yaml": frozenset({5}),
+        "clusters/lab/queues.yaml": frozenset(range(12, 34)),  # two queues appended
+        "environments/prod.yaml": frozenset({32}),
+    }
     assert run_check(RunSettings(GitSettings(str(demo)))).changed_lines is None
 
 
 def test_github_appends_the_job_summary_with_links(demo: Path, tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     summary.write_text("# earlier step\n")
-    env = {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_SERVER_URL": "https://github.com",
-           "GITHUB_REPOSITORY": "acme/gitops"}
+    env = {
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "acme/gitops",
+    }
     _, stdout, _ = run_cli(["check", "--repo", demo, "-o", "github"], env=env)
     text = summary.read_text()
     assert text.startswith("# earlier step\n") and "## kai-gitops check: ❌ failed" in text
@@ -97,8 +124,19 @@ def test_demo_sarif_is_valid_and_live_findings_sit_on_the_cluster_entry(demo: Pa
     from tests.support.helpers import DEMO_SNAPSHOTS
     from tests.support.outputs_sarif_format import validator
 
-    code, _, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                               DEMO_SNAPSHOTS / "prod-addon.yaml", "-o", f"sarif={tmp_path}/d.sarif"])
+    code, _, stderr = run_cli(
+        [
+            "diff",
+            "--repo",
+            demo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            DEMO_SNAPSHOTS / "prod-addon.yaml",
+            "-o",
+            f"sarif={tmp_path}/d.sarif",
+        ]
+    )
     assert code == 2 and stderr == ""
     doc = json.loads((tmp_path / "d.sarif").read_text())
     assert not list(validator().iter_errors(doc))
@@ -115,15 +153,31 @@ def test_demo_check_region_covers_the_whole_value(demo: Path, tmp_path: Path) ->
     lab = next(r for r in doc["runs"] if r["automationDetails"]["id"] == "kai-gitops/check/lab-standalone/")
     quota = next(r for r in lab["results"] if r["ruleId"] == "KAI-Q-001")
     assert quota["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 35, "startColumn": 5, "endLine": 38, "endColumn": 25}   # cpu: {quota, limit, overQuotaWeight}
+        "startLine": 35,
+        "startColumn": 5,
+        "endLine": 38,
+        "endColumn": 25,
+    }  # cpu: {quota, limit, overQuotaWeight}
 
 
 def test_reconcile_keeps_its_plan_in_text_and_json_and_renders_other_formats(demo: Path, tmp_path: Path) -> None:
     from tests.support.helpers import DEMO_SNAPSHOTS
 
-    code, stdout, stderr = run_cli(["reconcile", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                                    DEMO_SNAPSHOTS / "prod-addon.yaml", "-o", "json",
-                                    "-o", f"sarif={tmp_path}/r.sarif"])
+    code, stdout, stderr = run_cli(
+        [
+            "reconcile",
+            "--repo",
+            demo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            DEMO_SNAPSHOTS / "prod-addon.yaml",
+            "-o",
+            "json",
+            "-o",
+            f"sarif={tmp_path}/r.sarif",
+        ]
+    )
     assert code == 2 and stderr == ""
     assert json.loads(stdout)["plan"]["changes"]
     runs = json.loads((tmp_path / "r.sarif").read_text())["runs"]

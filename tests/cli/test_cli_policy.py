@@ -43,11 +43,10 @@ TOKEN = "opa-s3cret-token"
 # -- builders ------------------------------------------------------------------------------------------------------
 
 
-
-
 def diff_json(repo: Path, *args: Any) -> tuple[int, dict[str, Any]]:
-    code, stdout, stderr = run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT,
-                                    *args, "-o", "json"])
+    code, stdout, stderr = run_cli(
+        ["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT, *args, "-o", "json"]
+    )
     assert stderr == "", stderr
     report = json.loads(stdout)
     assert report["exitCode"] == code
@@ -69,7 +68,7 @@ def only(findings: list[dict[str, Any]], rule: str) -> dict[str, Any]:
 
 
 def line_at(repo: Path, file: str, line: int, column: int) -> str:
-    return (repo / file).read_text().splitlines()[line - 1][column - 1:]
+    return (repo / file).read_text().splitlines()[line - 1][column - 1 :]
 
 
 # -- waivers in `diff` against the demo snapshot --------------------------------------------------------------------
@@ -101,15 +100,16 @@ def test_snapshot_has_the_finding_the_waiver_tests_waive(tmp_path: Path) -> None
 def test_waived_finding_in_json(tmp_path: Path, subject: str) -> None:
     baseline = diff_json(prod_repo(tmp_path / "plain", None))[1]["summary"]
     code, report = diff_json(prod_repo(tmp_path, S012_WAIVER.format(subject=subject, expires="2099-12-31")))
-    assert code == 2                                           # the demo's errors remain
+    assert code == 2  # the demo's errors remain
     s012 = only(report["findings"], "NVCA-S-012")
-    assert s012["waived_by"] == (f"{WAIVERS}:3 (nodes@example.com, until 2099-12-31): "
-                                 "label is fixed by the next node image rollout")
+    assert s012["waived_by"] == (
+        f"{WAIVERS}:3 (nodes@example.com, until 2099-12-31): label is fixed by the next node image rollout"
+    )
     assert report["summary"]["waived"] == 1
     assert report["summary"]["warnings"] == baseline["warnings"] - 1
     assert [f["rule"] for f in report["findings"] if f["rule"].startswith("KAI-W-")] == []
     others = [f for f in report["findings"] if f["rule"] != "NVCA-S-012"]
-    assert all(f["waived_by"] is None for f in others)         # nothing else is swept up
+    assert all(f["waived_by"] is None for f in others)  # nothing else is swept up
 
 
 def test_waived_finding_in_text(tmp_path: Path) -> None:
@@ -118,8 +118,10 @@ def test_waived_finding_in_text(tmp_path: Path) -> None:
     assert (code, stderr) == (2, "")
     violations, waived = stdout.split("Waived: 1 finding(s)")
     assert "NVCA-S-012" not in violations
-    assert ("NVCA-S-012 Node/gpu-node-2 — waiver kai-gitops-waivers.yaml:3 (nodes@example.com, until 2099-12-31): "
-            "label is fixed by the next node image rollout") in waived
+    assert (
+        "NVCA-S-012 Node/gpu-node-2 — waiver kai-gitops-waivers.yaml:3 (nodes@example.com, until 2099-12-31): "
+        "label is fixed by the next node image rollout"
+    ) in waived
     assert re.search(r"Violations: \d+ error\(s\), \d+ warning\(s\), 1 info, 1 waived\.", stdout)
 
 
@@ -165,29 +167,50 @@ def test_waiver_for_another_cluster_is_neither_applied_nor_reported(tmp_path: Pa
 GOOD_ENTRY = "  - rule: NVCA-S-012\n    subject: Node/gpu-node-2\n    reason: r\n    owner: o@example.com\n"
 
 
-@pytest.mark.parametrize("text, where, needle", [
-    pytest.param("waivers:\n" + GOOD_ENTRY + "    expires: 2026-13-01\n", ":6", "expires '2026-13-01' is not a date",
-                 id="bad-date"),
-    pytest.param("waivers:\n" + GOOD_ENTRY + "    expires: next week\n", ":6", "is not a date YYYY-MM-DD",
-                 id="not-a-date"),
-    pytest.param("waivers:\n" + GOOD_ENTRY.replace("    owner: o@example.com\n", "") + "    expires: 2099-01-01\n",
-                 ":2", "waiver 1: missing owner", id="missing-owner"),
-    pytest.param("waivers:\n" + GOOD_ENTRY + "    owner: other@example.com\n    expires: 2099-01-01\n", ":6",
-                 'duplicate key "owner"', id="duplicate-key"),
-    pytest.param("waivers:\n" + GOOD_ENTRY + "    expiry: 2099-01-01\n    expires: 2099-01-01\n", ":6",
-                 "unknown key 'expiry'", id="unknown-key"),
-])
+@pytest.mark.parametrize(
+    "text, where, needle",
+    [
+        pytest.param(
+            "waivers:\n" + GOOD_ENTRY + "    expires: 2026-13-01\n",
+            ":6",
+            "expires '2026-13-01' is not a date",
+            id="bad-date",
+        ),
+        pytest.param(
+            "waivers:\n" + GOOD_ENTRY + "    expires: next week\n", ":6", "is not a date YYYY-MM-DD", id="not-a-date"
+        ),
+        pytest.param(
+            "waivers:\n" + GOOD_ENTRY.replace("    owner: o@example.com\n", "") + "    expires: 2099-01-01\n",
+            ":2",
+            "waiver 1: missing owner",
+            id="missing-owner",
+        ),
+        pytest.param(
+            "waivers:\n" + GOOD_ENTRY + "    owner: other@example.com\n    expires: 2099-01-01\n",
+            ":6",
+            'duplicate key "owner"',
+            id="duplicate-key",
+        ),
+        pytest.param(
+            "waivers:\n" + GOOD_ENTRY + "    expiry: 2099-01-01\n    expires: 2099-01-01\n",
+            ":6",
+            "unknown key 'expiry'",
+            id="unknown-key",
+        ),
+    ],
+)
 def test_malformed_waivers_file_is_one_line_error(tmp_path: Path, text: str, where: str, needle: str) -> None:
     repo = prod_repo(tmp_path, text)
-    line = assert_one_line_error(*run_cli(["diff", "--repo", repo, "--cluster", "prod-addon",
-                                           "--snapshot", PROD_SNAPSHOT]), needle)
+    line = assert_one_line_error(
+        *run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT]), needle
+    )
     assert line.startswith(f"kai-gitops: error: {WAIVERS}{where}: "), line
-    assert_one_line_error(*run_cli(["check", "--repo", repo]), f"{WAIVERS}{where}: ", needle)   # the PR check too
+    assert_one_line_error(*run_cli(["check", "--repo", repo]), f"{WAIVERS}{where}: ", needle)  # the PR check too
 
 
 # -- user policies from the repository -----------------------------------------------------------------------------
 
-USER_RULE_TEST = '''package kai_gitops.tests.user.acme.queue_budget
+USER_RULE_TEST = """package kai_gitops.tests.user.acme.queue_budget
 
 queue(limit) := {"name": "research", "parent": "default-parent-queue", "doc": "queues:0",
 	"resources": {"gpu": {"quota": 1, "limit": limit, "overQuotaWeight": 1}}}
@@ -203,15 +226,22 @@ test_within_budget_passes if {
 		"scope": "static", "desired": {"extra_queues": [queue(4)]}}
 		with data.user.queue_budget.max_gpu_limit as 8
 }
-'''
+"""
 
 
-def user_policy_files(data_file: str = "policy/data.yaml", data: str = "queue_budget:\n  max_gpu_limit: 8\n",
-                      **extra: str | None) -> dict[str, str | None]:
+def user_policy_files(
+    data_file: str = "policy/data.yaml", data: str = "queue_budget:\n  max_gpu_limit: 8\n", **extra: str | None
+) -> dict[str, str | None]:
     config = ("kai-gitops.yaml", "waiversFile:", f"policies:\n  dirs: [policy]\n  data: [{data_file}]\nwaiversFile:")
-    return template_files(config, **{"policy__acme__queue_budget.rego": USER_RULE,
-                                     "policy__acme__queue_budget_test.rego": USER_RULE_TEST,
-                                     data_file.replace("/", "__"): data, **extra})
+    return template_files(
+        config,
+        **{
+            "policy__acme__queue_budget.rego": USER_RULE,
+            "policy__acme__queue_budget_test.rego": USER_RULE_TEST,
+            data_file.replace("/", "__"): data,
+            **extra,
+        },
+    )
 
 
 def test_user_rule_fires_with_its_own_id_and_location(tmp_path: Path) -> None:
@@ -220,8 +250,14 @@ def test_user_rule_fires_with_its_own_id_and_location(tmp_path: Path) -> None:
     assert code == 2
     lab = next(c for c in report["clusters"] if c["cluster"] == "lab-standalone")
     rule = only(lab["findings"], "ACME-Q-100")
-    assert rule["location"] == {"file": QUEUES, "line": 10, "column": 21, "path": "spec.resources.gpu.limit",
-                                "endLine": 10, "endColumn": 30}   # "limit: 16", key to end of value
+    assert rule["location"] == {
+        "file": QUEUES,
+        "line": 10,
+        "column": 21,
+        "path": "spec.resources.gpu.limit",
+        "endLine": 10,
+        "endColumn": 30,
+    }  # "limit: 16", key to end of value
     assert line_at(repo, QUEUES, 10, 21).startswith("limit: 16")
     assert (rule["severity"], rule["title"]) == ("warning", "Extra queues stay within the GPU budget")
     assert rule["message"] == "queue research has gpu limit 16, above the budget of 8"
@@ -232,20 +268,25 @@ def test_user_rule_fires_with_its_own_id_and_location(tmp_path: Path) -> None:
 
 
 def test_user_rule_can_be_waived_like_a_shipped_one(tmp_path: Path) -> None:
-    waivers = ("waivers:\n  - rule: ACME-Q-*\n    subject: Queue/research\n    reason: research budget raised\n"
-               "    owner: acme@example.com\n    expires: 2099-01-01\n")
+    waivers = (
+        "waivers:\n  - rule: ACME-Q-*\n    subject: Queue/research\n    reason: research budget raised\n"
+        "    owner: acme@example.com\n    expires: 2099-01-01\n"
+    )
     repo, _ = make_repo(tmp_path, user_policy_files(**{WAIVERS: waivers}))
     code, report = check_json(repo)
     assert code == 0
     assert report["summary"]["waived"] == 1
 
 
-@pytest.mark.parametrize("data_file, data, fires", [
-    ("policy/data.yaml", "queue_budget:\n  max_gpu_limit: 8\n", True),
-    ("policy/data.yaml", "queue_budget:\n  max_gpu_limit: 32\n", False),
-    ("policy/budget.json", '{"queue_budget": {"max_gpu_limit": 8}}\n', True),
-    ("policy/budget.json", '{"queue_budget": {"max_gpu_limit": 16}}\n', False),
-])
+@pytest.mark.parametrize(
+    "data_file, data, fires",
+    [
+        ("policy/data.yaml", "queue_budget:\n  max_gpu_limit: 8\n", True),
+        ("policy/data.yaml", "queue_budget:\n  max_gpu_limit: 32\n", False),
+        ("policy/budget.json", '{"queue_budget": {"max_gpu_limit": 8}}\n', True),
+        ("policy/budget.json", '{"queue_budget": {"max_gpu_limit": 16}}\n', False),
+    ],
+)
 def test_policy_data_is_available_under_data_user(tmp_path: Path, data_file: str, data: str, fires: bool) -> None:
     repo, _ = make_repo(tmp_path, user_policy_files(data_file, data))
     code, report = check_json(repo, "--cluster", "lab-standalone")
@@ -256,7 +297,8 @@ def test_policy_data_is_available_under_data_user(tmp_path: Path, data_file: str
 def test_policy_data_files_sharing_a_top_level_key_are_merged(tmp_path: Path) -> None:
     files = user_policy_files()
     files["kai-gitops.yaml"] = (files["kai-gitops.yaml"] or "").replace(
-        "data: [policy/data.yaml]", "data: [policy/data.yaml, policy/owners.yaml]")
+        "data: [policy/data.yaml]", "data: [policy/data.yaml, policy/owners.yaml]"
+    )
     files["policy/owners.yaml"] = "queue_budget:\n  owner: acme-platform@example.com\n"
     repo, _ = make_repo(tmp_path, files)
     code, report = check_json(repo, "--cluster", "lab-standalone")
@@ -267,22 +309,36 @@ def test_policy_data_files_sharing_a_top_level_key_are_merged(tmp_path: Path) ->
 def test_user_rule_reusing_a_shipped_id_is_one_line_error(tmp_path: Path) -> None:
     reuse = USER_RULE.replace("ACME-Q-100", "KAI-Q-001")
     repo, _ = make_repo(tmp_path, user_policy_files(**{"policy__acme__queue_budget.rego": reuse}))
-    assert_one_line_error(*run_cli(["check", "--repo", repo]), "rule id KAI-Q-001 is defined twice",
-                          "kai-gitops:policies/kai_gitops/rules/queues/kai_q_001.rego", "policy/acme/queue_budget.rego")
+    assert_one_line_error(
+        *run_cli(["check", "--repo", repo]),
+        "rule id KAI-Q-001 is defined twice",
+        "kai-gitops:policies/kai_gitops/rules/queues/kai_q_001.rego",
+        "policy/acme/queue_budget.rego",
+    )
 
 
 def test_two_user_rules_with_one_id_is_one_line_error(tmp_path: Path) -> None:
     twin = USER_RULE.replace("queue_budget\n", "queue_budget_v2\n", 1)
     repo, _ = make_repo(tmp_path, user_policy_files(**{"policy__acme__v2.rego": twin}))
-    assert_one_line_error(*run_cli(["check", "--repo", repo]), "rule id ACME-Q-100 is defined twice",
-                          "policy/acme/queue_budget.rego", "policy/acme/v2.rego")
+    assert_one_line_error(
+        *run_cli(["check", "--repo", repo]),
+        "rule id ACME-Q-100 is defined twice",
+        "policy/acme/queue_budget.rego",
+        "policy/acme/v2.rego",
+    )
 
 
 def test_collision_with_a_vendored_shipped_file_names_two_different_files(tmp_path: Path) -> None:
     shipped = Path(__file__).resolve().parents[2] / "policies/kai_gitops/rules/queues/kai_q_001.rego"
     config = ("kai-gitops.yaml", "waiversFile:", "policies:\n  dirs: [policies]\nwaiversFile:")
-    files = template_files(config, **{"policies__kai_gitops__rules__queues__kai_q_001.rego":
-                                      shipped.read_text().replace("KAI-Q-001", "ACME-Q-001")})
+    files = template_files(
+        config,
+        **{
+            "policies__kai_gitops__rules__queues__kai_q_001.rego": shipped.read_text().replace(
+                "KAI-Q-001", "ACME-Q-001"
+            )
+        },
+    )
     repo, _ = make_repo(tmp_path, files)
     line = assert_one_line_error(*run_cli(["check", "--repo", repo]), "kai_q_001.rego")
     names = re.findall(r"(\S+kai_q_001\.rego)", line)
@@ -296,8 +352,9 @@ def test_rego_syntax_error_in_a_user_policy_is_one_line_error(tmp_path: Path) ->
     repo, _ = make_repo(tmp_path, user_policy_files(**{"policy__x.rego": BROKEN}))
     line = assert_one_line_error(*run_cli(["check", "--repo", repo]))
     assert re.fullmatch(r"kai-gitops: error: policy/x\.rego:7:1: \S.*", line), line
-    line = assert_one_line_error(*run_cli(["diff", "--repo", repo, "--cluster", "prod-addon",
-                                           "--snapshot", PROD_SNAPSHOT]))
+    line = assert_one_line_error(
+        *run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT])
+    )
     assert line.startswith("kai-gitops: error: policy/x.rego:7:1: "), line
 
 
@@ -312,8 +369,14 @@ def test_rego_syntax_error_has_no_backtrace_with_rust_backtrace_set(tmp_path: Pa
     repo, _ = make_repo(tmp_path, user_policy_files(**{"policy__x.rego": BROKEN}))
     args = ["check", "--repo", str(repo)] if command == "check" else ["policy", "test", "policy"]
     env = {k: v for k, v in os.environ.items() if k != "KAI_GITOPS_DEBUG"}
-    done = subprocess.run([*_kai_gitops(), *args], capture_output=True, text=True, timeout=60, cwd=repo,
-                          env={**env, "RUST_BACKTRACE": "1", "RUST_LIB_BACKTRACE": "1"})
+    done = subprocess.run(
+        [*_kai_gitops(), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo,
+        env={**env, "RUST_BACKTRACE": "1", "RUST_LIB_BACKTRACE": "1"},
+    )
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert done.stdout == ""
     assert re.fullmatch(r"kai-gitops: error: policy/x\.rego:7:1: [^\n]+\n", done.stderr), done.stderr
@@ -329,7 +392,7 @@ def test_policy_test_shipped_pack_passes() -> None:
     assert (code, stderr) == (0, "")
     summary = re.fullmatch(r"(\d+) passed, 0 failed", stdout.rstrip("\n").splitlines()[-1])
     assert summary and int(summary.group(1)) >= 100, stdout[-200:]
-    assert stdout.strip() == summary.group(0)                 # quiet: only failures would be listed
+    assert stdout.strip() == summary.group(0)  # quiet: only failures would be listed
 
 
 def test_policy_test_verbose_lists_every_test() -> None:
@@ -339,8 +402,10 @@ def test_policy_test_verbose_lists_every_test() -> None:
     passed = int(lines[-1].split()[0])
     assert len(lines) == passed + 1
     assert all(line.startswith("PASS kai-gitops:policies/kai_gitops/") for line in lines[:-1])
-    assert ("PASS kai-gitops:policies/kai_gitops/rules/components/components_test.rego: "
-            "data.kai_gitops.tests.components.test_c001_ready_pods_pass") in lines
+    assert (
+        "PASS kai-gitops:policies/kai_gitops/rules/components/components_test.rego: "
+        "data.kai_gitops.tests.components.test_c001_ready_pods_pass"
+    ) in lines
 
 
 def policy_dir(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -360,19 +425,24 @@ def test_policy_test_user_dir(tmp_path: Path) -> None:
         "test_over_budget_is_flagged",
         f"PASS {root}/acme/queue_budget_test.rego: data.kai_gitops.tests.user.acme.queue_budget."
         "test_within_budget_passes",
-        "2 passed, 0 failed"]
+        "2 passed, 0 failed",
+    ]
 
 
 def test_policy_test_failing_test_exits_2(tmp_path: Path) -> None:
-    wrong = USER_RULE_TEST.replace("count(data.kai_gitops.rules.user.acme.queue_budget.violations) == 0",
-                                   "count(data.kai_gitops.rules.user.acme.queue_budget.violations) == 1")
+    wrong = USER_RULE_TEST.replace(
+        "count(data.kai_gitops.rules.user.acme.queue_budget.violations) == 0",
+        "count(data.kai_gitops.rules.user.acme.queue_budget.violations) == 1",
+    )
     root = policy_dir(tmp_path, {"acme/queue_budget.rego": USER_RULE, "acme/queue_budget_test.rego": wrong})
     code, stdout, stderr = run_cli(["policy", "test", root])
     assert (code, stderr) == (2, "")
     lines = stdout.rstrip("\n").splitlines()
     assert lines[-1] == "1 passed, 1 failed"
-    assert lines[:-1] == [f"FAIL {root}/acme/queue_budget_test.rego: "
-                          "data.kai_gitops.tests.user.acme.queue_budget.test_within_budget_passes (undefined)"]
+    assert lines[:-1] == [
+        f"FAIL {root}/acme/queue_budget_test.rego: "
+        "data.kai_gitops.tests.user.acme.queue_budget.test_within_budget_passes (undefined)"
+    ]
     code, stdout, _ = run_cli(["policy", "test", root, "-v"])
     assert code == 2 and "PASS " in stdout and "FAIL " in stdout
 
@@ -407,12 +477,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-_AGE = re.compile(r"is \d+d\d+h old")   # NVCA-P-001 quotes the pod's age, which moves with the clock
+_AGE = re.compile(r"is \d+d\d+h old")  # NVCA-P-001 quotes the pod's age, which moves with the clock
 
 
 def comparable(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(({**timeless(f), "message": _AGE.sub("is <age> old", f["message"])} for f in findings),
-                  key=lambda f: f["fingerprint"])
+    return sorted(
+        ({**timeless(f), "message": _AGE.sub("is <age> old", f["message"])} for f in findings),
+        key=lambda f: f["fingerprint"],
+    )
 
 
 def test_opa_server_gives_the_same_findings_as_the_embedded_engine(demo: Path, opa: OpaStandin) -> None:
@@ -422,7 +494,7 @@ def test_opa_server_gives_the_same_findings_as_the_embedded_engine(demo: Path, o
     assert len(remote["findings"]) >= 10
     assert comparable(remote["findings"]) == comparable(embedded["findings"])
     assert remote["summary"] == embedded["summary"]
-    assert ("POST", "/v1/data/kai_gitops/rules") in opa.requests         # the server really evaluated
+    assert ("POST", "/v1/data/kai_gitops/rules") in opa.requests  # the server really evaluated
 
 
 def test_opa_server_runs_user_policies_from_the_repo(tmp_path: Path, opa: OpaStandin) -> None:
@@ -436,8 +508,22 @@ def test_opa_server_runs_user_policies_from_the_repo(tmp_path: Path, opa: OpaSta
 
 
 def test_opa_token_from_the_environment(demo: Path, opa: OpaStandin) -> None:
-    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT,
-                                    "--opa-url", opa.url, "-o", "json"], env={"KAI_GITOPS_OPA_TOKEN": TOKEN})
+    code, stdout, stderr = run_cli(
+        [
+            "diff",
+            "--repo",
+            demo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            PROD_SNAPSHOT,
+            "--opa-url",
+            opa.url,
+            "-o",
+            "json",
+        ],
+        env={"KAI_GITOPS_OPA_TOKEN": TOKEN},
+    )
     assert (code, stderr) == (2, "")
     assert json.loads(stdout)["findings"]
 
@@ -452,17 +538,36 @@ def closed_port_url() -> str:
 def test_opa_server_down_is_one_line_error_naming_the_url(demo: Path) -> None:
     url = closed_port_url()
     for command in (["diff", "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT], ["check"]):
-        line = assert_one_line_error(*run_cli([*command, "--repo", demo, "--opa-url", url, "--opa-token", TOKEN]),
-                                     f"cannot connect to OPA at {url}", "--opa-url")
+        line = assert_one_line_error(
+            *run_cli([*command, "--repo", demo, "--opa-url", url, "--opa-token", TOKEN]),
+            f"cannot connect to OPA at {url}",
+            "--opa-url",
+        )
         assert TOKEN not in line
 
 
 def test_opa_wrong_token_is_one_line_error(demo: Path, opa: OpaStandin) -> None:
-    line = assert_one_line_error(*run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                                           PROD_SNAPSHOT, "--opa-url", opa.url, "--opa-token", "not-the-token"]),
-                                 opa.url, "--opa-token")
+    line = assert_one_line_error(
+        *run_cli(
+            [
+                "diff",
+                "--repo",
+                demo,
+                "--cluster",
+                "prod-addon",
+                "--snapshot",
+                PROD_SNAPSHOT,
+                "--opa-url",
+                opa.url,
+                "--opa-token",
+                "not-the-token",
+            ]
+        ),
+        opa.url,
+        "--opa-token",
+    )
     assert "not-the-token" not in line
-    assert not opa.policies                                            # nothing was uploaded
+    assert not opa.policies  # nothing was uploaded
 
 
 # -- schema and version ------------------------------------------------------------------------------------------------

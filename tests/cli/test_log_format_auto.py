@@ -16,7 +16,7 @@ import pytest
 from reconciler.telemetry import logs
 from tests.support.helpers import assert_one_line_error, make_repo, run_cli, template_files
 
-_TAB_ERROR = "scheduler:\n\tplacementStrategy: spread\n"   # a YAML tab: an input error at line 2
+_TAB_ERROR = "scheduler:\n\tplacementStrategy: spread\n"  # a YAML tab: an input error at line 2
 
 
 @pytest.fixture
@@ -26,23 +26,36 @@ def broken_repo(tmp_path: Path) -> Path:
 
 
 def _outside_a_pod() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"KAI_GITOPS_LOG_FORMAT", "KUBERNETES_SERVICE_HOST",
-                                                              "KUBERNETES_SERVICE_PORT"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"KAI_GITOPS_LOG_FORMAT", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}
+    }
     return env | {"CI": "true", "GITHUB_ACTIONS": "true"}
 
 
 def test_a_failed_check_in_ci_prints_one_human_line_not_json(broken_repo: Path) -> None:
     """As a runner runs it: stderr is a pipe, not a terminal; the line names the file and line."""
-    done = subprocess.run([sys.executable, "-m", "reconciler", "check", "--repo", str(broken_repo)],
-                          env=_outside_a_pod(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler", "check", "--repo", str(broken_repo)],
+        env=_outside_a_pod(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert_one_line_error(done.returncode, done.stdout, done.stderr, "clusters/lab/kai-values.yaml:2")
 
 
 def test_auto_is_text_on_a_pipe_outside_ci_too(broken_repo: Path) -> None:
     env = _outside_a_pod()
     del env["CI"], env["GITHUB_ACTIONS"]
-    done = subprocess.run([sys.executable, "-m", "reconciler", "check", "--repo", str(broken_repo)],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler", "check", "--repo", str(broken_repo)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert_one_line_error(done.returncode, done.stdout, done.stderr, "clusters/lab/kai-values.yaml:2")
 
 
@@ -53,12 +66,17 @@ def _pod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, token: bool = True)
         mounted.parent.mkdir()
         mounted.write_text("not-a-real-token")
     monkeypatch.setattr(logs, "SERVICE_ACCOUNT_TOKEN", mounted)
-    return {"KAI_GITOPS_LOG_FORMAT": None, "CI": None, "KUBERNETES_SERVICE_HOST": "10.96.0.1",
-            "KUBERNETES_SERVICE_PORT": "443"}
+    return {
+        "KAI_GITOPS_LOG_FORMAT": None,
+        "CI": None,
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+        "KUBERNETES_SERVICE_PORT": "443",
+    }
 
 
-def test_auto_is_json_inside_a_pod_with_the_run_start_and_end(broken_repo: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_is_json_inside_a_pod_with_the_run_start_and_end(
+    broken_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, _out, err = run_cli(["check", "--repo", broken_repo], env=_pod(tmp_path, monkeypatch))  # type: ignore[arg-type]
     assert code == 1
     lines = [json.loads(line) for line in err.splitlines()]
@@ -69,13 +87,16 @@ def test_auto_is_json_inside_a_pod_with_the_run_start_and_end(broken_repo: Path,
 
 @pytest.mark.parametrize("change", [{"CI": "true"}, {"KUBERNETES_SERVICE_PORT": None}, "no token"])
 def test_auto_is_text_when_any_part_of_the_pod_is_missing_or_it_is_a_ci_job(
-        broken_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: object) -> None:
+    broken_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: object
+) -> None:
     """A CI runner that is itself a pod is still read by people; a service variable alone is not a pod."""
     env = _pod(tmp_path, monkeypatch, token=change != "no token")
     if isinstance(change, dict):
         env.update(change)
-    assert_one_line_error(*run_cli(["check", "--repo", broken_repo], env=env),  # type: ignore[arg-type]
-                          "clusters/lab/kai-values.yaml:2")
+    assert_one_line_error(
+        *run_cli(["check", "--repo", broken_repo], env=env),  # type: ignore[arg-type]
+        "clusters/lab/kai-values.yaml:2",
+    )
 
 
 def test_run_start_and_end_are_debug_level_in_text() -> None:

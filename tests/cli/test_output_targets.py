@@ -58,7 +58,7 @@ def fifo_reader(path: Path) -> Iterator[list[bytes]]:
         yield got
     finally:
         reader.join(timeout=30)
-        if reader.is_alive():   # the writer never came: let the reader see end-of-file
+        if reader.is_alive():  # the writer never came: let the reader see end-of-file
             os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
             reader.join(timeout=5)
     assert stat.S_ISFIFO(path.lstat().st_mode), "the FIFO was replaced by a file"
@@ -92,8 +92,7 @@ def test_report_to_a_character_device_leaves_the_device(demo_repo: Path, null_de
     assert (code, stdout, stderr) == (2, "", "")
 
 
-def test_metrics_file_on_a_character_device_is_written_without_a_warning(demo_repo: Path,
-                                                                         null_device: Path) -> None:
+def test_metrics_file_on_a_character_device_is_written_without_a_warning(demo_repo: Path, null_device: Path) -> None:
     code, _, stderr = check(demo_repo, "--metrics-file", null_device, "--log-format", "text")
     assert code == 2 and "metrics not written" not in stderr, stderr
 
@@ -101,8 +100,19 @@ def test_metrics_file_on_a_character_device_is_written_without_a_warning(demo_re
 def test_plan_out_to_a_fifo_reaches_its_reader(demo_repo: Path, tmp_path: Path) -> None:
     fifo = tmp_path / "plan.pipe"
     with fifo_reader(fifo) as got:
-        code, _, stderr = run_cli(["reconcile", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot",
-                                   DEMO_SNAPSHOTS / "prod-addon.yaml", "--plan-out", fifo])
+        code, _, stderr = run_cli(
+            [
+                "reconcile",
+                "--repo",
+                demo_repo,
+                "--cluster",
+                "prod-addon",
+                "--snapshot",
+                DEMO_SNAPSHOTS / "prod-addon.yaml",
+                "--plan-out",
+                fifo,
+            ]
+        )
     assert code == 2, stderr
     assert json.loads(got[0])["kind"] == "kai-gitops/plan"
 
@@ -127,8 +137,10 @@ def test_own_descriptor_is_written_through_not_replaced(tmp_path: Path) -> None:
 
 def test_dev_stdout_redirected_to_a_file_is_appended_to_not_truncated(tmp_path: Path) -> None:
     """`kai-gitops … > out` with /dev/stdout as a target: what was printed before stays, in order."""
-    script = ("import sys; from reconciler.core.files import write_atomically; print('printed first'); "
-              "write_atomically('/dev/stdout', 'written second\\n', 0o600)")
+    script = (
+        "import sys; from reconciler.core.files import write_atomically; print('printed first'); "
+        "write_atomically('/dev/stdout', 'written second\\n', 0o600)"
+    )
     out = tmp_path / "out"
     with out.open("w") as stdout:
         subprocess.run([sys.executable, "-c", script], stdout=stdout, check=True, cwd=ROOT, timeout=60)
@@ -146,7 +158,7 @@ def test_audit_log_appends_to_a_fifo(demo: Demo, tmp_path: Path) -> None:
     fifo = tmp_path / "audit.pipe"
     with fifo_reader(fifo) as got:
         code, out, err = demo.reconcile("--apply", "--audit-log", fifo)
-    assert code == 2 and "Apply complete: 3 applied" in out, out + err   # 2: the operator's findings remain
+    assert code == 2 and "Apply complete: 3 applied" in out, out + err  # 2: the operator's findings remain
     results = [json.loads(line)["result"] for line in got[0].splitlines()]
     assert results.count("applied") == 3 and results.count("started") == 3
 
@@ -155,15 +167,15 @@ def test_audit_log_appends_to_a_fifo(demo: Demo, tmp_path: Path) -> None:
 
 
 def test_directory_target_is_a_one_line_error(demo_repo: Path, tmp_path: Path) -> None:
-    assert_one_line_error(*check(demo_repo, "-o", f"sarif={tmp_path}"), str(tmp_path), "is a directory, not a file",
-                          "-o FMT=PATH")
+    assert_one_line_error(
+        *check(demo_repo, "-o", f"sarif={tmp_path}"), str(tmp_path), "is a directory, not a file", "-o FMT=PATH"
+    )
 
 
 @pytest.mark.parametrize("target", ["/sys/kernel/report.sarif", "/dev/full"], ids=["read-only-directory", "full"])
 def test_a_target_that_refuses_the_write_is_a_one_line_error(demo_repo: Path, target: str) -> None:
     """A directory nobody may write to (as root, /sys refuses creating a file) and a full device."""
-    assert_one_line_error(*check(demo_repo, "-o", f"sarif={target}"), f"{target}: cannot write report",
-                          "-o FMT=PATH")
+    assert_one_line_error(*check(demo_repo, "-o", f"sarif={target}"), f"{target}: cannot write report", "-o FMT=PATH")
 
 
 def test_socket_target_is_a_one_line_error_and_stays(demo_repo: Path, tmp_path: Path) -> None:
@@ -179,9 +191,24 @@ def test_block_device_target_is_refused_everywhere(demo_repo: Path, tmp_path: Pa
     device = tmp_path / "disk"
     os.mknod(device, 0o600 | stat.S_IFBLK, os.makedev(7, 250))
     assert_one_line_error(*check(demo_repo, "-o", f"sarif={device}"), str(device), "is a block device")
-    assert_one_line_error(*run_cli(["reconcile", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot",
-                                    DEMO_SNAPSHOTS / "prod-addon.yaml", "--plan-out", device]),
-                          str(device), "is a block device", "--plan-out")
+    assert_one_line_error(
+        *run_cli(
+            [
+                "reconcile",
+                "--repo",
+                demo_repo,
+                "--cluster",
+                "prod-addon",
+                "--snapshot",
+                DEMO_SNAPSHOTS / "prod-addon.yaml",
+                "--plan-out",
+                device,
+            ]
+        ),
+        str(device),
+        "is a block device",
+        "--plan-out",
+    )
     with pytest.raises(UserError, match="is a block device, not a file"):
         SnapshotWriter(str(device)).__enter__()
     assert stat.S_ISBLK(device.lstat().st_mode)
@@ -192,8 +219,9 @@ def test_symlinked_audit_log_is_refused_before_any_write(demo: Demo, tmp_path: P
     elsewhere.write_text("not the audit log\n")
     link = tmp_path / "audit.jsonl"
     link.symlink_to(elsewhere)
-    assert_one_line_error(*demo.reconcile("--apply", "--audit-log", link), str(link), "is a symbolic link",
-                          "--audit-log")
+    assert_one_line_error(
+        *demo.reconcile("--apply", "--audit-log", link), str(link), "is a symbolic link", "--audit-log"
+    )
     assert elsewhere.read_text() == "not the audit log\n" and link.is_symlink()
     assert demo.writes() == []
 

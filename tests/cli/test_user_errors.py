@@ -20,8 +20,13 @@ def _kai_gitops(*args: Any, home: Path, **popen: Any) -> subprocess.Popen[bytes]
     """The real command in its own process: HOME (Git's global config) and stdout as a user's shell has them."""
     env = {**os.environ, "HOME": str(home), "KAI_GITOPS_CACHE": str(home / "cache")}
     env.pop("KAI_GITOPS_DEBUG", None)
-    return subprocess.Popen([sys.executable, "-m", "reconciler", *map(str, args), "--log-format", "text"],
-                            cwd=ROOT, env=env, stderr=subprocess.PIPE, **popen)
+    return subprocess.Popen(
+        [sys.executable, "-m", "reconciler", *map(str, args), "--log-format", "text"],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        **popen,
+    )
 
 
 def _finished(proc: subprocess.Popen[bytes]) -> tuple[int, str, str]:
@@ -50,25 +55,30 @@ def test_a_repository_owned_by_another_user_names_the_safe_directory_fix(tmp_pat
     home = tmp_path / "home"
     home.mkdir()
     code, out, err = _finished(_kai_gitops(*_diff(repo), home=home, stdout=subprocess.PIPE))
-    assert_one_line_error(code, out, err, str(repo), "owned by another user",
-                          f"git config --global --add safe.directory {repo}")
-    subprocess.run(["git", "config", "--global", "--add", "safe.directory", str(repo)], check=True,
-                   env={**os.environ, "HOME": str(home)})
+    assert_one_line_error(
+        code, out, err, str(repo), "owned by another user", f"git config --global --add safe.directory {repo}"
+    )
+    subprocess.run(
+        ["git", "config", "--global", "--add", "safe.directory", str(repo)],
+        check=True,
+        env={**os.environ, "HOME": str(home)},
+    )
     code, out, err = _finished(_kai_gitops(*_diff(repo), home=home, stdout=subprocess.PIPE))
-    assert code == 2 and "kai-gitops diff — cluster prod-addon" in out, err   # the hint is the whole fix
+    assert code == 2 and "kai-gitops diff — cluster prod-addon" in out, err  # the hint is the whole fix
 
 
 def test_a_reader_that_leaves_early_ends_the_run_quietly(demo_repo: Path, tmp_path: Path) -> None:
     """`kai-gitops diff | head`: no error line and no BrokenPipeError at exit; exit 1, not a clean 0 or 2."""
     proc = _kai_gitops(*_diff(demo_repo), "-o", "json", home=tmp_path, stdout=subprocess.PIPE)
     assert proc.stdout is not None
-    proc.stdout.close()                    # the reader is gone before the report is written
+    proc.stdout.close()  # the reader is gone before the report is written
     code, _, err = _finished(proc)
     assert (code, err) == (1, "")
 
 
-def test_a_reader_that_takes_the_start_and_leaves_cuts_the_report_which_exits_1(demo_repo: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_a_reader_that_takes_the_start_and_leaves_cuts_the_report_which_exits_1(
+    demo_repo: Path, tmp_path: Path
+) -> None:
     """`kai-gitops check -o sarif | head -c 100`: the report (190 kB) outgrows the pipe; the reader leaves with
     the pipe full, the write in progress returns short with no error. Exit 1, as for any cut-off report."""
     proc = _kai_gitops("check", "--repo", demo_repo, "-o", "sarif", home=tmp_path, stdout=subprocess.PIPE)
@@ -90,8 +100,10 @@ def test_a_full_stdout_is_one_line_saying_no_space_is_left(demo_repo: Path, tmp_
     complaint from the interpreter's own flush at exit. The report and every other stdout writer (schema)."""
     with open("/dev/full", "wb") as full:
         report = _finished(_kai_gitops(*_diff(demo_repo), home=tmp_path, stdout=full))
-        schema = _finished(subprocess.Popen([sys.executable, "-m", "reconciler", "schema"], cwd=ROOT, stdout=full,
-                                            stderr=subprocess.PIPE))
+        schema = _finished(
+            subprocess.Popen(
+                [sys.executable, "-m", "reconciler", "schema"], cwd=ROOT, stdout=full, stderr=subprocess.PIPE
+            )
+        )
     for code, out, err in (report, schema):
-        assert_one_line_error(code, out, err, "cannot write to standard output: No space left on device",
-                              "free space")
+        assert_one_line_error(code, out, err, "cannot write to standard output: No space left on device", "free space")

@@ -44,8 +44,10 @@ from tests.support.helpers import (
 )
 
 SNAPSHOT = DEMO_SNAPSHOTS / "prod-addon.yaml"
-PERSON_LINE = ("⚠ last written by alice@example.com (person) via kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1 "
-               "from 10.0.0.7 at 2026-11-30 13:56 UTC")
+PERSON_LINE = (
+    "⚠ last written by alice@example.com (person) via kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1 "
+    "from 10.0.0.7 at 2026-11-30 13:56 UTC"
+)
 
 
 def taken_at(snapshot: Path, stamp: str) -> str:
@@ -53,7 +55,7 @@ def taken_at(snapshot: Path, stamp: str) -> str:
     text = snapshot.read_text()
     said = re.search(rf"^    {re.escape(TAKEN_AT_ANNOTATION)}: .*$", text, flags=re.MULTILINE)
     assert said, "the demo snapshot says when it was taken"
-    return text[:said.start()] + f'    {TAKEN_AT_ANNOTATION}: "{stamp}"' + text[said.end():]
+    return text[: said.start()] + f'    {TAKEN_AT_ANNOTATION}: "{stamp}"' + text[said.end() :]
 
 
 @pytest.fixture(scope="module")
@@ -66,38 +68,64 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-def diff(demo: Path, *args: Any, fmt: str = "json", command: str = "diff",
-         snapshot: Path | None = None) -> tuple[int, str, str]:
-    return run_cli([command, "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                    snapshot or demo.parent / "snapshot.yaml", "-o", fmt, *args])
+def diff(
+    demo: Path, *args: Any, fmt: str = "json", command: str = "diff", snapshot: Path | None = None
+) -> tuple[int, str, str]:
+    return run_cli(
+        [
+            command,
+            "--repo",
+            demo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            snapshot or demo.parent / "snapshot.yaml",
+            "-o",
+            fmt,
+            *args,
+        ]
+    )
 
 
 def last_writes(stdout: str) -> dict[str, Any]:
-    return {f["subject"]["name"]: f.get("lastWrite") for f in json.loads(stdout)["findings"]
-            if f["kind"] == "drift" and f["rule"] == "KAI-D-002"}
+    return {
+        f["subject"]["name"]: f.get("lastWrite")
+        for f in json.loads(stdout)["findings"]
+        if f["kind"] == "drift" and f["rule"] == "KAI-D-002"
+    }
 
 
 def person_id(events: list[dict[str, Any]]) -> str:
     """The auditID of the person's successful update: the one the finding must name."""
-    return next(e["auditID"] for e in events if e["user"]["username"] == PERSON.username and e["verb"] == "update"
-                and e["stage"] == "ResponseComplete")
+    return next(
+        e["auditID"]
+        for e in events
+        if e["user"]["username"] == PERSON.username and e["verb"] == "update" and e["stage"] == "ResponseComplete"
+    )
 
 
 # -- who: a person among ServiceAccounts and the operator ---------------------------------------------------------
 
 
 def test_a_persons_edit_is_named_among_service_accounts_and_the_operator(demo: Path, tmp_path: Path) -> None:
-    events = list(story())   # Helm, the operator, the API server, kai-gitops; then alice; then a 403 and a status write
+    events = list(story())  # Helm, the operator, the API server, kai-gitops; then alice; then a 403 and a status write
     log = write_log(tmp_path / "audit.log", events)
     code, stdout, stderr = diff(demo, "--k8s-audit-log", log)
     assert (code, stderr) == (2, "")
     written = last_writes(stdout)
     assert written["default-queue"] == {
-        "user": "alice@example.com", "groups": ["oidc:platform-admins", "system:authenticated"],
-        "userAgent": "kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1", "sourceIP": "10.0.0.7",
-        "time": "2026-11-30T13:56:00.004000Z", "verb": "update", "identity": "person",
-        "auditID": person_id(events), "impersonatedBy": None, "caveat": None}
-    assert written["default-parent-queue"] is None   # the log never saw it written
+        "user": "alice@example.com",
+        "groups": ["oidc:platform-admins", "system:authenticated"],
+        "userAgent": "kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1",
+        "sourceIP": "10.0.0.7",
+        "time": "2026-11-30T13:56:00.004000Z",
+        "verb": "update",
+        "identity": "person",
+        "auditID": person_id(events),
+        "impersonatedBy": None,
+        "caveat": None,
+    }
+    assert written["default-parent-queue"] is None  # the log never saw it written
 
 
 def test_text_and_markdown_mark_the_persons_change(demo: Path, tmp_path: Path) -> None:
@@ -108,9 +136,17 @@ def test_text_and_markdown_mark_the_persons_change(demo: Path, tmp_path: Path) -
     assert "- **⚠ last written by alice@&#8203;example.com (person) via kubectl/v1.36.0" in markdown
 
 
-@pytest.mark.parametrize(("writer", "identity"), [
-    (OPERATOR, "gitops"), (KAI_GITOPS, "gitops"), (HELM, "person"), (APISERVER, "system"), (PERSON, "person"),
-    (HELM_BY_HAND, "person")])
+@pytest.mark.parametrize(
+    ("writer", "identity"),
+    [
+        (OPERATOR, "gitops"),
+        (KAI_GITOPS, "gitops"),
+        (HELM, "person"),
+        (APISERVER, "system"),
+        (PERSON, "person"),
+        (HELM_BY_HAND, "person"),
+    ],
+)
 def test_each_writer_is_classed(demo: Path, tmp_path: Path, writer: Writer, identity: str) -> None:
     last = request(writer, "patch", QUEUES, "default-queue", START + timedelta(days=1))
     log = write_log(tmp_path / "audit.log", [*story(), *last])
@@ -123,10 +159,12 @@ def test_each_writer_is_classed(demo: Path, tmp_path: Path, writer: Writer, iden
 
 def test_failed_writes_reads_and_status_updates_are_not_writes(demo: Path, tmp_path: Path) -> None:
     at = START + timedelta(days=1)
-    later = [*request(PERSON, "update", QUEUES, "default-queue", at, code=403),
-             *request(PERSON, "update", QUEUES, "default-queue", at, code=409),
-             *request(PERSON, "get", QUEUES, "default-queue", at),
-             *request(PERSON, "update", QUEUES, "default-queue", at, subresource="status")]
+    later = [
+        *request(PERSON, "update", QUEUES, "default-queue", at, code=403),
+        *request(PERSON, "update", QUEUES, "default-queue", at, code=409),
+        *request(PERSON, "get", QUEUES, "default-queue", at),
+        *request(PERSON, "update", QUEUES, "default-queue", at, subresource="status"),
+    ]
     log = write_log(tmp_path / "audit.log", [*request(OPERATOR, "update", QUEUES, "default-queue", START), *later])
     _, stdout, _ = diff(demo, "--k8s-audit-log", log)
     assert last_writes(stdout)["default-queue"]["user"] == OPERATOR.username
@@ -139,7 +177,10 @@ def test_the_impersonated_user_is_named_and_who_impersonated(demo: Path, tmp_pat
     written = last_writes(stdout)["default-queue"]
     # Named as the API server authorized it, classed as who sent it: a person with `kubectl --as` stands out.
     assert (written["user"], written["identity"], written["impersonatedBy"]) == (
-        OPERATOR.username, "person", "alice@example.com")
+        OPERATOR.username,
+        "person",
+        "alice@example.com",
+    )
     _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
     assert f"⚠ last written by {OPERATOR.username} (person) impersonated by alice@example.com via" in text
 
@@ -154,7 +195,7 @@ def test_writes_after_the_run_started_are_not_counted(demo: Path, tmp_path: Path
 def test_a_snapshot_cuts_the_log_off_when_it_was_taken(demo: Path, tmp_path: Path) -> None:
     """kai-gitops (or anyone) writing after the snapshot did not make what it shows: alice did, before it."""
     snapshot = tmp_path / "snapshot.yaml"
-    snapshot.write_text(taken_at(SNAPSHOT, "2026-11-30T14:30:00.000000Z"))   # after the story, before the repair
+    snapshot.write_text(taken_at(SNAPSHOT, "2026-11-30T14:30:00.000000Z"))  # after the story, before the repair
     repair = request(KAI_GITOPS, "patch", QUEUES, "default-queue", START + timedelta(hours=2))
     log = write_log(tmp_path / "audit.log", [*story(), *repair])
     _, stdout, _ = diff(demo, "--k8s-audit-log", log, snapshot=snapshot)
@@ -163,9 +204,10 @@ def test_a_snapshot_cuts_the_log_off_when_it_was_taken(demo: Path, tmp_path: Pat
 
 
 def test_a_snapshot_that_does_not_say_when_it_was_taken_says_a_later_write_may_be_counted(
-        demo: Path, tmp_path: Path) -> None:
+    demo: Path, tmp_path: Path
+) -> None:
     log = write_log(tmp_path / "audit.log", story())
-    untimed = tmp_path / "snapshot.yaml"                                  # as kubectl get -o yaml: no time
+    untimed = tmp_path / "snapshot.yaml"  # as kubectl get -o yaml: no time
     untimed.write_text(re.sub(r"^metadata:\n(  .*\n)+", "metadata: {}\n", SNAPSHOT.read_text(), flags=re.MULTILINE))
     _, stdout, _ = diff(demo, "--k8s-audit-log", log, snapshot=untimed)
     caveat = "the snapshot does not say when it was taken: this write may be after it"
@@ -179,14 +221,16 @@ def test_a_wrong_taken_at_is_one_line_error(demo: Path, tmp_path: Path, stamp: s
     snapshot = tmp_path / "snapshot.yaml"
     snapshot.write_text(taken_at(SNAPSHOT, stamp))
     code, stdout, stderr = diff(demo, snapshot=snapshot)
-    assert_one_line_error(code, stdout, stderr, f"{snapshot}:", f"annotation {TAKEN_AT_ANNOTATION} is not an "
-                                                                "RFC 3339 time")
+    assert_one_line_error(
+        code, stdout, stderr, f"{snapshot}:", f"annotation {TAKEN_AT_ANNOTATION} is not an RFC 3339 time"
+    )
 
 
 def test_rotated_logs_are_compared_by_time_not_by_order(demo: Path, tmp_path: Path) -> None:
     older = write_log(tmp_path / "audit-old.log", request(PERSON, "update", QUEUES, "default-queue", START))
-    newer = write_log(tmp_path / "audit.log", request(OPERATOR, "update", QUEUES, "default-queue",
-                                                      START + timedelta(hours=1)))
+    newer = write_log(
+        tmp_path / "audit.log", request(OPERATOR, "update", QUEUES, "default-queue", START + timedelta(hours=1))
+    )
     _, stdout, _ = diff(demo, "--k8s-audit-log", newer, "--k8s-audit-log", older)
     assert last_writes(stdout)["default-queue"]["user"] == OPERATOR.username
 
@@ -196,8 +240,9 @@ def test_a_directory_is_the_log_and_its_rotated_backups(demo: Path, tmp_path: Pa
     folder = tmp_path / "audit"
     folder.mkdir()
     write_log(folder / "audit-2026-11-30T12-00-00.000.log", request(PERSON, "update", QUEUES, "default-queue", START))
-    newer = write_log(tmp_path / "audit.log", request(OPERATOR, "update", QUEUES, "default-queue",
-                                                      START + timedelta(hours=1)))
+    newer = write_log(
+        tmp_path / "audit.log", request(OPERATOR, "update", QUEUES, "default-queue", START + timedelta(hours=1))
+    )
     (folder / "audit.log.gz").write_bytes(gzip.compress(Path(newer).read_bytes()))
     (folder / ".hidden").write_text("not a log")
     (folder / "nested").mkdir()
@@ -213,8 +258,11 @@ def test_an_object_the_logs_never_saw_written_says_so(demo: Path, tmp_path: Path
     """Read and not found is said per object, in every format that names writers; not read says nothing."""
     log = write_log(tmp_path / "audit.log", request(PERSON, "update", QUEUES, "default-queue", START))
     _, stdout, _ = diff(demo, "--k8s-audit-log", log)
-    found = {f["subject"]["name"]: f.get("noWriteFound") for f in json.loads(stdout)["findings"]
-             if f["kind"] == "drift" and f["rule"] == "KAI-D-002"}
+    found = {
+        f["subject"]["name"]: f.get("noWriteFound")
+        for f in json.loads(stdout)["findings"]
+        if f["kind"] == "drift" and f["rule"] == "KAI-D-002"
+    }
     assert found["default-queue"] is None and found["default-parent-queue"]["files"] == 1
     _, text, _ = diff(demo, "--k8s-audit-log", log, fmt="text")
     parent = text.split("Queue/default-parent-queue", 1)[1].split("\n  ~ ", 1)[0]
@@ -232,10 +280,12 @@ def test_a_helm_release_is_attributed_through_its_revision_secrets() -> None:
 
     target = audit_target(release_ref("kai-scheduler", "kai-scheduler"))
     assert target == AuditTarget("", "secrets", "kai-scheduler", "sh.helm.release.v1.kai-scheduler.v", prefix=True)
-    assert target.matches({"resource": "secrets", "namespace": "kai-scheduler",
-                           "name": "sh.helm.release.v1.kai-scheduler.v7"})
-    assert not target.matches({"resource": "secrets", "namespace": "other",
-                               "name": "sh.helm.release.v1.kai-scheduler.v7"})
+    assert target.matches(
+        {"resource": "secrets", "namespace": "kai-scheduler", "name": "sh.helm.release.v1.kai-scheduler.v7"}
+    )
+    assert not target.matches(
+        {"resource": "secrets", "namespace": "other", "name": "sh.helm.release.v1.kai-scheduler.v7"}
+    )
 
 
 # -- identities: the defaults and kai-gitops.yaml ----------------------------------------------------------------
@@ -245,34 +295,37 @@ NODE_GROUPS = ("system:nodes", "system:authenticated")
 SA_GROUPS = ("system:serviceaccounts", "system:authenticated")
 
 
-@pytest.mark.parametrize(("user", "groups", "agent", "identity"), [
-    ("system:apiserver", ("system:masters",), None, Identity.SYSTEM),
-    ("system:kube-controller-manager", (), None, Identity.SYSTEM),
-    ("system:kube-scheduler", (), None, Identity.SYSTEM),
-    ("system:node:gpu-1", NODE_GROUPS, "kubelet/v1.36.0", Identity.SYSTEM),
-    ("system:serviceaccount:kube-system:generic-garbage-collector", SA_GROUPS, None, Identity.SYSTEM),
-    ("system:serviceaccount:kai-scheduler:kai-operator", SA_GROUPS, None, Identity.GITOPS),
-    ("system:serviceaccount:kai-scheduler:binder", SA_GROUPS, None, Identity.SYSTEM),
-    ("system:serviceaccount:kai-gitops:kai-gitops", SA_GROUPS, None, Identity.GITOPS),
-    ("system:serviceaccount:argocd:argocd-application-controller", SA_GROUPS, None, Identity.GITOPS),
-    ("system:serviceaccount:flux-system:helm-controller", SA_GROUPS, None, Identity.GITOPS),
-    # forged: a name like ours in a tenant's namespace, a tool's user agent sent by any ServiceAccount
-    ("system:serviceaccount:team-a:kai-gitops", SA_GROUPS, "kai-gitops/0.1 (reconciler)", Identity.PERSON),
-    ("system:serviceaccount:ci:deployer", SA_GROUPS, "Helm/3.19.0", Identity.PERSON),
-    ("system:serviceaccount:team-a:runner", SA_GROUPS, "kai-gitops/0.1 (reconciler)", Identity.PERSON),
-    # forged: a `system:` login that is no component of upstream Kubernetes (OpenShift's, MicroK8s's admin),
-    # and a node's name without the nodes' group
-    ("system:admin", ("system:masters", "system:authenticated"), "oc/4.16.0", Identity.PERSON),
-    ("system:admin", ("system:authenticated",), "kubectl/v1.36.0", Identity.PERSON),
-    ("system:node:gpu-1", ("system:authenticated",), "kubelet/v1.36.0", Identity.PERSON),
-    ("system:masters", ("system:masters",), None, Identity.PERSON),
-    # a user agent is self-declared: it never makes anyone a tool
-    ("ci-deployer", (), "Helm/3.19.0", Identity.PERSON),
-    ("alice@example.com", (), "Helm/3.16.0", Identity.PERSON),
-    ("bob", (), "kai-gitops/0.1 (reconciler)", Identity.PERSON),
-    ("system:serviceaccount:team-a:deployer", SA_GROUPS, None, Identity.PERSON),   # on no list: it stands out
-    ("bob", (), "kubectl/v1.36.0", Identity.PERSON),
-])
+@pytest.mark.parametrize(
+    ("user", "groups", "agent", "identity"),
+    [
+        ("system:apiserver", ("system:masters",), None, Identity.SYSTEM),
+        ("system:kube-controller-manager", (), None, Identity.SYSTEM),
+        ("system:kube-scheduler", (), None, Identity.SYSTEM),
+        ("system:node:gpu-1", NODE_GROUPS, "kubelet/v1.36.0", Identity.SYSTEM),
+        ("system:serviceaccount:kube-system:generic-garbage-collector", SA_GROUPS, None, Identity.SYSTEM),
+        ("system:serviceaccount:kai-scheduler:kai-operator", SA_GROUPS, None, Identity.GITOPS),
+        ("system:serviceaccount:kai-scheduler:binder", SA_GROUPS, None, Identity.SYSTEM),
+        ("system:serviceaccount:kai-gitops:kai-gitops", SA_GROUPS, None, Identity.GITOPS),
+        ("system:serviceaccount:argocd:argocd-application-controller", SA_GROUPS, None, Identity.GITOPS),
+        ("system:serviceaccount:flux-system:helm-controller", SA_GROUPS, None, Identity.GITOPS),
+        # forged: a name like ours in a tenant's namespace, a tool's user agent sent by any ServiceAccount
+        ("system:serviceaccount:team-a:kai-gitops", SA_GROUPS, "kai-gitops/0.1 (reconciler)", Identity.PERSON),
+        ("system:serviceaccount:ci:deployer", SA_GROUPS, "Helm/3.19.0", Identity.PERSON),
+        ("system:serviceaccount:team-a:runner", SA_GROUPS, "kai-gitops/0.1 (reconciler)", Identity.PERSON),
+        # forged: a `system:` login that is no component of upstream Kubernetes (OpenShift's, MicroK8s's admin),
+        # and a node's name without the nodes' group
+        ("system:admin", ("system:masters", "system:authenticated"), "oc/4.16.0", Identity.PERSON),
+        ("system:admin", ("system:authenticated",), "kubectl/v1.36.0", Identity.PERSON),
+        ("system:node:gpu-1", ("system:authenticated",), "kubelet/v1.36.0", Identity.PERSON),
+        ("system:masters", ("system:masters",), None, Identity.PERSON),
+        # a user agent is self-declared: it never makes anyone a tool
+        ("ci-deployer", (), "Helm/3.19.0", Identity.PERSON),
+        ("alice@example.com", (), "Helm/3.16.0", Identity.PERSON),
+        ("bob", (), "kai-gitops/0.1 (reconciler)", Identity.PERSON),
+        ("system:serviceaccount:team-a:deployer", SA_GROUPS, None, Identity.PERSON),  # on no list: it stands out
+        ("bob", (), "kubectl/v1.36.0", Identity.PERSON),
+    ],
+)
 def test_default_identities(user: str, groups: tuple[str, ...], agent: str | None, identity: Identity) -> None:
     assert classify(user, agent, AuditIdentities(), groups) is identity
 
@@ -283,9 +336,11 @@ def test_helm_is_known_by_its_users_identity_and_the_field_manager_not_its_user_
     from reconciler.model.config import IdentityPattern
     from reconciler.sources.repoconfig import parse_repo_config
 
-    text = (b"apiVersion: kai-gitops/v1\nclusters:\n  - {name: a, mode: addon, kaiChartVersion: v0.16.7, "
-            b"environmentFile: e.yaml}\naudit:\n  identities:\n    gitops:\n"
-            b"      - {user: 'system:serviceaccount:ci:deployer', userAgent: 'Helm/*', fieldManager: helm}\n")
+    text = (
+        b"apiVersion: kai-gitops/v1\nclusters:\n  - {name: a, mode: addon, kaiChartVersion: v0.16.7, "
+        b"environmentFile: e.yaml}\naudit:\n  identities:\n    gitops:\n"
+        b"      - {user: 'system:serviceaccount:ci:deployer', userAgent: 'Helm/*', fieldManager: helm}\n"
+    )
     identities = parse_repo_config(text).audit_identities
     assert identities.gitops[-1] == IdentityPattern("system:serviceaccount:ci:deployer", "Helm/*", "helm")
     ci = "system:serviceaccount:ci:deployer"
@@ -293,12 +348,15 @@ def test_helm_is_known_by_its_users_identity_and_the_field_manager_not_its_user_
     assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ("kubectl-edit",)) is Identity.PERSON
     assert classify(ci, "Helm/3.19.0", identities, SA_GROUPS, ()) is Identity.PERSON
     assert classify(ci, "kubectl/v1.36.0", identities, SA_GROUPS, ("helm",)) is Identity.PERSON
-    assert classify("system:serviceaccount:team-a:runner", "Helm/3.19.0", identities, SA_GROUPS,
-                    ("helm",)) is Identity.PERSON
+    assert (
+        classify("system:serviceaccount:team-a:runner", "Helm/3.19.0", identities, SA_GROUPS, ("helm",))
+        is Identity.PERSON
+    )
 
 
-def test_the_identity_the_run_authenticates_as_is_the_tools_own(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_identity_the_run_authenticates_as_is_the_tools_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A chart installed under another release name and namespace: its ServiceAccount is known by the pod's
     token, not by a name pattern; the same name in another namespace stays a person."""
     import base64
@@ -316,7 +374,7 @@ def test_the_identity_the_run_authenticates_as_is_the_tools_own(tmp_path: Path,
     assert in_pod.running_as == (ours,)
     assert classify(ours, "kai-gitops/0.1", in_pod, SA_GROUPS) is Identity.GITOPS
     assert classify("system:serviceaccount:team-a:gitops-kai-gitops", None, in_pod, SA_GROUPS) is Identity.PERSON
-    assert classify(ours, None, AuditIdentities(), SA_GROUPS) is Identity.PERSON   # not in its pod: not known
+    assert classify(ours, None, AuditIdentities(), SA_GROUPS) is Identity.PERSON  # not in its pod: not known
     # a kubeconfig's connection, or a snapshot, is not the pod's token: nothing is added
     assert identities_of_run(AuditIdentities(), LiveState(cluster_source("context prod"))).running_as == ()
     snapshot = LiveState(cluster_source(IN_CLUSTER_LABEL))
@@ -331,14 +389,19 @@ def test_kai_gitops_yaml_adds_identities_to_the_defaults(tmp_path: Path) -> None
     repo = tmp_path / "repo"
     load_demo_builder().build_repo(repo)
     config = (repo / "kai-gitops.yaml").read_text()
-    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n      - alice@*\n"
-                                                    "      - {user: 'ci-*', userAgent: 'argocd/*'}\n"})
+    commit_files(
+        repo,
+        {
+            "kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n      - alice@*\n"
+            "      - {user: 'ci-*', userAgent: 'argocd/*'}\n"
+        },
+    )
     operator = request(OPERATOR, "update", QUEUES, "default-parent-queue", START)
     log = write_log(tmp_path / "audit.log", [*story(), *operator])
     _, stdout, _ = diff(repo, "--k8s-audit-log", log, snapshot=SNAPSHOT)
     written = last_writes(stdout)
-    assert written["default-queue"]["identity"] == "gitops"          # alice, listed
-    assert written["default-parent-queue"]["identity"] == "gitops"   # the operator, still listed by default
+    assert written["default-queue"]["identity"] == "gitops"  # alice, listed
+    assert written["default-parent-queue"]["identity"] == "gitops"  # the operator, still listed by default
 
 
 def test_a_person_running_helm_is_named_as_a_person_with_the_tool(demo: Path, tmp_path: Path) -> None:
@@ -352,19 +415,29 @@ def test_a_user_is_classed_by_its_tool_only_when_both_are_named(tmp_path: Path) 
     repo = tmp_path / "repo"
     load_demo_builder().build_repo(repo)
     config = (repo / "kai-gitops.yaml").read_text()
-    commit_files(repo, {"kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n"
-                                                    "      - {user: 'ci-*', userAgent: 'Helm/*'}\n"})
+    commit_files(
+        repo,
+        {
+            "kai-gitops.yaml": config + "audit:\n  identities:\n    gitops:\n"
+            "      - {user: 'ci-*', userAgent: 'Helm/*'}\n"
+        },
+    )
     ci_helm = Writer("ci-deployer", ("ci",), "Helm/3.19.0", "10.0.3.3")
     ci_kubectl = Writer("ci-deployer", ("ci",), "kubectl/v1.36.0", "10.0.3.3")
-    log = write_log(tmp_path / "audit.log", [
-        *story(), *request(ci_helm, "patch", QUEUES, "default-queue", START + timedelta(days=1)),
-        *request(ci_kubectl, "patch", QUEUES, "default-parent-queue", START + timedelta(days=1))])
-    later = tmp_path / "snapshot.yaml"                  # taken after those writes
+    log = write_log(
+        tmp_path / "audit.log",
+        [
+            *story(),
+            *request(ci_helm, "patch", QUEUES, "default-queue", START + timedelta(days=1)),
+            *request(ci_kubectl, "patch", QUEUES, "default-parent-queue", START + timedelta(days=1)),
+        ],
+    )
+    later = tmp_path / "snapshot.yaml"  # taken after those writes
     later.write_text(taken_at(SNAPSHOT, format_instant(START + timedelta(days=2))))
     _, stdout, _ = diff(repo, "--k8s-audit-log", log, snapshot=later)
     written = last_writes(stdout)
-    assert written["default-queue"]["identity"] == "gitops"          # ci-deployer, by Helm: both named
-    assert written["default-parent-queue"]["identity"] == "person"   # ci-deployer, by hand
+    assert written["default-queue"]["identity"] == "gitops"  # ci-deployer, by Helm: both named
+    assert written["default-parent-queue"]["identity"] == "person"  # ci-deployer, by hand
 
 
 def test_the_schema_command_describes_audit_identities() -> None:
@@ -374,15 +447,22 @@ def test_the_schema_command_describes_audit_identities() -> None:
     assert "KAI operator" in identities["description"]
 
 
-@pytest.mark.parametrize(("block", "needles"), [
-    ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
-    ("    gitops:\n      - agent: 'x/*'\n", ("unknown key(s) 'agent' in audit.identities.gitops.0",
-                                           "allowed: fieldManager, user, userAgent")),
-    ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
-    ("    gitops:\n      - userAgent: 'Helm/*'\n", ("audit.identities.gitops.0", "'user' is a required property")),
-    ("    gitops:\n      - {user: 'ci-*'}\n", ("audit.identities.gitops.0: an entry with `user` alone is the "
-                                              "username as a string",)),
-])
+@pytest.mark.parametrize(
+    ("block", "needles"),
+    [
+        ("    person: [bob]\n", ("unknown key(s) 'person' in audit.identities", "allowed: gitops, system")),
+        (
+            "    gitops:\n      - agent: 'x/*'\n",
+            ("unknown key(s) 'agent' in audit.identities.gitops.0", "allowed: fieldManager, user, userAgent"),
+        ),
+        ("    system: [3]\n", ("audit.identities.system.0: 3 is not of type 'string', 'object'",)),
+        ("    gitops:\n      - userAgent: 'Helm/*'\n", ("audit.identities.gitops.0", "'user' is a required property")),
+        (
+            "    gitops:\n      - {user: 'ci-*'}\n",
+            ("audit.identities.gitops.0: an entry with `user` alone is the username as a string",),
+        ),
+    ],
+)
 def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, needles: tuple[str, ...]) -> None:
     repo = tmp_path / "repo"
     load_demo_builder().build_repo(repo)
@@ -397,7 +477,7 @@ def test_a_wrong_identity_entry_is_one_line_error(tmp_path: Path, block: str, ne
 
 def test_gzip_is_read_by_its_magic_bytes_whatever_its_name(demo: Path, tmp_path: Path) -> None:
     events = list(story())
-    log = write_log(tmp_path / "audit.log", events, compress=True)   # no .gz: rotated logs get renamed
+    log = write_log(tmp_path / "audit.log", events, compress=True)  # no .gz: rotated logs get renamed
     code, stdout, stderr = diff(demo, "--k8s-audit-log", log)
     assert (code, stderr) == (2, "")
     assert last_writes(stdout)["default-queue"]["auditID"] == person_id(events)
@@ -405,7 +485,7 @@ def test_gzip_is_read_by_its_magic_bytes_whatever_its_name(demo: Path, tmp_path:
 
 def test_malformed_lines_are_counted_and_skipped_with_one_warning(demo: Path, tmp_path: Path) -> None:
     events = [line(e) for e in story()]
-    torn = events[5][: len(events[5]) // 2] + b"\n"                     # a write cut short
+    torn = events[5][: len(events[5]) // 2] + b"\n"  # a write cut short
     not_json = b'{"kind":"Event","stage":"ResponseComplete","verb":"update","objectRef":{"name":"default-queue",}}\n'
     log = tmp_path / "audit.log"
     log.write_bytes(b"".join([*events[:5], torn, b"\n", *events[5:10], not_json, b"garbage\n", *events[10:]]))
@@ -417,8 +497,15 @@ def test_malformed_lines_are_counted_and_skipped_with_one_warning(demo: Path, tm
     assert f"{log}:6: 3 malformed audit log line(s) skipped" in warnings[0]
 
 
-@pytest.mark.parametrize("content", [b"hello\n", b'{"kind":"Pod","apiVersion":"v1"}\n',
-                                     b"\x00\x01\x02binary\xff", gzip.compress(b"not an audit log\n")])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"hello\n",
+        b'{"kind":"Pod","apiVersion":"v1"}\n',
+        b"\x00\x01\x02binary\xff",
+        gzip.compress(b"not an audit log\n"),
+    ],
+)
 def test_a_file_that_is_no_audit_log_is_one_line_error(demo: Path, tmp_path: Path, content: bytes) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(content)
@@ -427,7 +514,7 @@ def test_a_file_that_is_no_audit_log_is_one_line_error(demo: Path, tmp_path: Pat
 
 
 def test_an_unreadable_file_is_one_line_error(demo: Path, tmp_path: Path) -> None:
-    for path, why in [(tmp_path / "missing.log", "No such file")]:   # a directory: its log files (a test above)
+    for path, why in [(tmp_path / "missing.log", "No such file")]:  # a directory: its log files (a test above)
         code, stdout, stderr = diff(demo, "--k8s-audit-log", path)
         assert_one_line_error(code, stdout, stderr, f"{path}: cannot read the audit log", why)
 
@@ -443,11 +530,12 @@ def test_a_pipe_is_refused_before_it_is_read(demo: Path, tmp_path: Path, compres
     writer = threading.Thread(target=fifo.write_bytes, args=(data,), daemon=True)
     writer.start()
     code, stdout, stderr = diff(demo, "--k8s-audit-log", fifo)
-    with fifo.open("rb") as drain:   # let the writer finish
+    with fifo.open("rb") as drain:  # let the writer finish
         assert drain.read() == data
     writer.join(timeout=10)
-    assert_one_line_error(code, stdout, stderr, f"{fifo}: is not a regular file: pass the log's path; a pipe "
-                                                "can be read only once")
+    assert_one_line_error(
+        code, stdout, stderr, f"{fifo}: is not a regular file: pass the log's path; a pipe can be read only once"
+    )
 
 
 def test_a_gzip_log_cut_short_is_one_line_error(demo: Path, tmp_path: Path) -> None:
@@ -505,8 +593,21 @@ def test_doctor_and_reconcile_take_the_log(demo: Path, tmp_path: Path) -> None:
     assert last_writes(stdout)["default-queue"]["user"] == PERSON.username
     _, text, _ = diff(demo, "--k8s-audit-log", log, command="reconcile", fmt="text")
     assert f"Queue/default-queue: {PERSON_LINE}" in text
-    _, out, err = run_cli(["doctor", "--repo", demo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                              "-o", "json", "--k8s-audit-log", log])
+    _, out, err = run_cli(
+        [
+            "doctor",
+            "--repo",
+            demo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            SNAPSHOT,
+            "-o",
+            "json",
+            "--k8s-audit-log",
+            log,
+        ]
+    )
     assert last_writes(out)["default-queue"]["user"] == PERSON.username, err
 
 
@@ -543,4 +644,4 @@ def test_memory_stays_flat_as_the_log_grows(tmp_path: Path, hot: bool, compress:
         finally:
             tracemalloc.stop()
         assert found[target].user == PERSON.username
-    assert max(peaks) < 1_000_000, peaks    # a line or two and one write: no part of the log is kept
+    assert max(peaks) < 1_000_000, peaks  # a line or two and one write: no part of the log is kept

@@ -16,10 +16,26 @@ CPU, GPU = ["spec", "resources", "cpu", "quota"], ["spec", "resources", "gpu", "
 
 
 def line(name: str, *paths: list[str], result: str = "applied", minute: int = 0, cluster: str = "lab") -> str:
-    return json.dumps({"time": f"2026-11-30T10:{minute:02d}:00.000000Z", "planId": "p", "cluster": cluster,
-                       "server": "https://x", "holder": "h", "object": {**QUEUE, "name": name}, "operation": "update",
-                       "fields": [{"path": p, "before": 0, "after": -1} for p in paths], "result": result,
-                       "error": None, "resourceVersion": "7", "previousManagers": [], "rules": ["KAI-D-002"]}) + "\n"
+    return (
+        json.dumps(
+            {
+                "time": f"2026-11-30T10:{minute:02d}:00.000000Z",
+                "planId": "p",
+                "cluster": cluster,
+                "server": "https://x",
+                "holder": "h",
+                "object": {**QUEUE, "name": name},
+                "operation": "update",
+                "fields": [{"path": p, "before": 0, "after": -1} for p in paths],
+                "result": result,
+                "error": None,
+                "resourceVersion": "7",
+                "previousManagers": [],
+                "rules": ["KAI-D-002"],
+            }
+        )
+        + "\n"
+    )
 
 
 def history() -> str:
@@ -50,9 +66,12 @@ def test_past_the_cap_only_each_fields_last_write_is_kept_and_fight_detection_re
     kept.trim()
     kept.close()
     lines = log.read_text().splitlines()
-    assert latest(log) == before                             # every field's last write, at its time
+    assert latest(log) == before  # every field's last write, at its time
     assert [(json.loads(x)["object"]["name"], json.loads(x)["time"][14:16]) for x in lines] == [
-        ("b", "00"), ("a", "58"), ("a", "59")]               # a's gpu last written at :58, its cpu at :59
+        ("b", "00"),
+        ("a", "58"),
+        ("a", "59"),
+    ]  # a's gpu last written at :58, its cpu at :59
     assert log.stat().st_mode & 0o777 == 0o640
 
 
@@ -66,14 +85,15 @@ def test_a_log_under_its_cap_or_without_one_is_left_as_it_is(tmp_path: Path, max
     assert log.read_text() == history()
 
 
-def test_reconcile_apply_trims_the_log_before_its_own_lines_and_appends_them(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reconcile_apply_trims_the_log_before_its_own_lines_and_appends_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
     log = tmp_path / "audit.jsonl"
     log.write_text(history().replace('"cluster": "lab"', '"cluster": "prod-addon"'))
     for demo in demo_cluster(tmp_path):
         code, report, err = demo.reconcile_json("--apply", "--audit-log", log, "--audit-log-max-bytes", 1000)
-        assert code == 2 and report["apply"]["ok"], err   # the demo's findings remain
+        assert code == 2 and report["apply"]["ok"], err  # the demo's findings remain
     entries = [json.loads(x) for x in log.read_text().splitlines()]
     old = [e for e in entries if e["planId"] == "p"]
     assert [(e["object"]["name"], e["time"][14:16]) for e in old] == [("b", "00"), ("a", "58"), ("a", "59")]

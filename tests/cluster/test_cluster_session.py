@@ -39,8 +39,16 @@ def test_a_throttled_write_waits_as_long_as_the_server_asks_in_either_form(demo:
     """Retry-After is seconds or an HTTP-date (RFC 9110 §10.2.3); the writer used to read only the first and
     resend a throttled write within a fifth of a second."""
     arrived: list[float] = []
-    demo.server.inject_fault(Fault(PARENT + "$", method="PATCH", status=429, retry_after=2 if http_date else 1,
-                                   retry_after_date=http_date, before=lambda: arrived.append(time.monotonic())))
+    demo.server.inject_fault(
+        Fault(
+            PARENT + "$",
+            method="PATCH",
+            status=429,
+            retry_after=2 if http_date else 1,
+            retry_after_date=http_date,
+            before=lambda: arrived.append(time.monotonic()),
+        )
+    )
     session = session_at(demo.server.url)
     session.transport.request("PATCH", PARENT, {"spec": {"parentQueue": None}}, content_type=MERGE_PATCH)
     writes = [r.status for r in demo.server.requests if r.method == "PATCH"]
@@ -54,7 +62,7 @@ def test_a_session_opened_without_a_guard_sends_no_write(demo: Demo) -> None:
     session = ClusterSession(client.Configuration(host=demo.server.url))
     with pytest.raises(WriteRefused):
         session.transport.request("PATCH", PARENT, {"spec": {"parentQueue": None}}, content_type=MERGE_PATCH)
-    session.transport.request("GET", PARENT)   # reads need no guard
+    session.transport.request("GET", PARENT)  # reads need no guard
     assert [r.method for r in demo.server.requests] == ["GET"]
     session.close()
 
@@ -62,16 +70,23 @@ def test_a_session_opened_without_a_guard_sends_no_write(demo: Demo) -> None:
 def test_the_guard_holds_report_writes_to_the_tools_own_objects() -> None:
     collection = CLUSTER_POLICY_REPORT.collection_path()
     one = CLUSTER_POLICY_REPORT.object_path("kai-gitops-prod")
-    report = {"apiVersion": CLUSTER_POLICY_REPORT.api_version, "kind": CLUSTER_POLICY_REPORT.kind,
-              "metadata": {"name": "kai-gitops-prod", "labels": OURS}}
+    report = {
+        "apiVersion": CLUSTER_POLICY_REPORT.api_version,
+        "kind": CLUSTER_POLICY_REPORT.kind,
+        "metadata": {"name": "kai-gitops-prod", "labels": OURS},
+    }
     check_write("POST", collection, report, "application/json")
     check_write("PUT", one, report, "application/json")
     check_write("DELETE", one, {"preconditions": {"uid": "0a1b"}}, "application/json")
     theirs = {**report, "metadata": {"name": "kai-gitops-prod", "labels": {"app.kubernetes.io/managed-by": "kyverno"}}}
-    for method, path, body in [("POST", collection, theirs), ("PUT", one, theirs), ("DELETE", one, {}),
-                               ("DELETE", one, {"preconditions": {"resourceVersion": "7"}}),
-                               ("DELETE", PARENT, {"preconditions": {"uid": "0a1b"}}),
-                               ("PATCH", one, {"metadata": {"labels": OURS}})]:
+    for method, path, body in [
+        ("POST", collection, theirs),
+        ("PUT", one, theirs),
+        ("DELETE", one, {}),
+        ("DELETE", one, {"preconditions": {"resourceVersion": "7"}}),
+        ("DELETE", PARENT, {"preconditions": {"uid": "0a1b"}}),
+        ("PATCH", one, {"metadata": {"labels": OURS}}),
+    ]:
         with pytest.raises(WriteForbidden):
             check_write(method, path, body, MERGE_PATCH if method == "PATCH" else "application/json")
 
@@ -87,7 +102,8 @@ def test_failures_are_sorted_by_status() -> None:
 
 
 def test_a_reconcile_apply_with_policy_reports_resolves_the_cluster_once_and_guards_every_write(
-        demo: Demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Before the session the read, the identity, the writer, the first-seen times and the PolicyReports each
     loaded the kubeconfig (three times a run) and the reports bypassed the guard."""
     register_reports(demo.server, WG)
@@ -108,7 +124,7 @@ def test_a_reconcile_apply_with_policy_reports_resolves_the_cluster_once_and_gua
     monkeypatch.setattr(kubeconfig, "load_configuration", counting_load)
     monkeypatch.setattr("reconciler.reconcile.allowed_writes.check_write", counting_guard)
     code, out, err = demo.reconcile("--apply", "--report-to", "policyreport")
-    assert code == 2 and "Apply complete: 3 applied" in out, out + err   # the operator's items are left
+    assert code == 2 and "Apply complete: 3 applied" in out, out + err  # the operator's items are left
     assert len(loaded) == 1
     writes = [(r.method, r.path) for r in demo.server.requests if r.method != "GET"]
     assert sorted(guarded) == sorted(writes)

@@ -52,8 +52,7 @@ def prod(server: KubeTestServer) -> KubeTestServer:
 
 
 def extra_pods(n: int) -> list[Obj]:
-    return [DEMO._pod(f"fn-x-{i}", "nvcf-backend", "kai-scheduler", "Running", queue="default-queue")
-            for i in range(n)]
+    return [DEMO._pod(f"fn-x-{i}", "nvcf-backend", "kai-scheduler", "Running", queue="default-queue") for i in range(n)]
 
 
 def requests_to(server: KubeTestServer, path: str) -> list[Any]:
@@ -72,11 +71,13 @@ def test_healthy_cluster_reads_into_live_state(server: KubeTestServer, tmp_path:
     assert sorted(live.queues) == ["default-parent-queue", "default-queue", "research"]
     assert live.queues["default-queue"].parent == "default-parent-queue"
     assert [(r.name, r.namespace, r.chart_version) for r in live.releases] == [
-        ("kai-scheduler", "kai-scheduler", "v0.14.7")]
+        ("kai-scheduler", "kai-scheduler", "v0.14.7")
+    ]
     assert live.shard and live.shard["placementStrategy"] == {"gpu": "binpack", "cpu": "binpack"}
     assert live.nodes_total == 3 and live.schedule_labels == {"lab-gpu-1": "true", "lab-gpu-2": "true"}
     assert [p.name for p in live.nvcf_pods] == ["fn-a-0"] and [p.name for p in live.kai_pods] == [
-        "kai-scheduler-default-1"]
+        "kai-scheduler-default-1"
+    ]
     assert live.dto_capabilities == ["DynamicGPUDiscovery", "SelfHosted", "KAIScheduler"]
     assert [b.agent_status for b in live.backends] == ["healthy"]
     assert live.healthz and live.healthz.http_status == 200 and live.healthz.queue_component() == ("healthy", [])
@@ -93,21 +94,28 @@ def _broken(mutate: Callable[[dict[str, Obj]], None]) -> list[Obj]:
 def _set(queue: str, resource: str, **triple: float) -> Callable[[dict[str, Obj]], None]:
     def mutate(queues: dict[str, Obj]) -> None:
         queues[queue]["spec"]["resources"][resource].update(triple)
+
     return mutate
 
 
 BROKEN_CLUSTERS: dict[str, tuple[list[Obj] | None, str]] = {
     "missing-queue": (_broken(lambda q: q.pop("default-queue")), nvca.NOT_FOUND),
     "hierarchy": (_broken(lambda q: q["default-queue"]["spec"].pop("parentQueue")), nvca.HIERARCHY),
-    "cpu": (_broken(_set("default-parent-queue", "cpu", quota=0)),
-            "CPU resource violation for queue default-parent-queue: expected limit=-1, quota=-1, overQuotaWeight=1,"
-            " got limit=-1, quota=0, overQuotaWeight=1"),
-    "gpu": (_broken(_set("default-queue", "gpu", limit=1000000)),
-            "GPU resource violation for queue default-queue: expected limit=-1, quota=-1, overQuotaWeight=1,"
-            " got limit=1e+06, quota=-1, overQuotaWeight=1"),
-    "memory": (_broken(_set("default-queue", "memory", overQuotaWeight=0.5)),
-               "Memory resource violation for queue default-queue: expected limit=-1, quota=-1, overQuotaWeight=1,"
-               " got limit=-1, quota=-1, overQuotaWeight=0.5"),
+    "cpu": (
+        _broken(_set("default-parent-queue", "cpu", quota=0)),
+        "CPU resource violation for queue default-parent-queue: expected limit=-1, quota=-1, overQuotaWeight=1,"
+        " got limit=-1, quota=0, overQuotaWeight=1",
+    ),
+    "gpu": (
+        _broken(_set("default-queue", "gpu", limit=1000000)),
+        "GPU resource violation for queue default-queue: expected limit=-1, quota=-1, overQuotaWeight=1,"
+        " got limit=1e+06, quota=-1, overQuotaWeight=1",
+    ),
+    "memory": (
+        _broken(_set("default-queue", "memory", overQuotaWeight=0.5)),
+        "Memory resource violation for queue default-queue: expected limit=-1, quota=-1, overQuotaWeight=1,"
+        " got limit=-1, quota=-1, overQuotaWeight=0.5",
+    ),
     "not-installed": (None, nvca.NOT_INSTALLED),
 }
 
@@ -133,8 +141,10 @@ def test_unhealthy_nvca_answers_503_with_its_body(prod: KubeTestServer) -> None:
 
 def not_ready_nvca() -> list[Obj]:
     """NVCA installed (its Service exists) but no pod ready: no canned answer, so 503 "no endpoints"."""
-    return [*(i for i in lab_items() if i["kind"] != "NVCAHealthz"),
-            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nvca", "namespace": "nvca-system"}}]
+    return [
+        *(i for i in lab_items() if i["kind"] != "NVCAHealthz"),
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nvca", "namespace": "nvca-system"}},
+    ]
 
 
 def test_unreachable_nvca_is_reported_not_fatal(server: KubeTestServer) -> None:
@@ -164,14 +174,17 @@ def test_forbidden_healthz_proxy_is_fatal(prod: KubeTestServer) -> None:
     prod.inject_fault(Fault(r"/proxy/healthz$", status=403, times=-1))
     with pytest.raises(UserError) as caught:
         read_state(prod)
-    assert re.search(r"reading NVCA /healthz .*HTTP 403.*grant this identity `get` on services/proxy",
-                     caught.value.line())
+    assert re.search(
+        r"reading NVCA /healthz .*HTTP 403.*grant this identity `get` on services/proxy", caught.value.line()
+    )
 
 
 def test_second_kai_release_in_another_namespace(prod: KubeTestServer) -> None:
     live = read_state(prod)
     assert [(r.namespace, r.name, r.revision) for r in live.releases] == [
-        ("kai-scheduler", "kai-scheduler", 2), ("runai", "kai", 4)]
+        ("kai-scheduler", "kai-scheduler", 2),
+        ("runai", "kai", 4),
+    ]
     assert live.releases[1].values["global"]["registryPassword"] == "<redacted>"
 
 
@@ -191,13 +204,17 @@ def test_large_lists_are_paged_with_limit(prod: KubeTestServer) -> None:
 
 def test_server_side_selectors(prod: KubeTestServer) -> None:
     read_state(prod)
-    queries = {(r.path, tuple(sorted((k, v) for k, v in r.query.items() if k not in ("limit", "continue"))))
-               for r in prod.requests}
+    queries = {
+        (r.path, tuple(sorted((k, v) for k, v in r.query.items() if k not in ("limit", "continue"))))
+        for r in prod.requests
+    }
     assert ("/api/v1/pods", (("labelSelector", "icms-request-id"),)) in queries
     assert ("/api/v1/namespaces/nvcf-backend/pods", (("labelSelector", "!icms-request-id"),)) in queries
     assert ("/api/v1/namespaces", (("labelSelector", "nvca.nvcf.nvidia.io/workload-instance-type"),)) in queries
-    assert ("/api/v1/secrets", (("fieldSelector", "type=helm.sh/release.v1"), ("labelSelector", "owner=helm"))) \
-        in queries
+    assert (
+        "/api/v1/secrets",
+        (("fieldSelector", "type=helm.sh/release.v1"), ("labelSelector", "owner=helm")),
+    ) in queries
     assert ("/api/v1/events", (("fieldSelector", "involvedObject.kind=Pod,reason=Unschedulable"),)) in queries
     # Never a whole-cluster pod list, never a namespaced Secret read.
     assert not [r for r in prod.requests if r.path == "/api/v1/pods" and "labelSelector" not in r.query]
@@ -205,9 +222,17 @@ def test_server_side_selectors(prod: KubeTestServer) -> None:
 
 
 def test_events_only_for_pending_pods(prod: KubeTestServer) -> None:
-    prod.add(DEMO._obj("v1", "Event", "fn-llama-0.1", "nvcf-backend", reason="Unschedulable",
-                       involvedObject={"kind": "Pod", "namespace": "nvcf-backend", "name": "fn-llama-0"},
-                       message="old news about a running pod"))
+    prod.add(
+        DEMO._obj(
+            "v1",
+            "Event",
+            "fn-llama-0.1",
+            "nvcf-backend",
+            reason="Unschedulable",
+            involvedObject={"kind": "Pod", "namespace": "nvcf-backend", "name": "fn-llama-0"},
+            message="old news about a running pod",
+        )
+    )
     sink = Recorder()
     read_live(client_for(prod), sink)
     assert [e["involvedObject"]["name"] for e in sink.kinds("Event")] == ["fn-llama-1"]
@@ -276,8 +301,10 @@ def test_expired_continue_restarts_the_list(prod: KubeTestServer) -> None:
 FOREVER: dict[str, tuple[Fault, str]] = {
     "429": (Fault(PODS, status=429, retry_after=0, times=-1), "HTTP 429 (Too many requests"),
     "500": (Fault(PODS, status=500, times=-1), "HTTP 500 (Internal error occurred: injected fault) after 5 attempts"),
-    "503": (Fault(PODS, status=503, times=-1), "HTTP 503 (the server is currently unable to handle the request) "
-                                                "after 5 attempts in"),
+    "503": (
+        Fault(PODS, status=503, times=-1),
+        "HTTP 503 (the server is currently unable to handle the request) after 5 attempts in",
+    ),
     "timeout": (Fault(PODS, delay_s=1.0, times=-1), "read timed out after 5 attempts"),
     "reset": (Fault(PODS, reset=True, times=-1), "connection reset after 5 attempts"),
     "410": (Fault(PODS, expire_continue=True, times=-1), "HTTP 410"),
@@ -293,9 +320,10 @@ def test_fault_forever_fails_with_one_line(prod: KubeTestServer, case: str) -> N
     with pytest.raises(UserError) as caught:
         read_state(prod)
     line = caught.value.line()
-    shown = f" at {prod.url}" if case in ("reset", "timeout") else ""    # no answer: which server it was
-    assert "\n" not in line and line.startswith(f"reading pods from context test{shown} (GET /api/v1/pods?"
-                                                 "labelSelector=")
+    shown = f" at {prod.url}" if case in ("reset", "timeout") else ""  # no answer: which server it was
+    assert "\n" not in line and line.startswith(
+        f"reading pods from context test{shown} (GET /api/v1/pods?labelSelector="
+    )
     assert expected in line
     if case == "403":
         assert len(requests_to(prod, "/api/v1/pods")) == 1 and "grant this identity" in line  # never retried
@@ -333,10 +361,19 @@ def test_connection_refused_names_the_server_and_the_context_to_check(tmp_path: 
     server = "https://admin:hunter2@127.0.0.1:9/k8s/clusters/c-1?token=PLANTEDquery0123"
     kubeconfig = write_kubeconfig(tmp_path / "kc", {"staging": server}, current="staging")
     output = ["-o", tmp_path / "snap.yaml"] if command == "snapshot" else []
-    code, out, err = run_cli([command, *output, "--kubeconfig", kubeconfig],
-                             env={"KAI_GITOPS_KUBE_ATTEMPTS": "1", "KAI_GITOPS_LOG_FORMAT": "text"})
-    line = assert_one_line_error(code, out, err, "from context staging at https://127.0.0.1:9/k8s/clusters/c-1 (GET",
-                                 "connection refused", "kubectl config get-contexts", "--context")
+    code, out, err = run_cli(
+        [command, *output, "--kubeconfig", kubeconfig],
+        env={"KAI_GITOPS_KUBE_ATTEMPTS": "1", "KAI_GITOPS_LOG_FORMAT": "text"},
+    )
+    line = assert_one_line_error(
+        code,
+        out,
+        err,
+        "from context staging at https://127.0.0.1:9/k8s/clusters/c-1 (GET",
+        "connection refused",
+        "kubectl config get-contexts",
+        "--context",
+    )
     assert "hunter2" not in line and "admin" not in line and "PLANTED" not in line
 
 
@@ -354,8 +391,9 @@ def test_context_selection_between_two_clusters(tmp_path: Path) -> None:
     with KubeTestServer() as prod_server, KubeTestServer() as lab_server:
         serve(prod_server, prod_items())
         serve(lab_server, lab_items())
-        kubeconfig = str(write_kubeconfig(tmp_path / "kc", {"prod": prod_server.url, "lab": lab_server.url},
-                                          current="prod"))
+        kubeconfig = str(
+            write_kubeconfig(tmp_path / "kc", {"prod": prod_server.url, "lab": lab_server.url}, current="prod")
+        )
         assert "research" in cluster_reader(kubeconfig, "lab", settings=FAST)("prod").queues  # --context wins
         assert "research" not in cluster_reader(kubeconfig, None, settings=FAST)("prod").queues
         assert "research" in cluster_reader(kubeconfig, None, settings=FAST)("lab").queues  # repo's kubeContext
@@ -417,10 +455,18 @@ def findings(output: str) -> list[Obj]:
 
 
 @pytest.mark.parametrize("command", ["diff", "doctor"])
-@pytest.mark.parametrize(("cluster", "items", "context"), [("prod-addon", prod_items, "prod"),
-                                                           ("lab-standalone", lab_items, "lab")])
-def test_cli_live_read_equals_snapshot(command: str, cluster: str, items: Callable[[], list[Obj]], context: str,
-                                       server: KubeTestServer, gitops_repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("cluster", "items", "context"), [("prod-addon", prod_items, "prod"), ("lab-standalone", lab_items, "lab")]
+)
+def test_cli_live_read_equals_snapshot(
+    command: str,
+    cluster: str,
+    items: Callable[[], list[Obj]],
+    context: str,
+    server: KubeTestServer,
+    gitops_repo: Path,
+    tmp_path: Path,
+) -> None:
     from reconciler.sources.snapshot_writer import snapshot_command
 
     serve(server, items())
@@ -446,12 +492,16 @@ def test_cli_live_read_equals_snapshot(command: str, cluster: str, items: Callab
 def test_cli_failing_read_is_one_line_exit_1(prod: KubeTestServer, gitops_repo: Path, tmp_path: Path) -> None:
     kubeconfig = str(write_kubeconfig(tmp_path / "kc", {"prod": prod.url}))
     prod.inject_fault(Fault(PODS, status=503, times=-1))
-    result = run_cli(["diff", "--repo", str(gitops_repo), "--cluster", "prod-addon", "--kubeconfig", kubeconfig,
-                      "-o", "json"])
+    result = run_cli(
+        ["diff", "--repo", str(gitops_repo), "--cluster", "prod-addon", "--kubeconfig", kubeconfig, "-o", "json"]
+    )
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    assert re.match(r"kai-gitops: error: reading pods from context prod \(GET /api/v1/pods\?labelSelector="
-                    r"icms-request-id&limit=2\): HTTP 503 \(.*\) after 5 attempts in \d+\.\d s\n$", result.stderr)
+    assert re.match(
+        r"kai-gitops: error: reading pods from context prod \(GET /api/v1/pods\?labelSelector="
+        r"icms-request-id&limit=2\): HTTP 503 \(.*\) after 5 attempts in \d+\.\d s\n$",
+        result.stderr,
+    )
 
 
 def test_cli_unknown_context_is_one_line(prod: KubeTestServer, tmp_path: Path) -> None:
@@ -485,57 +535,116 @@ def test_progress_counts_and_display_lifecycle() -> None:
 
 
 def test_release_secret_pages_are_summarised(prod: KubeTestServer) -> None:
-    other = {"name": "gpu-operator", "namespace": "gpu-operator", "version": 1, "info": {"status": "deployed"},
-             "chart": {"metadata": {"name": "gpu-operator", "version": "v24.9.0"}},
-             "config": {"driver": {"licensingConfig": "x"}}, "manifest": "---\n"}
+    other = {
+        "name": "gpu-operator",
+        "namespace": "gpu-operator",
+        "version": 1,
+        "info": {"status": "deployed"},
+        "chart": {"metadata": {"name": "gpu-operator", "version": "v24.9.0"}},
+        "config": {"driver": {"licensingConfig": "x"}},
+        "manifest": "---\n",
+    }
     prod.add(encode_release_secret(other))
     sink = Recorder()
     read_live(client_for(prod), sink)
     assert not sink.kinds("Secret")
     assert sorted(s["metadata"]["name"] for s in sink.kinds("HelmReleaseSummary")) == [
-        "kai", "kai-scheduler", "kai-scheduler"]
+        "kai",
+        "kai-scheduler",
+        "kai-scheduler",
+    ]
 
 
 # -- kai-config and every SchedulingShard ----------------------------------------------------------------
 
 
 def _kai_config(spec: Obj, **meta: Any) -> Obj:
-    return {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config", **meta},
-            "spec": spec, "status": {"conditions": [
-                {"type": "Available", "status": "False", "reason": "available",
-                 "message": "Binder: not available; token=ghp_abcdefghijklmnopqrstuvwxyz0123456789"}]}}
+    return {
+        "apiVersion": "kai.scheduler/v1",
+        "kind": "Config",
+        "metadata": {"name": "kai-config", **meta},
+        "spec": spec,
+        "status": {
+            "conditions": [
+                {
+                    "type": "Available",
+                    "status": "False",
+                    "reason": "available",
+                    "message": "Binder: not available; token=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                }
+            ]
+        },
+    }
 
 
 def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestServer, tmp_path: Path) -> None:
     from reconciler.sources.snapshot import read_snapshot
     from reconciler.sources.snapshot_writer import SnapshotWriter
 
-    extra_shards = [{"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard", "metadata": {"name": name},
-                     "spec": {"partitionLabelValue": name}} for name in ("team-a", "team-b")]
+    extra_shards = [
+        {
+            "apiVersion": "kai.scheduler/v1",
+            "kind": "SchedulingShard",
+            "metadata": {"name": name},
+            "spec": {"partitionLabelValue": name},
+        }
+        for name in ("team-a", "team-b")
+    ]
     operands = [
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
-            "name": "binder", "namespace": "kai-scheduler",
-            "ownerReferences": [{"kind": "Config", "name": "kai-config", "uid": "u-1", "controller": True}]},
-         "spec": {"replicas": 2, "template": {}}, "status": {"updatedReplicas": 2, "availableReplicas": 1}},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {
-            "name": "scheduler", "namespace": "kai-scheduler", "creationTimestamp": "2026-10-01T09:00:00Z"}},
-        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "kai-config-deployer",
-                                                               "namespace": "kai-scheduler"},
-         "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}},
-        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "kai-scheduler",
-                                                                              "namespace": "kai-scheduler"},
-         "spec": {"holderIdentity": "kai-scheduler-default-1", "leaseDurationSeconds": 15,
-                  "renewTime": "2026-10-01T08:00:00.000000Z"}}]
-    serve(server, [*[i for i in lab_items() if i["kind"] != "Config"], *operands,
-                   _kai_config({"admission": {"gpuSharing": True}}), *extra_shards,
-                   {**_kai_config({}), "metadata": {"name": "not-the-singleton"}}])
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "binder",
+                "namespace": "kai-scheduler",
+                "ownerReferences": [{"kind": "Config", "name": "kai-config", "uid": "u-1", "controller": True}],
+            },
+            "spec": {"replicas": 2, "template": {}},
+            "status": {"updatedReplicas": 2, "availableReplicas": 1},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {
+                "name": "scheduler",
+                "namespace": "kai-scheduler",
+                "creationTimestamp": "2026-10-01T09:00:00Z",
+            },
+        },
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "kai-config-deployer", "namespace": "kai-scheduler"},
+            "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]},
+        },
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "kai-scheduler", "namespace": "kai-scheduler"},
+            "spec": {
+                "holderIdentity": "kai-scheduler-default-1",
+                "leaseDurationSeconds": 15,
+                "renewTime": "2026-10-01T08:00:00.000000Z",
+            },
+        },
+    ]
+    serve(
+        server,
+        [
+            *[i for i in lab_items() if i["kind"] != "Config"],
+            *operands,
+            _kai_config({"admission": {"gpuSharing": True}}),
+            *extra_shards,
+            {**_kai_config({}), "metadata": {"name": "not-the-singleton"}},
+        ],
+    )
     live = read_state(server)
     assert live.kai_config_read and live.kai_config is not None
     assert live.kai_config.spec == {"admission": {"gpuSharing": True}} and live.kai_config.uid
-    assert "ghp_" not in str(live.kai_config.conditions)    # the operator's messages are free text
+    assert "ghp_" not in str(live.kai_config.conditions)  # the operator's messages are free text
     assert sorted(live.shards) == ["default", "team-a", "team-b"]
     assert live.shards["team-a"].spec == {"partitionLabelValue": "team-a"}
-    assert requests_to(server, "/apis/kai.scheduler/v1/schedulingshards")        # one paged list
+    assert requests_to(server, "/apis/kai.scheduler/v1/schedulingshards")  # one paged list
     assert not requests_to(server, "/apis/kai.scheduler/v1/schedulingshards/default")
     # the snapshot written from the same read gives the same objects back
     path = tmp_path / "snap.yaml"
@@ -546,12 +655,16 @@ def test_kai_config_and_every_shard_are_read_and_snapshotted(server: KubeTestSer
     assert again.kai_config == live.kai_config and again.shards == live.shards and again.kai_config_read
     # what the operator deployed, in kai-scheduler
     assert [(o.name, o.owners, o.replicas, o.updated, o.available) for o in live.operands] == [
-        ("binder", (("Config", "kai-config", "u-1"),), 2, 2, 1)]
+        ("binder", (("Config", "kai-config", "u-1"),), 2, 2, 1)
+    ]
     assert live.service_accounts == {"scheduler": "2026-10-01T09:00:00Z"}
     assert live.deployer_job_failed == "BackoffLimitExceeded"
     assert live.scheduler_lease is not None and live.scheduler_lease[1] == 15
     assert (again.operands, again.service_accounts, again.deployer_job_failed) == (
-        live.operands, live.service_accounts, live.deployer_job_failed)
+        live.operands,
+        live.service_accounts,
+        live.deployer_job_failed,
+    )
     assert again.scheduler_lease is not None and again.scheduler_lease[1] == 15
 
 
@@ -561,17 +674,32 @@ def test_a_missing_kai_config_is_read_as_missing_not_unread(server: KubeTestServ
     assert live.kai_config is None and live.kai_config_read
     with KubeTestServer() as bare:
         serve(bare, lab_items(), kai_installed=False)
-        assert not read_state(bare).kai_config_read       # Config kind not served: nothing to say
+        assert not read_state(bare).kai_config_read  # Config kind not served: nothing to say
 
 
-def test_kai_pods_keep_when_each_restarted_container_last_ended_and_other_pods_do_not(
-        server: KubeTestServer) -> None:
+def test_kai_pods_keep_when_each_restarted_container_last_ended_and_other_pods_do_not(server: KubeTestServer) -> None:
     """KAI-O-008 reads the scheduler's restarts; the cluster's other pods (50,000 of them) stay as small as before."""
-    restarted = {"containerStatuses": [
-        {"name": "scheduler", "restartCount": 2, "image": "x", "imageID": "sha256:1", "ready": True,
-         "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "message": "401 Unauthorized",
-                                      "startedAt": "2026-10-01T08:00:00Z", "finishedAt": "2026-10-01T09:00:07Z"}}},
-        {"name": "sidecar", "restartCount": 0, "lastState": {}}]}
+    restarted = {
+        "containerStatuses": [
+            {
+                "name": "scheduler",
+                "restartCount": 2,
+                "image": "x",
+                "imageID": "sha256:1",
+                "ready": True,
+                "lastState": {
+                    "terminated": {
+                        "exitCode": 1,
+                        "reason": "Error",
+                        "message": "401 Unauthorized",
+                        "startedAt": "2026-10-01T08:00:00Z",
+                        "finishedAt": "2026-10-01T09:00:07Z",
+                    }
+                },
+            },
+            {"name": "sidecar", "restartCount": 0, "lastState": {}},
+        ]
+    }
     items = lab_items()
     for pod in (i for i in items if i["kind"] == "Pod"):
         pod["status"] |= copy.deepcopy(restarted)

@@ -26,18 +26,26 @@ def server() -> Iterator[KubeTestServer]:
 
 
 def kubeconfig(path: Path, url: str, token: str) -> Path:
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "prod",
-        "clusters": [{"name": "prod", "cluster": {"server": url}}],
-        "contexts": [{"name": "prod", "context": {"cluster": "prod", "user": "ci-bot"}}],
-        "users": [{"name": "ci-bot", "user": {"token": token}}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "prod",
+                "clusters": [{"name": "prod", "cluster": {"server": url}}],
+                "contexts": [{"name": "prod", "context": {"cluster": "prod", "user": "ci-bot"}}],
+                "users": [{"name": "ci-bot", "user": {"token": token}}],
+            }
+        )
+    )
     return path
 
 
 @pytest.mark.parametrize("token", [f"{TOKEN}\n", f"  {TOKEN}\r\n", f"\t{TOKEN} "], ids=["newline", "crlf", "blanks"])
 @pytest.mark.parametrize("log_format", ["text", "json"])
-def test_surrounding_white_space_is_trimmed(server: KubeTestServer, tmp_path: Path, token: str,
-                                            log_format: str) -> None:
+def test_surrounding_white_space_is_trimmed(
+    server: KubeTestServer, tmp_path: Path, token: str, log_format: str
+) -> None:
     config = kubeconfig(tmp_path / "kubeconfig", server.url, token)
     code, out, err = run_cli(["doctor", "--kubeconfig", config, "--log-format", log_format])
     assert code in (0, 2), err
@@ -45,11 +53,15 @@ def test_surrounding_white_space_is_trimmed(server: KubeTestServer, tmp_path: Pa
     assert TOKEN not in out + err
 
 
-@pytest.mark.parametrize("token", [TOKEN.replace(".", "\n", 1), TOKEN.replace(".", " ", 1), "\n", f"{TOKEN}\x00"],
-                         ids=["inner-newline", "inner-space", "only-white-space", "nul"])
+@pytest.mark.parametrize(
+    "token",
+    [TOKEN.replace(".", "\n", 1), TOKEN.replace(".", " ", 1), "\n", f"{TOKEN}\x00"],
+    ids=["inner-newline", "inner-space", "only-white-space", "nul"],
+)
 @pytest.mark.parametrize("log_format", ["text", "json"])
-def test_a_broken_token_is_one_line_naming_the_user(server: KubeTestServer, tmp_path: Path, token: str,
-                                                    log_format: str) -> None:
+def test_a_broken_token_is_one_line_naming_the_user(
+    server: KubeTestServer, tmp_path: Path, token: str, log_format: str
+) -> None:
     config = kubeconfig(tmp_path / "kubeconfig", server.url, token)
     code, out, err = run_cli(["doctor", "--kubeconfig", config, "--log-format", log_format])
     if log_format == "text":
@@ -62,11 +74,10 @@ def test_a_broken_token_is_one_line_naming_the_user(server: KubeTestServer, tmp_
 
 def test_a_refreshed_token_is_trimmed_too(tmp_path: Path) -> None:
     """Exec plugins and a rotated service account token set the token again on each refresh."""
-    configuration, _label = load_configuration(str(kubeconfig(tmp_path / "kc", "http://127.0.0.1:9", TOKEN)),
-                                               None)
+    configuration, _label = load_configuration(str(kubeconfig(tmp_path / "kc", "http://127.0.0.1:9", TOKEN)), None)
     tokens = iter([f"{TOKEN}-2\n", f"{TOKEN}-3\n"])
 
-    def client_refresh(conf: object) -> None:   # what the client's hook does: set the token, install itself
+    def client_refresh(conf: object) -> None:  # what the client's hook does: set the token, install itself
         configuration.api_key["BearerToken"] = f"Bearer {next(tokens)}"
         configuration.refresh_api_key_hook = client_refresh
 

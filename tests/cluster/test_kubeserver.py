@@ -106,9 +106,7 @@ def test_core_discovery(api: client.ApiClient) -> None:
     assert groups == {"apiextensions.k8s.io", "coordination.k8s.io", "events.k8s.io", "apps", "batch"}
 
 
-def test_custom_kind_is_not_served_until_registered(
-    server: KubeTestServer, http: urllib3.PoolManager
-) -> None:
+def test_custom_kind_is_not_served_until_registered(server: KubeTestServer, http: urllib3.PoolManager) -> None:
     # no handler serves the group: a plain-text 404, as on the real server (not a Status)
     response = http.request("GET", f"{server.url}/apis/scheduling.run.ai/v2")
     assert (response.status, response.data) == (404, b"404 page not found\n")
@@ -159,8 +157,12 @@ def test_unknown_resource_is_404_status(server: KubeTestServer, http: urllib3.Po
         assert (status, body["status"], body["reason"]) == (404, "Failure", "NotFound"), path
     # below /apis, a group nobody serves (or a custom resource group's unknown path) has no handler at all
     server.register_kai_and_nvca_kinds()
-    for path in ("/apis/nope.example.com/v1", "/apis/scheduling.run.ai/v9", "/apis/scheduling.run.ai/v2/widgets",
-                 "/apis/scheduling.run.ai/v2/namespaces/x/queues"):
+    for path in (
+        "/apis/nope.example.com/v1",
+        "/apis/scheduling.run.ai/v9",
+        "/apis/scheduling.run.ai/v2/widgets",
+        "/apis/scheduling.run.ai/v2/namespaces/x/queues",
+    ):
         response = http.request("GET", server.url + path)
         assert (response.status, response.data) == (404, b"404 page not found\n"), path
 
@@ -270,16 +272,12 @@ def test_secret_and_event_field_selectors(core: client.CoreV1Api) -> None:
 @pytest.mark.usefixtures("pods_and_friends")
 def test_unsupported_field_selector_is_400(core: client.CoreV1Api, custom: client.CustomObjectsApi) -> None:
     with pytest.raises(ApiException) as raised:
-        core.list_secret_for_all_namespaces(
-            field_selector="spec.nodeName=n1"
-        )  # a Pod field, not a Secret one
+        core.list_secret_for_all_namespaces(field_selector="spec.nodeName=n1")  # a Pod field, not a Secret one
     assert raised.value.status == 400
     assert status_of(raised.value)["message"] == "field label not supported: spec.nodeName"
     with pytest.raises(ApiException) as raised:
         custom.list_cluster_custom_object(*QUEUE, field_selector="spec.priority=1")
-    assert (
-        raised.value.status == 400 and "is not a known field selector" in status_of(raised.value)["message"]
-    )
+    assert raised.value.status == 400 and "is not a known field selector" in status_of(raised.value)["message"]
 
 
 def test_get_has_type_but_list_items_do_not(server: KubeTestServer, http: urllib3.PoolManager) -> None:
@@ -313,9 +311,7 @@ def test_raw_reads_with_preload_content_false(server: KubeTestServer, core: clie
     assert response.headers["Content-Type"] == "application/json"
 
 
-def test_raw_urllib3_uses_one_keep_alive_connection(
-    server: KubeTestServer, http: urllib3.PoolManager
-) -> None:
+def test_raw_urllib3_uses_one_keep_alive_connection(server: KubeTestServer, http: urllib3.PoolManager) -> None:
     server.add(node("n1"))
     for _ in range(5):
         assert get_json(http, f"{server.url}/api/v1/nodes/n1")[0] == 200
@@ -360,9 +356,7 @@ def test_large_list_pages_stay_consistent(server: KubeTestServer, http: urllib3.
     server.add_many(pod(f"p{i:05d}", f"ns{i % 7}") for i in range(3000))
     seen, token, pages = [], "", 0
     while True:
-        _, body = get_json(
-            http, f"{server.url}/api/v1/pods", limit="250", **({"continue": token} if token else {})
-        )
+        _, body = get_json(http, f"{server.url}/api/v1/pods", limit="250", **({"continue": token} if token else {}))
         seen += [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in body["items"]]
         pages += 1
         token = body["metadata"].get("continue", "")
@@ -393,9 +387,7 @@ def test_expired_continue_token_is_410() -> None:
     assert status["message"].startswith("The provided continue parameter is too old to display a consistent")
 
 
-def test_expire_continue_fault_hits_only_continued_lists(
-    server: KubeTestServer, core: client.CoreV1Api
-) -> None:
+def test_expire_continue_fault_hits_only_continued_lists(server: KubeTestServer, core: client.CoreV1Api) -> None:
     server.add_many(node(f"n{i}") for i in range(4))
     server.inject_fault(Fault(path_regex=r"^/api/v1/nodes$", expire_continue=True))
     token = core.list_node(limit=2).metadata._continue  # no continue parameter: unaffected
@@ -424,9 +416,7 @@ def config_map(name: str, namespace: str = "kai-system", **data: str) -> dict[st
 
 
 def test_create_is_201_then_409_already_exists(server: KubeTestServer, core: client.CoreV1Api) -> None:
-    created, code, _ = core.create_namespaced_config_map_with_http_info(
-        "kai-system", config_map("cfg", a="1")
-    )
+    created, code, _ = core.create_namespaced_config_map_with_http_info("kai-system", config_map("cfg", a="1"))
     assert code == 201
     assert created.metadata.uid and created.metadata.resource_version
     with pytest.raises(ApiException) as raised:
@@ -483,9 +473,7 @@ def test_merge_patch_on_custom_object(server: KubeTestServer, custom: client.Cus
     assert server.get_object("scheduling.run.ai/v2", "Queue", "q") == after
 
 
-def test_metadata_only_patch_keeps_generation(
-    server: KubeTestServer, custom: client.CustomObjectsApi
-) -> None:
+def test_metadata_only_patch_keeps_generation(server: KubeTestServer, custom: client.CustomObjectsApi) -> None:
     server.add(queue("q", priority=1))
     after = custom.patch_cluster_custom_object(*QUEUE, "q", {"metadata": {"annotations": {"x": "y"}}})
     assert after["metadata"]["generation"] == 1
@@ -511,9 +499,7 @@ def test_json_patch(server: KubeTestServer, core: client.CoreV1Api) -> None:
     assert server.get_object("v1", "ConfigMap", "cfg", "kai-system")["data"] == {"a": "10"}  # all-or-nothing
 
 
-def test_strategic_merge_patch(
-    server: KubeTestServer, core: client.CoreV1Api, custom: client.CustomObjectsApi
-) -> None:
+def test_strategic_merge_patch(server: KubeTestServer, core: client.CoreV1Api, custom: client.CustomObjectsApi) -> None:
     server.add(config_map("cfg", a="1"))
     # A dict body makes the client send strategic-merge-patch+json; built-in kinds accept it.
     assert core.patch_namespaced_config_map("cfg", "kai-system", {"data": {"b": "2"}}).data == {
@@ -530,13 +516,9 @@ def test_strategic_merge_patch(
 
 def test_server_side_apply(server: KubeTestServer, core: client.CoreV1Api, http: urllib3.PoolManager) -> None:
     url = f"{server.url}/api/v1/namespaces/kai-system/configmaps/cfg"
-    yaml_body = (
-        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: kai-system\ndata:\n  a: '1'\n"
-    )
+    yaml_body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: kai-system\ndata:\n  a: '1'\n"
     headers = {"Content-Type": "application/apply-patch+yaml"}
-    created = http.request(
-        "PATCH", url + "?fieldManager=kai-gitops&force=true", body=yaml_body, headers=headers
-    )
+    created = http.request("PATCH", url + "?fieldManager=kai-gitops&force=true", body=yaml_body, headers=headers)
     assert created.status == 201
     applied = core.patch_namespaced_config_map(
         "cfg",
@@ -581,17 +563,11 @@ def test_put_with_stale_resource_version_is_409(server: KubeTestServer, core: cl
     )
 
 
-def test_patch_with_stale_resource_version_is_409(
-    server: KubeTestServer, custom: client.CustomObjectsApi
-) -> None:
+def test_patch_with_stale_resource_version_is_409(server: KubeTestServer, custom: client.CustomObjectsApi) -> None:
     rv = server.add(queue("q", priority=1))["metadata"]["resourceVersion"]
-    custom.patch_cluster_custom_object(
-        *QUEUE, "q", {"metadata": {"resourceVersion": rv}, "spec": {"priority": 2}}
-    )
+    custom.patch_cluster_custom_object(*QUEUE, "q", {"metadata": {"resourceVersion": rv}, "spec": {"priority": 2}})
     with pytest.raises(ApiException) as raised:
-        custom.patch_cluster_custom_object(
-            *QUEUE, "q", {"metadata": {"resourceVersion": rv}, "spec": {"x": 1}}
-        )
+        custom.patch_cluster_custom_object(*QUEUE, "q", {"metadata": {"resourceVersion": rv}, "spec": {"x": 1}})
     assert raised.value.status == 409
     assert status_of(raised.value)["message"].startswith(
         'Operation cannot be fulfilled on queues.scheduling.run.ai "q": the object has been modified'
@@ -601,9 +577,7 @@ def test_patch_with_stale_resource_version_is_409(
 def test_delete_answers_status_and_removes(server: KubeTestServer, core: client.CoreV1Api) -> None:
     server.add(config_map("cfg"))
     status = core.delete_namespaced_config_map("cfg", "kai-system")
-    assert (
-        status["status"] == "Success" and status["details"]["name"] == "cfg"
-    )  # delete responses are untyped
+    assert status["status"] == "Success" and status["details"]["name"] == "cfg"  # delete responses are untyped
     with pytest.raises(ApiException) as raised:
         core.read_namespaced_config_map("cfg", "kai-system")
     assert raised.value.status == 404
@@ -639,12 +613,12 @@ def test_add_fills_metadata_and_returns_copies(server: KubeTestServer) -> None:
 def test_healthz_proxy(server: KubeTestServer, core: client.CoreV1Api) -> None:
     with pytest.raises(ApiException) as raised:
         core.connect_get_namespaced_service_proxy_with_path("nvca:8000", "nvca-system", "healthz")
-    assert raised.value.status == 404   # no Service at all
+    assert raised.value.status == 404  # no Service at all
     assert status_of(raised.value)["message"] == 'services "nvca" not found'
     server.add({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nvca", "namespace": "nvca-system"}})
     with pytest.raises(ApiException) as raised:
         core.connect_get_namespaced_service_proxy_with_path("nvca:8000", "nvca-system", "healthz")
-    assert raised.value.status == 503   # a Service whose pods are not ready
+    assert raised.value.status == 503  # a Service whose pods are not ready
     assert status_of(raised.value)["message"] == 'no endpoints available for service "nvca"'
     server.set_healthz(200, {"status": "ok"})
     raw = core.connect_get_namespaced_service_proxy_with_path(
@@ -728,9 +702,7 @@ def test_reset_fault_is_a_connection_error(server: KubeTestServer) -> None:
     assert core.list_node().items == []
 
 
-def test_default_client_gives_up_after_repeated_resets(
-    server: KubeTestServer, core: client.CoreV1Api
-) -> None:
+def test_default_client_gives_up_after_repeated_resets(server: KubeTestServer, core: client.CoreV1Api) -> None:
     server.inject_fault(Fault(path_regex=r"/nodes", reset=True, times=-1))
     with pytest.raises(urllib3.exceptions.MaxRetryError):
         core.list_node()
@@ -741,9 +713,7 @@ def test_default_client_gives_up_after_repeated_resets(
 
 
 def test_custom_object_lists(server: KubeTestServer, custom: client.CustomObjectsApi) -> None:
-    server.add_many(
-        queue(f"q{i}") | {"metadata": {"name": f"q{i}", "labels": {"tier": str(i % 2)}}} for i in range(5)
-    )
+    server.add_many(queue(f"q{i}") | {"metadata": {"name": f"q{i}", "labels": {"tier": str(i % 2)}}} for i in range(5))
     first = custom.list_cluster_custom_object(*QUEUE, label_selector="tier=0", limit=2)
     assert [q["metadata"]["name"] for q in first["items"]] == ["q0", "q2"]
     rest = custom.list_cluster_custom_object(

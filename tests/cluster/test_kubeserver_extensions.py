@@ -32,7 +32,7 @@ def test_a_lease_update_with_a_stale_resource_version_is_a_conflict(server: Kube
     first = api.read_namespaced_lease("l", "ns")
     first.spec.holder_identity = "b"
     api.replace_namespaced_lease("l", "ns", first)
-    created.spec.holder_identity = "c"   # still carries the old resourceVersion
+    created.spec.holder_identity = "c"  # still carries the old resourceVersion
     with pytest.raises(ApiException) as caught:
         api.replace_namespaced_lease("l", "ns", created)
     assert caught.value.status == 409
@@ -42,12 +42,24 @@ def test_a_lease_update_with_a_stale_resource_version_is_a_conflict(server: Kube
 def test_events_k8s_io_events_are_served(server: KubeTestServer) -> None:
     # Created over raw HTTP: the official client re-renders a MicroTime without its fraction when it is zero,
     # which the real server (and so this one) refuses with a 400.
-    event = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"generateName": "n1-"}, "reason": "X",
-             "note": "y", "eventTime": "2026-12-01T00:00:00.000000Z", "action": "A", "type": "Normal",
-             "reportingController": "c", "reportingInstance": "i"}
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"generateName": "n1-"},
+        "reason": "X",
+        "note": "y",
+        "eventTime": "2026-12-01T00:00:00.000000Z",
+        "action": "A",
+        "type": "Normal",
+        "reportingController": "c",
+        "reportingInstance": "i",
+    }
     created = urllib3.PoolManager(retries=False).request(
-        "POST", f"{server.url}/apis/events.k8s.io/v1/namespaces/default/events", body=json.dumps(event).encode(),
-        headers={"Content-Type": "application/json"})
+        "POST",
+        f"{server.url}/apis/events.k8s.io/v1/namespaces/default/events",
+        body=json.dumps(event).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     assert created.status == 201, created.data
     api = client.EventsV1Api(client.ApiClient(client.Configuration(host=server.url)))
     assert [e.reason for e in api.list_namespaced_event("default").items] == ["X"]
@@ -62,8 +74,9 @@ def test_fault_after_lets_the_first_matching_requests_through(server: KubeTestSe
 
 def test_a_proxy_handler_answers_from_the_current_objects(server: KubeTestServer) -> None:
     http = urllib3.PoolManager(retries=False)
-    server.set_proxy_handler("nvca-system", "nvca", 8000, "healthz",
-                             lambda: (200, {"nodes": len(server.list_objects("v1", "Node"))}))
+    server.set_proxy_handler(
+        "nvca-system", "nvca", 8000, "healthz", lambda: (200, {"nodes": len(server.list_objects("v1", "Node"))})
+    )
     url = f"{server.url}/api/v1/namespaces/nvca-system/services/nvca:8000/proxy/healthz"
     assert json.loads(http.request("GET", url).data) == {"nodes": 0}
     server.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
@@ -72,9 +85,20 @@ def test_a_proxy_handler_answers_from_the_current_objects(server: KubeTestServer
 
 def test_standalone_mode_serves_a_snapshot_until_terminated(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.kubeserver", "--snapshot",
-                             str(DEMO_SNAPSHOTS / "prod-addon.yaml"), "--kubeconfig-out", str(kubeconfig)],
-                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.support.kubeserver",
+            "--snapshot",
+            str(DEMO_SNAPSHOTS / "prod-addon.yaml"),
+            "--kubeconfig-out",
+            str(kubeconfig),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         ready = proc.stdout.readline()

@@ -34,7 +34,7 @@ def prod(tmp_path: Path) -> Any:
 def comparable(live: LiveState) -> Obj:
     data = dataclasses.asdict(live)
     data.pop("source")
-    data.pop("from_snapshot"), data.pop("captured_at")   # what a snapshot knows of itself, a cluster read not
+    data.pop("from_snapshot"), data.pop("captured_at")  # what a snapshot knows of itself, a cluster read not
     for pod in data["nvcf_pods"] + data["kai_pods"]:
         pod.pop("age_s")  # measured from "now", which moves between two reads
     return data
@@ -65,15 +65,38 @@ def test_snapshot_reads_back_as_the_same_live_state(tmp_path: Path, suffix: str,
 
 def test_secrets_never_reach_the_snapshot(prod: Any, tmp_path: Path) -> None:
     server, kubeconfig = prod
-    release = {"name": "kai-scheduler", "namespace": "kai-scheduler", "version": 3, "info": {"status": "deployed"},
-               "chart": {"metadata": {"name": "kai-scheduler", "version": "v0.16.7"}},
-               "config": {"global": {"registry": "r.example.com", "password": SECRET_VALUE}},
-               "manifest": f"# rendered with token {SECRET_VALUE}\n"}
-    other = {**release, "name": "vault", "namespace": "vault", "version": 1,
-             "chart": {"metadata": {"name": "vault", "version": "0.28.0"}}, "config": {"unsealKey": SECRET_VALUE}}
-    server.add_many([encode_release_secret(release), encode_release_secret(other),
-                     DEMO._obj("v1", "Secret", "app-creds", "nvcf-backend", type="Opaque",
-                               metadata={"labels": {"owner": "helm"}}, data={"token": OPAQUE_VALUE})])
+    release = {
+        "name": "kai-scheduler",
+        "namespace": "kai-scheduler",
+        "version": 3,
+        "info": {"status": "deployed"},
+        "chart": {"metadata": {"name": "kai-scheduler", "version": "v0.16.7"}},
+        "config": {"global": {"registry": "r.example.com", "password": SECRET_VALUE}},
+        "manifest": f"# rendered with token {SECRET_VALUE}\n",
+    }
+    other = {
+        **release,
+        "name": "vault",
+        "namespace": "vault",
+        "version": 1,
+        "chart": {"metadata": {"name": "vault", "version": "0.28.0"}},
+        "config": {"unsealKey": SECRET_VALUE},
+    }
+    server.add_many(
+        [
+            encode_release_secret(release),
+            encode_release_secret(other),
+            DEMO._obj(
+                "v1",
+                "Secret",
+                "app-creds",
+                "nvcf-backend",
+                type="Opaque",
+                metadata={"labels": {"owner": "helm"}},
+                data={"token": OPAQUE_VALUE},
+            ),
+        ]
+    )
     for target in (tmp_path / "s.yaml", tmp_path / "s.json"):
         snapshot_command(str(target), kubeconfig, None, settings=FAST)
         text = target.read_text()
@@ -83,7 +106,9 @@ def test_secrets_never_reach_the_snapshot(prod: Any, tmp_path: Path) -> None:
         assert "vault" not in text  # other charts' releases are not KAI's business
     live = read_snapshot(str(tmp_path / "s.json"))
     assert [(r.namespace, r.name, r.revision) for r in live.releases] == [
-        ("kai-scheduler", "kai-scheduler", 3), ("runai", "kai", 4)]
+        ("kai-scheduler", "kai-scheduler", 3),
+        ("runai", "kai", 4),
+    ]
     assert live.releases[0].values["global"]["password"] == "<redacted>"
 
 
@@ -121,13 +146,48 @@ def test_output_path_errors(prod: Any, tmp_path: Path) -> None:
 
 def test_yaml_strings_read_back_as_strings(tmp_path: Path) -> None:
     """Label values like `yes`, `0o17` or a timestamp must not come back as booleans, numbers or dates."""
-    tricky = ["yes", "No", "on", "y", "N", "true", "null", "~", "", "0o17", "0x1F", "1e3", "1_000", ".5", "-1",
-              "2026-10-01", "2026-10-01T08:00:00Z", "a: b", "- x", "#c", "trailing ", " leading", "tab\there",
-              "multi\nline\n", "multi\nno newline", "ünïcode", "*alias", "&anchor", "!tag", "%x", "@x", "`x",
-              "plain-word", "kai.scheduler/queue"]
-    obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {str(i): v for i, v in
-                                                                                    enumerate(tricky)}},
-           "numbers": {"int": 3, "float": 0.5, "neg": -1, "big": 1e6, "bool": True, "none": None}}
+    tricky = [
+        "yes",
+        "No",
+        "on",
+        "y",
+        "N",
+        "true",
+        "null",
+        "~",
+        "",
+        "0o17",
+        "0x1F",
+        "1e3",
+        "1_000",
+        ".5",
+        "-1",
+        "2026-10-01",
+        "2026-10-01T08:00:00Z",
+        "a: b",
+        "- x",
+        "#c",
+        "trailing ",
+        " leading",
+        "tab\there",
+        "multi\nline\n",
+        "multi\nno newline",
+        "ünïcode",
+        "*alias",
+        "&anchor",
+        "!tag",
+        "%x",
+        "@x",
+        "`x",
+        "plain-word",
+        "kai.scheduler/queue",
+    ]
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n", "labels": {str(i): v for i, v in enumerate(tricky)}},
+        "numbers": {"int": 3, "float": 0.5, "neg": -1, "big": 1e6, "bool": True, "none": None},
+    }
     target = tmp_path / "t.yaml"
     with SnapshotWriter(str(target)) as writer:
         writer.add(obj)
@@ -164,16 +224,20 @@ def test_undecodable_release_reaches_live_state(prod: Any) -> None:
     broken["data"]["release"] = "bm90IGEgcmVsZWFzZQ=="
     server.add(broken)
     live = read_state(server)
-    assert live.release_errors == ["Secret/kai-scheduler/sh.helm.release.v1.kai-scheduler.v9: data.release is not "
-                                   "a Helm release (Error)"]
+    assert live.release_errors == [
+        "Secret/kai-scheduler/sh.helm.release.v1.kai-scheduler.v9: data.release is not a Helm release (Error)"
+    ]
 
 
 def test_snapshot_keeps_only_the_gates_of_the_cluster_dto(prod: Any, tmp_path: Path) -> None:
     server, kubeconfig = prod
-    dto = ('clusterName: "prod"\noAuthClientId: "client-7f3a"\nicmsConfig:\n  tokenURL: "https://sso/x"\n'
-           f'agent:\n  natsPassword: "{SECRET_VALUE}"\ncapabilities: ["SelfHosted", "KAIScheduler"]\n')
-    server.add(DEMO._obj("v1", "ConfigMap", "nvcfbackend-self-managed", "nvca-operator",
-                         data={"cluster-dto.yaml": dto}))
+    dto = (
+        'clusterName: "prod"\noAuthClientId: "client-7f3a"\nicmsConfig:\n  tokenURL: "https://sso/x"\n'
+        f'agent:\n  natsPassword: "{SECRET_VALUE}"\ncapabilities: ["SelfHosted", "KAIScheduler"]\n'
+    )
+    server.add(
+        DEMO._obj("v1", "ConfigMap", "nvcfbackend-self-managed", "nvca-operator", data={"cluster-dto.yaml": dto})
+    )
     target = tmp_path / "s.yaml"
     snapshot_command(str(target), kubeconfig, None, settings=FAST)
     text = target.read_text()
@@ -194,22 +258,28 @@ def test_output_takes_fmt_and_path_like_every_other_o(prod: Any, tmp_path: Path)
     assert read_snapshot(str(tmp_path / "printed.yaml")).nodes_total == read_state(server).nodes_total
     code, out, err = cli(["snapshot", "-o", "json", "--kubeconfig", kubeconfig])
     assert code == 0 and orjson.loads(out)["kind"] == "List"
-    for value, starts in ((f"json={tmp_path / 'a.snapshot'}", b"{"), (f"yaml={tmp_path / 'b.json'}", b"# "),
-                          (str(tmp_path / "c.json"), b"{"), (str(tmp_path / "d.yaml"), b"# ")):
+    for value, starts in (
+        (f"json={tmp_path / 'a.snapshot'}", b"{"),
+        (f"yaml={tmp_path / 'b.json'}", b"# "),
+        (str(tmp_path / "c.json"), b"{"),
+        (str(tmp_path / "d.yaml"), b"# "),
+    ):
         code, out, err = cli(["snapshot", "--output", value, "--kubeconfig", kubeconfig])
         assert code == 0 and out == "", err
         written = Path(value.partition("=")[2] or value)
         assert written.read_bytes().startswith(starts), value
         assert f"objects to {written}" in err
     code, out, err = cli(["snapshot", "--output-file", str(tmp_path / "e.yaml"), "--kubeconfig", kubeconfig])
-    assert code == 0 and (tmp_path / "e.yaml").is_file()                     # the option's first name
-    assert_one_line_error(*cli(["snapshot", "-o", "json=", "--kubeconfig", kubeconfig]), "names no file",
-                          "-o json=PATH")
-    assert_one_line_error(*cli(["snapshot", "-o", "sarif=x.sarif", "--kubeconfig", kubeconfig]),
-                          "a snapshot is yaml or json, not sarif")
+    assert code == 0 and (tmp_path / "e.yaml").is_file()  # the option's first name
+    assert_one_line_error(
+        *cli(["snapshot", "-o", "json=", "--kubeconfig", kubeconfig]), "names no file", "-o json=PATH"
+    )
+    assert_one_line_error(
+        *cli(["snapshot", "-o", "sarif=x.sarif", "--kubeconfig", kubeconfig]), "a snapshot is yaml or json, not sarif"
+    )
     server.inject_fault(Fault(r"^/api/v1/pods$", status=500, times=-1))
     code, out, err = cli(["snapshot", "-o", "yaml", "--kubeconfig", kubeconfig], env={"KAI_GITOPS_KUBE_ATTEMPTS": "1"})
-    assert code == 1 and out == ""                                            # never half a List on stdout
+    assert code == 1 and out == ""  # never half a List on stdout
 
 
 @pytest.mark.parametrize("name", ["snap.yaml", "snap.json"])

@@ -48,10 +48,17 @@ SECRET = "hunter2-s3cr3t-value-never-printed"
 
 def secret_with_payload(payload: bytes, name: str = "sh.helm.release.v1.kai-scheduler.v9") -> dict[str, Any]:
     """A release Secret whose Helm payload is `payload` (already the inner bytes, before Helm's base64)."""
-    return {"apiVersion": "v1", "kind": "Secret", "type": RELEASE_SECRET_TYPE,
-            "metadata": {"name": name, "namespace": "kai-scheduler",
-                         "labels": {"owner": "helm", "name": "kai-scheduler", "version": "9"}},
-            "data": {"release": base64.b64encode(base64.b64encode(payload)).decode()}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": RELEASE_SECRET_TYPE,
+        "metadata": {
+            "name": name,
+            "namespace": "kai-scheduler",
+            "labels": {"owner": "helm", "name": "kai-scheduler", "version": "9"},
+        },
+        "data": {"release": base64.b64encode(base64.b64encode(payload)).decode()},
+    }
 
 
 # -- snapshot files ----------------------------------------------------------------------------------------
@@ -67,22 +74,29 @@ def test_demo_prod_snapshot_is_read_completely() -> None:
     assert state.queues["default-parent-queue"].triple("cpu") == Triple(0.0, -1.0, 1.0)
     assert state.shard is not None and state.shard["placementStrategy"] == {"gpu": "binpack", "cpu": "binpack"}
     assert [(r.namespace, r.name, r.revision, r.status, r.chart_version) for r in state.releases] == [
-        ("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.16.7"), ("runai", "kai", 4, "deployed", "v0.14.0")]
+        ("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.16.7"),
+        ("runai", "kai", 4, "deployed", "v0.14.0"),
+    ]
     assert state.release_errors == []
     assert state.nodes_total == 4
     assert state.schedule_labels == {"gpu-node-2": "True"}
     assert sorted(p.name for p in state.nvcf_pods) == ["fn-llama-0", "fn-llama-1"]
     assert sorted(p.name for p in state.kai_pods) == ["binder-5c6b8", "kai-scheduler-default-7d9f5c6b8-x2k4q"]
-    assert state.unschedulable == {("nvcf-backend", "fn-llama-1"): "0/4 nodes are available: 4 node(s) didn't "
-                                                                    "have free GPUs."}
+    assert state.unschedulable == {
+        ("nvcf-backend", "fn-llama-1"): "0/4 nodes are available: 4 node(s) didn't have free GPUs."
+    }
     assert state.dto_capabilities is not None and "KAIScheduler" not in state.dto_capabilities
     assert len(state.backends) == 1 and state.backends[0].agent_status == "Unknown"
     assert state.healthz is not None and state.healthz.http_status == 503
 
 
 def test_json_list_snapshot_equals_yaml_snapshot(tmp_path: Path) -> None:
-    items = [*kai_crds(), *default_queues({"quota": 0, "limit": -1, "overQuotaWeight": 1}), node("n1", "true"),
-             release_secret(config={"a": 1})]
+    items = [
+        *kai_crds(),
+        *default_queues({"quota": 0, "limit": -1, "overQuotaWeight": 1}),
+        node("n1", "true"),
+        release_secret(config={"a": 1}),
+    ]
     from_yaml = read_snapshot(str(snapshot_file(tmp_path, items, fmt="yaml")))
     from_json = read_snapshot(str(snapshot_file(tmp_path, items, fmt="json")))
     for state in (from_yaml, from_json):
@@ -109,8 +123,10 @@ def test_json_snapshot_with_leading_whitespace(tmp_path: Path) -> None:
 
 def test_multi_document_yaml_snapshot(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
-    path.write_text("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n"
-                    "---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n")
+    path.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n"
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: b}\n"
+    )
     assert read_snapshot(str(path)).nodes_total == 2
 
 
@@ -136,8 +152,10 @@ def test_snapshot_not_a_list(tmp_path: Path) -> None:
 
 
 def test_snapshot_item_without_kind_names_its_line(tmp_path: Path) -> None:
-    text = ("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n"
-            "- apiVersion: v1\n  metadata: {name: b}\n")
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: a}\n"
+        "- apiVersion: v1\n  metadata: {name: b}\n"
+    )
     err = snapshot_error(tmp_path, text)
     assert err.where == f"{tmp_path / 'snap.yaml'}:7:3"
     assert "item 1 has no kind/apiVersion" in err.message
@@ -191,16 +209,23 @@ def test_encode_decode_round_trip() -> None:
     secret = release_secret(revision=3, status="deployed", version="v0.16.7", config={"scheduler": {"x": 1}})
     assert secret["type"] == "helm.sh/release.v1"
     assert secret["metadata"]["name"] == "sh.helm.release.v1.kai-scheduler.v3"
-    assert secret["metadata"]["labels"] == {"owner": "helm", "name": "kai-scheduler", "version": "3",
-                                            "status": "deployed"}
+    assert secret["metadata"]["labels"] == {
+        "owner": "helm",
+        "name": "kai-scheduler",
+        "version": "3",
+        "status": "deployed",
+    }
     inner = base64.b64decode(base64.b64decode(secret["data"]["release"]))
-    assert inner[:2] == b"\x1f\x8b"                                    # base64(gzip(JSON)) inside the Secret
+    assert inner[:2] == b"\x1f\x8b"  # base64(gzip(JSON)) inside the Secret
     assert json.loads(gzip.decompress(inner))["config"] == {"scheduler": {"x": 1}}
     release = decode_release_secret(secret)
     assert (release.name, release.namespace, release.revision, release.status) == (
-        "kai-scheduler", "kai-scheduler", 3, "deployed")
-    assert (release.chart_name, release.chart_version, release.app_version) == (
-        "kai-scheduler", "v0.16.7", "v0.16.7")
+        "kai-scheduler",
+        "kai-scheduler",
+        3,
+        "deployed",
+    )
+    assert (release.chart_name, release.chart_version, release.app_version) == ("kai-scheduler", "v0.16.7", "v0.16.7")
     assert release.values == {"scheduler": {"x": 1}}
     assert release_from_summary(release.to_summary()) == release
 
@@ -216,7 +241,7 @@ def test_corrupt_payload_is_recorded_not_raised(payload: bytes) -> None:
     state = live_state([secret_with_payload(payload), release_secret(revision=1)])
     assert len(state.release_errors) == 1
     assert state.release_errors[0].startswith("Secret/kai-scheduler/sh.helm.release.v1.kai-scheduler.v9: ")
-    assert [r.revision for r in state.releases] == [1]                  # the good one still counts
+    assert [r.revision for r in state.releases] == [1]  # the good one still counts
 
 
 def test_payload_that_is_not_base64_is_recorded() -> None:
@@ -225,48 +250,74 @@ def test_payload_that_is_not_base64_is_recorded() -> None:
     assert len(live_state([secret]).release_errors) == 1
     del secret["data"]["release"]
     assert live_state([secret]).release_errors == [
-        "Secret/kai-scheduler/sh.helm.release.v1.kai-scheduler.v9: no data.release"]
+        "Secret/kai-scheduler/sh.helm.release.v1.kai-scheduler.v9: no data.release"
+    ]
 
 
-@pytest.mark.parametrize("payload", [{"name": "kai-scheduler", "version": "abc"},
-                                     {"name": "kai-scheduler", "version": 1, "chart": "kai-scheduler"}])
+@pytest.mark.parametrize(
+    "payload",
+    [{"name": "kai-scheduler", "version": "abc"}, {"name": "kai-scheduler", "version": 1, "chart": "kai-scheduler"}],
+)
 def test_wrongly_shaped_release_json_is_recorded_not_raised(payload: dict[str, Any]) -> None:
     state = live_state([secret_with_payload(orjson.dumps(payload))])
     assert len(state.release_errors) == 1
 
 
 def test_latest_revision_prefers_deployed() -> None:
-    state = live_state([release_secret(revision=1, status="superseded"), release_secret(revision=2, status="deployed"),
-                        release_secret(revision=3, status="failed"),
-                        release_secret(revision=4, status="pending-upgrade")])
+    state = live_state(
+        [
+            release_secret(revision=1, status="superseded"),
+            release_secret(revision=2, status="deployed"),
+            release_secret(revision=3, status="failed"),
+            release_secret(revision=4, status="pending-upgrade"),
+        ]
+    )
     assert [(r.revision, r.status) for r in state.releases] == [(2, "deployed")]
 
 
 def test_latest_revision_when_none_is_deployed() -> None:
-    state = live_state([release_secret(revision=1, status="superseded"), release_secret(revision=7, status="failed"),
-                        release_secret(revision=3, status="superseded")])
+    state = live_state(
+        [
+            release_secret(revision=1, status="superseded"),
+            release_secret(revision=7, status="failed"),
+            release_secret(revision=3, status="superseded"),
+        ]
+    )
     assert [(r.revision, r.status) for r in state.releases] == [(7, "failed")]
 
 
 def test_latest_per_release_keeps_one_per_name_and_namespace() -> None:
-    releases = [decode_release_secret(release_secret(name="kai-scheduler", namespace="kai-scheduler", revision=i))
-                for i in (1, 2)]
+    releases = [
+        decode_release_secret(release_secret(name="kai-scheduler", namespace="kai-scheduler", revision=i))
+        for i in (1, 2)
+    ]
     releases.append(decode_release_secret(release_secret(name="kai-scheduler", namespace="other", revision=1)))
     assert [(r.namespace, r.revision) for r in latest_per_release(releases)] == [("kai-scheduler", 2), ("other", 1)]
 
 
 def test_other_chart_releases_are_ignored_other_kai_releases_kept() -> None:
-    state = live_state([release_secret(name="ingress", namespace="ingress", chart="ingress-nginx"),
-                        release_secret(name="kai", namespace="runai", chart="kai-scheduler", version="v0.14.0"),
-                        release_secret()])
+    state = live_state(
+        [
+            release_secret(name="ingress", namespace="ingress", chart="ingress-nginx"),
+            release_secret(name="kai", namespace="runai", chart="kai-scheduler", version="v0.14.0"),
+            release_secret(),
+        ]
+    )
     assert [(r.namespace, r.name) for r in state.releases] == [("kai-scheduler", "kai-scheduler"), ("runai", "kai")]
 
 
 def test_release_values_are_redacted_by_key_name() -> None:
-    config = {"global": {"registry": "nvcr.io", "registryPassword": SECRET, "imagePullSecrets": [{"name": "r"}],
-                         "auth": {"user": "u", "pass": SECRET}},
-              "ngc": {"apiKey": SECRET, "serviceKey": SECRET, "token": SECRET, "clientSecret": SECRET},
-              "scheduler": {"placementStrategy": "binpack"}, "empty": {"password": ""}}
+    config = {
+        "global": {
+            "registry": "nvcr.io",
+            "registryPassword": SECRET,
+            "imagePullSecrets": [{"name": "r"}],
+            "auth": {"user": "u", "pass": SECRET},
+        },
+        "ngc": {"apiKey": SECRET, "serviceKey": SECRET, "token": SECRET, "clientSecret": SECRET},
+        "scheduler": {"placementStrategy": "binpack"},
+        "empty": {"password": ""},
+    }
     release = decode_release_secret(release_secret(config=config))
     assert SECRET not in json.dumps(release.values)
     assert release.values["global"]["registry"] == "nvcr.io"
@@ -277,10 +328,22 @@ def test_release_values_are_redacted_by_key_name() -> None:
     assert release.values["empty"] == {"password": ""}
 
 
-@pytest.mark.parametrize("key, secret", [("password", True), ("DB_PASSWORD", True), ("githubToken", True),
-                                         ("secret", True), ("tlsCert", True), ("key", True), ("auth", True),
-                                         ("placementStrategy", False), ("keyName", False), ("author", False),
-                                         ("queue", False)])
+@pytest.mark.parametrize(
+    "key, secret",
+    [
+        ("password", True),
+        ("DB_PASSWORD", True),
+        ("githubToken", True),
+        ("secret", True),
+        ("tlsCert", True),
+        ("key", True),
+        ("auth", True),
+        ("placementStrategy", False),
+        ("keyName", False),
+        ("author", False),
+        ("queue", False),
+    ],
+)
 def test_is_secret_key(key: str, secret: bool) -> None:
     assert is_secret_key(key) is secret
 
@@ -290,17 +353,28 @@ def test_redact_does_not_touch_lists_of_plain_values() -> None:
 
 
 def test_release_summary_items_are_redacted_too() -> None:
-    summary = {"apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary",
-               "metadata": {"name": "kai-scheduler", "namespace": "kai-scheduler"}, "revision": 2,
-               "status": "deployed", "chart": {"name": "kai-scheduler", "version": "v0.16.7"},
-               "config": {"password": SECRET}}
+    summary = {
+        "apiVersion": "kai-gitops/v1",
+        "kind": "HelmReleaseSummary",
+        "metadata": {"name": "kai-scheduler", "namespace": "kai-scheduler"},
+        "revision": 2,
+        "status": "deployed",
+        "chart": {"name": "kai-scheduler", "version": "v0.16.7"},
+        "config": {"password": SECRET},
+    }
     state = live_state([summary])
     assert state.releases[0].values == {"password": REDACTED}
 
 
 def test_non_helm_secrets_are_dropped_entirely() -> None:
-    other = obj("v1", "Secret", "pull", "nvca-operator", type="kubernetes.io/dockerconfigjson",
-                data={".dockerconfigjson": base64.b64encode(SECRET.encode()).decode()})
+    other = obj(
+        "v1",
+        "Secret",
+        "pull",
+        "nvca-operator",
+        type="kubernetes.io/dockerconfigjson",
+        data={".dockerconfigjson": base64.b64encode(SECRET.encode()).decode()},
+    )
     opaque = obj("v1", "Secret", "creds", "default", data={"password": SECRET})
     state = live_state([other, opaque])
     assert state.releases == [] and state.release_errors == []
@@ -313,8 +387,9 @@ def test_non_helm_secrets_are_dropped_entirely() -> None:
 
 
 def test_schedule_label_tallies_keep_raw_values() -> None:
-    state = live_state([node("a", "true"), node("b", "True"), node("c", "yes"), node("d"), node("e", "false"),
-                        node("f", "")])
+    state = live_state(
+        [node("a", "true"), node("b", "True"), node("c", "yes"), node("d"), node("e", "false"), node("f", "")]
+    )
     assert state.nodes_total == 6
     assert state.schedule_labels == {"a": "true", "b": "True", "c": "yes", "e": "false", "f": ""}
 
@@ -326,8 +401,12 @@ def test_nvcf_pods_by_label_and_by_namespace_label_in_any_order() -> None:
         pod("in-nvcf-ns", "nvcf-backend", queue_label="default-queue", phase="Pending", ready=False),
         pod("unrelated", "team-b"),
         pod("no-scheduler", "nvcf-backend", scheduler=None),
-        obj("v1", "Namespace", "nvcf-backend", metadata={"labels": {
-            "nvca.nvcf.nvidia.io/workload-instance-type": "gpu"}}),          # after its pods
+        obj(
+            "v1",
+            "Namespace",
+            "nvcf-backend",
+            metadata={"labels": {"nvca.nvcf.nvidia.io/workload-instance-type": "gpu"}},
+        ),  # after its pods
         obj("v1", "Namespace", "team-b", metadata={"labels": {"x": "y"}}),
         pod("kai-scheduler-default-0", "kai-scheduler", scheduler="default-scheduler"),
     ]
@@ -346,23 +425,42 @@ def test_nvcf_pods_by_label_and_by_namespace_label_in_any_order() -> None:
 
 def test_unschedulable_events() -> None:
     def event(name: str, reason: str, pod_name: str, message: str, api: str = "v1") -> dict[str, Any]:
-        return obj(api, "Event", name, "nvcf-backend", reason=reason, message=message,
-                   involvedObject={"kind": "Pod", "namespace": "nvcf-backend", "name": pod_name})
+        return obj(
+            api,
+            "Event",
+            name,
+            "nvcf-backend",
+            reason=reason,
+            message=message,
+            involvedObject={"kind": "Pod", "namespace": "nvcf-backend", "name": pod_name},
+        )
 
-    state = live_state([event("e1", "Unschedulable", "p1", "no GPUs"), event("e2", "FailedScheduling", "p2", "taint"),
-                        event("e3", "Scheduled", "p3", "ok"), event("e4", "Pulled", "p1", "pulled")])
+    state = live_state(
+        [
+            event("e1", "Unschedulable", "p1", "no GPUs"),
+            event("e2", "FailedScheduling", "p2", "taint"),
+            event("e3", "Scheduled", "p3", "ok"),
+            event("e4", "Pulled", "p1", "pulled"),
+        ]
+    )
     assert state.unschedulable == {("nvcf-backend", "p1"): "no GPUs", ("nvcf-backend", "p2"): "taint"}
 
 
 def test_events_k8s_io_v1_unschedulable_event() -> None:
-    event = obj("events.k8s.io/v1", "Event", "e1", "nvcf-backend", reason="FailedScheduling", note="0/4 nodes",
-                regarding={"kind": "Pod", "namespace": "nvcf-backend", "name": "fn-0"})
+    event = obj(
+        "events.k8s.io/v1",
+        "Event",
+        "e1",
+        "nvcf-backend",
+        reason="FailedScheduling",
+        note="0/4 nodes",
+        regarding={"kind": "Pod", "namespace": "nvcf-backend", "name": "fn-0"},
+    )
     assert live_state([event]).unschedulable == {("nvcf-backend", "fn-0"): "0/4 nodes"}
 
 
 def test_nvca_healthz_item() -> None:
-    body = {"Status": "unhealthy", "Components": {"kai-scheduler-queues": {"Status": "unhealthy",
-                                                                          "Errors": ["boom"]}}}
+    body = {"Status": "unhealthy", "Components": {"kai-scheduler-queues": {"Status": "unhealthy", "Errors": ["boom"]}}}
     state = live_state([healthz_item(503, body)])
     assert state.healthz is not None
     assert (state.healthz.reachable, state.healthz.http_status, state.healthz.status) == (True, 503, "unhealthy")
@@ -377,16 +475,30 @@ def test_healthz_without_json_body() -> None:
 
 
 def test_nvcf_backend_and_dto() -> None:
-    backend = obj("nvcf.nvidia.io/v1", "NVCFBackend", "b", "nvca-operator",
-                  spec={"featureGate": {"values": ["A", "B"]}, "overrides": {"featureGate": {"values": "C, -D"}}},
-                  status={"featureGate": {"values": ["A"]}, "agentStatus": "healthy"})
-    dto = obj("v1", "ConfigMap", "nvcfbackend-self-managed", "nvca-operator",
-              data={"cluster-dto.yaml": 'capabilities: ["X","Y"]\n'})
+    backend = obj(
+        "nvcf.nvidia.io/v1",
+        "NVCFBackend",
+        "b",
+        "nvca-operator",
+        spec={"featureGate": {"values": ["A", "B"]}, "overrides": {"featureGate": {"values": "C, -D"}}},
+        status={"featureGate": {"values": ["A"]}, "agentStatus": "healthy"},
+    )
+    dto = obj(
+        "v1",
+        "ConfigMap",
+        "nvcfbackend-self-managed",
+        "nvca-operator",
+        data={"cluster-dto.yaml": 'capabilities: ["X","Y"]\n'},
+    )
     other_cm = obj("v1", "ConfigMap", "nvcfbackend-self-managed", "elsewhere", data={"cluster-dto.yaml": "x: 1"})
     state = live_state([backend, dto, other_cm])
     b = state.backends[0]
-    assert (b.spec_gates, b.override_gates, b.status_gates, b.agent_status) == (["A", "B"], ["C", "-D"], ["A"],
-                                                                              "healthy")
+    assert (b.spec_gates, b.override_gates, b.status_gates, b.agent_status) == (
+        ["A", "B"],
+        ["C", "-D"],
+        ["A"],
+        "healthy",
+    )
     assert state.dto_capabilities == ["X", "Y"]
 
 
@@ -396,12 +508,15 @@ def test_broken_dto_is_missing_capabilities_not_a_crash() -> None:
     assert state.dto_capabilities is None
 
 
-@pytest.mark.parametrize("items, served", [
-    ([], False),
-    ([crd("queues.scheduling.run.ai")], True),
-    ([crd("podgroups.scheduling.run.ai")], False),
-    ([queue("anything")], True),
-])
+@pytest.mark.parametrize(
+    "items, served",
+    [
+        ([], False),
+        ([crd("queues.scheduling.run.ai")], True),
+        ([crd("podgroups.scheduling.run.ai")], False),
+        ([queue("anything")], True),
+    ],
+)
 def test_queue_kind_served(items: list[dict[str, Any]], served: bool) -> None:
     assert live_state(items).queue_kind_served is served
 
@@ -429,10 +544,13 @@ def leaky_cluster(tmp_path: Path) -> tuple[Path, Path]:
     from ruamel.yaml import YAML
 
     values = YAML(typ="safe", pure=True).load(CANONICAL_KAI_VALUES)
-    values["global"] = {"registry": "registry.example.com", "registryPassword": SECRET,
-                        "auth": {"token": SECRET}}
-    items = [*kai_crds(), *default_queues(), release_secret(version="v0.14.7", config=values),
-             release_secret(name="kai", namespace="runai", version="v0.14.0", config={"password": SECRET})]
+    values["global"] = {"registry": "registry.example.com", "registryPassword": SECRET, "auth": {"token": SECRET}}
+    items = [
+        *kai_crds(),
+        *default_queues(),
+        release_secret(version="v0.14.7", config=values),
+        release_secret(name="kai", namespace="runai", version="v0.14.0", config={"password": SECRET}),
+    ]
     return repo, snapshot_file(tmp_path, items)
 
 
@@ -446,13 +564,13 @@ def test_secret_value_never_reaches_any_output(leaky_cluster: tuple[Path, Path],
     assert SECRET not in stdout
     assert SECRET not in stderr
     if command == "diff":
-        assert "KAI-D-004" in stdout                       # the drift itself is reported, by path only
+        assert "KAI-D-004" in stdout  # the drift itself is reported, by path only
         assert "global" in stdout
 
 
 def test_demo_snapshot_password_is_never_printed(tmp_path: Path) -> None:
     demo_secret = "hunter2-do-not-print"
-    assert demo_secret not in (DEMO_SNAPSHOTS / "prod-addon.yaml").read_text()   # it is inside the gzip payload
+    assert demo_secret not in (DEMO_SNAPSHOTS / "prod-addon.yaml").read_text()  # it is inside the gzip payload
     for fmt in ("json", "text"):
         code, stdout, stderr = run_cli(["doctor", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml", "-o", fmt])
         assert code in (0, 2), stderr
@@ -462,7 +580,17 @@ def test_demo_snapshot_password_is_never_printed(tmp_path: Path) -> None:
 def test_redaction_keeps_references_to_secrets_readable() -> None:
     from reconciler.core.redact import REDACTED, redact
 
-    values = {"existingSecretName": "kai-creds", "tokenSecretRef": "ref", "certFile": "/etc/tls.crt",
-              "registryPassword": "hunter2", "auth": {"token": "abc", "user": "me"}}
-    assert redact(values) == {"existingSecretName": "kai-creds", "tokenSecretRef": "ref", "certFile": "/etc/tls.crt",
-                              "registryPassword": REDACTED, "auth": {"token": REDACTED, "user": REDACTED}}
+    values = {
+        "existingSecretName": "kai-creds",
+        "tokenSecretRef": "ref",
+        "certFile": "/etc/tls.crt",
+        "registryPassword": "hunter2",
+        "auth": {"token": "abc", "user": "me"},
+    }
+    assert redact(values) == {
+        "existingSecretName": "kai-creds",
+        "tokenSecretRef": "ref",
+        "certFile": "/etc/tls.crt",
+        "registryPassword": REDACTED,
+        "auth": {"token": REDACTED, "user": REDACTED},
+    }

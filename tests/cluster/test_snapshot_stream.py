@@ -56,35 +56,52 @@ items:
 """
 
 
-def test_scalars_mean_what_the_whole_file_reader_makes_of_them(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scalars_mean_what_the_whole_file_reader_makes_of_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "snapshot.yaml"
     path.write_text(SCALARS)
     monkeypatch.setattr(snapshot, "STREAM_ABOVE_BYTES", 1 << 40)
     whole = snapshot_items(str(path))
     monkeypatch.setattr(snapshot, "STREAM_ABOVE_BYTES", 0)
     assert snapshot_items(str(path)) == whole
-    assert whole[0]["metadata"]["labels"] == {"a": True, "b": "yes", "c": 10, "d": 31, "e": 1000.0, "f": None,
-                                              "g": "2026-01-01"}
+    assert whole[0]["metadata"]["labels"] == {
+        "a": True,
+        "b": "yes",
+        "c": 10,
+        "d": 31,
+        "e": 1000.0,
+        "f": None,
+        "g": "2026-01-01",
+    }
 
 
 @pytest.mark.usefixtures("streamed")
-@pytest.mark.parametrize(("text", "needles"), [
-    ("items:\n- *a\n", (":2:", "an alias to an undefined anchor &a in a snapshot over 0 KB")),
-    ("items:\n- !!map {apiVersion: v1, kind: Namespace}\n", (":2:", "the tag tag:yaml.org,2002:map")),
-    ("items:\n- apiVersion: v1\n  kind: Namespace\n  <<: {a: 1}\n", (":4:", "a merge key")),
-    ("items:\n- apiVersion: v1\n  kind: Namespace\n  ? [a]\n  : 1\n", (":4:", "a complex key")),
-    ("%YAML 1.1\n---\nitems: []\n", (":", "a % directive")),
-    ("kind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  kind: Pod\n",
-     (":5:", 'duplicate key "kind" at lines 4 and 5')),
-    ("kind: List\nitems:\n- apiVersion: v1\n  kind: [unclosed\n", (":", "invalid YAML")),
-    ("kind: List\nitems:\n- apiVersion: v1\n- kind: Pod\n", (":3:", "item 0 has no kind/apiVersion")),
-    ("kind: Pod\napiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n", (":1:", "must be a Kubernetes List")),
-    ("kind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  deep: " + "[" * 120 + "]" * 120 + "\n",
-     (":5:", "nested deeper than 100 levels")),
-])
-def test_what_the_streamed_reader_refuses_is_one_line_naming_file_and_line(tmp_path: Path, text: str,
-                                                                          needles: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        ("items:\n- *a\n", (":2:", "an alias to an undefined anchor &a in a snapshot over 0 KB")),
+        ("items:\n- !!map {apiVersion: v1, kind: Namespace}\n", (":2:", "the tag tag:yaml.org,2002:map")),
+        ("items:\n- apiVersion: v1\n  kind: Namespace\n  <<: {a: 1}\n", (":4:", "a merge key")),
+        ("items:\n- apiVersion: v1\n  kind: Namespace\n  ? [a]\n  : 1\n", (":4:", "a complex key")),
+        ("%YAML 1.1\n---\nitems: []\n", (":", "a % directive")),
+        (
+            "kind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  kind: Pod\n",
+            (":5:", 'duplicate key "kind" at lines 4 and 5'),
+        ),
+        ("kind: List\nitems:\n- apiVersion: v1\n  kind: [unclosed\n", (":", "invalid YAML")),
+        ("kind: List\nitems:\n- apiVersion: v1\n- kind: Pod\n", (":3:", "item 0 has no kind/apiVersion")),
+        (
+            "kind: Pod\napiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Namespace\n",
+            (":1:", "must be a Kubernetes List"),
+        ),
+        (
+            "kind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  deep: " + "[" * 120 + "]" * 120 + "\n",
+            (":5:", "nested deeper than 100 levels"),
+        ),
+    ],
+)
+def test_what_the_streamed_reader_refuses_is_one_line_naming_file_and_line(
+    tmp_path: Path, text: str, needles: tuple[str, ...]
+) -> None:
     path = tmp_path / "snapshot.yaml"
     path.write_text(text)
     assert_one_line_error(*run_cli(["doctor", "--snapshot", path]), str(path), *needles)
@@ -105,8 +122,9 @@ items:
 """
 
 
-def test_anchors_and_aliases_read_as_the_whole_file_reader_reads_them(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_anchors_and_aliases_read_as_the_whole_file_reader_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """PyYAML (kai-gitops snapshot's writer) anchors an object that appears twice in an item."""
     path = tmp_path / "snapshot.yaml"
     path.write_text(ALIASES)
@@ -141,8 +159,9 @@ def test_aliases_cannot_nest_past_the_depth_limit(tmp_path: Path) -> None:
 def test_the_value_budget_is_counted_as_the_values_arrive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(snapshot, "SNAPSHOT_MAX_NODES", 20)
     path = tmp_path / "snapshot.yaml"
-    path.write_text("kind: List\nitems:\n" + "".join(f"- {{apiVersion: v1, kind: Namespace, n: {i}}}\n"
-                                                    for i in range(10)))
+    path.write_text(
+        "kind: List\nitems:\n" + "".join(f"- {{apiVersion: v1, kind: Namespace, n: {i}}}\n" for i in range(10))
+    )
     assert_one_line_error(*run_cli(["doctor", "--snapshot", path]), f"{path}:5:", "more than 20 YAML values")
 
 
@@ -150,17 +169,22 @@ def test_the_value_budget_is_counted_as_the_values_arrive(tmp_path: Path, monkey
 def test_a_wrong_taken_at_names_its_line_in_a_streamed_snapshot(tmp_path: Path) -> None:
     path = tmp_path / "snapshot.yaml"
     path.write_text(SCALARS.replace("2026-12-01T10:00:00.000000Z", "yesterday"))
-    assert_one_line_error(*run_cli(["doctor", "--snapshot", path]), f"{path}:5:5:",
-                          "kai-gitops.io/taken-at is not an RFC 3339 time")
+    assert_one_line_error(
+        *run_cli(["doctor", "--snapshot", path]), f"{path}:5:5:", "kai-gitops.io/taken-at is not an RFC 3339 time"
+    )
 
 
 def _pods(count: int) -> str:
-    pod = ("- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n    namespace: team\n"
-           "    labels: {{app: a{i}}}\n"
-           "  spec: {{schedulerName: kai-scheduler, nodeName: n1, containers: [{{name: main, image: img}}]}}\n"
-           "  status: {{phase: Running, conditions: [{{type: Ready, status: 'True'}}]}}\n")
-    queue = ("- apiVersion: scheduling.run.ai/v2\n  kind: Queue\n  metadata: {name: default-queue}\n"
-             "  spec: {resources: {gpu: {quota: 1, limit: 2, overQuotaWeight: 1}}}\n")
+    pod = (
+        "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p{i}\n    namespace: team\n"
+        "    labels: {{app: a{i}}}\n"
+        "  spec: {{schedulerName: kai-scheduler, nodeName: n1, containers: [{{name: main, image: img}}]}}\n"
+        "  status: {{phase: Running, conditions: [{{type: Ready, status: 'True'}}]}}\n"
+    )
+    queue = (
+        "- apiVersion: scheduling.run.ai/v2\n  kind: Queue\n  metadata: {name: default-queue}\n"
+        "  spec: {resources: {gpu: {quota: 1, limit: 2, overQuotaWeight: 1}}}\n"
+    )
     return "apiVersion: v1\nkind: List\nitems:\n" + queue + "".join(pod.format(i=i) for i in range(count))
 
 

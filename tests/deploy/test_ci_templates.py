@@ -49,9 +49,9 @@ def kai_gitops_calls(script: str) -> list[list[str]]:
     calls = []
     text = re.sub(r"\$\{?(\w+)\}?", lambda m: f"SAMPLE_{m.group(1)}", script.replace("\\\n", " "))
     for line in text.splitlines():
-        tokens = shlex.split(re.sub(r";(\s|$)", r" ;\1", line), comments=True)   # `cmd; exit 1`: `;` ends it
+        tokens = shlex.split(re.sub(r";(\s|$)", r" ;\1", line), comments=True)  # `cmd; exit 1`: `;` ends it
         while "kai-gitops" in tokens:
-            tokens = tokens[tokens.index("kai-gitops") + 1:]
+            tokens = tokens[tokens.index("kai-gitops") + 1 :]
             end = next((i for i, t in enumerate(tokens) if t in _SHELL_END), len(tokens))
             calls.append(tokens[:end])
             tokens = tokens[end:]
@@ -63,8 +63,12 @@ def github_runs(path: Path = GITHUB) -> list[str]:
 
 
 def gitlab_scripts(path: Path = GITLAB) -> list[str]:
-    return [line for job in load(path).values() for key in ("before_script", "script", "after_script")
-            for line in job.get(key, [])]
+    return [
+        line
+        for job in load(path).values()
+        for key in ("before_script", "script", "after_script")
+        for line in job.get(key, [])
+    ]
 
 
 def github_sharded_runs() -> list[str]:
@@ -93,7 +97,8 @@ def test_the_parser_rejects_what_does_not_exist() -> None:
     with pytest.raises(click.BadParameter):
         parse_call(["check", "-o", "sarif2"])
     assert kai_gitops_calls('kai-gitops check --base "origin/$BASE" -o text | tee x') == [
-        ["check", "--base", "origin/SAMPLE_BASE", "-o", "text"]]
+        ["check", "--base", "origin/SAMPLE_BASE", "-o", "text"]
+    ]
 
 
 def outputs_of(call: list[str]) -> dict[str, str]:
@@ -115,11 +120,21 @@ def test_github_workflow_runs_the_action_on_the_full_history_without_persisted_c
 
 # Files whose change alters what `check` finds: the config and policies, and every file of a function chart
 # (helpers, NOTES, the lock, .helmignore, packaged dependencies, files a template reads with .Files.Get).
-CHECKED_CHANGES = ["kai-gitops.yaml", "clusters/gpu/env.yaml", "policies/team.rego", "charts/fn/values.json",
-                   "charts/fn/templates/sts.yaml", "charts/fn/templates/_helpers.tpl", "charts/fn/templates/NOTES.txt",
-                   "charts/fn/Chart.lock", "charts/fn/.helmignore", "charts/fn/charts/common-2.1.0.tgz",
-                   "charts/fn/files/nccl.conf", "Chart.lock"]
-GITLAB_PIPELINES = [GITLAB, GITLAB_SHARDED, ROOT / "templates" / "kai-gitops-check.yml"]   # the last: spec + jobs
+CHECKED_CHANGES = [
+    "kai-gitops.yaml",
+    "clusters/gpu/env.yaml",
+    "policies/team.rego",
+    "charts/fn/values.json",
+    "charts/fn/templates/sts.yaml",
+    "charts/fn/templates/_helpers.tpl",
+    "charts/fn/templates/NOTES.txt",
+    "charts/fn/Chart.lock",
+    "charts/fn/.helmignore",
+    "charts/fn/charts/common-2.1.0.tgz",
+    "charts/fn/files/nccl.conf",
+    "Chart.lock",
+]
+GITLAB_PIPELINES = [GITLAB, GITLAB_SHARDED, ROOT / "templates" / "kai-gitops-check.yml"]  # the last: spec + jobs
 
 
 def _github_glob(pattern: str) -> re.Pattern[str]:
@@ -135,8 +150,11 @@ def _pull_request_runs_for(workflow: Any, path: str) -> bool:
     return included and not any(_github_glob(p).fullmatch(path) for p in trigger.get("paths-ignore", []))
 
 
-@pytest.mark.parametrize("workflow", [GITHUB, GITHUB_SHARDED, ROOT / "reconciler/data/init/ci/github-actions.yml"],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "workflow",
+    [GITHUB, GITHUB_SHARDED, ROOT / "reconciler/data/init/ci/github-actions.yml"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_a_change_to_any_chart_file_runs_the_github_check(workflow: Path) -> None:
     """Filtered by extension, a pull request changing only _helpers.tpl changed the render and ran nothing."""
     assert _github_glob("**/*.yaml").fullmatch("a/b.yaml") and not _github_glob("*.yaml").fullmatch("a/b.yaml")
@@ -155,10 +173,13 @@ def test_the_gitlab_check_runs_on_every_merge_request_change(template: Path) -> 
 def test_github_workflow_asks_for_least_privilege() -> None:
     workflow = load(GITHUB)
     assert workflow["permissions"] == {}
-    assert workflow["jobs"]["check"]["permissions"] == {"contents": "read", "security-events": "write",
-                                                        "actions": "read"}
-    assert "${{" not in "".join(github_runs())   # expressions go through env, not into shell text
-    assert list(workflow[True]) == ["pull_request"]   # YAML 1.1 reads `on:` as true
+    assert workflow["jobs"]["check"]["permissions"] == {
+        "contents": "read",
+        "security-events": "write",
+        "actions": "read",
+    }
+    assert "${{" not in "".join(github_runs())  # expressions go through env, not into shell text
+    assert list(workflow[True]) == ["pull_request"]  # YAML 1.1 reads `on:` as true
 
 
 def test_gitlab_job_publishes_code_quality_junit_and_the_mr_note() -> None:
@@ -234,20 +255,30 @@ def test_gitlab_note_step_posts_once_then_updates_its_own_note(tmp_path: Path) -
     threading.Thread(target=server.serve_forever, daemon=True).start()
     _NotesApi.notes = [{"id": 1, "author": {"id": 8}, "body": "<!-- kai-gitops-report -->\nsomeone else's"}]
     _NotesApi.calls = []
-    env = {"PATH": os.environ["PATH"], "CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
-           "CI_PROJECT_ID": "42", "CI_MERGE_REQUEST_IID": "5", "KAI_GITOPS_GITLAB_TOKEN": "glpat-test"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
+        "CI_PROJECT_ID": "42",
+        "CI_MERGE_REQUEST_IID": "5",
+        "KAI_GITOPS_GITLAB_TOKEN": "glpat-test",
+    }
     try:
         for text in ("<!-- kai-gitops-report -->\nfirst run\n", "<!-- kai-gitops-report -->\nsecond run\n"):
             (tmp_path / "kai-gitops-note.md").write_text(text)
             subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, check=True, timeout=60)
-        subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env | {"KAI_GITOPS_GITLAB_TOKEN": ""},
-                       check=True, timeout=60)
+        subprocess.run(
+            ["bash", "-e", "-c", script],
+            cwd=tmp_path,
+            env=env | {"KAI_GITOPS_GITLAB_TOKEN": ""},
+            check=True,
+            timeout=60,
+        )
     finally:
         server.shutdown()
     ours = [n for n in _NotesApi.notes if n["author"]["id"] == 7]
     assert [n["body"] for n in ours] == ["<!-- kai-gitops-report -->\nsecond run\n"]
     assert [c.split(" ")[0] for c in _NotesApi.calls] == ["GET", "GET", "POST", "GET", "GET", "PUT"]
-    assert _NotesApi.notes[-1]["body"].endswith("someone else's")   # never edits another user's note
+    assert _NotesApi.notes[-1]["body"].endswith("someone else's")  # never edits another user's note
 
 
 # -- the sharded templates (issue 10 item 4): a matrix of `check --shard` jobs, then `report merge` ----------------
@@ -263,11 +294,14 @@ def test_github_sharded_workflow_is_a_shard_matrix_and_a_merge_job() -> None:
     shard_job, merge_job = workflow["jobs"]["shard"], workflow["jobs"]["merge"]
     shards = shard_job["strategy"]["matrix"]["shard"]
     assert shards == list(range(1, len(shards) + 1)) and len(shards) > 1
-    assert shard_job["strategy"]["fail-fast"] is False   # one broken shard must not hide the others' errors
+    assert shard_job["strategy"]["fail-fast"] is False  # one broken shard must not hide the others' errors
     step = next(s for s in shard_job["steps"] if "kai-gitops check" in s.get("run", ""))
-    assert step["env"] == {"BASE_REF": "${{ github.base_ref }}", "SHARD": "${{ matrix.shard }}",
-                           "SHARDS": "${{ strategy.job-total }}"}
-    call = kai_gitops_calls(step["run"])[0]   # the second runs only on an error
+    assert step["env"] == {
+        "BASE_REF": "${{ github.base_ref }}",
+        "SHARD": "${{ matrix.shard }}",
+        "SHARDS": "${{ strategy.job-total }}",
+    }
+    call = kai_gitops_calls(step["run"])[0]  # the second runs only on an error
     _, params = parse_call(call)
     assert params["shard"] == "SAMPLE_SHARD/SAMPLE_SHARDS" and params["base"] == "origin/SAMPLE_BASE_REF"
     report = outputs_of(call)["json"]
@@ -282,9 +316,9 @@ def test_github_sharded_workflow_is_a_shard_matrix_and_a_merge_job() -> None:
     merge_call = only_call(merge_run, "report")
     _, merge_params = parse_call(merge_call)
     (files,) = merge_params["files"]
-    assert fnmatch.fnmatch(f"{download['with']['path']}/{artifact}/{report}", files)   # what download-artifact lays out
+    assert fnmatch.fnmatch(f"{download['with']['path']}/{artifact}/{report}", files)  # what download-artifact lays out
     outputs = outputs_of(merge_call)
-    assert outputs["github"] == "-" and "text" not in outputs   # github carries the text log (wrapped)
+    assert outputs["github"] == "-" and "text" not in outputs  # github carries the text log (wrapped)
     sarif = next(s for s in merge_job["steps"] if "upload-sarif" in s.get("uses", ""))
     assert sarif["with"]["sarif_file"] == outputs["sarif"] and sarif["if"] == "success() || failure()"
 
@@ -292,18 +326,22 @@ def test_github_sharded_workflow_is_a_shard_matrix_and_a_merge_job() -> None:
 def test_github_sharded_workflow_asks_for_least_privilege() -> None:
     workflow = load(GITHUB_SHARDED)
     assert workflow["permissions"] == {}
-    assert workflow["jobs"]["shard"]["permissions"] == {"contents": "read"}   # shards upload nothing to GitHub
+    assert workflow["jobs"]["shard"]["permissions"] == {"contents": "read"}  # shards upload nothing to GitHub
     assert workflow["jobs"]["merge"]["permissions"] == load(GITHUB)["jobs"]["check"]["permissions"]
     assert "${{" not in "".join(github_sharded_runs())
-    assert all(s["with"]["persist-credentials"] is False for job in workflow["jobs"].values()
-               for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert all(
+        s["with"]["persist-credentials"] is False
+        for job in workflow["jobs"].values()
+        for s in job["steps"]
+        if s.get("uses", "").startswith("actions/checkout@")
+    )
 
 
 def test_gitlab_sharded_pipeline_is_parallel_shards_and_a_merge_job() -> None:
     pipeline = load(GITLAB_SHARDED)
     shard_job, merge_job = pipeline["kai-gitops-shard"], pipeline["kai-gitops"]
     assert isinstance(shard_job["parallel"], int) and shard_job["parallel"] > 1
-    call = kai_gitops_calls(shard_job["script"][0])[0]   # the second runs only on an error
+    call = kai_gitops_calls(shard_job["script"][0])[0]  # the second runs only on an error
     _, params = parse_call(call)
     assert params["shard"] == "SAMPLE_CI_NODE_INDEX/SAMPLE_CI_NODE_TOTAL"
     report = outputs_of(call)["json"].replace("SAMPLE_CI_NODE_INDEX", "2")
@@ -320,9 +358,13 @@ def test_gitlab_sharded_pipeline_is_parallel_shards_and_a_merge_job() -> None:
     assert outputs["markdown"] == "kai-gitops-note.md"
 
 
-@pytest.mark.parametrize("script", [
-    lambda: next(s["run"] for s in load(GITHUB_SHARDED)["jobs"]["shard"]["steps"] if "--shard" in s.get("run", "")),
-    lambda: load(GITLAB_SHARDED)["kai-gitops-shard"]["script"][0]])
+@pytest.mark.parametrize(
+    "script",
+    [
+        lambda: next(s["run"] for s in load(GITHUB_SHARDED)["jobs"]["shard"]["steps"] if "--shard" in s.get("run", "")),
+        lambda: load(GITLAB_SHARDED)["kai-gitops-shard"]["script"][0],
+    ],
+)
 @pytest.mark.parametrize(("exit_code", "passes"), [(0, True), (2, True), (1, False)])
 def test_a_shard_fails_on_errors_only(tmp_path: Path, script: Any, exit_code: int, passes: bool) -> None:
     """Findings (exit 2) are the merge job's verdict; an error (exit 1) must fail the shard job."""
@@ -343,14 +385,20 @@ def _shard_repo(tmp_path: Path, values: str) -> Path:
     return repo
 
 
-_TAB_ERROR = "scheduler:\n\tplacementStrategy: spread\n"       # a YAML tab: an input error at line 2
-_FINDING = "scheduler:\n  placementStrategy: spread\n"         # findings only (KAI-V-001 and more)
+_TAB_ERROR = "scheduler:\n\tplacementStrategy: spread\n"  # a YAML tab: an input error at line 2
+_FINDING = "scheduler:\n  placementStrategy: spread\n"  # findings only (KAI-V-001 and more)
 
 
 def _run(script: str, repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=repo, env={**env, "PATH": path},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", script],
+        cwd=repo,
+        env={**env, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize(("values", "stopped"), [(_TAB_ERROR, True), (_FINDING, False)])
@@ -361,8 +409,13 @@ def test_a_github_shard_stopped_by_an_error_annotates_it(tmp_path: Path, values:
     steps = load(GITHUB_SHARDED)["jobs"]["shard"]["steps"]
     check = next(s for s in steps if "--shard" in s.get("run", ""))
     summary = tmp_path / "summary.md"
-    env = {"BASE_REF": "main", "SHARD": "1", "SHARDS": "1", "GITHUB_ACTIONS": "true",
-           "GITHUB_STEP_SUMMARY": str(summary)}
+    env = {
+        "BASE_REF": "main",
+        "SHARD": "1",
+        "SHARDS": "1",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
     repo = _shard_repo(tmp_path, values)
     done = _run(check["run"], repo, env)
     assert (done.returncode != 0) is stopped, done.stderr
@@ -371,8 +424,10 @@ def test_a_github_shard_stopped_by_an_error_annotates_it(tmp_path: Path, values:
         assert (repo / "kai-gitops-shard.json").is_file()
         return
     assert done.stdout.count("::error") == 1
-    assert "::error file=clusters/lab/kai-values.yaml,line=2,col=1,title=kai-gitops check stopped on an error::" \
-        in done.stdout, done.stdout
+    assert (
+        "::error file=clusters/lab/kai-values.yaml,line=2,col=1,title=kai-gitops check stopped on an error::"
+        in done.stdout
+    ), done.stdout
     assert "stopped on an error" in summary.read_text()
 
 
@@ -399,18 +454,26 @@ def test_a_gitlab_shard_stopped_by_an_error_reports_it_to_the_mr(tmp_path: Path,
 # -- installing kai-gitops as copied: from its own Git repository, never from an index it is not on -------------
 
 INSTALLING = ROOT / "docs" / "ci.md"
-TEMPLATES = [GITHUB_SHARDED, GITLAB, GITLAB_SHARDED]   # github-actions.yml installs through the action
+TEMPLATES = [GITHUB_SHARDED, GITLAB, GITLAB_SHARDED]  # github-actions.yml installs through the action
 
 
 def install_steps(path: Path) -> list[tuple[dict[str, str], str]]:
     """(environment, script) of every step that runs pip, with the variables the CI system gives that step."""
     data = load(path)
     if path.name.startswith("github"):
-        return [({**data.get("env", {}), **job.get("env", {}), **step.get("env", {})}, step["run"])
-                for job in data["jobs"].values() for step in job["steps"] if "pip" in step.get("run", "")]
-    return [({**data.get("variables", {}), **job.get("variables", {})}, line)
-            for job in data.values() if isinstance(job, dict) and "script" in job
-            for line in job.get("before_script", []) if "pip" in line]
+        return [
+            ({**data.get("env", {}), **job.get("env", {}), **step.get("env", {})}, step["run"])
+            for job in data["jobs"].values()
+            for step in job["steps"]
+            if "pip" in step.get("run", "")
+        ]
+    return [
+        ({**data.get("variables", {}), **job.get("variables", {})}, line)
+        for job in data.values()
+        if isinstance(job, dict) and "script" in job
+        for line in job.get("before_script", [])
+        if "pip" in line
+    ]
 
 
 @pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
@@ -421,8 +484,8 @@ def test_every_template_installs_kai_gitops_from_its_git_repository(path: Path) 
         assert script == 'python -m pip install "$KAI_GITOPS_INSTALL"'
         assert env["KAI_GITOPS_INSTALL"] == f"kai-gitops @ git+{PLACEHOLDER}@{release_ref()}"
     text = path.read_text()
-    header = text[:text.index("\nname:" if path.name.startswith("github") else "\nvariables:")]
-    assert PLACEHOLDER in header and "docs/ci.md#installing-kai-gitops" in header   # explained where it is seen
+    header = text[: text.index("\nname:" if path.name.startswith("github") else "\nvariables:")]
+    assert PLACEHOLDER in header and "docs/ci.md#installing-kai-gitops" in header  # explained where it is seen
     assert "==" not in text.split("KAI_GITOPS_INSTALL:")[1].splitlines()[0]
 
 
@@ -446,25 +509,39 @@ def distinct_install_steps() -> list[tuple[dict[str, str], str]]:
 
 
 @pytest.mark.parametrize(("env", "script"), distinct_install_steps())
-def test_the_install_step_installs_kai_gitops_from_a_local_clone(tmp_path: Path, local_release: Path,
-                                                                 env: dict[str, str], script: str) -> None:
+def test_the_install_step_installs_kai_gitops_from_a_local_clone(
+    tmp_path: Path, local_release: Path, env: dict[str, str], script: str
+) -> None:
     """The step exactly as a runner executes it, the placeholders replaced by a file:// URL of this repository and
     the tag of its clone."""
     venv_dir = throwaway_venv(tmp_path / "venv")
-    step_env = {name: value.replace(PLACEHOLDER, local_release.as_uri()).replace(RELEASE_TAG, local_tag())
-                for name, value in env.items()}
+    step_env = {
+        name: value.replace(PLACEHOLDER, local_release.as_uri()).replace(RELEASE_TAG, local_tag())
+        for name, value in env.items()
+    }
     base = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}}
-    run_env = base | step_env | {"PATH": f"{venv_dir / 'bin'}:{os.environ['PATH']}", "PIP_NO_DEPS": "1",
-                                 "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=run_env, capture_output=True, text=True,
-                          timeout=600)
+    run_env = (
+        base
+        | step_env
+        | {"PATH": f"{venv_dir / 'bin'}:{os.environ['PATH']}", "PIP_NO_DEPS": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    )
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    version = subprocess.run([str(venv_dir / "bin" / "kai-gitops"), "--version"], env=base, capture_output=True,
-                             text=True, timeout=60)
+    version = subprocess.run(
+        [str(venv_dir / "bin" / "kai-gitops"), "--version"], env=base, capture_output=True, text=True, timeout=60
+    )
     assert version.stdout.strip() == f"kai-gitops, version {local_tag().removeprefix('v')}", version.stderr
-    where = subprocess.run([str(venv_dir / "bin" / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
-                           cwd=tmp_path, env=base, capture_output=True, text=True, timeout=60).stdout.strip()
-    assert Path(where).resolve().is_relative_to(venv_dir.resolve())   # the clone's copy, not this checkout's
+    where = subprocess.run(
+        [str(venv_dir / "bin" / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
+        cwd=tmp_path,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
+    assert Path(where).resolve().is_relative_to(venv_dir.resolve())  # the clone's copy, not this checkout's
 
 
 def test_the_github_workflow_templates_pass_actionlint(tmp_path: Path) -> None:
@@ -481,11 +558,13 @@ def test_the_github_workflow_templates_pass_actionlint(tmp_path: Path) -> None:
     local = GITHUB.read_text().replace(f"<owner>/kai-gitops@{release_ref()}", "./")
     assert local != GITHUB.read_text()
     (project / ".github" / "workflows" / "kai-gitops.yml").write_text(local)
-    every_input = local.replace("          fail-on: warning", "\n".join(
-        f"          {name}: x" for name in sorted(ACTION_INPUTS)))
+    every_input = local.replace(
+        "          fail-on: warning", "\n".join(f"          {name}: x" for name in sorted(ACTION_INPUTS))
+    )
     (project / ".github" / "workflows" / "every-input.yml").write_text(every_input)
-    done = subprocess.run([str(actionlint), "-no-color", str(GITHUB), str(GITHUB_SHARDED)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [str(actionlint), "-no-color", str(GITHUB), str(GITHUB_SHARDED)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     done = subprocess.run([str(actionlint), "-no-color"], cwd=project, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

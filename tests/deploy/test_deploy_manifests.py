@@ -38,8 +38,11 @@ from tests.support.kustomize import identity, render
 from tests.support.tools import require_tool
 
 OVERLAYS = ("report-only", "self-heal")
-VARIANTS = [(o, ()) for o in OVERLAYS] + [(o, (c,)) for o in OVERLAYS for c in COMPONENTS] + \
-           [(o, COMPONENTS) for o in OVERLAYS]
+VARIANTS = (
+    [(o, ()) for o in OVERLAYS]
+    + [(o, (c,)) for o in OVERLAYS for c in COMPONENTS]
+    + [(o, COMPONENTS) for o in OVERLAYS]
+)
 
 
 def _kubectl_kustomize() -> str | None:
@@ -65,8 +68,9 @@ def test_renderer_agrees_with_kubectl_kustomize(tmp_path: Path, overlay: str, co
 
 
 @pytest.mark.parametrize(("overlay", "components"), VARIANTS)
-def test_every_manifest_validates_against_the_kubernetes_schemas(tmp_path: Path, overlay: str,
-                                                                  components: tuple[str, ...]) -> None:
+def test_every_manifest_validates_against_the_kubernetes_schemas(
+    tmp_path: Path, overlay: str, components: tuple[str, ...]
+) -> None:
     objects = rendered(tmp_path, overlay, components)
     assert objects
     for obj in objects:
@@ -87,31 +91,48 @@ _VALID: set[tuple[str, str]] = set()
 
 def test_the_objects_of_each_overlay(tmp_path: Path) -> None:
     """The list the README and the closing note show; a new object must be a deliberate change here."""
-    base = {("v1", "Namespace", "", "kai-gitops"), ("v1", "ServiceAccount", "kai-gitops", "kai-gitops"),
-            ("v1", "ConfigMap", "kai-gitops", "kai-gitops-settings"),
-            ("batch/v1", "CronJob", "kai-gitops", "kai-gitops"),
-            *{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-read")
-              for kind in ("ClusterRole", "ClusterRoleBinding")},
-            *{("rbac.authorization.k8s.io/v1", kind, "kai-scheduler", "kai-gitops-read-releases")
-              for kind in ("Role", "RoleBinding")},
-            *{("rbac.authorization.k8s.io/v1", kind, "nvca-operator", "kai-gitops-read-dto")
-              for kind in ("Role", "RoleBinding")},
-            *{("rbac.authorization.k8s.io/v1", kind, "nvca-system", "kai-gitops-read-healthz")
-              for kind in ("Role", "RoleBinding")},
-            *{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-report")
-              for kind in ("ClusterRole", "ClusterRoleBinding")}}
-    fixer = {*{("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-fixer")
-               for kind in ("ClusterRole", "ClusterRoleBinding")},
-             *{("rbac.authorization.k8s.io/v1", kind, "kai-gitops", "kai-gitops-lease")
-               for kind in ("Role", "RoleBinding")},
-             *{("rbac.authorization.k8s.io/v1", kind, "default", "kai-gitops-events")
-               for kind in ("Role", "RoleBinding")},
-             ("v1", "PersistentVolumeClaim", "kai-gitops", "kai-gitops-state")}   # the runs' audit log
+    base = {
+        ("v1", "Namespace", "", "kai-gitops"),
+        ("v1", "ServiceAccount", "kai-gitops", "kai-gitops"),
+        ("v1", "ConfigMap", "kai-gitops", "kai-gitops-settings"),
+        ("batch/v1", "CronJob", "kai-gitops", "kai-gitops"),
+        *{
+            ("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-read")
+            for kind in ("ClusterRole", "ClusterRoleBinding")
+        },
+        *{
+            ("rbac.authorization.k8s.io/v1", kind, "kai-scheduler", "kai-gitops-read-releases")
+            for kind in ("Role", "RoleBinding")
+        },
+        *{
+            ("rbac.authorization.k8s.io/v1", kind, "nvca-operator", "kai-gitops-read-dto")
+            for kind in ("Role", "RoleBinding")
+        },
+        *{
+            ("rbac.authorization.k8s.io/v1", kind, "nvca-system", "kai-gitops-read-healthz")
+            for kind in ("Role", "RoleBinding")
+        },
+        *{
+            ("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-report")
+            for kind in ("ClusterRole", "ClusterRoleBinding")
+        },
+    }
+    fixer = {
+        *{
+            ("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-fixer")
+            for kind in ("ClusterRole", "ClusterRoleBinding")
+        },
+        *{("rbac.authorization.k8s.io/v1", kind, "kai-gitops", "kai-gitops-lease") for kind in ("Role", "RoleBinding")},
+        *{("rbac.authorization.k8s.io/v1", kind, "default", "kai-gitops-events") for kind in ("Role", "RoleBinding")},
+        ("v1", "PersistentVolumeClaim", "kai-gitops", "kai-gitops-state"),
+    }  # the runs' audit log
     assert {identity(o) for o in rendered(tmp_path, "report-only")} == base
     assert {identity(o) for o in rendered(tmp_path, "self-heal")} == base | fixer
     wide = {identity(o) for o in rendered(tmp_path, "report-only", ("cluster-wide-releases",))}
-    assert wide - base == {("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-read-all-releases")
-                           for kind in ("ClusterRole", "ClusterRoleBinding")}
+    assert wide - base == {
+        ("rbac.authorization.k8s.io/v1", kind, "", "kai-gitops-read-all-releases")
+        for kind in ("ClusterRole", "ClusterRoleBinding")
+    }
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
@@ -158,7 +179,7 @@ def test_opa_sidecar_serves_the_bundle_the_job_queries(tmp_path: Path) -> None:
     objects = rendered(tmp_path, "report-only", ("opa-sidecar",))
     pod = pod_spec(objects)
     (opa,) = pod["initContainers"]
-    assert opa["restartPolicy"] == "Always"      # a native sidecar: the Job completes when the job exits
+    assert opa["restartPolicy"] == "Always"  # a native sidecar: the Job completes when the job exits
     bundle = opa["args"][opa["args"].index("--bundle") + 1]
     (mount,) = [m for m in opa["volumeMounts"] if bundle.startswith(m["mountPath"] + "/")]
     (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
@@ -188,13 +209,21 @@ def test_every_flag_in_the_manifests_exists(tmp_path: Path, overlay: str, compon
     assert used and used <= known, used - known
 
 
-@pytest.mark.parametrize(("kustomization", "error"), [
-    ({"namespace": "x", "resources": ["r.yaml"]}, "does not implement: ['namespace']"),
-    ({"resources": ["r.yaml"], "patches": [{"patch": "metadata: {labels: {a: b}}", "target": {"kind": "ConfigMap"}}]},
-     "strategic-merge patches are not implemented"),
-    ({"resources": ["r.yaml"], "patches": [{"patch": "[]", "target": {"kind": "Secret"}}]}, "matches no resource"),
-    ({"resources": ["r.yaml", "r.yaml"]}, "already registered id"),
-])
+@pytest.mark.parametrize(
+    ("kustomization", "error"),
+    [
+        ({"namespace": "x", "resources": ["r.yaml"]}, "does not implement: ['namespace']"),
+        (
+            {
+                "resources": ["r.yaml"],
+                "patches": [{"patch": "metadata: {labels: {a: b}}", "target": {"kind": "ConfigMap"}}],
+            },
+            "strategic-merge patches are not implemented",
+        ),
+        ({"resources": ["r.yaml"], "patches": [{"patch": "[]", "target": {"kind": "Secret"}}]}, "matches no resource"),
+        ({"resources": ["r.yaml", "r.yaml"]}, "already registered id"),
+    ],
+)
 def test_renderer_refuses_what_it_does_not_implement(tmp_path: Path, kustomization: Obj, error: str) -> None:
     from tests.support.kustomize import KustomizeError
 
@@ -205,8 +234,9 @@ def test_renderer_refuses_what_it_does_not_implement(tmp_path: Path, kustomizati
 
 
 @pytest.mark.parametrize(("overlay", "components"), VARIANTS)
-def test_every_variable_and_config_key_the_job_uses_is_defined(tmp_path: Path, overlay: str,
-                                                                components: tuple[str, ...]) -> None:
+def test_every_variable_and_config_key_the_job_uses_is_defined(
+    tmp_path: Path, overlay: str, components: tuple[str, ...]
+) -> None:
     """The kubelet leaves an undefined $(VAR) in args as is, and a missing ConfigMap key stops the pod."""
     objects = rendered(tmp_path, overlay, components)
     container = main_container(objects)
@@ -223,8 +253,9 @@ def test_every_variable_and_config_key_the_job_uses_is_defined(tmp_path: Path, o
         if "secretKeyRef" in source:
             ref = source["secretKeyRef"]
             # the one Secret an operator must create; any other is optional
-            assert (ref["name"], ref["key"]) in {("kai-gitops-git", "url"), ("kai-gitops-git", "token")} \
-                or ref.get("optional") is True, item
+            assert (ref["name"], ref["key"]) in {("kai-gitops-git", "url"), ("kai-gitops-git", "token")} or ref.get(
+                "optional"
+            ) is True, item
     pushes = [a for a in container["args"] if a.startswith("--metrics-push=")]
     assert bool(pushes) == ("metrics-push" in components)
 
@@ -236,8 +267,11 @@ def test_every_probe_is_reachable_by_the_kubelet(tmp_path: Path, overlay: str) -
     pod = pod_spec(rendered(tmp_path, overlay, COMPONENTS))
     probed = 0
     for container in [*pod.get("initContainers", []), *pod["containers"]]:
-        loopback = {int(m.group(1)) for a in container.get("args", [])
-                    if (m := re.search(r"(?:127\.0\.0\.1|localhost):(\d+)$", a))}
+        loopback = {
+            int(m.group(1))
+            for a in container.get("args", [])
+            if (m := re.search(r"(?:127\.0\.0\.1|localhost):(\d+)$", a))
+        }
         for key in ("startupProbe", "readinessProbe", "livenessProbe"):
             if (check := (container.get(key) or {}).get("httpGet")) is None:
                 continue
@@ -248,19 +282,20 @@ def test_every_probe_is_reachable_by_the_kubelet(tmp_path: Path, overlay: str) -
 
 
 @pytest.mark.parametrize(("overlay", "components"), VARIANTS)
-def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str, components: tuple[str, ...]
-                                                    ) -> None:
+def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str, components: tuple[str, ...]) -> None:
     """Beyond flag names: click parses the whole argument list (values of choices like --fail-on, --log-format
     and -o, repeated options, flags given a value), with each $(VAR) standing for a value the kubelet expands."""
     import click
 
     from tests.support.audit_log import KAI_GITOPS, QUEUES, START, request, write_log
 
-    mounted = tmp_path / "kubernetes-audit"   # the audit-log component's volume, as the kubelet mounts it
+    mounted = tmp_path / "kubernetes-audit"  # the audit-log component's volume, as the kubelet mounts it
     mounted.mkdir()
     write_log(mounted / "audit.log", request(KAI_GITOPS, "update", QUEUES, "default-queue", START))
-    args = [re.sub(r"\$\(\w+\)", "x", a).replace("/var/log/kubernetes-audit", str(mounted))
-            for a in main_container(rendered(tmp_path, overlay, components))["args"]]
+    args = [
+        re.sub(r"\$\(\w+\)", "x", a).replace("/var/log/kubernetes-audit", str(mounted))
+        for a in main_container(rendered(tmp_path, overlay, components))["args"]
+    ]
     parent = main.make_context("kai-gitops", list(args))
     command = main.get_command(parent, args[0])
     assert command is not None, args
@@ -271,8 +306,9 @@ def test_the_container_args_parse_as_the_cli_would(tmp_path: Path, overlay: str,
 
 
 @pytest.mark.parametrize(("overlay", "components"), VARIANTS)
-def test_an_images_override_in_the_users_overlay_sets_the_image(tmp_path: Path, overlay: str,
-                                                                 components: tuple[str, ...]) -> None:
+def test_an_images_override_in_the_users_overlay_sets_the_image(
+    tmp_path: Path, overlay: str, components: tuple[str, ...]
+) -> None:
     """What docs/deployment.md tells users to write. Kustomize matches `images:` by the name the manifests carry
     after the base and overlays: a base that renamed the image to a registry path made `name: kai-gitops`
     match nothing, silently (real `kubectl kustomize`, and the test renderer, which must agree)."""
@@ -280,10 +316,18 @@ def test_an_images_override_in_the_users_overlay_sets_the_image(tmp_path: Path, 
     directory = variant_dir(tmp_path, overlay, components)
     user = tmp_path / "user"
     user.mkdir()
-    (user / "kustomization.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": [os.path.relpath(directory, user)],
-        "images": [{"name": "kai-gitops", "newName": "registry.example.com/platform/kai-gitops", "newTag": "9.9.9"}]}))
+    (user / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(directory, user)],
+                "images": [
+                    {"name": "kai-gitops", "newName": "registry.example.com/platform/kai-gitops", "newTag": "9.9.9"}
+                ],
+            }
+        )
+    )
     out = subprocess.run([str(kubectl), "kustomize", str(user)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     theirs = [o for o in yaml.safe_load_all(out.stdout) if o]
@@ -313,7 +357,7 @@ def test_the_my_cluster_example_names_your_cluster_and_registry() -> None:
     assert settings["data"]["cluster"] == "<your-cluster>"
     (role,) = [o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "kai-gitops-report"]
     names = {name for rule in role["rules"] for name in rule.get("resourceNames", ())}
-    assert names == {"kai-gitops-<your-cluster>"}, names   # the reports of the cluster it checks, no other
+    assert names == {"kai-gitops-<your-cluster>"}, names  # the reports of the cluster it checks, no other
     kubectl = _kubectl_kustomize()
     if kubectl:
         out = subprocess.run([kubectl, "kustomize", str(example)], capture_output=True, text=True, timeout=60)

@@ -38,7 +38,7 @@ def test_the_metadata_has_what_github_requires_of_a_composite_action() -> None:
     meta = action()
     assert set(meta) <= {"name", "author", "description", "inputs", "outputs", "runs", "branding"}
     assert isinstance(meta["name"], str) and isinstance(meta["description"], str)
-    assert len(meta["description"]) <= 125   # the Marketplace's limit
+    assert len(meta["description"]) <= 125  # the Marketplace's limit
     assert set(meta["branding"]) == {"icon", "color"}
     runs = meta["runs"]
     assert runs["using"] == "composite" and set(runs) == {"using", "steps"}
@@ -47,15 +47,25 @@ def test_the_metadata_has_what_github_requires_of_a_composite_action() -> None:
     for s in runs["steps"]:
         assert ("uses" in s) != ("run" in s), s
         if "run" in s:
-            assert s["shell"] == "bash", s     # a composite run step must name its shell
-        assert set(s) <= {"name", "id", "if", "uses", "with", "run", "shell", "env", "working-directory",
-                          "continue-on-error"}, s
+            assert s["shell"] == "bash", s  # a composite run step must name its shell
+        assert set(s) <= {
+            "name",
+            "id",
+            "if",
+            "uses",
+            "with",
+            "run",
+            "shell",
+            "env",
+            "working-directory",
+            "continue-on-error",
+        }, s
     for name, spec in meta["inputs"].items():
         assert re.fullmatch(r"[a-z][a-z0-9-]*", name), name
         assert set(spec) <= {"description", "required", "default", "deprecationMessage"}, name
         assert isinstance(spec["description"], str) and isinstance(spec.get("default", ""), str), name
     for name, spec in meta["outputs"].items():
-        assert set(spec) == {"description", "value"}, name   # composite outputs need a value
+        assert set(spec) == {"description", "value"}, name  # composite outputs need a value
 
 
 def test_every_input_is_used_and_every_input_used_is_declared() -> None:
@@ -106,19 +116,36 @@ def contexts(inputs: dict[str, str], github: dict[str, str], temp: Path) -> dict
     return {**base, "inputs": {**defaults, **inputs}}
 
 
-def run_step(name: str, ctx: dict[str, dict[str, str]], workspace: Path, path: str,
-             ) -> tuple[subprocess.CompletedProcess[str], dict[str, str], Path]:
+def run_step(
+    name: str,
+    ctx: dict[str, dict[str, str]],
+    workspace: Path,
+    path: str,
+) -> tuple[subprocess.CompletedProcess[str], dict[str, str], Path]:
     """The step's script under `bash --noprofile --norc -eo pipefail`, as GitHub runs a bash step."""
     spec = step(name)
     out_file, summary = workspace / "github-output", workspace / "step-summary.md"
     out_file.write_text("")
     env = {k: render(str(v), ctx) for k, v in spec.get("env", {}).items()}
-    run_env = {**os.environ, "PATH": path, "GITHUB_OUTPUT": str(out_file), "GITHUB_STEP_SUMMARY": str(summary),
-               "GITHUB_ACTIONS": "true", "CI": "true", **env}
-    run_env.pop("KAI_GITOPS_LOG_FORMAT", None)   # the default, as on a runner
+    run_env = {
+        **os.environ,
+        "PATH": path,
+        "GITHUB_OUTPUT": str(out_file),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_ACTIONS": "true",
+        "CI": "true",
+        **env,
+    }
+    run_env.pop("KAI_GITOPS_LOG_FORMAT", None)  # the default, as on a runner
     cwd = workspace / render(spec.get("working-directory", "."), ctx)
-    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", spec["run"]], cwd=cwd,
-                          env=run_env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", spec["run"]],
+        cwd=cwd,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     outputs = dict(line.split("=", 1) for line in out_file.read_text().splitlines())
     return done, outputs, summary
 
@@ -132,10 +159,10 @@ def test_the_check_step_annotates_summarises_and_counts_the_findings_of_a_pull_r
     repo = pr_repo(tmp_path, _FINDING)
     ctx = contexts({"path": "repo"}, {"base_ref": "main"}, tmp_path)
     done, outputs, summary = run_step("check", ctx, tmp_path, _REAL)
-    assert done.returncode == 0, done.stderr    # the verdict is the last step's
+    assert done.returncode == 0, done.stderr  # the verdict is the last step's
     assert outputs["exit-code"] == "2"
     report = json.loads(Path(outputs["json-file"]).read_text())
-    assert report["failOn"] == "warning" and report["changedLines"]   # --base origin/main: a PR check
+    assert report["failOn"] == "warning" and report["changedLines"]  # --base origin/main: a PR check
     assert int(outputs["findings"]) == report["summary"]["findings"] > 0
     assert int(outputs["errors"]) + int(outputs["warnings"]) > 0
     assert json.loads(Path(outputs["sarif-file"]).read_text())["runs"]
@@ -149,7 +176,7 @@ def test_a_check_that_stops_on_an_error_prints_one_line_and_still_writes_sarif(t
     ctx = contexts({"path": "repo"}, {"base_ref": "main"}, tmp_path)
     done, outputs, _ = run_step("check", ctx, tmp_path, _REAL)
     assert outputs["exit-code"] == "1" and "findings" not in outputs and "json-file" not in outputs
-    assert json.loads(Path(outputs["sarif-file"]).read_text())["runs"]   # the error, where reviewers look
+    assert json.loads(Path(outputs["sarif-file"]).read_text())["runs"]  # the error, where reviewers look
     (line,) = done.stderr.splitlines()
     assert line.startswith("kai-gitops: error: clusters/lab/kai-values.yaml:2"), line
     assert "::error file=clusters/lab/kai-values.yaml,line=2" in done.stdout
@@ -171,11 +198,19 @@ def test_each_input_becomes_its_option(tmp_path: Path) -> None:
     snapshots = [tmp_path / "lab snapshot.yaml", tmp_path / "prod.json"]
     for snapshot in snapshots:
         snapshot.write_text("")
-    args = recorded_args(tmp_path, {"base-ref": "release-1", "cluster": "lab", "shard": "2/4", "fail-on": "error",
-                                    "fix-pr": "true",
-                                    "live-snapshot": f"lab={snapshots[0]}\n\nprod-addon={snapshots[1]}\n"},
-                         {"base_ref": "main", "head_ref": "feature/x"})
-    _, params = parse_call(args)   # the real command tree takes them
+    args = recorded_args(
+        tmp_path,
+        {
+            "base-ref": "release-1",
+            "cluster": "lab",
+            "shard": "2/4",
+            "fail-on": "error",
+            "fix-pr": "true",
+            "live-snapshot": f"lab={snapshots[0]}\n\nprod-addon={snapshots[1]}\n",
+        },
+        {"base_ref": "main", "head_ref": "feature/x"},
+    )
+    _, params = parse_call(args)  # the real command tree takes them
     assert params["base"] == "origin/release-1" and params["cluster"] == "lab" and params["shard"] == "2/4"
     assert params["live_snapshot"] == (("lab", str(snapshots[0])), ("prod-addon", str(snapshots[1])))
     assert params["fail_on"] == "error" and params["fix_git"] is True and params["ref"] == "origin/feature/x"
@@ -201,29 +236,51 @@ def test_the_verdict_step_fails_the_job_with_the_checks_exit_code(tmp_path: Path
     ctx["steps"] = {}
     verdict = step("Verdict")
     env = {k: v.replace("${{ steps.check.outputs.exit-code }}", code) for k, v in verdict["env"].items()}
-    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", verdict["run"]],
-                          env={**os.environ, **env}, timeout=30)
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", verdict["run"]],
+        env={**os.environ, **env},
+        timeout=30,
+    )
     assert str(done.returncode) == code
 
 
 @pytest.mark.parametrize("version", ["", "from-git"])
 def test_the_install_step_installs_the_actions_own_checkout_or_the_version_asked(
-        tmp_path: Path, local_release: Path, version: str) -> None:
+    tmp_path: Path, local_release: Path, version: str
+) -> None:
     """With no `version`, the copy GitHub checked out for `uses: …@ref`; with one, that ref of the action's own
     repository (github.server_url/github.action_repository, here a file:// clone)."""
     venv_dir = throwaway_venv(tmp_path / "venv")
     server, repository = local_release.parent.as_uri(), local_release.name
-    ctx = contexts({"version": local_tag() if version else ""},
-                   {"action_path": str(local_release), "server_url": server, "action_repository": repository},
-                   tmp_path)
+    ctx = contexts(
+        {"version": local_tag() if version else ""},
+        {"action_path": str(local_release), "server_url": server, "action_repository": repository},
+        tmp_path,
+    )
     base = {k: v for k, v in os.environ.items() if k not in {"VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"}}
     env = {k: render(str(v), ctx) for k, v in step("Install kai-gitops")["env"].items()}
-    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step("Install kai-gitops")["run"]],
-                          cwd=tmp_path, env={**base, **env, "PATH": f"{venv_dir / 'bin'}:{os.environ['PATH']}",
-                                             "PIP_NO_DEPS": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step("Install kai-gitops")["run"]],
+        cwd=tmp_path,
+        env={
+            **base,
+            **env,
+            "PATH": f"{venv_dir / 'bin'}:{os.environ['PATH']}",
+            "PIP_NO_DEPS": "1",
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith(f"kai-gitops, version {local_tag().removeprefix('v')}")
-    where = subprocess.run([str(venv_dir / "bin" / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
-                           cwd=tmp_path, env=base, capture_output=True, text=True, timeout=60).stdout.strip()
+    where = subprocess.run(
+        [str(venv_dir / "bin" / "python"), "-c", "import reconciler; print(reconciler.__file__)"],
+        cwd=tmp_path,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
     assert Path(where).resolve().is_relative_to(venv_dir.resolve())

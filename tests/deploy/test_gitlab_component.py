@@ -22,8 +22,8 @@ from tests.support.helpers import ROOT
 
 COMPONENT = ROOT / "templates" / "kai-gitops-check.yml"
 _INPUT = re.compile(r"\$\[\[\s*inputs\.([A-Za-z0-9_-]+)\s*\]\]")
-GITHUB_ONLY = {"upload-sarif", "token"}           # code scanning and github.token have no GitLab counterpart
-GITLAB_ONLY = {"stage", "git-url"}                 # a job's stage; the action installs its own checkout instead
+GITHUB_ONLY = {"upload-sarif", "token"}  # code scanning and github.token have no GitLab counterpart
+GITLAB_ONLY = {"stage", "git-url"}  # a job's stage; the action installs its own checkout instead
 
 
 def documents() -> tuple[dict[str, Any], str]:
@@ -83,7 +83,7 @@ def test_every_input_is_used_and_every_input_used_is_declared() -> None:
 def test_it_installs_the_release_from_the_one_placeholder_url() -> None:
     (job,) = interpolate().values()
     assert job["variables"]["KAI_GITOPS_INSTALL"] == f"kai-gitops @ git+{PLACEHOLDER}@{release_ref()}"
-    assert job["before_script"][0] == 'python -m pip install "$KAI_GITOPS_INSTALL"'   # as the templates install
+    assert job["before_script"][0] == 'python -m pip install "$KAI_GITOPS_INSTALL"'  # as the templates install
 
 
 def test_it_publishes_what_the_gitlab_template_publishes() -> None:
@@ -101,8 +101,14 @@ def run_job(tmp_path: Path, given: dict[str, Any], env: dict[str, str], path: st
     run_env = {**os.environ, **ci, **variables, "PATH": path}
     run_env.pop("KAI_GITOPS_LOG_FORMAT", None)
     script = "\n".join(job["script"])
-    return subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path / "repo", env=run_env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        cwd=tmp_path / "repo",
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 _MR = {"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "feature/x"}
@@ -112,7 +118,7 @@ _REAL = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
 def test_the_job_writes_the_merge_requests_reports(tmp_path: Path) -> None:
     repo = pr_repo(tmp_path, "scheduler:\n  placementStrategy: spread\n")
     done = run_job(tmp_path, {}, _MR, _REAL)
-    assert done.returncode == 2, done.stderr                # findings at or above warning fail the job
+    assert done.returncode == 2, done.stderr  # findings at or above warning fail the job
     issues = json.loads((repo / "gl-code-quality-report.json").read_text())
     # the values the PR rewrote, and the queue file whose research queue its default parent no longer holds
     paths = {i["location"]["path"] for i in issues}
@@ -140,10 +146,18 @@ def test_each_input_becomes_its_option(tmp_path: Path) -> None:
     fake.chmod(0o755)
     snapshot = tmp_path / "lab.yaml"
     snapshot.write_text("")
-    given = {"base-ref": "release-1", "cluster": "lab", "shard": "2/4", "fail-on": "error", "fix-pr": True,
-             "path": "gitops", "live-snapshot": f"{snapshot}\n"}
-    done = run_job(tmp_path, given, {**_MR, "KAI_GITOPS_GITLAB_TOKEN": "glpat-test"},
-                   f"{fake.parent}:{os.environ['PATH']}")
+    given = {
+        "base-ref": "release-1",
+        "cluster": "lab",
+        "shard": "2/4",
+        "fail-on": "error",
+        "fix-pr": True,
+        "path": "gitops",
+        "live-snapshot": f"{snapshot}\n",
+    }
+    done = run_job(
+        tmp_path, given, {**_MR, "KAI_GITOPS_GITLAB_TOKEN": "glpat-test"}, f"{fake.parent}:{os.environ['PATH']}"
+    )
     assert done.returncode == 0, done.stderr
     _, params = parse_call((tmp_path / "args").read_text().splitlines())
     assert params["base"] == "origin/release-1" and params["cluster"] == "lab" and params["shard"] == "2/4"
@@ -155,8 +169,12 @@ def test_each_input_becomes_its_option(tmp_path: Path) -> None:
     assert defaults["base"] == "origin/main" and not defaults["fix_git"] and defaults["repo"] == "."
     assert defaults["live_snapshot"] == ()
     assert {spec.format: spec.path for spec in defaults["output"]} == {
-        "text": "-", "gitlab": job["artifacts"]["reports"]["codequality"],
-        "junit": job["artifacts"]["reports"]["junit"], "markdown": "kai-gitops-note.md", "sarif": "kai-gitops.sarif"}
+        "text": "-",
+        "gitlab": job["artifacts"]["reports"]["codequality"],
+        "junit": job["artifacts"]["reports"]["junit"],
+        "markdown": "kai-gitops-note.md",
+        "sarif": "kai-gitops.sarif",
+    }
 
 
 def _default_args(tmp_path: Path, fake: Path) -> list[str]:

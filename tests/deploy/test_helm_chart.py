@@ -31,12 +31,24 @@ from tests.support.tools import require_tool
 RELEASE = NAMESPACE = "kai-gitops"
 MODES = {"reportOnly": "report-only", "selfHeal": "self-heal"}
 # The chart's value that turns on each of deploy/'s components.
-COMPONENT_VALUES = {"opa-sidecar": "opaSidecar", "cluster-wide-releases": "clusterWideReleases",
-                    "metrics-push": "metricsPush", "audit-log": "auditLog"}
-COMBINATIONS = [(mode, combo) for mode in MODES for n in range(len(COMPONENTS) + 1)
-                for combo in itertools.combinations(COMPONENTS, n)]
-HELM_LABELS = ("helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance",
-               "app.kubernetes.io/version")
+COMPONENT_VALUES = {
+    "opa-sidecar": "opaSidecar",
+    "cluster-wide-releases": "clusterWideReleases",
+    "metrics-push": "metricsPush",
+    "audit-log": "auditLog",
+}
+COMBINATIONS = [
+    (mode, combo)
+    for mode in MODES
+    for n in range(len(COMPONENTS) + 1)
+    for combo in itertools.combinations(COMPONENTS, n)
+]
+HELM_LABELS = (
+    "helm.sh/chart",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/version",
+)
 Obj = dict[str, Any]
 
 
@@ -99,8 +111,7 @@ def test_helm_install_leaves_the_namespace_to_helm(tmp_path: Path) -> None:
 
 def test_helm_labels_are_the_only_difference_and_they_are_there() -> None:
     for obj in template():
-        assert {label for label in HELM_LABELS if label in obj["metadata"]["labels"]} == set(HELM_LABELS), \
-            identity(obj)
+        assert {label for label in HELM_LABELS if label in obj["metadata"]["labels"]} == set(HELM_LABELS), identity(obj)
         assert obj["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
 
 
@@ -122,22 +133,25 @@ def test_helm_lint_strict_passes(mode: str, components: tuple[str, ...]) -> None
     assert "0 chart(s) failed" in done.stdout
 
 
-@pytest.mark.parametrize(("setting", "error"), [
-    ("mode=selfheal", "at '/mode': value must be one of 'reportOnly', 'selfHeal'"),
-    ("image.tagg=1", "at '/image': additional properties 'tagg' not allowed"),
-    ("surprise=1", "additional properties 'surprise' not allowed"),
-    ("opaSidecar.enabled=yes", "at '/opaSidecar/enabled': got string, want boolean"),
-    ("image.pullPolicy=Sometimes", "at '/image/pullPolicy': value must be one of"),
-    ("image.digest=latest", "at '/image/digest'"),
-    ("gitSecret.name=My_Secret", "at '/gitSecret/name'"),
-    ("schedule=hourly", "at '/schedule'"),
-    # Values written into the CronJob as they are: a line break or a space would change or break its YAML.
-    ("timeZone=Etc/UTC\n  suspend: true", "at '/timeZone'"),
-    ("timeZone=0", "at '/timeZone'"),
-    ("image.tag=1.0 evil", "at '/image/tag'"),
-    ("image.repository=Registry.local/kai gitops", "at '/image/repository'"),
-    ("opaSidecar.image.tag=", "at '/opaSidecar/image/tag'"),
-])
+@pytest.mark.parametrize(
+    ("setting", "error"),
+    [
+        ("mode=selfheal", "at '/mode': value must be one of 'reportOnly', 'selfHeal'"),
+        ("image.tagg=1", "at '/image': additional properties 'tagg' not allowed"),
+        ("surprise=1", "additional properties 'surprise' not allowed"),
+        ("opaSidecar.enabled=yes", "at '/opaSidecar/enabled': got string, want boolean"),
+        ("image.pullPolicy=Sometimes", "at '/image/pullPolicy': value must be one of"),
+        ("image.digest=latest", "at '/image/digest'"),
+        ("gitSecret.name=My_Secret", "at '/gitSecret/name'"),
+        ("schedule=hourly", "at '/schedule'"),
+        # Values written into the CronJob as they are: a line break or a space would change or break its YAML.
+        ("timeZone=Etc/UTC\n  suspend: true", "at '/timeZone'"),
+        ("timeZone=0", "at '/timeZone'"),
+        ("image.tag=1.0 evil", "at '/image/tag'"),
+        ("image.repository=Registry.local/kai gitops", "at '/image/repository'"),
+        ("opaSidecar.image.tag=", "at '/opaSidecar/image/tag'"),
+    ],
+)
 def test_the_schema_refuses_unknown_keys_and_wrong_values(setting: str, error: str) -> None:
     strings = "enabled" in setting or "timeZone" in setting or "tag=" in setting
     done = helm("template", RELEASE, str(CHART), "--set-string" if strings else "--set", setting)
@@ -147,23 +161,40 @@ def test_the_schema_refuses_unknown_keys_and_wrong_values(setting: str, error: s
 
 def test_values_reach_the_cronjob_and_settings() -> None:
     digest = "sha256:" + "ab" * 32
-    objects = template("--set", "image.repository=registry.local/platform/kai-gitops", "--set", "image.tag=9.9.9",
-                       "--set", "schedule=@daily", "--set", "timeZone=Europe/Berlin", "--set", "gitSecret.name=git",
-                       "--set", "settings.cluster=lab", "--set", "settings.ref=main",
-                       "--set", "resources.limits.memory=1Gi", "--set", "image.pullPolicy=Always")
+    objects = template(
+        "--set",
+        "image.repository=registry.local/platform/kai-gitops",
+        "--set",
+        "image.tag=9.9.9",
+        "--set",
+        "schedule=@daily",
+        "--set",
+        "timeZone=Europe/Berlin",
+        "--set",
+        "gitSecret.name=git",
+        "--set",
+        "settings.cluster=lab",
+        "--set",
+        "settings.ref=main",
+        "--set",
+        "resources.limits.memory=1Gi",
+        "--set",
+        "image.pullPolicy=Always",
+    )
     (job,) = [o for o in objects if o["kind"] == "CronJob"]
     container = main_container(objects)
     assert container["image"] == "registry.local/platform/kai-gitops:9.9.9"
     assert container["imagePullPolicy"] == "Always"
     assert container["resources"]["limits"]["memory"] == "1Gi"
     assert (job["spec"]["schedule"], job["spec"]["timeZone"]) == ("@daily", "Europe/Berlin")
-    secrets = {e["valueFrom"]["secretKeyRef"]["name"] for e in container["env"]
-               if "secretKeyRef" in e.get("valueFrom", {})}
+    secrets = {
+        e["valueFrom"]["secretKeyRef"]["name"] for e in container["env"] if "secretKeyRef" in e.get("valueFrom", {})
+    }
     assert secrets == {"git"}
     (settings,) = [o for o in objects if o["kind"] == "ConfigMap"]
     assert settings["data"] == {"cluster": "lab", "ref": "main"}
     pinned = template("--set", f"image.digest={digest}", "--set", "image.tag=9.9.9")
-    assert main_container(pinned)["image"] == f"kai-gitops@{digest}"       # the digest wins over the tag
+    assert main_container(pinned)["image"] == f"kai-gitops@{digest}"  # the digest wins over the tag
 
 
 def test_another_release_name_and_namespace_keep_every_reference_whole() -> None:
@@ -178,8 +209,11 @@ def test_another_release_name_and_namespace_keep_every_reference_whole() -> None
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gitops-kai-gitops", "namespace": "platform"}]
         scope = binding["metadata"].get("namespace") if binding["roleRef"]["kind"] == "Role" else None
         assert (binding["roleRef"]["kind"], scope, binding["roleRef"]["name"]) in names
-    maps = {e["valueFrom"]["configMapKeyRef"]["name"] for e in main_container(objects)["env"]
-            if "configMapKeyRef" in e.get("valueFrom", {})}
+    maps = {
+        e["valueFrom"]["configMapKeyRef"]["name"]
+        for e in main_container(objects)["env"]
+        if "configMapKeyRef" in e.get("valueFrom", {})
+    }
     assert {("ConfigMap", "platform", name) for name in maps} <= names
     assert "--lease-namespace=platform" in main_container(objects)["args"]
     assert ("Role", "platform", "gitops-kai-gitops-lease") in names
@@ -189,10 +223,11 @@ def test_another_release_name_and_namespace_keep_every_reference_whole() -> None
 def test_chart_metadata_is_what_chart_testing_reads() -> None:
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["apiVersion"] == "v2" and chart["type"] == "application"
-    assert chart["appVersion"] == package_version("kai-gitops")     # the image tag it defaults to
-    assert {"name", "version", "description", "kubeVersion", "home", "sources", "maintainers",
-            "annotations"} <= set(chart)
-    assert chart["kubeVersion"] == ">=1.29.0-0"                     # native sidecars (the OPA component)
+    assert chart["appVersion"] == package_version("kai-gitops")  # the image tag it defaults to
+    assert {"name", "version", "description", "kubeVersion", "home", "sources", "maintainers", "annotations"} <= set(
+        chart
+    )
+    assert chart["kubeVersion"] == ">=1.29.0-0"  # native sidecars (the OPA component)
     assert main_container(template())["image"] == f"kai-gitops:{chart['appVersion']}"
 
 
@@ -240,11 +275,14 @@ def test_the_deployment_page_documents_every_value() -> None:
     assert not missing
 
 
-@pytest.mark.parametrize(("given", "missing"), [
-    ([], "settings.cluster is required"),
-    (["--set", "image.repository=registry.local/kai-gitops"], "settings.cluster is required"),
-    (["--set", "settings.cluster=lab"], "image.repository is required"),
-])
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [
+        ([], "settings.cluster is required"),
+        (["--set", "image.repository=registry.local/kai-gitops"], "settings.cluster is required"),
+        (["--set", "settings.cluster=lab"], "image.repository is required"),
+    ],
+)
 def test_an_install_without_its_cluster_or_registry_says_which_set_to_give(given: list[str], missing: str) -> None:
     """values.yaml names no cluster and no registry: the demo's `prod-addon` and a bare `kai-gitops` image were
     installed as they stood. Helm's error names the value and the --set that gives it."""
@@ -259,5 +297,6 @@ def test_self_heal_gets_the_git_host_token_for_rollout_waves_only_when_named() -
 
     named = ("--set", "selfHeal.gitHostTokenSecret=gh-statuses")
     assert token_env("--set", "mode=selfHeal", *named) == [
-        {"name": "KAI_GITOPS_GIT_HOST_TOKEN", "valueFrom": {"secretKeyRef": {"name": "gh-statuses", "key": "token"}}}]
+        {"name": "KAI_GITOPS_GIT_HOST_TOKEN", "valueFrom": {"secretKeyRef": {"name": "gh-statuses", "key": "token"}}}
+    ]
     assert token_env("--set", "mode=selfHeal") == [] and token_env("--set", "mode=reportOnly", *named) == []

@@ -46,13 +46,25 @@ def test_the_release_is_switched_by_the_environment_and_needs_the_kai_release() 
 
 def test_the_environment_values_reach_the_chart_and_pass_its_schema(tmp_path: Path) -> None:
     (values_template,) = releases()["kai-gitops"]["values"]
-    assert (HELMFILE_DIR / values_template).read_text() == PASS_THROUGH    # what the next lines stand in for
+    assert (HELMFILE_DIR / values_template).read_text() == PASS_THROUGH  # what the next lines stand in for
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump(environment()["addons"]["kaiGitops"]["values"]))
     chart = HELMFILE_DIR / releases()["kai-gitops"]["chart"]
-    done = subprocess.run([str(require_tool("helm")), "template", "kai-gitops", str(chart),
-                           "--namespace", releases()["kai-gitops"]["namespace"], "-f", str(values)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            str(require_tool("helm")),
+            "template",
+            "kai-gitops",
+            str(chart),
+            "--namespace",
+            releases()["kai-gitops"]["namespace"],
+            "-f",
+            str(values),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     objects = [o for o in yaml.safe_load_all(done.stdout) if o]
     assert any(a.startswith("--metrics-push=") for a in main_container(objects)["args"])

@@ -100,8 +100,11 @@ def test_home_and_caches_live_under_tmp_and_the_rego_engine_is_installed() -> No
 
 def test_the_built_package_ships_the_pack_and_its_data() -> None:
     """What the Dockerfile copies into the build stage is what setuptools packages (pyproject package-data)."""
-    copied = {args.split()[0] for word, args in instructions(DOCKERFILE.read_text()) if word == "COPY"
-              and "--from" not in args}
+    copied = {
+        args.split()[0]
+        for word, args in instructions(DOCKERFILE.read_text())
+        if word == "COPY" and "--from" not in args
+    }
     assert {"reconciler", "policies", "pyproject.toml"} <= copied
     config = (ROOT / "pyproject.toml").read_text()
     assert '"**/*.json"' in config and '"**/*.rego"' in config
@@ -114,20 +117,30 @@ def _read_only_root_supported() -> bool:
     unshare = shutil.which("unshare")
     if unshare is None or os.geteuid() != 0:
         return False
-    probe = subprocess.run([unshare, "-m", "--propagation", "private", "sh", "-c",
-                            "mount --bind / / && mount -o remount,bind,ro / && ! touch /.kai-gitops-probe"],
-                           capture_output=True, timeout=30)
+    probe = subprocess.run(
+        [
+            unshare,
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount --bind / / && mount -o remount,bind,ro / && ! touch /.kai-gitops-probe",
+        ],
+        capture_output=True,
+        timeout=30,
+    )
     return probe.returncode == 0
 
 
-_NOT_OURS = {".venv", ".git", ".cache", "__pycache__"}   # the test run's own churn, not the program's
+_NOT_OURS = {".venv", ".git", ".cache", "__pycache__"}  # the test run's own churn, not the program's
 
 
 def _tree(path: Path) -> dict[str, tuple[int, float]]:
     tree = {}
     for p in path.rglob("*"):
         if _NOT_OURS.isdisjoint(p.parts):
-            with contextlib.suppress(FileNotFoundError):   # another test's temporary file, gone meanwhile
+            with contextlib.suppress(FileNotFoundError):  # another test's temporary file, gone meanwhile
                 stat = p.stat()
                 tree[str(p)] = (stat.st_size, stat.st_mtime)
     return tree
@@ -145,18 +158,26 @@ def test_commands_write_nothing_outside_the_cache_and_tmp(tmp_path: Path) -> Non
     cwd.chmod(0o555)
     exe = str(Path(sys.executable).with_name("kai-gitops"))
     commands = [
-        [exe, "check", "--repo", f"file://{remote}"],            # clones into the cache
+        [exe, "check", "--repo", f"file://{remote}"],  # clones into the cache
         [exe, "diff", "--repo", f"file://{remote}", "--cluster", "prod-addon", "--snapshot", str(SNAPSHOT)],
         [exe, "policy", "test"],
         [exe, "policy", "bundle", "-o", str(tmp / "bundle.tar.gz")],
     ]
     script = " ; ".join(f"{shlex.join(c)} >/dev/null 2>>{tmp}/stderr; echo rc=$?" for c in commands)
     script += f" ; find {cache} -maxdepth 2 | sort ; cat {tmp}/stderr"
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "KAI_GITOPS_CACHE": str(cache),
-           "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "KAI_GITOPS_CACHE": str(cache),
+        "TMPDIR": str(tmp),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+    }
     if _read_only_root_supported():
-        script = (f"mount --bind / / && mount -o remount,bind,ro / && mount -t tmpfs tmpfs {cache} && "
-                  f"mount -t tmpfs tmpfs {tmp} && {{ {script} ; }}")
+        script = (
+            f"mount --bind / / && mount -o remount,bind,ro / && mount -t tmpfs tmpfs {cache} && "
+            f"mount -t tmpfs tmpfs {tmp} && {{ {script} ; }}"
+        )
         argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
     else:
         argv = ["sh", "-c", script]
@@ -179,8 +200,11 @@ def test_an_unwritable_cache_is_one_clear_error(tmp_path: Path) -> None:
     remote = make_bare_remote(tmp_path, tmp_path / "work")
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")  # a file where the cache directory should be: mkdir fails, even for root
-    assert_one_line_error(*run_cli(["check", "--repo", f"file://{remote}"], env={"KAI_GITOPS_CACHE": str(blocker)}),
-                          "cannot write the clone cache", "$KAI_GITOPS_CACHE")
+    assert_one_line_error(
+        *run_cli(["check", "--repo", f"file://{remote}"], env={"KAI_GITOPS_CACHE": str(blocker)}),
+        "cannot write the clone cache",
+        "$KAI_GITOPS_CACHE",
+    )
 
 
 def test_cronjob_mounts_what_the_image_writes(tmp_path: Path) -> None:
@@ -204,9 +228,12 @@ def test_the_image_is_one_documented_setting_with_a_build_and_push_recipe() -> N
     assert '-t "$IMAGE"' in shell and 'docker push "$IMAGE"' in shell
     (entry,) = yaml.safe_load(kustomize)["images"]
     cronjob_yaml = yaml.safe_load((ROOT / "deploy" / "base" / "cronjob.yaml").read_text())
-    (container,) = [c for c in cronjob_yaml["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
-                    if c["name"] == "kai-gitops"]
-    assert entry["name"] == container["image"] == "kai-gitops"   # a short name `images:` can match
+    (container,) = [
+        c
+        for c in cronjob_yaml["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+        if c["name"] == "kai-gitops"
+    ]
+    assert entry["name"] == container["image"] == "kai-gitops"  # a short name `images:` can match
     assert f"{entry['newName']}:{entry['newTag']}" == image
     assert "example-org" not in DOCKERFILE.read_text()
 
@@ -217,15 +244,27 @@ _FAKE_NAMES = re.compile(r"example-org|example-team|registry\.example|git\.examp
 
 
 def _copied_files() -> list[Path]:
-    trees = [ROOT / "deploy", ROOT / "repo-templates" / "ci", ROOT / "repo-templates" / "gitops-repo",
-             ROOT / "reconciler" / "data" / "init"]
-    return [DOCKERFILE, ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
-            *(f for tree in trees for f in sorted(tree.rglob("*")) if f.is_file())]
+    trees = [
+        ROOT / "deploy",
+        ROOT / "repo-templates" / "ci",
+        ROOT / "repo-templates" / "gitops-repo",
+        ROOT / "reconciler" / "data" / "init",
+    ]
+    return [
+        DOCKERFILE,
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *(f for tree in trees for f in sorted(tree.rglob("*")) if f.is_file()),
+    ]
 
 
 def test_nothing_a_user_copies_names_a_made_up_registry_or_organisation() -> None:
-    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in _copied_files()
-             for number, line in enumerate(path.read_text().splitlines(), 1) if _FAKE_NAMES.search(line)]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in _copied_files()
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if _FAKE_NAMES.search(line)
+    ]
     assert not found, "\n".join(found)
     page = (ROOT / "docs" / "deployment.md").read_text()
     assert "with `<your-registry>` replaced by your registry" in page

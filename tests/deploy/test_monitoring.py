@@ -36,20 +36,32 @@ def emitted_metrics() -> dict[str, set[str]]:
 
     finding = Finding("KAI-D-002", Kind.DRIFT, Severity.ERROR, "quota differs", "lab", queue_ref("q"))
     report = Report("reconcile", [ClusterReport("lab", None, None, None, None, [finding])])
-    facts = RunFacts("reconcile", "lab", 0.0, 1.0, ok=True, exit_code=2, report=report, changes_planned=1,
-                     changes_applied=1, changes_failed=0)
+    facts = RunFacts(
+        "reconcile",
+        "lab",
+        0.0,
+        1.0,
+        ok=True,
+        exit_code=2,
+        report=report,
+        changes_planned=1,
+        changes_applied=1,
+        changes_failed=0,
+    )
     found: dict[str, set[str]] = {}
     for family in text_string_to_metric_families(generate_latest(build_registry(facts)).decode()):
         for sample in family.samples:
             found.setdefault(sample.name, set()).update(sample.labels)
-    found.setdefault("kai_gitops_findings_waived", {"cluster", "rule"})   # only with a waiver: as documented
+    found.setdefault("kai_gitops_findings_waived", {"cluster", "rule"})  # only with a waiver: as documented
     return found
 
 
 def queried_metrics(query: str) -> list[tuple[str, set[str]]]:
     """(metric, label names matched on it) for every kai-gitops metric a PromQL expression names."""
-    return [(name, {m.split("=")[0].strip().rstrip("!~") for m in (matchers or "").split(",") if m.strip()})
-            for name, matchers in _METRIC.findall(query)]
+    return [
+        (name, {m.split("=")[0].strip().rstrip("!~") for m in (matchers or "").split(",") if m.strip()})
+        for name, matchers in _METRIC.findall(query)
+    ]
 
 
 def assert_metrics_exist(queries: list[str]) -> None:
@@ -68,7 +80,8 @@ def test_the_metric_check_rejects_a_misspelt_metric_or_label() -> None:
     with pytest.raises(AssertionError):
         assert_metrics_exist(['kai_gitops_findings{rules="KAI-D-002"}'])
     assert queried_metrics('sum by (cluster) (kai_gitops_findings{rule=~"A|B", kind!="x"})') == [
-        ("kai_gitops_findings", {"rule", "kind"})]
+        ("kai_gitops_findings", {"rule", "kind"})
+    ]
 
 
 # -- the PrometheusRule -----------------------------------------------------------------------------------
@@ -100,24 +113,34 @@ def test_the_prometheus_rule_names_the_alerts_the_issue_asks_for() -> None:
     rule = rule_object()
     assert (rule["apiVersion"], rule["kind"]) == ("monitoring.coreos.com/v1", "PrometheusRule")
     assert {a["alert"] for a in alerts()} == {
-        "KaiGitopsDriftPersists", "KaiGitopsDriftOlderThanADay", "KaiGitopsNoSuccessfulRun",
-        "KaiGitopsNeverSucceeded", "KaiGitopsApplyFailed", "KaiGitopsNvcaPredictedUnhealthy",
-        "KaiGitopsControllerFight"}
+        "KaiGitopsDriftPersists",
+        "KaiGitopsDriftOlderThanADay",
+        "KaiGitopsNoSuccessfulRun",
+        "KaiGitopsNeverSucceeded",
+        "KaiGitopsApplyFailed",
+        "KaiGitopsNvcaPredictedUnhealthy",
+        "KaiGitopsControllerFight",
+    }
     for alert in alerts():
         assert alert["labels"]["severity"] in {"warning", "critical"}
         assert {"summary", "description", "runbook_url"} <= set(alert["annotations"])
 
 
 def test_promtool_check_rules_passes(rule_dir: Path) -> None:
-    done = subprocess.run([str(promtool()), "check", "rules", str(rule_dir / "prometheus-rules.groups.yaml")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(promtool()), "check", "rules", str(rule_dir / "prometheus-rules.groups.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"SUCCESS: {len(alerts())} rules found" in done.stdout
 
 
 def test_promtool_unit_tests_pass(rule_dir: Path) -> None:
-    done = subprocess.run([str(promtool()), "test", "rules", RULE_TESTS.name], cwd=rule_dir, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [str(promtool()), "test", "rules", RULE_TESTS.name], cwd=rule_dir, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout
 
@@ -126,8 +149,9 @@ def test_promtool_unit_tests_fail_on_a_changed_threshold(rule_dir: Path) -> None
     """The unit tests pin the rules: the 'older than a day' threshold moved by an hour fails them."""
     groups = rule_dir / "prometheus-rules.groups.yaml"
     groups.write_text(groups.read_text().replace("> 86400", "> 90000"))
-    done = subprocess.run([str(promtool()), "test", "rules", RULE_TESTS.name], cwd=rule_dir, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [str(promtool()), "test", "rules", RULE_TESTS.name], cwd=rule_dir, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode != 0 and "KaiGitopsDriftOlderThanADay" in done.stdout + done.stderr
 
 
@@ -187,10 +211,13 @@ def test_the_committed_dashboard_is_the_generators_output() -> None:
 
 def test_the_dashboard_has_the_panels_operators_asked_for() -> None:
     panels = {p["title"]: p for p in dashboard()["panels"]}
-    asked = {"Drift per cluster": "kai_gitops_drift", "Findings per cluster and rule": "kai_gitops_findings",
-             "Run duration": "kai_gitops_run_duration_seconds",
-             "Last success": "kai_gitops_last_success_timestamp_seconds",
-             "Changes applied": "kai_gitops_changes_applied"}
+    asked = {
+        "Drift per cluster": "kai_gitops_drift",
+        "Findings per cluster and rule": "kai_gitops_findings",
+        "Run duration": "kai_gitops_run_duration_seconds",
+        "Last success": "kai_gitops_last_success_timestamp_seconds",
+        "Changes applied": "kai_gitops_changes_applied",
+    }
     for title, metric in asked.items():
         assert metric in panels[title]["targets"][0]["expr"], title
     by_rule = panels["Findings per cluster and rule"]["targets"][0]
@@ -214,8 +241,21 @@ POLICY_REPORTER = MONITORING / "policy-reporter-values.yaml"
 # The keys of target.slack and target.teams in the policy-reporter chart's values.yaml (chart 3.9.1,
 # kyverno/policy-reporter charts/policy-reporter/values.yaml), read by hand: a misspelt key would be ignored
 # by the chart without a word.
-_TARGET_KEYS = {"webhook", "channel", "certificate", "skipTLS", "headers", "secretRef", "mountedSecret",
-                "minimumSeverity", "sources", "skipExistingOnStartup", "customFields", "filter", "channels"}
+_TARGET_KEYS = {
+    "webhook",
+    "channel",
+    "certificate",
+    "skipTLS",
+    "headers",
+    "secretRef",
+    "mountedSecret",
+    "minimumSeverity",
+    "sources",
+    "skipExistingOnStartup",
+    "customFields",
+    "filter",
+    "channels",
+}
 _SEVERITIES = ["info", "low", "medium", "high", "critical"]
 
 
@@ -227,7 +267,7 @@ def test_policy_reporter_sends_kai_gitops_results_to_slack_and_teams_with_webhoo
     for name, target in targets.items():
         assert set(target) <= _TARGET_KEYS, (name, set(target) - _TARGET_KEYS)
         assert target["sources"] == [SOURCE], name
-        assert target["secretRef"] and "webhook" not in target, name      # the URL is a credential
+        assert target["secretRef"] and "webhook" not in target, name  # the URL is a credential
         assert target["minimumSeverity"] in _SEVERITIES, name
         assert f"secret generic {target['secretRef']} --from-literal=webhook=" in POLICY_REPORTER.read_text()
     assert "https://" not in POLICY_REPORTER.read_text()

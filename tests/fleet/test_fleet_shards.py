@@ -122,8 +122,9 @@ def test_shard_parse_accepts_spaces_and_bounds() -> None:
 
 
 def test_shard_and_cluster_cannot_be_combined(fleet: Path) -> None:
-    assert_one_line_error(*run_cli(["check", "--repo", fleet, "--shard", "1/2", "--cluster", "fleet-0001"]),
-                          "--shard and --cluster")
+    assert_one_line_error(
+        *run_cli(["check", "--repo", fleet, "--shard", "1/2", "--cluster", "fleet-0001"]), "--shard and --cluster"
+    )
 
 
 # -- shards over a real repository ------------------------------------------------------------------------------
@@ -177,8 +178,10 @@ def waivers(*entries: str) -> str:
 
 def waiver(rule: str, cluster: str | None = None, expires: str = "2099-12-31") -> str:
     scope = f"    cluster: {cluster}\n" if cluster else ""
-    return (f"  - rule: {rule}\n    subject: '*'\n{scope}    reason: trial\n    owner: team@example.com\n"
-            f"    expires: \"{expires}\"\n")
+    return (
+        f"  - rule: {rule}\n    subject: '*'\n{scope}    reason: trial\n    owner: team@example.com\n"
+        f'    expires: "{expires}"\n'
+    )
 
 
 SPREAD = ("clusters/lab/kai-values.yaml", "  placementStrategy: binpack", "  placementStrategy: spread")
@@ -199,15 +202,19 @@ def test_unscoped_waiver_used_by_one_shard_is_not_reported_unused(tmp_path: Path
     repo = two_cluster_repo(tmp_path, waivers(waiver("KAI-V-001")))
     files = shard_files(repo, tmp_path, 2)
     per_shard = [repository_rules(json.loads(f.read_text())) for f in files]
-    assert sorted(per_shard) == [[], [("KAI-W-002", "[0]")]]   # the shard without lab saw it unused
+    assert sorted(per_shard) == [[], [("KAI-W-002", "[0]")]]  # the shard without lab saw it unused
     _, merged = merged_json(*files)
     _, full = check_to(tmp_path / "full.json", "--repo", repo)
     assert repository_rules(merged) == repository_rules(full) == []
 
 
 def test_unused_expired_and_scoped_waivers_are_reported_once(tmp_path: Path) -> None:
-    text = waivers(waiver("KAI-Q-011"), waiver("KAI-Q-011", cluster="lab-standalone"),
-                   waiver("KAI-Q-011", cluster="prod-addon"), waiver("KAI-V-001", expires="2020-01-01"))
+    text = waivers(
+        waiver("KAI-Q-011"),
+        waiver("KAI-Q-011", cluster="lab-standalone"),
+        waiver("KAI-Q-011", cluster="prod-addon"),
+        waiver("KAI-V-001", expires="2020-01-01"),
+    )
     repo = two_cluster_repo(tmp_path, text)
     files = shard_files(repo, tmp_path, 2)
     _, merged = merged_json(*files)
@@ -234,7 +241,7 @@ def test_unsharded_cluster_runs_merge_too(tmp_path: Path) -> None:
     check_to(a, "--repo", repo, "--cluster", "prod-addon")
     check_to(b, "--repo", repo, "--cluster", "lab-standalone")
     _, merged = merged_json(a, b)
-    assert [c["cluster"] for c in merged["clusters"]] == ["prod-addon", "lab-standalone"]   # kai-gitops.yaml order
+    assert [c["cluster"] for c in merged["clusters"]] == ["prod-addon", "lab-standalone"]  # kai-gitops.yaml order
     assert "shard" not in merged
 
 
@@ -286,6 +293,7 @@ def test_merge_refuses_another_commit(two_shards: list[Path]) -> None:
     def recommit(report: dict[str, Any]) -> None:
         for cluster in report["clusters"]:
             cluster["git"]["commit"] = "0" * 40
+
     other = edit(two_shards[1], recommit)
     assert_one_line_error(*merge(two_shards[0], other), str(other), "commit 000000000000")
 
@@ -301,14 +309,21 @@ def test_merge_refuses_mixed_sharded_and_plain(two_shards: list[Path]) -> None:
     assert_one_line_error(*merge(two_shards[0], plain), str(plain), "not of a shard")
 
 
-@pytest.mark.parametrize("content,needle", [
-    (b"{not json", ":1: not a JSON report"),
-    (b"[]", "not a kai-gitops JSON report"),
-    (b'{"tool": "kai-gitops", "schemaVersion": 1, "command": "check", "failOn": "warning", "clusters": [{}]}',
-     "documented shape"),
-    (b'{"tool": "kai-gitops", "schemaVersion": 1, "command": "check", "failOn": "loud", "clusters": []}',
-     "documented shape"),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"{not json", ":1: not a JSON report"),
+        (b"[]", "not a kai-gitops JSON report"),
+        (
+            b'{"tool": "kai-gitops", "schemaVersion": 1, "command": "check", "failOn": "warning", "clusters": [{}]}',
+            "documented shape",
+        ),
+        (
+            b'{"tool": "kai-gitops", "schemaVersion": 1, "command": "check", "failOn": "loud", "clusters": []}',
+            "documented shape",
+        ),
+    ],
+)
 def test_merge_refuses_broken_files_in_one_line(tmp_path: Path, content: bytes, needle: str) -> None:
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)
@@ -316,19 +331,24 @@ def test_merge_refuses_broken_files_in_one_line(tmp_path: Path, content: bytes, 
 
 
 _HEAD = b'{"tool": "kai-gitops", "schemaVersion": 1, "command": "check", "failOn": "warning", '
-_LOCATED = (b'"clusters": [{"cluster": "a", "findings": [{"rule": "KAI-Q-001", "kind": "violation", '
-            b'"severity": "error", "message": "m", "cluster": "a", "subject": null, "desired": null, '
-            b'"live": null, "fix": null, "title": "t", "waived_by": null, "location": {"file": "f.yaml", '
-            b'"line": "x", "column": 1, "path": "a"}}]}]}')
+_LOCATED = (
+    b'"clusters": [{"cluster": "a", "findings": [{"rule": "KAI-Q-001", "kind": "violation", '
+    b'"severity": "error", "message": "m", "cluster": "a", "subject": null, "desired": null, '
+    b'"live": null, "fix": null, "title": "t", "waived_by": null, "location": {"file": "f.yaml", '
+    b'"line": "x", "column": 1, "path": "a"}}]}]}'
+)
 
 
-@pytest.mark.parametrize("content", [
-    _HEAD + b'"clusters": [], "rules": [{"id": "KAI-Q-001", "title": "t", "severity": "loud", "scope": "static", '
-            b'"rationale": "r", "remediation": "r", "source": "s"}]}',
-    _HEAD + b'"clusters": [], "changedLines": {"f.yaml": [1, "x"]}}',
-    _HEAD + b'"clusters": [], "changedLines": {"f.yaml": [1, null]}}',
-    _HEAD + _LOCATED,
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        _HEAD + b'"clusters": [], "rules": [{"id": "KAI-Q-001", "title": "t", "severity": "loud", "scope": "static", '
+        b'"rationale": "r", "remediation": "r", "source": "s"}]}',
+        _HEAD + b'"clusters": [], "changedLines": {"f.yaml": [1, "x"]}}',
+        _HEAD + b'"clusters": [], "changedLines": {"f.yaml": [1, null]}}',
+        _HEAD + _LOCATED,
+    ],
+)
 def test_merge_refuses_ill_typed_fields_before_rendering(tmp_path: Path, content: bytes) -> None:
     """A hand-edited report (a rule severity no format knows, a line that is not a number) is one line
     naming the file, not an internal error in whichever format renders it."""
@@ -354,11 +374,12 @@ def normalised(fmt: str, text: str) -> str:
 
 
 @pytest.mark.parametrize("base", [False, True])
-def test_merged_shards_render_every_format_as_one_run(fleet: Path, tmp_path: Path, base: bool,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_merged_shards_render_every_format_as_one_run(
+    fleet: Path, tmp_path: Path, base: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     repo, extra = fleet, []
-    if base:   # a pull request that breaks one cluster's placement: changed lines order the annotations
+    if base:  # a pull request that breaks one cluster's placement: changed lines order the annotations
         repo = tmp_path / "pr"
         load_fleet_builder().write_fleet_repo(repo, 12)
         values = "clusters/fleet-0005/kai-values.yaml"
@@ -379,8 +400,13 @@ def test_fleet_bench_quick_runs_and_checks_its_own_answers() -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "check_fleet.py"), "--quick", "--clusters", "8",
-                           "--shards", "2"], capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "check_fleet.py"), "--quick", "--clusters", "8", "--shards", "2"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.splitlines()[-1])
     assert result["clusters"] == 8 and len(result["shards"]) == 2
@@ -399,7 +425,7 @@ def test_empty_shards_still_merge_to_the_single_run(tmp_path: Path) -> None:
     # the merge and the single run start apart: a second between them changes generatedAt and firstSeen only
     untimed = [json.loads(normalised("json", json.dumps(r))) for r in (merged, full)]
     assert (code, untimed[0]) == (full_code, untimed[1])
-    assert repository_rules(merged) == [("KAI-W-002", "[1]")]   # KAI-V-001's waiver was used by lab's shard
+    assert repository_rules(merged) == [("KAI-W-002", "[1]")]  # KAI-V-001's waiver was used by lab's shard
 
 
 def test_merge_reads_a_report_from_stdin(two_shards: list[Path]) -> None:
@@ -407,8 +433,9 @@ def test_merge_reads_a_report_from_stdin(two_shards: list[Path]) -> None:
 
     from reconciler.cli import main
 
-    result = CliRunner().invoke(main, ["report", "merge", "-", str(two_shards[1]), "-o", "json"],
-                                input=two_shards[0].read_bytes())
+    result = CliRunner().invoke(
+        main, ["report", "merge", "-", str(two_shards[1]), "-o", "json"], input=two_shards[0].read_bytes()
+    )
     assert result.exit_code == 2, result.stderr
     assert json.loads(result.stdout)["summary"]["findings"] > 0
 
@@ -430,10 +457,11 @@ def test_auto_takes_the_shard_from_the_job_completion_index(fleet: Path, index: 
     assert stdout.split() == [c["cluster"] for c in json.loads(auto[1])["clusters"]]
 
 
-@pytest.mark.parametrize(("env", "said"), [({}, "not set"), ({"JOB_COMPLETION_INDEX": "x"}, "'x'"),
-                                           ({"JOB_COMPLETION_INDEX": str(SHARDS)}, "between 1 and")])
-def test_auto_without_a_usable_completion_index_is_one_line_error(fleet: Path, env: dict[str, str],
-                                                                  said: str) -> None:
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [({}, "not set"), ({"JOB_COMPLETION_INDEX": "x"}, "'x'"), ({"JOB_COMPLETION_INDEX": str(SHARDS)}, "between 1 and")],
+)
+def test_auto_without_a_usable_completion_index_is_one_line_error(fleet: Path, env: dict[str, str], said: str) -> None:
     assert_one_line_error(*run_cli(["check", "--repo", fleet, "--shard", f"auto/{SHARDS}"], env=env), said)
     assert_one_line_error(*run_cli(["report", "shard", "--shard", f"auto/{SHARDS}", "a"], env=env), said)
 
@@ -441,8 +469,7 @@ def test_auto_without_a_usable_completion_index_is_one_line_error(fleet: Path, e
 # -- a hub's run: one commit for every cluster --------------------------------------------------------------------
 
 
-def test_report_commit_prints_the_commit_the_ref_names_now_and_a_missing_ref_is_one_line_error(
-        tmp_path: Path) -> None:
+def test_report_commit_prints_the_commit_the_ref_names_now_and_a_missing_ref_is_one_line_error(tmp_path: Path) -> None:
     """`report commit` resolves the ref once for a hub's whole run (deploy/helm's fleet script): through a clone URL
     it fetches first, so a commit pushed since its last fetch is what it prints."""
     repo, [first] = make_repo(tmp_path, {"a.txt": "1\n"})
@@ -454,5 +481,6 @@ def test_report_commit_prints_the_commit_the_ref_names_now_and_a_missing_ref_is_
     assert second != first
     assert run_cli(["report", "commit", "--repo", url, "--ref", "main"])[1] == f"{second}\n"
     assert run_cli(["report", "commit", "--repo", url, "--ref", first])[1] == f"{first}\n"
-    assert_one_line_error(*run_cli(["report", "commit", "--repo", url, "--ref", "no-such-branch"]),
-                          "ref 'no-such-branch' does not exist")
+    assert_one_line_error(
+        *run_cli(["report", "commit", "--repo", url, "--ref", "no-such-branch"]), "ref 'no-such-branch' does not exist"
+    )

@@ -47,7 +47,7 @@ def test_the_bad_change_reaches_the_first_wave_only_and_every_later_cluster_is_h
     later = [c for c in result.clusters if c.name not in first_wave]
     for cluster in later:
         assert cluster.applied != BAD
-        if cluster.last is not None and cluster.last.state != "unreadable":   # a 5xx on its last read: no say
+        if cluster.last is not None and cluster.last.state != "unreadable":  # a 5xx on its last read: no say
             assert cluster.last.state == "held" and cluster.last.reason.startswith("held by wave 1: ")
     assert sum(1 for c in later if c.last is not None and c.last.state == "held") >= len(later) * 0.6
 
@@ -80,6 +80,7 @@ def test_two_runs_at_once_write_each_report_at_most_twice_and_never_disagree() -
 
 # -- the in-process board answers as the GitHub stand-in does ----------------------------------------------
 
+
 @pytest.fixture
 def github() -> Iterator[GitHubStandIn]:
     server = GitHubStandIn(token=TOKEN).start()
@@ -90,14 +91,16 @@ def github() -> Iterator[GitHubStandIn]:
 
 def host(server: GitHubStandIn, fake: FakeTime) -> GitHubHost:
     config = HostSettings("github", server.url, server.full_name, TOKEN)
-    return GitHubHost(config, policy=RetryPolicy(config, "GitHub", sleep=fake.sleep, clock=fake.clock),
-                      write_interval=0)
+    return GitHubHost(
+        config, policy=RetryPolicy(config, "GitHub", sleep=fake.sleep, clock=fake.clock), write_interval=0
+    )
 
 
-SCRIPT: list[tuple[float, str, str, str]] = (   # (time, sha, cluster, state): more than a page on one commit
+SCRIPT: list[tuple[float, str, str, str]] = (  # (time, sha, cluster, state): more than a page on one commit
     [(100.4, GOOD, f"gpu-{i:04d}", "success") for i in range(120)]
     + [(200.9, GOOD, "gpu-0003", "failure"), (300.0, BAD, "gpu-0000", "failure"), (300.0, GOOD, "gpu-0003", "success")]
-    + [(4000.0, GOOD, f"gpu-{i:04d}", "success") for i in range(5, 8)])
+    + [(4000.0, GOOD, f"gpu-{i:04d}", "success") for i in range(5, 8)]
+)
 
 
 def shape(statuses: list[CommitStatus]) -> list[tuple[Any, ...]]:
@@ -111,7 +114,7 @@ def test_the_board_and_the_github_stand_in_give_the_same_reads_and_decisions(git
     github.status_clock = lambda: now[0]
     for at, sha, cluster, state in SCRIPT:
         now[0] = at
-        description = f"{state} of {cluster} " + "x" * 150    # longer than GitHub keeps: cut alike
+        description = f"{state} of {cluster} " + "x" * 150  # longer than GitHub keeps: cut alike
         board.set_commit_status(sha, apply_context(cluster), state, description)
         client.set_commit_status(sha, apply_context(cluster), state, description)
     for sha in (GOOD, BAD, FIX):
@@ -119,8 +122,9 @@ def test_the_board_and_the_github_stand_in_give_the_same_reads_and_decisions(git
         assert shape(ours) == shape(theirs)
         for cluster in ("gpu-0000", "gpu-0010", "gpu-0049"):
             for at in (150.0, 3700.0, 4000.0 + HOUR):
-                assert decide(CONFIG.rollout, cluster, sha, frozenset(), ours, at) == \
-                    decide(CONFIG.rollout, cluster, sha, frozenset(), theirs, at)
+                assert decide(CONFIG.rollout, cluster, sha, frozenset(), ours, at) == decide(
+                    CONFIG.rollout, cluster, sha, frozenset(), theirs, at
+                )
 
 
 def test_a_5xx_on_the_read_fails_closed_alike(github: GitHubStandIn) -> None:
@@ -128,9 +132,17 @@ def test_a_5xx_on_the_read_fails_closed_alike(github: GitHubStandIn) -> None:
     report = Report("reconcile", [ClusterReport("gpu-0000", GitInfo("fleet", "main", GOOD))], config=CONFIG)
     client = host(github, FakeTime())
     board = StatusBoard(lambda: 0.0, read_5xx=1.0)
-    gates = [rollout.gate(report, RolloutSettings(board=lambda _r, b=b: b, descendants=lambda _c: (),  # type: ignore
-                                                  rollout_before=lambda _c: None))
-             for b in (client, board)]
+    gates = [
+        rollout.gate(
+            report,
+            RolloutSettings(
+                board=lambda _r, b=b: b,
+                descendants=lambda _c: (),  # type: ignore
+                rollout_before=lambda _c: None,
+            ),
+        )
+        for b in (client, board)
+    ]
     assert [g.decision.state for g in gates if g is not None] == ["unreadable", "unreadable"]
     assert not any(g.decision.apply for g in gates if g is not None)
 
@@ -148,14 +160,17 @@ class _Unreadable:
 def test_any_error_reading_the_statuses_or_the_parent_fails_closed() -> None:
     report = Report("reconcile", [ClusterReport("gpu-0010", GitInfo("fleet", "main", GOOD))], config=CONFIG)
     board = StatusBoard(lambda: 0.0)
-    broken = rollout.gate(report, RolloutSettings(board=lambda _r: _Unreadable(), descendants=lambda _c: (),
-                                                  rollout_before=lambda _c: None))
+    broken = rollout.gate(
+        report,
+        RolloutSettings(board=lambda _r: _Unreadable(), descendants=lambda _c: (), rollout_before=lambda _c: None),
+    )
     assert broken is not None and broken.decision.state == "unreadable" and not broken.decision.apply
     assert "TypeError: string indices" in broken.decision.reason
 
     def parent_unreadable(_commit: str) -> None:
         raise OSError("object file is corrupt")
 
-    corrupt = rollout.gate(report, RolloutSettings(board=lambda _r: board, descendants=lambda _c: (),
-                                                   rollout_before=parent_unreadable))
+    corrupt = rollout.gate(
+        report, RolloutSettings(board=lambda _r: board, descendants=lambda _c: (), rollout_before=parent_unreadable)
+    )
     assert corrupt is not None and corrupt.decision.state == "unreadable" and "OSError" in corrupt.decision.reason

@@ -14,8 +14,9 @@ from tests.support.helpers import make_repo
 def test_worktree_lines_are_counted_from_the_merge_base_and_include_new_files(tmp_path: Path) -> None:
     """A pre-commit or local `check --worktree --base main`: a file the change adds (staged or not) is all
     changed lines, and what landed on main after the branch point is not the change's."""
-    path, (branch_point, _) = make_repo(tmp_path, {"a.yaml": "x: 1\ny: 2\n", "b.yaml": "p: 1\n"},
-                                        [{"a.yaml": "x: 1\ny: 3\n"}])
+    path, (branch_point, _) = make_repo(
+        tmp_path, {"a.yaml": "x: 1\ny: 2\n", "b.yaml": "p: 1\n"}, [{"a.yaml": "x: 1\ny: 3\n"}]
+    )
     repo = pygit2.Repository(str(path))
     repo.branches.local.create("feature", repo[branch_point])
     repo.checkout("refs/heads/feature")
@@ -28,8 +29,7 @@ def test_worktree_lines_are_counted_from_the_merge_base_and_include_new_files(tm
 
     changed = changed_lines(open_tree(str(path), worktree=True), "main")
 
-    assert changed == {"b.yaml": frozenset({1}), "staged.yaml": frozenset({1, 2}),
-                       "sub/untracked.yaml": frozenset({1})}
+    assert changed == {"b.yaml": frozenset({1}), "staged.yaml": frozenset({1, 2}), "sub/untracked.yaml": frozenset({1})}
 
 
 def test_committed_head_is_counted_from_the_merge_base(tmp_path: Path) -> None:

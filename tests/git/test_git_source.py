@@ -15,11 +15,19 @@ from tests.support.helpers import commit_files, file_url, make_bare_remote, make
 @pytest.fixture
 def history(tmp_path: Path) -> tuple[Path, list[str]]:
     """Three commits of values.yaml (v: 1, 2, 3); a tag on the first, a branch at the second."""
-    path, ids = make_repo(tmp_path, {"values.yaml": "v: 1\n", "dir/nested.yaml": "n: 1\n"},
-                          [{"values.yaml": "v: 2\n"}, {"values.yaml": "v: 3\n", "dir/nested.yaml": None}])
+    path, ids = make_repo(
+        tmp_path,
+        {"values.yaml": "v: 1\n", "dir/nested.yaml": "n: 1\n"},
+        [{"values.yaml": "v: 2\n"}, {"values.yaml": "v: 3\n", "dir/nested.yaml": None}],
+    )
     repo = pygit2.Repository(str(path))
-    repo.create_tag("v1.0", pygit2.Oid(hex=ids[0]), pygit2.enums.ObjectType.COMMIT,
-                    pygit2.Signature("t", "t@example.invalid", 1764400000, 0), "release 1")
+    repo.create_tag(
+        "v1.0",
+        pygit2.Oid(hex=ids[0]),
+        pygit2.enums.ObjectType.COMMIT,
+        pygit2.Signature("t", "t@example.invalid", 1764400000, 0),
+        "release 1",
+    )
     repo.branches.local.create("second", repo.get(ids[1]))
     return path, ids
 
@@ -42,15 +50,19 @@ def test_reads_at_head_by_default(history: tuple[Path, list[str]]) -> None:
     assert tree.commit_id == ids[2]
 
 
-@pytest.mark.parametrize("ref, expected, index", [
-    ("HEAD~1", b"v: 2\n", 1),
-    ("HEAD~2", b"v: 1\n", 0),
-    ("second", b"v: 2\n", 1),
-    ("v1.0", b"v: 1\n", 0),        # annotated tag peels to its commit
-    ("main", b"v: 3\n", 2),
-])
-def test_reads_at_branch_tag_and_older_commit(history: tuple[Path, list[str]], ref: str, expected: bytes,
-                                              index: int) -> None:
+@pytest.mark.parametrize(
+    "ref, expected, index",
+    [
+        ("HEAD~1", b"v: 2\n", 1),
+        ("HEAD~2", b"v: 1\n", 0),
+        ("second", b"v: 2\n", 1),
+        ("v1.0", b"v: 1\n", 0),  # annotated tag peels to its commit
+        ("main", b"v: 3\n", 2),
+    ],
+)
+def test_reads_at_branch_tag_and_older_commit(
+    history: tuple[Path, list[str]], ref: str, expected: bytes, index: int
+) -> None:
     path, ids = history
     tree = open_tree(str(path), ref)
     assert tree.read("values.yaml") == expected
@@ -152,9 +164,9 @@ def test_clone_url_is_cached_and_refetched(tmp_path: Path, cache: Path) -> None:
     second = commit_files(source, {"values.yaml": "v: 2\n"}, "second")
     push(source)
     again = open_tree(url)
-    assert again.read("values.yaml") == b"v: 2\n"          # the new commit on the remote is seen
+    assert again.read("values.yaml") == b"v: 2\n"  # the new commit on the remote is seen
     assert again.commit_id == second
-    assert list((cache / "repos").iterdir()) == clones     # same cache entry, fetched, not re-cloned
+    assert list((cache / "repos").iterdir()) == clones  # same cache entry, fetched, not re-cloned
 
 
 def test_clone_url_sees_new_branches_and_tags(tmp_path: Path, cache: Path) -> None:

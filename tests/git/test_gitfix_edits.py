@@ -50,42 +50,63 @@ def _fix_and_recheck(tmp_path: Path, files: dict[str, str]) -> tuple[dict[str, b
 
 
 def test_partial_standalone_values_are_completed_and_the_check_is_clean(tmp_path: Path) -> None:
-    files = {"kai-gitops.yaml": standalone_config(nvca="nvca.yaml"), "kai-values.yaml": PARTIAL_VALUES,
-             "nvca.yaml": NVCA_VALUES}
+    files = {
+        "kai-gitops.yaml": standalone_config(nvca="nvca.yaml"),
+        "kai-values.yaml": PARTIAL_VALUES,
+        "nvca.yaml": NVCA_VALUES,
+    }
     after, before, again = _fix_and_recheck(tmp_path, files)
-    assert FIXABLE & {f.rule_id for f in before} >= {"KAI-V-001", "KAI-V-003", "KAI-V-004", "KAI-Q-001",
-                                                     "NVCA-G-001", "NVCA-G-005"}
+    assert FIXABLE & {f.rule_id for f in before} >= {
+        "KAI-V-001",
+        "KAI-V-003",
+        "KAI-V-004",
+        "KAI-Q-001",
+        "NVCA-G-001",
+        "NVCA-G-005",
+    }
     assert not FIXABLE & {f.rule_id for f in again if f.waived_by is None}, [f.rule_id for f in again]
     values = after["kai-values.yaml"].decode()
     # The user's lines stay as written (quote style, comment, 4-space indentation, flow mapping).
-    assert values.startswith("# Lab values: only what we changed; the rest comes from the chart.\nscheduler:\n"
-                             "    placementStrategy: 'binpack'   # tried spread for the benchmark\n")
+    assert values.startswith(
+        "# Lab values: only what we changed; the rest comes from the chart.\nscheduler:\n"
+        "    placementStrategy: 'binpack'   # tried spread for the benchmark\n"
+    )
     assert "        cpu: {quota: -1, limit: -1, overQuotaWeight: 1}\n" in values
     nvca = after["nvca.yaml"].decode()
-    assert nvca == ("selfManaged:\n  featureGateValues:\n    - DynamicGPUDiscovery\n"
-                    "    - SelfHosted   # lower-case on purpose? no: a typo\n    - KAIScheduler\n")
+    assert nvca == (
+        "selfManaged:\n  featureGateValues:\n    - DynamicGPUDiscovery\n"
+        "    - SelfHosted   # lower-case on purpose? no: a typo\n    - KAIScheduler\n"
+    )
 
 
 def test_env_file_gate_typo_is_respelled_in_place(tmp_path: Path) -> None:
-    env = ("global:\n  nvcaOperator:\n    selfManaged:\n      featureGateValues: \"SelfHosted,logposting\"\n"
-           "addons:\n  kaiScheduler:\n    enabled: true\n")
+    env = (
+        'global:\n  nvcaOperator:\n    selfManaged:\n      featureGateValues: "SelfHosted,logposting"\n'
+        "addons:\n  kaiScheduler:\n    enabled: true\n"
+    )
     after, before, again = _fix_and_recheck(tmp_path, {"kai-gitops.yaml": addon_config(), "env.yaml": env})
     assert "NVCA-G-005" in {f.rule_id for f in before}
     assert after["env.yaml"].decode() == env.replace("logposting", "LogPosting")
     assert "NVCA-G-005" not in {f.rule_id for f in again}
 
 
-@pytest.mark.parametrize(("gates", "fixed"), [
-    ('"SelfHosted,-KaiScheduler"', '"SelfHosted"'),
-    ('["SelfHosted", "-KaiScheduler"]', '["SelfHosted"]'),
-    ("\n        - -KaiScheduler   # off, we thought\n        - SelfHosted", None),
-])
-def test_an_addon_gates_disabling_typo_is_removed_never_respelled_off(tmp_path: Path, gates: str,
-                                                                      fixed: str | None) -> None:
+@pytest.mark.parametrize(
+    ("gates", "fixed"),
+    [
+        ('"SelfHosted,-KaiScheduler"', '"SelfHosted"'),
+        ('["SelfHosted", "-KaiScheduler"]', '["SelfHosted"]'),
+        ("\n        - -KaiScheduler   # off, we thought\n        - SelfHosted", None),
+    ],
+)
+def test_an_addon_gates_disabling_typo_is_removed_never_respelled_off(
+    tmp_path: Path, gates: str, fixed: str | None
+) -> None:
     """`-KaiScheduler` in add-on mode: the stack turns KAIScheduler on for the add-on, which needs it, so the fix
     drops the item; `-KAIScheduler` would stop NVCA from using the KAI the stack installs (NVCA-G-002)."""
-    env = (f"global:\n  nvcaOperator:\n    selfManaged:\n      featureGateValues: {gates}\n"
-           "addons:\n  kaiScheduler:\n    enabled: true\n")
+    env = (
+        f"global:\n  nvcaOperator:\n    selfManaged:\n      featureGateValues: {gates}\n"
+        "addons:\n  kaiScheduler:\n    enabled: true\n"
+    )
     after, before, again = _fix_and_recheck(tmp_path, {"kai-gitops.yaml": addon_config(), "env.yaml": env})
     assert "NVCA-G-005" in {f.rule_id for f in before}
     text = after["env.yaml"].decode()
@@ -97,25 +118,43 @@ def test_an_addon_gates_disabling_typo_is_removed_never_respelled_off(tmp_path: 
 
 def test_queue_file_queue_used_by_nvcf_is_made_unlimited(tmp_path: Path) -> None:
     unlimited = "{quota: -1, limit: -1, overQuotaWeight: 1}"
-    head = "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: {}\nspec:\n" \
-           "  parentQueue: default-parent-queue\n  resources:\n"
-    queues = (head.format("team-a") + "    cpu: {quota: 10, limit: 20, overQuotaWeight: 1}\n"
-              f"    gpu: {{quota: 1, limit: 2, overQuotaWeight: 1}}\n    memory: {unlimited}\n"
-              + head.format("nvcf") + "    cpu: {quota: 0, limit: -1, overQuotaWeight: 1}\n"
-              f"    gpu: {unlimited}\n    memory: {unlimited}\n")
+    head = (
+        "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: {}\nspec:\n"
+        "  parentQueue: default-parent-queue\n  resources:\n"
+    )
+    queues = (
+        head.format("team-a") + "    cpu: {quota: 10, limit: 20, overQuotaWeight: 1}\n"
+        f"    gpu: {{quota: 1, limit: 2, overQuotaWeight: 1}}\n    memory: {unlimited}\n"
+        + head.format("nvcf")
+        + "    cpu: {quota: 0, limit: -1, overQuotaWeight: 1}\n"
+        f"    gpu: {unlimited}\n    memory: {unlimited}\n"
+    )
     from tests.support.helpers import CANONICAL_KAI_VALUES
 
-    files = {"kai-gitops.yaml": standalone_config(queue_files=["queues.yaml"]), "kai-values.yaml": CANONICAL_KAI_VALUES,
-             "queues.yaml": queues}
+    files = {
+        "kai-gitops.yaml": standalone_config(queue_files=["queues.yaml"]),
+        "kai-values.yaml": CANONICAL_KAI_VALUES,
+        "queues.yaml": queues,
+    }
     desired = desired_for(tmp_path, files)
     from reconciler.checks.git_edits import git_edits_for
 
-    finding = Finding("KAI-Q-011", Kind.VIOLATION, Severity.ERROR, "queue nvcf is limited", desired.name,
-                      subject=queue_ref("nvcf"), fix=Fix(Action.NONE, "unlimit it"))
+    finding = Finding(
+        "KAI-Q-011",
+        Kind.VIOLATION,
+        Severity.ERROR,
+        "queue nvcf is limited",
+        desired.name,
+        subject=queue_ref("nvcf"),
+        fix=Fix(Action.NONE, "unlimit it"),
+    )
     edits = git_edits_for(finding, desired)
     assert edits == (GitEdit("queues.yaml", ("spec", "resources", "cpu", "quota"), -1, doc=1),)
-    plan = plan_fix(desired.name, [Finding(**{**finding.__dict__, "fix": Fix(Action.NONE, "x", git_edits=edits)})],
-                    lambda rel: queues.encode())
+    plan = plan_fix(
+        desired.name,
+        [Finding(**{**finding.__dict__, "fix": Fix(Action.NONE, "x", git_edits=edits)})],
+        lambda rel: queues.encode(),
+    )
     [change] = plan.changes
     assert change.after.decode() == queues.replace("cpu: {quota: 0,", "cpu: {quota: -1,")
 
@@ -149,9 +188,12 @@ def _secret_values() -> object:
     from hypothesis import strategies as st
 
     word = st.text(_ALNUM, min_size=10, max_size=24).map(lambda s: "Zq" + s)
-    return st.one_of(word, st.builds(lambda s: f"https://admin:{s}@registry.example.com/v2", word),
-                     st.builds(lambda s: f"--token={s}", word),
-                     st.builds(lambda s: "K" + (s * 4)[:38] + "9x", word))
+    return st.one_of(
+        word,
+        st.builds(lambda s: f"https://admin:{s}@registry.example.com/v2", word),
+        st.builds(lambda s: f"--token={s}", word),
+        st.builds(lambda s: "K" + (s * 4)[:38] + "9x", word),
+    )
 
 
 def test_property_planted_credentials_never_reach_commit_message_or_body() -> None:
@@ -172,14 +214,25 @@ def test_property_planted_credentials_never_reach_commit_message_or_body() -> No
         assume(is_secret_key(key) or not secret.startswith("Zq"))
         quoted = f'"{secret}"'
         cpu = f"{{quota: 0, {key}: {quoted}, limit: -1}}" if in_flow else "{quota: 0, limit: -1}"
-        raw = (f"scheduler:\n  {key}: {quoted}\n  placementStrategy: spread\n  registry: {quoted}\n"
-               f"defaultQueue:\n  childResources:\n    cpu: {cpu}\n").encode()
-        edits = (GitEdit("v.yaml", ("scheduler", "placementStrategy"), "binpack"),
-                 GitEdit("v.yaml", ("defaultQueue", "childResources", "cpu", "quota"), -1))
+        raw = (
+            f"scheduler:\n  {key}: {quoted}\n  placementStrategy: spread\n  registry: {quoted}\n"
+            f"defaultQueue:\n  childResources:\n    cpu: {cpu}\n"
+        ).encode()
+        edits = (
+            GitEdit("v.yaml", ("scheduler", "placementStrategy"), "binpack"),
+            GitEdit("v.yaml", ("defaultQueue", "childResources", "cpu", "quota"), -1),
+        )
         # Rules see the values through the facts' redaction, so that is what a message can quote.
         message = f"{key} is {redact({key: secret})[key]}"
-        finding = Finding("KAI-V-001", Kind.VIOLATION, Severity.WARNING, message, "lab",
-                          fix=Fix(Action.NONE, "x", git_edits=edits), title="KAI placement strategy is binpack")
+        finding = Finding(
+            "KAI-V-001",
+            Kind.VIOLATION,
+            Severity.WARNING,
+            message,
+            "lab",
+            fix=Fix(Action.NONE, "x", git_edits=edits),
+            title="KAI placement strategy is binpack",
+        )
         plan = plan_fix("lab", [finding], lambda _rel: raw)
         assert plan.changes
         ctx = FixContext("main", "0" * 40, Author.parse(None))
@@ -204,8 +257,18 @@ def test_fix_body_for_more_findings_than_one_body_holds_lists_what_fits() -> Non
     from reconciler.gitfix.plan import FileChange, FixPlan
     from reconciler.gitfix.pull_request import BODY_LIMIT, FixContext, render_fix_body
 
-    fixed = tuple(Finding("KAI-V-001", Kind.VIOLATION, Severity.WARNING, f"value {i} is wrong " * 5, "lab",
-                          fix=Fix(Action.NONE, "x"), title="KAI placement strategy is binpack") for i in range(2000))
+    fixed = tuple(
+        Finding(
+            "KAI-V-001",
+            Kind.VIOLATION,
+            Severity.WARNING,
+            f"value {i} is wrong " * 5,
+            "lab",
+            fix=Fix(Action.NONE, "x"),
+            title="KAI placement strategy is binpack",
+        )
+        for i in range(2000)
+    )
     plan = FixPlan("lab", fixed, (FileChange("v.yaml", b"a: 1\n", b"a: 2\n"),))
     body = render_fix_body(plan, FixContext("main", "0" * 40, Author.parse(None)))
     assert len(body) <= BODY_LIMIT
@@ -216,6 +279,6 @@ def test_a_changed_line_that_starts_like_a_diff_header_is_still_masked() -> None
     from reconciler.gitfix.pull_request import _mask_line
 
     secret = "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ="
-    assert secret not in _mask_line(f"---token={secret}")       # a removed line `--token=…`
+    assert secret not in _mask_line(f"---token={secret}")  # a removed line `--token=…`
     assert secret not in _mask_line(f"+++ password: {secret}")
     assert _mask_line("--- a/clusters/lab/kai-values.yaml") == "--- a/clusters/lab/kai-values.yaml"

@@ -25,8 +25,10 @@ BRANCH_PREFIX = f"refs/heads/kai-gitops/fix/{CLUSTER}-"
 CPU = '"HelmAllowCPUNodes"'
 
 
-@pytest.fixture(params=[("github", ""), ("github", "/api/v3"), ("gitlab", ""), ("gitlab", "/gitlab")],
-                ids=["github.com", "github-enterprise", "gitlab.com", "gitlab-self-managed"])
+@pytest.fixture(
+    params=[("github", ""), ("github", "/api/v3"), ("gitlab", ""), ("gitlab", "/gitlab")],
+    ids=["github.com", "github-enterprise", "gitlab.com", "gitlab-self-managed"],
+)
 def host(request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
     kind, prefix = request.param
     if kind == "github":
@@ -61,11 +63,18 @@ def _fix_branches(bare: Path) -> dict[str, str]:
     return {name: str(repo.references[name].target) for name in repo.references if name.startswith(BRANCH_PREFIX)}
 
 
-def _check(work: Path, kind: str, server: Any, *extra: str, env: dict[str, str] | None = None,
-           ) -> tuple[int, str, str]:
+def _check(
+    work: Path,
+    kind: str,
+    server: Any,
+    *extra: str,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str, str]:
     token_env = {"GITHUB_TOKEN" if kind == "github" else "GITLAB_TOKEN": HOST_TOKEN}
-    return run_cli(["check", "--repo", work, "--cluster", CLUSTER, "--fix-git", *_host_args(kind, server), *extra],
-                   env={**token_env, **(env or {})})
+    return run_cli(
+        ["check", "--repo", work, "--cluster", CLUSTER, "--fix-git", *_host_args(kind, server), *extra],
+        env={**token_env, **(env or {})},
+    )
 
 
 def _pulls(kind: str, server: Any) -> list[dict[str, Any]]:
@@ -87,14 +96,16 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     work, bare = _demo(tmp_path)
     _push_main(work)
     code, _out, err = _check(work, kind, server, "--log-format", "json")
-    assert code == 2, err                       # the findings still count: the PR is a proposal
+    assert code == 2, err  # the findings still count: the PR is a proposal
     assert "opened (pushed kai-gitops/fix/lab-standalone-" in err
     branches = _fix_branches(bare)
     assert len(branches) == 1
     [(ref, tip)] = branches.items()
     noun, sigil = _words(kind)
     assert [(a["audit"], a["object"].split(f" {sigil}")[0]) for a in _audits(err)] == [
-        ("push", f"branch {ref.removeprefix('refs/heads/')}"), ("create", noun)]
+        ("push", f"branch {ref.removeprefix('refs/heads/')}"),
+        ("create", noun),
+    ]
     assert _audits(err)[0]["commit"] == tip and HOST_TOKEN not in err
     repo = pygit2.Repository(str(bare))
     commit = repo.get(tip)
@@ -102,11 +113,16 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     assert f"{commit.author.name} <{commit.author.email}>" == DEFAULT_AUTHOR
     diff = repo.diff(commit.parents[0], commit, context_lines=0).patch
     changed = [line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    assert changed == ["-  placementStrategy: spread", "+  placementStrategy: binpack",
-                       "-      enabled: yes", "+      enabled: false",
-                       "-      quota: 0", "+      quota: -1",
-                       f'-  featureGateValues: ["DynamicGPUDiscovery", "SelfHosted", "kaischeduler", {CPU}]',
-                       f'+  featureGateValues: ["DynamicGPUDiscovery", "SelfHosted", "KAIScheduler", {CPU}]']
+    assert changed == [
+        "-  placementStrategy: spread",
+        "+  placementStrategy: binpack",
+        "-      enabled: yes",
+        "+      enabled: false",
+        "-      quota: 0",
+        "+      quota: -1",
+        f'-  featureGateValues: ["DynamicGPUDiscovery", "SelfHosted", "kaischeduler", {CPU}]',
+        f'+  featureGateValues: ["DynamicGPUDiscovery", "SelfHosted", "KAIScheduler", {CPU}]',
+    ]
     [pull] = _pulls(kind, server)
     body = pull.get("body") or pull.get("description")
     assert body.startswith(f"<!-- kai-gitops:fix cluster={CLUSTER} -->")
@@ -117,7 +133,7 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     writes_before = len(_writes(server))
     code, _out, err = _check(work, kind, server)
     assert "unchanged (branch unchanged" in err, err
-    assert _fix_branches(bare) == branches       # no new commit, no push
+    assert _fix_branches(bare) == branches  # no new commit, no push
     assert len(_writes(server)) == writes_before  # no host write either
 
     # The operator merges the fix: the base now holds it, so the PR is closed and the branch deleted.
@@ -129,7 +145,9 @@ def test_fix_pull_request_open_rerun_fixed_closed(tmp_path: Path, host: tuple[st
     assert f"fix {noun} for {CLUSTER}: base already fixed; closed {sigil}" in err, err
     assert _fix_branches(bare) == {}
     assert {(a["audit"], a["object"].split(f" {sigil}")[0]) for a in _audits(err)} >= {
-        ("close", noun), ("delete", f"branch {ref.removeprefix('refs/heads/')}")}
+        ("close", noun),
+        ("delete", f"branch {ref.removeprefix('refs/heads/')}"),
+    }
     [pull] = _pulls(kind, server)
     assert pull["state"] == "closed"
     number = pull["number"] if kind == "github" else pull["iid"]
@@ -148,7 +166,8 @@ def _number(kind: str, pull: dict[str, Any]) -> int:
 
 
 def test_changed_findings_supersede_the_old_pull_request_in_the_hosts_words(
-        tmp_path: Path, host: tuple[str, Any]) -> None:
+    tmp_path: Path, host: tuple[str, Any]
+) -> None:
     """Every host-facing text of a fix proposal, on both hosts: the stderr lines, the body, the superseded note."""
     kind, server = host
     noun, sigil = _words(kind)
@@ -192,18 +211,21 @@ def test_https_token_push_through_git_http_backend(tmp_path: Path, server: GitHu
 
         code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": "wrong-token"})
         line = assert_one_line_error(code, out, err, "refused the credentials", "KAI_GITOPS_GIT_TOKEN")
-        assert "wrong-token" not in line and not server.pulls   # nothing proposed after a failed push
+        assert "wrong-token" not in line and not server.pulls  # nothing proposed after a failed push
 
         code, out, err = _check(work, "github", server, env={"KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN})
         assert code == 2 and "opened (pushed" in err, err
         assert len(_fix_branches(bare)) == 1
         assert any(method == "POST" and "git-receive-pack" in path and ok for method, path, ok in http.requests)
-        assert all(PUSH_TOKEN not in path for _m, path, _ok in http.requests)   # never in a URL
+        assert all(PUSH_TOKEN not in path for _m, path, _ok in http.requests)  # never in a URL
         assert PUSH_TOKEN not in out + err
 
 
-SECRETS = ["hunter2-Pa55word-planted", "https://admin:s3cr3tpw@registry.example.com/v2",
-           "AKIAZZZZabcdefghijklmnopqrstuvwxyz0123456789ABCD"]
+SECRETS = [
+    "hunter2-Pa55word-planted",
+    "https://admin:s3cr3tpw@registry.example.com/v2",
+    "AKIAZZZZabcdefghijklmnopqrstuvwxyz0123456789ABCD",
+]
 
 
 def test_no_release_value_reaches_the_commit_message_or_the_pull_request(tmp_path: Path, server: GitHubStandIn) -> None:
@@ -211,8 +233,12 @@ def test_no_release_value_reaches_the_commit_message_or_the_pull_request(tmp_pat
     from tests.support.helpers import commit_files
 
     values = (work / "clusters/lab/kai-values.yaml").read_text()
-    planted = values.replace("scheduler:\n", f"global:\n  password: {SECRETS[0]}\n  registry: {SECRETS[1]}\n"
-                             f"  blob: {SECRETS[2]}\nscheduler:\n  token: {SECRETS[0]}\n", 1)
+    planted = values.replace(
+        "scheduler:\n",
+        f"global:\n  password: {SECRETS[0]}\n  registry: {SECRETS[1]}\n"
+        f"  blob: {SECRETS[2]}\nscheduler:\n  token: {SECRETS[0]}\n",
+        1,
+    )
     commit_files(work, {"clusters/lab/kai-values.yaml": planted}, "plant credentials")
     _push_main(work)
     code, out, err = _check(work, "github", server)
@@ -231,8 +257,11 @@ def test_fix_git_refuses_the_working_tree(tmp_path: Path, server: GitHubStandIn)
 
 
 def test_own_branches_never_claim_another_clusters() -> None:
-    heads = {"kai-gitops/fix/prod-0123abcd": "1", "kai-gitops/fix/prod-addon-0123abcd": "2",
-             "kai-gitops/fix/prod-notahash": "3"}
+    heads = {
+        "kai-gitops/fix/prod-0123abcd": "1",
+        "kai-gitops/fix/prod-addon-0123abcd": "2",
+        "kai-gitops/fix/prod-notahash": "3",
+    }
     assert own_branches(heads, "prod") == {"kai-gitops/fix/prod-0123abcd": "1"}
 
 
@@ -247,10 +276,22 @@ def test_reconcile_fix_git_proposes_the_same_fix(tmp_path: Path, server: GitHubS
 
     work, bare = _demo(tmp_path)
     _push_main(work)
-    code, _out, err = run_cli(["reconcile", "--repo", work, "--cluster", CLUSTER, "--snapshot",
-                               DEMO_SNAPSHOTS / "lab-standalone.yaml", "--fix-git",
-                               "--git-author", "Ops Bot <ops@example.com>", *_host_args("github", server)],
-                              env={"GITHUB_TOKEN": HOST_TOKEN})
+    code, _out, err = run_cli(
+        [
+            "reconcile",
+            "--repo",
+            work,
+            "--cluster",
+            CLUSTER,
+            "--snapshot",
+            DEMO_SNAPSHOTS / "lab-standalone.yaml",
+            "--fix-git",
+            "--git-author",
+            "Ops Bot <ops@example.com>",
+            *_host_args("github", server),
+        ],
+        env={"GITHUB_TOKEN": HOST_TOKEN},
+    )
     assert code == 2 and "opened (pushed" in err, err
     [tip] = _fix_branches(bare).values()
     author = pygit2.Repository(str(bare)).get(tip).author
@@ -282,12 +323,12 @@ def test_ssh_key_credentials_are_offered_once(tmp_path: Path, monkeypatch: pytes
 
 def test_dry_run_needs_no_remote_and_no_host(tmp_path: Path) -> None:
     work = tmp_path / "work"
-    load_demo_builder().build_repo(work)          # no remote at all, no token
+    load_demo_builder().build_repo(work)  # no remote at all, no token
     code, _out, err = run_cli(["check", "--repo", work, "--cluster", CLUSTER, "--fix-git-dry-run"])
     assert code == 2, err
     assert f"fix pull request for {CLUSTER}: would push kai-gitops/fix/{CLUSTER}-" in err
     assert "+  placementStrategy: binpack" in err
-    assert "  plugins:" not in err                # changed lines only, as in the PR body
+    assert "  plugins:" not in err  # changed lines only, as in the PR body
     assert not [r for r in pygit2.Repository(str(work)).references if "kai-gitops/fix" in r]
 
 
@@ -306,45 +347,53 @@ def test_another_clone_sees_the_same_fix_and_a_moved_base_rebuilds_it(tmp_path: 
     _push_main(work)
     _check(work, "github", server)
     [first] = _fix_branches(bare).values()
-    clone = tmp_path / "clone"     # e.g. the CronJob's own checkout: the branch tip is fetched, not pushed
+    clone = tmp_path / "clone"  # e.g. the CronJob's own checkout: the branch tip is fetched, not pushed
     pygit2.clone_repository(file_url(bare), str(clone))
     _code, _out, err = _check(clone, "github", server)
     assert "unchanged (branch unchanged" in err, err
     assert list(_fix_branches(bare).values()) == [first]
 
-    commit_files(clone, {"README.md": "unrelated\n"}, "docs")   # the base moves, the fix is still needed
+    commit_files(clone, {"README.md": "unrelated\n"}, "docs")  # the base moves, the fix is still needed
     pygit2.Repository(str(clone)).remotes["origin"].push(["refs/heads/main:refs/heads/main"])
     _code, _out, err = _check(clone, "github", server)
     assert "updated (pushed" in err, err
     [second] = _fix_branches(bare).values()
     repo = pygit2.Repository(str(bare))
     assert second != first and [str(p) for p in repo.get(second).parent_ids] == [
-        str(repo.references["refs/heads/main"].target)]
+        str(repo.references["refs/heads/main"].target)
+    ]
     assert len(server.pulls) == 1
 
 
 def test_a_failed_pull_request_takes_its_branch_back_and_a_closed_one_is_not_reopened(
-        tmp_path: Path, server: GitHubStandIn) -> None:
+    tmp_path: Path, server: GitHubStandIn
+) -> None:
     from tests.support.githost._common import Fault
 
     work, bare = _demo(tmp_path)
     _push_main(work)
-    server.inject(Fault(422, body={"message": "Validation Failed", "documentation_url": "https://docs.github.com"},
-                        method="POST", path_contains="/pulls"))
+    server.inject(
+        Fault(
+            422,
+            body={"message": "Validation Failed", "documentation_url": "https://docs.github.com"},
+            method="POST",
+            path_contains="/pulls",
+        )
+    )
     code, out, err = _check(work, "github", server)
     assert_one_line_error(code, out, err, "422")
-    assert _fix_branches(bare) == {}            # pushed, then taken back: nothing half-proposed
+    assert _fix_branches(bare) == {}  # pushed, then taken back: nothing half-proposed
     _code, _out, err = _check(work, "github", server)
     assert "opened (pushed" in err, err
 
-    [pull] = server.pulls.values()               # a person closes it
+    [pull] = server.pulls.values()  # a person closes it
     pull["state"] = "closed"
     server.issues[pull["number"]]["state"] = "closed"
     _code, _out, err = _check(work, "github", server)
     assert "closed by a person; not reopened" in err, err
     from tests.support.helpers import commit_files
 
-    commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: still declined
+    commit_files(work, {"README.md": "unrelated\n"}, "docs")  # the base moves: still declined
     _push_main(work)
     tips = _fix_branches(bare)
     _code, _out, err = _check(work, "github", server)
@@ -400,7 +449,7 @@ def test_a_pull_request_another_run_opened_meanwhile_is_taken_as_ours(tmp_path: 
             raise UserError("GitHub answered HTTP 422: A pull request already exists")
 
     ctx = FixContext("main", str(repo.head.target), Author.parse(None))
-    outcome = propose_fix(RacingHost(), FixBranches(repo), plan, ctx)   # type: ignore[arg-type]
+    outcome = propose_fix(RacingHost(), FixBranches(repo), plan, ctx)  # type: ignore[arg-type]
     assert outcome.action == "opened" and outcome.pull == winner
     assert list(_fix_branches(bare)) == [f"refs/heads/{plan.branch}"]
 
@@ -410,12 +459,12 @@ def test_a_fix_branch_someone_pushed_onto_is_never_force_pushed_over(tmp_path: P
     _push_main(work)
     _check(work, "github", server)
     [(ref, tip)] = _fix_branches(bare).items()
-    repo = pygit2.Repository(str(bare))       # a reviewer adds a commit on the bot's branch
+    repo = pygit2.Repository(str(bare))  # a reviewer adds a commit on the bot's branch
     person = pygit2.Signature("Reviewer", "reviewer@example.com")
     theirs = repo.create_commit(ref, person, person, "tweak", repo.get(tip).tree_id, [repo.get(tip).id])
     from tests.support.helpers import commit_files
 
-    commit_files(work, {"README.md": "unrelated\n"}, "docs")   # the base moves: the tool would rebuild
+    commit_files(work, {"README.md": "unrelated\n"}, "docs")  # the base moves: the tool would rebuild
     _push_main(work)
     _code, _out, err = _check(work, "github", server)
     assert "has commits by someone else; not rewritten" in err, err
@@ -449,16 +498,17 @@ def test_a_set_token_the_server_cannot_take_is_not_called_missing(monkeypatch: p
 
 
 def test_a_fix_pull_request_someone_else_opened_is_never_rewritten_commented_or_closed(
-        tmp_path: Path, server: GitHubStandIn) -> None:
+    tmp_path: Path, server: GitHubStandIn
+) -> None:
     work, bare = _demo(tmp_path)
     _push_main(work)
     _check(work, "github", server)
-    [pull] = server.pulls.values()                # as if mallory had opened it from the tool's branch
+    [pull] = server.pulls.values()  # as if mallory had opened it from the tool's branch
     planted = f"<!-- kai-gitops:fix cluster={CLUSTER} -->\nplanted"
     pull["user"] = server.issues[pull["number"]]["user"] = server._user("mallory")
     pull["body"] = server.issues[pull["number"]]["body"] = planted
     [(ref, tip)] = _fix_branches(bare).items()
-    wc = pygit2.Repository(str(work))             # the base gets the fix: kai-gitops would close its own PR
+    wc = pygit2.Repository(str(work))  # the base gets the fix: kai-gitops would close its own PR
     wc.remotes["origin"].fetch([f"+{ref}:{ref}"])
     wc.references["refs/heads/main"].set_target(tip)
     _push_main(work)
@@ -476,7 +526,8 @@ HOSTILE_URL = "https://github.invalid/acme/gitops/pull/1\n::error::x\x1b]0;t\x07
 
 
 def test_the_fix_outcome_line_shows_what_the_host_said_escaped_and_redacted(
-        tmp_path: Path, server: GitHubStandIn) -> None:
+    tmp_path: Path, server: GitHubStandIn
+) -> None:
     work, _bare = _demo(tmp_path)
     _push_main(work)
     _check(work, "github", server)
@@ -490,7 +541,8 @@ def test_the_fix_outcome_line_shows_what_the_host_said_escaped_and_redacted(
 
 @pytest.mark.parametrize("body", ["marked", "unmarked"])
 def test_an_open_pull_request_someone_else_has_on_the_fix_branch_is_not_called_closed(
-        tmp_path: Path, host: tuple[str, Any], body: str) -> None:
+    tmp_path: Path, host: tuple[str, Any], body: str
+) -> None:
     """Not "closed by a person": it is open, and not the tool's (another author, or no marker). Left alone."""
     kind, server = host
     work, _bare = _demo(tmp_path)
@@ -519,7 +571,8 @@ def test_dry_run_names_the_errors_no_edit_fixes_instead_of_saying_none_is_needed
     files["clusters/lab/queues.yaml"] = (files["clusters/lab/queues.yaml"] or "") + "".join(
         f"---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: {name}\nspec:\n"
         f"  parentQueue: {parent}\n"
-        for name, parent in (("team-x", "team-y"), ("team-y", "team-x")))   # a cycle: only a person can break it
+        for name, parent in (("team-x", "team-y"), ("team-y", "team-x"))
+    )  # a cycle: only a person can break it
     repo, _ = make_repo(tmp_path, files)
     code, _out, err = run_cli(["check", "--repo", repo, "--fix-git-dry-run"])
     assert code == 2, err

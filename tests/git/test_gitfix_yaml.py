@@ -14,10 +14,14 @@ from reconciler.gitfix.yaml_splice import _key_text, apply_edits, render_scalar
 from reconciler.yamlio.document import load_documents
 from tests.support.helpers import FIXTURES, ROOT, TEMPLATE, helm_template
 
-EVERY_FILE = sorted([*(FIXTURES / "nvcf").rglob("*.yaml"),
-                     *(p for p in (ROOT / "repo-templates").rglob("*.yaml") if not helm_template(p)),
-                     *(FIXTURES / "kai" / "examples").glob("*.yaml")])
-LEAVES_PER_FILE = 12   # evenly spaced over the file: the big chart values file has ~1,000 leaves
+EVERY_FILE = sorted(
+    [
+        *(FIXTURES / "nvcf").rglob("*.yaml"),
+        *(p for p in (ROOT / "repo-templates").rglob("*.yaml") if not helm_template(p)),
+        *(FIXTURES / "kai" / "examples").glob("*.yaml"),
+    ]
+)
+LEAVES_PER_FILE = 12  # evenly spaced over the file: the big chart values file has ~1,000 leaves
 
 
 def _ids(path: Path) -> str:
@@ -134,9 +138,8 @@ def test_appending_to_a_list_touches_one_line(file: Path) -> None:
         for path, node in _spaced(_containers(root, "SequenceNode"), 6):
             items = node.value
             if items and type(items[-1]).__name__ != "ScalarNode":
-                continue   # lists of mappings are not what fixes append to
-            after = apply_edits(raw, file.name, [GitEdit(file.name, path, "KAIScheduler", EditOp.APPEND,
-                                                         doc=index)])
+                continue  # lists of mappings are not what fixes append to
+            after = apply_edits(raw, file.name, [GitEdit(file.name, path, "KAIScheduler", EditOp.APPEND, doc=index)])
             old, new = raw.splitlines(keepends=True), after.splitlines(keepends=True)
             if node.flow_style:
                 changed, _, added = _changed_lines(raw, after)
@@ -157,25 +160,35 @@ def _demo_pr(file: str, edits: list[tuple[str, str]]) -> bytes:
 def test_fixing_the_demo_pull_request_restores_the_template_byte_for_byte() -> None:
     file = "clusters/lab/kai-values.yaml"
     child_cpu = "  childResources:\n    cpu:\n      quota: "
-    broken = _demo_pr(file, [("  placementStrategy: binpack", "  placementStrategy: spread"),
-                             ("    preempt:\n      enabled: false", "    preempt:\n      enabled: yes"),
-                             (child_cpu + "-1", child_cpu + "0")])
-    edits = [GitEdit(file, ("scheduler", "placementStrategy"), "binpack"),
-             GitEdit(file, ("scheduler", "actions", "preempt", "enabled"), False),
-             GitEdit(file, ("defaultQueue", "childResources", "cpu", "quota"), -1)]
+    broken = _demo_pr(
+        file,
+        [
+            ("  placementStrategy: binpack", "  placementStrategy: spread"),
+            ("    preempt:\n      enabled: false", "    preempt:\n      enabled: yes"),
+            (child_cpu + "-1", child_cpu + "0"),
+        ],
+    )
+    edits = [
+        GitEdit(file, ("scheduler", "placementStrategy"), "binpack"),
+        GitEdit(file, ("scheduler", "actions", "preempt", "enabled"), False),
+        GitEdit(file, ("defaultQueue", "childResources", "cpu", "quota"), -1),
+    ]
     assert apply_edits(broken, file, edits) == (TEMPLATE / file).read_bytes()
 
 
-@pytest.mark.parametrize(("line", "value", "expected"), [
-    ('mode: "spread"  # why\n', "binpack", 'mode: "binpack"  # why\n'),
-    ("mode: 'spread'\n", "binpack", "mode: 'binpack'\n"),
-    ("mode: spread # keep this comment\n", "binpack", "mode: binpack # keep this comment\n"),
-    ("mode: spread\n", "yes", 'mode: "yes"\n'),        # plain `yes` would read back as a boolean
-    ("mode: spread\n", "a: b", 'mode: "a: b"\n'),
-    ('on: "yes"\n', False, "on: false\n"),             # Helm's `on` key is "true"; a quoted yes is a string
-    ("x: 0\n", -1, "x: -1\n"),
-    ("x: {quota: 0, limit: -1}\n", -1, "x: {quota: -1, limit: -1}\n"),
-])
+@pytest.mark.parametrize(
+    ("line", "value", "expected"),
+    [
+        ('mode: "spread"  # why\n', "binpack", 'mode: "binpack"  # why\n'),
+        ("mode: 'spread'\n", "binpack", "mode: 'binpack'\n"),
+        ("mode: spread # keep this comment\n", "binpack", "mode: binpack # keep this comment\n"),
+        ("mode: spread\n", "yes", 'mode: "yes"\n'),  # plain `yes` would read back as a boolean
+        ("mode: spread\n", "a: b", 'mode: "a: b"\n'),
+        ('on: "yes"\n', False, "on: false\n"),  # Helm's `on` key is "true"; a quoted yes is a string
+        ("x: 0\n", -1, "x: -1\n"),
+        ("x: {quota: 0, limit: -1}\n", -1, "x: {quota: -1, limit: -1}\n"),
+    ],
+)
 def test_quoting_and_comments_are_kept(line: str, value: Any, expected: str) -> None:
     key = next(iter(load_documents(line, "t")[0].data))
     path: tuple[Any, ...] = (key, "quota") if "{" in line else (key,)
@@ -184,11 +197,19 @@ def test_quoting_and_comments_are_kept(line: str, value: Any, expected: str) -> 
 
 def test_crlf_markers_and_missing_final_newline_stay() -> None:
     raw = b"---\r\n# head\r\nscheduler:\r\n    placementStrategy: spread\r\n...\r\n---\r\nother: 1"
-    after = apply_edits(raw, "t.yaml", [GitEdit("t.yaml", ("scheduler", "placementStrategy"), "binpack"),
-                                        GitEdit("t.yaml", ("other",), 2, doc=1),
-                                        GitEdit("t.yaml", ("scheduler", "actions", "preempt", "enabled"), False)])
-    assert after == (b"---\r\n# head\r\nscheduler:\r\n    placementStrategy: binpack\r\n"
-                     b"    actions:\r\n        preempt:\r\n            enabled: false\r\n...\r\n---\r\nother: 2")
+    after = apply_edits(
+        raw,
+        "t.yaml",
+        [
+            GitEdit("t.yaml", ("scheduler", "placementStrategy"), "binpack"),
+            GitEdit("t.yaml", ("other",), 2, doc=1),
+            GitEdit("t.yaml", ("scheduler", "actions", "preempt", "enabled"), False),
+        ],
+    )
+    assert after == (
+        b"---\r\n# head\r\nscheduler:\r\n    placementStrategy: binpack\r\n"
+        b"    actions:\r\n        preempt:\r\n            enabled: false\r\n...\r\n---\r\nother: 2"
+    )
 
 
 def test_a_value_shared_through_an_anchor_is_refused_not_rewritten() -> None:
@@ -204,16 +225,31 @@ def test_block_scalars_are_refused() -> None:
 
 def test_writing_out_missing_canonical_values_builds_readable_nested_blocks() -> None:
     raw = b"# lab values\nscheduler:\n  placementStrategy: binpack\n"
-    edits = [GitEdit("v.yaml", ("defaultQueue", "createDefaultQueue"), True),
-             GitEdit("v.yaml", ("defaultQueue", "parentResources", "cpu", "quota"), -1),
-             GitEdit("v.yaml", ("defaultQueue", "parentResources", "cpu", "limit"), -1)]
+    edits = [
+        GitEdit("v.yaml", ("defaultQueue", "createDefaultQueue"), True),
+        GitEdit("v.yaml", ("defaultQueue", "parentResources", "cpu", "quota"), -1),
+        GitEdit("v.yaml", ("defaultQueue", "parentResources", "cpu", "limit"), -1),
+    ]
     after = apply_edits(raw, "v.yaml", edits).decode()
-    assert after == ("# lab values\nscheduler:\n  placementStrategy: binpack\ndefaultQueue:\n"
-                     "  createDefaultQueue: true\n  parentResources:\n    cpu:\n      quota: -1\n      limit: -1\n")
+    assert after == (
+        "# lab values\nscheduler:\n  placementStrategy: binpack\ndefaultQueue:\n"
+        "  createDefaultQueue: true\n  parentResources:\n    cpu:\n      quota: -1\n      limit: -1\n"
+    )
 
 
-@pytest.mark.parametrize(("value", "style"), [("binpack", None), ("yes", None), ("it's", "'"), ("x\"y", '"'),
-                                              ("", None), (" lead", None), ("null", None), ("123", None)])
+@pytest.mark.parametrize(
+    ("value", "style"),
+    [
+        ("binpack", None),
+        ("yes", None),
+        ("it's", "'"),
+        ('x"y', '"'),
+        ("", None),
+        (" lead", None),
+        ("null", None),
+        ("123", None),
+    ],
+)
 def test_rendered_scalars_read_back_as_the_same_string(value: str, style: str | None) -> None:
     text = render_scalar(value, style)
     assert load_documents(f"k: {text}\n", "t")[0].data["k"] == value
@@ -231,11 +267,14 @@ def test_a_utf8_bom_stays() -> None:
     assert after == raw.replace(b"spread", b"binpack")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("scheduler:\n  placementStratgy: spread  # ours\n", "scheduler:\n  placementStrategy: spread  # ours\n"),
-    ('scheduler: {"placementStratgy": spread}\n', 'scheduler: {"placementStrategy": spread}\n'),
-    ("scheduler:\n  'placementStratgy':\n    x: 1\n", "scheduler:\n  'placementStrategy':\n    x: 1\n"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("scheduler:\n  placementStratgy: spread  # ours\n", "scheduler:\n  placementStrategy: spread  # ours\n"),
+        ('scheduler: {"placementStratgy": spread}\n', 'scheduler: {"placementStrategy": spread}\n'),
+        ("scheduler:\n  'placementStratgy':\n    x: 1\n", "scheduler:\n  'placementStrategy':\n    x: 1\n"),
+    ],
+)
 def test_renaming_a_key_changes_only_the_key(text: str, expected: str) -> None:
     edit = GitEdit("v.yaml", ("scheduler", "placementStratgy"), "placementStrategy", EditOp.RENAME)
     assert apply_edits(text.encode(), "v.yaml", [edit]).decode() == expected

@@ -52,8 +52,7 @@ def test_template_config_parses() -> None:
 def test_template_files_referenced_by_the_config_exist() -> None:
     config = parse_repo_config((TEMPLATE / "kai-gitops.yaml").read_bytes())
     for cluster in config.clusters:
-        for path in (cluster.environment_file, cluster.kai_values_file, cluster.nvca_values_file,
-                     *cluster.queue_files):
+        for path in (cluster.environment_file, cluster.kai_values_file, cluster.nvca_values_file, *cluster.queue_files):
             if path:
                 assert (TEMPLATE / path).is_file(), path
     assert (TEMPLATE / (config.waivers_file or "")).is_file()
@@ -65,8 +64,10 @@ def test_shipped_schema_equals_template_schema_byte_for_byte() -> None:
 
 def test_schema_function_returns_the_shipped_file() -> None:
     assert schema() == json.loads((DATA / "kai-gitops.schema.json").read_text())
-    assert schema()["properties"]["apiVersion"] == {"const": "kai-gitops/v1",
-                                                    "description": "Version of this file's schema."}
+    assert schema()["properties"]["apiVersion"] == {
+        "const": "kai-gitops/v1",
+        "description": "Version of this file's schema.",
+    }
 
 
 def test_template_points_editors_at_the_schema() -> None:
@@ -80,7 +81,7 @@ def test_template_points_editors_at_the_schema() -> None:
 def test_defaults() -> None:
     cluster = parse_repo_config(BASE.encode()).clusters[0]
     assert cluster.stack_kai_version == DEFAULT_STACK_KAI_VERSION == "v0.16.7"
-    assert cluster.shared_cluster.intent == "undeclared" and not cluster.shared_cluster.declared   # no assumed intent
+    assert cluster.shared_cluster.intent == "undeclared" and not cluster.shared_cluster.declared  # no assumed intent
     assert cluster.shared_cluster.nodes == ()
     assert cluster.shared_cluster.node_selector is None
     assert cluster.queue_files == ()
@@ -96,8 +97,10 @@ def test_versions_without_v_are_normalised() -> None:
 
 
 def test_policies_and_node_selector() -> None:
-    text = BASE + ("    sharedCluster:\n      intent: shared\n      nodeSelector: {pool: nvcf}\n"
-                   "policies:\n  dirs: [policies/extra]\n  data: [policies/data.yaml]\nwaiversFile: w.yaml\n")
+    text = BASE + (
+        "    sharedCluster:\n      intent: shared\n      nodeSelector: {pool: nvcf}\n"
+        "policies:\n  dirs: [policies/extra]\n  data: [policies/data.yaml]\nwaiversFile: w.yaml\n"
+    )
     config = parse_repo_config(text.encode())
     assert config.policy_dirs == ("policies/extra",)
     assert config.policy_data == ("policies/data.yaml",)
@@ -109,7 +112,10 @@ def test_standalone_with_environment_file_is_allowed() -> None:
     text = BASE.replace("mode: addon", "mode: standalone") + "    kaiValuesFile: kai-values.yaml\n"
     cluster = parse_repo_config(text.encode()).clusters[0]
     assert (cluster.mode, cluster.kai_values_file, cluster.environment_file) == (
-        "standalone", "kai-values.yaml", "environments/prod.yaml")
+        "standalone",
+        "kai-values.yaml",
+        "environments/prod.yaml",
+    )
 
 
 # -- errors -----------------------------------------------------------------------------------------------
@@ -120,7 +126,7 @@ def test_unknown_key_names_file_line_and_key() -> None:
     line = err.line()
     assert re.match(r"kai-gitops\.yaml:\d+:\d+: ", line), line
     assert "'kaiValuesFlie'" in line
-    assert "kaiValuesFile" in line          # the allowed keys are listed, so the typo is obvious
+    assert "kaiValuesFile" in line  # the allowed keys are listed, so the typo is obvious
 
 
 def test_unknown_key_points_at_the_key_line() -> None:
@@ -194,19 +200,22 @@ def test_duplicate_yaml_key_in_config() -> None:
     assert err.message.endswith("at lines 4 and 7")
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("apiVersion: kai-gitops/v1\nclusters: []\n", "non-empty"),
-    ("- just\n- a list\n", "object"),
-    (BASE.replace("environments/prod.yaml", "../prod.yaml"), "environmentFile"),
-    (BASE.replace("environments/prod.yaml", "/etc/prod.yaml"), "environmentFile"),
-    (BASE.replace("name: prod", "name: Prod_1"), "name"),
-    (BASE.replace("v0.16.7", "latest"), "kaiChartVersion"),
-    (BASE + "    sharedCluster: {intent: sometimes}\n", "intent"),
-    (BASE + "    sharedCluster: {nodes: [a]}\n", "'intent' is a required property"),
-    (BASE + "    sharedCluster: {intent: shared, nodes: [a, a]}\n", "nodes"),
-    (BASE + "    queueFiles: queues.yaml\n", "queueFiles"),
-    ("apiVersion: kai-gitops/v1\n", "'clusters' is a required property"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("apiVersion: kai-gitops/v1\nclusters: []\n", "non-empty"),
+        ("- just\n- a list\n", "object"),
+        (BASE.replace("environments/prod.yaml", "../prod.yaml"), "environmentFile"),
+        (BASE.replace("environments/prod.yaml", "/etc/prod.yaml"), "environmentFile"),
+        (BASE.replace("name: prod", "name: Prod_1"), "name"),
+        (BASE.replace("v0.16.7", "latest"), "kaiChartVersion"),
+        (BASE + "    sharedCluster: {intent: sometimes}\n", "intent"),
+        (BASE + "    sharedCluster: {nodes: [a]}\n", "'intent' is a required property"),
+        (BASE + "    sharedCluster: {intent: shared, nodes: [a, a]}\n", "nodes"),
+        (BASE + "    queueFiles: queues.yaml\n", "queueFiles"),
+        ("apiVersion: kai-gitops/v1\n", "'clusters' is a required property"),
+    ],
+)
 def test_schema_violations_are_one_line_errors_with_location(text: str, fragment: str) -> None:
     err = error_of(text)
     assert re.fullmatch(r"kai-gitops\.yaml:\d+:\d+", err.where or ""), err.where
@@ -235,15 +244,17 @@ def test_select_unknown_cluster_lists_known_ones() -> None:
     config = parse_repo_config((TEMPLATE / "kai-gitops.yaml").read_bytes())
     with pytest.raises(UserError) as info:
         config.select("staging")
-    assert info.value.line() == ("kai-gitops.yaml: no cluster named 'staging' "
-                                 "(known clusters: prod-addon, lab-standalone)")
+    assert info.value.line() == (
+        "kai-gitops.yaml: no cluster named 'staging' (known clusters: prod-addon, lab-standalone)"
+    )
 
 
 def test_file_paths_are_named_as_git_names_them() -> None:
     """`./x.yaml` reached SARIF URIs, annotations and Code Quality as `./x.yaml`: GitHub attaches an
     annotation to no file of the PR then, and the PR's changed lines (`x.yaml`) never matched it."""
     text = BASE.replace("environments/prod.yaml", "./environments//prod.yaml") + (
-        "    kaiValuesFile: ./clusters/prod/kai.yaml\n    queueFiles: [./queues/a.yaml, queues/./b.yaml]\n")
+        "    kaiValuesFile: ./clusters/prod/kai.yaml\n    queueFiles: [./queues/a.yaml, queues/./b.yaml]\n"
+    )
     (prod,) = parse_repo_config(text.encode()).clusters
     assert prod.environment_file == "environments/prod.yaml" and prod.kai_values_file == "clusters/prod/kai.yaml"
     assert prod.queue_files == ("queues/a.yaml", "queues/b.yaml")
@@ -251,16 +262,20 @@ def test_file_paths_are_named_as_git_names_them() -> None:
 
 def test_waivers_and_policy_paths_are_named_as_git_names_them() -> None:
     """The waivers file's own findings (KAI-W-001/002) carry its path into SARIF and annotations too."""
-    text = BASE + ("waiversFile: ./ops//waivers.yaml\n"
-                   "policies:\n  dirs: [./policies/]\n  data: [./data/./limits.json]\n")
+    text = BASE + (
+        "waiversFile: ./ops//waivers.yaml\npolicies:\n  dirs: [./policies/]\n  data: [./data/./limits.json]\n"
+    )
     config = parse_repo_config(text.encode())
     assert (config.waivers_file, config.policy_dirs, config.policy_data) == (
-        "ops/waivers.yaml", ("policies",), ("data/limits.json",))
+        "ops/waivers.yaml",
+        ("policies",),
+        ("data/limits.json",),
+    )
 
 
 INVALID_ENTRIES = [
-    {"name": "a", "mode": "standalone"},                                     # required kaiChartVersion
-    {"name": "a", "mode": "addon", "kaiChartVersion": "not-a-version"},      # version pattern
+    {"name": "a", "mode": "standalone"},  # required kaiChartVersion
+    {"name": "a", "mode": "addon", "kaiChartVersion": "not-a-version"},  # version pattern
     {"name": "a", "mode": "standalone", "kaiChartVersion": "v0.10.0", "kaiValuesFile": "../x.yaml"},
     {"name": "a", "mode": "standalone", "kaiChartVersion": "v0.10.0", "queueFiles": ["/abs.yaml", 3]},
     {"name": "a", "mode": "standalone", "kaiChartVersion": "v0.10.0", "kaiValueFile": "x.yaml"},

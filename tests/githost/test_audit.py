@@ -37,7 +37,7 @@ def test_each_issue_and_pull_write_is_one_audit_line(any_host: tuple[Any, Any]) 
         host.comment_issue(issue.number, "still drifting")
         host.close_issue(issue.number)
         host.reopen_issue(issue.number)
-        assert host.find_issue(MARKER, "kai-gitops") is not None       # a read: no audit line
+        assert host.find_issue(MARKER, "kai-gitops") is not None  # a read: no audit line
         pull = host.create_pull("kai-gitops/fix-prod", "main", "fix prod", f"{MARKER}\nfix")
         host.update_pull(pull.number, title="fix prod (2)")
         host.comment_pull(pull.number, "updated")
@@ -46,10 +46,16 @@ def test_each_issue_and_pull_write_is_one_audit_line(any_host: tuple[Any, Any]) 
     # each host in its own words: a GitLab merge request is !N (#N links an issue there)
     pull_ref = f"pull request #{pull.number}" if host.settings.kind == "github" else f"merge request !{pull.number}"
     assert [(line["audit"], line["object"]) for line in lines] == [
-        ("create", f"issue #{issue.number}"), ("update", f"issue #{issue.number}"),
-        ("comment", f"issue #{issue.number}"), ("close", f"issue #{issue.number}"),
-        ("reopen", f"issue #{issue.number}"), ("create", pull_ref), ("update", pull_ref), ("comment", pull_ref),
-        ("close", pull_ref)]
+        ("create", f"issue #{issue.number}"),
+        ("update", f"issue #{issue.number}"),
+        ("comment", f"issue #{issue.number}"),
+        ("close", f"issue #{issue.number}"),
+        ("reopen", f"issue #{issue.number}"),
+        ("create", pull_ref),
+        ("update", pull_ref),
+        ("comment", pull_ref),
+        ("close", pull_ref),
+    ]
     assert all(line["repo"] == host.settings.repo and line["host"] == host.settings.kind for line in lines)
     assert lines[0]["title"] == "drift in prod" and len(lines[0]["bodySha256"]) == 64
     assert lines[5]["head"] == "kai-gitops/fix-prod" and lines[6]["title"] == "fix prod (2)"

@@ -26,7 +26,9 @@ def test_a_status_written_is_read_back_with_the_host_time(any_host: tuple[Any, A
     read = host.commit_statuses(SHA)
     assert written.state == "success" and written.at == 1_800_000_000.0
     assert [(s.context, s.state, s.at) for s in read] == [
-        ("kai-gitops/apply/gpu-b", "failure", 1_800_000_060.0), ("kai-gitops/apply/gpu-a", "success", 1_800_000_000.0)]
+        ("kai-gitops/apply/gpu-b", "failure", 1_800_000_060.0),
+        ("kai-gitops/apply/gpu-a", "success", 1_800_000_000.0),
+    ]
     assert read[0].cluster == "gpu-b" and read[0].description == "NVCA kai-scheduler-queues unhealthy"
 
 

@@ -15,21 +15,32 @@ from reconciler.githost.base import WORDS, HostIssue, HostPull, HostSettings
 from reconciler.publish.drift_issue import DriftAction, DriftOutcome
 
 OWN = {"github": ("pull request", "#"), "gitlab": ("merge request", "!")}
-PULL = HostPull(12, "t", "b", "open", (), "https://host.example/acme/gitops/12", "kai-gitops/fix/lab-0123abcd",
-                "main", "mallory")
+PULL = HostPull(
+    12, "t", "b", "open", (), "https://host.example/acme/gitops/12", "kai-gitops/fix/lab-0123abcd", "main", "mallory"
+)
 
 
 def texts(kind: str) -> list[str]:
     """Every host-facing text of a fix proposal and a drift issue a run writes on host `kind`."""
     words = WORDS[kind]
-    lines = [FixOutcome("lab", action, PULL.head, PULL, pushed=True, closed=(3, 4), words=words).line()
-             for action in FixAction if action is not FixAction.DRY_RUN]
+    lines = [
+        FixOutcome("lab", action, PULL.head, PULL, pushed=True, closed=(3, 4), words=words).line()
+        for action in FixAction
+        if action is not FixAction.DRY_RUN
+    ]
     lines.append(FixOutcome("lab", FixAction.CLOSED, closed=(3,), words=words).line())
-    finding = Finding("KAI-V-001", Kind.VIOLATION, Severity.WARNING, "placement is spread", "lab",
-                      fix=Fix(Action.NONE, "x"), title="KAI placement strategy is binpack")
+    finding = Finding(
+        "KAI-V-001",
+        Kind.VIOLATION,
+        Severity.WARNING,
+        "placement is spread",
+        "lab",
+        fix=Fix(Action.NONE, "x"),
+        title="KAI placement strategy is binpack",
+    )
     ctx = FixContext("main", "0" * 40, Author.parse(None), words=words)
     lines.append(render_fix_body(FixPlan("lab", (finding,), (FileChange("v.yaml", b"a: 1\n", b"a: 2\n"),)), ctx))
-    lines.append(render_fix_body(FixPlan("lab", (finding,), ()), ctx))   # a change too large to show
+    lines.append(render_fix_body(FixPlan("lab", (finding,), ()), ctx))  # a change too large to show
     lines.append(_fixed_comment("lab", ctx))
     return lines
 

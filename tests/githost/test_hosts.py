@@ -21,12 +21,12 @@ def _writes(server: Any) -> list[str]:
 
 def _issue_round_trip(host: Any) -> None:
     assert host.find_issue(MARKER, "kai-gitops") is None
-    decoy = host.create_issue("kai-gitops: drift in cluster prod", "a human's issue with the same title",
-                              ("kai-gitops",))
+    decoy = host.create_issue(
+        "kai-gitops: drift in cluster prod", "a human's issue with the same title", ("kai-gitops",)
+    )
     unlabelled = host.create_issue("other", f"{MARKER}\nbut no label", ())
     quoted = host.create_issue("quoted", f"a comment quoting it: {MARKER}\n```\n{MARKER}\n```", ("kai-gitops",))
-    issue = host.create_issue("kai-gitops: drift in cluster prod", f"{MARKER}\nbody", ("kai-gitops", "ops"),
-                              ("alice",))
+    issue = host.create_issue("kai-gitops: drift in cluster prod", f"{MARKER}\nbody", ("kai-gitops", "ops"), ("alice",))
     assert issue.state == "open" and issue.labels == ("kai-gitops", "ops")
     host.update_issue(issue.number, title="Prod drift (renamed by a human)")
     found = host.find_issue(MARKER, "kai-gitops")
@@ -37,7 +37,7 @@ def _issue_round_trip(host: Any) -> None:
     assert [c.body for c in host.issue_comments(issue.number)] == ["first", "second"]
     assert host.close_issue(issue.number).state == "closed"
     closed = host.find_issue(MARKER, "kai-gitops")
-    assert closed is not None and closed.state == "closed"       # closed issues are found too: they reopen
+    assert closed is not None and closed.state == "closed"  # closed issues are found too: they reopen
     assert host.reopen_issue(issue.number).state == "open"
     assert host.update_issue(issue.number, body=f"{MARKER}\nnew").body == f"{MARKER}\nnew"
 
@@ -49,8 +49,12 @@ def test_github_issues_round_trip(github: GitHubStandIn) -> None:
 
 def test_gitlab_issues_round_trip(gitlab: GitLabStandIn) -> None:
     _issue_round_trip(gitlab_host(gitlab))
-    assert all(r.path.startswith("/projects/acme%2Fplatform%2Fgitops") or r.path.startswith("/projects/42")
-               or r.path in ("/users", "/user") for r in gitlab.requests)
+    assert all(
+        r.path.startswith("/projects/acme%2Fplatform%2Fgitops")
+        or r.path.startswith("/projects/42")
+        or r.path in ("/users", "/user")
+        for r in gitlab.requests
+    )
 
 
 def _pull_round_trip(host: Any) -> None:
@@ -65,7 +69,7 @@ def _pull_round_trip(host: Any) -> None:
     assert host.update_pull(pull.number, title="Fix prod (2)", body=f"{marker}\nv2").body == f"{marker}\nv2"
     assert host.comment_pull(pull.number, "base already has the fix").body == "base already has the fix"
     assert host.close_pull(pull.number).state == "closed"
-    assert host.find_pull(marker, head) is None                  # only open ones are candidates
+    assert host.find_pull(marker, head) is None  # only open ones are candidates
 
 
 def test_github_pulls_round_trip(github: GitHubStandIn) -> None:
@@ -87,7 +91,7 @@ def test_second_pull_from_the_same_branch_is_one_clear_error(any_host: tuple[Any
 def test_listing_follows_pagination(any_host: tuple[Any, Any]) -> None:
     server, host = any_host
     target = host.create_issue("old", f"{MARKER}", ("kai-gitops",))
-    for i in range(120):   # seeded inside the stand-in: 120 creates over HTTP would only slow the test down
+    for i in range(120):  # seeded inside the stand-in: 120 creates over HTTP would only slow the test down
         server.seed_issue(f"noise {i}", "x", ["kai-gitops"])
     server.requests.clear()
     found = host.find_issue(MARKER, "kai-gitops")
@@ -103,7 +107,7 @@ def test_marker_counts_only_on_its_own_line_outside_code() -> None:
     assert has_marker(f"intro\n\n  {MARKER}  \n", MARKER)
     assert not has_marker(f"see {MARKER} here", MARKER)
     assert not has_marker(f"```sh\n{MARKER}\n```", MARKER)
-    assert not has_marker(f"````\n```\n{MARKER}\n````", MARKER)     # a shorter fence does not close it
+    assert not has_marker(f"````\n```\n{MARKER}\n````", MARKER)  # a shorter fence does not close it
     assert has_marker(f"```\ncode\n```\n{MARKER}", MARKER)
     assert not has_marker(f"~~~\n{MARKER}\n~~~", MARKER)
 
@@ -114,21 +118,33 @@ def test_marker_counts_only_on_its_own_line_outside_code() -> None:
 def test_github_primary_rate_limit_is_waited_out(github: GitHubStandIn, fake_time: FakeTime) -> None:
     host = github_host(github, fake_time)
     reset = int(fake_time.now) + 42
-    github.inject(Fault(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Limit": "5000",
-                              "X-RateLimit-Reset": str(reset)},
-                        {"message": "API rate limit exceeded for user ID 7.",
-                         "documentation_url": "https://docs.github.com/rest/overview/rate-limits"}))
+    github.inject(
+        Fault(
+            403,
+            {"X-RateLimit-Remaining": "0", "X-RateLimit-Limit": "5000", "X-RateLimit-Reset": str(reset)},
+            {
+                "message": "API rate limit exceeded for user ID 7.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits",
+            },
+        )
+    )
     assert host.find_issue(MARKER, "kai-gitops") is None
     assert fake_time.slept == [43.0]
 
 
 def test_github_secondary_rate_limit_waits_a_minute(github: GitHubStandIn, fake_time: FakeTime) -> None:
     host = github_host(github, fake_time)
-    github.inject(Fault(403, {}, {"message": "You have exceeded a secondary rate limit. Please wait a few "
-                                             "minutes before you try again."}, method="POST"))
+    github.inject(
+        Fault(
+            403,
+            {},
+            {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."},
+            method="POST",
+        )
+    )
     assert host.create_issue("t", MARKER, ("kai-gitops",)).number == 1
     assert fake_time.slept == [60.0]
-    assert len(github.issues) == 1          # a limited request was not processed: retrying cannot duplicate
+    assert len(github.issues) == 1  # a limited request was not processed: retrying cannot duplicate
 
 
 def test_retry_after_is_honoured(any_host: tuple[Any, Any], fake_time: FakeTime) -> None:
@@ -140,8 +156,13 @@ def test_retry_after_is_honoured(any_host: tuple[Any, Any], fake_time: FakeTime)
 
 def test_gitlab_ratelimit_reset_header(gitlab: GitLabStandIn, fake_time: FakeTime) -> None:
     host = gitlab_host(gitlab, fake_time)
-    gitlab.inject(Fault(429, {"RateLimit-Reset": str(int(fake_time.now) + 9), "RateLimit-Remaining": "0"},
-                        {"message": "Retry later"}))
+    gitlab.inject(
+        Fault(
+            429,
+            {"RateLimit-Reset": str(int(fake_time.now) + 9), "RateLimit-Remaining": "0"},
+            {"message": "Retry later"},
+        )
+    )
     assert host.find_issue(MARKER, "kai-gitops") is None
     assert fake_time.slept == [10.0]
 
@@ -153,7 +174,7 @@ def test_rate_limit_beyond_the_bound_is_one_clear_line(any_host: tuple[Any, Any]
         host.find_issue(MARKER, "kai-gitops")
     line = caught.value.line()
     assert "rate limit" in line and "beyond the 300s this run may wait" in line and "\n" not in line
-    assert fake_time.slept == []             # it does not sleep first and fail later
+    assert fake_time.slept == []  # it does not sleep first and fail later
 
 
 def test_waits_add_up_against_one_bound(github: GitHubStandIn, fake_time: FakeTime) -> None:
@@ -210,8 +231,12 @@ def test_stand_in_refuses_what_github_does_not_describe(github: GitHubStandIn) -
     """The stand-in is strict: a request body outside GitHub's description is a recorded violation."""
     import requests
 
-    response = requests.post(f"{github.repo_url}/issues", json={"title": 5, "labels": "not-a-list"},
-                             headers={"Authorization": f"token {TOKEN}"}, timeout=10)
+    response = requests.post(
+        f"{github.repo_url}/issues",
+        json={"title": 5, "labels": "not-a-list"},
+        headers={"Authorization": f"token {TOKEN}"},
+        timeout=10,
+    )
     assert response.status_code == 400
     assert github.problems and "violates GitHub's description" in github.problems[0]
     github.problems.clear()

@@ -33,7 +33,7 @@ from tests.support.githost_shared import TOKEN, github_host, gitlab_host
 from tests.support.helpers import DEMO_SNAPSHOTS, load_demo_builder, release_secret, snapshot_file
 
 _ALNUM = string.ascii_letters + string.digits
-_word = st.text(_ALNUM, min_size=14, max_size=30).map(lambda s: "Zq9" + s)   # distinctive, never ordinary text
+_word = st.text(_ALNUM, min_size=14, max_size=30).map(lambda s: "Zq9" + s)  # distinctive, never ordinary text
 
 
 def _blob(core: str) -> str:
@@ -79,12 +79,24 @@ def _planted_snapshot(directory: Path, secrets: list[str]) -> Path:
         if item["kind"] == "Queue":
             meta.setdefault("annotations", {}).update({"team/contact": secrets[0], "team/notes": secrets[1]})
         if item["kind"] == "NVCFBackend":
-            item["spec"].setdefault("overrides", {}).setdefault("featureGate", {})["values"] = \
-                ["KAIScheduler", secrets[2], secrets[3]]
+            item["spec"].setdefault("overrides", {}).setdefault("featureGate", {})["values"] = [
+                "KAIScheduler",
+                secrets[2],
+                secrets[3],
+            ]
     items = [i for i in items if not (i["kind"] == "Secret" and i["metadata"]["name"].endswith("kai.v4"))]
-    items.append(release_secret(name="kai", namespace="runai", revision=4, version="v0.14.0", config={
-        "global": {"registry": {"password": secrets[0], "url": secrets[1]}},
-        "scheduler": {"args": ["--token", secrets[2], secrets[3]], "note": secrets[4]}}))
+    items.append(
+        release_secret(
+            name="kai",
+            namespace="runai",
+            revision=4,
+            version="v0.14.0",
+            config={
+                "global": {"registry": {"password": secrets[0], "url": secrets[1]}},
+                "scheduler": {"args": ["--token", secrets[2], secrets[3]], "note": secrets[4]},
+            },
+        )
+    )
     return snapshot_file(directory, items, name="planted")
 
 
@@ -96,15 +108,15 @@ def _sent(server: Any) -> str:
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(credential, min_size=5, max_size=5))
-def test_planted_live_secrets_never_reach_a_host(demo_repo: Path, tmp_path_factory: Any,
-                                                 planted: list[tuple[str, str]]) -> None:
+def test_planted_live_secrets_never_reach_a_host(
+    demo_repo: Path, tmp_path_factory: Any, planted: list[tuple[str, str]]
+) -> None:
     from reconciler.app.pipeline import run_diff
     from reconciler.app.settings import GitSettings, RunSettings
     from reconciler.sources.snapshot import read_snapshot
 
     snapshot = _planted_snapshot(tmp_path_factory.mktemp("snap"), [text for text, _ in planted])
-    report = run_diff(RunSettings(GitSettings(str(demo_repo)), "prod-addon"),
-                      lambda _c: read_snapshot(str(snapshot)))
+    report = run_diff(RunSettings(GitSettings(str(demo_repo)), "prod-addon"), lambda _c: read_snapshot(str(snapshot)))
     cluster = report.clusters[0]
     quoted = [f for f in cluster.findings if f.rule_id == "NVCA-G-013"]
     assert quoted, "the feature-gate override is quoted by NVCA-G-013: the path a leak would take is live"
@@ -112,7 +124,7 @@ def test_planted_live_secrets_never_reach_a_host(demo_repo: Path, tmp_path_facto
         for server, host in ((github, github_host(github)), (gitlab, gitlab_host(gitlab))):
             report_drift(host, cluster, DriftContext(("kai-gitops",)))
             sent = _sent(server)
-            assert "&lt;redacted&gt;" in sent or "<redacted>" in sent   # the leak path was exercised
+            assert "&lt;redacted&gt;" in sent or "<redacted>" in sent  # the leak path was exercised
             for _, core in planted:
                 assert core not in sent
 
@@ -121,17 +133,26 @@ def test_planted_live_secrets_never_reach_a_host(demo_repo: Path, tmp_path_facto
 @given(credential, credential)
 def test_secrets_in_findings_are_scrubbed_at_the_host_gate(first: tuple[str, str], second: tuple[str, str]) -> None:
     (a, a_core), (b, b_core) = first, second
-    finding = Finding("KAI-Q-900", Kind.DRIFT, Severity.ERROR, f"queue value {a} differs from {b}", "leaky",
-                      subject=queue_ref("team-a"), location=Location("queues.yaml", 4, 3, ("spec",)),
-                      desired=a, live=b, title=f"title {b}",
-                      fix=Fix(Action.UPDATE, f"set it to {a}", command=f"kubectl patch queue team-a -p '{b}'"),
-                      changes=(DriftedField(("spec", "note"), a, b, "spec.note"),))
+    finding = Finding(
+        "KAI-Q-900",
+        Kind.DRIFT,
+        Severity.ERROR,
+        f"queue value {a} differs from {b}",
+        "leaky",
+        subject=queue_ref("team-a"),
+        location=Location("queues.yaml", 4, 3, ("spec",)),
+        desired=a,
+        live=b,
+        title=f"title {b}",
+        fix=Fix(Action.UPDATE, f"set it to {a}", command=f"kubectl patch queue team-a -p '{b}'"),
+        changes=(DriftedField(("spec", "note"), a, b, "spec.note"),),
+    )
     cluster = ClusterReport("leaky", GitInfo("repo", "HEAD", "ab" * 20), f"snapshot {a}", findings=[finding])
     with _Servers() as (github, gitlab):
         for server, host in ((github, github_host(github)), (gitlab, gitlab_host(gitlab))):
             context = DriftContext(("kai-gitops",), plan_lines=[f"  ~ update {a}", f"  note: {b}"])
             report_drift(host, cluster, context)
-            report_drift(host, replace(cluster, findings=[]), context)   # the close comment and clean body too
+            report_drift(host, replace(cluster, findings=[]), context)  # the close comment and clean body too
             sent = _sent(server)
-            assert "&lt;redacted&gt;" in sent or "<redacted>" in sent   # the leak path was exercised
+            assert "&lt;redacted&gt;" in sent or "<redacted>" in sent  # the leak path was exercised
             assert a_core not in sent and b_core not in sent

@@ -20,7 +20,7 @@ from reconciler.core.errors import UserError
 from reconciler.report.report import SCHEMA_VERSION
 from tests.support.helpers import assert_one_line_error, run_cli
 
-DEEP = 900   # within what orjson and the json module parse, past what the code reading the value can walk
+DEEP = 900  # within what orjson and the json module parse, past what the code reading the value can walk
 
 
 def nested(depth: int, leaf: Any = 1) -> Any:
@@ -34,8 +34,8 @@ def test_the_depth_bound_finds_the_first_container_past_it() -> None:
     text = b'{"s": "[[[[{{{{", "a": ' + json.dumps(nested(8)).encode() + b"}"
     assert too_deep_at(text, 9) is None
     offset = too_deep_at(text, 8)
-    assert offset is not None and text[offset:offset + 1] in (b"[", b"{")
-    assert too_deep_at(text[:offset], 8) is None   # the string's brackets do not count
+    assert offset is not None and text[offset : offset + 1] in (b"[", b"{")
+    assert too_deep_at(text[:offset], 8) is None  # the string's brackets do not count
     with pytest.raises(TooDeep):
         load_json(json.dumps(nested(MAX_JSON_DEPTH + 1)).encode())
     assert load_json(json.dumps(nested(MAX_JSON_DEPTH)).encode()) == nested(MAX_JSON_DEPTH)
@@ -83,19 +83,36 @@ def test_report_merge_of_an_endless_stream_stops_at_the_cap(monkeypatch: pytest.
     monkeypatch.setattr(reader, "MAX_REPORT_BYTES", 1_000_000)
     stdin = _Endless()
     result = CliRunner().invoke(main, ["report", "merge", "-"], input=stdin)  # type: ignore[arg-type]
-    assert_one_line_error(result.exit_code, result.stdout, result.stderr,
-                          "-: report is over the 1,000,000 byte limit")
+    assert_one_line_error(result.exit_code, result.stdout, result.stderr, "-: report is over the 1,000,000 byte limit")
     assert stdin.given <= 1_000_000 + 2 * 256 * 1024
 
 
 def _deep_report(tmp_path: Path) -> tuple[Path, int]:
     """A check report (one cluster, one finding) whose finding's desired value nests DEEP levels."""
-    finding = {"rule": "KAI-D-001", "kind": "drift", "severity": "error", "message": "m", "cluster": "prod",
-               "subject": None, "location": None, "desired": nested(DEEP), "live": None, "fix": None,
-               "title": "t", "waived_by": None, "details": {}}
-    report = {"tool": "kai-gitops", "schemaVersion": SCHEMA_VERSION, "command": "check", "failOn": "error",
-              "rules": [], "repository": {"findings": []},
-              "clusters": [{"cluster": "prod", "findings": [finding], "rulesEvaluated": []}]}
+    finding = {
+        "rule": "KAI-D-001",
+        "kind": "drift",
+        "severity": "error",
+        "message": "m",
+        "cluster": "prod",
+        "subject": None,
+        "location": None,
+        "desired": nested(DEEP),
+        "live": None,
+        "fix": None,
+        "title": "t",
+        "waived_by": None,
+        "details": {},
+    }
+    report = {
+        "tool": "kai-gitops",
+        "schemaVersion": SCHEMA_VERSION,
+        "command": "check",
+        "failOn": "error",
+        "rules": [],
+        "repository": {"findings": []},
+        "clusters": [{"cluster": "prod", "findings": [finding], "rulesEvaluated": []}],
+    }
     text = json.dumps(report, indent=1)
     path = tmp_path / "deep.json"
     path.write_text(text)
@@ -106,8 +123,10 @@ def _deep_report(tmp_path: Path) -> tuple[Path, int]:
 
 def test_a_report_nested_too_deep_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
     path, line = _deep_report(tmp_path)
-    assert_one_line_error(*run_cli(["report", "merge", path, "-o", "json"]),
-                          f"{path}:{line}: report nests deeper than {MAX_JSON_DEPTH} levels")
+    assert_one_line_error(
+        *run_cli(["report", "merge", path, "-o", "json"]),
+        f"{path}:{line}: report nests deeper than {MAX_JSON_DEPTH} levels",
+    )
 
 
 # -- saved plans: --plan -------------------------------------------------------------------------------------
@@ -128,7 +147,7 @@ def test_a_plan_on_a_fifo_nobody_writes_is_refused_not_waited_on(tmp_path: Path)
     reader = threading.Thread(target=lambda: result.append(_reconcile_plan(tmp_path, fifo)), daemon=True)
     reader.start()
     reader.join(30)
-    if reader.is_alive():   # it waits for a writer: be one, so the thread ends, then fail
+    if reader.is_alive():  # it waits for a writer: be one, so the thread ends, then fail
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         reader.join(30)
         pytest.fail("--plan waited on a FIFO nobody writes")
@@ -146,22 +165,34 @@ def test_a_plan_past_its_cap_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_a_plan_nested_too_deep_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
     """A plan of valid shape whose manifest nests deeper than the plan's own id (a hash of its JSON) can encode."""
-    change = {"object": {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "namespace": "ns"},
-              "operation": "update", "fields": [], "manifest": {"data": nested(DEEP)}}
+    change = {
+        "object": {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "namespace": "ns"},
+        "operation": "update",
+        "fields": [],
+        "manifest": {"data": nested(DEEP)},
+    }
     plan = tmp_path / "plan.json"
-    plan.write_text('{"kind": "kai-gitops/plan", "version": 1, "cluster": "prod", "operator": [],\n"changes": '
-                    + json.dumps([change]) + "}")
-    assert_one_line_error(*_reconcile_plan(tmp_path, plan),
-                          f"{plan}:2: plan nests deeper than {MAX_JSON_DEPTH} levels")
+    plan.write_text(
+        '{"kind": "kai-gitops/plan", "version": 1, "cluster": "prod", "operator": [],\n"changes": '
+        + json.dumps([change])
+        + "}"
+    )
+    assert_one_line_error(*_reconcile_plan(tmp_path, plan), f"{plan}:2: plan nests deeper than {MAX_JSON_DEPTH} levels")
 
 
 # -- audit log lines ------------------------------------------------------------------------------------------
 
 
 def _deep_event(depth: int) -> bytes:
-    event = {"kind": "Event", "apiVersion": "audit.k8s.io/v1", "stage": "ResponseComplete", "verb": "update",
-             "objectRef": {"resource": "queues", "name": "default-queue"}, "requestObject": "DEEP"}
-    deep = b'{"a": ' * depth + b"1" + b"}" * depth   # past what json.dumps itself can write
+    event = {
+        "kind": "Event",
+        "apiVersion": "audit.k8s.io/v1",
+        "stage": "ResponseComplete",
+        "verb": "update",
+        "objectRef": {"resource": "queues", "name": "default-queue"},
+        "requestObject": "DEEP",
+    }
+    deep = b'{"a": ' * depth + b"1" + b"}" * depth  # past what json.dumps itself can write
     return json.dumps(event).encode().replace(b'"DEEP"', deep) + b"\n"
 
 
@@ -177,8 +208,9 @@ def test_a_deeply_nested_first_audit_line_is_one_line_naming_file_and_line(tmp_p
 
 
 @pytest.mark.parametrize("depth", [DEEP, 5_000])
-def test_a_deeply_nested_audit_line_later_is_skipped_as_malformed(tmp_path: Path, depth: int,
-                                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_a_deeply_nested_audit_line_later_is_skipped_as_malformed(
+    tmp_path: Path, depth: int, caplog: pytest.LogCaptureFixture
+) -> None:
     from reconciler.app.last_writes import audit_target
     from reconciler.core.resources import queue_ref
     from reconciler.sources.audit_log import last_writes
@@ -243,7 +275,7 @@ def test_read_input_reads_a_regular_file_and_a_held_descriptor(tmp_path: Path) -
     assert read_input(str(file), 2, "report") == b"{}"
     with pytest.raises(UserError, match="over the 1 byte limit"):
         read_input(str(file), 1, "report")
-    read_end, write_end = os.pipe()   # a shell's <(command): /dev/fd/N, a pipe this process holds
+    read_end, write_end = os.pipe()  # a shell's <(command): /dev/fd/N, a pipe this process holds
     os.write(write_end, b"[1]")
     os.close(write_end)
     try:

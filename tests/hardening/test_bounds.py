@@ -36,11 +36,12 @@ def _flow_list_bomb(values: int) -> str:
 
 @pytest.mark.parametrize("reader", ["libyaml", "ruamel"])
 @pytest.mark.parametrize("tail", ["", "# a tab sends the file to ruamel:\t\n"])
-def test_a_flow_list_bomb_in_git_is_one_line_naming_file_and_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                  reader: str, tail: str) -> None:
+def test_a_flow_list_bomb_in_git_is_one_line_naming_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, tail: str
+) -> None:
     from reconciler.yamlio import document
 
-    monkeypatch.setattr(document, "MAX_NODES", 5_000)   # the real budget, 500,000, costs ~2 s to reach
+    monkeypatch.setattr(document, "MAX_NODES", 5_000)  # the real budget, 500,000, costs ~2 s to reach
     monkeypatch.setenv("KAI_GITOPS_YAML_READER", reader)
     values = _flow_list_bomb(5_010) + tail
     line = values[: values.index("bomb:")].count("\n") + 1
@@ -56,11 +57,12 @@ def test_the_ruamel_reader_counts_values_itself(monkeypatch: pytest.MonkeyPatch)
 
     with pytest.raises(UserError) as caught:
         ruamel_documents("a: 1\nb:\n" + "  - x\n" * 50, "f.yaml", max_nodes=20)
-    assert caught.value.where == "f.yaml:18"   # the 21st value: the 16th item
+    assert caught.value.where == "f.yaml:18"  # the 21st value: the 16th item
 
 
-def test_a_snapshot_past_its_value_budget_is_refused_naming_the_line(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_snapshot_past_its_value_budget_is_refused_naming_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from reconciler.sources import snapshot
 
     snap = snapshot_file(tmp_path, kai_crds())
@@ -105,7 +107,7 @@ def test_a_gzip_bomb_from_nvca_healthz_stops_at_the_byte_cap() -> None:
             client.close()
     assert item["reachable"] is False
     assert "larger than 65,536 bytes (decompressed)" in item["detail"], item["detail"]
-    assert peak < 4 << 20, peak   # never the 16 MB the answer inflates to
+    assert peak < 4 << 20, peak  # never the 16 MB the answer inflates to
 
 
 def test_a_list_answer_past_the_byte_cap_is_one_line_naming_the_resource(tmp_path: Path) -> None:
@@ -116,8 +118,13 @@ def test_a_list_answer_past_the_byte_cap_is_one_line_naming_the_resource(tmp_pat
         serve(server, prod_items())
         kubeconfig = write_kubeconfig(tmp_path / "kc", {"prod": server.url}, current="prod")
         result = run_cli(["doctor", "--kubeconfig", str(kubeconfig)], env={"KAI_GITOPS_KUBE_ANSWER_MAX_BYTES": "300"})
-    line = assert_one_line_error(result.exit_code, result.stdout, result.stderr, "larger than 300 bytes (decompressed)",
-                                 "$KAI_GITOPS_KUBE_ANSWER_MAX_BYTES")
+    line = assert_one_line_error(
+        result.exit_code,
+        result.stdout,
+        result.stderr,
+        "larger than 300 bytes (decompressed)",
+        "$KAI_GITOPS_KUBE_ANSWER_MAX_BYTES",
+    )
     assert line.startswith("kai-gitops: error: reading ")
 
 
@@ -126,17 +133,20 @@ def test_read_capped_inflates_gzip_and_stops_past_the_cap() -> None:
 
     body = b'{"items": []}' * 1000
     packed = gzip.compress(body)
-    chunks = [packed[i:i + 100] for i in range(0, len(packed), 100)]
+    chunks = [packed[i : i + 100] for i in range(0, len(packed), 100)]
     assert read_capped(chunks, "gzip", len(body)) == body
     assert read_capped(chunks, "gzip", len(body) - 1) is None
     assert read_capped([body], "", len(body)) == body
     assert read_capped([body], "", len(body) - 1) is None
 
 
-@pytest.mark.parametrize(("token", "needle"), [
-    (lambda: "again", "repeated a continue token after 2 pages"),
-    (itertools.count().__next__, "did not end after 5 pages"),
-])
+@pytest.mark.parametrize(
+    ("token", "needle"),
+    [
+        (lambda: "again", "repeated a continue token after 2 pages"),
+        (itertools.count().__next__, "did not end after 5 pages"),
+    ],
+)
 def test_a_list_that_never_ends_is_one_error_naming_the_resource(token: Callable[[], object], needle: str) -> None:
     from reconciler.core.errors import UserError
     from tests.support.cluster_source import FAST, prod_items, serve
@@ -147,7 +157,7 @@ def test_a_list_that_never_ends_is_one_error_naming_the_resource(token: Callable
         server.inject_fault(Fault(r"^/api/v1/nodes$", continue_token=lambda: f"t{token()}", times=-1))
         started = time.monotonic()
         with pytest.raises(UserError) as caught:
-            _live(server, dataclasses.replace(FAST, list_max_objects=10))   # 5 pages of 2
+            _live(server, dataclasses.replace(FAST, list_max_objects=10))  # 5 pages of 2
     assert time.monotonic() - started < 5
     where = r"reading nodes from context test at http://127\.0\.0\.1:\d+ "
     assert re.match(where + r"\(GET /api/v1/nodes\?limit=2&continue=…\): ", caught.value.message)
@@ -163,8 +173,7 @@ def test_a_list_past_its_time_budget_is_one_error_naming_the_resource() -> None:
     fresh = itertools.count()
     with KubeTestServer() as server:
         serve(server, prod_items())
-        server.inject_fault(Fault(r"^/api/v1/nodes$", continue_token=lambda: f"t{next(fresh)}", delay_s=0.05,
-                                  times=-1))
+        server.inject_fault(Fault(r"^/api/v1/nodes$", continue_token=lambda: f"t{next(fresh)}", delay_s=0.05, times=-1))
         with pytest.raises(UserError) as caught:
             _live(server, dataclasses.replace(FAST, list_budget_s=0.3))
     assert "reading nodes from context test" in caught.value.message
@@ -201,11 +210,12 @@ def huge_healthz_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_multi_megabyte_healthz_error_is_truncated_in_every_format(huge_healthz_snapshot: Path, fmt: str) -> None:
-    code, stdout, stderr = run_cli(["doctor", "--snapshot", huge_healthz_snapshot, "-o", fmt],
-                                   env={"GITHUB_STEP_SUMMARY": ""})
+    code, stdout, stderr = run_cli(
+        ["doctor", "--snapshot", huge_healthz_snapshot, "-o", fmt], env={"GITHUB_STEP_SUMMARY": ""}
+    )
     assert code == 2, stderr
     assert len(stdout) < 256 << 10, len(stdout)
-    assert "truncated, 3,1" in stdout, stdout[:2000]   # 3 MB less what was kept: 3,1xx,xxx bytes cut
+    assert "truncated, 3,1" in stdout, stdout[:2000]  # 3 MB less what was kept: 3,1xx,xxx bytes cut
 
 
 def test_truncation_is_marked_bounded_and_stable() -> None:
@@ -221,30 +231,41 @@ def test_truncation_is_marked_bounded_and_stable() -> None:
 
 # -- the Rego of a pull request's own policies ------------------------------------------------------------------
 
-_RULE_HEAD = '''package kai_gitops.rules.user.acme.slow
+_RULE_HEAD = """package kai_gitops.rules.user.acme.slow
 
 meta := {
 	"id": "ACME-S-001", "title": "t", "severity": "warning", "scope": "static",
 	"rationale": "r", "remediation": "m", "source": "s",
 }
 
-'''
+"""
 # 10^12 iterations: hours, in constant memory
-_ENDLESS = _RULE_HEAD + '''violations contains v if {
+_ENDLESS = (
+    _RULE_HEAD
+    + """violations contains v if {
 	n := count([1 | some i in numbers.range(1, 1000000); some j in numbers.range(1, 1000000)])
 	v := {"message": sprintf("%d", [n]), "subject": null, "doc": null, "path": null, "fix": null}
 }
-'''
+"""
+)
 # a billion numbers held at once: tens of gigabytes
-_GREEDY = _RULE_HEAD + '''violations contains v if {
+_GREEDY = (
+    _RULE_HEAD
+    + """violations contains v if {
 	n := count(numbers.range(1, 1000000000))
 	v := {"message": sprintf("%d", [n]), "subject": null, "doc": null, "path": null, "fix": null}
 }
-'''
+"""
+)
 # `meta` is Rego too: read in the budgeted child as well
-_ENDLESS_META = _RULE_HEAD.replace('"id": "ACME-S-001"', '"id": sprintf("ACME-S-%d", [count([1 | some i in '
-                                   'numbers.range(1, 1000000); some j in numbers.range(1, 1000000)])])') + \
-    "violations := set()\n"
+_ENDLESS_META = (
+    _RULE_HEAD.replace(
+        '"id": "ACME-S-001"',
+        '"id": sprintf("ACME-S-%d", [count([1 | some i in '
+        "numbers.range(1, 1000000); some j in numbers.range(1, 1000000)])])",
+    )
+    + "violations := set()\n"
+)
 _POLICY_CONFIG = ("kai-gitops.yaml", "waiversFile:", "policies:\n  dirs: [policy]\nwaiversFile:")
 
 
@@ -260,11 +281,18 @@ def _policy_repo(tmp_path: Path, rego: str) -> tuple[Path, str]:
     return repo, base
 
 
-@pytest.mark.parametrize(("rego", "flag", "needle"), [
-    (_ENDLESS, "--policy-timeout", "evaluating the policies for cluster prod-addon exceeded its time budget of 1 s"),
-    (_GREEDY, "--policy-memory", "exceeded its memory budget of 200 MB"),
-    (_ENDLESS_META, "--policy-timeout", "reading the policies' meta exceeded its time budget of 1 s"),
-])
+@pytest.mark.parametrize(
+    ("rego", "flag", "needle"),
+    [
+        (
+            _ENDLESS,
+            "--policy-timeout",
+            "evaluating the policies for cluster prod-addon exceeded its time budget of 1 s",
+        ),
+        (_GREEDY, "--policy-memory", "exceeded its memory budget of 200 MB"),
+        (_ENDLESS_META, "--policy-timeout", "reading the policies' meta exceeded its time budget of 1 s"),
+    ],
+)
 def test_a_pull_requests_own_rego_runs_within_a_budget(tmp_path: Path, rego: str, flag: str, needle: str) -> None:
     repo, _ = _policy_repo(tmp_path, rego)
     started = time.monotonic()
@@ -275,6 +303,7 @@ def test_a_pull_requests_own_rego_runs_within_a_budget(tmp_path: Path, rego: str
 
 def test_the_base_rules_are_not_budgeted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With --base the rules are the reviewed ones: evaluated in process, whatever the pull request adds."""
+
     def refuse() -> int:
         raise AssertionError("the trusted path forked")
 
@@ -292,12 +321,16 @@ def _nested_blocks(levels: int) -> str:
 
 
 @pytest.mark.parametrize("reader", ["libyaml", "ruamel"])
-@pytest.mark.parametrize(("bomb", "line"), [
-    (_nested_blocks(3_000), 101),                  # valid YAML, 3,000 mappings deep
-    ("deep: " + "[" * 100_000 + "]" * 100_000 + "\n", 1),
-])
-def test_yaml_nested_too_deep_is_one_line_naming_file_line_and_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                     reader: str, bomb: str, line: int) -> None:
+@pytest.mark.parametrize(
+    ("bomb", "line"),
+    [
+        (_nested_blocks(3_000), 101),  # valid YAML, 3,000 mappings deep
+        ("deep: " + "[" * 100_000 + "]" * 100_000 + "\n", 1),
+    ],
+)
+def test_yaml_nested_too_deep_is_one_line_naming_file_line_and_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, bomb: str, line: int
+) -> None:
     monkeypatch.setenv("KAI_GITOPS_YAML_READER", reader)
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": bomb})
     code, stdout, stderr = run_cli(["check", "--repo", repo])
@@ -309,7 +342,7 @@ def test_the_ruamel_reader_measures_depth_itself_without_libyamls_first_pass() -
     from reconciler.core.errors import UserError
     from reconciler.yamlio.document import ruamel_documents
 
-    assert ruamel_documents(_nested_blocks(100), "f.yaml")   # the limit itself is read
+    assert ruamel_documents(_nested_blocks(100), "f.yaml")  # the limit itself is read
     for levels in (101, 3_000):
         with pytest.raises(UserError, match="nested deeper than 100 levels") as caught:
             ruamel_documents(_nested_blocks(levels), "f.yaml")

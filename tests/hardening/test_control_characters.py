@@ -48,32 +48,35 @@ def assert_printable(output: str) -> None:
 
 
 def test_text_report_shows_control_characters_as_escapes(demo: Path, hostile_snapshot: Path) -> None:
-    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                                    hostile_snapshot])
+    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot", hostile_snapshot])
     assert code == 2, stderr
     assert_printable(stdout)
 
 
 def test_github_output_lets_no_value_start_a_line(demo: Path, hostile_snapshot: Path) -> None:
-    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                                    hostile_snapshot, "-o", "github"])
+    code, stdout, stderr = run_cli(
+        ["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot", hostile_snapshot, "-o", "github"]
+    )
     assert code == 2, stderr
     assert "pwned" in stdout
     assert not any(line.startswith("::error file=x") for line in stdout.split("\n"))
-    assert not any(char in stdout for char in "\x1b\x07\x9b\u2028"), stdout   # no escape sequence reaches the log
+    assert not any(char in stdout for char in "\x1b\x07\x9b\u2028"), stdout  # no escape sequence reaches the log
 
 
 def test_reconcile_plan_text_shows_control_characters_as_escapes(demo: Path, hostile_snapshot: Path) -> None:
-    code, stdout, stderr = run_cli(["reconcile", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                                    hostile_snapshot])
+    code, stdout, stderr = run_cli(
+        ["reconcile", "--repo", demo, "--cluster", "prod-addon", "--snapshot", hostile_snapshot]
+    )
     assert code == 2, stderr
     assert f"! operator NVCA-P-003 Pod/nvcf-backend/{SHOWN}" in stdout
     assert_printable(stdout)
 
 
 def test_error_line_shows_control_characters_as_escapes(demo: Path) -> None:
-    line = assert_one_line_error(*run_cli(["check", "--repo", demo, "--cluster", "a\x1b]0;owned\x07\x9b2Jb"]),
-                                 "no cluster named 'a\\x1b]0;owned\\x07\\x9b2Jb'")
+    line = assert_one_line_error(
+        *run_cli(["check", "--repo", demo, "--cluster", "a\x1b]0;owned\x07\x9b2Jb"]),
+        "no cluster named 'a\\x1b]0;owned\\x07\\x9b2Jb'",
+    )
     assert not any(char in line for char in RAW)
 
 
@@ -85,16 +88,18 @@ def test_json_error_line_shows_control_characters_as_escapes(demo: Path) -> None
 
 
 def test_usage_error_line_shows_control_characters_as_escapes(demo: Path) -> None:
-    line = assert_one_line_error(*run_cli(["check", "--repo", demo, "-o", "x\x1b]0;owned\x07"]),
-                                 "unknown output format 'x\\x1b]0;owned\\x07'")
+    line = assert_one_line_error(
+        *run_cli(["check", "--repo", demo, "-o", "x\x1b]0;owned\x07"]), "unknown output format 'x\\x1b]0;owned\\x07'"
+    )
     assert not any(char in line for char in RAW)
 
 
 def test_policy_test_report_shows_control_characters_as_escapes() -> None:
     from reconciler.checks.policy.testing import PolicyTestResult, TestReport, format_report
 
-    failed = PolicyTestResult("policies/q\x1b]0;owned\x07_test.rego", "kai_gitops.q", "test_x", False,
-                              "rego error\x9b2J")
+    failed = PolicyTestResult(
+        "policies/q\x1b]0;owned\x07_test.rego", "kai_gitops.q", "test_x", False, "rego error\x9b2J"
+    )
     text = format_report(TestReport((failed,)))
     assert "FAIL policies/q\\x1b]0;owned\\x07_test.rego: data.kai_gitops.q.test_x (rego error\\x9b2J)" in text
     assert not any(char in text for char in RAW)
@@ -129,10 +134,11 @@ def bidi_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "github"])
 def test_bidirectional_controls_in_names_are_escapes(demo: Path, bidi_snapshot: Path, fmt: str) -> None:
-    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                                    bidi_snapshot, "-o", fmt])
+    code, stdout, stderr = run_cli(
+        ["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot", bidi_snapshot, "-o", fmt]
+    )
     assert code == 2, stderr
-    shown = BIDI_SHOWN.replace("\\", "\\\\") if fmt == "markdown" else BIDI_SHOWN   # Markdown escapes a backslash
+    shown = BIDI_SHOWN.replace("\\", "\\\\") if fmt == "markdown" else BIDI_SHOWN  # Markdown escapes a backslash
     assert shown in stdout, stdout
     assert not any(char in stdout for char in BIDI_RAW), stdout
 
@@ -149,13 +155,14 @@ def test_markdown_code_shows_bidirectional_controls_as_escapes() -> None:
 
     for text in (code_block(f"+  parentQueue: {BIDI}\n-\tx", "diff"), inline_code(BIDI), escape_markdown(BIDI)):
         assert "u202e" in text and not any(char in text for char in BIDI_RAW), text
-    assert "\n-\tx\n" in code_block(f"+ {BIDI}\n-\tx")   # a block's own lines and tabs stay
+    assert "\n-\tx\n" in code_block(f"+ {BIDI}\n-\tx")  # a block's own lines and tabs stay
 
 
 def test_markdown_fix_commands_let_no_name_start_a_line(demo: Path, hostile_snapshot: Path) -> None:
     """The PR comment printed into a CI log: a name with a line break inside a fix command stays on its line."""
-    code, stdout, stderr = run_cli(["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot",
-                                    hostile_snapshot, "-o", "markdown"])
+    code, stdout, stderr = run_cli(
+        ["diff", "--repo", demo, "--cluster", "prod-addon", "--snapshot", hostile_snapshot, "-o", "markdown"]
+    )
     assert code == 2, stderr
     assert "pwned" in stdout
     assert not any(line.lstrip().startswith("::error file=x") for line in stdout.split("\n")), stdout

@@ -48,10 +48,11 @@ def check_json(repo: Path, *extra: str) -> tuple[int, dict[str, Any]]:
 def test_non_string_keys_and_huge_integers_do_not_crash_the_check(tmp_path: Path) -> None:
     values = CANONICAL_KAI_VALUES + "\nextra:\n  1: a\n  on: b\n  ~: c\n  big: 99999999999999999999\n"
     nvca = 'selfManaged:\n  featureGateValues: ["DynamicGPUDiscovery", "KAIScheduler"]\n'
-    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(nvca="nvca.yaml"),
-                                   "kai-values.yaml": values, "nvca.yaml": nvca})
+    repo, _ = make_repo(
+        tmp_path, {"kai-gitops.yaml": standalone_config(nvca="nvca.yaml"), "kai-values.yaml": values, "nvca.yaml": nvca}
+    )
     code, report = check_json(repo)
-    [finding] = report["clusters"][0]["findings"]   # the made-up top-level key is named, nothing crashes
+    [finding] = report["clusters"][0]["findings"]  # the made-up top-level key is named, nothing crashes
     assert (code, finding["rule"], finding["location"]["path"]) == (2, "KAI-V-011", "extra")
 
 
@@ -64,27 +65,46 @@ def test_markup_in_user_text_is_printed_verbatim() -> None:
     from reconciler.outputs import render
     from reconciler.report.report import ClusterReport, GitInfo, Report
 
-    finding = Finding("USER-[/]-1", Kind.VIOLATION, Severity.ERROR, "see [/] and [bold]", "c[/]",
-                      ObjectRef("v1", "Node", "n[/]"), Location("dir[/]/f.yaml", 3, 1),
-                      fix=Fix(Action.NONE, "run [/red]"), waived_by=None)
+    finding = Finding(
+        "USER-[/]-1",
+        Kind.VIOLATION,
+        Severity.ERROR,
+        "see [/] and [bold]",
+        "c[/]",
+        ObjectRef("v1", "Node", "n[/]"),
+        Location("dir[/]/f.yaml", 3, 1),
+        fix=Fix(Action.NONE, "run [/red]"),
+        waived_by=None,
+    )
     waived = Finding("X-1", Kind.VIOLATION, Severity.INFO, "m", "c", waived_by="reason [/] here")
-    report = Report("diff", [ClusterReport("c[/]", GitInfo("repo[/]", "ref[/]", None), "snap [/]", None, None,
-                                           [finding, waived])])
+    report = Report(
+        "diff", [ClusterReport("c[/]", GitInfo("repo[/]", "ref[/]", None), "snap [/]", None, None, [finding, waived])]
+    )
     text = render(report, "text", color=True)
-    for needle in ("USER-[/]-1", "see [/] and [bold]", "dir[/]/f.yaml:3:1", "run [/red]", "reason [/] here",
-                   "repo[/]", "snap [/]"):
+    for needle in (
+        "USER-[/]-1",
+        "see [/] and [bold]",
+        "dir[/]/f.yaml:3:1",
+        "run [/red]",
+        "reason [/] here",
+        "repo[/]",
+        "snap [/]",
+    ):
         assert needle in text, needle
 
 
 # -- malformed snapshots: one line naming the object --------------------------------------------------------
 
 
-@pytest.mark.parametrize("item", [
-    obj("scheduling.run.ai/v2", "Queue", "q", spec=[1]),
-    obj("v1", "Pod", "p", "ns", metadata={"labels": ["a"]}),
-    obj("nvcf.nvidia.io/v1", "NVCFBackend", "b", "nvca-operator", spec={"featureGate": {"values": 5}}),
-    {"apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary", "metadata": {"name": "r"}, "revision": "abc"},
-])
+@pytest.mark.parametrize(
+    "item",
+    [
+        obj("scheduling.run.ai/v2", "Queue", "q", spec=[1]),
+        obj("v1", "Pod", "p", "ns", metadata={"labels": ["a"]}),
+        obj("nvcf.nvidia.io/v1", "NVCFBackend", "b", "nvca-operator", spec={"featureGate": {"values": 5}}),
+        {"apiVersion": "kai-gitops/v1", "kind": "HelmReleaseSummary", "metadata": {"name": "r"}, "revision": "abc"},
+    ],
+)
 def test_misshapen_snapshot_item_is_one_line_naming_it(tmp_path: Path, item: dict[str, Any]) -> None:
     snap = snapshot_file(tmp_path, [*kai_crds(), item])
     code, stdout, stderr = run_cli(["doctor", "--snapshot", snap])
@@ -101,15 +121,23 @@ def test_empty_snapshot_is_an_error_not_an_empty_cluster(tmp_path: Path) -> None
 
 def test_queue_file_with_a_list_spec(tmp_path: Path) -> None:
     bad = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: q\nspec: [1]\n"
-    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(queue_files=["q.yaml"]),
-                                   "kai-values.yaml": CANONICAL_KAI_VALUES, "q.yaml": bad})
+    repo, _ = make_repo(
+        tmp_path,
+        {
+            "kai-gitops.yaml": standalone_config(queue_files=["q.yaml"]),
+            "kai-values.yaml": CANONICAL_KAI_VALUES,
+            "q.yaml": bad,
+        },
+    )
     code, stdout, stderr = run_cli(["check", "--repo", repo])
     assert_one_line_error(code, stdout, stderr, "q.yaml:5", "spec must be a mapping")
 
 
 def test_scalar_resource_in_values_is_a_type_error(tmp_path: Path) -> None:
-    values = CANONICAL_KAI_VALUES.replace("  childResources:\n    cpu:\n      quota: -1\n      limit: -1\n"
-                                          "      overQuotaWeight: 1\n", "  childResources:\n    cpu: -1\n")
+    values = CANONICAL_KAI_VALUES.replace(
+        "  childResources:\n    cpu:\n      quota: -1\n      limit: -1\n      overQuotaWeight: 1\n",
+        "  childResources:\n    cpu: -1\n",
+    )
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": values})
     code, stdout, stderr = run_cli(["check", "--repo", repo])
     assert_one_line_error(code, stdout, stderr, "kai-values.yaml:", "childResources.cpu must be a mapping")
@@ -139,13 +167,22 @@ def test_worktree_symlink_out_of_the_repository_is_refused(tmp_path: Path) -> No
 
 
 def test_redaction_catches_secret_shapes_under_any_key() -> None:
-    values = {"basicAuth": {"user": "u", "pass": "p"}, "authorization": "Bearer abc", "sshKey": "k",
-              "connectionString": "Server=x;Password=y", "caBundle": "LS0t", "tls.key": "k", "tls.crt": "c",
-              "env": [{"name": "DB_PASSWORD", "value": "s3"}, {"name": "LOG_LEVEL", "value": "info"}],
-              "args": ["--token=abc", "--password", "pw", "--verbose"], "url": "https://user:pw@git.example/x",
-              "blob": "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ=",
-              "pem": "-----BEGIN PRIVATE KEY-----\nMII", "author": "me",
-              "scheduler": {"placementStrategy": "binpack"}}
+    values = {
+        "basicAuth": {"user": "u", "pass": "p"},
+        "authorization": "Bearer abc",
+        "sshKey": "k",
+        "connectionString": "Server=x;Password=y",
+        "caBundle": "LS0t",
+        "tls.key": "k",
+        "tls.crt": "c",
+        "env": [{"name": "DB_PASSWORD", "value": "s3"}, {"name": "LOG_LEVEL", "value": "info"}],
+        "args": ["--token=abc", "--password", "pw", "--verbose"],
+        "url": "https://user:pw@git.example/x",
+        "blob": "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZTEyMzQ=",
+        "pem": "-----BEGIN PRIVATE KEY-----\nMII",
+        "author": "me",
+        "scheduler": {"placementStrategy": "binpack"},
+    }
     out = json.dumps(redact(values))
     for secret in ("Bearer abc", '"k"', "Password=y", "LS0t", "s3", "abc", '"pw"', "user:pw", "dGhpcyBp", "MII"):
         assert secret not in out, secret
@@ -180,18 +217,32 @@ def test_facts_sent_to_a_policy_server_carry_redacted_values(tmp_path: Path) -> 
 
 
 def test_prediction_is_not_evaluated_when_the_running_nvca_has_the_gate_off() -> None:
-    backend = obj("nvcf.nvidia.io/v1", "NVCFBackend", "b", "nvca-operator",
-                  spec={"featureGate": {"values": ["SelfHosted"]}},
-                  status={"featureGate": {"values": ["SelfHosted", "-KAIScheduler"]}})
-    live = live_state([backend])                      # KAI not installed at all
+    backend = obj(
+        "nvcf.nvidia.io/v1",
+        "NVCFBackend",
+        "b",
+        "nvca-operator",
+        spec={"featureGate": {"values": ["SelfHosted"]}},
+        status={"featureGate": {"values": ["SelfHosted", "-KAIScheduler"]}},
+    )
+    live = live_state([backend])  # KAI not installed at all
     verdict = predict(live.queues, kind_served=live.queue_kind_served, gate_enabled=gate_enabled(live, None))
     assert verdict.status == "not-evaluated" and verdict.errors == ()
 
 
 def test_gate_state_prefers_what_nvca_runs_with() -> None:
-    backend = obj("nvcf.nvidia.io/v1", "NVCFBackend", "b", "nvca-operator",
-                  spec={"featureGate": {"values": ["SelfHosted"], }},
-                  status={"featureGate": {"values": ["KAIScheduler"]}})
+    backend = obj(
+        "nvcf.nvidia.io/v1",
+        "NVCFBackend",
+        "b",
+        "nvca-operator",
+        spec={
+            "featureGate": {
+                "values": ["SelfHosted"],
+            }
+        },
+        status={"featureGate": {"values": ["KAIScheduler"]}},
+    )
     assert gate_enabled(live_state([backend]), ["-KAIScheduler"]) is True
     assert gate_enabled(live_state([]), ["-KAIScheduler"]) is False
     assert gate_enabled(live_state([]), None) is None
@@ -200,7 +251,7 @@ def test_gate_state_prefers_what_nvca_runs_with() -> None:
 def test_one_sign_is_stripped_like_nvca_does() -> None:
     gates = SignedGates.of(["--KAIScheduler", "+SelfHosted", " LogPosting "])
     assert gates.enabled == {"SelfHosted", "LogPosting"}
-    assert gates.disabled == {"-KAIScheduler"}        # a disabled gate named "-KAIScheduler": unknown
+    assert gates.disabled == {"-KAIScheduler"}  # a disabled gate named "-KAIScheduler": unknown
 
 
 def test_addon_mode_with_the_addon_off_expects_no_kai_objects(tmp_path: Path) -> None:
@@ -212,8 +263,9 @@ def test_addon_mode_with_the_addon_off_expects_no_kai_objects(tmp_path: Path) ->
 
 
 def test_patch_is_not_proposed_when_git_asks_for_a_limited_default_queue(tmp_path: Path) -> None:
-    values = CANONICAL_KAI_VALUES.replace("  childResources:\n    cpu:\n      quota: -1",
-                                          "  childResources:\n    cpu:\n      quota: 0")
+    values = CANONICAL_KAI_VALUES.replace(
+        "  childResources:\n    cpu:\n      quota: -1", "  childResources:\n    cpu:\n      quota: 0"
+    )
     desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": values})
     findings = diff(desired, live_state([*kai_crds(), *default_queues()]))
     [drift] = [f for f in findings if f.subject and f.subject.name == "default-queue"]
@@ -221,19 +273,27 @@ def test_patch_is_not_proposed_when_git_asks_for_a_limited_default_queue(tmp_pat
 
 
 def test_extra_queue_drift_is_still_patched(tmp_path: Path) -> None:
-    queues = ("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: team\nspec:\n  resources:\n"
-              "    cpu: {quota: 8, limit: 16, overQuotaWeight: 1}\n")
-    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(queue_files=["q.yaml"]),
-                                     "kai-values.yaml": CANONICAL_KAI_VALUES, "q.yaml": queues})
-    live = live_state([*kai_crds(), *default_queues(), queue("team", {"quota": 1, "limit": 16,
-                                                                       "overQuotaWeight": 1})])
+    queues = (
+        "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: team\nspec:\n  resources:\n"
+        "    cpu: {quota: 8, limit: 16, overQuotaWeight: 1}\n"
+    )
+    desired = desired_for(
+        tmp_path,
+        {
+            "kai-gitops.yaml": standalone_config(queue_files=["q.yaml"]),
+            "kai-values.yaml": CANONICAL_KAI_VALUES,
+            "q.yaml": queues,
+        },
+    )
+    live = live_state([*kai_crds(), *default_queues(), queue("team", {"quota": 1, "limit": 16, "overQuotaWeight": 1})])
     [drift] = [f for f in diff(desired, live) if f.subject and f.subject.name == "team"]
     assert drift.fix is not None and drift.fix.action is Action.UPDATE
 
 
 def test_old_charts_do_not_expect_plugins_in_the_shard(tmp_path: Path) -> None:
-    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.10.5"),
-                                     "kai-values.yaml": CANONICAL_KAI_VALUES})
+    desired = desired_for(
+        tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.10.5"), "kai-values.yaml": CANONICAL_KAI_VALUES}
+    )
     assert desired.shard is not None
     assert set(desired.shard.spec) == {"placementStrategy"}
 
@@ -242,10 +302,17 @@ def test_failed_upgrade_and_uninstalled_releases() -> None:
     def rel(name: str, revision: int, status: str) -> Any:
         return release_from_json(release_payload(name=name, revision=revision, status=status))
 
-    chosen = latest_per_release([rel("kai-scheduler", 4, "deployed"), rel("kai-scheduler", 5, "failed"),
-                                 rel("old", 1, "superseded"), rel("old", 2, "uninstalled")])
+    chosen = latest_per_release(
+        [
+            rel("kai-scheduler", 4, "deployed"),
+            rel("kai-scheduler", 5, "failed"),
+            rel("old", 1, "superseded"),
+            rel("old", 2, "uninstalled"),
+        ]
+    )
     assert [(r.name, r.revision, r.latest_revision, r.latest_status) for r in chosen] == [
-        ("kai-scheduler", 4, 5, "failed")]
+        ("kai-scheduler", 4, 5, "failed")
+    ]
 
 
 def test_release_values_drift_names_leaf_paths(tmp_path: Path) -> None:
@@ -253,8 +320,9 @@ def test_release_values_drift_names_leaf_paths(tmp_path: Path) -> None:
     from reconciler.model.helm import encode_release_secret
 
     secret = encode_release_secret(release_payload(config={"global": {"registry": "x"}}))
-    [drift] = [f for f in diff(desired, live_state([*kai_crds(), *default_queues(), secret]))
-               if f.rule_id == "KAI-D-004"]
+    [drift] = [
+        f for f in diff(desired, live_state([*kai_crds(), *default_queues(), secret])) if f.rule_id == "KAI-D-004"
+    ]
     assert "differ from Git at " in drift.message and not drift.message.endswith("at ")
     assert drift.location is not None and drift.location.line and drift.location.line > 1
 
@@ -268,8 +336,10 @@ def test_bare_repo_has_no_worktree(tmp_path: Path) -> None:
 
 
 def test_password_in_a_clone_url_never_reaches_errors_or_reports(tmp_path: Path) -> None:
-    code, stdout, stderr = run_cli(["check", "--repo", "https://operator:s3cr3t-pw@127.0.0.1:9/gitops.git"],
-                                   env={"KAI_GITOPS_CACHE": str(tmp_path / "cache")})
+    code, stdout, stderr = run_cli(
+        ["check", "--repo", "https://operator:s3cr3t-pw@127.0.0.1:9/gitops.git"],
+        env={"KAI_GITOPS_CACHE": str(tmp_path / "cache")},
+    )
     line = assert_one_line_error(code, stdout, stderr, "cannot clone or fetch")
     assert "s3cr3t-pw" not in line and REDACTED in line
 
@@ -285,15 +355,18 @@ def test_shared_intent_by_node_selector_is_resolved_against_node_labels(tmp_path
     config = standalone_config(shared=None).replace(
         "    kaiValuesFile: kai-values.yaml\n",
         "    kaiValuesFile: kai-values.yaml\n    sharedCluster:\n      intent: shared\n"
-        "      nodeSelector: {pool: nvcf}\n")
+        "      nodeSelector: {pool: nvcf}\n",
+    )
     repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": config, "kai-values.yaml": CANONICAL_KAI_VALUES})
 
     def labelled(name: str, **labels: str) -> dict[str, Any]:
         return obj("v1", "Node", name, metadata={"labels": labels})
 
-    nodes = [labelled("gpu-a", pool="nvcf", **{"nvca.nvcf.nvidia.io/schedule": "true"}),
-             labelled("gpu-b", pool="nvcf"),                                        # intended, not labelled
-             labelled("cpu-x", pool="batch", **{"nvca.nvcf.nvidia.io/schedule": "true"})]  # labelled, not intended
+    nodes = [
+        labelled("gpu-a", pool="nvcf", **{"nvca.nvcf.nvidia.io/schedule": "true"}),
+        labelled("gpu-b", pool="nvcf"),  # intended, not labelled
+        labelled("cpu-x", pool="batch", **{"nvca.nvcf.nvidia.io/schedule": "true"}),
+    ]  # labelled, not intended
     snap = snapshot_file(tmp_path, [*kai_crds(), *default_queues(), *nodes])
     code, stdout, stderr = run_cli(["diff", "--repo", repo, "--snapshot", snap, "-o", "json"])
     assert code == 2, stderr
@@ -318,8 +391,14 @@ def test_a_waivers_file_named_in_the_config_must_exist(tmp_path: Path) -> None:
 
 
 def test_a_symlinked_waivers_file_is_an_error_not_silently_no_waivers(tmp_path: Path) -> None:
-    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": CANONICAL_KAI_VALUES,
-                                   "real-waivers.yaml": "waivers: []\n"})
+    repo, _ = make_repo(
+        tmp_path,
+        {
+            "kai-gitops.yaml": standalone_config(),
+            "kai-values.yaml": CANONICAL_KAI_VALUES,
+            "real-waivers.yaml": "waivers: []\n",
+        },
+    )
     os.symlink("real-waivers.yaml", repo / "kai-gitops-waivers.yaml")
     commit_files(repo, {}, "link the waivers")
     code, stdout, stderr = run_cli(["check", "--repo", repo])

@@ -61,7 +61,7 @@ spec:
       containers:
         - {name: w, image: busybox}
 """
-DEEP = 12   # folders between the sandbox and the work areas' temporary folder
+DEEP = 12  # folders between the sandbox and the work areas' temporary folder
 HOOK = "#!/bin/sh\necho the repository's own hook\n"
 BASHRC = "# the user's shell start file\n"
 
@@ -101,8 +101,7 @@ def write_tree(repo: pygit2.Repository, entries: tuple[Raw, ...]) -> pygit2.Oid:
     return repo.odb.write(ObjectType.TREE, b"".join(b"%o %s\0" % (mode, name) + oid.raw for mode, name, oid in rows))
 
 
-def replace_subtree(repo: pygit2.Repository, tree: pygit2.Tree | None, parts: list[str],
-                    oid: pygit2.Oid) -> pygit2.Oid:
+def replace_subtree(repo: pygit2.Repository, tree: pygit2.Tree | None, parts: list[str], oid: pygit2.Oid) -> pygit2.Oid:
     """`tree` with the folder at `parts` (made where missing) replaced by the tree `oid`."""
     builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
     if len(parts) == 1:
@@ -116,16 +115,19 @@ def replace_subtree(repo: pygit2.Repository, tree: pygit2.Tree | None, parts: li
 
 def chart_entries(extra: tuple[Raw, ...] = (), inside: tuple[Raw, ...] = ()) -> tuple[Raw, ...]:
     templates = (Raw(BLOB, b"sts.yaml", STS.encode()), *inside)
-    return (Raw(BLOB, b"Chart.yaml", b"apiVersion: v2\nname: fn\nversion: 0.1.0\n"),
-            Raw(BLOB, b"values.yaml", b"replicas: 2\n"), Raw(TREE, b"templates", templates), *extra)
+    return (
+        Raw(BLOB, b"Chart.yaml", b"apiVersion: v2\nname: fn\nversion: 0.1.0\n"),
+        Raw(BLOB, b"values.yaml", b"replicas: 2\n"),
+        Raw(TREE, b"templates", templates),
+        *extra,
+    )
 
 
 def policy_entries(extra: tuple[Raw, ...] = (), inside: tuple[Raw, ...] = ()) -> tuple[Raw, ...]:
     return (Raw(TREE, b"acme", (Raw(BLOB, b"names.rego", USER_RULE.encode()), *inside)), *extra)
 
 
-def commit_hostile(repo_path: Path, branch: str, chart: tuple[Raw, ...] | None,
-                   policy: tuple[Raw, ...] | None) -> str:
+def commit_hostile(repo_path: Path, branch: str, chart: tuple[Raw, ...] | None, policy: tuple[Raw, ...] | None) -> str:
     """Branch `branch`: main's tree with the chart and/or policy folder replaced by the given raw trees."""
     repo = pygit2.Repository(str(repo_path))
     main = repo.revparse_single("main").peel(pygit2.Commit)
@@ -208,10 +210,17 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = tmp_path_factory.mktemp("pristine") / "repo"
     load_demo_builder().build_repo(repo)
     config = (repo / "kai-gitops.yaml").read_text()
-    commit_files(repo, {"kai-gitops.yaml": config + WORKLOAD + POLICIES,
-                        f"{CHART}/Chart.yaml": "apiVersion: v2\nname: fn\nversion: 0.1.0\n",
-                        f"{CHART}/values.yaml": "replicas: 2\n", f"{CHART}/templates/sts.yaml": STS,
-                        f"{POLICY}/acme/names.rego": USER_RULE}, "a function chart and a policy")
+    commit_files(
+        repo,
+        {
+            "kai-gitops.yaml": config + WORKLOAD + POLICIES,
+            f"{CHART}/Chart.yaml": "apiVersion: v2\nname: fn\nversion: 0.1.0\n",
+            f"{CHART}/values.yaml": "replicas: 2\n",
+            f"{CHART}/templates/sts.yaml": STS,
+            f"{POLICY}/acme/names.rego": USER_RULE,
+        },
+        "a function chart and a policy",
+    )
     return repo
 
 
@@ -220,9 +229,13 @@ def commands(box: Sandbox, ref: str, *, chart_only: bool) -> dict[str, list[Any]
     chart is hostile."""
     repo = ["--repo", box.repo, "--ref", ref]
     live = ["--cluster", "prod-addon", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml"]
-    every = {"check": ["check", *repo], "check --base": ["check", *repo, "--base", "main"],
-             "diff": ["diff", *repo, *live], "reconcile": ["reconcile", *repo, *live],
-             "policy bundle": ["policy", "bundle", *repo, "-o", box.out / "bundle.tar.gz"]}
+    every = {
+        "check": ["check", *repo],
+        "check --base": ["check", *repo, "--base", "main"],
+        "diff": ["diff", *repo, *live],
+        "reconcile": ["reconcile", *repo, *live],
+        "policy bundle": ["policy", "bundle", *repo, "-o", box.out / "bundle.tar.gz"],
+    }
     return {name: args for name, args in every.items() if not chart_only or name.startswith("check")}
 
 
@@ -258,12 +271,13 @@ def hostile_entries(sandbox: str, suffix: str) -> st.SearchStrategy[tuple[Raw, .
     climb = st.builds(lambda k, tail: "../" * k + tail, st.integers(1, DEEP), st.sampled_from(TAILS))
     absolute = st.sampled_from(TAILS).map(lambda tail: f"{sandbox}/{tail}")
     joined = st.lists(st.sampled_from(["..", ".", "", "x", "templates"]), min_size=2, max_size=5).map(
-        lambda parts: "/".join([st_first(parts[0]), *parts[1:]]))
-    windows = st.sampled_from(["CON", "aux", "NUL.txt", "com1", "LPT9.yaml", "con .yaml", "C:evil", "c:\\evil",
-                               "..\\..\\evil", "\\evil"])
+        lambda parts: "/".join([st_first(parts[0]), *parts[1:]])
+    )
+    windows = st.sampled_from(
+        ["CON", "aux", "NUL.txt", "com1", "LPT9.yaml", "con .yaml", "C:evil", "c:\\evil", "..\\..\\evil", "\\evil"]
+    )
     odd_text = st.sampled_from(["evil\nname", "\x1b]0;t\x07", "tab\there", "\x7f", "a" * 300, "\udcff\udcfe"])
-    plain = st.one_of(climb, absolute, joined, windows, odd_text).map(
-        lambda n: (Raw(BLOB, _name(n, suffix), payload),))
+    plain = st.one_of(climb, absolute, joined, windows, odd_text).map(lambda n: (Raw(BLOB, _name(n, suffix), payload),))
     # a chain of folders named '..', '.' or '' (at most DEEP), or one folder with an absolute or climbing name,
     # ending in a file
     leaf = st.sampled_from(["planted", ".bashrc"]).map(lambda tail: _name(tail, suffix))
@@ -271,18 +285,26 @@ def hostile_entries(sandbox: str, suffix: str) -> st.SearchStrategy[tuple[Raw, .
     folders = st.one_of(dots, absolute.map(lambda a: [a]), climb.map(lambda c: [c]))
     chain = st.builds(lambda names, tail: _chain(names, tail, payload), folders, leaf)
     cafe = "caf\u00e9"
-    folded = st.sampled_from([("values", "Values"), ("x", "X"), (cafe, unicodedata.normalize("NFD", cafe)),
-                              ("dup", "dup"), ("straße", "STRASSE")]).map(
-        lambda pair: tuple(Raw(BLOB, _name(n, suffix), payload) for n in pair))
+    folded = st.sampled_from(
+        [
+            ("values", "Values"),
+            ("x", "X"),
+            (cafe, unicodedata.normalize("NFD", cafe)),
+            ("dup", "dup"),
+            ("straße", "STRASSE"),
+        ]
+    ).map(lambda pair: tuple(Raw(BLOB, _name(n, suffix), payload) for n in pair))
     link_target = st.sampled_from([f"{sandbox}/home/.bashrc", "../../../home/.bashrc", "/etc/passwd"])
     link = link_target.map(lambda t: (Raw(LINK, _name("link", suffix), t.encode()),))
     gitlink = st.binary(min_size=20, max_size=20).map(lambda oid: (Raw(GITLINK, _name("sub", suffix), oid),))
-    modes = st.sampled_from([0o100600, 0o100777, 0o100000, 0o000000, 0o140000, 0o060000, 0o100666, 0o010644,
-                             0o040755])
+    modes = st.sampled_from([0o100600, 0o100777, 0o100000, 0o000000, 0o140000, 0o060000, 0o100666, 0o010644, 0o040755])
     odd_mode = modes.map(lambda m: (Raw(m, _name("odd", suffix), payload),))
-    mistyped = st.sampled_from([
-        (Raw(BLOB, _name("tree-as-file", suffix), (Raw(BLOB, b"x", payload),)),),
-        (Raw(TREE, b"file-as-tree", payload),)])
+    mistyped = st.sampled_from(
+        [
+            (Raw(BLOB, _name("tree-as-file", suffix), (Raw(BLOB, b"x", payload),)),),
+            (Raw(TREE, b"file-as-tree", payload),),
+        ]
+    )
     return st.one_of(plain, chain, folded, link, gitlink, odd_mode, mistyped)
 
 
@@ -317,12 +339,16 @@ EXAMPLES = 30
 
 
 # No shrinking: one example is five full runs; the failure prints the tree as drawn.
-@settings(max_examples=EXAMPLES, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
-def test_a_hostile_tree_writes_nothing_outside_the_work_area(helm: Path, pristine: Path,
-                                                             tmp_path_factory: pytest.TempPathFactory,
-                                                             data: st.DataObject) -> None:
+def test_a_hostile_tree_writes_nothing_outside_the_work_area(
+    helm: Path, pristine: Path, tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
     box = make_sandbox(tmp_path_factory.mktemp("example") / "sb", pristine)
     where, chart, policy = data.draw(hostile_commits(str(box.root)), label="hostile")
     commit_hostile(box.repo, "pr", chart, policy)
@@ -330,7 +356,7 @@ def test_a_hostile_tree_writes_nothing_outside_the_work_area(helm: Path, pristin
     for name, args in commands(box, "pr", chart_only=where == "chart").items():
         code, stdout, stderr = run_confined(box, args)
         assert box.hashes() == before, name
-        assert not list(box.temp.iterdir()), name   # the work area is gone too
+        assert not list(box.temp.iterdir()), name  # the work area is gone too
         assert_one_line_error(code, stdout, stderr)
     assert not (box.out / "bundle.tar.gz").exists()
 
@@ -339,14 +365,15 @@ def test_a_hostile_tree_writes_nothing_outside_the_work_area(helm: Path, pristin
 
 
 def git(*args: Any, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-           "GIT_TERMINAL_PROMPT": "0"}
-    return subprocess.run(["git", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
-                           check=False, timeout=120)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+    return subprocess.run(
+        ["git", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120
+    )
 
 
-def test_a_pushed_hostile_tree_is_refused_by_check_base_and_writes_nothing(helm: Path, pristine: Path,
-                                                                             tmp_path: Path) -> None:
+def test_a_pushed_hostile_tree_is_refused_by_check_base_and_writes_nothing(
+    helm: Path, pristine: Path, tmp_path: Path
+) -> None:
     """A real `git push` (the server's receive.fsckObjects left at its default) of a branch whose chart holds
     an absolute name, a `..` climb and a folder named `..`; cloned, then checked as a pull request."""
     if shutil.which("git") is None:
@@ -354,18 +381,20 @@ def test_a_pushed_hostile_tree_is_refused_by_check_base_and_writes_nothing(helm:
     box = make_sandbox(tmp_path / "sb", pristine)
     clone = box.root / "clone"
     payload = b"#!/bin/sh\necho pwned\n"
-    hostile = (Raw(BLOB, f"{box.root}/home/.bashrc".encode(), payload),
-               Raw(BLOB, b"../../../" + b"../" * DEEP + b"clone/.git/hooks/pre-commit", payload),
-               Raw(TREE, b"..", (Raw(TREE, b"..", (Raw(BLOB, b"planted", payload),)),)))
+    hostile = (
+        Raw(BLOB, f"{box.root}/home/.bashrc".encode(), payload),
+        Raw(BLOB, b"../../../" + b"../" * DEEP + b"clone/.git/hooks/pre-commit", payload),
+        Raw(TREE, b"..", (Raw(TREE, b"..", (Raw(BLOB, b"planted", payload),)),)),
+    )
     commit_hostile(box.repo, "pr", chart_entries(extra=hostile), None)
     remote = box.root / "remote.git"
     assert git("init", "--bare", "--initial-branch=main", remote).returncode == 0
     pushed = git("push", remote, "main", "pr", cwd=box.repo)
-    assert pushed.returncode == 0, pushed.stderr     # the server accepts the tree as it is
+    assert pushed.returncode == 0, pushed.stderr  # the server accepts the tree as it is
     cloned = git("clone", remote, clone)
-    assert cloned.returncode == 0, cloned.stderr     # main checks out; the pull request is a remote branch
+    assert cloned.returncode == 0, cloned.stderr  # main checks out; the pull request is a remote branch
     (clone / ".git" / "hooks" / "pre-commit").write_text(HOOK)
-    fsck = git("fsck", cwd=clone)    # what a fsck would have said: the tree is not one Git writes
+    fsck = git("fsck", cwd=clone)  # what a fsck would have said: the tree is not one Git writes
     assert "fullPathname" in fsck.stdout + fsck.stderr and "hasDotdot" in fsck.stdout + fsck.stderr
     before = box.hashes()
     code, stdout, stderr = run_confined(box, ["check", "--repo", clone, "--ref", "origin/pr", "--base", "main"])
@@ -378,15 +407,53 @@ def test_a_pushed_hostile_tree_is_refused_by_check_base_and_writes_nothing(helm:
 # -- the rules, one by one --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["", ".", "..", "/etc/passwd", "\\evil", "a/b", "a\\b", "nul\0byte", "line\nbreak",
-                                  "\x1b[2J", "C:evil", "z:", "CON", "con", "aux.yaml", "NUL.tar.gz", "com1", "LPT9.x",
-                                  "COM\u00b9", "con .yaml", "a" * 256, "\udcff"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        ".",
+        "..",
+        "/etc/passwd",
+        "\\evil",
+        "a/b",
+        "a\\b",
+        "nul\0byte",
+        "line\nbreak",
+        "\x1b[2J",
+        "C:evil",
+        "z:",
+        "CON",
+        "con",
+        "aux.yaml",
+        "NUL.tar.gz",
+        "com1",
+        "LPT9.x",
+        "COM\u00b9",
+        "con .yaml",
+        "a" * 256,
+        "\udcff",
+    ],
+)
 def test_a_name_that_is_not_one_plain_file_name_is_refused(name: str) -> None:
     assert name_problem(name) is not None
 
 
-@pytest.mark.parametrize("name", ["Chart.yaml", ".helmignore", "values-prod.yaml", "console.yaml", "com10",
-                                  "a..b", "...", "naïve.rego", "a" * 255, "auxiliary.yaml", "c.yaml"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Chart.yaml",
+        ".helmignore",
+        "values-prod.yaml",
+        "console.yaml",
+        "com10",
+        "a..b",
+        "...",
+        "naïve.rego",
+        "a" * 255,
+        "auxiliary.yaml",
+        "c.yaml",
+    ],
+)
 def test_a_plain_file_name_is_taken(name: str) -> None:
     assert name_problem(name) is None
 
@@ -400,9 +467,16 @@ def test_the_work_area_writes_only_inside_itself_and_is_removed(tmp_path: Path) 
     assert not root.exists()
 
 
-@pytest.mark.parametrize(("path", "needle"), [
-    ("../x", "'..' is not a file name"), ("/abs", "'' is not a file name"), ("a//b", "'' is not a file name"),
-    ("a/C:x", "'C:x' starts with a Windows drive letter"), ("aux.yaml", "'aux.yaml' is a Windows device name")])
+@pytest.mark.parametrize(
+    ("path", "needle"),
+    [
+        ("../x", "'..' is not a file name"),
+        ("/abs", "'' is not a file name"),
+        ("a//b", "'' is not a file name"),
+        ("a/C:x", "'C:x' starts with a Windows drive letter"),
+        ("aux.yaml", "'aux.yaml' is a Windows device name"),
+    ],
+)
 def test_the_work_area_refuses_a_bad_path(path: str, needle: str) -> None:
     with WorkArea("test") as work, pytest.raises(UserError) as refused:
         work.write(path, b"x", shown=f"charts/fn/{path}")
@@ -468,10 +542,10 @@ def test_a_tree_bomb_and_a_deep_tree_are_one_line(tmp_path: Path, monkeypatch: p
     from reconciler.sources import materialize
 
     monkeypatch.setattr(materialize, "MAX_ENTRIES", 1000)
-    bomb = tree_repo(tmp_path / "bomb", lambda repo: nested(repo, 40, (b"a", b"b")))   # 2^40 files, 80 entries
+    bomb = tree_repo(tmp_path / "bomb", lambda repo: nested(repo, 40, (b"a", b"b")))  # 2^40 files, 80 entries
     with pytest.raises(UserError, match="is over 1,000 entries"):
         walked(bomb)
-    deep = tree_repo(tmp_path / "deep", lambda repo: nested(repo, 2000, (b"d",)))   # past Python's recursion limit
+    deep = tree_repo(tmp_path / "deep", lambda repo: nested(repo, 2000, (b"d",)))  # past Python's recursion limit
     with pytest.raises(UserError, match="is deeper than 64 folders"):
         walked(deep)
 
@@ -479,8 +553,12 @@ def test_a_tree_bomb_and_a_deep_tree_are_one_line(tmp_path: Path, monkeypatch: p
 def test_only_the_entries_a_walk_takes_are_judged(tmp_path: Path) -> None:
     """In a policy folder, a README linked elsewhere or a submodule beside the .rego files is no policy:
     skipped as before. Every folder is walked, so a bad folder name is refused whatever it holds."""
-    beside = (Raw(LINK, b"README.md", b"../../README.md"), Raw(GITLINK, b"vendor", b"\1" * 20),
-              Raw(BLOB, b"CON", b"x"), Raw(BLOB, b"a.rego", b"package a\n"))
+    beside = (
+        Raw(LINK, b"README.md", b"../../README.md"),
+        Raw(GITLINK, b"vendor", b"\1" * 20),
+        Raw(BLOB, b"CON", b"x"),
+        Raw(BLOB, b"a.rego", b"package a\n"),
+    )
     path = tree_repo(tmp_path / "beside", beside)
     assert walked(path, ".rego") == [f"{CHART}/a.rego"]
     with pytest.raises(UserError, match="'CON' at ref main is a Windows device name"):
@@ -508,8 +586,14 @@ def test_a_corrupt_or_missing_object_is_one_line(tmp_path: Path) -> None:
 
 # -- `# Source:` comments a template writes itself ----------------------------------------------------------------
 
-OWN_SOURCE = ["fn/../../../../etc/passwd", "/etc/passwd", "fn//etc/passwd", "fn/templates/../../../kai-gitops.yaml",
-              "fn/templates/missing.yaml", "fn/"]
+OWN_SOURCE = [
+    "fn/../../../../etc/passwd",
+    "/etc/passwd",
+    "fn//etc/passwd",
+    "fn/templates/../../../kai-gitops.yaml",
+    "fn/templates/missing.yaml",
+    "fn/",
+]
 
 
 @pytest.mark.parametrize("source", OWN_SOURCE)
@@ -518,9 +602,11 @@ def test_a_source_comment_naming_no_file_of_the_chart_points_at_the_chart(source
     from reconciler.model.workloads import rendered_objects
 
     files = {"charts/fn/templates/sts.yaml": "kind: ConfigMap\n"}
-    render = ("---\n# Source: fn/templates/sts.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
-              f"---\n# Source: fn/templates/sts.yaml\n# Source: {source}\napiVersion: v1\nkind: ConfigMap\n"
-              "metadata:\n  name: b\n")
+    render = (
+        "---\n# Source: fn/templates/sts.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+        f"---\n# Source: fn/templates/sts.yaml\n# Source: {source}\napiVersion: v1\nkind: ConfigMap\n"
+        "metadata:\n  name: b\n"
+    )
     workload = WorkloadConfig("fn", ("gpu",), chart="charts/fn")
     honest, forged = rendered_objects(render, workload, files.get).objects
     assert honest.doc.file == "charts/fn/templates/sts.yaml"
@@ -532,17 +618,42 @@ def test_sarif_and_annotations_stay_in_the_repository_whatever_a_template_says(h
     from tests.support.checks_function_charts import TEMPLATE_STS, chart_repo
 
     forged = "# Source: fn/../../../../../etc/passwd\n" + TEMPLATE_STS
-    repo = chart_repo(tmp_path, {"sts.yaml": forged, "other.yaml": "# Source: /etc/shadow\n" + TEMPLATE_STS.replace(
-        "{{ .Release.Name }}-worker", "{{ .Release.Name }}-other")})
+    repo = chart_repo(
+        tmp_path,
+        {
+            "sts.yaml": forged,
+            "other.yaml": "# Source: /etc/shadow\n"
+            + TEMPLATE_STS.replace("{{ .Release.Name }}-worker", "{{ .Release.Name }}-other"),
+        },
+    )
     out = tmp_path / "out"
-    code, _, stderr = run_cli(["check", "--repo", repo, "-o", f"sarif={out}/r.sarif", "-o", f"json={out}/r.json",
-                               "-o", f"github={out}/annotations.txt"])
+    code, _, stderr = run_cli(
+        [
+            "check",
+            "--repo",
+            repo,
+            "-o",
+            f"sarif={out}/r.sarif",
+            "-o",
+            f"json={out}/r.json",
+            "-o",
+            f"github={out}/annotations.txt",
+        ]
+    )
     assert code == 2, stderr
     sarif = json.loads((out / "r.sarif").read_text())
-    uris = {loc["physicalLocation"]["artifactLocation"]["uri"] for run in sarif["runs"] for result in run["results"]
-            for loc in result.get("locations", [])}
-    workload = [f for c in json.loads((out / "r.json").read_text())["clusters"] for f in c["findings"]
-                if f["rule"] == "NVCF-F-002"]
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for run in sarif["runs"]
+        for result in run["results"]
+        for loc in result.get("locations", [])
+    }
+    workload = [
+        f
+        for c in json.loads((out / "r.json").read_text())["clusters"]
+        for f in c["findings"]
+        if f["rule"] == "NVCF-F-002"
+    ]
     assert len(workload) == 2 and {f["location"]["file"] for f in workload} == {"charts/fn"}
     assert "charts/fn" in uris and not any("etc/" in uri or ".." in uri or uri.startswith("/") for uri in uris)
     annotations = (out / "annotations.txt").read_text()
@@ -557,7 +668,7 @@ def test_helm_runs_under_the_address_space_limit_of_the_option(tmp_path: Path) -
     from tests.support.checks_function_charts import TEMPLATE_STS, chart_repo
 
     fake = tmp_path / "helm"
-    fake.write_text("#!/bin/sh\necho \"limit $(ulimit -v) KiB\" >&2\nexit 1\n")
+    fake.write_text('#!/bin/sh\necho "limit $(ulimit -v) KiB" >&2\nexit 1\n')
     fake.chmod(0o755)
     repo = chart_repo(tmp_path, {"sts.yaml": TEMPLATE_STS})
     code, stdout, stderr = run_cli(["check", "--repo", repo, "--helm", fake, "--helm-memory", 123])
@@ -566,7 +677,7 @@ def test_helm_runs_under_the_address_space_limit_of_the_option(tmp_path: Path) -
     assert_one_line_error(code, stdout, stderr, f"limit {4096 * 1024} KiB")
 
 
-SMALL_BUDGET_MB = 2048   # above the ~1.5 GB of address space helm maps to render a small chart, far below what
+SMALL_BUDGET_MB = 2048  # above the ~1.5 GB of address space helm maps to render a small chart, far below what
 # `until` asks
 
 
@@ -576,28 +687,46 @@ def test_a_chart_past_its_memory_budget_is_one_line_naming_the_option(helm: Path
 
     small = chart_repo(tmp_path / "small", {"sts.yaml": TEMPLATE_STS})
     code, _, stderr = run_cli(["check", "--repo", small, "--helm-memory", SMALL_BUDGET_MB])
-    assert code == 2, stderr   # an ordinary chart renders within the budget
+    assert code == 2, stderr  # an ordinary chart renders within the budget
     huge = chart_repo(tmp_path / "huge", {"sts.yaml": TEMPLATE_STS, "huge.yaml": "{{- $n := until 400000000 }}\n"})
     code, stdout, stderr = run_cli(["check", "--repo", huge, "--helm-memory", SMALL_BUDGET_MB])
-    assert_one_line_error(code, stdout, stderr, "charts/fn: workload 'fn': helm template of chart charts/fn exceeded "
-                          f"its memory budget of {SMALL_BUDGET_MB:,} MB", "raise --helm-memory")
+    assert_one_line_error(
+        code,
+        stdout,
+        stderr,
+        "charts/fn: workload 'fn': helm template of chart charts/fn exceeded "
+        f"its memory budget of {SMALL_BUDGET_MB:,} MB",
+        "raise --helm-memory",
+    )
 
 
-@pytest.mark.parametrize(("entries", "line"), [
-    ((Raw(BLOB, b"values.yaml", b"a"), Raw(BLOB, b"Values.yaml", b"b")),
-     "charts/fn: the tree at ref main names one file as 'Values.yaml' and 'values.yaml' (a case-insensitive"),
-    ((Raw(BLOB, b"a.yaml", b"a"), Raw(BLOB, b"a.yaml", b"b")), "charts/fn: the tree at ref main holds the entry "
-                                                               "'a.yaml' twice"),
-    ((Raw(GITLINK, b"vendor", b"\1" * 20),), "charts/fn/vendor: is a submodule (gitlink) at ref main"),
-    ((Raw(0o100600, b"x.yaml", b"a"),), "charts/fn/x.yaml: has mode 100600 at ref main, which Git never writes"),
-    ((Raw(LINK, b"x.yaml", b"/etc/passwd"),), "charts/fn/x.yaml: is a symbolic link at ref main"),
-    ((Raw(BLOB, b"x.yaml", (Raw(BLOB, b"y", b"y"),)),), "charts/fn/x.yaml: the entry at ref main says blob but its "
-                                                        "object is a tree"),
-    ((Raw(BLOB, b"evil\n::error::x", b"a"),), "charts/fn: the tree entry 'evil\\n::error::x' at ref main holds a "
-                                              "control character"),
-])
-def test_each_refusal_is_one_line_naming_the_path_and_the_ref(tmp_path: Path, entries: tuple[Raw, ...],
-                                                              line: str) -> None:
+@pytest.mark.parametrize(
+    ("entries", "line"),
+    [
+        (
+            (Raw(BLOB, b"values.yaml", b"a"), Raw(BLOB, b"Values.yaml", b"b")),
+            "charts/fn: the tree at ref main names one file as 'Values.yaml' and 'values.yaml' (a case-insensitive",
+        ),
+        (
+            (Raw(BLOB, b"a.yaml", b"a"), Raw(BLOB, b"a.yaml", b"b")),
+            "charts/fn: the tree at ref main holds the entry 'a.yaml' twice",
+        ),
+        ((Raw(GITLINK, b"vendor", b"\1" * 20),), "charts/fn/vendor: is a submodule (gitlink) at ref main"),
+        ((Raw(0o100600, b"x.yaml", b"a"),), "charts/fn/x.yaml: has mode 100600 at ref main, which Git never writes"),
+        ((Raw(LINK, b"x.yaml", b"/etc/passwd"),), "charts/fn/x.yaml: is a symbolic link at ref main"),
+        (
+            (Raw(BLOB, b"x.yaml", (Raw(BLOB, b"y", b"y"),)),),
+            "charts/fn/x.yaml: the entry at ref main says blob but its object is a tree",
+        ),
+        (
+            (Raw(BLOB, b"evil\n::error::x", b"a"),),
+            "charts/fn: the tree entry 'evil\\n::error::x' at ref main holds a control character",
+        ),
+    ],
+)
+def test_each_refusal_is_one_line_naming_the_path_and_the_ref(
+    tmp_path: Path, entries: tuple[Raw, ...], line: str
+) -> None:
     with pytest.raises(UserError) as refused:
         walked(tree_repo(tmp_path, entries))
     assert refused.value.line().startswith(line), refused.value.line()

@@ -30,14 +30,22 @@ from tests.support.reconcile_kai_config import GOLDEN
 from tests.support.reconcile_support import DEMO, demo_cluster
 
 
-def test_an_owned_sensitive_field_is_the_controllers_not_a_persons_patch(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_owned_sensitive_field_is_the_controllers_not_a_persons_patch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
     spec = copy.deepcopy(GOLDEN)
     spec["admission"]["service"]["image"]["repository"] = "evil.example/kai"
     fields = {"f:spec": {"f:admission": {"f:service": {"f:image": {"f:repository": {}}}}}}
-    config = {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config", "managedFields": [
-        managed("kai-config-deployer", fields, time=LATER, operation="Apply")]}, "spec": spec}
+    config = {
+        "apiVersion": "kai.scheduler/v1",
+        "kind": "Config",
+        "metadata": {
+            "name": "kai-config",
+            "managedFields": [managed("kai-config-deployer", fields, time=LATER, operation="Apply")],
+        },
+        "spec": spec,
+    }
     items = [*[i for i in DEMO.prod_addon_snapshot() if i["kind"] != "Config"], config]
     for cluster in demo_cluster(tmp_path, items):
         _, report, _ = cluster.reconcile_json()
@@ -51,8 +59,9 @@ def test_an_owned_sensitive_field_is_the_controllers_not_a_persons_patch(tmp_pat
 
 def test_a_persons_patch_command_keeps_a_quote_in_a_value_a_value(tmp_path: Path) -> None:
     evil = "ns'$(touch " + str(tmp_path / "pwned") + ")'"
-    item = _left_to_a_person(CONFIG.ref("kai-config"),
-                             [FieldChange(("spec", "nodeScaleAdjuster", "args", "nodeScaleNamespace"), "x", evil)])
+    item = _left_to_a_person(
+        CONFIG.ref("kai-config"), [FieldChange(("spec", "nodeScaleAdjuster", "args", "nodeScaleNamespace"), "x", evil)]
+    )
     assert item.command is not None
     words = shlex.split(item.command)
     assert words[:3] == ["kubectl", "patch", "configs.kai.scheduler"] and json.loads(words[-1])
@@ -61,10 +70,14 @@ def test_a_persons_patch_command_keeps_a_quote_in_a_value_a_value(tmp_path: Path
 
 
 def _list(uid: str, queues: int) -> str:
-    items = "".join(f"- apiVersion: scheduling.run.ai/v2\n  kind: Queue\n  metadata: {{name: q{i}}}\n"
-                    f"  spec: {{resources: {{gpu: {{quota: 1}}}}}}\n" for i in range(queues))
-    return (f"apiVersion: v1\nkind: List\nmetadata:\n  annotations:\n    {snapshot.CLUSTER_UID_ANNOTATION}: {uid}\n"
-            + (f"items:\n{items}" if items else "items: []\n"))
+    items = "".join(
+        f"- apiVersion: scheduling.run.ai/v2\n  kind: Queue\n  metadata: {{name: q{i}}}\n"
+        f"  spec: {{resources: {{gpu: {{quota: 1}}}}}}\n"
+        for i in range(queues)
+    )
+    return f"apiVersion: v1\nkind: List\nmetadata:\n  annotations:\n    {snapshot.CLUSTER_UID_ANNOTATION}: {uid}\n" + (
+        f"items:\n{items}" if items else "items: []\n"
+    )
 
 
 @pytest.mark.parametrize("queues", [1, 2500], ids=["whole", "streamed"])
@@ -87,9 +100,18 @@ def test_the_live_snapshot_is_read_once(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def _applied(name: str) -> bytes:
-    return json.dumps({"result": "applied", "time": "2026-12-01T10:00:00Z", "cluster": "lab",
-                       "object": {"kind": "Queue", "name": name},
-                       "fields": [{"path": ["spec", "resources", "gpu", "quota"]}]}).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "result": "applied",
+                "time": "2026-12-01T10:00:00Z",
+                "cluster": "lab",
+                "object": {"kind": "Queue", "name": name},
+                "fields": [{"path": ["spec", "resources", "gpu", "quota"]}],
+            }
+        ).encode()
+        + b"\n"
+    )
 
 
 def test_the_own_audit_log_is_read_to_its_newest_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,13 +129,20 @@ def test_a_writers_list_stops_on_a_repeated_continue_token() -> None:
     from reconciler.sources.cluster.client import ApiError, ClusterClient
 
     class Looping(ClusterClient):
-        def __init__(self) -> None:   # no server: only the paging loop is exercised
+        def __init__(self) -> None:  # no server: only the paging loop is exercised
             from reconciler.sources.cluster.client import ReadSettings
 
             self.settings = ReadSettings()
 
-        def json(self, method: str, path: str, body: object = None, *, content_type: str | None = None,
-                 query: dict[str, str] | None = None) -> dict[str, object]:
+        def json(
+            self,
+            method: str,
+            path: str,
+            body: object = None,
+            *,
+            content_type: str | None = None,
+            query: dict[str, str] | None = None,
+        ) -> dict[str, object]:
             return {"items": [{"metadata": {"name": "n"}}], "metadata": {"continue": "same"}}
 
     with pytest.raises(ApiError, match="repeated a continue token"):

@@ -25,8 +25,9 @@ def test_a_malformed_url_option_is_one_line_naming_the_option(option: str, url: 
 def test_a_malformed_git_remote_or_host_url_is_a_user_error(url: str) -> None:
     for remote, config in ((url, None), ("https://github.com/acme/gitops.git", GitHostConfig(url=url))):
         with pytest.raises(UserError, match="is not a valid URL") as caught:
-            resolve_host_settings(remote, config, HostFlags(repo="acme/gitops", host="github"),
-                                  {"GITHUB_TOKEN": "t"}).web_url()
+            resolve_host_settings(
+                remote, config, HostFlags(repo="acme/gitops", host="github"), {"GITHUB_TOKEN": "t"}
+            ).web_url()
         assert "s3cret" not in caught.value.line()
 
 

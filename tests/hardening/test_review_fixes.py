@@ -48,8 +48,13 @@ def test_a_run_refused_for_sharing_stdout_prints_nothing_there(tmp_path: Path) -
     repo = tmp_path / "repo"
     load_demo_builder().build_repo(repo)
     # a real process: /dev/stdout must be its own stdout, which an in-process runner does not capture
-    done = subprocess.run([sys.executable, "-m", "reconciler", "check", "--repo", str(repo), "--metrics-file",
-                           "/dev/stdout"], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler", "check", "--repo", str(repo), "--metrics-file", "/dev/stdout"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1 and done.stdout == "", done.stdout
     assert "stdout" in done.stderr
 

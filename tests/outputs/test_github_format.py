@@ -72,8 +72,13 @@ def test_annotation_has_the_region_and_every_rule_of_the_problem() -> None:
     run = commands(render(sample_report(), "github"))
     name, props, message = run[0]
     assert name == "error"
-    assert props == {"file": "environments/prod.yaml", "line": "26", "col": "5", "endColumn": "18",
-                     "title": "KAI-D-002 + KAI-Q-011 + NVCA-H-002: Queue differs from Git (prod-addon)"}
+    assert props == {
+        "file": "environments/prod.yaml",
+        "line": "26",
+        "col": "5",
+        "endColumn": "18",
+        "title": "KAI-D-002 + KAI-Q-011 + NVCA-H-002: Queue differs from Git (prod-addon)",
+    }
     assert "Also KAI-Q-011" in message and "Fix: patch Queue" in message
 
 
@@ -89,17 +94,30 @@ def test_waived_findings_are_not_annotated() -> None:
 
 def many(n: int, severity: Severity = Severity.ERROR) -> list[Finding]:
     prefix = severity.value[0].upper()
-    return [Finding(f"{prefix}-{i:03}", Kind.VIOLATION, severity, f"problem {i}", "c1", None,
-                    Location("values.yaml", i + 1, 1, (f"{prefix}{i}",))) for i in range(n)]
+    return [
+        Finding(
+            f"{prefix}-{i:03}",
+            Kind.VIOLATION,
+            severity,
+            f"problem {i}",
+            "c1",
+            None,
+            Location("values.yaml", i + 1, 1, (f"{prefix}{i}",)),
+        )
+        for i in range(n)
+    ]
 
 
 def test_at_most_ten_per_level_changed_lines_first_and_a_notice_for_the_rest() -> None:
-    report = Report("check", [ClusterReport("c1", findings=many(25) + many(3, Severity.INFO))],
-                    changed_lines={"values.yaml": frozenset({20, 21, 22})})
+    report = Report(
+        "check",
+        [ClusterReport("c1", findings=many(25) + many(3, Severity.INFO))],
+        changed_lines={"values.yaml": frozenset({20, 21, 22})},
+    )
     run = commands(render(report, "github"))
     errors = [c for c in run if c[0] == "error"]
     assert len(errors) == MAX_PER_LEVEL
-    assert [c[1]["line"] for c in errors[:3]] == ["20", "21", "22"]   # the PR's own lines first
+    assert [c[1]["line"] for c in errors[:3]] == ["20", "21", "22"]  # the PR's own lines first
     notices = [c for c in run if c[0] == "notice"]
     assert len(notices) == 4 and notices[-1][1]["title"] == "kai-gitops: more problems"
     assert notices[-1][2].startswith("15 more errors not annotated")
@@ -118,7 +136,7 @@ def test_the_log_inside_the_wrap_has_everything_and_a_fresh_token() -> None:
     second = render(sample_report(), "github")
     token = re.search(r"^::stop-commands::(\w+)$", first, re.MULTILINE)
     assert token and len(token[1]) == 32 and token[1] not in second
-    assert "KAI-V-001" in first   # waived: not annotated, still in the log
+    assert "KAI-V-001" in first  # waived: not annotated, still in the log
     # the hostile value is in the log, its CR LF shown as escapes: it starts no line, inside the wrap or out
     assert "\\r\\n::add-mask::x" in first and "\n::add-mask" not in first
 
@@ -146,9 +164,9 @@ def test_text_and_markdown_printed_beside_github_cannot_run_commands(monkeypatch
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     printed: list[str] = []
     emit(sample_report(), parse_output_specs(["text", "github", "markdown"]), printed.append)
-    run = commands("".join(printed))   # fails on any log line outside a stop-commands wrap
+    run = commands("".join(printed))  # fails on any log line outside a stop-commands wrap
     assert {name for name, _, _ in run} <= {"error", "warning", "notice"}
     assert "::add-mask::x" in printed[0] and "## kai-gitops check" in printed[2]
     alone: list[str] = []
     emit(sample_report(), parse_output_specs(["text"]), alone.append)
-    assert "stop-commands" not in alone[0]   # outside GitHub's format, text is plain
+    assert "stop-commands" not in alone[0]  # outside GitHub's format, text is plain

@@ -34,8 +34,10 @@ def test_fingerprints_are_unique_and_stable_across_line_moves() -> None:
     first = issues()
     assert len({i["fingerprint"] for i in first}) == len(first)
     prod = sample_report()
-    moved = [replace(f, location=replace(f.location, line=f.location.line + 7)) if f.location else f
-             for f in prod.clusters[0].findings]
+    moved = [
+        replace(f, location=replace(f.location, line=f.location.line + 7)) if f.location else f
+        for f in prod.clusters[0].findings
+    ]
     prod.clusters[0].findings = moved
     assert [i["fingerprint"] for i in issues(prod)] == [i["fingerprint"] for i in first]
 

@@ -36,7 +36,7 @@ def test_failures_carry_the_findings() -> None:
     assert failure.type == "error"
     assert failure.message.startswith("environments/prod.yaml:26:5: Queue default-parent-queue differs")
     assert "fix: patch Queue default-parent-queue spec" in failure.text
-    assert prod["KAI-Q-001"].is_passed   # evaluated, found nothing
+    assert prod["KAI-Q-001"].is_passed  # evaluated, found nothing
 
 
 def test_waived_rule_is_skipped_and_below_threshold_passes_with_output() -> None:
@@ -52,7 +52,7 @@ def test_counts_add_up() -> None:
     xml = parsed()
     xml.update_statistics()
     prod = next(s for s in xml if s.name == "prod-addon")
-    assert (prod.tests, prod.failures, prod.skipped) == (16, 4, 0)   # the built-in drift rules count too
+    assert (prod.tests, prod.failures, prod.skipped) == (16, 4, 0)  # the built-in drift rules count too
     assert xml.failures == 5
 
 

@@ -30,7 +30,7 @@ def test_escaped_text_renders_as_the_same_characters() -> None:
     html = md.renderInline(escape_markdown(HOSTILE))
     assert "<img" not in html and "<a " not in html and "<strong>" not in html and "<code>" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
-    assert "@\u200badmin" in html and "#\u200b1" in html   # no mention, no issue link
+    assert "@\u200badmin" in html and "#\u200b1" in html  # no mention, no issue link
     assert "evil|&lt;img" in html and "**bold** [link](http://x)" in html
 
 
@@ -42,7 +42,7 @@ def test_no_user_html_links_or_images_reach_the_comment(report: Report) -> None:
             assert "<" not in rest, token.content
         assert token.type not in ("image", "link_open"), token
     html = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
-    assert "<img" not in html and "<a " not in html   # inside a code fence it shows as text
+    assert "<img" not in html and "<a " not in html  # inside a code fence it shows as text
 
 
 def test_table_rows_keep_their_cells(report: Report) -> None:
@@ -88,7 +88,7 @@ def test_links_point_at_the_commit_when_the_host_can_build_them(report: Report) 
     def link(path: str, line: int | None) -> str:
         return f"https://git.example/blob/abc/{path}#L{line}"
 
-    text = markdown_format.render(report.redacted(), link=link)   # the options the registry does not pass
+    text = markdown_format.render(report.redacted(), link=link)  # the options the registry does not pass
     assert "[environments/prod.yaml:26:5](https://git.example/blob/abc/environments/prod.yaml#L26)" in text
     for token in tokens(text):
         if token.type == "link_open":

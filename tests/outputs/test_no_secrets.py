@@ -32,8 +32,11 @@ SECRET_KEYS = ["password", "registryPassword", "apiToken", "clientSecret", "priv
 
 
 # Shapes that are one string: planted also where a rule quotes the value (KAI-V-001 quotes placementStrategy).
-QUOTABLE = {"url": "https://svc:{t}@registry.example.com/v2", "arg": "--token={t}",
-            "pem": "-----BEGIN PRIVATE KEY-----\\n{t}\\n-----END PRIVATE KEY-----"}
+QUOTABLE = {
+    "url": "https://svc:{t}@registry.example.com/v2",
+    "arg": "--token={t}",
+    "pem": "-----BEGIN PRIVATE KEY-----\\n{t}\\n-----END PRIVATE KEY-----",
+}
 
 
 @st.composite
@@ -69,10 +72,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def snapshot_with(values: dict[str, Any], folder: Path) -> Path:
     items = BUILD.lab_standalone_snapshot()
-    release = BUILD._release("kai-scheduler", "kai-scheduler", 2, "deployed", "v0.14.7",
-                             BUILD._canonical_values() | {"global": values})
-    items = [release if i.get("kind") == "Secret" and "kai-scheduler.v1" in i["metadata"]["name"] else i
-             for i in items]
+    release = BUILD._release(
+        "kai-scheduler", "kai-scheduler", 2, "deployed", "v0.14.7", BUILD._canonical_values() | {"global": values}
+    )
+    items = [release if i.get("kind") == "Secret" and "kai-scheduler.v1" in i["metadata"]["name"] else i for i in items]
     path = folder / "live.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     return path
@@ -83,11 +86,20 @@ def every_format(report: Any) -> str:
 
 
 # No shrinking: each example is a full diff + check; a failure prints its planted values as they are.
-@settings(max_examples=15, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(live=planted(), git=planted(), strategy=quoted())
-def test_planted_secrets_appear_in_no_format(demo: Path, tmp_path: Path, live: tuple[str, dict[str, Any]],
-                                             git: tuple[str, dict[str, Any]], strategy: tuple[str, str]) -> None:
+def test_planted_secrets_appear_in_no_format(
+    demo: Path,
+    tmp_path: Path,
+    live: tuple[str, dict[str, Any]],
+    git: tuple[str, dict[str, Any]],
+    strategy: tuple[str, str],
+) -> None:
     (live_secret, live_values), (git_secret, git_values), (quoted_secret, quoted_value) = live, git, strategy
     snapshot = snapshot_with(live_values, tmp_path)
     values = demo / LAB_VALUES
@@ -95,16 +107,17 @@ def test_planted_secrets_appear_in_no_format(demo: Path, tmp_path: Path, live: t
     edited = original.replace("placementStrategy: spread", f'placementStrategy: "{quoted_value}"')
     assert edited != original
     try:
-        values.write_text(edited + "\nglobal:\n" + "".join(f"  {line}\n" for line in
-                                                           json.dumps(git_values).splitlines()))
+        values.write_text(
+            edited + "\nglobal:\n" + "".join(f"  {line}\n" for line in json.dumps(git_values).splitlines())
+        )
         settings_ = RunSettings(GitSettings(str(demo), worktree=True), cluster="lab-standalone")
         diff_report = run_diff(settings_, lambda _context: read_snapshot(str(snapshot)))
         check_report = run_check(settings_)
     finally:
         values.write_text(original)
-    assert any(f.rule_id == "KAI-D-004" for f in diff_report.clusters[0].findings)   # the values were compared
+    assert any(f.rule_id == "KAI-D-004" for f in diff_report.clusters[0].findings)  # the values were compared
     quoting = next(f for f in check_report.clusters[0].findings if f.rule_id == "KAI-V-001")
-    assert "<redacted>" in quoting.message   # the quoted value reached a message, masked
+    assert "<redacted>" in quoting.message  # the quoted value reached a message, masked
     for text in (every_format(diff_report), every_format(check_report)):
         for secret in (live_secret, git_secret, quoted_secret):
             assert secret not in text

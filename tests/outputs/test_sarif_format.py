@@ -29,8 +29,12 @@ def test_valid_against_the_sarif_schema() -> None:
 
 def test_one_run_per_cluster_with_its_own_category() -> None:
     ids = [run["automationDetails"]["id"] for run in sarif()["runs"]]
-    assert ids == ["kai-gitops/check/(repository)/", "kai-gitops/check/prod-addon/",
-                   "kai-gitops/check/lab-standalone/", "kai-gitops/check/edge-clean/"]
+    assert ids == [
+        "kai-gitops/check/(repository)/",
+        "kai-gitops/check/prod-addon/",
+        "kai-gitops/check/lab-standalone/",
+        "kai-gitops/check/edge-clean/",
+    ]
 
 
 def test_driver_lists_every_rule_that_ran_with_help_and_level() -> None:
@@ -63,8 +67,9 @@ def test_live_only_finding_sits_on_the_clusters_entry_in_the_config() -> None:
     physical = limited["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"]["uri"] == "kai-gitops.yaml"
     assert physical["region"]["startLine"] == 3
-    assert limited["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == \
-        "prod-addon/Queue/default-parent-queue"
+    assert (
+        limited["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "prod-addon/Queue/default-parent-queue"
+    )
     assert "not in a file" in limited["message"]["text"]
 
 
@@ -84,13 +89,14 @@ def test_waived_finding_is_a_suppressed_result() -> None:
 
 def test_hostile_text_is_only_data() -> None:
     hostile = results(sarif(), "lab-standalone")["NVCA-G-005"]
-    assert HOSTILE in hostile["message"]["text"]   # JSON escapes it; SARIF viewers render message.text as text
+    assert HOSTILE in hostile["message"]["text"]  # JSON escapes it; SARIF viewers render message.text as text
 
 
 def test_file_level_finding_has_no_invented_region() -> None:
     change = results(sarif(), "(repository)")["KAI-W-003"]
     assert change["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": "policy/x.rego", "uriBaseId": "%SRCROOT%"}}
+        "artifactLocation": {"uri": "policy/x.rego", "uriBaseId": "%SRCROOT%"}
+    }
 
 
 def test_a_fleet_beyond_githubs_run_limit_is_one_run_naming_each_cluster() -> None:
@@ -108,8 +114,9 @@ def test_a_fleet_beyond_githubs_run_limit_is_one_run_naming_each_cluster() -> No
     assert run["automationDetails"]["id"] == "kai-gitops/check/"
     assert len(run["results"]) == MAX_RUNS + 1
     assert {r["properties"]["cluster"] for r in run["results"]} == {f"c{i:02}" for i in range(MAX_RUNS)} | {
-        "(repository)"}
-    assert len(sarif(Report("check", clusters[:MAX_RUNS - 1], repository=base.repository))["runs"]) == MAX_RUNS
+        "(repository)"
+    }
+    assert len(sarif(Report("check", clusters[: MAX_RUNS - 1], repository=base.repository))["runs"]) == MAX_RUNS
 
 
 def test_a_cluster_named_repository_does_not_share_the_repository_runs_category() -> None:
@@ -129,12 +136,19 @@ def test_a_run_keeps_at_most_githubs_result_limit_most_severe_first(monkeypatch:
     from reconciler.outputs import sarif_format
     from reconciler.report.report import ClusterReport
 
-    assert sarif_format.MAX_RESULTS == 25_000   # GitHub rejects a run with more
+    assert sarif_format.MAX_RESULTS == 25_000  # GitHub rejects a run with more
     monkeypatch.setattr(sarif_format, "MAX_RESULTS", 5)
     template = sample_report().clusters[1].findings[0]
-    findings = [replace(template, message=f"m{i}", severity=severity, location=replace(template.location, line=i),
-                        waived_by="ok" if i == 0 else None)
-                for i, severity in enumerate([Severity.ERROR] * 3 + [Severity.INFO] * 3 + [Severity.WARNING] * 3)]
+    findings = [
+        replace(
+            template,
+            message=f"m{i}",
+            severity=severity,
+            location=replace(template.location, line=i),
+            waived_by="ok" if i == 0 else None,
+        )
+        for i, severity in enumerate([Severity.ERROR] * 3 + [Severity.INFO] * 3 + [Severity.WARNING] * 3)
+    ]
     doc = sarif(Report("check", [ClusterReport("c1", findings=findings)]))
     assert not list(validator().iter_errors(doc))
     (run,) = doc["runs"]
@@ -153,7 +167,8 @@ def test_artifact_uri_is_a_percent_encoded_relative_reference() -> None:
     odd = replace(finding.location, file="clusters/lab one/#2 100%.yaml")
     base.clusters[1].findings[0] = replace(finding, location=odd)
     uri = results(sarif(base), "lab-standalone")[finding.rule_id]["locations"][0]["physicalLocation"][
-        "artifactLocation"]["uri"]
+        "artifactLocation"
+    ]["uri"]
     assert uri == "clusters/lab%20one/%232%20100%25.yaml" and unquote(uri) == odd.file
     assert not uri.startswith(("/", "./"))
 
@@ -161,7 +176,7 @@ def test_artifact_uri_is_a_percent_encoded_relative_reference() -> None:
 def test_help_markdown_of_a_rule_known_only_by_its_findings_is_escaped() -> None:
     report = sample_report()
     for cluster in report.clusters:
-        cluster.rules = []     # as for a user policy's rule or a merged report: described by the findings
+        cluster.rules = []  # as for a user policy's rule or a merged report: described by the findings
     rules = {r["id"]: r for r in sarif(report)["runs"][0]["tool"]["driver"]["rules"]}
     markdown = rules["NVCA-G-005"]["help"]["markdown"]
     assert "Gate names are spelled right" in markdown

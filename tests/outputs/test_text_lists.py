@@ -9,15 +9,27 @@ from reconciler.outputs import render
 from reconciler.outputs.text_format import elide_lists
 from tests.support.outputs_shared import sample_report
 
-GATES = ["SelfHosted", "LogPosting", "DynamicGPUDiscovery", "InfraResourceOverhead",
-         "EnforceHelmFunctionResourceLimits", "EnforceContainerFunctionResourceLimits", "EnforceHelmTaskResourceLimits",
-         "EnforceContainerTaskResourceLimits", "BYOObservability", "KAIScheduler", "DynamoOperatorSupport"]
+GATES = [
+    "SelfHosted",
+    "LogPosting",
+    "DynamicGPUDiscovery",
+    "InfraResourceOverhead",
+    "EnforceHelmFunctionResourceLimits",
+    "EnforceContainerFunctionResourceLimits",
+    "EnforceHelmTaskResourceLimits",
+    "EnforceContainerTaskResourceLimits",
+    "BYOObservability",
+    "KAIScheduler",
+    "DynamoOperatorSupport",
+]
 
 
 def test_a_long_list_keeps_three_items_and_counts_the_rest() -> None:
     text = f"the live gates {json.dumps(GATES, separators=(',', ':'))} replace Git's {json.dumps(GATES[:4])}"
-    assert elide_lists(text) == ('the live gates ["SelfHosted","LogPosting","DynamicGPUDiscovery", … and 8 more] '
-                                 f"replace Git's {json.dumps(GATES[:4])}")   # four items read at a glance
+    assert elide_lists(text) == (
+        'the live gates ["SelfHosted","LogPosting","DynamicGPUDiscovery", … and 8 more] '
+        f"replace Git's {json.dumps(GATES[:4])}"
+    )  # four items read at a glance
 
 
 def test_a_list_a_little_longer_than_kept_and_text_without_lists_stay_whole() -> None:

@@ -49,7 +49,7 @@ def test_user_policies_join_the_pack(user_dir: Path) -> None:
     assert policy_set.file_of("ACME-Q-001") == f"{user_dir}/queues/names.rego"
 
 
-SYNTAX_ERROR = "package kai_gitops.rules.user.broken\n\nmeta := {\n  \"id\": \"X\"\n  \"title\" \"t\"\n}\n"
+SYNTAX_ERROR = 'package kai_gitops.rules.user.broken\n\nmeta := {\n  "id": "X"\n  "title" "t"\n}\n'
 
 
 def test_syntax_error_is_one_line_with_file_line_col(tmp_path: Path) -> None:
@@ -63,9 +63,11 @@ def test_syntax_error_is_one_line_with_file_line_col(tmp_path: Path) -> None:
 
 def test_syntax_error_has_no_rust_backtrace_even_with_rust_backtrace_set(tmp_path: Path) -> None:
     write(tmp_path, "broken.rego", SYNTAX_ERROR)
-    code = ("from pathlib import Path\nfrom reconciler.checks.policy import load_policy_set\n"
-            "from reconciler.core.errors import UserError\n"
-            f"try:\n    load_policy_set([Path({str(tmp_path)!r})])\nexcept UserError as e:\n    print(e.line())\n")
+    code = (
+        "from pathlib import Path\nfrom reconciler.checks.policy import load_policy_set\n"
+        "from reconciler.core.errors import UserError\n"
+        f"try:\n    load_policy_set([Path({str(tmp_path)!r})])\nexcept UserError as e:\n    print(e.line())\n"
+    )
     env = {**os.environ, "RUST_BACKTRACE": "1", "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     lines = out.stdout.strip().splitlines()
@@ -75,8 +77,13 @@ def test_syntax_error_has_no_rust_backtrace_even_with_rust_backtrace_set(tmp_pat
 
 
 def test_evaluation_error_names_the_rule_file(tmp_path: Path, shipped) -> None:
-    write(tmp_path, "bad.rego", USER_RULE.replace("ACME-Q-001", "ACME-Q-009")
-          .replace("some q in input.live.queues", "some q in input.live.queues\n\tcount(q.name, 1) > 0"))
+    write(
+        tmp_path,
+        "bad.rego",
+        USER_RULE.replace("ACME-Q-001", "ACME-Q-009").replace(
+            "some q in input.live.queues", "some q in input.live.queues\n\tcount(q.name, 1) > 0"
+        ),
+    )
     engine = make_engine(load_policy_set([tmp_path]))
     with pytest.raises(UserError) as err:
         engine.evaluate(example("facts-live.json"))
@@ -201,11 +208,11 @@ def test_engines_collected_on_another_thread_are_freed_on_their_own(monkeypatch:
     unraisable: list[str] = []
     monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}"))
     gc.collect()
-    gc.disable()   # nothing is collected on this thread before the other one runs
+    gc.disable()  # nothing is collected on this thread before the other one runs
     try:
         policy_set = load_policy_set()
         engine = make_engine(policy_set)
-        engine.evaluate(example("facts-live.json"))      # a warm clone kept by the engine, beside the compiled pack
+        engine.evaluate(example("facts-live.json"))  # a warm clone kept by the engine, beside the compiled pack
         cycle: list[object] = [policy_set, engine]
         cycle.append(cycle)
         del policy_set, engine, cycle
@@ -215,8 +222,8 @@ def test_engines_collected_on_another_thread_are_freed_on_their_own(monkeypatch:
         assert unraisable == []
         from reconciler.checks.policy import owned
 
-        assert owned.parked() == 2                      # the compiled pack and the warm clone, kept for this thread
-        load_policy_set()                                # making an engine frees this thread's parked ones
+        assert owned.parked() == 2  # the compiled pack and the warm clone, kept for this thread
+        load_policy_set()  # making an engine frees this thread's parked ones
         assert owned.parked() == 0 and unraisable == []
     finally:
         gc.enable()

@@ -10,8 +10,15 @@ from reconciler.checks.policy.pack import PolicySet, collect_results
 from reconciler.core.errors import UserError
 from reconciler.findings.rules import RuleMeta
 
-META = {"id": "X-001", "title": "t", "severity": "error", "scope": "static", "rationale": "r", "remediation": "m",
-        "source": "user"}
+META = {
+    "id": "X-001",
+    "title": "t",
+    "severity": "error",
+    "scope": "static",
+    "rationale": "r",
+    "remediation": "m",
+    "source": "user",
+}
 POLICIES = PolicySet(files=(), data={}, rules={}, rule_files={"X-001": "x.rego"})
 
 
@@ -24,8 +31,15 @@ def test_the_same_meta_gives_the_same_results_as_checking_it_afresh() -> None:
     assert first == again and first[0].rule == RuleMeta.from_dict(META, "x.rego")
 
 
-@pytest.mark.parametrize("bad", [{**META, "severity": "fatal"}, {k: v for k, v in META.items() if k != "title"},
-                                 {**META, "title": 3}, "not an object"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {**META, "severity": "fatal"},
+        {k: v for k, v in META.items() if k != "title"},
+        {**META, "title": 3},
+        "not an object",
+    ],
+)
 def test_a_bad_meta_is_refused_each_time(bad: Any) -> None:
     for _ in range(2):
         with pytest.raises(UserError):

@@ -59,7 +59,7 @@ def test_every_request_is_answered_without_a_redirect(standin, user_dir: Path) -
     facts = example("facts-live.json")
     facts["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True, "resources": ZERO})
     assert any(r.rule.id == "ACME-Q-001" for r in engine.evaluate(facts))
-    opa(load_policy_set([user_dir]), standin)   # a second run lists what the first uploaded
+    opa(load_policy_set([user_dir]), standin)  # a second run lists what the first uploaded
     assert standin.redirected == []
     assert not [p for m, p in standin.requests if m == "DELETE"]
 
@@ -77,8 +77,10 @@ def test_preloaded_but_empty_server_is_one_error_not_silence(shipped, standin) -
     with pytest.raises(UserError) as err:
         engine.evaluate(example("facts-live.json"))
     line = one_line(err)
-    assert line.startswith(f"OPA at {standin.url} holds no data.nvca, which the policies read") \
+    assert (
+        line.startswith(f"OPA at {standin.url} holds no data.nvca, which the policies read")
         and "kai-gitops policy bundle" in line
+    )
 
 
 def test_preloaded_without_the_pack_data_is_one_error_not_a_flood(shipped, standin) -> None:
@@ -175,8 +177,7 @@ def test_compile_error_reported_by_server_names_local_file(tmp_path: Path, shipp
     bad.write_text("package kai_gitops.rules.user.x\n")
     policy_set = load_policy_set([tmp_path])
     bad.write_text("package kai_gitops.rules.user.x\n\nmeta := {\n")
-    files = tuple(f if f.path != bad else type(f)(f.name, f.path, bad.read_text(), f.package)
-                  for f in policy_set.files)
+    files = tuple(f if f.path != bad else type(f)(f.name, f.path, bad.read_text(), f.package) for f in policy_set.files)
     with pytest.raises(UserError) as err:
         opa(type(policy_set)(files, policy_set.data, policy_set.rules, policy_set.rule_files), standin)
     assert one_line(err).startswith(f"{tmp_path}/x.rego:")
@@ -216,17 +217,20 @@ def test_upload_gives_up_when_nothing_moves(shipped, standin) -> None:
     assert one_line(err).startswith("kai-gitops:policies/kai_gitops/lib/gates.rego:1:1: undefined function (stand-in)")
 
 
-def test_an_answer_past_the_cap_is_one_error_naming_server_and_cap(shipped, standin,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_answer_past_the_cap_is_one_error_naming_server_and_cap(
+    shipped, standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Counted decompressed: the stand-in's gzip answer is a few KB on the wire and 4 MB inflated."""
     monkeypatch.setattr("reconciler.checks.policy.opa_engine.ANSWER_MAX_BYTES", 1024 * 1024, raising=False)
     engine = opa(shipped, standin)
     standin.fault = "bomb"
     with pytest.raises(UserError) as err:
         engine.evaluate(example("facts-live.json"))
-    assert one_line(err) == (f"OPA at {standin.url} sent an answer larger than 1,048,576 bytes (decompressed) "
-                             "while evaluating policies (is --opa-url an OPA server, and its policies the ones "
-                             "this run uploads?)")
+    assert one_line(err) == (
+        f"OPA at {standin.url} sent an answer larger than 1,048,576 bytes (decompressed) "
+        "while evaluating policies (is --opa-url an OPA server, and its policies the ones "
+        "this run uploads?)"
+    )
 
 
 def test_an_answer_nested_too_deep_is_one_error_naming_server_and_bound(shipped, standin) -> None:
@@ -237,13 +241,16 @@ def test_an_answer_nested_too_deep_is_one_error_naming_server_and_bound(shipped,
     standin.fault = "deep"
     with pytest.raises(UserError) as err:
         engine.evaluate(example("facts-live.json"))
-    assert one_line(err) == (f"OPA at {standin.url} sent an answer nested deeper than {MAX_JSON_DEPTH} levels "
-                             "while evaluating policies (is --opa-url an OPA server, and its policies the ones "
-                             "this run uploads?)")
+    assert one_line(err) == (
+        f"OPA at {standin.url} sent an answer nested deeper than {MAX_JSON_DEPTH} levels "
+        "while evaluating policies (is --opa-url an OPA server, and its policies the ones "
+        "this run uploads?)"
+    )
 
 
-def test_an_answer_under_the_cap_arrives_whole_compressed_or_not(shipped, standin,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_answer_under_the_cap_arrives_whole_compressed_or_not(
+    shipped, standin, monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = opa(shipped, standin)
     standin.fault, standin.bomb_bytes = "bomb", 100_000
     assert engine._query({}, "x", "reading")["result"] == " " * 100_000

@@ -87,8 +87,9 @@ def test_bundle_is_reproducible_and_its_revision_follows_the_content(repo: Path,
 
 
 def diff_findings(repo: Path, *opa: str) -> list[dict[str, object]]:
-    code, out, err = run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                              "-o", "json", *opa])
+    code, out, err = run_cli(
+        ["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT, "-o", "json", *opa]
+    )
     assert code == 2, err
     return timeless(orjson.loads(out)["findings"])
 
@@ -108,8 +109,20 @@ def test_bundle_without_the_pack_data_is_one_error(repo: Path, tmp_path: Path, s
     files = members(bundle(repo, tmp_path / "bundle.tar.gz"))
     del files["nvca/data.json"]
     standin.load_bundle(pack(files))
-    code, out, err = run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                              "--opa-url", standin.url, "--opa-preloaded"])
+    code, out, err = run_cli(
+        [
+            "diff",
+            "--repo",
+            repo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            SNAPSHOT,
+            "--opa-url",
+            standin.url,
+            "--opa-preloaded",
+        ]
+    )
     assert_one_line_error(code, out, err, f"OPA at {standin.url} holds no data.nvca", "kai-gitops policy bundle")
 
 
@@ -125,8 +138,9 @@ def test_stand_in_enforces_the_manifest_roots(repo: Path, tmp_path: Path, standi
 
 def test_bad_targets_and_broken_user_policy_write_nothing(repo: Path, tmp_path: Path) -> None:
     assert_one_line_error(*run_cli(["policy", "bundle", "-o", tmp_path / "bundle.zip"]), "is a .tar.gz file")
-    assert_one_line_error(*run_cli(["policy", "bundle", "-o", tmp_path / "nope" / "b.tar.gz"]),
-                          "output directory does not exist")
+    assert_one_line_error(
+        *run_cli(["policy", "bundle", "-o", tmp_path / "nope" / "b.tar.gz"]), "output directory does not exist"
+    )
     commit_files(repo, {"policy/acme/broken.rego": "package kai_gitops.rules.user.broken\n\nmeta := {\n"})
     out = tmp_path / "bundle.tar.gz"
     assert_one_line_error(*run_cli(["policy", "bundle", "--repo", repo, "-o", out]), "policy/acme/broken.rego:")

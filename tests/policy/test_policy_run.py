@@ -26,8 +26,9 @@ class Config:
 
 
 def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 @pytest.fixture()
@@ -38,7 +39,8 @@ def repo_dir(tmp_path: Path) -> Path:
     (root / "policies" / "acme" / "budget.rego").write_text(DATA_RULE)
     (root / "budget.yaml").write_text("budget:\n  max_queues: 2\n")
     (root / "kai-gitops-waivers.yaml").write_text(
-        "- rule: ACME-*\n  subject: '*'\n  reason: migration\n  owner: acme\n  expires: 2030-01-01\n")
+        "- rule: ACME-*\n  subject: '*'\n  reason: migration\n  owner: acme\n  expires: 2030-01-01\n"
+    )
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "policies")
@@ -46,8 +48,11 @@ def repo_dir(tmp_path: Path) -> Path:
 
 
 def settings() -> SimpleNamespace:
-    return SimpleNamespace(policy=SimpleNamespace(opa_url=None, opa_token=None, opa_ca=None, opa_timeout=10.0,
-                                                  opa_preloaded=False, untrusted=False))
+    return SimpleNamespace(
+        policy=SimpleNamespace(
+            opa_url=None, opa_token=None, opa_ca=None, opa_timeout=10.0, opa_preloaded=False, untrusted=False
+        )
+    )
 
 
 def facts() -> dict:
@@ -117,14 +122,16 @@ def test_repo_waivers_are_judged_once_per_run(repo_dir: Path) -> None:
     """Two clusters, one global waiver used only in the first: no KAI-W-002; expired: one KAI-W-001."""
     (repo_dir / "kai-gitops-waivers.yaml").write_text(
         "- rule: ACME-*\n  subject: '*'\n  reason: migration\n  owner: acme\n  expires: 2030-01-01\n"
-        "- rule: NVCA-H-*\n  subject: '*'\n  reason: old\n  owner: acme\n  expires: 2020-01-01\n")
+        "- rule: NVCA-H-*\n  subject: '*'\n  reason: old\n  owner: acme\n  expires: 2020-01-01\n"
+    )
     repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True), config=Config())
     run = waiving(repo, ["a", "b"], date(2026, 11, 1))
     first = run.apply(runner.evaluate(facts(), None, repo, settings()), "a")
     second = run.apply([], "b")
     assert second == [] and any(f.waived_by for f in first)
-    assert [(f.rule_id, str(f.location), f.cluster) for f in run.leftovers()] == \
-        [("KAI-W-001", "kai-gitops-waivers.yaml:6", "(repository)")]
+    assert [(f.rule_id, str(f.location), f.cluster) for f in run.leftovers()] == [
+        ("KAI-W-001", "kai-gitops-waivers.yaml:6", "(repository)")
+    ]
 
 
 def test_non_utf8_waivers_file_is_one_line(repo_dir: Path) -> None:
@@ -137,16 +144,19 @@ def test_non_utf8_waivers_file_is_one_line(repo_dir: Path) -> None:
 
 def test_conflicting_repo_data_files_are_refused_naming_both(repo_dir: Path) -> None:
     (repo_dir / "more.yaml").write_text("budget:\n  max_queues: 9\n")
-    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True),
-                           config=Config(policy_data=("budget.yaml", "more.yaml")))
+    repo = SimpleNamespace(
+        tree=open_tree(str(repo_dir), worktree=True), config=Config(policy_data=("budget.yaml", "more.yaml"))
+    )
     with pytest.raises(UserError) as err:
         runner.repo_policy_data(repo)
-    assert err.value.line() == ("more.yaml: data.user.budget.max_queues is also set by budget.yaml "
-                                "with a different value")
+    assert err.value.line() == (
+        "more.yaml: data.user.budget.max_queues is also set by budget.yaml with a different value"
+    )
 
 
 def test_repo_data_files_merge_nested_mappings(repo_dir: Path) -> None:
     (repo_dir / "more.yaml").write_text("budget:\n  max_queues: 2\n  teams: [a]\nlabels: {x: 1}\n")
-    repo = SimpleNamespace(tree=open_tree(str(repo_dir), worktree=True),
-                           config=Config(policy_data=("budget.yaml", "more.yaml")))
+    repo = SimpleNamespace(
+        tree=open_tree(str(repo_dir), worktree=True), config=Config(policy_data=("budget.yaml", "more.yaml"))
+    )
     assert runner.repo_policy_data(repo) == {"budget": {"max_queues": 2, "teams": ["a"]}, "labels": {"x": 1}}

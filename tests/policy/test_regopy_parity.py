@@ -19,7 +19,7 @@ from tests.support.policy_shared import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
-WORKER = '''
+WORKER = """
 import json, sys
 import regopy
 from regopy.interpreter import rego_query
@@ -43,15 +43,16 @@ for path in sys.argv[1:]:
         counts[rule_id] = n
     answers[path] = counts
 print(json.dumps(answers))
-'''
+"""
 
 
 def test_rego_cpp_counts_match_regorus(shipped) -> None:
     pytest.importorskip("regopy")
     # with the function-chart objects too, whose rules are static (the live examples carry none)
     paths = sorted(str(p) for p in [*EXAMPLES.glob("facts-live*.json"), EXAMPLES / "facts-static-workloads.json"])
-    proc = subprocess.run([sys.executable, "-c", WORKER, *paths], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", WORKER, *paths], capture_output=True, text=True, cwd=ROOT, timeout=300, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-2000:] or f"regopy crashed with {proc.returncode}"
     answers = json.loads(proc.stdout.strip().splitlines()[-1])
     engine = make_engine(shipped)

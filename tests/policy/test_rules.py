@@ -42,14 +42,17 @@ def test_static_findings_point_into_git(shipped) -> None:
     results = make_engine(shipped).evaluate(standalone())
     typo = next(r for r in results if r.rule.id == "NVCA-G-005")
     assert (typo.doc, typo.path) == ("nvca_values", ("selfManaged", "featureGateValues", 1))
-    assert "\"KAIScheduler\"" in typo.message
+    assert '"KAIScheduler"' in typo.message
 
 
 def test_stricter_than_nvca_rules_say_so(shipped) -> None:
     for rule_id in ("KAI-Q-010", "KAI-Q-011"):
         assert "stricter than NVCA" in shipped.rules[rule_id].rationale
-        assert any("stricter than NVCA" in r.message for r in make_engine(shipped).evaluate(TRIGGERS[rule_id])
-                   if r.rule.id == rule_id)
+        assert any(
+            "stricter than NVCA" in r.message
+            for r in make_engine(shipped).evaluate(TRIGGERS[rule_id])
+            if r.rule.id == rule_id
+        )
 
 
 def test_pods_are_never_patched(shipped) -> None:
@@ -64,8 +67,9 @@ def test_the_rule_tables_name_every_rule(shipped) -> None:
     from tests.support.helpers import ROOT
 
     table = (ROOT / "policies" / "README.md").read_text()
-    listed = {line.split("|")[1].strip() for line in table.splitlines()
-              if line.startswith(("| KAI-", "| NVCA-", "| NVCF-"))}
+    listed = {
+        line.split("|")[1].strip() for line in table.splitlines() if line.startswith(("| KAI-", "| NVCA-", "| NVCF-"))
+    }
     assert listed == set(shipped.rules)
     page = (ROOT / "docs" / "policies.md").read_text()
     assert [rule for rule in BY_ID if f"`{rule}`" not in page] == []

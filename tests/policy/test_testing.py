@@ -27,7 +27,7 @@ def test_every_shipped_rule_has_a_passing_and_a_failing_case(shipped) -> None:
         assert len(cases) >= 2, f"{rule_id}: tests {cases}"
 
 
-FAILING = '''package acme.tests
+FAILING = """package acme.tests
 
 import data.kai_gitops.lib.util
 
@@ -42,7 +42,7 @@ test_fails if {
 test_errors if {
 	count(1) == 1
 }
-'''
+"""
 
 
 def test_failing_tests_are_reported(tmp_path: Path) -> None:
@@ -59,14 +59,14 @@ def test_failing_tests_are_reported(tmp_path: Path) -> None:
 
 
 def test_user_dir_with_its_own_rules(tmp_path: Path, user_dir: Path) -> None:
-    (user_dir / "queues" / "names_test.rego").write_text('''package acme.tests.names
+    (user_dir / "queues" / "names_test.rego").write_text("""package acme.tests.names
 
 facts := {"scope": "live", "live": {"queues": [{"name": "research"}]}}
 
 test_flags_unprefixed_queue if {
 	count(data.kai_gitops.rules.user.acme.queue_names.violations) == 1 with input as facts
 }
-''')
+""")
     report = run_policy_tests([user_dir])
     assert report.summary() == "1 passed, 0 failed"
 

@@ -20,8 +20,9 @@ TODAY = date(2026, 11, 1)
 def findings(shipped):
     from reconciler.checks.policy import make_engine
 
-    return results_to_findings(make_engine(shipped).evaluate(example("facts-live.json")), "prod-addon",
-                               lambda doc, path: None)
+    return results_to_findings(
+        make_engine(shipped).evaluate(example("facts-live.json")), "prod-addon", lambda doc, path: None
+    )
 
 
 def test_example_file_loads() -> None:
@@ -92,11 +93,15 @@ def test_usage_and_expiry_are_decided_once_over_all_clusters(shipped) -> None:
     finding, and an expired waiver is reported once, not once per cluster."""
     waivers = load_waivers(SEVERAL, "w.yaml")
     prod, used_prod = apply_waivers(findings(shipped), waivers, TODAY, cluster="prod-addon")
-    lab, used_lab = apply_waivers([replace(f, cluster="lab") for f in findings(shipped)
-                                   if f.rule_id != "NVCA-S-012"], waivers, TODAY, cluster="lab")
+    lab, used_lab = apply_waivers(
+        [replace(f, cluster="lab") for f in findings(shipped) if f.rule_id != "NVCA-S-012"],
+        waivers,
+        TODAY,
+        cluster="lab",
+    )
     assert used_prod == {0, 1} and used_lab == set()
     assert {f.rule_id for f in prod if f.waived_by} >= {"NVCA-S-012", "NVCA-P-001"}
-    assert not any(f.waived_by for f in lab if f.rule_id.startswith("NVCA-P-"))   # scoped to prod-addon
+    assert not any(f.waived_by for f in lab if f.rule_id.startswith("NVCA-P-"))  # scoped to prod-addon
     verdict = waiver_findings(waivers, used_prod | used_lab, TODAY)
     assert [(f.rule_id, str(f.location)) for f in verdict] == [("KAI-W-001", "w.yaml:13")]
 
@@ -110,8 +115,7 @@ def test_waivers_of_clusters_the_run_did_not_check_are_not_judged(shipped) -> No
 
 
 def test_waivers_for_other_clusters_are_ignored(shipped) -> None:
-    text = ("waivers:\n- rule: '*'\n  subject: '*'\n  cluster: staging\n  reason: r\n  owner: o\n"
-            "  expires: 2030-01-01\n")
+    text = "waivers:\n- rule: '*'\n  subject: '*'\n  cluster: staging\n  reason: r\n  owner: o\n  expires: 2030-01-01\n"
     out, used = apply_waivers(findings(shipped), load_waivers(text, "w.yaml"), TODAY, cluster="prod-addon")
     assert not any(f.waived_by for f in out) and used == set()
 
@@ -127,18 +131,25 @@ def test_one_waiver_matches_the_release_in_policy_and_drift_findings(shipped) ->
     from reconciler.findings.finding import Finding, Kind
 
     release = ObjectRef("helm.sh/v3", "HelmRelease", "kai-scheduler", "kai-scheduler")
-    drift = Finding(rule_id="KAI-D-001", kind=Kind.DRIFT, severity=Severity.WARNING, message="m",
-                    cluster="prod-addon", subject=release)
-    text = ("- rule: '*'\n  subject: HelmRelease/kai-scheduler/kai-scheduler\n  reason: r\n  owner: o\n"
-            "  expires: 2027-01-01\n")
+    drift = Finding(
+        rule_id="KAI-D-001",
+        kind=Kind.DRIFT,
+        severity=Severity.WARNING,
+        message="m",
+        cluster="prod-addon",
+        subject=release,
+    )
+    text = (
+        "- rule: '*'\n  subject: HelmRelease/kai-scheduler/kai-scheduler\n  reason: r\n  owner: o\n"
+        "  expires: 2027-01-01\n"
+    )
     out, used = apply_waivers([*findings(shipped), drift], load_waivers(text, "w.yaml"), TODAY)
     waived = {f.rule_id for f in out if f.waived_by}
     assert {"KAI-R-012", "KAI-R-013", "KAI-D-001"} <= waived and used == {0}
 
 
 def test_subject_mapping_form() -> None:
-    text = ("- rule: X\n  subject: {kind: Pod, namespace: ns, name: p}\n  reason: r\n  owner: o\n"
-            "  expires: 2027-01-01\n")
+    text = "- rule: X\n  subject: {kind: Pod, namespace: ns, name: p}\n  reason: r\n  owner: o\n  expires: 2027-01-01\n"
     [w] = load_waivers(text, "w.yaml")
     assert w.subject == "Pod/ns/p"
     assert w.matches(replace(_finding(), subject=ObjectRef("v1", "Pod", "p", "ns")))
@@ -156,25 +167,40 @@ def test_already_waived_findings_keep_their_waiver() -> None:
     assert out[0].waived_by == "earlier" and used == set()
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("- rule: X\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-13-01\n",
-     "w.yaml:5: waiver 1: expires '2027-13-01' is not a date YYYY-MM-DD"),
-    ("- rule: X\n  subject: '*'\n  reason: r\n  expires: 2027-01-01\n", "w.yaml:1: waiver 1: missing owner"),
-    ("- rule: X\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-01-01\n"
-     "- rule: Y\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-01-01\n  ticket: 5\n",
-     "w.yaml:11: waiver 2: unknown key 'ticket'"),
-    ("- rule: X\n  subject: default-queue\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",
-     "w.yaml:2: waiver 1: subject 'default-queue' must be Kind/name"),
-    ("waivers: [\n  {rule: X,\n", "w.yaml:3:1: invalid YAML"),
-    ("rules: []\n", "w.yaml:1: unknown top-level key 'rules'"),
-    ("- just a string\n", "w.yaml:1: waiver 1 must be a mapping"),
-    ("- rule: X\n  subject: '*'\n  cluster: 2024\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",
-     "w.yaml:3: waiver 1: cluster must be a cluster name (a string), got the number 2024"),
-    ("- rule: X\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-01-01\n  cluster: [a, b]\n",
-     "w.yaml:6: waiver 1: cluster must be a cluster name (a string), got a list"),
-    ("- rule: X\n  subject: '*'\n  cluster: true\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",
-     "w.yaml:3: waiver 1: cluster must be a cluster name (a string), got a boolean"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "- rule: X\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-13-01\n",
+            "w.yaml:5: waiver 1: expires '2027-13-01' is not a date YYYY-MM-DD",
+        ),
+        ("- rule: X\n  subject: '*'\n  reason: r\n  expires: 2027-01-01\n", "w.yaml:1: waiver 1: missing owner"),
+        (
+            "- rule: X\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-01-01\n"
+            "- rule: Y\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-01-01\n  ticket: 5\n",
+            "w.yaml:11: waiver 2: unknown key 'ticket'",
+        ),
+        (
+            "- rule: X\n  subject: default-queue\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",
+            "w.yaml:2: waiver 1: subject 'default-queue' must be Kind/name",
+        ),
+        ("waivers: [\n  {rule: X,\n", "w.yaml:3:1: invalid YAML"),
+        ("rules: []\n", "w.yaml:1: unknown top-level key 'rules'"),
+        ("- just a string\n", "w.yaml:1: waiver 1 must be a mapping"),
+        (
+            "- rule: X\n  subject: '*'\n  cluster: 2024\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",
+            "w.yaml:3: waiver 1: cluster must be a cluster name (a string), got the number 2024",
+        ),
+        (
+            "- rule: X\n  subject: '*'\n  reason: r\n  owner: o\n  expires: 2027-01-01\n  cluster: [a, b]\n",
+            "w.yaml:6: waiver 1: cluster must be a cluster name (a string), got a list",
+        ),
+        (
+            "- rule: X\n  subject: '*'\n  cluster: true\n  reason: r\n  owner: o\n  expires: 2027-01-01\n",
+            "w.yaml:3: waiver 1: cluster must be a cluster name (a string), got a boolean",
+        ),
+    ],
+)
 def test_bad_file_names_file_and_line(text: str, expected: str) -> None:
     with pytest.raises(UserError) as err:
         load_waivers(text, "w.yaml")

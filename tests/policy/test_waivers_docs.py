@@ -67,8 +67,9 @@ def repo_with_waiver(tmp_path: Path, waiver: dict[str, Any] | None) -> Path:
     files = scaffold_files(ScaffoldSettings(tmp_path, (ClusterSeed("lab", "standalone"),), ci=None))
     values = "clusters/lab/kai-values.yaml"
     files[values] = files[values].replace("  placementStrategy: binpack\n", "")
-    files["kai-gitops.yaml"] = files["kai-gitops.yaml"].replace("    # sharedCluster: {intent: dedicated}",
-                                                                "    sharedCluster: {intent: dedicated}")
+    files["kai-gitops.yaml"] = files["kai-gitops.yaml"].replace(
+        "    # sharedCluster: {intent: dedicated}", "    sharedCluster: {intent: dedicated}"
+    )
     if waiver is not None:
         files["kai-gitops-waivers.yaml"] = yaml.safe_dump({"waivers": [waiver]})
     path, _ = make_repo(tmp_path, dict(files))
@@ -85,7 +86,7 @@ def test_subject_star_waives_a_finding_about_a_file_until_its_last_day(tmp_path:
     assert (code, findings(report)) == (2, [("KAI-V-004", False)])
     assert report["clusters"][0]["findings"][0]["subject"] is None
 
-    code, report = check(repo_with_waiver(tmp_path / "today", star_waiver()))   # `expires` is the last day
+    code, report = check(repo_with_waiver(tmp_path / "today", star_waiver()))  # `expires` is the last day
     assert (code, findings(report)) == (0, [("KAI-V-004", True)])
 
 

@@ -38,8 +38,8 @@ def test_the_page_holds_the_diagram_the_tool_writes(tool: ModuleType, layers: li
 def test_every_room_of_the_contract_is_drawn_on_its_row(tool: ModuleType, layers: list[list[str]]) -> None:
     drawn = tool.mermaid(layers)
     for i, line in enumerate(layers):
-        row = drawn[drawn.index(f"subgraph layer{i} "):]
-        row = row[:row.index("  end")]
+        row = drawn[drawn.index(f"subgraph layer{i} ") :]
+        row = row[: row.index("  end")]
         assert sorted(r for r in _rooms_in(row)) == sorted(line)
     assert {room for line in layers for room in line} == {f.source for f in tool.FLOW} | {f.taker for f in tool.FLOW}
 
@@ -56,7 +56,8 @@ def test_the_flows_go_up_the_contract_and_a_flow_down_is_refused(tool: ModuleTyp
     down = tool.Flow("report", "checks", "a finding handed down")
     assert tool.flow_errors(layers, (down,)) == ["report -> checks: checks is not above report in the layers contract"]
     assert tool.flow_errors(layers, (tool.Flow("cli", "attic", "x"),)) == [
-        "cli -> attic: no room 'attic' in the layers contract"]
+        "cli -> attic: no room 'attic' in the layers contract"
+    ]
 
 
 def test_each_room_takes_its_data_from_a_room_it_imports(tool: ModuleType) -> None:
@@ -64,14 +65,18 @@ def test_each_room_takes_its_data_from_a_room_it_imports(tool: ModuleType) -> No
 
     def imports(taker: str, source: str) -> bool:
         modules = {f"reconciler.{taker}", *graph.find_descendants(f"reconciler.{taker}")}
-        return any(imported == f"reconciler.{source}" or imported.startswith(f"reconciler.{source}.")
-                   for module in modules for imported in graph.find_modules_directly_imported_by(module))
+        return any(
+            imported == f"reconciler.{source}" or imported.startswith(f"reconciler.{source}.")
+            for module in modules
+            for imported in graph.find_modules_directly_imported_by(module)
+        )
 
     assert [f for f in tool.FLOW if not imports(f.taker, f.source)] == []
 
 
-def test_check_mode_says_stale_and_exits_1(tool: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_mode_says_stale_and_exits_1(
+    tool: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
     page = (ROOT / tool.PAGE).read_text().replace('"Report"', '"a report"', 1)

@@ -25,8 +25,20 @@ def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _diff(repo: Path, *extra: Any) -> tuple[int, str, str]:
-    return run_cli(["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", DEMO_SNAPSHOTS / "prod-addon.yaml",
-                    "--k8s-audit-log", AUDIT_LOG, *extra])
+    return run_cli(
+        [
+            "diff",
+            "--repo",
+            repo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            DEMO_SNAPSHOTS / "prod-addon.yaml",
+            "--k8s-audit-log",
+            AUDIT_LOG,
+            *extra,
+        ]
+    )
 
 
 def _findings(repo: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -40,10 +52,12 @@ def test_committed_demo_files_are_what_build_writes_byte_for_byte(tmp_path: Path
         BUILD.write_snapshots(tmp_path / run)
         BUILD.write_audit_log(tmp_path / run / "audit.log")
         for name in ("prod-addon.yaml", "lab-standalone.yaml"):
-            assert (tmp_path / run / name).read_bytes() == (DEMO_SNAPSHOTS / name).read_bytes(), \
+            assert (tmp_path / run / name).read_bytes() == (DEMO_SNAPSHOTS / name).read_bytes(), (
                 "regenerate: python repo-templates/demo/build.py snapshots repo-templates/demo/snapshots"
-        assert (tmp_path / run / "audit.log").read_bytes() == AUDIT_LOG.read_bytes(), \
+            )
+        assert (tmp_path / run / "audit.log").read_bytes() == AUDIT_LOG.read_bytes(), (
             "regenerate: python repo-templates/demo/build.py audit-log repo-templates/demo/audit.log"
+        )
 
 
 def test_demo_audit_log_is_audit_events_as_the_api_server_writes_them() -> None:
@@ -64,19 +78,29 @@ def test_queues_name_the_helm_revision_that_set_them(demo_repo: Path) -> None:
         assert set(attribution) == {"cpu.quota", "gpu.quota", "memory.quota"}
         cpu = attribution["cpu.quota"]
         assert (cpu["manager"], cpu["operation"], cpu["time"]) == ("helm", "Update", "2026-10-01T08:00:00Z")
-        assert cpu["helmRelease"] == {"name": "kai-scheduler", "namespace": "kai-scheduler", "revision": 1,
-                                      "status": "superseded", "lastDeployed": "2026-10-01T07:59:58.482903117Z"}
-        assert findings[("KAI-D-002", queue)].get("lastWrite") is None   # the log starts after Helm created them
+        assert cpu["helmRelease"] == {
+            "name": "kai-scheduler",
+            "namespace": "kai-scheduler",
+            "revision": 1,
+            "status": "superseded",
+            "lastDeployed": "2026-10-01T07:59:58.482903117Z",
+        }
+        assert findings[("KAI-D-002", queue)].get("lastWrite") is None  # the log starts after Helm created them
 
 
 def test_kai_config_names_kubectl_edit_and_the_person_behind_it(demo_repo: Path) -> None:
     finding = _findings(demo_repo)[("KAI-D-005", "kai-config")]
     [attribution] = finding["attribution"]
-    assert attribution == {"field": "admission.gpuSharing", "manager": "kubectl-edit", "operation": "Update",
-                           "subresource": None, "time": "2026-11-30T14:02:11Z"}
+    assert attribution == {
+        "field": "admission.gpuSharing",
+        "manager": "kubectl-edit",
+        "operation": "Update",
+        "subresource": None,
+        "time": "2026-11-30T14:02:11Z",
+    }
     write = finding["lastWrite"]
     assert (write["user"], write["identity"], write["verb"]) == ("alice@example.com", "person", "patch")
-    assert write["time"].startswith("2026-11-30T14:02:11")   # the operator's later status write is no write
+    assert write["time"].startswith("2026-11-30T14:02:11")  # the operator's later status write is no write
 
 
 def test_node_label_names_kubectl_label(demo_repo: Path) -> None:
@@ -88,11 +112,15 @@ def test_demo_text_says_who_and_when_with_the_person_standing_out(demo_repo: Pat
     code, out, err = _diff(demo_repo)
     assert code == 2, err
     # One writer set all three fields of a queue: said once under them, not on each line.
-    assert ("memory.quota           0 → -1\n      each last set by helm (Update) 2026-10-01 08:00 UTC — Helm release "
-            "kai-scheduler/kai-scheduler revision 1 (superseded, deployed 2026-10-01 07:59 UTC)") in out
+    assert (
+        "memory.quota           0 → -1\n      each last set by helm (Update) 2026-10-01 08:00 UTC — Helm release "
+        "kai-scheduler/kai-scheduler revision 1 (superseded, deployed 2026-10-01 07:59 UTC)"
+    ) in out
     assert out.count("each last set by helm") == 2
     # The message gave the values; the attribution line names the field only.
-    assert ("kai-config differs from Git: admission.gpuSharing true → false\n"
-            "      admission.gpuSharing, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC") in out
+    assert (
+        "kai-config differs from Git: admission.gpuSharing true → false\n"
+        "      admission.gpuSharing, last set by kubectl-edit (Update) 2026-11-30 14:02 UTC"
+    ) in out
     assert "⚠ last written by alice@example.com (person)" in out
     assert out.count("⚠ last written by") == 1

@@ -28,9 +28,31 @@ PAGES = sorted(DOCS.glob("*.md"))
 PROG = "kai-gitops"
 
 # Options of other programs the pages quote, told apart by the command a code span or code line starts with.
-FOREIGN_COMMANDS = {"opa", "kubectl", "helm", "git", "python", "python3", "pip", "make", "mkdocs", "docker",
-                    "kustomize", "pytest", "ruff", "tar", "curl", "kube-apiserver", "etcd", "go", "promtool",
-                    "actionlint", "aws", "jq", "pre-commit"}
+FOREIGN_COMMANDS = {
+    "opa",
+    "kubectl",
+    "helm",
+    "git",
+    "python",
+    "python3",
+    "pip",
+    "make",
+    "mkdocs",
+    "docker",
+    "kustomize",
+    "pytest",
+    "ruff",
+    "tar",
+    "curl",
+    "kube-apiserver",
+    "etcd",
+    "go",
+    "promtool",
+    "actionlint",
+    "aws",
+    "jq",
+    "pre-commit",
+}
 # Strings that look like options but are none of ours, each with the reason.
 NOT_OPTIONS = {
     "--token": "a value shape the redaction masks (`--token=…` arguments), not an option",
@@ -54,9 +76,16 @@ def _walk(command: click.Command, path: tuple[str, ...], parent: click.Context |
 
 TREE = list(_walk(main, (PROG,), None))
 COMMANDS = {" ".join(path): command for path, command, _ in TREE}
-OPTIONS = {" ".join(path): {opt for param in command.get_params(ctx) if isinstance(param, click.Option)
-                             for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--")}
-           for path, command, ctx in TREE}
+OPTIONS = {
+    " ".join(path): {
+        opt
+        for param in command.get_params(ctx)
+        if isinstance(param, click.Option)
+        for opt in (*param.opts, *param.secondary_opts)
+        if opt.startswith("--")
+    }
+    for path, command, ctx in TREE
+}
 ALL_OPTIONS = set().union(*OPTIONS.values())
 
 
@@ -80,7 +109,7 @@ def _snippets(text: str):
             continue
         last = 0
         for span in _CODE_SPAN.finditer(line):
-            yield "prose", line[last:span.start()]
+            yield "prose", line[last : span.start()]
             yield "code", span.group(2)
             last = span.end()
         yield "prose", line[last:]
@@ -103,7 +132,7 @@ def _command_of(segment: str) -> tuple[str | None, bool]:
             return None, True
         if word in (PROG, ".venv/bin/kai-gitops", "$(BIN)/kai-gitops"):
             path = PROG
-            for sub in words[index + 1:]:
+            for sub in words[index + 1 :]:
                 if f"{path} {sub}" not in COMMANDS:
                     break
                 path = f"{path} {sub}"
@@ -145,9 +174,13 @@ def test_every_option_named_exists(doc: Path) -> None:
 
 def test_the_walk_sees_the_whole_tree() -> None:
     # Guards the walk itself: a lazy command table must still yield every command and its options.
-    assert {"kai-gitops check", "kai-gitops reconcile", "kai-gitops report merge", "kai-gitops policy bundle",
-            "kai-gitops init"} \
-        <= COMMANDS.keys()
+    assert {
+        "kai-gitops check",
+        "kai-gitops reconcile",
+        "kai-gitops report merge",
+        "kai-gitops policy bundle",
+        "kai-gitops init",
+    } <= COMMANDS.keys()
     assert {"--fail-on", "--apply", "--shard", "--report-to", "--chart-version"} <= ALL_OPTIONS
 
 
@@ -172,8 +205,7 @@ def test_reference_is_generated_from_the_click_tree() -> None:
 def test_every_command_is_in_the_reference_or_the_nav() -> None:
     ids = _heading_ids(_render(REFERENCE))
     nav = set(_nav_entries(_config()["nav"]))
-    missing = [path for path in COMMANDS
-               if re.sub(r"[^\w]+", "-", path).strip("-") not in ids and path not in nav]
+    missing = [path for path in COMMANDS if re.sub(r"[^\w]+", "-", path).strip("-") not in ids and path not in nav]
     assert not missing, f"commands missing from docs/commands.md's generated reference and the nav: {missing}"
 
 
@@ -211,8 +243,11 @@ def _ids_of(page: Path) -> set[str]:
     if page not in _IDS:
         text = page.read_text()
         headings = re.findall(r"^#{1,6} +(.+?)\s*$", text, re.M)
-        _IDS[page] = (_heading_ids(_render(page)) | set(re.findall(r"\sid=\"([^\"]+)\"", text))
-                      | {_github_slug(h) for h in headings})
+        _IDS[page] = (
+            _heading_ids(_render(page))
+            | set(re.findall(r"\sid=\"([^\"]+)\"", text))
+            | {_github_slug(h) for h in headings}
+        )
     return _IDS[page]
 
 
@@ -262,7 +297,7 @@ def test_every_page_is_in_the_nav_and_the_build_is_offline_and_strict() -> None:
 def _section(page: Path, heading: str) -> str:
     text = page.read_text()
     start = text.index(heading)
-    return text[start:text.index("\n## ", start + 1)]
+    return text[start : text.index("\n## ", start + 1)]
 
 
 @pytest.mark.parametrize("page", [README, DOCS / "index.md"], ids=lambda p: str(p.relative_to(ROOT)))
@@ -292,7 +327,7 @@ def test_the_quick_start_says_how_to_start_on_your_own_repository(page: Path, tm
         parent = main.make_context(PROG, list(args))
         command = main.get_command(parent, args[0])
         assert command is not None, words
-        command.make_context(args[0], args[1:], parent=parent)   # a usage error raises
+        command.make_context(args[0], args[1:], parent=parent)  # a usage error raises
     init, check, _ = lines
     code, out, err = run_cli([str(tmp_path / word) if word == "my-gitops" else word for word in init[1:]])
     assert code == 0, err

@@ -66,8 +66,12 @@ def test_an_acyclic_package_keeps_the_contract(tmp_path: Path) -> None:
         pytest.param({"high.py": USES_LOW, "low.py": _lazy("high")}, id="function-level import"),
         pytest.param({"high.py": USES_LOW, "low.py": _type_only("high")}, id="TYPE_CHECKING import"),
         pytest.param(
-            {"left/__init__.py": "", "left/inner.py": HEAD + "from planted.right import deep\n",
-             "right/__init__.py": "", "right/deep.py": _lazy("left")},
+            {
+                "left/__init__.py": "",
+                "left/inner.py": HEAD + "from planted.right import deep\n",
+                "right/__init__.py": "",
+                "right/deep.py": _lazy("left"),
+            },
             id="between subpackages",
         ),
     ],

@@ -25,13 +25,23 @@ def test_chart_section_without_helm_is_one_skipped_line_and_exit_0(tmp_path: Pat
         found = shutil.which(tool)
         if found:
             (no_helm / tool).symlink_to(found)
-    env = {**os.environ, "PATH": f"{venv_bin}:{no_helm}", "KAI_GITOPS_TOOLS_DIR": str(tmp_path / "no-tools"),
-           "KAI_GITOPS_TOOLS_BIN": ""}
+    env = {
+        **os.environ,
+        "PATH": f"{venv_bin}:{no_helm}",
+        "KAI_GITOPS_TOOLS_DIR": str(tmp_path / "no-tools"),
+        "KAI_GITOPS_TOOLS_BIN": "",
+    }
     make = shutil.which("make")
     assert make is not None
     # -o: the install stamp counts as up to date, so the test never runs pip; BIN points at this interpreter's venv.
-    run = subprocess.run([make, "--no-print-directory", "-o", ".venv/.installed", f"BIN={venv_bin}", "demo-charts"],
-                         cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [make, "--no-print-directory", "-o", ".venv/.installed", f"BIN={venv_bin}", "demo-charts"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("== kai-gitops check on function charts"), run.stdout

@@ -29,17 +29,26 @@ def _project_files() -> list[str]:
     """Tracked files, plus new ones not ignored yet, so a reference is caught before it is committed."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: the tracked files are unknown")
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, check=True, capture_output=True).stdout
-    return sorted({name for name in listed.decode().split("\0")
-                   if name and (not name.startswith(EXEMPT) or name.startswith(OURS_IN_EXEMPT))})
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout
+    return sorted(
+        {
+            name
+            for name in listed.decode().split("\0")
+            if name and (not name.startswith(EXEMPT) or name.startswith(OURS_IN_EXEMPT))
+        }
+    )
 
 
 def test_no_file_cites_the_planning_material_outside_the_repo() -> None:
     hits = []
     for name in _project_files():
         path = ROOT / name
-        if not path.is_file():          # deleted in the work tree, not yet committed
+        if not path.is_file():  # deleted in the work tree, not yet committed
             continue
         text = path.read_bytes().decode("utf-8", errors="replace")
         if not any(needle in text for needle in FORBIDDEN) and not SECTION.search(text):
@@ -48,14 +57,21 @@ def test_no_file_cites_the_planning_material_outside_the_repo() -> None:
             found = [needle for needle in FORBIDDEN if needle in line] + SECTION.findall(line)
             if found:
                 hits.append(f"{name}:{number}: {', '.join(found)}: {line.strip()[:100]}")
-    assert not hits, ("these cite planning material outside the repository; point at docs/ or the upstream "
-                      "source instead:\n" + "\n".join(hits))
+    assert not hits, (
+        "these cite planning material outside the repository; point at docs/ or the upstream "
+        "source instead:\n" + "\n".join(hits)
+    )
 
 
 def test_the_check_sees_the_whole_tree() -> None:
     # Guards the listing itself: an empty or partial list would pass the check above vacuously.
     files = set(_project_files())
-    assert {"README.md", "docs/policies.md", "policies/kai_gitops/rules/queues/kai_q_001.rego",
-            "reconciler/findings/builtin_rules.py", "deploy/base/rbac-read.yaml"} <= files
+    assert {
+        "README.md",
+        "docs/policies.md",
+        "policies/kai_gitops/rules/queues/kai_q_001.rego",
+        "reconciler/findings/builtin_rules.py",
+        "deploy/base/rbac-read.yaml",
+    } <= files
     assert {"tests/fixtures/SOURCES.md", "tests/fixtures/charts/kai-trap/templates/default-queues.yaml"} <= files
     assert not [name for name in files if name.startswith(EXEMPT) and not name.startswith(OURS_IN_EXEMPT)]

@@ -10,16 +10,16 @@ from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "ratchet.py"
 
-CLEAN = '''\
+CLEAN = """\
 from typing import Any
 import typing
 
 
 def typed(x: dict[str, Any], *args: int) -> list[Any]:
     return [x, args]
-'''
+"""
 
-GROWN = '''\
+GROWN = """\
 from typing import Any
 import typing
 
@@ -30,7 +30,7 @@ def typed(x: Any, *args: Any, **kwargs: "Any") -> typing.Any:
     def inner() -> None:
         import os
     return json
-'''
+"""
 
 
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:

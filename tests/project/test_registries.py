@@ -33,8 +33,12 @@ def type_checking_bindings(path: Path) -> set[str]:
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
     found: set[str] = set()
     for block in (node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"):
-        imported = {alias.asname or alias.name: f"{node.module}.{alias.name}"
-                    for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+        imported = {
+            alias.asname or alias.name: f"{node.module}.{alias.name}"
+            for node in block.body
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        }
         for node in ast.walk(block):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in imported:
                 found.add(f"{imported[node.value.id]}:{node.attr}")
@@ -42,8 +46,9 @@ def type_checking_bindings(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize(("table", "path"), [(FORMATS, PACKAGE / "outputs" / "__init__.py"),
-                                             (TARGETS, PACKAGE / "publish" / "targets.py")])
+@pytest.mark.parametrize(
+    ("table", "path"), [(FORMATS, PACKAGE / "outputs" / "__init__.py"), (TARGETS, PACKAGE / "publish" / "targets.py")]
+)
 def test_mypy_sees_every_function_a_table_names(table: dict[str, object], path: Path) -> None:
     named = {ref.target for entry in table.values() for ref in refs_of(entry)}
     assert named == type_checking_bindings(path)
@@ -75,12 +80,13 @@ def test_every_target_and_command_loads_with_its_type() -> None:
 def test_the_tables_import_nothing_they_name() -> None:
     """The CLI's start-up reads the tables (the -o and --report-to help); no format, target or command module is
     imported until it is used."""
-    named = {ref.module for table in (FORMATS, TARGETS, COMMANDS) for entry in table.values()
-             for ref in refs_of(entry)}
-    code = ("import sys, reconciler.cli.options, reconciler.outputs.destinations; "
-            "print('\\n'.join(sorted(sys.modules)))")
-    loaded = set(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                                check=True).stdout.split())
+    named = {ref.module for table in (FORMATS, TARGETS, COMMANDS) for entry in table.values() for ref in refs_of(entry)}
+    code = "import sys, reconciler.cli.options, reconciler.outputs.destinations; print('\\n'.join(sorted(sys.modules)))"
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
     assert named & loaded == set()
 
 

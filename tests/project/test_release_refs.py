@@ -13,15 +13,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ["README.md", "CHANGELOG.md", "action.yml", ".pre-commit-hooks.yaml", "docs/**/*.md", "templates/*.yml",
-          "repo-templates/ci/*", "reconciler/data/init/**/*", "deploy/**/*"]
+COPIED = [
+    "README.md",
+    "CHANGELOG.md",
+    "action.yml",
+    ".pre-commit-hooks.yaml",
+    "docs/**/*.md",
+    "templates/*.yml",
+    "repo-templates/ci/*",
+    "reconciler/data/init/**/*",
+    "deploy/**/*",
+]
 # Refs of kai-gitops itself; another project's ref (actions/checkout@v4) is that project's business.
 REF_PATTERNS = [
-    re.compile(r"git\+[^\s\"'`]*kai-gitops[^\s\"'`@]*@(?P<ref>[^\s\"'`#]+)"),      # pip / pipx VCS requirement
-    re.compile(r"uses:\s*[^\s@]*kai-gitops@(?P<ref>[^\s\"'`]+)"),                  # the GitHub Action
-    re.compile(r"component:\s*\S*/kai-gitops-check@(?P<ref>[^\s\"'`]+)"),          # the GitLab component
-    re.compile(r"^\s*#?\s*rev:\s*(?P<ref>[^\s#]+)", re.MULTILINE),                 # the pre-commit hook
-    re.compile(r"kai-gitops[^\s\"'`]*/(?:blob|tree)/(?P<ref>[^/\s\"'`]+)/"),        # links into the repository
+    re.compile(r"git\+[^\s\"'`]*kai-gitops[^\s\"'`@]*@(?P<ref>[^\s\"'`#]+)"),  # pip / pipx VCS requirement
+    re.compile(r"uses:\s*[^\s@]*kai-gitops@(?P<ref>[^\s\"'`]+)"),  # the GitHub Action
+    re.compile(r"component:\s*\S*/kai-gitops-check@(?P<ref>[^\s\"'`]+)"),  # the GitLab component
+    re.compile(r"^\s*#?\s*rev:\s*(?P<ref>[^\s#]+)", re.MULTILINE),  # the pre-commit hook
+    re.compile(r"kai-gitops[^\s\"'`]*/(?:blob|tree)/(?P<ref>[^/\s\"'`]+)/"),  # links into the repository
 ]
 PLACEHOLDER = re.compile(r"^(<[a-z-]+>|\$.*)$")
 
@@ -32,32 +41,43 @@ def copied_files() -> list[Path]:
 
 
 def refs_in(text: str) -> list[tuple[int, str]]:
-    return [(text.count("\n", 0, m.start()) + 1, m.group("ref"))
-            for pattern in REF_PATTERNS for m in pattern.finditer(text)]
+    return [
+        (text.count("\n", 0, m.start()) + 1, m.group("ref")) for pattern in REF_PATTERNS for m in pattern.finditer(text)
+    ]
 
 
 def resolves(ref: str) -> bool:
-    done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=ROOT,
-                          capture_output=True, timeout=30)
+    done = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=ROOT, capture_output=True, timeout=30
+    )
     return done.returncode == 0
 
 
 def test_every_copied_ref_is_the_placeholder_or_exists() -> None:
-    seen = [(path, line, ref) for path in copied_files()
-            for line, ref in refs_in(path.read_text(encoding="utf-8", errors="replace"))]
-    assert len(seen) >= 20, seen   # the install lines, the Action, the component, the hook and the runbooks
-    missing = [f"{path.relative_to(ROOT)}:{line}: {ref}" for path, line, ref in seen
-               if not PLACEHOLDER.match(ref) and not resolves(ref)]
+    seen = [
+        (path, line, ref)
+        for path in copied_files()
+        for line, ref in refs_in(path.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert len(seen) >= 20, seen  # the install lines, the Action, the component, the hook and the runbooks
+    missing = [
+        f"{path.relative_to(ROOT)}:{line}: {ref}"
+        for path, line, ref in seen
+        if not PLACEHOLDER.match(ref) and not resolves(ref)
+    ]
     assert not missing, "refs no one can check out:\n" + "\n".join(missing)
 
 
-@pytest.mark.parametrize(("text", "ref"), [
-    ('pipx install "git+<kai-gitops-git-url>@v0.1.0"', "v0.1.0"),
-    ("  - uses: <owner>/kai-gitops@v1", "v1"),
-    ("  - component: $CI_SERVER_FQDN/<group>/kai-gitops/kai-gitops-check@0.1.0", "0.1.0"),
-    ("#       rev: v0.1.0", "v0.1.0"),
-    ("runbook_url: <kai-gitops-git-url>/blob/v0.1.0/docs/monitoring.md#x", "v0.1.0"),
-])
+@pytest.mark.parametrize(
+    ("text", "ref"),
+    [
+        ('pipx install "git+<kai-gitops-git-url>@v0.1.0"', "v0.1.0"),
+        ("  - uses: <owner>/kai-gitops@v1", "v1"),
+        ("  - component: $CI_SERVER_FQDN/<group>/kai-gitops/kai-gitops-check@0.1.0", "0.1.0"),
+        ("#       rev: v0.1.0", "v0.1.0"),
+        ("runbook_url: <kai-gitops-git-url>/blob/v0.1.0/docs/monitoring.md#x", "v0.1.0"),
+    ],
+)
 def test_the_old_pins_are_found_and_do_not_resolve(text: str, ref: str) -> None:
     assert refs_in(text) == [(1, ref)]
     assert not resolves(ref)

@@ -17,16 +17,24 @@ CATALOGUE = PACKAGE / "findings"
 
 def rule_id_literals(source: str) -> list[tuple[int, str]]:
     """(line, text) of each string constant that is a rule id, whole: a message or docstring may name a rule."""
-    return sorted((node.lineno, node.value) for node in ast.walk(ast.parse(source))
-                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID.fullmatch(node.value))
+    return sorted(
+        (node.lineno, node.value)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and RULE_ID.fullmatch(node.value)
+    )
 
 
 def test_no_rule_id_is_spelt_outside_the_catalogue() -> None:
-    found = [f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r}"
-             for path in sorted(PACKAGE.rglob("*.py")) if CATALOGUE not in path.parents
-             for line, text in rule_id_literals(path.read_text(encoding="utf-8"))]
-    assert found == [], "name the rule by its RuleMeta (findings/builtin_rules.py) or PolicyRule " \
-                        "(findings/policy_rules.py):\n" + "\n".join(found)
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if CATALOGUE not in path.parents
+        for line, text in rule_id_literals(path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], (
+        "name the rule by its RuleMeta (findings/builtin_rules.py) or PolicyRule "
+        "(findings/policy_rules.py):\n" + "\n".join(found)
+    )
 
 
 def test_the_scan_finds_a_rule_id_and_passes_prose() -> None:
@@ -37,4 +45,3 @@ def test_the_scan_finds_a_rule_id_and_passes_prose() -> None:
 def test_every_policy_rule_the_code_acts_on_is_a_rule_of_the_shipped_pack() -> None:
     shipped = load_policy_set().rules
     assert [rule.id for rule in POLICY_RULES if rule.id not in shipped] == []
-

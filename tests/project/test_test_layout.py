@@ -32,11 +32,18 @@ def test_no_test_module_directly_under_tests() -> None:
 
 def test_no_helper_module_outside_support() -> None:
     """Beside the tests only conftest.py and __init__.py: a helper module goes to tests/support/."""
-    strays = sorted(str(path.relative_to(TESTS)) for path in TESTS.glob("*/*.py")
-                    if path.parent.name != "support" and path.name not in ("conftest.py", "__init__.py")
-                    and not path.name.startswith("test_"))
-    strays += sorted(path.name for path in TESTS.glob("*.py")
-                     if path.name not in ("conftest.py", "__init__.py") and not path.name.startswith("test_"))
+    strays = sorted(
+        str(path.relative_to(TESTS))
+        for path in TESTS.glob("*/*.py")
+        if path.parent.name != "support"
+        and path.name not in ("conftest.py", "__init__.py")
+        and not path.name.startswith("test_")
+    )
+    strays += sorted(
+        path.name
+        for path in TESTS.glob("*.py")
+        if path.name not in ("conftest.py", "__init__.py") and not path.name.startswith("test_")
+    )
     assert strays == [], f"move these helpers to tests/support/: {strays}"
 
 
@@ -46,8 +53,11 @@ def test_no_test_module_imports_another() -> None:
     offences = []
     for path in sorted(TESTS.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        offences += [f"{path.relative_to(TESTS.parent)}:{line}: {module}"
-                     for line, module in _imported_modules(tree) if _is_test_module(module)]
+        offences += [
+            f"{path.relative_to(TESTS.parent)}:{line}: {module}"
+            for line, module in _imported_modules(tree)
+            if _is_test_module(module)
+        ]
     assert offences == [], "import these from tests/support/ instead:\n" + "\n".join(offences)
 
 

@@ -114,7 +114,7 @@ def test_events_on_nodes_with_the_longest_names_pass_the_servers_validation(envt
         assert sorted(e.regarding.name for e in events if e.regarding.kind == "Node") == sorted([longest, dotted])
         assert all(e.reason == "NodeLabelChanged" for e in events if e.regarding.kind == "Node")
         node = json.loads(cluster.kubectl("get", "node", dotted, "-o", "json", "--show-managed-fields"))
-        assert owned(managers(node)["kai-gitops"], ()) == {f"metadata.labels.{SCHEDULE}"}   # all it owns
+        assert owned(managers(node)["kai-gitops"], ()) == {f"metadata.labels.{SCHEDULE}"}  # all it owns
     finally:
         cluster.close()
 
@@ -122,11 +122,11 @@ def test_events_on_nodes_with_the_longest_names_pass_the_servers_validation(envt
 def test_managed_fields_name_kai_gitops_for_exactly_the_fields_it_patched(cluster: KaiCluster) -> None:
     before = {name: cluster.queue(name) for name in (PARENT, CHILD)}
     assert set(managers(before[CHILD])) == {"helm"}
-    assert cluster.run("reconcile", "--apply").code == 0   # the operator's item left (NVCA's /healthz) is info
+    assert cluster.run("reconcile", "--apply").code == 0  # the operator's item left (NVCA's /healthz) is info
     for name in (PARENT, CHILD):
         fields = managers(cluster.queue(name))
         assert set(fields) == {"helm", "kai-gitops"}
-        assert fields["kai-gitops"]["operation"] == "Update"   # a merge patch, not server-side apply
+        assert fields["kai-gitops"]["operation"] == "Update"  # a merge patch, not server-side apply
         assert owned(fields["kai-gitops"], ()) == {f"spec.resources.{q}" for q in QUOTAS}
         helm_resources = owned(fields["helm"], ("spec", "resources"))
         assert helm_resources == {f"{r}.{f}" for r in ("cpu", "gpu", "memory") for f in ("limit", "overQuotaWeight")}
@@ -135,21 +135,26 @@ def test_managed_fields_name_kai_gitops_for_exactly_the_fields_it_patched(cluste
 
 
 def test_deleted_default_queues_are_created_again_parent_first_and_owned_by_kai_gitops(cluster: KaiCluster) -> None:
-    cluster.kubectl("delete", "queue", CHILD, PARENT)   # helm uninstall leaves them; an operator deleted them
+    cluster.kubectl("delete", "queue", CHILD, PARENT)  # helm uninstall leaves them; an operator deleted them
     audit = cluster.tmp / "audit.jsonl"
     result = cluster.run("reconcile", "--apply", "--audit-log", audit)
     assert "Apply complete: 2 applied" in result.out and "warning:" not in result.out, result
     assert [(a["object"]["name"], a["operation"]) for a in audit_lines(audit) if a["result"] == "applied"] == [
-        (PARENT, "create"), (CHILD, "create")]
+        (PARENT, "create"),
+        (CHILD, "create"),
+    ]
     for name in (PARENT, CHILD):
         queue = cluster.queue(name)
-        assert queue["spec"]["resources"] == {r: {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-                                              for r in ("cpu", "gpu", "memory")}
+        assert queue["spec"]["resources"] == {
+            r: {"quota": -1, "limit": -1, "overQuotaWeight": 1} for r in ("cpu", "gpu", "memory")
+        }
         assert set(managers(queue)) == {"kai-gitops"}
     assert cluster.queue(CHILD)["spec"]["parentQueue"] == PARENT
     events = ours(kubernetes.client.EventsV1Api(cluster.client).list_namespaced_event("default").items)
     assert sorted((e.regarding.name, e.reason, e.action) for e in events) == [
-        (PARENT, "QueueCreated", "Create"), (CHILD, "QueueCreated", "Create")]
+        (PARENT, "QueueCreated", "Create"),
+        (CHILD, "QueueCreated", "Create"),
+    ]
 
 
 # -- dry-run and admission --------------------------------------------------------------------------------
@@ -162,15 +167,28 @@ def queues_frozen(cluster: KaiCluster, *, dry_runs_too: bool) -> Iterator[None]:
     out of force only once a probe passes again (the next test's `helm install` must not meet it)."""
     expression = "false" if dry_runs_too else "request.dryRun == true"
     admission = kubernetes.client.AdmissionregistrationV1Api(cluster.client)
-    admission.create_validating_admission_policy({
-        "metadata": {"name": "queues-frozen"},
-        "spec": {"failurePolicy": "Fail",
-                 "matchConstraints": {"resourceRules": [{"apiGroups": ["scheduling.run.ai"], "apiVersions": ["*"],
-                                                         "operations": ["CREATE", "UPDATE"],
-                                                         "resources": ["queues"]}]},
-                 "validations": [{"expression": expression, "message": "queues are frozen: change window closed"}]}})
-    admission.create_validating_admission_policy_binding({
-        "metadata": {"name": "queues-frozen"}, "spec": {"policyName": "queues-frozen", "validationActions": ["Deny"]}})
+    admission.create_validating_admission_policy(
+        {
+            "metadata": {"name": "queues-frozen"},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {
+                    "resourceRules": [
+                        {
+                            "apiGroups": ["scheduling.run.ai"],
+                            "apiVersions": ["*"],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["queues"],
+                        }
+                    ]
+                },
+                "validations": [{"expression": expression, "message": "queues are frozen: change window closed"}],
+            },
+        }
+    )
+    admission.create_validating_admission_policy_binding(
+        {"metadata": {"name": "queues-frozen"}, "spec": {"policyName": "queues-frozen", "validationActions": ["Deny"]}}
+    )
     _wait_for_probe(cluster, refused=True)
     try:
         yield
@@ -206,7 +224,7 @@ def test_a_dry_run_the_server_refuses_aborts_the_plan_and_nothing_is_written(clu
     assert "the server-side dry-run refused the plan, nothing was written" in result.err
     assert "queues are frozen: change window closed" in result.err
     assert {name: cluster.queue(name)["metadata"]["resourceVersion"] for name in (PARENT, CHILD)} == before
-    assert "holderIdentity" not in cluster.lease()["spec"]   # released
+    assert "holderIdentity" not in cluster.lease()["spec"]  # released
 
 
 def test_the_dry_run_writes_nothing_when_only_the_real_write_is_refused(cluster: KaiCluster) -> None:
@@ -221,7 +239,10 @@ def test_the_dry_run_writes_nothing_when_only_the_real_write_is_refused(cluster:
     for name in (PARENT, CHILD):
         assert cluster.queue(name)["metadata"] == before[name]["metadata"]
     assert [(a["object"]["name"], a["result"]) for a in audit_lines(audit)] == [
-        (PARENT, "started"), (PARENT, "failed"), (CHILD, "not-attempted")]
+        (PARENT, "started"),
+        (PARENT, "failed"),
+        (CHILD, "not-attempted"),
+    ]
     assert ours(kubernetes.client.EventsV1Api(cluster.client).list_namespaced_event("default").items) == []
 
 
@@ -242,27 +263,31 @@ def _concurrent_write(monkeypatch: pytest.MonkeyPatch, write: Any) -> None:
     monkeypatch.setattr(steps, "dry_run", dry_run_then_someone_writes)
 
 
-def test_a_409_from_an_unrelated_concurrent_write_is_read_again_and_applied(cluster: KaiCluster,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_409_from_an_unrelated_concurrent_write_is_read_again_and_applied(
+    cluster: KaiCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _concurrent_write(monkeypatch, lambda: cluster.kubectl("label", "queue", PARENT, "team=ml"))
     audit = cluster.tmp / "audit.jsonl"
     code, out, err = run_cli(cluster.args("reconcile", "--apply", "--audit-log", audit))
     assert "Apply complete: 2 applied, 0 failed" in out, (code, out, err)
     parent = cluster.queue(PARENT)
-    assert parent["metadata"]["labels"]["team"] == "ml"   # the other write stands
+    assert parent["metadata"]["labels"]["team"] == "ml"  # the other write stands
     assert parent["spec"]["resources"]["cpu"]["quota"] == -1
     applied = next(a for a in audit_lines(audit) if a["object"]["name"] == PARENT and a["result"] == "applied")
     assert applied["resourceVersion"] == parent["metadata"]["resourceVersion"]
 
 
-def test_a_409_from_a_concurrent_write_of_a_planned_field_stops_the_run(cluster: KaiCluster,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_409_from_a_concurrent_write_of_a_planned_field_stops_the_run(
+    cluster: KaiCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
     patch = json.dumps({"spec": {"resources": {"cpu": {"quota": 5}}}})
     _concurrent_write(monkeypatch, lambda: cluster.kubectl("patch", "queue", PARENT, "--type", "merge", "-p", patch))
     code, out, err = run_cli(cluster.args("reconcile", "--apply"))
     assert code == 1, (code, out, err)
-    assert (f"✗ failed update Queue/{PARENT}: HTTP 409" in out
-            and f"read again: Queue/{PARENT} spec.resources.cpu.quota is 5, the plan expected 0" in out), out
+    assert (
+        f"✗ failed update Queue/{PARENT}: HTTP 409" in out
+        and f"read again: Queue/{PARENT} spec.resources.cpu.quota is 5, the plan expected 0" in out
+    ), out
     assert f"- not applied update Queue/{CHILD}" in out
     assert cluster.triples(PARENT)["cpu"]["quota"] == 5 and cluster.triples(CHILD)["cpu"]["quota"] == 0
     assert "kai-gitops" not in managers(cluster.queue(PARENT))
@@ -274,13 +299,15 @@ def test_a_409_from_a_concurrent_write_of_a_planned_field_stops_the_run(cluster:
 def test_a_saved_plan_is_refused_once_a_planned_field_changed_and_nothing_is_written(cluster: KaiCluster) -> None:
     plan = cluster.tmp / "plan.json"
     assert cluster.run("reconcile", "--plan-out", plan).code == 2
-    cluster.kubectl("patch", "queue", CHILD, "--type", "merge", "-p",
-                    json.dumps({"spec": {"resources": {"gpu": {"quota": 4}}}}))
+    cluster.kubectl(
+        "patch", "queue", CHILD, "--type", "merge", "-p", json.dumps({"spec": {"resources": {"gpu": {"quota": 4}}}})
+    )
     before = cluster.queue(PARENT)["metadata"]["resourceVersion"]
     result = cluster.run("reconcile", "--plan", plan, "--apply")
     assert result.code == 1, result
-    assert (f"the plan is stale, nothing was written: Queue/{CHILD} spec.resources.gpu.quota is 4, "
-            "the plan expected 0") in result.err
+    assert (
+        f"the plan is stale, nothing was written: Queue/{CHILD} spec.resources.gpu.quota is 4, the plan expected 0"
+    ) in result.err
     assert cluster.queue(PARENT)["metadata"]["resourceVersion"] == before
     assert "holderIdentity" not in cluster.lease()["spec"]
 
@@ -291,8 +318,9 @@ def test_a_saved_plan_is_refused_once_a_planned_field_changed_and_nothing_is_wri
 NODES = 300
 
 
-def test_sigterm_mid_apply_releases_the_lease_and_audits_exactly_what_the_server_holds(envtest: EnvTest,
-                                                                                         tmp_path: Path) -> None:
+def test_sigterm_mid_apply_releases_the_lease_and_audits_exactly_what_the_server_holds(
+    envtest: EnvTest, tmp_path: Path
+) -> None:
     # A shared cluster whose GPU nodes all lack NVCA's schedule label: a plan of hundreds of label writes,
     # 16 at a time. SIGTERM (a CronJob's pod stopped) arrives while they run.
     cluster = KaiCluster(envtest, tmp_path, shared_selector={"nvidia.com/gpu.present": "true"})
@@ -309,8 +337,9 @@ def test_sigterm_mid_apply_releases_the_lease_and_audits_exactly_what_the_server
 @contextlib.contextmanager
 def running(args: list[str]) -> Iterator[subprocess.Popen[str]]:
     """The installed kai-gitops with `args`, killed if the test leaves the block while it still runs."""
-    proc = subprocess.Popen([*kai_gitops_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=os.environ.copy())
+    proc = subprocess.Popen(
+        [*kai_gitops_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy()
+    )
     try:
         yield proc
     finally:
@@ -333,7 +362,7 @@ def _interrupted_apply(cluster: KaiCluster, names: list[str]) -> None:
     args = cluster.args("reconcile", "--apply", "--max-changes", NODES + 10, "--audit-log", audit)
     with running(args) as proc:
         deadline = time.monotonic() + 60
-        while applied_so_far(audit) < 20:   # the queues, then 18+ nodes
+        while applied_so_far(audit) < 20:  # the queues, then 18+ nodes
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.01)
         assert_interrupted(proc, cluster)
@@ -342,14 +371,16 @@ def _interrupted_apply(cluster: KaiCluster, names: list[str]) -> None:
     for line in lines:
         if line["result"] != "started":
             outcomes.setdefault(line["object"]["name"], []).append(line["result"])
-    assert sorted(outcomes) == sorted([PARENT, CHILD, *names])   # every change: exactly one outcome line
+    assert sorted(outcomes) == sorted([PARENT, CHILD, *names])  # every change: exactly one outcome line
     assert all(len(results) == 1 for results in outcomes.values()), outcomes
     started = {line["object"]["name"] for line in lines if line["result"] == "started"}
-    assert {n for n, (r,) in outcomes.items() if r != "not-attempted"} == started   # in flight: audited too
-    labelled = {n.metadata.name for n in kubernetes.client.CoreV1Api(cluster.client).list_node(
-        label_selector=f"{SCHEDULE}=true").items}
+    assert {n for n, (r,) in outcomes.items() if r != "not-attempted"} == started  # in flight: audited too
+    labelled = {
+        n.metadata.name
+        for n in kubernetes.client.CoreV1Api(cluster.client).list_node(label_selector=f"{SCHEDULE}=true").items
+    }
     applied_nodes = {n for n, (r,) in outcomes.items() if r == "applied" and n in names}
-    assert labelled == applied_nodes   # the audit says exactly what the server holds
+    assert labelled == applied_nodes  # the audit says exactly what the server holds
     assert 18 <= len(applied_nodes) < NODES, len(applied_nodes)
     assert {n for n, (r,) in outcomes.items() if r == "not-attempted"}, "nothing was left: SIGTERM came too late"
 
@@ -372,8 +403,13 @@ class HoldingWebhook:
                 if not request.get("dryRun") and request["name"] != "admission-probe":
                     hook.held.set()
                     hook.released.wait(20)
-                body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                   "response": {"uid": request["uid"], "allowed": True}}).encode()
+                body = json.dumps(
+                    {
+                        "apiVersion": "admission.k8s.io/v1",
+                        "kind": "AdmissionReview",
+                        "response": {"uid": request["uid"], "allowed": True},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -392,14 +428,32 @@ class HoldingWebhook:
     def __enter__(self) -> HoldingWebhook:
         self.thread.start()
         port = self.server.server_address[1]
-        kubernetes.client.AdmissionregistrationV1Api(self.cluster.client).create_validating_webhook_configuration({
-            "metadata": {"name": "hold-queue-writes"},
-            "webhooks": [{"name": "hold.queues.kai-gitops.test", "sideEffects": "None",
-                          "admissionReviewVersions": ["v1"], "failurePolicy": "Fail", "timeoutSeconds": 25,
-                          "clientConfig": {"url": f"https://127.0.0.1:{port}/validate",
-                                           "caBundle": base64.b64encode(self.ca.read_bytes()).decode()},
-                          "rules": [{"apiGroups": ["scheduling.run.ai"], "apiVersions": ["v2"],
-                                     "operations": ["UPDATE"], "resources": ["queues"]}]}]})
+        kubernetes.client.AdmissionregistrationV1Api(self.cluster.client).create_validating_webhook_configuration(
+            {
+                "metadata": {"name": "hold-queue-writes"},
+                "webhooks": [
+                    {
+                        "name": "hold.queues.kai-gitops.test",
+                        "sideEffects": "None",
+                        "admissionReviewVersions": ["v1"],
+                        "failurePolicy": "Fail",
+                        "timeoutSeconds": 25,
+                        "clientConfig": {
+                            "url": f"https://127.0.0.1:{port}/validate",
+                            "caBundle": base64.b64encode(self.ca.read_bytes()).decode(),
+                        },
+                        "rules": [
+                            {
+                                "apiGroups": ["scheduling.run.ai"],
+                                "apiVersions": ["v2"],
+                                "operations": ["UPDATE"],
+                                "resources": ["queues"],
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
         self._wait_until(in_force=True)
         return self
 
@@ -409,7 +463,8 @@ class HoldingWebhook:
     def __exit__(self, *exc: object) -> None:
         self.release()
         kubernetes.client.AdmissionregistrationV1Api(self.cluster.client).delete_validating_webhook_configuration(
-            "hold-queue-writes")
+            "hold-queue-writes"
+        )
         self._wait_until(in_force=False)
         self.server.shutdown()
         self.server.server_close()
@@ -420,8 +475,9 @@ class HoldingWebhook:
         deadline = time.monotonic() + 30
         while True:
             self.seen.clear()
-            self.cluster.custom.patch_cluster_custom_object("scheduling.run.ai", "v2", "queues", CHILD, probe,
-                                                            dry_run="All")
+            self.cluster.custom.patch_cluster_custom_object(
+                "scheduling.run.ai", "v2", "queues", CHILD, probe, dry_run="All"
+            )
             if self.seen.is_set() == in_force:
                 return
             assert time.monotonic() < deadline, "the webhook configuration did not come into (or out of) force"
@@ -434,16 +490,18 @@ def test_sigterm_during_a_queue_write_audits_it_as_uncertain_and_the_same_plan_s
     with HoldingWebhook(cluster) as webhook:
         args = cluster.args("reconcile", "--plan", plan, "--apply", "--audit-log", audit)
         with running(args) as proc:
-            assert webhook.held.wait(60), proc.communicate()   # the parent queue's PATCH is in the API server
+            assert webhook.held.wait(60), proc.communicate()  # the parent queue's PATCH is in the API server
             assert_interrupted(proc, cluster)
     results = [(a["object"]["name"], a["result"], a["error"]) for a in audit_lines(audit)]
-    assert results == [(PARENT, "started", None),
-                       (PARENT, "failed", "KeyboardInterrupt: the write may or may not have been applied"),
-                       (CHILD, "not-attempted", "the run was interrupted")], results
+    assert results == [
+        (PARENT, "started", None),
+        (PARENT, "failed", "KeyboardInterrupt: the write may or may not have been applied"),
+        (CHILD, "not-attempted", "the run was interrupted"),
+    ], results
     # Whether the held write landed is up to the API server; the same plan applied again settles it.
     again = cluster.run("reconcile", "--plan", plan, "--apply", "--audit-log", audit)
     assert again.code in (0, 2) and "Apply complete" in again.out, again
-    settled = {a["object"]["name"]: a["result"] for a in audit_lines(audit)[len(results):] if a["result"] != "started"}
+    settled = {a["object"]["name"]: a["result"] for a in audit_lines(audit)[len(results) :] if a["result"] != "started"}
     assert settled[CHILD] == "applied" and settled[PARENT] in ("applied", "already-applied"), settled
     for name in (PARENT, CHILD):
         assert cluster.triples(name)["cpu"]["quota"] == -1

@@ -23,19 +23,24 @@ def _tools() -> None:
 
 
 def bench(script: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--server", "real", *args],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), "--server", "real", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_live_read_real_mode_reads_the_same_objects_as_the_client_and_kubectl() -> None:
     result = bench("live_read.py", "--nodes", "12", "--pods", "30", "--runs", "1")
-    assert result["expected_counts"] == {"nodes": 12, "pods": 38}   # 30 NVCF pods and KAI's 8
+    assert result["expected_counts"] == {"nodes": 12, "pods": 38}  # 30 NVCF pods and KAI's 8
     assert result["counts_match"] is True
     for reader in ("read", "models", "kubectl"):
         assert result["measurements"][reader]["counts"] == result["expected_counts"], reader
-    assert result["measurements"]["diff"]["exit"] == 2   # the demo repo's findings
+    assert result["measurements"]["diff"]["exit"] == 2  # the demo repo's findings
     assert result["seeding"]["counts"]["Pod"] == 38 and result["machine_before"]["cpus"] >= 1
 
 
@@ -48,4 +53,4 @@ def test_apply_real_mode_writes_each_change_once_for_every_way() -> None:
     assert once["kubectl_loop"]["patched_once"] == 2
     assert (result["kubectl_loop"]["sample"], result["kubectl_loop"]["extrapolated"]) == (2, True)
     assert [w.split("/")[0] for w in once["ours"]["writers"]] == ["kai-gitops"]
-    assert once["reconcile"]["apply_warnings"] == []   # every Event recorded
+    assert once["reconcile"]["apply_warnings"] == []  # every Event recorded

@@ -62,9 +62,9 @@ class Deployment:
     variant: str
     objects: list[Obj]
     runs: list[Run] = field(default_factory=list)
-    planted: dict[str, str] = field(default_factory=dict)   # report path -> uid, before the runs
-    probes: dict[str, int] = field(default_factory=dict)    # a request tried with the token -> HTTP status
-    after: dict[str, Any] = field(default_factory=dict)     # cluster state read back after the runs
+    planted: dict[str, str] = field(default_factory=dict)  # report path -> uid, before the runs
+    probes: dict[str, int] = field(default_factory=dict)  # a request tried with the token -> HTTP status
+    after: dict[str, Any] = field(default_factory=dict)  # cluster state read back after the runs
 
     @property
     def requests(self) -> list[Request]:
@@ -84,22 +84,27 @@ def directory(variant: str, tmp: Path) -> Path:
     return variant_dir(tmp, overlay, tuple(c for c in components.split("+") if c))
 
 
-EARLIER_REPORTS = (   # (apiVersion, kind, name, namespace, labels) of reports an earlier run left, and others'
-    (WG, "ClusterPolicyReport", "kai-gitops-prod-addon", None, OURS),          # ours, to update
+EARLIER_REPORTS = (  # (apiVersion, kind, name, namespace, labels) of reports an earlier run left, and others'
+    (WG, "ClusterPolicyReport", "kai-gitops-prod-addon", None, OURS),  # ours, to update
     (OPEN, "ClusterReport", "kai-gitops-prod-addon", None, OURS),
     (WG, "PolicyReport", "kai-gitops-prod-addon", "nvcf-backend", OURS),
     (OPEN, "Report", "kai-gitops-prod-addon", "nvcf-backend", OURS),
-    (WG, "ClusterPolicyReport", "kai-gitops-prod-addon-v0", None, OURS),       # our labels, not our name: kept
+    (WG, "ClusterPolicyReport", "kai-gitops-prod-addon-v0", None, OURS),  # our labels, not our name: kept
     (OPEN, "ClusterReport", "kai-gitops-prod-addon-v0", None, OURS),
-    (WG, "PolicyReport", "kai-gitops-prod-addon", "retired", OURS),            # ours, stale: to delete
+    (WG, "PolicyReport", "kai-gitops-prod-addon", "retired", OURS),  # ours, stale: to delete
     (OPEN, "Report", "kai-gitops-prod-addon", "retired", OURS),
     (WG, "PolicyReport", "kyverno-pol", "retired", {"app.kubernetes.io/managed-by": "kyverno"}),  # others'
-    (WG, "PolicyReport", "kai-gitops-lab", "retired", {**OURS, "kai-gitops/cluster": "lab"}))
+    (WG, "PolicyReport", "kai-gitops-lab", "retired", {**OURS, "kai-gitops/cluster": "lab"}),
+)
 
 
 def report_path(api: str, kind: str, namespace: str | None, name: str | None = None) -> str:
-    return (f"/apis/{api}/" + (f"namespaces/{namespace}/" if namespace else "") + REPORT_PLURALS[kind]
-            + (f"/{name}" if name else ""))
+    return (
+        f"/apis/{api}/"
+        + (f"namespaces/{namespace}/" if namespace else "")
+        + REPORT_PLURALS[kind]
+        + (f"/{name}" if name else "")
+    )
 
 
 def plant_reports(cluster: EnvTest) -> dict[str, str]:
@@ -124,8 +129,13 @@ def try_queue_patch(cluster: EnvTest, token: str) -> int:
     with cluster.api_client(token=token) as client:
         try:
             kubernetes.client.CustomObjectsApi(client).patch_cluster_custom_object(
-                "scheduling.run.ai", "v2", "queues", "default-parent-queue",
-                {"spec": {"resources": {"gpu": {"quota": 1}}}}, dry_run="All")
+                "scheduling.run.ai",
+                "v2",
+                "queues",
+                "default-parent-queue",
+                {"spec": {"resources": {"gpu": {"quota": 1}}}},
+                dry_run="All",
+            )
         except kubernetes.client.ApiException as refused:
             return refused.status
     return 200
@@ -153,16 +163,24 @@ def concurrent_report_sync(cluster: EnvTest, token: str) -> Run:
     for api, kind in ((WG, "PolicyReport"), (WG, "ClusterPolicyReport"), (OPEN, "Report"), (OPEN, "ClusterReport")):
         for item in rest.get(report_path(api, kind, None))["items"]:
             if item["metadata"]["name"] == "kai-gitops-prod-addon":
-                rest.call("DELETE", report_path(api, kind, item["metadata"].get("namespace"), "kai-gitops-prod-addon"),
-                          None, ok=(200, 202))
+                rest.call(
+                    "DELETE",
+                    report_path(api, kind, item["metadata"].get("namespace"), "kai-gitops-prod-addon"),
+                    None,
+                    ok=(200, 202),
+                )
 
     touched: set[str] = set()
 
     def concurrent_edit(method: str, path: str, _body: Any) -> None:
         if method == "PUT" and path not in touched:
             touched.add(path)
-            rest.call("PATCH", path, {"metadata": {"annotations": {"team.example.com/seen": "yes"}}},
-                      content_type="application/merge-patch+json")
+            rest.call(
+                "PATCH",
+                path,
+                {"metadata": {"annotations": {"team.example.com/seen": "yes"}}},
+                content_type="application/merge-patch+json",
+            )
 
     mark = cluster.audit_offset()
     session = envtest_session(cluster, token=token, seen=concurrent_edit)
@@ -181,10 +199,10 @@ def concurrent_report_sync(cluster: EnvTest, token: str) -> Run:
 def deploy_and_run(cluster: EnvTest, variant: str, tmp: Path) -> Deployment:
     cluster.reset()
     items = DEMO.prod_addon_snapshot()
-    if variant == "self-heal":   # a missing default Queue: the fix creates it
+    if variant == "self-heal":  # a missing default Queue: the fix creates it
         items = [i for i in items if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
         shard = next(i for i in items if i["kind"] == "SchedulingShard")
-        shard["spec"]["placementStrategy"]["gpu"] = "spread"   # and patches the shard; kai-config drifts already
+        shard["spec"]["placementStrategy"]["gpu"] = "spread"  # and patches the shard; kai-config drifts already
     populate(cluster, items)
     planted = plant_reports(cluster)
     deployment = Deployment(variant, apply_deploy(cluster, directory(variant, tmp)), planted=planted)
@@ -202,10 +220,11 @@ def deploy_and_run(cluster: EnvTest, variant: str, tmp: Path) -> Deployment:
     remote = make_bare_remote(tmp, repo)
     env = container_env(deployment.objects, {"url": f"file://{remote}", "token": GIT_TOKEN}, mounts)
     with nvca_agent(cluster):
-        deployment.runs.append(run_as_pod(cluster, expand(container["args"], env, mounts), env, kubeconfig, "cronjob",
-                                          cwd=tmp))
+        deployment.runs.append(
+            run_as_pod(cluster, expand(container["args"], env, mounts), env, kubeconfig, "cronjob", cwd=tmp)
+        )
     deployment.probes["patch scheduling.run.ai/queues default-parent-queue"] = try_queue_patch(cluster, token)
-    deployment.after = read_back(cluster)   # what the CronJob's run left
+    deployment.after = read_back(cluster)  # what the CronJob's run left
     if any(o["metadata"]["name"] == "kai-gitops-report" for o in deployment.objects):
         deployment.runs.append(concurrent_report_sync(cluster, token))
     return deployment
@@ -214,18 +233,21 @@ def deploy_and_run(cluster: EnvTest, variant: str, tmp: Path) -> Deployment:
 def read_back(cluster: EnvTest) -> dict[str, Any]:
     assert cluster.rest is not None
     rest = cluster.rest
-    return {"queues": {q["metadata"]["name"]: q for q in rest.get("/apis/scheduling.run.ai/v2/queues")["items"]},
-            "nodes": {n["metadata"]["name"]: n for n in rest.get("/api/v1/nodes")["items"]},
-            "kai-config": rest.get("/apis/kai.scheduler/v1/configs/kai-config"),
-            "shards": {s["metadata"]["name"]: s for s in rest.get("/apis/kai.scheduler/v1/schedulingshards")["items"]},
-            "events": rest.get("/apis/events.k8s.io/v1/namespaces/default/events")["items"],
-            "policyreports": rest.get("/apis/wgpolicyk8s.io/v1alpha2/policyreports")["items"],
-            "clusterpolicyreports": rest.get("/apis/wgpolicyk8s.io/v1alpha2/clusterpolicyreports")["items"],
-            "reports": rest.get("/apis/openreports.io/v1alpha1/reports")["items"],
-            "clusterreports": rest.get("/apis/openreports.io/v1alpha1/clusterreports")["items"]}
+    return {
+        "queues": {q["metadata"]["name"]: q for q in rest.get("/apis/scheduling.run.ai/v2/queues")["items"]},
+        "nodes": {n["metadata"]["name"]: n for n in rest.get("/api/v1/nodes")["items"]},
+        "kai-config": rest.get("/apis/kai.scheduler/v1/configs/kai-config"),
+        "shards": {s["metadata"]["name"]: s for s in rest.get("/apis/kai.scheduler/v1/schedulingshards")["items"]},
+        "events": rest.get("/apis/events.k8s.io/v1/namespaces/default/events")["items"],
+        "policyreports": rest.get("/apis/wgpolicyk8s.io/v1alpha2/policyreports")["items"],
+        "clusterpolicyreports": rest.get("/apis/wgpolicyk8s.io/v1alpha2/clusterpolicyreports")["items"],
+        "reports": rest.get("/apis/openreports.io/v1alpha1/reports")["items"],
+        "clusterreports": rest.get("/apis/openreports.io/v1alpha1/clusterreports")["items"],
+    }
+
 
 GROVE_BINDING_CRD = FIXTURES / "grove" / "grove.io_clustertopologybindings.yaml"
-KRM_CRDS = tuple(sorted((FIXTURES / "krm").glob("*.yaml")))   # KAI Resource Management's kinds, listed when served
+KRM_CRDS = tuple(sorted((FIXTURES / "krm").glob("*.yaml")))  # KAI Resource Management's kinds, listed when served
 
 
 @pytest.fixture(scope="module")
@@ -249,14 +271,16 @@ def refused(deployment: Deployment) -> list[Request]:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_request_is_allowed_but_the_documented_cluster_wide_secret_list(
-        deployments: dict[str, Deployment], variant: str) -> None:
+    deployments: dict[str, Deployment], variant: str
+) -> None:
     """docs/deployment.md: without cluster-wide-releases the reader's cluster-wide Secret list is refused and
     it reads kai-scheduler instead (KAI-R-016, info); nothing else of any run may be refused."""
     deployment = deployments[variant]
     for run in deployment.runs:
-        assert run.code in (0, 2), (run.label, run.stderr)   # 2: the demo's findings remain, the Job fails
-        assert "error" not in [json.loads(line).get("level") for line in run.stderr.splitlines()
-                               if line.startswith("{")], run.stderr
+        assert run.code in (0, 2), (run.label, run.stderr)  # 2: the demo's findings remain, the Job fails
+        assert "error" not in [
+            json.loads(line).get("level") for line in run.stderr.splitlines() if line.startswith("{")
+        ], run.stderr
         assert run.requests, run.label
     denied = {(r.verb, r.group, r.resource, r.namespace) for r in refused(deployment)}
     if "cluster-wide-releases" in variant:
@@ -274,26 +298,33 @@ def test_read_and_report_modes_are_refused_a_queue_patch(deployments: dict[str, 
     report_kinds = {"policyreports", "clusterpolicyreports", "reports", "clusterreports"}
     assert {resource for _, _, resource in writes} <= report_kinds
     queue = deployment.after["queues"]["default-parent-queue"]
-    assert queue["spec"]["resources"]["cpu"]["quota"] == 0          # the demo's drift, left as it was
+    assert queue["spec"]["resources"]["cpu"]["quota"] == 0  # the demo's drift, left as it was
 
 
 def test_self_heal_applies_its_fixes(deployments: dict[str, Deployment]) -> None:
     deployment = deployments["self-heal"]
     apply = deployment.run("cronjob").report()["apply"]
     assert (apply["ok"], apply["applied"], apply["failed"]) == (True, 5, 0)
-    assert apply["warnings"] == []          # every change got its Event
+    assert apply["warnings"] == []  # every change got its Event
     queues = deployment.after["queues"]
-    assert {r: queues["default-parent-queue"]["spec"]["resources"][r]["quota"] for r in ("cpu", "gpu", "memory")} \
-        == {"cpu": -1, "gpu": -1, "memory": -1}
+    assert {r: queues["default-parent-queue"]["spec"]["resources"][r]["quota"] for r in ("cpu", "gpu", "memory")} == {
+        "cpu": -1,
+        "gpu": -1,
+        "memory": -1,
+    }
     (created,) = [c["manifest"] for c in deployment.run("cronjob").report()["plan"]["changes"] if c["manifest"]]
-    assert queues["default-queue"]["spec"] == created["spec"]     # created, nothing of it pruned by the CRD
+    assert queues["default-queue"]["spec"] == created["spec"]  # created, nothing of it pruned by the CRD
     assert created["spec"]["parentQueue"] == "default-parent-queue"
     assert created["metadata"].items() <= queues["default-queue"]["metadata"].items()
     assert "nvca.nvcf.nvidia.io/schedule" not in deployment.after["nodes"]["gpu-node-2"]["metadata"]["labels"]
     events = {(e["regarding"]["kind"], e["regarding"]["name"]): e["reason"] for e in deployment.after["events"]}
-    assert events == {("Queue", "default-queue"): "QueueCreated", ("Queue", "default-parent-queue"): "QueueUpdated",
-                      ("Node", "gpu-node-2"): "NodeLabelChanged", ("Config", "kai-config"): "ConfigUpdated",
-                      ("SchedulingShard", "default"): "SchedulingShardUpdated"}
+    assert events == {
+        ("Queue", "default-queue"): "QueueCreated",
+        ("Queue", "default-parent-queue"): "QueueUpdated",
+        ("Node", "gpu-node-2"): "NodeLabelChanged",
+        ("Config", "kai-config"): "ConfigUpdated",
+        ("SchedulingShard", "default"): "SchedulingShardUpdated",
+    }
     # kai-config and the shard, read back from the real server: the drifted fields are Git's again
     assert deployment.after["kai-config"]["spec"]["admission"]["gpuSharing"] is False
     assert deployment.after["shards"]["default"]["spec"]["placementStrategy"] == {"gpu": "binpack", "cpu": "binpack"}
@@ -303,16 +334,19 @@ def test_self_heal_applies_its_fixes(deployments: dict[str, Deployment]) -> None
 @pytest.mark.parametrize("variant", OVERLAYS)
 def test_reports_are_updated_in_place_and_only_ours_deleted(deployments: dict[str, Deployment], variant: str) -> None:
     after = deployments[variant].after
-    live = {report_path(o["apiVersion"], o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
-            for plural in REPORT_PLURALS.values() for o in after[plural]}
+    live = {
+        report_path(o["apiVersion"], o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
+        for plural in REPORT_PLURALS.values()
+        for o in after[plural]
+    }
     for api, kind, name, namespace, labels in EARLIER_REPORTS:
         path = report_path(api, kind, namespace, name)
         if labels != OURS or name.endswith("-v0"):
-            assert path in live, path                                  # others' reports (by label or name): kept
+            assert path in live, path  # others' reports (by label or name): kept
         elif namespace == "retired":
-            assert path not in live, path                              # ours and stale: deleted
+            assert path not in live, path  # ours and stale: deleted
         else:
-            assert live[path]["metadata"]["uid"] == deployments[variant].planted[path]   # ours: in place
+            assert live[path]["metadata"]["uid"] == deployments[variant].planted[path]  # ours: in place
             assert live[path]["results"], path
     created = report_path(WG, "PolicyReport", "nvca-operator", "kai-gitops-prod-addon")
     assert live[created]["metadata"]["labels"] == OURS
@@ -320,10 +354,12 @@ def test_reports_are_updated_in_place_and_only_ours_deleted(deployments: dict[st
 
 def test_an_update_meeting_a_concurrent_writer_rereads_and_retries(deployments: dict[str, Deployment]) -> None:
     run = deployments["report-only"].run("concurrent writer")
-    assert sorted(json.loads(run.stdout)["updated"]) == ["ClusterPolicyReport/kai-gitops-prod-addon",
-                                                        "ClusterReport/kai-gitops-prod-addon",
-                                                        "PolicyReport/nvcf-backend/kai-gitops-prod-addon",
-                                                        "Report/nvcf-backend/kai-gitops-prod-addon"]
+    assert sorted(json.loads(run.stdout)["updated"]) == [
+        "ClusterPolicyReport/kai-gitops-prod-addon",
+        "ClusterReport/kai-gitops-prod-addon",
+        "PolicyReport/nvcf-backend/kai-gitops-prod-addon",
+        "Report/nvcf-backend/kai-gitops-prod-addon",
+    ]
     for plural in REPORT_PLURALS.values():
         calls = [(r.verb, r.code) for r in run.requests if r.resource == plural and r.verb in ("get", "update")]
         assert calls == [("update", 409), ("get", 200), ("update", 200)], (plural, calls)
@@ -344,9 +380,16 @@ def unused_grants(deployment: Deployment) -> list[tuple[str | None, str, str, st
     def used(grant: tuple[str | None, str, str, str, str, str | None]) -> bool:
         namespace, _role, verb, group, resource, name = grant
         roles = holders(grant)
-        return any(r.allowed_by in roles and r.verb == verb and r.group == group and r.resource == resource
-                   and (namespace is None or r.namespace == namespace) and (name is None or r.name == name)
-                   for r in deployment.requests)
+        return any(
+            r.allowed_by in roles
+            and r.verb == verb
+            and r.group == group
+            and r.resource == resource
+            and (namespace is None or r.namespace == namespace)
+            and (name is None or r.name == name)
+            for r in deployment.requests
+        )
+
     return [g for g in held if not used(g)]
 
 
@@ -407,8 +450,9 @@ def matrix(deployments: dict[str, Deployment], cluster: EnvTest) -> dict[tuple[s
     rows: dict[tuple[str, ...], dict[str, str]] = {}
     with cluster.api_client() as admin:
         for key, codes in made.items():
-            rows[key] = {v: _cell(access_review(admin, users[v], *key[:4], key[4] or None), codes.get(v))
-                         for v in deployments}
+            rows[key] = {
+                v: _cell(access_review(admin, users[v], *key[:4], key[4] or None), codes.get(v)) for v in deployments
+            }
     return rows
 
 
@@ -416,8 +460,13 @@ def kubectl_apply(cluster: EnvTest, objects: list[Obj]) -> None:
     from tests.support.demo_cluster import kubectl
 
     assert cluster.kubeconfig is not None
-    kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}),
-            kubeconfig=cluster.kubeconfig)
+    kubectl(
+        "apply",
+        "-f",
+        "-",
+        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}),
+        kubeconfig=cluster.kubeconfig,
+    )
 
 
 def _cell(allowed: bool, code: int | None) -> str:
@@ -434,7 +483,7 @@ def test_rbac_matrix(deployments: dict[str, Deployment], audited_cluster: EnvTes
     variant's runs did not make."""
     rows = matrix(deployments, audited_cluster)
     for key, cells in rows.items():
-        for variant, cell in cells.items():   # the authorizer's review agrees with what the runs met
+        for variant, cell in cells.items():  # the authorizer's review agrees with what the runs met
             assert cell not in ("ALLOWED?", "DENIED?"), (key, variant, cell)
     width = max(len(_row_name(k)) for k in rows)
     lines = [f"{'request':<{width}}  " + "  ".join(f"{v:<33}"[:33] for v in VARIANTS)]
@@ -442,17 +491,25 @@ def test_rbac_matrix(deployments: dict[str, Deployment], audited_cluster: EnvTes
         lines.append(f"{_row_name(key):<{width}}  " + "  ".join(f"{rows[key][v]:<33}" for v in VARIANTS))
     print("\nRBAC matrix: ServiceAccount kai-gitops/kai-gitops, per variant of deploy/\n" + "\n".join(lines))
     assert rows[("patch", "scheduling.run.ai", "queues", "", "default-parent-queue")] == {
-        "base": "DENIED 403", "report-only": "DENIED 403", "report-only+cluster-wide-releases": "DENIED 403",
-        "self-heal": "ALLOWED 200"}
+        "base": "DENIED 403",
+        "report-only": "DENIED 403",
+        "report-only+cluster-wide-releases": "DENIED 403",
+        "self-heal": "ALLOWED 200",
+    }
     assert rows[("list", "", "secrets", "", "")] == {
-        "base": "DENIED 403", "report-only": "DENIED 403", "report-only+cluster-wide-releases": "ALLOWED 200",
-        "self-heal": "DENIED 403"}
+        "base": "DENIED 403",
+        "report-only": "DENIED 403",
+        "report-only+cluster-wide-releases": "ALLOWED 200",
+        "self-heal": "DENIED 403",
+    }
 
 
 # Deletes no run makes: of the planted reports that are not the tool's (by label, or by name only)
-OTHERS_DELETES = [("delete", api.split("/")[0], REPORT_PLURALS[kind], namespace or "", name)
-                  for api, kind, name, namespace, labels in EARLIER_REPORTS
-                  if labels != OURS or name != "kai-gitops-prod-addon"]
+OTHERS_DELETES = [
+    ("delete", api.split("/")[0], REPORT_PLURALS[kind], namespace or "", name)
+    for api, kind, name, namespace, labels in EARLIER_REPORTS
+    if labels != OURS or name != "kai-gitops-prod-addon"
+]
 
 
 @pytest.mark.parametrize("variant", OVERLAYS)
@@ -461,18 +518,27 @@ def test_no_delete_grant_is_broader_than_the_deletes(deployments: dict[str, Depl
     kai-gitops-<cluster> (the cluster-scoped one always stays). A delete grant without resourceNames would
     reach every PolicyReport of the cluster."""
     deployment = deployments[variant]
-    granted = {(group, resource, name) for _, _, verb, group, resource, name in grants(deployment.objects)
-               if verb == "delete"}
+    granted = {
+        (group, resource, name) for _, _, verb, group, resource, name in grants(deployment.objects) if verb == "delete"
+    }
     deleted = {(r.group, r.resource, r.name) for r in deployment.requests if r.verb == "delete" and r.code == 200}
-    assert granted == deleted == {("wgpolicyk8s.io", "policyreports", "kai-gitops-prod-addon"),
-                                  ("openreports.io", "reports", "kai-gitops-prod-addon")}
+    assert (
+        granted
+        == deleted
+        == {
+            ("wgpolicyk8s.io", "policyreports", "kai-gitops-prod-addon"),
+            ("openreports.io", "reports", "kai-gitops-prod-addon"),
+        }
+    )
 
 
-def test_the_authorizer_refuses_every_delete_of_others_reports(deployments: dict[str, Deployment],
-                                                               audited_cluster: EnvTest) -> None:
+def test_the_authorizer_refuses_every_delete_of_others_reports(
+    deployments: dict[str, Deployment], audited_cluster: EnvTest
+) -> None:
     rows = matrix(deployments, audited_cluster)
-    assert OTHERS_DELETES and all(set(rows[key].values()) == {"deny"} for key in OTHERS_DELETES), \
-        {key: rows[key] for key in OTHERS_DELETES}
+    assert OTHERS_DELETES and all(set(rows[key].values()) == {"deny"} for key in OTHERS_DELETES), {
+        key: rows[key] for key in OTHERS_DELETES
+    }
     ours = [key for key in rows if key[0] == "delete"]
     assert ours and all(rows[key]["report-only"] == "ALLOWED 200" for key in ours if key not in OTHERS_DELETES)
 

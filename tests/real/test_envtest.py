@@ -32,7 +32,8 @@ def core(client) -> kubernetes.client.CoreV1Api:
 
 def who_am_i(client) -> dict:
     review = kubernetes.client.AuthenticationV1Api(client).create_self_subject_review(
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    )
     return review.status.user_info.to_dict()
 
 
@@ -47,43 +48,53 @@ def test_admin_client_certificate_over_tls_with_the_official_client(envtest: Env
     assert names == {"default", "kube-system", "kube-public", "kube-node-lease"}
 
 
-def test_the_server_certificate_is_checked_and_anonymous_requests_are_not_admin(envtest: EnvTest,
-                                                                                 tmp_path: Path) -> None:
+def test_the_server_certificate_is_checked_and_anonymous_requests_are_not_admin(
+    envtest: EnvTest, tmp_path: Path
+) -> None:
     other_ca = generate(tmp_path / "other").ca_cert
     configuration = kubernetes.client.Configuration(host=envtest.url)
     configuration.ssl_ca_cert = str(other_ca)
     configuration.retries = False
-    with kubernetes.client.ApiClient(configuration) as client, \
-            pytest.raises(kubernetes.client.ApiException) as untrusted:
+    with (
+        kubernetes.client.ApiClient(configuration) as client,
+        pytest.raises(kubernetes.client.ApiException) as untrusted,
+    ):
         core(client).list_namespace()
     assert untrusted.value.status == 0
     assert "CERTIFICATE_VERIFY_FAILED" in untrusted.value.reason
     configuration = kubernetes.client.Configuration(host=envtest.url)
     configuration.ssl_ca_cert = str(envtest.pki.ca_cert)
-    with kubernetes.client.ApiClient(configuration) as client, \
-            pytest.raises(kubernetes.client.ApiException) as denied:
+    with kubernetes.client.ApiClient(configuration) as client, pytest.raises(kubernetes.client.ApiException) as denied:
         core(client).list_namespace()
     assert denied.value.status == 403
     assert "system:anonymous" in json.loads(denied.value.body)["message"]
 
 
-def test_a_service_account_token_without_grants_gets_403_until_a_role_grants_it(envtest: EnvTest,
-                                                                                admin_client) -> None:
+def test_a_service_account_token_without_grants_gets_403_until_a_role_grants_it(envtest: EnvTest, admin_client) -> None:
     token = envtest.service_account_token("team-a", "reader")
     with envtest.api_client(token=token) as client:
         assert who_am_i(client)["username"] == "system:serviceaccount:team-a:reader"
-        for call in (lambda: core(client).list_namespace(), lambda: core(client).list_namespaced_pod("team-a"),
-                     lambda: core(client).read_namespace("kube-system")):
+        for call in (
+            lambda: core(client).list_namespace(),
+            lambda: core(client).list_namespaced_pod("team-a"),
+            lambda: core(client).read_namespace("kube-system"),
+        ):
             with pytest.raises(kubernetes.client.ApiException) as denied:
                 call()
             assert denied.value.status == 403
         rbac = kubernetes.client.RbacAuthorizationV1Api(admin_client)
-        rbac.create_namespaced_role("team-a", {"metadata": {"name": "pods"}, "rules": [
-            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]})
-        rbac.create_namespaced_role_binding("team-a", {
-            "metadata": {"name": "reader-pods"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pods"},
-            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "team-a"}]})
+        rbac.create_namespaced_role(
+            "team-a",
+            {"metadata": {"name": "pods"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]},
+        )
+        rbac.create_namespaced_role_binding(
+            "team-a",
+            {
+                "metadata": {"name": "reader-pods"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pods"},
+                "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": "team-a"}],
+            },
+        )
         deadline = time.monotonic() + 10  # the RBAC authorizer reads through an informer: near-immediate
         while True:
             try:
@@ -107,7 +118,8 @@ def test_token_request_issues_a_bound_token_the_server_authenticates(envtest: En
     assert claims["iss"] == "https://kubernetes.default.svc.cluster.local"
     assert 550 <= claims["exp"] - claims["iat"] <= 650
     review = kubernetes.client.AuthenticationV1Api(admin_client).create_token_review(
-        {"spec": {"token": token, "audiences": ["kai-gitops"]}})
+        {"spec": {"token": token, "audiences": ["kai-gitops"]}}
+    )
     assert review.status.authenticated
     assert review.status.user.username == "system:serviceaccount:team-b:bot"
     default = envtest.service_account_token("team-b", "bot")  # the API server's own audience
@@ -123,18 +135,33 @@ def test_token_kubeconfig(envtest: EnvTest, admin_client, tmp_path: Path) -> Non
         assert who_am_i(client)["username"] == "system:serviceaccount:team-c:ops"
 
 
-def test_the_products_crds_are_served_and_a_queue_round_trips_with_schema_checks(envtest: EnvTest,
-                                                                                  admin_client) -> None:
+def test_the_products_crds_are_served_and_a_queue_round_trips_with_schema_checks(
+    envtest: EnvTest, admin_client
+) -> None:
     kinds = {(r.group, r.plural) for r in envtest.discover()}
-    assert {("scheduling.run.ai", "queues"), ("scheduling.run.ai", "podgroups"), ("kai.scheduler", "topologies"),
-            ("kai.scheduler", "schedulingshards"), ("kai.scheduler", "configs"), ("nvcf.nvidia.io", "nvcfbackends"),
-            ("wgpolicyk8s.io", "policyreports"), ("wgpolicyk8s.io", "clusterpolicyreports"),
-            ("openreports.io", "reports"), ("openreports.io", "clusterreports")} <= kinds
+    assert {
+        ("scheduling.run.ai", "queues"),
+        ("scheduling.run.ai", "podgroups"),
+        ("kai.scheduler", "topologies"),
+        ("kai.scheduler", "schedulingshards"),
+        ("kai.scheduler", "configs"),
+        ("nvcf.nvidia.io", "nvcfbackends"),
+        ("wgpolicyk8s.io", "policyreports"),
+        ("wgpolicyk8s.io", "clusterpolicyreports"),
+        ("openreports.io", "reports"),
+        ("openreports.io", "clusterreports"),
+    } <= kinds
     custom = kubernetes.client.CustomObjectsApi(admin_client)
-    queue = {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
-             "metadata": {"name": "research", "labels": {"team": "a"}},
-             "spec": {"priority": 200, "unknownField": "pruned",
-                      "resources": {"gpu": {"quota": 8, "limit": -1, "overQuotaWeight": 1}}}}
+    queue = {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "research", "labels": {"team": "a"}},
+        "spec": {
+            "priority": 200,
+            "unknownField": "pruned",
+            "resources": {"gpu": {"quota": 8, "limit": -1, "overQuotaWeight": 1}},
+        },
+    }
     created = custom.create_cluster_custom_object(*QUEUES, queue)
     read = custom.get_cluster_custom_object(*QUEUES, "research")
     assert read["metadata"]["uid"] == created["metadata"]["uid"]
@@ -142,8 +169,7 @@ def test_the_products_crds_are_served_and_a_queue_round_trips_with_schema_checks
     assert read["spec"]["resources"]["gpu"]["quota"] == 8
     assert "unknownField" not in read["spec"]  # structural schema: unknown fields pruned, as on a cluster
     with pytest.raises(kubernetes.client.ApiException) as invalid:
-        custom.create_cluster_custom_object(*QUEUES, dict(queue, metadata={"name": "bad"},
-                                                          spec={"priority": "high"}))
+        custom.create_cluster_custom_object(*QUEUES, dict(queue, metadata={"name": "bad"}, spec={"priority": "high"}))
     assert invalid.value.status == 422
     patched = custom.patch_cluster_custom_object(*QUEUES, "research", {"spec": {"priority": 50}})
     assert patched["spec"]["priority"] == 50
@@ -155,34 +181,64 @@ def test_reset_removes_what_a_test_created_and_restores_the_crds(envtest_session
     api = core(admin_client)
     cluster.create_namespace("leftovers")
     api.create_node({"metadata": {"name": "gpu-1", "labels": {"nvidia.com/gpu.present": "true"}}})
-    api.create_namespaced_pod("leftovers", {"metadata": {"name": "p", "finalizers": ["example.com/hold"]},
-                                            "spec": {"nodeName": "gpu-1",
-                                                     "containers": [{"name": "c", "image": "busybox"}]}})
+    api.create_namespaced_pod(
+        "leftovers",
+        {
+            "metadata": {"name": "p", "finalizers": ["example.com/hold"]},
+            "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": "busybox"}]},
+        },
+    )
     api.create_namespaced_config_map("default", {"metadata": {"name": "note"}})
     custom = kubernetes.client.CustomObjectsApi(admin_client)
-    custom.create_cluster_custom_object(*QUEUES, {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
-                                                  "metadata": {"name": "q", "finalizers": ["example.com/hold"]}})
-    custom.create_namespaced_custom_object("wgpolicyk8s.io", "v1alpha2", "leftovers", "policyreports", {
-        "apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "r"}})
+    custom.create_cluster_custom_object(
+        *QUEUES,
+        {
+            "apiVersion": "scheduling.run.ai/v2",
+            "kind": "Queue",
+            "metadata": {"name": "q", "finalizers": ["example.com/hold"]},
+        },
+    )
+    custom.create_namespaced_custom_object(
+        "wgpolicyk8s.io",
+        "v1alpha2",
+        "leftovers",
+        "policyreports",
+        {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport", "metadata": {"name": "r"}},
+    )
     kubernetes.client.RbacAuthorizationV1Api(admin_client).create_cluster_role(
-        {"metadata": {"name": "extra"}, "rules": []})
+        {"metadata": {"name": "extra"}, "rules": []}
+    )
     extensions = kubernetes.client.ApiextensionsV1Api(admin_client)
     extensions.delete_custom_resource_definition("configs.kai.scheduler")
     api.delete_namespace("leftovers")  # no namespace controller: it would stay Terminating
     report = cluster.reset()
-    assert {"nodes/gpu-1", "pods/leftovers/p", "configmaps/default/note", "queues/q", "clusterroles/extra",
-            "policyreports/leftovers/r", "namespaces/leftovers"} <= set(report.deleted)
+    assert {
+        "nodes/gpu-1",
+        "pods/leftovers/p",
+        "configmaps/default/note",
+        "queues/q",
+        "clusterroles/extra",
+        "policyreports/leftovers/r",
+        "namespaces/leftovers",
+    } <= set(report.deleted)
     assert report.restored_crds == ["configs.kai.scheduler"]
     assert {ns.metadata.name for ns in api.list_namespace().items} == {
-        "default", "kube-system", "kube-public", "kube-node-lease"}
+        "default",
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+    }
     assert api.list_node().items == []
     assert custom.list_cluster_custom_object(*QUEUES)["items"] == []
     assert extensions.read_custom_resource_definition("configs.kai.scheduler").status.conditions
     assert api.read_namespace("kube-system").metadata.uid == cluster.kube_system_uid
     cluster.create_namespace("leftovers")  # the name is free again
     again = cluster.reset()
-    assert again.deleted == ["configmaps/leftovers/kube-root-ca.crt", "serviceaccounts/leftovers/default",
-                             "namespaces/leftovers"]
+    assert again.deleted == [
+        "configmaps/leftovers/kube-root-ca.crt",
+        "serviceaccounts/leftovers/default",
+        "namespaces/leftovers",
+    ]
     assert cluster.reset().deleted == []
 
 
@@ -213,9 +269,14 @@ def test_standalone_contract(tmp_path: Path, stop_signal: signal.Signals) -> Non
     require_tool("kube-apiserver")
     require_tool("etcd")
     kubeconfig = tmp_path / "envtest.kubeconfig"
-    process = subprocess.Popen([sys.executable, "-m", "tests.support.envtest", "--kubeconfig-out", str(kubeconfig)],
-                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.envtest", "--kubeconfig-out", str(kubeconfig)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
     try:
         ready, _, _ = select.select([process.stdout], [], [], 120)
         assert ready, "no ready line within 120 s"
@@ -229,8 +290,12 @@ def test_standalone_contract(tmp_path: Path, stop_signal: signal.Signals) -> Non
             assert client.configuration.host == url
             assert who_am_i(client)["username"] == "kai-gitops-envtest-admin"
             assert core(client).read_namespace("kube-system").metadata.uid
-            assert "queues" in {r.name for r in kubernetes.client.CustomObjectsApi(client).get_api_resources(
-                "scheduling.run.ai", "v2").resources}
+            assert "queues" in {
+                r.name
+                for r in kubernetes.client.CustomObjectsApi(client)
+                .get_api_resources("scheduling.run.ai", "v2")
+                .resources
+            }
         process.send_signal(stop_signal)
         out, err = process.communicate(timeout=60)
     finally:
@@ -246,13 +311,25 @@ def test_standalone_contract(tmp_path: Path, stop_signal: signal.Signals) -> Non
 
 def test_kubectl_get_namespaces(envtest: EnvTest) -> None:
     kubectl = require_tool("kubectl")
-    out = subprocess.run([str(kubectl), "--kubeconfig", str(envtest.kubeconfig), "get", "ns", "-o", "name"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [str(kubectl), "--kubeconfig", str(envtest.kubeconfig), "get", "ns", "-o", "name"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
-    assert set(out.stdout.split()) == {"namespace/default", "namespace/kube-system", "namespace/kube-public",
-                                       "namespace/kube-node-lease"}
-    version = subprocess.run([str(kubectl), "--kubeconfig", str(envtest.kubeconfig), "version", "-o", "json"],
-                             capture_output=True, text=True, timeout=60)
+    assert set(out.stdout.split()) == {
+        "namespace/default",
+        "namespace/kube-system",
+        "namespace/kube-public",
+        "namespace/kube-node-lease",
+    }
+    version = subprocess.run(
+        [str(kubectl), "--kubeconfig", str(envtest.kubeconfig), "version", "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert version.returncode == 0, version.stderr
     versions = json.loads(version.stdout)
     (pin,) = [tool.version for tool in _build_module().discover() if tool.name == "kubernetes"]

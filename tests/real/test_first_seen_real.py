@@ -18,34 +18,54 @@ from tests.support.cluster_session import envtest_session
 from tests.support.envtest import EnvTest
 from tests.support.report_policyreport import NOW, SAMPLE, report
 
-READ_ONLY = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-             "metadata": {"name": "kai-gitops-history"},
-             "rules": [{"apiGroups": ["wgpolicyk8s.io"], "resources": ["policyreports", "clusterpolicyreports"],
-                        "verbs": ["get", "list"]},
-                       {"apiGroups": ["openreports.io"], "resources": ["reports", "clusterreports"],
-                        "verbs": ["get", "list"]}]}
+READ_ONLY = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRole",
+    "metadata": {"name": "kai-gitops-history"},
+    "rules": [
+        {
+            "apiGroups": ["wgpolicyk8s.io"],
+            "resources": ["policyreports", "clusterpolicyreports"],
+            "verbs": ["get", "list"],
+        },
+        {"apiGroups": ["openreports.io"], "resources": ["reports", "clusterreports"], "verbs": ["get", "list"]},
+    ],
+}
 
 
 def identity(envtest: EnvTest, tmp_path: Path, name: str, *, role: bool) -> str:
     assert envtest.rest is not None
     if role:
         envtest.rest.call("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", READ_ONLY, ok=(201, 409))
-        envtest.rest.call("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kai-gitops-history"},
-            "subjects": [{"kind": "ServiceAccount", "namespace": "kai-gitops", "name": name}]}, ok=(201, 409))
+        envtest.rest.call(
+            "POST",
+            "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "kai-gitops-history",
+                },
+                "subjects": [{"kind": "ServiceAccount", "namespace": "kai-gitops", "name": name}],
+            },
+            ok=(201, 409),
+        )
     token = envtest.service_account_token("kai-gitops", name)
     return str(envtest.write_kubeconfig(tmp_path / f"{name}.kubeconfig", token=token))
 
 
-def test_a_get_and_list_only_identity_reads_when_each_finding_was_first_reported(envtest: EnvTest,
-                                                                                 tmp_path: Path) -> None:
+def test_a_get_and_list_only_identity_reads_when_each_finding_was_first_reported(
+    envtest: EnvTest, tmp_path: Path
+) -> None:
     for namespace in ("kai-scheduler", "nvcf-backend"):
         envtest.create_namespace(namespace, exist_ok=True)
     written = NOW - timedelta(days=5)
     admin = envtest_session(envtest)
     write_policy_reports(admin, report(*SAMPLE), now=written)
-    write_policy_reports(admin, report(*SAMPLE), now=NOW)    # unchanged: the first time is kept
+    write_policy_reports(admin, report(*SAMPLE), now=NOW)  # unchanged: the first time is kept
     admin.close()
     with ClusterSessions(identity(envtest, tmp_path, "history", role=True), None) as sessions:
         seen = recorded_first_seen(sessions.open(None), "prod")
@@ -54,6 +74,8 @@ def test_a_get_and_list_only_identity_reads_when_each_finding_was_first_reported
 
 
 def test_an_identity_that_may_not_list_the_reports_gets_a_403_error(envtest: EnvTest, tmp_path: Path) -> None:
-    with ClusterSessions(identity(envtest, tmp_path, "nobody", role=False), None) as sessions, \
-            pytest.raises(UserError, match="HTTP 403"):
+    with (
+        ClusterSessions(identity(envtest, tmp_path, "nobody", role=False), None) as sessions,
+        pytest.raises(UserError, match="HTTP 403"),
+    ):
         recorded_first_seen(sessions.open(None), "prod")

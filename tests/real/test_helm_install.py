@@ -37,7 +37,7 @@ from tests.support.real_deploy_rbac import (
 )
 from tests.support.real_helm_install import NAMESPACE, RELEASE, SA_USER, Obj, helm, installed_objects
 
-Identity = tuple[str, str, str, str]          # (group/plural, namespace, name, uid)
+Identity = tuple[str, str, str, str]  # (group/plural, namespace, name, uid)
 REPORTS = set(REPORT_PLURALS.values())
 
 
@@ -49,8 +49,10 @@ def inventory(cluster: EnvTest) -> set[Identity]:
     for resource in cluster.discover():
         for item in cluster.rest.get(resource.path())["items"]:
             meta = item["metadata"]
-            found.setdefault(meta["uid"], (f"{resource.group}/{resource.plural}", meta.get("namespace") or "",
-                                           meta["name"], meta["uid"]))
+            found.setdefault(
+                meta["uid"],
+                (f"{resource.group}/{resource.plural}", meta.get("namespace") or "", meta["name"], meta["uid"]),
+            )
     return set(found.values())
 
 
@@ -73,14 +75,27 @@ class Installed:
 def install_run_uninstall(cluster: EnvTest, mode: str, tmp: Path) -> Installed:
     cluster.reset()
     items = DEMO.prod_addon_snapshot()
-    if mode == "selfHeal":   # a missing default Queue: the fix creates it
+    if mode == "selfHeal":  # a missing default Queue: the fix creates it
         items = [i for i in items if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
     populate(cluster, items)
-    with nvca_agent(cluster):           # the agent's Pod and Service are the cluster's, made before the listing
+    with nvca_agent(cluster):  # the agent's Pod and Service are the cluster's, made before the listing
         before = inventory(cluster)
-        notes = helm(cluster, tmp, "install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--create-namespace",
-                     "--set", f"mode={mode}",
-                     "--set", "settings.cluster=prod-addon", "--set", "image.repository=kai-gitops")
+        notes = helm(
+            cluster,
+            tmp,
+            "install",
+            RELEASE,
+            str(CHART),
+            "--namespace",
+            NAMESPACE,
+            "--create-namespace",
+            "--set",
+            f"mode={mode}",
+            "--set",
+            "settings.cluster=prod-addon",
+            "--set",
+            "image.repository=kai-gitops",
+        )
         objects = installed_objects(cluster, tmp)
         run = run_cronjob_command(cluster, objects, tmp)
         after_run = inventory(cluster)
@@ -96,8 +111,12 @@ def release_unused_claims(cluster: EnvTest, namespace: str) -> None:
     deleting it (helm uninstall --wait) removes it."""
     path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
     for claim in cluster.rest.get(path)["items"]:
-        cluster.rest.call("PATCH", f"{path}/{claim['metadata']['name']}", {"metadata": {"finalizers": None}},
-                          content_type="application/merge-patch+json")
+        cluster.rest.call(
+            "PATCH",
+            f"{path}/{claim['metadata']['name']}",
+            {"metadata": {"finalizers": None}},
+            content_type="application/merge-patch+json",
+        )
 
 
 def run_cronjob_command(cluster: EnvTest, objects: list[Obj], tmp: Path) -> Run:
@@ -124,16 +143,19 @@ def audited_cluster() -> Iterator[EnvTest]:
 
 @pytest.fixture(scope="module")
 def installs(audited_cluster: EnvTest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Installed]:
-    return {mode: install_run_uninstall(audited_cluster, mode, tmp_path_factory.mktemp(mode))
-            for mode in ("reportOnly", "selfHeal")}
+    return {
+        mode: install_run_uninstall(audited_cluster, mode, tmp_path_factory.mktemp(mode))
+        for mode in ("reportOnly", "selfHeal")
+    }
 
 
 @pytest.mark.parametrize("mode", ["reportOnly", "selfHeal"])
-def test_the_cronjob_command_runs_as_the_charts_service_account_with_no_403(installs: dict[str, Installed],
-                                                                           mode: str) -> None:
+def test_the_cronjob_command_runs_as_the_charts_service_account_with_no_403(
+    installs: dict[str, Installed], mode: str
+) -> None:
     installed = installs[mode]
     run = installed.run
-    assert run.code in (0, 2), run.stderr        # 2: the demo's error-level findings remain, the Job fails
+    assert run.code in (0, 2), run.stderr  # 2: the demo's error-level findings remain, the Job fails
     assert "error" not in [json.loads(line).get("level") for line in run.stderr.splitlines() if line.startswith("{")]
     assert run.requests
     denied = {(r.verb, r.group, r.resource, r.namespace) for r in run.requests if r.code in (401, 403)}
@@ -155,16 +177,18 @@ def test_helm_uninstall_leaves_only_what_the_run_wrote(installs: dict[str, Insta
     added = {(p, ns, name) for p, ns, name, _ in installed.after_run - installed.before}
     left = {(p, ns, name) for p, ns, name, _ in installed.left_behind()}
     chart = _identities(installed.objects)
-    assert chart <= added and len(chart) == len(installed.objects)     # every object of the chart was there ...
-    assert not chart & left                                # ... and is gone
-    assert not installed.before - installed.after_uninstall    # nothing that was there before went missing
+    assert chart <= added and len(chart) == len(installed.objects)  # every object of the chart was there ...
+    assert not chart & left  # ... and is gone
+    assert not installed.before - installed.after_uninstall  # nothing that was there before went missing
     reports = {item for item in left if item[0].split("/")[1] in REPORTS}
-    assert reports == {item for item in added if item[0].split("/")[1] in REPORTS}    # the run's reports stay
+    assert reports == {item for item in added if item[0].split("/")[1] in REPORTS}  # the run's reports stay
     assert {name for _, _, name in reports} == {"kai-gitops-prod-addon"} and len(reports) == 8
-    expected = {("/namespaces", "", NAMESPACE)}            # helm never deletes the namespace it created
-    if mode == "selfHeal":                                 # the Queue it created, its Events, its Lease
-        expected |= {("scheduling.run.ai/queues", "", "default-queue"),
-                     ("coordination.k8s.io/leases", NAMESPACE, "kai-gitops-reconcile")}
+    expected = {("/namespaces", "", NAMESPACE)}  # helm never deletes the namespace it created
+    if mode == "selfHeal":  # the Queue it created, its Events, its Lease
+        expected |= {
+            ("scheduling.run.ai/queues", "", "default-queue"),
+            ("coordination.k8s.io/leases", NAMESPACE, "kai-gitops-reconcile"),
+        }
         expected |= {item for item in left if item[0].endswith("/events") and item[1] == "default"}
     assert left - reports == expected
 
@@ -179,5 +203,11 @@ def test_the_install_notes_say_what_to_create_and_how_to_run_it(installs: dict[s
 
 def _identities(objects: list[Obj]) -> set[tuple[str, str, str]]:
     """(group/plural, namespace, name) as inventory() lists them (every kind of the chart has a regular plural)."""
-    return {(o["apiVersion"].rpartition("/")[0] + "/" + o["kind"].lower() + "s", o["metadata"].get("namespace", ""),
-             o["metadata"]["name"]) for o in objects}
+    return {
+        (
+            o["apiVersion"].rpartition("/")[0] + "/" + o["kind"].lower() + "s",
+            o["metadata"].get("namespace", ""),
+            o["metadata"]["name"],
+        )
+        for o in objects
+    }

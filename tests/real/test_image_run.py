@@ -35,9 +35,11 @@ from tests.support.real_helm_install import NAMESPACE, RELEASE, SA_USER, helm, i
 
 IMAGE = f"localhost/kai-gitops:{package_version('kai-gitops')}"
 UID = "65532"
-PROBE = ("import os\nfor path in ('/usr/local/probe', '/etc/probe', '/tmp/probe', '/var/cache/kai-gitops/probe'):\n"
-         "    try:\n        open(path, 'w').close(); print(path, 'written')\n"
-         "    except OSError as error: print(path, error.strerror)\nprint('uid', os.getuid())\n")
+PROBE = (
+    "import os\nfor path in ('/usr/local/probe', '/etc/probe', '/tmp/probe', '/var/cache/kai-gitops/probe'):\n"
+    "    try:\n        open(path, 'w').close(); print(path, 'written')\n"
+    "    except OSError as error: print(path, error.strerror)\nprint('uid', os.getuid())\n"
+)
 
 
 def _missing() -> str | None:
@@ -57,12 +59,27 @@ pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 
 def pod_like(command: str, mounts: list[str], volumes: dict[Path, str], env: dict[str, str]) -> list[str]:
-    return [command, "run", "--rm", "--runtime", "runc", "--network", "host", "--read-only",
-            "--read-only-tmpfs=false", "--cap-drop=ALL", "--security-opt", "no-new-privileges",
-            "--ulimit", "nofile=20000:20000", "--ulimit", "nproc=4096:4096",   # podman's defaults exceed the VM's
-            *[arg for mount in mounts for arg in ("--tmpfs", f"{mount}:rw,size=256m,mode=1777")],
-            *[arg for host, inside in volumes.items() for arg in ("-v", f"{host}:{inside}:ro")],
-            *[arg for name, value in env.items() for arg in ("-e", f"{name}={value}")]]
+    return [
+        command,
+        "run",
+        "--rm",
+        "--runtime",
+        "runc",
+        "--network",
+        "host",
+        "--read-only",
+        "--read-only-tmpfs=false",
+        "--cap-drop=ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--ulimit",
+        "nofile=20000:20000",
+        "--ulimit",
+        "nproc=4096:4096",  # podman's defaults exceed the VM's
+        *[arg for mount in mounts for arg in ("--tmpfs", f"{mount}:rw,size=256m,mode=1777")],
+        *[arg for host, inside in volumes.items() for arg in ("-v", f"{host}:{inside}:ro")],
+        *[arg for name, value in env.items() for arg in ("-e", f"{name}={value}")],
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +88,9 @@ def cluster() -> Iterator[EnvTest]:
     yield from running_server(("helm",))
 
 
-def test_the_installed_cronjob_command_runs_in_the_image_with_a_read_only_root(cluster: EnvTest,
-                                                                               tmp_path: Path) -> None:
+def test_the_installed_cronjob_command_runs_in_the_image_with_a_read_only_root(
+    cluster: EnvTest, tmp_path: Path
+) -> None:
     command = shutil.which("podman") or "podman"
     cluster.reset()
     populate(cluster, DEMO.prod_addon_snapshot())
@@ -83,8 +101,7 @@ def test_the_installed_cronjob_command_runs_in_the_image_with_a_read_only_root(c
         with cluster.api_client() as admin:
             wait_for_grants(admin, SA_USER, objects)
         token = cluster.service_account_token(NAMESPACE, RELEASE, create=False)
-        kubeconfig = cluster.write_kubeconfig(tmp_path / "token.kubeconfig", token=token, context="prod",
-                                              user=SA_USER)
+        kubeconfig = cluster.write_kubeconfig(tmp_path / "token.kubeconfig", token=token, context="prod", user=SA_USER)
         kubeconfig.chmod(0o644)
         DEMO.build_repo(tmp_path / "repo")
         remote = make_bare_remote(tmp_path, tmp_path / "repo")
@@ -92,18 +109,30 @@ def test_the_installed_cronjob_command_runs_in_the_image_with_a_read_only_root(c
         container = main_container(objects)
         mounts = [m["mountPath"] for m in container["volumeMounts"]]
         env = container_env(objects, {"url": "file:///repo.git", "token": GIT_TOKEN}, {m: Path(m) for m in mounts})
-        pod = pod_like(command, mounts, {kubeconfig: "/var/run/kai/kubeconfig", remote: "/repo.git"},
-                       {**env, "KUBECONFIG": "/var/run/kai/kubeconfig"})
+        pod = pod_like(
+            command,
+            mounts,
+            {kubeconfig: "/var/run/kai/kubeconfig", remote: "/repo.git"},
+            {**env, "KUBECONFIG": "/var/run/kai/kubeconfig"},
+        )
         mark = cluster.audit_offset()
-        done = subprocess.run([*pod, IMAGE, *expand(container["args"], env)], capture_output=True, text=True,
-                              timeout=300)
+        done = subprocess.run(
+            [*pod, IMAGE, *expand(container["args"], env)], capture_output=True, text=True, timeout=300
+        )
         requests = audited(cluster, mark)
-        probe = subprocess.run([*pod, "--entrypoint", "python", IMAGE, "-c", PROBE], capture_output=True, text=True,
-                               timeout=120)
-    assert done.returncode == 2, done.stderr          # the demo's error-level findings remain
+        probe = subprocess.run(
+            [*pod, "--entrypoint", "python", IMAGE, "-c", PROBE], capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 2, done.stderr  # the demo's error-level findings remain
     assert json.loads(done.stdout)["cluster"] == "prod-addon"
     assert "error" not in [json.loads(line)["level"] for line in done.stderr.splitlines() if line.startswith("{")]
-    assert requests and {(r.verb, r.group, r.resource, r.namespace) for r in requests
-                         if r.code in (401, 403)} == {CLUSTER_WIDE_SECRET_LIST}
-    assert probe.stdout.splitlines() == ["/usr/local/probe Read-only file system", "/etc/probe Read-only file system",
-                                         "/tmp/probe written", "/var/cache/kai-gitops/probe written", f"uid {UID}"]
+    assert requests and {(r.verb, r.group, r.resource, r.namespace) for r in requests if r.code in (401, 403)} == {
+        CLUSTER_WIDE_SECRET_LIST
+    }
+    assert probe.stdout.splitlines() == [
+        "/usr/local/probe Read-only file system",
+        "/etc/probe Read-only file system",
+        "/tmp/probe written",
+        "/var/cache/kai-gitops/probe written",
+        f"uid {UID}",
+    ]

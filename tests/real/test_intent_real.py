@@ -27,13 +27,28 @@ CONFIG_CRD = "configs.kai.scheduler"
 # podGrouper.args.genericKartaFallback). Removing them from the v0.17.0 fixture gives v0.14.7's property tree
 # (tests/fixtures/SOURCES.md, "Derived in the tests").
 ADDED_AFTER_V0_14_7 = (
-    "admission.blockNvidiaVisibleDevices", "admission.gpuFractionRuntimeClassName", "binder.plugins",
+    "admission.blockNvidiaVisibleDevices",
+    "admission.gpuFractionRuntimeClassName",
+    "binder.plugins",
     "binder.resourceReservation.reservationContainerSecurityContext",
-    "binder.resourceReservation.reservationPodSecurityContext", "global.jsonLog", "global.priorityClassName",
-    "numaPlacementExporter", "podGrouper.args.genericKartaFallback",
-    *(f"{block}.service.podDisruptionBudget" for block in (
-        "admission", "binder", "nodeScaleAdjuster", "podGroupController", "podGrouper", "queueController",
-        "scheduler")))
+    "binder.resourceReservation.reservationPodSecurityContext",
+    "global.jsonLog",
+    "global.priorityClassName",
+    "numaPlacementExporter",
+    "podGrouper.args.genericKartaFallback",
+    *(
+        f"{block}.service.podDisruptionBudget"
+        for block in (
+            "admission",
+            "binder",
+            "nodeScaleAdjuster",
+            "podGroupController",
+            "podGrouper",
+            "queueController",
+            "scheduler",
+        )
+    ),
+)
 
 
 def test_no_declared_intent_writes_no_node_label(cluster: KaiCluster) -> None:
@@ -76,8 +91,12 @@ def install_older_config_crd(cluster: KaiCluster) -> None:
     older = older_config_crd()
     live["spec"]["versions"][0]["schema"] = older["spec"]["versions"][0]["schema"]
     rest.call("PUT", path, live)
-    probe = {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "probe"},
-             "spec": {"global": {"jsonLog": True}}}
+    probe = {
+        "apiVersion": "kai.scheduler/v1",
+        "kind": "Config",
+        "metadata": {"name": "probe"},
+        "spec": {"global": {"jsonLog": True}},
+    }
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         created = rest.call("POST", "/apis/kai.scheduler/v1/configs?dryRun=All", copy.deepcopy(probe), ok=(201,))
@@ -89,16 +108,17 @@ def install_older_config_crd(cluster: KaiCluster) -> None:
 
 def test_a_pin_ahead_of_the_live_chart_writes_no_version_dependent_field(cluster: KaiCluster) -> None:
     install_older_config_crd(cluster)
-    cluster.install_trapped()                            # chart v0.14.7, kai-config as its deployer applied it
-    cluster.custom.patch_cluster_custom_object("kai.scheduler", "v1", "configs", "kai-config",
-                                               {"spec": {"admission": {"gpuSharing": True}}})   # a hand edit
+    cluster.install_trapped()  # chart v0.14.7, kai-config as its deployer applied it
+    cluster.custom.patch_cluster_custom_object(
+        "kai.scheduler", "v1", "configs", "kai-config", {"spec": {"admission": {"gpuSharing": True}}}
+    )  # a hand edit
     ahead = repo_config().replace("kaiChartVersion: v0.14.7", "kaiChartVersion: v0.16.8")
     commit_files(cluster.repo, {"kai-gitops.yaml": ahead}, "pin KAI v0.16.8 before the upgrade runs")
 
     planned = cluster.run("reconcile", "-o", "json")
     report = json.loads(planned.out)
     [drift] = [f for f in report["findings"] if f["rule"] == "KAI-D-005"]
-    assert "binder.service.image.tag" in drift["desired"]                 # diff loses nothing
+    assert "binder.service.image.tag" in drift["desired"]  # diff loses nothing
     assert "KAI-R-012" in {f["rule"] for f in report["findings"]}
     [change] = [c for c in report["plan"]["changes"] if c["object"]["kind"] == "Config"]
     assert [(f["path"], f["after"]) for f in change["fields"]] == [(["spec", "admission", "gpuSharing"], False)]
@@ -113,9 +133,9 @@ def test_a_pin_ahead_of_the_live_chart_writes_no_version_dependent_field(cluster
     assert "Apply complete:" in applied.out and " 0 failed" in applied.out, applied
     stored = cluster.custom.get_cluster_custom_object("kai.scheduler", "v1", "configs", "kai-config")["spec"]
     assert stored["admission"]["gpuSharing"] is False
-    assert stored["binder"]["service"]["image"]["tag"] == "v0.14.7"      # Helm moves the images, not kai-gitops
+    assert stored["binder"]["service"]["image"]["tag"] == "v0.14.7"  # Helm moves the images, not kai-gitops
     again = json.loads(cluster.run("reconcile", "-o", "json").out)
-    assert [c for c in again["plan"]["changes"] if c["object"]["kind"] == "Config"] == []   # nothing oscillates
+    assert [c for c in again["plan"]["changes"] if c["object"]["kind"] == "Config"] == []  # nothing oscillates
 
 
 def test_the_derived_crd_prunes_only_what_v0_14_7_does_not_serve(cluster: KaiCluster) -> None:
@@ -123,8 +143,14 @@ def test_the_derived_crd_prunes_only_what_v0_14_7_does_not_serve(cluster: KaiClu
     install_older_config_crd(cluster)
     rest = cluster.envtest.rest
     assert rest is not None
-    body = {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "probe"},
-            "spec": {"global": {"jsonLog": True, "vpa": {"enabled": True}},
-                     "admission": {"gpuSharing": True, "blockNvidiaVisibleDevices": True}}}
+    body = {
+        "apiVersion": "kai.scheduler/v1",
+        "kind": "Config",
+        "metadata": {"name": "probe"},
+        "spec": {
+            "global": {"jsonLog": True, "vpa": {"enabled": True}},
+            "admission": {"gpuSharing": True, "blockNvidiaVisibleDevices": True},
+        },
+    }
     created = rest.call("POST", "/apis/kai.scheduler/v1/configs?dryRun=All", body, ok=(201,))
     assert created["spec"] == {"global": {"vpa": {"enabled": True}}, "admission": {"gpuSharing": True}}

@@ -60,10 +60,16 @@ def test_projects_read_live_explain_the_queues_and_shard_git_declares(cluster: K
 
     result = cluster.run("diff", "-o", "json")
     assert result.code in (0, 2), result
-    found = {(f["rule"], f["subject"]["kind"], f["subject"]["name"]): f for f in json.loads(result.out)["findings"]
-             if f["rule"].startswith("KAI-K-") or f["rule"] == "KAI-D-010"}
-    assert set(found) == {("KAI-K-001", "Queue", PARENT), ("KAI-K-001", "Queue", CHILD),
-                          ("KAI-K-003", "SchedulingShard", "default")}, result
+    found = {
+        (f["rule"], f["subject"]["kind"], f["subject"]["name"]): f
+        for f in json.loads(result.out)["findings"]
+        if f["rule"].startswith("KAI-K-") or f["rule"] == "KAI-D-010"
+    }
+    assert set(found) == {
+        ("KAI-K-001", "Queue", PARENT),
+        ("KAI-K-001", "Queue", CHILD),
+        ("KAI-K-003", "SchedulingShard", "default"),
+    }, result
     child = found[("KAI-K-001", "Queue", CHILD)]
     assert f"Project {CHILD} spec.queues[0] (node pool default)" in child["message"]
     assert "takes it over" in child["message"] and child["location"]["file"] == "clusters/lab/kai-values.yaml"

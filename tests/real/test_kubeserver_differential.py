@@ -106,16 +106,24 @@ class Side:
     def __init__(self, name: str, url: str, pool: urllib3.PoolManager, token: str | None = None) -> None:
         self.name, self.url, self.pool, self.token = name, url, pool, token
 
-    def call(self, method: str, path: str, body: Any = None, *, query: dict[str, str] | None = None,
-             content_type: str = JSON) -> Answer:
+    def call(
+        self, method: str, path: str, body: Any = None, *, query: dict[str, str] | None = None, content_type: str = JSON
+    ) -> Answer:
         headers = {"Accept": JSON, "User-Agent": USER_AGENT}
         if body is not None:
             headers["Content-Type"] = content_type
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         url = self.url + path + (f"?{urlencode(query)}" if query else "")
-        response = self.pool.request(method, url, body=None if body is None else json.dumps(body).encode(),
-                                     headers=headers, retries=False, redirect=False, timeout=30)
+        response = self.pool.request(
+            method,
+            url,
+            body=None if body is None else json.dumps(body).encode(),
+            headers=headers,
+            retries=False,
+            redirect=False,
+            timeout=30,
+        )
         try:
             return Answer(response.status, json.loads(response.data))
         except ValueError:
@@ -149,8 +157,10 @@ class Pair:
     def namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         """As a cluster's controllers leave it (the real one needs its default ServiceAccount for Pods)."""
         self.envtest.create_namespace(name, labels=labels)
-        self.standin.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                   "metadata": {"name": name, "labels": labels or {}}})
+        self.standin.create(
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels or {}}},
+        )
 
     def create(self, path: str, body: dict[str, Any], **query: str) -> tuple[dict[str, Any], dict[str, Any]]:
         return self.standin.create(path, body, **query), self.real.create(path, body, **query)
@@ -182,11 +192,13 @@ def pair(envtest: EnvTest) -> Iterator[Pair]:
         server.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     pki = envtest.pki
     assert pki is not None
-    admin = urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=str(pki.ca_cert), cert_file=str(pki.admin_cert),
-                                key_file=str(pki.admin_key))
+    admin = urllib3.PoolManager(
+        cert_reqs="CERT_REQUIRED", ca_certs=str(pki.ca_cert), cert_file=str(pki.admin_cert), key_file=str(pki.admin_key)
+    )
     try:
-        yield Pair(Side("stand-in", server.url, urllib3.PoolManager()), Side("real", envtest.url, admin), server,
-                   envtest)
+        yield Pair(
+            Side("stand-in", server.url, urllib3.PoolManager()), Side("real", envtest.url, admin), server, envtest
+        )
     finally:
         admin.clear()
         server.stop()
@@ -197,8 +209,13 @@ def pair(envtest: EnvTest) -> Iterator[Pair]:
 
 def test_discovery_of_the_groups_and_resources_the_product_asks_for(pair: Pair) -> None:
     standin, real = same_answer(pair.both("GET", "/apis"))
-    for group, version in (("scheduling.run.ai", "v2"), ("kai.scheduler", "v1"), ("nvcf.nvidia.io", "v1"),
-                           ("wgpolicyk8s.io", "v1alpha2"), ("openreports.io", "v1alpha1")):
+    for group, version in (
+        ("scheduling.run.ai", "v2"),
+        ("kai.scheduler", "v1"),
+        ("nvcf.nvidia.io", "v1"),
+        ("wgpolicyk8s.io", "v1alpha2"),
+        ("openreports.io", "v1alpha1"),
+    ):
         for answer in (standin, real):
             offered = {(g["name"], v["version"]) for g in answer.body["groups"] for v in g["versions"]}
             assert (group, version) in offered
@@ -206,28 +223,36 @@ def test_discovery_of_the_groups_and_resources_the_product_asks_for(pair: Pair) 
         names = [{r["name"] for r in a.body["resources"] if "/" not in r["name"]} for a in listed]  # as reads.py
         assert names[0] == names[1], (group, names)
     for path in ("/apis/nvcf.nvidia.io/v9", "/apis/nope.example/v1", "/apis/scheduling.run.ai/v2/nopes"):
-        standin, real = same_answer(pair.both("GET", path))   # not served: 404, and not a Status either
+        standin, real = same_answer(pair.both("GET", path))  # not served: 404, and not a Status either
         assert standin.status == 404 and standin.body == real.body, (path, standin, real)
 
 
 def test_single_reads_crd_shard_configmap_and_identity(pair: Pair) -> None:
     crd = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     answers = same_answer(pair.both("GET", f"{crd}/queues.scheduling.run.ai"))
-    for answer in answers:   # what slim.slim_crd keeps
+    for answer in answers:  # what slim.slim_crd keeps
         spec = answer.body["spec"]
         assert (spec["group"], spec["scope"], spec["names"]["kind"]) == ("scheduling.run.ai", "Cluster", "Queue")
         assert {"name": "v2", "served": True, "storage": True}.items() <= spec["versions"][0].items()
     same_answer(pair.both("GET", f"{crd}/nope.example.com"))
     config = "/apis/kai.scheduler/v1/configs/kai-config"
     assert same_answer(pair.both("GET", config))[0].status == 404
-    pair.create("/apis/kai.scheduler/v1/configs", {"apiVersion": "kai.scheduler/v1", "kind": "Config",
-                                                   "metadata": {"name": "kai-config"},
-                                                   "spec": {"admission": {"gpuSharing": True}}})
-    for answer in same_answer(pair.both("GET", config)):   # what slim.kai_object and KaiObject keep
+    pair.create(
+        "/apis/kai.scheduler/v1/configs",
+        {
+            "apiVersion": "kai.scheduler/v1",
+            "kind": "Config",
+            "metadata": {"name": "kai-config"},
+            "spec": {"admission": {"gpuSharing": True}},
+        },
+    )
+    for answer in same_answer(pair.both("GET", config)):  # what slim.kai_object and KaiObject keep
         assert answer.status == 200 and answer.body["spec"] == {"admission": {"gpuSharing": True}}
         assert answer.meta["uid"] and answer.meta["generation"] == 1 and answer.meta["creationTimestamp"]
-    assert same_answer(pair.both("GET", "/api/v1/namespaces/nvca-operator/configmaps/nvcfbackend-self-managed")
-                       )[0].status == 404
+    assert (
+        same_answer(pair.both("GET", "/api/v1/namespaces/nvca-operator/configmaps/nvcfbackend-self-managed"))[0].status
+        == 404
+    )
     for answer in same_answer(pair.both("GET", "/api/v1/namespaces/kube-system")):
         assert answer.meta["name"] == "kube-system" and answer.meta["uid"]
 
@@ -242,35 +267,85 @@ def seed_cluster(pair: Pair) -> None:
     pair.namespace("team")
     pair.namespace(KAI_NAMESPACE)
     for name in ("default", "team-a", "team-b"):
-        pair.create(SHARDS, {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
-                             "metadata": {"name": name}, "spec": {"partitionLabelValue": name}})
+        pair.create(
+            SHARDS,
+            {
+                "apiVersion": "kai.scheduler/v1",
+                "kind": "SchedulingShard",
+                "metadata": {"name": name},
+                "spec": {"partitionLabelValue": name},
+            },
+        )
     for i in range(5):
         labels = {"gpu": "yes" if i % 2 else "no", **({SCHEDULE_LABEL: "true"} if i == 3 else {})}
         pair.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}", "labels": labels}})
-        pair.create(QUEUES, {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": f"q-{i}"},
-                             "spec": {"resources": {"cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}})
-    for namespace, name, labels in (("nvcf-backend", "fn-0", {NVCF_POD_LABEL: "r0"}),
-                                    ("nvcf-backend", "fn-1", {}), ("nvcf-backend", "fn-2", {NVCF_POD_LABEL: "r2"}),
-                                    ("team", "other", {NVCF_POD_LABEL: "r9"}),
-                                    (KAI_NAMESPACE, "kai-scheduler-default-0", {}), (KAI_NAMESPACE, "binder-0", {})):
-        pair.create(f"/api/v1/namespaces/{namespace}/pods", {
-            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
-            "spec": {"schedulerName": "kai-scheduler",
-                     "containers": [{"name": "main", "image": "example.invalid/x:1"}]}})
+        pair.create(
+            QUEUES,
+            {
+                "apiVersion": "scheduling.run.ai/v2",
+                "kind": "Queue",
+                "metadata": {"name": f"q-{i}"},
+                "spec": {"resources": {"cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}},
+            },
+        )
+    for namespace, name, labels in (
+        ("nvcf-backend", "fn-0", {NVCF_POD_LABEL: "r0"}),
+        ("nvcf-backend", "fn-1", {}),
+        ("nvcf-backend", "fn-2", {NVCF_POD_LABEL: "r2"}),
+        ("team", "other", {NVCF_POD_LABEL: "r9"}),
+        (KAI_NAMESPACE, "kai-scheduler-default-0", {}),
+        (KAI_NAMESPACE, "binder-0", {}),
+    ):
+        pair.create(
+            f"/api/v1/namespaces/{namespace}/pods",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {
+                    "schedulerName": "kai-scheduler",
+                    "containers": [{"name": "main", "image": "example.invalid/x:1"}],
+                },
+            },
+        )
     for namespace, name, labels, kind in (
-            (KAI_NAMESPACE, "sh.helm.release.v1.kai-scheduler.v1", {"owner": "helm"}, "helm.sh/release.v1"),
-            (KAI_NAMESPACE, "sh.helm.release.v1.kai-scheduler.v2", {"owner": "helm"}, "helm.sh/release.v1"),
-            ("team", "sh.helm.release.v1.other.v1", {"owner": "helm"}, "helm.sh/release.v1"),
-            ("team", "helm-like", {"owner": "helm"}, "Opaque"), ("team", "token", {}, "Opaque")):
-        pair.create(f"/api/v1/namespaces/{namespace}/secrets", {
-            "apiVersion": "v1", "kind": "Secret", "type": kind, "metadata": {"name": name, "labels": labels},
-            "data": {"release": base64.b64encode(b"H4sI").decode()}})
-    for i, (kind, reason) in enumerate((("Pod", "Unschedulable"), ("Pod", "FailedScheduling"), ("Pod", "Unschedulable"),
-                                        ("Node", "Unschedulable"), ("Pod", "Scheduled"))):
-        pair.create("/api/v1/namespaces/nvcf-backend/events", {
-            "apiVersion": "v1", "kind": "Event", "metadata": {"name": f"fn-{i}.event"}, "reason": reason,
-            "message": "0/5 nodes are available", "type": "Warning",
-            "involvedObject": {"kind": kind, "name": f"fn-{i}", "namespace": "nvcf-backend"}})
+        (KAI_NAMESPACE, "sh.helm.release.v1.kai-scheduler.v1", {"owner": "helm"}, "helm.sh/release.v1"),
+        (KAI_NAMESPACE, "sh.helm.release.v1.kai-scheduler.v2", {"owner": "helm"}, "helm.sh/release.v1"),
+        ("team", "sh.helm.release.v1.other.v1", {"owner": "helm"}, "helm.sh/release.v1"),
+        ("team", "helm-like", {"owner": "helm"}, "Opaque"),
+        ("team", "token", {}, "Opaque"),
+    ):
+        pair.create(
+            f"/api/v1/namespaces/{namespace}/secrets",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": kind,
+                "metadata": {"name": name, "labels": labels},
+                "data": {"release": base64.b64encode(b"H4sI").decode()},
+            },
+        )
+    for i, (kind, reason) in enumerate(
+        (
+            ("Pod", "Unschedulable"),
+            ("Pod", "FailedScheduling"),
+            ("Pod", "Unschedulable"),
+            ("Node", "Unschedulable"),
+            ("Pod", "Scheduled"),
+        )
+    ):
+        pair.create(
+            "/api/v1/namespaces/nvcf-backend/events",
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": f"fn-{i}.event"},
+                "reason": reason,
+                "message": "0/5 nodes are available",
+                "type": "Warning",
+                "involvedObject": {"kind": kind, "name": f"fn-{i}", "namespace": "nvcf-backend"},
+            },
+        )
 
 
 LISTS = (  # (path, query): the product's list reads, each with a page limit that makes it several pages
@@ -282,8 +357,10 @@ LISTS = (  # (path, query): the product's list reads, each with a page limit tha
     (f"/api/v1/namespaces/{KAI_NAMESPACE}/pods", {"limit": "1"}),
     ("/api/v1/namespaces/nvcf-backend/pods", {"labelSelector": f"!{NVCF_POD_LABEL}", "limit": "2"}),
     ("/api/v1/secrets", {"labelSelector": "owner=helm", "fieldSelector": "type=helm.sh/release.v1", "limit": "2"}),
-    (f"/api/v1/namespaces/{KAI_NAMESPACE}/secrets",
-     {"labelSelector": "owner=helm", "fieldSelector": "type=helm.sh/release.v1", "limit": "1"}),
+    (
+        f"/api/v1/namespaces/{KAI_NAMESPACE}/secrets",
+        {"labelSelector": "owner=helm", "fieldSelector": "type=helm.sh/release.v1", "limit": "1"},
+    ),
     ("/api/v1/events", {"fieldSelector": "involvedObject.kind=Pod,reason=Unschedulable", "limit": "1"}),
     ("/api/v1/events", {"fieldSelector": "involvedObject.kind=Pod,reason=FailedScheduling", "limit": "500"}),
 )
@@ -296,15 +373,19 @@ def test_paged_lists_with_label_and_field_selectors(pair: Pair) -> None:
         assert standin == real, (path, query, standin, real)
         assert sum(len(items) for items, _ in real) >= 1, (path, query)
     # the real server's namespaces include its own four; the stand-in was given the same
-    assert pair.standin.pages("/api/v1/namespaces", {"limit": "2"}) == pair.real.pages("/api/v1/namespaces",
-                                                                                       {"limit": "2"})
+    assert pair.standin.pages("/api/v1/namespaces", {"limit": "2"}) == pair.real.pages(
+        "/api/v1/namespaces", {"limit": "2"}
+    )
 
 
 def test_list_items_carry_api_version_and_kind_only_for_custom_resources(pair: Pair) -> None:
     """slim.typed adds them to every item read; both servers must agree on which lists carry them."""
     seed_cluster(pair)
-    for path, expected in ((QUEUES, ("scheduling.run.ai/v2", "Queue")),
-                           (SHARDS, ("kai.scheduler/v1", "SchedulingShard")), (NODES, (None, None))):
+    for path, expected in (
+        (QUEUES, ("scheduling.run.ai/v2", "Queue")),
+        (SHARDS, ("kai.scheduler/v1", "SchedulingShard")),
+        (NODES, (None, None)),
+    ):
         for answer in pair.both("GET", path, query={"limit": "500"}):
             assert set(typed_items(answer)) == {expected}, (path, answer.body["items"][:1])
 
@@ -312,11 +393,14 @@ def test_list_items_carry_api_version_and_kind_only_for_custom_resources(pair: P
 def compact(envtest: EnvTest) -> None:
     """What kube-apiserver does every 5 minutes: drop the store's history before now. A write of a key of
     our own first, so that "now" is past any revision a token was handed out at."""
+
     def etcd(call: str, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(f"{envtest.etcd_url}/v3/kv/{call}", data=json.dumps(body).encode(),
-                                         method="POST")
+        request = urllib.request.Request(
+            f"{envtest.etcd_url}/v3/kv/{call}", data=json.dumps(body).encode(), method="POST"
+        )
         with urllib.request.urlopen(request, timeout=10) as answer:
             return json.loads(answer.read())
+
     key, value = (base64.b64encode(text).decode() for text in (b"/kai-gitops-tests/compaction", b"now"))
     revision = etcd("put", {"key": key, "value": value})["header"]["revision"]
     etcd("compaction", {"revision": revision, "physical": True})
@@ -331,8 +415,10 @@ def test_an_expired_continue_token_is_410_expired(pair: Pair) -> None:
     first = pair.both("GET", "/api/v1/events", query=query)
     tokens = [a.meta["continue"] for a in first]
     compact(pair.envtest)
-    standin, real = (side.call("GET", "/api/v1/events", query={**query, "continue": token})
-                     for side, token in zip((pair.standin, pair.real), tokens, strict=True))
+    standin, real = (
+        side.call("GET", "/api/v1/events", query={**query, "continue": token})
+        for side, token in zip((pair.standin, pair.real), tokens, strict=True)
+    )
     same_answer((standin, real))
     assert standin.status == 410 and standin.body["message"] == real.body["message"]
     # the real server offers an inconsistent continuation (the product restarts the list instead)
@@ -340,7 +426,8 @@ def test_an_expired_continue_token_is_410_expired(pair: Pair) -> None:
         rest = pair.real if answer is real else pair.standin
         remainder = rest.call("GET", "/api/v1/events", query={**query, "continue": answer.meta["continue"]})
         assert remainder.status == 200 and [item_key(i) for i in remainder.body["items"]] == [
-            "nvcf-backend/fn-2.event"], (rest.name, remainder)
+            "nvcf-backend/fn-2.event"
+        ], (rest.name, remainder)
 
 
 # -- the NVCA health endpoint through the service proxy --------------------------------------------
@@ -349,14 +436,20 @@ def test_an_expired_continue_token_is_410_expired(pair: Pair) -> None:
 def test_healthz_through_the_service_proxy(pair: Pair) -> None:
     """Any answer counts (reads.py Reader.healthz); a Status body means NVCA was never reached."""
     pair.namespace("nvca-system")
-    standin, real = same_answer(pair.both("GET", HEALTHZ))   # no Service
+    standin, real = same_answer(pair.both("GET", HEALTHZ))  # no Service
     assert standin.status == 404 and standin.body["message"] == real.body["message"]
-    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nvca"},
-               "spec": {"ports": [{"port": 8000}], "selector": {"app": "nvca"}}}
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "nvca"},
+        "spec": {"ports": [{"port": 8000}], "selector": {"app": "nvca"}},
+    }
     pair.create("/api/v1/namespaces/nvca-system/services", service)
     # the endpoints controller's part on a real cluster: a Service whose pods are not ready has no addresses
-    pair.real.create("/api/v1/namespaces/nvca-system/endpoints",
-                     {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "nvca"}, "subsets": []})
+    pair.real.create(
+        "/api/v1/namespaces/nvca-system/endpoints",
+        {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "nvca"}, "subsets": []},
+    )
     standin, real = same_answer(pair.both("GET", HEALTHZ))
     assert standin.status == 503 and standin.body["message"] == real.body["message"]
 
@@ -365,9 +458,14 @@ def test_healthz_through_the_service_proxy(pair: Pair) -> None:
 
 
 def queue(name: str, quota: int = 0) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name},
-            "spec": {"resources": {r: {"quota": quota, "limit": -1, "overQuotaWeight": 1}
-                                   for r in ("cpu", "gpu", "memory")}}}
+    return {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {
+            "resources": {r: {"quota": quota, "limit": -1, "overQuotaWeight": 1} for r in ("cpu", "gpu", "memory")}
+        },
+    }
 
 
 def owners(obj: dict[str, Any], *path: str) -> set[str]:
@@ -387,7 +485,7 @@ def test_queue_create_dry_run_conflicts_and_merge_patches(pair: Pair) -> None:
     same_answer(pair.both("GET", path))
     for answer in same_answer(pair.both("POST", QUEUES, queue("team-a"), query=DRY_RUN)):
         assert answer.status == 201 and not answer.meta.get("resourceVersion")
-    assert same_answer(pair.both("GET", path))[0].status == 404   # a dry run stores nothing
+    assert same_answer(pair.both("GET", path))[0].status == 404  # a dry run stores nothing
     created = same_answer(pair.both("POST", QUEUES, queue("team-a"), query=WRITE))
     for answer in created:
         assert answer.meta["uid"] and answer.meta["resourceVersion"] and answer.meta["generation"] == 1
@@ -412,30 +510,50 @@ def test_queue_create_dry_run_conflicts_and_merge_patches(pair: Pair) -> None:
 def test_kai_config_and_shard_merge_patches(pair: Pair) -> None:
     """A mapping field replaced whole (keys only the live object had sent as null), with the RV precondition."""
     config = "/apis/kai.scheduler/v1/configs/kai-config"
-    spec = {"admission": {"gpuSharing": True}, "scheduler": {"service": {"resources": {
-        "limits": {"cpu": "4000m"}, "requests": {"cpu": "50m"}}}}}
-    created = same_answer(pair.both("POST", "/apis/kai.scheduler/v1/configs", {
-        "apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"}, "spec": spec},
-        query=WRITE))
-    patch = {"spec": {"admission": {"gpuSharing": False},
-                      "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"},
-                                                              "requests": None}}}}}
+    spec = {
+        "admission": {"gpuSharing": True},
+        "scheduler": {"service": {"resources": {"limits": {"cpu": "4000m"}, "requests": {"cpu": "50m"}}}},
+    }
+    created = same_answer(
+        pair.both(
+            "POST",
+            "/apis/kai.scheduler/v1/configs",
+            {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"}, "spec": spec},
+            query=WRITE,
+        )
+    )
+    patch = {
+        "spec": {
+            "admission": {"gpuSharing": False},
+            "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"}, "requests": None}}},
+        }
+    }
     for side, answer in zip((pair.standin, pair.real), created, strict=True):
         body = {**patch, "metadata": {"resourceVersion": answer.meta["resourceVersion"]}}
         dry = side.call("PATCH", config, body, query=DRY_RUN, content_type=MERGE_PATCH)
         assert dry.status == 200 and dry.body["spec"]["admission"]["gpuSharing"] is False, (side.name, dry)
-        assert side.call("GET", config).body["spec"] == spec, side.name           # the dry run stored nothing
+        assert side.call("GET", config).body["spec"] == spec, side.name  # the dry run stored nothing
         done = side.call("PATCH", config, body, query=WRITE, content_type=MERGE_PATCH)
         assert done.status == 200 and done.body["spec"] == {
             "admission": {"gpuSharing": False},
-            "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"}}}}}, (side.name, done)
+            "scheduler": {"service": {"resources": {"limits": {"cpu": "2000m", "memory": "6Gi"}}}},
+        }, (side.name, done)
         stale = side.call("PATCH", config, body, query=WRITE, content_type=MERGE_PATCH)
         assert (stale.status, stale.reason) == (409, "Conflict"), (side.name, stale)
-    shard = pair.create(SHARDS, {"apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
-                                 "metadata": {"name": "default"}, "spec": {"placementStrategy": {"gpu": "spread"}}})
+    shard = pair.create(
+        SHARDS,
+        {
+            "apiVersion": "kai.scheduler/v1",
+            "kind": "SchedulingShard",
+            "metadata": {"name": "default"},
+            "spec": {"placementStrategy": {"gpu": "spread"}},
+        },
+    )
     for side, answer in zip((pair.standin, pair.real), shard, strict=True):
-        body = {"spec": {"placementStrategy": {"gpu": "binpack"}},
-                "metadata": {"resourceVersion": answer["metadata"]["resourceVersion"]}}
+        body = {
+            "spec": {"placementStrategy": {"gpu": "binpack"}},
+            "metadata": {"resourceVersion": answer["metadata"]["resourceVersion"]},
+        }
         done = side.call("PATCH", f"{SHARDS}/default", body, query=WRITE, content_type=MERGE_PATCH)
         assert done.status == 200 and done.body["spec"]["placementStrategy"] == {"gpu": "binpack"}, side.name
 
@@ -446,10 +564,19 @@ def test_operand_reads_in_kai_scheduler(pair: Pair) -> None:
     job = f"/apis/batch/v1/namespaces/{KAI_NAMESPACE}/jobs/kai-config-deployer"
     assert same_answer(pair.both("GET", job))[0].status == 404
     deployments = f"/apis/apps/v1/namespaces/{KAI_NAMESPACE}/deployments"
-    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "binder"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "binder"}},
-                     "template": {"metadata": {"labels": {"app": "binder"}},
-                                  "spec": {"containers": [{"name": "binder", "image": "example.invalid/b:1"}]}}}}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "binder"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "binder"}},
+            "template": {
+                "metadata": {"labels": {"app": "binder"}},
+                "spec": {"containers": [{"name": "binder", "image": "example.invalid/b:1"}]},
+            },
+        },
+    }
     pair.create(deployments, body)
     for answer in same_answer(pair.both("GET", deployments, query={"limit": "1"})):
         [item] = answer.body["items"]
@@ -457,13 +584,17 @@ def test_operand_reads_in_kai_scheduler(pair: Pair) -> None:
 
 
 def test_invalid_names_are_422(pair: Pair) -> None:
-    for path, body in ((QUEUES, queue("Team_A")), (QUEUES, queue("a" * 254)),
-                       (NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1."}})):
+    for path, body in (
+        (QUEUES, queue("Team_A")),
+        (QUEUES, queue("a" * 254)),
+        (NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1."}}),
+    ):
         standin, real = same_answer(pair.both("POST", path, body, query=WRITE))
         assert standin.status == 422 and standin.body["message"] == real.body["message"], (standin, real)
-    standin, real = same_answer(pair.both("POST", QUEUES, {**queue(""), "metadata": {"generateName": "q."}},
-                                          query=WRITE))
-    assert standin.status == 422   # the generated name differs; the complaint about the prefix does not
+    standin, real = same_answer(
+        pair.both("POST", QUEUES, {**queue(""), "metadata": {"generateName": "q."}}, query=WRITE)
+    )
+    assert standin.status == 422  # the generated name differs; the complaint about the prefix does not
     assert standin.body["details"]["causes"] == real.body["details"]["causes"]
 
 
@@ -478,30 +609,49 @@ def test_node_label_merge_patch_with_resource_version(pair: Pair) -> None:
         set_ = side.call("PATCH", f"{NODES}/gpu-1", label, query=WRITE, content_type=MERGE_PATCH)
         assert set_.status == 200 and set_.meta["labels"] == {"gpu": "y", SCHEDULE_LABEL: "true"}
         assert FIELD_MANAGER in {e["manager"] for e in set_.meta["managedFields"]}
-        stale = side.call("PATCH", f"{NODES}/gpu-1", {"metadata": {"labels": {SCHEDULE_LABEL: None},
-                                                                   "resourceVersion": version}},
-                          query=WRITE, content_type=MERGE_PATCH)
+        stale = side.call(
+            "PATCH",
+            f"{NODES}/gpu-1",
+            {"metadata": {"labels": {SCHEDULE_LABEL: None}, "resourceVersion": version}},
+            query=WRITE,
+            content_type=MERGE_PATCH,
+        )
         assert (stale.status, stale.reason) == (409, "Conflict")
-        removed = side.call("PATCH", f"{NODES}/gpu-1", {"metadata": {"labels": {SCHEDULE_LABEL: None},
-                                                                     "resourceVersion": set_.meta["resourceVersion"]}},
-                            query=WRITE, content_type=MERGE_PATCH)
+        removed = side.call(
+            "PATCH",
+            f"{NODES}/gpu-1",
+            {"metadata": {"labels": {SCHEDULE_LABEL: None}, "resourceVersion": set_.meta["resourceVersion"]}},
+            query=WRITE,
+            content_type=MERGE_PATCH,
+        )
         assert removed.status == 200 and removed.meta["labels"] == {"gpu": "y"}, side.name
 
 
 def lease_body(name: str, holder: str = "host_1") -> dict[str, Any]:
     """As lease.py Lease._try_acquire builds it."""
     now = datetime.now(UTC)
-    return {"apiVersion": LEASE.api_version, "kind": "Lease", "metadata": {"name": name, "namespace": "kai-gitops"},
-            "spec": {"holderIdentity": holder, "leaseDurationSeconds": 30, "acquireTime": micro_time(now),
-                     "renewTime": micro_time(now), "leaseTransitions": 0}}
+    return {
+        "apiVersion": LEASE.api_version,
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": "kai-gitops"},
+        "spec": {
+            "holderIdentity": holder,
+            "leaseDurationSeconds": 30,
+            "acquireTime": micro_time(now),
+            "renewTime": micro_time(now),
+            "leaseTransitions": 0,
+        },
+    }
 
 
 def test_lease_get_create_update_and_conflicts(pair: Pair) -> None:
     pair.namespace("kai-gitops")
     same_answer(pair.both("GET", f"{LEASES}/kai-gitops-reconcile"))
     created = same_answer(pair.both("POST", LEASES, lease_body("kai-gitops-reconcile"), query=WRITE))
-    assert same_answer(pair.both("POST", LEASES, lease_body("kai-gitops-reconcile"), query=WRITE)
-                       )[0].reason == "AlreadyExists"
+    assert (
+        same_answer(pair.both("POST", LEASES, lease_body("kai-gitops-reconcile"), query=WRITE))[0].reason
+        == "AlreadyExists"
+    )
     for side, answer in zip((pair.standin, pair.real), created, strict=True):
         renewed = dict(answer.body, spec={**answer.body["spec"], "renewTime": micro_time()})
         done = side.call("PUT", f"{LEASES}/kai-gitops-reconcile", renewed, query=WRITE)
@@ -523,7 +673,7 @@ def test_lease_get_create_update_and_conflicts(pair: Pair) -> None:
         renewed = side.call("PUT", f"{LEASES}/kai-gitops-reconcile", answer.body, query=WRITE)
         assert (renewed.status, renewed.reason) == (409, "Conflict"), (side.name, renewed)
     created_by_put = same_answer(pair.both("PUT", f"{LEASES}/fresh", lease_body("fresh"), query=WRITE))
-    assert created_by_put[0].status == 201   # Leases (and Events) may be created by an update
+    assert created_by_put[0].status == 201  # Leases (and Events) may be created by an update
 
 
 def applied(name: str, kind: str = "Queue") -> ChangeResult:
@@ -535,19 +685,24 @@ def applied(name: str, kind: str = "Queue") -> ChangeResult:
 
 def test_events_as_the_product_sends_them(pair: Pair) -> None:
     for result in (applied("default-queue"), applied("gpu-node-" + "x" * 60, "Node"), applied("a" * 45 + ".tail")):
-        standin, real = same_answer(pair.both("POST", EVENTS, event_for(result, plan_id="p1", holder="host_1"),
-                                              query=WRITE))
+        standin, real = same_answer(
+            pair.both("POST", EVENTS, event_for(result, plan_id="p1", holder="host_1"), query=WRITE)
+        )
         assert standin.status == 201, (standin, real)
         for answer in (standin, real):
             assert ".kai-gitops-" in answer.meta["name"] and answer.body["regarding"]["name"] == result.change.ref.name
     valid = event_for(applied("default-queue"), plan_id="p1", holder="host_1")
-    for broken in ({k: v for k, v in valid.items() if k not in ("eventTime", "reason", "action")},
-                   {**valid, "type": "Info", "note": "é" * 600}, {**valid, "reportingInstance": "h" * 129},
-                   {**valid, "reportingController": ""}):
+    for broken in (
+        {k: v for k, v in valid.items() if k not in ("eventTime", "reason", "action")},
+        {**valid, "type": "Info", "note": "é" * 600},
+        {**valid, "reportingInstance": "h" * 129},
+        {**valid, "reportingController": ""},
+    ):
         standin, real = same_answer(pair.both("POST", EVENTS, broken, query=WRITE))
         assert standin.status == 422, (standin, real)
         assert [c["field"] for c in standin.body["details"]["causes"]] == [
-            c["field"] for c in real.body["details"]["causes"]], (standin, real)
+            c["field"] for c in real.body["details"]["causes"]
+        ], (standin, real)
     standin, real = same_answer(pair.both("POST", EVENTS, {**valid, "eventTime": "2026-01-01T00:00:00Z"}, query=WRITE))
     assert standin.status == 400 and standin.body["message"] == real.body["message"]
 
@@ -559,40 +714,58 @@ def report(kind: str, name: str, namespace: str | None = None, **labels: str) ->
     meta: dict[str, Any] = {"name": name, "labels": {**MANAGED, **labels}}
     if namespace:
         meta["namespace"] = namespace
-    return {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": kind, "metadata": meta, "summary": {"fail": 0},
-            "results": []}
+    return {
+        "apiVersion": "wgpolicyk8s.io/v1alpha2",
+        "kind": kind,
+        "metadata": meta,
+        "summary": {"fail": 0},
+        "results": [],
+    }
 
 
 def test_policy_reports_listed_created_replaced_and_deleted_with_preconditions(pair: Pair) -> None:
     pair.namespace("team")
     pair.namespace("nvcf-backend")
     for namespace in ("team", "nvcf-backend"):
-        pair.create(f"{POLICY_REPORTS}/namespaces/{namespace}/policyreports",
-                    report("PolicyReport", "kai-gitops-prod", namespace), **WRITE)
-    pair.create(f"{POLICY_REPORTS}/namespaces/team/policyreports",
-                report("PolicyReport", "someone-elses", "team", **{"app.kubernetes.io/managed-by": "kyverno"}))
+        pair.create(
+            f"{POLICY_REPORTS}/namespaces/{namespace}/policyreports",
+            report("PolicyReport", "kai-gitops-prod", namespace),
+            **WRITE,
+        )
+    pair.create(
+        f"{POLICY_REPORTS}/namespaces/team/policyreports",
+        report("PolicyReport", "someone-elses", "team", **{"app.kubernetes.io/managed-by": "kyverno"}),
+    )
     pair.create(f"{POLICY_REPORTS}/clusterpolicyreports", report("ClusterPolicyReport", "kai-gitops-prod"), **WRITE)
-    assert pair.standin.pages("/api/v1/namespaces", {"limit": "500"}) == pair.real.pages("/api/v1/namespaces",
-                                                                                         {"limit": "500"})
+    assert pair.standin.pages("/api/v1/namespaces", {"limit": "500"}) == pair.real.pages(
+        "/api/v1/namespaces", {"limit": "500"}
+    )
     selector = ",".join(f"{k}={v}" for k, v in MANAGED.items())
     for plural in ("policyreports", "clusterpolicyreports"):
         query = {"labelSelector": selector, "limit": "1"}
         assert pair.standin.pages(f"{POLICY_REPORTS}/{plural}", query) == pair.real.pages(
-            f"{POLICY_REPORTS}/{plural}", query)
+            f"{POLICY_REPORTS}/{plural}", query
+        )
 
     path = f"{POLICY_REPORTS}/namespaces/team/policyreports/kai-gitops-prod"
     for side in (pair.standin, pair.real):
         old = side.call("GET", path)
         assert old.status == 200
-        new = {**old.body, "summary": {"fail": 1}, "results": [{"policy": "KAI-Q-001", "result": "fail",
-                                                                "source": "kai-gitops"}]}
+        new = {
+            **old.body,
+            "summary": {"fail": 1},
+            "results": [{"policy": "KAI-Q-001", "result": "fail", "source": "kai-gitops"}],
+        }
         done = side.call("PUT", path, new, query=WRITE)
         assert done.status == 200 and done.body["results"] == new["results"] and done.meta["uid"] == old.meta["uid"]
         stale = side.call("PUT", path, new, query=WRITE)
         assert (stale.status, stale.reason) == (409, "Conflict"), side.name
     uids = [side.call("GET", path).meta["uid"] for side in (pair.standin, pair.real)]
-    wrong = {"apiVersion": "v1", "kind": "DeleteOptions",
-             "preconditions": {"uid": "0b0f6a3e-0000-0000-0000-000000000000"}}
+    wrong = {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
+        "preconditions": {"uid": "0b0f6a3e-0000-0000-0000-000000000000"},
+    }
     standin, real = same_answer(pair.both("DELETE", path, wrong))
     assert standin.status == 409
     assert standin.body["message"].replace(uids[0], "UID") == real.body["message"].replace(uids[1], "UID")
@@ -620,14 +793,21 @@ def test_an_identity_without_grants_gets_403_from_the_real_server(pair: Pair) ->
     envtest = pair.envtest
     token = envtest.service_account_token("team-x", "nobody")
     assert envtest.pki is not None
-    nobody = Side("real, no grants", envtest.url, urllib3.PoolManager(cert_reqs="CERT_REQUIRED",
-                                                                       ca_certs=str(envtest.pki.ca_cert)), token)
-    requests = (("GET", "/api/v1/secrets", None, {"labelSelector": "owner=helm", "limit": "20"}),
-                ("GET", f"{QUEUES}/default-queue", None, None), ("GET", HEALTHZ, None, None),
-                ("PATCH", f"{QUEUES}/default-queue", {"spec": {}}, WRITE),
-                ("POST", LEASES, lease_body("kai-gitops-reconcile"), WRITE),
-                ("POST", EVENTS, event_for(applied("q"), plan_id="p", holder="h"), WRITE),
-                ("GET", f"{POLICY_REPORTS}/policyreports", None, {"limit": "100"}))
+    nobody = Side(
+        "real, no grants",
+        envtest.url,
+        urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=str(envtest.pki.ca_cert)),
+        token,
+    )
+    requests = (
+        ("GET", "/api/v1/secrets", None, {"labelSelector": "owner=helm", "limit": "20"}),
+        ("GET", f"{QUEUES}/default-queue", None, None),
+        ("GET", HEALTHZ, None, None),
+        ("PATCH", f"{QUEUES}/default-queue", {"spec": {}}, WRITE),
+        ("POST", LEASES, lease_body("kai-gitops-reconcile"), WRITE),
+        ("POST", EVENTS, event_for(applied("q"), plan_id="p", holder="h"), WRITE),
+        ("GET", f"{POLICY_REPORTS}/policyreports", None, {"limit": "100"}),
+    )
     injected = pair.server
     for method, path, body, query in requests:
         content_type = MERGE_PATCH if method == "PATCH" else JSON

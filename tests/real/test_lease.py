@@ -22,7 +22,7 @@ from tests.support.kai_cluster import LEASE_NAMESPACE, KaiCluster
 @pytest.fixture
 def writer(cluster: KaiCluster) -> Iterator[ClusterWriter]:
     cluster.envtest.create_namespace(LEASE_NAMESPACE)
-    session = ClusterSession.open(str(cluster.kubeconfig), None, guard=check_write)   # as cli/live.py opens it
+    session = ClusterSession.open(str(cluster.kubeconfig), None, guard=check_write)  # as cli/live.py opens it
     try:
         yield ClusterWriter(session)
     finally:
@@ -60,20 +60,29 @@ def test_a_lease_is_created_renewed_and_released(cluster: KaiCluster, writer: Cl
 
 def _held_by_other(cluster: KaiCluster, *, renewed: datetime, duration_s: int) -> None:
     cluster.envtest.create_namespace(LEASE_NAMESPACE, exist_ok=True)
-    coordination(cluster).create_namespaced_lease(LEASE_NAMESPACE, {
-        "metadata": {"name": LEASE_NAME},
-        "spec": {"holderIdentity": "other-host_1a2b3c4d", "leaseDurationSeconds": duration_s,
-                 "acquireTime": renewed, "renewTime": renewed, "leaseTransitions": 3}})
+    coordination(cluster).create_namespaced_lease(
+        LEASE_NAMESPACE,
+        {
+            "metadata": {"name": LEASE_NAME},
+            "spec": {
+                "holderIdentity": "other-host_1a2b3c4d",
+                "leaseDurationSeconds": duration_s,
+                "acquireTime": renewed,
+                "renewTime": renewed,
+                "leaseTransitions": 3,
+            },
+        },
+    )
 
 
 def test_an_expired_lease_of_another_identity_is_taken_over_by_an_apply(cluster: KaiCluster) -> None:
     cluster.install_trapped()
-    _held_by_other(cluster, renewed=datetime.now(UTC) - timedelta(minutes=10), duration_s=15)   # its run crashed
+    _held_by_other(cluster, renewed=datetime.now(UTC) - timedelta(minutes=10), duration_s=15)  # its run crashed
     audit = cluster.tmp / "audit.jsonl"
     result = cluster.run("reconcile", "--apply", "--audit-log", audit, "--lease-wait", "0")
     assert "Apply complete: 2 applied" in result.out, result
     spec = cluster.lease()["spec"]
-    assert spec["leaseTransitions"] == 4   # taken over from other-host, then released by this run
+    assert spec["leaseTransitions"] == 4  # taken over from other-host, then released by this run
     assert "holderIdentity" not in spec
     assert datetime.strptime(spec["acquireTime"], "%Y-%m-%dT%H:%M:%S.%fZ") > datetime.now() - timedelta(minutes=1)
     holders = {json.loads(line)["holder"] for line in audit.read_text().splitlines()}
@@ -88,4 +97,4 @@ def test_a_live_lease_of_another_identity_makes_the_apply_wait_then_fail_naming_
     assert "another reconciler holds Lease kai-gitops/kai-gitops-reconcile: other-host_1a2b3c4d" in result.err
     assert "nothing was written" in result.err
     assert cluster.triples("default-queue")["cpu"]["quota"] == 0
-    assert cluster.lease()["spec"]["holderIdentity"] == "other-host_1a2b3c4d"   # left to its holder
+    assert cluster.lease()["spec"]["holderIdentity"] == "other-host_1a2b3c4d"  # left to its holder

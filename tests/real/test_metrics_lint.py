@@ -19,15 +19,21 @@ KAI_GITOPS = Path(sys.executable).parent / "kai-gitops"
 
 
 def run(*args: object) -> int:
-    done = subprocess.run([str(KAI_GITOPS), *map(str, args)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "KAI_GITOPS_LOG_FORMAT": "text"})
+    done = subprocess.run(
+        [str(KAI_GITOPS), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KAI_GITOPS_LOG_FORMAT": "text"},
+    )
     return done.returncode
 
 
 def promtool_lint(text: str) -> str:
     """promtool's complaints (empty when it has none)."""
-    done = subprocess.run([str(require_tool("promtool")), "check", "metrics"], input=text, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [str(require_tool("promtool")), "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
+    )
     complaints = (done.stdout + done.stderr).strip()
     assert (done.returncode == 0) == (not complaints), complaints
     return complaints
@@ -51,20 +57,46 @@ def test_a_clean_run_s_metrics_pass_promtool(tmp_path: Path) -> None:
 def test_runs_with_findings_then_an_error_pass_promtool(demo_repo: Path, tmp_path: Path) -> None:
     snapshot = DEMO_SNAPSHOTS / "prod-addon.yaml"
     metrics = tmp_path / "kai-gitops.prom"
-    assert run("diff", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", snapshot,
-               "--metrics-file", metrics) == 2
+    assert (
+        run("diff", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", snapshot, "--metrics-file", metrics)
+        == 2
+    )
     assert "kai_gitops_findings{" in metrics.read_text()
     assert promtool_lint(metrics.read_text()) == ""
 
-    assert run("diff", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", tmp_path / "missing.yaml",
-               "--metrics-file", metrics) == 1
+    assert (
+        run(
+            "diff",
+            "--repo",
+            demo_repo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            tmp_path / "missing.yaml",
+            "--metrics-file",
+            metrics,
+        )
+        == 1
+    )
     failed = metrics.read_text()
     assert "kai_gitops_last_run_success" in failed and "kai_gitops_last_success_timestamp_seconds" in failed
     assert promtool_lint(failed) == ""
 
     planned = tmp_path / "reconcile.prom"
-    assert run("reconcile", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", snapshot,
-               "--metrics-file", planned) == 2
+    assert (
+        run(
+            "reconcile",
+            "--repo",
+            demo_repo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            snapshot,
+            "--metrics-file",
+            planned,
+        )
+        == 2
+    )
     assert "kai_gitops_changes_planned{" in planned.read_text()
     assert promtool_lint(planned.read_text()) == ""
 

@@ -22,7 +22,7 @@ from tests.support.kai_cluster import CONTEXT, LEASE_NAMESPACE, KaiCluster
 RUNNER = "runner"
 USER = f"system:serviceaccount:{LEASE_NAMESPACE}:{RUNNER}"
 VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
-SERVER_ITSELF = "system:apiserver"   # the API server's own loops (its identity Lease in kube-system)
+SERVER_ITSELF = "system:apiserver"  # the API server's own loops (its identity Lease in kube-system)
 
 
 def runner_kubeconfig(cluster: KaiCluster, tmp_path: Path) -> Path:
@@ -30,17 +30,25 @@ def runner_kubeconfig(cluster: KaiCluster, tmp_path: Path) -> Path:
     envtest = cluster.envtest
     assert envtest.rest is not None
     token = envtest.service_account_token(LEASE_NAMESPACE, RUNNER)
-    envtest.rest.call("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "kai-gitops-runner"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-        "subjects": [{"kind": "ServiceAccount", "namespace": LEASE_NAMESPACE, "name": RUNNER}]}, ok=(201, 409))
+    envtest.rest.call(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "kai-gitops-runner"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "namespace": LEASE_NAMESPACE, "name": RUNNER}],
+        },
+        ok=(201, 409),
+    )
     return envtest.write_kubeconfig(tmp_path / "runner.kubeconfig", token=token, context=CONTEXT)
 
 
 def test_every_request_of_an_apply_with_policy_reports_is_one_sessions_and_every_write_passed_the_guard(
-        cluster: KaiCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cluster.install_trapped()   # the default queues at quota 0: two Queue patches to make
+    cluster: KaiCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster.install_trapped()  # the default queues at quota 0: two Queue patches to make
     kubeconfig = runner_kubeconfig(cluster, tmp_path)
     guarded: list[tuple[str, str]] = []
     lock = threading.Lock()
@@ -54,8 +62,22 @@ def test_every_request_of_an_apply_with_policy_reports_is_one_sessions_and_every
     monkeypatch.setattr(allowed_writes, "check_write", watched)
     audit = tmp_path / "audit.jsonl"
     mark = cluster.envtest.audit_offset()
-    code, out, err = run_cli(["reconcile", "--repo", cluster.repo, "--cluster", "lab", "--kubeconfig", kubeconfig,
-                              "--apply", "--report-to", "policyreport", "--audit-log", audit])
+    code, out, err = run_cli(
+        [
+            "reconcile",
+            "--repo",
+            cluster.repo,
+            "--cluster",
+            "lab",
+            "--kubeconfig",
+            kubeconfig,
+            "--apply",
+            "--report-to",
+            "policyreport",
+            "--audit-log",
+            audit,
+        ]
+    )
     assert "Apply complete: 2 applied" in out and "policy reports (" in err, (code, out, err)
 
     events = [e for e in cluster.envtest.audit_events(mark) if e["user"]["username"] != SERVER_ITSELF]
@@ -66,8 +88,10 @@ def test_every_request_of_an_apply_with_policy_reports_is_one_sessions_and_every
     written = {e["objectRef"]["resource"] for e in events if e["verb"] in VERBS.values()}
     assert {"queues", "leases", "events", "clusterpolicyreports"} <= written, written
     read = {e.get("objectRef", {}).get("resource") for e in events if e["verb"] in ("get", "list")}
-    assert {"namespaces", "queues", "nodes", "clusterpolicyreports"} <= read, read   # identity, live, first seen
-    print(f"one session: {len(events)} requests, {len(writes)} writes ({sorted(written)}), user {USER}, "
-          f"user agent {USER_AGENT}, every write guarded: {len(guarded)}")   # the figures, with -s
+    assert {"namespaces", "queues", "nodes", "clusterpolicyreports"} <= read, read  # identity, live, first seen
+    print(
+        f"one session: {len(events)} requests, {len(writes)} writes ({sorted(written)}), user {USER}, "
+        f"user agent {USER_AGENT}, every write guarded: {len(guarded)}"
+    )  # the figures, with -s
     # and the one server, as kai-gitops' own audit lines name it
     assert {json.loads(line)["server"] for line in audit.read_text().splitlines()} == {cluster.envtest.url}

@@ -42,7 +42,7 @@ TOKEN = "opa-s3cret-token"
 KAI_GITOPS = Path(sys.executable).parent / "kai-gitops"
 SNAPSHOT = Path(__file__).resolve().parents[2] / "repo-templates" / "demo" / "snapshots" / "prod-addon.yaml"
 # A rule regorus compiles (it type-checks nothing) and OPA refuses on upload: count() of a number.
-TYPE_ERROR_RULE = '''package kai_gitops.rules.user.acme.typed
+TYPE_ERROR_RULE = """package kai_gitops.rules.user.acme.typed
 
 meta := {
 	"id": "ACME-T-001", "title": "t", "severity": "info", "scope": "live",
@@ -53,19 +53,24 @@ violations contains v if {
 	count(7) > 0
 	v := {"message": "m", "subject": null, "doc": null, "path": null, "fix": null}
 }
-'''
+"""
 
 
 def kai_gitops(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The installed CLI in a process of its own, as a user or a CronJob runs it."""
-    return subprocess.run([str(KAI_GITOPS), *map(str, args)], capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "KAI_GITOPS_LOG_FORMAT": "text", **(env or {})})
+    return subprocess.run(
+        [str(KAI_GITOPS), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "KAI_GITOPS_LOG_FORMAT": "text", **(env or {})},
+    )
 
 
 def report(*args: object, env: dict[str, str] | None = None) -> dict[str, object]:
     """The JSON report of a run, without when it ran (runs are compared with each other)."""
     done = kai_gitops(*args, "-o", "json", env=env)
-    assert done.returncode == 2, done.stderr   # the demo has findings
+    assert done.returncode == 2, done.stderr  # the demo has findings
     found: dict[str, object] = timeless(json.loads(done.stdout))
     return found
 
@@ -78,8 +83,12 @@ def pack_rego_files() -> list[Path]:
 
 
 def opa_test(*files: Path) -> tuple[int, list[dict[str, object]]]:
-    done = subprocess.run([str(require_tool("opa")), "test", "--format=json", *map(str, files)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(require_tool("opa")), "test", "--format=json", *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return done.returncode, json.loads(done.stdout)
 
 
@@ -96,13 +105,17 @@ def test_opa_test_passes_the_pack_with_the_data_mounted_as_policy_test_mounts_it
     assert {f"{r['package']}.{r['name']}" for r in results} == ours
     assert done.stdout.splitlines()[-1] == f"{len(ours)} passed, 0 failed"
 
-    code, bare = opa_test(*pack_rego_files())   # the mount is what the gate tests read
+    code, bare = opa_test(*pack_rego_files())  # the mount is what the gate tests read
     assert code != 0 and any(r.get("fail") for r in bare)
 
 
 def test_opa_check_strict_accepts_the_pack() -> None:
-    done = subprocess.run([str(require_tool("opa")), "check", "--strict", *map(str, pack_rego_files())],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(require_tool("opa")), "check", "--strict", *map(str, pack_rego_files())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -117,8 +130,10 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def embedded(repo: Path) -> dict[str, dict[str, object]]:
     """The embedded engine's reports, the reference every OPA run must match."""
-    return {"diff": report("diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT),
-            "check": report("check", "--repo", repo)}
+    return {
+        "diff": report("diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT),
+        "check": report("check", "--repo", repo),
+    }
 
 
 def bundle_of(repo: Path, out: Path) -> Path:
@@ -128,17 +143,30 @@ def bundle_of(repo: Path, out: Path) -> Path:
 
 
 def test_a_served_bundle_gives_check_and_diff_the_embedded_engines_reports(
-        repo: Path, embedded: dict[str, dict[str, object]], tmp_path: Path) -> None:
+    repo: Path, embedded: dict[str, dict[str, object]], tmp_path: Path
+) -> None:
     require_tool("opa")
     with OpaServer(bundle=bundle_of(repo, tmp_path / "bundle.tar.gz")) as opa:
-        served = {"diff": report("diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                                 "--opa-url", opa.url, "--opa-preloaded"),
-                  "check": report("check", "--repo", repo, "--opa-url", opa.url, "--opa-preloaded")}
+        served = {
+            "diff": report(
+                "diff",
+                "--repo",
+                repo,
+                "--cluster",
+                "prod-addon",
+                "--snapshot",
+                SNAPSHOT,
+                "--opa-url",
+                opa.url,
+                "--opa-preloaded",
+            ),
+            "check": report("check", "--repo", repo, "--opa-url", opa.url, "--opa-preloaded"),
+        }
         requests_sent = opa.requests()
     assert served == embedded
-    rules = {f["rule"] for f in embedded["diff"]["findings"]}   # type: ignore[union-attr,index]
-    assert {"ACME-B-001", "NVCA-H-002", "KAI-D-002"} <= rules   # a user rule with data, a pack rule, drift
-    assert {m for m, _, _ in requests_sent} == {"POST"}          # nothing uploaded, only queries
+    rules = {f["rule"] for f in embedded["diff"]["findings"]}  # type: ignore[union-attr,index]
+    assert {"ACME-B-001", "NVCA-H-002", "KAI-D-002"} <= rules  # a user rule with data, a pack rule, drift
+    assert {m for m, _, _ in requests_sent} == {"POST"}  # nothing uploaded, only queries
     assert all(status == 200 for _, _, status in requests_sent), requests_sent
 
 
@@ -155,8 +183,18 @@ def test_a_served_bundle_without_the_pack_data_is_one_error(repo: Path, tmp_path
             if member.name != "nvca/data.json":
                 out.addfile(member, io.BytesIO(full.extractfile(member).read()))  # type: ignore[union-attr]
     with OpaServer(bundle=trimmed) as opa:
-        done = kai_gitops("diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                          "--opa-url", opa.url, "--opa-preloaded")
+        done = kai_gitops(
+            "diff",
+            "--repo",
+            repo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            SNAPSHOT,
+            "--opa-url",
+            opa.url,
+            "--opa-preloaded",
+        )
     assert done.returncode == 1
     assert done.stderr.startswith(f"kai-gitops: error: OPA at {opa.url} holds no data.nvca"), done.stderr
 
@@ -185,8 +223,14 @@ def secured(pki: Pki) -> Iterator[OpaServer]:
 
 
 def opa_api(server: OpaServer, pki: Pki, method: str, path: str, body: str | None = None) -> requests.Response:
-    return requests.request(method, f"{server.url}/v1/{path}", data=body, verify=str(pki.ca_cert), timeout=30,
-                            headers={"Authorization": f"Bearer {TOKEN}"})
+    return requests.request(
+        method,
+        f"{server.url}/v1/{path}",
+        data=body,
+        verify=str(pki.ca_cert),
+        timeout=30,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
 
 
 def policy_ids(server: OpaServer, pki: Pki) -> set[str]:
@@ -196,11 +240,23 @@ def policy_ids(server: OpaServer, pki: Pki) -> set[str]:
 
 
 def test_upload_mode_over_https_with_a_token_gives_the_embedded_report(
-        repo: Path, embedded: dict[str, dict[str, object]], secured: OpaServer, pki: Pki, another_ca: Path) -> None:
+    repo: Path, embedded: dict[str, dict[str, object]], secured: OpaServer, pki: Pki, another_ca: Path
+) -> None:
     mark = len(secured.requests())
-    uploaded = report("diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                      "--opa-url", secured.url, "--opa-ca", pki.ca_cert,
-                      env={"KAI_GITOPS_OPA_TOKEN": TOKEN, "REQUESTS_CA_BUNDLE": str(another_ca)})
+    uploaded = report(
+        "diff",
+        "--repo",
+        repo,
+        "--cluster",
+        "prod-addon",
+        "--snapshot",
+        SNAPSHOT,
+        "--opa-url",
+        secured.url,
+        "--opa-ca",
+        pki.ca_cert,
+        env={"KAI_GITOPS_OPA_TOKEN": TOKEN, "REQUESTS_CA_BUNDLE": str(another_ca)},
+    )
     assert uploaded == embedded["diff"]
     sent = secured.requests()[mark:]
     shapes = {(method, path.split("/")[2]) for method, path, _ in sent}
@@ -225,12 +281,18 @@ def test_user_policies_from_any_directory_evaluate_as_embedded(secured: OpaServe
     for rule_id, facts in sorted(TRIGGERS.items()):
         assert remote.evaluate(copy.deepcopy(facts)) == local.evaluate(copy.deepcopy(facts)), rule_id
     facts = example("facts-live.json")
-    facts["live"]["queues"].append({"name": "research", "parent": None, "has_resources": True,
-                                    "resources": facts["live"]["queues"][0]["resources"]})
+    facts["live"]["queues"].append(
+        {
+            "name": "research",
+            "parent": None,
+            "has_resources": True,
+            "resources": facts["live"]["queues"][0]["resources"],
+        }
+    )
     assert any(r.rule.id == "ACME-Q-001" for r in remote.evaluate(facts))
     sent = secured.requests()[mark:]
     uploaded = {path for method, path, _ in sent if method == "PUT" and path.startswith("/v1/policies/")}
-    assert uploaded and not uploaded & {path for method, path, _ in sent if method == "DELETE"}   # not "stale"
+    assert uploaded and not uploaded & {path for method, path, _ in sent if method == "DELETE"}  # not "stale"
     assert not [r for r in sent if 300 <= r[2] < 400]
 
 
@@ -248,17 +310,39 @@ def test_stale_ids_of_ours_are_deleted_and_other_policies_kept(secured: OpaServe
 
 def test_a_wrong_or_missing_token_is_refused_in_one_line(repo: Path, secured: OpaServer, pki: Pki) -> None:
     for env in ({"KAI_GITOPS_OPA_TOKEN": "wrong"}, {}):
-        done = kai_gitops("diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                          "--opa-url", secured.url, "--opa-ca", pki.ca_cert, env=env)
+        done = kai_gitops(
+            "diff",
+            "--repo",
+            repo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            SNAPSHOT,
+            "--opa-url",
+            secured.url,
+            "--opa-ca",
+            pki.ca_cert,
+            env=env,
+        )
         assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
         assert f"OPA at {secured.url} refused the request" in done.stderr and "--opa-token" in done.stderr
 
 
-def test_an_unknown_certificate_authority_is_one_line_naming_opa_ca(repo: Path, secured: OpaServer,
-                                                                     another_ca: Path) -> None:
-    done = kai_gitops("diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                      "--opa-url", secured.url,
-                      env={"KAI_GITOPS_OPA_TOKEN": TOKEN, "REQUESTS_CA_BUNDLE": str(another_ca)})
+def test_an_unknown_certificate_authority_is_one_line_naming_opa_ca(
+    repo: Path, secured: OpaServer, another_ca: Path
+) -> None:
+    done = kai_gitops(
+        "diff",
+        "--repo",
+        repo,
+        "--cluster",
+        "prod-addon",
+        "--snapshot",
+        SNAPSHOT,
+        "--opa-url",
+        secured.url,
+        env={"KAI_GITOPS_OPA_TOKEN": TOKEN, "REQUESTS_CA_BUNDLE": str(another_ca)},
+    )
     assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
     assert f"TLS verification of OPA at {secured.url} failed" in done.stderr and "--opa-ca" in done.stderr
 

@@ -25,8 +25,12 @@ def reconcile_json(cluster: KaiCluster, *extra: Any) -> dict[str, Any]:
 
 
 def planned(report: dict[str, Any], name: str) -> dict[str, Any]:
-    return {".".join(f["path"]): f["after"] for c in report["plan"]["changes"] if c["object"]["name"] == name
-            for f in c["fields"]}
+    return {
+        ".".join(f["path"]): f["after"]
+        for c in report["plan"]["changes"]
+        if c["object"]["name"] == name
+        for f in c["fields"]
+    }
 
 
 def owned_findings(report: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -42,8 +46,7 @@ def as_apply(name: str, fields: dict[str, Any]) -> str:
         for key in parents:
             node = node.setdefault(key, {})
         node[leaf] = value
-    return json.dumps({"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name},
-                       "spec": spec})
+    return json.dumps({"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name}, "spec": spec})
 
 
 @pytest.fixture
@@ -54,8 +57,15 @@ def krm_owned(cluster: KaiCluster) -> KaiCluster:
     cluster.install_trapped()
     done = server_side_apply(cluster, "project-controller", KRM_APPLY, "--force-conflicts")
     assert done.returncode == 0, done.stderr
-    cluster.kubectl("patch", "queues.scheduling.run.ai", CHILD, "--type", "merge", "-p",
-                    '{"spec": {"resources": {"memory": {"limit": 5}}}}')
+    cluster.kubectl(
+        "patch",
+        "queues.scheduling.run.ai",
+        CHILD,
+        "--type",
+        "merge",
+        "-p",
+        '{"spec": {"resources": {"memory": {"limit": 5}}}}',
+    )
     return cluster
 
 
@@ -67,8 +77,11 @@ def test_a_queue_field_krm_owns_is_never_written_and_a_hand_edit_beside_it_is_un
     assert fields["spec.resources.memory.limit"] == -1 and fields["spec.resources.cpu.quota"] == -1
     (finding,) = owned_findings(report, CHILD)
     (held,) = finding["details"]["fields"]
-    assert (held["field"], held["manager"], held["controller"]) == ("gpu.quota", "project-controller",
-                                                                   "KAI Resource Management")
+    assert (held["field"], held["manager"], held["controller"]) == (
+        "gpu.quota",
+        "project-controller",
+        "KAI Resource Management",
+    )
     assert held["source"].endswith("generates Queue default-queue: resources.gpu.deserved")
     assert "KAI-D-008" in [s["rule"] for s in report["plan"]["operator"]]
 
@@ -76,15 +89,19 @@ def test_a_queue_field_krm_owns_is_never_written_and_a_hand_edit_beside_it_is_un
     result = cluster.run("reconcile", "--apply", "--audit-log", audit)
     assert "Apply complete:" in result.out, result
     queue = cluster.triples(CHILD)
-    assert queue["gpu"]["quota"] == 4                                  # left to KAI Resource Management
-    assert queue["memory"]["limit"] == -1 and queue["cpu"]["quota"] == -1   # the hand edit and the trap, undone
-    written = [tuple(f["path"]) for line in audit.read_text().splitlines()
-               for f in json.loads(line)["fields"] if json.loads(line)["object"]["name"] == CHILD]
+    assert queue["gpu"]["quota"] == 4  # left to KAI Resource Management
+    assert queue["memory"]["limit"] == -1 and queue["cpu"]["quota"] == -1  # the hand edit and the trap, undone
+    written = [
+        tuple(f["path"])
+        for line in audit.read_text().splitlines()
+        for f in json.loads(line)["fields"]
+        if json.loads(line)["object"]["name"] == CHILD
+    ]
     assert written and ("spec", "resources", "gpu", "quota") not in written
     managers = {e["manager"]: e for e in cluster.queue(CHILD)["metadata"]["managedFields"]}
     assert "f:quota" in managers["project-controller"]["fieldsV1"]["f:spec"]["f:resources"]["f:gpu"]
     again = reconcile_json(cluster)
-    assert planned(again, CHILD) == {} and owned_findings(again, CHILD)   # nothing to fight over next time
+    assert planned(again, CHILD) == {} and owned_findings(again, CHILD)  # nothing to fight over next time
 
 
 def test_the_servers_conflict_answer_agrees_with_the_plan(krm_owned: KaiCluster) -> None:
@@ -97,8 +114,9 @@ def test_the_servers_conflict_answer_agrees_with_the_plan(krm_owned: KaiCluster)
     assert answer.returncode != 0 and "conflict" in answer.stderr, answer
     assert '"helm"' in answer.stderr and "project-controller" not in answer.stderr, answer.stderr
     # The field the plan leaves alone is the controller's, as the server sees it.
-    held = server_side_apply(cluster, "kai-gitops", as_apply(CHILD, {"spec.resources.gpu.quota": -1}),
-                             "--dry-run=server")
+    held = server_side_apply(
+        cluster, "kai-gitops", as_apply(CHILD, {"spec.resources.gpu.quota": -1}), "--dry-run=server"
+    )
     assert held.returncode != 0 and '"project-controller"' in held.stderr, held
 
 
@@ -112,6 +130,7 @@ def test_a_queue_another_helm_release_manages_is_that_releases(cluster: KaiClust
     assert planned(report, CHILD) == {}
     (finding,) = owned_findings(report, CHILD)
     assert [(f["field"], f["manager"], f["source"]) for f in finding["details"]["fields"]] == [
-        ("cpu.quota", "helm", "the values of Helm release teams/team (helm upgrade)")]
+        ("cpu.quota", "helm", "the values of Helm release teams/team (helm upgrade)")
+    ]
     assert cluster.run("reconcile", "--apply").code in (0, 2)
     assert cluster.triples(CHILD)["cpu"]["quota"] == 2

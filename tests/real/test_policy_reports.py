@@ -28,7 +28,7 @@ from tests.support.report_policyreport import NOW, SAMPLE, finding, report
 
 Obj = dict[str, Any]
 SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
-NAMESPACES = ("kai-scheduler", "nvcf-backend")   # where SAMPLE's namespaced findings are
+NAMESPACES = ("kai-scheduler", "nvcf-backend")  # where SAMPLE's namespaced findings are
 OURS = {"app.kubernetes.io/managed-by": "kai-gitops", "kai-gitops/cluster": "prod"}
 
 
@@ -55,8 +55,11 @@ def writer(envtest: EnvTest) -> Iterator[Recording]:
 
 
 def path(kind: Resource, namespace: str | None, name: str) -> str:
-    return (f"/apis/{kind.group}/{kind.version}/" + (f"namespaces/{namespace}/" if kind.namespaced else "")
-            + f"{kind.plural}/{name}")
+    return (
+        f"/apis/{kind.group}/{kind.version}/"
+        + (f"namespaces/{namespace}/" if kind.namespaced else "")
+        + f"{kind.plural}/{name}"
+    )
 
 
 def stored(envtest: EnvTest, url_path: str) -> Obj | None:
@@ -80,15 +83,20 @@ def without_server_fields(obj: Obj) -> Obj:
     return {**obj, "metadata": meta}
 
 
-MANY = (*SAMPLE, *(finding("KAI-D-002", queue_ref(f"team-{i}"), n=i, message=f"quota of team-{i} is 0")
-                   for i in range(6)),
-        finding("NVCA-P-001", ObjectRef("v1", "Pod", "fn-0", "nvcf-backend"), Severity.INFO,
-                message="pod fn-0 uses default-scheduler"))
+MANY = (
+    *SAMPLE,
+    *(finding("KAI-D-002", queue_ref(f"team-{i}"), n=i, message=f"quota of team-{i} is 0") for i in range(6)),
+    finding(
+        "NVCA-P-001",
+        ObjectRef("v1", "Pod", "fn-0", "nvcf-backend"),
+        Severity.INFO,
+        message="pod fn-0 uses default-scheduler",
+    ),
+)
 
 
 @pytest.mark.parametrize("max_results", [100, 3], ids=["all-results", "truncated"])
-def test_what_the_writer_sends_reads_back_unchanged(envtest: EnvTest, writer: Recording,
-                                                    max_results: int) -> None:
+def test_what_the_writer_sends_reads_back_unchanged(envtest: EnvTest, writer: Recording, max_results: int) -> None:
     """Creates, then in-place updates: no field of any result, summary, label or annotation is pruned or
     changed by either API's schema, for the namespaced and the cluster-scoped kind."""
     write_policy_reports(writer.session, report(*SAMPLE), max_results=max_results, now=NOW)
@@ -99,7 +107,7 @@ def test_what_the_writer_sends_reads_back_unchanged(envtest: EnvTest, writer: Re
     for method, url, body in writer.sent:
         name = body["metadata"]["name"]
         last_body[url if method == "PUT" else f"{url}/{name}"] = body
-    assert len(last_body) == 6   # two kinds of each API: one cluster report, one per namespace with findings
+    assert len(last_body) == 6  # two kinds of each API: one cluster report, one per namespace with findings
     for url, body in last_body.items():
         live = stored(envtest, url)
         assert live is not None, url
@@ -116,16 +124,21 @@ def test_the_next_run_updates_in_place_or_not_at_all(envtest: EnvTest, writer: R
     [same] = write_policy_reports(writer.session, report(*SAMPLE), now=NOW + timedelta(hours=1))
     assert (same.created, same.updated, same.deleted) == ([], [], [])
     again = every_report(envtest)
-    assert {p: o["metadata"]["resourceVersion"] for p, o in again.items()} == \
-        {p: o["metadata"]["resourceVersion"] for p, o in first.items()}      # nothing written
+    assert {p: o["metadata"]["resourceVersion"] for p, o in again.items()} == {
+        p: o["metadata"]["resourceVersion"] for p, o in first.items()
+    }  # nothing written
 
     extra = finding("KAI-D-001", queue_ref("team-a"), n=3)
     moved = finding("NVCA-G-004", SAMPLE[1].subject, Severity.WARNING, message="gate Bar unknown")
-    [changed] = write_policy_reports(writer.session, report(SAMPLE[0], moved, SAMPLE[2], SAMPLE[3], extra),
-                                     now=NOW + timedelta(hours=2))
-    assert sorted(changed.updated) == ["ClusterPolicyReport/kai-gitops-prod", "ClusterReport/kai-gitops-prod",
-                                       "PolicyReport/nvcf-backend/kai-gitops-prod",
-                                       "Report/nvcf-backend/kai-gitops-prod"]
+    [changed] = write_policy_reports(
+        writer.session, report(SAMPLE[0], moved, SAMPLE[2], SAMPLE[3], extra), now=NOW + timedelta(hours=2)
+    )
+    assert sorted(changed.updated) == [
+        "ClusterPolicyReport/kai-gitops-prod",
+        "ClusterReport/kai-gitops-prod",
+        "PolicyReport/nvcf-backend/kai-gitops-prod",
+        "Report/nvcf-backend/kai-gitops-prod",
+    ]
     second = every_report(envtest)
     for url in first:
         assert second[url]["metadata"]["uid"] == first[url]["metadata"]["uid"], url
@@ -133,12 +146,11 @@ def test_the_next_run_updates_in_place_or_not_at_all(envtest: EnvTest, writer: R
         assert moved_on == ("/kai-scheduler/" not in url), url
     cluster = second[path(REPORT_KINDS[0], None, "kai-gitops-prod")]
     stamps = {r["policy"]: r["timestamp"]["seconds"] for r in cluster["results"]}
-    assert stamps["KAI-D-002"] == int(NOW.timestamp())                              # first seen, kept
+    assert stamps["KAI-D-002"] == int(NOW.timestamp())  # first seen, kept
     assert stamps["KAI-D-001"] == int((NOW + timedelta(hours=2)).timestamp())
 
 
-def test_stale_reports_are_deleted_by_label_and_name_and_nobody_elses(envtest: EnvTest,
-                                                                     writer: Recording) -> None:
+def test_stale_reports_are_deleted_by_label_and_name_and_nobody_elses(envtest: EnvTest, writer: Recording) -> None:
     """Ours: both labels and the name kai-gitops-<cluster>. The cluster-scoped ones planted with our labels
     under another name (kai-gitops-prod-retired) are someone's who copied the labels: kept."""
     assert envtest.rest is not None
@@ -146,14 +158,18 @@ def test_stale_reports_are_deleted_by_label_and_name_and_nobody_elses(envtest: E
     planted: dict[str, Obj] = {}
     for kind in REPORT_KINDS:
         for namespace, name, labels in (
-                ("retired", "kai-gitops-prod", OURS),                                        # ours, stale
-                ("team-x", "kai-gitops-prod", {"app.kubernetes.io/managed-by": "kyverno"}),  # our name, not ours
-                ("team-x", "kai-gitops-lab", {**OURS, "kai-gitops/cluster": "lab"}),         # another cluster's
-                ("team-x", "unlabelled", {})):
+            ("retired", "kai-gitops-prod", OURS),  # ours, stale
+            ("team-x", "kai-gitops-prod", {"app.kubernetes.io/managed-by": "kyverno"}),  # our name, not ours
+            ("team-x", "kai-gitops-lab", {**OURS, "kai-gitops/cluster": "lab"}),  # another cluster's
+            ("team-x", "unlabelled", {}),
+        ):
             if not kind.namespaced:
                 name = f"{name}-{namespace}"
-            body: Obj = {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": {"name": name,
-                                                                                          "labels": labels}}
+            body: Obj = {
+                "apiVersion": kind.api_version,
+                "kind": kind.kind,
+                "metadata": {"name": name, "labels": labels},
+            }
             if kind.namespaced:
                 body["metadata"]["namespace"] = namespace
             url = path(kind, namespace, name)
@@ -167,4 +183,4 @@ def test_stale_reports_are_deleted_by_label_and_name_and_nobody_elses(envtest: E
             assert live is None, url
         else:
             assert live is not None and live["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
-    every_report(envtest)   # and ours of this run are there
+    every_report(envtest)  # and ours of this run are there

@@ -27,12 +27,13 @@ def test_cluster_free_text_is_masked_in_doctor_and_the_snapshot(envtest: EnvTest
         made = kai_gitops(["snapshot", "-o", str(snapshot), *live], {"KAI_GITOPS_LOG_FORMAT": "json"}, tmp_path)
     assert text.returncode == as_json.returncode == 2 and made.returncode == 0, (text.stderr, made.stderr)
     assert "didn't have free GPUs" in text.stdout and "https://<redacted>@registry.example.com" in text.stdout
-    if agent is not None:   # NVCA's own errors were read through the proxy, masked
+    if agent is not None:  # NVCA's own errors were read through the proxy, masked
         assert "NGC_API_KEY=<redacted>" in json.dumps(json.loads(as_json.stdout)["healthz"])
     written = snapshot.read_text()
     assert "NVCFBackend" in written and "ngcAuth" in written and LAST_APPLIED not in written
-    everything = "\n".join([text.stdout, text.stderr, as_json.stdout, as_json.stderr, made.stdout, made.stderr,
-                            written])
+    everything = "\n".join(
+        [text.stdout, text.stderr, as_json.stdout, as_json.stderr, made.stdout, made.stderr, written]
+    )
     for secret in SECRETS:
         assert secret not in everything, secret
     assert BLOB[:20] not in everything and HEALTHZ_TOKEN not in everything

@@ -26,19 +26,27 @@ def test_thirty_self_heal_cycles_undo_hand_edits_and_never_fight(cluster: KaiClu
     assert soak.undone == soak.hand_edits > 0, "a hand edit stood after its cycle"
     writes = soak.writes()
     assert writes[("Queue", CHILD, GPU_QUOTA)] == 0 and writes[("Config", "kai-config", GPU_SHARING)] == 0
-    assert writes[("Queue", PARENT, HAND)] == soak.hand_edits            # once per hand edit, never more
-    assert writes[("Queue", PARENT, FOUGHT)] == 1                         # the fight is fed once, then caught
+    assert writes[("Queue", PARENT, HAND)] == soak.hand_edits  # once per hand edit, never more
+    assert writes[("Queue", PARENT, FOUGHT)] == 1  # the fight is fed once, then caught
     assert all(n == 1 for key, n in writes.items() if key[2] != HAND), writes
     assert not [w for w in writes if w[0] == "Node"]
     last = soak.last
     assert [(f["subject"]["name"], [x["manager"] for x in f["details"]["fields"]]) for f in soak.fights()] == [
-        (PARENT, ["queue-syncer"])]
-    owned = {(f["subject"]["name"], x["manager"]) for f in last["findings"] if f["rule"] == "KAI-D-008"
-             for x in f["details"]["fields"]}
+        (PARENT, ["queue-syncer"])
+    ]
+    owned = {
+        (f["subject"]["name"], x["manager"])
+        for f in last["findings"]
+        if f["rule"] == "KAI-D-008"
+        for x in f["details"]["fields"]
+    }
     assert owned == {(CHILD, "project-controller"), ("kai-config", "kai-operator")}
     assert cluster.triples(CHILD)["gpu"]["quota"] == 4
-    events = [e for e in kubernetes.client.EventsV1Api(cluster.client).list_event_for_all_namespaces().items
-              if e.reporting_controller == "kai-gitops"]
+    events = [
+        e
+        for e in kubernetes.client.EventsV1Api(cluster.client).list_event_for_all_namespaces().items
+        if e.reporting_controller == "kai-gitops"
+    ]
     changes = [line for line in soak.audit if line["result"] == "applied"]
     assert len(events) == len(changes)
     counts = soak.counts()

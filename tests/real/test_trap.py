@@ -26,20 +26,24 @@ from tests.support.tools import is_ci
 
 UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 CHART_DEFAULT = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
-VIOLATION = ("CPU resource violation for queue default-parent-queue: expected limit=-1, quota=-1, "
-             "overQuotaWeight=1, got limit=-1, quota=0, overQuotaWeight=1")
-REASON = ("The chart renders the default queues only on `helm install` and keeps them "
-          "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this.")
+VIOLATION = (
+    "CPU resource violation for queue default-parent-queue: expected limit=-1, quota=-1, "
+    "overQuotaWeight=1, got limit=-1, quota=0, overQuotaWeight=1"
+)
+REASON = (
+    "The chart renders the default queues only on `helm install` and keeps them "
+    "(helm.sh/resource-policy: keep), so `helm upgrade` will not fix this."
+)
 
 
 def test_the_trap_is_found_fixed_and_stays_fixed(cluster: KaiCluster) -> None:
     cluster.install_trapped()
-    for name in (PARENT, CHILD):   # the upgrade rendered no queue: they keep the install's chart defaults
+    for name in (PARENT, CHILD):  # the upgrade rendered no queue: they keep the install's chart defaults
         queue = cluster.queue(name)
         assert queue["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
         assert queue["spec"]["resources"] == {r: CHART_DEFAULT for r in ("cpu", "gpu", "memory")}
     assert cluster.queue(CHILD)["spec"]["parentQueue"] == PARENT
-    shard = cluster.custom.get_cluster_custom_object(*SHARDS, "default")   # rendered again on upgrade
+    shard = cluster.custom.get_cluster_custom_object(*SHARDS, "default")  # rendered again on upgrade
     assert shard["spec"]["plugins"] == {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}}
 
     diff = cluster.run("diff")
@@ -72,7 +76,7 @@ def test_the_trap_is_found_fixed_and_stays_fixed(cluster: KaiCluster) -> None:
     again = cluster.run("diff")
     assert again.code == 0 and "Drift" not in again.out and "Plan: 0 to create, 0 to change" in again.out, again
     kept = cluster.helm("uninstall", RELEASE, "--namespace", KAI_NAMESPACE)
-    assert "[SchedulingShard] default" in kept   # the queues left the manifest on the first upgrade
+    assert "[SchedulingShard] default" in kept  # the queues left the manifest on the first upgrade
     for name in (PARENT, CHILD):
         assert cluster.triples(name) == {r: UNLIMITED for r in ("cpu", "gpu", "memory")}
 
@@ -95,19 +99,24 @@ def healthz(result: Result) -> dict[str, object]:
 def test_nvcas_own_verdict_through_the_service_proxy_agrees_before_and_after_the_fix(cluster: KaiCluster) -> None:
     cluster.install_trapped()
     with nvca_agent(cluster.envtest, lambda: nvca_answer(cluster)) as address:
-        if address is None:   # only loopback here; under CI a skip would hide the tier, so it fails
+        if address is None:  # only loopback here; under CI a skip would hide the tier, so it fails
             why = "no non-loopback IPv4 address: the API server proxies only to Pod IPs outside 127.0.0.0/8"
             if is_ci():
                 pytest.fail(why)
             pytest.skip(why)
         before = cluster.run("doctor", "-o", "json")
         assert before.code == 2, before
-        assert healthz(before) == {"reachable": True, "httpStatus": 503, "status": "unhealthy", "detail": None,
-                                   "kai-scheduler-queues": {"status": "unhealthy", "errors": [VIOLATION]}}
+        assert healthz(before) == {
+            "reachable": True,
+            "httpStatus": 503,
+            "status": "unhealthy",
+            "detail": None,
+            "kai-scheduler-queues": {"status": "unhealthy", "errors": [VIOLATION]},
+        }
         rules = {f["rule"] for f in json.loads(before.out)["findings"]}
-        assert "NVCA-H-004" not in rules and "NVCA-H-003" not in rules   # read, and NVCA agrees
+        assert "NVCA-H-004" not in rules and "NVCA-H-003" not in rules  # read, and NVCA agrees
         applied = cluster.run("reconcile", "--apply")
-        assert applied.code == 0, applied   # nothing left: not even an operator's item
+        assert applied.code == 0, applied  # nothing left: not even an operator's item
         assert "Apply complete: 2 applied" in applied.out
         after = cluster.run("doctor", "-o", "json")
         assert after.code == 0, after

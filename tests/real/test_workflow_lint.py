@@ -19,8 +19,9 @@ WORKFLOWS = sorted(p for p in CI.glob("*.y*ml") if "jobs" in yaml.safe_load(p.re
 
 
 def actionlint(*paths: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(require_tool("actionlint")), "-no-color", *map(str, paths)], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [str(require_tool("actionlint")), "-no-color", *map(str, paths)], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_the_shipped_workflows_are_found() -> None:

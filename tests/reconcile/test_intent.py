@@ -44,6 +44,7 @@ def repo(version: str = "v0.14.7", shared: str | None = None) -> dict[str, str]:
 
 # -- shared-cluster intent -----------------------------------------------------------------------------------
 
+
 def test_no_declared_intent_changes_no_label_whatever_the_nodes_carry() -> None:
     live = live_state([node("a", "true"), node("b", "True"), node("c")])
     assert label_changes(SharedClusterIntent(), live) == []
@@ -53,8 +54,11 @@ def test_no_declared_intent_changes_no_label_whatever_the_nodes_carry() -> None:
 def test_an_entry_without_shared_cluster_is_an_info_finding_naming_the_line_to_add(tmp_path: Path) -> None:
     desired = desired_for(tmp_path, repo())
     [finding] = intent_findings(desired)
-    assert (finding.rule_id, finding.severity.value, str(finding.location)) == ("NVCA-S-003", "info",
-                                                                                "kai-gitops.yaml:3:5")
+    assert (finding.rule_id, finding.severity.value, str(finding.location)) == (
+        "NVCA-S-003",
+        "info",
+        "kai-gitops.yaml:3:5",
+    )
     assert "`sharedCluster: {intent: dedicated}`" in finding.message
     assert "sharedCluster: {intent: shared, nodeSelector:" in finding.message
 
@@ -78,15 +82,23 @@ def test_queue_fields_are_declared_where_git_sets_them_and_the_charts_elsewhere(
     parent = next(q for q in desired.queues if q.spec.name == "default-parent-queue")
     declared = desired.queue_provenance(parent, "gpu.quota")
     assert (declared.origin, declared.path) == (Origin.DECLARED, ("defaultQueue", "parentResources", "gpu", "quota"))
-    assert desired.queue_provenance(parent, "gpu.limit").origin is Origin.CHART   # the chart's default: writable
+    assert desired.queue_provenance(parent, "gpu.limit").origin is Origin.CHART  # the chart's default: writable
     assert desired.queue_provenance(parent, "gpu.limit").writable
     assert desired.shared_provenance.origin is Origin.DECLARED
     assert desired_for(tmp_path / "other", repo()).shared_provenance.origin is Origin.ASSUMED
 
 
 def label_plan(*removed: str) -> Plan:
-    changes = tuple(Change(obj_ref(name), Operation.UPDATE, (FieldChange(LABEL_PATH, "true", None),), ("NVCA-S-010",),
-                           f"remove the label from {name}") for name in removed)
+    changes = tuple(
+        Change(
+            obj_ref(name),
+            Operation.UPDATE,
+            (FieldChange(LABEL_PATH, "true", None),),
+            ("NVCA-S-010",),
+            f"remove the label from {name}",
+        )
+        for name in removed
+    )
     return Plan("lab", None, None, changes)
 
 
@@ -105,16 +117,20 @@ def test_turning_shared_mode_off_while_queues_cap_usage_is_refused_in_one_line()
     assert "team-a; NVCA-S-014" in message and "nothing was written" in message
 
 
-@pytest.mark.parametrize(("items", "removed"), [
-    ([node("gpu-1", "true"), node("gpu-2", "true"), queue("team-a", CAPPED)], ("gpu-1",)),   # one stays labelled
-    ([node("gpu-1", "true"), queue("team-a")], ("gpu-1",)),                                  # no queue caps usage
-    ([node("gpu-1"), queue("team-a", CAPPED)], ()),                                          # the mode was off
-])
+@pytest.mark.parametrize(
+    ("items", "removed"),
+    [
+        ([node("gpu-1", "true"), node("gpu-2", "true"), queue("team-a", CAPPED)], ("gpu-1",)),  # one stays labelled
+        ([node("gpu-1", "true"), queue("team-a")], ("gpu-1",)),  # no queue caps usage
+        ([node("gpu-1"), queue("team-a", CAPPED)], ()),  # the mode was off
+    ],
+)
 def test_shared_mode_kept_or_no_cap_is_no_refusal(items: list[dict[str, Any]], removed: tuple[str, ...]) -> None:
     check_shared_mode_kept(label_plan(*removed), live_state(items))
 
 
 # -- kai-config: provenance, version skew, served fields ------------------------------------------------------
+
 
 def live_config(version: str) -> dict[str, Any]:
     """kai-config as chart `version` renders it from the canonical values (what its deployer applied)."""
@@ -136,7 +152,7 @@ def config_plan(tmp_path: Path, pin: str, running: str) -> tuple[Plan, list[Any]
 def test_a_pin_ahead_of_the_live_chart_plans_no_version_dependent_field(tmp_path: Path) -> None:
     plan, findings = config_plan(tmp_path, "v0.16.8", "v0.14.7")
     [drift] = [f for f in findings if f.rule_id == "KAI-D-005"]
-    assert "binder.service.image.tag" in drift.desired          # diff still reports every field
+    assert "binder.service.image.tag" in drift.desired  # diff still reports every field
     assert "admission.blockNvidiaVisibleDevices" in drift.desired
     assert [c for c in plan.changes if c.ref.kind == "Config"] == []
     [held] = [o for o in plan.operator if o.subject is not None and o.subject.kind == "Config"]
@@ -144,15 +160,17 @@ def test_a_pin_ahead_of_the_live_chart_plans_no_version_dependent_field(tmp_path
     waits = "waits for the upgrade to v0.16.8 (KAI-R-012)"
     assert "spec.binder.service.image.tag" in groups[f"an image of the chart version: {waits}"]
     assert "spec.admission.blockNvidiaVisibleDevices" in groups[f"KAI v0.14.7's chart renders no such field: {waits}"]
-    assert held.command is None      # the upgrade is KAI-R-012's item; nothing here is a patch to run
-    assert held.description.endswith(" — the release runs v0.14.7, Git pins v0.16.8: the upgrade is Helm's, and "
-                                     "the run after it writes what still differs")
+    assert held.command is None  # the upgrade is KAI-R-012's item; nothing here is a patch to run
+    assert held.description.endswith(
+        " — the release runs v0.14.7, Git pins v0.16.8: the upgrade is Helm's, and "
+        "the run after it writes what still differs"
+    )
 
 
 def test_after_the_upgrade_what_still_differs_is_planned(tmp_path: Path) -> None:
     desired = desired_for(tmp_path, repo("v0.16.8", "dedicated"))
     config = live_config("v0.16.8")
-    config["spec"]["admission"]["gpuSharing"] = True                     # a hand edit
+    config["spec"]["admission"]["gpuSharing"] = True  # a hand edit
     live = live_state([config, release_secret(version="v0.16.8")])
     plan = build_plan(diff(desired, live), desired, live, git=None, identity=None)
     [change] = [c for c in plan.changes if c.ref.kind == "Config"]
@@ -163,20 +181,29 @@ def test_after_the_upgrade_what_still_differs_is_planned(tmp_path: Path) -> None
 def test_a_field_left_to_the_operators_default_is_reported_never_written(tmp_path: Path) -> None:
     desired = desired_for(tmp_path, repo("v0.16.8", "dedicated"))
     config = live_config("v0.16.8")
-    config["spec"]["global"]["schedulerName"] = "my-scheduler"          # Git leaves it to the operator
+    config["spec"]["global"]["schedulerName"] = "my-scheduler"  # Git leaves it to the operator
     live = live_state([config, release_secret(version="v0.16.8")])
     assert desired.kai_config.provenance("global.schedulerName").origin is Origin.OPERATOR_DEFAULT
     assert desired.kai_config.provenance("admission.gpuSharing").origin is Origin.CHART
     findings = diff(desired, live)
     drift = next(f for f in findings if f.rule_id == "KAI-D-005")
-    assert "global.schedulerName" in drift.message        # reported, with where Git's value comes from
-    assert drift.changes == (DriftedField(("spec", "global", "schedulerName"), "my-scheduler", None,
-                                         "global.schedulerName", None, "an operator default (nothing renders it)"),)
+    assert "global.schedulerName" in drift.message  # reported, with where Git's value comes from
+    assert drift.changes == (
+        DriftedField(
+            ("spec", "global", "schedulerName"),
+            "my-scheduler",
+            None,
+            "global.schedulerName",
+            None,
+            "an operator default (nothing renders it)",
+        ),
+    )
     plan = build_plan(findings, desired, live, git=None, identity=None)
     assert [c for c in plan.changes if c.ref.kind == "Config"] == []
     [held] = [o for o in plan.operator if o.subject is not None and o.subject.kind == "Config"]
-    assert held.description == ("not written by kai-gitops: spec.global.schedulerName (Git's value is an operator "
-                                "default (nothing renders it))")
+    assert held.description == (
+        "not written by kai-gitops: spec.global.schedulerName (Git's value is an operator default (nothing renders it))"
+    )
 
 
 def test_a_value_set_in_the_values_file_is_declared_at_its_line(tmp_path: Path) -> None:
@@ -190,7 +217,7 @@ def test_a_value_set_in_the_values_file_is_declared_at_its_line(tmp_path: Path) 
 
 # -- what each chart version renders (issue: false drift on v0.12-v0.14) ----------------------------------------
 
-NOT_RENDERED = {   # read from each tag's kai-config template (templates/kai-config.yaml or _helpers.tpl)
+NOT_RENDERED = {  # read from each tag's kai-config template (templates/kai-config.yaml or _helpers.tpl)
     "v0.10.5": {"scheduler.service.enabled", "podGrouper.service.enabled"},
     "v0.12.13": {"scheduler.service.enabled", "podGrouper.service.enabled"},
     "v0.12.23": {"scheduler.service.enabled", "podGrouper.service.enabled"},
@@ -199,13 +226,16 @@ NOT_RENDERED = {   # read from each tag's kai-config template (templates/kai-con
 }
 
 
-@pytest.mark.parametrize(("version", "absent"), [
-    ("v0.10.5", {"scheduler.service.enabled", "podGrouper.service.enabled"}),
-    ("v0.12.13", {"scheduler.service.enabled", "podGrouper.service.enabled"}),
-    ("v0.12.23", {"scheduler.service.enabled", "podGrouper.service.enabled"}),
-    ("v0.13.4", {"scheduler.service.enabled"}),
-    ("v0.14.7", {"scheduler.service.enabled"}),
-])
+@pytest.mark.parametrize(
+    ("version", "absent"),
+    [
+        ("v0.10.5", {"scheduler.service.enabled", "podGrouper.service.enabled"}),
+        ("v0.12.13", {"scheduler.service.enabled", "podGrouper.service.enabled"}),
+        ("v0.12.23", {"scheduler.service.enabled", "podGrouper.service.enabled"}),
+        ("v0.13.4", {"scheduler.service.enabled"}),
+        ("v0.14.7", {"scheduler.service.enabled"}),
+    ],
+)
 def test_fields_the_chart_does_not_render_are_no_desired_fields(version: str, absent: set[str]) -> None:
     """KAI-Scheduler deployments/kai-scheduler at each tag: `scheduler.service` has no `enabled` before v0.15.3
     and the Config has no `podGrouper` block before v0.13.4; the operator defaults both in memory only."""
@@ -225,7 +255,7 @@ def test_a_kai_config_the_chart_rendered_shows_no_drift(tmp_path: Path, version:
     """The false drift of scheduler.service.enabled null → true on clusters whose kai-config came from the chart."""
     desired = desired_for(tmp_path, repo(version, "dedicated"))
     config = live_config(version)
-    for path in NOT_RENDERED[version]:      # what the chart's own template leaves out, whatever the model says
+    for path in NOT_RENDERED[version]:  # what the chart's own template leaves out, whatever the model says
         block = path.split(".")[0]
         config["spec"].get(block, {}).get("service", {}).pop("enabled", None)
     live = live_state([config, release_secret(version=version)])

@@ -32,11 +32,27 @@ from tests.support.tools import ToolMissing, tool_path
 
 # The rules of issue 28 (key history, manifest schemas, shard names, KRM, NVCA values) and KAI-V-011, the
 # unknown-key rule that names the release adding a key a pin does not have yet.
-FAMILIES = frozenset({"KAI-V-011", "KAI-V-015", "KAI-V-016", "KAI-V-017", "KAI-V-018", "KAI-V-020", "KAI-V-021",
-                      "KAI-V-022", "KAI-V-023", "KAI-K-001", "KAI-K-002", "KAI-K-003", "KAI-K-004", "NVCA-V-001",
-                      "NVCA-G-014"})
+FAMILIES = frozenset(
+    {
+        "KAI-V-011",
+        "KAI-V-015",
+        "KAI-V-016",
+        "KAI-V-017",
+        "KAI-V-018",
+        "KAI-V-020",
+        "KAI-V-021",
+        "KAI-V-022",
+        "KAI-V-023",
+        "KAI-K-001",
+        "KAI-K-002",
+        "KAI-K-003",
+        "KAI-K-004",
+        "NVCA-V-001",
+        "NVCA-G-014",
+    }
+)
 MARK = "# planted"
-INPUT_ERROR = "input error"     # the expectation of a case whose mistake kai-gitops refuses to read
+INPUT_ERROR = "input error"  # the expectation of a case whose mistake kai-gitops refuses to read
 
 
 @dataclass(frozen=True)
@@ -44,15 +60,17 @@ class Case:
     category: str
     title: str
     pin: str
-    files: dict[str, str]                      # kai-values.yaml, queues.yaml, shards.yaml, krm.yaml, fn.yaml
-    expect: tuple[tuple[str, str], ...]        # (rule or INPUT_ERROR, file), each at the next planted line
+    files: dict[str, str]  # kai-values.yaml, queues.yaml, shards.yaml, krm.yaml, fn.yaml
+    expect: tuple[tuple[str, str], ...]  # (rule or INPUT_ERROR, file), each at the next planted line
 
 
 def config(case: Case) -> str:
     """kai-gitops.yaml for one standalone cluster `lab` that reads each file the case has in its place."""
-    text = (f"apiVersion: kai-gitops/v1\nclusters:\n  - name: lab\n    mode: standalone\n"
-            f"    kaiChartVersion: {case.pin}\n    kaiValuesFile: kai-values.yaml\n"
-            "    sharedCluster: {intent: shared, nodeSelector: {nvcf: 'true'}}\n")
+    text = (
+        f"apiVersion: kai-gitops/v1\nclusters:\n  - name: lab\n    mode: standalone\n"
+        f"    kaiChartVersion: {case.pin}\n    kaiValuesFile: kai-values.yaml\n"
+        "    sharedCluster: {intent: shared, nodeSelector: {nvcf: 'true'}}\n"
+    )
     for name, key in (("queues.yaml", "queueFiles"), ("shards.yaml", "kaiManifestFiles"), ("krm.yaml", "krmFiles")):
         if name in case.files:
             text += f"    {key}: [{name}]\n"
@@ -120,132 +138,322 @@ SHARD_KNOWN = "  partitionLabelValue: gpu\n"
 
 CASES: tuple[Case, ...] = (
     # -- renamed keys: the old key is ignored by the pinned chart (KAI-V-015) or deprecated in favour of one
-    Case("renamed keys", "global.fips after the v0.17.1 rename", "v0.17.1",
-         {"kai-values.yaml": f"global:\n  fips: true  {MARK}\n"}, (("KAI-V-015", "kai-values.yaml"),)),
-    Case("renamed keys", "global.fips: false below another key", "v0.17.1",
-         {"kai-values.yaml": f"global:\n  tag: v0.17.1\n  fips: false  {MARK}\n"}, (("KAI-V-015", "kai-values.yaml"),)),
-    Case("renamed keys", "admission.gpuPodRuntimeClassName, deprecated since v0.16.0", "v0.16.8",
-         {"kai-values.yaml": f"admission:\n  gpuPodRuntimeClassName: nvidia  {MARK}\n"},
-         (("KAI-V-016", "kai-values.yaml"),)),
-    Case("renamed keys", "both runtime-class keys set on v0.17.0", "v0.17.0",
-         {"kai-values.yaml": f"admission:\n  gpuFractionRuntimeClassName: nvidia\n  gpuPodRuntimeClassName: runc  "
-                             f"{MARK}\n"}, (("KAI-V-016", "kai-values.yaml"),)),
+    Case(
+        "renamed keys",
+        "global.fips after the v0.17.1 rename",
+        "v0.17.1",
+        {"kai-values.yaml": f"global:\n  fips: true  {MARK}\n"},
+        (("KAI-V-015", "kai-values.yaml"),),
+    ),
+    Case(
+        "renamed keys",
+        "global.fips: false below another key",
+        "v0.17.1",
+        {"kai-values.yaml": f"global:\n  tag: v0.17.1\n  fips: false  {MARK}\n"},
+        (("KAI-V-015", "kai-values.yaml"),),
+    ),
+    Case(
+        "renamed keys",
+        "admission.gpuPodRuntimeClassName, deprecated since v0.16.0",
+        "v0.16.8",
+        {"kai-values.yaml": f"admission:\n  gpuPodRuntimeClassName: nvidia  {MARK}\n"},
+        (("KAI-V-016", "kai-values.yaml"),),
+    ),
+    Case(
+        "renamed keys",
+        "both runtime-class keys set on v0.17.0",
+        "v0.17.0",
+        {
+            "kai-values.yaml": f"admission:\n  gpuFractionRuntimeClassName: nvidia\n  gpuPodRuntimeClassName: runc  "
+            f"{MARK}\n"
+        },
+        (("KAI-V-016", "kai-values.yaml"),),
+    ),
     # -- removed keys: nothing reads them any more (KAI-V-015)
-    Case("removed keys", "admission.certSecretName after v0.17.0", "v0.17.0",
-         {"kai-values.yaml": f"admission:\n  certSecretName: kai-admission-tls  {MARK}\n"},
-         (("KAI-V-015", "kai-values.yaml"),)),
-    Case("removed keys", "queuecontroller.certSecretName on v0.17.1", "v0.17.1",
-         {"kai-values.yaml": f"queuecontroller:\n  replicas: 1\n  certSecretName: qc-tls  {MARK}\n"},
-         (("KAI-V-015", "kai-values.yaml"),)),
-    Case("removed keys", "binder.cdi, gone since v0.10.0", "v0.14.7",
-         {"kai-values.yaml": f"binder:\n  cdi: true  {MARK}\n"}, (("KAI-V-015", "kai-values.yaml"),)),
+    Case(
+        "removed keys",
+        "admission.certSecretName after v0.17.0",
+        "v0.17.0",
+        {"kai-values.yaml": f"admission:\n  certSecretName: kai-admission-tls  {MARK}\n"},
+        (("KAI-V-015", "kai-values.yaml"),),
+    ),
+    Case(
+        "removed keys",
+        "queuecontroller.certSecretName on v0.17.1",
+        "v0.17.1",
+        {"kai-values.yaml": f"queuecontroller:\n  replicas: 1\n  certSecretName: qc-tls  {MARK}\n"},
+        (("KAI-V-015", "kai-values.yaml"),),
+    ),
+    Case(
+        "removed keys",
+        "binder.cdi, gone since v0.10.0",
+        "v0.14.7",
+        {"kai-values.yaml": f"binder:\n  cdi: true  {MARK}\n"},
+        (("KAI-V-015", "kai-values.yaml"),),
+    ),
     # -- enum values: a value the template or the CRD does not act on (KAI-V-017, KAI-V-021)
-    Case("enum values", "fipsMode: yes (YAML's boolean true)", "v0.17.1",
-         {"kai-values.yaml": f"global:\n  fipsMode: yes  {MARK}\n"}, (("KAI-V-017", "kai-values.yaml"),)),
-    Case("enum values", "fipsMode: \"true\" (the old key's value)", "v0.17.1",
-         {"kai-values.yaml": f"global:\n  fipsMode: \"true\"  {MARK}\n"}, (("KAI-V-017", "kai-values.yaml"),)),
-    Case("enum values", "fipsMode: \"only\" (main only, no release)", "v0.17.1",
-         {"kai-values.yaml": f"global:\n  fipsMode: \"only\"  {MARK}\n"}, (("KAI-V-017", "kai-values.yaml"),)),
-    Case("enum values", "a PodGroup's preemptibility misspelt", "v0.17.1",
-         {"kai-values.yaml": "{}\n",
-          "fn.yaml": "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: fn\n"
-                     f"  namespace: team-a\nspec:\n  queue: team-a\n  minMember: 1\n"
-                     f"  preemptibility: nonpreemptible  {MARK}\n"}, (("KAI-V-021", "fn.yaml"),)),
+    Case(
+        "enum values",
+        "fipsMode: yes (YAML's boolean true)",
+        "v0.17.1",
+        {"kai-values.yaml": f"global:\n  fipsMode: yes  {MARK}\n"},
+        (("KAI-V-017", "kai-values.yaml"),),
+    ),
+    Case(
+        "enum values",
+        'fipsMode: "true" (the old key\'s value)',
+        "v0.17.1",
+        {"kai-values.yaml": f'global:\n  fipsMode: "true"  {MARK}\n'},
+        (("KAI-V-017", "kai-values.yaml"),),
+    ),
+    Case(
+        "enum values",
+        'fipsMode: "only" (main only, no release)',
+        "v0.17.1",
+        {"kai-values.yaml": f'global:\n  fipsMode: "only"  {MARK}\n'},
+        (("KAI-V-017", "kai-values.yaml"),),
+    ),
+    Case(
+        "enum values",
+        "a PodGroup's preemptibility misspelt",
+        "v0.17.1",
+        {
+            "kai-values.yaml": "{}\n",
+            "fn.yaml": "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: fn\n"
+            f"  namespace: team-a\nspec:\n  queue: team-a\n  minMember: 1\n"
+            f"  preemptibility: nonpreemptible  {MARK}\n",
+        },
+        (("KAI-V-021", "fn.yaml"),),
+    ),
     # -- queue-file typos: fields the API server prunes without a word (KAI-V-020)
-    Case("queue-file typos", "parentQueu", "v0.17.1",
-         {"queues.yaml": queue_file(f"  parentQueu: research  {MARK}\n")}, (("KAI-V-020", "queues.yaml"),)),
-    Case("queue-file typos", "qouta", "v0.17.1",
-         {"queues.yaml": queue_file(f"  resources:\n    gpu:\n      qouta: 4  {MARK}\n      limit: 8\n")},
-         (("KAI-V-020", "queues.yaml"),)),
-    Case("queue-file typos", "overQuotaWieght", "v0.16.9",
-         {"queues.yaml": queue_file(f"  resources:\n    cpu:\n      overQuotaWieght: 2  {MARK}\n")},
-         (("KAI-V-020", "queues.yaml"),)),
-    Case("queue-file typos", "reclaimMinRunTime", "v0.17.0",
-         {"queues.yaml": queue_file(f"  reclaimMinRunTime: 5m  {MARK}\n")}, (("KAI-V-020", "queues.yaml"),)),
+    Case(
+        "queue-file typos",
+        "parentQueu",
+        "v0.17.1",
+        {"queues.yaml": queue_file(f"  parentQueu: research  {MARK}\n")},
+        (("KAI-V-020", "queues.yaml"),),
+    ),
+    Case(
+        "queue-file typos",
+        "qouta",
+        "v0.17.1",
+        {"queues.yaml": queue_file(f"  resources:\n    gpu:\n      qouta: 4  {MARK}\n      limit: 8\n")},
+        (("KAI-V-020", "queues.yaml"),),
+    ),
+    Case(
+        "queue-file typos",
+        "overQuotaWieght",
+        "v0.16.9",
+        {"queues.yaml": queue_file(f"  resources:\n    cpu:\n      overQuotaWieght: 2  {MARK}\n")},
+        (("KAI-V-020", "queues.yaml"),),
+    ),
+    Case(
+        "queue-file typos",
+        "reclaimMinRunTime",
+        "v0.17.0",
+        {"queues.yaml": queue_file(f"  reclaimMinRunTime: 5m  {MARK}\n")},
+        (("KAI-V-020", "queues.yaml"),),
+    ),
     # -- shard typos: SchedulingShard fields kept in Git (KAI-V-020)
-    Case("shard typos", "placementStratgy", "v0.17.0",
-         {"shards.yaml": shard_file(SHARD_KNOWN + f"  placementStratgy:  {MARK}\n    gpu: spread\n")},
-         (("KAI-V-020", "shards.yaml"),)),
-    Case("shard typos", "partitionLabelValu", "v0.17.1",
-         {"shards.yaml": shard_file(f"  partitionLabelValu: gpu  {MARK}\n")}, (("KAI-V-020", "shards.yaml"),)),
-    Case("shard typos", "minRuntime misspelt", "v0.16.8",
-         {"shards.yaml": shard_file(SHARD_KNOWN + f"  minRunTime:  {MARK}\n    preemptMinRuntime: 5m\n")},
-         (("KAI-V-020", "shards.yaml"),)),
+    Case(
+        "shard typos",
+        "placementStratgy",
+        "v0.17.0",
+        {"shards.yaml": shard_file(SHARD_KNOWN + f"  placementStratgy:  {MARK}\n    gpu: spread\n")},
+        (("KAI-V-020", "shards.yaml"),),
+    ),
+    Case(
+        "shard typos",
+        "partitionLabelValu",
+        "v0.17.1",
+        {"shards.yaml": shard_file(f"  partitionLabelValu: gpu  {MARK}\n")},
+        (("KAI-V-020", "shards.yaml"),),
+    ),
+    Case(
+        "shard typos",
+        "minRuntime misspelt",
+        "v0.16.8",
+        {"shards.yaml": shard_file(SHARD_KNOWN + f"  minRunTime:  {MARK}\n    preemptMinRuntime: 5m\n")},
+        (("KAI-V-020", "shards.yaml"),),
+    ),
     # -- plugin and action typos: names the pinned scheduler does not know (KAI-V-023)
-    Case("plugin typos", "nodeplacment in the values", "v0.17.1",
-         {"kai-values.yaml": f"scheduler:\n  plugins:\n    nodeplacment:  {MARK}\n      arguments:\n"
-                             "        gpu: spread\n"}, (("KAI-V-023", "kai-values.yaml"),)),
-    Case("plugin typos", "consolidaton action in the values", "v0.16.9",
-         {"kai-values.yaml": f"scheduler:\n  actions:\n    consolidaton:  {MARK}\n      enabled: false\n"},
-         (("KAI-V-023", "kai-values.yaml"),)),
-    Case("plugin typos", "elastc in a shard kept in Git", "v0.17.1",
-         {"shards.yaml": shard_file(SHARD_KNOWN + f"  plugins:\n    elastc:  {MARK}\n      enabled: false\n")},
-         (("KAI-V-023", "shards.yaml"),)),
-    Case("plugin typos", "preemt action in a shard kept in Git", "v0.17.0",
-         {"shards.yaml": shard_file(SHARD_KNOWN + f"  actions:\n    preemt:  {MARK}\n      enabled: false\n")},
-         (("KAI-V-023", "shards.yaml"),)),
-    Case("plugin typos", "numa before the version that builds it in", "v0.15.3",
-         {"kai-values.yaml": f"scheduler:\n  plugins:\n    numa:  {MARK}\n      enabled: true\n"},
-         (("KAI-V-023", "kai-values.yaml"),)),
+    Case(
+        "plugin typos",
+        "nodeplacment in the values",
+        "v0.17.1",
+        {
+            "kai-values.yaml": f"scheduler:\n  plugins:\n    nodeplacment:  {MARK}\n      arguments:\n"
+            "        gpu: spread\n"
+        },
+        (("KAI-V-023", "kai-values.yaml"),),
+    ),
+    Case(
+        "plugin typos",
+        "consolidaton action in the values",
+        "v0.16.9",
+        {"kai-values.yaml": f"scheduler:\n  actions:\n    consolidaton:  {MARK}\n      enabled: false\n"},
+        (("KAI-V-023", "kai-values.yaml"),),
+    ),
+    Case(
+        "plugin typos",
+        "elastc in a shard kept in Git",
+        "v0.17.1",
+        {"shards.yaml": shard_file(SHARD_KNOWN + f"  plugins:\n    elastc:  {MARK}\n      enabled: false\n")},
+        (("KAI-V-023", "shards.yaml"),),
+    ),
+    Case(
+        "plugin typos",
+        "preemt action in a shard kept in Git",
+        "v0.17.0",
+        {"shards.yaml": shard_file(SHARD_KNOWN + f"  actions:\n    preemt:  {MARK}\n      enabled: false\n")},
+        (("KAI-V-023", "shards.yaml"),),
+    ),
+    Case(
+        "plugin typos",
+        "numa before the version that builds it in",
+        "v0.15.3",
+        {"kai-values.yaml": f"scheduler:\n  plugins:\n    numa:  {MARK}\n      enabled: true\n"},
+        (("KAI-V-023", "kai-values.yaml"),),
+    ),
     # -- fields ahead of the pinned version: served only by a later release (KAI-V-022, KAI-V-011)
-    Case("ahead of the pin", "global.fipsMode on v0.17.0", "v0.17.0",
-         {"kai-values.yaml": f"global:\n  fipsMode: \"on\"  {MARK}\n"}, (("KAI-V-011", "kai-values.yaml"),)),
-    Case("ahead of the pin", "goMemLimitRatio on v0.16.8", "v0.16.8",
-         {"shards.yaml": shard_file(SHARD_KNOWN + f"  goMemLimitRatio: 0.8  {MARK}\n")},
-         (("KAI-V-022", "shards.yaml"),)),
-    Case("ahead of the pin", "minMember: 0 on v0.16.8", "v0.16.8",
-         {"kai-values.yaml": "{}\n",
-          "fn.yaml": "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: batch\n"
-                     f"  namespace: team-a\nspec:\n  queue: team-a\n  minMember: 0  {MARK}\n"},
-         (("KAI-V-022", "fn.yaml"),)),
-    Case("ahead of the pin", "a Topology level alias on v0.16.9", "v0.16.9",
-         {"kai-values.yaml": "{}\n",
-          "fn.yaml": "apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata:\n  name: gb200\nspec:\n"
-                     f"  levels:\n    - nodeLabel: nvidia.com/gpu.clique\n      alias: clique  {MARK}\n"},
-         (("KAI-V-022", "fn.yaml"),)),
-    Case("ahead of the pin", "a PodGroup preemptionDelay on v0.16.8", "v0.16.8",
-         {"kai-values.yaml": "{}\n",
-          "fn.yaml": "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: batch\n"
-                     f"  namespace: team-a\nspec:\n  queue: team-a\n  minMember: 1\n  preemptionDelay: 5m  {MARK}\n"},
-         (("KAI-V-022", "fn.yaml"),)),
-    Case("ahead of the pin", "a lendingLimit no release serves (a proposal, KAI-Scheduler #2202)", "v0.17.1",
-         {"queues.yaml": queue_file(f"  resources:\n    gpu:\n      quota: 4\n      lendingLimit: 2  {MARK}\n")},
-         (("KAI-V-020", "queues.yaml"),)),
+    Case(
+        "ahead of the pin",
+        "global.fipsMode on v0.17.0",
+        "v0.17.0",
+        {"kai-values.yaml": f'global:\n  fipsMode: "on"  {MARK}\n'},
+        (("KAI-V-011", "kai-values.yaml"),),
+    ),
+    Case(
+        "ahead of the pin",
+        "goMemLimitRatio on v0.16.8",
+        "v0.16.8",
+        {"shards.yaml": shard_file(SHARD_KNOWN + f"  goMemLimitRatio: 0.8  {MARK}\n")},
+        (("KAI-V-022", "shards.yaml"),),
+    ),
+    Case(
+        "ahead of the pin",
+        "minMember: 0 on v0.16.8",
+        "v0.16.8",
+        {
+            "kai-values.yaml": "{}\n",
+            "fn.yaml": "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: batch\n"
+            f"  namespace: team-a\nspec:\n  queue: team-a\n  minMember: 0  {MARK}\n",
+        },
+        (("KAI-V-022", "fn.yaml"),),
+    ),
+    Case(
+        "ahead of the pin",
+        "a Topology level alias on v0.16.9",
+        "v0.16.9",
+        {
+            "kai-values.yaml": "{}\n",
+            "fn.yaml": "apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata:\n  name: gb200\nspec:\n"
+            f"  levels:\n    - nodeLabel: nvidia.com/gpu.clique\n      alias: clique  {MARK}\n",
+        },
+        (("KAI-V-022", "fn.yaml"),),
+    ),
+    Case(
+        "ahead of the pin",
+        "a PodGroup preemptionDelay on v0.16.8",
+        "v0.16.8",
+        {
+            "kai-values.yaml": "{}\n",
+            "fn.yaml": "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: batch\n"
+            f"  namespace: team-a\nspec:\n  queue: team-a\n  minMember: 1\n  preemptionDelay: 5m  {MARK}\n",
+        },
+        (("KAI-V-022", "fn.yaml"),),
+    ),
+    Case(
+        "ahead of the pin",
+        "a lendingLimit no release serves (a proposal, KAI-Scheduler #2202)",
+        "v0.17.1",
+        {"queues.yaml": queue_file(f"  resources:\n    gpu:\n      quota: 4\n      lendingLimit: 2  {MARK}\n")},
+        (("KAI-V-020", "queues.yaml"),),
+    ),
     # -- KAI Resource Management: Git and KRM's Projects and Departments owning the same thing
-    Case("KRM collisions", "a Git Queue with the name Project research generates", "v0.17.1",
-         {"krm.yaml": KRM_ORG, "queues.yaml": git_queue("research-h100", "engineering-h100")},
-         (("KAI-K-001", "queues.yaml"),)),
-    Case("KRM collisions", "a Git Queue KRM generates under another parent", "v0.17.1",
-         {"krm.yaml": KRM_ORG, "queues.yaml": git_queue("research-h100", "default-parent-queue")},
-         (("KAI-K-002", "queues.yaml"),)),
-    Case("KRM collisions", "a Git Queue hung under a Department's generated queue", "v0.17.1",
-         {"krm.yaml": KRM_ORG, "queues.yaml": git_queue("adhoc", "engineering-h100")},
-         (("KAI-K-002", "queues.yaml"),)),
-    Case("KRM collisions", "a SchedulingShard the NodePool h100 owns", "v0.17.1",
-         {"krm.yaml": KRM_ORG, "shards.yaml": "apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata:\n"
-                                              f"  name: h100  {MARK}\nspec:\n  partitionLabelValue: h100\n"},
-         (("KAI-K-003", "shards.yaml"),)),
-    Case("KRM collisions", "a Project queue for a node pool its Department has none for", "v0.17.1",
-         {"krm.yaml": KRM_ORG.replace("        gpu: {deserved: 3, limit: 8, overQuotaWeight: 2}\n",
-                                      "        gpu: {deserved: 3, limit: 8, overQuotaWeight: 2}\n"
-                                      f"    - nodepool: a100  {MARK}\n      resources:\n"
-                                      "        gpu: {deserved: 2, limit: 2, overQuotaWeight: 1}\n")},
-         (("KAI-K-004", "krm.yaml"),)),
+    Case(
+        "KRM collisions",
+        "a Git Queue with the name Project research generates",
+        "v0.17.1",
+        {"krm.yaml": KRM_ORG, "queues.yaml": git_queue("research-h100", "engineering-h100")},
+        (("KAI-K-001", "queues.yaml"),),
+    ),
+    Case(
+        "KRM collisions",
+        "a Git Queue KRM generates under another parent",
+        "v0.17.1",
+        {"krm.yaml": KRM_ORG, "queues.yaml": git_queue("research-h100", "default-parent-queue")},
+        (("KAI-K-002", "queues.yaml"),),
+    ),
+    Case(
+        "KRM collisions",
+        "a Git Queue hung under a Department's generated queue",
+        "v0.17.1",
+        {"krm.yaml": KRM_ORG, "queues.yaml": git_queue("adhoc", "engineering-h100")},
+        (("KAI-K-002", "queues.yaml"),),
+    ),
+    Case(
+        "KRM collisions",
+        "a SchedulingShard the NodePool h100 owns",
+        "v0.17.1",
+        {
+            "krm.yaml": KRM_ORG,
+            "shards.yaml": "apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata:\n"
+            f"  name: h100  {MARK}\nspec:\n  partitionLabelValue: h100\n",
+        },
+        (("KAI-K-003", "shards.yaml"),),
+    ),
+    Case(
+        "KRM collisions",
+        "a Project queue for a node pool its Department has none for",
+        "v0.17.1",
+        {
+            "krm.yaml": KRM_ORG.replace(
+                "        gpu: {deserved: 3, limit: 8, overQuotaWeight: 2}\n",
+                "        gpu: {deserved: 3, limit: 8, overQuotaWeight: 2}\n"
+                f"    - nodepool: a100  {MARK}\n      resources:\n"
+                "        gpu: {deserved: 2, limit: 2, overQuotaWeight: 1}\n",
+            )
+        },
+        (("KAI-K-004", "krm.yaml"),),
+    ),
     # -- non-finite numbers: .inf / .nan where a number must be one
-    Case("non-finite numbers", "quota: .inf in a queue file", "v0.17.1",
-         {"queues.yaml": queue_file(f"  resources:\n    gpu:\n      quota: .inf  {MARK}\n      limit: -1\n")},
-         ((INPUT_ERROR, "queues.yaml"),)),
-    Case("non-finite numbers", "limit: .nan in the values' default queue", "v0.17.1",
-         {"kai-values.yaml": "defaultQueue:\n  parentResources:\n    gpu:\n      quota: -1\n"
-                             f"      limit: .nan  {MARK}\n      overQuotaWeight: 1\n"},
-         ((INPUT_ERROR, "kai-values.yaml"),)),
-    Case("non-finite numbers", "deserved: .inf in a KRM Project", "v0.17.1",
-         {"krm.yaml": KRM_ORG.replace("gpu: {deserved: 3, limit: 8, overQuotaWeight: 2}",
-                                      f"gpu:\n          deserved: .inf  {MARK}\n          limit: 8\n"
-                                      "          overQuotaWeight: 2")},
-         ((INPUT_ERROR, "krm.yaml"),)),
-    Case("non-finite numbers", "a shard's kValue: .nan", "v0.17.1",
-         {"shards.yaml": shard_file(SHARD_KNOWN + f"  kValue: .nan  {MARK}\n")}, (("KAI-V-021", "shards.yaml"),)),
+    Case(
+        "non-finite numbers",
+        "quota: .inf in a queue file",
+        "v0.17.1",
+        {"queues.yaml": queue_file(f"  resources:\n    gpu:\n      quota: .inf  {MARK}\n      limit: -1\n")},
+        ((INPUT_ERROR, "queues.yaml"),),
+    ),
+    Case(
+        "non-finite numbers",
+        "limit: .nan in the values' default queue",
+        "v0.17.1",
+        {
+            "kai-values.yaml": "defaultQueue:\n  parentResources:\n    gpu:\n      quota: -1\n"
+            f"      limit: .nan  {MARK}\n      overQuotaWeight: 1\n"
+        },
+        ((INPUT_ERROR, "kai-values.yaml"),),
+    ),
+    Case(
+        "non-finite numbers",
+        "deserved: .inf in a KRM Project",
+        "v0.17.1",
+        {
+            "krm.yaml": KRM_ORG.replace(
+                "gpu: {deserved: 3, limit: 8, overQuotaWeight: 2}",
+                f"gpu:\n          deserved: .inf  {MARK}\n          limit: 8\n          overQuotaWeight: 2",
+            )
+        },
+        ((INPUT_ERROR, "krm.yaml"),),
+    ),
+    Case(
+        "non-finite numbers",
+        "a shard's kValue: .nan",
+        "v0.17.1",
+        {"shards.yaml": shard_file(SHARD_KNOWN + f"  kValue: .nan  {MARK}\n")},
+        (("KAI-V-021", "shards.yaml"),),
+    ),
 )
 
 
@@ -255,15 +463,18 @@ CASES: tuple[Case, ...] = (
 @dataclass(frozen=True)
 class Outcome:
     case: Case
-    found: int                              # expectations met
-    missed: list[str]                       # expectations not met, each said
-    unexpected: list[str]                   # findings of FAMILIES no expectation names
+    found: int  # expectations met
+    missed: list[str]  # expectations not met, each said
+    unexpected: list[str]  # findings of FAMILIES no expectation names
 
 
 def planted_lines(text: str) -> list[tuple[int, int]]:
     """(line, column of the line's key) of each planted line, 1-based: a list item's key is after its `- `."""
-    return [(number, len(line) - len(line.lstrip(" -")) + 1)
-            for number, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith(MARK)]
+    return [
+        (number, len(line) - len(line.lstrip(" -")) + 1)
+        for number, line in enumerate(text.splitlines(), 1)
+        if line.rstrip().endswith(MARK)
+    ]
 
 
 def expected_places(case: Case) -> list[tuple[str, str, int, int]]:
@@ -286,15 +497,26 @@ def run_case(case: Case, where: Path) -> Outcome:
     places = expected_places(case)
     if any(rule == INPUT_ERROR for rule, *_ in places):
         [(_, name, line, _)] = places
-        met = code == 1 and err.startswith(f"kai-gitops: error: {name}:{line}:") and err.count("\n") == 1 \
+        met = (
+            code == 1
+            and err.startswith(f"kai-gitops: error: {name}:{line}:")
+            and err.count("\n") == 1
             and "Traceback" not in err
+        )
         return Outcome(case, int(met), [] if met else [f"{name}:{line} input error (exit {code}: {err.strip()})"], [])
     assert code in (0, 2), err
     findings = [f for c in json.loads(out)["clusters"] for f in c["findings"] if f["rule"] in FAMILIES]
     missed = []
     for rule, name, line, column in places:
-        hit = next((f for f in findings if (f["rule"], f["location"]["file"], f["location"]["line"]) ==
-                    (rule, name, line) and f["location"]["column"] in (None, 0, column)), None)
+        hit = next(
+            (
+                f
+                for f in findings
+                if (f["rule"], f["location"]["file"], f["location"]["line"]) == (rule, name, line)
+                and f["location"]["column"] in (None, 0, column)
+            ),
+            None,
+        )
         if hit is None:
             missed.append(f"{rule} {name}:{line}:{column}")
         else:
@@ -328,11 +550,20 @@ def run_corpus(where: Path) -> list[Outcome]:
 def test_the_corpus_is_large_and_covers_every_category() -> None:
     by_category = Counter(case.category for case in CASES)
     assert len(CASES) >= 30
-    assert set(by_category) == {"renamed keys", "removed keys", "enum values", "queue-file typos", "shard typos",
-                                "plugin typos", "ahead of the pin", "KRM collisions", "non-finite numbers"}
+    assert set(by_category) == {
+        "renamed keys",
+        "removed keys",
+        "enum values",
+        "queue-file typos",
+        "shard typos",
+        "plugin typos",
+        "ahead of the pin",
+        "KRM collisions",
+        "non-finite numbers",
+    }
     assert min(by_category.values()) >= 3, by_category
     for case in CASES:
-        expected_places(case)      # every planted line has its expectation and the reverse
+        expected_places(case)  # every planted line has its expectation and the reverse
 
 
 def test_every_planted_mistake_is_found_at_its_line_and_nothing_else(tmp_path: Path) -> None:
@@ -366,8 +597,20 @@ def example_repos(where: Path) -> dict[str, tuple[Path, list[str]]]:
     repos["the demo's pull request"] = (where / "demo", ["--base", "HEAD~1"])
     for version in INIT_VERSIONS:
         target = where / f"init-{version}"
-        code, _, err = run_cli(["init", target, "--cluster", "prod=addon", "--cluster", "lab=standalone",
-                                "--ci", "none", "--chart-version", version])
+        code, _, err = run_cli(
+            [
+                "init",
+                target,
+                "--cluster",
+                "prod=addon",
+                "--cluster",
+                "lab=standalone",
+                "--ci",
+                "none",
+                "--chart-version",
+                version,
+            ]
+        )
         assert code == 0, err
         files = {p.relative_to(target).as_posix(): p.read_bytes() for p in sorted(target.rglob("*")) if p.is_file()}
         repos[f"init --chart-version {version}"] = (make_repo(where / f"git-{version}", files)[0], [])
@@ -383,8 +626,12 @@ def template_repo(where: Path, name: str) -> Path:
 def family_findings(repo: Path, options: list[str]) -> list[str]:
     code, out, err = run_cli(["check", "--repo", repo, "-o", "json", *options])
     assert code in (0, 2), err
-    return [f"{f['rule']} {f['location']['file']}:{f['location']['line']} {f['message']}"
-            for c in json.loads(out)["clusters"] for f in c["findings"] if f["rule"] in FAMILIES]
+    return [
+        f"{f['rule']} {f['location']['file']}:{f['location']['line']} {f['message']}"
+        for c in json.loads(out)["clusters"]
+        for f in c["findings"]
+        if f["rule"] in FAMILIES
+    ]
 
 
 def test_the_examples_and_init_raise_none_of_these_rules(tmp_path: Path) -> None:
@@ -411,5 +658,6 @@ def test_the_template_against_the_demos_clusters_raises_none(tmp_path: Path) -> 
     for snap in snapshots:
         code, out, err = run_cli(["diff", "--repo", repo, "--cluster", snap.stem, "--snapshot", snap, "-o", "json"])
         assert code in (0, 2), err
-        assert [f["rule"] for f in json.loads(out)["findings"] if f["rule"] in FAMILIES | {"KAI-D-010"}] == [], \
+        assert [f["rule"] for f in json.loads(out)["findings"] if f["rule"] in FAMILIES | {"KAI-D-010"}] == [], (
             snap.name
+        )

@@ -44,8 +44,11 @@ def demo(tmp_path: Path) -> Iterator[Demo]:
 
 def target_writes(demo: Demo, *, dry_run: bool | None = False) -> list[Any]:
     """Writes to Queues and Nodes; dry_run=None: dry-runs included."""
-    return [r for r in demo.writes() if TARGETS.match(r.path)
-            and (dry_run is None or (r.query.get("dryRun") == "All") == dry_run)]
+    return [
+        r
+        for r in demo.writes()
+        if TARGETS.match(r.path) and (dry_run is None or (r.query.get("dryRun") == "All") == dry_run)
+    ]
 
 
 def audit_lines(path: Path) -> list[dict[str, Any]]:
@@ -55,10 +58,10 @@ def audit_lines(path: Path) -> list[dict[str, Any]]:
 def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: Demo, tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
     code, report, err = demo.reconcile_json("--apply", "--audit-log", audit)
-    assert code == 2, err   # the operator's items (Helm releases, gates…) remain findings
+    assert code == 2, err  # the operator's items (Helm releases, gates…) remain findings
     assert report["apply"]["ok"] and report["apply"]["applied"] == 3 and report["apply"]["failed"] == 0
-    assert report["nvca"]["kai-scheduler-queues"]["status"] == "healthy"           # after apply, re-read
-    assert report["healthz"]["kai-scheduler-queues"]["status"] == "healthy"        # NVCA itself agrees
+    assert report["nvca"]["kai-scheduler-queues"]["status"] == "healthy"  # after apply, re-read
+    assert report["healthz"]["kai-scheduler-queues"]["status"] == "healthy"  # NVCA itself agrees
     assert report["before"]["nvca"]["kai-scheduler-queues"]["status"] == "unhealthy"
     assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == -1
     assert demo.node_label("gpu-node-2") is None
@@ -76,9 +79,13 @@ def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: De
     lines = audit_lines(audit)
     # an intent line before each write, its outcome after (queues one by one; the node last)
     assert [(a["object"]["name"], a["result"]) for a in lines] == [
-        ("default-parent-queue", "started"), ("default-parent-queue", "applied"),
-        ("default-queue", "started"), ("default-queue", "applied"),
-        ("gpu-node-2", "started"), ("gpu-node-2", "applied")]
+        ("default-parent-queue", "started"),
+        ("default-parent-queue", "applied"),
+        ("default-queue", "started"),
+        ("default-queue", "applied"),
+        ("gpu-node-2", "started"),
+        ("gpu-node-2", "applied"),
+    ]
     assert lines[0]["planId"] == report["plan"]["id"] and lines[0]["time"].endswith("Z")
     assert lines[0]["fields"] == lines[1]["fields"] and lines[0]["time"] <= lines[1]["time"]
     assert {"path": ["spec", "resources", "cpu", "quota"], "before": 0, "after": -1} in lines[0]["fields"]
@@ -94,7 +101,7 @@ def test_plan_apply_then_rerun_has_nothing_to_do_and_nvca_turns_healthy(demo: De
     code, again, _ = demo.reconcile_json("--apply", "--audit-log", audit)
     assert again["plan"]["summary"]["create"] == again["plan"]["summary"]["update"] == 0
     assert again["apply"]["planned"] == 0
-    assert [r for r in demo.server.requests[before:] if r.method != "GET"] == []   # not even a Lease
+    assert [r for r in demo.server.requests[before:] if r.method != "GET"] == []  # not even a Lease
     assert len(audit_lines(audit)) == 6
 
 
@@ -113,7 +120,7 @@ def test_a_saved_plan_applied_again_finds_everything_done_and_writes_nothing(dem
     demo.reconcile("--plan", plan, "--apply")
     before = len(demo.server.requests)
     code, report, err = demo.reconcile_json("--plan", plan, "--apply")
-    assert code == 2, err   # applied, but the operator's findings remain
+    assert code == 2, err  # applied, but the operator's findings remain
     assert {c["result"] for c in report["apply"]["changes"]} == {"already-applied"}
     assert report["apply"]["ok"] and report["apply"]["skipped"] == 3
     assert [r for r in demo.server.requests[before:] if TARGETS.match(r.path) and r.method != "GET"] == []
@@ -125,15 +132,20 @@ def test_a_stale_field_refuses_the_whole_plan_and_nothing_is_written(demo: Demo,
     child = demo.queue("default-queue")
     child["spec"]["resources"]["gpu"]["quota"] = 4
     del child["metadata"]["resourceVersion"]
-    demo.server.add(child)   # someone else edits one planned field
+    demo.server.add(child)  # someone else edits one planned field
     status = demo.queue("default-parent-queue")
-    status["status"] = {"allocated": {"gpu": 3}}   # a status change alone is not staleness
+    status["status"] = {"allocated": {"gpu": 3}}  # a status change alone is not staleness
     del status["metadata"]["resourceVersion"]
     demo.server.add(status)
     before = len(demo.server.requests)
     code, out, err = demo.reconcile("--plan", plan, "--apply")
-    assert_one_line_error(code, out, err, "the plan is stale, nothing was written",
-                          "Queue/default-queue spec.resources.gpu.quota is 4, the plan expected 0")
+    assert_one_line_error(
+        code,
+        out,
+        err,
+        "the plan is stale, nothing was written",
+        "Queue/default-queue spec.resources.gpu.quota is 4, the plan expected 0",
+    )
     assert "default-parent-queue" not in err
     assert [r for r in demo.server.requests[before:] if TARGETS.match(r.path) and r.method != "GET"] == []
     assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == 0
@@ -144,8 +156,9 @@ def test_a_plan_for_another_cluster_is_refused(demo: Demo, tmp_path: Path) -> No
     demo.reconcile("--plan-out", plan)
     for other in demo_cluster(tmp_path / "other"):
         code, out, err = other.reconcile("--plan", plan, "--apply")
-        assert_one_line_error(code, out, err, f"the plan is for cluster {demo.server.url}",
-                              f"but this is {other.server.url}")
+        assert_one_line_error(
+            code, out, err, f"the plan is for cluster {demo.server.url}", f"but this is {other.server.url}"
+        )
         assert other.writes() == []
 
 
@@ -167,8 +180,20 @@ def test_a_plan_for_another_kai_gitops_cluster_is_refused(demo: Demo, tmp_path: 
     plan = tmp_path / "plan.json"
     demo.reconcile("--plan-out", plan)
     saved = json.loads(plan.read_text())
-    args = ["reconcile", "--repo", demo.repo, "--cluster", "lab-standalone", "--kubeconfig", demo.kubeconfig,
-            "--context", "prod", "--plan", plan, "--apply"]
+    args = [
+        "reconcile",
+        "--repo",
+        demo.repo,
+        "--cluster",
+        "lab-standalone",
+        "--kubeconfig",
+        demo.kubeconfig,
+        "--context",
+        "prod",
+        "--plan",
+        plan,
+        "--apply",
+    ]
     assert saved["cluster"] == "prod-addon"
     assert_one_line_error(*run_cli(args), "the plan is for cluster 'prod-addon'", "this run is for 'lab-standalone'")
     assert target_writes(demo, dry_run=None) == []
@@ -177,8 +202,13 @@ def test_a_plan_for_another_kai_gitops_cluster_is_refused(demo: Demo, tmp_path: 
 def test_a_dry_run_refusal_aborts_with_nothing_applied(demo: Demo) -> None:
     demo.server.inject_fault(Fault(NODE + "$", method="PATCH", status=422))
     code, out, err = demo.reconcile("--apply")
-    assert_one_line_error(code, out, err, "the server-side dry-run refused the plan, nothing was written",
-                          "update Node/gpu-node-2: HTTP 422")
+    assert_one_line_error(
+        code,
+        out,
+        err,
+        "the server-side dry-run refused the plan, nothing was written",
+        "update Node/gpu-node-2: HTTP 422",
+    )
     assert target_writes(demo) == []
     assert len(target_writes(demo, dry_run=True)) == 3
     assert demo.queue("default-parent-queue")["spec"]["resources"]["cpu"]["quota"] == 0
@@ -196,7 +226,10 @@ def test_a_409_mid_apply_stops_and_reports_what_was_and_was_not_applied(demo: De
     assert "HTTP 409" in failed["error"]
     assert report["apply"]["ok"] is False and report["exitCode"] == 1
     assert [(a["object"]["name"], a["result"]) for a in audit_lines(audit) if a["result"] != "started"] == [
-        ("default-parent-queue", "applied"), ("default-queue", "failed"), ("gpu-node-2", "not-attempted")]
+        ("default-parent-queue", "applied"),
+        ("default-queue", "failed"),
+        ("gpu-node-2", "not-attempted"),
+    ]
     code, out, _ = demo.reconcile("--apply")
     assert "✓ applied update Queue/default-queue" in out and "default-parent-queue" not in out.split("Plan:")[0]
 
@@ -206,7 +239,7 @@ def change_object(demo: Demo, api_version: str, kind: str, name: str, edit: Call
     obj = demo.server.get_object(api_version, kind, name)
     assert obj is not None
     edit(obj)
-    obj["metadata"].pop("resourceVersion")   # the server assigns the next one
+    obj["metadata"].pop("resourceVersion")  # the server assigns the next one
     demo.server.add(obj)
 
 
@@ -214,8 +247,13 @@ def test_a_409_from_a_change_of_a_planned_field_stops_the_run(demo: Demo, tmp_pa
     audit = tmp_path / "audit.jsonl"
 
     def operator_sets_gpu_quota() -> None:
-        change_object(demo, "scheduling.run.ai/v2", "Queue", "default-queue",
-                      lambda q: q["spec"]["resources"]["gpu"].update(quota=4))
+        change_object(
+            demo,
+            "scheduling.run.ai/v2",
+            "Queue",
+            "default-queue",
+            lambda q: q["spec"]["resources"]["gpu"].update(quota=4),
+        )
 
     demo.server.inject_fault(Fault(CHILD + "$", method="PATCH", after=1, before=operator_sets_gpu_quota))
     code, report, _err = demo.reconcile_json("--apply", "--audit-log", audit)
@@ -224,27 +262,32 @@ def test_a_409_from_a_change_of_a_planned_field_stops_the_run(demo: Demo, tmp_pa
     assert results == {"default-parent-queue": "applied", "default-queue": "failed", "gpu-node-2": "not-attempted"}
     failed = next(c for c in report["apply"]["changes"] if c["result"] == "failed")
     assert "HTTP 409" in failed["error"] and "spec.resources.gpu.quota is 4, the plan expected 0" in failed["error"]
-    assert demo.queue("default-queue")["spec"]["resources"]["gpu"]["quota"] == 4   # the operator's value stays
-    assert [r.path for r in target_writes(demo)].count(CHILD) == 1   # no second write after a real change
+    assert demo.queue("default-queue")["spec"]["resources"]["gpu"]["quota"] == 4  # the operator's value stays
+    assert [r.path for r in target_writes(demo)].count(CHILD) == 1  # no second write after a real change
 
 
 def test_a_409_from_an_unrelated_change_is_written_again_and_applies(demo: Demo, tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
 
     def labeller_adds_a_label() -> None:
-        change_object(demo, "v1", "Node", "gpu-node-2",
-                      lambda n: n["metadata"].setdefault("labels", {}).update({"feature.node/x": "true"}))
+        change_object(
+            demo,
+            "v1",
+            "Node",
+            "gpu-node-2",
+            lambda n: n["metadata"].setdefault("labels", {}).update({"feature.node/x": "true"}),
+        )
 
     demo.server.inject_fault(Fault(NODE + "$", method="PATCH", after=1, before=labeller_adds_a_label))
     code, report, err = demo.reconcile_json("--apply", "--audit-log", audit)
-    assert code == 2, err   # the operator's items remain, as after any complete apply of the demo
+    assert code == 2, err  # the operator's items remain, as after any complete apply of the demo
     assert report["apply"]["ok"] is True and report["apply"]["applied"] == 3
     assert [r.status for r in target_writes(demo) if r.path == NODE] == [409, 200]
     assert demo.node_label("gpu-node-2") is None
     labels = demo.server.get_object("v1", "Node", "gpu-node-2")["metadata"]["labels"]  # type: ignore[index]
     assert labels["feature.node/x"] == "true"
     node_lines = [a["result"] for a in audit_lines(audit) if a["object"]["name"] == "gpu-node-2"]
-    assert node_lines == ["started", "applied"]   # one intent, one outcome: the second write is not a second change
+    assert node_lines == ["started", "applied"]  # one intent, one outcome: the second write is not a second change
 
 
 def test_a_connection_reset_mid_apply_then_a_re_run_converges(demo: Demo, tmp_path: Path) -> None:
@@ -258,28 +301,31 @@ def test_a_connection_reset_mid_apply_then_a_re_run_converges(demo: Demo, tmp_pa
     assert "Apply complete: 1 applied, 0 failed" in out, out + err
     lines = audit_lines(audit)
     applied = [a["object"]["name"] for a in lines if a["result"] == "applied"]
-    assert sorted(applied) == ["default-parent-queue", "default-queue", "gpu-node-2"]   # each exactly once
+    assert sorted(applied) == ["default-parent-queue", "default-queue", "gpu-node-2"]  # each exactly once
     assert [r.path for r in target_writes(demo)].count(PARENT) == 1
     code, out, _ = demo.reconcile("--apply", "--audit-log", audit)
     assert "Nothing to apply." in out and len(audit_lines(audit)) == len(lines)
 
 
 @pytest.mark.parametrize("landed", [True, False], ids=["write-landed", "write-lost"])
-def test_a_hard_kill_mid_write_leaves_its_started_line_and_a_re_run_converges(demo: Demo, tmp_path: Path,
-                                                                             landed: bool) -> None:
+def test_a_hard_kill_mid_write_leaves_its_started_line_and_a_re_run_converges(
+    demo: Demo, tmp_path: Path, landed: bool
+) -> None:
     # SIGKILL (or the OOM killer) while the node write is in flight: no handler runs, no outcome line is
     # written. The intent line says the write was under way; the re-run settles whether it landed.
     import subprocess
     import sys
 
     audit, plan = tmp_path / "audit.jsonl", tmp_path / "plan.json"
-    demo.reconcile("--plan-out", plan)   # the same reviewed plan for the crashed run and the re-run
+    demo.reconcile("--plan-out", plan)  # the same reviewed plan for the crashed run and the re-run
     arrived = threading.Event()
-    demo.server.inject_fault(Fault(NODE + "$", method="PATCH", after=1, before=arrived.set, delay_s=0.5,
-                                   reset=not landed))   # after its dry-run; served (or dropped) after the kill
+    demo.server.inject_fault(
+        Fault(NODE + "$", method="PATCH", after=1, before=arrived.set, delay_s=0.5, reset=not landed)
+    )  # after its dry-run; served (or dropped) after the kill
     args = demo.args("--plan", plan, "--apply", "--audit-log", audit)
-    proc = subprocess.Popen([sys.executable, "-m", "reconciler", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         assert arrived.wait(30), "the node write never arrived"
         proc.kill()
@@ -292,19 +338,27 @@ def test_a_hard_kill_mid_write_leaves_its_started_line_and_a_re_run_converges(de
         time.sleep(0.02)
     assert served() == [200, 200 if landed else 0]
     crashed = [(a["object"]["name"], a["result"]) for a in audit_lines(audit)]
-    assert crashed[-1] == ("gpu-node-2", "started")   # the only trace of the write in flight
+    assert crashed[-1] == ("gpu-node-2", "started")  # the only trace of the write in flight
     assert demo.node_label("gpu-node-2") == (None if landed else "True")
 
     # the re-run takes the dead run's Lease over once it expires
     code, report, err = demo.reconcile_json("--plan", plan, "--apply", "--audit-log", audit)
     assert code == 2 and report["apply"]["ok"], err
-    rerun = [(a["object"]["name"], a["result"]) for a in audit_lines(audit)][len(crashed):]
-    assert sorted(rerun) == sorted([("default-parent-queue", "already-applied"), ("default-queue", "already-applied"),
-                                    *([("gpu-node-2", "already-applied")] if landed
-                                      else [("gpu-node-2", "started"), ("gpu-node-2", "applied")])])
+    rerun = [(a["object"]["name"], a["result"]) for a in audit_lines(audit)][len(crashed) :]
+    assert sorted(rerun) == sorted(
+        [
+            ("default-parent-queue", "already-applied"),
+            ("default-queue", "already-applied"),
+            *(
+                [("gpu-node-2", "already-applied")]
+                if landed
+                else [("gpu-node-2", "started"), ("gpu-node-2", "applied")]
+            ),
+        ]
+    )
     assert demo.node_label("gpu-node-2") is None
     writes = [r for r in target_writes(demo) if r.path == NODE and r.status == 200]
-    assert len(writes) == 1   # applied once, never twice
+    assert len(writes) == 1  # applied once, never twice
 
 
 def test_max_changes_refuses_a_larger_plan_whole(demo: Demo) -> None:
@@ -314,10 +368,18 @@ def test_max_changes_refuses_a_larger_plan_whole(demo: Demo) -> None:
 
 
 def _held_lease(holder: str, *, renewed: str, duration: int) -> dict[str, Any]:
-    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": "kai-gitops-reconcile", "namespace": "kai-gitops"},
-            "spec": {"holderIdentity": holder, "leaseDurationSeconds": duration, "renewTime": renewed,
-                     "acquireTime": renewed, "leaseTransitions": 3}}
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "kai-gitops-reconcile", "namespace": "kai-gitops"},
+        "spec": {
+            "holderIdentity": holder,
+            "leaseDurationSeconds": duration,
+            "renewTime": renewed,
+            "acquireTime": renewed,
+            "leaseTransitions": 3,
+        },
+    }
 
 
 def test_a_second_run_waits_for_the_lease_then_fails_naming_the_holder(demo: Demo) -> None:
@@ -325,8 +387,14 @@ def test_a_second_run_waits_for_the_lease_then_fails_naming_the_holder(demo: Dem
     started = time.monotonic()
     code, out, err = demo.reconcile("--apply", "--lease-wait", "0.4")
     assert time.monotonic() - started >= 0.4
-    assert_one_line_error(code, out, err, "another reconciler holds Lease kai-gitops/kai-gitops-reconcile",
-                          "other-reconciler_1234", "nothing was written")
+    assert_one_line_error(
+        code,
+        out,
+        err,
+        "another reconciler holds Lease kai-gitops/kai-gitops-reconcile",
+        "other-reconciler_1234",
+        "nothing was written",
+    )
     assert target_writes(demo, dry_run=None) == []
 
 
@@ -339,6 +407,7 @@ def test_two_concurrent_runs_one_holds_the_other_waits_and_fails(demo: Demo) -> 
     first = Lease(writer(), "kai-gitops", wait_s=0, holder="run-a", duration_s=5)
     errors: list[str] = []
     with first:
+
         def second() -> None:
             try:
                 with Lease(writer(), "kai-gitops", wait_s=0.3, holder="run-b", duration_s=5):
@@ -350,7 +419,7 @@ def test_two_concurrent_runs_one_holds_the_other_waits_and_fails(demo: Demo) -> 
         thread.start()
         thread.join(5)
     assert len(errors) == 1 and "run-a" in errors[0]
-    with Lease(writer(), "kai-gitops", wait_s=0.3, holder="run-b", duration_s=5):   # released: free now
+    with Lease(writer(), "kai-gitops", wait_s=0.3, holder="run-b", duration_s=5):  # released: free now
         spec = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")["spec"]
         assert spec["holderIdentity"] == "run-b"
 
@@ -361,7 +430,7 @@ def test_an_expired_lease_is_taken_over(demo: Demo) -> None:
     assert report["apply"]["applied"] == 3, err
     lease = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")
     assert lease["spec"]["leaseTransitions"] == 4
-    assert "holderIdentity" not in lease["spec"]   # released at the end
+    assert "holderIdentity" not in lease["spec"]  # released at the end
     puts = [r for r in demo.server.requests if r.method == "PUT" and r.path.startswith(LEASES)]
     assert puts and all(r.status == 200 for r in puts)
 
@@ -370,11 +439,23 @@ def test_helm_owned_fields_are_taken_over_on_purpose_and_said_so(tmp_path: Path)
     items = DEMO.prod_addon_snapshot()
     for item in items:
         if item["kind"] == "Queue":
-            item["metadata"]["managedFields"] = [{
-                "manager": "helm", "operation": "Update", "apiVersion": "scheduling.run.ai/v2",
-                "fieldsType": "FieldsV1",
-                "fieldsV1": {"f:spec": {"f:resources": {"f:cpu": {"f:quota": {}}, "f:gpu": {"f:quota": {}},
-                                                       "f:memory": {"f:quota": {}}}}}}]
+            item["metadata"]["managedFields"] = [
+                {
+                    "manager": "helm",
+                    "operation": "Update",
+                    "apiVersion": "scheduling.run.ai/v2",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:spec": {
+                            "f:resources": {
+                                "f:cpu": {"f:quota": {}},
+                                "f:gpu": {"f:quota": {}},
+                                "f:memory": {"f:quota": {}},
+                            }
+                        }
+                    },
+                }
+            ]
     for demo in demo_cluster(tmp_path, items):
         audit = tmp_path / "audit.jsonl"
         _code, report, _ = demo.reconcile_json("--apply", "--audit-log", audit)
@@ -398,13 +479,13 @@ def test_429_with_retry_after_on_a_write_is_retried(demo: Demo) -> None:
     _code, report, err = demo.reconcile_json("--apply")
     assert report["apply"]["applied"] == 3, err
     statuses = [r.status for r in demo.server.requests if r.path == PARENT and r.method == "PATCH"]
-    assert statuses == [200, 429, 200]   # dry-run, throttled write, the write once more
+    assert statuses == [200, 429, 200]  # dry-run, throttled write, the write once more
 
 
 def test_many_node_changes_are_read_again_with_one_paged_list(tmp_path: Path) -> None:
     from tests.support.helpers import node
 
-    extra = [node(f"gpu-extra-{i:02d}", "true") for i in range(60)]   # dedicated intent: all 60 lose it
+    extra = [node(f"gpu-extra-{i:02d}", "true") for i in range(60)]  # dedicated intent: all 60 lose it
     for demo in demo_cluster(tmp_path, [*DEMO.prod_addon_snapshot(), *extra]):
         plan = tmp_path / "plan.json"
         demo.reconcile("--plan-out", plan)
@@ -414,19 +495,30 @@ def test_many_node_changes_are_read_again_with_one_paged_list(tmp_path: Path) ->
         demo.server.add(stale)
         since = len(demo.server.requests)
         code, out, err = demo.reconcile("--plan", plan, "--apply", "--max-changes", "100")
-        assert_one_line_error(code, out, err, 'Node/gpu-extra-07 metadata.labels["nvca.nvcf.nvidia.io/schedule"] '
-                                              'is "false", the plan expected "true"')
-        node_gets = [r for r in demo.server.requests[since:]
-                     if r.method == "GET" and r.path.startswith("/api/v1/nodes")]
-        assert {r.path for r in node_gets} == {"/api/v1/nodes"}   # the run's live read lists too; no GET per node
+        assert_one_line_error(
+            code,
+            out,
+            err,
+            'Node/gpu-extra-07 metadata.labels["nvca.nvcf.nvidia.io/schedule"] is "false", the plan expected "true"',
+        )
+        node_gets = [
+            r for r in demo.server.requests[since:] if r.method == "GET" and r.path.startswith("/api/v1/nodes")
+        ]
+        assert {r.path for r in node_gets} == {"/api/v1/nodes"}  # the run's live read lists too; no GET per node
         assert target_writes(demo, dry_run=None) == []
 
 
 def test_a_failing_re_read_is_one_line_and_nothing_is_written(demo: Demo) -> None:
     demo.server.inject_fault(Fault(PARENT + "$", method="GET", status=403, after=0, times=-1))
     code, out, err = demo.reconcile("--apply")
-    assert_one_line_error(code, out, err, "reading the planned objects again failed, nothing was written",
-                          "HTTP 403", "grant the fixer role")
+    assert_one_line_error(
+        code,
+        out,
+        err,
+        "reading the planned objects again failed, nothing was written",
+        "HTTP 403",
+        "grant the fixer role",
+    )
     assert target_writes(demo, dry_run=None) == []
 
 
@@ -450,7 +542,7 @@ def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> 
         taken = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")
         taken["spec"]["holderIdentity"] = "intruder"
         del taken["metadata"]["resourceVersion"]
-        demo.server.add(taken)   # someone took it over: the next renewal conflicts
+        demo.server.add(taken)  # someone took it over: the next renewal conflicts
         while lease.lost is None and time.monotonic() < deadline + 3:
             time.sleep(0.05)
         assert lease.lost and "could not be renewed" in lease.lost
@@ -459,22 +551,25 @@ def test_a_held_lease_is_renewed_and_a_lost_one_stops_the_writes(demo: Demo) -> 
         pending = [Pending(c, None) for c in read_plan(str(plan_file)).changes]
         results = apply_changes(writer, pending, lambda _r: None, lost=lambda: lease.lost)
     assert {r.result for r in results} == {"not-attempted"}
-    assert _lease_spec(demo)["holderIdentity"] == "intruder"   # release leaves a lease it lost alone
+    assert _lease_spec(demo)["holderIdentity"] == "intruder"  # release leaves a lease it lost alone
 
 
-@pytest.mark.parametrize(("method", "path", "body"), [
-    ("DELETE", "/apis/scheduling.run.ai/v2/queues/default-queue", None),
-    ("PATCH", "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1", {"data": {}}),
-    ("PATCH", "/api/v1/namespaces/nvcf-backend/pods/fn-llama-1", {"spec": {"schedulerName": "x"}}),
-    ("POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}}),
-    ("PUT", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {}}),
-    ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {"priority": 1}}),
-    ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"metadata": {"labels": {"a": "b"}}}),
-    ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"other": "x"}}}),
-    ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"nvca.nvcf.nvidia.io/schedule": "True"}}}),
-    ("PATCH", "/api/v1/nodes/gpu-node-2", {"spec": {"unschedulable": True}}),
-    ("POST", "/apis/coordination.k8s.io/v1/namespaces/kai-gitops/leases/x/y", {}),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("DELETE", "/apis/scheduling.run.ai/v2/queues/default-queue", None),
+        ("PATCH", "/api/v1/namespaces/kai-scheduler/secrets/sh.helm.release.v1.kai-scheduler.v1", {"data": {}}),
+        ("PATCH", "/api/v1/namespaces/nvcf-backend/pods/fn-llama-1", {"spec": {"schedulerName": "x"}}),
+        ("POST", "/api/v1/namespaces/default/pods", {"metadata": {"name": "p"}}),
+        ("PUT", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {}}),
+        ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"spec": {"priority": 1}}),
+        ("PATCH", "/apis/scheduling.run.ai/v2/queues/default-queue", {"metadata": {"labels": {"a": "b"}}}),
+        ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"other": "x"}}}),
+        ("PATCH", "/api/v1/nodes/gpu-node-2", {"metadata": {"labels": {"nvca.nvcf.nvidia.io/schedule": "True"}}}),
+        ("PATCH", "/api/v1/nodes/gpu-node-2", {"spec": {"unschedulable": True}}),
+        ("POST", "/apis/coordination.k8s.io/v1/namespaces/kai-gitops/leases/x/y", {}),
+    ],
+)
 def test_the_writer_cannot_send_any_other_write(demo: Demo, method: str, path: str, body: Any) -> None:
     from reconciler.reconcile.apply import MERGE_PATCH, ClusterWriter, WriteForbidden
 

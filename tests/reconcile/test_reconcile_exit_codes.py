@@ -26,10 +26,10 @@ def short_lease(monkeypatch: pytest.MonkeyPatch) -> None:
 def lab(*, unlabelled: bool = False, release_drift: bool = False) -> list[dict[str, Any]]:
     """The demo's lab cluster, clean against the repo's HEAD~1; optionally a fixable and/or an operator's drift."""
     items = DEMO.lab_standalone_snapshot()
-    if unlabelled:   # kai-gitops may fix it: the plan sets the label again
+    if unlabelled:  # kai-gitops may fix it: the plan sets the label again
         node = next(i for i in items if i["kind"] == "Node" and i["metadata"]["name"] == "lab-gpu-2")
         node["metadata"]["labels"].pop(SCHEDULE)
-    if release_drift:   # only the operator can fix it (helm upgrade): KAI-D-004, a warning
+    if release_drift:  # only the operator can fix it (helm upgrade): KAI-D-004, a warning
         values = DEMO._canonical_values()
         values["podAnnotations"] = {"team": "ml"}
         release = DEMO._release("kai-scheduler", "kai-scheduler", 1, "deployed", "v0.14.7", values)
@@ -44,8 +44,20 @@ class Lab:
         write_kubeconfig(self.kubeconfig, "lab", server.url)
 
     def reconcile(self, *extra: str) -> tuple[int, str, str]:
-        return run_cli(["reconcile", "--repo", self.repo, "--ref", "HEAD~1", "--cluster", "lab-standalone",
-                        "--kubeconfig", self.kubeconfig, *extra])
+        return run_cli(
+            [
+                "reconcile",
+                "--repo",
+                self.repo,
+                "--ref",
+                "HEAD~1",
+                "--cluster",
+                "lab-standalone",
+                "--kubeconfig",
+                self.kubeconfig,
+                *extra,
+            ]
+        )
 
     def label(self) -> str | None:
         node = self.server.get_object("v1", "Node", "lab-gpu-2")
@@ -69,7 +81,7 @@ def test_nothing_to_do_and_clean_exits_0_with_and_without_apply(tmp_path: Path) 
 
 def test_all_applied_and_clean_exits_0(tmp_path: Path) -> None:
     for cluster in serve(tmp_path, lab(unlabelled=True)):
-        assert cluster.reconcile()[0] == 2   # a change is pending
+        assert cluster.reconcile()[0] == 2  # a change is pending
         code, out, err = cluster.reconcile("--apply")
         assert code == 0, out + err
         assert "Apply complete: 1 applied" in out and cluster.label() == "true"
@@ -77,7 +89,7 @@ def test_all_applied_and_clean_exits_0(tmp_path: Path) -> None:
 
 def test_all_applied_but_a_finding_at_fail_on_remains_exits_2(tmp_path: Path) -> None:
     for cluster in serve(tmp_path, lab(unlabelled=True, release_drift=True)):
-        code, out, err = cluster.reconcile("--apply")   # --fail-on warning: KAI-D-004 remains
+        code, out, err = cluster.reconcile("--apply")  # --fail-on warning: KAI-D-004 remains
         assert code == 2, out + err
         assert "Apply complete: 1 applied" in out and cluster.label() == "true"
 
@@ -87,7 +99,7 @@ def test_an_operator_item_left_counts_at_its_rules_severity_as_in_the_plan(tmp_p
     # says. It fails the run at --fail-on warning and not at --fail-on error (the CronJob's: a warning must not
     # fail the Job every hour), and an apply that leaves it agrees with its plan.
     for cluster in serve(tmp_path, lab(unlabelled=True, release_drift=True)):
-        assert cluster.reconcile("--fail-on", "error")[0] == 2          # the label change is an error's fix
+        assert cluster.reconcile("--fail-on", "error")[0] == 2  # the label change is an error's fix
         code, out, err = cluster.reconcile("--apply", "--fail-on", "error")
         assert code == 0, out + err
         assert "Apply complete: 1 applied" in out and "! operator KAI-D-004" in out
@@ -95,6 +107,6 @@ def test_an_operator_item_left_counts_at_its_rules_severity_as_in_the_plan(tmp_p
             code, out, err = cluster.reconcile("--fail-on", fail_on)
             assert code == expected, out + err
             assert "! operator KAI-D-004" in out
-            code, out, err = cluster.reconcile("--apply", "--fail-on", fail_on)   # nothing to apply, item remains
+            code, out, err = cluster.reconcile("--apply", "--fail-on", fail_on)  # nothing to apply, item remains
             assert code == expected, out + err
             assert "Nothing to apply." in out and "! operator KAI-D-004" in out

@@ -24,17 +24,27 @@ from tests.support.reconcile_support import DEMO, Demo, demo_cluster
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Demo]:
     monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
-    items = [*[i for i in DEMO.prod_addon_snapshot() if i["kind"] != "Config"],
-             {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"},
-              "spec": drifted_spec()},
-             {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "not-the-singleton"},
-              "spec": {"admission": {"gpuSharing": True}}}]
+    items = [
+        *[i for i in DEMO.prod_addon_snapshot() if i["kind"] != "Config"],
+        {
+            "apiVersion": "kai.scheduler/v1",
+            "kind": "Config",
+            "metadata": {"name": "kai-config"},
+            "spec": drifted_spec(),
+        },
+        {
+            "apiVersion": "kai.scheduler/v1",
+            "kind": "Config",
+            "metadata": {"name": "not-the-singleton"},
+            "spec": {"admission": {"gpuSharing": True}},
+        },
+    ]
     yield from demo_cluster(tmp_path, items)
 
 
 def test_the_demos_prod_kai_config_has_gpu_sharing_turned_on_by_hand() -> None:
     [config] = [i for i in DEMO.prod_addon_snapshot() if i["kind"] == "Config"]
-    expected = copy.deepcopy(GOLDEN)     # the stack's render of prod's environment equals the golden one
+    expected = copy.deepcopy(GOLDEN)  # the stack's render of prod's environment equals the golden one
     expected["admission"]["gpuSharing"] = True
     assert config["spec"] == expected
 
@@ -47,13 +57,19 @@ def test_plan_shows_each_kai_config_field_and_apply_patches_them_and_reads_back(
     resources = GOLDEN["scheduler"]["service"]["resources"]
     assert {(".".join(f["path"]), json.dumps(f["before"]), json.dumps(f["after"])) for f in change["fields"]} == {
         ("spec.admission.gpuSharing", "true", "false"),
-        ("spec.scheduler.service.resources",
-         json.dumps({"limits": {"cpu": "4000m"}, "requests": resources["requests"]}), json.dumps(resources))}
+        (
+            "spec.scheduler.service.resources",
+            json.dumps({"limits": {"cpu": "4000m"}, "requests": resources["requests"]}),
+            json.dumps(resources),
+        ),
+    }
     # Git leaves nodePoolLabelKey to the operator's in-memory default: no intent, so no write, but an operator item
     [held] = [o for o in report["plan"]["operator"] if o["subject"] and o["subject"]["kind"] == "Config"]
     assert held["rule"] == "KAI-D-005"
-    assert held["description"] == ("not written by kai-gitops: spec.global.nodePoolLabelKey (Git's value is an "
-                                   "operator default (nothing renders it))")
+    assert held["description"] == (
+        "not written by kai-gitops: spec.global.nodePoolLabelKey (Git's value is an "
+        "operator default (nothing renders it))"
+    )
 
     audit = tmp_path / "audit.jsonl"
     code, applied, err = demo.reconcile_json("--apply", "--audit-log", audit)
@@ -66,7 +82,7 @@ def test_plan_shows_each_kai_config_field_and_apply_patches_them_and_reads_back(
     lines = [json.loads(line) for line in audit.read_text().splitlines()]
     config_lines = [a for a in lines if a["object"]["kind"] == "Config"]
     assert [a["result"] for a in config_lines] == ["started", "applied"]
-    assert config_lines[0]["resourceVersion"]                              # the write's precondition
+    assert config_lines[0]["resourceVersion"]  # the write's precondition
     assert not [r for r in demo.writes() if "/configs/not-the-singleton" in r.path]
     events = demo.server.list_objects("events.k8s.io/v1", "Event")
     assert any(e["regarding"]["kind"] == "Config" and e["reason"] == "ConfigUpdated" for e in events)
@@ -86,27 +102,43 @@ def test_a_kai_config_field_changed_since_the_plan_refuses_the_plan(demo: Demo, 
     assert config is not None
     config["spec"]["admission"]["gpuSharing"] = "yes"
     del config["metadata"]["resourceVersion"]
-    demo.server.add(config)                  # someone else edits one planned field
+    demo.server.add(config)  # someone else edits one planned field
     before = len(demo.server.requests)
     code, out, err = demo.reconcile("--plan", plan, "--apply")
-    assert_one_line_error(code, out, err, "the plan is stale, nothing was written",
-                          'Config/kai-config spec.admission.gpuSharing is "yes", the plan expected true')
-    assert [r for r in demo.server.requests[before:] if r.method not in ("GET",) and "/leases" not in r.path
-            and "/events" not in r.path] == []
+    assert_one_line_error(
+        code,
+        out,
+        err,
+        "the plan is stale, nothing was written",
+        'Config/kai-config spec.admission.gpuSharing is "yes", the plan expected true',
+    )
+    assert [
+        r
+        for r in demo.server.requests[before:]
+        if r.method not in ("GET",) and "/leases" not in r.path and "/events" not in r.path
+    ] == []
     assert stored_spec(demo)["admission"]["gpuSharing"] == "yes"
 
 
 KAI_CONFIG = ObjectRef("kai.scheduler/v1", "Config", "kai-config")
 
 
-@pytest.mark.parametrize(("ref", "field", "after", "refused"), [
-    (KAI_CONFIG, ("spec", "admission", "gpuSharing"), "true", "only true, false or removal"),
-    (KAI_CONFIG, ("spec", "admission", "madeUp"), True, "is not one kai-gitops may write"),
-    (ObjectRef("kai.scheduler/v1", "Config", "other"), ("spec", "admission", "gpuSharing"), True,
-     "is not one kai-gitops may write"),
-])
-def test_a_plan_may_change_only_kai_configs_fields_with_their_types(ref: ObjectRef, field: tuple[str, ...],
-                                                                     after: Any, refused: str) -> None:
+@pytest.mark.parametrize(
+    ("ref", "field", "after", "refused"),
+    [
+        (KAI_CONFIG, ("spec", "admission", "gpuSharing"), "true", "only true, false or removal"),
+        (KAI_CONFIG, ("spec", "admission", "madeUp"), True, "is not one kai-gitops may write"),
+        (
+            ObjectRef("kai.scheduler/v1", "Config", "other"),
+            ("spec", "admission", "gpuSharing"),
+            True,
+            "is not one kai-gitops may write",
+        ),
+    ],
+)
+def test_a_plan_may_change_only_kai_configs_fields_with_their_types(
+    ref: ObjectRef, field: tuple[str, ...], after: Any, refused: str
+) -> None:
     from reconciler.core.errors import UserError
 
     with pytest.raises(UserError, match=refused):
@@ -115,9 +147,11 @@ def test_a_plan_may_change_only_kai_configs_fields_with_their_types(ref: ObjectR
 
 def test_the_write_guard_lets_only_kai_config_spec_patches_through() -> None:
     check_write("PATCH", CONFIG_PATH, {"spec": {"admission": {"gpuSharing": False}}}, MERGE_PATCH)
-    for path, body in ((CONFIG_PATH, {"metadata": {"labels": {"a": "b"}}}),
-                       ("/apis/kai.scheduler/v1/configs/other", {"spec": {"admission": {"gpuSharing": False}}}),
-                       (CONFIG_PATH, {"spec": {"admission": {"gpuSharing": "no"}}})):
+    for path, body in (
+        (CONFIG_PATH, {"metadata": {"labels": {"a": "b"}}}),
+        ("/apis/kai.scheduler/v1/configs/other", {"spec": {"admission": {"gpuSharing": False}}}),
+        (CONFIG_PATH, {"spec": {"admission": {"gpuSharing": "no"}}}),
+    ):
         with pytest.raises(WriteForbidden):
             check_write("PATCH", path, body, MERGE_PATCH)
     with pytest.raises(WriteForbidden):

@@ -43,15 +43,24 @@ def test_a_renewal_that_hangs_past_the_renew_deadline_stops_the_writes(demo: Dem
     started = time.monotonic()
     with Lease(writer(demo), "kai-gitops", wait_s=0, holder="run-a", duration_s=1) as lease:
         assert wait_for(lambda: lease.lost is not None, 1.4), "still writing after the lease could have expired"
-        assert time.monotonic() - started < 1.5   # while the renewal still hangs
+        assert time.monotonic() - started < 1.5  # while the renewal still hangs
         assert lease.lost and "not renewed within" in lease.lost
 
 
 def _held(demo: Demo, *, renewed: datetime, duration: int) -> None:
-    demo.server.add({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                     "metadata": {"name": "kai-gitops-reconcile", "namespace": "kai-gitops"},
-                     "spec": {"holderIdentity": "other_1", "leaseDurationSeconds": duration,
-                              "renewTime": micro_time(renewed), "acquireTime": micro_time(renewed)}})
+    demo.server.add(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "kai-gitops-reconcile", "namespace": "kai-gitops"},
+            "spec": {
+                "holderIdentity": "other_1",
+                "leaseDurationSeconds": duration,
+                "renewTime": micro_time(renewed),
+                "acquireTime": micro_time(renewed),
+            },
+        }
+    )
 
 
 def test_a_holder_whose_clock_runs_behind_keeps_its_lease(demo: Demo) -> None:
@@ -82,8 +91,19 @@ def test_an_interrupt_mid_apply_stops_the_node_writes_not_yet_started(demo: Demo
 
     for i in range(30):
         demo.server.add(node(f"n-{i:02d}", None))
-    pending = [Pending(Change(ObjectRef("v1", "Node", f"n-{i:02d}"), Operation.UPDATE,
-                              (FieldChange(LABEL_PATH, None, "true"),), (), ""), None) for i in range(30)]
+    pending = [
+        Pending(
+            Change(
+                ObjectRef("v1", "Node", f"n-{i:02d}"),
+                Operation.UPDATE,
+                (FieldChange(LABEL_PATH, None, "true"),),
+                (),
+                "",
+            ),
+            None,
+        )
+        for i in range(30)
+    ]
     chosen = writer(demo)
     real = chosen.write_change
     calls: list[str] = []
@@ -91,7 +111,7 @@ def test_an_interrupt_mid_apply_stops_the_node_writes_not_yet_started(demo: Demo
     def write_change(change: Change, rv: str | None, *, dry_run: bool) -> dict[str, Any]:
         calls.append(change.ref.name)
         if len(calls) == 1:
-            raise KeyboardInterrupt   # Ctrl-C (or SIGTERM, below) while the writes run
+            raise KeyboardInterrupt  # Ctrl-C (or SIGTERM, below) while the writes run
         return real(change, rv, dry_run=dry_run)
 
     chosen.write_change = write_change  # type: ignore[method-assign]
@@ -100,7 +120,7 @@ def test_an_interrupt_mid_apply_stops_the_node_writes_not_yet_started(demo: Demo
         apply_changes(chosen, pending, decided.append, workers=2)
     assert len(calls) <= 3, f"{len(calls)} writes attempted after the interrupt"
     outcomes = [r for r in decided if r.result != "started"]
-    assert sorted(r.change.ref.name for r in outcomes) == [f"n-{i:02d}" for i in range(30)]   # all audited
+    assert sorted(r.change.ref.name for r in outcomes) == [f"n-{i:02d}" for i in range(30)]  # all audited
     assert sorted(r.change.ref.name for r in decided if r.result == "started") == sorted(calls)
     interrupted = [r for r in decided if r.result == "failed"]
     assert len(interrupted) == 1 and "may or may not have been applied" in (interrupted[0].error or "")
@@ -116,21 +136,26 @@ def test_sigterm_mid_apply_releases_the_lease_and_audits_every_change(demo: Demo
     import sys
 
     node_write = "/api/v1/nodes/gpu-node-2"
-    demo.server.inject_fault(Fault(node_write + "$", method="PATCH", delay_s=1.0, after=1))   # after the dry-run
+    demo.server.inject_fault(Fault(node_write + "$", method="PATCH", delay_s=1.0, after=1))  # after the dry-run
     audit = demo.tmp / "audit.jsonl"
     env = {**os.environ, "KAI_GITOPS_LEASE_DURATION_S": "30"}
-    proc = subprocess.Popen([sys.executable, "-m", "reconciler", *demo.args("--apply", "--audit-log", audit)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", *demo.args("--apply", "--audit-log", audit)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # queues written (intent + outcome each), then the node's intent line
         assert wait_for(lambda: audit.exists() and len(audit.read_text().splitlines()) == 5, 20), "queues not written"
-        proc.send_signal(signal.SIGTERM)   # the node write is in flight
+        proc.send_signal(signal.SIGTERM)  # the node write is in flight
         _out, err = proc.communicate(timeout=20)
     finally:
         proc.kill()
     assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err)
     spec = demo.server.get_object("coordination.k8s.io/v1", "Lease", "kai-gitops-reconcile", "kai-gitops")["spec"]
-    assert "holderIdentity" not in spec   # released, not left to expire
+    assert "holderIdentity" not in spec  # released, not left to expire
     assert [line.count('"gpu-node-2"') for line in audit.read_text().splitlines()][-2:] == [1, 1]
 
 
@@ -143,7 +168,8 @@ def test_one_failed_renewal_is_retried_before_the_renew_deadline(demo: Demo) -> 
 
 
 def test_the_default_lease_namespace_is_read_from_the_service_account_folder_in_use(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """$KAI_GITOPS_SERVICE_ACCOUNT_DIR moves the credentials; the pod's namespace is read from the same folder."""
     from reconciler.reconcile.settings import ReconcileSettings
 

@@ -29,11 +29,11 @@ def test_plan_text_shows_field_level_changes_and_writes_nothing(demo: Demo) -> N
     assert code == 2, err
     assert "~ update Queue/default-parent-queue  (KAI-D-002)" in out
     assert "spec.resources.cpu.quota     0 → -1" in out
-    assert '~ update Node/gpu-node-2  (NVCA-S-012)' in out
+    assert "~ update Node/gpu-node-2  (NVCA-S-012)" in out
     assert 'metadata.labels["nvca.nvcf.nvidia.io/schedule"]  "True" → <none>' in out
     assert "! operator KAI-R-011 HelmRelease/runai/kai" in out
     assert "run: helm uninstall kai --namespace runai" in out
-    assert "! operator KAI-O-004 Pod/kai-scheduler/kai-scheduler-default-7d9f5c6b8-x2k4q" in out   # the 401 window
+    assert "! operator KAI-O-004 Pod/kai-scheduler/kai-scheduler-default-7d9f5c6b8-x2k4q" in out  # the 401 window
     assert "run: kubectl -n kai-scheduler rollout restart deployment/kai-scheduler-default\n" in out
     assert "Plan: 0 to create, 3 to change, 6 for the operator." in out
     assert f"for {demo.server.url} (kube-system " in out
@@ -43,8 +43,9 @@ def test_plan_text_shows_field_level_changes_and_writes_nothing(demo: Demo) -> N
 
 def test_json_is_the_diff_report_plus_the_plan(demo: Demo) -> None:
     code, report, _ = demo.reconcile_json()
-    diff_code, diff_out, _ = run_cli(["diff", "--repo", demo.repo, "--cluster", "prod-addon", "--kubeconfig",
-                                      demo.kubeconfig, "-o", "json"])
+    diff_code, diff_out, _ = run_cli(
+        ["diff", "--repo", demo.repo, "--cluster", "prod-addon", "--kubeconfig", demo.kubeconfig, "-o", "json"]
+    )
     diff = json.loads(diff_out)
     assert code == 2 and diff_code == 2
     assert report["command"] == "reconcile"
@@ -72,7 +73,7 @@ def test_saved_plan_round_trips_and_its_id_is_a_content_hash(demo: Demo, tmp_pat
     assert plan.to_dict() == saved
     again = tmp_path / "again.json"
     demo.reconcile("--plan-out", again)
-    assert json.loads(again.read_text())["id"] == saved["id"]   # same content, same id
+    assert json.loads(again.read_text())["id"] == saved["id"]  # same content, same id
     saved["changes"][0]["fields"][0]["after"] = -2
     out.write_text(json.dumps(saved))
     with pytest.raises(UserError, match="does not match its content"):
@@ -80,8 +81,13 @@ def test_saved_plan_round_trips_and_its_id_is_a_content_hash(demo: Demo, tmp_pat
 
 
 def test_a_plan_that_asks_for_a_forbidden_write_is_refused_on_load(tmp_path: Path) -> None:
-    secret = Change(ObjectRef("v1", "Secret", "s", "default"), Operation.UPDATE,
-                    (FieldChange(("data", "token"), None, "x"),), (), "steal")
+    secret = Change(
+        ObjectRef("v1", "Secret", "s", "default"),
+        Operation.UPDATE,
+        (FieldChange(("data", "token"), None, "x"),),
+        (),
+        "steal",
+    )
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(Plan("prod", None, ClusterIdentity("https://x", "u"), (secret,)).to_dict()))
     with pytest.raises(UserError, match="is not one kai-gitops may write"):
@@ -102,8 +108,9 @@ def test_snapshot_shows_the_plan_without_identity_and_cannot_apply(tmp_path: Pat
 
 
 def test_missing_queue_is_planned_as_a_create_with_its_spec(tmp_path: Path) -> None:
-    items = [i for i in DEMO.prod_addon_snapshot()
-             if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")]
+    items = [
+        i for i in DEMO.prod_addon_snapshot() if not (i["kind"] == "Queue" and i["metadata"]["name"] == "default-queue")
+    ]
     for cluster in demo_cluster(tmp_path, items):
         code, report, _ = cluster.reconcile_json()
         assert code == 2
@@ -117,8 +124,10 @@ def test_missing_queue_is_planned_as_a_create_with_its_spec(tmp_path: Path) -> N
 
 def test_contradictory_options_are_refused_before_any_read(demo: Demo, tmp_path: Path) -> None:
     assert_one_line_error(*demo.reconcile("--plan", tmp_path / "a.json"), "--plan FILE is applied with --apply")
-    assert_one_line_error(*demo.reconcile("--plan", tmp_path / "a.json", "--apply", "--plan-out", tmp_path / "b"),
-                          "--plan and --plan-out cannot be combined")
+    assert_one_line_error(
+        *demo.reconcile("--plan", tmp_path / "a.json", "--apply", "--plan-out", tmp_path / "b"),
+        "--plan and --plan-out cannot be combined",
+    )
     assert demo.server.requests == []
 
 
@@ -131,13 +140,26 @@ def test_shared_intent_labels_nodes_and_leaves_missing_ones_to_the_operator(tmp_
             item["metadata"]["labels"].pop("nvca.nvcf.nvidia.io/schedule", None)
     repo = tmp_path / "repo"
     DEMO.build_repo(repo)
-    code, out, err = run_cli(["reconcile", "--repo", repo, "--ref", "HEAD~1", "--cluster", "lab-standalone",
-                              "--snapshot", snapshot_file(tmp_path, items), "-o", "json"])
+    code, out, err = run_cli(
+        [
+            "reconcile",
+            "--repo",
+            repo,
+            "--ref",
+            "HEAD~1",
+            "--cluster",
+            "lab-standalone",
+            "--snapshot",
+            snapshot_file(tmp_path, items),
+            "-o",
+            "json",
+        ]
+    )
     assert code == 2, err
     plan = json.loads(out)["plan"]
     labels = [(c["object"]["name"], c["fields"][0]["after"], c["rules"]) for c in plan["changes"]]
     assert labels == [("lab-gpu-2", "true", ["NVCA-S-011"])], err
-    assert "NVCA-S-011" in [o["rule"] for o in plan["operator"]]   # lab-gpu-1 is not in the cluster
+    assert "NVCA-S-011" in [o["rule"] for o in plan["operator"]]  # lab-gpu-1 is not in the cluster
 
 
 def test_render_of_an_empty_plan_says_so() -> None:
@@ -150,8 +172,19 @@ def test_render_of_an_empty_plan_says_so() -> None:
 def test_a_clean_cluster_has_nothing_to_do_and_exits_0(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     DEMO.build_repo(repo)
-    code, out, err = run_cli(["reconcile", "--repo", repo, "--ref", "HEAD~1", "--cluster", "lab-standalone",
-                              "--snapshot", DEMO_SNAPSHOTS / "lab-standalone.yaml"])
+    code, out, err = run_cli(
+        [
+            "reconcile",
+            "--repo",
+            repo,
+            "--ref",
+            "HEAD~1",
+            "--cluster",
+            "lab-standalone",
+            "--snapshot",
+            DEMO_SNAPSHOTS / "lab-standalone.yaml",
+        ]
+    )
     assert code == 0, out + err
     assert "No changes" in out and "Plan: 0 to create, 0 to change, 0 for the operator." in out
 
@@ -163,8 +196,9 @@ def test_diff_counts_its_plan_line_as_reconcile_plans_it(demo_repo: Path) -> Non
     _code, diff_out, _ = run_cli(["diff", *snapshot])
     _code, reconcile_out, _ = run_cli(["reconcile", *snapshot])
     [diff_plan] = [line.split(". Plan: ")[1].split(". ")[0] for line in diff_out.splitlines() if ". Plan: " in line]
-    [reconcile_plan] = [line.removeprefix("Plan: ").rstrip(".") for line in reconcile_out.splitlines()
-                        if line.startswith("Plan: ")]
+    [reconcile_plan] = [
+        line.removeprefix("Plan: ").rstrip(".") for line in reconcile_out.splitlines() if line.startswith("Plan: ")
+    ]
     assert diff_plan == reconcile_plan and not reconcile_plan.endswith(" 0 for the operator"), reconcile_out
 
 
@@ -181,7 +215,7 @@ def test_every_format_renders_the_run_through_the_registry(demo: Demo, tmp_path:
     assert json.loads(files["jsonl"].read_text()) == document and document["plan"]["summary"]["update"] == 3
     markdown = files["markdown"].read_text()
     assert "### Plan `" in markdown and "~ update Queue/default-parent-queue  (KAI-D-002)" in markdown
-    assert markdown.index("## ") < markdown.index("### Plan")   # the findings first, as for diff
+    assert markdown.index("## ") < markdown.index("### Plan")  # the findings first, as for diff
     sarif = json.loads(files["sarif"].read_text())
     assert sarif["runs"][0]["results"] and "plan" not in sarif
     assert "title=KAI-D-002" in files["github"].read_text()

@@ -26,33 +26,52 @@ spec:
     memory: {quota: -1, limit: -1, overQuotaWeight: 1}
 """
 REFUSED = "the plan cuts a queue below what its running work holds (KAI-Q-020), nothing was written"
-CUT = ("Queue team-a: Git sets gpu quota 2 GPU (live 8), below the 6 GPU its running work holds now "
-       "(status.allocated): 4 GPU of running work becomes over-quota (reclaimed first)")
+CUT = (
+    "Queue team-a: Git sets gpu quota 2 GPU (live 8), below the 6 GPU its running work holds now "
+    "(status.allocated): 4 GPU of running work becomes over-quota (reclaimed first)"
+)
 
 
 def team_queue(gpus_held: str | None) -> dict[str, Any]:
     """team-a live: a gpu quota of 8, its running work holding `gpus_held` (None: KAI wrote no status)."""
     unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-    q = queue("team-a", parent="default-parent-queue", resources={
-        "cpu": unlimited, "gpu": {"quota": 8, "limit": -1, "overQuotaWeight": 1}, "memory": unlimited})
+    q = queue(
+        "team-a",
+        parent="default-parent-queue",
+        resources={"cpu": unlimited, "gpu": {"quota": 8, "limit": -1, "overQuotaWeight": 1}, "memory": unlimited},
+    )
     if gpus_held is not None:
-        q["status"] = {"allocated": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": gpus_held},
-                       "allocatedNonPreemptible": {}}
+        q["status"] = {
+            "allocated": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": gpus_held},
+            "allocatedNonPreemptible": {},
+        }
     return q
 
 
 def commit_team_queue(repo: Path) -> None:
     """prod-addon keeps team-a in Git with a gpu quota of 2."""
     config = repo / "kai-gitops.yaml"
-    config.write_text(config.read_text().replace(
-        "    environmentFile: environments/prod.yaml\n",
-        "    environmentFile: environments/prod.yaml\n    queueFiles:\n      - clusters/prod/queues.yaml\n", 1))
+    config.write_text(
+        config.read_text().replace(
+            "    environmentFile: environments/prod.yaml\n",
+            "    environmentFile: environments/prod.yaml\n    queueFiles:\n      - clusters/prod/queues.yaml\n",
+            1,
+        )
+    )
     (repo / "clusters" / "prod").mkdir(parents=True, exist_ok=True)
     (repo / "clusters" / "prod" / "queues.yaml").write_text(TEAM_QUEUE)
     subprocess.run(["git", "-C", repo, "add", "-A"], check=True)
-    subprocess.run(["git", "-C", repo, "commit", "-qm", "team-a: gpu quota 2"], check=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        ["git", "-C", repo, "commit", "-qm", "team-a: gpu quota 2"],
+        check=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.invalid",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.invalid",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
 
 
 def cluster(tmp_path: Path, gpus_held: str | None) -> Iterator[Demo]:
@@ -83,14 +102,15 @@ def test_the_plan_shows_the_cut_beside_it_and_says_apply_refuses_it(busy: Demo) 
     code, out, err = busy.reconcile()
     assert code == 2, err
     assert "  ~ update Queue/team-a  (KAI-D-002)" in out
-    section = out[out.index("Queue checks (what the queues in Git would do):"):]
+    section = out[out.index("Queue checks (what the queues in Git would do):") :]
     assert f"  ERROR   KAI-Q-020 {CUT}\n" in section
     assert "  --apply refuses the change to Queue/team-a unless --allow-over-quota (KAI-Q-020).\n" in section
 
 
 def test_the_diff_reports_the_cut_with_its_line_in_git(busy: Demo) -> None:
     code, out, err = run_cli(
-        ["diff", "--repo", busy.repo, "--cluster", "prod-addon", "--kubeconfig", busy.kubeconfig, "-o", "json"])
+        ["diff", "--repo", busy.repo, "--cluster", "prod-addon", "--kubeconfig", busy.kubeconfig, "-o", "json"]
+    )
     assert code == 2, err
     [finding] = [f for f in json.loads(out)["findings"] if f["rule"] == "KAI-Q-020"]
     assert finding["message"] == CUT
@@ -101,7 +121,7 @@ def test_apply_refuses_the_cut_and_writes_nothing(busy: Demo) -> None:
     code, out, err = busy.reconcile("--apply")
     line = assert_one_line_error(code, out, err, REFUSED, CUT, "add --allow-over-quota")
     assert "Queue/default-queue" not in line
-    assert busy.writes() == []   # not the other changes, not even the Lease
+    assert busy.writes() == []  # not the other changes, not even the Lease
     assert busy.queue("team-a")["spec"]["resources"]["gpu"]["quota"] == 8
 
 
@@ -128,7 +148,7 @@ def test_a_saved_plan_is_held_to_the_allocation_when_it_is_applied(tmp_path: Pat
 
 
 def test_a_cut_that_fits_or_a_queue_without_status_is_applied(tmp_path: Path) -> None:
-    for held in ("2", "1500m", None):   # equal, a fraction below, KAI wrote no status (nothing to judge)
+    for held in ("2", "1500m", None):  # equal, a fraction below, KAI wrote no status (nothing to judge)
         for demo in cluster(tmp_path / str(held), held):
             _code, out, _err = demo.reconcile()
             assert "  ~ update Queue/team-a" in out and "KAI-Q-020" not in out

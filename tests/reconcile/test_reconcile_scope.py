@@ -16,11 +16,11 @@ def test_reconcile_help_names_every_kind_a_plan_may_write() -> None:
     code, out, err = run_cli(["reconcile", "--help"])
     assert code == 0, err
     summary = " ".join(out.split())
-    assert {r.kind for r in PLANNED} == set(NAMED)       # a new writable kind needs its name here
+    assert {r.kind for r in PLANNED} == set(NAMED)  # a new writable kind needs its name here
     assert all(NAMED[r.kind] in summary for r in PLANNED), summary
     code, out, _ = run_cli(["--help"])
     line = next(line for line in out.splitlines() if line.strip().startswith("reconcile"))
-    assert "may fix (Queues, kai-config" in line    # the rest is cut to the terminal width
+    assert "may fix (Queues, kai-config" in line  # the rest is cut to the terminal width
 
 
 def test_the_scope_page_names_every_kind_and_the_sensitive_rule() -> None:

@@ -20,14 +20,16 @@ from tests.support.reconcile_support import DEMO, Demo, demo_cluster
 
 IMAGE = ("spec", "admission", "service", "image", "repository")
 SECURITY = ("spec", "global", "securityContext")
-ALLOW = ("    allowSensitiveWrites:\n"
-         "      - {object: Config/kai-config, path: spec.admission.service.image.repository}\n"
-         "      - {object: Config/kai-config, path: spec.global.securityContext}\n")
+ALLOW = (
+    "    allowSensitiveWrites:\n"
+    "      - {object: Config/kai-config, path: spec.admission.service.image.repository}\n"
+    "      - {object: Config/kai-config, path: spec.global.securityContext}\n"
+)
 
 
 def hand_edited() -> dict[str, Any]:
     spec = copy.deepcopy(GOLDEN)
-    spec["admission"]["gpuSharing"] = True                                  # not sensitive: self-heal undoes it
+    spec["admission"]["gpuSharing"] = True  # not sensitive: self-heal undoes it
     spec["admission"]["service"]["image"]["repository"] = "evil.example/kai"
     spec["global"]["securityContext"] = {**spec["global"]["securityContext"], "privileged": True}
     return spec
@@ -36,9 +38,10 @@ def hand_edited() -> dict[str, Any]:
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Demo]:
     monkeypatch.setenv("KAI_GITOPS_LEASE_DURATION_S", "2")
-    items = [*[i for i in DEMO.prod_addon_snapshot() if i["kind"] != "Config"],
-             {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"},
-              "spec": hand_edited()}]
+    items = [
+        *[i for i in DEMO.prod_addon_snapshot() if i["kind"] != "Config"],
+        {"apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"}, "spec": hand_edited()},
+    ]
     yield from demo_cluster(tmp_path, items)
 
 
@@ -55,12 +58,14 @@ def test_self_heal_leaves_an_image_repository_and_privilege_to_a_person(demo: De
     assert person["description"] == (
         "Config kai-config: spec.global.securityContext, spec.admission.service.image.repository are "
         "security-sensitive (KAI-S-001), left to a person; to let self-heal write a field, name it in the cluster's "
-        "allowSensitiveWrites")
+        "allowSensitiveWrites"
+    )
     assert person["command"].startswith("kubectl patch configs.kai.scheduler kai-config --type merge -p ")
     assert '"repository":"ghcr.io/kai-scheduler/kai-scheduler"' in person["command"]
-    [drift] = [f for f in report["findings"] if f["rule"] == "KAI-D-005"]     # still a finding
-    assert "admission.service.image.repository evil.example/kai → ghcr.io/kai-scheduler/kai-scheduler" \
-        in drift["message"]
+    [drift] = [f for f in report["findings"] if f["rule"] == "KAI-D-005"]  # still a finding
+    assert (
+        "admission.service.image.repository evil.example/kai → ghcr.io/kai-scheduler/kai-scheduler" in drift["message"]
+    )
 
     code, applied, err = demo.reconcile_json("--apply")
     assert applied["apply"]["ok"], err
@@ -72,15 +77,17 @@ def test_self_heal_leaves_an_image_repository_and_privilege_to_a_person(demo: De
 
     code, again, _ = demo.reconcile_json()
     assert config_fields(again["plan"]) == set()
-    assert [o["rule"] for o in again["plan"]["operator"] if o["subject"] and o["subject"]["kind"] == "Config"] \
-        == ["KAI-S-001"]
+    assert [o["rule"] for o in again["plan"]["operator"] if o["subject"] and o["subject"]["kind"] == "Config"] == [
+        "KAI-S-001"
+    ]
     assert "KAI-D-005" in {f["rule"] for f in again["findings"]}
 
 
 def test_allowed_by_path_self_heal_writes_them(demo: Demo) -> None:
     config = (demo.repo / "kai-gitops.yaml").read_text()
-    allowed = config.replace("    environmentFile: environments/prod.yaml\n",
-                             "    environmentFile: environments/prod.yaml\n" + ALLOW, 1)
+    allowed = config.replace(
+        "    environmentFile: environments/prod.yaml\n", "    environmentFile: environments/prod.yaml\n" + ALLOW, 1
+    )
     commit_files(demo.repo, {"kai-gitops.yaml": allowed}, "allow two sensitive fields")
     code, report, err = demo.reconcile_json()
     assert code == 2, err
@@ -93,8 +100,9 @@ def test_allowed_by_path_self_heal_writes_them(demo: Demo) -> None:
 
 def test_a_saved_plan_made_while_allowed_is_refused_once_the_entry_is_gone(demo: Demo, tmp_path: Path) -> None:
     config = (demo.repo / "kai-gitops.yaml").read_text()
-    allowed = config.replace("    environmentFile: environments/prod.yaml\n",
-                             "    environmentFile: environments/prod.yaml\n" + ALLOW, 1)
+    allowed = config.replace(
+        "    environmentFile: environments/prod.yaml\n", "    environmentFile: environments/prod.yaml\n" + ALLOW, 1
+    )
     commit_files(demo.repo, {"kai-gitops.yaml": allowed}, "allow two sensitive fields")
     plan = tmp_path / "plan.json"
     code, _, err = demo.reconcile("--plan-out", plan)
@@ -110,13 +118,17 @@ def test_the_write_guard_refuses_a_sensitive_field_no_entry_names() -> None:
     """The session's guard (check_write) holds every write to the table; the plan writer adds the cluster's
     allowSensitiveWrites (check_sensitive), which only the plan's cluster knows."""
     body = {"spec": {"admission": {"service": {"image": {"repository": "evil.example/kai"}}}}}
-    check_write("PATCH", CONFIG_PATH, body, MERGE_PATCH)   # a field the table lists
+    check_write("PATCH", CONFIG_PATH, body, MERGE_PATCH)  # a field the table lists
     with pytest.raises(WriteForbidden, match=r"spec\.admission\.service\.image\.repository is security-sensitive"):
         check_sensitive("PATCH", CONFIG_PATH, body, ())
     check_sensitive("PATCH", CONFIG_PATH, body, (SensitiveAllow("Config", "kai-config", IMAGE),))
     with pytest.raises(WriteForbidden, match="securityContext is security-sensitive"):
-        check_sensitive("PATCH", CONFIG_PATH, {"spec": {"global": {"securityContext": {"privileged": True}}}},
-                        (SensitiveAllow("Config", "kai-config", IMAGE),))
+        check_sensitive(
+            "PATCH",
+            CONFIG_PATH,
+            {"spec": {"global": {"securityContext": {"privileged": True}}}},
+            (SensitiveAllow("Config", "kai-config", IMAGE),),
+        )
     check_sensitive("PATCH", CONFIG_PATH, {"spec": {"admission": {"gpuSharing": False}}}, ())
 
 

@@ -42,11 +42,11 @@ def test_a_password_in_the_server_url_is_in_no_output_file_or_error(demo: Demo) 
     _code, text, err1 = demo.reconcile("--plan-out", plan)
     _code, as_json, err2 = demo.reconcile("-o", "json")
     saved = json.loads(plan.read_text())
-    assert saved["clusterIdentity"]["server"] == demo.server.url   # the endpoint, without its userinfo
+    assert saved["clusterIdentity"]["server"] == demo.server.url  # the endpoint, without its userinfo
     assert f"for {demo.server.url} (kube-system" in text
 
     code, applied, err3 = demo.reconcile("--plan", plan, "--apply", "--audit-log", audit)
-    assert code == 2, applied + err3   # applied (the identity check passed); the operator's items remain
+    assert code == 2, applied + err3  # applied (the identity check passed); the operator's items remain
     assert "Apply complete: 3 applied" in applied
     assert {json.loads(line)["server"] for line in audit.read_text().splitlines()} == {demo.server.url}
 
@@ -70,12 +70,15 @@ def test_a_plan_made_with_a_password_applies_through_the_same_endpoint_without_i
     assert code == 2 and "Apply complete: 3 applied" in out, out + err
 
 
-@pytest.mark.parametrize(("url", "shown"), [
-    ("https://u:p@api.example:6443/prefix", "https://api.example:6443/prefix"),
-    ("https://token@api.example", "https://api.example"),
-    ("https://api.example:6443", "https://api.example:6443"),
-    ("https://[::1]:6443", "https://[::1]:6443"),
-    ("HTTP://u:p%40x@10.0.0.1/", "HTTP://10.0.0.1/"),
-])
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://u:p@api.example:6443/prefix", "https://api.example:6443/prefix"),
+        ("https://token@api.example", "https://api.example"),
+        ("https://api.example:6443", "https://api.example:6443"),
+        ("https://[::1]:6443", "https://[::1]:6443"),
+        ("HTTP://u:p%40x@10.0.0.1/", "HTTP://10.0.0.1/"),
+    ],
+)
 def test_url_without_userinfo(url: str, shown: str) -> None:
     assert url_without_userinfo(url) == shown

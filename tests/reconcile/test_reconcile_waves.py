@@ -76,14 +76,16 @@ def head(demo: Demo) -> str:
 
 
 def run(demo: Demo, github: GitHubStandIn, *extra: str) -> tuple[int, dict[str, Any], str]:
-    return demo.reconcile_json("--git-host", "github", "--git-host-url", github.url, "--git-host-repo",
-                               github.full_name, *extra)
+    return demo.reconcile_json(
+        "--git-host", "github", "--git-host-url", github.url, "--git-host-repo", github.full_name, *extra
+    )
 
 
 def seed(github: GitHubStandIn, sha: str, cluster: str, state: str, age_s: float) -> None:
     github.status_clock = lambda: time.time() - age_s
-    github.create_status({}, {"state": state, "context": f"kai-gitops/apply/{cluster}", "description": "seeded"},
-                         {"sha": sha})
+    github.create_status(
+        {}, {"state": state, "context": f"kai-gitops/apply/{cluster}", "description": "seeded"}, {"sha": sha}
+    )
     github.status_clock = time.time
 
 
@@ -102,16 +104,15 @@ def test_a_later_wave_waits_for_the_first_and_writes_nothing(demo: Demo, github:
     assert report["waves"]["state"] == "waiting"
     assert "waiting for wave 1 (canary): lab-standalone has not reported success" in report["waves"]["reason"]
     assert any(n.startswith("rollout: waiting for wave 1") for n in report["plan"]["notes"])
-    assert not github.statuses   # a run that applied nothing reports nothing
+    assert not github.statuses  # a run that applied nothing reports nothing
 
 
-def test_the_first_wave_soaked_lets_the_next_apply_and_it_reports_success(demo: Demo,
-                                                                          github: GitHubStandIn) -> None:
+def test_the_first_wave_soaked_lets_the_next_apply_and_it_reports_success(demo: Demo, github: GitHubStandIn) -> None:
     sha = head(demo)
     seed(github, sha, "lab-standalone", "success", age_s=20 * 60)
     _code, report, _err = run(demo, github, "--apply")
     assert report["apply"] is None and "to soak: lab-standalone succeeded 20m" in report["waves"]["reason"]
-    seed(github, sha, "lab-standalone", "success", age_s=2 * 3600)   # an earlier success: the streak is 2h old
+    seed(github, sha, "lab-standalone", "success", age_s=2 * 3600)  # an earlier success: the streak is 2h old
     _code, report, err = run(demo, github, "--apply")
     assert report["apply"]["ok"] and queue_writes(demo), err
     assert report["waves"]["state"] == "apply"
@@ -121,7 +122,7 @@ def test_the_first_wave_soaked_lets_the_next_apply_and_it_reports_success(demo: 
 
 
 def test_an_unhealthy_operator_after_the_apply_reports_failure(tmp_path: Path, github: GitHubStandIn) -> None:
-    for demo in demo_cluster(tmp_path):   # the demo as it is: KAI-O-004 on the scheduler pod
+    for demo in demo_cluster(tmp_path):  # the demo as it is: KAI-O-004 on the scheduler pod
         _commit_rollout(demo.repo)
         sha = head(demo)
         seed(github, sha, "lab-standalone", "success", age_s=2 * 3600)
@@ -139,17 +140,23 @@ def test_reports_on_a_newer_commit_of_the_branch_count_for_an_older_one(demo: De
     seed(github, newer, "lab-standalone", "success", age_s=2 * 3600)
     _code, report, err = run(demo, github, "--apply", "--ref", older)
     assert report["waves"]["state"] == "apply" and report["apply"]["ok"], err
-    assert github.statuses[older][0]["context"] == "kai-gitops/apply/prod-addon"   # its report: on what it read
+    assert github.statuses[older][0]["context"] == "kai-gitops/apply/prod-addon"  # its report: on what it read
     _code, report, _err = run(demo, github, "--apply", "--ref", newer)
-    assert report["apply"] is not None   # at the tip, the same report applies
+    assert report["apply"] is not None  # at the tip, the same report applies
 
 
 def test_a_failure_holds_the_later_wave_with_its_reason(demo: Demo, github: GitHubStandIn) -> None:
     seed(github, head(demo), "lab-standalone", "failure", age_s=3 * 3600)
     code, report, _err = run(demo, github, "--apply")
     assert report["apply"] is None and not queue_writes(demo)
-    assert report["waves"] == {"apply": False, "state": "held", "reason": "held by wave 1: lab-standalone failed",
-                               "wave": 2, "waveName": "prod", "heldBy": "lab-standalone"}
+    assert report["waves"] == {
+        "apply": False,
+        "state": "held",
+        "reason": "held by wave 1: lab-standalone failed",
+        "wave": 2,
+        "waveName": "prod",
+        "heldBy": "lab-standalone",
+    }
     assert "rollout: held by wave 1: lab-standalone failed" in report["plan"]["notes"]
     assert code == 2
 
@@ -181,18 +188,20 @@ def test_ignore_waves_applies_with_a_warning(demo: Demo, github: GitHubStandIn) 
     _code, report, err = run(demo, github, "--apply", "--ignore-waves")
     assert report["apply"]["ok"] and queue_writes(demo)
     assert "--ignore-waves" in err and report["waves"]["state"] == "override"
-    assert not github.statuses   # nothing to report to: the waves were not consulted
+    assert not github.statuses  # nothing to report to: the waves were not consulted
 
 
 def test_a_plan_by_hand_shows_the_wave_state(demo: Demo, github: GitHubStandIn) -> None:
-    code, out, _err = demo.reconcile("--git-host", "github", "--git-host-url", github.url, "--git-host-repo",
-                                     github.full_name)
+    code, out, _err = demo.reconcile(
+        "--git-host", "github", "--git-host-url", github.url, "--git-host-repo", github.full_name
+    )
     assert "note: rollout: waiting for wave 1 (canary)" in out
     assert code == 2 and not queue_writes(demo)
 
 
-def test_on_gitlab_the_soaked_first_wave_lets_the_next_apply_and_it_reports(demo: Demo,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_gitlab_the_soaked_first_wave_lets_the_next_apply_and_it_reports(
+    demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GITLAB_TOKEN", TOKEN)
     server = GitLabStandIn("acme/gitops", token=TOKEN).start()
     try:
@@ -200,8 +209,9 @@ def test_on_gitlab_the_soaked_first_wave_lets_the_next_apply_and_it_reports(demo
         server.status_clock = lambda: time.time() - 2 * 3600
         server.post_statuses({}, {"state": "success", "name": "kai-gitops/apply/lab-standalone"}, {"sha": sha})
         server.status_clock = time.time
-        _code, report, err = demo.reconcile_json("--apply", "--git-host", "gitlab", "--git-host-url",
-                                                 server.instance_url, "--git-host-repo", "acme/gitops")
+        _code, report, err = demo.reconcile_json(
+            "--apply", "--git-host", "gitlab", "--git-host-url", server.instance_url, "--git-host-repo", "acme/gitops"
+        )
         assert report["waves"]["state"] == "apply" and report["apply"]["ok"], err
         ours = server.statuses[sha][0]
         assert (ours["name"], ours["status"]) == ("kai-gitops/apply/prod-addon", "success")
@@ -218,7 +228,7 @@ def test_a_commit_that_drops_the_rollout_is_rolled_out_under_its_parents(demo: D
     assert report["apply"] is None and not queue_writes(demo), err
     assert report["waves"]["state"] == "waiting" and "canary" in report["waves"]["reason"]
     (demo.repo / "NOTES.md").write_text("the next commit\n")
-    _commit(demo.repo, "next")   # its parent has no rollout: the change is in force
+    _commit(demo.repo, "next")  # its parent has no rollout: the change is in force
     _code, report, err = run(demo, github, "--apply")
     assert report.get("waves") is None and report["apply"]["ok"], err
 

@@ -68,22 +68,34 @@ def test_the_snapshot_file_holds_no_planted_cluster_text(cluster: tuple[Path, Pa
 
 
 def test_a_finding_message_is_masked_in_to_dict_and_every_format() -> None:
-    finding = Finding("KAI-X-001", Kind.VIOLATION, Severity.ERROR,
-                      f"copied from somewhere: https://{EVENT_URL}@h/x and key {BLOB}", "lab", title="t")
+    finding = Finding(
+        "KAI-X-001",
+        Kind.VIOLATION,
+        Severity.ERROR,
+        f"copied from somewhere: https://{EVENT_URL}@h/x and key {BLOB}",
+        "lab",
+        title="t",
+    )
     assert_masked(str(finding.to_dict()))
     report = Report("doctor", [ClusterReport("lab", findings=[finding])])
     assert_masked(*(render(report, fmt) for fmt in FORMATS))
 
 
-@pytest.mark.parametrize(("text", "masked"), [
-    ('{"user":"svc","password":"pw-one"}', '{"user":"svc","password":"<redacted>"}'),
-    ("password: hunter2", "password: <redacted>"),
-    ("X-Api-Key: abc123", "X-Api-Key: <redacted>"),
-    ("apiKey: 'two words'", "apiKey: '<redacted>'"),
-    ('note: "token: inner"', 'note: "token: <redacted>"'),   # a pair inside another pair's quoted value
-    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abcdefghijkl", "Authorization: Bearer <redacted>"),
-    ("secretName: my-secret", None), ("author: bob", None), ("time: 12:00", None), ("password: <redacted>", None),
-])
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ('{"user":"svc","password":"pw-one"}', '{"user":"svc","password":"<redacted>"}'),
+        ("password: hunter2", "password: <redacted>"),
+        ("X-Api-Key: abc123", "X-Api-Key: <redacted>"),
+        ("apiKey: 'two words'", "apiKey: '<redacted>'"),
+        ('note: "token: inner"', 'note: "token: <redacted>"'),  # a pair inside another pair's quoted value
+        ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abcdefghijkl", "Authorization: Bearer <redacted>"),
+        ("secretName: my-secret", None),
+        ("author: bob", None),
+        ("time: 12:00", None),
+        ("password: <redacted>", None),
+    ],
+)
 def test_a_secret_name_value_pair_in_free_text_is_masked(text: str, masked: str | None) -> None:
     from reconciler.core.redact import redact_free_text
 

@@ -28,11 +28,57 @@ GUARDED: list[tuple[str, re.Pattern[str], Guard]] = [
     ("token shape", redact._TOKEN_SHAPE, lambda t: bool(redact._TOKEN_PREFIX.search(t))),
     ("secret colon", redact._SECRET_COLON, lambda t: ":" in t),
 ]
-PIECES = ["-", "--", "-----", "BEGIN ", "BEGIN", "END ", "RSA KEY", "://", "@", ":", "=", " ", "\t", "\n", "Bearer",
-          "bearer", "Basic", "basic", "earer", "token", "password", "PASSWD", "Secret", "KEY",
-          "credential", "ſecret", "credentıal", "\u212aey",
-          "ASIA", "gho_", "github_pat_", "gldt-", "https", "a", "Z", "9", "_", "/", "+", ".", "'",
-          '"', "eyJhbGciOi", "AKIA", "ghp_", "glpat-", "dXNlcjpwYXNzd29yZA", "&quot;", "\\"]
+PIECES = [
+    "-",
+    "--",
+    "-----",
+    "BEGIN ",
+    "BEGIN",
+    "END ",
+    "RSA KEY",
+    "://",
+    "@",
+    ":",
+    "=",
+    " ",
+    "\t",
+    "\n",
+    "Bearer",
+    "bearer",
+    "Basic",
+    "basic",
+    "earer",
+    "token",
+    "password",
+    "PASSWD",
+    "Secret",
+    "KEY",
+    "credential",
+    "ſecret",
+    "credentıal",
+    "\u212aey",
+    "ASIA",
+    "gho_",
+    "github_pat_",
+    "gldt-",
+    "https",
+    "a",
+    "Z",
+    "9",
+    "_",
+    "/",
+    "+",
+    ".",
+    "'",
+    '"',
+    "eyJhbGciOi",
+    "AKIA",
+    "ghp_",
+    "glpat-",
+    "dXNlcjpwYXNzd29yZA",
+    "&quot;",
+    "\\",
+]
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
@@ -67,18 +113,55 @@ def test_the_flag_words_case_folded_cover_what_ignorecase_matches() -> None:
                     assert letter in chr(point).casefold(), (word, hex(point))
 
 
-KEY_NAMES = ["password", "db-passwd", "passphrase", "clientSecret", "api_token", "credentials", "apiKey", "api-key",
-             "accessKey", "private_key", "serviceKey", "client-key", "sshKey", "signingKey", "tlsCert", "caBundle",
-             "authToken", "basicAuth", "dockerConfigJson", "connectionString", "connection_string", "sentryDsn",
-             "server.pem", "tls.key", "tls.crt", "store.p12", "trust.jks", "key", "pass", "pwd", "PASSWORD",
-             "paſſword", "\u212aey", "credentıals", "author", "authority", "operator", "effect", "nodeSelector"]
+KEY_NAMES = [
+    "password",
+    "db-passwd",
+    "passphrase",
+    "clientSecret",
+    "api_token",
+    "credentials",
+    "apiKey",
+    "api-key",
+    "accessKey",
+    "private_key",
+    "serviceKey",
+    "client-key",
+    "sshKey",
+    "signingKey",
+    "tlsCert",
+    "caBundle",
+    "authToken",
+    "basicAuth",
+    "dockerConfigJson",
+    "connectionString",
+    "connection_string",
+    "sentryDsn",
+    "server.pem",
+    "tls.key",
+    "tls.crt",
+    "store.p12",
+    "trust.jks",
+    "key",
+    "pass",
+    "pwd",
+    "PASSWORD",
+    "paſſword",
+    "\u212aey",
+    "credentıals",
+    "author",
+    "authority",
+    "operator",
+    "effect",
+    "nodeSelector",
+]
 
 
 @given(st.lists(st.sampled_from([*KEY_NAMES, "_", "-", ".", "x", "Name", "Ref", "i", "ı"]), max_size=6).map("".join))
 @settings(max_examples=1000, deadline=None)
 def test_a_key_name_without_any_part_cannot_be_a_secret_key(name: str) -> None:
-    assert redact.is_secret_key(name) == bool(redact._SECRET_KEY.search(name.replace("-", "_"))
-                                                and not redact._REFERENCE.search(name))
+    assert redact.is_secret_key(name) == bool(
+        redact._SECRET_KEY.search(name.replace("-", "_")) and not redact._REFERENCE.search(name)
+    )
 
 
 def test_the_secret_key_parts_case_folded_cover_what_ignorecase_matches() -> None:
@@ -86,15 +169,45 @@ def test_the_secret_key_parts_case_folded_cover_what_ignorecase_matches() -> Non
     any_letter = re.compile("[" + re.escape("".join(sorted(letters))) + "]", re.IGNORECASE)
     for point in range(0x80, 0x30000):
         char = chr(point)
-        if any_letter.fullmatch(char):   # then find which
-            assert any(re.fullmatch(re.escape(letter), char, re.IGNORECASE) and char.casefold() == letter
-                       for letter in letters), hex(point)
+        if any_letter.fullmatch(char):  # then find which
+            assert any(
+                re.fullmatch(re.escape(letter), char, re.IGNORECASE) and char.casefold() == letter for letter in letters
+            ), hex(point)
 
 
-@given(st.lists(st.sampled_from([*PIECES, "nvidia.com/gpu", "team-01", "Equal", "!", "?", "*", "~", "|", "(", ")",
-                                 "[", "]", "<", ">", ",", ";", "`", "&", "#", "&amp;", "\u00a0", "\u2003"]),
-                max_size=20).map("".join))
-@example("dXNlcjpwYXNzd29yZA" * 3 + ".")   # a blob with a full stop: the stripped token is the blob
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                *PIECES,
+                "nvidia.com/gpu",
+                "team-01",
+                "Equal",
+                "!",
+                "?",
+                "*",
+                "~",
+                "|",
+                "(",
+                ")",
+                "[",
+                "]",
+                "<",
+                ">",
+                ",",
+                ";",
+                "`",
+                "&",
+                "#",
+                "&amp;",
+                "\u00a0",
+                "\u2003",
+            ]
+        ),
+        max_size=20,
+    ).map("".join)
+)
+@example("dXNlcjpwYXNzd29yZA" * 3 + ".")  # a blob with a full stop: the stripped token is the blob
 @settings(max_examples=2000, deadline=None)
 def test_a_plain_token_is_redacted_as_free_text_redacts_it(text: str) -> None:
     """_redact_string skips redact_free_text for a value that is one plain token; it must give what it gives."""

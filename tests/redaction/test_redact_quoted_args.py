@@ -20,4 +20,4 @@ def test_a_secret_flag_without_a_value_does_not_take_the_next_flag_as_its_value(
     """`-TOKEN --db-password pw`: the next flag is not -TOKEN's value, so pw is still masked (hypothesis
     found it in tests/report/test_telemetry.py)."""
     assert redact_text("-TOKEN --db-password 22222222") == "-TOKEN --db-password <redacted>"
-    assert redact_text("--token -abc") == "--token <redacted>"   # a value may still start with a dash
+    assert redact_text("--token -abc") == "--token <redacted>"  # a value may still start with a dash

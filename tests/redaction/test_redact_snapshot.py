@@ -35,7 +35,9 @@ def planted_items() -> list[dict[str, Any]]:
     for item in items:
         kind, spec = item["kind"], item.get("spec")
         if kind == "Config":
-            spec.setdefault("prometheus", {})["externalPrometheusUrl"] = f"https://prom:{PROM_PASSWORD}@prom.example:9090"
+            spec.setdefault("prometheus", {})["externalPrometheusUrl"] = (
+                f"https://prom:{PROM_PASSWORD}@prom.example:9090"
+            )
             spec["global"]["tolerations"] = [TOLERATION]
             spec["global"]["extraEnv"] = {"api-key": API_KEY, "x-api-key": X_API_KEY, "clientSecret": CAMEL}
         elif kind == "SchedulingShard":
@@ -58,11 +60,12 @@ def snapshots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
-def test_no_credential_of_kai_config_shards_labels_or_annotations_reaches_the_file(snapshots: dict[str, Path],
-                                                                                   fmt: str) -> None:
+def test_no_credential_of_kai_config_shards_labels_or_annotations_reaches_the_file(
+    snapshots: dict[str, Path], fmt: str
+) -> None:
     text = snapshots[fmt].read_text()
     assert [s for s in SECRETS if s in text] == []
-    assert "https://<redacted>@prom.example:9090" in text      # the endpoint stays, its credential does not
+    assert "https://<redacted>@prom.example:9090" in text  # the endpoint stays, its credential does not
 
 
 def test_everything_else_of_those_objects_is_written_as_the_cluster_holds_it(snapshots: dict[str, Path]) -> None:
@@ -70,8 +73,11 @@ def test_everything_else_of_those_objects_is_written_as_the_cluster_holds_it(sna
     [served_config] = [i for i in planted_items() if i["kind"] == "Config"]
     config = items["Config", "kai-config"]["spec"]
     assert config["global"]["tolerations"] == [TOLERATION]
-    assert config["global"]["extraEnv"] == {"api-key": "<redacted>", "x-api-key": "<redacted>",
-                                            "clientSecret": "<redacted>"}
+    assert config["global"]["extraEnv"] == {
+        "api-key": "<redacted>",
+        "x-api-key": "<redacted>",
+        "clientSecret": "<redacted>",
+    }
     unplanted = {k: v for k, v in served_config["spec"].items() if k not in ("global", "prometheus")}
     assert {k: config[k] for k in unplanted} == unplanted
     assert items["SchedulingShard", "default"]["spec"]["args"] == {"apiKey": "<redacted>"}
@@ -88,7 +94,7 @@ def test_the_snapshot_reads_back_with_the_credentials_masked(snapshots: dict[str
 
 # -- read back: a masked credential is no drift when Git's value, redacted, is what the file shows -------------
 
-PROM_VALUES = (f"prometheus:\n  enabled: true\n  externalPrometheusUrl: https://prom:{PROM_PASSWORD}@prom.example:9090\n")
+PROM_VALUES = f"prometheus:\n  enabled: true\n  externalPrometheusUrl: https://prom:{PROM_PASSWORD}@prom.example:9090\n"
 
 
 def test_a_credential_masked_in_a_snapshot_is_no_drift_but_a_live_one_is(tmp_path: Path) -> None:
@@ -104,13 +110,21 @@ def test_a_credential_masked_in_a_snapshot_is_no_drift_but_a_live_one_is(tmp_pat
         standalone_config,
     )
 
-    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
-                                     "kai-values.yaml": PROM_VALUES})
+    desired = desired_for(
+        tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"), "kai-values.yaml": PROM_VALUES}
+    )
     spec = desired.kai_config.spec()
     assert PROM_PASSWORD in spec["prometheus"]["externalPrometheusUrl"]
     read = {"apiVersion": "kai-gitops/v1", "kind": "KaiConfigRead", "metadata": {"name": "kai-config"}}
-    items = [shareable(i) for i in (*kai_crds(), release_secret(version="v0.17.0"), read,
-                                    obj("kai.scheduler/v1", "Config", "kai-config", spec=spec))]
+    items = [
+        shareable(i)
+        for i in (
+            *kai_crds(),
+            release_secret(version="v0.17.0"),
+            read,
+            obj("kai.scheduler/v1", "Config", "kai-config", spec=spec),
+        )
+    ]
     snapshot = read_snapshot(str(snapshot_file(tmp_path, items)))
     assert snapshot.kai_config is not None and PROM_PASSWORD not in json.dumps(snapshot.kai_config.spec)
     assert [f for f in diff(desired, snapshot) if f.rule_id == "KAI-D-005"] == []
@@ -133,11 +147,18 @@ def test_a_shard_argument_masked_in_a_snapshot_is_no_drift(tmp_path: Path) -> No
     )
 
     values = f"scheduler:\n  plugins:\n    external:\n      arguments:\n        apiKey: {SHARD_SECRET}\n"
-    desired = desired_for(tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"),
-                                     "kai-values.yaml": values})
+    desired = desired_for(
+        tmp_path, {"kai-gitops.yaml": standalone_config(version="v0.17.0"), "kai-values.yaml": values}
+    )
     assert desired.shard.spec["plugins"]["external"]["arguments"] == {"apiKey": SHARD_SECRET}
-    items = [shareable(i) for i in (*kai_crds(), release_secret(version="v0.17.0"),
-                                    obj("kai.scheduler/v1", "SchedulingShard", "default", spec=desired.shard.spec))]
+    items = [
+        shareable(i)
+        for i in (
+            *kai_crds(),
+            release_secret(version="v0.17.0"),
+            obj("kai.scheduler/v1", "SchedulingShard", "default", spec=desired.shard.spec),
+        )
+    ]
     snapshot = read_snapshot(str(snapshot_file(tmp_path, items)))
     assert SHARD_SECRET not in json.dumps(snapshot.shard)
     assert [f.rule_id for f in diff(desired, snapshot) if f.rule_id == "KAI-D-003"] == []

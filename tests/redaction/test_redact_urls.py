@@ -26,26 +26,36 @@ PASSWORD_TAIL = "TailAfterTheAt-4242"
 SNAPSHOT = DEMO_SNAPSHOTS / "prod-addon.yaml"
 
 
-@pytest.mark.parametrize(("text", "secret"), [
-    (f"https://{TOKEN}@github.com/acme/gitops.git", TOKEN),
-    (f"https://x:pw@{PASSWORD_TAIL}@git.example.com/r", PASSWORD_TAIL),
-    (f"https://gitlab.example.com/api/v4/projects?private_token={QUERY_TOKEN}&per_page=2", QUERY_TOKEN),
-    (f"http://opa:8181/v1?apikey={QUERY_TOKEN}", QUERY_TOKEN),
-    (f"GET /v2?x=1&access_token={QUERY_TOKEN}#frag", QUERY_TOKEN),
-    (f"Invalid header value b'Bearer {TOKEN}'", TOKEN),
-    (f"Authorization: Basic {TOKEN}=", TOKEN),
-    (f"NGC_API_KEY={QUERY_TOKEN} kai", QUERY_TOKEN),
-])
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"https://{TOKEN}@github.com/acme/gitops.git", TOKEN),
+        (f"https://x:pw@{PASSWORD_TAIL}@git.example.com/r", PASSWORD_TAIL),
+        (f"https://gitlab.example.com/api/v4/projects?private_token={QUERY_TOKEN}&per_page=2", QUERY_TOKEN),
+        (f"http://opa:8181/v1?apikey={QUERY_TOKEN}", QUERY_TOKEN),
+        (f"GET /v2?x=1&access_token={QUERY_TOKEN}#frag", QUERY_TOKEN),
+        (f"Invalid header value b'Bearer {TOKEN}'", TOKEN),
+        (f"Authorization: Basic {TOKEN}=", TOKEN),
+        (f"NGC_API_KEY={QUERY_TOKEN} kai", QUERY_TOKEN),
+    ],
+)
 def test_every_url_credential_form_is_masked(text: str, secret: str) -> None:
     for masked in (redact_text(text), redact_free_text(text)):
         assert secret not in masked and REDACTED in masked, masked
-        assert redact_text(masked) == masked   # masking twice changes nothing
+        assert redact_text(masked) == masked  # masking twice changes nothing
 
 
 def test_what_is_not_a_credential_stays() -> None:
-    for text in ("ssh://git@github.com/acme/gitops.git", "https://github.com/acme/gitops?ref=main",
-                 "mail ops@example.com", "Basic", "tokenSecretRef=kai-token", "https://@host/x",
-                 "the bearer token of kubeconfig user 'u1' is empty", "Basic settings"):
+    for text in (
+        "ssh://git@github.com/acme/gitops.git",
+        "https://github.com/acme/gitops?ref=main",
+        "mail ops@example.com",
+        "Basic",
+        "tokenSecretRef=kai-token",
+        "https://@host/x",
+        "the bearer token of kubeconfig user 'u1' is empty",
+        "Basic settings",
+    ):
         assert redact_text(text) == text
 
 
@@ -54,16 +64,23 @@ def test_the_endpoint_drops_the_userinfo_up_to_its_last_at() -> None:
     assert url_without_userinfo(f"https://{TOKEN}@h:6443") == "https://h:6443"
 
 
-@pytest.mark.parametrize("repo", [f"http://{TOKEN}@127.0.0.1:9/acme/gitops.git",
-                                  f"http://127.0.0.1:9/acme/gitops.git?private_token={TOKEN}",
-                                  f"http://bot:pw@{TOKEN}@127.0.0.1:9/acme/gitops.git"],
-                         ids=["token-as-user", "query-token", "at-in-password"])
+@pytest.mark.parametrize(
+    "repo",
+    [
+        f"http://{TOKEN}@127.0.0.1:9/acme/gitops.git",
+        f"http://127.0.0.1:9/acme/gitops.git?private_token={TOKEN}",
+        f"http://bot:pw@{TOKEN}@127.0.0.1:9/acme/gitops.git",
+    ],
+    ids=["token-as-user", "query-token", "at-in-password"],
+)
 @pytest.mark.parametrize("log_format", ["text", "json"])
 def test_a_repo_url_credential_is_in_no_error(tmp_path: Path, repo: str, log_format: str) -> None:
-    code, out, err = run_cli(["diff", "--repo", repo, "--snapshot", SNAPSHOT, "--log-format", log_format],
-                             env={"KAI_GITOPS_CACHE": str(tmp_path)})
+    code, out, err = run_cli(
+        ["diff", "--repo", repo, "--snapshot", SNAPSHOT, "--log-format", log_format],
+        env={"KAI_GITOPS_CACHE": str(tmp_path)},
+    )
     assert code == 1 and "cannot clone or fetch" in err, err
-    assert "127.0.0.1:9/acme/gitops.git" in err   # the URL is still named, without its credential
+    assert "127.0.0.1:9/acme/gitops.git" in err  # the URL is still named, without its credential
     assert TOKEN not in out + err
 
 
@@ -80,15 +97,14 @@ def served_repo(tmp_path: Path) -> Iterator[str]:
         yield http.url.replace("://", f"://{TOKEN}@", 1) + "/demo.git"
 
 
-def test_a_token_as_user_clone_url_is_in_no_report_and_not_in_the_clone_cache(tmp_path: Path,
-                                                                               served_repo: str) -> None:
+def test_a_token_as_user_clone_url_is_in_no_report_and_not_in_the_clone_cache(tmp_path: Path, served_repo: str) -> None:
     cache = tmp_path / "cache"
     env = {"KAI_GITOPS_CACHE": str(cache)}
     args = ["check", "--repo", served_repo, "--cluster", "lab-standalone"]
     code, as_json, err = run_cli([*args, "-o", "json", "--log-format", "json"], env=env)
     assert code in (0, 2), err
     assert json.loads(as_json)["clusters"][0]["git"]["repo"] == served_repo.replace(TOKEN, REDACTED)
-    code, as_text, err2 = run_cli(args, env=env)   # the second run fetches into the cached clone
+    code, as_text, err2 = run_cli(args, env=env)  # the second run fetches into the cached clone
     assert code in (0, 2), err2
     [clone] = (cache / "repos").iterdir()
     config = (clone / "config").read_text()
@@ -96,21 +112,22 @@ def test_a_token_as_user_clone_url_is_in_no_report_and_not_in_the_clone_cache(tm
     assert TOKEN not in as_json + err + as_text + err2
 
 
-def test_a_query_token_of_a_clone_url_is_used_but_never_written_into_the_clone_cache(tmp_path: Path,
-                                                                                     served_repo: str) -> None:
+def test_a_query_token_of_a_clone_url_is_used_but_never_written_into_the_clone_cache(
+    tmp_path: Path, served_repo: str
+) -> None:
     """The cache's config and key hold the URL without its secret parameters; the fetch still sends them (an
     anonymous remote, in memory), and the other parameters stay."""
     cache, query_secret = tmp_path / "cache", "QUERYSECRET0123456789"
     url = f"{served_repo}?private_token={query_secret}&ref=main"
     args = ["check", "--repo", url, "--cluster", "lab-standalone", "-o", "json"]
-    for _ in range(2):   # a fresh clone, then a fetch into the cached one
+    for _ in range(2):  # a fresh clone, then a fetch into the cached one
         code, out, err = run_cli(args, env={"KAI_GITOPS_CACHE": str(cache)})
         assert code in (0, 2), err
         assert query_secret not in out + err and TOKEN not in out + err
     [clone] = (cache / "repos").iterdir()
     config = (clone / "config").read_text()
     assert "/demo.git?ref=main" in config and query_secret not in config and TOKEN not in config
-    assert pygit2.Repository(str(clone)).head.shorthand == "main"   # HEAD as a clone would set it
+    assert pygit2.Repository(str(clone)).head.shorthand == "main"  # HEAD as a clone would set it
 
 
 @pytest.mark.skipif(http_backend() is None, reason="git http-backend is not installed")
@@ -129,9 +146,24 @@ def test_the_fix_branch_push_audit_line_shows_no_token_of_the_remote_url(tmp_pat
             pygit2.init_repository(str(bare), bare=True, initial_head="main")
             pygit2.Repository(str(work)).remotes.create("seed", str(bare)).push(["refs/heads/main:refs/heads/main"])
             code, out, err = run_cli(
-                ["check", "--repo", work, "--cluster", "lab-standalone", "--fix-git", "--git-host", "github",
-                 "--git-host-url", host.url, "--git-host-repo", "acme/gitops", "--log-format", "json"],
-                env={"GITHUB_TOKEN": HOST_TOKEN, "KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN})
+                [
+                    "check",
+                    "--repo",
+                    work,
+                    "--cluster",
+                    "lab-standalone",
+                    "--fix-git",
+                    "--git-host",
+                    "github",
+                    "--git-host-url",
+                    host.url,
+                    "--git-host-repo",
+                    "acme/gitops",
+                    "--log-format",
+                    "json",
+                ],
+                env={"GITHUB_TOKEN": HOST_TOKEN, "KAI_GITOPS_GIT_TOKEN": PUSH_TOKEN},
+            )
     finally:
         host.stop()
     lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
@@ -141,29 +173,37 @@ def test_the_fix_branch_push_audit_line_shows_no_token_of_the_remote_url(tmp_pat
     assert TOKEN not in out + err
 
 
-@pytest.mark.parametrize("url", [f"ftp://{TOKEN}@opa.example", f"http://{TOKEN}@127.0.0.1:9",
-                                 f"http://127.0.0.1:9/?apikey={TOKEN}"])
+@pytest.mark.parametrize(
+    "url", [f"ftp://{TOKEN}@opa.example", f"http://{TOKEN}@127.0.0.1:9", f"http://127.0.0.1:9/?apikey={TOKEN}"]
+)
 def test_an_opa_url_credential_is_in_no_message(url: str) -> None:
     code, out, err = run_cli(["doctor", "--snapshot", SNAPSHOT, "--opa-url", url])
     line = assert_one_line_error(code, out, err, "opa")
     assert TOKEN not in line
 
 
-@pytest.mark.parametrize(("url", "needle"), [(f"http://{TOKEN}@127.0.0.1:9", "carries credentials"),
-                                             (f"ftp://{TOKEN}@gateway", "needs an http(s) URL"),
-                                             (f"http://127.0.0.1:9/?apikey={TOKEN}", "pushing metrics")])
+@pytest.mark.parametrize(
+    ("url", "needle"),
+    [
+        (f"http://{TOKEN}@127.0.0.1:9", "carries credentials"),
+        (f"ftp://{TOKEN}@gateway", "needs an http(s) URL"),
+        (f"http://127.0.0.1:9/?apikey={TOKEN}", "pushing metrics"),
+    ],
+)
 def test_a_metrics_push_url_credential_is_in_no_message(demo_repo: Path, url: str, needle: str) -> None:
-    code, out, err = run_cli(["diff", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT,
-                              "--metrics-push", url])
-    assert code == 2 and "metrics not written: " in err and needle in err, err   # a warning: the run stands
+    code, out, err = run_cli(
+        ["diff", "--repo", demo_repo, "--cluster", "prod-addon", "--snapshot", SNAPSHOT, "--metrics-push", url]
+    )
+    assert code == 2 and "metrics not written: " in err and needle in err, err  # a warning: the run stands
     assert TOKEN not in out + err
 
 
 @pytest.fixture
 def at_in_password(tmp_path: Path) -> Iterator[Demo]:
     for cluster in demo_cluster(tmp_path):
-        write_kubeconfig(cluster.kubeconfig, "prod",
-                         cluster.server.url.replace("://", f"://admin:pw@{PASSWORD_TAIL}@", 1))
+        write_kubeconfig(
+            cluster.kubeconfig, "prod", cluster.server.url.replace("://", f"://admin:pw@{PASSWORD_TAIL}@", 1)
+        )
         yield cluster
 
 

@@ -23,15 +23,19 @@ OWNER_TOKEN = "glpat-Zq9WaiverOwnerGitlab0000"
 AWS = "AKIAZQ9WAIVEROWNER00"
 SECRETS = (GITHUB, URL_PASSWORD, PAIR, OWNER_TOKEN, AWS)
 
-REASON = (f"label fixed by the node image rollout; ask the bot ({GITHUB}) or see "
-          f"https://ops:{URL_PASSWORD}@wiki.example.com/nodes, password: {PAIR}")
+REASON = (
+    f"label fixed by the node image rollout; ask the bot ({GITHUB}) or see "
+    f"https://ops:{URL_PASSWORD}@wiki.example.com/nodes, password: {PAIR}"
+)
 OWNER = f"nodes@example.com {OWNER_TOKEN} {AWS}"
 
 
 def waivers(expires: str, subject: str = "Node/gpu-node-2") -> str:
-    return ("waivers:\n"
-            f"  - rule: NVCA-S-012\n    subject: {subject}\n    reason: \"{REASON}\"\n"
-            f"    owner: \"{OWNER}\"\n    expires: {expires}\n")
+    return (
+        "waivers:\n"
+        f'  - rule: NVCA-S-012\n    subject: {subject}\n    reason: "{REASON}"\n'
+        f'    owner: "{OWNER}"\n    expires: {expires}\n'
+    )
 
 
 def test_the_reason_and_the_owner_are_masked_as_the_file_is_read() -> None:
@@ -48,23 +52,43 @@ def test_a_waived_by_from_elsewhere_is_masked_by_the_report_net() -> None:
         assert not any(secret in text for secret in SECRETS), text
 
 
-@pytest.mark.parametrize("expires, subject, rule", [
-    ("2099-12-31", "Node/gpu-node-2", "NVCA-S-012"),   # used: the finding's waived_by quotes the reason
-    ("2020-01-01", "Node/gpu-node-2", "KAI-W-001"),    # expired: its finding quotes the owner
-    ("2099-12-31", "Node/no-such-node", "KAI-W-002"),  # unused: its finding quotes the owner
-], ids=["waived", "expired", "unused"])
-def test_no_credential_of_a_waiver_reaches_any_format_or_the_job_summary(tmp_path: Path, expires: str, subject: str,
-                                                                         rule: str) -> None:
+@pytest.mark.parametrize(
+    "expires, subject, rule",
+    [
+        ("2099-12-31", "Node/gpu-node-2", "NVCA-S-012"),  # used: the finding's waived_by quotes the reason
+        ("2020-01-01", "Node/gpu-node-2", "KAI-W-001"),  # expired: its finding quotes the owner
+        ("2099-12-31", "Node/no-such-node", "KAI-W-002"),  # unused: its finding quotes the owner
+    ],
+    ids=["waived", "expired", "unused"],
+)
+def test_no_credential_of_a_waiver_reaches_any_format_or_the_job_summary(
+    tmp_path: Path, expires: str, subject: str, rule: str
+) -> None:
     repo, _ = make_repo(tmp_path, template_files(**{"kai-gitops-waivers.yaml": waivers(expires, subject)}))
     outputs, summary = tmp_path / "out", tmp_path / "summary.md"
     outputs.mkdir()
     code, stdout, stderr = run_cli(
-        ["diff", "--repo", repo, "--cluster", "prod-addon", "--snapshot", PROD_SNAPSHOT, "-o", "text",
-         *(f"--output={fmt}={outputs / fmt}" for fmt in FORMATS if fmt != "text")],
-        env={"GITHUB_STEP_SUMMARY": str(summary), "KAI_GITOPS_LOG_FORMAT": "json"})
+        [
+            "diff",
+            "--repo",
+            repo,
+            "--cluster",
+            "prod-addon",
+            "--snapshot",
+            PROD_SNAPSHOT,
+            "-o",
+            "text",
+            *(f"--output={fmt}={outputs / fmt}" for fmt in FORMATS if fmt != "text"),
+        ],
+        env={"GITHUB_STEP_SUMMARY": str(summary), "KAI_GITOPS_LOG_FORMAT": "json"},
+    )
     assert code == 2, stderr
-    sinks = {"stdout": stdout, "stderr": stderr, "job summary": summary.read_text(),
-             **{fmt: (outputs / fmt).read_text() for fmt in FORMATS if fmt != "text"}}
+    sinks = {
+        "stdout": stdout,
+        "stderr": stderr,
+        "job summary": summary.read_text(),
+        **{fmt: (outputs / fmt).read_text() for fmt in FORMATS if fmt != "text"},
+    }
     leaks = [(secret, sink) for secret in SECRETS for sink, text in sinks.items() if secret in text]
     assert not leaks, leaks
-    assert rule in stdout and "nodes@example.com" in stdout   # the waiver was read, and is shown
+    assert rule in stdout and "nodes@example.com" in stdout  # the waiver was read, and is shown

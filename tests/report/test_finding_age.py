@@ -59,7 +59,7 @@ def test_an_earlier_reports_own_first_seen_wins_over_its_generation_time_and_its
     earlier = report(replace(old, age=Age(NOW - 9 * DAY, NOW - DAY)), plain)
     earlier.generated_at = NOW - DAY
     assert first_seen_in(earlier, NOW - 3 * DAY) == {old.fingerprint: NOW - 9 * DAY, plain.fingerprint: NOW - DAY}
-    earlier.generated_at = None   # a report from before generatedAt: the file's time
+    earlier.generated_at = None  # a report from before generatedAt: the file's time
     assert first_seen_in(earlier, NOW - 3 * DAY)[plain.fingerprint] == NOW - 3 * DAY
     assert plain.fingerprint not in first_seen_in(earlier)
 
@@ -117,11 +117,23 @@ def test_offsets_and_fractions_are_read_as_utc_seconds() -> None:
 # -- durations as people read them -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (0, "less than a minute"), (59.9, "less than a minute"), (60, "1 minute"), (119, "1 minute"),
-    (120, "2 minutes"), (3599, "59 minutes"), (3600, "1 hour"), (7199, "1 hour"), (86399, "23 hours"),
-    (86400, "1 day"), (3 * 86400 + 7200, "3 days"), (400 * 86400, "400 days"),
-])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "less than a minute"),
+        (59.9, "less than a minute"),
+        (60, "1 minute"),
+        (119, "1 minute"),
+        (120, "2 minutes"),
+        (3599, "59 minutes"),
+        (3600, "1 hour"),
+        (7199, "1 hour"),
+        (86399, "23 hours"),
+        (86400, "1 day"),
+        (3 * 86400 + 7200, "3 days"),
+        (400 * 86400, "400 days"),
+    ],
+)
 def test_durations_take_the_largest_whole_unit(seconds: float, text: str) -> None:
     assert duration_text(seconds) == text
 
@@ -150,10 +162,14 @@ def test_oldest_drift_counts_drift_that_is_not_waived_only() -> None:
     drift, young = finding("drift"), finding("young")
     waived = finding("waived", waived="waivers.yaml#0")
     violation = finding("violation", Kind.VIOLATION)
-    earlier = {drift.fingerprint: NOW - 2 * DAY, young.fingerprint: NOW - DAY, waived.fingerprint: NOW - 9 * DAY,
-               violation.fingerprint: NOW - 9 * DAY}
+    earlier = {
+        drift.fingerprint: NOW - 2 * DAY,
+        young.fingerprint: NOW - DAY,
+        waived.fingerprint: NOW - 9 * DAY,
+        violation.fingerprint: NOW - 9 * DAY,
+    }
     aged = with_ages(report(drift, young, waived, violation), [earlier], NOW)
     assert oldest_drift_age(aged.clusters[0]) == 2 * 86400
     clean = with_ages(report(violation), [earlier], NOW)
     assert oldest_drift_age(clean.clusters[0]) == 0
-    assert oldest_drift_age(ClusterReport("prod", findings=[drift])) == 0   # no history at all
+    assert oldest_drift_age(ClusterReport("prod", findings=[drift])) == 0  # no history at all

@@ -19,7 +19,7 @@ from reconciler.publish.policyreport.cluster import _first_seen
 from reconciler.sources.audit_log import _write
 from tests.support.helpers import DEMO_SNAPSHOTS, assert_one_line_error, load_demo_builder, run_cli
 
-PAST_THE_END = "9999-12-31T23:59:59-01:00"   # RFC 3339, and one hour after the last instant UTC can hold
+PAST_THE_END = "9999-12-31T23:59:59-01:00"  # RFC 3339, and one hour after the last instant UTC can hold
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,9 @@ def _first_finding(report: dict[str, object]) -> dict[str, object]:
     return next(f for c in clusters for f in c["findings"])
 
 
-def test_a_saved_first_seen_past_the_end_of_time_is_a_one_line_error(check_report: dict[str, object],
-                                                                     tmp_path: Path) -> None:
+def test_a_saved_first_seen_past_the_end_of_time_is_a_one_line_error(
+    check_report: dict[str, object], tmp_path: Path
+) -> None:
     _first_finding(check_report)["firstSeen"] = PAST_THE_END
     saved = tmp_path / "r.json"
     saved.write_text(json.dumps(check_report))
@@ -51,10 +52,21 @@ def test_a_saved_first_seen_past_the_end_of_time_is_a_one_line_error(check_repor
 
 
 @pytest.mark.parametrize("field", [("userAgent", 5), ("groups", "abc"), ("user", None)])
-def test_a_saved_last_write_of_the_wrong_type_is_a_one_line_error(check_report: dict[str, object], tmp_path: Path,
-                                                                  field: tuple[str, object]) -> None:
-    written = {"user": "alice", "groups": [], "userAgent": None, "sourceIP": None, "time": "2026-11-30T14:02:00Z",
-               "verb": "patch", "identity": "person", "auditID": "a1", "impersonatedBy": None, "caveat": None}
+def test_a_saved_last_write_of_the_wrong_type_is_a_one_line_error(
+    check_report: dict[str, object], tmp_path: Path, field: tuple[str, object]
+) -> None:
+    written = {
+        "user": "alice",
+        "groups": [],
+        "userAgent": None,
+        "sourceIP": None,
+        "time": "2026-11-30T14:02:00Z",
+        "verb": "patch",
+        "identity": "person",
+        "auditID": "a1",
+        "impersonatedBy": None,
+        "caveat": None,
+    }
     written[field[0]] = field[1]
     _first_finding(check_report)["lastWrite"] = written
     saved = tmp_path / "r.json"
@@ -64,23 +76,38 @@ def test_a_saved_last_write_of_the_wrong_type_is_a_one_line_error(check_report: 
 
 def test_a_snapshot_taken_past_the_end_of_time_is_a_one_line_error(tmp_path: Path) -> None:
     snapshot = tmp_path / "snapshot.yaml"
-    snapshot.write_text((DEMO_SNAPSHOTS / "prod-addon.yaml").read_text().replace(
-        "'2026-12-01T07:00:00.000000Z'", f"'{PAST_THE_END}'"))
-    assert_one_line_error(*run_cli(["doctor", "--snapshot", str(snapshot)]), str(snapshot),
-                          "kai-gitops.io/taken-at is not an RFC 3339 time")
+    snapshot.write_text(
+        (DEMO_SNAPSHOTS / "prod-addon.yaml").read_text().replace("'2026-12-01T07:00:00.000000Z'", f"'{PAST_THE_END}'")
+    )
+    assert_one_line_error(
+        *run_cli(["doctor", "--snapshot", str(snapshot)]),
+        str(snapshot),
+        "kai-gitops.io/taken-at is not an RFC 3339 time",
+    )
 
 
 def test_an_audit_event_past_the_end_of_time_or_without_a_zone_is_no_write() -> None:
-    event = {"stage": "ResponseComplete", "verb": "patch", "user": {"username": "alice"},
-             "responseStatus": {"code": 200}, "sourceIPs": ["10.0.0.7"], "auditID": "0b3f2e1a-aaaa"}
+    event = {
+        "stage": "ResponseComplete",
+        "verb": "patch",
+        "user": {"username": "alice"},
+        "responseStatus": {"code": 200},
+        "sourceIPs": ["10.0.0.7"],
+        "auditID": "0b3f2e1a-aaaa",
+    }
     assert _write({**event, "stageTimestamp": "2026-11-30T14:02:00.5Z"}) is not None
     assert _write({**event, "stageTimestamp": PAST_THE_END}) is None
-    assert _write({**event, "stageTimestamp": "2026-11-30T14:02:00"}) is None   # whose zone? not this machine's
+    assert _write({**event, "stageTimestamp": "2026-11-30T14:02:00"}) is None  # whose zone? not this machine's
 
 
 def test_a_client_chosen_audit_id_or_source_address_is_not_kept() -> None:
-    event = {"stage": "ResponseComplete", "verb": "patch", "user": {"username": "alice"},
-             "responseStatus": {"code": 200}, "stageTimestamp": "2026-11-30T14:02:00Z"}
+    event = {
+        "stage": "ResponseComplete",
+        "verb": "patch",
+        "user": {"username": "alice"},
+        "responseStatus": {"code": 200},
+        "stageTimestamp": "2026-11-30T14:02:00Z",
+    }
     kept = _write({**event, "auditID": "0b3f2e1a-5c6d-4e7f-8a9b-0c1d2e3f4a5b", "sourceIPs": ["10.0.0.7"]})
     assert kept is not None and (kept.audit_id, kept.source_ip) == ("0b3f2e1a-5c6d-4e7f-8a9b-0c1d2e3f4a5b", "10.0.0.7")
     odd = _write({**event, "auditID": "x token=ghp_" + "a" * 36, "sourceIPs": ["ghp_" + "a" * 36]})
@@ -115,6 +142,10 @@ def test_an_anonymous_write_and_a_person_acting_as_the_operator_stand_out() -> N
 
 
 def test_an_edited_policy_report_timestamp_is_not_a_sighting() -> None:
-    old = {"results": [{"properties": {"fingerprint": "a"}, "timestamp": {"seconds": "soon", "nanos": 0}},
-                       {"properties": {"fingerprint": "b"}, "timestamp": {"seconds": 1764600000, "nanos": 0}}]}
+    old = {
+        "results": [
+            {"properties": {"fingerprint": "a"}, "timestamp": {"seconds": "soon", "nanos": 0}},
+            {"properties": {"fingerprint": "b"}, "timestamp": {"seconds": 1764600000, "nanos": 0}},
+        ]
+    }
     assert _first_seen(old) == {"b": {"seconds": 1764600000, "nanos": 0}}

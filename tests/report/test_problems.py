@@ -52,8 +52,10 @@ def test_text_lists_a_problem_once_with_every_rule() -> None:
     assert text.count("Queue/default-parent-queue KAI-D-002") == 1
     assert "also KAI-Q-011: Queue default-parent-queue is limited" in text
     assert "also NVCA-H-002: CPU resource violation" in text
-    assert ("2 problems (4 findings). Plan: 0 to create, 1 to change, 0 for the operator. Violations: 2 error(s), "
-            "1 warning(s), 0 info.") in text
+    assert (
+        "2 problems (4 findings). Plan: 0 to create, 1 to change, 0 for the operator. Violations: 2 error(s), "
+        "1 warning(s), 0 info."
+    ) in text
     assert "All clusters: 3 checked, 4 problems (6 findings): 3 error(s), 1 warning(s), 1 info, 1 waived." in text
 
 
@@ -68,5 +70,5 @@ def test_text_and_github_keep_a_second_finding_of_the_lead_rule() -> None:
     assert len({f["problem"] for f in json.loads(render(report, "json"))["clusters"][0]["findings"]}) == 2
     for fmt in ("text", "github"):
         out = render(report, fmt).replace("Also", "also")
-        assert 'node gpu-node-2 has nvca.nvcf.nvidia.io/schedule=' in out, fmt
+        assert "node gpu-node-2 has nvca.nvcf.nvidia.io/schedule=" in out, fmt
         assert "also NVCA-S-012: node gpu-node-2 has the label twice" in out, fmt

@@ -27,39 +27,72 @@ from reconciler.report.report import ClusterReport, GitInfo, Report
 from reconciler.report.shards import Shard
 
 text = st.text(max_size=12)
-names = st.from_regex(r"[a-z]([a-z0-9-]{0,9}[a-z0-9])?", fullmatch=True)   # DNS labels, as the reader requires
+names = st.from_regex(r"[a-z]([a-z0-9-]{0,9}[a-z0-9])?", fullmatch=True)  # DNS labels, as the reader requires
 paths = st.lists(st.one_of(st.integers(0, 20), st.text(min_size=1, max_size=6)), max_size=5).map(tuple)
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**53), 2**53), text,
-                         st.floats(allow_nan=False, allow_infinity=False))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)), max_leaves=8)
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**53), 2**53), text, st.floats(allow_nan=False, allow_infinity=False)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)),
+    max_leaves=8,
+)
 
 object_names = st.text(min_size=1, max_size=12).filter(lambda name: object_name(name) is None)
 subjects = st.builds(ObjectRef, text, text, object_names, st.none() | names)
 positions = st.none() | st.integers(1, 500)
 locations = st.builds(Location, text, positions, positions, paths, positions, positions)
-fixes = st.builds(Fix, st.sampled_from(list(Action)), text, st.none() | text,
-                  st.none() | st.dictionaries(text, json_values, max_size=2))
+fixes = st.builds(
+    Fix,
+    st.sampled_from(list(Action)),
+    text,
+    st.none() | text,
+    st.none() | st.dictionaries(text, json_values, max_size=2),
+)
 instants = st.datetimes(datetime(2000, 1, 1), datetime(2100, 1, 1)).map(
-    lambda moment: moment.replace(microsecond=0, tzinfo=UTC))
+    lambda moment: moment.replace(microsecond=0, tzinfo=UTC)
+)
 findings = st.builds(
-    Finding, rule_id=st.from_regex(r"KAI-[A-Z]-00[0-9]", fullmatch=True), kind=st.sampled_from(list(Kind)),
-    severity=st.sampled_from(list(Severity)), message=text, cluster=names, subject=st.none() | subjects,
-    location=st.none() | locations, desired=json_values, live=json_values, fix=st.none() | fixes, title=text,
-    waived_by=st.none() | text, extra=st.dictionaries(text, json_values, max_size=3),
-    age=st.none() | st.builds(Age, instants, instants))
+    Finding,
+    rule_id=st.from_regex(r"KAI-[A-Z]-00[0-9]", fullmatch=True),
+    kind=st.sampled_from(list(Kind)),
+    severity=st.sampled_from(list(Severity)),
+    message=text,
+    cluster=names,
+    subject=st.none() | subjects,
+    location=st.none() | locations,
+    desired=json_values,
+    live=json_values,
+    fix=st.none() | fixes,
+    title=text,
+    waived_by=st.none() | text,
+    extra=st.dictionaries(text, json_values, max_size=3),
+    age=st.none() | st.builds(Age, instants, instants),
+)
 verdicts = st.builds(Verdict, st.booleans(), st.lists(text, max_size=2).map(tuple), evaluated=st.booleans())
 gits = st.builds(GitInfo, text, text, st.none() | st.from_regex(r"[0-9a-f]{40}", fullmatch=True), st.booleans())
-metas = st.builds(RuleMeta, st.from_regex(r"KAI-[A-Z]-0[0-9][0-9]", fullmatch=True), text.filter(bool),
-                  st.sampled_from(["error", "warning", "info"]), st.sampled_from(["static", "live"]),
-                  *[text.filter(bool)] * 3)
+metas = st.builds(
+    RuleMeta,
+    st.from_regex(r"KAI-[A-Z]-0[0-9][0-9]", fullmatch=True),
+    text.filter(bool),
+    st.sampled_from(["error", "warning", "info"]),
+    st.sampled_from(["static", "live"]),
+    *[text.filter(bool)] * 3,
+)
 
 
 def clusters(rules: list[RuleMeta]) -> Any:
-    return st.builds(ClusterReport, names, st.none() | gits, st.none() | text, st.none() | verdicts,
-                     st.none() | st.dictionaries(text, json_values, max_size=2), st.lists(findings, max_size=4),
-                     st.lists(st.sampled_from(rules), unique_by=lambda m: m.id) if rules else st.just([]),
-                     st.none() | locations)
+    return st.builds(
+        ClusterReport,
+        names,
+        st.none() | gits,
+        st.none() | text,
+        st.none() | verdicts,
+        st.none() | st.dictionaries(text, json_values, max_size=2),
+        st.lists(findings, max_size=4),
+        st.lists(st.sampled_from(rules), unique_by=lambda m: m.id) if rules else st.just([]),
+        st.none() | locations,
+    )
 
 
 shards = st.none() | st.integers(1, 8).flatmap(lambda n: st.builds(Shard, st.integers(1, n), st.just(n)))
@@ -70,10 +103,16 @@ changed = st.none() | st.dictionaries(text, st.frozensets(st.integers(1, 99), ma
 def reports(draw: Any) -> Report:
     command = draw(st.sampled_from(["check", "diff", "doctor"]))
     count = 1 if command != "check" else draw(st.integers(0, 3))
-    rules = draw(st.lists(metas, max_size=4, unique_by=lambda m: m.id))   # one meta per id, as in a run
-    return Report(command, draw(st.lists(clusters(rules), min_size=count, max_size=count)),
-                  draw(st.sampled_from(list(Severity))), draw(st.lists(findings, max_size=3)), draw(changed),
-                  shard=draw(shards) if command == "check" else None, generated_at=draw(st.none() | instants))
+    rules = draw(st.lists(metas, max_size=4, unique_by=lambda m: m.id))  # one meta per id, as in a run
+    return Report(
+        command,
+        draw(st.lists(clusters(rules), min_size=count, max_size=count)),
+        draw(st.sampled_from(list(Severity))),
+        draw(st.lists(findings, max_size=3)),
+        draw(changed),
+        shard=draw(shards) if command == "check" else None,
+        generated_at=draw(st.none() | instants),
+    )
 
 
 @given(reports())

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.helpers import assert_one_line_error, load_fleet_builder, run_cli
 
-CLUSTERS = 8   # fleet-0007 has a mistake and the waiver of KAI-V-001
+CLUSTERS = 8  # fleet-0007 has a mistake and the waiver of KAI-V-001
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,11 @@ CONTEXT = "    kubeContext: {}\n"
 
 
 def _repo(tmp_path: Path) -> tuple[Path, list[str]]:
-    return make_repo(tmp_path, {CONFIG_FILE: standalone_config(extra=CONTEXT.format("lab-before"))},
-                     [{CONFIG_FILE: standalone_config(extra=CONTEXT.format("lab-after"))}])
+    return make_repo(
+        tmp_path,
+        {CONFIG_FILE: standalone_config(extra=CONTEXT.format("lab-before"))},
+        [{CONFIG_FILE: standalone_config(extra=CONTEXT.format("lab-after"))}],
+    )
 
 
 def _report(git: GitInfo | None) -> Report:

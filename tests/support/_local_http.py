@@ -17,8 +17,7 @@ class LocalHttpServer:
         quick = type(handler.__name__, (handler,), {"disable_nagle_algorithm": True})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), quick)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def origin(self) -> str:

@@ -30,28 +30,58 @@ class Writer:
     uid: str = field(default_factory=lambda: str(uuid.uuid4()))
 
 
-PERSON = Writer("alice@example.com", ("oidc:platform-admins", "system:authenticated"),
-                "kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1", "10.0.0.7")
-OPERATOR = Writer("system:serviceaccount:kai-scheduler:kai-operator",
-                  ("system:serviceaccounts", "system:serviceaccounts:kai-scheduler", "system:authenticated"),
-                  "operator/v0.16.7 (linux/amd64) kubernetes/$Format", "10.244.0.12")
-APISERVER = Writer("system:apiserver", ("system:authenticated", "system:masters"),
-                   "kube-apiserver/v1.36.0 (linux/amd64) kubernetes/0b3f2e1", "::1")
-KAI_GITOPS = Writer("system:serviceaccount:kai-gitops:kai-gitops",
-                    ("system:serviceaccounts", "system:serviceaccounts:kai-gitops", "system:authenticated"),
-                    "kai-gitops/0.1 (reconciler)", "10.244.0.31")
-HELM = Writer("system:serviceaccount:ci:deployer", ("system:serviceaccounts", "system:authenticated"), "Helm/3.19.0",
-              "10.0.3.3")   # a CI job's ServiceAccount running helm: a person's change until kai-gitops.yaml names it
-HELM_BY_HAND = Writer("alice@example.com", ("oidc:platform-admins", "system:authenticated"), "Helm/3.16.0",
-                      "10.0.0.7")   # a person running helm (or `curl -A 'Helm/3.16.0'`): still a person
-SCHEDULER = Writer("system:serviceaccount:kai-scheduler:queue-controller",
-                   ("system:serviceaccounts", "system:authenticated"), "queue-controller/v0.16.7", "10.244.0.14")
+PERSON = Writer(
+    "alice@example.com",
+    ("oidc:platform-admins", "system:authenticated"),
+    "kubectl/v1.36.0 (linux/amd64) kubernetes/0b3f2e1",
+    "10.0.0.7",
+)
+OPERATOR = Writer(
+    "system:serviceaccount:kai-scheduler:kai-operator",
+    ("system:serviceaccounts", "system:serviceaccounts:kai-scheduler", "system:authenticated"),
+    "operator/v0.16.7 (linux/amd64) kubernetes/$Format",
+    "10.244.0.12",
+)
+APISERVER = Writer(
+    "system:apiserver",
+    ("system:authenticated", "system:masters"),
+    "kube-apiserver/v1.36.0 (linux/amd64) kubernetes/0b3f2e1",
+    "::1",
+)
+KAI_GITOPS = Writer(
+    "system:serviceaccount:kai-gitops:kai-gitops",
+    ("system:serviceaccounts", "system:serviceaccounts:kai-gitops", "system:authenticated"),
+    "kai-gitops/0.1 (reconciler)",
+    "10.244.0.31",
+)
+HELM = Writer(
+    "system:serviceaccount:ci:deployer", ("system:serviceaccounts", "system:authenticated"), "Helm/3.19.0", "10.0.3.3"
+)  # a CI job's ServiceAccount running helm: a person's change until kai-gitops.yaml names it
+HELM_BY_HAND = Writer(
+    "alice@example.com", ("oidc:platform-admins", "system:authenticated"), "Helm/3.16.0", "10.0.0.7"
+)  # a person running helm (or `curl -A 'Helm/3.16.0'`): still a person
+SCHEDULER = Writer(
+    "system:serviceaccount:kai-scheduler:queue-controller",
+    ("system:serviceaccounts", "system:authenticated"),
+    "queue-controller/v0.16.7",
+    "10.244.0.14",
+)
 MALLORY = Writer("mallory@example.com", ("system:authenticated",), "kubectl/v1.36.0 (linux/amd64)", "10.0.0.66")
 
 
-def event(writer: Writer, verb: str, resource: tuple[str, str, str], name: str, at: datetime, *,
-          stage: str = "ResponseComplete", code: int = 200, namespace: str | None = None,
-          subresource: str | None = None, audit_id: str | None = None) -> dict[str, Any]:
+def event(
+    writer: Writer,
+    verb: str,
+    resource: tuple[str, str, str],
+    name: str,
+    at: datetime,
+    *,
+    stage: str = "ResponseComplete",
+    code: int = 200,
+    namespace: str | None = None,
+    subresource: str | None = None,
+    audit_id: str | None = None,
+) -> dict[str, Any]:
     group, version, plural = resource
     scope = f"/namespaces/{namespace}" if namespace else ""
     base = f"/apis/{group}/{version}" if group else f"/api/{version}"
@@ -65,26 +95,45 @@ def event(writer: Writer, verb: str, resource: tuple[str, str, str], name: str, 
         ref["subresource"] = subresource
     user: dict[str, Any] = {"username": writer.username, "uid": writer.uid, "groups": list(writer.groups)}
     out: dict[str, Any] = {
-        "kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Metadata",
-        "auditID": audit_id or str(uuid.uuid4()), "stage": stage,
-        "requestURI": uri + ("?fieldManager=kubectl-edit" if verb == "update" else ""), "verb": verb,
-        "user": user, "sourceIPs": [writer.source_ip], "userAgent": writer.user_agent, "objectRef": ref,
-        "requestReceivedTimestamp": _stamp(at), "stageTimestamp": _stamp(at + timedelta(milliseconds=4)),
-        "annotations": {"authorization.k8s.io/decision": "allow" if code != 403 else "forbid",
-                        "authorization.k8s.io/reason": ""},
+        "kind": "Event",
+        "apiVersion": "audit.k8s.io/v1",
+        "level": "Metadata",
+        "auditID": audit_id or str(uuid.uuid4()),
+        "stage": stage,
+        "requestURI": uri + ("?fieldManager=kubectl-edit" if verb == "update" else ""),
+        "verb": verb,
+        "user": user,
+        "sourceIPs": [writer.source_ip],
+        "userAgent": writer.user_agent,
+        "objectRef": ref,
+        "requestReceivedTimestamp": _stamp(at),
+        "stageTimestamp": _stamp(at + timedelta(milliseconds=4)),
+        "annotations": {
+            "authorization.k8s.io/decision": "allow" if code != 403 else "forbid",
+            "authorization.k8s.io/reason": "",
+        },
     }
     if writer.impersonates:
         user["groups"] = ["system:masters", "system:authenticated"]
         out["impersonatedUser"] = {"username": writer.impersonates, "groups": ["system:authenticated"]}
     if stage != "RequestReceived":
-        out["responseStatus"] = {"metadata": {}, "code": code} if code < 400 else {
-            "metadata": {}, "status": "Failure", "reason": "Forbidden", "code": code,
-            "message": f'{plural}.{group} "{name}" is forbidden'}
+        out["responseStatus"] = (
+            {"metadata": {}, "code": code}
+            if code < 400
+            else {
+                "metadata": {},
+                "status": "Failure",
+                "reason": "Forbidden",
+                "code": code,
+                "message": f'{plural}.{group} "{name}" is forbidden',
+            }
+        )
     return out
 
 
-def request(writer: Writer, verb: str, resource: tuple[str, str, str], name: str, at: datetime,
-            **kwargs: Any) -> list[dict[str, Any]]:
+def request(
+    writer: Writer, verb: str, resource: tuple[str, str, str], name: str, at: datetime, **kwargs: Any
+) -> list[dict[str, Any]]:
     """Both events the log backend writes for one request, sharing its auditID."""
     audit_id = str(uuid.uuid4())
     received = event(writer, verb, resource, name, at, stage="RequestReceived", audit_id=audit_id, **kwargs)
@@ -96,10 +145,18 @@ def story(queue: str = "default-queue") -> Iterator[dict[str, Any]]:
     edited by a person with kubectl; then a forbidden edit and a status update, which change nothing."""
     at = START
     steps: list[tuple[Writer, str, dict[str, Any]]] = [
-        (HELM, "create", {}), (OPERATOR, "update", {}), (APISERVER, "patch", {}), (KAI_GITOPS, "get", {}),
-        (KAI_GITOPS, "patch", {}), (OPERATOR, "get", {}), (PERSON, "get", {}), (PERSON, "update", {}),
-        (MALLORY, "update", {"code": 403}), (SCHEDULER, "update", {"subresource": "status"}),
-        (OPERATOR, "list", {}), (KAI_GITOPS, "get", {}),
+        (HELM, "create", {}),
+        (OPERATOR, "update", {}),
+        (APISERVER, "patch", {}),
+        (KAI_GITOPS, "get", {}),
+        (KAI_GITOPS, "patch", {}),
+        (OPERATOR, "get", {}),
+        (PERSON, "get", {}),
+        (PERSON, "update", {}),
+        (MALLORY, "update", {"code": 403}),
+        (SCHEDULER, "update", {"subresource": "status"}),
+        (OPERATOR, "list", {}),
+        (KAI_GITOPS, "get", {}),
     ]
     for writer, verb, extra in steps:
         at += timedelta(minutes=7)
@@ -117,15 +174,16 @@ def write_log(path: Path, events: Iterator[dict[str, Any]] | list[dict[str, Any]
     return path
 
 
-def write_noise_log(path: Path, target_bytes: int, *, queue: str = "default-queue", hot: bool = False,
-                    compress: bool = False) -> int:
+def write_noise_log(
+    path: Path, target_bytes: int, *, queue: str = "default-queue", hot: bool = False, compress: bool = False
+) -> int:
     """A large log: the story of `queue` at its end, behind `target_bytes` of traffic written a line at a time
     (reads, watches and writes by the operator, the API server, kai-gitops and the queue controller). The traffic
     is about 500 other queues and leases, or with `hot` all about `queue` itself (every line must then be
     parsed). Returns the number of lines."""
     names = [queue] if hot else [f"team-{i:04d}" for i in range(500)]
     at, count, size = START - timedelta(days=3), 0, 0
-    with (gzip.open(path, "wb", compresslevel=1) if compress else path.open("wb")) as out:
+    with gzip.open(path, "wb", compresslevel=1) if compress else path.open("wb") as out:
         while size < target_bytes:
             at += timedelta(milliseconds=100)
             writer = (OPERATOR, APISERVER, KAI_GITOPS, SCHEDULER)[count % 4]

@@ -59,9 +59,18 @@ spec:
 """
 
 
-def chart_repo(tmp_path: Path, templates: dict[str, str], *, values: str = "replicas: 2\ntopology: t\n",
-               workload: str = "    chart: charts/fn\n") -> Path:
-    files = {"kai-gitops.yaml": CONFIG + workload, "env.yaml": ENV, "charts/fn/Chart.yaml": CHART_YAML,
-             "charts/fn/values.yaml": values}
+def chart_repo(
+    tmp_path: Path,
+    templates: dict[str, str],
+    *,
+    values: str = "replicas: 2\ntopology: t\n",
+    workload: str = "    chart: charts/fn\n",
+) -> Path:
+    files = {
+        "kai-gitops.yaml": CONFIG + workload,
+        "env.yaml": ENV,
+        "charts/fn/Chart.yaml": CHART_YAML,
+        "charts/fn/values.yaml": values,
+    }
     files.update({f"charts/fn/templates/{name}": text for name, text in templates.items()})
     return make_repo(tmp_path, files)[0]

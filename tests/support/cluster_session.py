@@ -16,11 +16,12 @@ from reconciler.sources.cluster.session import ClusterSession
 if TYPE_CHECKING:
     from tests.support.envtest import EnvTest
 
-Seen = Callable[[str, str, Any], None]   # (method, path, body) of a write about to be guarded and sent
+Seen = Callable[[str, str, Any], None]  # (method, path, body) of a write about to be guarded and sent
 
 
-def guarded_session(configuration: Any, *, label: str = "cluster", settings: ReadSettings | None = None,
-                    seen: Seen | None = None) -> ClusterSession:
+def guarded_session(
+    configuration: Any, *, label: str = "cluster", settings: ReadSettings | None = None, seen: Seen | None = None
+) -> ClusterSession:
     def guard(method: str, path: str, body: Any, content_type: str | None) -> None:
         if seen is not None:
             seen(method, path, body)

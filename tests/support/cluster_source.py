@@ -22,14 +22,28 @@ ROOT = Path(__file__).resolve().parents[2]
 Obj = dict[str, Any]
 
 # Tiny timeouts and backoff: the fault matrix must run in seconds, not minutes.
-FAST = ReadSettings(attempts=5, retry_budget_s=5.0, backoff_base_s=0.005, backoff_cap_s=0.02,
-                    connect_timeout_s=1.0, read_timeout_s=0.3, healthz_timeout_s=0.3, page_limit=2,
-                    secret_page_limit=2, workers=4)
+FAST = ReadSettings(
+    attempts=5,
+    retry_budget_s=5.0,
+    backoff_base_s=0.005,
+    backoff_cap_s=0.02,
+    connect_timeout_s=1.0,
+    read_timeout_s=0.3,
+    healthz_timeout_s=0.3,
+    page_limit=2,
+    secret_page_limit=2,
+    workers=4,
+)
 
-FAST_ENV = {"KAI_GITOPS_KUBE_ATTEMPTS": "5", "KAI_GITOPS_KUBE_RETRY_BUDGET_S": "5",
-            "KAI_GITOPS_KUBE_BACKOFF_BASE_S": "0.005", "KAI_GITOPS_KUBE_BACKOFF_CAP_S": "0.02",
-            "KAI_GITOPS_KUBE_READ_TIMEOUT_S": "0.3", "KAI_GITOPS_KUBE_HEALTHZ_TIMEOUT_S": "0.3",
-            "KAI_GITOPS_KUBE_PAGE_LIMIT": "2"}
+FAST_ENV = {
+    "KAI_GITOPS_KUBE_ATTEMPTS": "5",
+    "KAI_GITOPS_KUBE_RETRY_BUDGET_S": "5",
+    "KAI_GITOPS_KUBE_BACKOFF_BASE_S": "0.005",
+    "KAI_GITOPS_KUBE_BACKOFF_CAP_S": "0.02",
+    "KAI_GITOPS_KUBE_READ_TIMEOUT_S": "0.3",
+    "KAI_GITOPS_KUBE_HEALTHZ_TIMEOUT_S": "0.3",
+    "KAI_GITOPS_KUBE_PAGE_LIMIT": "2",
+}
 
 
 def _demo() -> ModuleType:
@@ -60,8 +74,12 @@ def serve(server: KubeTestServer, items: list[Obj], *, kai_installed: bool = Tru
     else:
         server.register_kind("nvcf.nvidia.io", "v1", "NVCFBackend", "nvcfbackends", namespaced=True)
         custom = ("scheduling.run.ai/", "kai.scheduler/")
-        items = [i for i in items if not i["apiVersion"].startswith(custom)
-                 and not (i["kind"] == "CustomResourceDefinition" and "nvcf" not in i["metadata"]["name"])]
+        items = [
+            i
+            for i in items
+            if not i["apiVersion"].startswith(custom)
+            and not (i["kind"] == "CustomResourceDefinition" and "nvcf" not in i["metadata"]["name"])
+        ]
     for item in items:
         if item["kind"] == "NVCAHealthz":
             server.set_healthz(item["httpStatus"], item["body"])
@@ -75,8 +93,13 @@ def serve(server: KubeTestServer, items: list[Obj], *, kai_installed: bool = Tru
 def write_kubeconfig(path: Path, servers: dict[str, str], current: str | None = None) -> Path:
     clusters = [{"name": name, "cluster": {"server": url}} for name, url in servers.items()]
     contexts = [{"name": name, "context": {"cluster": name, "user": "tester"}} for name in servers]
-    config: Obj = {"apiVersion": "v1", "kind": "Config", "clusters": clusters, "contexts": contexts,
-                   "users": [{"name": "tester", "user": {"token": "test-token"}}]}
+    config: Obj = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": clusters,
+        "contexts": contexts,
+        "users": [{"name": "tester", "user": {"token": "test-token"}}],
+    }
     if current:
         config["current-context"] = current
     path.write_bytes(orjson.dumps(config))  # JSON is YAML: the client reads it as a kubeconfig

@@ -94,7 +94,9 @@ def nvca_healthz(queues: list[Obj]) -> tuple[int, Obj]:
     verdict = predict(specs)
     status = "healthy" if verdict.healthy else "unhealthy"
     return (200 if verdict.healthy else 503), {
-        "Status": status, "Components": {"kai-scheduler-queues": {"Status": status, "Errors": list(verdict.errors)}}}
+        "Status": status,
+        "Components": {"kai-scheduler-queues": {"Status": status, "Errors": list(verdict.errors)}},
+    }
 
 
 def outbound_address() -> str | None:
@@ -149,22 +151,45 @@ def nvca_agent(envtest: EnvTest, answer: Callable[[], tuple[int, Obj]] | None = 
 
 def _register_agent(envtest: EnvTest, address: str, port: int) -> None:
     envtest.create_namespace(NVCA_NAMESPACE, exist_ok=True)
-    create(envtest, {"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": "nvca-0", "namespace": NVCA_NAMESPACE, "labels": {"app": "nvca"}},
-                     "spec": {"containers": [{"name": "nvca", "image": "nvcr.io/nvidia/nvca:3.2.7"}]},
-                     "status": {"phase": "Running", "podIP": address, "podIPs": [{"ip": address}]}})
+    create(
+        envtest,
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "nvca-0", "namespace": NVCA_NAMESPACE, "labels": {"app": "nvca"}},
+            "spec": {"containers": [{"name": "nvca", "image": "nvcr.io/nvidia/nvca:3.2.7"}]},
+            "status": {"phase": "Running", "podIP": address, "podIPs": [{"ip": address}]},
+        },
+    )
     assert envtest.rest is not None
     status, _ = envtest.rest.raw("GET", f"/api/v1/namespaces/{NVCA_NAMESPACE}/services/{NVCA_SERVICE}")
-    if status == 404:   # a cluster made elsewhere may have the Service already: the Endpoints decide the port
-        create(envtest, {"apiVersion": "v1", "kind": "Service",
-                         "metadata": {"name": NVCA_SERVICE, "namespace": NVCA_NAMESPACE},
-                         "spec": {"ports": [{"name": "http", "port": NVCA_PORT, "targetPort": port}]}})
+    if status == 404:  # a cluster made elsewhere may have the Service already: the Endpoints decide the port
+        create(
+            envtest,
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": NVCA_SERVICE, "namespace": NVCA_NAMESPACE},
+                "spec": {"ports": [{"name": "http", "port": NVCA_PORT, "targetPort": port}]},
+            },
+        )
     # No endpoints controller runs: the Endpoints are written as it would write them for the selector.
-    create(envtest, {"apiVersion": "v1", "kind": "Endpoints",
-                     "metadata": {"name": NVCA_SERVICE, "namespace": NVCA_NAMESPACE},
-                     "subsets": [{"addresses": [{"ip": address, "targetRef": {
-                         "kind": "Pod", "name": "nvca-0", "namespace": NVCA_NAMESPACE}}],
-                                  "ports": [{"name": "http", "port": port}]}]})
+    create(
+        envtest,
+        {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": NVCA_SERVICE, "namespace": NVCA_NAMESPACE},
+            "subsets": [
+                {
+                    "addresses": [
+                        {"ip": address, "targetRef": {"kind": "Pod", "name": "nvca-0", "namespace": NVCA_NAMESPACE}}
+                    ],
+                    "ports": [{"name": "http", "port": port}],
+                }
+            ],
+        },
+    )
 
 
 def kubectl(*args: str, stdin: str | None = None, kubeconfig: Path | None = None) -> str:

@@ -38,9 +38,9 @@ def parse_call(args: list[str]) -> tuple[click.Command, dict[str, Any]]:
     return command, context.params
 
 
-PLACEHOLDER = "<kai-gitops-git-url>"   # the one spot a user fills in: the Git URL of kai-gitops itself
+PLACEHOLDER = "<kai-gitops-git-url>"  # the one spot a user fills in: the Git URL of kai-gitops itself
 
-RELEASE_TAG = "<release-tag>"   # the release a user installs, explained once (docs/ci.md#installing-kai-gitops)
+RELEASE_TAG = "<release-tag>"  # the release a user installs, explained once (docs/ci.md#installing-kai-gitops)
 
 
 def release_ref() -> str:
@@ -76,7 +76,12 @@ def throwaway_venv(where: Path) -> Path:
     for package in ("pip", "click"):
         (borrowed / package).symlink_to(Path(sysconfig.get_paths()["purelib"]) / package)
     python = str(where / "bin" / "python")
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
     (Path(site) / "borrowed.pth").write_text(f"{borrowed}\n")
     return where

@@ -31,10 +31,16 @@ def variant_dir(tmp: Path, overlay: str, components: tuple[str, ...]) -> Path:
     here = tmp / f"{overlay}+{'+'.join(components)}"
     here.mkdir(parents=True, exist_ok=True)
     rel = Path(os.path.relpath(DEPLOY, here))
-    (here / "kustomization.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": [str(rel / "overlays" / overlay)],
-        "components": [str(rel / "components" / c) for c in components]}))
+    (here / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [str(rel / "overlays" / overlay)],
+                "components": [str(rel / "components" / c) for c in components],
+            }
+        )
+    )
     return here
 
 

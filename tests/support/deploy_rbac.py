@@ -17,8 +17,21 @@ def plant_reports(server: KubeTestServer) -> None:
 
     register_reports(server, WG + OPEN)
     labels = {MANAGED_BY_LABEL: SOURCE, CLUSTER_LABEL: "prod-addon"}
-    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "ClusterPolicyReport",
-                "metadata": {"name": "kai-gitops-prod-addon", "labels": labels}, "results": [], "summary": {}})
-    server.add({"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
-                "metadata": {"name": "kai-gitops-prod-addon", "namespace": "retired", "labels": labels},
-                "results": [], "summary": {}})
+    server.add(
+        {
+            "apiVersion": "wgpolicyk8s.io/v1alpha2",
+            "kind": "ClusterPolicyReport",
+            "metadata": {"name": "kai-gitops-prod-addon", "labels": labels},
+            "results": [],
+            "summary": {},
+        }
+    )
+    server.add(
+        {
+            "apiVersion": "wgpolicyk8s.io/v1alpha2",
+            "kind": "PolicyReport",
+            "metadata": {"name": "kai-gitops-prod-addon", "namespace": "retired", "labels": labels},
+            "results": [],
+            "summary": {},
+        }
+    )

@@ -44,8 +44,13 @@ BASE, GOOD, BAD, FIX = "b" * 40, "6" * 40, "d" * 40, "f" * 40
 
 def _queue(name: str, parent: str | None, gpu_limit: float = -1, gpu_quota: float = -1) -> dict[str, Any]:
     unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-    spec: dict[str, Any] = {"resources": {"cpu": unlimited, "memory": unlimited,
-                                          "gpu": {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": 1}}}
+    spec: dict[str, Any] = {
+        "resources": {
+            "cpu": unlimited,
+            "memory": unlimited,
+            "gpu": {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": 1},
+        }
+    }
     if parent:
         spec["parentQueue"] = parent
     return {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name}, "spec": spec}
@@ -58,14 +63,23 @@ def _queues(*objects: dict[str, Any]) -> dict[str, QueueSpec]:
 # What each commit's Queues are. The good change gives team-a 16 GPUs; the bad one caps default-queue's GPUs,
 # which NVCA's kai-scheduler-queues check reads as a violation (it wants -1/-1/1 on both default queues).
 COMMIT_QUEUES = {
-    BASE: _queues(_queue("default-parent-queue", None), _queue("default-queue", "default-parent-queue"),
-                  _queue("team-a", "default-parent-queue", 8, 8)),
-    GOOD: _queues(_queue("default-parent-queue", None), _queue("default-queue", "default-parent-queue"),
-                  _queue("team-a", "default-parent-queue", 16, 16)),
-    BAD: _queues(_queue("default-parent-queue", None), _queue("default-queue", "default-parent-queue", 8, 8),
-                 _queue("team-a", "default-parent-queue", 8, 8)),
+    BASE: _queues(
+        _queue("default-parent-queue", None),
+        _queue("default-queue", "default-parent-queue"),
+        _queue("team-a", "default-parent-queue", 8, 8),
+    ),
+    GOOD: _queues(
+        _queue("default-parent-queue", None),
+        _queue("default-queue", "default-parent-queue"),
+        _queue("team-a", "default-parent-queue", 16, 16),
+    ),
+    BAD: _queues(
+        _queue("default-parent-queue", None),
+        _queue("default-queue", "default-parent-queue", 8, 8),
+        _queue("team-a", "default-parent-queue", 8, 8),
+    ),
 }
-COMMIT_QUEUES[FIX] = COMMIT_QUEUES[BASE]   # the revert of the bad change
+COMMIT_QUEUES[FIX] = COMMIT_QUEUES[BASE]  # the revert of the bad change
 
 
 def verdict(commit: str) -> Verdict:
@@ -76,12 +90,19 @@ class StatusBoard:
     """The Git host's commit statuses, in process: stamped in whole seconds of the scripted clock when they land,
     listed newest first; faults as the product's client raises them once its retries are spent."""
 
-    def __init__(self, clock: Callable[[], float], *, rng: random.Random | None = None, read_5xx: float = 0.0,
-                 write_5xx: float = 0.0, write_delay_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        *,
+        rng: random.Random | None = None,
+        read_5xx: float = 0.0,
+        write_5xx: float = 0.0,
+        write_delay_s: float = 0.0,
+    ) -> None:
         self.clock, self.rng = clock, rng or random.Random(0)
         self.read_5xx, self.write_5xx, self.write_delay_s = read_5xx, write_5xx, write_delay_s
         self.statuses: dict[str, list[CommitStatus]] = {}
-        self.in_flight: list[tuple[float, int, CommitStatus]] = []   # (lands at, order, status)
+        self.in_flight: list[tuple[float, int, CommitStatus]] = []  # (lands at, order, status)
         self.reads = self.writes = self.failed_reads = self.failed_writes = 0
         self._order = 0
 
@@ -106,7 +127,7 @@ class StatusBoard:
             self.failed_writes += 1
             raise UserError("GitHub answered HTTP 502 after 3 retries (writing a status)")
         typed: StatusState = state  # type: ignore[assignment]
-        status = CommitStatus(sha, context, typed, float(int(self.clock())), description[:140])   # the client cuts
+        status = CommitStatus(sha, context, typed, float(int(self.clock())), description[:140])  # the client cuts
         if self.write_delay_s:
             self._order += 1
             heapq.heappush(self.in_flight, (self.clock() + self.write_delay_s, self._order, status))
@@ -124,10 +145,10 @@ class StatusBoard:
 @dataclass
 class Cluster:
     name: str
-    wave: int                       # index of its wave
-    minute: float                   # its CronJob's offset in the hour, seconds
-    applied: str = BASE             # the commit its live state is at
-    reported: bool = True           # its report on `applied` was written (a failed write: the next run writes it)
+    wave: int  # index of its wave
+    minute: float  # its CronJob's offset in the hour, seconds
+    applied: str = BASE  # the commit its live state is at
+    reported: bool = True  # its report on `applied` was written (a failed write: the next run writes it)
     last: WaveDecision | None = None
 
 
@@ -143,7 +164,7 @@ class Apply:
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    merges: tuple[tuple[float, str], ...]       # (time after start, the commit the branch head becomes)
+    merges: tuple[tuple[float, str], ...]  # (time after start, the commit the branch head becomes)
     hours: float = 12.0
     duplicate_runs: bool = False
     read_5xx: float = 0.0
@@ -155,11 +176,14 @@ def fleet_config(size: int) -> RepoConfig:
     """kai-gitops.yaml of `size` clusters in four waves: 1 % (at least one), to 10 %, to 40 %, the rest (unlisted)."""
     names = [f"gpu-{i:04d}" for i in range(size)]
     cuts = [max(1, size // 100), max(2, size // 10), max(3, size * 4 // 10)]
-    entries = "".join(f"  - {{name: {n}, mode: standalone, kaiChartVersion: v0.16.7, kaiValuesFile: k.yaml}}\n"
-                      for n in names)
-    waves = (f"    - {{name: canary, clusters: [{', '.join(names[:cuts[0]])}], soak: 1h}}\n"
-             f"    - {{name: early, clusters: [{', '.join(names[cuts[0]:cuts[1]])}], soak: 1h}}\n"
-             f"    - {{name: main, clusters: [{', '.join(names[cuts[1]:cuts[2]])}], soak: 1h}}\n")
+    entries = "".join(
+        f"  - {{name: {n}, mode: standalone, kaiChartVersion: v0.16.7, kaiValuesFile: k.yaml}}\n" for n in names
+    )
+    waves = (
+        f"    - {{name: canary, clusters: [{', '.join(names[: cuts[0]])}], soak: 1h}}\n"
+        f"    - {{name: early, clusters: [{', '.join(names[cuts[0] : cuts[1]])}], soak: 1h}}\n"
+        f"    - {{name: main, clusters: [{', '.join(names[cuts[1] : cuts[2]])}], soak: 1h}}\n"
+    )
     text = f"apiVersion: kai-gitops/v1\nclusters:\n{entries}rollout:\n  waves:\n{waves}"
     return parse_repo_config(text.encode())
 
@@ -185,23 +209,31 @@ class Result:
         for index, names in enumerate(self.config.rollout.members if self.config.rollout else ()):
             times = [a.at for a in self.applies if a.commit == first and a.wave == index]
             per_wave[self.config.rollout.waves[index].name if self.config.rollout else str(index)] = {
-                "clusters": len(names), "applied": len({a.cluster for a in self.applies
-                                                        if a.commit == first and a.wave == index}),
+                "clusters": len(names),
+                "applied": len({a.cluster for a in self.applies if a.commit == first and a.wave == index}),
                 "first_apply_h": round((min(times) - merged_at) / HOUR, 2) if times else None,
-                "last_apply_h": round((max(times) - merged_at) / HOUR, 2) if times else None}
+                "last_apply_h": round((max(times) - merged_at) / HOUR, 2) if times else None,
+            }
         final = self.scenario.merges[-1][1]
-        return {"scenario": self.scenario.name, "clusters": len(self.clusters),
-                "applied": len(applied), "applied_in_waves": sorted(w + 1 for w in waves),
-                "held": len(held),
-                "held_reason": held[0].last.reason if held and held[0].last else None,
-                "waiting": sum(1 for c in self.clusters if c.last is not None and c.last.state == "waiting"),
-                "unreadable": sum(1 for c in self.clusters if c.last is not None and c.last.state == "unreadable"),
-                "order_violations": len(self.order_violations),
-                "time_to_halt_min": None if failed_at is None else round((failed_at - merged_at) / 60, 1),
-                "at_final_commit": sum(1 for c in self.clusters if c.applied == final),
-                "runs": self.runs, "status_reads": self.board.reads, "status_writes": self.board.writes,
-                "failed_reads": self.board.failed_reads, "failed_writes": self.board.failed_writes,
-                "per_wave": per_wave}
+        return {
+            "scenario": self.scenario.name,
+            "clusters": len(self.clusters),
+            "applied": len(applied),
+            "applied_in_waves": sorted(w + 1 for w in waves),
+            "held": len(held),
+            "held_reason": held[0].last.reason if held and held[0].last else None,
+            "waiting": sum(1 for c in self.clusters if c.last is not None and c.last.state == "waiting"),
+            "unreadable": sum(1 for c in self.clusters if c.last is not None and c.last.state == "unreadable"),
+            "order_violations": len(self.order_violations),
+            "time_to_halt_min": None if failed_at is None else round((failed_at - merged_at) / 60, 1),
+            "at_final_commit": sum(1 for c in self.clusters if c.applied == final),
+            "runs": self.runs,
+            "status_reads": self.board.reads,
+            "status_writes": self.board.writes,
+            "failed_reads": self.board.failed_reads,
+            "failed_writes": self.board.failed_writes,
+            "per_wave": per_wave,
+        }
 
     runs: int = 0
 
@@ -218,20 +250,30 @@ def _quiet() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def simulate(size: int, scenario: Scenario, *, seed: int = 7, config: RepoConfig | None = None,
-             naive: bool = False) -> Result:
+def simulate(
+    size: int, scenario: Scenario, *, seed: int = 7, config: RepoConfig | None = None, naive: bool = False
+) -> Result:
     """`naive`: self-heal as it is without waves, every cluster applying the branch head at its next run."""
     config = config or fleet_config(size)
     assert config.rollout is not None
     rng = random.Random(seed)
     now = [0.0]
-    board = StatusBoard(lambda: now[0], rng=random.Random(seed + 1), read_5xx=scenario.read_5xx,
-                        write_5xx=scenario.write_5xx, write_delay_s=scenario.write_delay_s)
+    board = StatusBoard(
+        lambda: now[0],
+        rng=random.Random(seed + 1),
+        read_5xx=scenario.read_5xx,
+        write_5xx=scenario.write_5xx,
+        write_delay_s=scenario.write_delay_s,
+    )
     clusters = [Cluster(c.name, config.rollout.wave_of(c.name) or 0, rng.uniform(0, HOUR)) for c in config.clusters]
     result = Result(scenario, clusters, [], board, config)
-    settings = RolloutSettings(board=lambda _report: board, descendants=lambda _commit: (), clock=lambda: now[0],
-                               rollout_before=lambda _commit: None)   # one kai-gitops.yaml throughout
-    events: list[tuple[float, int, int]] = []     # (time, tie-break, cluster index)
+    settings = RolloutSettings(
+        board=lambda _report: board,
+        descendants=lambda _commit: (),
+        clock=lambda: now[0],
+        rollout_before=lambda _commit: None,
+    )  # one kai-gitops.yaml throughout
+    events: list[tuple[float, int, int]] = []  # (time, tie-break, cluster index)
     hours = int(scenario.hours) + 1
     for index, cluster in enumerate(clusters):
         for hour in range(hours):
@@ -248,7 +290,7 @@ def simulate(size: int, scenario: Scenario, *, seed: int = 7, config: RepoConfig
                 head = merges.pop(0)[1]
             cluster = clusters[index]
             runs = 2 if scenario.duplicate_runs else 1
-            gates = [_gate(cluster, head, config, settings, naive) for _ in range(runs)]   # both read, then write
+            gates = [_gate(cluster, head, config, settings, naive) for _ in range(runs)]  # both read, then write
             for gate in gates:
                 _run(cluster, head, gate, config, result, at)
     board.land()
@@ -256,18 +298,18 @@ def simulate(size: int, scenario: Scenario, *, seed: int = 7, config: RepoConfig
     return result
 
 
-def _gate(cluster: Cluster, head: str, config: RepoConfig, settings: RolloutSettings,
-          naive: bool = False) -> rollout.Gate | None:
+def _gate(
+    cluster: Cluster, head: str, config: RepoConfig, settings: RolloutSettings, naive: bool = False
+) -> rollout.Gate | None:
     if cluster.applied == head and cluster.reported:
-        return None    # at the branch head, its report written: a run re-applies nothing and writes nothing
+        return None  # at the branch head, its report written: a run re-applies nothing and writes nothing
     if naive:
         return rollout.Gate(WaveDecision(True, "no-rollout", "no waves"), cluster.name, head)
     report = Report("reconcile", [ClusterReport(cluster.name, GitInfo("fleet", "main", head))], config=config)
     return rollout.gate(report, settings)
 
 
-def _run(cluster: Cluster, head: str, gate: rollout.Gate | None, config: RepoConfig, result: Result,
-         at: float) -> None:
+def _run(cluster: Cluster, head: str, gate: rollout.Gate | None, config: RepoConfig, result: Result, at: float) -> None:
     result.runs += 1
     if gate is None:
         return
@@ -282,8 +324,7 @@ def _run(cluster: Cluster, head: str, gate: rollout.Gate | None, config: RepoCon
     before = Report("reconcile", [ClusterReport(cluster.name, git)], config=config)
     after = Report("reconcile", [ClusterReport(cluster.name, git, nvca=healthy)], config=config)
     failed_writes = result.board.failed_writes
-    rollout.report_apply(ReconcileOutcome(before, Plan(cluster.name, None, None, ()), ApplyResult("sim"), after),
-                         gate)
+    rollout.report_apply(ReconcileOutcome(before, Plan(cluster.name, None, None, ()), ApplyResult("sim"), after), gate)
     cluster.reported = result.board.failed_writes == failed_writes
 
 
@@ -300,17 +341,24 @@ def check_order(result: Result) -> list[str]:
                 landed.setdefault((status.cluster, status.sha), []).append(status)
     violations = []
     for apply in result.applies:
-        failed = [c for (c, sha), reports in landed.items() if sha == apply.commit and c != apply.cluster
-                  and any(s.state == "failure" and s.at <= apply.at for s in reports)]
+        failed = [
+            c
+            for (c, sha), reports in landed.items()
+            if sha == apply.commit
+            and c != apply.cluster
+            and any(s.state == "failure" and s.at <= apply.at for s in reports)
+        ]
         if failed:
             violations.append(f"{apply.cluster} applied {apply.commit[:7]} after {failed[0]}'s failure had landed")
-        for wave in rollout_config.waves[:apply.wave]:
+        for wave in rollout_config.waves[: apply.wave]:
             for member in rollout_config.members[wave.index]:
                 reports = landed.get((member, apply.commit), [])
                 soaked = any(s.state == "success" and s.at <= apply.at - wave.soak_s for s in reports)
                 if not soaked:
-                    violations.append(f"{apply.cluster} (wave {apply.wave + 1}) applied {apply.commit[:7]} before "
-                                      f"{member} (wave {wave.number}) had succeeded a soak before")
+                    violations.append(
+                        f"{apply.cluster} (wave {apply.wave + 1}) applied {apply.commit[:7]} before "
+                        f"{member} (wave {wave.number}) had succeeded a soak before"
+                    )
                     break
     return violations
 
@@ -323,8 +371,8 @@ SCENARIOS: Sequence[Scenario] = (
     Scenario("bad change, two runs of each cluster at once", ((0.0, BAD),), hours=6, duplicate_runs=True),
     Scenario("good change, every status lands 20 min late", ((0.0, GOOD),), hours=12, write_delay_s=20 * 60),
     Scenario("bad change, every status lands 20 min late", ((0.0, BAD),), hours=6, write_delay_s=20 * 60),
-    Scenario("good change, 5 % of status reads and writes 5xx", ((0.0, GOOD),), hours=16, read_5xx=0.05,
-             write_5xx=0.05),
-    Scenario("bad change, 20 % of status reads and writes 5xx", ((0.0, BAD),), hours=6, read_5xx=0.2,
-             write_5xx=0.2),
+    Scenario(
+        "good change, 5 % of status reads and writes 5xx", ((0.0, GOOD),), hours=16, read_5xx=0.05, write_5xx=0.05
+    ),
+    Scenario("bad change, 20 % of status reads and writes 5xx", ((0.0, BAD),), hours=6, read_5xx=0.2, write_5xx=0.2),
 )

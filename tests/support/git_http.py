@@ -45,8 +45,8 @@ class GitHttpServer(LocalHttpServer):
             raise RuntimeError("git-http-backend not found (install the git package)")
         self.root, self.backend = root, backend
         self.expected = "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()
-        self.requests: list[tuple[str, str, bool]] = []     # (method, path with query, authorised)
-        self.request_texts: list[bytes] = []                 # raw request lines + headers, for leak checks
+        self.requests: list[tuple[str, str, bool]] = []  # (method, path with query, authorised)
+        self.request_texts: list[bytes] = []  # raw request lines + headers, for leak checks
         super().__init__(_handler_for(self))
 
 
@@ -100,11 +100,20 @@ def _handler_for(server: GitHttpServer) -> type[BaseHTTPRequestHandler]:
 
         def _cgi(self, body: bytes) -> None:
             parts = urlsplit(self.path)
-            env = {"GIT_PROJECT_ROOT": str(server.root), "GIT_HTTP_EXPORT_ALL": "1", "REMOTE_USER": "tester",
-                   "REMOTE_ADDR": "127.0.0.1", "REQUEST_METHOD": self.command, "PATH_INFO": parts.path,
-                   "QUERY_STRING": parts.query, "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-                   "CONTENT_LENGTH": str(len(body)), "GATEWAY_INTERFACE": "CGI/1.1",
-                   "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(server.root)}
+            env = {
+                "GIT_PROJECT_ROOT": str(server.root),
+                "GIT_HTTP_EXPORT_ALL": "1",
+                "REMOTE_USER": "tester",
+                "REMOTE_ADDR": "127.0.0.1",
+                "REQUEST_METHOD": self.command,
+                "PATH_INFO": parts.path,
+                "QUERY_STRING": parts.query,
+                "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+                "CONTENT_LENGTH": str(len(body)),
+                "GATEWAY_INTERFACE": "CGI/1.1",
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOME": str(server.root),
+            }
             if self.headers.get("Git-Protocol"):
                 env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
             done = subprocess.run([server.backend], input=body, env=env, capture_output=True, check=False)

@@ -31,7 +31,7 @@ UNLIMITED = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
 CHART_DEFAULT = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
 RESOURCES = ("cpu", "gpu", "memory")
 
-FileContent = str | bytes | None   # None deletes the file in that commit
+FileContent = str | bytes | None  # None deletes the file in that commit
 Files = Mapping[str, FileContent]
 
 _SIGNATURE_TIME = 1764400000
@@ -77,8 +77,9 @@ def commit_files(repo_path: Path, files: Files, message: str = "change") -> str:
     return str(repo.create_commit("HEAD", sig, sig, message, tree, parents))
 
 
-def make_repo(tmp_path: Path, files: Files, commits: Sequence[Files] = (), *, name: str = "repo",
-              branch: str = "main") -> tuple[Path, list[str]]:
+def make_repo(
+    tmp_path: Path, files: Files, commits: Sequence[Files] = (), *, name: str = "repo", branch: str = "main"
+) -> tuple[Path, list[str]]:
     """A working-copy repository with one commit of `files`, then one commit per entry of `commits`.
 
     Returns the repository path and the commit ids, oldest first.
@@ -113,25 +114,42 @@ def file_url(path: Path) -> str:
 # -- repo config texts -------------------------------------------------------------------------------
 
 
-def standalone_config(*, name: str = "lab", version: str = "v0.14.7", values: str = "kai-values.yaml",
-                      nvca: str | None = None, queue_files: Sequence[str] = (), extra: str = "",
-                      shared: str | None = "dedicated") -> str:
+def standalone_config(
+    *,
+    name: str = "lab",
+    version: str = "v0.14.7",
+    values: str = "kai-values.yaml",
+    nvca: str | None = None,
+    queue_files: Sequence[str] = (),
+    extra: str = "",
+    shared: str | None = "dedicated",
+) -> str:
     """`shared`: the sharedCluster intent written, or None for an entry that declares none (NVCA-S-003)."""
-    text = (f"apiVersion: kai-gitops/v1\nclusters:\n  - name: {name}\n    mode: standalone\n"
-            f"    kaiChartVersion: {version}\n    kaiValuesFile: {values}\n")
+    text = (
+        f"apiVersion: kai-gitops/v1\nclusters:\n  - name: {name}\n    mode: standalone\n"
+        f"    kaiChartVersion: {version}\n    kaiValuesFile: {values}\n"
+    )
     if nvca:
         text += f"    nvcaValuesFile: {nvca}\n"
     if queue_files:
         text += "    queueFiles:\n" + "".join(f"      - {q}\n" for q in queue_files)
-    if shared is not None:   # last, so that the lines above keep their numbers
+    if shared is not None:  # last, so that the lines above keep their numbers
         text += f"    sharedCluster: {{intent: {shared}}}\n"
     return text + extra
 
 
-def addon_config(*, name: str = "prod", version: str = "v0.16.7", env: str = "env.yaml", extra: str = "",
-                 shared: str | None = "dedicated") -> str:
-    text = (f"apiVersion: kai-gitops/v1\nclusters:\n  - name: {name}\n    mode: addon\n"
-            f"    kaiChartVersion: {version}\n    environmentFile: {env}\n")
+def addon_config(
+    *,
+    name: str = "prod",
+    version: str = "v0.16.7",
+    env: str = "env.yaml",
+    extra: str = "",
+    shared: str | None = "dedicated",
+) -> str:
+    text = (
+        f"apiVersion: kai-gitops/v1\nclusters:\n  - name: {name}\n    mode: addon\n"
+        f"    kaiChartVersion: {version}\n    environmentFile: {env}\n"
+    )
     return text + (f"    sharedCluster: {{intent: {shared}}}\n" if shared is not None else "") + extra
 
 
@@ -152,8 +170,9 @@ def template_files(*edits: tuple[str, str, str], **extra: str | None) -> dict[st
 
     `extra` adds or replaces files; `__` in a keyword stands for `/` (policy__x.rego is policy/x.rego).
     """
-    files: dict[str, str | None] = {p.relative_to(TEMPLATE).as_posix(): p.read_text()
-                                    for p in sorted(TEMPLATE.rglob("*")) if p.is_file()}
+    files: dict[str, str | None] = {
+        p.relative_to(TEMPLATE).as_posix(): p.read_text() for p in sorted(TEMPLATE.rglob("*")) if p.is_file()
+    }
     for file, old, new in edits:
         text = files[file]
         assert text is not None and old in text, (file, old)
@@ -187,8 +206,14 @@ def crd(name: str) -> dict[str, Any]:
     return obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
 
 
-def queue(name: str, triple: Mapping[str, Any] | None = None, parent: str | None = None, *,
-          resources: Mapping[str, Any] | None = None, no_resources: bool = False) -> dict[str, Any]:
+def queue(
+    name: str,
+    triple: Mapping[str, Any] | None = None,
+    parent: str | None = None,
+    *,
+    resources: Mapping[str, Any] | None = None,
+    no_resources: bool = False,
+) -> dict[str, Any]:
     """A KAI Queue; `triple` applies to cpu/gpu/memory alike, `resources` gives them one by one."""
     spec: dict[str, Any] = {}
     if not no_resources:
@@ -207,12 +232,18 @@ def default_queues(triple: Mapping[str, Any] = UNLIMITED) -> list[dict[str, Any]
 
 def canonical_shard() -> dict[str, Any]:
     """Shard default as the canonical values render it, once the operator has reconciled it (KAI-O-007)."""
-    shard = obj("kai.scheduler/v1", "SchedulingShard", "default", spec={
-        "partitionLabelValue": "",
-        "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
-        "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
-        "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}}},
-        status={"conditions": [dict(c) for c in RECONCILED_CONDITIONS]})
+    shard = obj(
+        "kai.scheduler/v1",
+        "SchedulingShard",
+        "default",
+        spec={
+            "partitionLabelValue": "",
+            "placementStrategy": {"gpu": "binpack", "cpu": "binpack"},
+            "plugins": {"nodeplacement": {"arguments": {"gpu": "binpack", "cpu": "spread"}}},
+            "actions": {"preempt": {"enabled": False}, "consolidation": {"enabled": False}},
+        },
+        status={"conditions": [dict(c) for c in RECONCILED_CONDITIONS]},
+    )
     shard["metadata"]["generation"] = 1
     return shard
 
@@ -220,19 +251,34 @@ def canonical_shard() -> dict[str, Any]:
 # What the KAI operator's status reconciler writes once generation 1 is deployed and every operand is available.
 RECONCILED_CONDITIONS = [
     {"type": t, "status": s, "reason": r, "message": m, "observedGeneration": 1}
-    for t, s, r, m in (("Reconciling", "False", "reconciled", "Reconciliation completed successfully"),
-                       ("Deployed", "True", "deployed", "Resources deployed"),
-                       ("Available", "True", "available", "System available"),
-                       ("DependenciesFulfilled", "True", "dependencies_fulfilled", "Dependencies are fulfilled"),
-                       ("Ready", "True", "ready", "System is ready"))]
+    for t, s, r, m in (
+        ("Reconciling", "False", "reconciled", "Reconciliation completed successfully"),
+        ("Deployed", "True", "deployed", "Resources deployed"),
+        ("Available", "True", "available", "System available"),
+        ("DependenciesFulfilled", "True", "dependencies_fulfilled", "Dependencies are fulfilled"),
+        ("Ready", "True", "ready", "System is ready"),
+    )
+]
 
 
-def release_payload(name: str = "kai-scheduler", namespace: str = "kai-scheduler", revision: int = 1,
-                    status: str = "deployed", version: str = "v0.14.7", config: Any = None,
-                    chart: str = "kai-scheduler") -> dict[str, Any]:
-    return {"name": name, "namespace": namespace, "version": revision, "info": {"status": status},
-            "chart": {"metadata": {"name": chart, "version": version, "appVersion": version}},
-            "config": config if config is not None else {}, "manifest": "---\n"}
+def release_payload(
+    name: str = "kai-scheduler",
+    namespace: str = "kai-scheduler",
+    revision: int = 1,
+    status: str = "deployed",
+    version: str = "v0.14.7",
+    config: Any = None,
+    chart: str = "kai-scheduler",
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": namespace,
+        "version": revision,
+        "info": {"status": status},
+        "chart": {"metadata": {"name": chart, "version": version, "appVersion": version}},
+        "config": config if config is not None else {},
+        "manifest": "---\n",
+    }
 
 
 def release_secret(**kwargs: Any) -> dict[str, Any]:
@@ -248,9 +294,17 @@ def node(name: str, schedule: str | None = None) -> dict[str, Any]:
     return obj("v1", "Node", name, metadata={"labels": labels})
 
 
-def pod(name: str, namespace: str, *, scheduler: str | None = "kai-scheduler", phase: str = "Running",
-        queue_label: str | None = None, nvcf_label: bool = False, ready: bool = True,
-        created: str | None = None) -> dict[str, Any]:
+def pod(
+    name: str,
+    namespace: str,
+    *,
+    scheduler: str | None = "kai-scheduler",
+    phase: str = "Running",
+    queue_label: str | None = None,
+    nvcf_label: bool = False,
+    ready: bool = True,
+    created: str | None = None,
+) -> dict[str, Any]:
     labels: dict[str, str] = {}
     if nvcf_label:
         labels["icms-request-id"] = f"req-{name}"
@@ -262,18 +316,29 @@ def pod(name: str, namespace: str, *, scheduler: str | None = "kai-scheduler", p
     spec: dict[str, Any] = {"containers": [{"name": "main", "image": "example.invalid/x:1"}]}
     if scheduler is not None:
         spec["schedulerName"] = scheduler
-    return obj("v1", "Pod", name, namespace, metadata=meta, spec=spec, status={
-        "phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]})
+    return obj(
+        "v1",
+        "Pod",
+        name,
+        namespace,
+        metadata=meta,
+        spec=spec,
+        status={"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    )
 
 
 def healthz_item(http_status: int, body: Any) -> dict[str, Any]:
-    return {"apiVersion": "kai-gitops/v1", "kind": "NVCAHealthz", "metadata": {"name": "nvca"},
-            "httpStatus": http_status, "body": body}
+    return {
+        "apiVersion": "kai-gitops/v1",
+        "kind": "NVCAHealthz",
+        "metadata": {"name": "nvca"},
+        "httpStatus": http_status,
+        "body": body,
+    }
 
 
 def kai_crds() -> list[dict[str, Any]]:
-    return [crd("queues.scheduling.run.ai"), crd("schedulingshards.kai.scheduler"),
-            crd("podgroups.scheduling.run.ai")]
+    return [crd("queues.scheduling.run.ai"), crd("schedulingshards.kai.scheduler"), crd("podgroups.scheduling.run.ai")]
 
 
 def live_state(items: Iterable[dict[str, Any]], **builder_kwargs: Any) -> Any:
@@ -288,8 +353,9 @@ def live_state(items: Iterable[dict[str, Any]], **builder_kwargs: Any) -> Any:
 # -- snapshot files --------------------------------------------------------------------------------------
 
 
-def snapshot_file(tmp_path: Path, items: Sequence[dict[str, Any]], *, fmt: str = "yaml",
-                  name: str = "snapshot") -> Path:
+def snapshot_file(
+    tmp_path: Path, items: Sequence[dict[str, Any]], *, fmt: str = "yaml", name: str = "snapshot"
+) -> Path:
     """Write `items` as a Kubernetes List, the way `kubectl get … -o yaml|json` does."""
     document = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": list(items)}
     path = tmp_path / f"{name}.{fmt}"
@@ -365,7 +431,7 @@ def _load_path(name: str, path: Path) -> ModuleType:
 
 
 # A user rule as an operator would write it: its own package, its own id, data under data.user.
-USER_RULE = '''package kai_gitops.rules.user.acme.queue_budget
+USER_RULE = """package kai_gitops.rules.user.acme.queue_budget
 
 meta := {
 	"id": "ACME-Q-100",
@@ -389,7 +455,7 @@ violations contains v if {
 		"fix": null,
 	}
 }
-'''
+"""
 
 
 # -- policy engine ----------------------------------------------------------------------------------------

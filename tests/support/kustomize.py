@@ -121,6 +121,7 @@ def _transform(directory: Path, doc: Obj, objects: list[Obj]) -> list[Obj]:
 
 # -- patches ---------------------------------------------------------------------------------------
 
+
 def _patch(directory: Path, entry: Obj, objects: list[Obj]) -> None:
     text = (directory / entry["path"]).read_text() if "path" in entry else entry["patch"]
     ops = yaml.safe_load(text)
@@ -137,8 +138,13 @@ def _patch(directory: Path, entry: Obj, objects: list[Obj]) -> None:
 def _selected(obj: Obj, target: Obj) -> bool:
     group, _, version = obj["apiVersion"].rpartition("/")
     meta = obj.get("metadata") or {}
-    wanted = {"group": group, "version": version, "kind": obj["kind"], "name": meta.get("name"),
-              "namespace": meta.get("namespace")}
+    wanted = {
+        "group": group,
+        "version": version,
+        "kind": obj["kind"],
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+    }
     unknown = set(target) - set(wanted)
     if unknown:
         raise KustomizeError(f"patch target fields not implemented: {sorted(unknown)}")
@@ -177,6 +183,7 @@ def _apply_op(obj: Obj, op: Obj) -> None:
 
 
 # -- images ----------------------------------------------------------------------------------------
+
 
 def _pod_spec(obj: Obj) -> Obj | None:
     kind, spec = obj.get("kind"), obj.get("spec") or {}

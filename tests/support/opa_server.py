@@ -60,16 +60,23 @@ class OpaServer:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def start(self) -> Self:
         port = free_port()
         scheme = "https" if self.tls else "http"
         self.url = f"{scheme}://127.0.0.1:{port}"
-        command = [str(tool_path("opa")), "run", "--server", f"--addr=127.0.0.1:{port}",
-                   "--log-level=info", "--log-format=json"]   # info: every answer is logged, see requests()
+        command = [
+            str(tool_path("opa")),
+            "run",
+            "--server",
+            f"--addr=127.0.0.1:{port}",
+            "--log-level=info",
+            "--log-format=json",
+        ]  # info: every answer is logged, see requests()
         if self.tls:
             command += [f"--tls-cert-file={self.tls.serving_cert}", f"--tls-private-key-file={self.tls.serving_key}"]
         if self.token:
@@ -79,8 +86,14 @@ class OpaServer:
         if self.bundle:
             command += ["--bundle", str(self.bundle)]
         with open(self._log, "wb") as log:
-            self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             start_new_session=True, preexec_fn=_die_with_parent)
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         self._wait_until_serving(port)
         return self
 
@@ -92,8 +105,11 @@ class OpaServer:
         while True:
             if self._process.poll() is not None:
                 raise OpaServerError(f"opa exited with {self._process.returncode}:\n{self.log()}")
-            connection = (http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=2) if context
-                          else http.client.HTTPConnection("127.0.0.1", port, timeout=2))
+            connection = (
+                http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=2)
+                if context
+                else http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            )
             try:
                 connection.request("GET", "/health")
                 connection.getresponse().read()
@@ -115,7 +131,7 @@ class OpaServer:
                 entry = json.loads(line)
             except ValueError:
                 continue
-            if entry.get("msg") == "Sent response." and entry["req_path"] != "/health":   # our readiness probe
+            if entry.get("msg") == "Sent response." and entry["req_path"] != "/health":  # our readiness probe
                 answered.append((entry["req_method"], entry["req_path"], int(entry["resp_status"])))
         return answered
 

@@ -32,8 +32,8 @@ class OpaStandin(LocalHttpServer):
     def __init__(self, token: str | None = None) -> None:
         self.token = token
         self.fault: str | None = None  # None | "slow" | "garbage" | "500" | "bomb" | "deep"
-        self.bomb_bytes = 4 * 1024 * 1024   # what the "bomb" answer inflates to (gzip: a few KB on the wire)
-        self.deep_levels = 900   # how deep the "deep" answer's result nests
+        self.bomb_bytes = 4 * 1024 * 1024  # what the "bomb" answer inflates to (gzip: a few KB on the wire)
+        self.deep_levels = 900  # how deep the "deep" answer's result nests
         # Appended to every violation's message and fix in an answer, as a server's own (preloaded) policies
         # might word them: what the server says, not what was uploaded. `carried` counts the violations.
         self.message_suffix = ""
@@ -63,7 +63,7 @@ class OpaStandin(LocalHttpServer):
         roots = [r.split("/") for r in json.loads(members.pop(".manifest", b"{}")).get("roots", [""])]
 
         def check_root(path: list[str], what: str) -> None:
-            if not any(path[:len(r)] == r or r == [""] for r in roots):
+            if not any(path[: len(r)] == r or r == [""] for r in roots):
                 raise ValueError(f"manifest roots {roots} do not permit {what}")
 
         for name, body in sorted(members.items()):
@@ -101,17 +101,33 @@ class OpaStandin(LocalHttpServer):
         except RuntimeError as exc:
             err = rego_error(exc)
             file, row, col = (err.where or f"{policy_id}:0:0").rsplit(":", 2)
-            return {"code": "invalid_parameter", "message": "error(s) occurred while compiling module(s)",
-                    "errors": [{"code": "rego_parse_error", "message": err.message,
-                                "location": {"file": file, "row": int(row), "col": int(col)}}]}
+            return {
+                "code": "invalid_parameter",
+                "message": "error(s) occurred while compiling module(s)",
+                "errors": [
+                    {
+                        "code": "rego_parse_error",
+                        "message": err.message,
+                        "location": {"file": file, "row": int(row), "col": int(col)},
+                    }
+                ],
+            }
         return None
 
     def order_error(self, policy_id: str) -> dict[str, Any] | None:
         if not any(part in policy_id for part in self.needs_others) or len(self.policies) >= self.expected:
             return None
-        return {"code": "invalid_parameter", "message": "error(s) occurred while compiling module(s)",
-                "errors": [{"code": "rego_type_error", "message": "undefined function (stand-in)",
-                            "location": {"file": policy_id, "row": 1, "col": 1}}]}
+        return {
+            "code": "invalid_parameter",
+            "message": "error(s) occurred while compiling module(s)",
+            "errors": [
+                {
+                    "code": "rego_type_error",
+                    "message": "undefined function (stand-in)",
+                    "location": {"file": policy_id, "row": 1, "col": 1},
+                }
+            ],
+        }
 
     expected = 0  # with needs_others: how many other policies must be there first
 
@@ -180,8 +196,9 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
                 return self._send_bomb(standin.bomb_bytes)
             if standin.fault == "deep":
                 levels = standin.deep_levels
-                return self._send_raw(200, b'{"result": ' + b'{"a": ' * levels + b"1" + b"}" * (levels + 1),
-                                      "application/json")
+                return self._send_raw(
+                    200, b'{"result": ' + b'{"a": ' * levels + b"1" + b"}" * (levels + 1), "application/json"
+                )
             with standin._lock:
                 self._dispatch(method, path, body)
 
@@ -235,8 +252,9 @@ def _handler_for(standin: OpaStandin) -> type[BaseHTTPRequestHandler]:
 
         def _send_bomb(self, size: int) -> None:
             """A JSON answer of `size` bytes, sent gzip-compressed: a few KB that inflate to `size`."""
-            self._send_raw(200, gzip.compress(b'{"result": "' + b" " * size + b'"}'), "application/json",
-                           encoding="gzip")
+            self._send_raw(
+                200, gzip.compress(b'{"result": "' + b" " * size + b'"}'), "application/json", encoding="gzip"
+            )
 
         def _send_raw(self, status: int, body: bytes, content_type: str, encoding: str | None = None) -> None:
             self.send_response(status)

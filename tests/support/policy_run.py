@@ -5,7 +5,7 @@ Tests import helpers only from tests/support/ (tests/project/test_test_layout.py
 
 from __future__ import annotations
 
-DATA_RULE = '''package kai_gitops.rules.user.acme.budget
+DATA_RULE = """package kai_gitops.rules.user.acme.budget
 
 meta := {
 	"id": "ACME-B-001", "title": "Queue count within budget", "severity": "info", "scope": "live",
@@ -17,4 +17,4 @@ violations contains v if {
 	msg := sprintf("%d queues", [count(input.live.queues)])
 	v := {"message": msg, "subject": null, "doc": null, "path": null, "fix": null}
 }
-'''
+"""

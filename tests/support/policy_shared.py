@@ -15,7 +15,7 @@ EXAMPLES = shipped_policy_dir() / "examples"
 
 ZERO = {k: {"quota": 0, "limit": 0, "overQuotaWeight": 0} for k in ("cpu", "gpu", "memory")}
 
-USER_RULE = '''package kai_gitops.rules.user.acme.queue_names
+USER_RULE = """package kai_gitops.rules.user.acme.queue_names
 
 meta := {
 	"id": "ACME-Q-001",
@@ -39,7 +39,7 @@ violations contains v if {
 		"fix": null,
 	}
 }
-'''
+"""
 
 
 def example(name: str) -> dict[str, Any]:

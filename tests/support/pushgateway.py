@@ -62,8 +62,9 @@ class PushgatewayStandin(LocalHttpServer):
     def __enter__(self) -> PushgatewayStandin:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     def families(self, grouping: dict[str, str] | None = None) -> dict[str, Any]:
@@ -118,8 +119,9 @@ class _Handler(BaseHTTPRequestHandler):
         grouping = self._grouping()
         auth = self.headers.get("Authorization")
         with self.gateway.lock:
-            self.gateway.pushes.append(Push(self.command, self.path, grouping or (), auth,
-                                            self.headers.get("Content-Type"), body))
+            self.gateway.pushes.append(
+                Push(self.command, self.path, grouping or (), auth, self.headers.get("Content-Type"), body)
+            )
         if not self._authorized(auth):
             return self._answer(401, b"Unauthorized", {"WWW-Authenticate": 'Basic realm="pushgateway"'})
         if grouping is None:

@@ -15,5 +15,6 @@ def kai_gitops(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Co
     script = Path(sys.executable).parent / "kai-gitops"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "reconciler"]
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "KAI_GITOPS_"))}
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
-                          env={**base, "HOME": str(cwd), **env})
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, timeout=120, cwd=cwd, env={**base, "HOME": str(cwd), **env}
+    )

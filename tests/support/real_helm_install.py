@@ -25,10 +25,19 @@ Obj = dict[str, Any]
 def helm(cluster: EnvTest, tmp: Path, *args: str) -> str:
     """The real helm as the admin, its caches and config under tmp (nothing written to the user's home)."""
     assert cluster.kubeconfig is not None
-    env = {**os.environ, **{name: str(tmp / "helm" / name.lower()) for name in
-                            ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
-    done = subprocess.run([str(require_tool("helm")), "--kubeconfig", str(cluster.kubeconfig), *args],
-                          capture_output=True, text=True, timeout=120, env=env)
+    env = {
+        **os.environ,
+        **{
+            name: str(tmp / "helm" / name.lower()) for name in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")
+        },
+    }
+    done = subprocess.run(
+        [str(require_tool("helm")), "--kubeconfig", str(cluster.kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert done.returncode == 0, f"helm {' '.join(args)}: {done.stderr}"
     return done.stdout
 

@@ -22,11 +22,25 @@ spec:
 """
 
 
-def server_side_apply(cluster: KaiCluster, manager: str, manifest: str, *extra: str
-                      ) -> subprocess.CompletedProcess[str]:
+def server_side_apply(
+    cluster: KaiCluster, manager: str, manifest: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     """`kubectl apply --server-side` of `manifest` as field manager `manager` (not checked: a conflict is an answer)."""
     path = cluster.tmp / f"{manager}.yaml"
     path.write_text(manifest)
-    return subprocess.run([str(require_tool("kubectl")), "--kubeconfig", str(cluster.kubeconfig), "apply",
-                           "--server-side", f"--field-manager={manager}", "-f", str(path), *extra],
-                          capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+    return subprocess.run(
+        [
+            str(require_tool("kubectl")),
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "apply",
+            "--server-side",
+            f"--field-manager={manager}",
+            "-f",
+            str(path),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+    )

@@ -16,15 +16,17 @@ from tests.support.reconcile_support import Demo
 CONFIG_PATH = "/apis/kai.scheduler/v1/configs/kai-config"
 
 GOLDEN = YAML(typ="safe", pure=True).load(
-    YAML(typ="safe", pure=True).load((FIXTURES / "nvcf/golden/kai-config-manifest-configmap.yaml").read_text())
-    ["data"]["kai-config.yaml"])["spec"]
+    YAML(typ="safe", pure=True).load((FIXTURES / "nvcf/golden/kai-config-manifest-configmap.yaml").read_text())["data"][
+        "kai-config.yaml"
+    ]
+)["spec"]
 
 
 def drifted_spec() -> dict[str, Any]:
     spec = copy.deepcopy(GOLDEN)
-    spec["admission"]["gpuSharing"] = True                                  # a hand edit
+    spec["admission"]["gpuSharing"] = True  # a hand edit
     spec["scheduler"]["service"]["resources"]["limits"] = {"cpu": "4000m"}  # memory dropped, cpu raised
-    spec["global"]["nodePoolLabelKey"] = "team.example/pool"               # Git leaves it to the operator
+    spec["global"]["nodePoolLabelKey"] = "team.example/pool"  # Git leaves it to the operator
     return spec
 
 

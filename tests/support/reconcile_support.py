@@ -26,8 +26,16 @@ class Demo:
     tmp: Path
 
     def args(self, *extra: Any) -> list[str]:
-        return ["reconcile", "--repo", str(self.repo), "--cluster", "prod-addon", "--kubeconfig",
-                str(self.kubeconfig), *[str(e) for e in extra]]
+        return [
+            "reconcile",
+            "--repo",
+            str(self.repo),
+            "--cluster",
+            "prod-addon",
+            "--kubeconfig",
+            str(self.kubeconfig),
+            *[str(e) for e in extra],
+        ]
 
     def reconcile(self, *extra: Any) -> tuple[int, str, str]:
         return run_cli(self.args(*extra))
@@ -65,8 +73,9 @@ def demo_cluster(tmp_path: Path, items: Sequence[dict[str, Any]] | None = None) 
     repo = tmp_path / "repo"
     DEMO.build_repo(repo)
     with KubeTestServer() as server:
-        serve_snapshot(server, list(items if items is not None else prod_without_kai_config_drift()),
-                       nvca_from_queues=True)
+        serve_snapshot(
+            server, list(items if items is not None else prod_without_kai_config_drift()), nvca_from_queues=True
+        )
         kubeconfig = tmp_path / "kubeconfig"
         write_kubeconfig(kubeconfig, "prod", server.url)
         yield Demo(server, repo, kubeconfig, tmp_path)

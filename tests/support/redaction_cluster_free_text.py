@@ -24,8 +24,18 @@ BLOB = "Zq9BlobInsideASentence0007abcdefghijklmnopqrstuvwxyz"
 # `name: value` pairs quoted in free text: JSON, YAML, a header
 EVENT_JSON, NOTE_YAML, HEALTHZ_HEADER = "EvJsonSecret0008", "NoteYamlSecret0009", "HdrSecret0010"
 
-SECRETS = [EVENT_URL, EVENT_BEARER, NGC_PASSWORD, BACKEND_KEY, HEALTHZ_TOKEN, QUEUE_TOKEN, BLOB,
-           EVENT_JSON, NOTE_YAML, HEALTHZ_HEADER]
+SECRETS = [
+    EVENT_URL,
+    EVENT_BEARER,
+    NGC_PASSWORD,
+    BACKEND_KEY,
+    HEALTHZ_TOKEN,
+    QUEUE_TOKEN,
+    BLOB,
+    EVENT_JSON,
+    NOTE_YAML,
+    HEALTHZ_HEADER,
+]
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -35,14 +45,18 @@ def planted_items() -> list[dict[str, Any]]:
     for item in items:
         kind, meta = item["kind"], item["metadata"]
         if kind == "Event":
-            item["message"] += (f" pulling from https://{EVENT_URL}@registry.example.com failed with "
-                                f"Authorization: Bearer {EVENT_BEARER}; cached key {BLOB} rejected; "
-                                f'body {{"user":"svc","password":"{EVENT_JSON}"}}')
+            item["message"] += (
+                f" pulling from https://{EVENT_URL}@registry.example.com failed with "
+                f"Authorization: Bearer {EVENT_BEARER}; cached key {BLOB} rejected; "
+                f'body {{"user":"svc","password":"{EVENT_JSON}"}}'
+            )
         if kind == "NVCFBackend":
             item["spec"]["ngcAuth"] = {"user": "$oauthtoken", "password": NGC_PASSWORD}
-            meta["annotations"] = {"nvcf/notes": f"debug with ?apikey={BACKEND_KEY}",
-                                   "nvcf/howto": f'login with "token: {NOTE_YAML}"',
-                                   LAST_APPLIED: f'{{"spec":{{"ngcAuth":{{"password":"{NGC_PASSWORD}"}}}}}}'}
+            meta["annotations"] = {
+                "nvcf/notes": f"debug with ?apikey={BACKEND_KEY}",
+                "nvcf/howto": f'login with "token: {NOTE_YAML}"',
+                LAST_APPLIED: f'{{"spec":{{"ngcAuth":{{"password":"{NGC_PASSWORD}"}}}}}}',
+            }
         if kind == "Queue":
             meta["annotations"] = {"team/contact": f"https://ops:{QUEUE_TOKEN}@chat.example.com/hook"}
         if kind == "NVCAHealthz":

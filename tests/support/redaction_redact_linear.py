@@ -17,12 +17,16 @@ _PLAIN_PAIR = re.compile(r"(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^\s&#\"'<>`]+)"
 _PLAIN_AUTH = re.compile(r"(?<![\w-])(?P<scheme>[Bb]earer|Basic)(?P<gap>\s+)(?P<credential>[A-Za-z0-9._~+/-]+=*)")
 
 # (with the value not itself a secret flag: `-TOKEN --db-password pw` masks pw)
-_PLAIN_ARG = re.compile(r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)"
-                        r"(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))\S+",
-                        re.IGNORECASE)
+_PLAIN_ARG = re.compile(
+    r"(?P<flag>--?[\w.-]*(password|passwd|secret|token|key|credential)[\w.-]*[=\s]+)"
+    r"(?!--?[\w.-]*(?:password|passwd|secret|token|key|credential)[\w.-]*(?:[=\s]|$))\S+",
+    re.IGNORECASE,
+)
 
-_PLAIN_SCHEME_PAIR = re.compile(r"(?P<name>[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[=:][ \t]*)"
-                                r"(?P<scheme>[Bb]earer|Basic)(?P<gap>[ \t]+)[A-Za-z0-9._~+/-]+=*")
+_PLAIN_SCHEME_PAIR = re.compile(
+    r"(?P<name>[A-Za-z_][\w.-]*)(?P<sep>[ \t]*[=:][ \t]*)"
+    r"(?P<scheme>[Bb]earer|Basic)(?P<gap>[ \t]+)[A-Za-z0-9._~+/-]+=*"
+)
 
 
 def _plain_userinfo(m: re.Match[str]) -> str:
@@ -69,6 +73,12 @@ def _plain(text: str) -> str:
     text = _plain_scheme_pairs(text)
     text = _PLAIN_URL.sub(_plain_userinfo, text)
     text = _plain_pairs(text)
-    text = _PLAIN_AUTH.sub(lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}"
-                           if _credential_shaped(m.group("credential")) else m.group(0), text)
+    text = _PLAIN_AUTH.sub(
+        lambda m: (
+            f"{m.group('scheme')}{m.group('gap')}{REDACTED}"
+            if _credential_shaped(m.group("credential"))
+            else m.group(0)
+        ),
+        text,
+    )
     return _PLAIN_ARG.sub(lambda m: f"{m.group('flag')}{REDACTED}", text)

@@ -19,10 +19,12 @@ from reconciler.core.resources import (
 from tests.support.kubeserver import KubeTestServer
 
 CRDS = Path(__file__).parent.parent / "fixtures" / "reports"
-CRD_FILES = {CLUSTER_POLICY_REPORT: "wgpolicyk8s.io_clusterpolicyreports.v1alpha2.yaml",
-             POLICY_REPORT: "wgpolicyk8s.io_policyreports.v1alpha2.yaml",
-             OPEN_CLUSTER_REPORT: "openreports.io_clusterreports.yaml",
-             OPEN_REPORT: "openreports.io_reports.yaml"}
+CRD_FILES = {
+    CLUSTER_POLICY_REPORT: "wgpolicyk8s.io_clusterpolicyreports.v1alpha2.yaml",
+    POLICY_REPORT: "wgpolicyk8s.io_policyreports.v1alpha2.yaml",
+    OPEN_CLUSTER_REPORT: "openreports.io_clusterreports.yaml",
+    OPEN_REPORT: "openreports.io_reports.yaml",
+}
 WG = (CLUSTER_POLICY_REPORT, POLICY_REPORT)
 OPEN = (OPEN_CLUSTER_REPORT, OPEN_REPORT)
 
@@ -42,5 +44,10 @@ def register_reports(server: KubeTestServer, kinds: tuple[Resource, ...]) -> Non
     for kind in kinds:
         spec = _crd(kind)["spec"]
         assert kind.version in [v["name"] for v in spec["versions"] if v["served"]]
-        server.register_kind(spec["group"], kind.version, spec["names"]["kind"], spec["names"]["plural"],
-                             namespaced=spec["scope"] == "Namespaced")
+        server.register_kind(
+            spec["group"],
+            kind.version,
+            spec["names"]["kind"],
+            spec["names"]["plural"],
+            namespaced=spec["scope"] == "Namespaced",
+        )

@@ -17,24 +17,42 @@ NOW = datetime(2026, 12, 1, 9, 0, 0, 250_000, tzinfo=UTC)
 COMMIT = "05a796e0c1d2e3f4a5b6c7d8e9f00112233445566"
 
 
-def finding(rule: str, subject: ObjectRef | None, severity: Severity = Severity.ERROR, *, n: int = 0,
-            message: str = "queue quota is 0", waived: str | None = None) -> Finding:
-    return Finding(rule, Kind.DRIFT if "-D-" in rule else Kind.VIOLATION, severity, message, "prod",
-                   subject, Location("environments/prod.yaml", 26 + n, 5, ("kai", "queues", n)),
-                   title=f"title of {rule}", waived_by=waived,
-                   fix=Fix(Action.UPDATE, "patch it", command="kubectl patch queue default"))
+def finding(
+    rule: str,
+    subject: ObjectRef | None,
+    severity: Severity = Severity.ERROR,
+    *,
+    n: int = 0,
+    message: str = "queue quota is 0",
+    waived: str | None = None,
+) -> Finding:
+    return Finding(
+        rule,
+        Kind.DRIFT if "-D-" in rule else Kind.VIOLATION,
+        severity,
+        message,
+        "prod",
+        subject,
+        Location("environments/prod.yaml", 26 + n, 5, ("kai", "queues", n)),
+        title=f"title of {rule}",
+        waived_by=waived,
+        fix=Fix(Action.UPDATE, "patch it", command="kubectl patch queue default"),
+    )
 
 
 def report(*findings: Finding) -> Report:
-    return Report("reconcile", [ClusterReport("prod", GitInfo("repo", "HEAD", COMMIT), None, None, None,
-                                              list(findings))])
+    return Report(
+        "reconcile", [ClusterReport("prod", GitInfo("repo", "HEAD", COMMIT), None, None, None, list(findings))]
+    )
 
 
 def backend_ref(name: str = "nvcf-backend", namespace: str = "nvcf-backend") -> ObjectRef:
     return ObjectRef("nvcf.nvidia.io/v1", "NVCFBackend", name, namespace)
 
 
-SAMPLE = (finding("KAI-D-002", queue_ref("default-parent-queue")),
-          finding("NVCA-G-004", backend_ref(), Severity.WARNING, message="gate Foo unknown"),
-          finding("KAI-R-001", release_ref("kai-scheduler", "kai-scheduler"), Severity.INFO),
-          finding("KAI-G-001", None, Severity.WARNING, waived="accepted until the upgrade"))
+SAMPLE = (
+    finding("KAI-D-002", queue_ref("default-parent-queue")),
+    finding("NVCA-G-004", backend_ref(), Severity.WARNING, message="gate Foo unknown"),
+    finding("KAI-R-001", release_ref("kai-scheduler", "kai-scheduler"), Severity.INFO),
+    finding("KAI-G-001", None, Severity.WARNING, waived="accepted until the upgrade"),
+)

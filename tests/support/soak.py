@@ -45,41 +45,61 @@ Write = tuple[str, str, tuple[str, ...]]
 class Soak:
     cycles: int = 0
     hand_edits: int = 0
-    undone: int = 0                          # hand edits found undone right after their cycle's run
-    last: dict[str, Any] = field(default_factory=dict)    # the last cycle's report
+    undone: int = 0  # hand edits found undone right after their cycle's run
+    last: dict[str, Any] = field(default_factory=dict)  # the last cycle's report
     audit: list[dict[str, Any]] = field(default_factory=list)
-    run_seconds: list[float] = field(default_factory=list)     # each cycle's `reconcile --apply`
-    cycle_seconds: list[float] = field(default_factory=list)   # each whole cycle, the doubles' writes included
+    run_seconds: list[float] = field(default_factory=list)  # each cycle's `reconcile --apply`
+    cycle_seconds: list[float] = field(default_factory=list)  # each whole cycle, the doubles' writes included
     naive_writes: Counter[Write] = field(default_factory=Counter)
     naive_to_others: Counter[Write] = field(default_factory=Counter)
-    planned: Counter[Write] = field(default_factory=Counter)      # kai-gitops's plans, all cycles
+    planned: Counter[Write] = field(default_factory=Counter)  # kai-gitops's plans, all cycles
 
     def writes(self) -> Counter[Write]:
         """kai-gitops's field writes, from its audit log's `applied` lines."""
-        return Counter((line["object"]["kind"], line["object"]["name"], tuple(f["path"])) for line in self.audit
-                       if line["result"] == "applied" for f in line["fields"])
+        return Counter(
+            (line["object"]["kind"], line["object"]["name"], tuple(f["path"]))
+            for line in self.audit
+            if line["result"] == "applied"
+            for f in line["fields"]
+        )
 
     def fights(self) -> list[dict[str, Any]]:
         return [f for f in self.last.get("findings", []) if f["rule"] == "KAI-D-009"]
 
     def counts(self) -> dict[str, Any]:
         writes = self.writes()
-        others = {key for key in writes if any(key[:2] == (f["subject"]["kind"], f["subject"]["name"])
-                                               and list(key[2]) == x["path"] for f in self.last["findings"]
-                                               if f["rule"] in HELD_RULES for x in f["details"]["fields"])}
-        return {"cycles": self.cycles, "hand_edits": self.hand_edits, "hand_edits_undone_next_cycle": self.undone,
-                "writes": sum(1 for line in self.audit if line["result"] == "applied"),
-                "fields_written": sum(writes.values()),
-                "writes_by_owner": _by_owner(writes, others),
-                "fields_written_twice_not_after_a_hand_edit": sum(n - 1 for key, n in writes.items()
-                                                                  if key[2] != HAND and n > 1),
-                "fights": len(self.fights()), "fight_writes_before_caught": writes[("Queue", PARENT, FOUGHT)],
-                "label_writes": sum(n for key, n in writes.items() if key[0] == "Node")}
+        others = {
+            key
+            for key in writes
+            if any(
+                key[:2] == (f["subject"]["kind"], f["subject"]["name"]) and list(key[2]) == x["path"]
+                for f in self.last["findings"]
+                if f["rule"] in HELD_RULES
+                for x in f["details"]["fields"]
+            )
+        }
+        return {
+            "cycles": self.cycles,
+            "hand_edits": self.hand_edits,
+            "hand_edits_undone_next_cycle": self.undone,
+            "writes": sum(1 for line in self.audit if line["result"] == "applied"),
+            "fields_written": sum(writes.values()),
+            "writes_by_owner": _by_owner(writes, others),
+            "fields_written_twice_not_after_a_hand_edit": sum(
+                n - 1 for key, n in writes.items() if key[2] != HAND and n > 1
+            ),
+            "fights": len(self.fights()),
+            "fight_writes_before_caught": writes[("Queue", PARENT, FOUGHT)],
+            "label_writes": sum(n for key, n in writes.items() if key[0] == "Node"),
+        }
 
     def naive(self) -> dict[str, Any]:
         to_others = sum(self.naive_to_others.values())
-        return {"field_writes": sum(self.naive_writes.values()), "writes_to_fields_other_managers_own": to_others,
-                "oscillations": to_others - len(self.naive_to_others)}
+        return {
+            "field_writes": sum(self.naive_writes.values()),
+            "writes_to_fields_other_managers_own": to_others,
+            "oscillations": to_others - len(self.naive_to_others),
+        }
 
 
 def _by_owner(writes: Counter[Write], others: set[Write]) -> dict[str, int]:
@@ -87,19 +107,31 @@ def _by_owner(writes: Counter[Write], others: set[Write]) -> dict[str, int]:
     fields nobody else holds (Helm's install-only default queues, Git's own)."""
     owners: Counter[str] = Counter()
     for key, n in writes.items():
-        owners["person (hand edit undone)" if key[2] == HAND else
-               "another manager (the fight, before caught)" if key in others else "Git's own"] += n
+        owners[
+            "person (hand edit undone)"
+            if key[2] == HAND
+            else "another manager (the fight, before caught)"
+            if key in others
+            else "Git's own"
+        ] += n
     return dict(owners)
 
 
 def _held(report: dict[str, Any]) -> list[Write]:
-    return [(f["subject"]["kind"], f["subject"]["name"], tuple(x["path"])) for f in report["findings"]
-            if f["rule"] in HELD_RULES for x in f["details"]["fields"]]
+    return [
+        (f["subject"]["kind"], f["subject"]["name"], tuple(x["path"]))
+        for f in report["findings"]
+        if f["rule"] in HELD_RULES
+        for x in f["details"]["fields"]
+    ]
 
 
 def _planned(report: dict[str, Any]) -> list[Write]:
-    return [(c["object"]["kind"], c["object"]["name"], tuple(f["path"])) for c in report["plan"]["changes"]
-            for f in c["fields"]]
+    return [
+        (c["object"]["kind"], c["object"]["name"], tuple(f["path"]))
+        for c in report["plan"]["changes"]
+        for f in c["fields"]
+    ]
 
 
 def run_soak(cluster: KaiCluster, cycles: int, *, hand_edit_every: int = HAND_EDIT_EVERY) -> Soak:
@@ -112,16 +144,40 @@ def run_soak(cluster: KaiCluster, cycles: int, *, hand_edit_every: int = HAND_ED
         for manager, manifest in (("project-controller", KRM_APPLY), ("kai-operator", OPERATOR_APPLY)):
             done = server_side_apply(cluster, manager, manifest, "--force-conflicts")
             assert done.returncode == 0, done.stderr
-        cluster.kubectl("patch", "queues.scheduling.run.ai", PARENT, "--type", "merge", "--field-manager",
-                        "queue-syncer", "-p", '{"spec": {"resources": {"memory": {"quota": 3}}}}')
+        cluster.kubectl(
+            "patch",
+            "queues.scheduling.run.ai",
+            PARENT,
+            "--type",
+            "merge",
+            "--field-manager",
+            "queue-syncer",
+            "-p",
+            '{"spec": {"resources": {"memory": {"quota": 3}}}}',
+        )
         edited = cycle % hand_edit_every == 0
         if edited:
-            cluster.kubectl("patch", "queues.scheduling.run.ai", PARENT, "--type", "merge", "-p",
-                            '{"spec": {"resources": {"cpu": {"limit": 7}}}}')
+            cluster.kubectl(
+                "patch",
+                "queues.scheduling.run.ai",
+                PARENT,
+                "--type",
+                "merge",
+                "-p",
+                '{"spec": {"resources": {"cpu": {"limit": 7}}}}',
+            )
             soak.hand_edits += 1
         run_started = time.perf_counter()
-        result = cluster.run("reconcile", "--apply", "--lease-namespace=kai-gitops", "--audit-log", audit_file,
-                             "-o", "json", "--fail-on=error")
+        result = cluster.run(
+            "reconcile",
+            "--apply",
+            "--lease-namespace=kai-gitops",
+            "--audit-log",
+            audit_file,
+            "-o",
+            "json",
+            "--fail-on=error",
+        )
         soak.run_seconds.append(time.perf_counter() - run_started)
         assert result.code in (0, 2), result
         soak.last = json.loads(result.out)

@@ -19,16 +19,66 @@ INIT_CI_COPIES = ROOT / "reconciler" / "data" / "init" / "ci"
 
 
 def corpus() -> list[Path]:
-    files = [p for d in CORPUS_DIRS for p in sorted((ROOT / d).rglob("*")) if p.suffix in (".yaml", ".yml")
-             and not p.is_relative_to(INIT_CI_COPIES) and not helm_template(p)]
+    files = [
+        p
+        for d in CORPUS_DIRS
+        for p in sorted((ROOT / d).rglob("*"))
+        if p.suffix in (".yaml", ".yml") and not p.is_relative_to(INIT_CI_COPIES) and not helm_template(p)
+    ]
     assert len(files) > 20, files
     return files
 
 
-SCALARS = ["yes", "no", "on", "Off", "y", "N", "true", "False", "~", "null", "", "010", "0o17", "0x1F", "0b11",
-           "1_000", "1e3", "1.5", ".inf", "-.Inf", ".nan", "2024-01-01", "12345678901234567890", "-0", "+3",
-           "'yes'", '"on"', "'1'", "plain text", "a:b", "=", "_", "0x_", "é", "x # c", "[1, yes]", "{k: on}",
-           "'it''s'", '"\\t"', "&a yes", "*a", "!!str 1", "-1", "0", "007", "1_0", "0.", "-.5e3"]
+SCALARS = [
+    "yes",
+    "no",
+    "on",
+    "Off",
+    "y",
+    "N",
+    "true",
+    "False",
+    "~",
+    "null",
+    "",
+    "010",
+    "0o17",
+    "0x1F",
+    "0b11",
+    "1_000",
+    "1e3",
+    "1.5",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "2024-01-01",
+    "12345678901234567890",
+    "-0",
+    "+3",
+    "'yes'",
+    '"on"',
+    "'1'",
+    "plain text",
+    "a:b",
+    "=",
+    "_",
+    "0x_",
+    "é",
+    "x # c",
+    "[1, yes]",
+    "{k: on}",
+    "'it''s'",
+    '"\\t"',
+    "&a yes",
+    "*a",
+    "!!str 1",
+    "-1",
+    "0",
+    "007",
+    "1_0",
+    "0.",
+    "-.5e3",
+]
 
 KEYS = ["a", "b", "yes", "on", "1", "'1'", "true", "~", "2.5", "010", "key x", '"q"', "é", "<<"]
 

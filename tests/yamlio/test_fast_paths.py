@@ -53,9 +53,12 @@ def typed(value: Any) -> Any:
 # comment" in its comment handling, a second `...` document end, and a block scalar whose leading blank line
 # holds fewer spaces than its auto-detected indentation. libyaml and go-yaml (Helm) read these, so the fast
 # reader does too; no answer of ruamel's to copy here.
-RUAMEL_BUGS = ("the YAML parser failed (AssertionError)", "overlap in comment",
-               "expected the node content, but found '<document end>'",
-               "more indented follow up line than first in a block scalar")
+RUAMEL_BUGS = (
+    "the YAML parser failed (AssertionError)",
+    "overlap in comment",
+    "expected the node content, but found '<document end>'",
+    "more indented follow up line than first in a block scalar",
+)
 
 
 def reference(text: str) -> Any:
@@ -125,7 +128,7 @@ TRAPS = [
     "---\na: 1\n---\n---\nb: 2\n...\n",
     "just a scalar\n",
     "- top\n- level\n",
-    "unicode: ünïcödé\nkey_ü: wert\nemoji: \U0001F680 x\n",
+    "unicode: ünïcödé\nkey_ü: wert\nemoji: \U0001f680 x\n",
     "a: 1\r\nb:\r\n  c: 2\r\n",
     "\ufeffa: bom\n",
     "a: 1\na: 2\n",
@@ -150,11 +153,16 @@ TRAPS = [
     "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
     "g: [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
     "a: \"esc \\t \\u00e9 \\x41\"\nb: 'it''s'\nc: plain\n  continued\n",
-    "key with spaces: 1\n\"quoted key\": 2\n",
+    'key with spaces: 1\n"quoted key": 2\n',
     "a: [yes, no, ~, 1, 1.0, '1']\nb: {on: off}\n",
     "a: -\nb: - x\n",
     "? a\n: 1\n",
-    "a: &x |#\n", "a: &x >1#\n  b\n", "- &x |#\n", "--- |#\n", "a: |#\n", "a: &x |\n  ok\n",
+    "a: &x |#\n",
+    "a: &x >1#\n  b\n",
+    "- &x |#\n",
+    "--- |#\n",
+    "a: |#\n",
+    "a: &x |\n  ok\n",
 ]
 
 
@@ -163,8 +171,25 @@ def test_trap_reads_the_same_or_is_left_to_ruamel(text: str) -> None:
     assert_same(text)
 
 
-ORDINARY = [t for t in TRAPS if t.startswith(("a: yes", "a: 010", "a: 1e3", "1: one", "a: &v yes\nb: &m", "list:",
-                                               "\ufeff", "a: 1\r\n", "unicode", "---\na: 1", "a: 12345"))]
+ORDINARY = [
+    t
+    for t in TRAPS
+    if t.startswith(
+        (
+            "a: yes",
+            "a: 010",
+            "a: 1e3",
+            "1: one",
+            "a: &v yes\nb: &m",
+            "list:",
+            "\ufeff",
+            "a: 1\r\n",
+            "unicode",
+            "---\na: 1",
+            "a: 12345",
+        )
+    )
+]
 
 
 @pytest.mark.parametrize("text", ORDINARY)
@@ -180,14 +205,20 @@ def test_what_ruamel_fails_on_by_its_own_bugs_is_one_line_naming_the_file(text: 
         ruamel_documents(text, "f.yaml")
     assert re.match(r"f\.yaml(:\d+)*: invalid YAML: ", raised.value.line()), raised.value.line()
     assert any(bug in raised.value.line() for bug in RUAMEL_BUGS)
-    assert fast(text) is not None   # what libyaml and Helm read
+    assert fast(text) is not None  # what libyaml and Helm read
 
 
-@pytest.mark.parametrize(("text", "where"), [('a: "x\\ud800y"\n', "f.yaml:1:1"), ('b:\n  - "\\udfff"\n', "f.yaml:2:5"),
-                                           ('"k\\ud83d\\ude80": 1\n', "f.yaml:1:1")])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('a: "x\\ud800y"\n', "f.yaml:1:1"),
+        ('b:\n  - "\\udfff"\n', "f.yaml:2:5"),
+        ('"k\\ud83d\\ude80": 1\n', "f.yaml:1:1"),
+    ],
+)
 def test_a_lone_surrogate_escape_is_refused_like_helm_does(text: str, where: str) -> None:
     """ruamel took it, and then every output format crashed writing it (UTF-8 cannot carry it)."""
-    assert fast(text) is None   # libyaml refuses it, as go-yaml does
+    assert fast(text) is None  # libyaml refuses it, as go-yaml does
     with pytest.raises(UserError) as raised:
         load_documents(text, "f.yaml")
     assert raised.value.line().startswith(f"{where}: invalid YAML: ") and "surrogate" in raised.value.line()
@@ -215,8 +246,42 @@ def test_arbitrary_text_reads_the_same_or_is_left_to_ruamel(text: str) -> None:
     assert_same(text)
 
 
-TOKENS = ["a", "b", ": ", "- ", "&x ", "&y", "*x", "|", ">", "#", " ", "\n", "  ", "-", "+", "1", "2", "'", '"', "[",
-          "]", "{", "}", ",", "?", "!", "%", "yes", "~", "0x1", "---", "...", "\t", "\r\n"]
+TOKENS = [
+    "a",
+    "b",
+    ": ",
+    "- ",
+    "&x ",
+    "&y",
+    "*x",
+    "|",
+    ">",
+    "#",
+    " ",
+    "\n",
+    "  ",
+    "-",
+    "+",
+    "1",
+    "2",
+    "'",
+    '"',
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "?",
+    "!",
+    "%",
+    "yes",
+    "~",
+    "0x1",
+    "---",
+    "...",
+    "\t",
+    "\r\n",
+]
 
 
 @given(st.lists(st.sampled_from(TOKENS), max_size=25).map("".join))
@@ -239,7 +304,7 @@ def edited_corpus_files(draw: Any) -> str:
         if op == "insert":
             chars.insert(pos, draw(st.sampled_from(EDIT_CHARS)))
         elif pos < len(chars):
-            chars[pos:pos + 1] = [] if op == "delete" else [draw(st.sampled_from(EDIT_CHARS))]
+            chars[pos : pos + 1] = [] if op == "delete" else [draw(st.sampled_from(EDIT_CHARS))]
     return "".join(chars)
 
 
@@ -283,10 +348,10 @@ def test_each_distinct_file_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> N
     text = "cache: test-each-distinct-file\n"
     first = load_documents(text, "one.yaml", shared=True)
     assert load_documents(text.encode(), "one.yaml", shared=True)[0] is first[0]
-    load_documents(text, "two.yaml", shared=True)                     # another name: its errors name it
-    load_documents(text + "more: 1\n", "one.yaml", shared=True)       # another content
+    load_documents(text, "two.yaml", shared=True)  # another name: its errors name it
+    load_documents(text + "more: 1\n", "one.yaml", shared=True)  # another content
     assert calls == ["one.yaml", "two.yaml", "one.yaml"]
-    assert load_documents(text, "one.yaml")[0] is not first[0]      # not shared: the caller's own copy
+    assert load_documents(text, "one.yaml")[0] is not first[0]  # not shared: the caller's own copy
     monkeypatch.setenv("KAI_GITOPS_PARSE_CACHE", "0")
     load_documents("uncached: 1\n", "three.yaml", shared=True)
     load_documents("uncached: 1\n", "three.yaml", shared=True)
@@ -368,9 +433,11 @@ def reference_merge(base: Any, override: Any) -> Any:
     return merged
 
 
-values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
-                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abcd"), inner,
-                                                                                   max_size=4), max_leaves=12)
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abcd"), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 @given(values, values)
@@ -381,10 +448,10 @@ def test_deep_merge_matches_the_deepcopy_original_and_shares_nothing(base: Any, 
     before = json.dumps([base, override])
     merged = deep_merge(base, override)
     want = reference_merge(base, override)
-    assert json.dumps(merged) == json.dumps(want)          # same values, same key order
+    assert json.dumps(merged) == json.dumps(want)  # same values, same key order
     if isinstance(merged, dict | list):
         _scribble(merged)
-        assert json.dumps([base, override]) == before       # the result shares nothing with its inputs
+        assert json.dumps([base, override]) == before  # the result shares nothing with its inputs
 
 
 def _scribble(value: Any) -> None:

@@ -62,10 +62,8 @@ def test_words_outside_the_go_yaml_table_stay_strings(word: str) -> None:
 
 
 def test_other_scalars_keep_their_types() -> None:
-    doc = load_document("t: true\nf: false\ni: -1\nz: 0\nf1: 1.5\nnil: ~\nnull2: null\ns: binpack\n",
-                        "v.yaml")
-    assert doc.data == {"t": True, "f": False, "i": -1, "z": 0, "f1": 1.5, "nil": None, "null2": None,
-                        "s": "binpack"}
+    doc = load_document("t: true\nf: false\ni: -1\nz: 0\nf1: 1.5\nnil: ~\nnull2: null\ns: binpack\n", "v.yaml")
+    assert doc.data == {"t": True, "f": False, "i": -1, "z": 0, "f1": 1.5, "nil": None, "null2": None, "s": "binpack"}
     assert type(doc.data["i"]) is int
     assert type(doc.data["f1"]) is float
 
@@ -123,7 +121,7 @@ def test_locate_exact_path() -> None:
 def test_locate_falls_back_to_nearest_existing_parent_but_keeps_the_asked_path() -> None:
     doc = load_document(POSITIONS_YAML, "values.yaml")
     loc = doc.locate(("scheduler", "actions", "preempt", "enabled"))
-    assert (loc.line, loc.column) == (2, 1)            # `scheduler:` is where the key would be added
+    assert (loc.line, loc.column) == (2, 1)  # `scheduler:` is where the key would be added
     assert loc.path == ("scheduler", "actions", "preempt", "enabled")
     deeper = doc.locate(("scheduler", "plugins", "nodeplacement", "priority"))
     assert (deeper.line, deeper.column) == (5, 5)
@@ -178,12 +176,15 @@ def test_duplicate_key_first_line_is_the_first_occurrence_not_the_mapping_start(
     assert "lines 3 and 5" in info.value.message
 
 
-@pytest.mark.parametrize("text, line", [
-    ("a:\n  b: 1\n c: 2\n", 3),
-    ("a: 1\nb: [1, 2\nc: 3\n", 2),     # where the bracket opens, not where the parser gave up
-    ("a: 1\n\tb: 2\n", 2),
-    ("a: 'unterminated\n", 1),         # where the quote opens
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("a:\n  b: 1\n c: 2\n", 3),
+        ("a: 1\nb: [1, 2\nc: 3\n", 2),  # where the bracket opens, not where the parser gave up
+        ("a: 1\n\tb: 2\n", 2),
+        ("a: 'unterminated\n", 1),  # where the quote opens
+    ],
+)
 def test_malformed_yaml_names_file_line_and_column(text: str, line: int) -> None:
     with pytest.raises(UserError) as info:
         load_document(text, "clusters/lab/kai-values.yaml")
@@ -200,34 +201,73 @@ COMMON_MISTAKES = [
     ("a:\n\tb: 1\n", "f.yaml:2:1: invalid YAML: tabs are not allowed for indentation (indent with spaces)"),
     ("a:\n  b:\n  \tc: 1\n", "f.yaml:3:3: invalid YAML: tabs are not allowed for indentation (indent with spaces)"),
     ("a:\t1\n", "f.yaml:1:3: invalid YAML: a tab cannot separate YAML tokens here (use spaces instead of the tab)"),
-    ("url: http://x: y\n", "f.yaml:1:14: invalid YAML: a value contains ': ', which YAML reads as the start of "
-                           "another key (put the value in quotes)"),
-    ("a: 1\n  b: 2\n", "f.yaml:2:4: invalid YAML: this key is indented deeper than the key above it, which "
-                       "already has a value (line it up with its sibling keys)"),
-    ("a:\n    b: 1\n  c: 2\n", "f.yaml:3:3: invalid YAML: this line is indented differently from the keys of the "
-                               "mapping starting at line 1 (indent it exactly like the keys it belongs with)"),
-    ("a: 1\nb\nc: 2\n", "f.yaml:2:1: invalid YAML: this line has no ':' but sits among the keys of a mapping "
-                        "(write it as 'key: value', or indent it deeper if it continues the value above)"),
-    ('a: "x\nb: 2\n', "f.yaml:1:4: invalid YAML: the \" opened here is never closed (add the closing \"; a \" "
-                      "inside the value is written \\\")"),
-    ("a: [1, 2\nb: 3\n", "f.yaml:1:4: invalid YAML: the '[' opened here is not closed (close it with ']', or "
-                         "quote a value inside that contains ',', ':' or brackets)"),
-    ("a: {b: c: d}\n", "f.yaml:1:9: invalid YAML: expected ',' or '}' in this {…} mapping (quote a value that "
-                       "contains ':', ',' or brackets)"),
+    (
+        "url: http://x: y\n",
+        "f.yaml:1:14: invalid YAML: a value contains ': ', which YAML reads as the start of "
+        "another key (put the value in quotes)",
+    ),
+    (
+        "a: 1\n  b: 2\n",
+        "f.yaml:2:4: invalid YAML: this key is indented deeper than the key above it, which "
+        "already has a value (line it up with its sibling keys)",
+    ),
+    (
+        "a:\n    b: 1\n  c: 2\n",
+        "f.yaml:3:3: invalid YAML: this line is indented differently from the keys of the "
+        "mapping starting at line 1 (indent it exactly like the keys it belongs with)",
+    ),
+    (
+        "a: 1\nb\nc: 2\n",
+        "f.yaml:2:1: invalid YAML: this line has no ':' but sits among the keys of a mapping "
+        "(write it as 'key: value', or indent it deeper if it continues the value above)",
+    ),
+    (
+        'a: "x\nb: 2\n',
+        'f.yaml:1:4: invalid YAML: the " opened here is never closed (add the closing "; a " '
+        'inside the value is written \\")',
+    ),
+    (
+        "a: [1, 2\nb: 3\n",
+        "f.yaml:1:4: invalid YAML: the '[' opened here is not closed (close it with ']', or "
+        "quote a value inside that contains ',', ':' or brackets)",
+    ),
+    (
+        "a: {b: c: d}\n",
+        "f.yaml:1:9: invalid YAML: expected ',' or '}' in this {…} mapping (quote a value that "
+        "contains ':', ',' or brackets)",
+    ),
     ("a: @x\n", "f.yaml:1:4: invalid YAML: '@' cannot start a plain YAML value (quote the value, e.g. \"@…\")"),
-    ("a: *x\n", "f.yaml:1:4: invalid YAML: alias '*x' refers to no anchor '&x' before it (define '&x' earlier "
-                "in this file, or quote the value if '*' is meant literally)"),
-    ("a: 1\n- b\n", "f.yaml:2:1: invalid YAML: a list item where the mapping starting at line 1 expects a key "
-                    "(indent the list under the key it belongs to)"),
-    ("a:\n  - b\n  c: d\n", "f.yaml:3:3: invalid YAML: a mapping key where the list starting at line 2 expects "
-                            "'- ' items (start it with '- ', or indent it like the key that holds the list)"),
-    ("a: - b\n", "f.yaml:1:4: invalid YAML: a list item cannot start on the same line as its key (put '- item' "
-                 "on the next line, indented under the key)"),
+    (
+        "a: *x\n",
+        "f.yaml:1:4: invalid YAML: alias '*x' refers to no anchor '&x' before it (define '&x' earlier "
+        "in this file, or quote the value if '*' is meant literally)",
+    ),
+    (
+        "a: 1\n- b\n",
+        "f.yaml:2:1: invalid YAML: a list item where the mapping starting at line 1 expects a key "
+        "(indent the list under the key it belongs to)",
+    ),
+    (
+        "a:\n  - b\n  c: d\n",
+        "f.yaml:3:3: invalid YAML: a mapping key where the list starting at line 2 expects "
+        "'- ' items (start it with '- ', or indent it like the key that holds the list)",
+    ),
+    (
+        "a: - b\n",
+        "f.yaml:1:4: invalid YAML: a list item cannot start on the same line as its key (put '- item' "
+        "on the next line, indented under the key)",
+    ),
     ('a: "x" y\n', "f.yaml:1:8: invalid YAML: unexpected text after the value (quote the whole value)"),
-    ('a: "\\q"\n', "f.yaml:1:6: invalid YAML: '\\q' is not an escape in a double-quoted string (use single "
-                   "quotes, or write '\\\\' for a backslash)"),
-    ("a: \x07\n", "f.yaml:1:4: invalid YAML: control character U+0007 is not allowed in YAML (delete it, or "
-                  "write it as an escape inside double quotes)"),
+    (
+        'a: "\\q"\n',
+        "f.yaml:1:6: invalid YAML: '\\q' is not an escape in a double-quoted string (use single "
+        "quotes, or write '\\\\' for a backslash)",
+    ),
+    (
+        "a: \x07\n",
+        "f.yaml:1:4: invalid YAML: control character U+0007 is not allowed in YAML (delete it, or "
+        "write it as an escape inside double quotes)",
+    ),
 ]
 
 
@@ -257,7 +297,8 @@ def test_alias_bomb_is_refused_quickly(bomb_outcome: tuple[float, UserError | No
 
 
 def test_alias_bomb_is_a_one_line_error_naming_the_file_and_a_line(
-        bomb_outcome: tuple[float, UserError | None]) -> None:
+    bomb_outcome: tuple[float, UserError | None],
+) -> None:
     _, err = bomb_outcome
     assert err is not None
     assert re.fullmatch(r"bomb\.yaml:\d+", err.where or ""), err.where
@@ -341,4 +382,5 @@ def test_a_tagged_value_before_a_failing_one_leaves_no_exception_for_exit() -> N
         sys.unraisablehook = previous
     assert ignored == []
     assert [d.data for d in ruamel_documents("- !!str 1\n- !!str [1]\n- !!str {a: 1}\n", "f.yaml")] == [
-        ["1", [1], {"a": 1}]]
+        ["1", [1], {"a": 1}]
+    ]

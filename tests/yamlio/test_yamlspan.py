@@ -84,7 +84,7 @@ def test_a_file_saved_with_a_bom_has_the_same_regions() -> None:
 
 def recorded_and_recomposed(text: str) -> tuple[dict[int, int], dict[int, int]] | None:
     read = yaml_libyaml.documents_and_ends(text, MAX_NODES)
-    if read is None:   # ruamel reads it, and its spans compose the text again on first use
+    if read is None:  # ruamel reads it, and its spans compose the text again on first use
         return None
     recomposed = {spans.pack_start(*start): spans.pack_end(*end) for start, end in spans._index(text).items()}
     return read[1], recomposed

@@ -4,5 +4,12 @@ from reconciler.checks.policy.engine import load_policy_set, make_engine
 from reconciler.checks.policy.pack import PolicyEngine, PolicyResult, PolicySet, shipped_policy_dir
 from reconciler.findings.rules import RuleMeta
 
-__all__ = ["PolicyEngine", "PolicyResult", "PolicySet", "RuleMeta", "load_policy_set", "make_engine",
-           "shipped_policy_dir"]
+__all__ = [
+    "PolicyEngine",
+    "PolicyResult",
+    "PolicySet",
+    "RuleMeta",
+    "load_policy_set",
+    "make_engine",
+    "shipped_policy_dir",
+]

@@ -35,17 +35,18 @@ class RegoBudget:
     files: tuple[str, ...] = ()
 
     def error(self, what: str, exceeded: str, option: str) -> UserError:
-        return UserError(f"{what} exceeded {exceeded}: the pull request's own policies run within a budget "
-                         "when check has no --base", where=", ".join(self.files) or None,
-                         hint=f"look for an unbounded comprehension or recursion; if the policies are right, "
-                              f"raise {option}")
+        return UserError(
+            f"{what} exceeded {exceeded}: the pull request's own policies run within a budget when check has no --base",
+            where=", ".join(self.files) or None,
+            hint=f"look for an unbounded comprehension or recursion; if the policies are right, raise {option}",
+        )
 
 
 def run_within(budget: RegoBudget, what: str, work: Callable[[], bytes]) -> bytes:
     """`work()` run in a forked child under `budget`; its bytes, or the UserError it raised, or a budget error."""
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:   # the child: never returns into the caller's stack
+    if pid == 0:  # the child: never returns into the caller's stack
         os.close(read_end)
         _child(budget, work, write_end)
     os.close(write_end)
@@ -76,7 +77,7 @@ def _child(budget: RegoBudget, work: Callable[[], bytes], out: int) -> None:
     try:
         view = memoryview(message)
         while view:
-            view = view[os.write(out, view):]
+            view = view[os.write(out, view) :]
     except BaseException:  # the parent sees a short answer and reports it
         code = 1
     finally:
@@ -100,7 +101,7 @@ def _limit_memory(memory_mb: int) -> None:
         with open("/proc/self/statm") as statm:
             mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
-        return   # not Linux: the time budget still holds
+        return  # not Linux: the time budget still holds
     limit = mapped + memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
@@ -129,7 +130,9 @@ def _outcome(budget: RegoBudget, what: str, answer: bytes, status: int) -> bytes
         raw = orjson.loads(body)
         raise UserError(raw["message"], where=raw["where"], hint=raw["hint"])
     if kind == _FAILED:
-        raise UserError(f"{what} failed in its budgeted process: {body.decode(errors='replace')}",
-                        where=", ".join(budget.files) or None)
+        raise UserError(
+            f"{what} failed in its budgeted process: {body.decode(errors='replace')}",
+            where=", ".join(budget.files) or None,
+        )
     # a MemoryError, or a native allocation failure that aborted the child (regorus is Rust: it aborts)
     raise budget.error(what, f"its memory budget of {budget.memory_mb:,} MB", "--policy-memory")

@@ -23,12 +23,18 @@ from reconciler.checks.policy.pack import (
 from reconciler.checks.policy.regorus_engine import compile_policies, read_metas
 
 
-def load_policy_set(dirs: list[PolicyDir] | None = None, data_files: list[Path] | None = None, *,
-                    include_shipped: bool = True, budget: RegoBudget | None = None) -> PolicySet:
+def load_policy_set(
+    dirs: list[PolicyDir] | None = None,
+    data_files: list[Path] | None = None,
+    *,
+    include_shipped: bool = True,
+    budget: RegoBudget | None = None,
+) -> PolicySet:
     """The shipped pack plus the user's policy dirs and data files, compiled once and checked; with a
     `budget` (untrusted policies), their `meta` is read in a budgeted child process."""
-    roots = ([(shipped_policy_dir(), SHIPPED_LABEL)] if include_shipped else []) + \
-        [d if isinstance(d, tuple) else (Path(d), str(d)) for d in dirs or []]
+    roots = ([(shipped_policy_dir(), SHIPPED_LABEL)] if include_shipped else []) + [
+        d if isinstance(d, tuple) else (Path(d), str(d)) for d in dirs or []
+    ]
     files = collect_policy_files(roots, tests=False)
     data = merge_data_files((shipped_data_files() if include_shipped else []) + list(data_files or []))
     check_duplicate_meta(files)
@@ -37,16 +43,22 @@ def load_policy_set(dirs: list[PolicyDir] | None = None, data_files: list[Path] 
     return PolicySet(tuple(files), data, rules, rule_files, compiled)
 
 
-def make_engine(policy_set: PolicySet, *, opa_url: str | None = None, opa_token: str | None = None,
-                opa_ca: Path | None = None, opa_timeout: float = 10.0,
-                opa_preloaded: bool = False, budget: RegoBudget | None = None) -> PolicyEngine:
+def make_engine(
+    policy_set: PolicySet,
+    *,
+    opa_url: str | None = None,
+    opa_token: str | None = None,
+    opa_ca: Path | None = None,
+    opa_timeout: float = 10.0,
+    opa_preloaded: bool = False,
+    budget: RegoBudget | None = None,
+) -> PolicyEngine:
     """The embedded regorus engine (each evaluation in a budgeted child process with `budget`), or an OPA
     server when `opa_url` is given (bounded by `opa_timeout`; its memory is the server's)."""
     if opa_url:
         from reconciler.checks.policy.opa_engine import OpaEngine
 
-        return OpaEngine(policy_set, opa_url, token=opa_token, ca=opa_ca, timeout=opa_timeout,
-                         preloaded=opa_preloaded)
+        return OpaEngine(policy_set, opa_url, token=opa_token, ca=opa_ca, timeout=opa_timeout, preloaded=opa_preloaded)
     from reconciler.checks.policy.regorus_engine import BudgetedRegorusEngine, RegorusEngine
 
     return RegorusEngine(policy_set) if budget is None else BudgetedRegorusEngine(policy_set, budget)

@@ -31,13 +31,23 @@ POLICY_ID_PREFIX = "kai-gitops/"
 # An OPA answer is the run's findings as data: megabytes at most. A larger one (a misbehaving server or proxy,
 # a gzip bomb) is refused before it is held whole, as the cluster reader refuses one (read_capped).
 ANSWER_MAX_BYTES = 64 * 1024 * 1024
-_REBUILD = ("serve a bundle built for this repository and version: kai-gitops policy bundle --repo REPO "
-            "-o bundle.tar.gz; opa run --server --bundle bundle.tar.gz (or drop --opa-preloaded to upload)")
+_REBUILD = (
+    "serve a bundle built for this repository and version: kai-gitops policy bundle --repo REPO "
+    "-o bundle.tar.gz; opa run --server --bundle bundle.tar.gz (or drop --opa-preloaded to upload)"
+)
 
 
 class OpaEngine:
-    def __init__(self, policy_set: PolicySet, url: str, *, token: str | None = None, ca: Path | None = None,
-                 timeout: float = 10.0, preloaded: bool = False) -> None:
+    def __init__(
+        self,
+        policy_set: PolicySet,
+        url: str,
+        *,
+        token: str | None = None,
+        ca: Path | None = None,
+        timeout: float = 10.0,
+        preloaded: bool = False,
+    ) -> None:
         self._set = policy_set
         self._url = url.rstrip("/")
         self._shown = redact_text(self._url)  # for messages: a URL may carry user:password
@@ -75,8 +85,9 @@ class OpaEngine:
             for f in pending:
                 try:
                     with self._calling(f"uploading {f.name}", passthrough=RegoParseError):
-                        self._client.update_policy_from_string(f.text, quote(policy_id(f.name), safe="/"),
-                                                               rego_compat=False)
+                        self._client.update_policy_from_string(
+                            f.text, quote(policy_id(f.name), safe="/"), rego_compat=False
+                        )
                 except RegoParseError as exc:
                     refused.append((f, exc))
             if len(refused) == len(pending):
@@ -98,8 +109,10 @@ class OpaEngine:
         with self._calling(what):
             answer = self._client.query_rule(facts, path)
         if not isinstance(answer, dict):
-            raise UserError(f"OPA at {self._shown} answered the data query with {type(answer).__name__}, "
-                            "not a JSON object", hint="is --opa-url an OPA server?")
+            raise UserError(
+                f"OPA at {self._shown} answered the data query with {type(answer).__name__}, not a JSON object",
+                hint="is --opa-url an OPA server?",
+            )
         return answer
 
     def _verify_preloaded_data(self) -> None:
@@ -108,20 +121,28 @@ class OpaEngine:
         for key, expected in sorted(self._set.data.items()):
             answer = self._query({}, key, f"reading data.{key}")
             if "result" not in answer:
-                raise UserError(f"OPA at {self._shown} holds no data.{key}, which the policies read "
-                                f"(--opa-preloaded: nothing is uploaded)", hint=_REBUILD)
+                raise UserError(
+                    f"OPA at {self._shown} holds no data.{key}, which the policies read "
+                    f"(--opa-preloaded: nothing is uploaded)",
+                    hint=_REBUILD,
+                )
             if answer["result"] != expected:
-                raise UserError(f"OPA at {self._shown} holds a data.{key} that differs from this run's "
-                                f"policy data (--opa-preloaded: nothing is uploaded)", hint=_REBUILD)
+                raise UserError(
+                    f"OPA at {self._shown} holds a data.{key} that differs from this run's "
+                    f"policy data (--opa-preloaded: nothing is uploaded)",
+                    hint=_REBUILD,
+                )
 
     def _verify_preloaded_rules(self, tree: object) -> None:
         served = {str(meta.get("id")) for meta, _ in iter_rule_nodes(tree) if isinstance(meta, dict)}
         missing = sorted(set(self._set.rules) - served)
         if missing:
             shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            raise UserError(f"OPA at {self._shown} does not serve {len(missing)} of this run's "
-                            f"{len(self._set.rules)} rules ({shown}) (--opa-preloaded: nothing is uploaded)",
-                            hint=_REBUILD)
+            raise UserError(
+                f"OPA at {self._shown} does not serve {len(missing)} of this run's "
+                f"{len(self._set.rules)} rules ({shown}) (--opa-preloaded: nothing is uploaded)",
+                hint=_REBUILD,
+            )
 
     @contextlib.contextmanager
     def _calling(self, what: str, passthrough: type[Exception] | None = None) -> Iterator[None]:
@@ -129,57 +150,76 @@ class OpaEngine:
         try:
             yield
         except AnswerTooLarge:
-            raise UserError(f"OPA at {self._shown} sent an answer larger than {ANSWER_MAX_BYTES:,} bytes "
-                            f"(decompressed) while {what}",
-                            hint="is --opa-url an OPA server, and its policies the ones this run uploads?") from None
+            raise UserError(
+                f"OPA at {self._shown} sent an answer larger than {ANSWER_MAX_BYTES:,} bytes "
+                f"(decompressed) while {what}",
+                hint="is --opa-url an OPA server, and its policies the ones this run uploads?",
+            ) from None
         except AnswerTooDeep:
-            raise UserError(f"OPA at {self._shown} sent an answer nested deeper than {MAX_JSON_DEPTH} levels "
-                            f"while {what}",
-                            hint="is --opa-url an OPA server, and its policies the ones this run uploads?") from None
+            raise UserError(
+                f"OPA at {self._shown} sent an answer nested deeper than {MAX_JSON_DEPTH} levels while {what}",
+                hint="is --opa-url an OPA server, and its policies the ones this run uploads?",
+            ) from None
         except RegoParseError as exc:
             if passthrough is not None and exc.errors and isinstance(exc, passthrough):
                 raise
             raise self._compile_error(exc) from None
         except requests.exceptions.SSLError:
-            raise UserError(f"TLS verification of OPA at {self._shown} failed while {what}",
-                            hint="pass the server's CA file with --opa-ca") from None
+            raise UserError(
+                f"TLS verification of OPA at {self._shown} failed while {what}",
+                hint="pass the server's CA file with --opa-ca",
+            ) from None
         except requests.exceptions.Timeout:
-            raise UserError(f"OPA at {self._shown} did not answer within {self._timeout:g}s while {what}",
-                            hint="check the server's load or raise --opa-timeout") from None
+            raise UserError(
+                f"OPA at {self._shown} did not answer within {self._timeout:g}s while {what}",
+                hint="check the server's load or raise --opa-timeout",
+            ) from None
         except requests.exceptions.ConnectionError:
-            raise UserError(f"cannot connect to OPA at {self._shown} while {what}",
-                            hint="check --opa-url and that the server is running") from None
+            raise UserError(
+                f"cannot connect to OPA at {self._shown} while {what}",
+                hint="check --opa-url and that the server is running",
+            ) from None
         except requests.exceptions.HTTPError as exc:
             raise self._http_error(exc.response, what) from None
         except ValueError:  # requests' JSONDecodeError, or a client type check
-            raise UserError(f"OPA at {self._shown} sent an answer that is not OPA JSON while {what}",
-                            hint="is --opa-url an OPA server (and not a proxy or login page)?") from None
+            raise UserError(
+                f"OPA at {self._shown} sent an answer that is not OPA JSON while {what}",
+                hint="is --opa-url an OPA server (and not a proxy or login page)?",
+            ) from None
         except Exception as exc:  # opa_client raises its own exception types for each endpoint
             message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-            raise UserError(f"OPA at {self._shown} failed while {what}: {message}",
-                            hint="check the server's logs") from None
+            raise UserError(
+                f"OPA at {self._shown} failed while {what}: {message}", hint="check the server's logs"
+            ) from None
 
     def _http_error(self, response: requests.Response | None, what: str) -> UserError:
         status = response.status_code if response is not None else "?"
         detail = opa_message(response)
         if status in (401, 403):
-            return UserError(f"OPA at {self._shown} refused the request ({status}) while {what}: {detail}",
-                             hint="check --opa-token")
-        return UserError(f"OPA at {self._shown} answered HTTP {status} while {what}: {detail}",
-                         hint="check the server's logs")
+            return UserError(
+                f"OPA at {self._shown} refused the request ({status}) while {what}: {detail}", hint="check --opa-token"
+            )
+        return UserError(
+            f"OPA at {self._shown} answered HTTP {status} while {what}: {detail}", hint="check the server's logs"
+        )
 
     def _compile_error(self, exc: RegoParseError) -> UserError:
         for err in exc.errors or []:
             if isinstance(err, dict):
                 loc = err.get("location") or {}
                 name = self._ids.get(str(loc.get("file", "")), loc.get("file", "?"))
-                return UserError(f"{err.get('message', exc.message)} (compiled by OPA at {self._shown})",
-                                 where=f"{name}:{loc.get('row', '?')}:{loc.get('col', '?')}")
+                return UserError(
+                    f"{err.get('message', exc.message)} (compiled by OPA at {self._shown})",
+                    where=f"{name}:{loc.get('row', '?')}:{loc.get('col', '?')}",
+                )
         if exc.expression in ("unauthorized", "forbidden"):
-            return UserError(f"OPA at {self._shown} refused the request ({exc.expression}): {exc.message}",
-                             hint="check --opa-token")
-        return UserError(f"OPA at {self._shown} rejected the policy upload ({exc.expression}): {exc.message}",
-                         hint="check the server's logs")
+            return UserError(
+                f"OPA at {self._shown} refused the request ({exc.expression}): {exc.message}", hint="check --opa-token"
+            )
+        return UserError(
+            f"OPA at {self._shown} rejected the policy upload ({exc.expression}): {exc.message}",
+            hint="check the server's logs",
+        )
 
 
 def policy_id(name: str) -> str:
@@ -205,7 +245,7 @@ def make_client(url: str, *, token: str | None, ca: Path | None, timeout: float)
             client._session.request = functools.partial(client._session.request, verify=str(ca))
     elif ca:
         raise UserError("--opa-ca is given but --opa-url is not https")
-    client._session.headers["Accept-Encoding"] = "gzip"   # all read_capped inflates
+    client._session.headers["Accept-Encoding"] = "gzip"  # all read_capped inflates
     client._session.hooks["response"].append(_read_capped_answer)
     return client
 
@@ -226,7 +266,7 @@ def _read_capped_answer(response: requests.Response, *_args: object, **_kwargs: 
     if too_deep_at(body) is not None:
         raise AnswerTooDeep(response.status_code)
     response._content = body
-    response._content_consumed = True   # type: ignore[attr-defined]  # iter_content: from _content
+    response._content_consumed = True  # type: ignore[attr-defined]  # iter_content: from _content
     return response
 
 

@@ -46,7 +46,7 @@ class PolicyResult:
     doc: str | None
     path: YamlPath | None
     fix: str | None
-    remediation: str | None = None   # this violation's own remedy, when the rule's meta covers several cases
+    remediation: str | None = None  # this violation's own remedy, when the rule's meta covers several cases
 
     def sort_key(self) -> tuple[str, str, str, str]:
         return (self.rule.id, str(self.subject or ""), str(self.path or ""), self.message)
@@ -54,7 +54,7 @@ class PolicyResult:
 
 @dataclass(frozen=True)
 class PolicyFile:
-    name: str      # shown in errors: "policies/kai_gitops/rules/x.rego" or the user's own path
+    name: str  # shown in errors: "policies/kai_gitops/rules/x.rego" or the user's own path
     path: Path
     text: str
     package: str
@@ -64,8 +64,8 @@ class PolicyFile:
 class PolicySet:
     files: tuple[PolicyFile, ...]
     data: JSONObject
-    rules: dict[str, RuleMeta]           # rule id -> meta
-    rule_files: dict[str, str]           # rule id -> file name
+    rules: dict[str, RuleMeta]  # rule id -> meta
+    rule_files: dict[str, str]  # rule id -> file name
     # the prepared pack, for the embedded engine (an OPA server compiles what it is sent)
     compiled: OwnedEngine | None = field(default=None, compare=False, repr=False)
 
@@ -87,7 +87,7 @@ def shipped_data_files() -> list[Path]:
     return sorted((shipped_policy_dir() / "kai_gitops" / "data").glob("*.json"))
 
 
-PolicyDir = Path | tuple[Path, str]   # a directory, or (directory, the name to show for it in messages)
+PolicyDir = Path | tuple[Path, str]  # a directory, or (directory, the name to show for it in messages)
 
 
 def collect_policy_files(roots: list[tuple[Path, str]], *, tests: bool) -> list[PolicyFile]:
@@ -145,8 +145,9 @@ def load_json_object(path: Path) -> JSONObject:
     return value
 
 
-def merge_into(target: JSONObject, new: JSONObject, prefix: tuple[str, ...],
-               origin: dict[tuple[str, ...], str], name: str) -> None:
+def merge_into(
+    target: JSONObject, new: JSONObject, prefix: tuple[str, ...], origin: dict[tuple[str, ...], str], name: str
+) -> None:
     for key, value in new.items():
         here = (*prefix, key)
         present = target.get(key)
@@ -175,8 +176,7 @@ def check_duplicate_meta(files: list[PolicyFile]) -> None:
         first[f.package] = f.name
 
 
-def index_rules(files: list[PolicyFile],
-                metas: dict[str, JSONValue]) -> tuple[dict[str, RuleMeta], dict[str, str]]:
+def index_rules(files: list[PolicyFile], metas: dict[str, JSONValue]) -> tuple[dict[str, RuleMeta], dict[str, str]]:
     rules: dict[str, RuleMeta] = {}
     rule_files: dict[str, str] = {}
     for f in files:
@@ -199,26 +199,50 @@ def index_rules(files: list[PolicyFile],
 # Containers the rules iterate over. regorus stops the whole evaluation on `some x in null`, so a
 # contract breach is caught here with a clear line instead. (path, type, may be null)
 _SHAPE: tuple[tuple[str, type, bool], ...] = (
-    ("desired", dict, False), ("desired.docs", dict, False), ("desired.addons", dict, False),
-    ("desired.kai_values_user", dict, False), ("desired.kai_values_effective", dict, False),
-    ("desired.gates", dict, False), ("desired.gates.user", list, False), ("desired.gates.effective", list, False),
-    ("desired.gates.enabled", list, False), ("desired.gates.disabled", list, False),
-    ("desired.shared_cluster", dict, False), ("desired.shared_cluster.nodes", list, False),
-    ("desired.shared_cluster.selector", dict, True), ("desired.extra_queues", list, False),
-    ("desired.kai_chart", dict, False), ("desired.kai_chart.sections", list, False),
+    ("desired", dict, False),
+    ("desired.docs", dict, False),
+    ("desired.addons", dict, False),
+    ("desired.kai_values_user", dict, False),
+    ("desired.kai_values_effective", dict, False),
+    ("desired.gates", dict, False),
+    ("desired.gates.user", list, False),
+    ("desired.gates.effective", list, False),
+    ("desired.gates.enabled", list, False),
+    ("desired.gates.disabled", list, False),
+    ("desired.shared_cluster", dict, False),
+    ("desired.shared_cluster.nodes", list, False),
+    ("desired.shared_cluster.selector", dict, True),
+    ("desired.extra_queues", list, False),
+    ("desired.kai_chart", dict, False),
+    ("desired.kai_chart.sections", list, False),
     ("desired.kai_manifests", list, False),
-    ("live", dict, False), ("live.crds", dict, False), ("live.queues", list, False),
-    ("live.nvca_prediction", dict, True), ("live.nvca_prediction.errors", list, False),
-    ("live.healthz", dict, True), ("live.healthz.errors", list, False), ("live.releases", list, False),
-    ("live.release_errors", list, False), ("live.release_search", dict, False),
+    ("live", dict, False),
+    ("live.crds", dict, False),
+    ("live.queues", list, False),
+    ("live.nvca_prediction", dict, True),
+    ("live.nvca_prediction.errors", list, False),
+    ("live.healthz", dict, True),
+    ("live.healthz.errors", list, False),
+    ("live.releases", list, False),
+    ("live.release_errors", list, False),
+    ("live.release_search", dict, False),
     ("live.release_search.namespaces", list, False),
-    ("live.gate_hops", dict, False), ("live.gate_hops.configmap", list, True), ("live.gate_hops.spec", list, True),
-    ("live.gate_hops.overrides", list, True), ("live.gate_hops.status", list, True),
-    ("live.backend", dict, False), ("live.nodes", dict, False), ("live.nodes.schedule_label", list, False),
-    ("live.nodes.schedule_true", list, False), ("live.nodes.selector_matches", list, True),
-    ("live.nvcf_pods", dict, False), ("live.nvcf_pods.queues_used", list, False),
-    ("live.nvcf_pods.not_on_kai", list, False), ("live.nvcf_pods.missing_queue_label", list, False),
-    ("live.nvcf_pods.pending", list, False), ("live.kai_pods", list, False),
+    ("live.gate_hops", dict, False),
+    ("live.gate_hops.configmap", list, True),
+    ("live.gate_hops.spec", list, True),
+    ("live.gate_hops.overrides", list, True),
+    ("live.gate_hops.status", list, True),
+    ("live.backend", dict, False),
+    ("live.nodes", dict, False),
+    ("live.nodes.schedule_label", list, False),
+    ("live.nodes.schedule_true", list, False),
+    ("live.nodes.selector_matches", list, True),
+    ("live.nvcf_pods", dict, False),
+    ("live.nvcf_pods.queues_used", list, False),
+    ("live.nvcf_pods.not_on_kai", list, False),
+    ("live.nvcf_pods.missing_queue_label", list, False),
+    ("live.nvcf_pods.pending", list, False),
+    ("live.kai_pods", list, False),
 )
 
 
@@ -230,8 +254,10 @@ def facts_scope(facts: Mapping[str, JSONLike]) -> str:
     for dotted, kind, nullable in _SHAPE:
         found, value = lookup(facts, dotted)
         if found and not isinstance(value, kind) and not (nullable and value is None):
-            raise UserError(f"facts document: {dotted} must be a {'list' if kind is list else 'mapping'}"
-                            f"{' or null' if nullable else ''}, got {type(value).__name__} (see policies/FACTS.md)")
+            raise UserError(
+                f"facts document: {dotted} must be a {'list' if kind is list else 'mapping'}"
+                f"{' or null' if nullable else ''}, got {type(value).__name__} (see policies/FACTS.md)"
+            )
     check_live_queues(facts)
     return str(scope)
 
@@ -241,14 +267,17 @@ QUEUE_FIELDS = ("quota", "limit", "overQuotaWeight")
 
 def check_live_queues(facts: Mapping[str, JSONLike]) -> None:
     """The rules read queue numbers directly (it keeps 1,000 queues fast), so all nine must be there."""
-    found, queues = lookup(facts, "live.queues")   # a list: facts_scope checked the containers first
+    found, queues = lookup(facts, "live.queues")  # a list: facts_scope checked the containers first
     for i, q in enumerate(queues if found and isinstance(queues, list) else []):
         resources = q.get("resources") if isinstance(q, dict) else None
-        complete = isinstance(resources, dict) and all(_numbers_complete(resources.get(k))
-                                                       for k in ("cpu", "gpu", "memory"))
+        complete = isinstance(resources, dict) and all(
+            _numbers_complete(resources.get(k)) for k in ("cpu", "gpu", "memory")
+        )
         if not complete or not isinstance(q.get("name"), str):
-            raise UserError(f"facts document: live.queues[{i}] needs a name and resources.{{cpu,gpu,memory}}."
-                            "{quota,limit,overQuotaWeight} numbers (absent = 0) (see policies/FACTS.md)")
+            raise UserError(
+                f"facts document: live.queues[{i}] needs a name and resources.{{cpu,gpu,memory}}."
+                "{quota,limit,overQuotaWeight} numbers (absent = 0) (see policies/FACTS.md)"
+            )
 
 
 def _numbers_complete(resource: JSONLike) -> bool:
@@ -298,7 +327,7 @@ def _rule_meta(raw: object, where: str) -> RuleMeta:
     """The rule's metadata, checked once per distinct meta: every cluster's evaluation returns every rule's (a fleet
     of 1,000 clusters checked the same 73 metas 1,000 times)."""
     if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) for k in META_KEYS):
-        return RuleMeta.from_dict(raw, where)   # the error it raises (from_dict reads the META_KEYS only)
+        return RuleMeta.from_dict(raw, where)  # the error it raises (from_dict reads the META_KEYS only)
     return _checked_meta(where, tuple(raw[k] for k in META_KEYS))
 
 
@@ -317,10 +346,15 @@ def iter_rule_nodes(tree: object) -> list[tuple[object, list[object]]]:
 def to_result(meta: RuleMeta, raw: object, where: str) -> PolicyResult:
     if not isinstance(raw, dict) or not isinstance(raw.get("message"), str):
         raise UserError(f"rule {meta.id}: a violation must be an object with a string `message`", where=where)
-    return PolicyResult(meta, raw["message"], to_subject(raw.get("subject"), meta, where),
-                        optional_str(raw, "doc", meta, where), to_path(raw.get("path"), meta, where),
-                        optional_str(raw, "fix", meta, where) or None,
-                        optional_str(raw, "remediation", meta, where) or None)
+    return PolicyResult(
+        meta,
+        raw["message"],
+        to_subject(raw.get("subject"), meta, where),
+        optional_str(raw, "doc", meta, where),
+        to_path(raw.get("path"), meta, where),
+        optional_str(raw, "fix", meta, where) or None,
+        optional_str(raw, "remediation", meta, where) or None,
+    )
 
 
 def optional_str(raw: Mapping[str, object], key: str, meta: RuleMeta, where: str) -> str | None:

@@ -36,8 +36,11 @@ def rego_error(exc: BaseException, context: str = "") -> UserError:
     text = str(exc).split("Stack backtrace:")[0]
     location = _LOCATION_RE.search(text)
     found = _ERROR_RE.search(text)
-    message = found.group(1).strip() if found else next((ln.strip() for ln in text.splitlines() if ln.strip()),
-                                                        type(exc).__name__)
+    message = (
+        found.group(1).strip()
+        if found
+        else next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
+    )
     where = f"{location.group(1)}:{location.group(2)}:{location.group(3)}" if location else None
     return UserError(f"{context}{message}", where=where)
 
@@ -79,8 +82,7 @@ def eval_value(owned: OwnedEngine, query: str) -> tuple[bool, JSONValue]:
     return True, expect_object(expressions[0], "an expression")["value"]
 
 
-def read_metas(engine: OwnedEngine, files: list[PolicyFile],
-               budget: RegoBudget | None = None) -> dict[str, JSONValue]:
+def read_metas(engine: OwnedEngine, files: list[PolicyFile], budget: RegoBudget | None = None) -> dict[str, JSONValue]:
     """Every rule package's `meta`. One clone answers them all: `meta` reads no input, and a fresh clone per
     package prepared the pack 50 times (~0.1 s of every run's start-up). With a budget, in a child process:
     a `meta` is Rego too."""
@@ -118,7 +120,7 @@ class RegorusEngine:
         return collect_results(self.evaluate_tree(facts), self._set, scope)
 
     def evaluate_tree(self, facts: Mapping[str, JSONLike]) -> JSONValue:
-        engine, self._warm = self._warm or clone(self._prepared), None   # a failed evaluation keeps none
+        engine, self._warm = self._warm or clone(self._prepared), None  # a failed evaluation keeps none
         # JSON, not Python objects: regorus turns Python True into the number 1. orjson: a 5,000-node
         # cluster's facts serialise in ~2 ms instead of ~12 ms.
         engine.engine.set_input_json(orjson.dumps(facts).decode())

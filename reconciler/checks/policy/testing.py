@@ -65,8 +65,9 @@ class TestReport:
         return f"{self.passed} passed, {self.failed} failed"
 
 
-def run_policy_tests(dirs: list[Path] | None = None, data_files: list[Path] | None = None, *,
-                     user_data: JSONObject | None = None) -> TestReport:
+def run_policy_tests(
+    dirs: list[Path] | None = None, data_files: list[Path] | None = None, *, user_data: JSONObject | None = None
+) -> TestReport:
     """Run every test in `dirs` (default: the shipped pack) and report each one.
 
     `user_data` is mounted at `data.user`, where `check`/`diff` put the repo's `policies.data`.
@@ -109,4 +110,4 @@ def format_report(report: TestReport, verbose: bool = False) -> str:
         elif not r.passed:
             lines.append(f"FAIL {r.file}: {r.qualified} ({r.detail})")
     lines.append(report.summary())
-    return "\n".join(visible(line) for line in lines)   # file and test names come from Git
+    return "\n".join(visible(line) for line in lines)  # file and test names come from Git

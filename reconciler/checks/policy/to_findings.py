@@ -20,7 +20,9 @@ def result_to_finding(result: PolicyResult, cluster: str, locate: Locate) -> Fin
     # A rule that names a document but no path still points at the file (path () = document root).
     location = locate(result.doc, result.path or ()) if result.doc else None
     return meta.finding(
-        Kind.VIOLATION, result.message, cluster,
+        Kind.VIOLATION,
+        result.message,
+        cluster,
         subject=result.subject,
         location=location,
         fix=Fix(Action.NONE, result.remediation or meta.remediation, command=result.fix or None),

@@ -59,9 +59,11 @@ class Waiver:
         return self.cluster is None or cluster is None or self.cluster == cluster
 
     def matches(self, finding: Finding) -> bool:
-        return (self.applies_to_cluster(finding.cluster)
-                and fnmatch.fnmatchcase(finding.rule_id, self.rule)
-                and subject_matches(self.subject, finding.subject))
+        return (
+            self.applies_to_cluster(finding.cluster)
+            and fnmatch.fnmatchcase(finding.rule_id, self.rule)
+            and subject_matches(self.subject, finding.subject)
+        )
 
 
 def subject_matches(pattern: str, subject: ObjectRef | None) -> bool:
@@ -78,7 +80,7 @@ def load_waivers(text: str | bytes, file_name: str = WAIVERS_FILE) -> list[Waive
     """
     doc = load_document(text, file_name)
     base = waiver_list_path(doc)
-    items = doc.get(base)   # a list, or nothing: waiver_list_path says so
+    items = doc.get(base)  # a list, or nothing: waiver_list_path says so
     return [parse_waiver(_Item(doc, (*base, i)), i) for i in range(len(items) if isinstance(items, list) else 0)]
 
 
@@ -88,8 +90,7 @@ def waiver_list_path(doc: YamlDoc) -> YamlPath:
     if isinstance(data, dict) and data:
         extra = [k for k in data if k != "waivers"]
         if extra:
-            raise UserError(f"unknown top-level key {extra[0]!r} (expected `waivers:`)",
-                            where=_line(doc, (extra[0],)))
+            raise UserError(f"unknown top-level key {extra[0]!r} (expected `waivers:`)", where=_line(doc, (extra[0],)))
         path: YamlPath = ("waivers",)
     else:
         path = ()
@@ -127,18 +128,26 @@ def parse_waiver(item: _Item, index: int) -> Waiver:
         raise UserError(f"waiver {index + 1} must be a mapping with {', '.join(REQUIRED)}", where=item.where())
     unknown = [k for k in value if k not in ALLOWED]
     if unknown:
-        raise UserError(f"waiver {index + 1}: unknown key {unknown[0]!r} (allowed: {', '.join(ALLOWED)})",
-                        where=item.where(unknown[0]))
+        raise UserError(
+            f"waiver {index + 1}: unknown key {unknown[0]!r} (allowed: {', '.join(ALLOWED)})",
+            where=item.where(unknown[0]),
+        )
     missing = [k for k in REQUIRED if value.get(k) in (None, "")]
     if missing:
         raise UserError(f"waiver {index + 1}: missing {', '.join(missing)}", where=item.where())
     # The reason and the owner are free text every output quotes (the waived finding, KAI-W-001/002, the job
     # summary): a credential pasted into them is masked here, as it is read, like any free text from Git.
-    return Waiver(rule=text_field(item, "rule", index), subject=subject_field(item, index),
-                  reason=redact_free_text(text_field(item, "reason", index)),
-                  owner=redact_free_text(text_field(item, "owner", index)),
-                  expires=date_field(item, index), cluster=cluster_field(item, index),
-                  file=item.doc.file, line=item.doc.locate(item.path).line or 1, index=index)
+    return Waiver(
+        rule=text_field(item, "rule", index),
+        subject=subject_field(item, index),
+        reason=redact_free_text(text_field(item, "reason", index)),
+        owner=redact_free_text(text_field(item, "owner", index)),
+        expires=date_field(item, index),
+        cluster=cluster_field(item, index),
+        file=item.doc.file,
+        line=item.doc.locate(item.path).line or 1,
+        index=index,
+    )
 
 
 def cluster_field(item: _Item, index: int) -> str | None:
@@ -146,8 +155,11 @@ def cluster_field(item: _Item, index: int) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise UserError(f"waiver {index + 1}: cluster must be a cluster name (a string), got {yaml_type(value)}",
-                        where=item.where("cluster"), hint="quote it if the name looks like a number")
+        raise UserError(
+            f"waiver {index + 1}: cluster must be a cluster name (a string), got {yaml_type(value)}",
+            where=item.where("cluster"),
+            hint="quote it if the name looks like a number",
+        )
     return value.strip()
 
 
@@ -179,8 +191,10 @@ def subject_field(item: _Item, index: int) -> str:
         return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
     text = text_field(item, "subject", index)
     if text != "*" and "/" not in text:
-        raise UserError(f"waiver {index + 1}: subject {text!r} must be Kind/name, Kind/namespace/name or \"*\"",
-                        where=item.where("subject"))
+        raise UserError(
+            f'waiver {index + 1}: subject {text!r} must be Kind/name, Kind/namespace/name or "*"',
+            where=item.where("subject"),
+        )
     return text
 
 
@@ -189,12 +203,14 @@ def date_field(item: _Item, index: int) -> date:
     try:
         return date.fromisoformat(str(value))  # the YAML reader keeps timestamps as their text
     except ValueError:
-        raise UserError(f"waiver {index + 1}: expires {value!r} is not a date YYYY-MM-DD",
-                        where=item.where("expires")) from None
+        raise UserError(
+            f"waiver {index + 1}: expires {value!r} is not a date YYYY-MM-DD", where=item.where("expires")
+        ) from None
 
 
-def apply_waivers(findings: Iterable[Finding], waivers: list[Waiver], today: date, *,
-                  cluster: str | None = None) -> tuple[list[Finding], set[int]]:
+def apply_waivers(
+    findings: Iterable[Finding], waivers: list[Waiver], today: date, *, cluster: str | None = None
+) -> tuple[list[Finding], set[int]]:
     """Mark the findings of one cluster waived; return them with the indexes of the waivers that matched.
 
     `cluster` is the cluster these findings belong to (default: the first finding's); a waiver scoped to
@@ -214,8 +230,9 @@ def apply_waivers(findings: Iterable[Finding], waivers: list[Waiver], today: dat
     return out, used
 
 
-def waiver_findings(waivers: list[Waiver], used: Collection[int], today: date, *,
-                    clusters: Collection[str] | None = None) -> list[Finding]:
+def waiver_findings(
+    waivers: list[Waiver], used: Collection[int], today: date, *, clusters: Collection[str] | None = None
+) -> list[Finding]:
     """The run's verdict on the waivers file: one KAI-W-001 (warning) per expired waiver and one KAI-W-002
     (info) per unexpired waiver whose index is not in `used` (the union over every cluster checked).
 
@@ -235,18 +252,27 @@ def waiver_findings(waivers: list[Waiver], used: Collection[int], today: date, *
 
 
 def expired_message(w: Waiver) -> str:
-    return (f"waiver for {w.rule} on {w.subject} (owner {w.owner}) expired on {w.expires.isoformat()}; "
-            "its findings are reported again. Fix them, or renew the waiver with a new reason and date")
+    return (
+        f"waiver for {w.rule} on {w.subject} (owner {w.owner}) expired on {w.expires.isoformat()}; "
+        "its findings are reported again. Fix them, or renew the waiver with a new reason and date"
+    )
 
 
 def unused_message(w: Waiver) -> str:
     where = f"in cluster {w.cluster}" if w.cluster else "in any cluster checked"
-    return (f"waiver for {w.rule} on {w.subject} (owner {w.owner}) matches no finding {where}; "
-            "remove it if the problem is fixed")
+    return (
+        f"waiver for {w.rule} on {w.subject} (owner {w.owner}) matches no finding {where}; "
+        "remove it if the problem is fixed"
+    )
 
 
 def waiver_finding(w: Waiver, rule: RuleMeta, message: str) -> Finding:
-    return rule.finding(Kind.VIOLATION, message, REPOSITORY, location=Location(w.file, w.line, None, (w.index,)),
-                        fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."),
-                        # `report merge` needs the scope: an unscoped waiver is unused only if no shard used it.
-                        extra={"waiver": {"index": w.index, "cluster": w.cluster}})
+    return rule.finding(
+        Kind.VIOLATION,
+        message,
+        REPOSITORY,
+        location=Location(w.file, w.line, None, (w.index,)),
+        fix=Fix(Action.NONE, f"Edit {w.where}: renew, or delete the waiver."),
+        # `report merge` needs the scope: an unscoped waiver is unused only if no shard used it.
+        extra={"waiver": {"index": w.index, "cluster": w.cluster}},
+    )

@@ -21,14 +21,21 @@ from reconciler.report.report import Report
 from reconciler.sources.cluster.session import ClusterSession
 from reconciler.telemetry.logs import phase
 
-__all__ = ["DEFAULT_MAX_RESULTS", "REPORT_KINDS", "SyncResult", "publish_policy_reports", "recorded_first_seen",
-           "write_policy_reports"]
+__all__ = [
+    "DEFAULT_MAX_RESULTS",
+    "REPORT_KINDS",
+    "SyncResult",
+    "publish_policy_reports",
+    "recorded_first_seen",
+    "write_policy_reports",
+]
 
 log = logging.getLogger("kai_gitops.policyreport")
 
 
-def write_policy_reports(session: ClusterSession, report: Report, *, max_results: int = DEFAULT_MAX_RESULTS,
-                         now: datetime | None = None) -> list[SyncResult]:
+def write_policy_reports(
+    session: ClusterSession, report: Report, *, max_results: int = DEFAULT_MAX_RESULTS, now: datetime | None = None
+) -> list[SyncResult]:
     """One sync per cluster of the report; findings about the run itself (waivers, policy edits) go with
     the first cluster, whose report is the only one a reconcile makes."""
     if max_results < 1:
@@ -49,8 +56,10 @@ def publish_policy_reports(request: PublishRequest) -> None:
     """The `policyreport` publish target: writes into the cluster the run read, through the run's session."""
     settings = request.settings
     if settings.live.snapshot or settings.cluster is None:
-        raise UserError("--report-to policyreport writes into a live cluster and cannot be used with --snapshot",
-                        hint="drop --snapshot, or use another --report-to target")
+        raise UserError(
+            "--report-to policyreport writes into a live cluster and cannot be used with --snapshot",
+            hint="drop --snapshot, or use another --report-to target",
+        )
     session = settings.cluster.open(None if settings.cluster.context else _repo_kube_context(request))
     with phase("publish-policyreport"):
         write_policy_reports(session, request.report, max_results=settings.max_results or DEFAULT_MAX_RESULTS)
@@ -65,7 +74,7 @@ def recorded_first_seen(session: ClusterSession, cluster: str) -> dict[str, date
     for fingerprint, stamp in recorded.items():
         try:
             seen[fingerprint] = datetime.fromtimestamp(stamp["seconds"] + stamp["nanos"] / 1e9, UTC)
-        except (ValueError, OverflowError, OSError):   # an edited timestamp no clock reaches: not a sighting
+        except (ValueError, OverflowError, OSError):  # an edited timestamp no clock reaches: not a sighting
             continue
     return seen
 
@@ -77,4 +86,3 @@ def _repo_kube_context(request: PublishRequest) -> str | None:
         return None
     names = {c.cluster for c in request.report.clusters}
     return next((c.kube_context for c in config.clusters if c.name in names), None)
-

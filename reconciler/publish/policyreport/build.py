@@ -24,16 +24,16 @@ from reconciler.findings.finding import Finding, Severity
 from reconciler.plans.writable import MANAGED_BY, MANAGED_BY_LABEL
 from reconciler.report.report import finding_order
 
-SOURCE = MANAGED_BY   # the label's value, and the field manager of every write
+SOURCE = MANAGED_BY  # the label's value, and the field manager of every write
 CLUSTER_LABEL = "kai-gitops/cluster"
 TOTAL_ANNOTATION = "kai-gitops/results-total"
 OMITTED_ANNOTATION = "kai-gitops/results-omitted"
 TRUNCATED_POLICY = "kai-gitops-report-truncated"
 DEFAULT_MAX_RESULTS = 100
-SIZE_BUDGET = 512 * 1024        # bytes of JSON per object: a third of etcd's 1.5 MiB request limit
-MESSAGE_LIMIT = 1024            # characters of one message; the full text is in `kai-gitops diff`
+SIZE_BUDGET = 512 * 1024  # bytes of JSON per object: a third of etcd's 1.5 MiB request limit
+MESSAGE_LIMIT = 1024  # characters of one message; the full text is in `kai-gitops diff`
 PROPERTY_LIMIT = 256
-NAME_LIMIT = 253                # an object name (DNS-1123 subdomain)
+NAME_LIMIT = 253  # an object name (DNS-1123 subdomain)
 LABEL_VALUE_LIMIT = 63
 
 # PolicyReport v1alpha2 and OpenReports share the result shape; their severity enums both hold these.
@@ -47,7 +47,7 @@ REPORT_KINDS = (CLUSTER_POLICY_REPORT, POLICY_REPORT, OPEN_CLUSTER_REPORT, OPEN_
 
 @dataclass(frozen=True)
 class ReportSettings:
-    cluster: str                    # kai-gitops.yaml cluster name: [a-z0-9-], of any length
+    cluster: str  # kai-gitops.yaml cluster name: [a-z0-9-], of any length
     commit: str | None = None
     max_results: int = DEFAULT_MAX_RESULTS
     size_budget: int = SIZE_BUDGET
@@ -79,7 +79,7 @@ def _bounded(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    return f"{text[:limit - len(digest) - 1].rstrip('-')}-{digest}"
+    return f"{text[: limit - len(digest) - 1].rstrip('-')}-{digest}"
 
 
 def scopes(findings: Iterable[Finding], *, cluster_namespaces: frozenset[str] = frozenset()) -> list[Scope]:
@@ -97,15 +97,21 @@ def scopes(findings: Iterable[Finding], *, cluster_namespaces: frozenset[str] = 
     return [by_namespace[None], *(by_namespace[n] for n in sorted(n for n in by_namespace if n))]
 
 
-def build_report(kind: Resource, scope: Scope, settings: ReportSettings, now: datetime,
-                 first_seen: Mapping[str, dict[str, int]] | None = None) -> dict[str, Any]:
+def build_report(
+    kind: Resource,
+    scope: Scope,
+    settings: ReportSettings,
+    now: datetime,
+    first_seen: Mapping[str, dict[str, int]] | None = None,
+) -> dict[str, Any]:
     """One report object; `first_seen` maps fingerprints (and TRUNCATED_POLICY) to the timestamps an earlier
     run gave them. A result's timestamp is that, else its finding's firstSeen, else `now`."""
     stamp = _stamp(now)
     # fingerprint and message break ties (the fingerprint leaves the message out), so the arrival order of
     # findings never rewrites an unchanged report
-    ordered = sorted(scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f), f.fingerprint,
-                                                    f.message))
+    ordered = sorted(
+        scope.findings, key=lambda f: (f.waived_by is not None, finding_order(f), f.fingerprint, f.message)
+    )
     earlier = first_seen or {}
     results = [_result(f, settings, earlier.get(f.fingerprint) or _seen(f, stamp)) for f in ordered]
     body = _skeleton(kind, scope, settings, len(results))
@@ -130,8 +136,11 @@ def _seen(finding: Finding, now: dict[str, int]) -> dict[str, int]:
 
 
 def _skeleton(kind: Resource, scope: Scope, settings: ReportSettings, total: int) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": report_name(settings.cluster), "labels": managed_labels(settings.cluster),
-                                "annotations": {TOTAL_ANNOTATION: str(total)}}
+    metadata: dict[str, Any] = {
+        "name": report_name(settings.cluster),
+        "labels": managed_labels(settings.cluster),
+        "annotations": {TOTAL_ANNOTATION: str(total)},
+    }
     if kind.namespaced:
         metadata["namespace"] = scope.namespace
     body: dict[str, Any] = {"apiVersion": kind.api_version, "kind": kind.kind, "metadata": metadata}
@@ -141,15 +150,20 @@ def _skeleton(kind: Resource, scope: Scope, settings: ReportSettings, total: int
     return body
 
 
-def _within_bounds(body: dict[str, Any], results: list[dict[str, Any]], settings: ReportSettings
-                   ) -> list[dict[str, Any]]:
+def _within_bounds(
+    body: dict[str, Any], results: list[dict[str, Any]], settings: ReportSettings
+) -> list[dict[str, Any]]:
     """The longest prefix that fits both bounds, leaving room for the truncation result if one is needed."""
     if len(results) <= settings.max_results and _size(body, results) <= settings.size_budget:
         return list(results)
-    room = settings.size_budget - _size(body, []) - _size_of(_truncation_result(10**9, 10**9, settings,
-                                                                                 {"seconds": 0, "nanos": 0})) - 64
+    room = (
+        settings.size_budget
+        - _size(body, [])
+        - _size_of(_truncation_result(10**9, 10**9, settings, {"seconds": 0, "nanos": 0}))
+        - 64
+    )
     kept: list[dict[str, Any]] = []
-    for result in results[:max(settings.max_results - 1, 0)]:
+    for result in results[: max(settings.max_results - 1, 0)]:
         room -= _size_of(result) + 1
         if room < 0:
             break
@@ -203,21 +217,28 @@ def _properties(finding: Finding, settings: ReportSettings) -> dict[str, str]:
     if finding.fix and finding.fix.command:
         props["fix"] = finding.fix.command
     if finding.attribution:
-        redacted = tuple(a.redacted() for a in finding.attribution)   # manager names are free text
+        redacted = tuple(a.redacted() for a in finding.attribution)  # manager names are free text
         props["attribution"] = "; ".join(attribution_lines(redacted, finding.live, finding.desired))
-    return {k: _clip(redact_text(v), MESSAGE_LIMIT if k == "attribution" else PROPERTY_LIMIT)
-            for k, v in props.items()}
+    return {k: _clip(redact_text(v), MESSAGE_LIMIT if k == "attribution" else PROPERTY_LIMIT) for k, v in props.items()}
 
 
-def _truncation_result(omitted: int, total: int, settings: ReportSettings, stamp: dict[str, int]
-                       ) -> dict[str, Any]:
-    return {"policy": TRUNCATED_POLICY, "rule": "report-bounds", "category": "report", "result": "warn",
-            "severity": "info", "timestamp": dict(stamp), "source": SOURCE, "scored": False,
-            "message": (f"{omitted} of {total} results are not listed: a report keeps at most "
-                        f"{settings.max_results} results (--report-max-results) and {settings.size_budget} "
-                        "bytes; `summary` counts all of them and `kai-gitops diff` lists them"),
-            "properties": {"omitted": str(omitted), "total": str(total),
-                           "maxResults": str(settings.max_results)}}
+def _truncation_result(omitted: int, total: int, settings: ReportSettings, stamp: dict[str, int]) -> dict[str, Any]:
+    return {
+        "policy": TRUNCATED_POLICY,
+        "rule": "report-bounds",
+        "category": "report",
+        "result": "warn",
+        "severity": "info",
+        "timestamp": dict(stamp),
+        "source": SOURCE,
+        "scored": False,
+        "message": (
+            f"{omitted} of {total} results are not listed: a report keeps at most "
+            f"{settings.max_results} results (--report-max-results) and {settings.size_budget} "
+            "bytes; `summary` counts all of them and `kai-gitops diff` lists them"
+        ),
+        "properties": {"omitted": str(omitted), "total": str(total), "maxResults": str(settings.max_results)},
+    }
 
 
 def _summary(findings: list[Finding]) -> dict[str, int]:
@@ -228,4 +249,4 @@ def _summary(findings: list[Finding]) -> dict[str, int]:
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

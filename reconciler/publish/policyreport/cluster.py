@@ -45,7 +45,7 @@ OWN_PREFIX = "kai-gitops/"
 
 @dataclass
 class SyncResult:
-    kinds: list[str] = field(default_factory=list)      # the report kinds served and written
+    kinds: list[str] = field(default_factory=list)  # the report kinds served and written
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -60,9 +60,11 @@ class SyncResult:
     def describe(self) -> str:
         if not self.kinds:
             return "policy reports: not written (no report CRDs served)"
-        return (f"policy reports ({', '.join(self.kinds)}): {len(self.created)} created, {len(self.updated)} "
-                f"updated, {len(self.unchanged)} unchanged, {len(self.deleted)} deleted"
-                + (f", {self.omitted_results} results beyond the bounds" if self.omitted_results else ""))
+        return (
+            f"policy reports ({', '.join(self.kinds)}): {len(self.created)} created, {len(self.updated)} "
+            f"updated, {len(self.unchanged)} unchanged, {len(self.deleted)} deleted"
+            + (f", {self.omitted_results} results beyond the bounds" if self.omitted_results else "")
+        )
 
 
 def served_kinds(session: ClusterSession) -> list[Resource]:
@@ -81,15 +83,18 @@ def served_kinds(session: ClusterSession) -> list[Resource]:
     return served
 
 
-def sync_reports(session: ClusterSession, findings: list[Finding], settings: ReportSettings,
-                 now: datetime) -> SyncResult:
+def sync_reports(
+    session: ClusterSession, findings: list[Finding], settings: ReportSettings, now: datetime
+) -> SyncResult:
     """Make the cluster's kai-gitops reports for `settings.cluster` say exactly `findings`."""
     kinds = served_kinds(session)
     result = SyncResult()
     if not kinds:
-        log.warning("policy reports: this cluster serves neither wgpolicyk8s.io/v1alpha2 nor "
-                    "openreports.io/v1alpha1 report kinds; no reports written (install the PolicyReport or "
-                    "OpenReports CRDs to get them)")
+        log.warning(
+            "policy reports: this cluster serves neither wgpolicyk8s.io/v1alpha2 nor "
+            "openreports.io/v1alpha1 report kinds; no reports written (install the PolicyReport or "
+            "OpenReports CRDs to get them)"
+        )
         return result
     store = _Store(session)
     namespaces = {f.subject.namespace for f in findings if f.subject and f.subject.namespace}
@@ -126,14 +131,20 @@ def _instant(stamp: dict[str, int]) -> tuple[int, int]:
 def _all_in_one(planned: list[Scope], kind: Resource) -> list[Scope]:
     if kind.namespaced:
         if planned[0].findings:
-            log.warning("policy reports: %s is served without its cluster-scoped kind; %d cluster-scoped "
-                        "findings are not written as %s", kind.kind, len(planned[0].findings), kind.kind)
+            log.warning(
+                "policy reports: %s is served without its cluster-scoped kind; %d cluster-scoped "
+                "findings are not written as %s",
+                kind.kind,
+                len(planned[0].findings),
+                kind.kind,
+            )
         return [s for s in planned if s.namespace is not None]
     return [Scope(None, [f for s in planned for f in s.findings])]
 
 
-def _sync_kind(store: _Store, kind: Resource, wanted: list[Scope], settings: ReportSettings, now: datetime,
-               result: SyncResult) -> None:
+def _sync_kind(
+    store: _Store, kind: Resource, wanted: list[Scope], settings: ReportSettings, now: datetime, result: SyncResult
+) -> None:
     existing = {_key(o): o for o in store.list_managed(kind, settings.cluster)}
     omitted = 0
     for scope in wanted:
@@ -181,7 +192,7 @@ def _first_seen(old: dict[str, Any] | None) -> dict[str, dict[str, int]]:
         if fingerprint and isinstance(stamp, dict) and {"seconds", "nanos"} <= stamp.keys():
             try:
                 seen[fingerprint] = {"seconds": int(stamp["seconds"]), "nanos": int(stamp["nanos"])}
-            except (TypeError, ValueError):   # a hand-edited result: its finding is seen anew
+            except (TypeError, ValueError):  # a hand-edited result: its finding is seen anew
                 continue
     return seen
 
@@ -210,8 +221,9 @@ class _Store:
     def __init__(self, session: ClusterSession) -> None:
         self.transport = session.transport
 
-    def _call(self, what: str, method: str, path: str, body: Any = None,
-              query: dict[str, str] | None = None) -> dict[str, Any]:
+    def _call(
+        self, what: str, method: str, path: str, body: Any = None, query: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         try:
             return self.transport.json(method, path, body, query=query)
         except ApiError as exc:
@@ -219,8 +231,10 @@ class _Store:
 
     def namespaces(self) -> set[str]:
         """Every namespace's name, paged; `list` is what the reader role already grants."""
-        return {str((i.get("metadata") or {}).get("name"))
-                for i in self._list("namespaces", NAMESPACE.collection_path(), {"limit": "500"})}
+        return {
+            str((i.get("metadata") or {}).get("name"))
+            for i in self._list("namespaces", NAMESPACE.collection_path(), {"limit": "500"})
+        }
 
     def _list(self, what: str, path: str, query: dict[str, str]) -> list[dict[str, Any]]:
         try:
@@ -230,8 +244,11 @@ class _Store:
 
     def list_managed(self, kind: Resource, cluster: str) -> list[dict[str, Any]]:
         selector = f"{MANAGED_BY_LABEL}={SOURCE},{CLUSTER_LABEL}={cluster_label_value(cluster)}"
-        return [i for i in self._list(kind.plural, kind.collection_path(), {"labelSelector": selector, "limit": "100"})
-                if _owned(i, cluster)]
+        return [
+            i
+            for i in self._list(kind.plural, kind.collection_path(), {"labelSelector": selector, "limit": "100"})
+            if _owned(i, cluster)
+        ]
 
     def create(self, kind: Resource, body: dict[str, Any]) -> None:
         namespace = body["metadata"].get("namespace") if kind.namespaced else None
@@ -262,7 +279,7 @@ class _Store:
         try:
             self.transport.request("DELETE", _object_path(kind, meta), options)
         except NotFound:
-            return   # already gone is what we wanted
+            return  # already gone is what we wanted
         except ApiError as exc:
             raise _api_error(exc, f"delete of {kind.plural}/{meta['name']}") from None
 
@@ -276,14 +293,19 @@ def _owned(obj: dict[str, Any], cluster: str) -> bool:
     object of theirs, and the shipped roles may update or delete only that name (deploy/, resourceNames)."""
     meta = obj.get("metadata") or {}
     labels = meta.get("labels") or {}
-    return labels.get(MANAGED_BY_LABEL) == SOURCE and labels.get(CLUSTER_LABEL) == cluster_label_value(cluster) \
+    return (
+        labels.get(MANAGED_BY_LABEL) == SOURCE
+        and labels.get(CLUSTER_LABEL) == cluster_label_value(cluster)
         and meta.get("name") == report_name(cluster)
+    )
 
 
 def _api_error(exc: ApiError, what: str) -> UserError:
     hint = None
     if exc.status == 403:
-        hint = ("grant this identity list and create on wgpolicyk8s.io policyreports and clusterpolicyreports "
-                "(and openreports.io reports, clusterreports), get, update and delete on those named "
-                "kai-gitops-<cluster>, and list on namespaces")
+        hint = (
+            "grant this identity list and create on wgpolicyk8s.io policyreports and clusterpolicyreports "
+            "(and openreports.io reports, clusterreports), get, update and delete on those named "
+            "kai-gitops-<cluster>, and list on namespaces"
+        )
     return UserError(f"policy reports: {what}: {exc.line()}", hint=hint)

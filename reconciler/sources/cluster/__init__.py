@@ -25,12 +25,24 @@ from reconciler.sources.cluster.progress import ReadProgress
 from reconciler.sources.cluster.reads import ReadOutcome, read_live
 from reconciler.sources.cluster.slim import ObjectSink, Tee
 
-__all__ = ["ClusterClient", "ObjectSink", "ReadError", "ReadOutcome", "ReadProgress", "ReadSettings", "Tee",
-           "cluster_reader", "kube_system_uid", "read_cluster", "read_live"]
+__all__ = [
+    "ClusterClient",
+    "ObjectSink",
+    "ReadError",
+    "ReadOutcome",
+    "ReadProgress",
+    "ReadSettings",
+    "Tee",
+    "cluster_reader",
+    "kube_system_uid",
+    "read_cluster",
+    "read_live",
+]
 
 
-def cluster_reader(kubeconfig: str | None, context: str | None, *,
-                   settings: ReadSettings | None = None) -> Callable[[str | None], LiveState]:
+def cluster_reader(
+    kubeconfig: str | None, context: str | None, *, settings: ReadSettings | None = None
+) -> Callable[[str | None], LiveState]:
     """A LiveReader for the pipeline; its argument is the repo's kubeContext, which --context overrides."""
 
     def read(repo_context: str | None) -> LiveState:

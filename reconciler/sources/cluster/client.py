@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # One user agent for every request of a run, reads and writes alike (what the API server's audit log shows).
 USER_AGENT = "kai-gitops/0.1 (reconciler)"
-WRITE_WORKERS = 16   # concurrent writes a writer may make (node labels): connections the pool keeps for them
+WRITE_WORKERS = 16  # concurrent writes a writer may make (node labels): connections the pool keeps for them
 _ENV_PREFIX = "KAI_GITOPS_KUBE_"
 
 
@@ -48,15 +48,15 @@ _ENV_PREFIX = "KAI_GITOPS_KUBE_"
 class ReadSettings:
     """Limits of one cluster read; every field can be set from $KAI_GITOPS_KUBE_<FIELD> (upper case)."""
 
-    attempts: int = 5                # per request, the first try included
-    retry_budget_s: float = 60.0     # per request: no retry is started past this much time
-    backoff_base_s: float = 0.5      # full jitter: sleep uniform(0, min(cap, base * 2**n))
+    attempts: int = 5  # per request, the first try included
+    retry_budget_s: float = 60.0  # per request: no retry is started past this much time
+    backoff_base_s: float = 0.5  # full jitter: sleep uniform(0, min(cap, base * 2**n))
     backoff_cap_s: float = 8.0
     connect_timeout_s: float = 10.0
-    read_timeout_s: float = 60.0     # per socket read, so a large page never trips it
+    read_timeout_s: float = 60.0  # per socket read, so a large page never trips it
     healthz_timeout_s: float = 10.0  # NVCA itself answers in milliseconds; a hung agent is a finding
     page_limit: int = 500
-    secret_page_limit: int = 20      # release Secrets can be ~1 MB each
+    secret_page_limit: int = 20  # release Secrets can be ~1 MB each
     # Bytes of one answer after decompression: a gzip answer of a few MB can inflate to gigabytes. A page of
     # 500 pods is ~10 MB of JSON, of 20 release Secrets up to ~20 MB; NVCA's /healthz answer is ~1 KB.
     answer_max_bytes: int = 256 * 1024 * 1024
@@ -66,11 +66,11 @@ class ReadSettings:
     # Kubernetes is tested up to 150,000 pods per cluster.
     list_max_objects: int = 250_000
     list_budget_s: float = 600.0
-    workers: int = 4                 # concurrent requests: API round trips dominate on real clusters
+    workers: int = 4  # concurrent requests: API round trips dominate on real clusters
 
     @classmethod
     def from_env(cls) -> ReadSettings:
-        values: dict[str, Any] = {}   # int or float, as each field says: a mix no static type describes
+        values: dict[str, Any] = {}  # int or float, as each field says: a mix no static type describes
         for f in fields(cls):
             raw = os.environ.get(_ENV_PREFIX + f.name.upper())
             if raw is None:
@@ -153,8 +153,7 @@ class Invalid(ApiError):
     """422: validation or admission refused the body."""
 
 
-_BY_STATUS: dict[int, type[ApiError]] = {401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict,
-                                         422: Invalid}
+_BY_STATUS: dict[int, type[ApiError]] = {401: Unauthorized, 403: Forbidden, 404: NotFound, 409: Conflict, 422: Invalid}
 
 
 def api_error(status: int, body: bytes) -> ApiError:
@@ -175,7 +174,6 @@ class WriteRefused(Exception):
 
 # The guard every request but a GET passes: (method, path, body, content type); it raises to refuse.
 WriteGuard = Callable[[str, str, Any, str | None], None]
-
 
 
 @dataclass(frozen=True)
@@ -204,7 +202,7 @@ def status_message(body: bytes) -> str:
     try:
         data: JSONValue = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return excerpt(body[:4096].decode("utf-8", "replace"), 200)   # what lies past 4 KiB is never shown
+        return excerpt(body[:4096].decode("utf-8", "replace"), 200)  # what lies past 4 KiB is never shown
     if isinstance(data, dict) and data.get("kind") == "Status":
         return " ".join(str(data.get("message", "")).split())
     return ""
@@ -226,8 +224,11 @@ def _transport_failure(exc: Exception) -> tuple[str, bool]:
         return "connect timed out", True
     if isinstance(exc, urllib3.exceptions.ProtocolError):
         reason = exc.args[1] if len(exc.args) > 1 else exc
-        return ("connection reset" if isinstance(reason, ConnectionResetError)
-                else f"connection broken ({type(reason).__name__})"), True
+        return (
+            "connection reset"
+            if isinstance(reason, ConnectionResetError)
+            else f"connection broken ({type(reason).__name__})"
+        ), True
     if isinstance(exc, urllib3.exceptions.LocationParseError):
         return f"bad server URL: {exc}", False
     return f"{type(exc).__name__}: {exc}", True
@@ -249,8 +250,14 @@ class ClusterClient:
     """Every request to one API server, with retries, over the kubernetes client's authenticated pool manager;
     safe across threads."""
 
-    def __init__(self, configuration: KubeConfiguration, settings: ReadSettings | None = None, *,
-                 label: str = "cluster", guard: WriteGuard | None = None) -> None:
+    def __init__(
+        self,
+        configuration: KubeConfiguration,
+        settings: ReadSettings | None = None,
+        *,
+        label: str = "cluster",
+        guard: WriteGuard | None = None,
+    ) -> None:
         from kubernetes.client import ApiClient
 
         # Ours are the only retries: urllib3's own (and the client's client_go_retries) would multiply our
@@ -273,8 +280,14 @@ class ClusterClient:
         self.requests = 0  # every HTTP attempt, for tests and the benchmark
 
     @classmethod
-    def connect(cls, kubeconfig: str | None, context: str | None, settings: ReadSettings | None = None,
-                *, repo_context: str | None = None) -> ClusterClient:
+    def connect(
+        cls,
+        kubeconfig: str | None,
+        context: str | None,
+        settings: ReadSettings | None = None,
+        *,
+        repo_context: str | None = None,
+    ) -> ClusterClient:
         from reconciler.sources.cluster.kubeconfig import load_configuration
 
         configuration, label = load_configuration(kubeconfig, context, repo_context)
@@ -297,16 +310,32 @@ class ClusterClient:
                 headers[setting["key"]] = setting["value"]
         return headers
 
-    def _once(self, path: str, query: dict[str, str] | None, read_timeout: float, max_bytes: int, *,
-              method: str = "GET", data: bytes | None = None,
-              content_type: str | None = None) -> tuple[int, bytes, Mapping[str, str]]:
+    def _once(
+        self,
+        path: str,
+        query: dict[str, str] | None,
+        read_timeout: float,
+        max_bytes: int,
+        *,
+        method: str = "GET",
+        data: bytes | None = None,
+        content_type: str | None = None,
+    ) -> tuple[int, bytes, Mapping[str, str]]:
         url = self._base + path + (f"?{urlencode(query)}" if query else "")
         timeout = urllib3.Timeout(connect=self.settings.connect_timeout_s, read=read_timeout)
         with self._count_lock:
             self.requests += 1
-        response = self._pool.request(method, url, body=data, headers=self._headers(content_type),
-                                      preload_content=False, decode_content=False, timeout=timeout, retries=False,
-                                      redirect=False)
+        response = self._pool.request(
+            method,
+            url,
+            body=data,
+            headers=self._headers(content_type),
+            preload_content=False,
+            decode_content=False,
+            timeout=timeout,
+            retries=False,
+            redirect=False,
+        )
         try:
             body = read_response(response, max_bytes)
         except BaseException:
@@ -317,8 +346,15 @@ class ClusterClient:
 
     # -- a writer's request: guarded, retried only where the server cannot have acted ----------------
 
-    def request(self, method: str, path: str, body: Any = None, *, content_type: str | None = None,
-                query: dict[str, str] | None = None) -> Answer:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str | None = None,
+        query: dict[str, str] | None = None,
+    ) -> Answer:
         """One request for a writer (its GETs included): a 2xx answer, or an ApiError of the status's class.
 
         Anything but a GET passes the guard first. A GET is retried like a read (429, 5xx, a lost connection);
@@ -334,12 +370,21 @@ class ClusterClient:
         while True:
             attempt += 1
             try:
-                status, raw, headers = self._once(path, query, self.settings.read_timeout_s,
-                                                  self.settings.answer_max_bytes, method=method, data=data,
-                                                  content_type=content_type)
+                status, raw, headers = self._once(
+                    path,
+                    query,
+                    self.settings.read_timeout_s,
+                    self.settings.answer_max_bytes,
+                    method=method,
+                    data=data,
+                    content_type=content_type,
+                )
             except AnswerTooLarge:
-                raise ApiError(0, f"{method} {path}: the answer is larger than "
-                                  f"{self.settings.answer_max_bytes:,} bytes (decompressed)") from None
+                raise ApiError(
+                    0,
+                    f"{method} {path}: the answer is larger than "
+                    f"{self.settings.answer_max_bytes:,} bytes (decompressed)",
+                ) from None
             except urllib3.exceptions.HTTPError as exc:
                 if method != "GET" or attempt >= 3:
                     raise ApiError(0, f"{method} {path}: {_lost_request(exc)}") from None
@@ -350,15 +395,23 @@ class ClusterClient:
             retryable = status in (429, 503) or (method == "GET" and status >= 500)
             delay = _retry_after(headers) if status in (429, 503) else None
             if delay is None:
-                delay = random.uniform(0, min(self.settings.backoff_cap_s,
-                                              self.settings.backoff_base_s * 2 ** (attempt - 1)))
+                delay = random.uniform(
+                    0, min(self.settings.backoff_cap_s, self.settings.backoff_base_s * 2 ** (attempt - 1))
+                )
             spent = time.monotonic() - started
             if not retryable or attempt >= self.settings.attempts or spent + delay > self.settings.retry_budget_s:
                 raise api_error(status, raw)
-            time.sleep(delay)   # not in RETRIES: that metric counts the live read's retries
+            time.sleep(delay)  # not in RETRIES: that metric counts the live read's retries
 
-    def json(self, method: str, path: str, body: Any = None, *, content_type: str | None = None,
-             query: dict[str, str] | None = None) -> dict[str, Any]:
+    def json(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str | None = None,
+        query: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """`request`'s answer as a JSON object; HTML from a proxy or SSO gateway in front is an ApiError."""
         answer = self.request(method, path, body, content_type=content_type, query=query)
         try:
@@ -384,9 +437,17 @@ class ClusterClient:
 
     # -- retries ------------------------------------------------------------------------------------
 
-    def get(self, what: str, path: str, query: dict[str, str] | None = None, *,
-            accept: frozenset[int] = frozenset(), read_timeout: float | None = None,
-            attempts: int | None = None, max_bytes_setting: str = "answer_max_bytes") -> Answer:
+    def get(
+        self,
+        what: str,
+        path: str,
+        query: dict[str, str] | None = None,
+        *,
+        accept: frozenset[int] = frozenset(),
+        read_timeout: float | None = None,
+        attempts: int | None = None,
+        max_bytes_setting: str = "answer_max_bytes",
+    ) -> Answer:
         """GET with retries on 429/5xx/timeouts/resets; 2xx and `accept` statuses are returned, others raise.
 
         An answer longer than the ReadSettings field `max_bytes_setting` (decompressed) raises at once."""
@@ -398,15 +459,18 @@ class ClusterClient:
             if self.cancelled.is_set():
                 raise ReadCancelled
             retry_after: float | None = None
-            status: int | None = None   # None: no answer (timeout, reset, refused)
+            status: int | None = None  # None: no answer (timeout, reset, refused)
             try:
-                code, body, headers = self._once(path, query, read_timeout or self.settings.read_timeout_s,
-                                                 max_bytes)
+                code, body, headers = self._once(path, query, read_timeout or self.settings.read_timeout_s, max_bytes)
             except AnswerTooLarge as exc:
-                raise self.error(what, path, query, f"the answer is larger than {max_bytes:,} bytes (decompressed); "
-                                 "reading stopped there", status=exc.status,
-                                 hint=f"if the answer is genuine, raise ${_ENV_PREFIX}{max_bytes_setting.upper()}"
-                                 ) from None
+                raise self.error(
+                    what,
+                    path,
+                    query,
+                    f"the answer is larger than {max_bytes:,} bytes (decompressed); reading stopped there",
+                    status=exc.status,
+                    hint=f"if the answer is genuine, raise ${_ENV_PREFIX}{max_bytes_setting.upper()}",
+                ) from None
             except urllib3.exceptions.HTTPError as exc:
                 failure, retryable = _transport_failure(exc)
                 if not retryable:
@@ -421,17 +485,30 @@ class ClusterClient:
                 if code not in RETRY_STATUSES:
                     raise self.error(what, path, query, failure, status=code, hint=_hint(code, what, path))
                 retry_after = _retry_after(headers) if code in (429, 503) else None
-            self._pause(what, path, query, failure, status, (attempt, attempts or self.settings.attempts), started,
-                        retry_after)
+            self._pause(
+                what, path, query, failure, status, (attempt, attempts or self.settings.attempts), started, retry_after
+            )
 
-    def _pause(self, what: str, path: str, query: dict[str, str] | None, failure: str, status: int | None,
-               attempt_of: tuple[int, int], started: float, retry_after: float | None) -> None:
+    def _pause(
+        self,
+        what: str,
+        path: str,
+        query: dict[str, str] | None,
+        failure: str,
+        status: int | None,
+        attempt_of: tuple[int, int],
+        started: float,
+        retry_after: float | None,
+    ) -> None:
         """Sleep before the next attempt, or raise when the attempts or the time budget are spent."""
         s = self.settings
         attempt, most = attempt_of
         elapsed = time.monotonic() - started
-        delay = retry_after if retry_after is not None else random.uniform(0, min(s.backoff_cap_s,
-                                                                                s.backoff_base_s * 2 ** (attempt - 1)))
+        delay = (
+            retry_after
+            if retry_after is not None
+            else random.uniform(0, min(s.backoff_cap_s, s.backoff_base_s * 2 ** (attempt - 1)))
+        )
         if attempt >= most or elapsed + delay > s.retry_budget_s:
             tail = f"after {_plural(attempt, 'attempt')} in {elapsed:.1f} s"
             if retry_after is not None and elapsed + delay > s.retry_budget_s and attempt < most:
@@ -441,21 +518,34 @@ class ClusterClient:
         if self.cancelled.wait(delay):
             raise ReadCancelled
 
-    def error(self, what: str, path: str, query: dict[str, str] | None, failure: str, *,
-              status: int | None = None, hint: str | None = None) -> ReadError:
+    def error(
+        self,
+        what: str,
+        path: str,
+        query: dict[str, str] | None,
+        failure: str,
+        *,
+        status: int | None = None,
+        hint: str | None = None,
+    ) -> ReadError:
         if status is not None:
-            return ReadError(f"reading {what} from {self.label} ({display(path, query)}): {failure}",
-                             status=status, hint=hint)
+            return ReadError(
+                f"reading {what} from {self.label} ({display(path, query)}): {failure}", status=status, hint=hint
+            )
         # No answer (refused, reset, timed out, TLS): which server it was is the first question, so name it.
         unreached = failure.startswith(_NOT_REACHED)
-        return ReadError(f"reading {what} from {self.label} at {self.server} ({display(path, query)}): {failure}",
-                         hint=hint or (self._unreachable_hint() if unreached else None))
+        return ReadError(
+            f"reading {what} from {self.label} at {self.server} ({display(path, query)}): {failure}",
+            hint=hint or (self._unreachable_hint() if unreached else None),
+        )
 
     def _unreachable_hint(self) -> str:
         if self.label == "in-cluster":
             return "the pod cannot reach the API server; check its network policies"
-        return (f"check that {self.label} is the cluster you mean (kubectl config get-contexts; pass --context "
-                "NAME) and that its API server is reachable from here")
+        return (
+            f"check that {self.label} is the cluster you mean (kubectl config get-contexts; pass --context "
+            "NAME) and that its API server is reachable from here"
+        )
 
 
 def _lost_request(exc: Exception) -> str:
@@ -473,7 +563,7 @@ def shown_server(url: str) -> str:
     """The API server's URL for messages: scheme, host, port and path; never userinfo, query or fragment."""
     try:
         parts = urlsplit(url)
-    except ValueError:   # an unclosed IPv6 bracket: the message shows the URL, its credential cut off
+    except ValueError:  # an unclosed IPv6 bracket: the message shows the URL, its credential cut off
         return re.split(r"[?#]", url_without_userinfo(url), maxsplit=1)[0]
     host = parts.netloc.rpartition("@")[2]
     return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else host + parts.path

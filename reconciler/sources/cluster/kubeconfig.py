@@ -23,21 +23,25 @@ from reconciler.core.redact import excerpt
 # points elsewhere (a test, or a debug shell with a copied token).
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVICE_ACCOUNT_DIR_ENV = "KAI_GITOPS_SERVICE_ACCOUNT_DIR"
-IN_CLUSTER_LABEL = "in-cluster"     # the label of a connection through the pod's service account
-_SERVICE_ACCOUNT_USER = re.compile(r"system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
-                                   r"[a-z0-9]([-.a-z0-9]*[a-z0-9])?")
+IN_CLUSTER_LABEL = "in-cluster"  # the label of a connection through the pod's service account
+_SERVICE_ACCOUNT_USER = re.compile(
+    r"system:serviceaccount:[a-z0-9]([-a-z0-9]*[a-z0-9])?:"
+    r"[a-z0-9]([-.a-z0-9]*[a-z0-9])?"
+)
 
 
 def service_account_dir() -> Path:
     """The pod's service-account folder: token, ca.crt and namespace."""
     return Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
 
+
 if TYPE_CHECKING:
     from reconciler.sources.cluster.kube import KubeConfiguration
 
 
-def load_configuration(kubeconfig: str | None, context: str | None,
-                       repo_context: str | None = None) -> tuple[KubeConfiguration, str]:
+def load_configuration(
+    kubeconfig: str | None, context: str | None, repo_context: str | None = None
+) -> tuple[KubeConfiguration, str]:
     """(kubernetes Configuration, label for messages). `context` (from --context) wins over `repo_context`
     (the cluster's kubeContext in kai-gitops.yaml), which in-cluster runs ignore: a CronJob reads its own
     cluster whatever name the operator's laptop gives it."""
@@ -45,14 +49,17 @@ def load_configuration(kubeconfig: str | None, context: str | None,
     if path is None:
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
             if context:
-                raise UserError("--context needs a kubeconfig, but none was given and this run is in-cluster",
-                                hint="drop --context, or pass --kubeconfig")
+                raise UserError(
+                    "--context needs a kubeconfig, but none was given and this run is in-cluster",
+                    hint="drop --context, or pass --kubeconfig",
+                )
             configuration = _in_cluster()
-            _keep_bearer_token_clean(configuration, "the service account token",
-                                     str(service_account_dir() / "token"))
+            _keep_bearer_token_clean(configuration, "the service account token", str(service_account_dir() / "token"))
             return configuration, IN_CLUSTER_LABEL
-        raise UserError("no kubeconfig found ($KUBECONFIG unset, ~/.kube/config missing) and not running in a "
-                        "cluster", hint="pass --kubeconfig FILE, or --snapshot FILE to work offline")
+        raise UserError(
+            "no kubeconfig found ($KUBECONFIG unset, ~/.kube/config missing) and not running in a cluster",
+            hint="pass --kubeconfig FILE, or --snapshot FILE to work offline",
+        )
     _check_files(path, explicit=kubeconfig is not None)
     chosen = _choose_context(path, context or repo_context, from_cli=context is not None)
     configuration = _from_kubeconfig(path, chosen)
@@ -68,7 +75,7 @@ def service_account_user() -> str | None:
         token = (service_account_dir() / "token").read_text(encoding="ascii").strip()
         payload = token.split(".")[1]
         claims = orjson.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    except (OSError, IndexError, ValueError):   # binascii.Error, UnicodeDecodeError, JSONDecodeError
+    except (OSError, IndexError, ValueError):  # binascii.Error, UnicodeDecodeError, JSONDecodeError
         return None
     subject = claims.get("sub") if isinstance(claims, dict) else None
     return subject if isinstance(subject, str) and _SERVICE_ACCOUNT_USER.fullmatch(subject) else None
@@ -78,21 +85,29 @@ def _check_files(path: str, *, explicit: bool) -> None:
     files = [p for p in path.split(os.pathsep) if p]
     if not any(Path(p).expanduser().is_file() for p in files):
         source = "--kubeconfig" if explicit else "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "default"
-        raise UserError(f"kubeconfig file not found: {path} ({source})",
-                        hint="pass --kubeconfig FILE, or --snapshot FILE to work offline")
+        raise UserError(
+            f"kubeconfig file not found: {path} ({source})",
+            hint="pass --kubeconfig FILE, or --snapshot FILE to work offline",
+        )
 
 
 def _choose_context(path: str, wanted: str | None, *, from_cli: bool) -> str:
     names, current = _contexts(path)
     if wanted is None:
         if not current:
-            raise UserError("kubeconfig has no current-context", where=path,
-                            hint="pass --context NAME (known: " + (", ".join(names) or "none") + ")")
+            raise UserError(
+                "kubeconfig has no current-context",
+                where=path,
+                hint="pass --context NAME (known: " + (", ".join(names) or "none") + ")",
+            )
         return current
     if wanted not in names:
         origin = "--context" if from_cli else "kubeContext in kai-gitops.yaml"
-        raise UserError(f"kube context {wanted!r} ({origin}) not found in the kubeconfig", where=path,
-                        hint="known contexts: " + (", ".join(names) or "none"))
+        raise UserError(
+            f"kube context {wanted!r} ({origin}) not found in the kubeconfig",
+            where=path,
+            hint="known contexts: " + (", ".join(names) or "none"),
+        )
     return wanted
 
 
@@ -139,7 +154,7 @@ def _keep_bearer_token_clean(configuration: KubeConfiguration, owner: str, where
     def refreshed(conf: KubeConfiguration) -> None:
         refresh(conf)
         _clean_bearer_token(conf, owner, where)
-        conf.refresh_api_key_hook = refreshed   # the client's hook installs itself again on each refresh
+        conf.refresh_api_key_hook = refreshed  # the client's hook installs itself again on each refresh
 
     configuration.refresh_api_key_hook = refreshed
 
@@ -151,11 +166,17 @@ def _clean_bearer_token(configuration: KubeConfiguration, owner: str, where: str
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if not token:
-        raise UserError(f"the bearer token of {owner} is empty", where=where,
-                        hint="set the token, or use a client certificate or an exec plugin")
+        raise UserError(
+            f"the bearer token of {owner} is empty",
+            where=where,
+            hint="set the token, or use a client certificate or an exec plugin",
+        )
     if any(c.isspace() or not c.isprintable() for c in token):
-        raise UserError(f"the bearer token of {owner} has white space or a control character inside it",
-                        where=where, hint="paste the token again as one line")
+        raise UserError(
+            f"the bearer token of {owner} has white space or a control character inside it",
+            where=where,
+            hint="paste the token again as one line",
+        )
     configuration.api_key["BearerToken"] = f"{scheme} {token}"
 
 
@@ -165,8 +186,9 @@ def _from_kubeconfig(path: str, context: str) -> KubeConfiguration:
     configuration: KubeConfiguration = client.Configuration()
     with _client_errors_logged() as logged:
         try:
-            config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
-                                    persist_config=False)
+            config.load_kube_config(
+                config_file=path, context=context, client_configuration=configuration, persist_config=False
+            )
         except Exception as exc:  # exec plugin failures, missing cert files, bad server URLs
             raise UserError(f"cannot use kube context {context!r}: {_one_line(exc)}", where=path) from None
     if logged:
@@ -188,7 +210,7 @@ def _client_errors_logged() -> Iterator[list[Exception]]:
 
     root = logging.getLogger()
     saved = root.handlers[:]
-    root.handlers = [Keep()]   # also stops logging.error() from installing a stderr handler (basicConfig)
+    root.handlers = [Keep()]  # also stops logging.error() from installing a stderr handler (basicConfig)
     try:
         yield records
     finally:
@@ -203,8 +225,9 @@ def _in_cluster() -> KubeConfiguration:
     configuration: KubeConfiguration = client.Configuration()
     try:
         # what config.load_incluster_config does, with the folder's files (the token is re-read as it rotates)
-        InClusterConfigLoader(token_filename=str(folder / "token"),
-                              cert_filename=str(folder / "ca.crt")).load_and_set(configuration)
+        InClusterConfigLoader(token_filename=str(folder / "token"), cert_filename=str(folder / "ca.crt")).load_and_set(
+            configuration
+        )
     except Exception as exc:
         raise UserError(f"cannot use the in-cluster service account ({folder}): {_one_line(exc)}") from None
     return configuration

@@ -45,8 +45,9 @@ class ReadProgress:
             self._starter.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         with self._lock:
             self._done.set()
             live, self._live = self._live, None
@@ -61,8 +62,12 @@ class ReadProgress:
         from rich.spinner import Spinner
 
         spinner = Spinner("dots", text=self._text())
-        live = Live(get_renderable=partial(self._render, spinner), console=Console(stderr=True), transient=True,
-                    refresh_per_second=8)
+        live = Live(
+            get_renderable=partial(self._render, spinner),
+            console=Console(stderr=True),
+            transient=True,
+            refresh_per_second=8,
+        )
         with self._lock:
             if self._done.is_set():
                 return

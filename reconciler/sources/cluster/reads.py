@@ -71,27 +71,26 @@ from reconciler.sources.cluster.progress import ReadProgress
 
 Obj = JSONObject
 Slim = Callable[[Obj], Obj | None]
-Read = Callable[[], list[Obj]]   # one planned read: its objects, reduced
+Read = Callable[[], list[Obj]]  # one planned read: its objects, reduced
 
 # The custom resources whose objects the checks read, if the server serves them (discovery says).
-DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND, POD_GROUP, TOPOLOGY, CLUSTER_TOPOLOGY_BINDING,
-              *KRM_KINDS)
+DISCOVERED = (QUEUE, SCHEDULING_SHARD, CONFIG, NVCF_BACKEND, POD_GROUP, TOPOLOGY, CLUSTER_TOPOLOGY_BINDING, *KRM_KINDS)
 # CRDs looked up by name: KAI's and NVCA's, and the topology prerequisites (Grove's binding, the GPU DRA driver's)
 NAMED_CRDS = (*(r.crd_name for r in KAI_AND_NVCA), CLUSTER_TOPOLOGY_BINDING.crd_name, *DRA_CRDS, *KRM_CRDS)
-DEPLOYER_JOB = "kai-config-deployer"   # E2/E3 charts apply kai-config with it
-SCHEDULER_LEASE = "kai-scheduler"       # the scheduler's leader Lease: <schedulerName> (no partition value)
+DEPLOYER_JOB = "kai-config-deployer"  # E2/E3 charts apply kai-config with it
+SCHEDULER_LEASE = "kai-scheduler"  # the scheduler's leader Lease: <schedulerName> (no partition value)
 DTO_PATH = CONFIG_MAP.object_path("nvcfbackend-self-managed", "nvca-operator")
 HEALTHZ_PATH = SERVICE.object_path("nvca:8000", "nvca-system", "proxy/healthz")
-EVENT_REASONS = ("Unschedulable", "FailedScheduling")   # KAI's reason, then the default scheduler's
-_MANAGED_READS = ("queues", "shards", "kai-config")     # read before the releases, which may own them
+EVENT_REASONS = ("Unschedulable", "FailedScheduling")  # KAI's reason, then the default scheduler's
+_MANAGED_READS = ("queues", "shards", "kai-config")  # read before the releases, which may own them
 
 
 @dataclass(frozen=True)
 class ListRead:
-    key: str           # unique per read, e.g. "pods/ns/nvcf-backend"
-    kind: str          # what progress and errors call it ("pods")
+    key: str  # unique per read, e.g. "pods/ns/nvcf-backend"
+    kind: str  # what progress and errors call it ("pods")
     resource: Resource
-    namespace: str | None = None   # None: every namespace (or a cluster-scoped resource)
+    namespace: str | None = None  # None: every namespace (or a cluster-scoped resource)
     query: dict[str, str] = field(default_factory=dict)
     limit: int = 500
     reduce: Slim = slim.as_is
@@ -109,6 +108,7 @@ class ReadOutcome:
 
 
 # -- GC pause ----------------------------------------------------------------------------------------
+
 
 class _GcPause:
     """Counted across threads, so one worker finishing its page does not re-enable the GC under another."""
@@ -165,11 +165,19 @@ class Reader:
                 RETRIES.add()
                 self.progress.count(_tally(spec.key), spec.key, 0)
                 if restarts >= self.client.settings.attempts:
-                    failure = (f"{exc} on a continue token after {restarts} restarts of the list in "
-                               f"{time.monotonic() - started:.1f} s")
-                    raise self.client.error(spec.kind, spec.path, spec.query, failure, status=410,
-                                            hint="the list expires faster than it can be paged; retry later, or "
-                                                 "raise $KAI_GITOPS_KUBE_PAGE_LIMIT") from None
+                    failure = (
+                        f"{exc} on a continue token after {restarts} restarts of the list in "
+                        f"{time.monotonic() - started:.1f} s"
+                    )
+                    raise self.client.error(
+                        spec.kind,
+                        spec.path,
+                        spec.query,
+                        failure,
+                        status=410,
+                        hint="the list expires faster than it can be paged; retry later, or "
+                        "raise $KAI_GITOPS_KUBE_PAGE_LIMIT",
+                    ) from None
 
     def _list_once(self, spec: ListRead, started: float) -> list[Obj]:
         items: list[Obj] = []
@@ -209,8 +217,9 @@ class Reader:
             if exc.status != 403:
                 raise
             denied = exc.message
-        local = _release_read(KAI_NAMESPACE, f"Helm release Secrets in namespace {KAI_NAMESPACE}",
-                              self.client.settings.secret_page_limit)
+        local = _release_read(
+            KAI_NAMESPACE, f"Helm release Secrets in namespace {KAI_NAMESPACE}", self.client.settings.secret_page_limit
+        )
         return [*self.read_list(local), slim.release_search_item([KAI_NAMESPACE], denied)]
 
     def object(self, key: str, kind: str, path: str, reduce: Slim = slim.as_is) -> list[Obj]:
@@ -227,9 +236,14 @@ class Reader:
         settings = self.client.settings
         try:
             # Two tries at most: a hung agent is a finding to report, not worth minutes of retries.
-            answer = self.client.get("NVCA /healthz", HEALTHZ_PATH, accept=_ANY_STATUS_BUT_RETRIED,
-                                     read_timeout=settings.healthz_timeout_s, attempts=min(2, settings.attempts),
-                                     max_bytes_setting="healthz_max_bytes")
+            answer = self.client.get(
+                "NVCA /healthz",
+                HEALTHZ_PATH,
+                accept=_ANY_STATUS_BUT_RETRIED,
+                read_timeout=settings.healthz_timeout_s,
+                attempts=min(2, settings.attempts),
+                max_bytes_setting="healthz_max_bytes",
+            )
         except ReadError as exc:
             if exc.status in (401, 403):
                 raise  # our own credentials or RBAC: the user must fix that, not NVCA
@@ -242,8 +256,9 @@ class Reader:
     def discover(self, pool: ThreadPoolExecutor) -> set[Resource]:
         """Which of DISCOVERED the server serves: `/apis`, then each relevant group version."""
         groups = _loads(self.client.get("API groups", "/apis").body, "API groups", "/apis", None, self.client.label)
-        offered = {(g.get("name"), v.get("version")) for g in objects_at(groups, "groups")
-                   for v in objects_at(g, "versions")}
+        offered = {
+            (g.get("name"), v.get("version")) for g in objects_at(groups, "groups") for v in objects_at(g, "versions")
+        }
         wanted = sorted({r.api_path for r in DISCOVERED if (r.group, r.version) in offered})
         served: set[Resource] = set()
         for path, plurals in zip(wanted, pool.map(self._resources, wanted), strict=True):
@@ -259,8 +274,10 @@ class Reader:
         return {str(r.get("name")) for r in objects_at(data, "resources") if "/" not in str(r.get("name"))}
 
 
-_PAGE_HINT = ("the API server keeps answering with `continue` tokens; if the list is genuinely this long, raise "
-              "$KAI_GITOPS_KUBE_LIST_MAX_OBJECTS or $KAI_GITOPS_KUBE_LIST_BUDGET_S")
+_PAGE_HINT = (
+    "the API server keeps answering with `continue` tokens; if the list is genuinely this long, raise "
+    "$KAI_GITOPS_KUBE_LIST_MAX_OBJECTS or $KAI_GITOPS_KUBE_LIST_BUDGET_S"
+)
 
 
 class _AnyStatusButRetried(frozenset[int]):
@@ -306,34 +323,62 @@ def base_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     limit = reader.client.settings.page_limit
     plan: list[tuple[str, Read]] = []
     for name in NAMED_CRDS:
-        plan.append((f"crds/{name}", partial(reader.object, f"crds/{name}", "CRDs",
-                                             CUSTOM_RESOURCE_DEFINITION.object_path(name), slim.slim_crd)))
+        plan.append(
+            (
+                f"crds/{name}",
+                partial(
+                    reader.object, f"crds/{name}", "CRDs", CUSTOM_RESOURCE_DEFINITION.object_path(name), slim.slim_crd
+                ),
+            )
+        )
     if QUEUE in served:
         plan.append(_list(reader, ListRead("queues", "queues", QUEUE, limit=limit, reduce=slim.checked_object)))
     if SCHEDULING_SHARD in served:
-        plan.append(_list(reader, ListRead("shards", "SchedulingShards", SCHEDULING_SHARD, limit=limit,
-                                           reduce=slim.kai_object)))
+        plan.append(
+            _list(reader, ListRead("shards", "SchedulingShards", SCHEDULING_SHARD, limit=limit, reduce=slim.kai_object))
+        )
     if CONFIG in served:
-        plan.append(("kai-config", partial(reader.object, "kai-config", "Config kai-config",
-                                           CONFIG.object_path(CONFIG_NAME), slim.kai_object)))
+        plan.append(
+            (
+                "kai-config",
+                partial(
+                    reader.object, "kai-config", "Config kai-config", CONFIG.object_path(CONFIG_NAME), slim.kai_object
+                ),
+            )
+        )
         plan.append(("kai-config-read", lambda: [slim.config_read_item()]))
         plan += operand_reads(reader)
     plan += gang_reads(reader, served)
     plan += krm_reads(reader, served)
     plan.append(("releases", reader.releases))
     if NVCF_BACKEND in served:
-        plan.append(_list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit,
-                                           reduce=slim.redacted)))
-    plan.append(("dto", lambda: reader.object("dto", "ConfigMap nvcfbackend-self-managed", DTO_PATH,
-                                              slim.slim_dto)))
-    plan.append(_list(reader, ListRead("namespaces", "NVCF namespaces", NAMESPACE,
-                                       query={"labelSelector": NVCF_NAMESPACE_LABEL}, limit=limit,
-                                       reduce=slim.slim_namespace)))
+        plan.append(
+            _list(reader, ListRead("backends", "NVCFBackends", NVCF_BACKEND, limit=limit, reduce=slim.redacted))
+        )
+    plan.append(("dto", lambda: reader.object("dto", "ConfigMap nvcfbackend-self-managed", DTO_PATH, slim.slim_dto)))
+    plan.append(
+        _list(
+            reader,
+            ListRead(
+                "namespaces",
+                "NVCF namespaces",
+                NAMESPACE,
+                query={"labelSelector": NVCF_NAMESPACE_LABEL},
+                limit=limit,
+                reduce=slim.slim_namespace,
+            ),
+        )
+    )
     plan.append(_list(reader, ListRead("nodes", "nodes", NODE, limit=limit, reduce=slim.slim_node)))
-    plan.append(_list(reader, ListRead("pods/labelled", "pods", POD, query={"labelSelector": NVCF_POD_LABEL},
-                                       limit=limit, reduce=slim.slim_pod)))
-    plan.append(_list(reader, ListRead("pods/kai", "pods", POD, KAI_NAMESPACE, limit=limit,
-                                       reduce=slim.slim_kai_pod)))
+    plan.append(
+        _list(
+            reader,
+            ListRead(
+                "pods/labelled", "pods", POD, query={"labelSelector": NVCF_POD_LABEL}, limit=limit, reduce=slim.slim_pod
+            ),
+        )
+    )
+    plan.append(_list(reader, ListRead("pods/kai", "pods", POD, KAI_NAMESPACE, limit=limit, reduce=slim.slim_kai_pod)))
     plan.append(("healthz", reader.healthz))
     return plan
 
@@ -342,10 +387,13 @@ def gang_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     """PodGroups (every namespace, reduced to queue, size, topology and scheduling conditions), KAI Topologies and
     Grove's bindings: whichever the server serves. Their members are among the pods already read."""
     limit = reader.client.settings.page_limit
-    reads = (ListRead("podgroups", "PodGroups", POD_GROUP, limit=limit, reduce=slim.slim_pod_group),
-             ListRead("topologies", "Topologies", TOPOLOGY, limit=limit, reduce=slim.as_is),
-             ListRead("bindings", "ClusterTopologyBindings", CLUSTER_TOPOLOGY_BINDING, limit=limit,
-                      reduce=slim.slim_binding))
+    reads = (
+        ListRead("podgroups", "PodGroups", POD_GROUP, limit=limit, reduce=slim.slim_pod_group),
+        ListRead("topologies", "Topologies", TOPOLOGY, limit=limit, reduce=slim.as_is),
+        ListRead(
+            "bindings", "ClusterTopologyBindings", CLUSTER_TOPOLOGY_BINDING, limit=limit, reduce=slim.slim_binding
+        ),
+    )
     return [_list(reader, spec) for spec in reads if spec.resource in served]
 
 
@@ -353,8 +401,11 @@ def krm_reads(reader: Reader, served: set[Resource]) -> list[tuple[str, Read]]:
     """KAI Resource Management's Projects, Departments, NodePools and KRMConfig, when served: what it generates
     Queues and SchedulingShards from (checks/krm.py)."""
     limit = reader.client.settings.page_limit
-    return [_list(reader, ListRead(f"krm/{kind.plural}", kind.kind + "s", kind, limit=limit, reduce=slim.slim_krm))
-            for kind in KRM_KINDS if kind in served]
+    return [
+        _list(reader, ListRead(f"krm/{kind.plural}", kind.kind + "s", kind, limit=limit, reduce=slim.slim_krm))
+        for kind in KRM_KINDS
+        if kind in served
+    ]
 
 
 def operand_reads(reader: Reader) -> list[tuple[str, Read]]:
@@ -362,29 +413,65 @@ def operand_reads(reader: Reader) -> list[tuple[str, Read]]:
     Job: all in kai-scheduler, the Job by name (404 is an answer)."""
     limit = reader.client.settings.page_limit
     job = JOB.object_path(DEPLOYER_JOB, KAI_NAMESPACE)
-    return [_list(reader, ListRead("deployments", "Deployments", DEPLOYMENT, KAI_NAMESPACE, limit=limit,
-                                   reduce=slim.slim_deployment)),
-            _list(reader, ListRead("serviceaccounts", "ServiceAccounts", SERVICE_ACCOUNT, KAI_NAMESPACE, limit=limit,
-                                   reduce=slim.slim_service_account)),
-            ("deployer-job", partial(reader.object, "deployer-job", f"Job {DEPLOYER_JOB}", job, slim.slim_job)),
-            ("scheduler-lease", partial(reader.object, "scheduler-lease", f"Lease {SCHEDULER_LEASE}",
-                                        LEASE.object_path(SCHEDULER_LEASE, KAI_NAMESPACE), slim.slim_lease))]
+    return [
+        _list(
+            reader,
+            ListRead("deployments", "Deployments", DEPLOYMENT, KAI_NAMESPACE, limit=limit, reduce=slim.slim_deployment),
+        ),
+        _list(
+            reader,
+            ListRead(
+                "serviceaccounts",
+                "ServiceAccounts",
+                SERVICE_ACCOUNT,
+                KAI_NAMESPACE,
+                limit=limit,
+                reduce=slim.slim_service_account,
+            ),
+        ),
+        ("deployer-job", partial(reader.object, "deployer-job", f"Job {DEPLOYER_JOB}", job, slim.slim_job)),
+        (
+            "scheduler-lease",
+            partial(
+                reader.object,
+                "scheduler-lease",
+                f"Lease {SCHEDULER_LEASE}",
+                LEASE.object_path(SCHEDULER_LEASE, KAI_NAMESPACE),
+                slim.slim_lease,
+            ),
+        ),
+    ]
 
 
 def namespace_pod_reads(reader: Reader, namespaces: list[Obj]) -> list[tuple[str, Read]]:
     """Pods of NVCF namespaces that the cluster-wide `icms-request-id` list did not already return."""
     limit = reader.client.settings.page_limit
     names = sorted({str(mapping_at(ns, "metadata")["name"]) for ns in namespaces})
-    return [_list(reader, ListRead(f"pods/ns/{ns}", "pods", POD, ns, {"labelSelector": f"!{NVCF_POD_LABEL}"}, limit,
-                                   slim.slim_pod)) for ns in names]
+    return [
+        _list(
+            reader,
+            ListRead(f"pods/ns/{ns}", "pods", POD, ns, {"labelSelector": f"!{NVCF_POD_LABEL}"}, limit, slim.slim_pod),
+        )
+        for ns in names
+    ]
 
 
 def event_reads(reader: Reader) -> list[tuple[str, Read]]:
     limit = reader.client.settings.page_limit
-    return [_list(reader, ListRead(f"events/{reason}", "scheduling events", CORE_EVENT,
-                                   query={"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"}, limit=limit,
-                                   reduce=slim.redacted_event))
-            for reason in EVENT_REASONS]
+    return [
+        _list(
+            reader,
+            ListRead(
+                f"events/{reason}",
+                "scheduling events",
+                CORE_EVENT,
+                query={"fieldSelector": f"involvedObject.kind=Pod,reason={reason}"},
+                limit=limit,
+                reduce=slim.redacted_event,
+            ),
+        )
+        for reason in EVENT_REASONS
+    ]
 
 
 def _tally(key: str) -> str:
@@ -450,8 +537,7 @@ def _wait_all(futures: list[tuple[str, Future[list[Obj]]]], client: ClusterClien
     raise (real or errors)[0]
 
 
-def _run(pool: ThreadPoolExecutor, plan: list[tuple[str, Read]],
-         client: ClusterClient) -> list[Obj]:
+def _run(pool: ThreadPoolExecutor, plan: list[tuple[str, Read]], client: ClusterClient) -> list[Obj]:
     futures = _submit(pool, plan)
     _wait_all(futures, client)
     return [item for _, f in futures for item in f.result()]

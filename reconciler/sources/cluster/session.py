@@ -27,8 +27,14 @@ if TYPE_CHECKING:
 class ClusterSession:
     """One API server, one set of credentials, one transport: what every request of a run goes through."""
 
-    def __init__(self, configuration: KubeConfiguration, *, label: str = "cluster",
-                 settings: ReadSettings | None = None, guard: WriteGuard | None = None) -> None:
+    def __init__(
+        self,
+        configuration: KubeConfiguration,
+        *,
+        label: str = "cluster",
+        settings: ReadSettings | None = None,
+        guard: WriteGuard | None = None,
+    ) -> None:
         self.label = label
         # The API server as identified, shown and audited: without a kubeconfig's `user:password@` (a
         # credential, not part of which endpoint this is; binding a plan to it would refuse the plan once the
@@ -39,8 +45,15 @@ class ClusterSession:
         self._uid_lock = threading.Lock()
 
     @classmethod
-    def open(cls, kubeconfig: str | None, context: str | None, repo_context: str | None = None, *,
-             settings: ReadSettings | None = None, guard: WriteGuard | None = None) -> ClusterSession:
+    def open(
+        cls,
+        kubeconfig: str | None,
+        context: str | None,
+        repo_context: str | None = None,
+        *,
+        settings: ReadSettings | None = None,
+        guard: WriteGuard | None = None,
+    ) -> ClusterSession:
         from reconciler.sources.cluster.kubeconfig import load_configuration
 
         configuration, label = load_configuration(kubeconfig, context, repo_context)
@@ -71,8 +84,14 @@ class ClusterSessions:
     `context` (from --context) wins over the repo's kubeContext, so a run with --context has one session
     whatever its callers pass; the first session opened is the run's (`first`)."""
 
-    def __init__(self, kubeconfig: str | None, context: str | None, *, settings: ReadSettings | None = None,
-                 guard: WriteGuard | None = None) -> None:
+    def __init__(
+        self,
+        kubeconfig: str | None,
+        context: str | None,
+        *,
+        settings: ReadSettings | None = None,
+        guard: WriteGuard | None = None,
+    ) -> None:
         self.kubeconfig, self.context, self.settings, self.guard = kubeconfig, context, settings, guard
         self._open: dict[str | None, ClusterSession] = {}
         self._lock = threading.Lock()
@@ -81,8 +100,9 @@ class ClusterSessions:
         key = self.context or repo_context
         with self._lock:
             if key not in self._open:
-                self._open[key] = ClusterSession.open(self.kubeconfig, self.context, repo_context,
-                                                      settings=self.settings, guard=self.guard)
+                self._open[key] = ClusterSession.open(
+                    self.kubeconfig, self.context, repo_context, settings=self.settings, guard=self.guard
+                )
             return self._open[key]
 
     @property

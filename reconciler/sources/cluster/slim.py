@@ -63,8 +63,9 @@ def _meta(obj: Mapping[str, JSONValue], *keys: str) -> Obj:
 
 def slim_pod(obj: Obj) -> Obj:
     spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
-    conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
-                             for c in objects_at(status, "conditions")]
+    conditions: JSONArray = [
+        {k: c[k] for k in ("type", "status", "reason") if k in c} for c in objects_at(status, "conditions")
+    ]
     pod_status: Obj = {"phase": status.get("phase", "")}
     if conditions:
         pod_status["conditions"] = conditions
@@ -75,14 +76,16 @@ def slim_pod(obj: Obj) -> Obj:
     gang = mapping_at(mapping_at(obj, "metadata"), "annotations").get(POD_GROUP_KEY)
     if gang is not None:
         meta["annotations"] = {POD_GROUP_KEY: gang}
-        if status.get("phase") == "Pending":   # what a stuck gang member asks for (KAI-T-001 quotes it)
+        if status.get("phase") == "Pending":  # what a stuck gang member asks for (KAI-T-001 quotes it)
             kept_spec["containers"] = _requests_only(spec)
     return typed({"metadata": meta, "spec": kept_spec, "status": pod_status}, POD)
 
 
 def _requests_only(spec: Obj) -> JSONArray:
-    return [{"resources": {"requests": dict(mapping_at(mapping_at(c, "resources"), "requests"))}}
-            for c in objects_at(spec, "containers")]
+    return [
+        {"resources": {"requests": dict(mapping_at(mapping_at(c, "resources"), "requests"))}}
+        for c in objects_at(spec, "containers")
+    ]
 
 
 def slim_pod_group(obj: Obj) -> Obj:
@@ -92,16 +95,24 @@ def slim_pod_group(obj: Obj) -> Obj:
     kept_spec: Obj = {k: spec[k] for k in ("queue", "minMember", "topologyConstraint") if spec.get(k) is not None}
     conditions: JSONArray = []
     for condition in objects_at(mapping_at(obj, "status"), "schedulingConditions"):
-        kept: Obj = {k: condition[k] for k in ("type", "nodePool", "status", "reason", "lastTransitionTime")
-                     if k in condition}
+        kept: Obj = {
+            k: condition[k] for k in ("type", "nodePool", "status", "reason", "lastTransitionTime") if k in condition
+        }
         if isinstance(condition.get("message"), str):
             kept["message"] = redact_free_text(str(condition["message"]))
-        kept["reasons"] = [{"reason": r.get("reason", ""), "message": redact_free_text(str(r.get("message", "")))}
-                           for r in objects_at(condition, "reasons")]
+        kept["reasons"] = [
+            {"reason": r.get("reason", ""), "message": redact_free_text(str(r.get("message", "")))}
+            for r in objects_at(condition, "reasons")
+        ]
         conditions.append(kept)
     status: Obj = {"schedulingConditions": conditions} if conditions else {}
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": _meta(obj, "name", "namespace", "creationTimestamp"), "spec": kept_spec, "status": status}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": _meta(obj, "name", "namespace", "creationTimestamp"),
+        "spec": kept_spec,
+        "status": status,
+    }
 
 
 def slim_binding(obj: Obj) -> Obj:
@@ -109,12 +120,16 @@ def slim_binding(obj: Obj) -> Obj:
     SchedulerTopologyDrift condition, each scheduler topology's inSync), messages redacted."""
     kept = as_is(obj)
     status = mapping_at(kept, "status")
-    conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
-                             | {"message": redact_free_text(str(c.get("message", "")))}
-                             for c in objects_at(status, "conditions")]
-    statuses: JSONArray = [{k: st[k] for k in ("schedulerName", "topologyReference", "inSync") if k in st}
-                           | {"message": redact_free_text(str(st.get("message", "")))}
-                           for st in objects_at(status, "schedulerTopologyStatuses")]
+    conditions: JSONArray = [
+        {k: c[k] for k in ("type", "status", "reason") if k in c}
+        | {"message": redact_free_text(str(c.get("message", "")))}
+        for c in objects_at(status, "conditions")
+    ]
+    statuses: JSONArray = [
+        {k: st[k] for k in ("schedulerName", "topologyReference", "inSync") if k in st}
+        | {"message": redact_free_text(str(st.get("message", "")))}
+        for st in objects_at(status, "schedulerTopologyStatuses")
+    ]
     kept["status"] = {k: v for k, v in (("conditions", conditions), ("schedulerTopologyStatuses", statuses)) if v}
     return kept
 
@@ -124,11 +139,18 @@ def slim_kai_pod(obj: Obj) -> Obj:
     on 401 Unauthorized and the kubelet restarts it (only this namespace's pods carry it, not the cluster's)."""
     slim = slim_pod(obj)
     restarted: JSONArray = [
-        {"name": c.get("name", ""), "restartCount": c["restartCount"],
-         "lastState": {"terminated": {k: v for k, v in mapping_at(mapping_at(c, "lastState"), "terminated").items()
-                                      if k == "finishedAt"}}}
+        {
+            "name": c.get("name", ""),
+            "restartCount": c["restartCount"],
+            "lastState": {
+                "terminated": {
+                    k: v for k, v in mapping_at(mapping_at(c, "lastState"), "terminated").items() if k == "finishedAt"
+                }
+            },
+        }
         for c in objects_at(mapping_at(obj, "status"), "containerStatuses")
-        if _positive(c.get("restartCount"))]
+        if _positive(c.get("restartCount"))
+    ]
     if restarted:
         slim["status"] = {**mapping_at(slim, "status"), "containerStatuses": restarted}
     return slim
@@ -141,14 +163,15 @@ def _positive(count: JSONValue) -> bool:
 def slim_deployment(obj: Obj) -> Obj:
     """What says whether an operand is up, and which kai-config (by UID) created it."""
     spec, status = mapping_at(obj, "spec"), mapping_at(obj, "status")
-    owners: JSONArray = [{k: o[k] for k in ("kind", "name", "uid") if k in o}
-                         for o in objects_at(mapping_at(obj, "metadata"), "ownerReferences")]
+    owners: JSONArray = [
+        {k: o[k] for k in ("kind", "name", "uid") if k in o}
+        for o in objects_at(mapping_at(obj, "metadata"), "ownerReferences")
+    ]
     kept_status: Obj = {k: status[k] for k in ("updatedReplicas", "availableReplicas") if k in status}
     meta = _meta(obj, "name", "namespace", "labels")
     if owners:
         meta["ownerReferences"] = owners
-    return typed({"metadata": meta, "spec": {"replicas": spec.get("replicas", 1)}, "status": kept_status},
-                 DEPLOYMENT)
+    return typed({"metadata": meta, "spec": {"replicas": spec.get("replicas", 1)}, "status": kept_status}, DEPLOYMENT)
 
 
 def slim_service_account(obj: Obj) -> Obj:
@@ -159,15 +182,25 @@ def slim_service_account(obj: Obj) -> Obj:
 def slim_lease(obj: Obj) -> Obj:
     """When the leader last renewed it, and for how long a renewal holds."""
     spec = mapping_at(obj, "spec")
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": _meta(obj, "name", "namespace"),
-            "spec": {k: spec[k] for k in ("renewTime", "leaseDurationSeconds") if k in spec}}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": _meta(obj, "name", "namespace"),
+        "spec": {k: spec[k] for k in ("renewTime", "leaseDurationSeconds") if k in spec},
+    }
 
 
 def slim_job(obj: Obj) -> Obj:
-    conditions: JSONArray = [{k: c[k] for k in ("type", "status", "reason") if k in c}
-                             for c in objects_at(mapping_at(obj, "status"), "conditions")]
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": _meta(obj, "name", "namespace"), "status": {"conditions": conditions}}
+    conditions: JSONArray = [
+        {k: c[k] for k in ("type", "status", "reason") if k in c}
+        for c in objects_at(mapping_at(obj, "status"), "conditions")
+    ]
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": _meta(obj, "name", "namespace"),
+        "status": {"conditions": conditions},
+    }
 
 
 def slim_node(obj: Obj) -> Obj:
@@ -219,8 +252,12 @@ def _managed_entry(entry: Obj) -> Obj:
 
 
 def _redacted_field_set(fields: Obj) -> Obj:
-    return {(redact_free_text(k) if k.startswith(("v:", "k:")) else k): _redacted_field_set(v)
-            if isinstance(v, dict) else {} for k, v in fields.items()}
+    return {
+        (redact_free_text(k) if k.startswith(("v:", "k:")) else k): _redacted_field_set(v)
+        if isinstance(v, dict)
+        else {}
+        for k, v in fields.items()
+    }
 
 
 def slim_namespace(obj: Obj) -> Obj:
@@ -235,10 +272,15 @@ def slim_crd(obj: Obj) -> Obj:
     if kind:
         kept["names"] = {"kind": kind}
     if spec.get("versions"):
-        kept["versions"] = [{k: v[k] for k in ("name", "served", "storage") if k in v}
-                            for v in objects_at(spec, "versions")]
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": _meta(obj, "name", "creationTimestamp"), "spec": kept}
+        kept["versions"] = [
+            {k: v[k] for k in ("name", "served", "storage") if k in v} for v in objects_at(spec, "versions")
+        ]
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": _meta(obj, "name", "creationTimestamp"),
+        "spec": kept,
+    }
 
 
 def as_is(obj: Obj) -> Obj:
@@ -286,7 +328,7 @@ def redacted(obj: Obj) -> Obj:
     masked = redact(kept)
     meta = masked.get("metadata")
     if isinstance(meta, dict):
-        meta.update(_meta(kept, "name", "namespace"))   # in place: the keys keep their order
+        meta.update(_meta(kept, "name", "namespace"))  # in place: the keys keep their order
     return masked
 
 
@@ -309,8 +351,12 @@ def release_summary(obj: Obj) -> Obj | None:
     try:
         release = decode_release_secret(obj)
     except ReleaseDecodeError as exc:
-        return {"apiVersion": RELEASE_ERROR_KIND[0], "kind": RELEASE_ERROR_KIND[1],
-                "metadata": _meta(obj, "name", "namespace"), "message": redact_free_text(str(exc))}
+        return {
+            "apiVersion": RELEASE_ERROR_KIND[0],
+            "kind": RELEASE_ERROR_KIND[1],
+            "metadata": _meta(obj, "name", "namespace"),
+            "message": redact_free_text(str(exc)),
+        }
     if release.chart_name != KAI_CHART:
         return replace(release, values={}).to_summary()
     return release.to_summary()
@@ -326,14 +372,21 @@ def slim_dto(obj: Obj) -> Obj | None:
         dto = None
     kept = {"capabilities": dto.get("capabilities")} if isinstance(dto, dict) else {}
     # JSON is YAML: the reader parses it
-    return typed({"metadata": _meta(obj, "name", "namespace"),
-                  "data": {"cluster-dto.yaml": orjson.dumps(kept).decode()}}, CONFIG_MAP)
+    return typed(
+        {"metadata": _meta(obj, "name", "namespace"), "data": {"cluster-dto.yaml": orjson.dumps(kept).decode()}},
+        CONFIG_MAP,
+    )
 
 
 def healthz_item(http_status: int | None, body: JSONValue, *, reachable: bool, detail: str = "") -> Obj:
     """NVCA's answer, its component errors (free text NVCA copies from what failed) redacted."""
-    item: Obj = {"apiVersion": HEALTHZ_KIND[0], "kind": HEALTHZ_KIND[1], "metadata": {"name": "nvca"},
-                 "httpStatus": http_status, "body": redact_free_values(body)}
+    item: Obj = {
+        "apiVersion": HEALTHZ_KIND[0],
+        "kind": HEALTHZ_KIND[1],
+        "metadata": {"name": "nvca"},
+        "httpStatus": http_status,
+        "body": redact_free_values(body),
+    }
     if not reachable:
         item["reachable"] = False
         item["detail"] = redact_free_text(detail)
@@ -343,5 +396,10 @@ def healthz_item(http_status: int | None, body: JSONValue, *, reachable: bool, d
 def release_search_item(namespaces: list[str], reason: str) -> Obj:
     """Where release Secrets were searched when not every namespace could be: kept in snapshots too, so a
     snapshot taken with least-privilege RBAC reports the same "not checked" as the live run."""
-    return {"apiVersion": RELEASE_SEARCH_KIND[0], "kind": RELEASE_SEARCH_KIND[1],
-            "metadata": {"name": "helm-releases"}, "namespaces": [*namespaces], "reason": reason}
+    return {
+        "apiVersion": RELEASE_SEARCH_KIND[0],
+        "kind": RELEASE_SEARCH_KIND[1],
+        "metadata": {"name": "helm-releases"},
+        "namespaces": [*namespaces],
+        "reason": reason,
+    }

@@ -41,8 +41,17 @@ from ._pki import Pki
 from ._rest import ApiError, RestClient
 from ._server import DEFAULT_CRD_FILES, EnvTest, EnvTestError, ResetReport, Resource
 
-__all__ = ["DEFAULT_CRD_FILES", "ApiError", "EnvTest", "EnvTestError", "Pki", "ResetReport", "Resource",
-           "RestClient", "running_server"]
+__all__ = [
+    "DEFAULT_CRD_FILES",
+    "ApiError",
+    "EnvTest",
+    "EnvTestError",
+    "Pki",
+    "ResetReport",
+    "Resource",
+    "RestClient",
+    "running_server",
+]
 
 
 def running_server(tools: tuple[str, ...] = (), **options: Any) -> Iterator[EnvTest]:

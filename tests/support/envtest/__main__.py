@@ -35,9 +35,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         cluster.write_kubeconfig(args.kubeconfig_out)
-        print(f"envtest: ready in {cluster.startup['total']:.1f}s (API server ready after "
-              f"{cluster.startup['apiserver_ready']:.1f}s, CRDs {cluster.startup['crds']:.1f}s); "
-              f"data in {cluster.data_dir}", file=sys.stderr, flush=True)
+        print(
+            f"envtest: ready in {cluster.startup['total']:.1f}s (API server ready after "
+            f"{cluster.startup['apiserver_ready']:.1f}s, CRDs {cluster.startup['crds']:.1f}s); "
+            f"data in {cluster.data_dir}",
+            file=sys.stderr,
+            flush=True,
+        )
         print(f"ready {cluster.url}", flush=True)
         while not stop.wait(1):
             pass

@@ -16,8 +16,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALIDITY = datetime.timedelta(days=2)
-SERVING_DNS = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-               "kubernetes.default.svc.cluster.local")
+SERVING_DNS = (
+    "localhost",
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+)
 SERVING_IPS = ("127.0.0.1", "10.0.0.1")  # loopback, and the first address of --service-cluster-ip-range
 
 
@@ -31,7 +36,7 @@ class Pki:
     serving_key: Path
     admin_cert: Path
     admin_key: Path
-    sa_key: Path     # private key: --service-account-signing-key-file
+    sa_key: Path  # private key: --service-account-signing-key-file
     sa_public: Path  # public key: --service-account-key-file
 
     def issue_client(self, directory: Path, name: str, user: str, groups: tuple[str, ...] = ()) -> tuple[Path, Path]:
@@ -41,8 +46,7 @@ class Pki:
         key = _key()
         subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, group) for group in groups]
         subject.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
-        cert = _issue(ca_cert.subject, ca_key, x509.Name(subject), key,
-                      usage=[ExtendedKeyUsageOID.CLIENT_AUTH])
+        cert = _issue(ca_cert.subject, ca_key, x509.Name(subject), key, usage=[ExtendedKeyUsageOID.CLIENT_AUTH])
         return _write(directory / f"{name}.crt", cert), _write_key(directory / f"{name}.key", key)
 
 
@@ -50,14 +54,23 @@ def generate(directory: Path) -> Pki:
     directory.mkdir(parents=True, exist_ok=True)
     ca_key = _key()
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kai-gitops-envtest-ca")])
-    ca_cert = (_builder(ca_name, ca_name, ca_key, ca=True)
-               .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-               .sign(ca_key, hashes.SHA256()))
+    ca_cert = (
+        _builder(ca_name, ca_name, ca_key, ca=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     serving_key = _key()
-    sans = [x509.DNSName(name) for name in SERVING_DNS] + [x509.IPAddress(ipaddress.ip_address(ip))
-                                                           for ip in SERVING_IPS]
-    serving = _issue(ca_name, ca_key, x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]),
-                     serving_key, usage=[ExtendedKeyUsageOID.SERVER_AUTH], sans=sans)
+    sans = [x509.DNSName(name) for name in SERVING_DNS] + [
+        x509.IPAddress(ipaddress.ip_address(ip)) for ip in SERVING_IPS
+    ]
+    serving = _issue(
+        ca_name,
+        ca_key,
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]),
+        serving_key,
+        usage=[ExtendedKeyUsageOID.SERVER_AUTH],
+        sans=sans,
+    )
     sa_key = _key()
     pki = Pki(
         ca_cert=_write(directory / "ca.crt", ca_cert),
@@ -69,8 +82,9 @@ def generate(directory: Path) -> Pki:
         sa_key=_write_key(directory / "sa.key", sa_key),
         sa_public=directory / "sa.pub",
     )
-    pki.sa_public.write_bytes(sa_key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    pki.sa_public.write_bytes(
+        sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     pki.issue_client(directory, "admin", "kai-gitops-envtest-admin", ("system:masters",))
     return pki
 
@@ -84,10 +98,11 @@ def _key() -> ec.EllipticCurvePrivateKey:
 
 
 def _issue(issuer: x509.Name, issuer_key, subject: x509.Name, key, *, usage, sans=None) -> x509.Certificate:
-    builder = (_builder(subject, issuer, key, ca=False)
-               .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
-               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()),
-                              critical=False))
+    builder = (
+        _builder(subject, issuer, key, ca=False)
+        .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False)
+    )
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
@@ -97,14 +112,30 @@ def _builder(subject: x509.Name, issuer: x509.Name, key, *, ca: bool) -> x509.Ce
     """What a CA and a leaf certificate share: names, key, serial, validity (5 minutes back for clock skew),
     basic constraints and key usage (a CA signs certificates and CRLs; a leaf only signs)."""
     now = _now()
-    return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
-            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=ca, crl_sign=ca,
-                                         content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                         key_agreement=False, encipher_only=False, decipher_only=False),
-                           critical=True))
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + VALIDITY)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=ca,
+                crl_sign=ca,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+    )
 
 
 def _write(path: Path, cert: x509.Certificate) -> Path:
@@ -114,6 +145,7 @@ def _write(path: Path, cert: x509.Certificate) -> Path:
 
 def _write_key(path: Path, key) -> Path:
     path.touch(mode=0o600)
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()))
+    path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return path

@@ -21,8 +21,15 @@ class ApiError(Exception):
 
 
 class RestClient:
-    def __init__(self, url: str, ca_file: str, cert_file: str | None = None, key_file: str | None = None,
-                 token: str | None = None, timeout: float = 30.0):
+    def __init__(
+        self,
+        url: str,
+        ca_file: str,
+        cert_file: str | None = None,
+        key_file: str | None = None,
+        token: str | None = None,
+        timeout: float = 30.0,
+    ):
         parts = urlsplit(url)
         self.host, self.port = parts.hostname, parts.port
         self.context = ssl.create_default_context(cafile=ca_file)
@@ -35,8 +42,7 @@ class RestClient:
     def _connection(self) -> http.client.HTTPSConnection:
         connection = getattr(self._local, "connection", None)
         if connection is None:
-            connection = http.client.HTTPSConnection(self.host, self.port, context=self.context,
-                                                     timeout=self.timeout)
+            connection = http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=self.timeout)
             self._local.connection = connection
         return connection
 
@@ -46,8 +52,15 @@ class RestClient:
             connection.close()
             self._local.connection = None
 
-    def raw(self, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
-            accept: str = "application/json") -> tuple[int, Any]:
+    def raw(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        accept: str = "application/json",
+    ) -> tuple[int, Any]:
         headers = {"Accept": accept, "User-Agent": "kai-gitops-envtest"}
         payload = None
         if body is not None:
@@ -72,8 +85,7 @@ class RestClient:
             decoded = data.decode(errors="replace")
         return response.status, decoded
 
-    def call(self, method: str, path: str, body: Any = None, *, ok: tuple[int, ...] = (200, 201, 202),
-             **kwargs) -> Any:
+    def call(self, method: str, path: str, body: Any = None, *, ok: tuple[int, ...] = (200, 201, 202), **kwargs) -> Any:
         status, decoded = self.raw(method, path, body, **kwargs)
         if status not in ok:
             raise ApiError(method, path, status, decoded)

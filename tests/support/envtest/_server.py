@@ -33,24 +33,34 @@ from ._rest import ApiError, RestClient
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 # The CRDs the product reads or writes: KAI (Queue, PodGroup, Topology, SchedulingShard, Config), NVCA's
 # NVCFBackend, and the PolicyReport / OpenReports kinds the report writer targets.
-DEFAULT_CRD_FILES = (*sorted((FIXTURES / "kai").glob("*.yaml")),
-                     FIXTURES / "nvcf" / "nvcfbackends.nvcf.nvidia.io-crd.yaml",
-                     *sorted((FIXTURES / "reports").glob("*.yaml")))
+DEFAULT_CRD_FILES = (
+    *sorted((FIXTURES / "kai").glob("*.yaml")),
+    FIXTURES / "nvcf" / "nvcfbackends.nvcf.nvidia.io-crd.yaml",
+    *sorted((FIXTURES / "reports").glob("*.yaml")),
+)
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 DATA_PREFIX = "kai-gitops-envtest-"
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 START_TIMEOUT = float(os.environ.get("KAI_GITOPS_ENVTEST_START_TIMEOUT", "120"))
 PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
 AGGREGATED_DISCOVERY = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-DELETE_OPTIONS = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background",
-                  "gracePeriodSeconds": 0}
+DELETE_OPTIONS = {
+    "apiVersion": "v1",
+    "kind": "DeleteOptions",
+    "propagationPolicy": "Background",
+    "gracePeriodSeconds": 0,
+}
 MERGE_PATCH = "application/merge-patch+json"
 # Deleted first: a webhook or admission policy a test left behind could block every later request.
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 # Every request at level Metadata (who, verb, object, status, the authorizer's decision and reason), once
 # answered: what a test needs to see which request each RBAC rule served, without the bodies.
-AUDIT_POLICY = {"apiVersion": "audit.k8s.io/v1", "kind": "Policy",
-                "omitStages": ["RequestReceived", "ResponseStarted", "Panic"], "rules": [{"level": "Metadata"}]}
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived", "ResponseStarted", "Panic"],
+    "rules": [{"level": "Metadata"}],
+}
 AUDIT_MARKER = "/api/v1/namespaces/kai-gitops-envtest-audit-mark-"
 
 
@@ -82,14 +92,14 @@ class Resource:
 @dataclass
 class _Baseline:
     namespaces: dict[str, str] = field(default_factory=dict)  # name -> uid
-    uids: set[str] = field(default_factory=set)               # every object present when the server came up
+    uids: set[str] = field(default_factory=set)  # every object present when the server came up
     crds: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> the installed manifest
     crd_generations: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
 class ResetReport:
-    deleted: list[str] = field(default_factory=list)   # "resource[/namespace]/name"
+    deleted: list[str] = field(default_factory=list)  # "resource[/namespace]/name"
     restored_crds: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -153,15 +163,20 @@ class EnvTest:
     With ``audit=True`` the API server writes an audit log of every request (level Metadata, JSON lines);
     read it with ``audit_events()``."""
 
-    def __init__(self, *, crd_files: Iterable[Path] = DEFAULT_CRD_FILES, extra_apiserver_args: Iterable[str] = (),
-                 audit: bool = False):
+    def __init__(
+        self,
+        *,
+        crd_files: Iterable[Path] = DEFAULT_CRD_FILES,
+        extra_apiserver_args: Iterable[str] = (),
+        audit: bool = False,
+    ):
         self.crd_manifests = load_crds(crd_files)
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.audit = audit
         self.data_dir: Path | None = None
         self.pki: _pki.Pki | None = None
         self.url = ""
-        self.etcd_url = ""   # its client URL: for tests that act on the store itself (e.g. compact its history)
+        self.etcd_url = ""  # its client URL: for tests that act on the store itself (e.g. compact its history)
         self.kubeconfig: Path | None = None
         self.kube_system_uid = ""
         self.startup: dict[str, float] = {}
@@ -218,33 +233,48 @@ class EnvTest:
         self.etcd_url = etcd_url
         self.url = f"https://127.0.0.1:{secure_port}"
         shutil.rmtree(self.data_dir / "etcd", ignore_errors=True)
-        self._spawn("etcd", [
-            str(etcd), "--name=envtest", f"--data-dir={self.data_dir / 'etcd'}",
-            f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
-            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=envtest={peer_url}", "--initial-cluster-state=new",
-            "--unsafe-no-fsync",  # a throw-away store: fsync only slows every write down
-            "--log-level=warn",
-        ])
+        self._spawn(
+            "etcd",
+            [
+                str(etcd),
+                "--name=envtest",
+                f"--data-dir={self.data_dir / 'etcd'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=envtest={peer_url}",
+                "--initial-cluster-state=new",
+                "--unsafe-no-fsync",  # a throw-away store: fsync only slows every write down
+                "--log-level=warn",
+            ],
+        )
         pki = self.pki
         # Both start at once: kube-apiserver spends its first second building its handlers anyway and
         # retries etcd until it answers.
-        self._spawn("kube-apiserver", [
-            str(apiserver), f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1", f"--secure-port={secure_port}", "--advertise-address=127.0.0.1",
-            f"--cert-dir={pki.ca_cert.parent}",
-            f"--tls-cert-file={pki.serving_cert}", f"--tls-private-key-file={pki.serving_key}",
-            f"--client-ca-file={pki.ca_cert}",
-            "--authorization-mode=Node,RBAC",
-            f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
-            f"--service-account-key-file={pki.sa_public}",
-            f"--service-account-signing-key-file={pki.sa_key}",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--allow-privileged=true",
-            "--profiling=false",
-            *self._audit_args(),
-            *self.extra_apiserver_args,
-        ])
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(apiserver),
+                f"--etcd-servers={etcd_url}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={secure_port}",
+                "--advertise-address=127.0.0.1",
+                f"--cert-dir={pki.ca_cert.parent}",
+                f"--tls-cert-file={pki.serving_cert}",
+                f"--tls-private-key-file={pki.serving_key}",
+                f"--client-ca-file={pki.ca_cert}",
+                "--authorization-mode=Node,RBAC",
+                f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+                f"--service-account-key-file={pki.sa_public}",
+                f"--service-account-signing-key-file={pki.sa_key}",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--allow-privileged=true",
+                "--profiling=false",
+                *self._audit_args(),
+                *self.extra_apiserver_args,
+            ],
+        )
         self.rest = RestClient(self.url, str(pki.ca_cert), str(pki.admin_cert), str(pki.admin_key), timeout=10)
         self._wait(lambda: self._etcd_healthy(etcd_url), "etcd to answer /health")
         self._wait(self._apiserver_ready, "kube-apiserver /readyz")
@@ -256,8 +286,12 @@ class EnvTest:
         policy = self.data_dir / "audit-policy.yaml"
         policy.write_text(yaml.safe_dump(AUDIT_POLICY))
         # blocking: an event is written before its request's handler returns, so none is dropped under load
-        return [f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}", "--audit-log-format=json",
-                "--audit-log-mode=blocking"]
+        return [
+            f"--audit-policy-file={policy}",
+            f"--audit-log-path={self.audit_log}",
+            "--audit-log-format=json",
+            "--audit-log-mode=blocking",
+        ]
 
     @property
     def audit_log(self) -> Path:
@@ -298,9 +332,14 @@ class EnvTest:
             log.write(f"$ {' '.join(command)}\n".encode())
             log.flush()
             self._processes[name] = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.data_dir,
                 start_new_session=True,  # its own process group: stop() kills the whole group
-                preexec_fn=_die_with_parent)
+                preexec_fn=_die_with_parent,
+            )
 
     def _etcd_healthy(self, url: str) -> bool:
         try:
@@ -339,12 +378,14 @@ class EnvTest:
     def _wait_for_kube_system(self) -> None:
         """The API server's own bootstrap controller creates default, kube-system, kube-public and
         kube-node-lease; the product binds plans to kube-system's UID, so it must be there before tests."""
+
         def present() -> bool:
             status, body = self.rest.raw("GET", "/api/v1/namespaces/kube-system")
             if status == 200:
                 self.kube_system_uid = body["metadata"]["uid"]
                 return True
             return False
+
         self._wait(present, "the kube-system namespace")
 
     def stop(self) -> None:
@@ -377,8 +418,16 @@ class EnvTest:
 
     # -- clients and credentials ----------------------------------------------------------------------
 
-    def write_kubeconfig(self, path: Path | str, *, token: str | None = None, cert: Path | None = None,
-                         key: Path | None = None, context: str = "envtest", user: str = "admin") -> Path:
+    def write_kubeconfig(
+        self,
+        path: Path | str,
+        *,
+        token: str | None = None,
+        cert: Path | None = None,
+        key: Path | None = None,
+        context: str = "envtest",
+        user: str = "admin",
+    ) -> Path:
         """A kubeconfig for this server (CA data embedded): with ``token`` for that bearer token, with
         ``cert``/``key`` for that client certificate, else as the admin (O=system:masters)."""
         assert self.pki is not None
@@ -387,11 +436,16 @@ class EnvTest:
         else:
             cert, key = cert or self.pki.admin_cert, key or self.pki.admin_key
             credentials = {"client-certificate-data": _b64(Path(cert)), "client-key-data": _b64(Path(key))}
-        config = {"apiVersion": "v1", "kind": "Config", "current-context": context,
-                  "clusters": [{"name": context, "cluster": {"server": self.url,
-                                                             "certificate-authority-data": _b64(self.pki.ca_cert)}}],
-                  "contexts": [{"name": context, "context": {"cluster": context, "user": user}}],
-                  "users": [{"name": user, "user": credentials}]}
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": context,
+            "clusters": [
+                {"name": context, "cluster": {"server": self.url, "certificate-authority-data": _b64(self.pki.ca_cert)}}
+            ],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": user}}],
+            "users": [{"name": user, "user": credentials}],
+        }
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
@@ -413,25 +467,39 @@ class EnvTest:
             configuration.api_key = {"authorization": f"Bearer {token}"}
         return kubernetes.client.ApiClient(configuration)
 
-    def service_account_token(self, namespace: str, name: str, *, create: bool = True,
-                              audiences: list[str] | None = None, expiration_seconds: int = 3600) -> str:
+    def service_account_token(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        create: bool = True,
+        audiences: list[str] | None = None,
+        expiration_seconds: int = 3600,
+    ) -> str:
         """A token for ServiceAccount ``namespace/name`` from the TokenRequest API (the ServiceAccount,
         and with ``create`` its namespace, are created when missing)."""
         assert self.rest is not None
         if create:
             self.create_namespace(namespace, exist_ok=True)
-            self.rest.call("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts",
-                           {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}},
-                           ok=(201, 409))
+            self.rest.call(
+                "POST",
+                f"/api/v1/namespaces/{namespace}/serviceaccounts",
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}},
+                ok=(201, 409),
+            )
         spec: dict[str, Any] = {"expirationSeconds": expiration_seconds}
         if audiences is not None:
             spec["audiences"] = audiences
-        answer = self.rest.call("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
-                                {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
+        answer = self.rest.call(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec},
+        )
         return answer["status"]["token"]
 
-    def create_namespace(self, name: str, *, labels: dict[str, str] | None = None,
-                         exist_ok: bool = False) -> dict[str, Any]:
+    def create_namespace(
+        self, name: str, *, labels: dict[str, str] | None = None, exist_ok: bool = False
+    ) -> dict[str, Any]:
         """Create a namespace the way a cluster's controllers would leave it: with its ``default``
         ServiceAccount (Pods cannot be created without it) and the ``kube-root-ca.crt`` ConfigMap."""
         assert self.rest is not None and self.pki is not None
@@ -441,11 +509,23 @@ class EnvTest:
             return self.rest.get(f"/api/v1/namespaces/{name}")
         if status != 201:
             raise ApiError("POST", "/api/v1/namespaces", status, answer)
-        self.rest.call("POST", f"/api/v1/namespaces/{name}/serviceaccounts",
-                       {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}, ok=(201, 409))
-        self.rest.call("POST", f"/api/v1/namespaces/{name}/configmaps",
-                       {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kube-root-ca.crt"},
-                        "data": {"ca.crt": self.pki.ca_cert.read_text()}}, ok=(201, 409))
+        self.rest.call(
+            "POST",
+            f"/api/v1/namespaces/{name}/serviceaccounts",
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
+            ok=(201, 409),
+        )
+        self.rest.call(
+            "POST",
+            f"/api/v1/namespaces/{name}/configmaps",
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "kube-root-ca.crt"},
+                "data": {"ca.crt": self.pki.ca_cert.read_text()},
+            },
+            ok=(201, 409),
+        )
         return answer
 
     # -- CRDs -------------------------------------------------------------------------------------------
@@ -456,8 +536,9 @@ class EnvTest:
         for manifest in manifests:
             self.rest.call("POST", path, manifest, ok=(201,))
         for manifest in manifests:
-            self._wait(lambda m=manifest: self._crd_served(m), f"CRD {manifest['metadata']['name']} Established",
-                       timeout=60)
+            self._wait(
+                lambda m=manifest: self._crd_served(m), f"CRD {manifest['metadata']['name']} Established", timeout=60
+            )
 
     def _crd_served(self, manifest: dict[str, Any]) -> bool:
         """Established, and its resource listed in discovery (what clients check before using a kind)."""
@@ -489,7 +570,8 @@ class EnvTest:
                         verbs = set(entry.get("verbs") or [])
                         if {"list", "delete"} <= verbs and (name, entry["resource"]) not in resources:
                             resources[name, entry["resource"]] = Resource(
-                                name, version["version"], entry["resource"], entry.get("scope") == "Namespaced")
+                                name, version["version"], entry["resource"], entry.get("scope") == "Namespaced"
+                            )
         return list(resources.values())
 
     def _objects(self, resources: list[Resource]) -> list[tuple[Resource, dict[str, Any]]]:
@@ -506,6 +588,7 @@ class EnvTest:
                 token = body.get("metadata", {}).get("continue")
                 if not token:
                     return found
+
         with ThreadPoolExecutor(max_workers=6) as pool:
             return [pair for chunk in pool.map(listing, resources) for pair in chunk]
 
@@ -557,8 +640,11 @@ class EnvTest:
             self._delete_namespace(name, meta)
             report.deleted.append(f"namespaces/{name}")
         crds = phases[2]
-        self._wait(lambda: all(self.rest.raw("GET", r.path(name=m["name"]))[0] == 404 for r, m in crds),
-                   "deleted CRDs to be gone", timeout=60)
+        self._wait(
+            lambda: all(self.rest.raw("GET", r.path(name=m["name"]))[0] == 404 for r, m in crds),
+            "deleted CRDs to be gone",
+            timeout=60,
+        )
         report.restored_crds = self._restore_crds()
         report.seconds = time.monotonic() - began
         return report
@@ -566,8 +652,7 @@ class EnvTest:
     def _delete(self, resource: Resource, meta: dict[str, Any]) -> str | None:
         path = resource.path(meta.get("namespace"), meta["name"])
         if meta.get("finalizers"):
-            self.rest.call("PATCH", path, {"metadata": {"finalizers": None}}, content_type=MERGE_PATCH,
-                           ok=(200, 404))
+            self.rest.call("PATCH", path, {"metadata": {"finalizers": None}}, content_type=MERGE_PATCH, ok=(200, 404))
         status, body = self.rest.raw("DELETE", path, DELETE_OPTIONS)
         if status == 404:
             return None
@@ -575,14 +660,16 @@ class EnvTest:
             raise ApiError("DELETE", path, status, body)
         if status == 202 or (isinstance(body, dict) and body.get("metadata", {}).get("finalizers")):
             # Finalizers added on the way out (e.g. orphan/foreground): no controller will remove them.
-            self.rest.call("PATCH", path, {"metadata": {"finalizers": None}}, content_type=MERGE_PATCH,
-                           ok=(200, 404))
+            self.rest.call("PATCH", path, {"metadata": {"finalizers": None}}, content_type=MERGE_PATCH, ok=(200, 404))
         return "/".join(p for p in (resource.plural, meta.get("namespace"), meta["name"]) if p)
 
     def _test_namespaces(self) -> list[tuple[str, dict[str, Any]]]:
         listed = self.rest.get("/api/v1/namespaces", accept=PARTIAL_LIST)["items"]
-        return [(item["metadata"]["name"], item["metadata"]) for item in listed
-                if self._baseline.namespaces.get(item["metadata"]["name"]) != item["metadata"]["uid"]]
+        return [
+            (item["metadata"]["name"], item["metadata"])
+            for item in listed
+            if self._baseline.namespaces.get(item["metadata"]["name"]) != item["metadata"]["uid"]
+        ]
 
     def _delete_namespace(self, name: str, meta: dict[str, Any]) -> None:
         """What the namespace controller would do once the contents are gone (reset deleted them first):
@@ -605,18 +692,19 @@ class EnvTest:
             status, live = self.rest.raw("GET", path)
             if status == 200 and live["metadata"].get("deletionTimestamp"):
                 # A test deleted it: the API server removes its objects, then the CRD; then re-create it.
-                self._wait(lambda p=path: self.rest.raw("GET", p)[0] == 404, f"deleted CRD {name} to be gone",
-                           timeout=60)
+                self._wait(
+                    lambda p=path: self.rest.raw("GET", p)[0] == 404, f"deleted CRD {name} to be gone", timeout=60
+                )
                 status = 404
             elif status == 200 and live["metadata"]["generation"] == self._baseline.crd_generations[name]:
                 continue
             if status == 200:
-                body = dict(manifest, metadata=dict(manifest["metadata"],
-                                                    resourceVersion=live["metadata"]["resourceVersion"]))
+                body = dict(
+                    manifest, metadata=dict(manifest["metadata"], resourceVersion=live["metadata"]["resourceVersion"])
+                )
                 self.rest.call("PUT", path, body)
             else:
-                self.rest.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", manifest,
-                               ok=(201,))
+                self.rest.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", manifest, ok=(201,))
             self._wait(lambda m=manifest: self._crd_served(m), f"CRD {name} Established", timeout=60)
             live = self.rest.get(path)
             self._baseline.crd_generations[name] = live["metadata"]["generation"]

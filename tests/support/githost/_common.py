@@ -61,7 +61,7 @@ class StandInServer(LocalHttpServer):
         self.token = token
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
-        self.problems: list[str] = []          # contract violations: asserted empty when the test ends
+        self.problems: list[str] = []  # contract violations: asserted empty when the test ends
         self.lock = threading.RLock()
         super().__init__(_handler(self))
 
@@ -103,7 +103,7 @@ class StandInServer(LocalHttpServer):
     def page(self, items: list[Any], query: dict[str, str], path: str, *, style: str) -> Reply:
         per_page = max(1, min(int(query.get("per_page", "30")), 100))
         number = max(1, int(query.get("page", "1")))
-        chunk = items[(number - 1) * per_page: number * per_page]
+        chunk = items[(number - 1) * per_page : number * per_page]
         last = max(1, -(-len(items) // per_page))
         links = []
         for rel, target in (("next", number + 1), ("last", last), ("first", 1), ("prev", number - 1)):
@@ -111,8 +111,13 @@ class StandInServer(LocalHttpServer):
                 links.append(f'<{self.url}{path}?{urlencode({**query, "page": target})}>; rel="{rel}"')
         headers = {"Link": ", ".join(links)}
         if style == "gitlab":
-            headers |= {"X-Page": str(number), "X-Per-Page": str(per_page), "X-Total": str(len(items)),
-                        "X-Total-Pages": str(last), "X-Next-Page": str(number + 1) if number < last else ""}
+            headers |= {
+                "X-Page": str(number),
+                "X-Per-Page": str(per_page),
+                "X-Total": str(len(items)),
+                "X-Total-Pages": str(last),
+                "X-Next-Page": str(number + 1) if number < last else "",
+            }
         return Reply(200, chunk, headers)
 
 
@@ -132,13 +137,18 @@ def _handler(stand_in: StandInServer) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            recorded = Recorded(self.command, parts.path, dict(parse_qsl(parts.query, keep_blank_values=True)),
-                                {k.lower(): v for k, v in self.headers.items()}, raw)
+            recorded = Recorded(
+                self.command,
+                parts.path,
+                dict(parse_qsl(parts.query, keep_blank_values=True)),
+                {k.lower(): v for k, v in self.headers.items()},
+                raw,
+            )
             with stand_in.lock:
                 stand_in.requests.append(recorded)
                 try:
                     reply = self._reply(recorded)
-                except Exception as exc:   # a stand-in bug must fail the test, not hang the client
+                except Exception as exc:  # a stand-in bug must fail the test, not hang the client
                     stand_in.problems.append(f"{recorded.method} {recorded.path}: stand-in crashed: {exc!r}")
                     reply = Reply(500, {"message": f"stand-in crashed: {exc!r}"})
             payload = b"" if reply.body is None else json.dumps(reply.body).encode()
@@ -156,7 +166,7 @@ def _handler(stand_in: StandInServer) -> type[BaseHTTPRequestHandler]:
             if stand_in.prefix:
                 if not path.startswith(stand_in.prefix + "/"):
                     return Reply(404, {"message": f"not under {stand_in.prefix}"})
-                path = path[len(stand_in.prefix):]
+                path = path[len(stand_in.prefix) :]
             recorded.path = path
             if not stand_in.authorised(recorded.headers):
                 return stand_in.unauthorised()

@@ -122,19 +122,28 @@ def _match(path: str) -> tuple[str, dict[str, str]] | None:
 
 
 class GitHubStandIn(StandInServer):
-    def __init__(self, owner: str = "acme", repo: str = "gitops", *, prefix: str = "", token: str = "test-token",
-                 default_branch: str = "main", login: str = "kai-gitops-bot", installation: bool = False) -> None:
+    def __init__(
+        self,
+        owner: str = "acme",
+        repo: str = "gitops",
+        *,
+        prefix: str = "",
+        token: str = "test-token",
+        default_branch: str = "main",
+        login: str = "kai-gitops-bot",
+        installation: bool = False,
+    ) -> None:
         super().__init__(prefix, token)
         self.owner, self.name, self.default_branch = owner, repo, default_branch
-        self.login = login                 # who the token writes as
-        self.installation = installation   # an installation token: GET /user is refused
-        self.issues: dict[int, dict[str, Any]] = {}      # number -> issue object (pulls too, with pull_request)
+        self.login = login  # who the token writes as
+        self.installation = installation  # an installation token: GET /user is refused
+        self.issues: dict[int, dict[str, Any]] = {}  # number -> issue object (pulls too, with pull_request)
         self.pulls: dict[int, dict[str, Any]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.labels: dict[str, dict[str, Any]] = {}
         self._ids = 1000
         self._clock = 0
-        self.statuses: dict[str, list[dict[str, Any]]] = {}   # sha -> its statuses, newest first
+        self.statuses: dict[str, list[dict[str, Any]]] = {}  # sha -> its statuses, newest first
         self.status_clock: Callable[[], float] = time.time
 
     # -- helpers --------------------------------------------------------------------------------------------
@@ -155,16 +164,30 @@ class GitHubStandIn(StandInServer):
         return f"2026-12-01T08:{self._clock // 60 % 60:02d}:{self._clock % 60:02d}Z"
 
     def _user(self, login: str = "kai-gitops-bot") -> dict[str, Any]:
-        user = skeleton(_spec_dict()["paths"]["/repos/{owner}/{repo}/issues/{issue_number}"]["get"]["responses"]
-                        ["200"]["content"]["application/json"]["schema"]["properties"]["user"], null_ok=False)
-        return user | {"login": login, "id": 7, "url": f"{self.url}/users/{login}",
-                       "html_url": f"https://github.invalid/{login}"}
+        user = skeleton(
+            _spec_dict()["paths"]["/repos/{owner}/{repo}/issues/{issue_number}"]["get"]["responses"]["200"]["content"][
+                "application/json"
+            ]["schema"]["properties"]["user"],
+            null_ok=False,
+        )
+        return user | {
+            "login": login,
+            "id": 7,
+            "url": f"{self.url}/users/{login}",
+            "html_url": f"https://github.invalid/{login}",
+        }
 
     def _label(self, name: str) -> dict[str, Any]:
         if name not in self.labels:
             label = _template_item("GET", "/repos/{owner}/{repo}/labels", 200)
-            self.labels[name] = label | {"id": self._next_id(), "name": name, "color": "ededed", "default": False,
-                                         "url": f"{self.repo_url}/labels/{name}", "description": ""}
+            self.labels[name] = label | {
+                "id": self._next_id(),
+                "name": name,
+                "color": "ededed",
+                "default": False,
+                "url": f"{self.repo_url}/labels/{name}",
+                "description": "",
+            }
         return self.labels[name]
 
     def seed_issue(self, title: str, body: str, labels: list[str], author: str | None = None) -> int:
@@ -201,13 +224,21 @@ class GitHubStandIn(StandInServer):
         if _match(recorded.path) is None:
             self._problem(f"{recorded.method} {recorded.path}: no such path in GitHub's description")
             raise HttpError(404, "Not Found")
-        request = MockRequest("https://api.github.com", recorded.method, recorded.path, args=recorded.query,
-                              headers=recorded.headers, data=recorded.body or None,
-                              content_type=recorded.headers.get("content-type", "application/json").split(";")[0])
+        request = MockRequest(
+            "https://api.github.com",
+            recorded.method,
+            recorded.path,
+            args=recorded.query,
+            headers=recorded.headers,
+            data=recorded.body or None,
+            content_type=recorded.headers.get("content-type", "application/json").split(";")[0],
+        )
         errors = list(_openapi().iter_request_errors(request))
         if errors:
-            self._problem(f"{recorded.method} {recorded.path}: request violates GitHub's description: "
-                          + "; ".join(_why(e) for e in errors))
+            self._problem(
+                f"{recorded.method} {recorded.path}: request violates GitHub's description: "
+                + "; ".join(_why(e) for e in errors)
+            )
             raise HttpError(400, "request does not match GitHub's OpenAPI description (stand-in)")
 
     def check_response(self, recorded: Recorded, reply: Reply, body: bytes) -> None:
@@ -219,14 +250,22 @@ class GitHubStandIn(StandInServer):
         template, _ = found
         operation = _spec_dict()["paths"][template].get(recorded.method.lower())
         if operation is None or str(reply.status) not in operation["responses"]:
-            return   # a status the description does not list (401, 429, 5xx faults): nothing to check against
-        request = MockRequest("https://api.github.com", recorded.method, recorded.path, args=recorded.query,
-                              headers=recorded.headers, data=recorded.body or None)
+            return  # a status the description does not list (401, 429, 5xx faults): nothing to check against
+        request = MockRequest(
+            "https://api.github.com",
+            recorded.method,
+            recorded.path,
+            args=recorded.query,
+            headers=recorded.headers,
+            data=recorded.body or None,
+        )
         response = MockResponse(body, reply.status, reply.headers)
         errors = list(_openapi().iter_response_errors(request, response))
         if errors:
-            self._problem(f"{recorded.method} {recorded.path} -> {reply.status}: response violates GitHub's "
-                          "description: " + "; ".join(_why(e) for e in errors))
+            self._problem(
+                f"{recorded.method} {recorded.path} -> {reply.status}: response violates GitHub's "
+                "description: " + "; ".join(_why(e) for e in errors)
+            )
 
     def _problem(self, text: str) -> None:
         with self.lock:
@@ -253,9 +292,16 @@ class GitHubStandIn(StandInServer):
     def get_repo(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         repo = _template_item("GET", "/repos/{owner}/{repo}", 200)
         owner = self._user(self.owner)
-        repo |= {"id": 1, "name": self.name, "full_name": self.full_name, "owner": owner, "url": self.repo_url,
-                 "html_url": f"https://github.invalid/{self.full_name}", "default_branch": self.default_branch,
-                 "private": True}
+        repo |= {
+            "id": 1,
+            "name": self.name,
+            "full_name": self.full_name,
+            "owner": owner,
+            "url": self.repo_url,
+            "html_url": f"https://github.invalid/{self.full_name}",
+            "default_branch": self.default_branch,
+            "private": True,
+        }
         return Reply(200, repo)
 
     def list_issues(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
@@ -269,19 +315,35 @@ class GitHubStandIn(StandInServer):
 
     def create_issue(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         if not body.get("title"):
-            raise HttpError(422, "Validation Failed", {"errors": [{"resource": "Issue", "code": "missing_field",
-                                                                   "field": "title"}]})
+            raise HttpError(
+                422, "Validation Failed", {"errors": [{"resource": "Issue", "code": "missing_field", "field": "title"}]}
+            )
         number = self._number()
         issue = _template_item("POST", "/repos/{owner}/{repo}/issues", 201)
         stamp = self._tick()
         url = f"{self.repo_url}/issues/{number}"
-        issue |= {"id": self._next_id(), "number": number, "title": str(body["title"]), "body": body.get("body"),
-                  "state": "open", "url": url, "repository_url": self.repo_url,
-                  "labels_url": f"{url}/labels{{/name}}", "comments_url": f"{url}/comments",
-                  "events_url": f"{url}/events", "html_url": f"https://github.invalid/{self.full_name}/issues/{number}",
-                  "user": self._user(self.login), "labels": [self._label(str(n)) for n in body.get("labels") or []],
-                  "assignees": [self._user(a) for a in body.get("assignees") or []], "assignee": None,
-                  "comments": 0, "created_at": stamp, "updated_at": stamp, "closed_at": None, "locked": False}
+        issue |= {
+            "id": self._next_id(),
+            "number": number,
+            "title": str(body["title"]),
+            "body": body.get("body"),
+            "state": "open",
+            "url": url,
+            "repository_url": self.repo_url,
+            "labels_url": f"{url}/labels{{/name}}",
+            "comments_url": f"{url}/comments",
+            "events_url": f"{url}/events",
+            "html_url": f"https://github.invalid/{self.full_name}/issues/{number}",
+            "user": self._user(self.login),
+            "labels": [self._label(str(n)) for n in body.get("labels") or []],
+            "assignees": [self._user(a) for a in body.get("assignees") or []],
+            "assignee": None,
+            "comments": 0,
+            "created_at": stamp,
+            "updated_at": stamp,
+            "closed_at": None,
+            "locked": False,
+        }
         issue["assignee"] = issue["assignees"][0] if issue["assignees"] else None
         self.issues[number] = issue
         self.comments[number] = []
@@ -302,8 +364,9 @@ class GitHubStandIn(StandInServer):
         if issue.get("state_reason", "") is None:
             issue.pop("state_reason")
         if issue["number"] in self.pulls:
-            self.pulls[issue["number"]] |= {k: issue[k] for k in ("labels", "assignees", "assignee", "title",
-                                                                  "body", "state", "updated_at")}
+            self.pulls[issue["number"]] |= {
+                k: issue[k] for k in ("labels", "assignees", "assignee", "title", "body", "state", "updated_at")
+            }
         return Reply(200, issue)
 
     def _apply_issue_edit(self, issue: dict[str, Any], body: dict[str, Any]) -> None:
@@ -313,8 +376,9 @@ class GitHubStandIn(StandInServer):
         if "state" in body and body["state"] != issue["state"]:
             issue["state"] = body["state"]
             issue["closed_at"] = self._tick() if body["state"] == "closed" else None
-            issue["state_reason"] = body.get("state_reason") or ("completed" if body["state"] == "closed"
-                                                                 else "reopened")
+            issue["state_reason"] = body.get("state_reason") or (
+                "completed" if body["state"] == "closed" else "reopened"
+            )
         if "labels" in body:
             issue["labels"] = [self._label(n if isinstance(n, str) else n["name"]) for n in body["labels"]]
         if "assignees" in body:
@@ -325,18 +389,25 @@ class GitHubStandIn(StandInServer):
     def list_comments(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         self._issue(args["issue_number"])
         number = int(args["issue_number"])
-        return self.page(self.comments[number], query, path=f"/repos/{self.full_name}/issues/{number}/comments",
-                         style="github")
+        return self.page(
+            self.comments[number], query, path=f"/repos/{self.full_name}/issues/{number}/comments", style="github"
+        )
 
     def create_comment(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         issue = self._issue(args["issue_number"])
         comment = _template_item("POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", 201)
         comment_id = self._next_id()
         stamp = self._tick()
-        comment |= {"id": comment_id, "body": body.get("body", ""), "user": self._user(self.login),
-                    "url": f"{self.repo_url}/issues/comments/{comment_id}",
-                    "html_url": f"{issue['html_url']}#issuecomment-{comment_id}", "issue_url": issue["url"],
-                    "created_at": stamp, "updated_at": stamp}
+        comment |= {
+            "id": comment_id,
+            "body": body.get("body", ""),
+            "user": self._user(self.login),
+            "url": f"{self.repo_url}/issues/comments/{comment_id}",
+            "html_url": f"{issue['html_url']}#issuecomment-{comment_id}",
+            "issue_url": issue["url"],
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
         self.comments[issue["number"]].append(comment)
         issue["comments"] += 1
         issue["updated_at"] = stamp
@@ -347,8 +418,9 @@ class GitHubStandIn(StandInServer):
 
     def create_label(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         if body.get("name") in self.labels:
-            raise HttpError(422, "Validation Failed", {"errors": [{"resource": "Label", "code": "already_exists",
-                                                                   "field": "name"}]})
+            raise HttpError(
+                422, "Validation Failed", {"errors": [{"resource": "Label", "code": "already_exists", "field": "name"}]}
+            )
         label = self._label(str(body["name"]))
         label["color"] = body.get("color", label["color"])
         return Reply(201, label)
@@ -366,24 +438,64 @@ class GitHubStandIn(StandInServer):
     def create_pull(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         head, base = str(body.get("head", "")), str(body.get("base", ""))
         head_ref = head.split(":", 1)[-1]
-        if any(p["state"] == "open" and p["head"]["ref"] == head_ref and p["base"]["ref"] == base
-               for p in self.pulls.values()):
-            raise HttpError(422, "Validation Failed", {"errors": [
-                {"resource": "PullRequest", "code": "custom",
-                 "message": f"A pull request already exists for {self.owner}:{head_ref}."}]})
+        if any(
+            p["state"] == "open" and p["head"]["ref"] == head_ref and p["base"]["ref"] == base
+            for p in self.pulls.values()
+        ):
+            raise HttpError(
+                422,
+                "Validation Failed",
+                {
+                    "errors": [
+                        {
+                            "resource": "PullRequest",
+                            "code": "custom",
+                            "message": f"A pull request already exists for {self.owner}:{head_ref}.",
+                        }
+                    ]
+                },
+            )
         issue = self.create_issue(query, {"title": body.get("title"), "body": body.get("body")}, args).body
         number = issue["number"]
         pull = _template_item("POST", "/repos/{owner}/{repo}/pulls", 201)
         url = f"{self.repo_url}/pulls/{number}"
         html = f"https://github.invalid/{self.full_name}/pull/{number}"
-        issue["pull_request"] = {"url": url, "html_url": html, "diff_url": f"{html}.diff",
-                                 "patch_url": f"{html}.patch", "merged_at": None}
+        issue["pull_request"] = {
+            "url": url,
+            "html_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "merged_at": None,
+        }
         issue["html_url"] = html
-        pull |= {k: issue[k] for k in ("id", "number", "title", "body", "state", "labels", "assignees", "assignee",
-                                       "user", "created_at", "updated_at", "closed_at", "locked")}
-        pull |= {"url": url, "html_url": html, "issue_url": issue["url"], "merged": False, "merged_at": None,
-                 "draft": bool(body.get("draft", False)),
-                 "head": self._branch(pull["head"], head_ref), "base": self._branch(pull["base"], base)}
+        pull |= {
+            k: issue[k]
+            for k in (
+                "id",
+                "number",
+                "title",
+                "body",
+                "state",
+                "labels",
+                "assignees",
+                "assignee",
+                "user",
+                "created_at",
+                "updated_at",
+                "closed_at",
+                "locked",
+            )
+        }
+        pull |= {
+            "url": url,
+            "html_url": html,
+            "issue_url": issue["url"],
+            "merged": False,
+            "merged_at": None,
+            "draft": bool(body.get("draft", False)),
+            "head": self._branch(pull["head"], head_ref),
+            "base": self._branch(pull["base"], base),
+        }
         self.pulls[number] = pull
         return Reply(201, pull, {"Location": url})
 
@@ -391,10 +503,20 @@ class GitHubStandIn(StandInServer):
         schema = _response_schema("POST", "/repos/{owner}/{repo}/pulls", 201)
         assert schema is not None
         repo = skeleton(schema["properties"]["head"]["properties"]["repo"], null_ok=False)
-        repo |= {"name": self.name, "full_name": self.full_name, "url": self.repo_url,
-                 "owner": self._user(self.owner), "default_branch": self.default_branch}
-        return template | {"ref": ref, "label": f"{self.owner}:{ref}", "repo": repo, "user": self._user(self.owner),
-                           "sha": "0" * 40}
+        repo |= {
+            "name": self.name,
+            "full_name": self.full_name,
+            "url": self.repo_url,
+            "owner": self._user(self.owner),
+            "default_branch": self.default_branch,
+        }
+        return template | {
+            "ref": ref,
+            "label": f"{self.owner}:{ref}",
+            "repo": repo,
+            "user": self._user(self.owner),
+            "sha": "0" * 40,
+        }
 
     def get_pull(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         pull = self.pulls.get(int(args["pull_number"]))
@@ -430,34 +552,58 @@ class GitHubStandIn(StandInServer):
         schema = _response_schema("GET", "/search/issues", 200)
         assert schema is not None
         item = skeleton(schema["properties"]["items"]["items"], null_ok=False)
-        found = [item | {k: v for k, v in i.items() if k in item or k in ("body", "pull_request")} | {"score": 1.0}
-                 for i in items]
+        found = [
+            item | {k: v for k, v in i.items() if k in item or k in ("body", "pull_request")} | {"score": 1.0}
+            for i in items
+        ]
         reply = self.page(found, query, path="/search/issues", style="github")
-        reply.body = skeleton(schema, null_ok=False) | {"total_count": len(found), "incomplete_results": False,
-                                                        "items": reply.body}
+        reply.body = skeleton(schema, null_ok=False) | {
+            "total_count": len(found),
+            "incomplete_results": False,
+            "items": reply.body,
+        }
         return reply
 
     def create_status(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         sha, context = args["sha"], str(body.get("context") or "default")
         earlier = self.statuses.setdefault(sha, [])
         if sum(1 for s in earlier if s["context"] == context) >= 1000:
-            raise HttpError(422, "Validation Failed", {"errors": [
-                {"resource": "Status", "code": "custom",
-                 "message": "This SHA and context has reached the maximum number of statuses."}]})
+            raise HttpError(
+                422,
+                "Validation Failed",
+                {
+                    "errors": [
+                        {
+                            "resource": "Status",
+                            "code": "custom",
+                            "message": "This SHA and context has reached the maximum number of statuses.",
+                        }
+                    ]
+                },
+            )
         status = _template_item("POST", "/repos/{owner}/{repo}/statuses/{sha}", 201)
         status_id = self._next_id()
         stamp = datetime.fromtimestamp(self.status_clock(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        status |= {"id": status_id, "node_id": f"SC_{status_id}", "url": f"{self.repo_url}/statuses/{sha}",
-                   "state": body["state"], "description": body.get("description"), "context": context,
-                   "target_url": body.get("target_url"), "creator": self._user(self.login),
-                   "created_at": stamp, "updated_at": stamp}
+        status |= {
+            "id": status_id,
+            "node_id": f"SC_{status_id}",
+            "url": f"{self.repo_url}/statuses/{sha}",
+            "state": body["state"],
+            "description": body.get("description"),
+            "context": context,
+            "target_url": body.get("target_url"),
+            "creator": self._user(self.login),
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
         earlier.insert(0, status)
         return Reply(201, status, {"Location": status["url"]})
 
     def list_statuses(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         ref = args["ref"]
-        return self.page(self.statuses.get(ref, []), query, path=f"/repos/{self.full_name}/commits/{ref}/statuses",
-                         style="github")
+        return self.page(
+            self.statuses.get(ref, []), query, path=f"/repos/{self.full_name}/commits/{ref}/statuses", style="github"
+        )
 
 
 _HANDLERS = {
@@ -487,5 +633,6 @@ def _why(error: Exception) -> str:
     if details:
         return f"{type(error).__name__}: " + "; ".join(
             f"{'/'.join(map(str, getattr(d, 'absolute_path', ())))}: {str(getattr(d, 'message', d))[:200]}"
-            for d in details)
+            for d in details
+        )
     return f"{type(error).__name__}: {str(error)[:300]}{': ' + str(cause)[:300] if cause else ''}"

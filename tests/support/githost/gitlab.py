@@ -37,20 +37,70 @@ from tests.support.githost._common import HttpError, Recorded, Reply, StandInSer
 
 # Documented request attributes (docs.gitlab.com/api/issues.html, merge_requests.html, notes.html).
 _ATTRIBUTES: dict[tuple[str, str], tuple[dict[str, type | tuple[type, ...]], set[str]]] = {
-    ("POST", "issues"): ({"title": str, "description": str, "labels": str, "assignee_ids": list,
-                          "confidential": bool, "milestone_id": int, "due_date": str}, {"title"}),
-    ("PUT", "issue"): ({"title": str, "description": str, "labels": str, "assignee_ids": list,
-                        "state_event": str, "confidential": bool, "add_labels": str, "remove_labels": str},
-                       set()),
+    ("POST", "issues"): (
+        {
+            "title": str,
+            "description": str,
+            "labels": str,
+            "assignee_ids": list,
+            "confidential": bool,
+            "milestone_id": int,
+            "due_date": str,
+        },
+        {"title"},
+    ),
+    ("PUT", "issue"): (
+        {
+            "title": str,
+            "description": str,
+            "labels": str,
+            "assignee_ids": list,
+            "state_event": str,
+            "confidential": bool,
+            "add_labels": str,
+            "remove_labels": str,
+        },
+        set(),
+    ),
     ("POST", "notes"): ({"body": str, "internal": bool, "created_at": str}, {"body"}),
-    ("POST", "merge_requests"): ({"source_branch": str, "target_branch": str, "title": str, "description": str,
-                                  "labels": str, "assignee_ids": list, "remove_source_branch": bool,
-                                  "squash": bool}, {"source_branch", "target_branch", "title"}),
-    ("POST", "statuses"): ({"state": str, "ref": str, "name": str, "context": str, "target_url": str,
-                            "description": str, "coverage": (int, float), "pipeline_id": int}, {"state"}),
-    ("PUT", "merge_request"): ({"title": str, "description": str, "labels": str, "assignee_ids": list,
-                                "state_event": str, "target_branch": str, "remove_source_branch": bool},
-                               set()),
+    ("POST", "merge_requests"): (
+        {
+            "source_branch": str,
+            "target_branch": str,
+            "title": str,
+            "description": str,
+            "labels": str,
+            "assignee_ids": list,
+            "remove_source_branch": bool,
+            "squash": bool,
+        },
+        {"source_branch", "target_branch", "title"},
+    ),
+    ("POST", "statuses"): (
+        {
+            "state": str,
+            "ref": str,
+            "name": str,
+            "context": str,
+            "target_url": str,
+            "description": str,
+            "coverage": (int, float),
+            "pipeline_id": int,
+        },
+        {"state"},
+    ),
+    ("PUT", "merge_request"): (
+        {
+            "title": str,
+            "description": str,
+            "labels": str,
+            "assignee_ids": list,
+            "state_event": str,
+            "target_branch": str,
+            "remove_source_branch": bool,
+        },
+        set(),
+    ),
 }
 _STATUS_STATES = {"pending", "running", "success", "failed", "canceled", "skipped"}
 _STATE_EVENTS = {"issue": {"close", "reopen"}, "merge_request": {"close", "reopen"}}
@@ -69,17 +119,24 @@ _ROUTES = [
 
 
 class GitLabStandIn(StandInServer):
-    def __init__(self, path: str = "acme/gitops", *, prefix: str = "", token: str = "test-token",
-                 users: tuple[str, ...] = ("alice", "bob"), login: str = "kai-gitops") -> None:
+    def __init__(
+        self,
+        path: str = "acme/gitops",
+        *,
+        prefix: str = "",
+        token: str = "test-token",
+        users: tuple[str, ...] = ("alice", "bob"),
+        login: str = "kai-gitops",
+    ) -> None:
         super().__init__(prefix.rstrip("/") + "/api/v4", token)
         self.path, self.project_id = path, 42
-        self.login = login                 # who the token writes as
+        self.login = login  # who the token writes as
         self.users = {name: 100 + i for i, name in enumerate(users)}
         self.issues: dict[int, dict[str, Any]] = {}
         self.merge_requests: dict[int, dict[str, Any]] = {}
         self.notes: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self._ids, self._clock = 5000, 0
-        self.statuses: dict[str, list[dict[str, Any]]] = {}   # sha -> its statuses, newest first
+        self.statuses: dict[str, list[dict[str, Any]]] = {}  # sha -> its statuses, newest first
         self.status_clock: Callable[[], float] = time.time
 
     @property
@@ -101,8 +158,9 @@ class GitLabStandIn(StandInServer):
 
     def seed_merge_request(self, source: str, target: str, title: str, body: str, author: str) -> int:
         """An open merge request opened by `author` (no HTTP)."""
-        mr = self.post_merge_requests({}, {"source_branch": source, "target_branch": target, "title": title,
-                                           "description": body}, {}).body
+        mr = self.post_merge_requests(
+            {}, {"source_branch": source, "target_branch": target, "title": title, "description": body}, {}
+        ).body
         mr["author"] = self._user(author)
         return int(mr["iid"])
 
@@ -167,9 +225,18 @@ class GitLabStandIn(StandInServer):
 
     def get_project(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         namespace, _, name = self.path.rpartition("/")
-        return Reply(200, {"id": self.project_id, "name": name, "path": name, "path_with_namespace": self.path,
-                           "namespace": {"id": 7, "full_path": namespace}, "default_branch": "main",
-                           "web_url": self.web})
+        return Reply(
+            200,
+            {
+                "id": self.project_id,
+                "name": name,
+                "path": name,
+                "path_with_namespace": self.path,
+                "namespace": {"id": 7, "full_path": namespace},
+                "default_branch": "main",
+                "web_url": self.web,
+            },
+        )
 
     def get_users(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         name = query.get("username")
@@ -180,8 +247,13 @@ class GitLabStandIn(StandInServer):
         return Reply(200, self._user(self.login) | {"bot": self.login.endswith("_bot"), "is_admin": False})
 
     def _user(self, name: str) -> dict[str, Any]:
-        return {"id": self.users.get(name, 1), "username": name, "name": name.title(), "state": "active",
-                "web_url": f"https://gitlab.invalid/{name}"}
+        return {
+            "id": self.users.get(name, 1),
+            "username": name,
+            "name": name.title(),
+            "state": "active",
+            "web_url": f"https://gitlab.invalid/{name}",
+        }
 
     def _labels(self, text: str | None) -> list[str]:
         return [part.strip() for part in (text or "").split(",") if part.strip()]
@@ -211,11 +283,22 @@ class GitLabStandIn(StandInServer):
     def post_issues(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         iid = max([0, *self.issues]) + 1
         stamp = self._tick()
-        issue = {"id": self._id(), "iid": iid, "project_id": self.project_id, "title": body["title"],
-                 "description": body.get("description"), "state": "opened", "labels": self._labels(body.get("labels")),
-                 "assignees": self._assignees(body.get("assignee_ids") or []), "author": self._user(self.login),
-                 "created_at": stamp, "updated_at": stamp, "closed_at": None,
-                 "web_url": f"{self.web}/-/issues/{iid}", "references": {"short": f"#{iid}"}}
+        issue = {
+            "id": self._id(),
+            "iid": iid,
+            "project_id": self.project_id,
+            "title": body["title"],
+            "description": body.get("description"),
+            "state": "opened",
+            "labels": self._labels(body.get("labels")),
+            "assignees": self._assignees(body.get("assignee_ids") or []),
+            "author": self._user(self.login),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "closed_at": None,
+            "web_url": f"{self.web}/-/issues/{iid}",
+            "references": {"short": f"#{iid}"},
+        }
         self.issues[iid] = issue
         self.notes[("issues", iid)] = []
         return Reply(201, issue)
@@ -251,35 +334,57 @@ class GitLabStandIn(StandInServer):
     def post_statuses(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         sha = args["sha"]
         stamp = datetime.fromtimestamp(self.status_clock(), UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-        status = {"id": self._id(), "sha": sha, "ref": body.get("ref") or "main", "status": body["state"],
-                  "name": body.get("name") or body.get("context") or "default", "target_url": body.get("target_url"),
-                  "description": body.get("description"), "created_at": stamp, "started_at": None,
-                  "finished_at": stamp, "allow_failure": False, "coverage": body.get("coverage"),
-                  "author": self._user(self.login)}
+        status = {
+            "id": self._id(),
+            "sha": sha,
+            "ref": body.get("ref") or "main",
+            "status": body["state"],
+            "name": body.get("name") or body.get("context") or "default",
+            "target_url": body.get("target_url"),
+            "description": body.get("description"),
+            "created_at": stamp,
+            "started_at": None,
+            "finished_at": stamp,
+            "allow_failure": False,
+            "coverage": body.get("coverage"),
+            "author": self._user(self.login),
+        }
         self.statuses.setdefault(sha, []).insert(0, status)
         return Reply(201, status)
 
     def get_commit_statuses(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         sha = args["sha"]
-        return self.page(self.statuses.get(sha, []), query,
-                         f"/projects/{self.project_id}/repository/commits/{sha}/statuses", style="gitlab")
+        return self.page(
+            self.statuses.get(sha, []),
+            query,
+            f"/projects/{self.project_id}/repository/commits/{sha}/statuses",
+            style="gitlab",
+        )
 
     def get_notes(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         store = self.issues if args["kind"] == "issues" else self.merge_requests
         self._get(store, args["iid"])
         notes = self.notes[(args["kind"], int(args["iid"]))]
         ordered = notes if query.get("sort", "desc") == "asc" else list(reversed(notes))
-        return self.page(ordered, query, f"/projects/{self.project_id}/{args['kind']}/{args['iid']}/notes",
-                         style="gitlab")
+        return self.page(
+            ordered, query, f"/projects/{self.project_id}/{args['kind']}/{args['iid']}/notes", style="gitlab"
+        )
 
     def post_notes(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
         store = self.issues if args["kind"] == "issues" else self.merge_requests
         item = self._get(store, args["iid"])
         stamp = self._tick()
-        note = {"id": self._id(), "body": body["body"], "author": self._user(self.login), "created_at": stamp,
-                "updated_at": stamp, "system": False, "noteable_id": item["id"],
-                "noteable_type": "Issue" if args["kind"] == "issues" else "MergeRequest",
-                "noteable_iid": item["iid"]}
+        note = {
+            "id": self._id(),
+            "body": body["body"],
+            "author": self._user(self.login),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "system": False,
+            "noteable_id": item["id"],
+            "noteable_type": "Issue" if args["kind"] == "issues" else "MergeRequest",
+            "noteable_iid": item["iid"],
+        }
         self.notes[(args["kind"], item["iid"])].append(note)
         item["updated_at"] = stamp
         return Reply(201, note)
@@ -288,17 +393,34 @@ class GitLabStandIn(StandInServer):
         return self._list(self.merge_requests, query, "merge_requests")
 
     def post_merge_requests(self, query: dict[str, str], body: dict[str, Any], args: dict[str, str]) -> Reply:
-        if any(m["state"] == "opened" and m["source_branch"] == body["source_branch"]
-               and m["target_branch"] == body["target_branch"] for m in self.merge_requests.values()):
+        if any(
+            m["state"] == "opened"
+            and m["source_branch"] == body["source_branch"]
+            and m["target_branch"] == body["target_branch"]
+            for m in self.merge_requests.values()
+        ):
             raise HttpError(409, "Another open merge request already exists for this source branch")
         iid = max([0, *self.merge_requests]) + 1
         stamp = self._tick()
-        mr = {"id": self._id(), "iid": iid, "project_id": self.project_id, "title": body["title"],
-              "description": body.get("description"), "state": "opened",
-              "labels": self._labels(body.get("labels")), "assignees": self._assignees(body.get("assignee_ids") or []),
-              "source_branch": body["source_branch"], "target_branch": body["target_branch"],
-              "author": self._user(self.login), "created_at": stamp, "updated_at": stamp, "closed_at": None,
-              "merged_at": None, "web_url": f"{self.web}/-/merge_requests/{iid}", "references": {"short": f"!{iid}"}}
+        mr = {
+            "id": self._id(),
+            "iid": iid,
+            "project_id": self.project_id,
+            "title": body["title"],
+            "description": body.get("description"),
+            "state": "opened",
+            "labels": self._labels(body.get("labels")),
+            "assignees": self._assignees(body.get("assignee_ids") or []),
+            "source_branch": body["source_branch"],
+            "target_branch": body["target_branch"],
+            "author": self._user(self.login),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "closed_at": None,
+            "merged_at": None,
+            "web_url": f"{self.web}/-/merge_requests/{iid}",
+            "references": {"short": f"!{iid}"},
+        }
         self.merge_requests[iid] = mr
         self.notes[("merge_requests", iid)] = []
         return Reply(201, mr)

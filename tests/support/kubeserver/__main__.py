@@ -41,10 +41,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_kubeconfig(path: Path, context: str, url: str) -> None:
-    config = {"apiVersion": "v1", "kind": "Config", "current-context": context,
-              "clusters": [{"name": context, "cluster": {"server": url}}],
-              "contexts": [{"name": context, "context": {"cluster": context, "user": "demo"}}],
-              "users": [{"name": "demo", "user": {"token": "demo-token"}}]}
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": context,
+        "clusters": [{"name": context, "cluster": {"server": url}}],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": "demo"}}],
+        "users": [{"name": "demo", "user": {"token": "demo-token"}}],
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(config))  # JSON is YAML: the client reads it as a kubeconfig

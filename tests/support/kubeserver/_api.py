@@ -231,8 +231,11 @@ class Api:
             namespace, rest = rest[1], rest[2:]
         info = self.registry.resource(group, version, rest[0])
         name = rest[1] if len(rest) > 1 else None
-        if info is None or (namespace is not None and not info.namespaced) or (
-                info.namespaced and namespace is None and name is not None):
+        if (
+            info is None
+            or (namespace is not None and not info.namespaced)
+            or (info.namespaced and namespace is None and name is not None)
+        ):
             raise page_not_found() if _builtin_group(group) else NoHandler
         if len(rest) > 2:
             return self._subresource(request, info, namespace, rest[1], rest[2:])
@@ -339,17 +342,22 @@ class Api:
             stored = self._store_update(info, current, obj, dry_run, (_manager(request), "Update", obj))
         return json_response(200, with_type(info, stored))
 
-    def _create_on_update(self, request: Request, info: KindInfo, namespace: str | None, obj: Obj,
-                          dry_run: bool) -> Response:
+    def _create_on_update(
+        self, request: Request, info: KindInfo, namespace: str | None, obj: Obj, dry_run: bool
+    ) -> Response:
         """A PUT to a Lease or Event that does not exist creates it, unless the body names the uid of one that
         did (a holder renewing a deleted Lease): then the storage precondition fails, a 409."""
         meta = obj["metadata"]
         if meta.get("uid"):
             key = "/".join(p for p in ("/registry", info.plural, namespace, meta["name"]) if p)
-            raise conflict(info.group, info.plural, meta["name"],
-                           f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
-                           f"AdditionalErrorMsg: Precondition failed: UID in precondition: {meta['uid']}, "
-                           "UID in object meta: ")
+            raise conflict(
+                info.group,
+                info.plural,
+                meta["name"],
+                f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
+                f"AdditionalErrorMsg: Precondition failed: UID in precondition: {meta['uid']}, "
+                "UID in object meta: ",
+            )
         meta.pop("resourceVersion", None)
         validate.check_create(info, obj, namespace)
         stored = self._fill_new(info, obj, namespace, dry_run, (_manager(request), "Update", obj))
@@ -362,9 +370,7 @@ class Api:
         if content_type == patches.APPLY:
             return self._apply(request, info, namespace, name)
         if "force" in request.query:
-            raise invalid_options(
-                "PatchOptions", "force", "Forbidden: may not be specified for non-apply patch"
-            )
+            raise invalid_options("PatchOptions", "force", "Forbidden: may not be specified for non-apply patch")
         dry_run = _dry_run(request.query, "PatchOptions")
         body = patches.decode_json(request.body)
         with self.lock:
@@ -383,9 +389,7 @@ class Api:
         """Server-side apply, simplified: create if absent, else merge-patch the applied configuration."""
         manager = request.query.get("fieldManager", "")
         if not manager:
-            raise invalid_options(
-                "PatchOptions", "fieldManager", "Required value: is required for apply patch"
-            )
+            raise invalid_options("PatchOptions", "fieldManager", "Required value: is required for apply patch")
         dry_run = _dry_run(request.query, "PatchOptions")
         applied = patches.decode_apply_body(request.body)
         if not isinstance(applied, dict) or not applied.get("apiVersion") or not applied.get("kind"):
@@ -471,15 +475,14 @@ class Api:
         meta["managedFields"] = _managed_fields(previous, info, *managed)
         meta["resourceVersion"] = old.get("resourceVersion", "") if dry_run else self.next_rv()
         if not dry_run:
-            self.registry.store(info).put(
-                object_key(meta.get("namespace"), meta["name"]), encode_stored(info, obj)
-            )
+            self.registry.store(info).put(object_key(meta.get("namespace"), meta["name"]), encode_stored(info, obj))
         return obj
 
     # --- service proxy -----------------------------------------------------------------------------
 
-    def set_proxy(self, namespace: str, service: str, port: str, path: str,
-                  response: Response | Callable[[], Response]) -> None:
+    def set_proxy(
+        self, namespace: str, service: str, port: str, path: str, response: Response | Callable[[], Response]
+    ) -> None:
         with self.lock:
             self.proxies.setdefault((namespace, service), {})[(port, path.strip("/"))] = response
 
@@ -493,7 +496,7 @@ class Api:
             services = self.registry.resource("", "v1", "services")
             exists = services is not None and object_key(namespace, service) in self.registry.store(services).objects
         if not routes:
-            if not exists:   # a configured backend stands for the Service; without either there is nothing
+            if not exists:  # a configured backend stands for the Service; without either there is nothing
                 raise not_found("", "services", service)
             raise ApiError(503, f'no endpoints available for service "{service}"')
         for (route_port, route_path), response in routes.items():
@@ -528,9 +531,7 @@ def _dry_run(query: dict[str, str], options_kind: str) -> bool:
     if value is None or value == "":
         return False
     if value != "All":
-        raise invalid_options(
-            options_kind, "dryRun", f'Unsupported value: "{value}": supported values: "All"'
-        )
+        raise invalid_options(options_kind, "dryRun", f'Unsupported value: "{value}": supported values: "All"')
     return True
 
 
@@ -544,9 +545,7 @@ def _decode_object(obj: Any, info: KindInfo) -> Obj:
             f"({info.api_version})"
         )
     if obj.get("kind") not in (None, "", info.kind):
-        raise bad_request(
-            f"the kind in the data ({obj['kind']}) does not match the expected kind ({info.kind})"
-        )
+        raise bad_request(f"the kind in the data ({obj['kind']}) does not match the expected kind ({info.kind})")
     body = strip_type(obj)
     if not isinstance(body.get("metadata") or {}, dict):
         raise bad_request("metadata must be an object")
@@ -557,16 +556,12 @@ def _decode_object(obj: Any, info: KindInfo) -> Obj:
 def _check_namespace(info: KindInfo, meta: Obj, namespace: str | None) -> None:
     given = meta.get("namespace")
     if info.namespaced and given and given != namespace:
-        raise bad_request(
-            "the namespace of the provided object does not match the namespace sent on the request"
-        )
+        raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
 
 
 def _check_identity(info: KindInfo, meta: Obj, namespace: str | None, name: str) -> None:
     if meta.get("name") != name:
-        raise bad_request(
-            f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
-        )
+        raise bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
     _check_namespace(info, meta, namespace)
 
 
@@ -637,9 +632,7 @@ def _apply_patch(info: KindInfo, content_type: str, current: Obj, body: Any) -> 
     if content_type == patches.JSON_PATCH:
         return patches.json_patch(current, body)
     accepted = ", ".join(_PATCH_TYPES_BUILTIN if info.builtin else _PATCH_TYPES_CUSTOM)
-    raise ApiError(
-        415, f"the body of the request was in an unknown format - accepted media types include: {accepted}"
-    )
+    raise ApiError(415, f"the body of the request was in an unknown format - accepted media types include: {accepted}")
 
 
 def register_defaults(registry: Registry) -> None:

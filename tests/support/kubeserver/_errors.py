@@ -55,8 +55,9 @@ class ApiError(Exception):
         return status_body(self.code, self.message, self.reason, self.details, self.metadata)
 
 
-def status_body(code: int, message: str, reason: str, details: dict[str, Any] | None,
-                metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+def status_body(
+    code: int, message: str, reason: str, details: dict[str, Any] | None, metadata: dict[str, Any] | None = None
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",

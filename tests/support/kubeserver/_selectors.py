@@ -93,9 +93,7 @@ def _parse_label_requirement(part: str, whole: str) -> LabelRequirement:
         key, op, value = match.groups()
         if op in (">", "<"):
             if not re.fullmatch(r"-?\d+", value):
-                raise _label_error(
-                    whole, f"for 'Gt', 'Lt' operators, the value must be an integer: {value!r}"
-                )
+                raise _label_error(whole, f"for 'Gt', 'Lt' operators, the value must be an integer: {value!r}")
             return LabelRequirement(key, "gt" if op == ">" else "lt", (value,))
         return LabelRequirement(key, "notin" if op == "!=" else "in", (value,))
     if match := _EXISTS_RE.match(part):

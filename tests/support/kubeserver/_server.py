@@ -70,13 +70,13 @@ class Fault:
     method: str | None = None
     status: int | None = None
     retry_after: float | None = None
-    retry_after_date: bool = False   # send Retry-After in its HTTP-date form: now + retry_after
+    retry_after_date: bool = False  # send Retry-After in its HTTP-date form: now + retry_after
     delay_s: float = 0.0
     reset: bool = False
     times: int = 1
     expire_continue: bool = False
-    after: int = 0   # let this many matching requests through first (e.g. a dry-run before the write)
-    html: bool = False   # answer `status` (default 200) with an HTML page, as a proxy or SSO gateway in front may
+    after: int = 0  # let this many matching requests through first (e.g. a dry-run before the write)
+    html: bool = False  # answer `status` (default 200) with an HTML page, as a proxy or SSO gateway in front may
     # a list that never ends: the first page, whatever `continue` was sent, with this token (a repeated one, or
     # a fresh one per call) in its metadata
     continue_token: Callable[[], str] | None = None
@@ -202,9 +202,7 @@ class KubeTestServer:
             for info, pairs in batches.items():
                 self._api.registry.store(info).put_many(pairs)
 
-    def get_object(
-        self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> dict[str, Any] | None:
+    def get_object(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         try:
             info = self._api.registry.for_api_version(api_version, kind)
         except KeyError:
@@ -256,8 +254,9 @@ class KubeTestServer:
 
     # --- service proxy -----------------------------------------------------------------------------
 
-    def set_healthz(self, status_code: int, body: dict[str, Any] | bytes,
-                    headers: dict[str, str] | None = None) -> None:
+    def set_healthz(
+        self, status_code: int, body: dict[str, Any] | bytes, headers: dict[str, str] | None = None
+    ) -> None:
         """What ``GET .../namespaces/nvca-system/services/nvca:8000/proxy/healthz`` answers."""
         self.set_proxy_response("nvca-system", "nvca", 8000, "healthz", status_code, body, headers)
 

@@ -48,6 +48,8 @@ def _nvca_healthz(server: KubeTestServer) -> tuple[int, dict[str, Any]]:
         queues[spec.name] = spec
     verdict = predict(queues)
     status = "healthy" if verdict.healthy else "unhealthy"
-    body = {"Status": status,
-            "Components": {"kai-scheduler-queues": {"Status": status, "Errors": list(verdict.errors)}}}
+    body = {
+        "Status": status,
+        "Components": {"kai-scheduler-queues": {"Status": status, "Errors": list(verdict.errors)}},
+    }
     return (200 if verdict.healthy else 503), body

@@ -21,26 +21,44 @@ Obj = dict[str, Any]
 SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                 "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-             "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-             "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
-QUALIFIED_NAME_MSG = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                      "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                      "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+QUALIFIED_NAME_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
 MICRO_TIME_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
 # Go's RFC3339Micro layout as (layout element, what it reads) in order.
-_MICRO_TIME_ELEMENTS = (("2006", r"\d{4}"), ("-", "-"), ("01", r"\d{2}"), ("-", "-"), ("02", r"\d{2}"), ("T", "T"),
-                        ("15", r"\d{2}"), (":", ":"), ("04", r"\d{2}"), (":", ":"), ("05", r"\d{2}"),
-                        (".000000", r"\.\d{6}"), ("Z07:00", r"Z|[+-]\d{2}:\d{2}"))
+_MICRO_TIME_ELEMENTS = (
+    ("2006", r"\d{4}"),
+    ("-", "-"),
+    ("01", r"\d{2}"),
+    ("-", "-"),
+    ("02", r"\d{2}"),
+    ("T", "T"),
+    ("15", r"\d{2}"),
+    (":", ":"),
+    ("04", r"\d{2}"),
+    (":", ":"),
+    ("05", r"\d{2}"),
+    (".000000", r"\.\d{6}"),
+    ("Z07:00", r"Z|[+-]\d{2}:\d{2}"),
+)
 _RANGES = ((1, 12, "month"), (1, 31, "day"), (0, 23, "hour"), (0, 59, "minute"), (0, 59, "second"))
-GENERATED_BASE = 58   # names.SimpleNameGenerator: 63 characters at most, 5 of them random
+GENERATED_BASE = 58  # names.SimpleNameGenerator: 63 characters at most, 5 of them random
 LEASE_API = ("coordination.k8s.io", "leases")
 EVENTS_API = ("events.k8s.io", "events")
-EVENT_TEXT_LIMIT = 128   # reportingInstance, action, reason
-NOTE_LIMIT = 1024        # bytes, as Go's len()
+EVENT_TEXT_LIMIT = 128  # reportingInstance, action, reason
+NOTE_LIMIT = 1024  # bytes, as Go's len()
 
 
 class FieldError:
@@ -90,8 +108,11 @@ def qualified_name_errors(field: str, value: str) -> list[FieldError]:
     errors = []
     if len(parts) == 2:
         prefix, name = parts
-        errors += [invalid(field, value, "prefix part " + m) for m in subdomain_errors(prefix)] if prefix else [
-            invalid(field, value, "prefix part must be non-empty")]
+        errors += (
+            [invalid(field, value, "prefix part " + m) for m in subdomain_errors(prefix)]
+            if prefix
+            else [invalid(field, value, "prefix part must be non-empty")]
+        )
     else:
         name = parts[0]
     if not name:
@@ -131,8 +152,9 @@ def check_micro_times(info: KindInfo, obj: Obj) -> None:
     for value in values:
         problem = micro_time_problem(value)
         if problem:
-            raise ApiError(400, f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
-                                f"{problem}")
+            raise ApiError(
+                400, f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {problem}'
+            )
 
 
 def micro_time_problem(value: Any) -> str | None:
@@ -146,7 +168,7 @@ def micro_time_problem(value: Any) -> str | None:
         match = re.match(pattern, rest)
         if not match:
             return f'parsing time "{value}" as "{MICRO_TIME_LAYOUT}": cannot parse "{rest}" as "{element}"'
-        rest = rest[match.end():]
+        rest = rest[match.end() :]
     if rest:
         return f'parsing time "{value}": extra text: "{rest}"'
     year, *fields = (int(n) for n in re.findall(r"\d+", value)[:6])
@@ -175,7 +197,8 @@ def legacy_event_errors(event: Obj, namespace: str | None) -> list[FieldError]:
     text = {k: str(event.get(k) or "") for k in ("reportingController", "reportingInstance", "action", "reason")}
     if not event.get("eventTime"):
         if (regarding_namespace and regarding_namespace != namespace) or (
-                not regarding_namespace and namespace not in ("", "default")):
+            not regarding_namespace and namespace not in ("", "default")
+        ):
             errors.append(invalid("involvedObject.namespace", regarding_namespace, "does not match event.namespace"))
     else:
         if not regarding_namespace and namespace not in ("default", "kube-system"):
@@ -216,8 +239,9 @@ def check_create(info: KindInfo, obj: Obj, namespace: str | None) -> None:
 
 
 def check_update(info: KindInfo, obj: Obj) -> None:
-    raise_invalid(info, obj["metadata"], lease_errors(obj.get("spec") or {}) if (info.group, info.plural) == LEASE_API
-                  else [])
+    raise_invalid(
+        info, obj["metadata"], lease_errors(obj.get("spec") or {}) if (info.group, info.plural) == LEASE_API else []
+    )
 
 
 def raise_invalid(info: KindInfo, meta: Obj, errors: list[FieldError]) -> None:
