@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EXAMPLE := repo-templates/demo
 DEMO_OUT := .cache/demo-out
 
-.PHONY: demo demo-charts demo-fix test check unit ratchet tables lint typecheck contracts docs policy-test bench clean install tools
+.PHONY: demo demo-charts demo-fix test check unit ratchet tables lint format typecheck contracts docs policy-test bench clean install tools
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)
@@ -109,6 +109,7 @@ test: tools $(STAMP)
 # hooks run (.pre-commit-config.yaml), on the whole tree.
 check: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates tools
+	$(BIN)/ruff format --check reconciler tests bench repo-templates tools
 	$(MAKE) --no-print-directory typecheck contracts ratchet
 
 # Every test but the real-cluster tier (tests/real/), which needs the real tools (`make tools`).
@@ -134,6 +135,12 @@ docs: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check reconciler tests bench repo-templates tools
+	$(BIN)/ruff format --check reconciler tests bench repo-templates tools
+
+# Rewrites the tree as `make check` wants it (ruff format, then ruff's fixable lints).
+format: $(STAMP)
+	$(BIN)/ruff format reconciler tests bench repo-templates tools
+	$(BIN)/ruff check --fix reconciler tests bench repo-templates tools
 
 # mypy, strict on reconciler/ ([tool.mypy] in pyproject.toml).
 typecheck: $(STAMP)
