@@ -229,7 +229,7 @@ def test_only_names_where_it_comes_from(tmp_path: Path) -> None:
     assert "'only' comes with KAI-Scheduler main after v0.17.1" in hit["message"]
 
 
-# the repository's own examples and init: tests/reconcile/test_planted_corpus.py
+# the repository's own examples and init: tests/checks/test_planted_corpus.py
 
 
 def test_subchart_values_are_dropped_while_the_gate_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

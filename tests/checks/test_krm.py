@@ -1,6 +1,6 @@
 """KAI Resource Management (KAI-K-001..004, KAI-D-010's fallback, Project queues under the queue rules) and the NVCA
 operator values (NVCA-V-001, NVCA-G-014, KAI-R-011, NVCA-H-001): a corpus of planted mistakes, each found where
-it is (the repository's own examples are checked clean in tests/reconcile/test_planted_corpus.py)."""
+it is (the repository's own examples are checked clean in tests/checks/test_planted_corpus.py)."""
 
 from __future__ import annotations
 
@@ -420,7 +420,7 @@ def test_the_gate_on_without_kai_crds_is_nvca_h001(tmp_path: Path) -> None:
     assert len(found) == 1 and "KAI Scheduler is not installed" in found[0]["message"]
 
 
-# no false positives on the repository's own examples: tests/reconcile/test_planted_corpus.py
+# no false positives on the repository's own examples: tests/checks/test_planted_corpus.py
 
 
 # -- the live read ----------------------------------------------------------------------------------------------

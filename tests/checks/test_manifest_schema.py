@@ -2,7 +2,7 @@
 
 The planted mistakes are in tests/manifest_schema_corpus/ (its README says how a case is written): each one runs
 through the CLI on a real repository and must raise exactly its expected findings at their lines. The
-repository's own examples (tests/reconcile/test_planted_corpus.py) and upstream's example manifests must raise none. The
+repository's own examples (tests/checks/test_planted_corpus.py) and upstream's example manifests must raise none. The
 schemas themselves are checked against the CRDs they were extracted from (tests/fixtures/kai/*.yaml, KAI v0.17.0).
 """
 
@@ -97,7 +97,7 @@ def test_misspelt_parent_says_queue_results_are_incomplete(tmp_path: Path) -> No
     assert parent["fix"]["description"] == "rename parentQueu to parentQueue"
 
 
-# the repository's own examples: tests/reconcile/test_planted_corpus.py
+# the repository's own examples: tests/checks/test_planted_corpus.py
 
 
 # upstream's example manifests (tests/fixtures/SOURCES.md: KAI v0.17.0's docs, the NVCF stack's golden render of

@@ -12,7 +12,7 @@ tests/checks/test_krm.py and tests/checks/test_shard_names.py) stay as they are,
 and
 fixes; this one counts, per category, what is found and what is missed.
 
-`python -m tests.reconcile.test_planted_corpus` prints the counts table (category, cases, found, missed).
+`python -m tests.checks.test_planted_corpus` prints the counts table (category, cases, found, missed).
 """
 
 from __future__ import annotations
