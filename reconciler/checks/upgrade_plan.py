@@ -20,7 +20,7 @@ from reconciler.core.refs import Location, YamlPath, format_path
 from reconciler.core.show import show_value
 from reconciler.findings.builtin_rules import PIN_CHANGE
 from reconciler.findings.finding import Action, Finding, Fix, Kind
-from reconciler.model.chart_keys import KeyTree, chart_keys
+from reconciler.model.chart_keys import KeyTree, chart_keys, has_key
 from reconciler.model.crd_history import crd_changes_between
 from reconciler.model.crd_schemas import crd_version_for
 from reconciler.model.desired import DesiredCluster
@@ -364,7 +364,7 @@ def _key_item(
             where,
         )
     source = CHART_VALUES_SOURCE.format(old=old_model, new=new_model)
-    if _has(old_keys, path) and not _has(new_keys, path):
+    if has_key(old_keys, path) and not has_key(new_keys, path):
         return PlanItem(
             Section.KEYS,
             key,
@@ -374,7 +374,7 @@ def _key_item(
             True,
             where,
         )
-    if not _has(old_keys, path) and _has(new_keys, path):
+    if not has_key(old_keys, path) and has_key(new_keys, path):
         return PlanItem(
             Section.KEYS,
             key,
@@ -603,17 +603,6 @@ def _sets(user: JSONObject, path: YamlPath) -> bool:
         if not isinstance(node, dict):
             return True  # the user replaced a map with a value
         if part not in node:
-            return False
-        node = node[str(part)]
-    return True
-
-
-def _has(tree: KeyTree, path: YamlPath) -> bool:
-    node: KeyTree | None = tree
-    for part in path:
-        if node is None:
-            return True
-        if str(part) not in node:
             return False
         node = node[str(part)]
     return True

@@ -46,9 +46,10 @@ class WaveDecision:
         }
 
 
-def unreadable(reason: str) -> WaveDecision:
-    """Fail closed: the statuses could not be read, so nothing is applied."""
-    return WaveDecision(False, "unreadable", f"commit statuses could not be read, nothing applied: {reason}")
+def unreadable(reason: str, what: str = "commit statuses") -> WaveDecision:
+    """Fail closed: what the decision needs (the statuses, the rollout in force) could not be read, so nothing
+    is applied."""
+    return WaveDecision(False, "unreadable", f"{what} could not be read, nothing applied: {reason}")
 
 
 @dataclass(frozen=True)

@@ -279,7 +279,7 @@ def chart_keys(version: str) -> KeyTree:
 
 def versions_knowing(path: YamlPath) -> list[str]:
     """The shipped chart versions whose values have `path`."""
-    return [v for v in shipped_chart_versions() if _has(chart_keys(v), path)]
+    return [v for v in shipped_chart_versions() if has_key(chart_keys(v), path)]
 
 
 @functools.cache
@@ -381,7 +381,7 @@ def _add(tree: KeyTree, path: YamlPath) -> None:
         node = child
 
 
-def _has(tree: KeyTree, path: YamlPath) -> bool:
+def has_key(tree: KeyTree, path: YamlPath) -> bool:
     node: KeyTree | None = tree
     for part in path:
         if node is None:

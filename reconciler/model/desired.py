@@ -15,6 +15,7 @@ from reconciler.core.jsonvalue import JSONObject, JSONValue, as_object, expect_o
 from reconciler.core.names import dns_subdomain, require
 from reconciler.core.refs import Location, YamlPath
 from reconciler.core.resources import CONFIG, KRM_CONFIG, KRM_KINDS, QUEUE, SCHEDULING_SHARD
+from reconciler.model.chart_keys import chart_keys, has_key
 from reconciler.model.config import ClusterConfig, SharedClusterIntent
 from reconciler.model.gates import stack_effective_gates
 from reconciler.model.kai_config import (
@@ -226,8 +227,8 @@ def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | Non
             spec = mapping_at(desired.docs[manifest.doc].mapping(), "spec")
             return from_manifest(version, spec, manifest.doc), False
     values = desired.kai_values_effective
-    deployer = mapping_at(values, "kaiConfigDeployer").get("enabled")
-    render = mapping_at(values, "kaiConfig").get("render") is True
+    deployer = _switch(values, "kaiConfigDeployer", "enabled")
+    render = _switch(values, "kaiConfig", "render") is True
     # From v0.16.0 kaiConfigDeployer.enabled gates the deployer; with render off too, no chart writes kai-config.
     if version in since("v0.16.8") and deployer is False and not render:
         return None, True
@@ -250,7 +251,7 @@ def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | Non
 def _renders_kai_config_in_release(desired: DesiredCluster) -> bool:
     """v0.17.0's `kaiConfig.render: true` renders kai-config inline, so Helm must own the live one."""
     version = parse_version(desired.defaults_version)
-    rendered = mapping_at(desired.kai_values_effective, "kaiConfig").get("render") is True
+    rendered = _switch(desired.kai_values_effective, "kaiConfig", "render") is True
     return rendered and version is not None and version >= (0, 17, 0)
 
 
@@ -415,13 +416,19 @@ def _user_kai_values(cluster: ClusterConfig, docs: dict[str, YamlDoc]) -> tuple[
     if cluster.mode == "addon":
         return canonical_kai_values(), None
     doc = docs["kai_values"]
-    _check_value_types(doc)
+    _check_value_types(doc, defaults_version_for(cluster.kai_chart_version))
     return doc.mapping(), "kai_values"
 
 
-def _check_value_types(doc: YamlDoc) -> None:
-    _check_types(doc, _values_types())
+def _check_value_types(doc: YamlDoc, version: str) -> None:
+    """The values the model reads, typed at their line; a key of a later chart is left to KAI-V-011 (an unknown
+    key for the pin), which says so as a finding instead of stopping the run."""
+    known = chart_keys(version)
+    _check_types(doc, [c for c in _values_types() if c[0][0] in _SINCE_ALWAYS or has_key(known, c[0])])
     _check_queue_names(doc, (("defaultQueue", "parentName"), ("defaultQueue", "childName")))
+
+
+_SINCE_ALWAYS = frozenset({"defaultQueue", "scheduler"})  # read by the model at every pin; the rest only where known
 
 
 def _values_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
@@ -452,6 +459,18 @@ def _values_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
     return checks
 
 
+def _switch(values: JSONObject, section: str, key: str) -> JSONValue:
+    """`section.key` of the values, None where the section is no mapping: typed at its line where the pinned
+    chart reads it (`_check_value_types`); a chart that does not know the section ignores it (KAI-V-011)."""
+    found = values.get(section)
+    return found.get(key) if isinstance(found, dict) else None
+
+
+def _shown(value: object) -> str:
+    """A found value as the error names it: a quoted "false" is the string 'false', not the switch."""
+    return f"the string {value!r}" if isinstance(value, str) else repr(value)
+
+
 def _check_types(doc: YamlDoc, checks: list[tuple[YamlPath, tuple[type, ...], str]]) -> None:
     for path, types, what in checks:
         value = doc.get(path)
@@ -460,7 +479,9 @@ def _check_types(doc: YamlDoc, checks: list[tuple[YamlPath, tuple[type, ...], st
         dotted = ".".join(map(str, path))
         if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             raise UserError(
-                f"{dotted} must be {what}, found {value!r}", where=str(doc.locate(path)), hint="fix the value type"
+                f"{dotted} must be {what}, found {_shown(value)}",
+                where=str(doc.locate(path)),
+                hint="fix the value type",
             )
         if isinstance(value, float) and not math.isfinite(value):
             # YAML's .inf/.nan: no Queue the chart renders can hold it (JSON has no such number); unlimited is -1
@@ -531,7 +552,7 @@ def _unique_queues(desired: DesiredCluster, queues: list[ExpectedQueue]) -> list
 def _expected_shard(desired: DesiredCluster) -> ExpectedShard | None:
     version = parse_version(desired.config.kai_chart_version) or (0, 0, 0)
     values = desired.kai_values_effective
-    if version < (0, 10, 0) or mapping_at(values, "defaultShard").get("enabled") is False:
+    if version < (0, 10, 0) or _switch(values, "defaultShard", "enabled") is False:
         return None
     scheduler = mapping_at(values, "scheduler")
     strategy = scheduler.get("placementStrategy", "binpack")

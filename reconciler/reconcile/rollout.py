@@ -25,7 +25,7 @@ from reconciler.plans.plan import Plan
 from reconciler.reconcile.outcome import ReconcileOutcome
 from reconciler.reconcile.settings import RolloutSettings, StatusBoard
 from reconciler.report.report import Report
-from reconciler.sources.git import known_descendants, read_at_parent
+from reconciler.sources.git import first_parent_files, known_descendants
 from reconciler.sources.repoconfig import CONFIG_FILE, parse_repo_config
 
 log = logging.getLogger("kai_gitops.rollout")
@@ -56,6 +56,14 @@ def gate(report: Report, settings: RolloutSettings) -> Gate | None:
     if config is None or len(clusters) != 1 or clusters[0].git is None:
         return None
     cluster, commit = clusters[0].cluster, clusters[0].git.commit
+    if settings.ignore_waves:  # before anything is read: the way out when a read keeps failing
+        log.warning(
+            "--ignore-waves: applying %s on %s whatever the rollout waves say",
+            commit[:12] if commit and not clusters[0].git.worktree else "the working tree",
+            cluster,
+        )
+        decision = WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted")
+        return Gate(decision, cluster, commit or "")
     if commit is None or clusters[0].git.worktree:
         if config.rollout is None:
             return None
@@ -68,14 +76,11 @@ def gate(report: Report, settings: RolloutSettings) -> Gate | None:
     try:
         waves = in_force(config.rollout, commit, cluster, settings)
     except Exception as exc:  # fail closed: whatever broke the read, nothing is applied
-        return Gate(unreadable(_why(exc)), cluster, commit)
+        return Gate(
+            unreadable(_why(exc), "the rollout in force (the parent commit's kai-gitops.yaml)"), cluster, commit
+        )
     if waves is None:
         return None
-    if settings.ignore_waves:
-        log.warning("--ignore-waves: applying %s on %s whatever the rollout waves say", commit[:12], cluster)
-        return Gate(
-            WaveDecision(True, "override", "--ignore-waves given: the rollout waves are not consulted"), cluster, commit
-        )
     try:
         board = settings.board(report) if settings.board else _host_board(report, settings)
         later = settings.descendants(commit) if settings.descendants else known_descendants(settings.repo, commit)
@@ -111,11 +116,16 @@ def in_force(own: RolloutConfig | None, commit: str, cluster: str, settings: Rol
 
 
 def _parent_rollout(repo: str | None, commit: str) -> RolloutConfig | None:
-    found = read_at_parent(repo, commit, CONFIG_FILE)
-    if found is None:
-        return None
-    parent, raw = found
-    return parse_repo_config(raw, f"{CONFIG_FILE}@{parent[:12]}").rollout if raw is not None else None
+    """The rollout of the nearest first-parent ancestor whose kai-gitops.yaml reads: a commit whose file does not
+    parse was never applied anywhere (every command stops on it), so it gates nothing and is passed over."""
+    for ancestor, raw in first_parent_files(repo, commit, CONFIG_FILE):
+        if raw is None:
+            return None
+        try:
+            return parse_repo_config(raw, f"{CONFIG_FILE}@{ancestor[:12]}").rollout
+        except UserError as exc:
+            log.warning("rollout: %s is passed over for the rollout in force: %s", ancestor[:12], exc.line())
+    return None
 
 
 def _why(exc: Exception) -> str:

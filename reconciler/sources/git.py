@@ -247,18 +247,21 @@ def known_descendants(spec: str | None, commit: str, limit: int = 20) -> tuple[s
     return tuple(sorted(found, key=lambda sha: -found[sha])[:limit])
 
 
-def read_at_parent(spec: str | None, commit: str, path: str) -> tuple[str, bytes | None] | None:
-    """(first parent's id, `path` in it, None when the parent has no such file) of `commit`; None when the
-    commit has no parent here (a root commit, or a shallow clone that stops at it)."""
+def first_parent_files(spec: str | None, commit: str, path: str, limit: int = 50) -> Iterator[tuple[str, bytes | None]]:
+    """(id, `path` in it, None when it has no such file) of `commit`'s first parent, then its first parent, …, at
+    most `limit`; nothing past a root commit, or where a shallow clone stops."""
     repo = _as_fetched(spec)
     if repo is None or commit not in repo:
-        return None
-    parents = cast("pygit2.Commit", repo[commit]).parent_ids
-    if not parents or parents[0] not in repo:
-        return None
-    tree = cast("pygit2.Commit", repo[parents[0]]).tree
-    blob = cast("pygit2.Blob", tree[path]) if path in tree else None
-    return str(parents[0]), blob.data if blob is not None else None
+        return
+    current = cast("pygit2.Commit", repo[commit])
+    for _ in range(limit):
+        parents = current.parent_ids
+        if not parents or parents[0] not in repo:
+            return
+        current = cast("pygit2.Commit", repo[parents[0]])
+        tree = current.tree
+        blob = cast("pygit2.Blob", tree[path]) if path in tree else None
+        yield str(current.id), blob.data if blob is not None else None
 
 
 _NOT_OWNED = re.compile(r"repository path '(?P<path>[^']*)' is not owned by current user")

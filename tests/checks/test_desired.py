@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -564,9 +565,22 @@ def test_addon_enabled_maybe(tmp_path: Path) -> None:
     ],
 )
 def test_other_wrong_value_types(tmp_path: Path, values: str, path: str, where: str) -> None:
-    err = expect_error(standalone, tmp_path, values)
+    err = expect_error(standalone, tmp_path, values, version="v0.17.1")  # a chart that reads every one of them
     assert err.where == where
     assert path in err.message
+
+
+def test_a_quoted_switch_is_named_a_string() -> None:
+    err = expect_error(standalone, Path(tempfile.mkdtemp()), "defaultShard:\n  enabled: 'false'\n", version="v0.17.1")
+    assert err.message == "defaultShard.enabled must be true or false, found the string 'false'"
+
+
+@pytest.mark.parametrize("values", ["kaiConfig: 'off'\n", "defaultShard: []\n", "defaultShard:\n  enabled: 'false'\n"])
+def test_a_key_the_pinned_chart_does_not_read_is_a_finding_not_a_stop(tmp_path: Path, values: str) -> None:
+    """v0.14.7 has no kaiConfig or defaultShard: KAI-V-011 says so (the key is unknown for the pin), exit 2."""
+    repo, _ = make_repo(tmp_path, {"kai-gitops.yaml": standalone_config(), "kai-values.yaml": values})
+    code, out, err = run_cli(["check", "--repo", repo])
+    assert code == 2 and "KAI-V-011" in out and "must be" not in err, (out, err)
 
 
 def test_a_plugins_list_is_one_line_at_its_line_not_an_internal_error(tmp_path: Path) -> None:

@@ -242,3 +242,25 @@ def test_a_commit_that_labels_its_cluster_override_does_not_release_itself(demo:
     _commit(demo.repo, "override prod-addon")
     _code, report, err = run(demo, github, "--apply")
     assert report["waves"]["state"] == "waiting" and not queue_writes(demo), err
+
+
+def test_a_parent_whose_config_does_not_parse_is_passed_over(demo: Demo, github: GitHubStandIn) -> None:
+    """No rollout anywhere: a commit whose kai-gitops.yaml broke was never applied, so the fix on top of it applies
+    as it did before the waves were read from the parent (it used to be held as unreadable)."""
+    config = demo.repo / "kai-gitops.yaml"
+    valid = config.read_text().replace(ROLLOUT, "\n")
+    config.write_text(valid)
+    _commit(demo.repo, "no waves")
+    config.write_text(valid + "bogusTopLevelKey: 1\n")
+    _commit(demo.repo, "broken")
+    config.write_text(valid)
+    _commit(demo.repo, "fixed")
+    _code, report, err = run(demo, github, "--apply")
+    assert report.get("waves") is None and report["apply"]["ok"], err
+
+
+def test_ignore_waves_is_the_way_out_before_anything_is_read(demo: Demo, github: GitHubStandIn) -> None:
+    (demo.repo / "NOTES.md").write_text("uncommitted\n")
+    _code, report, err = run(demo, github, "--apply", "--ignore-waves", "--worktree")
+    assert report["apply"]["ok"] and report["waves"]["state"] == "override", err
+    assert "--ignore-waves: applying the working tree" in err
