@@ -283,7 +283,7 @@ def test_krm_numbers_must_be_plain_numbers(tmp_path: Path, bad: dict[str, Any], 
         ({"global": [1, 2]}, "spec.global must be a mapping, found [1, 2]"),
         (
             {"global": {"allowExternalQueues": "true"}},
-            "spec.global.allowExternalQueues must be true or false, found 'true'",
+            "spec.global.allowExternalQueues must be true or false, found the string 'true'",
         ),
         ({"global": {"defaultNodePoolName": 5}}, "spec.global.defaultNodePoolName must be a string, found 5"),
     ],
