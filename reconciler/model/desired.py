@@ -227,8 +227,8 @@ def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | Non
             spec = mapping_at(desired.docs[manifest.doc].mapping(), "spec")
             return from_manifest(version, spec, manifest.doc), False
     values = desired.kai_values_effective
-    deployer = _switch(values, "kaiConfigDeployer", "enabled")
-    render = _switch(values, "kaiConfig", "render") is True
+    deployer = as_object(values.get("kaiConfigDeployer")).get("enabled")
+    render = as_object(values.get("kaiConfig")).get("render") is True
     # From v0.16.0 kaiConfigDeployer.enabled gates the deployer; with render off too, no chart writes kai-config.
     if version in since("v0.16.8") and deployer is False and not render:
         return None, True
@@ -251,7 +251,7 @@ def _desired_kai_config(desired: DesiredCluster) -> tuple[DesiredKaiConfig | Non
 def _renders_kai_config_in_release(desired: DesiredCluster) -> bool:
     """v0.17.0's `kaiConfig.render: true` renders kai-config inline, so Helm must own the live one."""
     version = parse_version(desired.defaults_version)
-    rendered = _switch(desired.kai_values_effective, "kaiConfig", "render") is True
+    rendered = as_object(desired.kai_values_effective.get("kaiConfig")).get("render") is True
     return rendered and version is not None and version >= (0, 17, 0)
 
 
@@ -459,13 +459,6 @@ def _values_types() -> list[tuple[YamlPath, tuple[type, ...], str]]:
     return checks
 
 
-def _switch(values: JSONObject, section: str, key: str) -> JSONValue:
-    """`section.key` of the values, None where the section is no mapping: typed at its line where the pinned
-    chart reads it (`_check_value_types`); a chart that does not know the section ignores it (KAI-V-011)."""
-    found = values.get(section)
-    return found.get(key) if isinstance(found, dict) else None
-
-
 def _shown(value: object) -> str:
     """A found value as the error names it: a quoted "false" is the string 'false', not the switch."""
     return f"the string {value!r}" if isinstance(value, str) else repr(value)
@@ -552,7 +545,7 @@ def _unique_queues(desired: DesiredCluster, queues: list[ExpectedQueue]) -> list
 def _expected_shard(desired: DesiredCluster) -> ExpectedShard | None:
     version = parse_version(desired.config.kai_chart_version) or (0, 0, 0)
     values = desired.kai_values_effective
-    if version < (0, 10, 0) or _switch(values, "defaultShard", "enabled") is False:
+    if version < (0, 10, 0) or as_object(values.get("defaultShard")).get("enabled") is False:
         return None
     scheduler = mapping_at(values, "scheduler")
     strategy = scheduler.get("placementStrategy", "binpack")
