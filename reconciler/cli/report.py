@@ -10,7 +10,7 @@ from reconciler.cli import settings
 from reconciler.cli.guard import guard
 from reconciler.cli.options import SEVERITIES, output_option
 from reconciler.core.exits import ExitCode
-from reconciler.report.matrix import matrix_markdown
+from reconciler.outputs.fleet_matrix import matrix_markdown
 from reconciler.report.reader import load_report
 from reconciler.sources.git import open_tree
 

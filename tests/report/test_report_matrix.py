@@ -61,3 +61,19 @@ def test_a_file_that_is_not_a_report_is_one_line_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("[]")
     assert_one_line_error(*run_cli(["report", "matrix", bad]), str(bad))
+
+
+def test_a_context_name_reaches_the_table_as_text(report: tuple[Path, dict], tmp_path: Path) -> None:
+    """A `doctor` report names its cluster after a kube context, which may hold Markdown and HTML."""
+    data = json.loads(report[0].read_text())
+    data["command"] = "doctor"
+    data["clusters"] = [c for c in data["clusters"] if c["cluster"] == "fleet-0007"]
+    data["clusters"][0]["cluster"] = "<img_src=x>*prod*|`eu`"
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(data))
+    code, stdout, stderr = run_cli(["report", "matrix", odd])
+    assert code == 0, stderr
+    row = stdout.splitlines()[2]
+    assert row.startswith("| &lt;img\\_src=x&gt;\\*prod\\*\\|\\`eu\\` | ")
+    assert "<img" not in row
+    assert len(row.strip("|").split(" | ")) == len(stdout.splitlines()[0].strip("|").split(" | "))

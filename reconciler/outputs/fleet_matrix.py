@@ -4,6 +4,9 @@ What a hub's fleet summary shows at a glance (`kai-gitops report matrix`, deploy
 fires where. A cell counts the cluster's findings of that rule, waived ones apart (`2 (+1 waived)`); a column
 header names the rule and its severity. Clusters keep the report's order (kai-gitops.yaml's), rules are sorted
 by severity, worst first, then by id.
+
+Cluster names and rule ids are shown literally: a `diff`/`doctor` report names a kube context, which may hold
+`<`, `*` or a backtick, and a custom policy names its own rules; both reach `fleet-matrix.md` as escaped text.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from reconciler.findings.finding import Severity
+from reconciler.outputs.markdown_format import escape_markdown
 from reconciler.report.report import Report
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -31,12 +35,12 @@ def matrix_markdown(report: Report) -> str:
     rules = sorted(severity, key=lambda rule: (_ORDER[severity[rule]], rule))
     if not rules:
         return f"No findings in {len(report.clusters)} cluster(s).\n"
-    header = "| cluster | open | " + " | ".join(f"{rule} ({severity[rule]})" for rule in rules) + " |"
+    header = "| cluster | open | " + " | ".join(f"{escape_markdown(rule)} ({severity[rule]})" for rule in rules) + " |"
     lines = [header, "|---|---|" + "---|" * len(rules)]
     for cluster in report.clusters:
         name = cluster.cluster
         cells = [_cell(open_counts[name][rule], waived_counts[name][rule]) for rule in rules]
-        lines.append(f"| {_escape(name)} | {sum(open_counts[name].values())} | " + " | ".join(cells) + " |")
+        lines.append(f"| {escape_markdown(name)} | {sum(open_counts[name].values())} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -44,7 +48,3 @@ def _cell(open_count: int, waived: int) -> str:
     if not open_count and not waived:
         return ""
     return f"{open_count}" + (f" (+{waived} waived)" if waived else "")
-
-
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|")
