@@ -72,14 +72,15 @@ class Scale:
         )
 
     @classmethod
-    def real(cls, nodes: int, nvcf_pods: int) -> Scale:
-        """For a real API server: every pod is one the product reads (NVCF, plus KAI's own), so our read, the
-        official client and kubectl list the same objects; the rest scales with the node count."""
+    def real(cls, nodes: int, nvcf_pods: int, other_pods: int = 0) -> Scale:
+        """For a real API server: the pods the product reads (NVCF, plus KAI's own) and `other_pods` it does not
+        (teams' batch pods; with none, our read, the official client and kubectl list the same objects); the
+        rest scales with the node count."""
         full = cls()
         share = nodes / full.nodes
         return cls(
             nodes,
-            nvcf_pods + len(KAI_COMPONENTS),
+            nvcf_pods + len(KAI_COMPONENTS) + other_pods,
             nvcf_pods,
             max(2, round(full.queues * share)),
             full.releases,

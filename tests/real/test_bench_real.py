@@ -44,6 +44,22 @@ def test_live_read_real_mode_reads_the_same_objects_as_the_client_and_kubectl() 
     assert result["seeding"]["counts"]["Pod"] == 38 and result["machine_before"]["cpus"] >= 1
 
 
+def test_live_read_seeded_through_the_store_serves_every_pod_and_ours_reads_only_its_own() -> None:
+    """`--seed store`: the Pods but one written into etcd, served by the API server like those it made."""
+    result = bench(
+        "live_read.py", "--seed", "store", "--nodes", "12", "--pods", "30", "--other-pods", "40", "--runs", "1"
+    )
+    seeding = result["seeding"]
+    assert (seeding["pods_via"], seeding["counts"]["Pod"], seeding["pods_through_store"]) == ("store", 78, 77)
+    assert seeding["store_transactions"] >= 1
+    assert result["expected_counts"] == {"nodes": 12, "pods": 78}
+    assert result["expected_counts_ours"] == {"nodes": 12, "pods": 38}  # not the teams' 40
+    assert result["counts_match"] is True and result["killed_past_cap"] == []
+    assert result["measurements"]["read"]["counts"] == result["expected_counts_ours"]
+    for reader in ("models", "kubectl"):
+        assert result["measurements"][reader]["counts"] == result["expected_counts"], reader
+
+
 def test_apply_real_mode_writes_each_change_once_for_every_way() -> None:
     result = bench("apply.py", "--nodes", "30", "--changes", "6", "--kubectl-sample", "2")
     assert (result["nodes"], result["changes"]) == (30, 6)

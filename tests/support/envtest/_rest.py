@@ -75,7 +75,7 @@ class RestClient:
                 response = connection.getresponse()
                 data = response.read()
                 break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, ssl.SSLEOFError):
                 self.close()
                 if attempt == 2:
                     raise

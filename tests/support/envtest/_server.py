@@ -168,10 +168,12 @@ class EnvTest:
         *,
         crd_files: Iterable[Path] = DEFAULT_CRD_FILES,
         extra_apiserver_args: Iterable[str] = (),
+        extra_etcd_args: Iterable[str] = (),
         audit: bool = False,
     ):
         self.crd_manifests = load_crds(crd_files)
         self.extra_apiserver_args = list(extra_apiserver_args)
+        self.extra_etcd_args = list(extra_etcd_args)
         self.audit = audit
         self.data_dir: Path | None = None
         self.pki: _pki.Pki | None = None
@@ -247,6 +249,7 @@ class EnvTest:
                 "--initial-cluster-state=new",
                 "--unsafe-no-fsync",  # a throw-away store: fsync only slows every write down
                 "--log-level=warn",
+                *self.extra_etcd_args,
             ],
         )
         pki = self.pki
