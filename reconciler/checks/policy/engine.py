@@ -20,7 +20,9 @@ from reconciler.checks.policy.pack import (
     shipped_data_files,
     shipped_policy_dir,
 )
-from reconciler.checks.policy.regorus_engine import compile_policies, read_metas
+from reconciler.checks.policy.regorus_engine import add_static_answer, compile_policies, read_metas
+from reconciler.core.jsonvalue import JSONValue
+from reconciler.findings.rules import RuleMeta, Scope
 
 
 def load_policy_set(
@@ -39,8 +41,16 @@ def load_policy_set(
     data = merge_data_files((shipped_data_files() if include_shipped else []) + list(data_files or []))
     check_duplicate_meta(files)
     compiled = compile_policies(files, data)
-    rules, rule_files = index_rules(files, read_metas(compiled, files, budget))
-    return PolicySet(tuple(files), data, rules, rule_files, compiled)
+    metas = read_metas(compiled, files, budget)
+    rules, rule_files = index_rules(files, metas)
+    static = {package: rule.id for package, raw in metas.items() if (rule := _rule_of(raw, rules)) is not None}
+    static = {package: rule_id for package, rule_id in static.items() if rules[rule_id].scope is Scope.STATIC}
+    return PolicySet(tuple(files), data, rules, rule_files, compiled, add_static_answer(compiled, static))
+
+
+def _rule_of(raw: JSONValue, rules: dict[str, RuleMeta]) -> RuleMeta | None:
+    """The rule whose `meta` is `raw`, None when it is no rule's."""
+    return rules.get(str(raw.get("id"))) if isinstance(raw, dict) else None
 
 
 def make_engine(

@@ -61,6 +61,14 @@ class PolicyFile:
 
 
 @dataclass(frozen=True)
+class StaticAnswer:
+    """A query whose answer maps each static rule's package to its violations, and each package's rule id."""
+
+    query: str
+    rules: dict[str, str]  # package -> rule id
+
+
+@dataclass(frozen=True)
 class PolicySet:
     files: tuple[PolicyFile, ...]
     data: JSONObject
@@ -68,6 +76,8 @@ class PolicySet:
     rule_files: dict[str, str]  # rule id -> file name
     # the prepared pack, for the embedded engine (an OPA server compiles what it is sent)
     compiled: OwnedEngine | None = field(default=None, compare=False, repr=False)
+    # the embedded engine's query for only the static rules' violations (regorus_engine.py), if it has one
+    static_answer: StaticAnswer | None = field(default=None, compare=False, repr=False)
 
     def file_of(self, rule_id: str) -> str:
         return self.rule_files.get(rule_id, "<unknown file>")
@@ -304,6 +314,18 @@ def collect_results(tree: object, policy_set: PolicySet, scope: str) -> list[Pol
         if scope == Scope.STATIC and meta.scope is not Scope.STATIC:
             continue
         results.extend(to_result(meta, v, where) for v in violations)
+    return sorted(results, key=PolicyResult.sort_key)
+
+
+def collect_static_results(answer: object, policy_set: PolicySet, static: StaticAnswer) -> list[PolicyResult]:
+    """Results from the static answer (package -> violations): the rules' meta is the pack's, read at load."""
+    results: list[PolicyResult] = []
+    for package, violations in sorted(answer.items()) if isinstance(answer, dict) else ():
+        rule_id = static.rules[package]
+        meta, where = policy_set.rules[rule_id], policy_set.file_of(rule_id)
+        results.extend(
+            to_result(meta, v, where) for v in (violations if isinstance(violations, list) else [violations])
+        )
     return sorted(results, key=PolicyResult.sort_key)
 
 
