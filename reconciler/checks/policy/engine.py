@@ -43,8 +43,11 @@ def load_policy_set(
     compiled = compile_policies(files, data)
     metas = read_metas(compiled, files, budget)
     rules, rule_files = index_rules(files, metas)
-    static = {package: rule.id for package, raw in metas.items() if (rule := _rule_of(raw, rules)) is not None}
-    static = {package: rule_id for package, rule_id in static.items() if rules[rule_id].scope is Scope.STATIC}
+    static = {
+        package: rule.id
+        for package, raw in metas.items()
+        if (rule := _rule_of(raw, rules)) is not None and rule.scope is Scope.STATIC
+    }
     return PolicySet(tuple(files), data, rules, rule_files, compiled, add_static_answer(compiled, static))
 
 
