@@ -14,8 +14,9 @@ With `pods_via="store"` Pods skip the API: a Pod takes two requests and the API 
 on these 2 cores, so 150,000 Pods took ~55 minutes. The first Pod is still made through the API (create,
 then /status), and read back; every other one is written into etcd as JSON with its status and the server
 metadata the first one got (a new uid, the same managedFields), in transactions of up to 128 puts through
-etcd's JSON gateway. The API server decodes JSON from its store as readily as its own protobuf, applies its
-defaults on the way out, and learns of the writes through its watch on etcd like of any other; `seed` waits
+etcd's JSON gateway. The API server's storage codec reads JSON beside its own protobuf (decoding it costs more,
+which matters only for a list that falls back to etcd), applies its defaults on the way out, and learns of the
+writes through its watch on etcd like of any other; `seed` waits
 until a list through the API counts every Pod and the Pods' watch cache has caught up with the last write.
 (Until it has, a list with a label selector falls back to etcd and decodes every Pod of the namespace: a
 `!icms-request-id` page in a namespace of 150,000 labelled Pods hit the API server's 60 s timeout.) What the
