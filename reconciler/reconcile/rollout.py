@@ -115,16 +115,28 @@ def in_force(own: RolloutConfig | None, commit: str, cluster: str, settings: Rol
     return before.joining(cluster)
 
 
+# First-parent ancestors read for the rollout in force before the read gives up (and the gate fails closed).
+ANCESTORS = 50
+
+
 def _parent_rollout(repo: str | None, commit: str) -> RolloutConfig | None:
     """The rollout of the nearest first-parent ancestor whose kai-gitops.yaml reads: a commit whose file does not
-    parse was never applied anywhere (every command stops on it), so it gates nothing and is passed over."""
-    for ancestor, raw in first_parent_files(repo, commit, CONFIG_FILE):
+    parse was never applied anywhere (every command stops on it), so it gates nothing and is passed over. Past
+    ANCESTORS such commits the rollout in force is unknown: an error, which holds the commit."""
+    passed_over = 0
+    for ancestor, raw in first_parent_files(repo, commit, CONFIG_FILE, ANCESTORS):
         if raw is None:
             return None
         try:
             return parse_repo_config(raw, f"{CONFIG_FILE}@{ancestor[:12]}").rollout
         except UserError as exc:
+            passed_over += 1
             log.warning("rollout: %s is passed over for the rollout in force: %s", ancestor[:12], exc.line())
+    if passed_over == ANCESTORS:
+        raise UserError(
+            f"none of the {ANCESTORS} first-parent commits before {commit[:12]} has a {CONFIG_FILE} that reads",
+            hint="commit a valid one, or apply this commit once with --ignore-waves",
+        )
     return None
 
 

@@ -264,3 +264,21 @@ def test_ignore_waves_is_the_way_out_before_anything_is_read(demo: Demo, github:
     _code, report, err = run(demo, github, "--apply", "--ignore-waves", "--worktree")
     assert report["apply"]["ok"] and report["waves"]["state"] == "override", err
     assert "--ignore-waves: applying the working tree" in err
+
+
+def test_too_many_unreadable_ancestors_hold_the_commit(
+    demo: Demo, github: GitHubStandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the ancestors it reads, the rollout in force is unknown: the commit is held, not gated by its own waves."""
+    monkeypatch.setattr("reconciler.reconcile.rollout.ANCESTORS", 2)
+    config = demo.repo / "kai-gitops.yaml"
+    valid = config.read_text()
+    for broken in ("broken once", "broken twice"):
+        config.write_text(valid + f"bogusTopLevelKey: {broken!r}\n")
+        _commit(demo.repo, broken)
+    config.write_text(valid)
+    _commit(demo.repo, "fixed")
+    _code, report, err = run(demo, github, "--apply")
+    assert report["waves"]["state"] == "unreadable", err
+    assert "none of the 2 first-parent commits" in report["waves"]["reason"]
+    assert not queue_writes(demo)
