@@ -16,6 +16,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from reconciler.core.collector import collector_paused
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object
 from reconciler.core.refs import Location, YamlPath
@@ -122,6 +123,11 @@ _PARSED: OrderedDict[tuple[str, str], tuple[YamlDoc, ...]] = OrderedDict()
 
 
 def _parse(text: str, file: str, max_nodes: int) -> list[YamlDoc]:
+    with collector_paused():  # both readers build a tree of the whole stream first
+        return _parse_tree(text, file, max_nodes)
+
+
+def _parse_tree(text: str, file: str, max_nodes: int) -> list[YamlDoc]:
     from reconciler.yamlio import libyaml as yaml_libyaml
 
     try:

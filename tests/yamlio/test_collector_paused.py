@@ -1,0 +1,47 @@
+"""The YAML readers pause the cyclic garbage collector while they build a tree, and always turn it back on."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from reconciler.core.collector import collector_paused
+from reconciler.yamlio import document
+
+
+def test_the_collector_is_off_inside_and_back_on_after_an_error() -> None:
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        assert not gc.isenabled()
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+
+
+def test_a_collector_already_off_stays_off() -> None:
+    gc.disable()
+    try:
+        with collector_paused():
+            with collector_paused():
+                pass
+            assert not gc.isenabled()  # the inner block does not turn on what the outer one paused
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("reader", ["libyaml", "ruamel"])
+def test_both_readers_read_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
+    seen: list[bool] = []
+    parse = document._parse_tree
+
+    def spy(text: str, file: str, max_nodes: int) -> list[document.YamlDoc]:
+        seen.append(gc.isenabled())
+        return parse(text, file, max_nodes)
+
+    monkeypatch.setenv("KAI_GITOPS_YAML_READER", reader)
+    monkeypatch.setattr(document, "_parse_tree", spy)
+    docs = document.load_documents("a: [1, {b: c}]\n", "values.yaml")
+    assert docs[0].data == {"a": [1, {"b": "c"}]}
+    assert seen == [False]
+    assert gc.isenabled()
