@@ -97,3 +97,11 @@ def main() -> None:
 
     Exit codes: 0 clean, 2 findings at or above --fail-on, 1 error.
     """
+
+
+def run() -> Any:
+    """The `kai-gitops` program (and `python -m reconciler`): one command in its own process."""
+    from reconciler.core.collector import tune_for_one_run
+
+    tune_for_one_run()
+    return main()

