@@ -1,8 +1,9 @@
 """Benchmark: the PR check's policy evaluation per cluster, the whole pack's query against the static answer.
 
 `check` (static scope) used to query `data.kai_gitops.rules`, every rule package with its `meta`, and keep the
-static rules' results; it now queries the static answer (checks/policy/regorus_engine.add_static_answer): the
-static packages' `violations` only. Both run here in one process over the facts of bench/fleet_repo.py's
+static rules' results; it now evaluates the static answer (checks/policy/regorus_engine.add_static_answer): the
+static packages' `violations` only, as one rule read without a query (the query of the same answer when that
+rule is undefined). Both run here in one process over the facts of bench/fleet_repo.py's
 clusters, interleaved, and their results must be equal for every cluster.
 
     python bench/static_answer.py [--clusters 1000] [--rounds 3]

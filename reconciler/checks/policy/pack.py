@@ -62,10 +62,14 @@ class PolicyFile:
 
 @dataclass(frozen=True)
 class StaticAnswer:
-    """A query whose answer maps each static rule's package to its violations, and each package's rule id."""
+    """A query whose answer maps each static rule's package to its violations, and each package's rule id.
+
+    `whole` is a rule with the same answer, read without parsing a query; it is undefined when one package's
+    violations is (a complete `violations` rule whose body fails), and then `query` answers."""
 
     query: str
     rules: dict[str, str]  # package -> rule id
+    whole: str
 
 
 @dataclass(frozen=True)
