@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from reconciler.cli.lazy import LazyCommand, LazyCommands, LazyGroup
+from reconciler.core.collector import tune_for_one_run
 from reconciler.core.exits import ExitCode
 from reconciler.core.lazy import LazyRef
 
@@ -99,9 +100,7 @@ def main() -> None:
     """
 
 
-def run() -> Any:
+def run() -> object:
     """The `kai-gitops` program (and `python -m reconciler`): one command in its own process."""
-    from reconciler.core.collector import tune_for_one_run
-
     tune_for_one_run()
     return main()

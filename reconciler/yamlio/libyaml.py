@@ -162,12 +162,13 @@ def _convert(
     out = []
     ends: dict[int, int] = {}
     text = text.removeprefix("\ufeff")  # libyaml's marks do not count a leading BOM
+    aliases = "*" in text  # an alias needs its `*`; looked for once a stream, not once a document
     for root in roots:
         if isinstance(root, ScalarNode) and root.style in ("|", ">"):
             return None  # its content may start at column 0, where the parsers disagree on comments
         if isinstance(root, ScalarNode) and root.tag == _PLAIN and _plain(root.value) is None:
             continue  # an empty document, as ruamel's load_all gives None for
-        converter = _Converter(text, ends)
+        converter = _Converter(text, ends, aliases)
         out.append((converter.convert(root, ()), converter.positions))
     return out, ends
 
@@ -252,9 +253,10 @@ class _Converter:
     A 5 MB values file is ~300,000 nodes: an alias is looked for only when the text can hold one, and each
     distinct key is resolved once."""
 
-    def __init__(self, text: str, ends: dict[int, int]) -> None:
+    def __init__(self, text: str, ends: dict[int, int], aliases: bool) -> None:
+        """`aliases`: whether the text may hold one (it has a `*`); when not, nodes are not remembered."""
         self.positions: dict[YamlPath, tuple[int, int]] = {(): (1, 1)}
-        self.seen: set[int] | None = set() if "*" in text else None  # an alias needs its `*`
+        self.seen: set[int] | None = set() if aliases else None
         self.text = text
         self.ends = ends
         self.keys: dict[tuple[str, str], tuple[JSONScalar, str]] = {}

@@ -23,16 +23,17 @@ def test_the_program_collects_young_objects_less_often(monkeypatch: pytest.Monke
         gc.set_threshold(*saved)
 
 
-def test_python_dash_m_starts_the_program_the_same_way() -> None:
+@pytest.mark.parametrize("module", ["reconciler", "reconciler.cli"])
+def test_python_dash_m_starts_the_program_the_same_way(module: str) -> None:
     probe = (
         "import gc, runpy, reconciler.cli as c; c.main = lambda: print(gc.get_threshold()[0]); "
-        "runpy.run_module('reconciler', run_name='__main__')"
+        f"runpy.run_module({module!r}, run_name='__main__')"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == str(ONE_RUN_THRESHOLD), done.stderr
 
 
-def test_the_installed_script_starts_the_program_and_exits_with_it() -> None:
+def test_the_installed_script_starts_through_run_and_a_usage_error_still_exits_1() -> None:
     script = Path(sys.executable).parent / "kai-gitops"
     if not script.exists():
         pytest.skip("kai-gitops is not installed next to this interpreter")

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.checks.policy import PolicySet, load_policy_set
+from reconciler.checks.policy import PolicySet, load_policy_set, regorus_engine
 from reconciler.checks.policy.pack import collect_results
-from reconciler.checks.policy import regorus_engine
 from reconciler.checks.policy.regorus_engine import RegorusEngine
 from reconciler.findings.rules import Scope
 from tests.support.helpers import USER_RULE as STATIC_USER_RULE  # ACME-Q-100, static, reads data.user
