@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import gc
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +18,6 @@ from reconciler.core.errors import UserError
 from reconciler.model.helm import encode_release_secret
 from reconciler.sources.cluster import ReadProgress, ReadSettings, cluster_reader, read_live
 from reconciler.sources.cluster.client import _retry_after
-from reconciler.sources.cluster.reads import gc_paused
 from tests.support.cluster_source import (
     DEMO,
     FAST,
@@ -512,15 +510,6 @@ def test_cli_unknown_context_is_one_line(prod: KubeTestServer, tmp_path: Path) -
 
 
 # -- small parts -------------------------------------------------------------------------------------
-
-
-def test_gc_pause_nests_and_restores() -> None:
-    assert gc.isenabled()
-    with gc_paused():
-        with gc_paused():
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
 
 
 def test_progress_counts_and_display_lifecycle() -> None:

@@ -1,8 +1,10 @@
-"""The YAML readers pause the cyclic garbage collector while they build a tree, and always turn it back on."""
+"""The cyclic garbage collector paused over trees being built (the YAML readers, the cluster pages), and always
+turned back on."""
 
 from __future__ import annotations
 
 import gc
+import threading
 
 import pytest
 
@@ -28,6 +30,24 @@ def test_a_collector_already_off_stays_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_blocks_overlapping_in_two_threads_keep_it_off_until_the_last_ends() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with collector_paused():
+            entered.set()
+            release.wait(5)
+
+    with collector_paused():
+        worker = threading.Thread(target=other)
+        worker.start()
+        assert entered.wait(5)
+    assert not gc.isenabled()  # this thread's block ended first: the other one still holds it off
+    release.set()
+    worker.join(5)
+    assert gc.isenabled()
 
 
 @pytest.mark.parametrize("reader", ["libyaml", "ruamel"])

@@ -13,17 +13,15 @@ only the calling thread feeds the sink, in plan order, so the result does not de
 
 from __future__ import annotations
 
-import gc
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 
 import orjson
 
+from reconciler.core.collector import collector_paused
 from reconciler.core.errors import UserError
 from reconciler.core.jsonvalue import JSONObject, JSONValue, expect_object, list_at, mapping_at, objects_at
 from reconciler.core.resources import (
@@ -107,45 +105,6 @@ class ReadOutcome:
     requests: int
 
 
-# -- GC pause ----------------------------------------------------------------------------------------
-
-
-class _GcPause:
-    """Counted across threads, so one worker finishing its page does not re-enable the GC under another."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.holders = 0
-        self.was_enabled = False
-
-    def enter(self) -> None:
-        with self.lock:
-            if self.holders == 0:
-                self.was_enabled = gc.isenabled()
-                gc.disable()
-            self.holders += 1
-
-    def leave(self) -> None:
-        with self.lock:
-            self.holders -= 1
-            if self.holders == 0 and self.was_enabled:
-                gc.enable()
-
-
-_GC_PAUSE = _GcPause()
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic GC while a big page becomes dicts: it would re-walk every new container (measured: 15 s ->
-    3 s for 245 MB of pods). Page dicts are acyclic, so refcounting frees them without the GC."""
-    _GC_PAUSE.enter()
-    try:
-        yield
-    finally:
-        _GC_PAUSE.leave()
-
-
 # -- single reads ------------------------------------------------------------------------------------
 
 
@@ -194,7 +153,7 @@ class Reader:
             query = {**query, "continue": token}
 
     def _page_into(self, items: list[Obj], body: bytes, spec: ListRead, query: dict[str, str]) -> str | None:
-        with gc_paused():
+        with collector_paused():
             page = _loads(body, spec.kind, spec.path, query, self.client.label)
             for raw in list_at(page, "items"):
                 reduced = spec.reduce(slim.typed(expect_object(raw, "a list item"), spec.resource))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
-import gc
 import math
 import re
 import socket
@@ -13,7 +12,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -21,6 +20,8 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
+
+from reconciler.core.collector import collector_paused
 
 from ._api import (
     Api,
@@ -195,7 +196,7 @@ class KubeTestServer:
     def add_many(self, objs: Iterable[dict[str, Any]]) -> None:
         """Bulk load: the sorted key list of each touched resource is rebuilt once, on the next list."""
         batches: dict[KindInfo, list[tuple[str, StoredObject]]] = {}
-        with self._api.lock, _gc_paused():
+        with self._api.lock, collector_paused():  # loading makes no cycles
             for obj in objs:
                 info = self._info_for(obj)
                 batches.setdefault(info, []).append(self._prepare(info, obj))
@@ -359,19 +360,6 @@ class KubeTestServer:
         # Recorded before the answer is written so a client never observes its response first.
         with self._api.lock:
             self.requests.append(RequestRecord(request.method, request.path, dict(request.query), status))
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC: loading creates no cycles, but the caller's own objects (often the 50,000
-    source dicts) would be re-walked by every full collection our allocations trigger (~45% of the time)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _fault_error(fault: Fault) -> ApiError:
