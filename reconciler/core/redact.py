@@ -235,6 +235,10 @@ def redact_free_values(value: JSONValue) -> JSONValue:
 def _redact_string(text: str) -> str:
     """A value judged whole first (a PEM or a blob masks all of it), then word by word: a value may be free
     text (an annotation, an error) with a token inside it."""
+    return text if _inert(text) else _judged(text)
+
+
+def _judged(text: str) -> str:
     whole = redact_text(text)
     if whole == REDACTED or (whole == text and _one_plain_token(text)):
         return whole
@@ -248,6 +252,25 @@ def _redact_string(text: str) -> str:
 # one.
 _PLAIN_TOKEN = re.compile(r"[^\s`|()\[\]<>\"',;\\&:]+")
 _TOKEN_EDGES = ".:!?*_~="
+
+
+# A word no net can take anything from: ASCII letters, digits and `./_-`, a letter or digit at both ends, none of
+# the literals a shape needs (looked for in any case, the flag words' included), and an upper-case letter only
+# when shorter than a blob. Such a word is one plain token that redact_text gives back unchanged, so
+# _redact_string returns it without the nets: a large values file's keys and label values are mostly such
+# words (tests/redaction/test_redact_guards.py checks it against the nets).
+_INERT_WORD = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9./_-]*[A-Za-z0-9])?")
+# Looked for in the lower-cased word (IGNORECASE made the search five times slower; the word is ASCII).
+_INERT_SPOILER = _any_of(tuple(sorted({x.lower() for x in ("earer", "basic", *_TOKEN_PREFIXES, *_FLAG_WORDS)})))
+_UPPER = re.compile("[A-Z]")
+
+
+def _inert(text: str) -> bool:
+    return (
+        _INERT_WORD.fullmatch(text) is not None
+        and (len(text) < 40 or _UPPER.search(text) is None)  # a blob has an upper-case letter
+        and _INERT_SPOILER.search(text.lower()) is None
+    )
 
 
 def _one_plain_token(text: str) -> bool:

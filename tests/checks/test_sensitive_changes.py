@@ -8,8 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from reconciler.model.sensitive import ARGS, HOST, IMAGE, SECURITY, SERVICE_ACCOUNT, category
+from reconciler.checks.sensitive import _sensitive_paths
+from reconciler.model.sensitive import ARGS, HOST, IMAGE, SECURITY, SERVICE_ACCOUNT, category, sensitive_prefix
+from reconciler.model.values import deep_merge
+from reconciler.yamlio.document import YamlDoc, load_documents
 from tests.support.helpers import commit_files, make_repo, run_cli, standalone_config
 
 VALUES = "global:\n  registry: ghcr.io/kai-scheduler/kai-scheduler\nscheduler:\n  placementStrategy: binpack\n"
@@ -188,3 +193,37 @@ def test_a_sensitive_value_is_shown_redacted(tmp_path: Path) -> None:
     repo, _ = make_repo(tmp_path, files({"nvca.yaml": nvca}))
     _, out, err = run_cli(["check", "--repo", str(repo)])
     assert "agent.functionEnvOverrides" in out and token not in out + err
+
+
+def _every_written_outermost(doc: YamlDoc, root: tuple[str, ...]) -> list[tuple[str | int, ...]]:
+    """The definition the walk implements, read off every position the file holds."""
+    found = []
+    for path in doc.positions:
+        if len(path) <= len(root) or path[: len(root)] != root or not all(isinstance(p, str) for p in path):
+            continue
+        prefix, found_category = sensitive_prefix(path[len(root) :])
+        if found_category is not None and len(prefix) == len(path) - len(root):
+            found.append(path)
+    return found
+
+
+_SENSITIVE_NAMES = ["image", "repository", "tag", "securityContext", "hostPath", "args", "serviceAccountName", "x"]
+_yaml_trees = st.recursive(
+    st.sampled_from(["a", 1, True, None]),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from([*_SENSITIVE_NAMES, "spec", "y"]), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from([*_SENSITIVE_NAMES, "spec"]), _yaml_trees, max_size=4), _yaml_trees)
+def test_the_walk_finds_the_outermost_sensitive_paths_the_file_writes(data: dict[str, Any], base: Any) -> None:
+    """In the file's order; a base merged under the file adds data, not paths, and a null it sets stays one."""
+    doc = load_documents(json.dumps(data), "values.yaml")[0] if data else YamlDoc("values.yaml", {}, {(): (1, 1)})
+    merged = YamlDoc(doc.file, deep_merge(base, doc.data) if isinstance(base, dict) else doc.data, doc.positions)
+    for root in ((), ("spec",)):
+        assert list(_sensitive_paths(doc, root)) == _every_written_outermost(doc, root)
+        assert list(_sensitive_paths(merged, root)) == _every_written_outermost(doc, root)

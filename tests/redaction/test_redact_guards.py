@@ -222,3 +222,68 @@ def test_the_values_of_a_toleration_are_plain_tokens() -> None:
         assert redact._one_plain_token(text)
     for text in ("a b", "token: x", "x.", "Bearer abcdefgh1234", "a&amp;b", "key=value\n"):
         assert not redact._one_plain_token(text)
+
+
+# Words made of what an inert word may hold, and of every literal a net needs, in several cases.
+INERT_PIECES = [
+    "a",
+    "Z",
+    "9",
+    ".",
+    "/",
+    "_",
+    "-",
+    "nvidia.com/gpu",
+    "team-01",
+    "Equal",
+    "abcdefghij0123456789",
+    "dXNlcjpwYXNzd29yZA",
+    "glpat-",
+    "GL",
+    "ghp_",
+    "gH",
+    "github_pat_",
+    "eyJhbGciOi",
+    "EYJ",
+    "AKIA",
+    "asia",
+    "Bearer",
+    "EARER",
+    "basic",
+    "PassW",
+    "SECRET",
+    "Token",
+    "kEy",
+    "credent",
+]
+
+
+# Plain words the nets mask, each one a shape needs a literal for.
+SHAPED_WORDS = [
+    "ghp_" + "a1" * 18,
+    "github_pat_" + "a1" * 16,
+    "glpat-abcdefghij0123456789",
+    "AKIA" + "ABCDEFGHIJ012345",
+    "eyJhbGciOi.eyJzdWIiOi.sig",
+    "dXNlcjpwYXNzd29yZA" * 3,
+]
+
+
+@given(st.lists(st.sampled_from(INERT_PIECES), min_size=1, max_size=12).map("".join))
+@example("nvidia.com/gpu-pool-000001.reserved.example.com")
+@example("a" * 39 + "B")
+@example("a1" * 30)
+@settings(max_examples=3000, deadline=None)
+def test_a_word_taken_as_inert_is_one_the_nets_give_back_unchanged(text: str) -> None:
+    """_redact_string returns an inert word without judging it: judged, it must come back as it was."""
+    for word in (text, *(f"{text}/{shaped}" for shaped in SHAPED_WORDS)):
+        if redact._inert(word):
+            assert redact._judged(word) == word
+
+
+def test_words_the_nets_change_are_not_inert() -> None:
+    for text in SHAPED_WORDS:
+        assert redact._judged(text) != text, text
+        assert not redact._inert(text), text
+    for text in ("nvidia.com/gpu-pool-000001.reserved.example.com", "team-000001-reserved-capacity", "NoSchedule"):
+        assert redact._inert(text)

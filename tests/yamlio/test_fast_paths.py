@@ -454,6 +454,26 @@ def test_deep_merge_matches_the_deepcopy_original_and_shares_nothing(base: Any, 
         assert json.dumps([base, override]) == before  # the result shares nothing with its inputs
 
 
+def test_a_copy_of_subclassed_collections_is_plain_and_shares_nothing() -> None:
+    """Plain types are told apart by their exact type; a subclass (ruamel's CommentedMap) takes the long way."""
+    from collections import OrderedDict
+
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    from reconciler.model.values import copy_values
+
+    class Word(str):
+        pass
+
+    inner = CommentedSeq([OrderedDict(a=[1.5, True, None]), Word("w")])
+    original = CommentedMap(x=inner)
+    copied = copy_values(original)
+    assert copied == {"x": [{"a": [1.5, True, None]}, "w"]}
+    assert type(copied) is dict and type(copied["x"]) is list and type(copied["x"][0]) is dict
+    copied["x"][0]["a"].append(2)
+    assert inner[0]["a"] == [1.5, True, None]
+
+
 def _scribble(value: Any) -> None:
     if isinstance(value, dict):
         for key in list(value):
