@@ -17,9 +17,11 @@ steadier figure. The outputs are compared too (the merge must equal the single r
 run must find the same), so a fast wrong answer cannot pass as a speed-up.
 
 `--baseline TREE` also times the whole check with another source tree (e.g. the main branch exported
-with `git archive main | tar -x -C TREE`) and compares what it finds.
+with `git archive main | tar -x -C TREE`) and compares what it finds. `--pairs N` runs the two trees in turn
+N times and prints each pair's CPU ratio and their median: on a machine whose speed swings within minutes,
+the ratio of two runs seconds apart is the steady figure.
 
-    python bench/check_fleet.py [--clusters 300] [--shards 4] [--quick] [--keep DIR] [--baseline TREE]
+    python bench/check_fleet.py [--clusters 300] [--shards 4] [--quick] [--keep DIR] [--baseline TREE] [--pairs N]
 
 Prints progress on stderr and one JSON object as the last line of stdout.
 """
@@ -31,6 +33,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -72,6 +75,20 @@ def best_of(repeat: int, *args: Any, **kwargs: Any) -> dict[str, Any]:
     return min(runs, key=lambda r: r["cpu_s"])
 
 
+def paired(
+    pairs: int, repo: Path, args: list[str], outs: tuple[Path, Path], baseline_tree: Path
+) -> tuple[dict[str, Any], dict[str, Any], list[float]]:
+    """This tree and `baseline_tree` run in turn `pairs` times: the fastest of each, and each pair's CPU ratio
+    (this tree's over the baseline's). This machine's speed swings within minutes, so trees timed in separate
+    phases are not comparable; a pair's two runs are seconds apart."""
+    mine, theirs = [], []
+    for _ in range(pairs):
+        mine.append(run(repo, args, outs[0]))
+        theirs.append(run(repo, args, outs[1], source=baseline_tree))
+    ratios = [round(m["cpu_s"] / t["cpu_s"], 3) for m, t in zip(mine, theirs, strict=True)]
+    return min(mine, key=lambda r: r["cpu_s"]), min(theirs, key=lambda r: r["cpu_s"]), ratios
+
+
 def per_cluster(result: dict[str, Any], clusters: int, startup: dict[str, Any]) -> dict[str, Any]:
     return {
         **result,
@@ -96,18 +113,31 @@ def findings_of(report: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def baseline(
-    repo: Path, source: Path, clusters: int, startup: dict[str, Any], work: Path, full_report: dict[str, Any]
+    repo: Path,
+    source: Path,
+    clusters: int,
+    startup: dict[str, Any],
+    work: Path,
+    full_report: dict[str, Any],
+    pairs: int = 1,
 ) -> dict[str, Any]:
-    """The whole check run by another source tree (e.g. `git archive main | tar -x -C DIR`), same fleet."""
-    result = per_cluster(
-        best_of(1, repo, ["check", "-o", "json"], work / "baseline.json", source=source), clusters, startup
-    )
+    """The whole check run by another source tree (e.g. `git archive main | tar -x -C DIR`), same fleet; with
+    `pairs` > 1, in turn with this tree's, and each pair's CPU ratio."""
+    if pairs > 1:
+        outs = (work / "paired.json", work / "baseline.json")
+        _, best, ratios = paired(pairs, repo, ["check", "-o", "json"], outs, source)
+        extra: dict[str, Any] = {"pair_cpu_ratios": ratios, "median_pair_ratio": statistics.median(ratios)}
+    else:
+        best, extra = best_of(1, repo, ["check", "-o", "json"], work / "baseline.json", source=source), {}
+    result = per_cluster(best, clusters, startup) | extra
     result["same_findings"] = findings_of(json.loads((work / "baseline.json").read_text())) == findings_of(full_report)
-    log(f"baseline {source}: {result['seconds']} s")
+    log(f"baseline {source}: {result['seconds']} s" + (f", pair ratios {ratios}" if pairs > 1 else ""))
     return {"source": str(source), **result}
 
 
-def bench(clusters: int, shards: int, repeat: int, work: Path, baseline_tree: Path | None = None) -> dict[str, Any]:
+def bench(
+    clusters: int, shards: int, repeat: int, work: Path, baseline_tree: Path | None = None, pairs: int = 1
+) -> dict[str, Any]:
     repo = work / "fleet"
     start = time.perf_counter()
     write_fleet_repo(repo, clusters)
@@ -143,7 +173,11 @@ def bench(clusters: int, shards: int, repeat: int, work: Path, baseline_tree: Pa
     merged = json.loads((work / "merged.json").read_text())
     naive_report = json.loads((work / "naive.json").read_text())
     slowest = max(r["seconds"] for r in shard_runs)
-    extra = {"baseline": baseline(repo, baseline_tree, clusters, startup, work, full_report)} if baseline_tree else {}
+    extra = (
+        {"baseline": baseline(repo, baseline_tree, clusters, startup, work, full_report, pairs)}
+        if baseline_tree
+        else {}
+    )
     return extra | {
         "benchmark": "check_fleet",
         "clusters": clusters,
@@ -195,13 +229,21 @@ def main() -> None:
         metavar="TREE",
         help="also time the whole check with this source tree (e.g. an export of main)",
     )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=1,
+        help="with --baseline: run the whole check with this tree and the baseline in turn this many times, "
+        "and print each pair's CPU ratio and their median",
+    )
     args = parser.parse_args()
     clusters = args.clusters or (24 if args.quick else 300)
     repeat = args.repeat or (1 if args.quick else 3)
     work = args.keep or Path(tempfile.mkdtemp(prefix="kai-gitops-fleet-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        result = bench(clusters, args.shards, repeat, work, args.baseline.resolve() if args.baseline else None)
+        baseline_tree = args.baseline.resolve() if args.baseline else None
+        result = bench(clusters, args.shards, repeat, work, baseline_tree, args.pairs)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

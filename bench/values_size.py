@@ -15,7 +15,10 @@ need. Each size is checked as a separate `python -m reconciler check -o json` pr
 with `--baseline TREE`, with another one (e.g. main: `git archive main | tar -x -C TREE`); both reports
 must name the same findings.
 
-    python bench/values_size.py [--sizes 1,2,4,8] [--baseline TREE] [--repeat 1]
+    python bench/values_size.py [--sizes 1,2,4,8] [--baseline TREE] [--repeat 1] [--pairs N]
+
+`--pairs N` (with `--baseline`) runs the two trees in turn N times per size, and prints each pair's CPU ratio and
+their median: this machine's speed swings within minutes, and two runs seconds apart see the same machine.
 
 Wall and CPU seconds are printed per size, and `cpu_s_per_mb` with the ratio of the largest size's to the
 smallest's (1.0 is linear). Progress on stderr, one JSON object as the last line of stdout.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -35,7 +39,7 @@ import pygit2
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from check_fleet import best_of, findings_of, log  # noqa: E402
+from check_fleet import best_of, findings_of, log, paired  # noqa: E402
 from fleet_repo import write_fleet_repo  # noqa: E402
 
 BIG_CLUSTER_FILE = "clusters/fleet-0001/kai-values.yaml"
@@ -79,12 +83,16 @@ def linearity(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
     return {"cpu_s_per_mb": per_mb, "largest_over_smallest": round(per_mb[-1] / per_mb[0], 2)}
 
 
-def bench(sizes: list[float], repeat: int, work: Path, baseline_tree: Path | None) -> dict[str, Any]:
+def bench(sizes: list[float], repeat: int, work: Path, baseline_tree: Path | None, pairs: int = 1) -> dict[str, Any]:
     runs = []
     for megabytes in sizes:
         repo = work / f"values-{megabytes}mb"
         count = write_repo(repo, megabytes)
-        now = best_of(repeat, repo, ["check", "-o", "json"], work / f"now-{megabytes}.json")
+        outs = (work / f"now-{megabytes}.json", work / f"before-{megabytes}.json")
+        if baseline_tree is not None and pairs > 1:
+            now, before, ratios = paired(pairs, repo, ["check", "-o", "json"], outs, baseline_tree)
+        else:
+            now = best_of(repeat, repo, ["check", "-o", "json"], outs[0])
         run: dict[str, Any] = {
             "megabytes": megabytes,
             "tolerations": count,
@@ -93,11 +101,12 @@ def bench(sizes: list[float], repeat: int, work: Path, baseline_tree: Path | Non
         }
         log(f"{megabytes} MB ({count} tolerations): {now['seconds']} s, {now['cpu_s']} s CPU")
         if baseline_tree is not None:
-            before = best_of(1, repo, ["check", "-o", "json"], work / f"before-{megabytes}.json", source=baseline_tree)
-            same = findings_of(json.loads((work / f"before-{megabytes}.json").read_text())) == findings_of(
-                json.loads((work / f"now-{megabytes}.json").read_text())
-            )
+            if pairs <= 1:
+                before = best_of(1, repo, ["check", "-o", "json"], outs[1], source=baseline_tree)
+            same = findings_of(json.loads(outs[1].read_text())) == findings_of(json.loads(outs[0].read_text()))
             run |= {"baseline": before, "same_findings": same, "speedup_cpu": round(before["cpu_s"] / now["cpu_s"], 2)}
+            if pairs > 1:
+                run |= {"pair_cpu_ratios": ratios, "median_pair_ratio": statistics.median(ratios)}
             log(f"  baseline: {before['seconds']} s, {before['cpu_s']} s CPU, same findings: {same}")
         runs.append(run)
     result: dict[str, Any] = {
@@ -117,14 +126,21 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs per size of this tree; the fastest is kept")
     parser.add_argument("--baseline", type=Path, help="another source tree to time on the same files")
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=1,
+        help="with --baseline: run this tree and the baseline in turn this many times per size (instead of "
+        "--repeat), and print each pair's CPU ratio and their median",
+    )
     args = parser.parse_args()
     sizes = [float(s) for s in args.sizes.split(",")]
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        result = bench(sizes, args.repeat, args.keep, args.baseline)
+        result = bench(sizes, args.repeat, args.keep, args.baseline, args.pairs)
     else:
         with tempfile.TemporaryDirectory(prefix="kai-values-bench-") as tmp:
-            result = bench(sizes, args.repeat, Path(tmp), args.baseline)
+            result = bench(sizes, args.repeat, Path(tmp), args.baseline, args.pairs)
     print(json.dumps(result))
 
 

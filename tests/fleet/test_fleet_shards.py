@@ -396,12 +396,14 @@ def test_merged_shards_render_every_format_as_one_run(
 
 
 def test_fleet_bench_quick_runs_and_checks_its_own_answers() -> None:
-    """A smoke run of bench/check_fleet.py: it must finish and find merge == one run; timings are not judged."""
+    """A smoke run of bench/check_fleet.py: it must finish and find merge == one run, and pair the whole check with
+    a baseline tree (this one); timings are not judged."""
     import subprocess
     import sys
 
+    bench = [sys.executable, str(ROOT / "bench" / "check_fleet.py"), "--quick", "--clusters", "8", "--shards", "2"]
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "check_fleet.py"), "--quick", "--clusters", "8", "--shards", "2"],
+        [*bench, "--baseline", str(ROOT), "--pairs", "2"],
         capture_output=True,
         text=True,
         check=False,
@@ -413,6 +415,9 @@ def test_fleet_bench_quick_runs_and_checks_its_own_answers() -> None:
     assert sum(s["clusters"] for s in result["shards"]) == 8
     assert result["merge_equals_check"] and result["naive_equals_check"]
     assert {"seconds", "cpu_s", "per_cluster_ms"} <= set(result["check"]) and "sharded_wall_s" in result
+    baseline = result["baseline"]
+    assert baseline["same_findings"] and len(baseline["pair_cpu_ratios"]) == 2
+    assert min(baseline["pair_cpu_ratios"]) <= baseline["median_pair_ratio"] <= max(baseline["pair_cpu_ratios"])
 
 
 def test_empty_shards_still_merge_to_the_single_run(tmp_path: Path) -> None:
