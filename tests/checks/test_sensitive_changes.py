@@ -196,7 +196,7 @@ def test_a_sensitive_value_is_shown_redacted(tmp_path: Path) -> None:
 
 
 def _every_written_outermost(doc: YamlDoc, root: tuple[str, ...]) -> list[tuple[str | int, ...]]:
-    """The definition the walk implements, read off every position the file holds."""
+    """The definition, as written before the scan passed over list paths with one C-level test."""
     found = []
     for path in doc.positions:
         if len(path) <= len(root) or path[: len(root)] != root or not all(isinstance(p, str) for p in path):
@@ -220,7 +220,7 @@ _yaml_trees = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from([*_SENSITIVE_NAMES, "spec"]), _yaml_trees, max_size=4), _yaml_trees)
-def test_the_walk_finds_the_outermost_sensitive_paths_the_file_writes(data: dict[str, Any], base: Any) -> None:
+def test_the_scan_finds_the_outermost_sensitive_paths_the_file_writes(data: dict[str, Any], base: Any) -> None:
     """In the file's order; a base merged under the file adds data, not paths, and a null it sets stays one."""
     doc = load_documents(json.dumps(data), "values.yaml")[0] if data else YamlDoc("values.yaml", {}, {(): (1, 1)})
     merged = YamlDoc(doc.file, deep_merge(base, doc.data) if isinstance(base, dict) else doc.data, doc.positions)
