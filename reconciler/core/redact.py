@@ -89,7 +89,8 @@ _SECRET_SCHEME_PAIR = re.compile(
     r"(?P<scheme>[Bb]earer|Basic)(?P<gap>[ \t]+)[A-Za-z0-9._~+/-]+=*"
 )
 # base64 tokens: long, mixed case and digits, not a path (image digests say sha256: and are lower-case hex)
-_BLOB = re.compile(r"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{40,}={0,2}$")
+_BLOB_LENGTH = 40
+_BLOB = re.compile(rf"^(?!/)(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9+/_-]{{{_BLOB_LENGTH},}}={{0,2}}$")
 
 
 # A part of each _SECRET_KEY alternative, with no `i` (IGNORECASE matches ı for it, which casefold keeps): a name
@@ -268,7 +269,7 @@ _UPPER = re.compile("[A-Z]")
 def _inert(text: str) -> bool:
     return (
         _INERT_WORD.fullmatch(text) is not None
-        and (len(text) < 40 or _UPPER.search(text) is None)  # a blob has an upper-case letter
+        and (len(text) < _BLOB_LENGTH or _UPPER.search(text) is None)  # a blob has an upper-case letter
         and _INERT_SPOILER.search(text.lower()) is None
     )
 
@@ -298,7 +299,7 @@ def redact_text(text: str) -> str:
 
     Cached: judging a value as free text judges it whole again, as its only token and as its only line (five
     times for `nvidia.com/gpu`), and the values of a large file repeat (a toleration's operator and effect)."""
-    if ("BEGIN " in text and _PEM.search(text)) or (len(text) >= 40 and _BLOB.match(text)):
+    if ("BEGIN " in text and _PEM.search(text)) or (len(text) >= _BLOB_LENGTH and _BLOB.match(text)):
         return REDACTED
     # each pattern only where the literal it cannot match without is present (see redact_free_text)
     scheme = _has_scheme(text)

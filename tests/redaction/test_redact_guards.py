@@ -19,7 +19,7 @@ Guard = Callable[[str], bool]
 GUARDED: list[tuple[str, re.Pattern[str], Guard]] = [
     ("pem", redact._PEM, lambda t: "BEGIN " in t),
     ("pem block", redact._PEM_BLOCK, lambda t: "BEGIN " in t),
-    ("blob", redact._BLOB, lambda t: len(t) >= 40),
+    ("blob", redact._BLOB, lambda t: len(t) >= redact._BLOB_LENGTH),
     ("scheme pair", redact._SECRET_SCHEME_PAIR, redact._has_scheme),
     ("auth header", redact._AUTH_HEADER, redact._has_scheme),
     ("url userinfo", redact._URL_USERINFO, lambda t: "://" in t and "@" in t),
@@ -287,3 +287,59 @@ def test_words_the_nets_change_are_not_inert() -> None:
         assert not redact._inert(text), text
     for text in ("nvidia.com/gpu-pool-000001.reserved.example.com", "team-000001-reserved-capacity", "NoSchedule"):
         assert redact._inert(text)
+
+
+# Every pattern of the module, by what it does for an inert word (see _inert). A new net must be added here, and
+# whatever literal it cannot match without added to _INERT_SPOILER: an inert word is never shown to the nets.
+NETS_AN_INERT_WORD_CANNOT_MATCH = {
+    "_URL_USERINFO": "needs ://",
+    "_SECRET_PAIR": "needs =",
+    "_SECRET_COLON": "needs :",
+    "_AUTH_HEADER": "needs earer or Basic",
+    "_SECRET_ARG": "needs = or white space after a flag word",
+    "_PEM": "needs a space",
+    "_PEM_BLOCK": "needs a space",
+    "_TOKEN_SHAPE": "needs a token prefix",
+    "_SECRET_SCHEME_PAIR": "needs earer or Basic",
+    "_BLOB": "needs an upper-case letter at _BLOB_LENGTH or more",
+}
+NOT_NETS = {
+    "_SECRET_KEY": "key names",
+    "_REFERENCE": "key names",
+    "_SECRET_FLAG": "the item before a list item",
+    "_SECRET_KEY_PART": "key names",
+    "_TOKEN_PREFIX": "a guard of _TOKEN_SHAPE",
+    "_FLAG_WORD": "a guard of _SECRET_ARG",
+    "_PLAIN_TOKEN": "a guard",
+    "_INERT_WORD": "the inert word itself",
+    "_INERT_SPOILER": "the inert word itself",
+    "_UPPER": "the inert word itself",
+    "_FLOW_NAME": "inside a colon pair",
+    "_FLOW_PARENT": "inside a colon pair",
+    "_TOKEN": "splits free text",
+    "_ENTITY": "splits free text",
+    "_ESCAPE": "splits free text",
+    "_USERINFO": "URLs given as endpoints, not values",
+}
+
+
+def test_every_pattern_of_the_module_is_known_to_the_inert_word() -> None:
+    patterns = {name for name, value in vars(redact).items() if isinstance(value, re.Pattern)}
+    assert patterns == set(NETS_AN_INERT_WORD_CANNOT_MATCH) | set(NOT_NETS), (
+        "a pattern was added or removed: say what an inert word does to it here, and add the literal it needs to "
+        "_INERT_SPOILER if an inert word could hold it"
+    )
+
+
+def test_the_inert_word_excludes_what_the_nets_need() -> None:
+    # the literals the shapes start with, and the flag words of _SECRET_ARG's alternation, are spoilers
+    for prefix in redact._TOKEN_PREFIXES:
+        assert redact._INERT_SPOILER.search(prefix.lower())
+    words = re.search(r"\((password[^)]*)\)", redact._SECRET_ARG.pattern)
+    assert words is not None
+    for word in words.group(1).split("|"):
+        assert redact._INERT_SPOILER.search(word), word
+    for scheme in ("bearer", "basic"):
+        assert redact._INERT_SPOILER.search(scheme)
+    for needed in ("://", "=", ":", " ", "\t", "\n", "&", "\\", "@", "BEGIN "):
+        assert not redact._INERT_WORD.fullmatch(f"a{needed}b"), needed
