@@ -112,6 +112,7 @@ def bench(sizes: list[float], repeat: int, work: Path, baseline_tree: Path | Non
     result: dict[str, Any] = {
         "benchmark": "values_size",
         "repeat": repeat,
+        "pairs": pairs,  # with a baseline and pairs > 1, each size ran in pairs instead of `repeat` times
         "runs": runs,
         "check_linearity": linearity(runs, "check"),
     }

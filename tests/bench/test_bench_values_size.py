@@ -30,4 +30,4 @@ def test_values_bench_pairs_this_tree_with_a_baseline_and_prints_each_ratio() ->
         assert size["check"]["exit"] == size["baseline"]["exit"] == 2
         assert len(size["pair_cpu_ratios"]) == 2 and all(r > 0 for r in size["pair_cpu_ratios"])
         assert min(size["pair_cpu_ratios"]) <= size["median_pair_ratio"] <= max(size["pair_cpu_ratios"])
-    assert result["baseline_source"] == str(ROOT)
+    assert result["baseline_source"] == str(ROOT) and result["pairs"] == 2
