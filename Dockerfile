@@ -9,6 +9,10 @@
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
+# A C compiler and libyaml's headers build the native YAML reader (reconciler/yamlio/_native_reader.c).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev libyaml-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY reconciler ./reconciler
@@ -33,10 +37,14 @@ LABEL org.opencontainers.image.title="kai-gitops" \
       org.opencontainers.image.base.name="${PYTHON_IMAGE}"
 COPY --from=build /wheels /wheels
 # Byte-code is compiled at install time (pip's default), so a read-only site-packages costs nothing at
-# start-up; the import check fails the build if the embedded engine or libgit2 did not come with it.
-RUN pip install --no-cache-dir --no-index --find-links=/wheels kai-gitops \
+# start-up; the import check fails the build if the embedded engine, libgit2 or the native YAML reader (and
+# the libyaml it links) did not come with it.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libyaml-0-2 \
+ && rm -rf /var/lib/apt/lists/* \
+ && pip install --no-cache-dir --no-index --find-links=/wheels kai-gitops \
  && rm -rf /wheels \
- && python -c "import regorus, pygit2, reconciler.cli" \
+ && python -c "import regorus, pygit2, reconciler.cli, reconciler.yamlio._native_reader" \
  && useradd --uid 65532 --user-group --no-create-home --home-dir /tmp --shell /usr/sbin/nologin kai-gitops
 ENV HOME=/tmp \
     XDG_CACHE_HOME=/tmp/.cache \

@@ -15,7 +15,8 @@ $(BIN)/python:
 
 # pip's own output (and setuptools' editable-install banner, a warning on stderr) goes to a log, shown only
 # when the install fails: the first thing `make demo` prints is the demo.
-$(STAMP): $(BIN)/python pyproject.toml
+# The native YAML reader is compiled by the install: a change to its C source installs again.
+$(STAMP): $(BIN)/python pyproject.toml reconciler/yamlio/_native_reader.c
 	@echo "installing kai-gitops and its dependencies into $(VENV) (log: $(VENV)/pip-install.log)"
 	@$(BIN)/pip install --quiet -e '.[test,docs]' > $(VENV)/pip-install.log 2>&1 || { cat $(VENV)/pip-install.log >&2; exit 1; }
 	@touch $(STAMP)

@@ -20,6 +20,9 @@ must name the same findings.
 `--pairs N` (with `--baseline`) runs the two trees in turn N times per size, and prints each pair's CPU ratio and
 their median: this machine's speed swings within minutes, and two runs seconds apart see the same machine.
 
+Each size also reads its values file in this process with the native YAML reader and with the composer path
+behind it (`reader`: CPU seconds of each, and whether they read the same).
+
 Wall and CPU seconds are printed per size, and `cpu_s_per_mb` with the ratio of the largest size's to the
 smallest's (1.0 is linear). Progress on stderr, one JSON object as the last line of stdout.
 """
@@ -77,6 +80,41 @@ def write_repo(target: Path, megabytes: float) -> int:
     return count
 
 
+def reader_costs(text: str) -> dict[str, Any]:
+    """CPU seconds to read `text` in this process with the native reader and with the composer path it stands
+    in front of (PyYAML's C composer, then the conversion in Python), the collector paused as the product
+    pauses it, and whether the two readings are equal (data, positions and ends)."""
+    import gc
+    import time
+
+    from reconciler.yamlio import libyaml
+    from reconciler.yamlio.document import MAX_NODES
+
+    def timed(native: bool) -> tuple[float, Any]:
+        saved = libyaml._native_read
+        if not native:
+            libyaml._native_read = None
+        gc.disable()
+        try:
+            start = time.process_time()
+            read = libyaml.documents_and_ends(text, MAX_NODES)
+            return time.process_time() - start, read
+        finally:
+            gc.enable()
+            libyaml._native_read = saved
+
+    if libyaml._native_read is None:
+        return {"native": "not built"}
+    native_s, native = timed(native=True)
+    composer_s, composed = timed(native=False)
+    return {
+        "native_cpu_s": round(native_s, 3),
+        "composer_cpu_s": round(composer_s, 3),
+        "composer_over_native": round(composer_s / native_s, 2),
+        "same_reading": native is not None and native == composed,  # None: the native reader declined the file
+    }
+
+
 def linearity(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
     """Seconds per MB at each size, and the largest size's over the smallest's (1.0: linear in the size)."""
     per_mb = [round(r[key]["cpu_s"] / r["megabytes"], 3) for r in runs]
@@ -98,6 +136,7 @@ def bench(sizes: list[float], repeat: int, work: Path, baseline_tree: Path | Non
             "tolerations": count,
             "bytes": (repo / BIG_CLUSTER_FILE).stat().st_size,
             "check": now,
+            "reader": reader_costs((repo / BIG_CLUSTER_FILE).read_text()),
         }
         log(f"{megabytes} MB ({count} tolerations): {now['seconds']} s, {now['cpu_s']} s CPU")
         if baseline_tree is not None:

@@ -11,11 +11,18 @@ explicit keys, duplicate keys, a scalar ruamel's constructor would choke on — 
 the file with ruamel, so every error message and every unusual document comes out exactly as before.
 tests/yamlio/test_fast_paths.py checks that both readers give the same data and positions on every YAML file
 of the project and on generated and fuzzed ones.
+
+When the native reader (_native_reader.c, built at install time) is there, it reads first: the same subset
+from libyaml's events in one pass, declining more than the composer below does (anchors, tags, plain keys
+that are not strings); what it declines the composer reads. tests/yamlio/test_native_reader.py holds the two
+equal.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -23,7 +30,19 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from reconciler.core.jsonvalue import JSONScalar, JSONValue
 from reconciler.core.refs import YamlPath
 from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
-from reconciler.yamlio.spans import pack_end, pack_start, value_end
+from reconciler.yamlio.spans import block_scalar_end, pack_end, pack_start, value_end
+
+Documents = list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]]
+NativeRead = Callable[
+    [bytes, int, int, Callable[[str], JSONScalar], Callable[[int, int, int], int]],
+    tuple[Documents, dict[int, int]] | None,
+]
+
+_native_read: NativeRead | None
+try:
+    from reconciler.yamlio._native_reader import read as _native_read
+except ImportError:  # installed without a C compiler or libyaml's headers: the composer reads everything
+    _native_read = None
 
 # None when PyYAML was built without libyaml: yamlio.document falls back to ruamel
 CSafeLoader: type[yaml.CSafeLoader] | None = getattr(yaml, "CSafeLoader", None)
@@ -130,6 +149,9 @@ def documents_and_ends(
     the same composed nodes: composing the text a second time for the ends cost as much as reading it."""
     if CSafeLoader is None or _ruamel_territory(text):
         return None
+    read = native(text, max_nodes)
+    if read is not None:
+        return read
     try:
         loader = _Composer(text)
     except Exception:  # e.g. text libyaml cannot take in at all: ruamel decides
@@ -145,6 +167,17 @@ def documents_and_ends(
         return None
     finally:
         loader.dispose()
+
+
+def native(text: str, max_nodes: int) -> tuple[Documents, dict[int, int]] | None:
+    """The native reader's `documents_and_ends`, None when it is not built or declines the text."""
+    if _native_read is None:
+        return None
+    block_end = functools.partial(block_scalar_end, text.removeprefix("\ufeff"))
+    try:
+        return _native_read(text.encode(), max_nodes, MAX_DEPTH, _plain_scalar, block_end)
+    except (Decline, ValueError, OverflowError):  # a scalar ruamel fails on, text not UTF-8: the composer decides
+        return None
 
 
 def _compose(loader: yaml.CSafeLoader) -> list[Node]:
@@ -352,11 +385,22 @@ def _scalar_raw(node: ScalarNode) -> JSONScalar:
 
 
 def _helm_scalar(raw: JSONScalar, node: ScalarNode) -> JSONScalar:
-    if isinstance(raw, str) and node.tag == _PLAIN:
+    return _helm_meaning(raw, plain=node.tag == _PLAIN)
+
+
+def _helm_meaning(raw: JSONScalar, plain: bool) -> JSONScalar:
+    if isinstance(raw, str) and plain:
         return helm_plain_string(raw)
     if isinstance(raw, int) and not isinstance(raw, bool):
         return go_integer(raw)
     return raw
+
+
+def _plain_scalar(text: str) -> JSONScalar:
+    """What `_scalar` gives a plain scalar of this text: the native reader asks for those not read as strings."""
+    if text in _NEEDS_RUAMEL:
+        raise Decline("merge or value tag")
+    return _helm_meaning(_plain(text), plain=True)
 
 
 def _plain(value: str) -> JSONScalar:

@@ -37,10 +37,16 @@ def value_end(node: ScalarNode, text: str) -> int:
     mark = node.end_mark
     if node.style not in ("|", ">"):
         return pack_end(mark.line + 1, mark.column + 1)
-    index = mark.index
-    while index > node.start_mark.index and text[index - 1] in " \t\r\n":
+    return block_scalar_end(text, node.start_mark.index, mark.index, mark.line)
+
+
+def block_scalar_end(text: str, start: int, end: int, end_line: int) -> int:
+    """Packed end of the block scalar between libyaml's marks `start` and `end` (0-based indexes into `text`
+    and the end mark's 0-based line), before its trailing blank lines."""
+    index = end
+    while index > start and text[index - 1] in " \t\r\n":
         index -= 1
-    line = mark.line - text.count("\n", index, mark.index)
+    line = end_line - text.count("\n", index, end)
     return pack_end(line + 1, index - (text.rfind("\n", 0, index) + 1) + 1)
 
 

@@ -1,5 +1,5 @@
-"""bench/values_size.py runs end to end with a baseline tree in pairs, and both trees find the same; no timing
-asserted."""
+"""bench/values_size.py runs end to end with a baseline tree in pairs, both trees find the same, and both YAML
+readers read the file the same; no timing asserted."""
 
 from __future__ import annotations
 
@@ -30,4 +30,6 @@ def test_values_bench_pairs_this_tree_with_a_baseline_and_prints_each_ratio() ->
         assert size["check"]["exit"] == size["baseline"]["exit"] == 2
         assert len(size["pair_cpu_ratios"]) == 2 and all(r > 0 for r in size["pair_cpu_ratios"])
         assert min(size["pair_cpu_ratios"]) <= size["median_pair_ratio"] <= max(size["pair_cpu_ratios"])
+        assert size["reader"]["same_reading"] is True  # the native reader read the file, as the composer does
+        assert size["reader"]["native_cpu_s"] > 0 and size["reader"]["composer_cpu_s"] > 0
     assert result["baseline_source"] == str(ROOT) and result["pairs"] == 2

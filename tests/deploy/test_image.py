@@ -98,6 +98,17 @@ def test_home_and_caches_live_under_tmp_and_the_rego_engine_is_installed() -> No
     assert "import regorus" in runs and "--no-index" in runs
 
 
+def test_the_image_builds_and_checks_the_native_yaml_reader() -> None:
+    """The extension is optional for pip (a machine without a compiler still installs): the image must not
+    silently go without it, so the build stage has the compiler and headers, and the final stage the library
+    and an import that fails the build."""
+    steps = instructions(DOCKERFILE.read_text())
+    build = " ".join(args for word, args in steps[: len(steps) - len(final_stage())] if word == "RUN")
+    assert "libyaml-dev" in build and "gcc" in build
+    runs = " ".join(args for word, args in final_stage() if word == "RUN")
+    assert "libyaml-0-2" in runs and "reconciler.yamlio._native_reader" in runs
+
+
 def test_the_built_package_ships_the_pack_and_its_data() -> None:
     """What the Dockerfile copies into the build stage is what setuptools packages (pyproject package-data)."""
     copied = {
