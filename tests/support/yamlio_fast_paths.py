@@ -10,6 +10,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from reconciler.core.errors import UserError
+from reconciler.yamlio.document import decode_text
 from tests.support.helpers import ROOT, helm_template
 
 CORPUS_DIRS = ("tests/fixtures", "repo-templates", "reconciler/data", "policies", "deploy")
@@ -27,6 +29,17 @@ def corpus() -> list[Path]:
     ]
     assert len(files) > 20, files
     return files
+
+
+def corpus_texts() -> list[tuple[Path, str]]:
+    """The corpus files as the readers get them, but for those refused before either runs (not UTF-8)."""
+    texts = []
+    for path in corpus():
+        try:
+            texts.append((path, decode_text(path.read_bytes(), path.name)))
+        except UserError:
+            continue
+    return texts
 
 
 SCALARS = [

@@ -11,19 +11,16 @@ import math
 import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.core.errors import UserError
-from reconciler.yamlio import document as yamldoc
 from reconciler.yamlio import libyaml as yaml_libyaml
 from reconciler.yamlio.document import MAX_NODES
 from tests.support.helpers import ROOT
-from tests.support.yamlio_fast_paths import corpus, documents
+from tests.support.yamlio_fast_paths import corpus_texts, documents
 
 
 def typed(value: Any) -> Any:
@@ -82,16 +79,6 @@ def test_the_native_reader_is_built() -> None:
     # `make test` installs with a C compiler and libyaml's headers (Debian's libyaml-dev); without them the
     # install goes on (the extension is optional) and every file takes the composer path, at ~4x the cost.
     assert yaml_libyaml._native_read is not None, "reconciler/yamlio/_native_reader.c was not built: see pip's log"
-
-
-def corpus_texts() -> list[tuple[Path, str]]:
-    texts = []
-    for path in corpus():
-        try:
-            texts.append((path, yamldoc.decode_text(path.read_bytes(), path.name)))
-        except UserError:
-            continue
-    return texts
 
 
 def test_every_corpus_file_reads_the_same_and_nearly_all_natively() -> None:
