@@ -9,8 +9,9 @@
  * that libyaml.py's Python path -- and behind it ruamel -- read it as before: anchors and aliases, tags,
  * complex keys, plain keys that are not plain strings (numbers, booleans, nulls, Helm's yes/no/on/off), merge
  * keys, duplicate keys, a scalar document other than an empty one, nesting past the depth limit, more values
- * than the budget, and anything libyaml reports as an error. Plain scalars that are not plain strings go to
- * `plain_scalar` (libyaml.py's own resolution), and a block scalar's end to `block_end` (spans.py's).
+ * than the budget, and anything libyaml reports as an error. Which plain scalars are not plain strings,
+ * libyaml.py says (`not_strings`, `number_starts`); those go to `plain_scalar` (libyaml.py's own resolution),
+ * and a block scalar's end to `block_end` (spans.py's): no rule of YAML or Helm is written down twice.
  * tests/yamlio/test_native_reader.py holds both paths equal.
  *
  * It links the system's libyaml (0.2.5 on Debian 12), the composer PyYAML's (0.2.6 in its wheels). An
@@ -38,6 +39,9 @@ typedef struct {
     PyObject *ends;              /* the stream's: packed start -> packed end */
     PyObject *positions;         /* the document's: path -> (line, column) */
     PyObject *keys;              /* each distinct key string once: a values file repeats its keys */
+    PyObject *not_strings;     /* frozenset: plain scalars resolved away from their text */
+    const char *number_starts; /* a plain scalar starting with one of these may be a number */
+    Py_ssize_t number_starts_length;
     PyObject *plain_scalar;
     PyObject *block_end;
 } Reader;
@@ -73,23 +77,13 @@ static int counted(Reader *r) {
     return ++r->nodes <= r->max_nodes;
 }
 
-/* Exact words a plain scalar resolves away from a string: YAML 1.2 nulls and booleans, Helm's booleans,
- * and the merge and value keys ruamel gives meanings of its own. */
-static const char *const NOT_STRINGS[] = {
-    "~",   "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "y",  "Y",  "yes", "Yes",
-    "YES", "on",   "On",   "ON",   "n",    "N",    "no",   "No",    "NO",    "off",   "Off", "OFF", "<<", "=",
-};
-
-/* Whether a plain scalar is read as its own text: not empty, not a number's start, not one of the words. */
-static int plain_string(const char *value, size_t length) {
-    if (length == 0 || strchr("-+0123456789.", value[0]) != NULL)
+/* Whether plain scalar `text` is read as its own text: not empty, not starting like a number, not one of the
+ * words. 1 yes, 0 no, -1 an error. */
+static int plain_string(Reader *r, PyObject *text, const char *value, size_t length) {
+    if (length == 0 || memchr(r->number_starts, value[0], (size_t)r->number_starts_length) != NULL)
         return 0;
-    if (length > 5)
-        return 1;
-    for (size_t i = 0; i < sizeof(NOT_STRINGS) / sizeof(NOT_STRINGS[0]); i++)
-        if (strlen(NOT_STRINGS[i]) == length && memcmp(NOT_STRINGS[i], value, length) == 0)
-            return 0;
-    return 1;
+    int listed = PySet_Contains(r->not_strings, text);
+    return listed < 0 ? -1 : !listed;
 }
 
 static int set_packed(PyObject *dict, unsigned long long key, unsigned long long value) {
@@ -150,9 +144,12 @@ static PyObject *read_scalar(Reader *r) {
         return text;
     }
     r->last_end = pack_end(e->end_mark.line + 1, e->end_mark.column + 1);
-    if (style != YAML_PLAIN_SCALAR_STYLE || plain_string(value, length))
+    if (style != YAML_PLAIN_SCALAR_STYLE)
         return text;
-    PyObject *resolved = PyObject_CallOneArg(r->plain_scalar, text);
+    int kept = plain_string(r, text, value, length);
+    if (kept == 1)
+        return text;
+    PyObject *resolved = kept == 0 ? PyObject_CallOneArg(r->plain_scalar, text) : NULL;
     Py_DECREF(text);
     return resolved;
 }
@@ -166,22 +163,24 @@ static PyObject *read_key(Reader *r) {
         return decline(r);
     const char *value = (const char *)e->data.scalar.value;
     size_t length = e->data.scalar.length;
-    if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !plain_string(value, length))
-        return decline(r);
     PyObject *text = PyUnicode_DecodeUTF8(value, (Py_ssize_t)length, "strict");
     if (text == NULL)
         return NULL;
+    int kept = e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? plain_string(r, text, value, length) : 1;
+    if (kept != 1) {
+        Py_DECREF(text);
+        return kept == 0 ? decline(r) : NULL;
+    }
     PyObject *known = PyDict_SetDefault(r->keys, text, text);
     Py_XINCREF(known);
     Py_DECREF(text);
     return known;
 }
 
-static int collection_end(Reader *r, int flow, int empty) {
+static void collection_end(Reader *r, int flow, int empty) {
     if (flow || empty)
         r->last_end = pack_end(r->event.end_mark.line + 1, r->event.end_mark.column + 1);
     /* else: a block collection ends where its last child's value ends, which was read last */
-    return 0;
 }
 
 /* One entry of a collection: its position, its value, and where that value ends. `where` is the key's
@@ -249,10 +248,14 @@ static PyObject *read_mapping(Reader *r, PyObject *path) {
         if (key == NULL)
             goto failed;
         int duplicate = PyDict_Contains(out, key);
-        PyObject *child = duplicate != 0 ? NULL : child_path(path, key);
-        if (child == NULL || !next_event(r)) {
+        if (duplicate != 0) {
             if (duplicate == 1)
                 r->declined = 1; /* ruamel names both lines */
+            Py_DECREF(key);
+            goto failed;
+        }
+        PyObject *child = child_path(path, key);
+        if (child == NULL || !next_event(r)) {
             Py_DECREF(key);
             Py_XDECREF(child);
             goto failed;
@@ -295,18 +298,20 @@ static PyObject *read_node(Reader *r, PyObject *path) {
     }
 }
 
-/* A document's root scalar: an empty one (a null) is skipped, Py_None returned for it; any other declined. */
+/* A document's root scalar: a plain one that resolves to null (an empty document) is skipped, Py_None
+ * returned for it; any other declined. */
 static PyObject *root_scalar(Reader *r) {
     yaml_event_t *e = &r->event;
     if (e->data.scalar.anchor != NULL || e->data.scalar.tag != NULL || !counted(r) ||
         e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return decline(r);
-    const char *value = (const char *)e->data.scalar.value;
-    size_t length = e->data.scalar.length;
-    static const char *const NULLS[] = {"", "~", "null", "Null", "NULL"};
-    for (size_t i = 0; i < sizeof(NULLS) / sizeof(NULLS[0]); i++)
-        if (strlen(NULLS[i]) == length && memcmp(NULLS[i], value, length) == 0)
-            Py_RETURN_NONE;
+    PyObject *text = PyUnicode_DecodeUTF8((const char *)e->data.scalar.value, (Py_ssize_t)e->data.scalar.length,
+                                          "strict");
+    PyObject *value = text == NULL ? NULL : PyObject_CallOneArg(r->plain_scalar, text);
+    Py_XDECREF(text);
+    if (value == NULL || value == Py_None)
+        return value;
+    Py_DECREF(value);
     return decline(r);
 }
 
@@ -317,7 +322,7 @@ static PyObject *read_document(Reader *r) {
     if (r->event.type == YAML_SCALAR_EVENT)
         return root_scalar(r);
     PyObject *root = PyTuple_New(0);
-    r->positions = Py_BuildValue("{O(ii)}", root, 1, 1);
+    r->positions = root == NULL ? NULL : Py_BuildValue("{O(ii)}", root, 1, 1);
     PyObject *data = r->positions == NULL ? NULL : read_node(r, root);
     Py_XDECREF(root);
     PyObject *read = data == NULL ? NULL : PyTuple_Pack(2, data, r->positions);
@@ -346,10 +351,12 @@ static PyObject *read_stream(Reader *r) {
         PyObject *document = read_document(r);
         if (document == NULL)
             goto failed;
-        int not_appended = document != Py_None && PyList_Append(documents, document) < 0;
+        int appended = document == Py_None || PyList_Append(documents, document) == 0;
         Py_DECREF(document);
-        if (not_appended || !next_event(r) || r->event.type != YAML_DOCUMENT_END_EVENT) {
-            r->declined = r->declined || !not_appended;
+        if (!appended || !next_event(r))
+            goto failed;
+        if (r->event.type != YAML_DOCUMENT_END_EVENT) {
+            r->declined = 1;
             goto failed;
         }
     }
@@ -364,7 +371,8 @@ static PyObject *native_read(PyObject *module, PyObject *args) {
     Py_buffer text;
     Reader r;
     memset(&r, 0, sizeof(r));
-    if (!PyArg_ParseTuple(args, "y*LnOO", &text, &r.max_nodes, &r.max_depth, &r.plain_scalar, &r.block_end))
+    if (!PyArg_ParseTuple(args, "y*LnO!y#OO", &text, &r.max_nodes, &r.max_depth, &PyFrozenSet_Type, &r.not_strings,
+                          &r.number_starts, &r.number_starts_length, &r.plain_scalar, &r.block_end))
         return NULL;
     PyObject *result = NULL;
     r.ends = PyDict_New();
@@ -389,7 +397,8 @@ static PyObject *native_read(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"read", native_read, METH_VARARGS,
-     "read(text: bytes, max_nodes, max_depth, plain_scalar, block_end) -> ([(data, positions)], ends) | None"},
+     "read(text: bytes, max_nodes, max_depth, not_strings, number_starts, plain_scalar, block_end)"
+     " -> ([(data, positions)], ends) | None"},
     {NULL, NULL, 0, NULL},
 };
 

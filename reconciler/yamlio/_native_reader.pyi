@@ -8,6 +8,8 @@ def read(
     text: bytes,
     max_nodes: int,
     max_depth: int,
+    not_strings: frozenset[str],
+    number_starts: bytes,
     plain_scalar: Callable[[str], JSONScalar],
     block_end: Callable[[int, int, int], int],
     /,

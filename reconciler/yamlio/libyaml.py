@@ -29,12 +29,12 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reconciler.core.jsonvalue import JSONScalar, JSONValue
 from reconciler.core.refs import YamlPath
-from reconciler.yamlio.helm_scalars import go_integer, helm_key, helm_plain_string
+from reconciler.yamlio.helm_scalars import HELM_FALSE, HELM_TRUE, go_integer, helm_key, helm_plain_string
 from reconciler.yamlio.spans import block_scalar_end, pack_end, pack_start, value_end
 
 Documents = list[tuple[JSONValue, dict[YamlPath, tuple[int, int]]]]
 NativeRead = Callable[
-    [bytes, int, int, Callable[[str], JSONScalar], Callable[[int, int, int], int]],
+    [bytes, int, int, frozenset[str], bytes, Callable[[str], JSONScalar], Callable[[int, int, int], int]],
     tuple[Documents, dict[int, int]] | None,
 ]
 
@@ -74,6 +74,11 @@ _INT = re.compile(
 )
 
 _NEEDS_RUAMEL = ("<<", "=")  # merge key, and the `value` tag: ruamel gives them meanings of its own
+
+# The plain scalars whose value is not their text, as the native reader is told: the words above and Helm's
+# booleans, and anything that starts like a number. It hands those to _plain_scalar and keeps the rest as text.
+_NOT_STRINGS = frozenset((*_NULLS, *_BOOLS, *HELM_TRUE, *HELM_FALSE, *_NEEDS_RUAMEL))
+_NUMBER_START_BYTES = "".join(sorted(_NUMBER_STARTS)).encode()
 
 
 class Decline(Exception):
@@ -175,7 +180,9 @@ def native(text: str, max_nodes: int) -> tuple[Documents, dict[int, int]] | None
         return None
     block_end = functools.partial(block_scalar_end, text.removeprefix("\ufeff"))
     try:
-        return _native_read(text.encode(), max_nodes, MAX_DEPTH, _plain_scalar, block_end)
+        return _native_read(
+            text.encode(), max_nodes, MAX_DEPTH, _NOT_STRINGS, _NUMBER_START_BYTES, _plain_scalar, block_end
+        )
     except (Decline, ValueError, OverflowError):  # a scalar ruamel fails on, text not UTF-8: the composer decides
         return None
 

@@ -5,6 +5,7 @@ Tests import helpers only from tests/support/ (tests/project/test_test_layout.py
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,18 @@ def corpus() -> list[Path]:
     ]
     assert len(files) > 20, files
     return files
+
+
+def typed(value: Any) -> Any:
+    """Data with types and key order spelled out: True == 1 == 1.0 in Python, but not to Helm, and a dict's
+    equality ignores the order its keys were read in; NaN equals itself here."""
+    if isinstance(value, dict):
+        return [(k, typed(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return ("float", "nan")
+    return (type(value).__name__, value)
 
 
 def corpus_texts() -> list[tuple[Path, str]]:

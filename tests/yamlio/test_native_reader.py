@@ -7,7 +7,6 @@ tests/yamlio/test_fast_paths.py holds the pair (native first) equal to ruamel on
 
 from __future__ import annotations
 
-import math
 import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,18 +19,7 @@ from hypothesis import strategies as st
 from reconciler.yamlio import libyaml as yaml_libyaml
 from reconciler.yamlio.document import MAX_NODES
 from tests.support.helpers import ROOT
-from tests.support.yamlio_fast_paths import corpus_texts, documents
-
-
-def typed(value: Any) -> Any:
-    """Data with types spelled out: True == 1 == 1.0 in Python, but not to Helm; NaN equals itself here."""
-    if isinstance(value, dict):
-        return [(k, typed(v)) for k, v in value.items()]  # a list: the order of keys is part of the reading
-    if isinstance(value, list):
-        return [typed(v) for v in value]
-    if isinstance(value, float) and math.isnan(value):
-        return ("float", "nan")
-    return (type(value).__name__, value)
+from tests.support.yamlio_fast_paths import corpus_texts, documents, typed
 
 
 @contextmanager
@@ -155,6 +143,18 @@ def test_too_many_values_and_too_deep_are_left_to_the_composer_which_names_the_l
     assert composed(deep) == ("TooDeep", 1)
     fits = "a: " + "[" * (yaml_libyaml.MAX_DEPTH - 1) + "]" * (yaml_libyaml.MAX_DEPTH - 1) + "\n"
     assert assert_same_when_read(fits)
+
+
+@given(st.text(max_size=8) | st.sampled_from(sorted(yaml_libyaml._NOT_STRINGS)))
+@settings(max_examples=500, deadline=None)
+def test_what_the_native_reader_keeps_as_text_is_what_the_rules_read_as_text(text: str) -> None:
+    """The reader keeps a plain scalar as its text unless libyaml.py's word list or number starts say otherwise:
+    a new rule in _plain or Helm's reading that the list misses fails here."""
+    assert yaml_libyaml._NUMBER_START_BYTES.decode() == "".join(sorted(yaml_libyaml._NUMBER_STARTS))
+    if text in yaml_libyaml._NOT_STRINGS or text[:1] in yaml_libyaml._NUMBER_STARTS:
+        return  # handed to _plain_scalar, whatever it makes of it
+    resolved = yaml_libyaml._plain_scalar(text)
+    assert type(resolved) is str and resolved == text
 
 
 def test_text_that_is_not_utf8_encodable_is_left_to_the_composer() -> None:
