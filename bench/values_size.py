@@ -30,14 +30,19 @@ smallest's (1.0 is linear). Progress on stderr, one JSON object as the last line
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import pygit2
+
+from reconciler.yamlio import libyaml
+from reconciler.yamlio.document import MAX_NODES
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -83,12 +88,8 @@ def write_repo(target: Path, megabytes: float) -> int:
 def reader_costs(text: str) -> dict[str, Any]:
     """CPU seconds to read `text` in this process with the native reader and with the composer path it stands
     in front of (PyYAML's C composer, then the conversion in Python), the collector paused as the product
-    pauses it, and whether the two readings are equal (data, positions and ends)."""
-    import gc
-    import time
-
-    from reconciler.yamlio import libyaml
-    from reconciler.yamlio.document import MAX_NODES
+    pauses it, and whether the two readings are the same (data with its types and key order, positions, ends:
+    compared as their repr, where True, 1 and 1.0 differ)."""
 
     def timed(native: bool) -> tuple[float, Any]:
         saved = libyaml._native_read
@@ -108,10 +109,10 @@ def reader_costs(text: str) -> dict[str, Any]:
     native_s, native = timed(native=True)
     composer_s, composed = timed(native=False)
     return {
-        "native_cpu_s": round(native_s, 3),
-        "composer_cpu_s": round(composer_s, 3),
-        "composer_over_native": round(composer_s / native_s, 2),
-        "same_reading": native is not None and native == composed,  # None: the native reader declined the file
+        "native_cpu_s": round(native_s, 4),
+        "composer_cpu_s": round(composer_s, 4),
+        "composer_over_native": round(composer_s / native_s, 2) if native_s else None,
+        "same_reading": native is not None and repr(native) == repr(composed),  # None: the native reader declined
     }
 
 
